@@ -1,0 +1,47 @@
+"""Types shared by several methods' params and results."""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated
+
+import msgspec
+
+PROTOCOL_VERSION = 1  #: bump when a method changes incompatibly; new optional fields do not bump it
+SUPPORTED_PROTOCOLS = (1,)
+
+VaultId = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=r"^[a-z][a-z0-9-]{0,31}$",
+        description="A registered vault id: a lowercase letter, then up to 31 lowercase letters, digits or '-'.",
+    ),
+]
+OptionalVault = Annotated[
+    VaultId | None,
+    msgspec.Meta(description="The vault id; omitted means the default vault (the first personal vault)."),
+]
+Fingerprint = Annotated[
+    str,
+    msgspec.Meta(pattern=r"^[0-9a-f]{64}$", description="The fingerprint a preview returned."),
+]
+
+
+class Channel(enum.StrEnum):
+    """Who is calling; write policies are per channel."""
+
+    CLI = "cli"
+    MCP = "mcp"
+    EDITOR = "editor"
+
+
+class Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Base of every params Struct: unknown keys are refused, naming the key."""
+
+
+class Result(msgspec.Struct, kw_only=True):
+    """Base of every result Struct."""
+
+
+class Empty(Params):
+    pass

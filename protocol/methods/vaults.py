@@ -1,0 +1,120 @@
+"""The vault registry's methods and the registry entry's shape (also the config file's)."""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated, Literal
+
+import msgspec
+
+from protocol.methods.common import Fingerprint, Params, Result, VaultId
+
+
+class Kind(enum.StrEnum):
+    PERSONAL = "personal"
+    ORG = "org"
+
+
+class WritePolicy(enum.StrEnum):
+    """Which channels may write: ``mcp`` allows CLI and MCP, ``cli`` the CLI only, ``none`` nobody."""
+
+    MCP = "mcp"
+    CLI = "cli"
+    NONE = "none"
+
+
+class SchemaProfile(enum.StrEnum):
+    OPEN = "open"  #: structure only
+    TYPED = "typed"  #: note types, required keys and enums
+
+
+PiiAction = Literal["allow", "warn", "deny"]
+
+
+class PiiSurfaces(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    notes: PiiAction | None = None
+    log: PiiAction | None = None
+
+
+PiiRule = PiiAction | PiiSurfaces
+
+
+class PiiPattern(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    name: Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9-]{0,31}$")]
+    regex: Annotated[str, msgspec.Meta(min_length=1, max_length=512)]
+    action: PiiRule = "deny"
+
+
+class PiiPolicy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """Per-category actions; an omitted category takes the vault default (allow personal, deny org)."""
+
+    email: PiiRule | None = None
+    phone: PiiRule | None = None
+    patterns: Annotated[list[PiiPattern], msgspec.Meta(max_length=32)] = []
+    allow: Annotated[list[Annotated[str, msgspec.Meta(max_length=256)]], msgspec.Meta(max_length=64)] = []
+
+
+PiiSetting = Literal["allow", "deny"] | PiiPolicy
+DenyPath = Annotated[str, msgspec.Meta(min_length=1, max_length=512, description="A vault-relative glob.")]
+
+
+class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One registered vault, as stored in config.json and as returned by the vault methods."""
+
+    id: VaultId
+    path: str
+    kind: Kind = Kind.PERSONAL
+    write: WritePolicy = WritePolicy.MCP
+    schema: SchemaProfile = SchemaProfile.OPEN
+    pii: PiiSetting | None = None  #: None: the kind's default
+    deny_paths: Annotated[list[DenyPath], msgspec.Meta(max_length=64)] = []
+
+
+class VaultState(enum.StrEnum):
+    READY = "ready"
+    INDEXING = "indexing"
+    LOCKED = "locked"  #: another process holds the vault lock
+    MISSING = "missing"  #: the folder is gone or no longer a folder
+    ERROR = "error"
+
+
+class VaultHealth(msgspec.Struct, kw_only=True):
+    id: str
+    path: str
+    state: VaultState
+    message: str = ""
+    notes: int = 0
+
+
+class VaultAddParams(Params):
+    id: VaultId
+    path: Annotated[str, msgspec.Meta(min_length=1, max_length=4096, description="An absolute folder path.")]
+    kind: Kind = Kind.PERSONAL
+    write: WritePolicy = WritePolicy.MCP
+    schema: SchemaProfile = SchemaProfile.OPEN
+    pii: PiiSetting | None = None
+    deny_paths: Annotated[list[DenyPath], msgspec.Meta(max_length=64)] = []
+
+
+class VaultInfo(Result):
+    entry: VaultEntry
+    health: VaultHealth
+
+
+class VaultListResult(Result):
+    vaults: list[VaultInfo]
+
+
+class VaultRemoveParams(Params):
+    id: VaultId
+    confirm: bool = False
+    fingerprint: Fingerprint | None = None
+
+
+class VaultRemoveResult(Result):
+    """A preview (``applied`` false, with the fingerprint to confirm) or the done removal."""
+
+    applied: bool
+    fingerprint: str
+    entry: VaultEntry
+    note: str = "Unregisters the vault; its files are never deleted."

@@ -1,0 +1,67 @@
+"""The method table: the one place each method's name, shape and flags are declared.
+
+The daemon dispatches from it, the CLI builds its requests from its params Structs, the MCP shim
+lists its tools from it, and ``vaultctl schema`` and the reference docs are generated from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from protocol.methods import daemon, vaults
+from protocol.methods.common import Empty, Params, Result
+
+
+@dataclass(frozen=True, slots=True)
+class MethodSpec:
+    name: str
+    params: type[Params]
+    result: type[Result]
+    summary: str  #: one line for people and agents: what it does and when to use it
+    read_only: bool = False
+    destructive: bool = False
+    two_step: bool = False  #: answers a preview with a fingerprint; the confirm call carries it
+    idempotent: bool = False
+    mcp: bool = False  #: exposed as an MCP tool
+    session: bool = False  #: answered before ``hello`` too (``hello`` itself)
+
+    @property
+    def tool_name(self) -> str:
+        """The MCP tool name: dots become underscores, which every host accepts."""
+        return self.name.replace(".", "_")
+
+
+_SPECS: tuple[MethodSpec, ...] = (
+    MethodSpec(
+        "hello", daemon.HelloParams, daemon.HelloResult,
+        "Open a session: name the client and channel, negotiate the protocol version.",
+        read_only=True, idempotent=True, session=True,
+    ),
+    MethodSpec(
+        "daemon.status", Empty, daemon.DaemonStatus,
+        "The daemon's pid, uptime, version, socket, home, and each vault's health.",
+        read_only=True, idempotent=True, mcp=True,
+    ),
+    MethodSpec("daemon.stop", Empty, daemon.StopResult, "Stop the daemon gracefully.", idempotent=True),
+    MethodSpec(
+        "doctor", daemon.DoctorParams, daemon.DoctorResult,
+        "Check the home, the socket, the config and every vault; a verdict and findings.",
+        read_only=True, idempotent=True,
+    ),
+    MethodSpec(
+        "vault.add", vaults.VaultAddParams, vaults.VaultInfo,
+        "Register an existing folder as a vault and index it. Never writes a note.",
+    ),
+    MethodSpec(
+        "vault.list", Empty, vaults.VaultListResult,
+        "The registered vaults with their policies and health.",
+        read_only=True, idempotent=True, mcp=True,
+    ),
+    MethodSpec(
+        "vault.remove", vaults.VaultRemoveParams, vaults.VaultRemoveResult,
+        "Unregister a vault (two-step: preview, then confirm with the fingerprint). Never deletes files.",
+        destructive=True, two_step=True,
+    ),
+)
+
+METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in _SPECS}

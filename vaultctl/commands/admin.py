@@ -1,0 +1,160 @@
+"""status, daemon start|stop|status|logs, vault add|list|remove, doctor, schema."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from protocol.errors import ExitStatus
+from protocol.location import resolve_home, resolve_socket
+from protocol.methods.vaults import Kind, SchemaProfile, VaultAddParams, VaultRemoveParams, WritePolicy
+from vaultctl import render
+from vaultctl.client import DaemonUnavailable, connect
+from vaultctl.commands.common import JsonOpt, call, emit, fail
+
+daemon_app = typer.Typer(help="Start, stop and inspect the daemon.", no_args_is_help=True)
+vault_app = typer.Typer(help="Register, list and unregister vaults.", no_args_is_help=True)
+
+
+def _status_text(s: object) -> str:
+    head = render.fields("vaultd", [
+        ("pid", s.pid), ("version", s.version), ("uptime", f"{s.uptime_s:.1f} s"),  # type: ignore[attr-defined]
+        ("socket", s.socket), ("home", s.home),  # type: ignore[attr-defined]
+    ])
+    vaults = s.vaults  # type: ignore[attr-defined]
+    if not vaults:
+        return head + "\n\nno vaults registered; add one with 'vaultctl vault add ID PATH'"
+    rows = [(v.id, v.state, v.notes, v.path, v.message or "") for v in vaults]
+    return head + "\n\n" + render.table(["id", "state", "notes", "path", "message"], rows)
+
+
+def status(as_json: JsonOpt = False) -> None:
+    """Show the daemon and every vault's health (starts the daemon if needed)."""
+    emit(call("daemon.status"), as_json, _status_text)
+
+
+@daemon_app.command("status")
+def daemon_status(as_json: JsonOpt = False) -> None:
+    """Show the daemon's pid, uptime, socket and vaults."""
+    status(as_json)
+
+
+@daemon_app.command("start")
+def daemon_start(as_json: JsonOpt = False) -> None:
+    """Start the daemon detached (no-op when it is already running)."""
+    try:
+        with connect(autostart=True) as client:
+            result = client.call("daemon.status")
+    except DaemonUnavailable as exc:
+        fail(str(exc), ExitStatus.UNAVAILABLE)
+    emit(result, as_json, lambda s: f"vaultd is running (pid {s.pid}) on {s.socket}")
+
+
+@daemon_app.command("stop")
+def daemon_stop(as_json: JsonOpt = False) -> None:
+    """Stop the daemon gracefully; waits until its socket is gone."""
+    try:
+        client = connect(autostart=False)
+    except DaemonUnavailable:
+        emit({"stopping": False}, as_json, lambda _: "vaultd is not running")
+        return
+    with client:
+        result = call("daemon.stop", client=client)
+    socket_path = resolve_socket(resolve_home())
+    deadline = time.monotonic() + 10
+    while socket_path.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    emit(result, as_json, lambda _: "vaultd stopped")
+
+
+@daemon_app.command("logs")
+def daemon_logs(lines: Annotated[int, typer.Option("--lines", "-n", min=1, max=10000)] = 40) -> None:
+    """Print the last lines of the daemon's log."""
+    log_file = resolve_home() / "logs" / "vaultd.log"
+    try:
+        with open(log_file, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - lines * 400))
+            tail = fh.read().decode("utf-8", "replace").splitlines()[-lines:]
+    except FileNotFoundError:
+        fail(f"no log yet at {log_file}", ExitStatus.REFUSED)
+    print("\n".join(tail))
+
+
+def _vault_text(info: object) -> str:
+    e, h = info.entry, info.health  # type: ignore[attr-defined]
+    return render.fields(f"vault {e.id}", [
+        ("path", e.path), ("kind", e.kind), ("write", e.write), ("schema", e.schema),
+        ("pii", e.pii if isinstance(e.pii, (str, type(None))) else "policy"), ("deny paths", e.deny_paths),
+        ("state", h.state), ("notes", h.notes), *([("message", h.message)] if h.message else []),
+    ])
+
+
+@vault_app.command("add")
+def vault_add(
+    vault_id: Annotated[str, typer.Argument(metavar="ID", help="A new id: [a-z][a-z0-9-]{0,31}.")],
+    path: Annotated[Path, typer.Argument(help="The vault folder (made absolute from the working folder).")],
+    kind: Annotated[Kind, typer.Option(help="personal or org.")] = Kind.PERSONAL,
+    write: Annotated[WritePolicy, typer.Option(help="Which channels may write: mcp (CLI and MCP), cli, none.")] = WritePolicy.MCP,
+    schema: Annotated[SchemaProfile, typer.Option(help="open (structure only) or typed.")] = SchemaProfile.OPEN,
+    as_json: JsonOpt = False,
+) -> None:
+    """Register an existing folder as a vault and index it. Never writes a note."""
+    params = VaultAddParams(id=vault_id, path=os.path.abspath(path), kind=kind, write=write, schema=schema)
+    emit(call("vault.add", params), as_json, _vault_text)
+
+
+@vault_app.command("list")
+def vault_list(as_json: JsonOpt = False) -> None:
+    """List the registered vaults with their policies and health."""
+    def text(r: object) -> str:
+        rows = [(v.entry.id, v.entry.kind, v.entry.write, v.entry.schema, v.health.state, v.health.notes,
+                 v.entry.path) for v in r.vaults]  # type: ignore[attr-defined]
+        return render.table(["id", "kind", "write", "schema", "state", "notes", "path"], rows) if rows \
+            else "no vaults registered"
+    emit(call("vault.list"), as_json, text)
+
+
+@vault_app.command("remove")
+def vault_remove(
+    vault_id: Annotated[str, typer.Argument(metavar="ID")],
+    confirm: Annotated[bool, typer.Option("--confirm", help="Apply the removal previewed before.")] = False,
+    fingerprint: Annotated[str | None, typer.Option(help="The fingerprint the preview printed.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Unregister a vault: a preview first, then --confirm --fingerprint F. Never deletes files."""
+    result = call("vault.remove", VaultRemoveParams(id=vault_id, confirm=confirm, fingerprint=fingerprint))
+
+    def text(r: object) -> str:
+        if r.applied:  # type: ignore[attr-defined]
+            return f"removed vault {vault_id}; its files at {r.entry.path} are untouched"  # type: ignore[attr-defined]
+        cmd = f"vaultctl vault remove {shlex.quote(vault_id)} --confirm --fingerprint {r.fingerprint}"  # type: ignore[attr-defined]
+        return (f"would remove vault {vault_id} at {r.entry.path} (files are never deleted)\n"  # type: ignore[attr-defined]
+                f"to confirm, run:\n  {cmd}")
+    emit(result, as_json, text)
+
+
+def doctor(
+    vault: Annotated[str | None, typer.Option("--vault", help="Check only this vault.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check the home, socket, config and vaults; exits 1 when the verdict is fail."""
+    from protocol.methods.daemon import DoctorParams
+
+    result = call("doctor", DoctorParams(vault=vault))
+    emit(result, as_json, lambda r: render.checks(r.findings, r.verdict))
+    if result.verdict == "fail":
+        raise typer.Exit(int(ExitStatus.REFUSED))
+
+
+def schema() -> None:
+    """Print the JSON Schema of every method, generated from the protocol table."""
+    from protocol.schema import all_schemas
+
+    print(json.dumps(all_schemas(), indent=2, ensure_ascii=False))

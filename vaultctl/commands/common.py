@@ -1,0 +1,63 @@
+"""What every command shares: options, calling the daemon, printing, mapping errors to exits."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from protocol.errors import ExitStatus
+from protocol.methods.common import Channel, Params
+from vaultctl import render
+from vaultctl.client import CallError, Client, DaemonUnavailable, connect
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print compact JSON for scripts.")]
+VaultOpt = Annotated[
+    str | None, typer.Option("--vault", help="Vault id (default: $VAULTD_VAULT, the vault holding the working folder, or the default vault).")
+]
+
+
+def fail(message: str, status: ExitStatus) -> NoReturn:
+    print(f"vaultctl: {message}", file=sys.stderr)
+    raise typer.Exit(int(status))
+
+
+def session() -> Client:
+    try:
+        return connect(Channel.CLI)
+    except DaemonUnavailable as exc:
+        fail(str(exc), ExitStatus.UNAVAILABLE)
+    except OSError as exc:
+        fail(f"cannot reach the daemon: {exc.strerror or exc}", ExitStatus.UNAVAILABLE)
+
+
+def call(method: str, params: Params | dict[str, Any] | None = None, client: Client | None = None) -> Any:
+    """Call the daemon; refusals become ``vaultctl: <message>`` and the mapped exit status."""
+    own = client is None
+    c = client or session()
+    try:
+        return c.call(method, params)
+    except CallError as exc:
+        for issue in exc.data.issues:
+            where = f" ({issue.path}{':' + str(issue.line) if issue.line else ''})" if issue.path else ""
+            print(f"  {issue.severity} {issue.code}{where}: {issue.message}", file=sys.stderr)
+        if exc.data.candidates:
+            print("  candidates: " + ", ".join(exc.data.candidates), file=sys.stderr)
+        fail(exc.data.message, exc.data.code.exit_status)
+    except DaemonUnavailable as exc:
+        fail(str(exc), ExitStatus.UNAVAILABLE)
+    finally:
+        if own:
+            c.close()
+
+
+def emit(result: Any, as_json: bool, text: Callable[[Any], str]) -> None:
+    print(render.json_line(result) if as_json else text(result))
+
+
+def default_vault(explicit: str | None) -> str | None:
+    """--vault, else $VAULTD_VAULT; the daemon picks the vault holding the cwd or the default."""
+    return explicit or os.environ.get("VAULTD_VAULT") or None

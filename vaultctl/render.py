@@ -1,0 +1,48 @@
+"""Text for people: tables with uppercase headers, objects as a title and aligned fields, checks
+as LEVEL/CHECK/FINDING rows with a verdict. ``--json`` bypasses all of this."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import msgspec
+
+
+def to_builtins(value: Any) -> Any:
+    return msgspec.to_builtins(value)
+
+
+def json_line(value: Any) -> str:
+    return msgspec.json.encode(value).decode()
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_cell(v) for v in value) or "-"
+    if isinstance(value, float):
+        return f"{value:.3f}".rstrip("0").rstrip(".")
+    return str(value).replace("\n", " ")
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    cells = [[_cell(v) for v in row] for row in rows]
+    heads = [h.upper() for h in headers]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(heads)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    return "\n".join(lines)
+
+
+def fields(title: str, items: Sequence[tuple[str, Any]]) -> str:
+    width = max((len(k) for k, _ in items), default=0)
+    return "\n".join([title, *(f"  {k.ljust(width)}  {_cell(v)}" for k, v in items)])
+
+
+def checks(findings: Sequence[Any], verdict: str) -> str:
+    body = table(["level", "check", "finding"], [(f.level, f.check, f.finding) for f in findings])
+    return f"{body}\n\nverdict: {verdict}"

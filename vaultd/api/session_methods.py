@@ -1,0 +1,89 @@
+"""hello, daemon.status, daemon.stop and doctor."""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+
+from protocol.methods.common import SUPPORTED_PROTOCOLS, Empty
+from protocol.methods.daemon import (
+    DaemonStatus,
+    DoctorParams,
+    DoctorResult,
+    Finding,
+    HelloParams,
+    HelloResult,
+    Level,
+    StopResult,
+)
+from protocol.methods.vaults import VaultState
+from protocol.table import METHODS
+from vaultd.api.registry import CallContext, handles
+from vaultd.errors import InvalidParams, VaultError
+
+
+@handles("hello")
+async def hello(ctx: CallContext, params: HelloParams) -> HelloResult:
+    usable = [v for v in SUPPORTED_PROTOCOLS if v <= params.protocol]
+    if not usable:
+        raise InvalidParams(
+            f"protocol {params.protocol} is older than this daemon supports ({min(SUPPORTED_PROTOCOLS)}..."
+            f"{max(SUPPORTED_PROTOCOLS)}); upgrade the client"
+        )
+    ctx.channel, ctx.client, ctx.opened = params.channel, params.client, True
+    return HelloResult(server="vaultd", version=ctx.daemon.version, protocol=max(usable), methods=list(METHODS))
+
+
+@handles("daemon.status")
+async def status(ctx: CallContext, params: Empty) -> DaemonStatus:
+    d = ctx.daemon
+    return DaemonStatus(
+        pid=os.getpid(),
+        uptime_s=round(time.monotonic() - d.started, 3),
+        version=d.version,
+        socket=str(d.socket_path),
+        home=str(d.home),
+        vaults=[v.health() for v in d.vaults.values()],
+    )
+
+
+@handles("daemon.stop")
+async def stop(ctx: CallContext, params: Empty) -> StopResult:
+    ctx.daemon.stop_requested.set()
+    return StopResult(stopping=True)
+
+
+def _mode_finding(check: str, path: os.PathLike[str] | str, want: int) -> Finding:
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        return Finding(level=Level.FAIL, check=check, finding=f"{path}: {exc.strerror}")
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & ~want:
+        return Finding(level=Level.WARN, check=check, finding=f"{path} has mode {mode:o}, expected {want:o}")
+    return Finding(level=Level.OK, check=check, finding=f"{path} ({mode:o})")
+
+
+@handles("doctor")
+async def doctor(ctx: CallContext, params: DoctorParams) -> DoctorResult:
+    d = ctx.daemon
+    findings = [
+        _mode_finding("home", d.home, 0o700),
+        _mode_finding("socket", d.socket_path, 0o600),
+        _mode_finding("socket-folder", d.socket_path.parent, 0o700),
+    ]
+    try:
+        config = d.config.load()
+        findings.append(Finding(level=Level.OK, check="config", finding=f"{len(config.vaults)} vault(s) registered"))
+    except VaultError as exc:
+        findings.append(Finding(level=Level.FAIL, check="config", finding=exc.message))
+    vaults = [d.vault(params.vault)] if params.vault else list(d.vaults.values())
+    for runtime in vaults:
+        health = runtime.health()
+        level = {VaultState.READY: Level.OK, VaultState.INDEXING: Level.WARN}.get(health.state, Level.FAIL)
+        text = f"{health.path}: {health.state}" + (f" ({health.message})" if health.message else "")
+        findings.append(Finding(level=level, check=f"vault:{health.id}", finding=text))
+        findings.extend(runtime.doctor_findings())
+    verdict = max((f.level for f in findings), key=[Level.OK, Level.WARN, Level.FAIL].index, default=Level.OK)
+    return DoctorResult(verdict=verdict, findings=findings)

@@ -1,0 +1,82 @@
+"""vault.add, vault.list and vault.remove: the registry, changed only through the daemon."""
+
+from __future__ import annotations
+
+import hashlib
+
+import anyio
+import msgspec
+
+from protocol.methods.common import Empty
+from protocol.methods.vaults import (
+    VaultAddParams,
+    VaultEntry,
+    VaultInfo,
+    VaultListResult,
+    VaultRemoveParams,
+    VaultRemoveResult,
+)
+from vaultd.api.registry import CallContext, handles
+from vaultd.errors import InvalidParams, NotFound, StalePreview
+from vaultd.registry.config import Config
+from vaultd.registry.entries import canonical_folder, check_new_entry
+
+
+def _info(ctx: CallContext, entry: VaultEntry) -> VaultInfo:
+    return VaultInfo(entry=entry, health=ctx.daemon.vault(entry.id).health())
+
+
+@handles("vault.add")
+async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
+    d = ctx.daemon
+    path = canonical_folder(params.path)
+    entry = VaultEntry(id=params.id, path=path, kind=params.kind, write=params.write, schema=params.schema,
+                       pii=params.pii, deny_paths=params.deny_paths)
+
+    def change(config: Config) -> Config:
+        check_new_entry(config, entry, d.home)
+        return msgspec.structs.replace(config, vaults=[*config.vaults, entry])
+
+    await anyio.to_thread.run_sync(d.config.update, change)
+    await d.attach_and_index(entry)
+    return _info(ctx, entry)
+
+
+@handles("vault.list")
+async def list_vaults(ctx: CallContext, params: Empty) -> VaultListResult:
+    config = await anyio.to_thread.run_sync(ctx.daemon.config.load)
+    infos = []
+    for entry in config.vaults:
+        runtime = ctx.daemon.vaults.get(entry.id)
+        if runtime is not None:
+            infos.append(VaultInfo(entry=entry, health=runtime.health()))
+    return VaultListResult(vaults=infos)
+
+
+def removal_fingerprint(entry: VaultEntry) -> str:
+    """Covers the operation and the entry as registered, so a changed entry needs a new preview."""
+    return hashlib.sha256(b"vault.remove\0" + msgspec.json.encode(entry)).hexdigest()
+
+
+@handles("vault.remove")
+async def remove(ctx: CallContext, params: VaultRemoveParams) -> VaultRemoveResult:
+    d = ctx.daemon
+    config = await anyio.to_thread.run_sync(d.config.load)
+    entry = next((e for e in config.vaults if e.id == params.id), None)
+    if entry is None:
+        raise NotFound(f"no vault {params.id!r} is registered; see 'vaultctl vault list'")
+    fingerprint = removal_fingerprint(entry)
+    if not params.confirm:
+        return VaultRemoveResult(applied=False, fingerprint=fingerprint, entry=entry)
+    if params.fingerprint is None:
+        raise InvalidParams("confirm needs the fingerprint from the preview")
+
+    def change(current: Config) -> Config:
+        now = next((e for e in current.vaults if e.id == params.id), None)
+        if now is None or removal_fingerprint(now) != params.fingerprint:
+            raise StalePreview("the vault entry changed since the preview; preview again")
+        return msgspec.structs.replace(current, vaults=[e for e in current.vaults if e.id != params.id])
+
+    await anyio.to_thread.run_sync(d.config.update, change)
+    d.detach(params.id)
+    return VaultRemoveResult(applied=True, fingerprint=fingerprint, entry=entry)

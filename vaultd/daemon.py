@@ -1,0 +1,137 @@
+"""The daemon's state and life cycle: the registry, the vaults it owns, the listener, shutdown.
+
+There is one ``Daemon`` per process and per home. Handlers reach it through their
+``CallContext``; nothing else holds global state.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import anyio.abc
+import structlog
+
+from protocol.framing import MAX_FRAME_BYTES
+from protocol.methods.vaults import VaultEntry
+from vaultd import __version__
+from vaultd.api import load_handlers
+from vaultd.api.registry import check_complete
+from vaultd.errors import NotFound, VaultError
+from vaultd.registry.config import ConfigStore
+from vaultd.server.listener import peer_uid
+from vaultd.server.session import Session
+from vaultd.vault.runtime import VaultRuntime
+
+log = structlog.get_logger("vaultd")
+
+SHUTDOWN_GRACE_S = 5.0  #: how long in-flight requests may run on after a stop
+
+
+class Daemon:
+    def __init__(self, home: Path, socket_path: Path, *, max_frame: int = MAX_FRAME_BYTES) -> None:
+        load_handlers()
+        check_complete()
+        self.home = home
+        self.socket_path = socket_path
+        self.max_frame = max_frame
+        self.version = __version__
+        self.config = ConfigStore(home)
+        self.vaults: dict[str, VaultRuntime] = {}
+        self.started = time.monotonic()
+        self.stop_requested = anyio.Event()
+        self._in_flight = 0
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    # -- vaults ----------------------------------------------------------------------------
+
+    async def open_registered(self) -> None:
+        """Take every registered vault; a vault that cannot be taken is reported, not fatal."""
+        try:
+            entries = self.config.load().vaults
+        except VaultError as exc:
+            # Fail closed: serve no vault rather than guess; status and doctor report the file.
+            log.error("config unusable", error=exc.message)
+            return
+        for entry in entries:
+            self.attach(entry)
+
+    def attach(self, entry: VaultEntry) -> VaultRuntime:
+        runtime = VaultRuntime(entry)
+        runtime.take()
+        self.vaults[entry.id] = runtime
+        log.info("vault attached", vault=entry.id, state=str(runtime.state))
+        return runtime
+
+    async def attach_and_index(self, entry: VaultEntry) -> VaultRuntime:
+        """Take a newly added vault and build its index before answering the caller."""
+        return self.attach(entry)
+
+    def detach(self, vault_id: str) -> None:
+        runtime = self.vaults.pop(vault_id, None)
+        if runtime is not None:
+            runtime.release()
+
+    def vault(self, vault_id: str | None) -> VaultRuntime:
+        """The named vault, or the default one (the first personal vault, else the first)."""
+        if vault_id is None:
+            if not self.vaults:
+                raise NotFound("no vault is registered; add one with 'vaultctl vault add ID PATH'")
+            personal = [v for v in self.vaults.values() if v.entry.kind == "personal"]
+            return (personal or list(self.vaults.values()))[0]
+        try:
+            return self.vaults[vault_id]
+        except KeyError:
+            raise NotFound(f"no vault {vault_id!r} is registered; see 'vaultctl vault list'") from None
+
+    # -- requests and shutdown -------------------------------------------------------------
+
+    @asynccontextmanager
+    async def tracking_request(self) -> AsyncIterator[None]:
+        self._in_flight += 1
+        self._idle = anyio.Event() if self._in_flight == 1 else self._idle
+        try:
+            yield
+        finally:
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                self._idle.set()
+
+    async def serve(self, listener_sock: socket.socket) -> None:
+        listener = await anyio.abc.SocketListener.from_socket(listener_sock)
+        log.info("listening", socket=str(self.socket_path), pid=os.getpid(), version=self.version)
+        async with anyio.create_task_group() as conns:
+            async with anyio.create_task_group() as accept:
+                accept.start_soon(self._accept_loop, listener, conns)
+                await self.stop_requested.wait()
+                accept.cancel_scope.cancel()
+            await listener.aclose()
+            with anyio.move_on_after(SHUTDOWN_GRACE_S):
+                await self._idle.wait()
+            conns.cancel_scope.cancel()
+        for vault_id in list(self.vaults):
+            self.detach(vault_id)
+        log.info("stopped")
+
+    async def _accept_loop(self, listener: anyio.abc.SocketListener, conns: anyio.abc.TaskGroup) -> None:
+        while True:
+            stream = await listener.accept()
+            conns.start_soon(self._connection, stream)
+
+    async def _connection(self, stream: anyio.abc.SocketStream) -> None:
+        async with stream:
+            raw = stream.extra(anyio.abc.SocketAttribute.raw_socket)
+            try:
+                uid = peer_uid(raw)
+            except OSError:
+                uid = -1
+            if uid != os.getuid():
+                log.warning("refused a connection from another user", peer_uid=uid)
+                return
+            await Session(self, stream).run()

@@ -1,0 +1,86 @@
+"""Daemon-side exceptions. One root; each class carries its stable :class:`ErrorCode`.
+
+    VaultError
+    ├── InvalidParams      INVALID_PARAMS
+    ├── NotFound           NOT_FOUND
+    ├── Ambiguous          AMBIGUOUS (carries candidates)
+    ├── Conflict           CONFLICT
+    ├── StalePreview       STALE_PREVIEW
+    ├── ValidationFailed   VALIDATION (carries issues)
+    ├── PolicyRefused      POLICY
+    ├── LimitExceeded      LIMIT
+    ├── Locked             LOCKED
+    ├── Unavailable        UNAVAILABLE
+    ├── ConfigError        INVALID_PARAMS (the config file is unusable; names the file, never its text)
+    └── Internal           INTERNAL
+
+The dispatcher translates a ``VaultError`` into a JSON-RPC error once; nothing else builds
+error replies. Messages say what happened and what to do next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from protocol.errors import ErrorCode, ErrorData, Issue
+
+
+class VaultError(Exception):
+    code: ErrorCode = ErrorCode.INTERNAL
+
+    def __init__(self, message: str, *, issues: Iterable[Issue] = (), candidates: Iterable[str] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.issues = list(issues)
+        self.candidates = list(candidates)
+
+    def to_data(self) -> ErrorData:
+        return ErrorData(code=self.code, message=self.message, issues=self.issues, candidates=self.candidates)
+
+
+class InvalidParams(VaultError):
+    code = ErrorCode.INVALID_PARAMS
+
+
+class NotFound(VaultError):
+    code = ErrorCode.NOT_FOUND
+
+
+class Ambiguous(VaultError):
+    code = ErrorCode.AMBIGUOUS
+
+
+class Conflict(VaultError):
+    code = ErrorCode.CONFLICT
+
+
+class StalePreview(VaultError):
+    code = ErrorCode.STALE_PREVIEW
+
+
+class ValidationFailed(VaultError):
+    code = ErrorCode.VALIDATION
+
+
+class PolicyRefused(VaultError):
+    code = ErrorCode.POLICY
+
+
+class LimitExceeded(VaultError):
+    code = ErrorCode.LIMIT
+
+
+class Locked(VaultError):
+    code = ErrorCode.LOCKED
+
+
+class Unavailable(VaultError):
+    code = ErrorCode.UNAVAILABLE
+
+
+class ConfigError(VaultError):
+    code = ErrorCode.INVALID_PARAMS
+
+
+class Internal(VaultError):
+    code = ErrorCode.INTERNAL

@@ -1,0 +1,73 @@
+"""``vaultd``: run the daemon in the foreground (``vaultctl`` starts it detached when needed)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from pathlib import Path
+
+import anyio
+
+from protocol.location import resolve_home, resolve_socket
+from vaultd import __version__
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="vaultd", description="The vaultd daemon (runs in the foreground).")
+    parser.add_argument("--home", type=Path, help="the daemon's home (default: $VAULTD_HOME or XDG data dir)")
+    parser.add_argument("--socket", type=Path, help="the socket path (default: $VAULTD_SOCKET, XDG runtime dir, ...)")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    parser.add_argument("--version", action="version", version=f"vaultd {__version__}")
+    return parser.parse_args(argv)
+
+
+async def _run(home: Path, socket_path: Path) -> int:
+    from vaultd.daemon import Daemon
+    from vaultd.server.listener import bind_socket, inherited_socket
+
+    inherited = inherited_socket()
+    sock = inherited if inherited is not None else bind_socket(socket_path)
+    daemon = Daemon(home, socket_path)
+    async with anyio.create_task_group() as tg:
+        async def on_signals() -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                async for _ in signals:
+                    daemon.stop_requested.set()
+                    return
+
+        tg.start_soon(on_signals)
+        await daemon.open_registered()
+        await daemon.serve(sock)
+        tg.cancel_scope.cancel()
+    if inherited is None:
+        socket_path.unlink(missing_ok=True)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    home = (args.home or resolve_home()).absolute()
+    socket_path = (args.socket or resolve_socket(home)).absolute()
+    from vaultd.log import configure
+    from vaultd.server.listener import StartupError, acquire_home_lock
+
+    os.umask(0o077)
+    try:
+        home_lock = acquire_home_lock(home)
+    except StartupError as exc:
+        print(f"vaultd: {exc}", file=sys.stderr)
+        return 1
+    configure(home, args.log_level)
+    try:
+        return anyio.run(_run, home, socket_path)
+    except StartupError as exc:
+        print(f"vaultd: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        os.close(home_lock)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""The registry file, ``$VAULTD_HOME/config.json``: strict, bounded, versioned, written atomically.
+
+It fails closed: a malformed, oversized, linked or non-regular file is named in the error and
+never overwritten, because it may be a user's hand edit we must not destroy. Every change is a
+read-modify-write under an exclusive lock, so two processes cannot lose each other's update.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import msgspec
+
+from protocol.methods.vaults import VaultEntry
+from vaultd.errors import ConfigError, LimitExceeded
+from vaultd.fsio import write_atomic
+
+CONFIG_VERSION = 1
+MAX_CONFIG_BYTES = 64 * 1024
+
+
+class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    version: int = CONFIG_VERSION
+    vaults: list[VaultEntry] = []
+
+
+_decoder = msgspec.json.Decoder(Config)
+
+
+class ConfigStore:
+    """Reads and updates the registry file of one home."""
+
+    def __init__(self, home: Path) -> None:
+        self.path = home / "config.json"
+        self._lock_path = home / "config.lock"
+
+    def load(self) -> Config:
+        """The current registry; a missing file is an empty one.
+
+        Raises:
+            ConfigError: INVALID_PARAMS, the file is unusable; the message names it and why.
+        """
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except FileNotFoundError:
+            return Config()
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise ConfigError(f"{self.path} is a symbolic link; config must be a regular file") from exc
+            raise ConfigError(f"cannot open {self.path}: {exc.strerror}") from exc
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise ConfigError(f"{self.path} is not a regular file")
+            if st.st_size > MAX_CONFIG_BYTES:
+                raise ConfigError(f"{self.path} is {st.st_size} bytes, over the {MAX_CONFIG_BYTES}-byte limit")
+            data = os.read(fd, MAX_CONFIG_BYTES + 1)
+        finally:
+            os.close(fd)
+        if len(data) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{self.path} is over the {MAX_CONFIG_BYTES}-byte limit")
+        try:
+            config = _decoder.decode(data)
+        except msgspec.DecodeError as exc:
+            # msgspec names the field path (e.g. "$.vaults[0].colour"); it never echoes values.
+            raise ConfigError(f"{self.path} is invalid: {exc}; fix or move it, then retry") from exc
+        if config.version != CONFIG_VERSION:
+            raise ConfigError(
+                f"{self.path} has version {config.version}; this vaultd reads version {CONFIG_VERSION}"
+            )
+        return config
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        self._lock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def update(self, change: Callable[[Config], Config]) -> Config:
+        """Apply ``change`` to the current registry and save it atomically, under the lock."""
+        with self._locked():
+            new = change(self.load())
+            data = msgspec.json.format(msgspec.json.encode(new), indent=2) + b"\n"
+            if len(data) > MAX_CONFIG_BYTES:
+                raise LimitExceeded(f"the registry would grow past {MAX_CONFIG_BYTES} bytes; nothing was changed")
+            write_atomic(self.path, data, mode=0o600)
+            return new

@@ -1,0 +1,65 @@
+"""Turns one decoded request into one response: params decoding, the call, error translation.
+
+This is the only place a ``VaultError`` becomes a JSON-RPC error, and the only place an
+unexpected exception is caught, logged with its traceback and answered as INTERNAL.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import structlog
+
+from protocol.envelope import Request, Response, encode_value, error_response
+from protocol.errors import ErrorCode, ErrorData, Issue
+from protocol.table import METHODS
+from vaultd.api.registry import HANDLERS, CallContext
+from vaultd.errors import VaultError
+
+log = structlog.get_logger("vaultd.dispatch")
+
+_param_decoders: dict[str, msgspec.json.Decoder[Any]] = {
+    name: msgspec.json.Decoder(spec.params) for name, spec in METHODS.items()
+}
+
+
+def _params_error(exc: msgspec.ValidationError) -> ErrorData:
+    text = str(exc)
+    where = "$.params"
+    if " - at `" in text:  # msgspec: "Expected `int`, got `str` - at `$.limit`"
+        text, _, at = text.rpartition(" - at `")
+        where = "$.params" + at.rstrip("`").removeprefix("$")
+    return ErrorData(
+        code=ErrorCode.INVALID_PARAMS,
+        message=f"invalid params: {text} (at {where})",
+        issues=[Issue(code="PARAM", message=text, path=where)],
+    )
+
+
+async def dispatch(request: Request, ctx: CallContext) -> Response:
+    spec = METHODS.get(request.method)
+    handler = HANDLERS.get(request.method)
+    if spec is None or handler is None:
+        return error_response(
+            request.id,
+            ErrorData(code=ErrorCode.METHOD_NOT_FOUND, message=f"unknown method {request.method!r}"),
+        )
+    try:
+        params = _param_decoders[request.method].decode(request.params)
+    except msgspec.ValidationError as exc:
+        return error_response(request.id, _params_error(exc))
+    except msgspec.DecodeError:
+        return error_response(request.id, ErrorData(code=ErrorCode.INVALID_PARAMS, message="params must be an object"))
+    try:
+        result = await handler(ctx, params)
+    except VaultError as exc:
+        log.info("refused", method=request.method, code=str(exc.code), channel=str(ctx.channel))
+        return error_response(request.id, exc.to_data())
+    except Exception:
+        log.exception("internal error", method=request.method)
+        return error_response(
+            request.id,
+            ErrorData(code=ErrorCode.INTERNAL, message="internal error; see the daemon log ('vaultctl daemon logs')"),
+        )
+    return Response(id=request.id, result=encode_value(result))

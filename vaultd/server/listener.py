@@ -1,0 +1,108 @@
+"""The daemon's perimeter: the home lock, the socket file, an inherited listener, the peer's uid.
+
+Order matters: the home lock is taken before the socket is touched, because binding replaces a
+socket file, and replacing a live daemon's socket would strand it.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import socket
+import stat
+import struct
+import sys
+from pathlib import Path
+
+
+class StartupError(Exception):
+    """The daemon cannot start; the message says why and what to do."""
+
+
+def acquire_home_lock(home: Path) -> int:
+    """Take ``$VAULTD_HOME/vaultd.lock``; the fd must stay open for the daemon's life."""
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lock_path = home / "vaultd.lock"
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.read(fd, 64).decode("ascii", "replace").strip() or "unknown"
+        os.close(fd)
+        raise StartupError(f"another vaultd (pid {holder}) holds the home {home}; use 'vaultctl daemon stop' first")
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
+def _prepare_socket_dir(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    st = folder.lstat()
+    if not stat.S_ISDIR(st.st_mode):
+        raise StartupError(f"{folder} is not a folder")
+    if st.st_uid != os.getuid():
+        raise StartupError(f"{folder} belongs to uid {st.st_uid}, not to this user; refusing to listen there")
+    if stat.S_IMODE(st.st_mode) != 0o700:
+        os.chmod(folder, 0o700)
+
+
+def _socket_answers(path: Path) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(str(path))
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
+def bind_socket(path: Path) -> socket.socket:
+    """Listen at ``path`` (folder 0700, socket 0600), replacing a stale socket file only."""
+    if len(os.fsencode(path)) >= 104:
+        raise StartupError(f"socket path {path} is too long for AF_UNIX; set VAULTD_SOCKET to a shorter path")
+    _prepare_socket_dir(path.parent)
+    if path.exists() or path.is_symlink():
+        if not stat.S_ISSOCK(path.lstat().st_mode):
+            raise StartupError(f"{path} exists and is not a socket; move it away")
+        if _socket_answers(path):
+            raise StartupError(f"another daemon is listening on {path}")
+        path.unlink()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)
+    try:
+        sock.bind(str(path))
+    finally:
+        os.umask(old_umask)
+    os.chmod(path, 0o600)
+    sock.listen(128)
+    return sock
+
+
+def inherited_socket() -> socket.socket | None:
+    """The listener systemd (LISTEN_FDS) passed us on fd 3, if any; the variables are then unset."""
+    pid, fds = os.environ.get("LISTEN_PID"), os.environ.get("LISTEN_FDS")
+    for name in ("LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"):
+        os.environ.pop(name, None)
+    if not pid or not fds or pid != str(os.getpid()) or int(fds) < 1:
+        return None
+    sock = socket.socket(fileno=3)
+    if sock.family != socket.AF_UNIX or sock.type != socket.SOCK_STREAM:
+        raise StartupError("the inherited socket is not a Unix stream socket")
+    flags = fcntl.fcntl(3, fcntl.F_GETFD)
+    fcntl.fcntl(3, fcntl.F_SETFD, flags | fcntl.FD_CLOEXEC)
+    return sock
+
+
+def peer_uid(sock: socket.socket) -> int:
+    """The connecting process's uid, from the kernel (never from anything the peer says)."""
+    if sys.platform.startswith("linux"):
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        _pid, uid, _gid = struct.unpack("3i", creds)
+        return int(uid)
+    if hasattr(socket, "LOCAL_PEERCRED"):  # macOS and the BSDs: struct xucred
+        creds = sock.getsockopt(0, socket.LOCAL_PEERCRED, struct.calcsize("2ih16iP"))
+        return int(struct.unpack_from("2i", creds)[1])
+    raise OSError(errno.ENOTSUP, "no way to read the peer's credentials on this platform")
