@@ -38,11 +38,11 @@ class ErrorObject(msgspec.Struct, kw_only=True, omit_defaults=True):
 _NULL = msgspec.Raw(b"null")
 
 
-class Response(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """A success (``result``) or a failure (``error``); exactly one is set.
+class Response(msgspec.Struct, kw_only=True):
+    """A reply as a client decodes it: a success (``result``) or a failure (``error``).
 
-    ``result`` defaults to JSON null so a decoded error response needs no sentinel, and the
-    encoder drops it from error replies (``omit_defaults``). No method's result is null.
+    ``result`` defaults to JSON null so a decoded error reply needs no sentinel. The daemon
+    writes :class:`Success` or :class:`Failure`, which always carry ``jsonrpc``.
     """
 
     jsonrpc: Literal["2.0"] = "2.0"
@@ -53,6 +53,23 @@ class Response(msgspec.Struct, kw_only=True, omit_defaults=True):
     @property
     def ok(self) -> bool:
         return self.error is None
+
+
+class Success(msgspec.Struct, kw_only=True):
+    """What the daemon writes for a successful call (``jsonrpc`` always present)."""
+
+    jsonrpc: Literal["2.0"] = "2.0"
+    id: RequestId | None
+    result: msgspec.Raw
+
+
+class Failure(msgspec.Struct, kw_only=True):
+    jsonrpc: Literal["2.0"] = "2.0"
+    id: RequestId | None
+    error: ErrorObject
+
+
+Reply = Success | Failure
 
 
 class Notification(msgspec.Struct, kw_only=True):
@@ -114,5 +131,5 @@ def encode_value(value: Any) -> msgspec.Raw:
     return msgspec.Raw(_encoder.encode(value))
 
 
-def error_response(request_id: RequestId | None, data: ErrorData) -> Response:
-    return Response(id=request_id, error=ErrorObject(code=data.code.rpc_code, message=data.message, data=data))
+def error_response(request_id: RequestId | None, data: ErrorData) -> Failure:
+    return Failure(id=request_id, error=ErrorObject(code=data.code.rpc_code, message=data.message, data=data))

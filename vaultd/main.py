@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import anyio.abc
 
 from protocol.location import resolve_home, resolve_socket
 from vaultd import __version__
@@ -27,22 +28,28 @@ async def _run(home: Path, socket_path: Path) -> int:
     from vaultd.daemon import Daemon
     from vaultd.server.listener import bind_socket, inherited_socket
 
-    inherited = inherited_socket()
-    sock = inherited if inherited is not None else bind_socket(socket_path)
     daemon = Daemon(home, socket_path)
-    async with anyio.create_task_group() as tg:
-        async def on_signals() -> None:
-            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                async for _ in signals:
-                    daemon.stop_requested.set()
-                    return
 
-        tg.start_soon(on_signals)
-        await daemon.open_registered()
-        await daemon.serve(sock)
+    async def on_signals(*, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            task_status.started()
+            async for _ in signals:
+                daemon.stop_requested.set()
+                return
+
+    async with anyio.create_task_group() as tg:
+        # Handlers first, socket second: a SIGTERM that arrives as soon as the socket exists
+        # must already mean a graceful stop.
+        await tg.start(on_signals)
+        inherited = inherited_socket()
+        sock = inherited if inherited is not None else bind_socket(socket_path)
+        try:
+            await daemon.open_registered()
+            await daemon.serve(sock)
+        finally:
+            if inherited is None:
+                socket_path.unlink(missing_ok=True)
         tg.cancel_scope.cancel()
-    if inherited is None:
-        socket_path.unlink(missing_ok=True)
     return 0
 
 

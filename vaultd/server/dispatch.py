@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 import structlog
 
-from protocol.envelope import Request, Response, encode_value, error_response
+from protocol.envelope import Reply, Request, Success, encode_value, error_response
 from protocol.errors import ErrorCode, ErrorData, Issue
 from protocol.table import METHODS
 from vaultd.api.registry import HANDLERS, CallContext
@@ -37,7 +37,7 @@ def _params_error(exc: msgspec.ValidationError) -> ErrorData:
     )
 
 
-async def dispatch(request: Request, ctx: CallContext) -> Response:
+async def dispatch(request: Request, ctx: CallContext) -> Reply:
     spec = METHODS.get(request.method)
     handler = HANDLERS.get(request.method)
     if spec is None or handler is None:
@@ -62,4 +62,4 @@ async def dispatch(request: Request, ctx: CallContext) -> Response:
             request.id,
             ErrorData(code=ErrorCode.INTERNAL, message="internal error; see the daemon log ('vaultctl daemon logs')"),
         )
-    return Response(id=request.id, result=encode_value(result))
+    return Success(id=request.id, result=encode_value(result))

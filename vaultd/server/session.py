@@ -13,7 +13,7 @@ import anyio
 import anyio.abc
 import structlog
 
-from protocol.envelope import InvalidFrame, Request, Response, decode_request, encode, error_response
+from protocol.envelope import InvalidFrame, Reply, Request, decode_request, encode, error_response
 from protocol.errors import ErrorCode, ErrorData
 from protocol.framing import LineBuffer, OversizedFrame
 from protocol.methods.common import Channel
@@ -70,7 +70,7 @@ class Session:
         finally:
             self._slots.release()
 
-    async def _answer(self, frame: bytes) -> Response | None:
+    async def _answer(self, frame: bytes) -> Reply | None:
         try:
             request = decode_request(frame)
         except InvalidFrame as exc:
@@ -86,7 +86,7 @@ class Session:
             response = await dispatch(request, self.ctx)
         return None if request.is_notification else response
 
-    async def _hello(self, request: Request) -> Response:
+    async def _hello(self, request: Request) -> Reply:
         provisional = CallContext(daemon=self.daemon, channel=Channel.CLI, client="?")
         response = await dispatch(request, provisional)
         if provisional.opened:  # the hello handler accepted the client and filled in who it is

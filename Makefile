@@ -1,0 +1,31 @@
+# The two set-up commands of README.md live here: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test test-long bench lint venv clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	bash scripts/demo.sh
+
+test: $(STAMP)
+	$(PY) -m pytest -q -m "not slow"
+
+test-long: $(STAMP)
+	$(PY) -m pytest -q -m slow
+
+lint: $(STAMP)
+	$(PY) -m mypy
+	$(VENV)/bin/ruff check protocol vaultd vaultctl tests
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .hypothesis

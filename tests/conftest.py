@@ -1,0 +1,62 @@
+"""Fixtures: an isolated environment for every test, a real daemon, the real CLI."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.daemon import Daemon, Home, RawClient, Result, copy_sample_vault, vaultctl
+
+
+@pytest.fixture(autouse=True)
+def _isolate_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test sees the developer's HOME, XDG folders or a real daemon."""
+    for key in list(os.environ):
+        if key.startswith(("XDG_", "VAULTD_", "CLAUDE_CONFIG_DIR", "CODEX_HOME")):
+            monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("VAULTD_NO_AUTOSTART", "1")
+
+
+@pytest.fixture(autouse=True)
+def _close_raw_clients() -> Iterator[None]:
+    yield
+    while RawClient.open_clients:
+        RawClient.open_clients.pop().close()
+
+
+@pytest.fixture
+def home() -> Iterator[Home]:
+    h = Home.create()
+    yield h
+    h.cleanup()
+
+
+@pytest.fixture
+def daemon(home: Home) -> Iterator[Daemon]:
+    d = Daemon(home)
+    yield d
+    d.stop()
+
+
+@pytest.fixture
+def raw(daemon: Daemon) -> Iterator[RawClient]:
+    c = RawClient(daemon.home.socket)
+    c.hello()
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def sample_vault(home: Home) -> Path:
+    return copy_sample_vault(home.root / "vault")
+
+
+@pytest.fixture
+def cli(home: Home):  # type: ignore[no-untyped-def]
+    def run(*args: str, **kw: object) -> Result:
+        return vaultctl(home, *args, **kw)  # type: ignore[arg-type]
+    return run

@@ -1,0 +1,163 @@
+"""vault add/list/remove through the real vaultctl, and every refusal leaving config and vault as they were."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.support.daemon import Daemon, RawClient, snapshot
+
+
+def _config(daemon: Daemon) -> Path:
+    return daemon.home.home / "config.json"
+
+
+def test_add_list_remove_text_and_json(daemon: Daemon, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n")
+    before = snapshot(vault)
+    added = cli("vault", "add", "work", str(vault), "--kind", "org", "--write", "cli", "--json")
+    assert added.code == 0, added.err
+    info = added.json()
+    assert info["entry"] == {"id": "work", "path": str(vault.resolve()), "kind": "org", "write": "cli",
+                             "schema": "open", "pii": None, "deny_paths": []}
+    assert info["health"]["state"] == "ready"
+    text = cli("vault", "list")
+    assert text.out.splitlines()[0].split() == ["ID", "KIND", "WRITE", "SCHEMA", "STATE", "NOTES", "PATH"]
+    assert "work" in text.out and str(vault.resolve()) in text.out
+    assert (vault / ".vaultd" / ".gitignore").read_text() == "*\n"
+    assert snapshot(vault) == before, "adding a vault must not change a byte of it"
+
+    preview = cli("vault", "remove", "work")
+    assert preview.code == 0
+    confirm_line = [ln.strip() for ln in preview.out.splitlines() if "--confirm" in ln][0]
+    assert confirm_line.startswith("vaultctl vault remove work --confirm --fingerprint ")
+    assert json.loads(_config(daemon).read_text())["vaults"][0]["id"] == "work"  # a preview changes nothing
+    fp = confirm_line.rsplit(" ", 1)[1]
+    bad = cli("vault", "remove", "work", "--confirm", "--fingerprint", "0" * 64)
+    assert bad.code == 75 and "preview again" in bad.err
+    done = cli("vault", "remove", "work", "--confirm", "--fingerprint", fp, "--json")
+    assert done.code == 0 and done.json()["applied"] is True
+    assert cli("vault", "list", "--json").json() == {"vaults": []}
+    assert snapshot(vault) == before and vault.is_dir()
+
+
+def test_relative_path_is_made_absolute_by_the_cli_but_refused_on_the_wire(
+        daemon: Daemon, raw: RawClient, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "rel").mkdir()
+    reply = raw.request("vault.add", {"id": "rel", "path": "rel"})
+    assert reply["error"]["data"]["code"] == "INVALID_PARAMS" and "absolute" in reply["error"]["message"]
+    ok = cli("vault", "add", "rel", "rel", cwd=tmp_path)
+    assert ok.code == 0, ok.err
+
+
+@pytest.mark.parametrize("case", ["missing", "file", "loop", "nested", "outer", "dup-id", "dup-path", "bad-id"])
+def test_bad_vault_paths_are_refused_and_config_unchanged(daemon: Daemon, raw: RawClient, tmp_path: Path,
+                                                          case: str) -> None:
+    base = tmp_path / "base"
+    (base / "inner").mkdir(parents=True)
+    raw.call("vault.add", {"id": "base", "path": str(base)})
+    before = _config(daemon).read_bytes()
+    (tmp_path / "afile").write_text("x")
+    os.symlink(tmp_path / "loop", tmp_path / "loop")
+    (tmp_path / "other").mkdir()
+    params = {
+        "missing": {"id": "x", "path": str(tmp_path / "nope")},
+        "file": {"id": "x", "path": str(tmp_path / "afile")},
+        "loop": {"id": "x", "path": str(tmp_path / "loop")},
+        "nested": {"id": "x", "path": str(base / "inner")},
+        "outer": {"id": "x", "path": str(tmp_path)},
+        "dup-id": {"id": "base", "path": str(tmp_path / "other")},
+        "dup-path": {"id": "x", "path": str(base)},
+        "bad-id": {"id": "Bad_Id", "path": str(tmp_path / "other")},
+    }[case]
+    reply = raw.request("vault.add", params)
+    assert "error" in reply, reply
+    assert reply["error"]["data"]["code"] in {"INVALID_PARAMS", "NOT_FOUND"}
+    assert reply["error"]["message"]
+    assert _config(daemon).read_bytes() == before
+
+
+@pytest.mark.parametrize("case", ["malformed", "oversized", "symlink", "unknown-key", "version", "fifo"])
+def test_bad_config_fails_closed_and_is_never_overwritten(daemon: Daemon, raw: RawClient, tmp_path: Path,
+                                                          case: str) -> None:
+    cfg = _config(daemon)
+    target = tmp_path / "real.json"
+    if case == "malformed":
+        cfg.write_text('{"vaults": [')
+    elif case == "oversized":
+        cfg.write_text(json.dumps({"vaults": [], "pad": "x" * 70000}))
+    elif case == "symlink":
+        target.write_text('{"vaults": []}')
+        cfg.symlink_to(target)
+    elif case == "unknown-key":
+        cfg.write_text('{"vaults": [{"id": "a", "path": "/tmp", "colour": "red"}]}')
+    elif case == "version":
+        cfg.write_text('{"version": 9, "vaults": []}')
+    else:
+        os.mkfifo(cfg)
+    before = cfg.lstat()
+    content = None if case == "fifo" else cfg.read_bytes()
+    (tmp_path / "v").mkdir()
+    reply = raw.request("vault.add", {"id": "v", "path": str(tmp_path / "v")})
+    assert reply["error"]["data"]["code"] == "INVALID_PARAMS"
+    assert str(cfg) in reply["error"]["message"]
+    if case == "unknown-key":
+        assert "colour" in reply["error"]["message"] and "$.vaults[0]" in reply["error"]["message"]
+    after = cfg.lstat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    if content is not None:
+        assert cfg.read_bytes() == content
+    assert raw.call("doctor")["verdict"] == "fail"
+
+
+def test_a_vault_locked_by_another_process_is_reported_not_taken(daemon: Daemon, raw: RawClient,
+                                                                 tmp_path: Path) -> None:
+    vault = tmp_path / "busy"
+    (vault / ".vaultd").mkdir(parents=True)
+    fd = os.open(vault / ".vaultd" / "lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        info = raw.call("vault.add", {"id": "busy", "path": str(vault)})
+        assert info["health"]["state"] == "locked"
+        findings = raw.call("doctor")["findings"]
+        assert any(f["check"] == "vault:busy" and f["level"] == "fail" for f in findings)
+    finally:
+        os.close(fd)
+
+
+def test_registry_survives_a_restart(home, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "v").mkdir()
+    d = Daemon(home)
+    RawClient(home.socket).hello()
+    c = RawClient(home.socket)
+    c.hello()
+    c.call("vault.add", {"id": "keep", "path": str(tmp_path / "v")})
+    d.stop()
+    d2 = Daemon(home)
+    try:
+        c2 = RawClient(home.socket)
+        c2.hello()
+        status = c2.call("daemon.status")
+        assert [v["id"] for v in status["vaults"]] == ["keep"] and status["vaults"][0]["state"] == "ready"
+    finally:
+        d2.stop()
+
+
+def test_schema_prints_every_method(cli) -> None:  # type: ignore[no-untyped-def]
+    out = cli("schema")
+    assert out.code == 0
+    names = [m["method"] for m in json.loads(out.out)]
+    assert {"hello", "vault.add", "vault.remove", "doctor"} <= set(names)
+
+
+def test_doctor_text_has_rows_and_verdict(daemon: Daemon, cli) -> None:  # type: ignore[no-untyped-def]
+    out = cli("doctor")
+    lines = out.out.splitlines()
+    assert lines[0].split() == ["LEVEL", "CHECK", "FINDING"]
+    assert lines[-1].startswith("verdict: ")

@@ -1,0 +1,174 @@
+"""A real vaultd subprocess on a real socket in a temporary home, and ways to talk to it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE_VAULT = REPO / "examples" / "sample-vault"
+VAULTCTL = [sys.executable, "-m", "vaultctl.main"]
+
+
+@dataclass
+class Home:
+    """An isolated vaultd home and socket; ``env`` is what every child process gets."""
+
+    root: Path  #: a short temp folder (AF_UNIX paths are limited to ~100 bytes)
+    home: Path
+    socket: Path
+    env: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def create(cls) -> Home:
+        root = Path(tempfile.mkdtemp(prefix="vd"))
+        home, sock = root / "home", root / "run" / "v.sock"
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "VAULTD_"))}
+        env.update({
+            "HOME": str(root / "user"), "VAULTD_HOME": str(home), "VAULTD_SOCKET": str(sock),
+            "XDG_DATA_HOME": str(root / "user" / "data"), "XDG_CONFIG_HOME": str(root / "user" / "config"),
+            "PYTHONPATH": str(REPO),
+        })
+        (root / "user").mkdir()
+        return cls(root=root, home=home, socket=sock, env=env)
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class Daemon:
+    """A running vaultd process."""
+
+    def __init__(self, home: Home, extra_args: Sequence[str] = ()) -> None:
+        self.home = home
+        self.log = open(home.root / "daemon.out", "ab")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "vaultd.main", *extra_args],
+            env=home.env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+        )
+        wait_for_socket(home.socket, self.proc)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        return self.proc.returncode
+
+    def output(self) -> str:
+        return (self.home.root / "daemon.out").read_text(errors="replace")
+
+
+def wait_for_socket(path: Path, proc: subprocess.Popen[bytes] | None = None, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"vaultd exited with {proc.returncode} before listening")
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(str(path))
+            return
+        except OSError:
+            time.sleep(0.02)
+        finally:
+            s.close()
+    raise TimeoutError(f"no daemon on {path} after {timeout} s")
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+def vaultctl(home: Home, *args: str, input: str | None = None, env: dict[str, str] | None = None,
+             cwd: Path | None = None, timeout: float = 60.0) -> Result:
+    """Run the real vaultctl entry point against the home's daemon."""
+    proc = subprocess.run([*VAULTCTL, *args], env={**home.env, **(env or {})}, input=input, capture_output=True,
+                          text=True, cwd=cwd or REPO, timeout=timeout)
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+class RawClient:
+    """A raw socket client for tests that send malformed or hand-made frames."""
+
+    open_clients: list[RawClient] = []  #: closed by the autouse fixture after each test
+
+    def __init__(self, path: Path, timeout: float = 10.0) -> None:
+        RawClient.open_clients.append(self)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(str(path))
+        self.buf = b""
+        self._id = 0
+
+    def send_bytes(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def recv_message(self) -> dict[str, Any]:
+        while b"\n" not in self.buf:
+            chunk = self.sock.recv(1 << 16)
+            if not chunk:
+                raise ConnectionError("closed")
+            self.buf += chunk
+        line, _, self.buf = self.buf.partition(b"\n")
+        return json.loads(line)  # type: ignore[no-any-return]
+
+    def request(self, method: str, params: Any = None) -> dict[str, Any]:
+        self._id += 1
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": self._id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send_bytes(json.dumps(msg).encode() + b"\n")
+        return self.recv_message()
+
+    def hello(self, channel: str = "cli") -> dict[str, Any]:
+        return self.request("hello", {"client": "test", "version": "1", "channel": channel})
+
+    def call(self, method: str, params: Any = None) -> Any:
+        reply = self.request(method, params)
+        if "error" in reply:
+            raise AssertionError(f"{method} failed: {reply['error']}")
+        return reply["result"]
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def copy_sample_vault(dest: Path) -> Path:
+    shutil.copytree(SAMPLE_VAULT, dest, symlinks=True)
+    return dest
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file's bytes below ``folder`` except the daemon's own runtime folder."""
+    out: dict[str, bytes] = {}
+    for p in sorted(folder.rglob("*")):
+        rel = p.relative_to(folder).as_posix()
+        if rel.split("/")[0] == ".vaultd" or not p.is_file() or p.is_symlink():
+            continue
+        out[rel] = p.read_bytes()
+    return out
+
+
+def iter_lines(path: Path) -> Iterator[str]:
+    yield from path.read_text(errors="replace").splitlines()
