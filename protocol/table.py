@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from protocol.methods import daemon, vaults
+from protocol.methods import daemon, reads, vaults
 from protocol.methods.common import Empty, Params, Result
 
 
@@ -64,4 +64,42 @@ _SPECS: tuple[MethodSpec, ...] = (
     ),
 )
 
-METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in _SPECS}
+_READS: tuple[MethodSpec, ...] = (
+    MethodSpec(
+        "note.search", reads.SearchParams, reads.SearchResult,
+        "Full-text search (every word must match); filters by type, domain, tag and folder. Start here.",
+        read_only=True, idempotent=True, mcp=True,
+    ),
+    MethodSpec(
+        "note.read", reads.ReadParams, reads.ReadResult,
+        "Read a note by path, name or alias: frontmatter and body, or one H2 section, paged by bytes.",
+        read_only=True, idempotent=True, mcp=True,
+    ),
+    MethodSpec(
+        "note.links", reads.LinksParams, reads.LinksResult,
+        "A note's outgoing links (resolved, missing or ambiguous, with a suggestion) and its backlinks.",
+        read_only=True, idempotent=True, mcp=True,
+    ),
+    MethodSpec(
+        "note.list", reads.ListParams, reads.ListResult,
+        "List notes in path order, optionally under a folder; page with the returned cursor.",
+        read_only=True, idempotent=True, mcp=True,
+    ),
+    MethodSpec(
+        "vault.tags", reads.TagsParams, reads.TagsResult,
+        "Every tag in the vault with the number of notes carrying it.",
+        read_only=True, idempotent=True, mcp=True,
+    ),
+    MethodSpec(
+        "vault.stats", reads.VaultParams, reads.StatsResult,
+        "Counts: notes by type, domain and folder; links, dead links, orphans, bytes, words.",
+        read_only=True, idempotent=True, mcp=True,
+    ),
+    MethodSpec(
+        "vault.issues", reads.IssuesParams, reads.IssuesResult,
+        "Problems found while indexing: malformed frontmatter, skipped files (too large, not UTF-8, links).",
+        read_only=True, idempotent=True, mcp=True,
+    ),
+)
+
+METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in (*_SPECS, *_READS)}

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from vaultctl.commands import admin
+from vaultctl.commands import admin, reads, mcp_cmd
 
 app = typer.Typer(
     name="vaultctl",
@@ -17,7 +17,11 @@ app = typer.Typer(
 )
 app.command("status")(admin.status)
 app.command("doctor")(admin.doctor)
+app.command("mcp")(mcp_cmd.mcp)
 app.command("schema")(admin.schema)
+for name, fn in [("search", reads.search), ("show", reads.show), ("links", reads.links),
+                 ("list", reads.list_notes), ("tags", reads.tags), ("stats", reads.stats), ("issues", reads.issues)]:
+    app.command(name)(fn)
 app.add_typer(admin.daemon_app, name="daemon")
 app.add_typer(admin.vault_app, name="vault")
 

@@ -48,11 +48,16 @@ class Daemon:
         self._in_flight = 0
         self._idle = anyio.Event()
         self._idle.set()
+        self._vault_tasks: anyio.abc.TaskGroup  # set by serve(); vault indexers and watchers run in it
 
     # -- vaults ----------------------------------------------------------------------------
 
     async def open_registered(self) -> None:
-        """Take every registered vault; a vault that cannot be taken is reported, not fatal."""
+        """Take every registered vault and start indexing it in the background.
+
+        The socket is served meanwhile: a client can connect, say hello and ask for status
+        while a large vault is still indexing; reads of that vault wait for its index.
+        """
         try:
             entries = self.config.load().vaults
         except VaultError as exc:
@@ -64,14 +69,18 @@ class Daemon:
 
     def attach(self, entry: VaultEntry) -> VaultRuntime:
         runtime = VaultRuntime(entry)
-        runtime.take()
         self.vaults[entry.id] = runtime
+        if runtime.take():
+            runtime.start_index(self.home, self._vault_tasks)
         log.info("vault attached", vault=entry.id, state=str(runtime.state))
         return runtime
 
     async def attach_and_index(self, entry: VaultEntry) -> VaultRuntime:
         """Take a newly added vault and build its index before answering the caller."""
-        return self.attach(entry)
+        runtime = self.attach(entry)
+        if runtime.owned:  # a vault another process holds is registered, reported, not indexed
+            await runtime.wait_ready()
+        return runtime
 
     def detach(self, vault_id: str) -> None:
         runtime = self.vaults.pop(vault_id, None)
@@ -106,17 +115,20 @@ class Daemon:
     async def serve(self, listener_sock: socket.socket) -> None:
         listener = await anyio.abc.SocketListener.from_socket(listener_sock)
         log.info("listening", socket=str(self.socket_path), pid=os.getpid(), version=self.version)
-        async with anyio.create_task_group() as conns:
-            async with anyio.create_task_group() as accept:
-                accept.start_soon(self._accept_loop, listener, conns)
-                await self.stop_requested.wait()
-                accept.cancel_scope.cancel()
-            await listener.aclose()
-            with anyio.move_on_after(SHUTDOWN_GRACE_S):
-                await self._idle.wait()
-            conns.cancel_scope.cancel()
-        for vault_id in list(self.vaults):
-            self.detach(vault_id)
+        async with anyio.create_task_group() as self._vault_tasks:
+            await self.open_registered()
+            async with anyio.create_task_group() as conns:
+                async with anyio.create_task_group() as accept:
+                    accept.start_soon(self._accept_loop, listener, conns)
+                    await self.stop_requested.wait()
+                    accept.cancel_scope.cancel()
+                await listener.aclose()
+                with anyio.move_on_after(SHUTDOWN_GRACE_S):
+                    await self._idle.wait()
+                conns.cancel_scope.cancel()
+            for vault_id in list(self.vaults):
+                self.detach(vault_id)
+            self._vault_tasks.cancel_scope.cancel()
         log.info("stopped")
 
     async def _accept_loop(self, listener: anyio.abc.SocketListener, conns: anyio.abc.TaskGroup) -> None:

@@ -44,7 +44,6 @@ async def _run(home: Path, socket_path: Path) -> int:
         inherited = inherited_socket()
         sock = inherited if inherited is not None else bind_socket(socket_path)
         try:
-            await daemon.open_registered()
             await daemon.serve(sock)
         finally:
             if inherited is None:

@@ -143,6 +143,7 @@ def test_registry_survives_a_restart(home, tmp_path: Path) -> None:  # type: ign
     try:
         c2 = RawClient(home.socket)
         c2.hello()
+        c2.call("note.list", {"vault": "keep"})  # waits for the re-index after the restart
         status = c2.call("daemon.status")
         assert [v["id"] for v in status["vaults"]] == ["keep"] and status["vaults"][0]["state"] == "ready"
     finally:

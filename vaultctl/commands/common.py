@@ -58,6 +58,17 @@ def emit(result: Any, as_json: bool, text: Callable[[Any], str]) -> None:
     print(render.json_line(result) if as_json else text(result))
 
 
-def default_vault(explicit: str | None) -> str | None:
-    """--vault, else $VAULTD_VAULT; the daemon picks the vault holding the cwd or the default."""
-    return explicit or os.environ.get("VAULTD_VAULT") or None
+def pick_vault(client: Client, explicit: str | None) -> str | None:
+    """--vault, else $VAULTD_VAULT, else the registered vault holding the working folder, else
+    None (the daemon's default vault)."""
+    if explicit or os.environ.get("VAULTD_VAULT"):
+        return explicit or os.environ["VAULTD_VAULT"]
+    try:
+        here = os.path.realpath(os.getcwd())
+    except OSError:
+        return None
+    for info in call("vault.list", client=client).vaults:
+        root = info.entry.path
+        if here == root or here.startswith(root.rstrip("/") + "/"):
+            return str(info.entry.id)
+    return None

@@ -10,11 +10,23 @@ from __future__ import annotations
 import fcntl
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+import anyio.abc
+import structlog
 
 from protocol.methods.daemon import Finding
 from protocol.methods.vaults import VaultEntry, VaultHealth, VaultState
+from vaultd.errors import Unavailable
+
+if TYPE_CHECKING:
+    from vaultd.vault.live import LiveIndex
+
+log = structlog.get_logger("vaultd.vault")
 
 RUNTIME_DIR = ".vaultd"
+INDEX_WAIT_S = 300.0  #: how long a read or vault.add waits for a vault's first index
 SKIPPED_DIRS = frozenset({".vaultd", ".git", ".obsidian", ".trash"})
 
 
@@ -27,6 +39,8 @@ class VaultRuntime:
         self.state = VaultState.INDEXING
         self.message = ""
         self._lock_fd: int | None = None
+        self.live: LiveIndex | None = None
+        self._failed = anyio.Event()
 
     @property
     def runtime_dir(self) -> Path:
@@ -56,10 +70,53 @@ class VaultRuntime:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._lock_fd = fd
-        self.state, self.message = VaultState.READY, ""
+        self.state, self.message = VaultState.INDEXING, ""
         return True
 
+    def start_index(self, home: Path, tasks: anyio.abc.TaskGroup) -> None:
+        from vaultd.vault.live import LiveIndex
+
+        self.live = LiveIndex(self.root, home)
+        self.state = VaultState.INDEXING
+        tasks.start_soon(self._run_index)
+
+    async def _run_index(self) -> None:
+        assert self.live is not None
+        try:
+            await self.live.run()
+        except Exception as exc:
+            log.exception("indexing failed", vault=self.entry.id)
+            self.state, self.message = VaultState.ERROR, f"indexing failed: {exc}"
+            self._failed.set()
+
+    async def wait_ready(self, timeout: float = INDEX_WAIT_S) -> None:
+        """Wait for the index; a vault that is not owned or failed raises UNAVAILABLE."""
+        if self.live is None:
+            raise Unavailable(f"vault {self.entry.id!r} is {self.state}: {self.message}")
+        with anyio.move_on_after(timeout):
+            async with anyio.create_task_group() as tg:
+                async def ready() -> None:
+                    await self.live.ready.wait()  # type: ignore[union-attr]
+                    tg.cancel_scope.cancel()
+
+                async def failed() -> None:
+                    await self._failed.wait()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(ready)
+                tg.start_soon(failed)
+        if self.live.ready.is_set():
+            if self.state == VaultState.INDEXING:
+                self.state = VaultState.READY
+            return
+        if self._failed.is_set():
+            raise Unavailable(f"vault {self.entry.id!r} could not be indexed: {self.message}")
+        raise Unavailable(f"vault {self.entry.id!r} is still indexing; retry in a moment")
+
     def release(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live.close()
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
@@ -71,11 +128,13 @@ class VaultRuntime:
     def health(self) -> VaultHealth:
         if self.owned and not self.root.is_dir():
             self.state, self.message = VaultState.MISSING, f"{self.root} is not a folder any more"
+        if self.state == VaultState.INDEXING and self.live is not None and self.live.ready.is_set():
+            self.state = VaultState.READY
         return VaultHealth(id=self.entry.id, path=self.entry.path, state=self.state, message=self.message,
                            notes=self.note_count())
 
     def note_count(self) -> int:
-        return 0
+        return len(self.live.index.notes) if self.live is not None else 0
 
     def doctor_findings(self) -> list[Finding]:
         return []

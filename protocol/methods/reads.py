@@ -1,0 +1,193 @@
+"""The read methods: search, read, links, list, tags, stats, issues.
+
+Params are named alike across methods (``vault``, ``target``, ``query``, ``limit``, ``cursor``,
+``offset``, ``max_bytes``, ``section``, ``fresh``). Every bound is declared here, so it is
+enforced at decode time and published in the schemas; nothing is clamped silently.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated, Any
+
+import msgspec
+
+from protocol.methods.common import OptionalVault, Params, Result
+
+Target = Annotated[str, msgspec.Meta(
+    min_length=1, max_length=1024,
+    description="A vault-relative path, a note name, or an alias that names exactly one note.")]
+Fresh = Annotated[bool, msgspec.Meta(
+    description="Answer only after every file change made before this call has been indexed.")]
+Cursor = Annotated[str, msgspec.Meta(min_length=1, max_length=2048, description="From the previous page.")]
+Filter = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
+
+
+class SearchParams(Params):
+    query: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description=(
+        "Words to find; every word must match (AND). Punctuation and operators are taken literally. "
+        "Korean, Japanese and Chinese words match inside longer words."))]
+    vault: OptionalVault = None
+    type: Filter | None = None
+    domain: Filter | None = None
+    tag: Annotated[str, msgspec.Meta(min_length=1, max_length=256,
+                                     description="A tag; nested tags (a/b) match a filter on a.")] | None = None
+    folder: Annotated[str, msgspec.Meta(min_length=1, max_length=1024,
+                                        description="A vault-relative folder; notes below it match.")] | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=500)] = 20
+    fresh: Fresh = False
+
+
+class SearchHit(msgspec.Struct, kw_only=True):
+    path: str
+    title: str
+    score: float  #: higher is better
+    snippet: str  #: bounded; matched terms are wrapped in ** **
+
+
+class SearchResult(Result):
+    hits: list[SearchHit]
+
+
+class ReadParams(Params):
+    target: Target
+    vault: OptionalVault = None
+    section: Annotated[str, msgspec.Meta(
+        min_length=1, max_length=512, description="An exact H2 heading: read from it to the next H1 or H2.")] | None = None
+    offset: Annotated[int, msgspec.Meta(ge=0, description="A UTF-8 byte offset into the body or section.")] = 0
+    max_bytes: Annotated[int, msgspec.Meta(ge=1, le=65536)] = 16384
+    fresh: Fresh = False
+
+
+class ReadResult(Result):
+    path: str
+    title: str
+    frontmatter: dict[str, Any] | None
+    body: str  #: the body (or section) text from offset, at most max_bytes UTF-8 bytes
+    sha256: str  #: of the whole file: compare across pages, pass as expected_sha to writes
+    size: int  #: bytes in the whole file
+    section: str | None
+    offset: int
+    truncated: bool
+    next_offset: int | None  #: pass as offset to read the next page
+    headings: list[str]  #: H1-H3 outline, bounded to 64 entries
+
+
+class LinkStatus(enum.StrEnum):
+    RESOLVED = "resolved"
+    MISSING = "missing"
+    AMBIGUOUS = "ambiguous"
+    BAD_ANCHOR = "bad-anchor"  #: the note exists but the heading or block does not
+
+
+class OutLink(msgspec.Struct, kw_only=True, omit_defaults=True):
+    target: str
+    anchor: str | None = None
+    kind: str
+    line: int
+    status: LinkStatus
+    resolved: str | None = None
+    reason: str | None = None
+    candidates: list[str] = []
+    suggestion: str | None = None  #: for a missing target, the closest existing title (a hint only)
+
+
+class InLink(msgspec.Struct, kw_only=True):
+    path: str
+    line: int
+    kind: str
+
+
+class LinksParams(Params):
+    target: Target
+    vault: OptionalVault = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=500)] = 50
+    fresh: Fresh = False
+
+
+class LinksResult(Result):
+    path: str
+    out: list[OutLink]  #: in source order
+    incoming: list[InLink]  #: backlinks, by path then line
+    dead: list[OutLink]  #: the missing, ambiguous or bad-anchor subset of ``out``
+    truncated: bool
+
+
+class ListParams(Params):
+    vault: OptionalVault = None
+    folder: Annotated[str, msgspec.Meta(
+        max_length=1024, description="Only notes whose path starts with this folder or prefix.")] | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=500)] = 50
+    cursor: Cursor | None = None
+    fresh: Fresh = False
+
+
+class NoteSummary(msgspec.Struct, kw_only=True):
+    path: str
+    title: str
+    type: str | None
+    size: int
+    tags: list[str]
+
+
+class ListResult(Result):
+    notes: list[NoteSummary]
+    total: int  #: notes matching the filter, all pages together
+    next_cursor: str | None
+
+
+class TagsParams(Params):
+    vault: OptionalVault = None
+    prefix: Annotated[str, msgspec.Meta(max_length=256)] | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=5000)] = 500
+
+
+class TagCount(msgspec.Struct, kw_only=True):
+    tag: str
+    notes: int
+
+
+class TagsResult(Result):
+    tags: list[TagCount]
+    truncated: bool
+
+
+class VaultParams(Params):
+    vault: OptionalVault = None
+    fresh: Fresh = False
+
+
+class StatsResult(Result):
+    vault: str
+    notes: int
+    attachments: int
+    bytes: int
+    words: int
+    links: int
+    dead_links: int
+    ambiguous_links: int
+    orphans: int  #: notes with no link in or out
+    by_type: dict[str, int]
+    by_domain: dict[str, int]
+    by_folder: dict[str, int]
+    issues: int
+    skipped: int
+
+
+class IssuesParams(Params):
+    vault: OptionalVault = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=500)] = 100
+    cursor: Cursor | None = None
+
+
+class FileIssue(msgspec.Struct, kw_only=True, omit_defaults=True):
+    path: str
+    code: str
+    message: str
+    line: int | None = None
+
+
+class IssuesResult(Result):
+    issues: list[FileIssue]
+    total: int
+    next_cursor: str | None

@@ -1,0 +1,97 @@
+"""Running a tool: call the daemon, bound the result, turn refusals into tool errors.
+
+A refusal is a tool *result* with ``isError: true`` rather than a JSON-RPC error, because the
+model has to see it: an issue list says which rule a write broke, a candidate list which note
+was meant, and the model can correct the call.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from protocol.methods.common import Empty, Params
+from protocol.methods.vaults import Kind, VaultListResult
+from protocol.table import METHODS, MethodSpec
+from vaultctl.client import CallError
+from vaultctl.mcp.errors import PAGING_FIELDS, ToolFailure, too_large
+from vaultctl.mcp.link import DaemonLink
+from vaultctl.mcp.schemas import VaultChoice
+
+log = logging.getLogger("vaultctl.mcp")
+
+RESULT_BOUND = 256 * 1024  #: bytes of one result's JSON; more would flood a model's context
+RESULT_BOUND_ENV = "VAULTD_MCP_MAX_RESULT_BYTES"  #: lowers (or raises) the bound for a host with other limits
+_BOUND_RANGE = (1024, 16 << 20)
+_encoder = msgspec.json.Encoder()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """What a tool call produced: the structured value, its text form, and whether it failed."""
+
+    structured: msgspec.Raw | dict[str, Any]
+    text: str
+    is_error: bool
+
+    @classmethod
+    def failed(cls, failure: ToolFailure) -> ToolOutcome:
+        body = failure.structured()
+        return cls(body, _encoder.encode(body).decode(), True)
+
+    def as_result(self, *, structured: bool) -> dict[str, Any]:
+        """The ``tools/call`` result body; ``structured`` False for clients before 2025-06-18."""
+        result: dict[str, Any] = {"content": [{"type": "text", "text": self.text}]}
+        if structured:
+            result["structuredContent"] = self.structured
+        result["isError"] = self.is_error
+        return result
+
+
+def result_bound(environ: Mapping[str, str]) -> int:
+    """The per-result bound: ``$VAULTD_MCP_MAX_RESULT_BYTES`` clamped to 1 KiB..16 MiB, else 256 KiB."""
+    try:
+        value = int(environ.get(RESULT_BOUND_ENV, ""))
+    except ValueError:
+        return RESULT_BOUND
+    return min(max(value, _BOUND_RANGE[0]), _BOUND_RANGE[1])
+
+
+def run_tool(link: DaemonLink, spec: MethodSpec, params: Params, bound: int = RESULT_BOUND) -> ToolOutcome:
+    """Call the daemon for one tool call; every failure comes back as an error outcome."""
+    try:
+        raw = link.call(spec, params)
+    except CallError as exc:
+        return ToolOutcome.failed(ToolFailure(exc.data))
+    except ToolFailure as exc:
+        return ToolOutcome.failed(exc)
+    if len(raw) > bound:
+        return ToolOutcome.failed(too_large(len(raw), bound, paging_fields(spec)))
+    return ToolOutcome(msgspec.Raw(raw), raw.decode(), False)
+
+
+def paging_fields(spec: MethodSpec) -> list[str]:
+    """The params of ``spec`` that make a result smaller, in the order to suggest them."""
+    fields = spec.params.__struct_fields__
+    return [name for name in PAGING_FIELDS if name in fields]
+
+
+def vault_choice(link: DaemonLink) -> VaultChoice | None:
+    """The registered vaults and the default one, or None when the daemon cannot say.
+
+    The tool list must not fail because of this: without it the ``vault`` argument keeps its
+    plain pattern schema and the daemon still checks the id.
+    """
+    try:
+        raw = link.call(METHODS["vault.list"], Empty())
+    except (CallError, ToolFailure) as exc:
+        log.warning("tools/list without the vault enum: %s", exc)
+        return None
+    vaults = msgspec.json.decode(raw, type=VaultListResult).vaults
+    ids = tuple(v.entry.id for v in vaults)
+    default = next((v.entry.id for v in vaults if v.entry.kind == Kind.PERSONAL), None)
+    return VaultChoice(ids=ids, default=default)

@@ -1,0 +1,100 @@
+"""The shim's one connection to the daemon: opened lazily, reopened when it drops.
+
+The handshake never waits for it: the first call that needs the daemon opens it (starting the
+daemon when none answers, exactly as ``vaultctl`` does), on the ``mcp`` channel so the vault's write
+policy for agents applies. A dropped connection is reopened once for a call that is safe to
+repeat; a write is never silently repeated, since it may have landed before the drop.
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+import socket
+from collections.abc import Callable
+from typing import Any
+
+from protocol.methods.common import Channel, Params
+from protocol.table import MethodSpec
+from vaultctl.client import Client, DaemonUnavailable, connect
+from vaultctl.mcp.errors import unavailable
+
+log = logging.getLogger("vaultctl.mcp")
+
+CLIENT_NAME = "vaultctl-mcp"
+
+Connector = Callable[[], Client]
+
+
+def _default_connector() -> Client:
+    return connect(Channel.MCP, client_name=CLIENT_NAME)
+
+
+class DaemonLink:
+    """Calls the daemon for the shim; used from one thread at a time (the call worker)."""
+
+    def __init__(self, connector: Connector = _default_connector) -> None:
+        self._connector = connector
+        self._client: Client | None = None
+
+    def call(self, spec: MethodSpec, params: Params | dict[str, Any]) -> bytes:
+        """Call ``spec``'s method and return the raw JSON result.
+
+        Raises:
+            CallError: the daemon refused (its stable error name is in ``data.code``).
+            ToolFailure: UNAVAILABLE, the daemon could not be reached or dropped the call.
+        """
+        repeatable = spec.read_only or spec.idempotent
+        for attempt in (1, 2):
+            client = self._open()
+            try:
+                return client.call_raw(spec.name, params)
+            except (DaemonUnavailable, OSError) as exc:
+                self.close()
+                if attempt == 1 and repeatable:
+                    log.info("daemon connection dropped during %s; reconnecting", spec.name)
+                    continue
+                raise unavailable(_reason(exc), maybe_applied=not spec.read_only) from exc
+        raise AssertionError("unreachable: the second attempt returns or raises")
+
+    def close(self) -> None:
+        if self._client is not None:
+            try:
+                self._client.close()
+            finally:
+                self._client = None
+
+    def _open(self) -> Client:
+        if self._client is not None and not _peer_closed(self._client):
+            return self._client
+        self.close()
+        try:
+            self._client = self._connector()
+        except DaemonUnavailable as exc:
+            raise unavailable(str(exc).rstrip(".")) from exc
+        except OSError as exc:
+            raise unavailable(f"cannot reach the daemon: {_reason(exc)}") from exc
+        return self._client
+
+
+def _peer_closed(client: Client) -> bool:
+    """Whether the daemon hung up while the connection sat idle (it restarted, say).
+
+    Checked before each call so that a write after a daemon restart goes out on a fresh connection
+    instead of failing as "may have been applied". The peek reads nothing from the stream.
+    """
+    sock: socket.socket = client._sock  # private, but the client exposes no liveness check
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        return bool(readable) and sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except (OSError, ValueError):
+        return True
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError):
+        return "the daemon did not answer in time"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return str(exc) or type(exc).__name__
+

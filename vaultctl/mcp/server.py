@@ -1,0 +1,154 @@
+"""The MCP methods the shim answers, for both session models.
+
+``prepare`` runs on the reading thread and answers at once everything that needs no daemon
+(``initialize``, ``server/discover``, ``ping``, every error); what needs the daemon (``tools/list``
+for the vault enum, ``tools/call``) comes back as a job for the call worker. The handshake
+therefore never waits for the daemon, its start-up or its indexing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from vaultctl.client import CLIENT_VERSION
+from vaultctl.mcp import versions, wire
+from vaultctl.mcp.calls import RESULT_BOUND, run_tool, vault_choice
+from vaultctl.mcp.errors import McpError, RpcCode, invalid_params
+from vaultctl.mcp.link import DaemonLink
+from vaultctl.mcp.tools import ToolCatalogue, decode_arguments
+from vaultctl.mcp.versions import Served
+
+log = logging.getLogger("vaultctl.mcp")
+
+SERVER_NAME = "vaultd"
+INSTRUCTIONS = (
+    "vaultd keeps Markdown notes in vaults. Search first, then read only the section you need "
+    "instead of whole notes. Every write is validated and answers with a receipt; a refused write "
+    "lists its issues: fix them and call again. If a write failed or timed out, read its receipt "
+    "(or the note) before retrying, so it is not applied twice."
+)
+CAPABILITIES: dict[str, Any] = {"tools": {"listChanged": False}}
+TOOLS_TTL_MS = 60_000  #: the tool set is fixed per release; only the vault enum may change
+DISCOVER_TTL_MS = 3_600_000
+
+
+class _CallParams(msgspec.Struct):
+    name: Any = None
+    arguments: msgspec.Raw = msgspec.Raw(b"null")  # absent and null both mean no arguments
+
+
+_call_params = msgspec.json.Decoder(_CallParams)
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """Work for the call worker: produces the reply frame for ``request_id``."""
+
+    request_id: wire.RequestId
+    run: Callable[[], bytes]
+
+
+class Session:
+    """One stdio session: the handshake version, if any, and the method handlers."""
+
+    def __init__(self, link: DaemonLink, catalogue: ToolCatalogue | None = None,
+                 result_bound: int = RESULT_BOUND) -> None:
+        self._link = link
+        self._result_bound = result_bound
+        self._catalogue = catalogue or ToolCatalogue()
+        self.handshake_version: str | None = None
+        self._inline: dict[str, Callable[[msgspec.Raw, Served], dict[str, Any]]] = {
+            "ping": lambda _p, _s: {},
+            "server/discover": self._discover,
+        }
+        self._deferred: dict[str, Callable[[msgspec.Raw, Served], dict[str, Any]]] = {
+            "tools/list": self._tools_list,
+            "tools/call": self._tools_call,
+        }
+
+    def prepare(self, request: wire.Request) -> bytes | Job:
+        """Answer ``request`` now (a frame), or hand back the job that will."""
+        try:
+            meta = wire.meta_of(request.params)
+            if request.method == "initialize":
+                return wire.result_frame(request.id, self._initialize(request.params))
+            served = versions.for_request(meta, self.handshake_version)
+            if (inline := self._inline.get(request.method)) is not None:
+                return wire.result_frame(request.id, _shape(inline(request.params, served), served))
+            deferred = self._deferred.get(request.method)
+            if deferred is None:
+                raise McpError(RpcCode.METHOD_NOT_FOUND, f"method {request.method!r} is not served here")
+        except McpError as exc:
+            return wire.error_frame(request.id, exc)
+        return Job(request.id, lambda: self._run(request, deferred, served))
+
+    def _run(self, request: wire.Request, handler: Callable[[msgspec.Raw, Served], dict[str, Any]],
+             served: Served) -> bytes:
+        try:
+            return wire.result_frame(request.id, _shape(handler(request.params, served), served))
+        except McpError as exc:
+            return wire.error_frame(request.id, exc)
+
+    def _initialize(self, params: msgspec.Raw) -> dict[str, Any]:
+        requested = wire.decode_object(params).get("protocolVersion")
+        version = versions.negotiate_handshake(requested)
+        self.handshake_version = version
+        log.info("initialize: client proposed %r, serving %s", requested, version)
+        served = Served(version, versions.Era.HANDSHAKE)
+        return {
+            "protocolVersion": version,
+            "capabilities": CAPABILITIES,
+            "serverInfo": server_info(served),
+            "instructions": INSTRUCTIONS,
+        }
+
+    def _discover(self, _params: msgspec.Raw, served: Served) -> dict[str, Any]:
+        return {
+            "supportedVersions": list(versions.STATELESS_VERSIONS),
+            "capabilities": CAPABILITIES,
+            "instructions": INSTRUCTIONS,
+            "ttlMs": DISCOVER_TTL_MS,
+            "cacheScope": "public",
+        }
+
+    def _tools_list(self, _params: msgspec.Raw, served: Served) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "tools": self._catalogue.definitions(vault_choice(self._link), structured=served.structured),
+        }
+        if served.stateless:
+            result.update(ttlMs=TOOLS_TTL_MS, cacheScope="private")  # the vault ids are this user's
+        return result
+
+    def _tools_call(self, params: msgspec.Raw, served: Served) -> dict[str, Any]:
+        try:
+            call = _call_params.decode(params)
+        except msgspec.ValidationError as exc:
+            raise invalid_params(f"tools/call params must be an object with a name: {exc}", "$.params") from exc
+        spec = self._catalogue.spec(call.name)
+        args = decode_arguments(spec, call.arguments)
+        outcome = run_tool(self._link, spec, args, self._result_bound)
+        if outcome.is_error:
+            log.info("tool %s answered an error: %s", spec.tool_name, outcome.text[:200])
+        return outcome.as_result(structured=served.structured)
+
+
+def server_info(served: Served) -> dict[str, Any]:
+    info: dict[str, Any] = {"name": SERVER_NAME, "version": CLIENT_VERSION}
+    if served.structured:  # Implementation.title arrived with 2025-06-18
+        info["title"] = "vaultd vaults"
+    return info
+
+
+def _shape(result: dict[str, Any], served: Served) -> dict[str, Any]:
+    """Stateless-era results carry ``resultType`` and the server's identity in ``_meta``."""
+    if served.stateless:
+        result.setdefault("resultType", "complete")
+        meta = dict(result.get("_meta") or {})
+        meta.setdefault(versions.SERVER_INFO_META_KEY, server_info(served))
+        result["_meta"] = meta
+    return result

@@ -1,0 +1,119 @@
+"""The tool list, generated from the method table, and the decoding of a call's arguments.
+
+Nothing here names a method: every method the table flags ``mcp=True`` becomes a tool, in table
+order, so a method added to the table is a tool with no change to the shim.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from protocol.methods.common import Params
+from protocol.table import METHODS, MethodSpec
+from vaultctl.mcp.errors import invalid_params
+from vaultctl.mcp.schemas import VaultChoice, self_contained, with_vault_enum
+
+_AT_PATH = re.compile(r" - at `(\$[^`]*)`$")
+_UNKNOWN_FIELD = re.compile(r"unknown field `([^`]*)`")
+_EMPTY_ARGS = msgspec.Raw(b"{}")
+
+TWO_STEP_HINT = (
+    " Two-step: the first call changes nothing and returns a preview with a fingerprint; to apply it,"
+    " call again with the same arguments plus confirm=true and fingerprint=<that fingerprint>."
+    " If the vault changed in between, the confirm is refused with STALE_PREVIEW: preview again."
+)
+
+
+def title_of(spec: MethodSpec) -> str:
+    """A short title for people: ``note.search`` reads as "Note search"."""
+    words = re.split(r"[._]", spec.name)
+    return " ".join(words).capitalize()
+
+
+def description_of(spec: MethodSpec) -> str:
+    return spec.summary + (TWO_STEP_HINT if spec.two_step else "")
+
+
+class ToolCatalogue:
+    """The MCP tools of a method table. Schemas are generated once; the vault enum per listing."""
+
+    def __init__(self, specs: Iterable[MethodSpec] | None = None) -> None:
+        chosen = METHODS.values() if specs is None else specs
+        self._specs: dict[str, MethodSpec] = {s.tool_name: s for s in chosen if s.mcp}
+        self._base: dict[str, dict[str, Any]] = {}
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._specs)
+
+    def spec(self, name: object) -> MethodSpec:
+        """The method behind a tool name.
+
+        Raises:
+            McpError: -32602 for a name that is not one of our tools.
+        """
+        spec = self._specs.get(name) if isinstance(name, str) else None
+        if spec is None:
+            raise invalid_params(f"unknown tool {name!r}; call tools/list for the tools this server offers",
+                                 "$.params.name")
+        return spec
+
+    def definitions(self, vaults: VaultChoice | None, *, structured: bool) -> list[dict[str, Any]]:
+        """Every tool's definition; ``structured`` False drops what 2025-03-26 clients do not know."""
+        tools = []
+        for name, spec in self._specs.items():
+            base = self._base.get(name)
+            if base is None:
+                base = self._base[name] = _definition(spec)
+            tool = dict(base, inputSchema=with_vault_enum(base["inputSchema"], vaults))
+            if not structured:
+                tool.pop("outputSchema", None)
+                tool.pop("title", None)
+            tools.append(tool)
+        return tools
+
+
+def _definition(spec: MethodSpec) -> dict[str, Any]:
+    title = title_of(spec)
+    return {
+        "name": spec.tool_name,
+        "title": title,
+        "description": description_of(spec),
+        "inputSchema": self_contained(spec.params, closed=True),
+        "outputSchema": self_contained(spec.result, closed=False),
+        "annotations": {
+            "title": title,
+            "readOnlyHint": spec.read_only,
+            "destructiveHint": spec.destructive,
+            "idempotentHint": spec.idempotent,
+            "openWorldHint": False,  # a vault is a closed world: no web, no third parties
+        },
+    }
+
+
+def decode_arguments(spec: MethodSpec, arguments: msgspec.Raw) -> Params:
+    """Decode a call's arguments into the method's params Struct, refusing unknown keys.
+
+    Raises:
+        McpError: -32602 naming the field, e.g. ``$.arguments.limit``.
+    """
+    raw = _EMPTY_ARGS if bytes(arguments) in (b"", b"null") else arguments
+    try:
+        return msgspec.json.decode(raw, type=spec.params)
+    except msgspec.ValidationError as exc:  # the Raw was cut from a parsed frame, so only shapes can fail
+        message = str(exc)
+        raise invalid_params(f"invalid arguments for {spec.tool_name}: {message}", argument_path(message)) from exc
+
+
+def argument_path(message: str) -> str:
+    """The JSON path of the field a msgspec error names, rooted at ``$.arguments``."""
+    match = _AT_PATH.search(message)
+    path = "$.arguments" + (match.group(1)[1:] if match else "")
+    unknown = _UNKNOWN_FIELD.search(message)
+    if unknown:
+        path += f".{unknown.group(1)}"
+    return path

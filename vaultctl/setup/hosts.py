@@ -1,0 +1,140 @@
+"""The agent hosts setup knows: where each keeps its MCP servers, and in what shape.
+
+Adding a host is one row in :data:`HOSTS`. The entry is always named ``vaultd`` and launches
+``<vaultctl> mcp`` over stdio; only where a host wants more (Claude Code writes ``"type":
+"stdio"`` itself) does its row say so.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vaultctl.setup.receipts import home_of
+
+ENTRY_NAME = "vaultd"
+MCP_ARGS = ("mcp",)
+
+Env = Mapping[str, str]
+
+
+class FileFormat(enum.Enum):
+    """How a host's config file is written."""
+
+    JSON = "json"  #: a JSON object with an ``mcpServers`` object
+    TOML = "toml"  #: a TOML file with ``[mcp_servers.<name>]`` tables
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    """One agent host's MCP configuration."""
+
+    name: str  #: what the user types: ``vaultctl setup <name>``
+    title: str  #: what people call it
+    format: FileFormat
+    container: str  #: the key holding the servers
+    _config: Callable[[Env], Path]
+    _markers: Callable[[Env], tuple[Path, ...]]  #: any of these existing means it is installed
+    stdio_type: bool = False  #: write ``"type": "stdio"`` too
+    projects: bool = False  #: has a per-project file (``project=`` option)
+
+    def config_path(self, env: Env, project: Path | None = None) -> Path:
+        """The file setup edits: the user's, or the project's when ``project`` is given."""
+        if project is not None:
+            return project / ".mcp.json"
+        return self._config(env)
+
+    def installed(self, env: Env) -> bool:
+        """Does this user seem to use the host? ``setup all`` skips hosts that are not."""
+        return any(marker.exists() for marker in self._markers(env))
+
+    def markers(self, env: Env) -> tuple[Path, ...]:
+        return self._markers(env)
+
+    def entry(self, command: str) -> dict[str, Any]:
+        """The entry setup writes for this host."""
+        entry: dict[str, Any] = {"type": "stdio"} if self.stdio_type else {}
+        entry["command"] = command
+        entry["args"] = list(MCP_ARGS)
+        return entry
+
+
+def _claude_dir(env: Env) -> Path | None:
+    return Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else None
+
+
+def _claude_config(env: Env) -> Path:
+    folder = _claude_dir(env)
+    return (folder or home_of(env)) / ".claude.json"
+
+
+def _claude_markers(env: Env) -> tuple[Path, ...]:
+    folder = _claude_dir(env)
+    if folder is not None:
+        return (folder,)
+    return (home_of(env) / ".claude", home_of(env) / ".claude.json")
+
+
+def _codex_dir(env: Env) -> Path:
+    return Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home_of(env) / ".codex"
+
+
+def _in_home(*parts: str) -> Callable[[Env], Path]:
+    return lambda env: home_of(env).joinpath(*parts)
+
+
+def _parent_of(config: Callable[[Env], Path]) -> Callable[[Env], tuple[Path, ...]]:
+    return lambda env: (config(env).parent,)
+
+
+HOSTS: dict[str, Host] = {
+    host.name: host
+    for host in (
+        Host(
+            "claude",
+            "Claude Code",
+            FileFormat.JSON,
+            "mcpServers",
+            _claude_config,
+            _claude_markers,
+            stdio_type=True,
+            projects=True,
+        ),
+        Host(
+            "codex",
+            "Codex",
+            FileFormat.TOML,
+            "mcp_servers",
+            lambda env: _codex_dir(env) / "config.toml",
+            lambda env: (_codex_dir(env),),
+        ),
+        Host(
+            "cursor",
+            "Cursor",
+            FileFormat.JSON,
+            "mcpServers",
+            _in_home(".cursor", "mcp.json"),
+            _parent_of(_in_home(".cursor", "mcp.json")),
+        ),
+        Host(
+            "gemini",
+            "Gemini CLI",
+            FileFormat.JSON,
+            "mcpServers",
+            _in_home(".gemini", "settings.json"),
+            _parent_of(_in_home(".gemini", "settings.json")),
+        ),
+        Host(
+            "windsurf",
+            "Windsurf",
+            FileFormat.JSON,
+            "mcpServers",
+            _in_home(".codeium", "windsurf", "mcp_config.json"),
+            _parent_of(_in_home(".codeium", "windsurf", "mcp_config.json")),
+        ),
+    )
+}
+"""Every known host, in the order ``setup all`` visits them."""

@@ -1,0 +1,152 @@
+"""What setup will do (or did) to one host file, in a form the CLI can print or emit as JSON."""
+
+from __future__ import annotations
+
+import difflib
+import enum
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vaultctl.setup.errors import SetupError
+from vaultctl.setup.redact import redact_text, redact_value
+
+
+class Mode(enum.Enum):
+    """What the caller asked for."""
+
+    PLAN = "plan"  #: show the change, write nothing (the default)
+    APPLY = "apply"  #: write the entry and a receipt
+    UNDO = "undo"  #: reverse what a receipt records
+
+
+class Action(enum.StrEnum):
+    """What happens to the host file."""
+
+    CREATE_FILE = "create-file"  #: there was no file; it is created holding only the entry
+    ADD = "add"  #: the file gains the entry
+    REPLACE = "replace"  #: the entry was there with another value
+    NONE = "none"  #: already as asked; nothing is written
+    REMOVE = "remove"  #: undo: the entry (and a server table setup added) goes
+    RESTORE = "restore"  #: undo: the entry gets back the value it had before setup
+    DELETE_FILE = "delete-file"  #: undo: setup created the file and it is still just that
+
+
+class Status(enum.Enum):
+    """How one host fared in ``setup all``."""
+
+    DONE = "done"  #: planned, applied or undone (see the plan's action)
+    SKIPPED = "skipped"  #: not installed, or nothing to undo (see the note)
+    FAILED = "failed"  #: refused (see the error)
+
+
+@dataclass(frozen=True, slots=True)
+class SetupPlan:
+    """One host file's change. ``before``/``after`` are the entry (None: absent), secrets masked."""
+
+    host: str
+    path: Path
+    mode: Mode
+    action: Action
+    before: Any
+    after: Any
+    diff: str  #: unified diff of the file, secrets masked; empty for NONE
+    applied: bool = False  #: the change is on disk
+    receipt: Path | None = None  #: the receipt written (apply) or consumed (undo)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def changes(self) -> bool:
+        return self.action is not Action.NONE
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for ``--json`` output."""
+        return {
+            "host": self.host,
+            "path": str(self.path),
+            "mode": self.mode.value,
+            "action": self.action.value,
+            "before": self.before,
+            "after": self.after,
+            "diff": self.diff,
+            "applied": self.applied,
+            "receipt": str(self.receipt) if self.receipt else None,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class HostOutcome:
+    """One host's result in ``setup all``: a plan, a reason it was skipped, or the refusal."""
+
+    host: str
+    status: Status
+    plan: SetupPlan | None = None
+    note: str | None = None
+    error: SetupError | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"host": self.host, "status": self.status.value}
+        if self.plan is not None:
+            out["plan"] = self.plan.to_dict()
+        if self.note is not None:
+            out["note"] = self.note
+        if self.error is not None:
+            out["error"] = {
+                "code": self.error.code.value,
+                "message": self.error.message,
+                "manual": self.error.manual,
+            }
+        return out
+
+
+def make_plan(
+    host: str,
+    path: Path,
+    mode: Mode,
+    action: Action,
+    *,
+    old: str | None,
+    new: str | None,
+    before: Any,
+    after: Any,
+    notes: tuple[str, ...] = (),
+) -> SetupPlan:
+    """A plan with its diff rendered and every shown value masked."""
+    diff = "" if action is Action.NONE else unified_diff(path, old, new)
+    return SetupPlan(
+        host=host,
+        path=path,
+        mode=mode,
+        action=action,
+        before=redact_value(before),
+        after=redact_value(after),
+        diff=diff,
+        notes=notes,
+    )
+
+
+def unified_diff(path: Path, old: str | None, new: str | None) -> str:
+    """The change as ``diff -u`` shows it (``/dev/null`` for a missing side), masked."""
+    lines = difflib.unified_diff(
+        _lines(old),
+        _lines(new),
+        fromfile=str(path) if old is not None else "/dev/null",
+        tofile=str(path) if new is not None else "/dev/null",
+        n=2,
+    )
+    out: list[str] = []
+    for line in lines:
+        if line.endswith("\n"):
+            out.append(line[:-1].removesuffix("\r"))
+        else:
+            out.extend((line.removesuffix("\r"), "\\ No newline at end of file"))
+    return redact_text("\n".join(out)) + "\n" if out else ""
+
+
+def _lines(text: str | None) -> list[str]:
+    # Split on "\n" only: str.splitlines would also split on form feeds and U+2028.
+    if text is None:
+        return []
+    parts = text.split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])

@@ -1,0 +1,408 @@
+"""Find and read a note's frontmatter header; pure functions, str in, data out.
+
+A header follows Obsidian's rule: the file starts (after an optional UTF-8 BOM) with a line that
+is exactly ``---`` (trailing spaces or tabs allowed) and ends at the next such line; only ``---``
+closes it, never ``...``. LF and CRLF both count as line ends.
+
+Reading has two paths that must agree on the data:
+
+- The **fast path** lets libyaml (PyYAML's ``CParser``) compose the node tree in C and walks it in
+  Python, resolving plain scalars with ruamel.yaml's own YAML 1.2 core rules (only ``true`` and
+  ``false`` are booleans, ``012`` is the integer 12, ``1e3`` is a float). It is about 50 µs for
+  a ten-key header; the index parses up to 100,000 notes at start.
+- The **careful path** is ruamel.yaml's round-trip loader, the reference view. The fast path hands
+  over whenever it meets anything unusual: a possible anchor, alias or tag (a cheap regex over the
+  text), a merge key, a duplicate or non-string key, a nesting deeper than :data:`MAX_DEPTH`, or
+  any error. So every issue is decided in one place, and the data the fast path returns is the
+  data the careful path would give (a hypothesis test holds the two paths together).
+
+Both paths map values the same JSON-compatible way: dates and times become ISO strings (a date
+that does not exist, like ``2023-02-30``, stays the string written), non-finite floats become
+``".inf"``, ``"-.inf"`` or ``".nan"``, and a non-string key becomes its JSON spelling (``1`` ->
+``"1"``, ``true`` -> ``"true"``, ``null`` -> ``"null"``).
+
+Anchors and aliases are refused (N04) and never expanded, so an alias bomb costs one linear scan.
+Writing a header back, byte for byte except the keys that change, is :mod:`.frontmatter_emit`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import re
+from collections.abc import Callable
+from typing import Any, Final, NamedTuple
+
+import msgspec
+import yaml  # type: ignore[import-untyped]
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import TaggedScalar
+from ruamel.yaml.constructor import DuplicateKeyError, RoundTripConstructor
+from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.events import AliasEvent, MappingStartEvent, NodeEvent
+from ruamel.yaml.resolver import implicit_resolvers
+from ruamel.yaml.scalarbool import ScalarBoolean
+from ruamel.yaml.util import create_timestamp, timestamp_regexp
+
+from vaultd.vault.model import NoteIssue
+
+MAX_HEADER_BYTES: Final = 64 * 1024  #: a bigger header is refused (N05) without being parsed
+MAX_DEPTH: Final = 64  #: deeper nesting is refused (N01); real properties nest two or three levels
+
+_OPEN = re.compile(r"\ufeff?---[ \t]*(\r?\n)")
+_CLOSE = re.compile(r"^---[ \t]*(?:\r?\n|\r?\Z)", re.MULTILINE)
+# Anchors (&), aliases (*) and tags (!) can only start a node: at a line start or after an
+# indicator. A plain scalar such as "Tom & Jerry" does not match; a rare false hit only costs the
+# careful path. A lone \r also breaks lines, so it counts as a line start.
+# Where libyaml and ruamel.yaml read text differently, the careful path decides too: ruamel.yaml
+# rejects a tab inside a plain scalar ("a: x<TAB>y") and a comment glued to a block scalar header
+# ("|#"), reads an inner BOM differently, and (as YAML 1.2 says) does not break lines at NEL, LS
+# or PS, which libyaml does.
+_SUSPECT = re.compile(r"(?:^|[\[{,:?\-\r])[ \t]*[&*!]|[\t\ufeff\x85\u2028\u2029]|[|>][-+0-9]*#", re.MULTILINE)
+_ODD = re.compile(r"[&*!|>\t\ufeff\x85\u2028\u2029]")  # a quick scan: without these, _SUSPECT cannot match
+
+_YAML12: Final = (1, 2)
+_STR_TAG: Final = "tag:yaml.org,2002:str"
+_CORE_TAGS: Final = frozenset(
+    {"!"} | {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp", "seq", "map")}
+)
+# TaggedScalars ruamel keeps for these tags are plain strings to us (``a: =``, ``a: <<``).
+_STRING_TAGS: Final = frozenset({_STR_TAG, "tag:yaml.org,2002:value", "tag:yaml.org,2002:merge"})
+
+
+class FrontmatterParse(msgspec.Struct, frozen=True):
+    """What :func:`parse` found at the top of a note."""
+
+    data: dict[str, Any] | None  #: JSON-compatible; None when absent or unreadable
+    present: bool  #: a closed header block exists (even an empty or unreadable one)
+    body_offset: int  #: character offset of the body: past the closing fence line, or past the BOM
+    body_line: int  #: 1-based line of the file where the body starts
+    issues: list[NoteIssue]
+
+
+class HeaderBounds(NamedTuple):
+    """Where the header sits in the note text (character offsets)."""
+
+    start: int  #: first character of the header text, just past the opening fence line
+    end: int  #: start of the closing fence line; ``text[start:end]`` is the YAML
+    body_offset: int  #: just past the closing fence line (== ``len(text)`` at end of file)
+    newline: str  #: the opening fence's line ending, ``"\n"`` or ``"\r\n"``
+    closed: bool  #: False when no closing fence follows (then ``end == body_offset == len(text)``)
+
+
+class _Fallback(Exception):
+    """The fast path met something it leaves to the careful path."""
+
+
+class _Refused(Exception):
+    """The careful path's conversion found data vaultd does not read."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def find_header(text: str) -> HeaderBounds | None:
+    """Locate the header by Obsidian's rule, or None when the note has no opening fence."""
+    opened = _OPEN.match(text)
+    if opened is None:
+        return None
+    start = opened.end()
+    closing = _CLOSE.search(text, start)
+    if closing is None:
+        return HeaderBounds(start, len(text), len(text), opened.group(1), closed=False)
+    return HeaderBounds(start, closing.start(), closing.end(), opened.group(1), closed=True)
+
+
+def split(text: str) -> tuple[str | None, int]:
+    """Return the header's YAML text (None without a closed header) and the body's offset."""
+    bounds = find_header(text)
+    if bounds is None or not bounds.closed:
+        return None, 1 if text.startswith("\ufeff") else 0
+    return text[bounds.start : bounds.end], bounds.body_offset
+
+
+def parse(text: str) -> FrontmatterParse:
+    """Read a note's header. Never raises: a bad header gives ``data=None`` and an issue.
+
+    An unterminated header is no header at all (as in Obsidian), so its body starts at the top.
+    """
+    bom = 1 if text.startswith("\ufeff") else 0
+    bounds = find_header(text)
+    if bounds is None:
+        return FrontmatterParse(None, False, bom, 1, [])
+    if not bounds.closed:
+        issue = NoteIssue("N06", "the frontmatter header has no closing '---' line", 1)
+        return FrontmatterParse(None, False, bom, 1, [issue])
+    body_line = text.count("\n", 0, bounds.body_offset) + 1
+    header = text[bounds.start : bounds.end]
+    if len(header) * 4 > MAX_HEADER_BYTES and len(header.encode("utf-8", "surrogatepass")) > MAX_HEADER_BYTES:
+        issue = NoteIssue("N05", f"the frontmatter header is over {MAX_HEADER_BYTES // 1024} KiB", 1)
+        return FrontmatterParse(None, True, bounds.body_offset, body_line, [issue])
+    data, issues = load_header(header, first_line=2)
+    return FrontmatterParse(data, True, bounds.body_offset, body_line, issues)
+
+
+def load_header(header: str, first_line: int = 1) -> tuple[dict[str, Any] | None, list[NoteIssue]]:
+    """Turn header YAML into data, trying the fast path first.
+
+    Args:
+        header: the YAML between the fences.
+        first_line: the file line of the header's first line, for issue line numbers.
+    """
+    if _CParser is not None and (_ODD.search(header) is None or _SUSPECT.search(header) is None):
+        try:
+            return load_fast(header), []
+        # Anything the fast path cannot vouch for, error or not, is the careful path's to judge.
+        except Exception:  # noqa: BLE001
+            pass
+    return load_careful(header, first_line)
+
+
+# -- resolving plain scalars: YAML 1.2 core as ruamel.yaml does it --------------------------------
+
+
+def _to_int(s: str) -> int:
+    v = s.replace("_", "")
+    sign = -1 if v[0] == "-" else 1
+    if v[0] in "+-":
+        v = v[1:]
+    for prefix, base in (("0b", 2), ("0x", 16), ("0o", 8)):
+        if v.startswith(prefix):
+            return sign * int(v[2:], base)
+    return sign * int(v)
+
+
+def _to_float(s: str) -> float | str:
+    v = s.replace("_", "").lower()
+    sign = -1 if v[0] == "-" else 1
+    if v[0] in "+-":
+        v = v[1:]
+    value = math.nan if v == ".nan" else math.inf if v == ".inf" else float(v)
+    return _float_value(sign * value)
+
+
+def _float_value(value: float) -> float | str:
+    """Non-finite floats are not JSON; keep them as the YAML spelling instead."""
+    if math.isfinite(value):
+        return value
+    return ".nan" if math.isnan(value) else ".inf" if value > 0 else "-.inf"
+
+
+def _to_timestamp(s: str) -> str:
+    match = timestamp_regexp.match(s)
+    if match is None:
+        return s
+    try:
+        return create_timestamp(**match.groupdict()).isoformat()
+    except ValueError:  # 2023-02-30 and friends stay as written
+        return s
+
+
+def _to_merge(s: str) -> Any:
+    raise _Fallback("merge key")
+
+
+_CONVERTERS: dict[str, Callable[[str], Any]] = {
+    "tag:yaml.org,2002:bool": lambda s: s.lower() == "true",
+    "tag:yaml.org,2002:float": _to_float,
+    "tag:yaml.org,2002:int": _to_int,
+    "tag:yaml.org,2002:null": lambda s: None,
+    "tag:yaml.org,2002:timestamp": _to_timestamp,
+    "tag:yaml.org,2002:merge": _to_merge,
+}
+# ruamel.yaml's own YAML 1.2 implicit resolvers, by first character, in ruamel's order.
+_RESOLVERS: dict[str, list[tuple[Any, Callable[[str], Any]]]] = {}
+for _versions, _tag, _regexp, _firsts in implicit_resolvers:
+    if _YAML12 in _versions and _tag in _CONVERTERS:
+        for _first in _firsts:
+            _RESOLVERS.setdefault(_first, []).append((_regexp, _CONVERTERS[_tag]))
+
+
+def resolve_plain(s: str) -> Any:
+    """The value of an untagged plain scalar under YAML 1.2 core, as ruamel.yaml reads it."""
+    for regexp, convert in _RESOLVERS.get(s[:1], ()):
+        if regexp.match(s):
+            return convert(s)
+    return s
+
+
+def key_string(key: Any) -> str:
+    """A mapping key as a string: its JSON spelling when it is not one already."""
+    if isinstance(key, str):
+        return key
+    if key is None or isinstance(key, bool):
+        return "null" if key is None else "true" if key else "false"
+    if isinstance(key, float):
+        value = _float_value(key)
+        return value if isinstance(value, str) else repr(value)
+    return str(key)
+
+
+# -- the fast path -----------------------------------------------------------------------------
+
+_PLAIN, _QUOTED, _SEQ, _MAP = "?plain", "?quoted", "?seq", "?map"
+
+_CParser: Any = getattr(getattr(yaml, "cyaml", None), "CParser", None)
+
+
+class _Composer(_CParser or object):  # type: ignore[misc]
+    """libyaml's composer with resolution deferred: it only says plain or quoted, seq or map.
+
+    The walk resolves plain scalars itself (YAML 1.2 core); libyaml's composer calls these three
+    methods. Without libyaml (a PyYAML built without it) every header takes the careful path.
+    """
+
+    def descend_resolver(self, *args: Any) -> None:
+        pass
+
+    def ascend_resolver(self, *args: Any) -> None:
+        pass
+
+    def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
+        if kind is yaml.ScalarNode:
+            return _PLAIN if implicit[0] else _QUOTED
+        return _SEQ if kind is yaml.SequenceNode else _MAP
+
+
+def load_fast(header: str) -> dict[str, Any]:
+    """Data via libyaml; raises on anything the careful path must judge (callers catch).
+
+    Callers first rule out what :data:`_SUSPECT` matches; this does not look for it again.
+    """
+    composer = _Composer(header)
+    try:
+        root = composer.get_single_node()
+    finally:
+        composer.dispose()
+    if root is None:
+        return {}
+    if root.tag != _MAP:
+        raise _Fallback("not a mapping")
+    return _walk_map(root, 1, set())
+
+
+def _walk(node: Any, depth: int, seen: set[int]) -> Any:
+    tag = node.tag
+    if tag == _PLAIN:
+        return resolve_plain(node.value)
+    if tag == _QUOTED:
+        return node.value
+    if depth >= MAX_DEPTH or id(node) in seen:  # a repeated node is an alias: never expand it
+        raise _Fallback("deep or aliased")
+    seen.add(id(node))
+    if tag == _MAP:
+        return _walk_map(node, depth + 1, seen)
+    if tag == _SEQ:
+        return [_walk(item, depth + 1, seen) for item in node.value]
+    raise _Fallback(f"explicit tag {tag}")
+
+
+def _walk_map(node: Any, depth: int, seen: set[int]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    typed: list[Any] = []  # non-string keys, compared as ruamel compares them (1 == 1.0 == true)
+    for key_node, value_node in node.value:
+        tag = key_node.tag
+        if tag == _PLAIN:
+            raw = resolve_plain(key_node.value)
+        elif tag == _QUOTED:
+            raw = key_node.value
+        else:
+            raise _Fallback("complex key")
+        if not isinstance(raw, str):
+            if any(raw == other for other in typed):
+                raise _Fallback("duplicate key")
+            typed.append(raw)
+        key = key_string(raw)
+        if key in out:
+            raise _Fallback("duplicate key")
+        out[key] = _walk(value_node, depth, seen)
+    return out
+
+
+# -- the careful path --------------------------------------------------------------------------
+
+
+class _Constructor(RoundTripConstructor):
+    """ruamel.yaml's round-trip constructor, except that an impossible date stays a string."""
+
+    def construct_yaml_timestamp(self, node: Any, values: Any = None) -> Any:
+        try:
+            return super().construct_yaml_timestamp(node, values)
+        except ValueError:
+            return node.value
+
+
+_Constructor.add_constructor("tag:yaml.org,2002:timestamp", _Constructor.construct_yaml_timestamp)
+
+
+def load_careful(header: str, first_line: int = 1) -> tuple[dict[str, Any] | None, list[NoteIssue]]:
+    """Data via ruamel.yaml round-trip; the reference for both data and issues. Never raises."""
+    loader = YAML(typ="rt")  # not shared: a YAML instance holds per-load state
+    loader.Constructor = _Constructor
+    root: NodeEvent | None = None
+    try:
+        for event in loader.parse(header):
+            if not isinstance(event, NodeEvent):
+                continue
+            if root is None:
+                root = event
+            if isinstance(event, AliasEvent) or event.anchor is not None:
+                line = first_line + event.start_mark.line
+                return None, [NoteIssue("N04", "the frontmatter uses YAML anchors or aliases", line)]
+            if event.tag is not None and str(event.tag) not in _CORE_TAGS:
+                line = first_line + event.start_mark.line
+                return None, [NoteIssue("N01", f"the frontmatter uses the YAML tag {event.tag}", line)]
+        if root is None:
+            return {}, []
+        if not isinstance(root, MappingStartEvent):
+            return None, [NoteIssue("N02", "the frontmatter is not a mapping of keys to values", first_line)]
+        doc = loader.load(header)
+        return _plain_data(doc, 0), []
+    except DuplicateKeyError as exc:
+        return None, [NoteIssue("N03", "the frontmatter repeats a key", _line(exc, first_line))]
+    except _Refused as exc:
+        return None, [NoteIssue(exc.code, str(exc), first_line)]
+    except MarkedYAMLError as exc:
+        problem = exc.problem or "it is not valid YAML"
+        return None, [NoteIssue("N01", f"the frontmatter is malformed: {problem}", _line(exc, first_line))]
+    # ruamel.yaml raises more than YAMLError on odd input (an IndexError for "-_", a
+    # RecursionError for deep nesting); parse must never raise, so all of them are N01.
+    except Exception as exc:  # noqa: BLE001
+        return None, [NoteIssue("N01", f"the frontmatter is malformed ({type(exc).__name__})", first_line)]
+
+
+def _line(exc: MarkedYAMLError, first_line: int) -> int | None:
+    mark = exc.problem_mark or exc.context_mark
+    return None if mark is None else first_line + mark.line
+
+
+def _plain_data(value: Any, depth: int) -> Any:
+    """ruamel.yaml's round-trip objects as plain JSON-compatible values."""
+    if depth > MAX_DEPTH:
+        raise _Refused("N01", f"the frontmatter nests deeper than {MAX_DEPTH} levels")
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):  # also ruamel's ScalarInt, HexInt and ScalarBoolean
+        return bool(value) if isinstance(value, ScalarBoolean) else int(value)
+    if isinstance(value, float):
+        return _float_value(float(value))
+    if isinstance(value, datetime.date):  # datetime is a date too; both know isoformat
+        return value.isoformat()
+    if isinstance(value, TaggedScalar) and str(value.tag) in _STRING_TAGS:
+        return str(value.value)
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if key is not None and not isinstance(key, (str, int, float, datetime.date, TaggedScalar)):
+                raise _Refused("N02", "the frontmatter has a key that is not a plain value")
+            name = key_string(_plain_data(key, depth + 1))
+            if name in out:
+                raise _Refused("N03", f"the frontmatter repeats the key {name!r}")
+            out[name] = _plain_data(item, depth + 1)
+        return out
+    if isinstance(value, list):
+        return [_plain_data(item, depth + 1) for item in value]
+    raise _Refused("N01", f"the frontmatter holds a value vaultd does not read ({type(value).__name__})")

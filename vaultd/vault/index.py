@@ -1,0 +1,237 @@
+"""The in-memory index of one vault: notes, names, aliases, links, backlinks, tags, skipped files.
+
+Threading rule: the maps here are changed only on the event loop thread, in short synchronous
+steps (:meth:`VaultIndex.apply`), so a read never sees a half-applied change. Reading and
+parsing files (:func:`compute_updates`) and writing the SQLite cache happen in worker threads,
+before and after that step.
+
+Link resolution is not stored: a link is resolved when it is read, against the current file
+set, so adding or removing a file can never leave a stale resolution behind. Backlinks are
+found through ``_linkers``, a map from the name a link points at to the notes that contain such
+a link; each candidate is then resolved to confirm it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vaultd.vault.cache import IndexCache, SearchDoc
+from vaultd.vault.model import Link, NoteRecord
+from vaultd.vault.note import Skipped, parse_note, stem_of
+from vaultd.vault.resolve import LinkResolver, Resolution, name_key
+from vaultd.vault.walk import FileStat, SkippedFile, classify, is_ignored, walk
+
+
+def link_key(link: Link) -> str:
+    """The name a link points at, as the resolver compares names (stem for notes)."""
+    name = link.target.rpartition("/")[2]
+    key = name_key(name)
+    return key[:-3] if key.endswith(".md") else key
+
+
+def note_key(path: str) -> str:
+    name = path.rpartition("/")[2]
+    key = name_key(name)
+    return key[:-3] if key.endswith(".md") else key
+
+
+@dataclass(slots=True)
+class Updates:
+    """What a refresh found: parsed notes, attachments, skipped files, and paths now gone."""
+
+    notes: list[tuple[NoteRecord, SearchDoc]] = field(default_factory=list)
+    attachments: list[FileStat] = field(default_factory=list)
+    skipped: list[SkippedFile] = field(default_factory=list)
+    gone: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.notes or self.attachments or self.skipped or self.gone)
+
+
+def read_note(root: Path, fs: FileStat) -> tuple[NoteRecord, SearchDoc] | SkippedFile:
+    """Read and parse one note without following links; a file that changed type is skipped."""
+    try:
+        fd = os.open(root / fs.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        return SkippedFile(fs.path, "S05", f"cannot open: {exc.strerror}")
+    try:
+        st = os.fstat(fd)
+        if st.st_size > 2 * 1024 * 1024 + 1:
+            raw = b"\0" * (2 * 1024 * 1024 + 1)  # only the size matters to the parser's refusal
+        else:
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                raw = fh.read(2 * 1024 * 1024 + 1)
+    except OSError as exc:
+        return SkippedFile(fs.path, "S05", f"cannot read: {exc.strerror}")
+    finally:
+        os.close(fd)
+    try:
+        return parse_note(fs.path, raw, size=st.st_size, mtime_ns=st.st_mtime_ns, ino=st.st_ino)
+    except Skipped as exc:
+        return SkippedFile(fs.path, exc.code, exc.reason)
+
+
+def _same_stat(record: NoteRecord, fs: FileStat) -> bool:
+    return (record.size, record.mtime_ns, record.ino) == (fs.size, fs.mtime_ns, fs.ino)
+
+
+def compute_updates(root: Path, found: Iterable[FileStat | SkippedFile], known: dict[str, NoteRecord],
+                    gone: Iterable[str] = ()) -> Updates:
+    """Parse what changed among ``found``; ``known`` holds current records to skip unchanged notes."""
+    updates = Updates(gone=list(gone))
+    for item in found:
+        if isinstance(item, SkippedFile):
+            updates.skipped.append(item)
+        elif not item.is_note:
+            updates.attachments.append(item)
+        else:
+            record = known.get(item.path)
+            if record is not None and _same_stat(record, item):
+                continue
+            parsed = read_note(root, item)
+            if isinstance(parsed, SkippedFile):
+                updates.skipped.append(parsed)
+            else:
+                updates.notes.append(parsed)
+    return updates
+
+
+class VaultIndex:
+    def __init__(self, root: Path, cache: IndexCache | None) -> None:
+        self.root = root
+        self.cache = cache
+        self.notes: dict[str, NoteRecord] = {}
+        self.attachments: dict[str, FileStat] = {}
+        self.skipped: dict[str, SkippedFile] = {}
+        self.resolver = LinkResolver()
+        self._aliases: dict[str, set[str]] = {}
+        self._linkers: dict[str, set[str]] = {}
+        self.generation = 0  #: bumped by every applied change; readers may cache by it
+
+    # -- building ------------------------------------------------------------------------
+
+    def build(self) -> tuple[Updates, int]:
+        """Fill a fresh index from the cache and the disk (worker thread; not yet shared).
+
+        Returns what had to be re-read and how many cached records were reused.
+        """
+        cached = self.cache.load_records() if self.cache is not None else {}
+        found = list(walk(self.root))
+        on_disk = {f.path for f in found}
+        gone = [p for p in cached if p not in on_disk]
+        updates = compute_updates(self.root, found, cached, gone)
+        changed = {r.path for r, _ in updates.notes} | {s.path for s in updates.skipped}
+        reused = 0
+        for path, record in cached.items():
+            if path in on_disk and path not in changed:
+                self._put_note(record)
+                reused += 1
+        self.apply(updates, write_cache=False)
+        if self.cache is not None:
+            # Skipped notes that used to be cached must leave the cache too.
+            stale = gone + [s.path for s in updates.skipped if s.path in cached]
+            self.cache.apply(updates.notes, stale)
+        return updates, reused
+
+    # -- applying changes (event loop thread) ---------------------------------------------
+
+    def apply(self, updates: Updates, *, write_cache: bool = True) -> None:
+        for path in updates.gone:
+            self._forget(path)
+        for item in updates.skipped:
+            self._forget(item.path)
+            self.skipped[item.path] = item
+        for fs in updates.attachments:
+            self._forget(fs.path)
+            self.attachments[fs.path] = fs
+            self.resolver.add(fs.path)
+        for record, _doc in updates.notes:
+            self._forget(record.path)
+            self._put_note(record)
+        self.generation += 1
+
+    def write_cache(self, updates: Updates) -> None:
+        """Mirror ``updates`` into the SQLite cache (worker thread, one writer per vault)."""
+        if self.cache is not None:
+            deletes = updates.gone + [s.path for s in updates.skipped] + [a.path for a in updates.attachments]
+            self.cache.apply(updates.notes, deletes)
+
+    def _put_note(self, record: NoteRecord) -> None:
+        self.notes[record.path] = record
+        self.resolver.add(record.path)
+        for alias in record.aliases:
+            self._aliases.setdefault(name_key(alias), set()).add(record.path)
+        for link in record.links:
+            if link.target:
+                self._linkers.setdefault(link_key(link), set()).add(record.path)
+
+    def _forget(self, path: str) -> None:
+        self.skipped.pop(path, None)
+        if self.attachments.pop(path, None) is not None:
+            self.resolver.remove(path)
+        record = self.notes.pop(path, None)
+        if record is None:
+            return
+        self.resolver.remove(path)
+        for alias in record.aliases:
+            self._discard(self._aliases, name_key(alias), path)
+        for link in record.links:
+            if link.target:
+                self._discard(self._linkers, link_key(link), path)
+
+    @staticmethod
+    def _discard(table: dict[str, set[str]], key: str, path: str) -> None:
+        entries = table.get(key)
+        if entries is not None:
+            entries.discard(path)
+            if not entries:
+                del table[key]
+
+    def known_under(self, prefix: str) -> list[str]:
+        """Indexed paths at or below a vault-relative folder (for a folder moved away)."""
+        base = prefix.rstrip("/") + "/"
+        return [p for p in (*self.notes, *self.attachments, *self.skipped) if p == prefix or p.startswith(base)]
+
+    def stat_paths(self, rels: Iterable[str]) -> tuple[list[FileStat | SkippedFile], list[str]]:
+        """Classify changed paths for a refresh: what exists now (folders expanded), what is gone."""
+        found: list[FileStat | SkippedFile] = []
+        gone: list[str] = []
+        for rel in rels:
+            if is_ignored(rel):
+                continue
+            item = classify(self.root, rel)
+            if item is not None:
+                found.append(item)
+            elif (self.root / rel).is_dir() and not (self.root / rel).is_symlink():
+                found.extend(walk(self.root, rel))
+            else:
+                gone.extend(self.known_under(rel))
+        return found, gone
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def resolve(self, link: Link, source: str) -> Resolution:
+        return self.resolver.resolve(link.target, source)
+
+    def notes_by_alias(self, text: str) -> list[str]:
+        return sorted(self._aliases.get(name_key(text), ()))
+
+    def backlinks(self, path: str) -> Iterator[tuple[str, Link]]:
+        """Every (source, link) that resolves to ``path``, sources in path order."""
+        key = note_key(path)
+        for source in sorted(self._linkers.get(key, ())):
+            record = self.notes.get(source)
+            if record is None:
+                continue
+            for link in record.links:
+                if link.target and link_key(link) == key:
+                    res = self.resolver.resolve(link.target, source)
+                    if res.path == path:
+                        yield source, link
+
+    def title_of(self, path: str) -> str:
+        record = self.notes.get(path)
+        return record.title if record is not None else stem_of(path)

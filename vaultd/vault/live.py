@@ -1,0 +1,188 @@
+"""Keeps one vault's index fresh: the start-up build, the watcher, and the freshness barrier.
+
+One indexer per vault: refreshes run one at a time under ``_refreshing``, so the SQLite cache
+has a single writer and the in-memory maps change in one place. Reads never wait for it.
+
+The barrier follows Watchman's cookies: to answer "every change made before this call is
+indexed", drop a marker file into ``.vaultd/`` and wait until the watcher delivers it; the
+watcher reports events in order, so everything before the marker has been refreshed by then.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from pathlib import Path
+
+import anyio
+import anyio.abc
+import structlog
+import watchfiles
+
+from vaultd.vault.cache import IndexCache, cache_file_name
+from vaultd.vault.index import VaultIndex, compute_updates
+from vaultd.vault.runtime import RUNTIME_DIR, SKIPPED_DIRS
+from vaultd.vault.walk import COOKIE_PREFIX, walk
+
+log = structlog.get_logger("vaultd.index")
+
+BARRIER_TIMEOUT_S = 5.0  #: past this, a fresh read falls back to a full stat reconcile
+WATCH_STEP_MS = 30  #: how long the watcher waits for more events before delivering a batch
+
+
+class _WatchFilter(watchfiles.DefaultFilter):
+    """Everything but the skipped folders, except our own cookies inside ``.vaultd/``."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(ignore_dirs=(), ignore_entity_patterns=())
+        self._root = str(root)
+
+    def __call__(self, change: watchfiles.Change, path: str) -> bool:
+        rel = os.path.relpath(path, self._root).replace(os.sep, "/")
+        parts = rel.split("/")
+        if parts[0] == RUNTIME_DIR:
+            return len(parts) == 2 and parts[1].startswith(COOKIE_PREFIX)
+        return not any(p in SKIPPED_DIRS for p in parts)
+
+
+class LiveIndex:
+    def __init__(self, root: Path, home: Path) -> None:
+        self.root = root
+        self.cache_path = home / "indexes" / cache_file_name(str(root))
+        self.index = VaultIndex(root, None)
+        self.ready = anyio.Event()
+        self.build_seconds: float | None = None
+        self.build_note = ""
+        self._refreshing = anyio.Lock()
+        self._cookies: dict[str, anyio.Event] = {}
+        self._cookie_ids = itertools.count(1)
+        self._stop = anyio.Event()
+
+    # -- life cycle ----------------------------------------------------------------------
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Build the index, start watching, then catch up on what changed while the watcher
+        started; ``ready`` is set after that, so no change can fall between build and watch."""
+        started = time.perf_counter()
+        index, note = await anyio.to_thread.run_sync(self._build)
+        self.index, self.build_note = index, note
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._watch)
+            await self._prove_watching()
+            await self.reconcile()
+            self.build_seconds = time.perf_counter() - started
+            log.info("index ready", vault=str(self.root), notes=len(index.notes),
+                     seconds=round(self.build_seconds, 3), detail=note)
+            self.ready.set()
+            task_status.started()
+            await self._stop.wait()
+            tg.cancel_scope.cancel()
+
+    async def _prove_watching(self) -> None:
+        """Drop cookies until the watcher delivers one: from then on no event is lost."""
+        for _ in range(100):
+            name = self._drop_cookie()
+            with anyio.move_on_after(0.1):
+                await self._cookies[name].wait()
+                return
+            self._forget_cookie(name)
+        log.warning("watcher did not deliver a cookie; freshness falls back to stat reconciles",
+                    vault=str(self.root))
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def close(self) -> None:
+        if self.index.cache is not None:
+            self.index.cache.close()
+
+    def _build(self) -> tuple[VaultIndex, str]:
+        self.cache_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        cache = IndexCache.open(self.cache_path)
+        index = VaultIndex(self.root, cache)
+        updates, reused = index.build()
+        note = f"cache {cache.outcome}; {len(updates.notes)} parsed, {reused} reused"
+        return index, note
+
+    # -- watching ------------------------------------------------------------------------
+
+    async def _watch(self) -> None:
+        while not self._stop.is_set():
+            try:
+                async for changes in watchfiles.awatch(
+                    self.root, watch_filter=_WatchFilter(self.root), step=WATCH_STEP_MS,
+                    stop_event=self._stop, ignore_permission_denied=True, recursive=True,
+                ):
+                    await self._on_changes(changes)
+            except Exception as exc:  # the watcher died (overflow, folder gone): reconcile, rewatch
+                log.warning("watcher failed; reconciling by stat", vault=str(self.root), error=str(exc))
+                if not self.root.is_dir():
+                    await anyio.sleep(1.0)
+                    continue
+                await self.reconcile()
+
+    async def _on_changes(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
+        rels: set[str] = set()
+        cookies: list[str] = []
+        for _change, path in changes:
+            rel = os.path.relpath(path, self.root).replace(os.sep, "/")
+            if rel.startswith(RUNTIME_DIR + "/"):
+                cookies.append(rel.partition("/")[2])
+            else:
+                rels.add(rel)
+        if rels:
+            await self.refresh(rels)
+        for name in cookies:
+            event = self._cookies.pop(name, None)
+            if event is not None:
+                event.set()
+                self._forget_cookie(name)
+
+    # -- refreshing ----------------------------------------------------------------------
+
+    async def refresh(self, rels: set[str]) -> None:
+        """Re-read the given vault-relative paths (files or folders) and apply what changed."""
+        async with self._refreshing:
+            index = self.index
+            found, gone = await anyio.to_thread.run_sync(index.stat_paths, rels)
+            updates = await anyio.to_thread.run_sync(compute_updates, self.root, found, index.notes, gone)
+            if updates:
+                index.apply(updates)
+                await anyio.to_thread.run_sync(index.write_cache, updates)
+
+    async def reconcile(self) -> None:
+        """Compare every file with the index by stat; re-read only what differs."""
+        async with self._refreshing:
+            index = self.index
+            found = await anyio.to_thread.run_sync(lambda: list(walk(self.root)))
+            present = {f.path for f in found}
+            gone = [p for p in (*index.notes, *index.attachments, *index.skipped) if p not in present]
+            updates = await anyio.to_thread.run_sync(compute_updates, self.root, found, index.notes, gone)
+            if updates:
+                index.apply(updates)
+                await anyio.to_thread.run_sync(index.write_cache, updates)
+
+    # -- the freshness barrier -----------------------------------------------------------
+
+    def _drop_cookie(self) -> str:
+        name = f"{COOKIE_PREFIX}{os.getpid()}-{next(self._cookie_ids)}"
+        self._cookies[name] = anyio.Event()
+        (self.root / RUNTIME_DIR / name).write_bytes(b"")
+        return name
+
+    def _forget_cookie(self, name: str) -> None:
+        self._cookies.pop(name, None)
+        (self.root / RUNTIME_DIR / name).unlink(missing_ok=True)
+
+    async def barrier(self) -> None:
+        """Return once every change made before the call is in the index."""
+        await self.ready.wait()
+        name = self._drop_cookie()
+        event = self._cookies[name]
+        with anyio.move_on_after(BARRIER_TIMEOUT_S):
+            await event.wait()
+            return
+        self._forget_cookie(name)
+        log.warning("freshness cookie not delivered; reconciling by stat", vault=str(self.root))
+        await self.reconcile()

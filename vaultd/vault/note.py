@@ -1,0 +1,98 @@
+"""From a note file's bytes to its index record and search document, in one pure function.
+
+Combines the frontmatter parser and the Markdown scanner, and decides what the index calls a
+note's title, aliases and tags: the frontmatter ``title`` when it is a string, else the first H1,
+else the file name; ``aliases`` (or the legacy ``alias``) as a string or a list of strings;
+frontmatter ``tags`` (string, comma/space separated string, or list) plus inline tags.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from vaultd.vault import frontmatter, markdown
+from vaultd.vault.cache import SearchDoc
+from vaultd.vault.model import Link, NoteIssue, NoteRecord, Tag
+
+MAX_NOTE_BYTES = 2 * 1024 * 1024  #: larger notes are skipped and reported, never indexed
+
+
+class Skipped(Exception):
+    """The file is not indexed; the reason is reported by ``vault.issues``."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str) and v.strip()]
+    return []
+
+
+def _frontmatter_tags(value: Any) -> list[str]:
+    if isinstance(value, str):
+        value = value.replace(",", " ").split()
+    return [t.strip().lstrip("#") for t in _strings(value) if t.strip().lstrip("#")]
+
+
+def _frontmatter_links(data: dict[str, Any], body_line: int) -> list[Link]:
+    """Wiki-links written inside frontmatter string values (``related: "[[x]]"``)."""
+    found: list[Link] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            if "[[" in value:
+                found.extend(markdown.links_in_value(value, 1))
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+
+    walk(data)
+    return found
+
+
+def stem_of(path: str) -> str:
+    name = path.rpartition("/")[2]
+    return name[:-3] if name[-3:].lower() == ".md" else name
+
+
+def parse_note(path: str, raw: bytes, *, size: int, mtime_ns: int, ino: int) -> tuple[NoteRecord, SearchDoc]:
+    """Parse one note. Raises :class:`Skipped` for a file the index must not hold."""
+    if len(raw) > MAX_NOTE_BYTES:
+        raise Skipped("S01", f"over the {MAX_NOTE_BYTES // (1024 * 1024)} MiB note limit ({len(raw)} bytes)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Skipped("S02", f"not valid UTF-8 (byte {exc.start})") from exc
+    if "\x00" in text:
+        raise Skipped("S03", "contains NUL bytes; not a text note")
+    fm = frontmatter.parse(text)
+    scan = markdown.scan(text, fm.body_offset, fm.body_line)
+    data = fm.data or {}
+    issues: list[NoteIssue] = list(fm.issues)
+    title_value = data.get("title")
+    if isinstance(title_value, str) and title_value.strip():
+        title = title_value.strip()
+    else:
+        h1 = next((h for h in scan.headings if h.level == 1), None)
+        title = h1.text if h1 is not None and h1.text else stem_of(path)
+    aliases = _strings(data.get("aliases")) or _strings(data.get("alias"))
+    tags = [Tag(name=t, line=0) for t in _frontmatter_tags(data.get("tags"))] + scan.tags
+    links = scan.links
+    if data:
+        links = links + _frontmatter_links(data, fm.body_line)
+    record = NoteRecord(
+        path=path, size=size, mtime_ns=mtime_ns, ino=ino, sha256=hashlib.sha256(raw).hexdigest(),
+        title=title, frontmatter=fm.data, aliases=aliases, tags=tags, headings=scan.headings,
+        blocks=scan.blocks, links=links, issues=issues, words=scan.words, body_offset=fm.body_offset,
+    )
+    return record, SearchDoc.from_note(record, text)
