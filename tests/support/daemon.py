@@ -155,7 +155,7 @@ class RawClient:
 
 
 def copy_sample_vault(dest: Path) -> Path:
-    shutil.copytree(SAMPLE_VAULT, dest, symlinks=True)
+    shutil.copytree(SAMPLE_VAULT, dest, symlinks=True, ignore=shutil.ignore_patterns(".vaultd"))
     return dest
 
 

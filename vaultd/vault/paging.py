@@ -30,6 +30,7 @@ def encode_cursor(value: str) -> str:
 
 def decode_cursor(cursor: str) -> str:
     try:
-        return base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8")
-    except (ValueError, UnicodeDecodeError) as exc:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        return base64.b64decode(padded, altchars=b"-_", validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError) as exc:  # binascii.Error is a ValueError
         raise InvalidParams("the cursor is not one this daemon returned") from exc
