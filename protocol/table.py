@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from protocol.methods import daemon, reads, vaults
+from protocol.methods import daemon, reads, vaults, writes
 from protocol.methods.common import Empty, Params, Result
 
 
@@ -102,4 +102,78 @@ _READS: tuple[MethodSpec, ...] = (
     ),
 )
 
-METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in (*_SPECS, *_READS)}
+_RECEIPT = writes.WriteReceipt
+_WRITES: tuple[MethodSpec, ...] = (
+    MethodSpec(
+        "note.create", writes.CreateParams, _RECEIPT,
+        "Create a note at a new path (title, frontmatter, body or a skeleton); refuses existing names.",
+        mcp=True,
+    ),
+    MethodSpec(
+        "note.patch", writes.PatchParams, _RECEIPT,
+        "Replace text that occurs exactly once (or up to 32 non-overlapping edits, all or nothing).",
+        mcp=True,
+    ),
+    MethodSpec(
+        "note.append", writes.AppendParams, _RECEIPT,
+        "Append Markdown to an H2 section, creating the section when absent.",
+        mcp=True,
+    ),
+    MethodSpec(
+        "note.set_frontmatter", writes.SetFrontmatterParams, _RECEIPT,
+        "Set or unset frontmatter keys; every other key keeps its exact bytes.",
+        idempotent=True, mcp=True,
+    ),
+    MethodSpec(
+        "note.link", writes.LinkParams, _RECEIPT,
+        "Link two notes under '## Relevant Notes' (a relation optional), both ways unless bidirectional is false.",
+        mcp=True,
+    ),
+    MethodSpec(
+        "note.supersede", writes.SupersedeParams, _RECEIPT,
+        "Mark an old note superseded by a new one (status, superseded_by) and link the new one back.",
+        mcp=True,
+    ),
+    MethodSpec(
+        "note.move", writes.MoveParams, _RECEIPT,
+        "Rename or move a note and rewrite every link to it (two-step: preview, then confirm with the fingerprint).",
+        destructive=True, two_step=True, mcp=True,
+    ),
+    MethodSpec(
+        "note.delete", writes.DeleteParams, _RECEIPT,
+        "Move a note to .trash (undoable); refuses to break links unless told to (two-step: preview, then confirm).",
+        destructive=True, two_step=True, mcp=True,
+    ),
+    MethodSpec(
+        "note.merge", writes.MergeParams, _RECEIPT,
+        "Fold one note into another, repoint its links, mark it superseded (two-step: preview, then confirm).",
+        destructive=True, two_step=True, mcp=True,
+    ),
+    MethodSpec(
+        "op.undo", writes.UndoParams, _RECEIPT,
+        "Reverse a committed operation while the files it wrote are unchanged since.",
+        destructive=True, mcp=True,
+    ),
+    MethodSpec(
+        "op.list", writes.OpListParams, writes.OpListResult,
+        "Recent operations kept for undo, newest first.",
+        read_only=True, idempotent=True, mcp=True,
+    ),
+    MethodSpec(
+        "log.append", writes.LogAppendParams, writes.LogReceipt,
+        "Append one event line to the vault's log.",
+        mcp=True,
+    ),
+    MethodSpec(
+        "log.tail", writes.LogTailParams, writes.LogLines,
+        "The last events of the vault's log, optionally of one type.",
+        read_only=True, idempotent=True, mcp=True,
+    ),
+    MethodSpec(
+        "log.grep", writes.LogGrepParams, writes.LogLines,
+        "Log events matching a pattern (a safe regular-expression subset).",
+        read_only=True, idempotent=True, mcp=True,
+    ),
+)
+
+METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in (*_SPECS, *_READS, *_WRITES)}

@@ -1,8 +1,9 @@
-"""The filesystem primitives every daemon write goes through: temp file, fsync, rename, folder fsync.
+"""The filesystem primitives every daemon write goes through: temp file, fsync, rename, folder
+fsync, unlink.
 
-Keeping them in one module gives the write path one place to be audited and, later, one seam
-for fault injection. Temp names start with ``.vaultd-`` and end with ``.tmp``, a pattern the
-scanner and the watcher skip, so no user file can collide with one and no reader sees one.
+One module, so the write path has one place to audit and one seam for fault injection
+(:mod:`vaultd.txn.faults`). Temp names start with ``.vaultd-`` and end with ``.tmp``, a pattern
+the scanner and the watcher skip, so no user file can collide with one and no reader sees one.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
+
+from vaultd.txn import faults
 
 TEMP_PREFIX = ".vaultd-"
 TEMP_SUFFIX = ".tmp"
@@ -24,6 +27,7 @@ def is_temp_name(name: str) -> bool:
 
 
 def fsync_dir(folder: Path) -> None:
+    faults.io("fsync-dir")
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
@@ -31,21 +35,39 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(target: Path, data: bytes, mode: int = 0o600) -> None:
+def write_durable(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Create ``path`` (which must not exist) with ``data``, fsynced; the folder is not synced."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    try:
+        faults.io("write")
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        faults.io("fsync")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def replace(src: Path, dst: Path) -> None:
+    faults.io("rename")
+    os.replace(src, dst)
+
+
+def unlink(path: Path) -> None:
+    faults.io("unlink")
+    os.unlink(path)
+
+
+def write_atomic(target: Path, data: bytes, mode: int = 0o600, *, sync_dir: bool = True) -> None:
     """Replace ``target`` with ``data`` so a crash leaves either the old or the new bytes."""
     tmp = temp_name_for(target)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
     try:
-        try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
+        write_durable(tmp, data, mode)
+        replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    fsync_dir(target.parent)
+    if sync_dir:
+        fsync_dir(target.parent)

@@ -66,6 +66,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"vaultd: {exc}", file=sys.stderr)
         return 1
     configure(home, args.log_level)
+    spec = os.environ.get("VAULTD_FAULTS")
+    if spec:
+        from vaultd.txn import faults
+
+        try:
+            faults.configure(spec)
+        except ValueError as exc:
+            print(f"vaultd: VAULTD_FAULTS: {exc}", file=sys.stderr)
+            return 2
+        import structlog
+
+        structlog.get_logger("vaultd").warning("fault injection is on", faults=spec)
     try:
         return anyio.run(_run, home, socket_path)
     except StartupError as exc:

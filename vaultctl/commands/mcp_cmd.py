@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import logging
-import os
-
 import typer
-
-LOG_ENV = "VAULTD_MCP_LOG"  #: stderr log level: debug, info, warning (default), error
 
 
 def mcp() -> None:
     """Run the MCP server on stdin/stdout for an agent host (tools generated from the method table).
 
-    Agent hosts launch this command; people rarely run it by hand. It answers the handshake at
-    once and reaches the daemon (starting it if needed) on the first tool call. Logs go to stderr;
-    set VAULTD_MCP_LOG=debug for more. Exits 0 when the host closes stdin.
+    Agent hosts launch this; it answers the handshake at once and reaches the daemon on the first call.
+    Logs go to stderr (VAULTD_MCP_LOG=debug for more); it exits 0 when stdin closes.
     """
-    level = os.environ.get(LOG_ENV, "warning").upper()
-    logging.basicConfig(level=getattr(logging, level, logging.WARNING),
-                        format="vaultctl mcp: %(levelname)s %(message)s")
-    from vaultctl.mcp import serve  # imported here so other commands never load the shim
+    from vaultctl.mcp import run  # imported here so other commands never load the shim
 
-    raise typer.Exit(serve())
+    raise typer.Exit(run())

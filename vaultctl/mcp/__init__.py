@@ -6,6 +6,22 @@ methods), ``versions`` (both session models), ``tools`` and ``schemas`` (the too
 ``calls`` and ``link`` (calling the daemon), ``errors``.
 """
 
+from __future__ import annotations
+
+import logging
+import os
+
 from vaultctl.mcp.stdio import serve
 
-__all__ = ["serve"]
+LOG_ENV = "VAULTD_MCP_LOG"  #: stderr log level: debug, info, warning (the default), error
+
+
+def run() -> int:
+    """Configure stderr logging from ``$VAULTD_MCP_LOG`` and serve until stdin closes."""
+    level = os.environ.get(LOG_ENV, "warning").upper()
+    logging.basicConfig(level=getattr(logging, level, logging.WARNING),
+                        format="vaultctl mcp: %(levelname)s %(message)s")
+    return serve()
+
+
+__all__ = ["LOG_ENV", "run", "serve"]

@@ -26,7 +26,7 @@ log = logging.getLogger("vaultctl.mcp")
 
 RESULT_BOUND = 256 * 1024  #: bytes of one result's JSON; more would flood a model's context
 RESULT_BOUND_ENV = "VAULTD_MCP_MAX_RESULT_BYTES"  #: lowers (or raises) the bound for a host with other limits
-_BOUND_RANGE = (1024, 16 << 20)
+_BOUND_RANGE = (128, 16 << 20)
 _encoder = msgspec.json.Encoder()
 
 
@@ -53,7 +53,7 @@ class ToolOutcome:
 
 
 def result_bound(environ: Mapping[str, str]) -> int:
-    """The per-result bound: ``$VAULTD_MCP_MAX_RESULT_BYTES`` clamped to 1 KiB..16 MiB, else 256 KiB."""
+    """The per-result bound: ``$VAULTD_MCP_MAX_RESULT_BYTES`` clamped to 128 B..16 MiB, else 256 KiB."""
     try:
         value = int(environ.get(RESULT_BOUND_ENV, ""))
     except ValueError:

@@ -89,8 +89,12 @@ def too_large(size: int, bound: int, paging: list[str]) -> ToolFailure:
         how = "call again asking for less: " + ", ".join(_PAGING_HINTS[p] for p in paging)
     else:
         how = "narrow the request (a more specific query, one vault or one note)"
-    message = f"the result is {size // 1024} KiB, over the {bound // 1024} KiB bound for one tool result; {how}."
+    message = f"the result is {_size(size)}, over the {_size(bound)} bound for one tool result; {how}."
     return ToolFailure(ErrorData(code=ErrorCode.LIMIT, message=message))
+
+
+def _size(n: int) -> str:
+    return f"{n // 1024} KiB" if n >= 1024 else f"{n} bytes"
 
 
 _PAGING_HINTS = {

@@ -37,6 +37,9 @@ TOOLS_TTL_MS = 60_000  #: the tool set is fixed per release; only the vault enum
 DISCOVER_TTL_MS = 3_600_000
 
 
+Handler = Callable[[msgspec.Raw, Served], dict[str, Any]]  #: (raw params, served version) -> result body
+
+
 class _CallParams(msgspec.Struct):
     name: Any = None
     arguments: msgspec.Raw = msgspec.Raw(b"null")  # absent and null both mean no arguments
@@ -62,11 +65,11 @@ class Session:
         self._result_bound = result_bound
         self._catalogue = catalogue or ToolCatalogue()
         self.handshake_version: str | None = None
-        self._inline: dict[str, Callable[[msgspec.Raw, Served], dict[str, Any]]] = {
+        self._inline: dict[str, Handler] = {
             "ping": lambda _p, _s: {},
             "server/discover": self._discover,
         }
-        self._deferred: dict[str, Callable[[msgspec.Raw, Served], dict[str, Any]]] = {
+        self._deferred: dict[str, Handler] = {
             "tools/list": self._tools_list,
             "tools/call": self._tools_call,
         }
@@ -87,8 +90,7 @@ class Session:
             return wire.error_frame(request.id, exc)
         return Job(request.id, lambda: self._run(request, deferred, served))
 
-    def _run(self, request: wire.Request, handler: Callable[[msgspec.Raw, Served], dict[str, Any]],
-             served: Served) -> bytes:
+    def _run(self, request: wire.Request, handler: Handler, served: Served) -> bytes:
         try:
             return wire.result_frame(request.id, _shape(handler(request.params, served), served))
         except McpError as exc:

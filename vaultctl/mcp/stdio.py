@@ -78,10 +78,8 @@ class CallWorker(threading.Thread):
                     continue
             try:
                 frame = job.run()
-            except Exception:  # the one boundary that keeps a bug from killing the session
-                log.exception("internal error answering request %r", job.request_id)
-                error = McpError(RpcCode.INTERNAL_ERROR, "internal error in vaultctl mcp; see its stderr log")
-                frame = wire.error_frame(job.request_id, error)
+            except Exception:  # noqa: BLE001 - a bug must cost one answer, never the session
+                frame = internal_error(job.request_id)
             self._out.send(frame)
 
 
@@ -108,7 +106,10 @@ class Shim:
         elif isinstance(msg, wire.Notification):
             self._notify(msg)
         else:
-            answer = self._session.prepare(msg)
+            try:
+                answer = self._session.prepare(msg)
+            except Exception:  # noqa: BLE001 - a bug must cost one answer, never the session
+                answer = internal_error(msg.id)
             if isinstance(answer, Job):
                 self._worker.submit(answer)
             else:
@@ -126,6 +127,12 @@ class Shim:
                 self._worker.cancel(request_id)
         else:
             log.debug("notification %s", note.method)
+
+
+def internal_error(request_id: wire.RequestId) -> bytes:
+    """Log the exception being handled and answer -32603: the two threads' one catch-all boundary."""
+    log.exception("internal error answering request %r", request_id)
+    return wire.error_frame(request_id, McpError(RpcCode.INTERNAL_ERROR, "internal error in vaultctl mcp; see its stderr"))
 
 
 def serve(stdin_fd: int = 0, stdout: BinaryIO | None = None) -> int:

@@ -23,9 +23,10 @@ from vaultctl.setup.errors import (
     UsageError,
 )
 from vaultctl.setup.files import MAX_FILE_BYTES
+from vaultctl.setup.homes import vaultd_home
 from vaultctl.setup.hosts import ENTRY_NAME, HOSTS, FileFormat, Host
 from vaultctl.setup.plan import Action, HostOutcome, Mode, SetupPlan, Status
-from vaultctl.setup.receipts import Receipt, ReceiptStore, vaultd_home
+from vaultctl.setup.receipts import Receipt, ReceiptStore
 from vaultctl.setup.runner import apply_setup, plan_setup, run, setup_all, undo_setup
 
 __all__ = [

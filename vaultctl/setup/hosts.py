@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vaultctl.setup.receipts import home_of
+from vaultctl.setup.homes import home_of
 
 ENTRY_NAME = "vaultd"
 MCP_ARGS = ("mcp",)

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from vaultctl.setup.errors import SetupError
 from vaultctl.setup.redact import redact_text, redact_value
 
@@ -66,8 +68,8 @@ class SetupPlan:
             "path": str(self.path),
             "mode": self.mode.value,
             "action": self.action.value,
-            "before": self.before,
-            "after": self.after,
+            "before": msgspec.to_builtins(self.before),  # a TOML entry may hold dates
+            "after": msgspec.to_builtins(self.after),
             "diff": self.diff,
             "applied": self.applied,
             "receipt": str(self.receipt) if self.receipt else None,

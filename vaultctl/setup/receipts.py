@@ -19,6 +19,7 @@ import msgspec
 
 from vaultctl.setup import files
 from vaultctl.setup.errors import DiskError, MalformedConfig
+from vaultctl.setup.homes import vaultd_home
 
 RECEIPT_VERSION = 1
 
@@ -36,19 +37,6 @@ class Receipt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     container_existed: bool = True  #: ``mcpServers`` / ``mcp_servers`` was there before
     spacing: str | None = None  #: whitespace undo puts back (see ``edits.Put.spacing``)
     applied_at: str = ""  #: ISO 8601, UTC; for people reading the folder
-
-
-def vaultd_home(env: Mapping[str, str]) -> Path:
-    """``$VAULTD_HOME``, else ``$XDG_DATA_HOME/vaultd``, else ``~/.local/share/vaultd``."""
-    if env.get("VAULTD_HOME"):
-        return Path(env["VAULTD_HOME"])
-    if env.get("XDG_DATA_HOME"):
-        return Path(env["XDG_DATA_HOME"]) / "vaultd"
-    return home_of(env) / ".local" / "share" / "vaultd"
-
-
-def home_of(env: Mapping[str, str]) -> Path:
-    return Path(env["HOME"]) if env.get("HOME") else Path.home()
 
 
 class ReceiptStore:

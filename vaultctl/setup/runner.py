@@ -7,6 +7,7 @@ on undo the host file is restored before its receipt is dropped.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from collections.abc import Mapping
@@ -150,10 +151,13 @@ class _Change:
             try:
                 self._write()
             except BaseException:
-                if previous is not None:
-                    target.store.save(previous)
-                else:
-                    target.store.drop(target.host.name, target.path)
+                # The file did not change: the receipt must not claim it did. The write's own
+                # error is the one to report, so a failed rollback stays quiet.
+                with contextlib.suppress(SetupError):
+                    if previous is not None:
+                        target.store.save(previous)
+                    else:
+                        target.store.drop(target.host.name, target.path)
                 raise
         else:
             self._write()

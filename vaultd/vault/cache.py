@@ -38,9 +38,12 @@ import stat
 import threading
 import unicodedata
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
+from typing import TypeVar, cast
 
 import apsw
 import msgspec
@@ -50,6 +53,7 @@ from vaultd.vault import fts_query
 from vaultd.vault.model import RECORD_VERSION, NoteRecord
 
 SCHEMA_VERSION = 1
+_T = TypeVar("_T")
 _USER_VERSION = SCHEMA_VERSION * 1000 + RECORD_VERSION
 _WEIGHTS = "5.0, 2.0, 1.0"
 _SNIPPET_TOKENS = 24
@@ -154,12 +158,13 @@ def cache_file_name(vault_path: str) -> str:
 def normalize_tag(tag: str) -> str:
     """Tags match case-insensitively, NFC, without ``#`` or surrounding slashes."""
     if not tag.isascii():
-        tag = unicodedata.normalize("NFC", tag)
+        tag = unicodedata.normalize("NFC", fts_query.storable(tag))
     return tag.strip().lstrip("#").strip("/").lower()
 
 
 def normalize_folder(folder: str) -> str:
-    return unicodedata.normalize("NFC", folder).strip("/")
+    """Folders match NFC, without surrounding slashes, case kept (paths are case-sensitive)."""
+    return unicodedata.normalize("NFC", fts_query.storable(folder)).strip("/")
 
 
 def _tag_keys(tags: Iterable[str]) -> set[str]:
@@ -239,6 +244,23 @@ def _prepare_file(path: Path) -> bool:
         os.close(fd)
 
 
+@dataclass
+class _Batch:
+    """One chunk of upserts made ready for SQLite, one entry per path, ids not yet known."""
+
+    notes: list[tuple[str, int, int, int, str | None, str | None, str]] = field(default_factory=list)
+    records: list[bytes | None] = field(default_factory=list)
+    texts: list[tuple[str, str, str]] = field(default_factory=list)
+    bigrams: list[tuple[str, str, str] | None] = field(default_factory=list)
+    tags: list[set[str]] = field(default_factory=list)
+
+
+def _chunks(items: Iterable[_T]) -> Iterator[list[_T]]:
+    it = iter(items)
+    while chunk := list(islice(it, _CHUNK)):
+        yield chunk
+
+
 class _Reader:
     """A pooled read connection, the cache generation it belongs to, and its query tokenizer."""
 
@@ -249,11 +271,14 @@ class _Reader:
 
     def tokenize(self, text: str) -> list[str]:
         """The ``fts`` table's query tokens of ``text``, as FTS5 will see a quoted string."""
-        tokens: list[str] = self._tokenizer(
-            text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False,
+        tokens = self._tokenizer(
+            text.encode("utf-8"),
+            apsw.FTS5_TOKENIZE_QUERY,
+            None,
+            include_offsets=False,
             include_colocated=False,
         )
-        return tokens
+        return cast(list[str], tokens)  # without offsets or colocated forms: plain strings
 
 
 class IndexCache:
@@ -415,7 +440,10 @@ class IndexCache:
         """Store and index ``upserts`` and drop ``deletes``, all in one transaction.
 
         Deletes run first, so a path in both ends up stored. A path upserted twice keeps the
-        last. Nothing is visible to readers until the whole call commits.
+        last. Nothing is visible to readers until the whole call commits. Text SQLite cannot
+        hold never fails the call: lone surrogates in text become U+FFFD, a record that cannot be
+        encoded is not stored (the note stays searchable and is re-parsed at the next start),
+        and a path with undecodable bytes is left out of the cache.
 
         Raises:
             Unavailable: (UNAVAILABLE) the cache is closed, or was found damaged and reset.
@@ -426,13 +454,11 @@ class IndexCache:
             con = self._writer
             con.execute("BEGIN IMMEDIATE")
             try:
-                gone = list(deletes)
+                gone = [p for p in deletes if fts_query.is_storable(p)]
                 for start in range(0, len(gone), _CHUNK):
                     self._drop(con, list(self._ids_of(con, gone[start : start + _CHUNK]).values()))
                 next_id = (con.execute("SELECT max(id) FROM note").get or 0) + 1
-                it = iter(upserts)
-                while chunk := list(islice(it, _CHUNK)):
-                    next_id = self._upsert(con, chunk, next_id)
+                self._write(con, upserts, next_id)
                 con.execute("COMMIT")
             except BaseException:
                 if con.in_transaction:
@@ -455,39 +481,94 @@ class IndexCache:
         for table in ("tag", "record", "note"):
             con.executemany(f"DELETE FROM {table} WHERE id = ?", rows)
 
-    def _upsert(self, con: apsw.Connection, chunk: list[tuple[NoteRecord, SearchDoc]], next_id: int) -> int:
-        latest = {record.path: (record, doc) for record, doc in chunk}
-        ids = self._ids_of(con, latest)
-        self._drop(con, list(ids.values()))
-        for path in latest:
-            if path not in ids:
-                ids[path] = next_id
-                next_id += 1
+    def _write(
+        self, con: apsw.Connection, upserts: Iterable[tuple[NoteRecord, SearchDoc]], next_id: int
+    ) -> None:
+        """Prepare and store ``upserts`` chunk by chunk.
+
+        Preparing a chunk is Python (normalization, bigrams, msgpack); storing one is mostly
+        SQLite, which releases the GIL. For a large apply a helper thread prepares the next chunk
+        while this one is stored, so a cold build overlaps the two instead of adding them. The
+        caller's iterable is still consumed in the calling thread.
+        """
+        chunks = _chunks(upserts)
+        first = next(chunks, None)
+        if first is None:
+            return
+        if len(first) < _CHUNK:  # the whole apply: not worth a thread
+            self._store(con, self._prepare(first), next_id)
+            return
+        with ThreadPoolExecutor(1, thread_name_prefix="vaultd-cache") as helper:
+            pending = helper.submit(self._prepare, first)
+            for chunk in chunks:
+                following = helper.submit(self._prepare, chunk)
+                next_id = self._store(con, pending.result(), next_id)
+                pending = following
+            self._store(con, pending.result(), next_id)
+
+    def _prepare(self, chunk: list[tuple[NoteRecord, SearchDoc]]) -> _Batch:
+        """Everything about a chunk that is Python work, so it can run beside SQLite's."""
         encode = self._encoder.encode
-        notes, records, texts, bigrams, tags = [], [], [], [], []
+        batch = _Batch()
+        # A path with undecodable bytes (a lone surrogate) cannot be stored: it stays in memory only.
+        latest = {record.path: (record, doc) for record, doc in chunk if fts_query.is_storable(record.path)}
         for path, (record, doc) in latest.items():
-            i = ids[path]
             folder = posixpath.dirname(path) if doc.folder is None else doc.folder
-            notes.append(
-                (i, path, record.size, record.mtime_ns, _signed64(record.ino), doc.type, doc.domain,
-                 normalize_folder(folder))
-            )
-            records.append((i, encode(record)))
+            type_ = None if doc.type is None else fts_query.storable(doc.type)
+            domain = None if doc.domain is None else fts_query.storable(doc.domain)
+            try:
+                data: bytes | None = encode(record)
+            except UnicodeEncodeError:
+                data = None  # a lone surrogate from a YAML escape: searchable, but re-parsed at each start
             meta = "\n".join([*doc.aliases, doc.description]) if doc.aliases else doc.description
             (title, title_cjk), (meta, meta_cjk), (body, body_cjk) = map(
                 fts_query.prepare, (doc.title, meta, doc.body)
             )
-            texts.append((i, title, meta, body))
-            if title_cjk or meta_cjk or body_cjk:
-                bigrams.append((i, title_cjk, meta_cjk, body_cjk))
-            tags.extend((key, i) for key in _tag_keys(doc.tags))
-        con.executemany("INSERT INTO note VALUES (?, ?, ?, ?, ?, ?, ?, ?)", notes)
-        con.executemany("INSERT INTO record VALUES (?, ?)", records)
-        con.executemany("INSERT INTO fts(rowid, title, meta, body) VALUES (?, ?, ?, ?)", texts)
-        if bigrams:
-            con.executemany("INSERT INTO cjk(rowid, title, meta, body) VALUES (?, ?, ?, ?)", bigrams)
-        if tags:
-            con.executemany("INSERT INTO tag VALUES (?, ?)", tags)
+            batch.notes.append(
+                (
+                    path,
+                    record.size,
+                    record.mtime_ns,
+                    _signed64(record.ino),
+                    type_,
+                    domain,
+                    normalize_folder(folder),
+                )
+            )
+            batch.records.append(data)
+            batch.texts.append((title, meta, body))
+            batch.bigrams.append(
+                (title_cjk, meta_cjk, body_cjk) if title_cjk or meta_cjk or body_cjk else None
+            )
+            batch.tags.append(_tag_keys(doc.tags))
+        return batch
+
+    def _store(self, con: apsw.Connection, batch: _Batch, next_id: int) -> int:
+        """Write one prepared chunk, reusing the ids of paths already stored; return the next free id."""
+        known = self._ids_of(con, (n[0] for n in batch.notes))
+        self._drop(con, list(known.values()))
+        ids: list[int] = []
+        for note in batch.notes:
+            if (i := known.get(note[0])) is None:
+                i, next_id = next_id, next_id + 1
+            ids.append(i)
+        con.executemany(
+            "INSERT INTO note VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(i, *n) for i, n in zip(ids, batch.notes)]
+        )
+        con.executemany(
+            "INSERT INTO record VALUES (?, ?)", [(i, d) for i, d in zip(ids, batch.records) if d is not None]
+        )
+        con.executemany(
+            "INSERT INTO fts(rowid, title, meta, body) VALUES (?, ?, ?, ?)",
+            [(i, *t) for i, t in zip(ids, batch.texts)],
+        )
+        con.executemany(
+            "INSERT INTO cjk(rowid, title, meta, body) VALUES (?, ?, ?, ?)",
+            [(i, *b) for i, b in zip(ids, batch.bigrams) if b is not None],
+        )
+        con.executemany(
+            "INSERT INTO tag VALUES (?, ?)", [(t, i) for i, keys in zip(ids, batch.tags) for t in keys]
+        )
         return next_id
 
     # -- search --------------------------------------------------------------------------------
@@ -518,10 +599,10 @@ class IndexCache:
         params: list[object] = []
         if type is not None:
             where.append("note.type = ?")
-            params.append(type)
+            params.append(fts_query.storable(type))
         if domain is not None:
             where.append("note.domain = ?")
-            params.append(domain)
+            params.append(fts_query.storable(domain))
         if folder is not None and (f := normalize_folder(folder)):
             where.append("(note.folder = ? OR (note.folder >= ? AND note.folder < ?))")
             params += [f, f + "/", f + "0"]  # "0" sorts right after "/": the subtree's range
@@ -534,7 +615,9 @@ class IndexCache:
             compiled = fts_query.compile_query(query, reader.tokenize)
             if compiled.empty:
                 return []
-            return self._search(reader.con, compiled, where, params, limit)
+            with reader.con:  # one read transaction: the snippets come from the ranked snapshot
+                hits = self._search(reader.con, compiled, where, params, limit)
+        return hits
 
     @staticmethod
     def _search(
@@ -557,10 +640,10 @@ class IndexCache:
         # Snippets only for the rows kept: FTS5 builds one per row it is asked for.
         for rowid, path, rank in list(con.execute(sql, [*args, *params, limit])):
             if q.main is not None:
-                title, raw = con.execute(_SNIPPET_SQL, (q.main, rowid)).fetchone()
+                title, raw = con.execute(_SNIPPET_SQL, (q.main, rowid)).fetchone() or ("", "")
                 snippet = fts_query.shape_snippet(raw, q.cjk_terms)
             else:
-                title, meta, body = con.execute(_TEXT_SQL, (rowid,)).fetchone()
+                title, meta, body = con.execute(_TEXT_SQL, (rowid,)).fetchone() or ("", "", "")
                 windows = (fts_query.cjk_window(text, q.cjk_terms) for text in (body, meta, title))
                 snippet = next((w for w in windows if w), "")
             hits.append(Hit(path=path, score=-rank, title=title.replace(fts_query.ZWSP, ""), snippet=snippet))

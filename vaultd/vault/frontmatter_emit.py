@@ -8,20 +8,23 @@ its key line through the last line of its value, plus the indented comment lines
 - an unchanged key (including one set to the value it already has) keeps its span byte for byte;
 - a changed key's span is replaced by freshly emitted YAML under the key as written (so a quoted
   key stays quoted): block style, plain scalars where they read back the same, double quotes
-  otherwise, lists as ``- item`` lines;
+  otherwise, lists as ``- item`` lines. The span's own comments (end of line, or indented after
+  the value) go with the old value;
 - an unset key's span goes, and so do the blank lines right after it (so a ``|+`` value above it
   keeps its trailing newlines);
 - a new key is appended at the end of the header;
-- the lines between spans (blank lines, comments) are never touched.
+- the other lines between spans (blank lines, comments above a key) are kept as they are.
 
 The BOM, the fences, the body and every untouched line keep their bytes; new lines use the
 header's own line ending. A header this cannot account for line by line (a flow mapping, merge
 keys, anchors, explicit ``?`` keys, stray content) is refused, never canonicalized. As a last
 guard the result is parsed again and must give exactly the expected data and the same body.
+A call with nothing to set or unset returns the text untouched, even when its header is broken.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
@@ -44,7 +47,7 @@ _INDENTED_COMMENT = re.compile(r"([ \t]*)#[^\n]*(?:\n|\Z)")
 _KEY_COLON = re.compile(r"[ \t]*:")
 # Characters YAML will not take raw (C0/C1 controls, line separators, BOM, non-characters).
 _UNPRINTABLE = "\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff"
-_PLAIN_SHAPE = re.compile(rf"[^\s\-?:,\[\]{{}}#&*!|>'\"%@`][^{_UNPRINTABLE}]*")
+_PLAIN_SHAPE = re.compile(rf"[^\s\-?:,\[\]{{}}#&*!|>'\"%@`{_UNPRINTABLE}][^{_UNPRINTABLE}]*")
 _NEEDS_ESCAPE = re.compile(rf'["\\{_UNPRINTABLE}]')
 _ESCAPES: Final = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -64,7 +67,7 @@ class _KeySpan(NamedTuple):
     end: int  #: just past the last line that belongs to the key
 
 
-def emit(text: str, set: Mapping[str, Any] = _NO_CHANGES, unset: Iterable[str] = ()) -> str:  # noqa: A002
+def emit(text: str, set: Mapping[str, Any] = _NO_CHANGES, unset: Iterable[str] = ()) -> str:
     """Return the note with ``set`` keys written and ``unset`` keys removed; nothing else changes.
 
     Args:
@@ -82,11 +85,13 @@ def emit(text: str, set: Mapping[str, Any] = _NO_CHANGES, unset: Iterable[str] =
     changes = {_checked_key(k, "$.set"): _normalized(v, f"$.set.{k}", 0) for k, v in set.items()}
     removals = [_checked_key(k, "$.unset") for k in unset]
     if both := changes.keys() & removals:
-        raise _bad_param("$.unset", f"the key {sorted(both)[0]!r} is both set and unset; pick one")
+        raise _bad_param("$.unset", f"the key {min(both)!r} is both set and unset; pick one")
+    if not changes and not removals:  # nothing asked, nothing to judge: even a broken header stays
+        return text
     parsed = parse(text)
     if parsed.issues:
         issue = parsed.issues[0]
-        raise _unsafe(issue.message, issue.line)
+        raise _unsafe(issue.message, issue.line, _ADVICE.get(issue.code, _REWRITE))
     if not parsed.present:
         return _with_new_header(text, changes) if changes else text
     assert parsed.data is not None  # present without issues always has data
@@ -118,7 +123,9 @@ def emit(text: str, set: Mapping[str, Any] = _NO_CHANGES, unset: Iterable[str] =
     if pieces and pieces[-1] == "":
         tail = tail[_BLANK_LINES.match(tail).end() :]  # type: ignore[union-attr]
     pieces.append(tail)
-    pieces.extend(_entry(_key_text(k), v, " " * indent, bounds.newline) for k, v in changed.items() if k not in current)
+    pieces.extend(
+        _entry(_key_text(k), v, " " * indent, bounds.newline) for k, v in changed.items() if k not in current
+    )
     result = text[: bounds.start] + "".join(pieces) + text[bounds.end :]
     _verify(result, expected, text[bounds.body_offset :])
     return result
@@ -130,28 +137,31 @@ def _with_new_header(text: str, changes: dict[str, Any]) -> str:
     first_break = text.find("\n")
     newline = "\r\n" if first_break > 0 and text[first_break - 1] == "\r" else "\n"
     lines = "".join(_entry(_key_text(k), v, "", newline) for k, v in changes.items())
-    result = f"{bom}---{newline}{lines}---{newline}{text[len(bom):]}"
+    result = f"{bom}---{newline}{lines}---{newline}{text[len(bom) :]}"
     _verify(result, changes, text[len(bom) :])
     return result
 
 
 def _verify(result: str, expected: dict[str, Any], body: str) -> None:
     """Read the result back; anything but exactly the expected data and body is a bug of ours."""
-    header, body_offset = _split_for_size(result)
+    header = _header_of(result)
     if len(header.encode("utf-8")) > MAX_HEADER_BYTES:
         raise LimitExceeded(
             f"the frontmatter would grow past {MAX_HEADER_BYTES // 1024} KiB; keep long values in the body"
         )
     again = parse(result)
-    if again.issues or again.data is None or not _same(again.data, expected) or result[again.body_offset :] != body:
+    if (
+        again.issues
+        or again.data is None
+        or not _same(again.data, expected)
+        or result[again.body_offset :] != body
+    ):
         raise Internal("the frontmatter edit did not read back as intended, so the note was left unchanged")
 
 
-def _split_for_size(result: str) -> tuple[str, int]:
+def _header_of(result: str) -> str:
     bounds = find_header(result)
-    if bounds is None:
-        return "", 0
-    return result[bounds.start : bounds.end], bounds.body_offset
+    return "" if bounds is None else result[bounds.start : bounds.end]
 
 
 # -- where each top-level key lives ----------------------------------------------------------
@@ -162,8 +172,8 @@ def _layout(header: str, keys: list[str]) -> tuple[list[_KeySpan], int]:
     try:  # the pure-Python parser: its marks are character offsets into ``header``
         events = list(yaml.parse(header, Loader=yaml.SafeLoader))
     except yaml.YAMLError as exc:
-        raise _unsafe("it does not parse the same way twice") from exc
-    nodes = [e for e in events if isinstance(e, yaml.NodeEvent) or isinstance(e, yaml.CollectionEndEvent)]
+        raise _unsafe("vaultd could not match its lines to its keys") from exc
+    nodes = [e for e in events if isinstance(e, (yaml.NodeEvent, yaml.CollectionEndEvent))]
     if not nodes:
         _check_gap(header)
         return [], 0
@@ -253,7 +263,10 @@ def _entry(key_text: str, value: Any, indent: str, newline: str) -> str:
 def _entry_lines(key_text: str, value: Any, indent: str) -> list[str]:
     head = f"{indent}{key_text}:"
     if isinstance(value, dict) and value:
-        return [head, *(line for k, v in value.items() for line in _entry_lines(_key_text(k), v, indent + "  "))]
+        return [
+            head,
+            *(line for k, v in value.items() for line in _entry_lines(_key_text(k), v, indent + "  ")),
+        ]
     if isinstance(value, list) and value:
         return [head, *_item_lines(value, indent + "  ")]
     scalar = "" if value is None else _scalar(value)
@@ -304,6 +317,7 @@ def _plain_ok(s: str) -> bool:
         and ": " not in s
         and " #" not in s
         and not s.startswith("...")
+        and s not in ("<<", "=")  # a merge key and YAML 1.1's value key
         and not any(regexp.match(s) for regexp in _YAML11_TYPED)
     )
 
@@ -324,8 +338,8 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def _checked_key(key: Any, path: str) -> str:
-    if not isinstance(key, str) or not key:
-        raise _bad_param(path, f"frontmatter keys must be non-empty strings, not {key!r}")
+    if not isinstance(key, str):
+        raise _bad_param(path, f"frontmatter keys must be strings, not {key!r}")
     if _SURROGATE.search(key):
         raise _bad_param(path, f"the key {key!r} is not valid Unicode")
     return str(key)
@@ -340,7 +354,7 @@ def _normalized(value: Any, path: str, depth: int) -> Any:
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
+        if not math.isfinite(value):
             raise _bad_param(path, "the value is not a finite number; store it as a string instead")
         return float(value)
     if isinstance(value, str):
@@ -365,11 +379,18 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _unsafe(reason: str, line: int | None = None) -> ValidationFailed:
-    message = (
-        f"The frontmatter cannot be edited in place: {reason}. Rewrite the header as a block "
-        "mapping (one `key: value` per line, no flow braces, anchors, aliases or merge keys) and retry."
-    )
+_REWRITE: Final = (
+    "Rewrite the header as a block mapping (one `key: value` per line, no flow braces, anchors, "
+    "aliases or merge keys) and retry."
+)
+_ADVICE: Final = {
+    "N05": "Move long values into the note's body and retry.",
+    "N06": "Add the closing '---' line (or remove the opening one) and retry.",
+}
+
+
+def _unsafe(reason: str, line: int | None = None, advice: str = _REWRITE) -> ValidationFailed:
+    message = f"The frontmatter cannot be edited in place: {reason}. {advice}"
     return ValidationFailed(message, issues=[Issue(code="V01", message=message, line=line)])
 
 

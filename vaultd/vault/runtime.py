@@ -21,6 +21,7 @@ from protocol.methods.vaults import VaultEntry, VaultHealth, VaultState
 from vaultd.errors import Unavailable
 
 if TYPE_CHECKING:
+    from vaultd.txn.engine import RecoveryReport
     from vaultd.vault.live import LiveIndex
 
 log = structlog.get_logger("vaultd.vault")
@@ -41,6 +42,8 @@ class VaultRuntime:
         self._lock_fd: int | None = None
         self.live: LiveIndex | None = None
         self._failed = anyio.Event()
+        self.writer = anyio.Lock()  #: one mutation at a time per vault
+        self.recovery: RecoveryReport | None = None
 
     @property
     def runtime_dir(self) -> Path:
@@ -82,7 +85,15 @@ class VaultRuntime:
 
     async def _run_index(self) -> None:
         assert self.live is not None
+        from vaultd.txn.engine import recover
+
         try:
+            self.recovery = await anyio.to_thread.run_sync(recover, self.root)
+            if self.recovery.rolled_back or self.recovery.finished or self.recovery.discarded:
+                log.info("journal recovered", vault=self.entry.id,
+                         rolled_back=[r.op_id for r in self.recovery.rolled_back],
+                         left=[p for r in self.recovery.rolled_back for p in r.left],
+                         temp_files=self.recovery.temp_files, discarded=self.recovery.discarded)
             await self.live.run()
         except Exception as exc:
             log.exception("indexing failed", vault=self.entry.id)
@@ -137,4 +148,14 @@ class VaultRuntime:
         return len(self.live.index.notes) if self.live is not None else 0
 
     def doctor_findings(self) -> list[Finding]:
-        return []
+        from protocol.methods.daemon import Level
+
+        findings = []
+        r = self.recovery
+        if r is not None and (r.rolled_back or r.discarded or r.temp_files):
+            left = [p for rb in r.rolled_back for p in rb.left]
+            findings.append(Finding(
+                level=Level.WARN if left else Level.OK, check=f"recovery:{self.entry.id}",
+                finding=f"rolled back {len(r.rolled_back)} unfinished operation(s), removed {r.temp_files} temp "
+                        f"file(s)" + (f"; changed by others and left as found: {', '.join(left)}" if left else "")))
+        return findings

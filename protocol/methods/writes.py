@@ -1,0 +1,210 @@
+"""The write methods: every mutation is one operation with a receipt.
+
+Common to all: ``vault``; ``dry_run`` (plan and validate, write nothing); ``log`` (override the
+default log event). Edits of an existing note take ``expected_sha`` (the sha256 a read returned);
+two-step operations answer a preview with a ``fingerprint`` that the ``confirm`` call carries.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated, Any
+
+import msgspec
+
+from protocol.errors import Issue
+from protocol.methods.common import Fingerprint, OptionalVault, Params, Result
+from protocol.methods.reads import Target
+
+Sha = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$", description="A sha256 from a read or receipt.")]
+NotePath = Annotated[str, msgspec.Meta(
+    min_length=1, max_length=1024,
+    description="A vault-relative path; '.md' is added when missing; folders are created.")]
+Markdown = Annotated[str, msgspec.Meta(max_length=2 * 1024 * 1024)]
+PatchText = Annotated[str, msgspec.Meta(min_length=1, max_length=65536)]
+OpId = Annotated[str, msgspec.Meta(pattern=r"^[0-9]{8}T[0-9]{6}-[0-9a-f]{8}$")]
+LogField = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+
+
+class LogType(enum.StrEnum):
+    INGEST = "INGEST"
+    ROUTE = "ROUTE"
+    EXTRACT = "EXTRACT"
+    CONNECT = "CONNECT"
+    DIGEST = "DIGEST"
+    LEARN = "LEARN"
+    LINT = "LINT"
+    TASK = "TASK"
+    GRAPH = "GRAPH"
+    SYNC = "SYNC"
+    RETHINK = "RETHINK"
+    SOURCE = "SOURCE"
+
+
+class LogEvent(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One log line's fields: ``YYYY-MM-DD HH:MM  TYPE  project  source → dest  —  note``."""
+
+    type: LogType
+    project: Annotated[str, msgspec.Meta(pattern=r"^(-|[a-z0-9][a-z0-9-]{0,63})$")] = "-"
+    source: LogField
+    note: LogField
+    dest: LogField | None = None
+
+
+class WriteParams(Params, kw_only=True):
+    vault: OptionalVault = None
+    dry_run: Annotated[bool, msgspec.Meta(description="Plan and validate only; write nothing.")] = False
+    log: Annotated[LogEvent | None, msgspec.Meta(description="Override the default log event.")] = None
+
+
+class EditParams(WriteParams, kw_only=True):
+    expected_sha: Annotated[Sha | None, msgspec.Meta(
+        description="Refuse with CONFLICT unless the note still has this sha256.")] = None
+
+
+class TwoStepParams(WriteParams, kw_only=True):
+    confirm: Annotated[bool, msgspec.Meta(description="Apply the previewed change.")] = False
+    fingerprint: Fingerprint | None = None
+
+
+class CreateParams(WriteParams, kw_only=True):
+    path: NotePath
+    title: Annotated[str, msgspec.Meta(min_length=1, max_length=512)] | None = None
+    frontmatter: dict[str, Any] = {}
+    body: Markdown | None = None
+
+
+class Edit(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    old: PatchText
+    new: Annotated[str, msgspec.Meta(max_length=65536)]
+
+
+class PatchParams(EditParams, kw_only=True):
+    target: Target
+    old: PatchText | None = None
+    new: Annotated[str, msgspec.Meta(max_length=65536)] | None = None
+    edits: Annotated[list[Edit], msgspec.Meta(min_length=1, max_length=32)] | None = None
+
+
+class AppendParams(EditParams, kw_only=True):
+    target: Target
+    section: Annotated[str, msgspec.Meta(min_length=1, max_length=200, description="An H2 heading.")]
+    markdown: Annotated[str, msgspec.Meta(min_length=1, max_length=256 * 1024)]
+
+
+FrontmatterKey = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
+
+
+class SetFrontmatterParams(EditParams, kw_only=True):
+    target: Target
+    set: dict[FrontmatterKey, Any] = {}
+    unset: Annotated[list[FrontmatterKey], msgspec.Meta(max_length=64)] = []
+
+
+class Relation(enum.StrEnum):
+    SUPPORTS = "supports"
+    CONTRADICTS = "contradicts"
+    EXTENDS = "extends"
+    APPLIES_TO = "applies-to"
+    CONTEXT_FOR = "context-for"
+
+
+class LinkParams(WriteParams, kw_only=True):
+    source: Target
+    target: Target
+    relation: Relation | None = None
+    bidirectional: bool = True
+
+
+class SupersedeParams(WriteParams, kw_only=True):
+    old: Target
+    new: Target
+
+
+class MoveParams(TwoStepParams, kw_only=True):
+    target: Target
+    to: NotePath
+
+
+class DeleteParams(TwoStepParams, kw_only=True):
+    target: Target
+    leave_broken_links: Annotated[bool, msgspec.Meta(
+        description="Delete even though links to the note will break.")] = False
+
+
+class MergeParams(TwoStepParams, kw_only=True):
+    keep: Target
+    absorb: Target
+
+
+class UndoParams(WriteParams, kw_only=True):
+    op_id: OpId
+
+
+class ChangeReceipt(msgspec.Struct, kw_only=True):
+    path: str
+    action: str  #: create, modify or delete
+    before_sha: str | None
+    after_sha: str | None
+    bytes: int  #: size after (0 for a delete)
+
+
+class LogReceipt(Result):
+    appended: bool
+    line: str | None = None
+    error: str | None = None
+
+
+class WriteReceipt(Result):
+    """What an operation did (``applied``), or would do (a dry run or a preview)."""
+
+    op: str
+    op_id: str | None  #: set when applied; pass to op.undo
+    applied: bool
+    dry_run: bool = False
+    preview: bool = False
+    fingerprint: str | None = None  #: for a preview: pass with confirm to apply
+    changes: list[ChangeReceipt] = []
+    warnings: list[Issue] = []
+    log: LogReceipt | None = None
+    detail: dict[str, Any] = {}  #: operation-specific facts (backlinks a delete breaks, a merge's plan)
+
+
+class OpListParams(Params, kw_only=True):
+    vault: OptionalVault = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=200)] = 20
+
+
+class OpSummary(msgspec.Struct, kw_only=True):
+    op_id: str
+    op: str
+    created: float
+    channel: str
+    summary: str
+    paths: list[str]
+    undoes: str | None = None
+
+
+class OpListResult(Result):
+    ops: list[OpSummary]
+
+
+class LogAppendParams(Params, kw_only=True):
+    vault: OptionalVault = None
+    event: LogEvent
+
+
+class LogTailParams(Params, kw_only=True):
+    vault: OptionalVault = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=200)] = 50
+    type: LogType | None = None
+
+
+class LogGrepParams(LogTailParams, kw_only=True):
+    pattern: Annotated[str, msgspec.Meta(min_length=1, max_length=256,
+                                         description="A regular expression (a safe subset: no groups or backreferences).")]
+
+
+class LogLines(Result):
+    lines: list[str]
+    warnings: list[str] = []

@@ -1,0 +1,71 @@
+"""The protocol reference in Markdown, generated from the method table (docs/reference/methods.md).
+
+``python -m protocol.reference > docs/reference/methods.md`` regenerates it; a test fails when the
+committed file differs, so the reference cannot drift from the code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.errors import ErrorCode
+from protocol.schema import method_schema
+from protocol.table import METHODS
+
+
+def _type_of(prop: dict[str, Any], defs: dict[str, Any]) -> str:
+    if "$ref" in prop:
+        return prop["$ref"].rsplit("/", 1)[-1]
+    if "anyOf" in prop:
+        return " \\| ".join(_type_of(p, defs) for p in prop["anyOf"])
+    if "enum" in prop:
+        return " \\| ".join(f"`{v}`" for v in prop["enum"])
+    t = prop.get("type", "any")
+    if t == "array":
+        return f"list of {_type_of(prop.get('items', {}), defs)}"
+    return str(t)
+
+
+def _bounds(prop: dict[str, Any]) -> str:
+    parts = []
+    for key, label in (("minimum", "≥"), ("maximum", "≤"), ("minLength", "min length"),
+                       ("maxLength", "max length"), ("maxItems", "max items"), ("pattern", "pattern")):
+        if key in prop:
+            value = prop[key]
+            parts.append(f"{label} `{value}`" if key == "pattern" else f"{label} {value}")
+    return ", ".join(parts)
+
+
+def _fields(schema: dict[str, Any], defs: dict[str, Any]) -> list[str]:
+    if "$ref" in schema:
+        schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
+    props = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    rows = ["| field | type | required | default | bounds and meaning |", "|---|---|---|---|---|"]
+    for name, prop in props.items():
+        default = f"`{prop['default']}`" if "default" in prop else ""
+        meaning = "; ".join(x for x in (_bounds(prop), prop.get("description", "")) if x).replace("|", "\\|")
+        needed = "yes" if name in required else ""
+        rows.append(f"| `{name}` | {_type_of(prop, defs)} | {needed} | {default} | {meaning} |")
+    return rows if props else ["(no fields)"]
+
+
+def render() -> str:
+    out = ["# Protocol reference", "",
+           "Generated from `protocol/table.py` by `python -m protocol.reference`; do not edit by hand.", "",
+           "JSON-RPC 2.0, one message per line, over the daemon's Unix socket. Call `hello` first.", "",
+           "## Errors", "", "| name | JSON-RPC code | vaultctl exit |", "|---|---|---|"]
+    out += [f"| `{c}` | {c.rpc_code} | {int(c.exit_status)} |" for c in ErrorCode]
+    out += ["", "## Methods", ""]
+    for spec in METHODS.values():
+        s = method_schema(spec)
+        flags = [k for k, v in s["flags"].items() if v]
+        out += [f"### `{spec.name}`", "", spec.summary, "",
+                f"Flags: {', '.join(flags) or 'none'}. MCP tool: {'`' + spec.tool_name + '`' if spec.mcp else 'no'}.",
+                "", "Params:", "", *_fields(s["params"], s["$defs"]), "", "Result:", "",
+                *_fields(s["result"], s["$defs"]), ""]
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    print(render(), end="")

@@ -1,0 +1,360 @@
+"""`vaultctl mcp` fed by hand: one JSON per line on stdin, replies read from stdout.
+
+Every bad input gets its JSON-RPC answer (or, for a notification, none) and the shim goes on
+answering; stdout carries nothing but protocol lines; end of input exits 0.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import queue
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from protocol.table import METHODS
+from tests.support.daemon import REPO, Daemon, Home
+from vaultctl.mcp.versions import (
+    ALL_VERSIONS,
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE,
+    PROTOCOL_VERSION_META_KEY,
+    STATELESS_VERSIONS,
+)
+
+SHIM = [sys.executable, "-m", "vaultctl.main", "mcp"]
+STATELESS = STATELESS_VERSIONS[-1]
+
+
+def _envelope(version: str = STATELESS) -> dict[str, Any]:
+    return {"_meta": {PROTOCOL_VERSION_META_KEY: version,
+                      "io.modelcontextprotocol/clientCapabilities": {},
+                      "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "1"}}}
+
+
+class ShimProcess:
+    """`vaultctl mcp` as a subprocess with pipes; a thread collects stdout lines."""
+
+    def __init__(self, home: Home, env: dict[str, str] | None = None) -> None:
+        self.stderr_path = home.root / f"shim-{time.monotonic_ns()}.err"
+        self._err = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in close()
+        self.proc = subprocess.Popen(SHIM, env={**home.env, **(env or {})}, cwd=REPO,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err)
+        self._lines: queue.Queue[bytes] = queue.Queue()
+        self._ids = itertools.count(1000)
+        self._pump_thread = threading.Thread(target=self._pump, daemon=True)
+        self._pump_thread.start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._lines.put(line)
+
+    def send(self, message: dict[str, Any] | bytes) -> None:
+        assert self.proc.stdin is not None
+        data = message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n"
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def recv(self, timeout: float = 30.0) -> dict[str, Any]:
+        line = self._lines.get(timeout=timeout)
+        message = json.loads(line)  # stdout carries protocol lines only
+        assert isinstance(message, dict) and message["jsonrpc"] == "2.0", line
+        return message
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        request_id = next(self._ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        reply = self.recv()
+        assert reply["id"] == request_id, reply
+        return reply
+
+    def initialize(self, version: str = LATEST_HANDSHAKE) -> dict[str, Any]:
+        reply = self.request("initialize", {"protocolVersion": version, "capabilities": {},
+                                            "clientInfo": {"name": "raw-test", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return reply
+
+    def call(self, tool: str, arguments: Any = None, **extra: Any) -> dict[str, Any]:
+        params: dict[str, Any] = {"name": tool, **extra}
+        if arguments is not None:
+            params["arguments"] = arguments
+        return self.request("tools/call", params)
+
+    def still_answers(self) -> None:
+        assert self.request("ping")["result"] == {}
+
+    def nothing_pending(self) -> None:
+        assert self._lines.empty(), self._lines.get_nowait()
+
+    def close(self, timeout: float = 20.0) -> int:
+        if self.proc.stdin and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        try:
+            code = self.proc.wait(timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            self._pump_thread.join(timeout)  # stdout reaches EOF once the process is gone
+            assert self.proc.stdout is not None
+            self.proc.stdout.close()
+            self._err.close()
+        return code
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+
+@pytest.fixture
+def shim(daemon: Daemon, home: Home) -> Iterator[ShimProcess]:
+    proc = ShimProcess(home)
+    yield proc
+    assert proc.close() == 0
+    proc.nothing_pending()
+
+
+@pytest.fixture
+def registered(daemon: Daemon, sample_vault: Path, cli: Any) -> str:
+    assert cli("vault", "add", "sample", str(sample_vault)).code == 0
+    return "sample"
+
+
+# -- framing and JSON-RPC ---------------------------------------------------------------------------
+
+
+def test_malformed_frame_is_a_parse_error(shim: ShimProcess) -> None:
+    shim.send(b'{"jsonrpc": "2.0", "id": 1, "method": \n')
+    reply = shim.recv()
+    assert reply["error"]["code"] == -32700 and reply["id"] is None
+    shim.send(b"\xff\xfe not utf-8\n")
+    assert shim.recv()["error"]["code"] == -32700
+    shim.still_answers()
+
+
+def test_oversized_frame_is_refused_and_skipped(shim: ShimProcess) -> None:
+    big = {"jsonrpc": "2.0", "id": 7, "method": "ping", "params": {"pad": "a" * (1 << 20)}}
+    shim.send(big)
+    reply = shim.recv()
+    assert reply["error"]["code"] == -32600 and "limit" in reply["error"]["message"]
+    shim.still_answers()
+
+
+@pytest.mark.parametrize("frame, answered_id", [
+    (b"[1, 2, 3]", None),
+    (b'"just a string"', None),
+    (b'{"id": 4, "method": "ping"}', 4),  # no jsonrpc
+    (b'{"jsonrpc": "1.0", "id": 4, "method": "ping"}', 4),
+    (b'{"jsonrpc": "2.0", "id": 4, "method": 5}', 4),
+    (b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}', None),
+    (b'{"jsonrpc": "2.0", "id": null, "method": "ping"}', None),
+    (b'{"jsonrpc": "2.0", "id": true, "method": "ping"}', None),
+])
+def test_not_json_rpc_is_an_invalid_request(shim: ShimProcess, frame: bytes, answered_id: int | None) -> None:
+    shim.send(frame + b"\n")
+    reply = shim.recv()
+    assert reply["error"]["code"] == -32600 and reply["id"] == answered_id
+    shim.still_answers()
+
+
+def test_params_that_are_not_an_object(shim: ShimProcess) -> None:
+    shim.send({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": [1, 2]})
+    assert shim.recv()["error"]["code"] == -32602
+    shim.still_answers()
+
+
+def test_unknown_method(shim: ShimProcess) -> None:
+    shim.initialize()
+    reply = shim.request("resources/list")
+    assert reply["error"]["code"] == -32601 and "resources/list" in reply["error"]["message"]
+    shim.still_answers()
+
+
+def test_notifications_get_no_reply(shim: ShimProcess) -> None:
+    shim.initialize()
+    shim.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    shim.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}})
+    shim.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": "junk"})
+    shim.send({"jsonrpc": "2.0", "method": "no/such/notification", "params": {"x": 1}})
+    shim.send({"jsonrpc": "2.0", "id": 55, "result": {}})  # a response: we never asked, so no answer
+    shim.still_answers()  # the next line on stdout is the ping's answer, nothing before it
+
+
+def test_ping_in_both_eras(shim: ShimProcess) -> None:
+    assert shim.request("ping")["result"] == {}
+    stateless = shim.request("ping", _envelope())["result"]
+    assert stateless["resultType"] == "complete"
+
+
+def test_a_last_frame_without_newline_is_answered_and_eof_exits_zero(daemon: Daemon, home: Home) -> None:
+    proc = ShimProcess(home)
+    proc.send(b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}')
+    assert proc.close() == 0
+    assert proc.recv()["result"] == {}
+
+
+# -- version negotiation ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
+def test_handshake_echoes_a_version_it_speaks(shim: ShimProcess, version: str) -> None:
+    result = shim.initialize(version)["result"]
+    assert result["protocolVersion"] == version
+    assert set(result) == {"protocolVersion", "capabilities", "serverInfo", "instructions"}
+    assert result["capabilities"]["tools"] == {"listChanged": False}
+    assert len(result["instructions"].encode()) < 400
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2099-01-01", STATELESS, "not-a-version"])
+def test_handshake_falls_back_to_the_newest_handshake_version(shim: ShimProcess, version: str) -> None:
+    assert shim.initialize(version)["result"]["protocolVersion"] == LATEST_HANDSHAKE
+    shim.still_answers()
+
+
+def test_2025_03_26_gets_no_structured_fields(shim: ShimProcess) -> None:
+    shim.initialize("2025-03-26")
+    tools = shim.request("tools/list")["result"]["tools"]
+    assert tools and not any("outputSchema" in t or "title" in t for t in tools)
+    result = shim.call("vault_list", {})["result"]
+    assert "structuredContent" not in result and result["isError"] is False
+    assert json.loads(result["content"][0]["text"]) == {"vaults": []}
+
+
+def test_discover_answers_at_once(shim: ShimProcess) -> None:
+    result = shim.request("server/discover", _envelope())["result"]
+    assert result["supportedVersions"] == list(STATELESS_VERSIONS)
+    assert result["resultType"] == "complete" and result["ttlMs"] >= 0 and result["cacheScope"] in ("public", "private")
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "vaultd"
+    assert result["capabilities"]["tools"] is not None and len(result["instructions"].encode()) < 400
+
+
+def test_stateless_version_mismatch_is_32022(shim: ShimProcess) -> None:
+    for method in ("server/discover", "tools/list", "tools/call"):
+        reply = shim.request(method, {**_envelope("2099-01-01"), "name": "vault_list"})
+        assert reply["error"]["code"] == -32022
+        assert reply["error"]["data"] == {"supported": list(ALL_VERSIONS), "requested": "2099-01-01"}
+    bad = shim.request("tools/list", {"_meta": {PROTOCOL_VERSION_META_KEY: 20260728}})
+    assert bad["error"]["code"] == -32602
+    shim.still_answers()
+
+
+def test_stateless_tools_list_and_call_carry_the_envelope_fields(shim: ShimProcess) -> None:
+    listing = shim.request("tools/list", _envelope())["result"]
+    assert listing["resultType"] == "complete" and listing["cacheScope"] == "private" and listing["ttlMs"] > 0
+    result = shim.request("tools/call", {**_envelope(), "name": "vault_list", "arguments": {}})["result"]
+    assert result["resultType"] == "complete" and result["structuredContent"] == {"vaults": []}
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "vaultd"
+
+
+# -- tools ------------------------------------------------------------------------------------------
+
+
+def test_unknown_tool_is_invalid_params(shim: ShimProcess) -> None:
+    shim.initialize()
+    reply = shim.call("no_such_tool", {})
+    assert reply["error"]["code"] == -32602 and "no_such_tool" in reply["error"]["message"]
+    reply = shim.request("tools/call", {"arguments": {}})
+    assert reply["error"]["code"] == -32602
+    shim.still_answers()
+
+
+@pytest.mark.parametrize("arguments, path", [
+    ({"surely_not_a_field": 1}, "$.arguments.surely_not_a_field"),
+    ([1, 2], "$.arguments"),
+    ("text", "$.arguments"),
+])
+def test_bad_arguments_name_the_field(shim: ShimProcess, arguments: Any, path: str) -> None:
+    shim.initialize()
+    reply = shim.call("vault_list", arguments)
+    error = reply["error"]
+    assert error["code"] == -32602
+    assert error["data"]["code"] == "INVALID_PARAMS" and error["data"]["issues"][0]["path"] == path
+    shim.still_answers()
+
+
+def test_an_argument_of_the_wrong_type_names_its_path(shim: ShimProcess) -> None:
+    typed = [s for s in METHODS.values() if s.mcp and "limit" in s.params.__struct_fields__]
+    if not typed:
+        pytest.skip("no tool with a limit argument in the table yet")
+    shim.initialize()
+    reply = shim.call(typed[0].tool_name, {"limit": "ten"})
+    assert reply["error"]["code"] == -32602
+    assert reply["error"]["data"]["issues"][0]["path"] == "$.arguments.limit"
+    shim.still_answers()
+
+
+def test_absent_or_null_arguments_mean_none(shim: ShimProcess) -> None:
+    shim.initialize()
+    assert shim.call("vault_list")["result"]["structuredContent"] == {"vaults": []}
+    explicit_null = shim.request("tools/call", {"name": "vault_list", "arguments": None})
+    assert explicit_null["result"]["structuredContent"] == {"vaults": []}
+
+
+def test_result_over_the_bound_is_a_limit_tool_error(registered: str, home: Home) -> None:
+    proc = ShimProcess(home, env={"VAULTD_MCP_MAX_RESULT_BYTES": "128"})
+    try:
+        proc.initialize()
+        result = proc.call("vault_list", {})["result"]
+        assert result["isError"] is True
+        assert result["structuredContent"]["code"] == "LIMIT" and "bound" in result["structuredContent"]["message"]
+        assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+        proc.still_answers()
+    finally:
+        assert proc.close() == 0
+
+
+def test_handshake_does_not_wait_for_a_daemon_and_calls_report_unavailable(home: Home) -> None:
+    """No daemon and autostart off: the handshake still answers; a call says what to do."""
+    proc = ShimProcess(home, env={"VAULTD_NO_AUTOSTART": "1"})
+    try:
+        assert proc.initialize()["result"]["serverInfo"]["name"] == "vaultd"
+        assert "instructions" in proc.request("server/discover", _envelope())["result"]
+        assert len(proc.request("tools/list")["result"]["tools"]) == sum(s.mcp for s in METHODS.values())
+        result = proc.call("vault_list", {})["result"]
+        assert result["isError"] is True
+        body = result["structuredContent"]
+        assert body["code"] == "UNAVAILABLE" and "vaultctl daemon start" in body["message"]
+        assert body["issues"] == [] and body["candidates"] == []
+        proc.still_answers()
+    finally:
+        assert proc.close() == 0
+    assert "Traceback" not in proc.stderr()
+
+
+def test_the_first_call_autostarts_the_daemon(home: Home, cli: Any) -> None:
+    proc = ShimProcess(home)  # home.env leaves autostart on
+    try:
+        proc.initialize()
+        result = proc.call("daemon_status", {})["result"]
+        assert result["isError"] is False and result["structuredContent"]["socket"] == str(home.socket)
+    finally:
+        assert proc.close() == 0
+        cli("daemon", "stop")
+
+
+def test_a_restarted_daemon_is_reconnected(home: Home, cli: Any) -> None:
+    first = Daemon(home)
+    proc = ShimProcess(home, env={"VAULTD_NO_AUTOSTART": "1"})
+    try:
+        proc.initialize()
+        assert proc.call("daemon_status", {})["result"]["structuredContent"]["pid"] == first.proc.pid
+        first.stop()
+        second = Daemon(home)
+        try:
+            assert proc.call("daemon_status", {})["result"]["structuredContent"]["pid"] == second.proc.pid
+        finally:
+            second.stop()
+    finally:
+        first.stop()
+        assert proc.close() == 0

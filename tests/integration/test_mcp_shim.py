@@ -1,0 +1,174 @@
+"""`vaultctl mcp` driven by the official MCP SDK client, in both session models, against a real daemon.
+
+The tool list is generated from the method table, so these tests iterate over the table too:
+a method added with ``mcp=True`` is checked (and, when it is read-only and needs no arguments,
+smoke-called) with no change here.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+import jsonschema  # type: ignore[import-untyped]
+import msgspec
+import msgspec.inspect
+import pytest
+from mcp.client import Client, ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.types import CallToolResult, Tool
+
+from protocol.table import METHODS, MethodSpec
+from tests.support.daemon import REPO, Daemon, Home
+from vaultctl.mcp.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, STATELESS_VERSIONS
+
+MCP_SPECS = [spec for spec in METHODS.values() if spec.mcp]
+SHIM = [sys.executable, "-m", "vaultctl.main", "mcp"]
+
+
+def _server(home: Home) -> StdioServerParameters:
+    return StdioServerParameters(command=SHIM[0], args=SHIM[1:], env=home.env, cwd=str(REPO))
+
+
+@asynccontextmanager
+async def _client(home: Home, mode: str) -> AsyncIterator[Client]:
+    """The SDK's high-level client: ``mode="legacy"`` runs the initialize handshake, ``mode="auto"``
+    probes ``server/discover`` first and adopts the stateless revision when the server offers it."""
+    async with Client(_server(home), mode=mode, read_timeout_seconds=60) as client:
+        yield client
+
+
+@pytest.fixture
+def errlog(home: Home) -> Iterator[TextIO]:
+    with open(home.root / "mcp-session.err", "w") as fh:
+        yield fh
+
+
+@pytest.fixture
+def registered(daemon: Daemon, sample_vault: Path, cli: Any) -> str:
+    """The sample vault registered as ``sample`` (personal, so it is the default vault)."""
+    result = cli("vault", "add", "sample", str(sample_vault), "--json")
+    assert result.code == 0, result.err
+    return "sample"
+
+
+def _needs_no_arguments(spec: MethodSpec) -> bool:
+    info = msgspec.inspect.type_info(spec.params)
+    assert isinstance(info, msgspec.inspect.StructType)
+    return not any(f.required for f in info.fields)
+
+
+def _check_tool_list(tools: list[Tool]) -> None:
+    assert [t.name for t in tools] == [s.tool_name for s in MCP_SPECS], "every mcp method, in table order"
+    for tool, spec in zip(tools, MCP_SPECS, strict=True):
+        assert tool.description and tool.description.startswith(spec.summary)
+        if spec.two_step:
+            assert "confirm=true" in tool.description and "fingerprint" in tool.description
+        schema = tool.input_schema
+        jsonschema.Draft202012Validator.check_schema(schema)
+        assert schema["type"] == "object" and schema["additionalProperties"] is False
+        assert "$ref" not in schema, "the root is inlined"
+        assert tool.output_schema is not None
+        out = tool.output_schema
+        jsonschema.Draft202012Validator.check_schema(out)
+        assert out["type"] == "object"
+        ann = tool.annotations
+        assert ann is not None
+        assert (ann.read_only_hint, ann.destructive_hint, ann.idempotent_hint, ann.open_world_hint) == (
+            spec.read_only, spec.destructive, spec.idempotent, False)
+        assert ann.title
+
+
+def _ok(result: CallToolResult, tool: str) -> dict[str, Any]:
+    assert not result.is_error, f"{tool}: {result.content}"
+    assert isinstance(result.structured_content, dict)
+    text = result.content[0]
+    assert text.type == "text" and text.text.startswith("{")
+    return result.structured_content
+
+
+async def test_handshake_mode_initializes_lists_and_calls(daemon: Daemon, home: Home) -> None:
+    async with _client(home, "legacy") as client:
+        assert client.protocol_version == LATEST_HANDSHAKE
+        assert client.session.initialize_result is not None
+        assert client.server_info is not None and client.server_info.name == "vaultd"
+        assert client.instructions and len(client.instructions.encode()) < 400
+        assert client.server_capabilities.tools is not None
+        tools = (await client.list_tools()).tools
+        _check_tool_list(tools)
+        status = _ok(await client.call_tool("daemon_status", {}), "daemon_status")
+        assert status["pid"] == daemon.proc.pid
+        assert _ok(await client.call_tool("vault_list", {}), "vault_list") == {"vaults": []}
+        with pytest.warns(MCPDeprecationWarning, match="ping"):  # gone in 2026-07-28, still served here
+            await client.send_ping()
+
+
+async def test_auto_mode_discovers_the_stateless_revision(daemon: Daemon, home: Home) -> None:
+    async with _client(home, "auto") as client:
+        assert client.protocol_version == STATELESS_VERSIONS[-1]
+        discovered = client.session.discover_result
+        assert discovered is not None and client.session.initialize_result is None
+        assert discovered.supported_versions == list(STATELESS_VERSIONS)
+        assert client.server_info is not None and client.server_info.name == "vaultd"  # the _meta stamp
+        assert client.instructions and len(client.instructions.encode()) < 400
+        listing = await client.list_tools()
+        assert listing.ttl_ms and listing.ttl_ms > 0 and listing.cache_scope == "private"
+        _check_tool_list(listing.tools)
+        status = _ok(await client.call_tool("daemon_status", {}), "daemon_status")
+        assert status["pid"] == daemon.proc.pid
+
+
+async def test_a_raw_client_session_over_stdio_client(daemon: Daemon, home: Home, errlog: TextIO) -> None:
+    """The lower-level pieces a host might use directly: stdio_client plus ClientSession."""
+    async with stdio_client(_server(home), errlog=errlog) as (read, write), \
+            ClientSession(read, write, read_timeout_seconds=60) as session:
+        init = await session.initialize()
+        assert init.protocol_version in HANDSHAKE_VERSIONS
+        result = await session.call_tool("vault_list", {})
+        assert result.structured_content == {"vaults": []}
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_vault_argument_is_an_enum_of_registered_vaults(registered: str, home: Home, mode: str) -> None:
+    async with _client(home, mode) as client:
+        tools = (await client.list_tools()).tools
+        with_vault = [t for t in tools if "vault" in (t.input_schema.get("properties") or {})]
+        if not with_vault:
+            pytest.skip("no tool in the table takes a vault argument yet")
+        for tool in with_vault:
+            prop = tool.input_schema["properties"]["vault"]
+            assert prop["enum"] == [registered]
+            required = tool.input_schema.get("required") or []
+            assert prop.get("default") == (None if "vault" in required else registered)
+        listed = _ok(await client.call_tool("vault_list", {}), "vault_list")
+        assert [v["entry"]["id"] for v in listed["vaults"]] == [registered]
+
+
+async def test_every_read_only_tool_without_arguments_answers(registered: str, home: Home) -> None:
+    """A smoke call per tool, in one session; the SDK client also checks structuredContent against
+    each tool's outputSchema, so a result that drifts from its Struct fails here."""
+    smoke = [s for s in MCP_SPECS if s.read_only and _needs_no_arguments(s)]
+    assert {"daemon_status", "vault_list"} <= {s.tool_name for s in smoke}
+    failures = []
+    async with _client(home, "auto") as client:
+        for spec in smoke:
+            result = await client.call_tool(spec.tool_name, {})
+            if result.is_error or not isinstance(result.structured_content, dict):
+                failures.append(f"{spec.tool_name}: {result.content}")
+    assert not failures, "\n".join(failures)
+
+
+async def test_a_daemon_refusal_is_a_tool_error_with_the_stable_code(registered: str, home: Home) -> None:
+    if "note.read" not in METHODS or not METHODS["note.read"].mcp:
+        pytest.skip("note.read is not in the method table yet")
+    async with _client(home, "auto") as client:
+        result = await client.call_tool("note_read", {"target": "surely-no-such-note-anywhere"})
+        assert result.is_error
+        assert isinstance(result.structured_content, dict)
+        assert result.structured_content["code"] == "NOT_FOUND"
+        assert set(result.structured_content) == {"code", "message", "issues", "candidates"}
+        assert "NOT_FOUND" in result.content[0].text  # type: ignore[union-attr]

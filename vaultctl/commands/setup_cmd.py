@@ -1,0 +1,72 @@
+"""vaultctl setup HOST|all [--apply | --undo]: register ``vaultctl mcp`` in agent hosts, reversibly."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from protocol.errors import ExitStatus
+from vaultctl.commands.common import JsonOpt, fail
+
+
+def _vaultctl_path() -> str:
+    found = shutil.which("vaultctl")
+    candidate = Path(sys.argv[0])
+    if candidate.name == "vaultctl" and candidate.exists():
+        return str(candidate.resolve())
+    if found:
+        return str(Path(found).resolve())
+    fail("cannot find the vaultctl executable on PATH; install vaultd first", ExitStatus.USAGE)
+
+
+def _plan_text(plan: Any) -> str:
+    verb = {"plan": "would", "apply": "did", "undo": "undo:"}.get(str(plan.mode.value), "")
+    lines = [f"{plan.host}: {plan.path}", f"  {verb} {plan.action.value}".rstrip()]
+    if plan.diff:
+        lines.append(plan.diff.rstrip("\n"))
+    lines += [f"  note: {n}" for n in plan.notes]
+    if str(plan.mode.value) == "plan" and plan.changes:
+        lines.append(f"  to apply: vaultctl setup {plan.host} --apply")
+    return "\n".join(lines)
+
+
+def setup(
+    host: Annotated[str, typer.Argument(help="claude, codex, cursor, gemini, windsurf, or all.")],
+    apply: Annotated[bool, typer.Option("--apply", help="Write the change (default: show it only).")] = False,
+    undo: Annotated[bool, typer.Option("--undo", help="Restore what setup replaced.")] = False,
+    project: Annotated[Path | None, typer.Option(help="claude only: the project whose .mcp.json to edit.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Register 'vaultctl mcp' in an agent host's MCP config (a dry run unless --apply)."""
+    from vaultctl.setup import HOSTS, Mode, SetupError, run, setup_all
+
+    if apply and undo:
+        fail("--apply and --undo go alone", ExitStatus.USAGE)
+    mode = Mode.APPLY if apply else Mode.UNDO if undo else Mode.PLAN
+    command = "" if undo else _vaultctl_path()
+    try:
+        if host == "all":
+            outcomes = setup_all(mode, command, env=os.environ)
+            if as_json:
+                print(json.dumps([o.to_dict() for o in outcomes]))
+            else:
+                for o in outcomes:
+                    print(_plan_text(o.plan) if o.plan is not None else f"{o.host}: {o.status.value} ({o.note or o.error})")
+            if any(o.status.value == "failed" for o in outcomes):
+                raise typer.Exit(int(ExitStatus.REFUSED))
+            return
+        if host not in HOSTS:
+            fail(f"unknown host {host!r}; choose one of: {', '.join(HOSTS)}, all", ExitStatus.USAGE)
+        plan = run(host, mode, command, project=project, env=os.environ)
+    except SetupError as exc:
+        manual = getattr(exc, "manual", None)
+        if manual:
+            print(f"add this entry by hand:\n{manual}", file=sys.stderr)
+        fail(exc.message, exc.code.exit_status)
+    print(json.dumps(plan.to_dict()) if as_json else _plan_text(plan))

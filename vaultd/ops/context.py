@@ -1,0 +1,54 @@
+"""What a planner sees: the vault, its index, the caller, and strict reads of current files."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from protocol.errors import Issue
+from protocol.methods.common import Channel
+from protocol.methods.vaults import VaultEntry
+from vaultd.errors import Conflict
+from vaultd.txn.engine import read_current
+from vaultd.vault.index import VaultIndex
+from vaultd.vault.lookup import find_note
+
+
+@dataclass
+class OpContext:
+    root: Path
+    entry: VaultEntry
+    index: VaultIndex
+    channel: Channel
+    now: dt.datetime  #: local time, one clock for stamps and the log line
+    warnings: list[Issue] = field(default_factory=list)
+    expected_sha: str | None = None  #: the caller's sha256 of the note it edits, checked on first read
+
+    @property
+    def today(self) -> str:
+        return self.now.strftime("%Y-%m-%d")
+
+    def find(self, target: str) -> str:
+        """A strict lookup: path, exact name, or an alias naming one note; never fuzzy."""
+        return find_note(self.index, target)
+
+    def read(self, rel: str) -> bytes | None:
+        return read_current(self.root, rel)
+
+    def read_target(self, rel: str) -> tuple[bytes, str]:
+        """Read the note being edited, refusing with CONFLICT if it is not what the caller read."""
+        data, text = self.read_text(rel)
+        if self.expected_sha is not None and hashlib.sha256(data).hexdigest() != self.expected_sha:
+            raise Conflict(f"{rel} changed since you read it (sha256 differs); read it again, then retry")
+        return data, text
+
+    def read_text(self, rel: str) -> tuple[bytes, str]:
+        data = self.read(rel)
+        if data is None:
+            raise Conflict(f"{rel} was removed since it was indexed; search again")
+        try:
+            return data, data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise Conflict(f"{rel} is not valid UTF-8; vaultd does not edit it") from exc

@@ -1,0 +1,91 @@
+"""note.move: rename or move a note and rewrite every link the move would break, in one operation.
+
+The plan creates the note at its new path, removes the old file, and rewrites the notes whose
+links would otherwise stop naming it: its backlinks, the moved note itself (its relative
+Markdown links follow it to its new folder), and the notes linking by name to a note that now
+shares its name with the moved one (their bare links would turn ambiguous). Rewrites are
+mechanical, so no ``updated`` stamp is added (see :mod:`vaultd.ops.rewrite` for the rules).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from protocol.errors import Issue
+from protocol.methods.writes import MoveParams
+from vaultd.errors import InvalidParams, ValidationFailed
+from vaultd.ops.context import OpContext
+from vaultd.ops.create import note_path
+from vaultd.ops.rewrite import Relocation, Rewrite, link_name, rewrite_links
+from vaultd.policy import check_new_path
+from vaultd.txn.plan import Action, Change, Plan
+
+#: Characters a wiki-link cannot carry in a name (they start an anchor, a block, a label or
+#: close the link), so a note named with them could never be linked to.
+_LINK_BREAKING = re.compile(r"[\[\]#^|]")
+
+
+@dataclass(slots=True)
+class MovePlan(Plan):
+    rewrites: list[Rewrite] = field(default_factory=list)
+
+
+def check_destination(ctx: OpContext, old: str, new: str) -> None:
+    if new == old:
+        raise InvalidParams(f"{old} is already at that path")
+    issues = check_new_path(new, lambda _key: ctx.index.resolver.same_key(new))
+    if issues:
+        raise ValidationFailed(f"refused: {issues[0].message}", issues=issues)
+    if (bad := _LINK_BREAKING.search(link_name(new))) is not None:
+        raise ValidationFailed(
+            f"the name {link_name(new)!r} holds {bad.group()!r}, which links cannot carry; choose another name",
+            issues=[Issue(code="V04", path=new, message=f"a note name cannot hold {bad.group()!r}")])
+    if new in ctx.index.notes or new in ctx.index.attachments or ctx.read(new) is not None:
+        raise ValidationFailed(f"{new} already exists; move to a free path, or merge the two notes",
+                               issues=[Issue(code="V08", path=new, message="the destination already exists")])
+
+
+def affected_sources(ctx: OpContext, reloc: Relocation, old: str, new: str) -> list[str]:
+    """Notes whose links the move may break: backlinks of the note, and backlinks of the notes
+    that will share its new name."""
+    sources = {src for src, _ in ctx.index.backlinks(old)}
+    for other in reloc.named(link_name(new)):
+        if other != new:
+            sources |= {src for src, _ in ctx.index.backlinks(other)}
+    sources.discard(old)
+    return sorted(sources)
+
+
+def plan_move(ctx: OpContext, params: MoveParams) -> MovePlan:
+    old = ctx.find(params.target)
+    to = params.to.strip().removeprefix("./")
+    # A destination ending in '/' is a folder: the note keeps its file name there.
+    new = note_path(to + old.rpartition("/")[2] if to.endswith("/") else to)
+    check_destination(ctx, old, new)
+    reloc = Relocation(ctx.index.resolver, {old: new})
+    raw, text = ctx.read_text(old)
+    moved_text, rewrites = rewrite_links(text, old, reloc)
+    changes = [Change(path=new, before=None, after=moved_text.encode("utf-8")),
+               Change(path=old, before=raw, after=None)]
+    for source in affected_sources(ctx, reloc, old, new):
+        src_raw, src_text = ctx.read_text(source)
+        fixed, found = rewrite_links(src_text, source, reloc)
+        if found:
+            changes.append(Change(path=source, before=src_raw, after=fixed.encode("utf-8")))
+            rewrites += found
+    notes = len({r.path for r in rewrites})
+    summary = f"moved {old} to {new}" + (f"; rewrote links in {notes} note{'s' if notes != 1 else ''}"
+                                         if notes else "")
+    return MovePlan(op="note.move", changes=changes, summary=summary, log_type="ROUTE", log_dest=new,
+                    rewrites=rewrites)
+
+
+def move_detail(ctx: OpContext, plan: Plan) -> dict[str, Any]:
+    assert isinstance(plan, MovePlan)
+    made = next(c for c in plan.changes if c.action == Action.CREATE)
+    gone = next(c for c in plan.changes if c.action == Action.DELETE)
+    rewritten = sorted({made.path if r.path == gone.path else r.path for r in plan.rewrites})
+    return {"from": gone.path, "to": made.path, "rewritten": rewritten,
+            "links": [str(r) for r in plan.rewrites[:500]]}

@@ -1,0 +1,58 @@
+"""note.patch: exact text replacements in a note's body, all or nothing."""
+
+from __future__ import annotations
+
+from protocol.methods.writes import Edit, PatchParams
+from vaultd.errors import InvalidParams, ValidationFailed
+from vaultd.ops.context import OpContext
+from vaultd.ops.stamps import stamp_updated
+from vaultd.txn.plan import Change, Plan
+from vaultd.vault import frontmatter
+
+
+def _occurrences(text: str, needle: str) -> list[int]:
+    """Every start of ``needle``, overlapping ones included (so 'aa' in 'aaa' is two)."""
+    found, i = [], text.find(needle)
+    while i >= 0:
+        found.append(i)
+        i = text.find(needle, i + 1)
+    return found
+
+
+def apply_edits(text: str, body_offset: int, edits: list[Edit]) -> str:
+    spans: list[tuple[int, int, str]] = []
+    for n, edit in enumerate(edits, 1):
+        hits = _occurrences(text, edit.old)
+        where = f"edit {n}" if len(edits) > 1 else "old"
+        if not hits:
+            raise ValidationFailed(f"{where}: the text to replace was not found; read the note again")
+        if len(hits) > 1:
+            raise ValidationFailed(f"{where}: the text to replace occurs {len(hits)} times; include more context")
+        if hits[0] < body_offset:
+            raise ValidationFailed(f"{where}: starts in the frontmatter; use note.set_frontmatter")
+        spans.append((hits[0], hits[0] + len(edit.old), edit.new))
+    spans.sort()
+    for (_, end, _), (start, _, _) in zip(spans, spans[1:], strict=False):
+        if start < end:
+            raise ValidationFailed("two edits overlap; merge them into one")
+    out, pos = [], 0
+    for start, end, new in spans:
+        out += [text[pos:start], new]
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def plan_patch(ctx: OpContext, params: PatchParams) -> Plan:
+    single = params.old is not None or params.new is not None
+    if single == (params.edits is not None):
+        raise InvalidParams("give either old and new, or edits, not both and not neither")
+    if single and (params.old is None or params.new is None):
+        raise InvalidParams("old and new go together")
+    edits = params.edits if params.edits is not None else [Edit(old=params.old or "", new=params.new or "")]
+    path = ctx.find(params.target)
+    raw, text = ctx.read_target(path)
+    changed = apply_edits(text, frontmatter.parse(text).body_offset, edits)
+    changed = stamp_updated(ctx, path, changed)
+    return Plan(op="note.patch", changes=[Change(path=path, before=raw, after=changed.encode("utf-8"))],
+                summary=f"patched {path} ({len(edits)} edit{'s' if len(edits) > 1 else ''})")

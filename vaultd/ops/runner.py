@@ -1,0 +1,121 @@
+"""Runs one write operation: plan -> validate -> (preview) -> apply -> index -> log -> receipt.
+
+Planning happens under the vault's writer lock, so operations from every client queue and each
+plans on the state the previous one left. Reads never take the lock.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import secrets
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import anyio
+import msgspec
+import structlog
+
+from protocol.methods.common import Channel
+from protocol.methods.writes import (
+    ChangeReceipt,
+    EditParams,
+    LogEvent,
+    LogReceipt,
+    LogType,
+    TwoStepParams,
+    WriteParams,
+    WriteReceipt,
+)
+from vaultd.api.registry import CallContext
+from vaultd.errors import InvalidParams, StalePreview, VaultError
+from vaultd.ops.context import OpContext
+from vaultd.ops.validate import check_policy, validate
+from vaultd.txn import journal
+from vaultd.txn.engine import apply_plan
+from vaultd.txn.plan import Plan
+from vaultd.vault import eventlog
+from vaultd.vault.runtime import VaultRuntime
+
+log = structlog.get_logger("vaultd.ops")
+
+P = TypeVar("P", bound=WriteParams)
+Planner = Callable[[OpContext, Any], Plan]
+
+JOURNAL_KEEP = 200  #: committed journals kept for undo
+JOURNAL_MAX_BYTES = 256 * 1024 * 1024
+
+
+def new_op_id(now: dt.datetime) -> str:
+    return f"{now.astimezone(dt.UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(4)}"
+
+
+def fingerprint(ctx: OpContext, plan: Plan, params: WriteParams) -> str:
+    """Covers the operation's input, the vault's identity and policy, and every file it reads
+    and writes, so anything that changes after a preview forces a new preview."""
+    core = msgspec.structs.asdict(params)
+    for key in ("confirm", "fingerprint", "dry_run", "log"):
+        core.pop(key, None)
+    payload = msgspec.json.encode([
+        plan.op, core, ctx.entry,
+        [(c.path, c.before_sha, c.after_sha) for c in plan.changes],
+    ], order="sorted")
+    return hashlib.sha256(payload).hexdigest()
+
+
+def _receipt(plan: Plan, *, applied: bool, op_id: str | None = None, **extra: Any) -> WriteReceipt:
+    changes = [ChangeReceipt(path=c.path, action=str(c.action), before_sha=c.before_sha, after_sha=c.after_sha,
+                             bytes=len(c.after or b"")) for c in plan.effective()]
+    return WriteReceipt(op=plan.op, op_id=op_id, applied=applied, changes=changes, **extra)
+
+
+def _log_event(plan: Plan, override: LogEvent | None, op_id: str) -> LogEvent:
+    if override is not None:
+        return override
+    dest = plan.log_dest or (plan.effective()[0].path if plan.effective() else None)
+    return LogEvent(type=LogType(plan.log_type), project="-", source=f"vaultd:{plan.op}", dest=dest,
+                    note=f"{plan.summary} ({op_id})"[:200])
+
+
+async def run_operation(call: CallContext, params: P, planner: Callable[[OpContext, P], Plan],
+                        *, detail: Callable[[OpContext, Plan], dict[str, Any]] | None = None,
+                        undoes: str | None = None) -> WriteReceipt:
+    runtime: VaultRuntime = call.daemon.vault(params.vault)
+    await runtime.wait_ready()
+    assert runtime.live is not None
+    live = runtime.live
+    async with runtime.writer:
+        now = dt.datetime.now().astimezone()
+        ctx = OpContext(root=runtime.root, entry=runtime.entry, index=live.index, channel=call.channel, now=now,
+                        expected_sha=params.expected_sha if isinstance(params, EditParams) else None)
+        plan = planner(ctx, params)
+        check_policy(ctx, plan)
+        warnings = validate(ctx, plan)
+        info = detail(ctx, plan) if detail is not None else {}
+        agent = call.channel == Channel.MCP
+        event = _log_event(plan, params.log, "preview")
+        eventlog.format_line(event, now, agent=agent)  # an invalid event refuses before anything is written
+        if isinstance(params, TwoStepParams):
+            fp = fingerprint(ctx, plan, params)
+            if not params.confirm:
+                return _receipt(plan, applied=False, preview=True, fingerprint=fp, warnings=warnings, detail=info)
+            if params.fingerprint is None:
+                raise InvalidParams("confirm needs the fingerprint from the preview")
+            if params.fingerprint != fp:
+                raise StalePreview("the vault changed since the preview (or the input differs); preview again")
+        if params.dry_run:
+            return _receipt(plan, applied=False, dry_run=True, warnings=warnings, detail=info)
+        if not plan.effective():
+            return _receipt(plan, applied=False, warnings=warnings, detail={**info, "no_change": True})
+        op_id = new_op_id(now)
+        await anyio.to_thread.run_sync(apply_plan, runtime.root, plan, op_id, str(call.channel), undoes)
+        log.info("applied", op=plan.op, op_id=op_id, files=len(plan.effective()), channel=str(call.channel))
+        await live.refresh(set(plan.paths))
+        line = eventlog.format_line(_log_event(plan, params.log, op_id), now, agent=agent)
+        try:
+            await anyio.to_thread.run_sync(eventlog.append, runtime.root, line)
+            log_receipt = LogReceipt(appended=True, line=line.rstrip("\n"))
+        except (OSError, VaultError) as exc:
+            log_receipt = LogReceipt(appended=False, error=getattr(exc, "message", None) or str(exc))
+        await anyio.to_thread.run_sync(journal.prune, runtime.root, JOURNAL_KEEP, JOURNAL_MAX_BYTES)
+        return _receipt(plan, applied=True, op_id=op_id, warnings=warnings, log=log_receipt, detail=info)

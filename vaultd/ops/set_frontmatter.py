@@ -1,0 +1,32 @@
+"""note.set_frontmatter: set and unset keys; every other key keeps its bytes."""
+
+from __future__ import annotations
+
+import msgspec
+
+from protocol.methods.writes import SetFrontmatterParams
+from vaultd.errors import InvalidParams
+from vaultd.ops.context import OpContext
+from vaultd.txn.plan import Change, Plan
+from vaultd.vault import frontmatter
+from vaultd.vault.frontmatter_emit import emit
+
+
+def plan_set_frontmatter(ctx: OpContext, params: SetFrontmatterParams) -> Plan:
+    if not params.set and not params.unset:
+        raise InvalidParams("nothing to change: give set, unset or both")
+    both = set(params.set) & set(params.unset)
+    if both:
+        raise InvalidParams(f"a key cannot be both set and unset: {', '.join(sorted(both))}")
+    path = ctx.find(params.target)
+    raw, text = ctx.read_target(path)
+    current = frontmatter.parse(text).data or {}
+    # Compared as JSON so that true and 1 differ, as they do in the file.
+    no_op = all(k in current and msgspec.json.encode(current[k]) == msgspec.json.encode(v)
+                for k, v in params.set.items()) and not any(k in current for k in params.unset)
+    fields = dict(params.set)
+    if not no_op and "updated" not in params.unset and "updated" not in fields:
+        fields["updated"] = ctx.today
+    changed = text if no_op else emit(text, fields, params.unset)
+    return Plan(op="note.set_frontmatter", changes=[Change(path=path, before=raw, after=changed.encode("utf-8"))],
+                summary=f"set frontmatter of {path}")

@@ -1,0 +1,155 @@
+"""Validate the vault as a plan would leave it; refuse with every issue, or pass on warnings.
+
+Rules run on what the write changes: a problem a note already had (an old dead link, an
+unreadable header, an email in a vault that denies them) warns and never blocks; a problem the
+write introduces is an error. Secrets are always refused. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+from protocol.errors import Issue, Severity
+from vaultd.errors import PolicyRefused, ValidationFailed
+from vaultd.ops.context import OpContext
+from vaultd.policy import (
+    added_lines,
+    check_inside_vault,
+    check_new_path,
+    decoded_lines,
+    deny_path_issue,
+    new_issues_only,
+    pii_line_findings,
+    schema_issues,
+    secret_line_issues,
+    write_channel_issue,
+)
+from vaultd.txn.plan import Action, Plan
+from vaultd.vault import frontmatter, markdown
+from vaultd.vault.resolve import LinkResolver, ResolutionStatus
+from vaultd.vault.walk import is_note_path
+
+
+def check_policy(ctx: OpContext, plan: Plan) -> None:
+    problems = []
+    if (issue := write_channel_issue(ctx.entry.write, ctx.channel)) is not None:
+        problems.append(issue)
+    for change in plan.effective():
+        if (issue := deny_path_issue(change.path, ctx.entry.deny_paths)) is not None:
+            problems.append(issue)
+    if problems:
+        raise PolicyRefused(problems[0].message, issues=problems)
+
+
+class _PostState:
+    """Link resolution against the vault as the plan leaves it, without copying the index."""
+
+    def __init__(self, ctx: OpContext, plan: Plan) -> None:
+        self.base = ctx.index.resolver
+        self.deleted = {c.path for c in plan.effective() if c.action == Action.DELETE}
+        self.created = LinkResolver(c.path for c in plan.effective() if c.action == Action.CREATE)
+
+    def status(self, target: str, source: str) -> ResolutionStatus:
+        if not target.strip():
+            return ResolutionStatus.RESOLVED
+        found: set[str] = set()
+        for resolver in (self.base, self.created):
+            res = resolver.resolve(target, source)
+            found |= {res.path} if res.path else set(res.candidates)
+        found -= self.deleted
+        if not found:
+            return ResolutionStatus.MISSING
+        return ResolutionStatus.RESOLVED if len(found) == 1 else ResolutionStatus.AMBIGUOUS
+
+
+class _NoteView:
+    """One version of a note, parsed once for every rule that needs it."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.fm = frontmatter.parse(text)
+        self.scan = markdown.scan(text, self.fm.body_offset, self.fm.body_line)
+        self.h1 = next((h.text for h in self.scan.headings if h.level == 1), None)
+
+    def link_problems(self, path: str, post: _PostState) -> dict[tuple[str, str], int]:
+        out: dict[tuple[str, str], int] = {}
+        for link in self.scan.links:
+            status = post.status(link.target, path)
+            if status != ResolutionStatus.RESOLVED:
+                out.setdefault((str(status), link.target), link.line)
+        return out
+
+    def header_issues(self, ctx: OpContext, path: str) -> list[Issue]:
+        issues = [Issue(code="V01", message=i.message, path=path, line=i.line) for i in self.fm.issues]
+        return issues + schema_issues(ctx.entry.schema, self.fm.data, self.fm.present, path, h1=self.h1)
+
+    def decoded(self) -> set[tuple[int, str]]:
+        return set(decoded_lines(self.fm.data, 1))
+
+
+TRASH_PREFIX = ".trash/"
+
+
+def _moved_from(plan: Plan) -> dict[str, bytes]:
+    """A plan that removes one file and creates one is a move (a rename, a delete to the trash, or
+    the undo of either): the new file is judged against the old one's bytes, so problems the note
+    already had (dead links, schema debt, screened lines) warn instead of refusing the move."""
+    effective = plan.effective()
+    gone = [c for c in effective if c.action == Action.DELETE and c.before is not None]
+    made = [c for c in effective if c.action == Action.CREATE]
+    if len(gone) == 1 and len(made) == 1 and gone[0].before is not None:
+        return {made[0].path: gone[0].before}
+    return {}
+
+
+def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
+    """Raise ValidationFailed with every error; return the warnings."""
+    check_policy(ctx, plan)
+    errors: list[Issue] = []
+    warnings: list[Issue] = list(ctx.warnings) + list(plan.warnings)
+    post = _PostState(ctx, plan)
+    moved_from = _moved_from(plan)
+
+    for change in plan.effective():
+        if change.action == Action.CREATE and change.path.startswith(TRASH_PREFIX):
+            # The trash is Obsidian's own folder: judge the path below it; names there never collide.
+            errors += check_new_path(change.path.removeprefix(TRASH_PREFIX), note=is_note_path(change.path))
+        elif change.action == Action.CREATE:
+            errors += check_new_path(change.path, lambda _key, p=change.path: ctx.index.resolver.same_key(p),
+                                     note=is_note_path(change.path))
+        if change.after is None:
+            continue
+        errors += check_inside_vault(ctx.root, change.path)
+        try:
+            after = change.after.decode("utf-8")
+        except UnicodeDecodeError:
+            errors.append(Issue(code="V09", message="the new content is not valid UTF-8", path=change.path))
+            continue
+        origin = change.before if change.before is not None else moved_from.get(change.path)
+        before = origin.decode("utf-8", "replace") if origin is not None else None
+        new_lines = added_lines(before, after)
+        if is_note_path(change.path) and not change.path.startswith(TRASH_PREFIX):
+            view_after = _NoteView(after)
+            view_before = _NoteView(before) if before is not None else None
+            new_errors, debt = new_issues_only(
+                view_before.header_issues(ctx, change.path) if view_before else [],
+                view_after.header_issues(ctx, change.path))
+            errors += new_errors
+            warnings += debt
+            old_links = view_before.link_problems(change.path, post) if view_before else {}
+            for (status, target), line in view_after.link_problems(change.path, post).items():
+                issue = Issue(code="V03", path=change.path, line=line,
+                              message=f"link [[{target}]] would be {status}")
+                if (status, target) in old_links:
+                    issue.severity = Severity.WARNING
+                    warnings.append(issue)
+                else:
+                    errors.append(issue)
+            # frontmatter values as decoded too: a YAML escape can hide a token from the raw text
+            new_lines += sorted(view_after.decoded() - (view_before.decoded() if view_before else set()))
+        if new_lines:
+            errors += secret_line_issues(new_lines, change.path)
+            for issue in pii_line_findings(new_lines, ctx.entry.pii, ctx.entry.kind, "notes", path=change.path):
+                (errors if issue.severity == Severity.ERROR else warnings).append(issue)
+    if errors:
+        raise ValidationFailed(f"refused: {errors[0].message}" + (f" (and {len(errors) - 1} more)"
+                                                                   if len(errors) > 1 else ""), issues=errors)
+    return warnings

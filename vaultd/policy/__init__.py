@@ -1,0 +1,73 @@
+"""Write policy and validation rules: pure functions the transaction engine calls with its plan.
+
+Codes: P01 write channel, P02 deny paths, P03 an unusable PII policy, V01 schema, V04 path safety,
+V06 secrets, V07 PII. Every function returns :class:`~protocol.errors.Issue` values and never
+raises on user input; no issue ever carries a matched secret or PII value.
+"""
+
+from vaultd.policy.added import added_lines, split_lines
+from vaultd.policy.decoded import decoded_lines
+from vaultd.policy.paths import (
+    MAX_COMPONENT_BYTES,
+    MAX_PATH_BYTES,
+    RESERVED_NAMES,
+    check_inside_vault,
+    check_new_path,
+    deny_path_issue,
+    path_key,
+    write_channel_issue,
+)
+from vaultd.policy.pii import (
+    effective_action,
+    pattern_problem,
+    pii_findings,
+    pii_line_findings,
+    validate_pii_policy,
+)
+from vaultd.policy.schema import (
+    BUILTIN_DOMAINS,
+    CONFIDENCES,
+    STATUSES,
+    NoteType,
+    new_issues_only,
+    schema_issues,
+)
+from vaultd.policy.secrets import (
+    SecretFinding,
+    SecretRule,
+    scan_secret_lines,
+    scan_secrets,
+    secret_issues,
+    secret_line_issues,
+)
+
+__all__ = [
+    "BUILTIN_DOMAINS",
+    "CONFIDENCES",
+    "MAX_COMPONENT_BYTES",
+    "MAX_PATH_BYTES",
+    "RESERVED_NAMES",
+    "STATUSES",
+    "NoteType",
+    "SecretFinding",
+    "SecretRule",
+    "added_lines",
+    "check_inside_vault",
+    "check_new_path",
+    "decoded_lines",
+    "deny_path_issue",
+    "effective_action",
+    "new_issues_only",
+    "path_key",
+    "pattern_problem",
+    "pii_findings",
+    "pii_line_findings",
+    "scan_secret_lines",
+    "scan_secrets",
+    "schema_issues",
+    "secret_issues",
+    "secret_line_issues",
+    "split_lines",
+    "validate_pii_policy",
+    "write_channel_issue",
+]

@@ -1,0 +1,251 @@
+"""Applying a plan as one transaction, rolling back, and recovering after a crash.
+
+Order on disk (each step durable before the next):
+
+1. the journal (originals and manifest), renamed into place;
+2. every target re-checked against the hash it had when planned (CONFLICT, nothing written);
+3. each target: temp file in its own folder, fsync, rename over the target, folder fsync
+   (a removal: unlink, folder fsync);
+4. the ``committed`` marker.
+
+A failure before 4 rolls back in process; a crash before 4 is rolled back by :func:`recover`
+before the vault is served again. Rolling back restores only what this operation wrote: a file
+someone else changed meanwhile is left alone and reported, never overwritten.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import structlog
+
+from vaultd.errors import Conflict, Internal, LimitExceeded, Unavailable, VaultError
+from vaultd.fsio import fsync_dir, is_temp_name, unlink, write_atomic
+from vaultd.txn import faults
+from vaultd.txn.journal import (
+    Entry,
+    Manifest,
+    is_committed,
+    journals,
+    mark_committed,
+    original_bytes,
+    read_manifest,
+    remove_journal,
+    write_journal,
+)
+from vaultd.txn.plan import MAX_NOTE_BYTES, MAX_OP_BYTES, MAX_OP_FILES, Plan, sha256
+
+log = structlog.get_logger("vaultd.txn")
+
+
+def read_current(root: Path, rel: str, limit: int = MAX_NOTE_BYTES) -> bytes | None:
+    """A target's bytes now (None when absent), never through a symlink, bounded."""
+    try:
+        fd = os.open(root / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Conflict(f"{rel} is a symbolic link; vaultd never writes through links") from exc
+        if exc.errno == errno.ENOTDIR:
+            return None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Conflict(f"{rel} is not a regular file")
+        if st.st_size > limit:
+            raise LimitExceeded(f"{rel} is {st.st_size} bytes, over the {limit}-byte limit")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(limit + 1)
+    finally:
+        os.close(fd)
+
+
+def check_bounds(plan: Plan) -> None:
+    changes = plan.effective()
+    if len(changes) > MAX_OP_FILES:
+        raise LimitExceeded(f"the operation would write {len(changes)} files; the limit is {MAX_OP_FILES}")
+    total = sum(len(c.after or b"") for c in changes)
+    if total > MAX_OP_BYTES:
+        raise LimitExceeded(f"the operation would write {total} bytes; the limit is {MAX_OP_BYTES}")
+    for c in changes:
+        if c.after is not None and len(c.after) > MAX_NOTE_BYTES and c.path.lower().endswith(".md"):
+            raise LimitExceeded(f"{c.path} would be {len(c.after)} bytes; a note may be {MAX_NOTE_BYTES}")
+
+
+def _make_parents(root: Path, rel: str) -> None:
+    """Create missing folders one at a time, syncing each parent so the new name is durable."""
+    parts = rel.split("/")[:-1]
+    current = root
+    for part in parts:
+        nxt = current / part
+        try:
+            nxt.mkdir(mode=0o755)
+        except FileExistsError:
+            if nxt.is_symlink() or not nxt.is_dir():
+                raise Conflict(f"{nxt.relative_to(root)} is not a folder") from None
+        else:
+            fsync_dir(current)
+        current = nxt
+
+
+def _verify(root: Path, plan: Plan) -> None:
+    changed = [c.path for c in plan.effective() if sha256(read_current(root, c.path)) != c.before_sha]
+    if changed:
+        raise Conflict(
+            f"changed since it was read: {', '.join(changed)}; read again, then retry",
+            candidates=changed,
+        )
+
+
+def _write(root: Path, rel: str, data: bytes | None) -> None:
+    target = root / rel
+    if data is None:
+        try:
+            unlink(target)
+        except FileNotFoundError:
+            pass
+        fsync_dir(target.parent)
+        return
+    _make_parents(root, rel)
+    mode = 0o644
+    try:
+        mode = stat.S_IMODE(target.lstat().st_mode)
+    except FileNotFoundError:
+        pass
+    write_atomic(target, data, mode)
+
+
+@dataclass
+class RollbackReport:
+    op_id: str
+    restored: list[str] = field(default_factory=list)
+    left: list[str] = field(default_factory=list)  #: changed by someone else; not touched
+
+
+def _roll_back(root: Path, folder: Path, manifest: Manifest) -> RollbackReport:
+    report = RollbackReport(manifest.op_id)
+    first = True
+    for entry in reversed(manifest.entries):
+        current = sha256(read_current(root, entry.path))
+        if current == entry.before_sha:
+            continue  # never touched, or already restored
+        if current == entry.after_sha or (current is None and entry.after_sha is None):
+            _write(root, entry.path, original_bytes(folder, entry))
+            report.restored.append(entry.path)
+            if first:
+                faults.point("during-recovery")
+                first = False
+        else:
+            report.left.append(entry.path)
+    remove_journal(folder)
+    return report
+
+
+def apply_plan(root: Path, plan: Plan, op_id: str, channel: str, undoes: str | None = None) -> None:
+    """Apply ``plan`` durably, or leave the vault as it was and raise."""
+    check_bounds(plan)
+    changes = plan.effective()
+    _verify(root, plan)
+    try:
+        folder = write_journal(root, op_id, plan, channel, undoes)
+    except OSError as exc:
+        raise Unavailable(f"the journal could not be written ({exc.strerror or exc}); nothing was changed") from exc
+    faults.point("after-journal")
+    try:
+        _verify(root, plan)  # again: the journal write took time an editor may have used
+        for change in changes:
+            _write(root, change.path, change.after)
+            faults.point("after-rename")
+        faults.point("before-commit")
+        mark_committed(folder)
+    except BaseException as exc:
+        try:
+            report = _roll_back(root, folder, read_manifest(folder))
+        except Exception:
+            log.exception("rollback failed; the journal is kept for recovery", op_id=op_id)
+            raise Internal(f"operation {op_id} failed and could not be rolled back; "
+                           "restart the daemon to recover it") from exc
+        log.warning("operation rolled back", op_id=op_id, restored=len(report.restored), left=len(report.left))
+        if isinstance(exc, VaultError):
+            raise
+        if isinstance(exc, OSError):
+            raise Unavailable(f"the write failed ({exc.strerror or exc}); nothing was changed") from exc
+        raise
+    faults.point("after-commit")
+
+
+@dataclass
+class RecoveryReport:
+    rolled_back: list[RollbackReport] = field(default_factory=list)
+    finished: list[str] = field(default_factory=list)
+    discarded: list[str] = field(default_factory=list)  #: journals that never became whole
+    temp_files: int = 0
+
+
+def recover(root: Path) -> RecoveryReport:
+    """Bring the vault to a state with no operation half-applied. Idempotent."""
+    report = RecoveryReport()
+    folders_touched: set[Path] = set()
+    for folder in journals(root):
+        if folder.name.endswith(".tmp"):
+            remove_journal(folder)
+            report.discarded.append(folder.name[:-4])
+            continue
+        try:
+            manifest = read_manifest(folder)
+        except (OSError, ValueError):
+            remove_journal(folder)  # no manifest: the rename never happened with content; nothing touched
+            report.discarded.append(folder.name)
+            continue
+        folders_touched.update((root / e.path).parent for e in manifest.entries)
+        if is_committed(folder):
+            report.finished.append(manifest.op_id)
+        else:
+            report.rolled_back.append(_roll_back(root, folder, manifest))
+    for parent in folders_touched:
+        report.temp_files += _remove_temp_files(parent)
+    return report
+
+
+def _remove_temp_files(folder: Path) -> int:
+    removed = 0
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    for name in names:
+        if is_temp_name(name):
+            (folder / name).unlink(missing_ok=True)
+            removed += 1
+    if removed:
+        fsync_dir(folder)
+    return removed
+
+
+def undo_plan(root: Path, folder: Path) -> tuple[Plan, Manifest]:
+    """The plan that reverses a committed operation, if every file is still as it left it."""
+    manifest = read_manifest(folder)
+    changes = []
+    moved = []
+    from vaultd.txn.plan import Change
+
+    for entry in manifest.entries:
+        current = read_current(root, entry.path)
+        if sha256(current) != entry.after_sha:
+            moved.append(entry.path)
+            continue
+        changes.append(Change(path=entry.path, before=current, after=original_bytes(folder, entry)))
+    if moved:
+        raise Conflict(f"cannot undo {manifest.op_id}: changed since: {', '.join(moved)}", candidates=moved)
+    return Plan(op="op.undo", changes=changes, summary=f"undo {manifest.op_id} ({manifest.op})",
+                log_type="RETHINK"), manifest
+
+
+def committed_entries(folder: Path) -> list[Entry]:
+    return read_manifest(folder).entries

@@ -1,0 +1,67 @@
+"""A planned operation: every file it writes, with the bytes before and after.
+
+Plans are built in memory from files read once; nothing touches the disk until the engine
+applies them. The SHA-256 of each file's bytes before is what the engine re-checks right before
+writing, and what a two-step operation's fingerprint covers.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from dataclasses import dataclass, field
+
+from protocol.errors import Issue
+
+MAX_NOTE_BYTES = 2 * 1024 * 1024
+MAX_OP_FILES = 1024
+MAX_OP_BYTES = 64 * 1024 * 1024
+
+
+def sha256(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+class Action(enum.StrEnum):
+    CREATE = "create"
+    MODIFY = "modify"
+    DELETE = "delete"
+
+
+@dataclass(slots=True)
+class Change:
+    path: str  #: vault-relative, POSIX separators
+    before: bytes | None  #: None: the file must not exist
+    after: bytes | None  #: None: the file is removed
+
+    @property
+    def action(self) -> Action:
+        if self.before is None:
+            return Action.CREATE
+        return Action.DELETE if self.after is None else Action.MODIFY
+
+    @property
+    def before_sha(self) -> str | None:
+        return sha256(self.before)
+
+    @property
+    def after_sha(self) -> str | None:
+        return sha256(self.after)
+
+
+@dataclass(slots=True)
+class Plan:
+    op: str
+    changes: list[Change]
+    summary: str  #: what the log line says about it (paths and the operation, never note text)
+    warnings: list[Issue] = field(default_factory=list)
+    log_type: str = "EXTRACT"
+    log_dest: str | None = None
+
+    @property
+    def paths(self) -> list[str]:
+        return [c.path for c in self.changes]
+
+    def effective(self) -> list[Change]:
+        """The changes that change something (a write of identical bytes is dropped)."""
+        return [c for c in self.changes if c.before != c.after]
