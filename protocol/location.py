@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 
 SOCKET_NAME = "vaultd.sock"
 
 
-def resolve_home(environ: dict[str, str] | None = None) -> Path:
+def resolve_home(environ: Mapping[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     if home := env.get("VAULTD_HOME"):
         return Path(home).absolute()
@@ -30,7 +31,7 @@ def _private_dir(path: Path) -> bool:
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) == 0o700
 
 
-def resolve_socket(home: Path | None = None, environ: dict[str, str] | None = None) -> Path:
+def resolve_socket(home: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     if sock := env.get("VAULTD_SOCKET"):
         return Path(sock).absolute()

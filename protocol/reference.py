@@ -15,7 +15,7 @@ from protocol.table import METHODS
 
 def _type_of(prop: dict[str, Any], defs: dict[str, Any]) -> str:
     if "$ref" in prop:
-        return prop["$ref"].rsplit("/", 1)[-1]
+        return str(prop["$ref"].rsplit("/", 1)[-1])
     if "anyOf" in prop:
         return " \\| ".join(_type_of(p, defs) for p in prop["anyOf"])
     if "enum" in prop:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 import typer
 
@@ -15,18 +16,16 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-app.command("status")(admin.status)
-app.command("doctor")(admin.doctor)
-app.command("mcp")(mcp_cmd.mcp)
-app.command("schema")(admin.schema)
-app.command("setup")(setup_cmd.setup)
-for name, fn in [("search", reads.search), ("show", reads.show), ("links", reads.links),
-                 ("list", reads.list_notes), ("tags", reads.tags), ("stats", reads.stats), ("issues", reads.issues)]:
-    app.command(name)(fn)
-for name, fn in [("new", writes.new), ("patch", writes.patch), ("append", writes.append), ("set", writes.set_fields),
-                 ("link", writes.link), ("supersede", writes.supersede), ("move", writes.move),
-                 ("delete", writes.delete), ("merge", writes.merge),
-                 ("undo", writes.undo), ("ops", writes.ops)]:
+COMMANDS: list[tuple[str, Callable[..., None]]] = [
+    ("status", admin.status), ("doctor", admin.doctor), ("schema", admin.schema),
+    ("mcp", mcp_cmd.mcp), ("setup", setup_cmd.setup),
+    ("search", reads.search), ("show", reads.show), ("links", reads.links), ("list", reads.list_notes),
+    ("tags", reads.tags), ("stats", reads.stats), ("issues", reads.issues),
+    ("new", writes.new), ("patch", writes.patch), ("append", writes.append), ("set", writes.set_fields),
+    ("link", writes.link), ("supersede", writes.supersede), ("move", writes.move), ("delete", writes.delete),
+    ("merge", writes.merge), ("undo", writes.undo), ("ops", writes.ops),
+]
+for name, fn in COMMANDS:
     app.command(name)(fn)
 app.add_typer(writes.log_app, name="log")
 app.add_typer(admin.daemon_app, name="daemon")

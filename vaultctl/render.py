@@ -3,6 +3,7 @@ as LEVEL/CHECK/FINDING rows with a verdict. ``--json`` bypasses all of this."""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -25,16 +26,25 @@ def _cell(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(_cell(v) for v in value) or "-"
     if isinstance(value, float):
-        return f"{value:.3f}".rstrip("0").rstrip(".")
+        return f"{value:.3g}"
     return str(value).replace("\n", " ")
+
+
+def width(text: str) -> int:
+    """Columns a terminal gives ``text``: East Asian wide and fullwidth characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _pad(text: str, columns: int) -> str:
+    return text + " " * (columns - width(text))
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     cells = [[_cell(v) for v in row] for row in rows]
     heads = [h.upper() for h in headers]
-    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(heads)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True)).rstrip()]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    widths = [max([width(h)] + [width(r[i]) for r in cells]) for i, h in enumerate(heads)]
+    lines = ["  ".join(_pad(h, w) for h, w in zip(heads, widths, strict=True)).rstrip()]
+    lines += ["  ".join(_pad(c, w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
     return "\n".join(lines)
 
 

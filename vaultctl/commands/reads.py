@@ -65,7 +65,7 @@ def show(
         result = call("note.read", params, client=c)
 
     def text(r: Any) -> str:
-        out = r.body
+        out: str = r.body
         if r.truncated:
             more = [f"vaultctl show {shlex.quote(r.path)} --offset {r.next_offset}"]
             if section:
@@ -150,7 +150,9 @@ def stats(vault: VaultOpt = None, fresh: FreshOpt = False, as_json: JsonOpt = Fa
             ("notes", r.notes), ("attachments", r.attachments), ("bytes", r.bytes), ("words", r.words),
             ("links", r.links), ("dead links", r.dead_links), ("ambiguous links", r.ambiguous_links),
             ("orphans", r.orphans), ("issues", r.issues), ("skipped files", r.skipped)])
-        by = lambda title, d: render.table([title, "notes"], list(d.items()))  # noqa: E731
+        def by(title: str, counts: dict[str, int]) -> str:
+            return render.table([title, "notes"], list(counts.items()))
+
         return "\n\n".join([head, by("type", r.by_type), by("domain", r.by_domain), by("folder", r.by_folder)])
     emit(result, as_json, text)
 

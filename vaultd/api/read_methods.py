@@ -40,7 +40,7 @@ from vaultd.vault.live import LiveIndex
 from vaultd.vault.lookup import find_note
 from vaultd.vault.model import Link, LinkKind, NoteRecord
 from vaultd.vault.paging import decode_cursor, encode_cursor, utf8_page
-from vaultd.vault.resolve import ResolutionStatus, check_anchor, suggest
+from vaultd.vault.resolve import ResolutionStatus, check_anchor
 
 MAX_QUERY_BYTES = 1024
 MAX_OUTLINE = 64
@@ -73,7 +73,7 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
         params.query, type=params.type, domain=params.domain, tag=params.tag, folder=folder,
         limit=params.limit))
     return SearchResult(hits=[
-        SearchHit(path=h.path, title=h.title, score=round(h.score, 6), snippet=h.snippet)
+        SearchHit(path=h.path, title=h.title, score=h.score, snippet=h.snippet)
         for h in hits if h.path in index.notes
     ])
 
@@ -117,11 +117,7 @@ async def read(ctx: CallContext, params: ReadParams) -> ReadResult:
     )
 
 
-def _titles(index: VaultIndex) -> list[str]:
-    return [r.title for r in index.notes.values()]
-
-
-def _out_link(index: VaultIndex, source: str, link: Link, titles: list[str] | None) -> OutLink:
+def _out_link(index: VaultIndex, source: str, link: Link) -> OutLink:
     res = index.resolve(link, source)
     out = OutLink(target=link.target, anchor=link.anchor, kind=str(link.kind), line=link.line,
                   status=LinkStatus.RESOLVED, resolved=res.path, reason=res.reason or None)
@@ -129,7 +125,7 @@ def _out_link(index: VaultIndex, source: str, link: Link, titles: list[str] | No
         out.status, out.candidates, out.resolved = LinkStatus.AMBIGUOUS, list(res.candidates), None
     elif res.status == ResolutionStatus.MISSING:
         out.status, out.resolved = LinkStatus.MISSING, None
-        hint = suggest(link.target, titles if titles is not None else _titles(index))
+        hint = index.suggester.suggest(link.target)
         out.suggestion = hint[0] if hint else None
     elif link.anchor and res.path in index.notes:
         target = index.notes[res.path]
@@ -150,9 +146,7 @@ async def links(ctx: CallContext, params: LinksParams) -> LinksResult:
     path = find_note(index, params.target)
     record = index.notes[path]
     ordered = _source_order(record)
-    titles = _titles(index) if any(index.resolve(lk, path).status == ResolutionStatus.MISSING
-                                   for lk in ordered[: params.limit]) else []
-    out = [_out_link(index, path, lk, titles) for lk in ordered[: params.limit]]
+    out = [_out_link(index, path, lk) for lk in ordered[: params.limit]]
     incoming: list[InLink] = []
     for source, link in index.backlinks(path):
         if len(incoming) > params.limit:

@@ -7,6 +7,8 @@ write introduces is an error. Secrets are always refused. Nothing here writes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from protocol.errors import Issue, Severity
 from vaultd.errors import PolicyRefused, ValidationFailed
 from vaultd.ops.context import OpContext
@@ -100,6 +102,15 @@ def _moved_from(plan: Plan) -> dict[str, bytes]:
     return {}
 
 
+def _collisions(ctx: OpContext, path: str, deleted: set[str]) -> Callable[[str], list[str]]:
+    """Existing files a new path would collide with by case or normalization (none being removed)."""
+
+    def existing(_key: str) -> list[str]:
+        return [p for p in ctx.index.resolver.same_key(path) if p not in deleted]
+
+    return existing
+
+
 def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
     """Raise ValidationFailed with every error; return the warnings."""
     check_policy(ctx, plan)
@@ -113,7 +124,7 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
             # The trash is Obsidian's own folder: judge the path below it; names there never collide.
             errors += check_new_path(change.path.removeprefix(TRASH_PREFIX), note=is_note_path(change.path))
         elif change.action == Action.CREATE:
-            errors += check_new_path(change.path, lambda _key, p=change.path: ctx.index.resolver.same_key(p),
+            errors += check_new_path(change.path, _collisions(ctx, change.path, post.deleted),
                                      note=is_note_path(change.path))
         if change.after is None:
             continue

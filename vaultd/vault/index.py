@@ -21,7 +21,7 @@ from pathlib import Path
 from vaultd.vault.cache import IndexCache, SearchDoc
 from vaultd.vault.model import Link, NoteRecord
 from vaultd.vault.note import Skipped, parse_note, stem_of
-from vaultd.vault.resolve import LinkResolver, Resolution, name_key
+from vaultd.vault.resolve import LinkResolver, Resolution, Suggester, name_key
 from vaultd.vault.walk import FileStat, SkippedFile, classify, is_ignored, walk
 
 
@@ -109,6 +109,8 @@ class VaultIndex:
         self.resolver = LinkResolver()
         self._aliases: dict[str, set[str]] = {}
         self._linkers: dict[str, set[str]] = {}
+        self._titles: dict[str, int] = {}  #: title -> notes carrying it (the suggester holds each once)
+        self.suggester = Suggester()
         self.generation = 0  #: bumped by every applied change; readers may cache by it
 
     # -- building ------------------------------------------------------------------------
@@ -162,6 +164,9 @@ class VaultIndex:
     def _put_note(self, record: NoteRecord) -> None:
         self.notes[record.path] = record
         self.resolver.add(record.path)
+        self._titles[record.title] = self._titles.get(record.title, 0) + 1
+        if self._titles[record.title] == 1:
+            self.suggester.add(record.title)
         for alias in record.aliases:
             self._aliases.setdefault(name_key(alias), set()).add(record.path)
         for link in record.links:
@@ -176,6 +181,11 @@ class VaultIndex:
         if record is None:
             return
         self.resolver.remove(path)
+        left = self._titles.pop(record.title, 1) - 1
+        if left:
+            self._titles[record.title] = left
+        else:
+            self.suggester.remove(record.title)
         for alias in record.aliases:
             self._discard(self._aliases, name_key(alias), path)
         for link in record.links:
