@@ -7,6 +7,7 @@ marker is written after the last target. A kept committed journal is what ``op.u
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from pathlib import Path
@@ -25,7 +26,7 @@ class Entry(msgspec.Struct, kw_only=True):
     path: str
     before_sha: str | None
     after_sha: str | None
-    original: str | None  #: file name under orig/ holding the bytes before, when the file existed
+    original: str | None  #: the journal file holding the bytes before, when the file existed
 
 
 class Manifest(msgspec.Struct, kw_only=True):
@@ -55,24 +56,23 @@ def write_journal(vault: Path, op_id: str, plan: Plan, channel: str, undoes: str
         return _fill(vault, root, building, op_id, plan, channel, undoes)
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
+        shutil.rmtree(root / op_id, ignore_errors=True)  # renamed, but its folder fsync failed
         raise
 
 
 def _fill(vault: Path, root: Path, building: Path, op_id: str, plan: Plan, channel: str,
           undoes: str | None) -> Path:
-    (building / "orig").mkdir(mode=0o700)
     entries = []
     for i, change in enumerate(plan.effective()):
         original = None
         if change.before is not None:
-            original = f"{i}"
-            write_durable(building / "orig" / original, change.before)
+            original = f"orig-{i}"
+            write_durable(building / original, change.before)
         entries.append(Entry(path=change.path, before_sha=change.before_sha, after_sha=change.after_sha,
                              original=original))
     manifest = Manifest(op_id=op_id, op=plan.op, created=time.time(), channel=channel, summary=plan.summary,
                         entries=entries, undoes=undoes)
     write_durable(building / MANIFEST, msgspec.json.encode(manifest))
-    fsync_dir(building / "orig")
     fsync_dir(building)
     final = root / op_id
     replace(building, final)
@@ -81,7 +81,8 @@ def _fill(vault: Path, root: Path, building: Path, op_id: str, plan: Plan, chann
 
 
 def mark_committed(folder: Path) -> None:
-    write_durable(folder / COMMITTED, b"")
+    """An empty marker: its existence is the commit, so only its folder entry needs syncing."""
+    os.close(os.open(folder / COMMITTED, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
     fsync_dir(folder)
 
 
@@ -94,7 +95,7 @@ def read_manifest(folder: Path) -> Manifest:
 
 
 def original_bytes(folder: Path, entry: Entry) -> bytes | None:
-    return None if entry.original is None else (folder / "orig" / entry.original).read_bytes()
+    return None if entry.original is None else (folder / entry.original).read_bytes()
 
 
 def remove_journal(folder: Path) -> None:
@@ -110,14 +111,23 @@ def journals(vault: Path) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir())
 
 
+_sizes: dict[Path, int] = {}  #: committed journals never change, so each is measured once
+
+
+def _size(folder: Path) -> int:
+    if folder not in _sizes:
+        with os.scandir(folder) as entries:
+            _sizes[folder] = sum(e.stat(follow_symlinks=False).st_size for e in entries if e.is_file())
+    return _sizes[folder]
+
+
 def prune(vault: Path, keep: int, max_bytes: int) -> int:
     """Drop the oldest committed journals beyond ``keep`` or ``max_bytes``; returns how many."""
     committed = [p for p in journals(vault) if not p.name.endswith(".tmp") and is_committed(p)]
-    sizes = {p: sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) for p in committed}
-    total, dropped = sum(sizes.values()), 0
+    total, dropped = sum(_size(p) for p in committed), 0
     while committed and (len(committed) > keep or total > max_bytes):
         oldest = committed.pop(0)
-        total -= sizes[oldest]
+        total -= _sizes.pop(oldest, 0)
         shutil.rmtree(oldest, ignore_errors=True)
         dropped += 1
     return dropped

@@ -71,7 +71,7 @@ def append(root: Path, line: str) -> None:
             written = os.write(fd, data)
             if written != len(data):
                 raise OSError(f"short write to {LOG_NAME} ({written} of {len(data)} bytes)")
-            os.fsync(fd)
+            os.fdatasync(fd)  # the data and the new size; a timestamp is not worth a second flush
         finally:
             os.close(fd)
         if created:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +24,8 @@ from vaultd.vault.model import Link, NoteRecord
 from vaultd.vault.note import Skipped, parse_note, stem_of
 from vaultd.vault.resolve import LinkResolver, Resolution, Suggester, name_key
 from vaultd.vault.walk import FileStat, SkippedFile, classify, is_ignored, walk
+
+BUILD_CHUNK = 256  #: notes parsed per cache write during a build
 
 
 def link_key(link: Link) -> str:
@@ -118,13 +121,35 @@ class VaultIndex:
     def build(self) -> tuple[Updates, int]:
         """Fill a fresh index from the cache and the disk (worker thread; not yet shared).
 
+        Notes whose stat matches their cached record are reused; the rest are parsed in chunks,
+        and each chunk is written to the FTS cache on a second thread while the next is parsed
+        (SQLite releases the GIL, so parsing and indexing overlap on two cores).
         Returns what had to be re-read and how many cached records were reused.
         """
         cached = self.cache.load_records() if self.cache is not None else {}
         found = list(walk(self.root))
         on_disk = {f.path for f in found}
-        gone = [p for p in cached if p not in on_disk]
-        updates = compute_updates(self.root, found, cached, gone)
+        updates = Updates(gone=[p for p in cached if p not in on_disk])
+        to_parse: list[FileStat] = []
+        for item in found:
+            if isinstance(item, SkippedFile):
+                updates.skipped.append(item)
+            elif not item.is_note:
+                updates.attachments.append(item)
+            elif (record := cached.get(item.path)) is None or not _same_stat(record, item):
+                to_parse.append(item)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="vaultd-cache") as writer:
+            writing: Future[None] | None = None
+            for start in range(0, len(to_parse), BUILD_CHUNK):
+                chunk = compute_updates(self.root, to_parse[start:start + BUILD_CHUNK], {})
+                updates.notes += chunk.notes
+                updates.skipped += chunk.skipped
+                if writing is not None:
+                    writing.result()
+                if self.cache is not None and chunk.notes:
+                    writing = writer.submit(self.cache.apply, chunk.notes, ())
+            if writing is not None:
+                writing.result()
         changed = {r.path for r, _ in updates.notes} | {s.path for s in updates.skipped}
         reused = 0
         for path, record in cached.items():
@@ -133,9 +158,10 @@ class VaultIndex:
                 reused += 1
         self.apply(updates, write_cache=False)
         if self.cache is not None:
-            # Skipped notes that used to be cached must leave the cache too.
-            stale = gone + [s.path for s in updates.skipped if s.path in cached]
-            self.cache.apply(updates.notes, stale)
+            # Notes gone, and notes now skipped that used to be cached, leave the cache too.
+            stale = updates.gone + [s.path for s in updates.skipped if s.path in cached]
+            if stale:
+                self.cache.apply([], stale)
         return updates, reused
 
     # -- applying changes (event loop thread) ---------------------------------------------

@@ -58,19 +58,27 @@ class LiveIndex:
         self._cookies: dict[str, anyio.Event] = {}
         self._cookie_ids = itertools.count(1)
         self._stop = anyio.Event()
+        self._pending: set[str] | None = None  #: paths reported while the first build runs
 
     # -- life cycle ----------------------------------------------------------------------
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Build the index, start watching, then catch up on what changed while the watcher
-        started; ``ready`` is set after that, so no change can fall between build and watch."""
+        """Start watching, build the index, then apply what changed during the build.
+
+        The watcher is proven live (a cookie comes back) before the build walks the folder, so a
+        change is either seen by the walk or reported by the watcher; paths reported during the
+        build are re-read right after it. No second walk is needed.
+        """
         started = time.perf_counter()
-        index, note = await anyio.to_thread.run_sync(self._build)
-        self.index, self.build_note = index, note
+        self._pending = set()
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._watch)
             await self._prove_watching()
-            await self.reconcile()
+            index, note = await anyio.to_thread.run_sync(self._build)
+            self.index, self.build_note = index, note
+            pending, self._pending = self._pending, None
+            if pending:
+                await self.refresh(pending)
             self.build_seconds = time.perf_counter() - started
             log.info("index ready", vault=str(self.root), notes=len(index.notes),
                      seconds=round(self.build_seconds, 3), detail=note)
@@ -115,7 +123,7 @@ class LiveIndex:
                     stop_event=self._stop, ignore_permission_denied=True, recursive=True,
                 ):
                     await self._on_changes(changes)
-            except Exception as exc:  # the watcher died (overflow, folder gone): reconcile, rewatch
+            except Exception as exc:  # noqa: BLE001 - any watcher failure (overflow, folder gone): reconcile, rewatch
                 log.warning("watcher failed; reconciling by stat", vault=str(self.root), error=str(exc))
                 if not self.root.is_dir():
                     await anyio.sleep(1.0)
@@ -131,7 +139,9 @@ class LiveIndex:
                 cookies.append(rel.partition("/")[2])
             else:
                 rels.add(rel)
-        if rels:
+        if rels and self._pending is not None:
+            self._pending |= rels  # still building: re-read these once the build is in
+        elif rels:
             await self.refresh(rels)
         for name in cookies:
             event = self._cookies.pop(name, None)

@@ -23,6 +23,7 @@ dead):
 from __future__ import annotations
 
 import enum
+import functools
 import posixpath
 import re
 import unicodedata
@@ -60,8 +61,10 @@ class Resolution(msgspec.Struct, frozen=True):
     reason: str = ""  #: one sentence for people: what matched, or what to do
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def name_key(s: str) -> str:
-    """The form names are compared in: NFC, then case-folded."""
+    """The form names are compared in: NFC, then case-folded. Cached: the same link targets recur
+    throughout a vault, and the start-up build asks for each of them once per link."""
     return unicodedata.normalize("NFC", s).casefold()
 
 
