@@ -30,7 +30,8 @@ def acquire_home_lock(home: Path) -> int:
     except BlockingIOError:
         holder = os.read(fd, 64).decode("ascii", "replace").strip() or "unknown"
         os.close(fd)
-        raise StartupError(f"another vaultd (pid {holder}) holds the home {home}; use 'vaultctl daemon stop' first")
+        raise StartupError(
+            f"another vaultd (pid {holder}) holds the home {home}; use 'vaultctl daemon stop' first") from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     return fd
