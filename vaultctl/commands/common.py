@@ -16,7 +16,8 @@ from vaultctl.client import CallError, Client, DaemonUnavailable, connect
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print compact JSON for scripts.")]
 VaultOpt = Annotated[
-    str | None, typer.Option("--vault", help="Vault id (default: $VAULTD_VAULT, the vault holding the working folder, or the default vault).")
+    str | None,
+    typer.Option("--vault", help="Vault id (default: $VAULTD_VAULT, the vault holding the working folder, or the default vault)."),
 ]
 
 
