@@ -106,14 +106,14 @@ def decode_request(frame: bytes) -> Request:
     except msgspec.ValidationError as exc:
         request_id = _probe_id(frame)
         raise InvalidFrame(ErrorCode.INVALID_REQUEST, f"not a JSON-RPC 2.0 request: {exc}", request_id) from exc
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # RecursionError: nesting too deep
         raise InvalidFrame(ErrorCode.PARSE_ERROR, "malformed JSON frame") from exc
 
 
 def _probe_id(frame: bytes) -> RequestId | None:
     try:
         value = _id_probe.decode(frame).get("id")
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
     return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
 

@@ -4,9 +4,9 @@ after the operation, no journal or temp file remains, and the index equals a fre
 from __future__ import annotations
 
 import errno
-import signal
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest

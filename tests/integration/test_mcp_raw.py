@@ -9,7 +9,6 @@ from __future__ import annotations
 import itertools
 import json
 import queue
-import statistics
 import subprocess
 import sys
 import threading

@@ -403,9 +403,7 @@ def test_nothing_searchable_gives_no_hits(cache: IndexCache, query: str) -> None
 
 
 def test_syntax_in_queries_is_literal(cache: IndexCache) -> None:
-    cache.apply(
-        [*fillers(), note("a.md", "alpha beta"), note("b.md", "alpha or beta"), note("c.md", "x-ray body")]
-    )
+    cache.apply([*fillers(), note("a.md", "alpha beta"), note("b.md", "alpha or beta"), note("c.md", "x-ray body")])
     assert paths(cache.search("alpha OR beta")) == ["b.md"]
     assert paths(cache.search("alpha NOT beta")) == []
     assert paths(cache.search('"alpha" beta*')) == ["a.md", "b.md"]

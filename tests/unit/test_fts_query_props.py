@@ -207,9 +207,7 @@ def test_prepare_only_adds_separators(text: str) -> None:
 
 @given(
     st.lists(
-        st.one_of(
-            st.text(max_size=40), st.sampled_from([fts_query.MARK_OPEN, fts_query.MARK_CLOSE, "\u200b"])
-        ),
+        st.one_of(st.text(max_size=40), st.sampled_from([fts_query.MARK_OPEN, fts_query.MARK_CLOSE, "\u200b"])),
         max_size=60,
     ).map("".join),
     st.lists(st.sampled_from(["사업", "検索", "단"]), max_size=2),

@@ -209,7 +209,8 @@ def supersede(
 
 def move(
     source: Annotated[str, typer.Argument(metavar="FROM", help="The note to move (path, name or alias).")],
-    to: Annotated[str, typer.Argument(metavar="TO", help="Its new vault-relative path ('.md' is added); ending in '/', a folder to move it into.")],
+    to: Annotated[str, typer.Argument(
+        metavar="TO", help="Its new vault-relative path ('.md' is added); ending in '/', a folder to move it into.")],
     confirm: ConfirmOpt = False, fingerprint: FingerprintOpt = None,
     vault: VaultOpt = None, dry_run: DryRunOpt = False, log: LogOpt = None, as_json: JsonOpt = False,
 ) -> None:

@@ -93,7 +93,7 @@ def parse(frame: bytes) -> Request | Notification | Ignored:
         msg = _decoder.decode(frame)
     except msgspec.ValidationError as exc:
         raise BadFrame(McpError(RpcCode.INVALID_REQUEST, f"not a JSON-RPC 2.0 message: {exc}")) from exc
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # RecursionError: nesting too deep
         raise BadFrame(McpError(RpcCode.PARSE_ERROR, "malformed JSON frame")) from exc
     has_id = msg.id is not UNSET
     good_id = isinstance(msg.id, (int, str)) and not isinstance(msg.id, bool)

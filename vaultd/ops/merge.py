@@ -121,8 +121,9 @@ def _check_supersession(ctx: OpContext, keep: str, kd: dict[str, Any], absorb: s
         raise _issue("V10", absorb, f"{absorb} is already superseded by {keep}; it was merged before")
 
 
-def _check_anchors(ctx: OpContext, keep: str, keep_text: str, merged: str, absorb: str) -> None:
-    """Inbound links to absorb with an anchor must find it, once, in the merged note."""
+def _check_anchors(ctx: OpContext, keep: str, keep_text: str, merged: str, absorb: str, absorb_text: str) -> None:
+    """Inbound links to absorb with an anchor must find it, once, in the merged note; so must
+    absorb's links to its own headings and blocks, which move into keep."""
     fm = frontmatter.parse(keep_text)
     before = markdown.scan(keep_text, fm.body_offset, fm.body_line)
     mfm = frontmatter.parse(merged)
@@ -137,6 +138,14 @@ def _check_anchors(ctx: OpContext, keep: str, keep_text: str, merged: str, absor
         elif check_anchor(link.anchor, before.headings, before.blocks) is None:
             issues.append(Issue(code="V03", path=source, line=link.line,
                                 message=f"#{link.anchor} is in {keep} already; rename one of them first"))
+    afm = frontmatter.parse(absorb_text)
+    for link in markdown.scan(absorb_text, afm.body_offset, afm.body_line).links:
+        # [[#Heading]] in absorb moves into keep with its text: a heading keep has already would capture it
+        if not link.target.strip() and link.anchor and check_anchor(link.anchor, before.headings,
+                                                                     before.blocks) is None:
+            issues.append(Issue(code="V03", path=absorb, line=link.line,
+                                message=f"[[#{link.anchor}]] would point at {keep}'s own #{link.anchor} after the "
+                                        "merge; rename one of them first"))
     if issues:
         raise ValidationFailed(f"refused: {issues[0].message}", issues=issues)
 
@@ -174,8 +183,8 @@ def plan_merge(ctx: OpContext, params: MergeParams) -> MergePlan:
     kd = frontmatter.parse(k_text).data or {}
     ad = frontmatter.parse(a_text).data or {}
     if kd.get("type") != ad.get("type"):
-        raise _issue("V01", absorb, f"{keep} and {absorb} have different types "
-                                    f"({kd.get('type') or 'none'} and {ad.get('type') or 'none'}); merge notes of one type")
+        types = f"{kd.get('type') or 'none'} and {ad.get('type') or 'none'}"
+        raise _issue("V01", absorb, f"{keep} and {absorb} have different types ({types}); merge notes of one type")
     if kd.get("type") in REFUSED_TYPES:
         raise _issue("V01", keep, f"{kd.get('type')} notes are not merged; link them instead")
     _check_supersession(ctx, keep, kd, absorb, ad)
@@ -184,7 +193,7 @@ def plan_merge(ctx: OpContext, params: MergeParams) -> MergePlan:
     size = len(merged.encode("utf-8"))
     if size > MAX_NOTE_BYTES:
         raise LimitExceeded(f"the merged note would be {size} bytes; a note may be {MAX_NOTE_BYTES}")
-    _check_anchors(ctx, keep, k_text, merged, absorb)
+    _check_anchors(ctx, keep, k_text, merged, absorb, a_text)
     changes = [Change(path=keep, before=k_raw, after=merged.encode("utf-8")),
                Change(path=absorb, before=a_raw, after=mark_superseded(ctx, absorb, a_text, keep).encode())]
     reloc = Relocation(ctx.index.resolver, {}, repoint={absorb: keep})

@@ -17,9 +17,10 @@ The rule, applied to every link of every note that could be affected: a link tha
   leading ``/`` for a note at the root, whose path would read as its bare name); the
   ``#heading``/``#^block`` anchor, the ``|label`` (also the ``\\|`` of a table row) and the
   spacing inside the brackets are kept;
-- Markdown links keep their style: rooted (``/x.md``), relative to the note (``../x.md``, and
-  ``./`` when it was written), vault path, or bare name; ``.md`` when it was written; angle
-  brackets, or percent-encoding (fully, or only where needed, as the original did);
+- Markdown links keep their style: rooted (``/x.md``), relative to the note (``../x.md``, or
+  ``./sub/x.md``: without ``./`` a path would be read from the vault root first), vault path, or
+  bare name; ``.md`` when it was written; angle brackets, or percent-encoding (fully, or only
+  where needed, as the original did);
 - code spans, fences and comments are never touched (the scanner does not report links there).
 
 A frontmatter rewrite is done in the header's text and read back; when the YAML quoting would
@@ -262,8 +263,8 @@ def _markdown_path(written: str, target: str, source: str, was: str, want: str, 
     elif target.startswith(("./", "../")) or (
             "/" in target and name_key(from_source).removesuffix(".md") == name_key(was).removesuffix(".md")):
         path = posixpath.relpath(want, posixpath.dirname(new_source) or ".")
-        if (target.startswith("./") or "/" not in path) and not path.startswith("../"):
-            path = "./" + path  # a relative path without a folder would read as a bare name
+        if not path.startswith("../"):
+            path = "./" + path  # without it, a path reads as vault-relative first (or as a bare name)
     elif "/" in target and "/" in want:
         path = want
     else:

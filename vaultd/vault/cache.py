@@ -29,6 +29,7 @@ a write and see the last committed state (WAL).
 from __future__ import annotations
 
 import enum
+import functools
 import gc
 import hashlib
 import os
@@ -38,7 +39,6 @@ import stat
 import threading
 import unicodedata
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
@@ -164,23 +164,24 @@ def normalize_tag(tag: str) -> str:
 
 def normalize_folder(folder: str) -> str:
     """Folders match NFC, without surrounding slashes, case kept (paths are case-sensitive)."""
-    return unicodedata.normalize("NFC", fts_query.storable(folder)).strip("/")
+    if not folder.isascii():
+        folder = unicodedata.normalize("NFC", fts_query.storable(folder))
+    return folder.strip("/")
 
 
 def _tag_keys(tags: Iterable[str]) -> set[str]:
+    """The ``tag`` rows of a note: each tag, lowercased, with its parents."""
     keys: set[str] = set()
     for tag in tags:
-        name = normalize_tag(tag)
-        if "/" not in name:
-            if name:
-                keys.add(name)
-            continue
-        prefix = ""
-        for part in name.split("/"):
-            if part:
-                prefix = f"{prefix}/{part}" if prefix else part
-                keys.add(prefix)
+        keys.update(_one_tag_keys(tag))
     return keys
+
+
+@functools.lru_cache(maxsize=4096)
+def _one_tag_keys(tag: str) -> tuple[str, ...]:
+    # Cached: a vault reuses a few hundred tags across thousands of notes.
+    parts = [p for p in normalize_tag(tag).split("/") if p]
+    return tuple("/".join(parts[: i + 1]) for i in range(len(parts)))
 
 
 def _signed64(value: int) -> int:
@@ -458,7 +459,8 @@ class IndexCache:
                 for start in range(0, len(gone), _CHUNK):
                     self._drop(con, list(self._ids_of(con, gone[start : start + _CHUNK]).values()))
                 next_id = (con.execute("SELECT max(id) FROM note").get or 0) + 1
-                self._write(con, upserts, next_id)
+                for chunk in _chunks(upserts):
+                    next_id = self._store(con, self._prepare(chunk), next_id)
                 con.execute("COMMIT")
             except BaseException:
                 if con.in_transaction:
@@ -481,33 +483,12 @@ class IndexCache:
         for table in ("tag", "record", "note"):
             con.executemany(f"DELETE FROM {table} WHERE id = ?", rows)
 
-    def _write(
-        self, con: apsw.Connection, upserts: Iterable[tuple[NoteRecord, SearchDoc]], next_id: int
-    ) -> None:
-        """Prepare and store ``upserts`` chunk by chunk.
-
-        Preparing a chunk is Python (normalization, bigrams, msgpack); storing one is mostly
-        SQLite, which releases the GIL. For a large apply a helper thread prepares the next chunk
-        while this one is stored, so a cold build overlaps the two instead of adding them. The
-        caller's iterable is still consumed in the calling thread.
-        """
-        chunks = _chunks(upserts)
-        first = next(chunks, None)
-        if first is None:
-            return
-        if len(first) < _CHUNK:  # the whole apply: not worth a thread
-            self._store(con, self._prepare(first), next_id)
-            return
-        with ThreadPoolExecutor(1, thread_name_prefix="vaultd-cache") as helper:
-            pending = helper.submit(self._prepare, first)
-            for chunk in chunks:
-                following = helper.submit(self._prepare, chunk)
-                next_id = self._store(con, pending.result(), next_id)
-                pending = following
-            self._store(con, pending.result(), next_id)
-
     def _prepare(self, chunk: list[tuple[NoteRecord, SearchDoc]]) -> _Batch:
-        """Everything about a chunk that is Python work, so it can run beside SQLite's."""
+        """The Python half of storing a chunk (normalization, bigrams, msgpack), apart from the SQL.
+
+        Kept apart so it can run in a helper thread beside SQLite's half; on a busy 2-core machine
+        that did not pay (same CPU, more contention), so today both run in the writer's thread.
+        """
         encode = self._encoder.encode
         batch = _Batch()
         # A path with undecodable bytes (a lone surrogate) cannot be stored: it stays in memory only.
@@ -521,9 +502,7 @@ class IndexCache:
             except UnicodeEncodeError:
                 data = None  # a lone surrogate from a YAML escape: searchable, but re-parsed at each start
             meta = "\n".join([*doc.aliases, doc.description]) if doc.aliases else doc.description
-            (title, title_cjk), (meta, meta_cjk), (body, body_cjk) = map(
-                fts_query.prepare, (doc.title, meta, doc.body)
-            )
+            (title, title_cjk), (meta, meta_cjk), (body, body_cjk) = map(fts_query.prepare, (doc.title, meta, doc.body))
             batch.notes.append(
                 (
                     path,
@@ -537,9 +516,7 @@ class IndexCache:
             )
             batch.records.append(data)
             batch.texts.append((title, meta, body))
-            batch.bigrams.append(
-                (title_cjk, meta_cjk, body_cjk) if title_cjk or meta_cjk or body_cjk else None
-            )
+            batch.bigrams.append((title_cjk, meta_cjk, body_cjk) if title_cjk or meta_cjk or body_cjk else None)
             batch.tags.append(_tag_keys(doc.tags))
         return batch
 
@@ -553,21 +530,22 @@ class IndexCache:
                 i, next_id = next_id, next_id + 1
             ids.append(i)
         con.executemany(
-            "INSERT INTO note VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(i, *n) for i, n in zip(ids, batch.notes)]
+            "INSERT INTO note VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(i, *n) for i, n in zip(ids, batch.notes, strict=True)]
         )
         con.executemany(
-            "INSERT INTO record VALUES (?, ?)", [(i, d) for i, d in zip(ids, batch.records) if d is not None]
+            "INSERT INTO record VALUES (?, ?)",
+            [(i, d) for i, d in zip(ids, batch.records, strict=True) if d is not None],
         )
         con.executemany(
             "INSERT INTO fts(rowid, title, meta, body) VALUES (?, ?, ?, ?)",
-            [(i, *t) for i, t in zip(ids, batch.texts)],
+            [(i, *t) for i, t in zip(ids, batch.texts, strict=True)],
         )
         con.executemany(
             "INSERT INTO cjk(rowid, title, meta, body) VALUES (?, ?, ?, ?)",
-            [(i, *b) for i, b in zip(ids, batch.bigrams) if b is not None],
+            [(i, *b) for i, b in zip(ids, batch.bigrams, strict=True) if b is not None],
         )
         con.executemany(
-            "INSERT INTO tag VALUES (?, ?)", [(t, i) for i, keys in zip(ids, batch.tags) for t in keys]
+            "INSERT INTO tag VALUES (?, ?)", [(t, i) for i, keys in zip(ids, batch.tags, strict=True) for t in keys]
         )
         return next_id
 

@@ -165,9 +165,7 @@ def _mark_cjk(text: str, terms: Sequence[str]) -> str:
     return re.sub(pattern, lambda m: MARK_OPEN + m.group(0) + MARK_CLOSE, text)
 
 
-def shape_snippet(
-    raw: str, cjk_terms: Sequence[str] = (), *, cut_before: bool = False, cut_after: bool = False
-) -> str:
+def shape_snippet(raw: str, cjk_terms: Sequence[str] = (), *, cut_before: bool = False, cut_after: bool = False) -> str:
     """Turn sentinel-marked text into what callers see: one line, ``**`` marks, at most 300 chars.
 
     Whitespace runs collapse to one space, CJK terms are marked too (FTS5 only marks what the
