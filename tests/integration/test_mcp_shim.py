@@ -137,8 +137,7 @@ async def test_vault_argument_is_an_enum_of_registered_vaults(registered: str, h
     async with _client(home, mode) as client:
         tools = (await client.list_tools()).tools
         with_vault = [t for t in tools if "vault" in (t.input_schema.get("properties") or {})]
-        if not with_vault:
-            pytest.skip("no tool in the table takes a vault argument yet")
+        assert with_vault
         for tool in with_vault:
             prop = tool.input_schema["properties"]["vault"]
             assert prop["enum"] == [registered]
@@ -163,8 +162,6 @@ async def test_every_read_only_tool_without_arguments_answers(registered: str, h
 
 
 async def test_a_daemon_refusal_is_a_tool_error_with_the_stable_code(registered: str, home: Home) -> None:
-    if "note.read" not in METHODS or not METHODS["note.read"].mcp:
-        pytest.skip("note.read is not in the method table yet")
     async with _client(home, "auto") as client:
         result = await client.call_tool("note_read", {"target": "surely-no-such-note-anywhere"})
         assert result.is_error
@@ -172,3 +169,52 @@ async def test_a_daemon_refusal_is_a_tool_error_with_the_stable_code(registered:
         assert result.structured_content["code"] == "NOT_FOUND"
         assert set(result.structured_content) == {"code", "message", "issues", "candidates"}
         assert "NOT_FOUND" in result.content[0].text  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_reads_and_writes_through_mcp(registered: str, home: Home, sample_vault: Path, mode: str) -> None:
+    """search, read, create, patch, then move and delete as two calls each (preview, confirm)."""
+    async with _client(home, mode) as client:
+        hits = _ok(await client.call_tool("note_search", {"query": "alpha plan"}), "note_search")["hits"]
+        assert hits[0]["path"] == "projects/alpha/Alpha Plan.md"
+        read = _ok(await client.call_tool("note_read", {"target": "Alpha Plan", "section": "Goals"}), "note_read")
+        assert read["body"].startswith("## Goals")
+
+        made = _ok(await client.call_tool("note_create", {"path": f"agents/{mode}", "body": "# From an agent\n"}),
+                   "note_create")
+        assert made["applied"] and made["log"]["line"].endswith("(vaultd:agent)")
+        path = f"agents/{mode}.md"
+        assert (sample_vault / path).read_text().endswith("# From an agent\n")
+        sha = made["changes"][0]["after_sha"]
+        patched = _ok(await client.call_tool("note_patch", {"target": path, "old": "From an agent",
+                                                            "new": "Edited by an agent", "expected_sha": sha}),
+                      "note_patch")
+        assert patched["applied"]
+        stale = await client.call_tool("note_patch", {"target": path, "old": "Edited", "new": "x", "expected_sha": sha})
+        assert stale.is_error and stale.structured_content["code"] == "CONFLICT"  # type: ignore[index]
+
+        preview = _ok(await client.call_tool("note_move", {"target": path, "to": f"agents/moved-{mode}"}), "note_move")
+        assert preview["preview"] and not preview["applied"] and (sample_vault / path).exists()
+        moved = _ok(await client.call_tool("note_move", {"target": path, "to": f"agents/moved-{mode}", "confirm": True,
+                                                         "fingerprint": preview["fingerprint"]}), "note_move")
+        assert moved["applied"] and (sample_vault / f"agents/moved-{mode}.md").exists() and not (sample_vault / path).exists()
+
+        gone = _ok(await client.call_tool("note_delete", {"target": f"agents/moved-{mode}.md"}), "note_delete")
+        assert gone["preview"]
+        done = _ok(await client.call_tool("note_delete", {"target": f"agents/moved-{mode}.md", "confirm": True,
+                                                          "fingerprint": gone["fingerprint"]}), "note_delete")
+        assert done["applied"] and not (sample_vault / f"agents/moved-{mode}.md").exists()
+        assert (sample_vault / ".trash" / f"agents/moved-{mode}.md").exists()
+
+        bad = await client.call_tool("note_create", {"path": "../escape"})
+        assert bad.is_error and bad.structured_content["code"] == "VALIDATION"  # type: ignore[index]
+
+
+async def test_a_cli_only_vault_refuses_agent_writes(daemon: Daemon, home: Home, tmp_path: Path, cli: Any) -> None:
+    (tmp_path / "v").mkdir()
+    assert cli("vault", "add", "private", str(tmp_path / "v"), "--write", "cli").code == 0
+    async with _client(home, "auto") as client:
+        refused = await client.call_tool("note_create", {"vault": "private", "path": "x"})
+        assert refused.is_error and refused.structured_content["code"] == "POLICY"  # type: ignore[index]
+        assert _ok(await client.call_tool("note_list", {"vault": "private"}), "note_list")["total"] == 0
+    assert not (tmp_path / "v" / "x.md").exists()
