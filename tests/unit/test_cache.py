@@ -12,6 +12,7 @@ import apsw
 import pytest
 
 from vaultd.errors import Unavailable
+from vaultd.vault import cache as cache_module
 from vaultd.vault import fts_query
 from vaultd.vault.cache import (
     SCHEMA_VERSION,
@@ -126,6 +127,23 @@ def test_directory_refused(tmp_path: Path) -> None:
     (tmp_path / "c.sqlite").mkdir()
     with pytest.raises(Unavailable):
         IndexCache.open(tmp_path / "c.sqlite")
+
+
+def test_file_locked_by_another_process_is_not_deleted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache_module, "_BUSY_TIMEOUT_MS", 50)
+    path = tmp_path / "c.sqlite"
+    IndexCache.open(path).close()
+    other = apsw.Connection(str(path))
+    other.execute("PRAGMA locking_mode = EXCLUSIVE")  # not even WAL readers get in
+    other.execute("BEGIN EXCLUSIVE")
+    other.execute("DELETE FROM note")
+    try:
+        with pytest.raises(Unavailable, match="in use"):
+            IndexCache.open(path)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert IndexCache.open(path).outcome is OpenOutcome.REUSED
 
 
 def test_garbage_file_rebuilt(tmp_path: Path) -> None:
@@ -309,9 +327,7 @@ def test_search_doc_from_note() -> None:
         body_offset=text.index("# T"),
     )
     doc = SearchDoc.from_note(rec, text)
-    assert doc == SearchDoc(
-        title="T", aliases=["Alias"], description="d", body="# T\nbody here", type="decision", tags=["A/b"]
-    )
+    assert doc == SearchDoc(title="T", aliases=["Alias"], description="d", body="# T\nbody here", type="decision", tags=["A/b"])
 
 
 # -- search --------------------------------------------------------------------------------------
@@ -393,9 +409,7 @@ def test_limit_is_exact_after_filters(cache: IndexCache) -> None:
     assert cache.search("kestrel", limit=0) == []
 
 
-@pytest.mark.parametrize(
-    "query", ["", "   ", '"', '""', "-", "*", "()", "^", ":", "- * ( ) ^ :", "\x00", "\u200b", "\u0301"]
-)
+@pytest.mark.parametrize("query", ["", "   ", '"', '""', "-", "*", "()", "^", ":", "- * ( ) ^ :", "\x00", "\u200b", "\u0301"])
 def test_nothing_searchable_gives_no_hits(cache: IndexCache, query: str) -> None:
     cache.apply([note("a.md", "near or and not")])
     assert cache.search(query) == []

@@ -33,9 +33,7 @@ _TOKENIZER = _CON.fts5_tokenizer("unicode61", ["remove_diacritics", "2"])
 
 
 def tokenize(text: str) -> list[str]:
-    tokens: list[str] = _TOKENIZER(
-        text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False, include_colocated=False
-    )
+    tokens: list[str] = _TOKENIZER(text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False, include_colocated=False)
     return tokens
 
 
@@ -228,9 +226,7 @@ def test_snippets_are_bounded_and_balanced(raw: str, cjk_terms: list[str]) -> No
 @example("alpha", None, None)
 @example("사업단 api", None, None)
 @example("CAFE zurich", None, "e")
-def test_search_never_raises_and_hits_hold_every_term(
-    populated: IndexCache, query: str, tag: str | None, folder: str | None
-) -> None:
+def test_search_never_raises_and_hits_hold_every_term(populated: IndexCache, query: str, tag: str | None, folder: str | None) -> None:
     hits = populated.search(query, tag=tag, folder=folder, limit=10)
     event("hits" if hits else "no hits")
     compiled = fts_query.compile_query(query, tokenize)

@@ -53,13 +53,14 @@ from vaultd.vault import fts_query
 from vaultd.vault.model import RECORD_VERSION, NoteRecord
 
 SCHEMA_VERSION = 1
-_T = TypeVar("_T")
 _USER_VERSION = SCHEMA_VERSION * 1000 + RECORD_VERSION
 _WEIGHTS = "5.0, 2.0, 1.0"
 _SNIPPET_TOKENS = 24
 _MAX_LIMIT = 1000
 _CHUNK = 512
 _SIDECARS = ("-wal", "-shm", "-journal")
+#: How long a connection waits for a lock; only another process (or a checkpoint) holds one long.
+_BUSY_TIMEOUT_MS = 5000
 #: FTS5 buffers this many bytes of new postings before writing a segment (default 1 MiB). A
 #: larger buffer makes a cold build about a third faster and leaves fewer segments to merge;
 #: the memory is held only while a write transaction runs.
@@ -87,6 +88,7 @@ CREATE VIRTUAL TABLE cjk USING fts5(title, meta, body, tokenize='ascii', content
 PRAGMA user_version = {_USER_VERSION};
 """
 _TABLES = {"note", "record", "tag", "fts", "cjk"}
+_T = TypeVar("_T")
 _SNIPPET_SQL = (
     f"SELECT title, snippet(fts, -1, '{fts_query.MARK_OPEN}', '{fts_query.MARK_CLOSE}',"
     f" '{fts_query.ELLIPSIS}', {_SNIPPET_TOKENS}) FROM fts WHERE fts MATCH ? AND rowid = ?"
@@ -197,7 +199,7 @@ def _remove_sidecars(path: Path) -> None:
 def _connect(path: Path) -> apsw.Connection:
     flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_NOFOLLOW
     con = apsw.Connection(str(path), flags=flags)
-    con.set_busy_timeout(5000)
+    con.set_busy_timeout(_BUSY_TIMEOUT_MS)
     con.execute("PRAGMA journal_mode = WAL")
     con.execute("PRAGMA synchronous = NORMAL")
     con.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT_BYTES}")
@@ -313,12 +315,12 @@ class IndexCache:
         """Open or create the cache at ``path`` (its folder must exist).
 
         The header, version and tables are always checked. ``verify`` adds ``PRAGMA
-        quick_check``, which reads the whole file (about 0.3 s per 10,000 notes); without it,
+        quick_check``, which reads the whole file (about half a second per 10,000 notes); without it,
         damage found later resets the cache (see the class docstring).
 
         Raises:
             Unavailable: (UNAVAILABLE) the path or a sidecar is a symlink, or is not a regular
-                file of this user.
+                file of this user, or another process holds the database locked.
         """
         path = Path(path)
         had_content = _prepare_file(path)
@@ -339,6 +341,10 @@ class IndexCache:
                 outcome, detail = OpenOutcome.REBUILT_CORRUPT, "tables missing"
             elif verify and (check := con.execute("PRAGMA quick_check").get) != "ok":
                 outcome, detail = OpenOutcome.REBUILT_CORRUPT, str(check)
+        except (apsw.BusyError, apsw.LockedError) as exc:
+            if con is not None:
+                con.close()
+            raise Unavailable(f"index cache {path} is in use by another process; is a second vaultd running?") from exc
         except apsw.Error as exc:
             outcome, detail = OpenOutcome.REBUILT_CORRUPT, f"{type(exc).__name__}: {exc}"
         if con is None or outcome in (OpenOutcome.REBUILT_VERSION, OpenOutcome.REBUILT_CORRUPT):
@@ -395,9 +401,7 @@ class IndexCache:
             yield
         except (apsw.CorruptError, apsw.NotADBError) as exc:
             self.reset(f"{type(exc).__name__}: {exc}")
-            raise Unavailable(
-                f"the index cache {self.path} was damaged and has been recreated; vaultd rebuilds it"
-            ) from exc
+            raise Unavailable(f"the index cache {self.path} was damaged and has been recreated; vaultd rebuilds it") from exc
 
     def close(self) -> None:
         """Close the writer and idle readers; readers still in flight close when they finish."""
@@ -529,9 +533,7 @@ class IndexCache:
             if (i := known.get(note[0])) is None:
                 i, next_id = next_id, next_id + 1
             ids.append(i)
-        con.executemany(
-            "INSERT INTO note VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(i, *n) for i, n in zip(ids, batch.notes, strict=True)]
-        )
+        con.executemany("INSERT INTO note VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(i, *n) for i, n in zip(ids, batch.notes, strict=True)])
         con.executemany(
             "INSERT INTO record VALUES (?, ?)",
             [(i, d) for i, d in zip(ids, batch.records, strict=True) if d is not None],
@@ -544,9 +546,7 @@ class IndexCache:
             "INSERT INTO cjk(rowid, title, meta, body) VALUES (?, ?, ?, ?)",
             [(i, *b) for i, b in zip(ids, batch.bigrams, strict=True) if b is not None],
         )
-        con.executemany(
-            "INSERT INTO tag VALUES (?, ?)", [(t, i) for i, keys in zip(ids, batch.tags, strict=True) for t in keys]
-        )
+        con.executemany("INSERT INTO tag VALUES (?, ?)", [(t, i) for i, keys in zip(ids, batch.tags, strict=True) for t in keys])
         return next_id
 
     # -- search --------------------------------------------------------------------------------
@@ -598,9 +598,7 @@ class IndexCache:
         return hits
 
     @staticmethod
-    def _search(
-        con: apsw.Connection, q: fts_query.CompiledQuery, where: list[str], params: list[object], limit: int
-    ) -> list[Hit]:
+    def _search(con: apsw.Connection, q: fts_query.CompiledQuery, where: list[str], params: list[object], limit: int) -> list[Hit]:
         # Latin terms rank by the main table; CJK-only queries by the bigram table. CROSS JOIN
         # keeps FTS5 the outer loop: one MATCH, then a primary-key lookup per matching row.
         table, match = ("fts", q.main) if q.main is not None else ("cjk", q.cjk)
