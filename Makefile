@@ -20,6 +20,9 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q -m "not slow"
 
+bench: $(STAMP)
+	$(PY) -m benchmarks.run $(BENCH_ARGS)
+
 test-long: $(STAMP)
 	$(PY) -m pytest -q -m slow
 

@@ -146,4 +146,7 @@ class Daemon:
             if uid != os.getuid():
                 log.warning("refused a connection from another user", peer_uid=uid)
                 return
-            await Session(self, stream).run()
+            try:
+                await Session(self, stream).run()
+            except Exception:  # noqa: BLE001 - one broken session must never stop the daemon
+                log.exception("session failed; its connection was closed")

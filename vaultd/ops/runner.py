@@ -16,6 +16,7 @@ import anyio
 import msgspec
 import structlog
 
+from protocol.errors import Severity
 from protocol.methods.common import Channel
 from protocol.methods.writes import (
     ChangeReceipt,
@@ -28,9 +29,10 @@ from protocol.methods.writes import (
     WriteReceipt,
 )
 from vaultd.api.registry import CallContext
-from vaultd.errors import InvalidParams, StalePreview, VaultError
+from vaultd.errors import InvalidParams, StalePreview, ValidationFailed, VaultError
 from vaultd.ops.context import OpContext
 from vaultd.ops.validate import check_policy, validate
+from vaultd.policy import pii_findings, secret_issues
 from vaultd.txn import journal
 from vaultd.txn.engine import apply_plan
 from vaultd.txn.plan import Plan
@@ -77,6 +79,15 @@ def _log_event(plan: Plan, override: LogEvent | None, op_id: str) -> LogEvent:
                     note=f"{plan.summary} ({op_id})"[:200])
 
 
+def screen_log_line(ctx: OpContext, line: str) -> None:
+    """A caller's log event is screened like a note: never a secret, PII per the log surface."""
+    problems = secret_issues(line, eventlog.LOG_NAME) + [
+        i for i in pii_findings(line, ctx.entry.pii, ctx.entry.kind, "log", path=eventlog.LOG_NAME)
+        if i.severity == Severity.ERROR]
+    if problems:
+        raise ValidationFailed(f"refused: the log event: {problems[0].message}", issues=problems)
+
+
 async def run_operation(call: CallContext, params: P, planner: Callable[[OpContext, P], Plan],
                         *, detail: Callable[[OpContext, Plan], dict[str, Any]] | None = None,
                         undoes: str | None = None) -> WriteReceipt:
@@ -94,7 +105,8 @@ async def run_operation(call: CallContext, params: P, planner: Callable[[OpConte
         info = detail(ctx, plan) if detail is not None else {}
         agent = call.channel == Channel.MCP
         event = _log_event(plan, params.log, "preview")
-        eventlog.format_line(event, now, agent=agent)  # an invalid event refuses before anything is written
+        # An invalid or unsafe event refuses the whole write before anything is written.
+        screen_log_line(ctx, eventlog.format_line(event, now, agent=agent))
         if isinstance(params, TwoStepParams):
             fp = fingerprint(ctx, plan, params)
             if not params.confirm:

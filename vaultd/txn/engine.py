@@ -23,7 +23,7 @@ from pathlib import Path
 
 import structlog
 
-from vaultd.errors import Conflict, Internal, LimitExceeded, Unavailable, VaultError
+from vaultd.errors import Conflict, Internal, InvalidParams, LimitExceeded, Unavailable, VaultError
 from vaultd.fsio import fsync_dir, is_temp_name, unlink, write_atomic
 from vaultd.txn import faults
 from vaultd.txn.journal import (
@@ -44,6 +44,8 @@ log = structlog.get_logger("vaultd.txn")
 
 def read_current(root: Path, rel: str, limit: int = MAX_NOTE_BYTES) -> bytes | None:
     """A target's bytes now (None when absent), never through a symlink, bounded."""
+    if "\x00" in rel:
+        raise InvalidParams("a path may not contain a NUL byte")
     try:
         fd = os.open(root / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -165,6 +167,7 @@ def apply_plan(root: Path, plan: Plan, op_id: str, channel: str, undoes: str | N
         faults.point("before-commit")
         mark_committed(folder)
     except BaseException as exc:
+        (folder / "committed").unlink(missing_ok=True)  # a marker whose folder fsync failed is no commit
         try:
             report = _roll_back(root, folder, read_manifest(folder))
         except Exception:

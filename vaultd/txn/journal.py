@@ -49,7 +49,12 @@ def journal_root(vault: Path) -> Path:
 def write_journal(vault: Path, op_id: str, plan: Plan, channel: str, undoes: str | None = None) -> Path:
     """Make the journal durable before any target is touched; returns its folder."""
     root = journal_root(vault)
-    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not root.is_dir():
+        # A journal folder that a power loss can take away protects nothing: make its name
+        # durable in .vaultd/, and .vaultd/ in the vault, before the first journal is written.
+        root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fsync_dir(root.parent)
+        fsync_dir(vault)
     building = root / f"{op_id}.tmp"
     building.mkdir(mode=0o700)
     try:

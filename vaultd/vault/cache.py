@@ -67,6 +67,8 @@ _BUSY_TIMEOUT_MS = 5000
 _FTS_HASH_BYTES = 32 << 20
 #: After a checkpoint the log is truncated to this, so a cold build does not leave it huge.
 _WAL_LIMIT_BYTES = 16 << 20
+#: Read connections kept at most; more concurrent searches queue for one.
+MAX_READERS = 4
 
 _SCHEMA = f"""
 CREATE TABLE note(
@@ -300,6 +302,7 @@ class IndexCache:
         self._writer = writer
         self._write_lock = threading.Lock()
         self._idle: queue.SimpleQueue[_Reader] = queue.SimpleQueue()
+        self._reader_slots = threading.BoundedSemaphore(MAX_READERS)
         self._closed = False
         self._encoder = msgspec.msgpack.Encoder()
         self._decoder = msgspec.msgpack.Decoder(NoteRecord)
@@ -373,19 +376,22 @@ class IndexCache:
     def _reader(self) -> Iterator[_Reader]:
         if self._closed:
             raise Unavailable(f"index cache {self.path} is closed")
-        try:
-            reader = self._idle.get_nowait()
-        except queue.Empty:
-            con = _connect(self.path)
-            con.execute("PRAGMA query_only = 1")
-            reader = _Reader(con, self.generation)
-        try:
-            yield reader
-        finally:
-            if self._closed or reader.generation != self.generation:
-                reader.con.close()
-            else:
-                self._idle.put(reader)
+        # At most MAX_READERS connections (each may hold a 16 MiB page cache): a burst of
+        # concurrent searches waits for a free one instead of growing memory for good.
+        with self._reader_slots:
+            try:
+                reader = self._idle.get_nowait()
+            except queue.Empty:
+                con = _connect(self.path)
+                con.execute("PRAGMA query_only = 1")
+                reader = _Reader(con, self.generation)
+            try:
+                yield reader
+            finally:
+                if self._closed or reader.generation != self.generation:
+                    reader.con.close()
+                else:
+                    self._idle.put(reader)
 
     def _drain_idle(self) -> None:
         while True:

@@ -134,6 +134,13 @@ class LiveIndex:
         rels: set[str] = set()
         cookies: list[str] = []
         for _change, path in changes:
+            if not self._inside(path):
+                # Reached through a folder link (the watcher follows them; the index never
+                # does): keep it only when its real place is inside the vault, under that name.
+                real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+                if not self._inside(real):
+                    continue
+                path = real
             rel = os.path.relpath(path, self.root).replace(os.sep, "/")
             if rel.startswith(RUNTIME_DIR + "/"):
                 cookies.append(rel.partition("/")[2])
@@ -148,6 +155,13 @@ class LiveIndex:
             if event is not None:
                 event.set()
                 self._forget_cookie(name)
+
+    def _inside(self, path: str) -> bool:
+        """True when no folder between the vault root and ``path`` is a symbolic link (the
+        watcher follows folder links; the index never does)."""
+        parent = os.path.dirname(path)
+        root = str(self.root)
+        return os.path.realpath(parent) == os.path.normpath(parent) and (parent + os.sep).startswith(root + os.sep)
 
     # -- refreshing ----------------------------------------------------------------------
 

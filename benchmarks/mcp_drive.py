@@ -1,0 +1,84 @@
+"""Driving a stdio MCP server with the official ``mcp`` SDK client, timing each tool call.
+
+Used for both ``vaultctl mcp`` and basic-memory's MCP server, so both pay the same client costs.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from benchmarks.stats import descendants
+
+
+@dataclass
+class CallTimes:
+    handshake: float = 0.0  #: spawn to ``initialize`` answered, seconds
+    tools: list[str] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)  #: seconds per tool call, in order
+    errors: list[str] = field(default_factory=list)  #: text of calls that answered isError
+    texts: list[str] = field(default_factory=list)  #: the first content text of each call (bounded)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+Hook = Callable[[ClientSession, CallTimes], Awaitable[None]]
+
+
+def child_pid(*words: bytes) -> int | None:
+    """A descendant of this process whose command line has an argument ending in each of ``words``."""
+    for pid in descendants(os.getpid()):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if all(any(arg.endswith(w) for arg in argv) for w in words):
+            return pid
+    return None
+
+
+def text_of(result: Any) -> str:
+    for item in result.content or []:
+        if getattr(item, "type", "") == "text":
+            return str(item.text)[:2000]
+    return ""
+
+
+async def _drive(server: StdioServerParameters, calls: Sequence[tuple[str, dict[str, Any]]], err: TextIO,
+                 timeout: float, warmup: int, before: Hook | None, after: Hook | None) -> CallTimes:
+    times = CallTimes()
+    started = time.perf_counter()
+    async with stdio_client(server, errlog=err) as (read, write), \
+            ClientSession(read, write, read_timeout_seconds=timeout) as session:
+        await session.initialize()
+        times.handshake = time.perf_counter() - started
+        times.tools = [t.name for t in (await session.list_tools()).tools]
+        if before is not None:
+            await before(session, times)
+        for name, args in calls[:warmup]:
+            await session.call_tool(name, args)
+        for name, args in calls:
+            t = time.perf_counter()
+            result = await session.call_tool(name, args)
+            times.latencies.append(time.perf_counter() - t)
+            text = text_of(result)
+            times.texts.append(text)
+            if result.is_error:
+                times.errors.append(text[:300])
+        if after is not None:
+            await after(session, times)
+    return times
+
+
+def drive(server: StdioServerParameters, calls: Sequence[tuple[str, dict[str, Any]]], errlog: Path, *,
+          timeout: float = 120.0, warmup: int = 0, before: Hook | None = None, after: Hook | None = None) -> CallTimes:
+    """Start the server, hand-shake, list tools, run ``warmup`` untimed calls, then time every call."""
+    with open(errlog, "a") as err:
+        return anyio.run(_drive, server, calls, err, timeout, warmup, before, after)

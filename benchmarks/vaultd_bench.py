@@ -1,0 +1,269 @@
+"""vaultd's figures on one corpus: cold build, warm restart, reads, MCP, CLI, writes, freshness,
+memory, idle CPU and cache size. Every daemon runs in a fresh temporary home on a copy of the vault.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcp.client.stdio import StdioServerParameters
+
+from benchmarks import mcp_drive
+from benchmarks.corpus import Corpus
+from benchmarks.daemon import VAULT_ID, VAULTCTL, Daemon, Home, call
+from benchmarks.stats import (
+    Figure,
+    Stopwatch,
+    cpu_seconds,
+    dir_bytes,
+    missing,
+    pct,
+    rss_bytes,
+    tree_rss_bytes,
+)
+from protocol.table import METHODS
+from vaultctl.client import CallError
+
+NOT_BUILT = "not built yet"
+
+
+@dataclass(frozen=True)
+class Plan:
+    cold_runs: int = 5
+    restart_runs: int = 5
+    queries: int = 200
+    reads: int = 200
+    cli_runs: int = 20
+    writes: int = 200
+    fresh_writes: int = 50
+    idle_seconds: float = 30.0
+    mcp: bool = True
+
+
+def _log(msg: str) -> None:
+    print(f"  vaultd: {msg}", file=sys.stderr, flush=True)
+
+
+def measure(corpus: Corpus, plan: Plan, work: Path) -> dict[str, Figure]:
+    figs: dict[str, Figure] = {}
+    cold, ready, rss, socket_up = Figure("s"), Figure("s"), Figure("B"), Figure("s")
+    cold_cpu = Figure("s", note="the daemon's utime+stime during vault.add (steadier than wall on a busy machine)")
+    cold.note = "vault.add call until it returns (index ready), fresh home, files in page cache"
+    ready.note = "the daemon's own 'index ready' seconds from its JSON log"
+    rss.note = "VmRSS after vault.add returned"
+    socket_up.note = "spawn to first accepted session, empty home"
+    kept: tuple[Home, Daemon] | None = None
+    for run in range(plan.cold_runs):
+        home = Home(work)
+        corpus.copy_to(home.vault)
+        daemon = Daemon(home)
+        client = daemon.client()
+        socket_up.samples.append(time.perf_counter() - daemon.started)
+        cpu = cpu_seconds(daemon.pid)
+        with Stopwatch() as sw:
+            call(client, "vault.add", {"id": VAULT_ID, "path": str(home.vault)})
+        cold_cpu.samples.append(cpu_seconds(daemon.pid) - cpu)
+        client.close()
+        cold.samples.append(sw.seconds)
+        ready.samples.extend(home.ready_seconds()[-1:])
+        rss.samples.append(rss_bytes(daemon.pid))
+        _log(f"cold build {run + 1}/{plan.cold_runs}: {sw.seconds:.2f} s")
+        if run == plan.cold_runs - 1:
+            kept = (home, daemon)
+        else:
+            daemon.stop()
+            home.cleanup()
+    figs.update(cold_build=cold, cold_build_cpu=cold_cpu, cold_build_log=ready, rss_indexed=rss, daemon_start=socket_up)
+    assert kept is not None
+    home, daemon = kept
+    running = [daemon]  # the restarts replace it; whatever runs last is stopped below
+    try:
+        figs["index_cache"] = Figure("B", [float(dir_bytes(home.home / "indexes"))], "files under $VAULTD_HOME/indexes")
+        figs.update(_reads(daemon, corpus, plan))
+        if plan.mcp:
+            figs["mcp_search"], figs["rss_mcp"] = _mcp(home, corpus, plan)
+        figs["cli_search"] = _cli(home, corpus, plan)
+        figs.update(_writes(daemon, plan))
+        figs.update(_freshness(daemon, home, plan))
+        figs["rss_after_run"] = Figure("B", [float(rss_bytes(daemon.pid))], "VmRSS after the reads and writes")
+        figs["idle_cpu"] = _idle(daemon, plan.idle_seconds)
+        figs.update(_restarts(home, running, plan))
+    finally:
+        running[-1].stop()
+        home.cleanup()
+    return figs
+
+
+def _reads(daemon: Daemon, corpus: Corpus, plan: Plan) -> dict[str, Figure]:
+    client = daemon.client()
+    queries = corpus.queries()[: plan.queries]
+    for q in queries[:20]:  # warm the connection pool and the page cache
+        call(client, "note.search", {"query": q, "vault": VAULT_ID})
+    search, hits = Figure("s", note="note.search over the generated queries, limit 20, one socket session"), 0
+    for q in queries:
+        with Stopwatch() as sw:
+            result = call(client, "note.search", {"query": q, "vault": VAULT_ID})
+        search.samples.append(sw.seconds)
+        hits += len(result["hits"])
+    search.note += f"; {hits / len(queries):.1f} hits/query"
+    paths = corpus.paths()
+    step = max(1, len(paths) // plan.reads)
+    read = Figure("s", note="note.read by path, default max_bytes")
+    for path in paths[::step][: plan.reads]:
+        with Stopwatch() as sw:
+            call(client, "note.read", {"target": path, "vault": VAULT_ID})
+        read.samples.append(sw.seconds)
+    client.close()
+    _log(f"search p50 {search.p50 * 1e3:.2f} ms, read p50 {read.p50 * 1e3:.2f} ms")
+    return {"search": search, "read": read}
+
+
+def _mcp(home: Home, corpus: Corpus, plan: Plan) -> tuple[Figure, Figure]:
+    server = StdioServerParameters(command=VAULTCTL[0], args=[*VAULTCTL[1:], "mcp"], env=home.env)
+    calls = [("note_search", {"query": q, "vault": VAULT_ID}) for q in corpus.queries()[: plan.queries]]
+    shim = Figure("B", note="VmRSS of the `vaultctl mcp` process after the searches (the daemon's is apart)")
+
+    async def after(_session: object, _times: object) -> None:
+        pid = mcp_drive.child_pid(b"vaultctl", b"mcp")
+        if pid is not None:
+            shim.samples.append(float(tree_rss_bytes(pid)))
+
+    try:
+        times = mcp_drive.drive(server, calls, home.root / "mcp.err", warmup=5, after=after)
+    except Exception as exc:  # noqa: BLE001 - a product under test failed: report it, run on
+        cause: BaseException = exc.exceptions[0] if isinstance(exc, BaseExceptionGroup) else exc
+        if "unknown tool" in str(cause):
+            return missing("s", NOT_BUILT), shim
+        return missing("s", f"failed: {type(cause).__name__}: {str(cause)[:200]}"), shim
+    if "note_search" not in times.tools:
+        return missing("s", NOT_BUILT), shim
+    fig = Figure("s", times.latencies, f"tools/call note_search via `vaultctl mcp` (mcp SDK client, stdio); "
+                 f"handshake {times.handshake:.2f} s")
+    if times.errors:
+        fig.note += f"; {len(times.errors)} tool errors, first: {times.errors[0][:120]}"
+    _log(f"mcp search p50 {fig.p50 * 1e3:.2f} ms")
+    return fig, shim
+
+
+def _cli(home: Home, corpus: Corpus, plan: Plan) -> Figure:
+    fig = Figure("s", note="whole `vaultctl search QUERY --vault bench` command, process start to exit")
+    for q in (corpus.queries() * 2)[: plan.cli_runs]:
+        with Stopwatch() as sw:
+            out = subprocess.run([*VAULTCTL, "search", q, "--vault", VAULT_ID], env=home.env, capture_output=True,
+                                 check=False)
+        if out.returncode != 0:
+            return missing("s", f"failed ({out.returncode}): {out.stderr.decode(errors='replace')[:200]}")
+        fig.samples.append(sw.seconds)
+    _log(f"cli search median {fig.p50 * 1e3:.0f} ms")
+    return fig
+
+
+def _writes(daemon: Daemon, plan: Plan) -> dict[str, Figure]:
+    figs = {"create": missing("s", NOT_BUILT), "patch": missing("s", NOT_BUILT),
+            "writes_per_s": missing("/s", NOT_BUILT)}
+    if "note.create" not in METHODS:
+        return figs
+    client = daemon.client()
+    create = Figure("s", note="note.create of a new note (path, title, body), sequential")
+    try:
+        started = time.perf_counter()
+        for i in range(plan.writes):
+            params = {"vault": VAULT_ID, "path": f"bench-writes/w{i:05d}.md", "title": f"Bench write {i}",
+                      "body": f"A benchmark note, number {i}, with the word benchpatchold{i}.\n"}
+            with Stopwatch() as sw:
+                call(client, "note.create", params)
+            create.samples.append(sw.seconds)
+        total = time.perf_counter() - started
+    except CallError as exc:
+        client.close()
+        figs["create"] = missing("s", f"refused: {exc.data.code}: {exc.data.message[:200]}")
+        return figs
+    if len(create.samples) >= 40:  # a latency that grows with the number of writes shows here
+        first, last = (pct(create.samples[sl], 50) * 1e3 for sl in (slice(0, 20), slice(-20, None)))
+        create.note += f"; p50 of the first 20: {first:.1f} ms, of the last 20: {last:.1f} ms"
+    figs["create"] = create
+    figs["writes_per_s"] = Figure("/s", [plan.writes / total], "sequential note.create calls per second, one session")
+    _log(f"create p50 {create.p50 * 1e3:.2f} ms")
+    if "note.patch" in METHODS:
+        patch = Figure("s", note="note.patch replacing one unique word, sequential")
+        try:
+            for i in range(plan.writes):
+                params = {"vault": VAULT_ID, "target": f"bench-writes/w{i:05d}.md", "old": f"benchpatchold{i}",
+                          "new": f"benchpatchnew{i}"}
+                with Stopwatch() as sw:
+                    call(client, "note.patch", params)
+                patch.samples.append(sw.seconds)
+            if len(patch.samples) >= 40:
+                first, last = (pct(patch.samples[sl], 50) * 1e3 for sl in (slice(0, 20), slice(-20, None)))
+                patch.note += f"; p50 of the first 20: {first:.1f} ms, of the last 20: {last:.1f} ms"
+            figs["patch"] = patch
+        except CallError as exc:
+            figs["patch"] = missing("s", f"refused: {exc.data.code}: {exc.data.message[:200]}")
+    client.close()
+    return figs
+
+
+def _freshness(daemon: Daemon, home: Home, plan: Plan) -> dict[str, Figure]:
+    """An outside write (as an editor makes), then how long until search finds its unique word."""
+    client = daemon.client()
+    folder = home.vault / "bench-fresh"
+    folder.mkdir(exist_ok=True)
+    polled = Figure("s", note="external file write until note.search (polled every 2 ms) finds its word")
+    barrier = Figure("s", note="external file write, then one note.search with fresh: true that finds it")
+    misses = 0
+    for i in range(plan.fresh_writes):
+        word = f"freshpoll{i}q"
+        started = time.perf_counter()
+        (folder / f"p{i}.md").write_text(f"# Fresh {i}\n\nThe word {word} is new.\n", encoding="utf-8")
+        while True:
+            if call(client, "note.search", {"query": word, "vault": VAULT_ID})["hits"]:
+                break
+            if time.perf_counter() - started > 10:
+                misses += 1
+                break
+            time.sleep(0.002)
+        polled.samples.append(time.perf_counter() - started)
+        time.sleep(0.05)  # let the watcher settle so each write starts from quiet
+    for i in range(plan.fresh_writes):
+        word = f"freshsync{i}q"
+        started = time.perf_counter()
+        (folder / f"s{i}.md").write_text(f"# Fresh {i}\n\nThe word {word} is new.\n", encoding="utf-8")
+        found = call(client, "note.search", {"query": word, "vault": VAULT_ID, "fresh": True})["hits"]
+        barrier.samples.append(time.perf_counter() - started)
+        misses += 0 if found else 1
+        time.sleep(0.05)
+    client.close()
+    if misses:
+        polled.note += f"; {misses} writes not found in time"
+    _log(f"freshness p50 {polled.p50 * 1e3:.1f} ms, fresh:true p50 {barrier.p50 * 1e3:.1f} ms")
+    return {"freshness": polled, "freshness_barrier": barrier}
+
+
+def _idle(daemon: Daemon, seconds: float) -> Figure:
+    time.sleep(1.0)  # let the last watcher batch and log writes finish
+    before, t = cpu_seconds(daemon.pid), time.perf_counter()
+    time.sleep(seconds)
+    used, elapsed = cpu_seconds(daemon.pid) - before, time.perf_counter() - t
+    return Figure("%", [100 * used / elapsed], f"utime+stime over {seconds:.0f} s with no file activity or calls")
+
+
+def _restarts(home: Home, running: list[Daemon], plan: Plan) -> dict[str, Figure]:
+    warm = Figure("s", note="SIGTERM, then spawn to the first note.list answer (reads wait for the index)")
+    logged = Figure("s", note="the daemon's own 'index ready' seconds after a restart")
+    rss = Figure("B", note="VmRSS after a warm restart")
+    for _ in range(plan.restart_runs):
+        running[-1].stop()
+        daemon = Daemon(home)
+        running.append(daemon)
+        client = daemon.client()
+        call(client, "note.list", {"vault": VAULT_ID, "limit": 1})
+        warm.samples.append(time.perf_counter() - daemon.started)
+        client.close()
+        logged.samples.extend(home.ready_seconds()[-1:])
+        rss.samples.append(rss_bytes(daemon.pid))
+    _log(f"warm restart median {warm.p50:.2f} s")
+    return {"warm_restart": warm, "warm_restart_log": logged, "rss_restarted": rss}

@@ -1,0 +1,1 @@
+"""Long-running stress drivers for vaultd: concurrency, hostile input, load."""
