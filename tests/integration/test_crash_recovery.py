@@ -119,3 +119,29 @@ def test_io_errors_refuse_cleanly_and_the_daemon_keeps_serving(home: Home, sampl
             assert c.call("note.search", {"query": "Alpha"})["hits"]
         finally:
             d.stop()
+
+
+def test_a_failed_rollback_quarantines_the_vault_until_recovery(home: Home, sample_vault: Path) -> None:
+    """The target's folder fsync fails, then the rollback's rename fails too: the vault holds a
+    half-done change, so it is not served until a restart recovers it."""
+    d = _start(home)
+    _session(home).call("vault.add", {"id": "v", "path": str(sample_vault)})
+    d.stop()
+    before = snapshot(sample_vault)
+    d = _start(home, "error=fsync-dir:EIO@5;error=rename:EIO@3")
+    try:
+        c = _session(home)
+        reply = c.request("note.patch", {"target": "Alpha Plan", "old": "ships the search", "new": "ships the find"})
+        assert reply["error"]["data"]["code"] == "INTERNAL" and "restart" in reply["error"]["message"]
+        refused = c.request("note.search", {"query": "alpha"})
+        assert refused["error"]["data"]["code"] == "UNAVAILABLE"
+        assert c.call("daemon.status")["vaults"][0]["state"] == "error"
+    finally:
+        d.stop()
+    d = _start(home)
+    try:
+        c = _session(home)
+        assert c.call("note.search", {"query": "alpha", "fresh": True})["hits"]
+        assert snapshot(sample_vault) == before and not _leftovers(sample_vault)
+    finally:
+        d.stop()

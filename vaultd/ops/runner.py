@@ -34,7 +34,7 @@ from vaultd.ops.context import OpContext
 from vaultd.ops.validate import check_policy, validate
 from vaultd.policy import pii_findings, secret_issues
 from vaultd.txn import journal
-from vaultd.txn.engine import apply_plan
+from vaultd.txn.engine import RollbackFailed, apply_plan
 from vaultd.txn.plan import Plan
 from vaultd.vault import eventlog
 from vaultd.vault.runtime import VaultRuntime
@@ -120,7 +120,11 @@ async def run_operation(call: CallContext, params: P, planner: Callable[[OpConte
         if not plan.effective():
             return _receipt(plan, applied=False, warnings=warnings, detail={**info, "no_change": True})
         op_id = new_op_id(now)
-        await anyio.to_thread.run_sync(apply_plan, runtime.root, plan, op_id, str(call.channel), undoes)
+        try:
+            await anyio.to_thread.run_sync(apply_plan, runtime.root, plan, op_id, str(call.channel), undoes)
+        except RollbackFailed:
+            runtime.quarantine("a failed operation could not be rolled back; restart the daemon to recover it")
+            raise
         log.info("applied", op=plan.op, op_id=op_id, files=len(plan.effective()), channel=str(call.channel))
         await live.refresh(set(plan.paths))
         line = eventlog.format_line(_log_event(plan, params.log, op_id), now, agent=agent)

@@ -42,6 +42,11 @@ from vaultd.txn.plan import MAX_NOTE_BYTES, MAX_OP_BYTES, MAX_OP_FILES, Plan, sh
 log = structlog.get_logger("vaultd.txn")
 
 
+class RollbackFailed(Internal):
+    """An operation failed and its rollback failed too: the vault holds a half-done change until
+    recovery at the next start, so it must not be served meanwhile."""
+
+
 def read_current(root: Path, rel: str, limit: int = MAX_NOTE_BYTES) -> bytes | None:
     """A target's bytes now (None when absent), never through a symlink, bounded."""
     if "\x00" in rel:
@@ -172,8 +177,8 @@ def apply_plan(root: Path, plan: Plan, op_id: str, channel: str, undoes: str | N
             report = _roll_back(root, folder, read_manifest(folder))
         except Exception:
             log.exception("rollback failed; the journal is kept for recovery", op_id=op_id)
-            raise Internal(f"operation {op_id} failed and could not be rolled back; "
-                           "restart the daemon to recover it") from exc
+            raise RollbackFailed(f"operation {op_id} failed and could not be rolled back; "
+                                 "restart the daemon to recover it") from exc
         log.warning("operation rolled back", op_id=op_id, restored=len(report.restored), left=len(report.left))
         if isinstance(exc, VaultError):
             raise

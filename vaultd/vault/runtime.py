@@ -100,8 +100,15 @@ class VaultRuntime:
             self.state, self.message = VaultState.ERROR, f"indexing failed: {exc}"
             self._failed.set()
 
+    def quarantine(self, reason: str) -> None:
+        """Stop serving this vault (reads and writes) until the daemon restarts and recovers it."""
+        self.state, self.message = VaultState.ERROR, reason
+        log.error("vault quarantined", vault=self.entry.id, reason=reason)
+
     async def wait_ready(self, timeout: float = INDEX_WAIT_S) -> None:
         """Wait for the index; a vault that is not owned or failed raises UNAVAILABLE."""
+        if self.state == VaultState.ERROR:
+            raise Unavailable(f"vault {self.entry.id!r} is unavailable: {self.message}")
         if self.live is None:
             raise Unavailable(f"vault {self.entry.id!r} is {self.state}: {self.message}")
         with anyio.move_on_after(timeout):
