@@ -74,3 +74,22 @@ class Format(Protocol):
     def value_of(self, text: str) -> Any:
         """The data a :attr:`Put.prior_text` stands for (to show a receipt's prior entry)."""
         ...
+
+
+def expected_data(data: dict[str, Any], container: str, name: str, value: Any, *, present: bool,
+                  drop_empty: bool) -> dict[str, Any]:
+    """What a host file must parse to after an edit: ``data`` with only the ``name`` entry of
+    ``container`` set (``present``) or removed; an emptied container goes when ``drop_empty``.
+    Each editor re-parses its result and compares with this, so a textual edit can never change
+    anything else unnoticed."""
+    expected = dict(data)
+    servers = dict(expected.get(container) or {})
+    if present:
+        servers[name] = value
+    else:
+        servers.pop(name, None)
+    if servers or not drop_empty:
+        expected[container] = servers
+    else:
+        expected.pop(container, None)
+    return expected

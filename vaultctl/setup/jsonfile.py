@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vaultctl.setup.edits import Found, Put, Splice
+from vaultctl.setup.edits import Found, Put, Splice, expected_data
 from vaultctl.setup.errors import CannotEditFaithfully, EntryChanged, MalformedConfig
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -256,17 +256,8 @@ class JsonDocument:
             after = json.loads(after_text[self._base :], parse_constant=_reject_constant)
         except ValueError as exc:
             raise self._unfaithful() from exc
-        expected = dict(self.data)
-        servers = dict(expected.get(self.container) or {})
-        if present:
-            servers[self.name] = value
-        else:
-            servers.pop(self.name, None)
-        if servers or not drop_empty:
-            expected[self.container] = servers
-        else:
-            expected.pop(self.container, None)
-        if after != expected:
+        if after != expected_data(self.data, self.container, self.name, value, present=present,
+                                  drop_empty=drop_empty):
             raise self._unfaithful()
 
     def _unfaithful(self) -> CannotEditFaithfully:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vaultctl.setup.edits import Found, Put, Splice
+from vaultctl.setup.edits import Found, Put, Splice, expected_data
 from vaultctl.setup.errors import CannotEditFaithfully, EntryChanged, MalformedConfig
 
 _KEY = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\r\n]|\\.)*"|'[^'\r\n]*')"""
@@ -169,17 +169,8 @@ class TomlDocument:
             after = tomllib.loads(splice.apply(self.text))
         except tomllib.TOMLDecodeError as exc:
             raise self._unfaithful() from exc
-        expected = dict(self.data)
-        servers = dict(expected.get(self.container) or {})
-        if present:
-            servers[self.name] = value
-        else:
-            servers.pop(self.name, None)
-        if servers or not drop_empty:
-            expected[self.container] = servers
-        else:
-            expected.pop(self.container, None)
-        if after != expected:
+        if after != expected_data(self.data, self.container, self.name, value, present=present,
+                                  drop_empty=drop_empty):
             raise self._unfaithful()
 
     def _unfaithful(self) -> CannotEditFaithfully:
