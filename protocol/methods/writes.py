@@ -22,7 +22,9 @@ NotePath = Annotated[str, msgspec.Meta(
     description="A vault-relative path; '.md' is added when missing; folders are created.")]
 Markdown = Annotated[str, msgspec.Meta(max_length=2 * 1024 * 1024)]
 PatchText = Annotated[str, msgspec.Meta(min_length=1, max_length=65536)]
-OpId = Annotated[str, msgspec.Meta(pattern=r"^[0-9]{8}T[0-9]{6}-[0-9a-f]{8}$")]
+OpId = Annotated[str, msgspec.Meta(
+    pattern=r"^[0-9]{8}T[0-9]{6}(\.[0-9]{6})?-[0-9a-f]{8}$",
+    description="An operation id from a receipt or op.list: UTC time (to the microsecond) and 8 hex digits.")]
 LogField = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import secrets
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -33,7 +33,7 @@ from vaultd.errors import InvalidParams, StalePreview, ValidationFailed, VaultEr
 from vaultd.ops.context import OpContext
 from vaultd.ops.validate import check_policy, validate
 from vaultd.policy import pii_findings, secret_issues
-from vaultd.txn import journal
+from vaultd.txn import journal, opids
 from vaultd.txn.engine import RollbackFailed, apply_plan
 from vaultd.txn.plan import Plan
 from vaultd.vault import eventlog
@@ -48,8 +48,9 @@ JOURNAL_KEEP = 200  #: committed journals kept for undo
 JOURNAL_MAX_BYTES = 256 * 1024 * 1024
 
 
-def new_op_id(now: dt.datetime) -> str:
-    return f"{now.astimezone(dt.UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(4)}"
+def new_op_id(now: dt.datetime, root: Path) -> str:
+    """An id later than every other of the vault's, so listing by id lists in applied order."""
+    return opids.next_op_id(root, now, lambda: journal.newest_op_id(root))
 
 
 def fingerprint(ctx: OpContext, plan: Plan, params: WriteParams) -> str:
@@ -119,7 +120,7 @@ async def run_operation(call: CallContext, params: P, planner: Callable[[OpConte
             return _receipt(plan, applied=False, dry_run=True, warnings=warnings, detail=info)
         if not plan.effective():
             return _receipt(plan, applied=False, warnings=warnings, detail={**info, "no_change": True})
-        op_id = new_op_id(now)
+        op_id = new_op_id(now, runtime.root)
         try:
             await anyio.to_thread.run_sync(apply_plan, runtime.root, plan, op_id, str(call.channel), undoes)
         except RollbackFailed:

@@ -25,12 +25,12 @@ import structlog
 
 from vaultd.errors import Conflict, Internal, InvalidParams, LimitExceeded, Unavailable, VaultError
 from vaultd.fsio import fsync_dir, is_temp_name, unlink, write_atomic
-from vaultd.txn import faults
+from vaultd.policy import check_inside_vault
+from vaultd.txn import faults, journal, seal
 from vaultd.txn.journal import (
     Entry,
     Manifest,
     is_committed,
-    journals,
     mark_committed,
     original_bytes,
     read_manifest,
@@ -189,36 +189,84 @@ def apply_plan(root: Path, plan: Plan, op_id: str, channel: str, undoes: str | N
 
 
 @dataclass
+class RefusedJournal:
+    name: str  #: vault-relative, e.g. ``.vaultd/journal/<name>``
+    reason: str
+
+
+@dataclass
 class RecoveryReport:
     rolled_back: list[RollbackReport] = field(default_factory=list)
     finished: list[str] = field(default_factory=list)
-    discarded: list[str] = field(default_factory=list)  #: journals that never became whole
+    discarded: list[str] = field(default_factory=list)  #: journals that never became whole, or were being deleted
+    refused: list[RefusedJournal] = field(default_factory=list)  #: not this daemon's: left exactly as found
+    remarked: list[str] = field(default_factory=list)  #: finished journals whose lost commit marker was restored
     temp_files: int = 0
 
 
-def recover(root: Path) -> RecoveryReport:
-    """Bring the vault to a state with no operation half-applied. Idempotent."""
+def recover(root: Path, key: bytes | None = None) -> RecoveryReport:
+    """Bring the vault to a state with no operation half-applied. Idempotent.
+
+    Only journals this daemon wrote are acted on (``key`` seals them; default: the installed
+    key): a journal whose seal, folder, paths or originals do not check is reported in
+    ``refused`` and left untouched. Of the sealed journals without a commit marker, one older
+    than a committed journal is finished, never rolled back: operations apply one at a time and
+    each commits (or is rolled back and removed) before the next journal is written, so a newer
+    committed journal proves this one was committed and acknowledged and only its marker was
+    lost; the marker is written again. The newest uncommitted journal is the operation a crash
+    interrupted: its marker is durable before any receipt is sent, so no caller was told it
+    applied, and it is rolled back (even when all its files were already written).
+    """
+    key = seal.installed_key() if key is None else key
     report = RecoveryReport()
-    folders_touched: set[Path] = set()
-    for folder in journals(root):
-        if folder.name.endswith(".tmp"):
-            remove_journal(folder)
-            report.discarded.append(folder.name[:-4])
-            continue
+    problem = journal.runtime_issue(root)
+    if problem is not None:
+        report.refused.append(RefusedJournal(problem.split(" ", 1)[0], problem))
+        return report
+    listing = journal.scan(root, key)
+    for folder in listing.leftovers:
+        journal.delete_leftover(folder)
+        report.discarded.append(journal.own_transient(key, folder.name) or folder.name)
+    for folder, reason in listing.foreign:
+        report.refused.append(RefusedJournal(f"{journal.JOURNAL}/{folder.name}", reason))
+    sealed: list[tuple[Path, journal.Manifest]] = []
+    for folder in listing.live:
         try:
-            manifest = read_manifest(folder)
-        except (OSError, ValueError):
-            remove_journal(folder)  # no manifest: the rename never happened with content; nothing touched
-            report.discarded.append(folder.name)
+            manifest = journal.open_journal(folder, key)
+        except journal.UntrustedJournal as exc:
+            report.refused.append(RefusedJournal(f"{journal.JOURNAL}/{folder.name}", exc.reason))
             continue
-        folders_touched.update((root / e.path).parent for e in manifest.entries)
-        if is_committed(folder):
+        sealed.append((folder, manifest))
+    committed = [journal.is_committed(folder) for folder, _ in sealed]
+    newest_committed = max((i for i, c in enumerate(committed) if c), default=-1)
+    folders_touched: set[Path] = set()
+    for i, (folder, manifest) in enumerate(sealed):
+        if committed[i] or i < newest_committed:
+            if not committed[i]:
+                mark_committed(folder)
+                report.remarked.append(manifest.op_id)
             report.finished.append(manifest.op_id)
         else:
+            try:
+                _check_rollback(root, folder, manifest)
+            except journal.UntrustedJournal as exc:
+                report.refused.append(RefusedJournal(f"{journal.JOURNAL}/{folder.name}", exc.reason))
+                continue
             report.rolled_back.append(_roll_back(root, folder, manifest))
+        folders_touched.update((root / e.path).parent for e in manifest.entries
+                               if not check_inside_vault(root, e.path))
     for parent in folders_touched:
         report.temp_files += _remove_temp_files(parent)
     return report
+
+
+def _check_rollback(root: Path, folder: Path, manifest: Manifest) -> None:
+    """Everything a rollback will read or write checks, before it writes anything."""
+    journal.check_originals(folder, manifest)
+    for entry in manifest.entries:
+        issues = check_inside_vault(root, entry.path)
+        if issues:
+            raise journal.UntrustedJournal(f"{entry.path}: {issues[0].message}")
 
 
 def _remove_temp_files(folder: Path) -> int:

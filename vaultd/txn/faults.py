@@ -10,7 +10,8 @@ whether it is under test. Grammar, ``;``-separated:
 
 Crash points: ``after-journal`` (journal durable, no target touched), ``after-rename`` (after each
 target rename; with @N after the Nth), ``before-commit`` (all targets written, no marker),
-``after-commit``, ``during-recovery`` (after the first file recovery restores).
+``after-commit``, ``during-recovery`` (after the first file recovery restores), ``during-prune``
+(a pruned journal renamed out of the live namespace and synced, not yet deleted).
 Primitives: ``write``, ``fsync``, ``rename``, ``fsync-dir``, ``unlink``.
 """
 
@@ -21,7 +22,8 @@ import os
 import signal
 from dataclasses import dataclass, field
 
-CRASH_POINTS = frozenset({"after-journal", "after-rename", "before-commit", "after-commit", "during-recovery"})
+CRASH_POINTS = frozenset({"after-journal", "after-rename", "before-commit", "after-commit", "during-recovery",
+                          "during-prune"})
 PRIMITIVES = frozenset({"write", "fsync", "rename", "fsync-dir", "unlink"})
 
 

@@ -19,6 +19,7 @@ import structlog
 from protocol.methods.daemon import Finding
 from protocol.methods.vaults import VaultEntry, VaultHealth, VaultState
 from vaultd.errors import Unavailable
+from vaultd.txn import journal
 
 if TYPE_CHECKING:
     from vaultd.txn.engine import RecoveryReport
@@ -56,9 +57,15 @@ class VaultRuntime:
             return False
         try:
             self.runtime_dir.mkdir(mode=0o700, exist_ok=True)
-            ignore = self.runtime_dir / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("*\n", encoding="utf-8")
+            problem = journal.folder_issue(self.runtime_dir)
+            if problem is not None:
+                # A vault can arrive with a .vaultd of its own; a link or another user's folder
+                # would carry the lock and the journal (and what recovery writes) elsewhere.
+                self.state = VaultState.ERROR
+                self.message = (f"{self.runtime_dir} {problem}; vaultd keeps its lock and journal only in a "
+                                "folder of its own: move it away, then run 'vaultctl doctor'")
+                return False
+            _write_gitignore(self.runtime_dir)
             fd = os.open(self.runtime_dir / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         except OSError as exc:
             self.state, self.message = VaultState.ERROR, f"cannot prepare {self.runtime_dir}: {exc.strerror}"
@@ -81,19 +88,25 @@ class VaultRuntime:
 
         self.live = LiveIndex(self.root, home)
         self.state = VaultState.INDEXING
-        tasks.start_soon(self._run_index)
+        tasks.start_soon(self._run_index, home)
 
-    async def _run_index(self) -> None:
+    async def _run_index(self, home: Path) -> None:
         assert self.live is not None
+        from vaultd.txn import seal
         from vaultd.txn.engine import recover
 
         try:
-            self.recovery = await anyio.to_thread.run_sync(recover, self.root)
-            if self.recovery.rolled_back or self.recovery.finished or self.recovery.discarded:
+            key = await anyio.to_thread.run_sync(seal.install, home)
+            self.recovery = r = await anyio.to_thread.run_sync(recover, self.root, key)
+            if r.rolled_back or r.finished or r.discarded or r.refused:
                 log.info("journal recovered", vault=self.entry.id,
-                         rolled_back=[r.op_id for r in self.recovery.rolled_back],
-                         left=[p for r in self.recovery.rolled_back for p in r.left],
-                         temp_files=self.recovery.temp_files, discarded=self.recovery.discarded)
+                         rolled_back=[rb.op_id for rb in r.rolled_back],
+                         left=[p for rb in r.rolled_back for p in rb.left],
+                         temp_files=r.temp_files, discarded=r.discarded, remarked=r.remarked,
+                         refused=[f.name for f in r.refused])
+            if r.refused:
+                self.message = (f"{len(r.refused)} journal folder(s) this daemon did not write were left "
+                                "untouched; see 'vaultctl doctor'")
             await self.live.run()
         except Exception as exc:
             log.exception("indexing failed", vault=self.entry.id)
@@ -165,4 +178,26 @@ class VaultRuntime:
                 level=Level.WARN if left else Level.OK, check=f"recovery:{self.entry.id}",
                 finding=f"rolled back {len(r.rolled_back)} unfinished operation(s), removed {r.temp_files} temp "
                         f"file(s)" + (f"; changed by others and left as found: {', '.join(left)}" if left else "")))
+        if r is not None and r.remarked:
+            findings.append(Finding(
+                level=Level.WARN, check=f"recovery:{self.entry.id}",
+                finding=f"{len(r.remarked)} committed operation(s) had lost their commit marker and were "
+                        f"finished, not rolled back: {', '.join(r.remarked)}"))
+        for refused in r.refused if r is not None else []:
+            findings.append(Finding(
+                level=Level.WARN, check=f"journal:{self.entry.id}",
+                finding=f"{self.root / refused.name}: {refused.reason}; not written by this daemon, so never "
+                        "applied, undone or deleted: check it, then move it out of the vault"))
         return findings
+
+
+def _write_gitignore(runtime_dir: Path) -> None:
+    """Keep the folder out of git; created only, never written through a link or over a file."""
+    try:
+        fd = os.open(runtime_dir / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    except FileExistsError:
+        return
+    try:
+        os.write(fd, b"*\n")
+    finally:
+        os.close(fd)
