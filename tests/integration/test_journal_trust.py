@@ -132,6 +132,12 @@ def _foreign_tmp(s: Scene) -> None:
     (s.planted / f"{OP}.tmp" / "orig-0").write_bytes(b"someone's bytes")
 
 
+def _foreign_dead(s: Scene) -> None:
+    """Named like a journal being pruned, but not tagged with this daemon's key."""
+    (s.planted / f"{OP}.{'0' * 32}.dead").mkdir(parents=True)
+    (s.planted / f"{OP}.{'0' * 32}.dead" / "orig-0").write_bytes(b"someone's bytes")
+
+
 def _symlinked_journal_folder(s: Scene) -> None:
     target = s.outside / "j"
     _forged_dotdot_into(target)
@@ -158,6 +164,7 @@ FOREIGN_JOURNALS = {
     "no-mac": _valid_looking(None),
     "wrong-mac": _valid_looking(b"0" * 64),
     "foreign-tmp": _foreign_tmp,
+    "foreign-dead": _foreign_dead,
     "symlinked-journal-folder": _symlinked_journal_folder,
     "symlinked-journal-root": _symlinked_journal_root,
 }
@@ -181,6 +188,7 @@ def test_a_foreign_journal_is_reported_and_never_used(home: Home, case: str) -> 
             if start == "vault add":
                 c.call("vault.add", {"id": "v", "path": str(s.vault)})
             assert c.call("note.search", {"query": "alpha", "fresh": True})["hits"], "the vault is still served"
+            s.assert_untouched()
             assert c.call("op.list", {})["ops"] == []
             vault, doctor = _status_and_doctor(home)
             assert vault["state"] == "ready"
@@ -216,6 +224,7 @@ def test_a_runtime_folder_that_is_not_a_folder_of_ours_refuses_the_vault(home: H
             c = _session(home)
             if start == "vault add":
                 c.call("vault.add", {"id": "v", "path": str(s.vault)})
+            s.assert_untouched()
             vault, doctor = _status_and_doctor(home)
             assert vault["state"] == "error" and ".vaultd" in vault["message"], vault
             assert doctor["verdict"] == "fail"
@@ -289,6 +298,7 @@ def test_a_sealed_journal_with_an_unsafe_entry_is_refused(home: Home, case: str)
     try:
         c = _session(home)
         assert c.call("note.search", {"query": "alpha", "fresh": True})["hits"]
+        s.assert_untouched()
         vault, doctor = _status_and_doctor(home)
         assert "journal" in vault["message"]
         assert any(f["check"] == "journal:v" and OP in f["finding"] for f in doctor["findings"]), doctor
