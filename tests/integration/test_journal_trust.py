@@ -362,3 +362,57 @@ def test_undo_refuses_a_journal_changed_since_this_daemon_wrote_it(home: Home, t
         s.assert_untouched()
     finally:
         d.stop()
+
+
+# -- the key ---------------------------------------------------------------------------------
+
+def test_the_journal_key_is_private_created_once_and_never_logged(home: Home, sample_vault: Path) -> None:
+    d = Daemon(home)
+    try:
+        c = _session(home)
+        c.call("vault.add", {"id": "v", "path": str(sample_vault)})
+        c.call("note.patch", {"target": "Alpha Plan", "old": "ships the search", "new": "ships the find"})
+    finally:
+        d.stop()
+    key_file = home.home / "journal.key"
+    st = key_file.lstat()
+    assert oct(st.st_mode & 0o777) == "0o600" and st.st_size == 32
+    key = key_file.read_bytes()
+    d = Daemon(home)
+    try:
+        _session(home).call("note.search", {"query": "find", "fresh": True})
+    finally:
+        d.stop()
+    assert key_file.read_bytes() == key and key_file.lstat().st_ino == st.st_ino, "created once"
+    logs = d.output().encode() + b"".join(p.read_bytes() for p in (home.home / "logs").rglob("*") if p.is_file())
+    assert key not in logs and key.hex().encode() not in logs
+
+
+@pytest.mark.parametrize("bad", ["symlink", "readable-by-others", "short"])
+def test_an_unusable_key_file_makes_the_vault_unavailable_and_is_never_followed(home: Home, sample_vault: Path,
+                                                                              bad: str) -> None:
+    home.home.mkdir(parents=True)
+    key_file = home.home / "journal.key"
+    decoy = home.root / "decoy"
+    if bad == "symlink":
+        key_file.symlink_to(decoy)  # dangling: creating through it would write outside the home
+    elif bad == "readable-by-others":
+        key_file.write_bytes(b"k" * 32)
+        key_file.chmod(0o644)
+    else:
+        key_file.write_bytes(b"k" * 5)
+        key_file.chmod(0o600)
+    before = snapshot(sample_vault)
+    d = Daemon(home)
+    try:
+        c = _session(home)
+        for reply in (c.request("vault.add", {"id": "v", "path": str(sample_vault)}),
+                      c.request("note.append", {"target": "Ada Lovelace", "section": "S", "markdown": "- x"})):
+            assert reply["error"]["data"]["code"] == "UNAVAILABLE"
+            assert "journal.key" in reply["error"]["message"]
+        vault, _ = _status_and_doctor(home)
+        assert vault["state"] == "error" and "journal.key" in vault["message"]
+    finally:
+        d.stop()
+    assert not decoy.exists()
+    assert snapshot(sample_vault) == before

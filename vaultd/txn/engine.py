@@ -243,7 +243,12 @@ def recover(root: Path, key: bytes | None = None) -> RecoveryReport:
     for i, (folder, manifest) in enumerate(sealed):
         if committed[i] or i < newest_committed:
             if not committed[i]:
-                mark_committed(folder)
+                try:
+                    mark_committed(folder)
+                except OSError as exc:  # e.g. a 'committed' that is a link or a folder: not ours
+                    report.refused.append(RefusedJournal(f"{journal.JOURNAL}/{folder.name}",
+                                                         f"its commit marker cannot be written ({exc.strerror})"))
+                    continue
                 report.remarked.append(manifest.op_id)
             report.finished.append(manifest.op_id)
         else:
