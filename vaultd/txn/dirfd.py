@@ -55,10 +55,16 @@ class NotAFolder(Conflict):
     """A file stands where the path needs a folder."""
 
 
-def _refusal(rel: str, exc: OSError) -> Conflict:
-    if exc.errno == errno.ELOOP:
-        return Conflict(f"{rel} is a symbolic link; vaultd never writes through links")
-    if exc.errno == errno.ENOTDIR:
+def _refusal(parent_fd: int, name: str, rel: str, exc: OSError) -> Conflict:
+    """Why ``name`` could not be opened as a folder. Linux answers ENOTDIR, not ELOOP, for a
+    link opened with ``O_NOFOLLOW | O_DIRECTORY``, so the entry itself is asked what it is."""
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        try:
+            is_link = stat.S_ISLNK(os.stat(name, dir_fd=parent_fd, follow_symlinks=False).st_mode)
+        except OSError:
+            is_link = False
+        if is_link or exc.errno == errno.ELOOP:
+            return Conflict(f"{rel} is a symbolic link; vaultd never writes through links")
         return NotAFolder(f"{rel} is not a folder; vaultd writes only inside the vault's own folders")
     return Conflict(f"{rel} could not be opened as a folder ({exc.strerror}); read again, then retry")
 
@@ -159,7 +165,7 @@ class Folder:
             if not create:
                 raise
         except OSError as exc:
-            raise _refusal(rel, exc) from exc
+            raise _refusal(self.fd, name, rel, exc) from exc
         try:
             os.mkdir(name, 0o700, dir_fd=self.fd)
         except FileExistsError:
@@ -170,7 +176,7 @@ class Folder:
         try:
             sub = Folder(os.open(name, _DIR_FLAGS, dir_fd=self.fd), rel)
         except OSError as exc:
-            raise _refusal(rel, exc) from exc
+            raise _refusal(self.fd, name, rel, exc) from exc
         if made:
             os.fchmod(sub.fd, content_mode.new_folder_mode())  # the process umask (077) masked mkdir's
         return sub
