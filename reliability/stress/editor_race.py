@@ -215,8 +215,8 @@ def check(home: Home, vault: Path, backlinks: int, moves: list[Move], edits: lis
         links = re.findall(r"\[\[(T\d+)\]\]", texts.get(note, ""))
         if links == [final_name] or (len(links) == 1 and left_by_rollback.get(note) == links[0]):
             continue
-        m = by_src.get(f"targets/{links[0]}.md") if len(links) == 1 else None
-        if m is not None and _saved_during(edits, note, m):
+        rewriter = by_src.get(f"targets/{links[0]}.md") if len(links) == 1 else None
+        if rewriter is not None and _saved_during(edits, note, rewriter):
             c["editor_race.daemon_rewrite_lost"] += 1
         else:
             c["violation.backlink_not_rewritten"] += 1
