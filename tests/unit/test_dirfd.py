@@ -96,8 +96,15 @@ def test_a_missing_folder_reads_as_absent_and_is_made_only_when_asked(layout: tu
 
 @pytest.mark.parametrize("rel", ["../outside/n.md", "/etc/passwd", "a//b.md", "./n.md", "a/\x00.md", ""])
 def test_paths_that_name_more_than_one_entry_below_the_root_are_refused(root: VaultRoot, rel: str) -> None:
-    with pytest.raises(InvalidParams):
-        root.parent(rel)
+    """Refused for every write; a read answers "absent" (NUL aside) so the path rules name it."""
+    for create in (False, True):
+        with pytest.raises(InvalidParams):
+            root.parent(rel, create=create)
+    if "\x00" in rel:
+        with pytest.raises(InvalidParams, match="NUL"):
+            root.read_file(rel, 1 << 20)
+    else:
+        assert root.read_file(rel, 1 << 20) is None
 
 
 def test_a_final_link_is_refused_for_read(layout: tuple[Path, Path], root: VaultRoot) -> None:

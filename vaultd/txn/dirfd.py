@@ -40,6 +40,10 @@ class Current:
     mode: int
 
 
+class NotInVault(InvalidParams):
+    """A path that names something other than one entry below the vault root."""
+
+
 def split(rel: str) -> tuple[list[str], str]:
     """The folder components and the file name of a vault-relative path, refusing any that
     could name something other than one entry below the root."""
@@ -47,7 +51,7 @@ def split(rel: str) -> tuple[list[str], str]:
         raise InvalidParams("a path may not contain a NUL byte")
     parts = rel.split("/")
     if rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
-        raise InvalidParams(f"{rel!r} is not a vault-relative path")
+        raise NotInVault(f"{rel!r} is not a vault-relative path")
     return parts[:-1], parts[-1]
 
 
@@ -234,10 +238,12 @@ class VaultRoot(Folder):
 
     def read_file(self, rel: str, limit: int) -> Current | None:
         """``rel`` now, or None when it or a folder on its way is absent (or a file stands
-        where a folder would be: then nothing can be at ``rel``). A link on the way is refused."""
+        where a folder would be: then nothing can be at ``rel``). A link on the way is refused.
+        A path that leaves the vault reads as absent, so the planner goes on to the path rules,
+        which refuse it by name (V04); no write can reach it."""
         try:
             folder, name = self.parent(rel)
-        except (FileNotFoundError, NotAFolder):
+        except (FileNotFoundError, NotAFolder, NotInVault):
             return None
         with folder:
             return folder.read(name, limit)
