@@ -37,7 +37,12 @@ def test_a_pause_holds_at_its_hit_until_the_gate_is_removed(tmp_path: Path) -> N
     plan.point("after-rename")
     assert not gate.exists()  # the first hit passes
     passed = threading.Event()
-    worker = threading.Thread(target=lambda: (plan.point("after-rename"), passed.set()))
+
+    def second_hit() -> None:
+        plan.point("after-rename")
+        passed.set()
+
+    worker = threading.Thread(target=second_hit)
     worker.start()
     deadline = time.monotonic() + 30
     while not gate.exists() and time.monotonic() < deadline:
