@@ -56,10 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     home = (args.home or resolve_home()).absolute()
     socket_path = (args.socket or resolve_socket(home)).absolute()
+    from vaultd.content_mode import record_user_umask
     from vaultd.log import configure
     from vaultd.server.listener import StartupError, acquire_home_lock
 
-    os.umask(0o077)
+    record_user_umask(os.umask(0o077))  # private state; vault content keeps the user's umask
     try:
         home_lock = acquire_home_lock(home)
     except StartupError as exc:

@@ -11,7 +11,7 @@ from protocol.errors import Issue
 from protocol.methods.common import Channel
 from protocol.methods.vaults import VaultEntry
 from vaultd.errors import Conflict
-from vaultd.txn.engine import read_current
+from vaultd.txn.engine import read_current, read_state
 from vaultd.vault.index import VaultIndex
 from vaultd.vault.lookup import find_note
 
@@ -36,6 +36,11 @@ class OpContext:
 
     def read(self, rel: str) -> bytes | None:
         return read_current(self.root, rel)
+
+    def mode(self, rel: str) -> int | None:
+        """The permission bits of ``rel`` now, for a file that takes them along (move, trash)."""
+        current = read_state(self.root, rel)
+        return None if current is None else current.mode
 
     def read_target(self, rel: str) -> tuple[bytes, str]:
         """Read the note being edited, refusing with CONFLICT if it is not what the caller read."""

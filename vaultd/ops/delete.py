@@ -63,7 +63,7 @@ def plan_delete(ctx: OpContext, params: DeleteParams) -> Plan:
         warnings.append(Issue(code=issue.code, message=issue.message, severity=Severity.WARNING, path=issue.path,
                               line=issue.line))
     trash = trash_path(ctx, path)
-    return Plan(op="note.delete", changes=[Change(path=trash, before=None, after=raw),
+    return Plan(op="note.delete", changes=[Change(path=trash, before=None, after=raw, mode=ctx.mode(path)),
                                            Change(path=path, before=raw, after=None)],
                 summary=f"deleted {path} (kept in {trash})", warnings=warnings, log_type="RETHINK",
                 log_dest=path)

@@ -67,7 +67,7 @@ def plan_move(ctx: OpContext, params: MoveParams) -> MovePlan:
     reloc = Relocation(ctx.index.resolver, {old: new})
     raw, text = ctx.read_text(old)
     moved_text, rewrites = rewrite_links(text, old, reloc)
-    changes = [Change(path=new, before=None, after=moved_text.encode("utf-8")),
+    changes = [Change(path=new, before=None, after=moved_text.encode("utf-8"), mode=ctx.mode(old)),
                Change(path=old, before=raw, after=None)]
     for source in affected_sources(ctx, reloc, old, new):
         src_raw, src_text = ctx.read_text(source)

@@ -64,6 +64,7 @@ class Entry(msgspec.Struct, kw_only=True):
     before_sha: str | None
     after_sha: str | None
     original: str | None  #: the journal file holding the bytes before, when the file existed
+    mode: int | None = None  #: its permission bits then, so a rollback restores them too
 
 
 class Manifest(msgspec.Struct, kw_only=True):
@@ -168,7 +169,7 @@ def _fill(key: bytes, root: Path, building: Path, op_id: str, plan: Plan, channe
             original = f"orig-{i}"
             write_durable(building / original, change.before)
         entries.append(Entry(path=change.path, before_sha=change.before_sha, after_sha=change.after_sha,
-                             original=original))
+                             original=original, mode=change.before_mode))
     manifest = Manifest(op_id=op_id, op=plan.op, created=time.time(), channel=channel, summary=plan.summary,
                         entries=entries, undoes=undoes)
     data = msgspec.json.encode(manifest)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from protocol.errors import Issue
 from protocol.methods.writes import LogEvent, LogType
+from vaultd.content_mode import new_file_mode
 from vaultd.errors import Conflict, InvalidParams, ValidationFailed
 from vaultd.fsio import fsync_dir
 
@@ -62,6 +63,8 @@ def append(root: Path, line: str) -> None:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise Conflict(f"{LOG_NAME} is not a regular file")
+            if created:
+                os.fchmod(fd, new_file_mode())  # vault content: the user's umask, not the daemon's 077
             if st.st_size:
                 with open(path, "rb") as fh:
                     fh.seek(st.st_size - 1)
