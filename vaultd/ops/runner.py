@@ -88,8 +88,9 @@ def _log_event(plan: Plan, override: LogEvent | None, op_id: str) -> LogEvent:
 
 def screen_log_line(ctx: OpContext, line: str) -> None:
     """A caller's log event is screened like a note: never a secret, PII per the log surface."""
-    problems = secret_issues(line, eventlog.LOG_NAME) + [
-        i for i in pii_findings(line, ctx.entry.pii, ctx.entry.kind, "log", path=eventlog.LOG_NAME)
+    rel = eventlog.log_name(ctx.entry)
+    problems = secret_issues(line, rel) + [
+        i for i in pii_findings(line, ctx.entry.pii, ctx.entry.kind, "log", path=rel)
         if i.severity == Severity.ERROR]
     if problems:
         raise ValidationFailed(f"refused: the log event: {problems[0].message}", issues=problems)
@@ -140,7 +141,7 @@ async def run_operation(call: CallContext, params: P, planner: Callable[[OpConte
         await live.refresh(set(plan.paths))
         line = eventlog.format_line(_log_event(plan, params.log, op_id), now, agent=agent)
         try:
-            await anyio.to_thread.run_sync(eventlog.append, runtime.root, line)
+            await anyio.to_thread.run_sync(eventlog.append, runtime.root, line, eventlog.log_name(runtime.entry))
             log_receipt = LogReceipt(appended=True, line=line.rstrip("\n"))
         except (OSError, VaultError) as exc:
             log_receipt = LogReceipt(appended=False, error=getattr(exc, "message", None) or str(exc))
