@@ -104,8 +104,8 @@ class _NoteView:
                 warnings.append(issue)
             else:
                 errors.append(issue)
-        if unchecked:
-            warnings.append(Issue(code="V03", path=path, severity=Severity.WARNING,
+        if unchecked:  # first, so a bounded receipt still shows it
+            warnings.insert(0, Issue(code="V03", path=path, severity=Severity.WARNING,
                                   message=f"{unchecked} more link(s) the note already had were not checked; "
                                           f"see 'vaultctl links' for its dead links"))
         return errors, warnings
