@@ -25,6 +25,7 @@ from protocol.methods.vaults import VaultEntry
 from protocol.methods.writes import LogEvent, LogType
 from vaultd.errors import Conflict, InvalidParams, ValidationFailed
 from vaultd.fsio import fsync_dir
+from vaultd.vault.runtime import SKIPPED_DIRS
 
 LOG_NAME = "log.md"  #: the default log path
 LOG_HEADER = "# vaultd operation log\n"
@@ -105,6 +106,8 @@ def format_line(event: LogEvent, when: dt.datetime, *, agent: bool) -> str:
 
 def _open_log(root: Path, rel: str) -> tuple[int, bool]:
     """Open the log for appending, creating it if absent; (fd, created)."""
+    if any(part in SKIPPED_DIRS for part in rel.split("/")[:-1]):
+        raise Conflict(f"the log path {rel} is inside a folder vaultd keeps out of the vault's notes")
     path = root / rel
     parent = path.parent
     if parent != root:
