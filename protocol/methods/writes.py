@@ -157,6 +157,9 @@ class LogReceipt(Result):
     error: str | None = None
 
 
+MAX_RECEIPT_WARNINGS = 100  #: warnings a receipt lists; the rest are counted in ``warnings_omitted``
+
+
 class WriteReceipt(Result):
     """What an operation did (``applied``), or would do (a dry run or a preview)."""
 
@@ -167,7 +170,8 @@ class WriteReceipt(Result):
     preview: bool = False
     fingerprint: str | None = None  #: for a preview: pass with confirm to apply
     changes: list[ChangeReceipt] = []
-    warnings: list[Issue] = []
+    warnings: list[Issue] = []  #: at most MAX_RECEIPT_WARNINGS, in the order found
+    warnings_omitted: int = 0  #: warnings found beyond the listed ones
     log: LogReceipt | None = None
     detail: dict[str, Any] = {}  #: operation-specific facts (backlinks a delete breaks, a merge's plan)
 

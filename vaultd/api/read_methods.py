@@ -34,7 +34,7 @@ from protocol.methods.reads import (
 )
 from vaultd.api.registry import CallContext, handles
 from vaultd.errors import Ambiguous, InvalidParams, NotFound
-from vaultd.vault import frontmatter, markdown
+from vaultd.vault import eventlog, frontmatter, markdown
 from vaultd.vault.index import VaultIndex
 from vaultd.vault.live import LiveIndex
 from vaultd.vault.lookup import find_note
@@ -69,13 +69,14 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
     if index.cache is None:
         return SearchResult(hits=[])
     folder = params.folder.strip("/") if params.folder else None
+    log_path = eventlog.log_name(ctx.daemon.vault(params.vault).entry)
     hits = await anyio.to_thread.run_sync(lambda: index.cache.search(  # type: ignore[union-attr]
         params.query, type=params.type, domain=params.domain, tag=params.tag, folder=folder,
-        limit=params.limit))
+        limit=params.limit + 1))  # one more, in case the log is among them
     return SearchResult(hits=[
         SearchHit(path=h.path, title=h.title, score=h.score, snippet=h.snippet)
-        for h in hits if h.path in index.notes
-    ])
+        for h in hits if h.path in index.notes and h.path != log_path
+    ][: params.limit])
 
 
 def _read_file(root: str, path: str) -> bytes:
@@ -205,7 +206,10 @@ async def stats(ctx: CallContext, params: VaultParams) -> StatsResult:
     by_folder: Counter[str] = Counter()
     linked: set[str] = set()
     n_links = dead = ambiguous = words = size = issues = 0
-    for path, record in index.notes.items():
+    log_path = eventlog.log_name(runtime.entry)  # vaultd's own log is not one of the user's notes
+    notes = {p: r for p, r in index.notes.items() if p != log_path}
+    skipped = [p for p in index.skipped if p != log_path]
+    for path, record in notes.items():
         by_type[_scalar(record, "type") or "(none)"] += 1
         by_domain[_scalar(record, "domain") or "(none)"] += 1
         by_folder[path.rpartition("/")[0] or "."] += 1
@@ -225,11 +229,11 @@ async def stats(ctx: CallContext, params: VaultParams) -> StatsResult:
                 linked.add(res.path)
                 linked.add(path)
     return StatsResult(
-        vault=runtime.entry.id, notes=len(index.notes), attachments=len(index.attachments), bytes=size,
+        vault=runtime.entry.id, notes=len(notes), attachments=len(index.attachments), bytes=size,
         words=words, links=n_links, dead_links=dead, ambiguous_links=ambiguous,
-        orphans=sum(1 for p in index.notes if p not in linked), by_type=dict(by_type.most_common()),
+        orphans=sum(1 for p in notes if p not in linked), by_type=dict(by_type.most_common()),
         by_domain=dict(by_domain.most_common()), by_folder=dict(sorted(by_folder.items())),
-        issues=issues + len(index.skipped), skipped=len(index.skipped),
+        issues=issues + len(skipped), skipped=len(skipped),
     )
 
 
@@ -237,8 +241,13 @@ async def stats(ctx: CallContext, params: VaultParams) -> StatsResult:
 async def issues(ctx: CallContext, params: IssuesParams) -> IssuesResult:
     live = await live_index(ctx, params.vault)
     index = live.index
-    found = [FileIssue(path=s.path, code=s.code, message=s.reason) for s in index.skipped.values()]
+    log_path = eventlog.log_name(ctx.daemon.vault(params.vault).entry)
+    # vaultd's own log is left out: its lines are events, not the user's writing to lint
+    found = [FileIssue(path=s.path, code=s.code, message=s.reason) for s in index.skipped.values()
+             if s.path != log_path]
     for path, record in index.notes.items():
+        if path == log_path:
+            continue
         found += [FileIssue(path=path, code=i.code, message=i.message, line=i.line) for i in record.issues]
     found.sort(key=lambda i: (i.path, i.line or 0, i.code))
     start = 0
