@@ -56,6 +56,7 @@ class PiiPolicy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
 
 PiiSetting = Literal["allow", "deny"] | PiiPolicy
 DenyPath = Annotated[str, msgspec.Meta(min_length=1, max_length=512, description="A vault-relative glob.")]
+PrivatePath = DenyPath  #: the same glob, matched the same way; hides notes from agents instead
 
 
 class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -68,6 +69,7 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     schema: SchemaProfile = SchemaProfile.OPEN
     pii: PiiSetting | None = None  #: None: the kind's default
     deny_paths: Annotated[list[DenyPath], msgspec.Meta(max_length=64)] = []
+    private_paths: Annotated[list[PrivatePath], msgspec.Meta(max_length=64)] = []  #: unseen over MCP
 
 
 class VaultState(enum.StrEnum):
@@ -94,6 +96,7 @@ class VaultAddParams(Params):
     schema: SchemaProfile = SchemaProfile.OPEN
     pii: PiiSetting | None = None
     deny_paths: Annotated[list[DenyPath], msgspec.Meta(max_length=64)] = []
+    private_paths: Annotated[list[PrivatePath], msgspec.Meta(max_length=64)] = []  #: unseen over MCP
 
 
 class VaultInfo(Result):

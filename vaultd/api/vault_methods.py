@@ -31,7 +31,8 @@ async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
     d = ctx.daemon
     path = canonical_folder(params.path)
     entry = VaultEntry(id=params.id, path=path, kind=params.kind, write=params.write, schema=params.schema,
-                       pii=params.pii, deny_paths=params.deny_paths)
+                       pii=params.pii, deny_paths=params.deny_paths,
+                       private_paths=params.private_paths)
 
     def change(config: Config) -> Config:
         check_new_entry(config, entry, d.home)
