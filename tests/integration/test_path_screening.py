@@ -23,6 +23,7 @@ def vault(daemon: Daemon, raw: RawClient, home: Home) -> Path:
         "inbox/first.md": "# First\n",
         "Café/menu.md": "# Menu\n",
         "note.md": "# Note\n",
+        "résumé.md": "# Résumé\n",
         "keep.md": "# Keep\n\nKept text.\n",
     }.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -88,15 +89,19 @@ def test_a_move_into_a_folder_spelled_otherwise_goes_into_the_one_on_disk(vault:
     assert "inbox/kept.md" in _listed(cli)
 
 
-@pytest.mark.parametrize("path", ["Note", "NOTE.md", unicodedata.normalize("NFD", "note")])
-def test_a_name_differing_only_by_case_or_form_already_exists(vault: Path, cli: Any, path: str) -> None:
+@pytest.mark.parametrize(("path", "existing"), [("Note", "note.md"), ("NOTE.md", "note.md"),
+                                              (unicodedata.normalize("NFD", "résumé"), "résumé.md"),
+                                              (unicodedata.normalize("NFD", "RÉSUMÉ"), "résumé.md")])
+def test_a_name_differing_only_by_case_or_form_already_exists(vault: Path, cli: Any, path: str,
+                                                              existing: str) -> None:
     """One rule on every filesystem: the same name is the same note, so a create is refused (V08)
     rather than becoming the same file (case-insensitive disks) or a twin (case-sensitive ones)."""
     before = snapshot(vault)
     result = cli("new", path, "--json")
-    assert result.code == 1 and "V08" in result.err and "note.md" in result.err, result.err
+    assert result.code == 1 and "V08" in result.err and existing in result.err, result.err
     assert snapshot(vault) == before
-    assert _listed(cli).count("note.md") == 1 and "Note.md" not in _listed(cli)
+    listed = _listed(cli)
+    assert existing in listed and not [p for p in listed if p != existing and p.casefold() == existing.casefold()]
 
 
 def test_a_move_onto_a_case_twin_of_another_note_already_exists(vault: Path, cli: Any) -> None:
@@ -132,11 +137,27 @@ def test_create_with_a_secret_in_the_path_is_refused(vault: Path, home: Home, cl
     _assert_nowhere(secret, home, vault, result.out, result.err)
 
 
+#: A caller's own log event: the path then never reaches the log line, whose screening is no guard.
+OWN_LOG = '{"type": "ROUTE", "source": "test", "note": "filed"}'
+
+
 @pytest.mark.parametrize("secret", [GITHUB, AWS])
-def test_move_to_a_path_with_a_secret_is_refused_at_the_preview(vault: Path, home: Home, cli: Any,
-                                                                secret: str) -> None:
+@pytest.mark.parametrize("shape", ["{s}", "keys/{s}/note"])
+def test_create_with_its_own_log_event_is_screened_too(vault: Path, home: Home, cli: Any, secret: str,
+                                                       shape: str) -> None:
     before = snapshot(vault)
-    result = cli("move", "keep", f"archive/{secret}", "--json")
+    result = cli("new", shape.format(s=secret), "--log", OWN_LOG, "--json")
+    assert result.code == 1 and "V06" in result.err, (result.out, result.err)
+    assert snapshot(vault) == before
+    _assert_nowhere(secret, home, vault, result.out, result.err)
+
+
+@pytest.mark.parametrize("secret", [GITHUB, AWS])
+@pytest.mark.parametrize("log", [None, OWN_LOG])
+def test_move_to_a_path_with_a_secret_is_refused_at_the_preview(vault: Path, home: Home, cli: Any,
+                                                                secret: str, log: str | None) -> None:
+    before = snapshot(vault)
+    result = cli("move", "keep", f"archive/{secret}", *(["--log", log] if log else []), "--json")
     assert result.code == 1 and "V06" in result.err, (result.out, result.err)
     assert snapshot(vault) == before
     _assert_nowhere(secret, home, vault, result.out, result.err)
