@@ -138,7 +138,23 @@ async def test_agents_cannot_write_or_probe_private_paths(vault: Path, home: Hom
         # Moving a note a private note links to would rewrite that private note: refused, unnamed.
         linked = _error(await client.call_tool("note_move", {"target": "Public Note", "to": "Public Moved"}))
         assert linked["code"] == "POLICY" and "diary" not in json.dumps(linked)
+        # Deleting it would break the private note's link: counted, not named.
+        deleting = _error(await client.call_tool("note_delete", {"target": "Public Note"}))
+        assert deleting["code"] == "VALIDATION" and [i["code"] for i in deleting["issues"]] == ["V03"]
+        assert "diary" not in json.dumps(deleting) and "path" not in deleting["issues"][0]
+        preview = _ok(await client.call_tool("note_delete", {"target": "Public Note", "leave_broken_links": True}))
+        assert preview["detail"]["backlinks"] == [] and "diary" not in json.dumps(preview)
     assert snapshot(vault) == before
+
+
+async def test_operations_on_private_notes_are_not_listed_to_agents(vault: Path, home: Home, cli: Any) -> None:
+    assert cli("new", "diary/2026-02-02", "--json").code == 0
+    assert cli("new", "shared", "--json").code == 0
+    assert [o["paths"] for o in _cli_json(cli, "ops")["ops"]] == [["shared.md"], ["diary/2026-02-02.md"]]
+    async with agent(home) as client:
+        ops = _ok(await client.call_tool("op_list", {}))["ops"]
+        assert [o["paths"] for o in ops] == [["shared.md"]]
+        assert "diary" not in json.dumps(ops)
 
 
 async def test_people_see_and_write_everything(vault: Path, home: Home, cli: Any) -> None:
