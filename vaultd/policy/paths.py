@@ -216,12 +216,13 @@ def disk_twin(root: Path, rel: str) -> str | None:
     return f"{folder}/{names[0]}" if folder else names[0]
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=1024)
 def _glob_parts(glob: str) -> tuple[str, ...]:
-    return tuple(glob.strip("/").split("/"))
+    return tuple(path_key(glob).strip("/").split("/"))
 
 
-def _match_parts(pat: Sequence[str], parts: Sequence[str]) -> bool:
+def _match_parts(pat: Sequence[str], parts: Sequence[str]) -> list[bool]:
+    """``reach[n]``: whether ``pat`` matches ``parts[:n]``, for every n at once."""
     # Component-level dynamic programming: O(len(pat) * len(parts)) fnmatch calls, each over one
     # bounded component, so no pattern can make matching blow up.
     reach = [False] * (len(parts) + 1)
@@ -239,8 +240,8 @@ def _match_parts(pat: Sequence[str], parts: Sequence[str]) -> bool:
                     nxt[i + 1] = True
         reach = nxt
         if not any(reach):
-            return False
-    return reach[len(parts)]
+            break
+    return reach
 
 
 def matching_glob(rel: str, globs: Sequence[str]) -> str | None:
@@ -255,8 +256,7 @@ def matching_glob(rel: str, globs: Sequence[str]) -> str | None:
     """
     parts = path_key(rel).split("/")
     for glob in globs:
-        pat = _glob_parts(path_key(glob))
-        if any(_match_parts(pat, parts[:n]) for n in range(1, len(parts) + 1)):
+        if any(_match_parts(_glob_parts(glob), parts)[1:]):
             return glob
     return None
 

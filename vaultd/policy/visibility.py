@@ -28,6 +28,11 @@ HIDDEN_FROM: Final = frozenset({Channel.MCP})
 PRIVATE_WRITE: Final = "the vault's private_paths keep this path from agents; write it from the CLI"
 
 
+#: Answers kept per glob set, so a listing of a large vault matches each path once, not per call.
+MAX_REMEMBERED: Final = 1 << 18
+_SHARED: dict[tuple[str, ...], dict[str, bool]] = {}
+
+
 class Visibility:
     """What one caller sees of one vault. Answers are cached: read methods ask per note."""
 
@@ -35,7 +40,11 @@ class Visibility:
 
     def __init__(self, private_globs: Sequence[str]) -> None:
         self._globs = tuple(private_globs)
-        self._seen: dict[str, bool] = {}
+        # Whether a path is private depends on the path and the globs alone, so every caller
+        # with the same globs shares one memo (dropped whole when it grows past its bound).
+        if len(_SHARED) > 64:
+            _SHARED.clear()
+        self._seen = _SHARED.setdefault(self._globs, {}) if self._globs else {}
 
     @classmethod
     def of(cls, entry: VaultEntry, channel: Channel) -> Visibility:
@@ -51,6 +60,8 @@ class Visibility:
             return False
         known = self._seen.get(path)
         if known is None:
+            if len(self._seen) >= MAX_REMEMBERED:
+                self._seen.clear()
             known = self._seen[path] = matching_glob(path, self._globs) is not None
         return known
 
