@@ -59,6 +59,7 @@ DenyPath = Annotated[str, msgspec.Meta(min_length=1, max_length=512, description
 LogPath = Annotated[str, msgspec.Meta(
     min_length=4, max_length=1024, pattern=r"^(?!/)(?!.*(?:^|/)\.{1,2}(?:/|$))(?!.*//)[^\x00-\x1f\x7f\\]+\.md$",
     description="The vault's operation log: a vault-relative .md path (default log.md).")]
+PrivatePath = DenyPath  #: the same glob, matched the same way; hides notes from agents instead
 
 
 class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -71,6 +72,7 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     schema: SchemaProfile = SchemaProfile.OPEN
     pii: PiiSetting | None = None  #: None: the kind's default
     deny_paths: Annotated[list[DenyPath], msgspec.Meta(max_length=64)] = []
+    private_paths: Annotated[list[PrivatePath], msgspec.Meta(max_length=64)] = []  #: unseen over MCP
     log_path: LogPath | None = None  #: None: log.md, when that is free or already vaultd's log
 
 
@@ -98,6 +100,7 @@ class VaultAddParams(Params):
     schema: SchemaProfile = SchemaProfile.OPEN
     pii: PiiSetting | None = None
     deny_paths: Annotated[list[DenyPath], msgspec.Meta(max_length=64)] = []
+    private_paths: Annotated[list[PrivatePath], msgspec.Meta(max_length=64)] = []  #: unseen over MCP
     log_path: LogPath | None = None
 
 

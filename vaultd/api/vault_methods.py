@@ -48,7 +48,8 @@ async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
     d = ctx.daemon
     path = canonical_folder(params.path)
     entry = VaultEntry(id=params.id, path=path, kind=params.kind, write=params.write, schema=params.schema,
-                       pii=params.pii, deny_paths=params.deny_paths, log_path=params.log_path)
+                       pii=params.pii, deny_paths=params.deny_paths,
+                       private_paths=params.private_paths, log_path=params.log_path)
     await anyio.to_thread.run_sync(check_log_path, entry)
 
     def change(config: Config) -> Config:

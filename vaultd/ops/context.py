@@ -11,6 +11,7 @@ from protocol.errors import Issue
 from protocol.methods.common import Channel
 from protocol.methods.vaults import VaultEntry
 from vaultd.errors import Conflict
+from vaultd.policy.visibility import Visibility
 from vaultd.txn.engine import read_current, read_state
 from vaultd.vault.index import VaultIndex
 from vaultd.vault.lookup import find_note
@@ -27,12 +28,17 @@ class OpContext:
     expected_sha: str | None = None  #: the caller's sha256 of the note it edits, checked on first read
 
     @property
+    def visibility(self) -> Visibility:
+        """What the caller may see: a note private to its channel is not found, not refused."""
+        return Visibility.of(self.entry, self.channel)
+
+    @property
     def today(self) -> str:
         return self.now.strftime("%Y-%m-%d")
 
     def find(self, target: str) -> str:
         """A strict lookup: path, exact name, or an alias naming one note; never fuzzy."""
-        return find_note(self.index, target)
+        return find_note(self.index, target, self.visibility.hidden)
 
     def read(self, rel: str) -> bytes | None:
         return read_current(self.root, rel)

@@ -47,6 +47,8 @@ def list_ops(ctx: OpContext, limit: int) -> list[OpSummary]:
             m = journal.open_journal(folder)
         except journal.UntrustedJournal:
             continue  # reported by recovery and doctor; never offered for undo
+        if any(ctx.visibility.hidden(e.path.removeprefix(".trash/")) for e in m.entries):
+            continue  # an operation on a note the caller may not see is not shown either
         out.append(OpSummary(op_id=m.op_id, op=m.op, created=m.created, channel=m.channel, summary=m.summary,
                              paths=[e.path for e in m.entries], undoes=m.undoes))
         if len(out) >= limit:

@@ -19,6 +19,7 @@ from vaultd.policy import (
     decoded_lines,
     deny_path_issue,
     new_issues_only,
+    path_screen_issues,
     pii_line_findings,
     schema_issues,
     secret_line_issues,
@@ -33,12 +34,32 @@ MAX_OLD_LINK_WARNINGS = 100  #: dead links a note already had, reported per note
 MAX_REFUSAL_ISSUES = 100  #: issues a refusal lists; its message counts them all
 
 
+def new_path_issues(ctx: OpContext, plan: Plan) -> list[Issue]:
+    """Secret and PII screening of every path the plan creates (the trash only keeps old names)."""
+    issues: list[Issue] = []
+    for change in plan.effective():
+        if change.action == Action.CREATE and not change.path.startswith(TRASH_PREFIX):
+            issues += path_screen_issues(change.path, ctx.entry.pii, ctx.entry.kind)
+    return issues
+
+
+def refuse_unsafe_path(issues: list[Issue]) -> None:
+    """Raise VALIDATION for path screening errors; the message names the rule, never the path."""
+    if errors := [i for i in issues if i.severity == Severity.ERROR]:
+        raise ValidationFailed(f"refused: {errors[0].message}", issues=errors)
+
+
 def check_policy(ctx: OpContext, plan: Plan) -> None:
+    # Screened first: every later refusal names the path, which must not echo a secret.
+    refuse_unsafe_path(new_path_issues(ctx, plan))
     problems = []
     if (issue := write_channel_issue(ctx.entry.write, ctx.channel)) is not None:
         problems.append(issue)
+    visibility = ctx.visibility
     for change in plan.effective():
         if (issue := deny_path_issue(change.path, ctx.entry.deny_paths)) is not None:
+            problems.append(issue)
+        if (issue := visibility.write_issue(change.path)) is not None and issue not in problems:
             problems.append(issue)
     if problems:
         raise PolicyRefused(problems[0].message, issues=problems)
@@ -147,6 +168,7 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
     check_policy(ctx, plan)
     errors: list[Issue] = []
     warnings: list[Issue] = list(ctx.warnings) + list(plan.warnings)
+    warnings += [i for i in new_path_issues(ctx, plan) if i.severity != Severity.ERROR]
     post = _PostState(ctx, plan)
     moved_from = _moved_from(plan)
 
