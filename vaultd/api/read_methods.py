@@ -41,6 +41,7 @@ from vaultd.vault.lookup import find_note
 from vaultd.vault.model import Link, LinkKind, NoteRecord
 from vaultd.vault.paging import decode_cursor, encode_cursor, utf8_page
 from vaultd.vault.resolve import ResolutionStatus, check_anchor
+from vaultd.vault.walk import shown_path
 
 MAX_QUERY_BYTES = 1024
 MAX_OUTLINE = 64
@@ -237,7 +238,7 @@ async def stats(ctx: CallContext, params: VaultParams) -> StatsResult:
 async def issues(ctx: CallContext, params: IssuesParams) -> IssuesResult:
     live = await live_index(ctx, params.vault)
     index = live.index
-    found = [FileIssue(path=s.path, code=s.code, message=s.reason) for s in index.skipped.values()]
+    found = [FileIssue(path=shown_path(s.path), code=s.code, message=s.reason) for s in index.skipped.values()]
     for path, record in index.notes.items():
         found += [FileIssue(path=path, code=i.code, message=i.message, line=i.line) for i in record.issues]
     found.sort(key=lambda i: (i.path, i.line or 0, i.code))
