@@ -48,6 +48,7 @@ from vaultd.vault.lookup import find_note
 from vaultd.vault.model import Link, LinkKind, NoteRecord
 from vaultd.vault.paging import decode_cursor, encode_cursor, utf8_page
 from vaultd.vault.resolve import ResolutionStatus, check_anchor
+from vaultd.vault.walk import shown_path
 
 MAX_QUERY_BYTES = 1024
 MAX_OUTLINE = 64
@@ -295,7 +296,7 @@ async def issues(ctx: CallContext, params: IssuesParams) -> IssuesResult:
     index = live.index
     log_path = eventlog.log_name(ctx.daemon.vault(params.vault).entry)
     # vaultd's own log is left out: its lines are events, not the user's writing to lint
-    found = [FileIssue(path=s.path, code=s.code, message=s.reason) for s in index.skipped.values()
+    found = [FileIssue(path=shown_path(s.path), code=s.code, message=s.reason) for s in index.skipped.values()
              if view.visible(s.path) and s.path != log_path]
     for path, record in index.notes.items():
         if view.hidden(path) or path == log_path:
