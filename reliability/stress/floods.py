@@ -196,17 +196,20 @@ def unread_pipelines(home: Home, pid: int, vault_id: str, clients: int, depth: i
                      during: Callable[[], bool]) -> dict[str, Any]:
     """Run the non-readers; ``during`` is a normal client's check, called while they hold replies."""
     sampler = RssSampler(pid)
-    socks = [pipeline_unread(home, vault_id, depth) for _ in range(clients)]
-    normal_ok = 0
-    deadline = time.monotonic() + send_timeout / 2
-    checks = 0
-    while time.monotonic() < deadline or checks == 0:
-        checks += 1
-        normal_ok += during()
-        time.sleep(0.05)
-    dropped = sum(closed_by_peer(s, send_timeout * 4 + 10) for s in socks)
-    peak = sampler.stop()
-    close_all(socks)
+    socks: list[socket.socket] = []
+    try:
+        socks.extend(pipeline_unread(home, vault_id, depth) for _ in range(clients))
+        normal_ok = 0
+        deadline = time.monotonic() + send_timeout / 2
+        checks = 0
+        while time.monotonic() < deadline or checks == 0:
+            checks += 1
+            normal_ok += during()
+            time.sleep(0.05)
+        dropped = sum(closed_by_peer(s, send_timeout * 4 + 10) for s in socks)
+    finally:
+        peak = sampler.stop()
+        close_all(socks)  # also when a check raised: a leaked socket fails a later test's warnings
     time.sleep(0.5)
     return {"clients": clients, "depth": depth, "rss_before_kib": sampler.first, "rss_peak_kib": peak,
             "rss_after_kib": rss_kib(pid), "normal_checks": checks, "normal_ok": normal_ok, "dropped": dropped}
