@@ -5,11 +5,12 @@ status and doctor and left exactly as found; nothing inside or outside the vault
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -176,17 +177,26 @@ def _status_and_doctor(home: Home) -> tuple[dict[str, Any], dict[str, Any]]:
     return status.json()["vaults"][0], doctor.json()
 
 
+@contextlib.contextmanager
+def _started(home: Home, s: Scene, start: str) -> Iterator[RawClient]:
+    """A daemon and a session on it; the vault registered first when ``start`` is 'vault add'."""
+    d = Daemon(home)
+    try:
+        c = _session(home)
+        if start == "vault add":
+            c.call("vault.add", {"id": "v", "path": str(s.vault)})
+        yield c
+    finally:
+        d.stop()
+
+
 @pytest.mark.parametrize("case", sorted(FOREIGN_JOURNALS))
 def test_a_foreign_journal_is_reported_and_never_used(home: Home, case: str) -> None:
     s = Scene(home)
     FOREIGN_JOURNALS[case](s)
     s.freeze()
     for start in ("vault add", "restart"):
-        d = Daemon(home)
-        try:
-            c = _session(home)
-            if start == "vault add":
-                c.call("vault.add", {"id": "v", "path": str(s.vault)})
+        with _started(home, s, start) as c:
             assert c.call("note.search", {"query": "alpha", "fresh": True})["hits"], "the vault is still served"
             s.assert_untouched()
             assert c.call("op.list", {})["ops"] == []
@@ -197,8 +207,6 @@ def test_a_foreign_journal_is_reported_and_never_used(home: Home, case: str) -> 
             assert found and all(f["level"] == "warn" for f in found), doctor
             assert str(s.planted) in found[0]["finding"], found
             s.assert_untouched()
-        finally:
-            d.stop()
         s.assert_untouched()
 
 
@@ -219,11 +227,7 @@ def test_a_runtime_folder_that_is_not_a_folder_of_ours_refuses_the_vault(home: H
     {"symlinked-.vaultd": _symlinked_runtime, ".vaultd-is-a-file": _runtime_file}[case](s)
     s.freeze()
     for start in ("vault add", "restart"):
-        d = Daemon(home)
-        try:
-            c = _session(home)
-            if start == "vault add":
-                c.call("vault.add", {"id": "v", "path": str(s.vault)})
+        with _started(home, s, start) as c:
             s.assert_untouched()
             vault, doctor = _status_and_doctor(home)
             assert vault["state"] == "error" and ".vaultd" in vault["message"], vault
@@ -232,8 +236,6 @@ def test_a_runtime_folder_that_is_not_a_folder_of_ours_refuses_the_vault(home: H
             refused = c.request("note.append", {"target": "Ada Lovelace", "section": "S", "markdown": "- x"})
             assert refused["error"]["data"]["code"] == "UNAVAILABLE"
             s.assert_untouched()
-        finally:
-            d.stop()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
