@@ -72,8 +72,8 @@ def main() -> None:
 
 def _report_internal(exc: Exception) -> None:
     if os.environ.get(DEBUG_ENV, "") in ("1", "true", "yes"):
-        sys.stderr.write(escape("".join(traceback.format_exception(exc)), multiline=True))
-    detail = escape(str(exc)) or "no detail"
+        sys.stderr.write(escape("".join(traceback.format_exception(exc)), multiline=True, reversible=False))
+    detail = escape(str(exc), reversible=False) or "no detail"
     print(f"vaultctl: internal error ({type(exc).__name__}: {detail}); run again with {DEBUG_ENV}=1 "
           "for the details", file=sys.stderr)
 

@@ -27,9 +27,9 @@ def json_line(value: Any) -> str:
     return escape_json(msgspec.json.encode(value).decode())
 
 
-def say(text: str, *, file: TextIO | None = None, multiline: bool = True) -> None:
-    """Print text for a person, every terminal-active character escaped."""
-    print(escape(text, multiline=multiline), file=file or sys.stdout)
+def say(text: str, *, file: TextIO | None = None, multiline: bool = True, reversible: bool = True) -> None:
+    """Print text for a person, every terminal-active character escaped (see :func:`escape`)."""
+    print(escape(text, multiline=multiline, reversible=reversible), file=file or sys.stdout)
 
 
 def _cell(value: Any) -> str:

@@ -26,7 +26,7 @@ VaultOpt = Annotated[
 
 
 def fail(message: str, status: ExitStatus) -> NoReturn:
-    render.say(f"vaultctl: {message}", file=sys.stderr, multiline=False)
+    render.say(f"vaultctl: {message}", file=sys.stderr, multiline=False, reversible=False)
     raise typer.Exit(int(status))
 
 
@@ -52,9 +52,9 @@ def call(method: str, params: Params | dict[str, Any] | None = None, client: Cli
     except CallError as exc:
         for issue in exc.data.issues:
             where = f" ({issue.path}{':' + str(issue.line) if issue.line else ''})" if issue.path else ""
-            render.say(f"  {issue.severity} {issue.code}{where}: {issue.message}", file=sys.stderr, multiline=False)
+            render.say(f"  {issue.severity} {issue.code}{where}: {issue.message}", file=sys.stderr, multiline=False, reversible=False)
         if exc.data.candidates:
-            render.say("  candidates: " + ", ".join(exc.data.candidates), file=sys.stderr, multiline=False)
+            render.say("  candidates: " + ", ".join(exc.data.candidates), file=sys.stderr, multiline=False, reversible=False)
         fail(exc.data.message, exc.data.code.exit_status)
     except DaemonUnavailable as exc:
         fail(str(exc), ExitStatus.UNAVAILABLE)
