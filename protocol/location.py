@@ -41,3 +41,58 @@ def resolve_socket(home: Path | None = None, environ: Mapping[str, str] | None =
     if _private_dir(run_user):
         return run_user / "vaultd" / SOCKET_NAME
     return (home or resolve_home(env)) / "run" / SOCKET_NAME
+
+
+def socket_dir_problem(folder: Path, uid: int) -> str | None:
+    """Why ``folder`` is no safe place for user ``uid``'s socket, or None when it is one.
+
+    One rule for the daemon (before it binds) and its clients (before they connect). It checks
+    an existing folder and never changes it: the daemon makes a private 0700 folder only when it
+    creates the folder itself.
+
+    - It must be a folder itself, not a symbolic link to one.
+    - It must belong to ``uid`` or to root (uid 0), who can replace anything anyway.
+    - No other user may write in it, unless it has the sticky bit (as ``/tmp`` has): there only a
+      file's owner may remove or rename a file, so nobody can swap the socket for their own. They
+      can still bind the name first, so in such a folder the socket file itself must pass
+      :func:`socket_file_problem` (the user's, mode 0600 or stricter).
+    """
+    try:
+        st = folder.lstat()
+    except FileNotFoundError:
+        return f"the socket folder {folder} does not exist"
+    except OSError as exc:
+        return f"cannot inspect the socket folder {folder}: {exc.strerror}"
+    if stat.S_ISLNK(st.st_mode):
+        return f"the socket folder {folder} is a symbolic link; point VAULTD_SOCKET at a real folder"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"the socket folder {folder} is not a folder"
+    if st.st_uid not in (uid, 0):
+        return (f"the socket folder {folder} belongs to uid {st.st_uid}, not to this user (uid {uid}); "
+                f"set VAULTD_SOCKET to a path in a folder of your own")
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & (stat.S_IWGRP | stat.S_IWOTH) and not mode & stat.S_ISVTX:
+        return (f"the socket folder {folder} (mode {mode:04o}) lets other users replace the socket; "
+                f"remove its group/other write bits, or set VAULTD_SOCKET to a path in a private folder")
+    return None
+
+
+def socket_file_problem(path: Path, uid: int) -> str | None:
+    """Why the socket file at ``path`` is not the user's own, or None (also when there is none yet).
+
+    It must be a socket (not a link to one), belong to ``uid``, and give no access to group or
+    others (0600), as the daemon creates it.
+    """
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot inspect {path}: {exc.strerror}"
+    if not stat.S_ISSOCK(st.st_mode):
+        return f"{path} exists and is not a socket; move it away"
+    if st.st_uid != uid:
+        return f"the socket {path} belongs to uid {st.st_uid}, not to this user (uid {uid}); refusing to use it"
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        return f"the socket {path} (mode {stat.S_IMODE(st.st_mode):04o}) is open to other users; expected 0600"
+    return None

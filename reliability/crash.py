@@ -1,6 +1,6 @@
 """Crash driver: randomized operation streams against a daemon that is SIGKILLed at every named
-fault point (cycling through the points and their @N hits) and at random moments, restarted, and
-checked (see :mod:`reliability.checks`).
+fault point (cycling through the points and their @N hits, journal pruning included) and at random
+moments, restarted, and checked (see :mod:`reliability.checks`).
 
     .venv/bin/python -m reliability.crash --ops 1000 --seed 1
 
@@ -37,13 +37,16 @@ from tests.support.daemon import Home, copy_sample_vault, snapshot
 
 #: One kill per entry, in this order, round and round. ``during-recovery`` first leaves an
 #: uncommitted operation (crash before its commit), then crashes the restart while it restores.
+#: ``during-prune`` kills between a pruned journal's rename out of the live namespace and its
+#: deletion, after the operation that pruned it committed and before its receipt.
 SCHEDULE = (
     "after-journal", "after-rename@1", "random", "after-rename@2", "before-commit", "random",
     "after-rename@3", "after-commit", "random", "during-recovery", "after-rename@5", "random",
-    "after-journal@9", "after-rename@13", "random", "before-commit@6", "after-commit@11", "random",
-    "after-rename@21",
+    "during-prune", "after-journal@9", "after-rename@13", "random", "before-commit@6", "after-commit@11",
+    "random", "during-prune@4", "after-rename@21",
 )
 SEGMENT_OPS = 40  #: a point that has not fired after this many operations is given up on
+JOURNAL_KEEP = 8  #: committed journals kept (VAULTD_JOURNAL_KEEP), so nearly every operation prunes one
 
 
 class CrashRun:
@@ -191,6 +194,7 @@ def run(ops: int, seed: int, kills: int | None = None, keep: bool = False,
         check_rebuild_every: int = 1, progress: bool = False) -> dict[str, Any]:
     """One crash run on a fresh copy of the sample vault; returns the counted results."""
     home = Home.create()
+    home.env["VAULTD_JOURNAL_KEEP"] = str(JOURNAL_KEEP)
     try:
         vault = copy_sample_vault(home.root / "vault")
         register(home, vault)

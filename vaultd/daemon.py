@@ -23,8 +23,11 @@ from vaultd import __version__
 from vaultd.api import load_handlers
 from vaultd.api.registry import check_complete
 from vaultd.errors import NotFound, VaultError
-from vaultd.registry.config import ConfigStore
+from vaultd.registry.config import ConfigStore, DaemonLimits
+from vaultd.server.accept import accept_forever, refuse_over_cap
+from vaultd.server.budget import ReplyBudget
 from vaultd.server.listener import peer_uid
+from vaultd.server.memory import TRIM_AFTER_BYTES, release_freed_memory
 from vaultd.server.session import Session
 from vaultd.vault.runtime import VaultRuntime
 
@@ -42,6 +45,9 @@ class Daemon:
         self.max_frame = max_frame
         self.version = __version__
         self.config = ConfigStore(home)
+        self.limits = self._read_limits()
+        self.budget = ReplyBudget(self.limits.reply_budget_bytes, self.limits.connection_reply_bytes)
+        self.connections = 0
         self.vaults: dict[str, VaultRuntime] = {}
         self.started = time.monotonic()
         self.stop_requested = anyio.Event()
@@ -49,6 +55,14 @@ class Daemon:
         self._idle = anyio.Event()
         self._idle.set()
         self._vault_tasks: anyio.abc.TaskGroup  # set by serve(); vault indexers and watchers run in it
+
+    def _read_limits(self) -> DaemonLimits:
+        """The ``daemon`` settings of config.json, read once; an unusable file means the defaults."""
+        try:
+            return self.config.load().daemon
+        except VaultError as exc:
+            log.error("config unusable; the daemon's limits are the defaults", error=exc.message)
+            return DaemonLimits()
 
     # -- vaults ----------------------------------------------------------------------------
 
@@ -129,24 +143,40 @@ class Daemon:
             for vault_id in list(self.vaults):
                 self.detach(vault_id)
             self._vault_tasks.cancel_scope.cancel()
-        log.info("stopped")
+        log.info("stopped", peak_reply_bytes=self.budget.peak, replies_over_budget=self.budget.refused)
 
     async def _accept_loop(self, listener: anyio.abc.SocketListener, conns: anyio.abc.TaskGroup) -> None:
-        while True:
-            stream = await listener.accept()
+        def start(stream: anyio.abc.SocketStream) -> None:
+            if self.connections >= self.limits.max_connections:
+                conns.start_soon(refuse_over_cap, stream, self.limits.max_connections)
+                return
+            self.connections += 1  # counted here, before the task runs, so a burst cannot overshoot
             conns.start_soon(self._connection, stream)
 
+        await accept_forever(listener, start)
+
     async def _connection(self, stream: anyio.abc.SocketStream) -> None:
-        async with stream:
-            raw = stream.extra(anyio.abc.SocketAttribute.raw_socket)
-            try:
-                uid = peer_uid(raw)
-            except OSError:
-                uid = -1
-            if uid != os.getuid():
-                log.warning("refused a connection from another user", peer_uid=uid)
-                return
-            try:
-                await Session(self, stream).run()
-            except Exception:  # noqa: BLE001 - one broken session must never stop the daemon
-                log.exception("session failed; its connection was closed")
+        try:
+            async with stream:
+                raw = stream.extra(anyio.abc.SocketAttribute.raw_socket)
+                try:
+                    uid = peer_uid(raw)
+                except OSError:
+                    uid = -1
+                if uid != os.getuid():
+                    log.warning("refused a connection from another user", peer_uid=uid)
+                    return
+                try:
+                    await Session(self, stream).run()
+                except Exception:  # noqa: BLE001 - one broken session must never stop the daemon
+                    log.exception("session failed; its connection was closed")
+        finally:
+            self.connections -= 1
+            self._maybe_trim()
+
+    def _maybe_trim(self) -> None:
+        """After a burst of large queued replies has drained, give the freed memory back."""
+        budget = self.budget
+        if budget.high_since_trim >= TRIM_AFTER_BYTES and budget.held * 4 < budget.high_since_trim:
+            release_freed_memory()
+            budget.high_since_trim = budget.held

@@ -1,7 +1,6 @@
-"""The filesystem primitives every daemon write goes through: temp file, fsync, rename, folder
-fsync, unlink.
-
-One module, so the write path has one place to audit and one seam for fault injection
+"""The filesystem primitives for the daemon's own files (journal, config, log): temp file, fsync,
+rename, folder fsync. Vault targets go through :mod:`vaultd.txn.dirfd` instead, which binds
+every step to directory descriptors; both share the temp names and the fault seam
 (:mod:`vaultd.txn.faults`). Temp names start with ``.vaultd-`` and end with ``.tmp``, a pattern
 the scanner and the watcher skip, so no user file can collide with one and no reader sees one.
 """
@@ -53,11 +52,6 @@ def write_durable(path: Path, data: bytes, mode: int = 0o600) -> None:
 def replace(src: Path, dst: Path) -> None:
     faults.io("rename")
     os.replace(src, dst)
-
-
-def unlink(path: Path) -> None:
-    faults.io("unlink")
-    os.unlink(path)
 
 
 def write_atomic(target: Path, data: bytes, mode: int = 0o600, *, sync_dir: bool = True) -> None:

@@ -7,12 +7,16 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
 
 from protocol.location import resolve_home, resolve_socket
 from vaultd import __version__
+
+if TYPE_CHECKING:
+    from vaultd.server.listener import StartupError
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -56,15 +60,19 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     home = (args.home or resolve_home()).absolute()
     socket_path = (args.socket or resolve_socket(home)).absolute()
+    import structlog
+
+    from vaultd.content_mode import record_user_umask
     from vaultd.log import configure
+    from vaultd.server.fdlimit import raise_fd_limit
     from vaultd.server.listener import StartupError, acquire_home_lock
 
-    os.umask(0o077)
+    record_user_umask(os.umask(0o077))  # private state; vault content keeps the user's umask
     try:
         home_lock = acquire_home_lock(home)
     except StartupError as exc:
         print(f"vaultd: {exc}", file=sys.stderr)
-        return 1
+        return exc.status
     configure(home, args.log_level)
     spec = os.environ.get("VAULTD_FAULTS")
     if spec:
@@ -75,16 +83,36 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             print(f"vaultd: VAULTD_FAULTS: {exc}", file=sys.stderr)
             return 2
-        import structlog
-
         structlog.get_logger("vaultd").warning("fault injection is on", faults=spec)
+    soft, hard = raise_fd_limit()
+    structlog.get_logger("vaultd").info("descriptor limit", soft=soft, hard=hard)
     try:
         return anyio.run(_run, home, socket_path)
-    except StartupError as exc:
-        print(f"vaultd: {exc}", file=sys.stderr)
-        return 1
+    except BaseException as exc:  # noqa: BLE001 - only a StartupError is unwrapped; the rest re-raised
+        startup = find_startup_error(exc)
+        if startup is None:
+            raise
+        print(f"vaultd: {startup}", file=sys.stderr)
+        return startup.status
     finally:
         os.close(home_lock)
+
+
+def find_startup_error(exc: BaseException) -> StartupError | None:
+    """The StartupError that ended the start, at any depth of (nested) exception groups.
+
+    Task groups wrap what their tasks raise, so a StartupError raised inside the event loop
+    arrives as an ExceptionGroup; the user should see its one line, not the group's traceback.
+    """
+    from vaultd.server.listener import StartupError  # noqa: F811 - imported late to keep --version fast
+
+    if isinstance(exc, StartupError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            if (found := find_startup_error(inner)) is not None:
+                return found
+    return None
 
 
 if __name__ == "__main__":

@@ -56,6 +56,10 @@ class PiiPolicy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
 
 PiiSetting = Literal["allow", "deny"] | PiiPolicy
 DenyPath = Annotated[str, msgspec.Meta(min_length=1, max_length=512, description="A vault-relative glob.")]
+LogPath = Annotated[str, msgspec.Meta(
+    min_length=4, max_length=1024, pattern=r"^(?!/)(?!.*(?:^|/)\.{1,2}(?:/|$))(?!.*//)[^\x00-\x1f\x7f\\]+\.md$",
+    description="The vault's operation log: a vault-relative .md path (default log.md).")]
+PrivatePath = DenyPath  #: the same glob, matched the same way; hides notes from agents instead
 
 
 class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -68,6 +72,8 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     schema: SchemaProfile = SchemaProfile.OPEN
     pii: PiiSetting | None = None  #: None: the kind's default
     deny_paths: Annotated[list[DenyPath], msgspec.Meta(max_length=64)] = []
+    private_paths: Annotated[list[PrivatePath], msgspec.Meta(max_length=64)] = []  #: unseen over MCP
+    log_path: LogPath | None = None  #: None: log.md, when that is free or already vaultd's log
 
 
 class VaultState(enum.StrEnum):
@@ -94,6 +100,8 @@ class VaultAddParams(Params):
     schema: SchemaProfile = SchemaProfile.OPEN
     pii: PiiSetting | None = None
     deny_paths: Annotated[list[DenyPath], msgspec.Meta(max_length=64)] = []
+    private_paths: Annotated[list[PrivatePath], msgspec.Meta(max_length=64)] = []  #: unseen over MCP
+    log_path: LogPath | None = None
 
 
 class VaultInfo(Result):

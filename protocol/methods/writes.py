@@ -22,7 +22,9 @@ NotePath = Annotated[str, msgspec.Meta(
     description="A vault-relative path; '.md' is added when missing; folders are created.")]
 Markdown = Annotated[str, msgspec.Meta(max_length=2 * 1024 * 1024)]
 PatchText = Annotated[str, msgspec.Meta(min_length=1, max_length=65536)]
-OpId = Annotated[str, msgspec.Meta(pattern=r"^[0-9]{8}T[0-9]{6}-[0-9a-f]{8}$")]
+OpId = Annotated[str, msgspec.Meta(
+    pattern=r"^[0-9]{8}T[0-9]{6}(\.[0-9]{6})?-[0-9a-f]{8}$",
+    description="An operation id from a receipt or op.list: UTC time (to the microsecond) and 8 hex digits.")]
 LogField = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 
 
@@ -155,6 +157,9 @@ class LogReceipt(Result):
     error: str | None = None
 
 
+MAX_RECEIPT_WARNINGS = 100  #: warnings a receipt lists; the rest are counted in ``warnings_omitted``
+
+
 class WriteReceipt(Result):
     """What an operation did (``applied``), or would do (a dry run or a preview)."""
 
@@ -165,7 +170,8 @@ class WriteReceipt(Result):
     preview: bool = False
     fingerprint: str | None = None  #: for a preview: pass with confirm to apply
     changes: list[ChangeReceipt] = []
-    warnings: list[Issue] = []
+    warnings: list[Issue] = []  #: at most MAX_RECEIPT_WARNINGS, in the order found
+    warnings_omitted: int = 0  #: warnings found beyond the listed ones
     log: LogReceipt | None = None
     detail: dict[str, Any] = {}  #: operation-specific facts (backlinks a delete breaks, a merge's plan)
 

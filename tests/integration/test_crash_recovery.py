@@ -103,8 +103,9 @@ def test_io_errors_refuse_cleanly_and_the_daemon_keeps_serving(home: Home, sampl
     _session(home).call("vault.add", {"id": "v", "path": str(sample_vault)})
     d.stop()
     before = snapshot(sample_vault)
-    # the journal's own calls come first; a later hit lands the fault on the target's write
-    target_hit = {"write": 3, "fsync": 3, "rename": 2, "fsync-dir": 4}[op]
+    # the journal's own calls come first (original, manifest, seal); a later hit lands the fault
+    # on the target's write
+    target_hit = {"write": 4, "fsync": 4, "rename": 2, "fsync-dir": 4}[op]
     for nth in (1, target_hit):
         d = _start(home, f"error={op}:{name}@{nth}")
         try:

@@ -50,12 +50,13 @@ class Home:
 class Daemon:
     """A running vaultd process."""
 
-    def __init__(self, home: Home, extra_args: Sequence[str] = ()) -> None:
+    def __init__(self, home: Home, extra_args: Sequence[str] = (), umask: int = -1) -> None:
+        """``umask``: the one the daemon is started with, as a user's shell would (-1: this one)."""
         self.home = home
         self.log = open(home.root / "daemon.out", "ab")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "vaultd.main", *extra_args],
-            env=home.env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+            env=home.env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, umask=umask,
         )
         wait_for_socket(home.socket, self.proc)
 

@@ -109,10 +109,17 @@ def vault_add(
     kind: Annotated[Kind, typer.Option(help="personal or org.")] = Kind.PERSONAL,
     write: Annotated[WritePolicy, typer.Option(help="Which channels may write: mcp (CLI and MCP), cli, none.")] = WritePolicy.MCP,
     schema: Annotated[SchemaProfile, typer.Option(help="open (structure only) or typed.")] = SchemaProfile.OPEN,
+    private: Annotated[list[str] | None, typer.Option(
+        "--private", metavar="PATTERN",
+        help="A glob of notes agents (MCP) can neither see nor write; repeatable.")] = None,
+    log_path: Annotated[str | None, typer.Option(
+        "--log-path", help="Where vaultd keeps the vault's operation log: a vault-relative .md path "
+                           "(default log.md; needed when log.md is a note of yours).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Register an existing folder as a vault and index it. Never writes a note."""
-    params = VaultAddParams(id=vault_id, path=os.path.abspath(path), kind=kind, write=write, schema=schema)
+    params = VaultAddParams(id=vault_id, path=os.path.abspath(path), kind=kind, write=write, schema=schema,
+                            private_paths=list(private or []), log_path=log_path)
     emit(call("vault.add", params), as_json, _vault_text)
 
 

@@ -1,5 +1,10 @@
 """The read methods. All answer from the in-memory index (search from the FTS cache) and never
-write a note; ``note.read`` re-reads the file so the body and its hash are the bytes on disk."""
+write a note; ``note.read`` re-reads the file so the body and its hash are the bytes on disk.
+
+Every handler sees the vault through the caller's :class:`~vaultd.policy.visibility.Visibility`
+(from :func:`live_view`): a note private to the caller's channel is absent from every answer,
+as a result, a candidate, a backlink, a suggestion or a count.
+"""
 
 from __future__ import annotations
 
@@ -34,16 +39,20 @@ from protocol.methods.reads import (
 )
 from vaultd.api.registry import CallContext, handles
 from vaultd.errors import Ambiguous, InvalidParams, NotFound
-from vaultd.vault import frontmatter, markdown
+from vaultd.policy.visibility import Visibility
+from vaultd.vault import eventlog, frontmatter, markdown
+from vaultd.vault.cache import Hit
 from vaultd.vault.index import VaultIndex
 from vaultd.vault.live import LiveIndex
 from vaultd.vault.lookup import find_note
 from vaultd.vault.model import Link, LinkKind, NoteRecord
 from vaultd.vault.paging import decode_cursor, encode_cursor, utf8_page
 from vaultd.vault.resolve import ResolutionStatus, check_anchor
+from vaultd.vault.walk import shown_path
 
 MAX_QUERY_BYTES = 1024
 MAX_OUTLINE = 64
+MAX_SEARCH_FETCH = 1000  #: ranked hits fetched at most to fill a page past private notes
 
 
 async def live_index(ctx: CallContext, vault: str | None, fresh: bool = False) -> LiveIndex:
@@ -55,6 +64,12 @@ async def live_index(ctx: CallContext, vault: str | None, fresh: bool = False) -
     return runtime.live
 
 
+async def live_view(ctx: CallContext, vault: str | None, fresh: bool = False) -> tuple[LiveIndex, Visibility]:
+    """The vault's live index and what this caller may see of it."""
+    live = await live_index(ctx, vault, fresh)
+    return live, Visibility.of(ctx.daemon.vault(vault).entry, ctx.channel)
+
+
 def _scalar(record: NoteRecord, key: str) -> str | None:
     value = (record.frontmatter or {}).get(key)
     return value if isinstance(value, str) else None
@@ -64,18 +79,30 @@ def _scalar(record: NoteRecord, key: str) -> str | None:
 async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
     if len(params.query.encode("utf-8")) > MAX_QUERY_BYTES:
         raise InvalidParams(f"the query is over {MAX_QUERY_BYTES} UTF-8 bytes")
-    live = await live_index(ctx, params.vault, params.fresh)
+    live, view = await live_view(ctx, params.vault, params.fresh)
     index = live.index
     if index.cache is None:
         return SearchResult(hits=[])
     folder = params.folder.strip("/") if params.folder else None
-    hits = await anyio.to_thread.run_sync(lambda: index.cache.search(  # type: ignore[union-attr]
-        params.query, type=params.type, domain=params.domain, tag=params.tag, folder=folder,
-        limit=params.limit))
-    return SearchResult(hits=[
-        SearchHit(path=h.path, title=h.title, score=h.score, snippet=h.snippet)
-        for h in hits if h.path in index.notes
-    ])
+    log_path = eventlog.log_name(ctx.daemon.vault(params.vault).entry)
+
+    def run(limit: int) -> list[Hit]:
+        return index.cache.search(  # type: ignore[union-attr]
+            params.query, type=params.type, domain=params.domain, tag=params.tag, folder=folder, limit=limit)
+
+    def visible_hits() -> list[Hit]:
+        # Private hits (and vaultd's own log) are dropped after ranking, so ask for more until
+        # enough visible ones remain or the ranking runs out (bounded by the cache's own limit).
+        limit = params.limit + 1
+        while True:
+            hits = run(limit)
+            shown = [h for h in hits if h.path in index.notes and h.path != log_path and view.visible(h.path)]
+            if len(shown) >= params.limit or len(hits) < limit or limit >= MAX_SEARCH_FETCH:
+                return shown[: params.limit]
+            limit = min(limit * 4, MAX_SEARCH_FETCH)
+
+    hits = await anyio.to_thread.run_sync(visible_hits)
+    return SearchResult(hits=[SearchHit(path=h.path, title=h.title, score=h.score, snippet=h.snippet) for h in hits])
 
 
 def _read_file(root: str, path: str) -> bytes:
@@ -89,8 +116,8 @@ def _read_file(root: str, path: str) -> bytes:
 
 @handles("note.read")
 async def read(ctx: CallContext, params: ReadParams) -> ReadResult:
-    live = await live_index(ctx, params.vault, params.fresh)
-    path = find_note(live.index, params.target)
+    live, view = await live_view(ctx, params.vault, params.fresh)
+    path = find_note(live.index, params.target, view.hidden)
     try:
         raw = await anyio.to_thread.run_sync(_read_file, str(live.root), path)
     except FileNotFoundError as exc:
@@ -117,16 +144,37 @@ async def read(ctx: CallContext, params: ReadParams) -> ReadResult:
     )
 
 
-def _out_link(index: VaultIndex, source: str, link: Link) -> OutLink:
+PRIVATE_TARGET = "a note that is private to this channel"
+
+
+class _VisibleTitles:
+    """Whether a suggested title belongs to a note the caller sees (built once, on first need)."""
+
+    def __init__(self, index: VaultIndex, view: Visibility) -> None:
+        self.index, self.view = index, view
+        self.titles: set[str] | None = None
+
+    def __contains__(self, title: str) -> bool:
+        if not self.view.hides_anything:
+            return True
+        if self.titles is None:
+            self.titles = {r.title for p, r in self.index.notes.items() if self.view.visible(p)}
+        return title in self.titles
+
+
+def _out_link(index: VaultIndex, source: str, link: Link, view: Visibility, titles: _VisibleTitles) -> OutLink:
     res = index.resolve(link, source)
     out = OutLink(target=link.target, anchor=link.anchor, kind=str(link.kind), line=link.line,
                   status=LinkStatus.RESOLVED, resolved=res.path, reason=res.reason or None)
     if res.status == ResolutionStatus.AMBIGUOUS:
-        out.status, out.candidates, out.resolved = LinkStatus.AMBIGUOUS, list(res.candidates), None
+        out.status, out.candidates, out.resolved = LinkStatus.AMBIGUOUS, view.only_visible(res.candidates), None
     elif res.status == ResolutionStatus.MISSING:
         out.status, out.resolved = LinkStatus.MISSING, None
         hint = index.suggester.suggest(link.target)
-        out.suggestion = hint[0] if hint else None
+        out.suggestion = hint[0] if hint and hint[0] in titles else None
+    elif res.path is not None and view.hidden(res.path):
+        # The link is not dead, and that is all this caller learns: no path, no anchor check.
+        out.resolved, out.reason = None, PRIVATE_TARGET
     elif link.anchor and res.path in index.notes:
         target = index.notes[res.path]
         problem = check_anchor(link.anchor, target.headings, target.blocks)
@@ -141,14 +189,17 @@ def _source_order(record: NoteRecord) -> list[Link]:
 
 @handles("note.links")
 async def links(ctx: CallContext, params: LinksParams) -> LinksResult:
-    live = await live_index(ctx, params.vault, params.fresh)
+    live, view = await live_view(ctx, params.vault, params.fresh)
     index = live.index
-    path = find_note(index, params.target)
+    path = find_note(index, params.target, view.hidden)
     record = index.notes[path]
     ordered = _source_order(record)
-    out = [_out_link(index, path, lk) for lk in ordered[: params.limit]]
+    titles = _VisibleTitles(index, view)
+    out = [_out_link(index, path, lk, view, titles) for lk in ordered[: params.limit]]
     incoming: list[InLink] = []
     for source, link in index.backlinks(path):
+        if view.hidden(source):
+            continue
         if len(incoming) > params.limit:
             break
         incoming.append(InLink(path=source, line=link.line, kind=str(link.kind)))
@@ -159,10 +210,10 @@ async def links(ctx: CallContext, params: LinksParams) -> LinksResult:
 
 @handles("note.list")
 async def list_notes(ctx: CallContext, params: ListParams) -> ListResult:
-    live = await live_index(ctx, params.vault, params.fresh)
+    live, view = await live_view(ctx, params.vault, params.fresh)
     index = live.index
     prefix = (params.folder or "").lstrip("/")
-    paths = sorted(p for p in index.notes if p.startswith(prefix))
+    paths = sorted(p for p in index.notes if p.startswith(prefix) and view.visible(p))
     after = decode_cursor(params.cursor) if params.cursor else None
     start = 0
     if after is not None:
@@ -179,10 +230,12 @@ async def list_notes(ctx: CallContext, params: ListParams) -> ListResult:
 
 @handles("vault.tags")
 async def tags(ctx: CallContext, params: TagsParams) -> TagsResult:
-    live = await live_index(ctx, params.vault)
+    live, view = await live_view(ctx, params.vault)
     counts: Counter[str] = Counter()
     spelled: dict[str, str] = {}
-    for record in live.index.notes.values():
+    for path, record in live.index.notes.items():
+        if view.hidden(path):
+            continue
         seen = set()
         for tag in record.tags:
             key = tag.name.casefold()
@@ -198,14 +251,17 @@ async def tags(ctx: CallContext, params: TagsParams) -> TagsResult:
 @handles("vault.stats")
 async def stats(ctx: CallContext, params: VaultParams) -> StatsResult:
     runtime = ctx.daemon.vault(params.vault)
-    live = await live_index(ctx, params.vault, params.fresh)
+    live, view = await live_view(ctx, params.vault, params.fresh)
     index = live.index
+    notes = {p: r for p, r in index.notes.items() if view.visible(p)}
     by_type: Counter[str] = Counter()
     by_domain: Counter[str] = Counter()
     by_folder: Counter[str] = Counter()
     linked: set[str] = set()
     n_links = dead = ambiguous = words = size = issues = 0
-    for path, record in index.notes.items():
+    log_path = eventlog.log_name(runtime.entry)  # vaultd's own log is not one of the user's notes
+    notes = {p: r for p, r in notes.items() if p != log_path}
+    for path, record in notes.items():
         by_type[_scalar(record, "type") or "(none)"] += 1
         by_domain[_scalar(record, "domain") or "(none)"] += 1
         by_folder[path.rpartition("/")[0] or "."] += 1
@@ -224,21 +280,27 @@ async def stats(ctx: CallContext, params: VaultParams) -> StatsResult:
             elif res.path is not None and res.path != path:
                 linked.add(res.path)
                 linked.add(path)
+    skipped = len([p for p in view.only_visible(index.skipped) if p != log_path])
     return StatsResult(
-        vault=runtime.entry.id, notes=len(index.notes), attachments=len(index.attachments), bytes=size,
-        words=words, links=n_links, dead_links=dead, ambiguous_links=ambiguous,
-        orphans=sum(1 for p in index.notes if p not in linked), by_type=dict(by_type.most_common()),
+        vault=runtime.entry.id, notes=len(notes), attachments=len(view.only_visible(index.attachments)),
+        bytes=size, words=words, links=n_links, dead_links=dead, ambiguous_links=ambiguous,
+        orphans=sum(1 for p in notes if p not in linked), by_type=dict(by_type.most_common()),
         by_domain=dict(by_domain.most_common()), by_folder=dict(sorted(by_folder.items())),
-        issues=issues + len(index.skipped), skipped=len(index.skipped),
+        issues=issues + skipped, skipped=skipped,
     )
 
 
 @handles("vault.issues")
 async def issues(ctx: CallContext, params: IssuesParams) -> IssuesResult:
-    live = await live_index(ctx, params.vault)
+    live, view = await live_view(ctx, params.vault)
     index = live.index
-    found = [FileIssue(path=s.path, code=s.code, message=s.reason) for s in index.skipped.values()]
+    log_path = eventlog.log_name(ctx.daemon.vault(params.vault).entry)
+    # vaultd's own log is left out: its lines are events, not the user's writing to lint
+    found = [FileIssue(path=shown_path(s.path), code=s.code, message=s.reason) for s in index.skipped.values()
+             if view.visible(s.path) and s.path != log_path]
     for path, record in index.notes.items():
+        if view.hidden(path) or path == log_path:
+            continue
         found += [FileIssue(path=path, code=i.code, message=i.message, line=i.line) for i in record.issues]
     found.sort(key=lambda i: (i.path, i.line or 0, i.code))
     start = 0

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import shlex
+from pathlib import Path
 
 import anyio
 import msgspec
 
+from protocol.errors import Issue
 from protocol.methods.common import Empty
 from protocol.methods.vaults import (
     VaultAddParams,
@@ -17,9 +20,23 @@ from protocol.methods.vaults import (
     VaultRemoveResult,
 )
 from vaultd.api.registry import CallContext, handles
-from vaultd.errors import InvalidParams, NotFound, StalePreview
+from vaultd.errors import InvalidParams, NotFound, StalePreview, ValidationFailed
+from vaultd.policy import check_inside_vault, check_new_path
 from vaultd.registry.config import Config
 from vaultd.registry.entries import canonical_folder, check_new_entry
+from vaultd.vault.eventlog import LogFile, foreign_message, log_file_kind, log_name
+
+
+def check_log_path(entry: VaultEntry) -> None:
+    """Refuse a log path that is not a safe note path, or where a file of the user's already is:
+    vaultd's log never adopts a note (a diary named log.md stays the user's)."""
+    rel = log_name(entry)
+    problems = check_new_path(rel) + check_inside_vault(Path(entry.path), rel)
+    if problems:
+        raise InvalidParams(f"log path {rel!r}: {problems[0].message}", issues=problems)
+    if log_file_kind(Path(entry.path), rel) == LogFile.FOREIGN:
+        message = foreign_message(rel, entry.id, shlex.quote(entry.path))
+        raise ValidationFailed(f"refused: {message}", issues=[Issue(code="V09", path=rel, message=message)])
 
 
 def _info(ctx: CallContext, entry: VaultEntry) -> VaultInfo:
@@ -31,7 +48,9 @@ async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
     d = ctx.daemon
     path = canonical_folder(params.path)
     entry = VaultEntry(id=params.id, path=path, kind=params.kind, write=params.write, schema=params.schema,
-                       pii=params.pii, deny_paths=params.deny_paths)
+                       pii=params.pii, deny_paths=params.deny_paths,
+                       private_paths=params.private_paths, log_path=params.log_path)
+    await anyio.to_thread.run_sync(check_log_path, entry)
 
     def change(config: Config) -> Config:
         check_new_entry(config, entry, d.home)

@@ -111,28 +111,33 @@ async def log_append(ctx: CallContext, params: LogAppendParams) -> LogReceipt:
     from vaultd.errors import ValidationFailed
 
     runtime = ctx.daemon.vault(params.vault)
+    runtime.check_root()
     if (issue := write_channel_issue(runtime.entry.write, ctx.channel)) is not None:
         raise PolicyRefused(issue.message, issues=[issue])
     line = eventlog.format_line(params.event, dt.datetime.now().astimezone(), agent=ctx.channel == Channel.MCP)
-    problems = secret_issues(line, eventlog.LOG_NAME) + [
+    problems = secret_issues(line, eventlog.log_name(runtime.entry)) + [
         i for i in pii_findings(line, runtime.entry.pii, runtime.entry.kind, "log") if i.severity == Severity.ERROR]
     if problems:
         raise ValidationFailed(problems[0].message, issues=problems)
     async with runtime.writer:
-        await anyio.to_thread.run_sync(eventlog.append, runtime.root, line)
+        runtime.check_root()
+        await anyio.to_thread.run_sync(eventlog.append, runtime.root, line, eventlog.log_name(runtime.entry))
     return LogReceipt(appended=True, line=line.rstrip("\n"))
 
 
 @handles("log.tail")
 async def log_tail(ctx: CallContext, params: LogTailParams) -> LogLines:
     runtime = ctx.daemon.vault(params.vault)
-    lines, warnings = await anyio.to_thread.run_sync(eventlog.tail, runtime.root, params.limit, params.type)
+    runtime.check_root()
+    lines, warnings = await anyio.to_thread.run_sync(eventlog.tail, runtime.root, params.limit, params.type,
+                                                     eventlog.log_name(runtime.entry))
     return LogLines(lines=lines, warnings=warnings)
 
 
 @handles("log.grep")
 async def log_grep(ctx: CallContext, params: LogGrepParams) -> LogLines:
     runtime = ctx.daemon.vault(params.vault)
+    runtime.check_root()
     lines, warnings = await anyio.to_thread.run_sync(eventlog.grep, runtime.root, params.pattern, params.limit,
-                                                     params.type)
+                                                     params.type, eventlog.log_name(runtime.entry))
     return LogLines(lines=lines, warnings=warnings)

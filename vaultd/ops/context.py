@@ -11,7 +11,8 @@ from protocol.errors import Issue
 from protocol.methods.common import Channel
 from protocol.methods.vaults import VaultEntry
 from vaultd.errors import Conflict
-from vaultd.txn.engine import read_current
+from vaultd.policy.visibility import Visibility
+from vaultd.txn.engine import read_current, read_state
 from vaultd.vault.index import VaultIndex
 from vaultd.vault.lookup import find_note
 
@@ -27,15 +28,25 @@ class OpContext:
     expected_sha: str | None = None  #: the caller's sha256 of the note it edits, checked on first read
 
     @property
+    def visibility(self) -> Visibility:
+        """What the caller may see: a note private to its channel is not found, not refused."""
+        return Visibility.of(self.entry, self.channel)
+
+    @property
     def today(self) -> str:
         return self.now.strftime("%Y-%m-%d")
 
     def find(self, target: str) -> str:
         """A strict lookup: path, exact name, or an alias naming one note; never fuzzy."""
-        return find_note(self.index, target)
+        return find_note(self.index, target, self.visibility.hidden)
 
     def read(self, rel: str) -> bytes | None:
         return read_current(self.root, rel)
+
+    def mode(self, rel: str) -> int | None:
+        """The permission bits of ``rel`` now, for a file that takes them along (move, trash)."""
+        current = read_state(self.root, rel)
+        return None if current is None else current.mode
 
     def read_target(self, rel: str) -> tuple[bytes, str]:
         """Read the note being edited, refusing with CONFLICT if it is not what the caller read."""

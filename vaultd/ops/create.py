@@ -1,11 +1,19 @@
-"""note.create: a new note at a path the vault does not have yet (by any case or normalization)."""
+"""note.create: a new note at a path the vault does not have yet (by any case or normalization).
+
+The path is screened before anything can echo it, its existing folders are spelled as on disk,
+and a name that exists under another letter case or Unicode form is "already exists" on every
+filesystem: on a case-insensitive disk it is the same file, and on a case-sensitive one a twin
+would split the note in two for Obsidian, sync tools and every other machine.
+"""
 
 from __future__ import annotations
 
 from protocol.errors import Issue
 from protocol.methods.writes import CreateParams
-from vaultd.errors import InvalidParams, ValidationFailed
+from vaultd.errors import InvalidParams, PolicyRefused, ValidationFailed
 from vaultd.ops.context import OpContext
+from vaultd.ops.validate import refuse_unsafe_path
+from vaultd.policy import disk_spelling, disk_twin, path_screen_issues
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault.frontmatter_emit import emit
 from vaultd.vault.note import stem_of
@@ -18,11 +26,35 @@ def note_path(raw: str) -> str:
     return path if path.lower().endswith(".md") else path + ".md"
 
 
-def plan_create(ctx: OpContext, params: CreateParams) -> Plan:
-    path = note_path(params.path)
+def new_note_path(ctx: OpContext, raw: str) -> str:
+    """The path a write will create for ``raw``: screened, then spelled as the disk spells its folders.
+
+    Refuses (before anything names the path) a secret or denied PII in it, and a path private to
+    the caller, whether or not a note is there: an agent cannot learn a private name by probing.
+    """
+    path = note_path(raw)
+    refuse_unsafe_path(path_screen_issues(path, ctx.entry.pii, ctx.entry.kind))
+    path, issues = disk_spelling(ctx.root, path)
+    if issues:
+        raise ValidationFailed(f"refused: {issues[0].message}", issues=issues)
+    if (issue := ctx.visibility.write_issue(path)) is not None:
+        raise PolicyRefused(issue.message, issues=[issue])
+    return path
+
+
+def existing_twin(ctx: OpContext, path: str) -> str | None:
+    """The file already at ``path``, or at a spelling of it that differs only by case or form."""
     if path in ctx.index.notes or ctx.read(path) is not None:
-        raise ValidationFailed(f"{path} already exists; use note.patch or note.append to change it",
-                               issues=[Issue(code="V08", message="the note already exists", path=path)])
+        return path
+    return disk_twin(ctx.root, path) or next(iter(ctx.index.resolver.same_key(path)), None)
+
+
+def plan_create(ctx: OpContext, params: CreateParams) -> Plan:
+    path = new_note_path(ctx, params.path)
+    if (twin := existing_twin(ctx, path)) is not None:
+        also = "" if twin == path else f" as {twin} (the same name but for letter case or Unicode form)"
+        raise ValidationFailed(f"{path} already exists{also}; use note.patch or note.append to change it",
+                               issues=[Issue(code="V08", message=f"the note already exists{also}", path=path)])
     title = params.title or stem_of(path)
     body = params.body if params.body is not None else f"# {title}\n"
     fields = dict(params.frontmatter)

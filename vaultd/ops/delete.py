@@ -39,10 +39,15 @@ def breaking_links(ctx: OpContext, path: str) -> list[Issue]:
     """Inbound links that resolve to ``path`` now and would resolve to nothing once it is gone."""
     reloc = Relocation(ctx.index.resolver, {path: None})
     issues = []
+    hidden = ctx.visibility.hidden
     for source, link in ctx.index.backlinks(path):
         if source == path:
             continue
         if reloc.after(link.target, source).status != ResolutionStatus.RESOLVED:
+            if hidden(source):  # counted, but a note the caller may not see is not named
+                issues.append(Issue(code="V03", message=f"a link in a private note would be missing once {path} "
+                                                        "is deleted"))
+                continue
             issues.append(Issue(code="V03", path=source, line=link.line,
                                 message=f"link [[{link.target}]] would be missing once {path} is deleted"))
     return issues
@@ -63,7 +68,7 @@ def plan_delete(ctx: OpContext, params: DeleteParams) -> Plan:
         warnings.append(Issue(code=issue.code, message=issue.message, severity=Severity.WARNING, path=issue.path,
                               line=issue.line))
     trash = trash_path(ctx, path)
-    return Plan(op="note.delete", changes=[Change(path=trash, before=None, after=raw),
+    return Plan(op="note.delete", changes=[Change(path=trash, before=None, after=raw, mode=ctx.mode(path)),
                                            Change(path=path, before=raw, after=None)],
                 summary=f"deleted {path} (kept in {trash})", warnings=warnings, log_type="RETHINK",
                 log_dest=path)
@@ -72,5 +77,6 @@ def plan_delete(ctx: OpContext, params: DeleteParams) -> Plan:
 def delete_detail(ctx: OpContext, plan: Plan) -> dict[str, Any]:
     gone = next(c.path for c in plan.changes if c.action == Action.DELETE)
     trash = next(c.path for c in plan.changes if c.action == Action.CREATE)
-    backlinks = [f"{source}:{link.line}" for source, link in ctx.index.backlinks(gone) if source != gone]
+    backlinks = [f"{source}:{link.line}" for source, link in ctx.index.backlinks(gone)
+                 if source != gone and ctx.visibility.visible(source)]
     return {"trash": trash, "backlinks": backlinks}

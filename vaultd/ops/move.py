@@ -17,7 +17,7 @@ from protocol.errors import Issue
 from protocol.methods.writes import MoveParams
 from vaultd.errors import InvalidParams, ValidationFailed
 from vaultd.ops.context import OpContext
-from vaultd.ops.create import note_path
+from vaultd.ops.create import existing_twin, new_note_path
 from vaultd.ops.rewrite import Relocation, Rewrite, link_name, rewrite_links
 from vaultd.policy import check_new_path
 from vaultd.txn.plan import Action, Change, Plan
@@ -35,6 +35,13 @@ class MovePlan(Plan):
 def check_destination(ctx: OpContext, old: str, new: str) -> None:
     if new == old:
         raise InvalidParams(f"{old} is already at that path")
+    twin = existing_twin(ctx, new)
+    if twin is not None and twin != old:
+        also = "" if twin == new else f" as {twin} (the same name but for letter case or Unicode form)"
+        raise ValidationFailed(f"{new} already exists{also}; move to a free path, or merge the two notes",
+                               issues=[Issue(code="V08", path=new, message=f"the destination already exists{also}")])
+    # A twin that is the note itself is a rename by case or form alone: refused below as a collision,
+    # since on a case-insensitive disk writing the new spelling would overwrite the old one.
     issues = check_new_path(new, lambda _key: ctx.index.resolver.same_key(new))
     if issues:
         raise ValidationFailed(f"refused: {issues[0].message}", issues=issues)
@@ -62,12 +69,12 @@ def plan_move(ctx: OpContext, params: MoveParams) -> MovePlan:
     old = ctx.find(params.target)
     to = params.to.strip().removeprefix("./")
     # A destination ending in '/' is a folder: the note keeps its file name there.
-    new = note_path(to + old.rpartition("/")[2] if to.endswith("/") else to)
+    new = new_note_path(ctx, to + old.rpartition("/")[2] if to.endswith("/") else to)
     check_destination(ctx, old, new)
     reloc = Relocation(ctx.index.resolver, {old: new})
     raw, text = ctx.read_text(old)
     moved_text, rewrites = rewrite_links(text, old, reloc)
-    changes = [Change(path=new, before=None, after=moved_text.encode("utf-8")),
+    changes = [Change(path=new, before=None, after=moved_text.encode("utf-8"), mode=ctx.mode(old)),
                Change(path=old, before=raw, after=None)]
     for source in affected_sources(ctx, reloc, old, new):
         src_raw, src_text = ctx.read_text(source)

@@ -1,24 +1,26 @@
-"""Runs one write operation: plan -> validate -> (preview) -> apply -> index -> log -> receipt.
+"""Runs one write operation: barrier -> plan -> validate -> (preview) -> apply -> index -> log -> receipt.
 
-Planning happens under the vault's writer lock, so operations from every client queue and each
-plans on the state the previous one left. Reads never take the lock.
+Planning happens under the vault's writer lock, after the freshness barrier, so operations from
+every client queue and each plans on the state the previous one left and on every change made on
+disk before it. Reads never take the lock.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import secrets
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
 import msgspec
 import structlog
 
-from protocol.errors import Severity
+from protocol.errors import Issue, Severity
 from protocol.methods.common import Channel
 from protocol.methods.writes import (
+    MAX_RECEIPT_WARNINGS,
     ChangeReceipt,
     EditParams,
     LogEvent,
@@ -33,7 +35,7 @@ from vaultd.errors import InvalidParams, StalePreview, ValidationFailed, VaultEr
 from vaultd.ops.context import OpContext
 from vaultd.ops.validate import check_policy, validate
 from vaultd.policy import pii_findings, secret_issues
-from vaultd.txn import journal
+from vaultd.txn import journal, opids
 from vaultd.txn.engine import RollbackFailed, apply_plan
 from vaultd.txn.plan import Plan
 from vaultd.vault import eventlog
@@ -48,8 +50,9 @@ JOURNAL_KEEP = 200  #: committed journals kept for undo
 JOURNAL_MAX_BYTES = 256 * 1024 * 1024
 
 
-def new_op_id(now: dt.datetime) -> str:
-    return f"{now.astimezone(dt.UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(4)}"
+def new_op_id(now: dt.datetime, root: Path) -> str:
+    """An id later than every other of the vault's, so listing by id lists in applied order."""
+    return opids.next_op_id(root, now, lambda: journal.newest_op_id(root))
 
 
 def fingerprint(ctx: OpContext, plan: Plan, params: WriteParams) -> str:
@@ -65,10 +68,15 @@ def fingerprint(ctx: OpContext, plan: Plan, params: WriteParams) -> str:
     return hashlib.sha256(payload).hexdigest()
 
 
-def _receipt(plan: Plan, *, applied: bool, op_id: str | None = None, **extra: Any) -> WriteReceipt:
+def _receipt(plan: Plan, *, applied: bool, warnings: list[Issue], op_id: str | None = None,
+             **extra: Any) -> WriteReceipt:
+    """The receipt, its warnings bounded: a write to a note with a vast debt of old problems answers
+    with the first ones and a count, never a list as long as the debt."""
     changes = [ChangeReceipt(path=c.path, action=str(c.action), before_sha=c.before_sha, after_sha=c.after_sha,
                              bytes=len(c.after or b"")) for c in plan.effective()]
-    return WriteReceipt(op=plan.op, op_id=op_id, applied=applied, changes=changes, **extra)
+    return WriteReceipt(op=plan.op, op_id=op_id, applied=applied, changes=changes,
+                        warnings=warnings[:MAX_RECEIPT_WARNINGS],
+                        warnings_omitted=max(0, len(warnings) - MAX_RECEIPT_WARNINGS), **extra)
 
 
 def _log_event(plan: Plan, override: LogEvent | None, op_id: str) -> LogEvent:
@@ -81,8 +89,9 @@ def _log_event(plan: Plan, override: LogEvent | None, op_id: str) -> LogEvent:
 
 def screen_log_line(ctx: OpContext, line: str) -> None:
     """A caller's log event is screened like a note: never a secret, PII per the log surface."""
-    problems = secret_issues(line, eventlog.LOG_NAME) + [
-        i for i in pii_findings(line, ctx.entry.pii, ctx.entry.kind, "log", path=eventlog.LOG_NAME)
+    rel = eventlog.log_name(ctx.entry)
+    problems = secret_issues(line, rel) + [
+        i for i in pii_findings(line, ctx.entry.pii, ctx.entry.kind, "log", path=rel)
         if i.severity == Severity.ERROR]
     if problems:
         raise ValidationFailed(f"refused: the log event: {problems[0].message}", issues=problems)
@@ -93,9 +102,12 @@ async def run_operation(call: CallContext, params: P, planner: Callable[[OpConte
                         undoes: str | None = None) -> WriteReceipt:
     runtime: VaultRuntime = call.daemon.vault(params.vault)
     await runtime.wait_ready()
-    assert runtime.live is not None
-    live = runtime.live
     async with runtime.writer:
+        live = runtime.owned_live()
+        # Plan on the vault as it is now, not as the watcher has reported it so far: a checkout
+        # that just replaced thousands of notes must be in the index before a move looks for
+        # backlinks or a create for collisions and dead links.
+        await live.barrier()
         now = dt.datetime.now().astimezone()
         ctx = OpContext(root=runtime.root, entry=runtime.entry, index=live.index, channel=call.channel, now=now,
                         expected_sha=params.expected_sha if isinstance(params, EditParams) else None)
@@ -119,7 +131,8 @@ async def run_operation(call: CallContext, params: P, planner: Callable[[OpConte
             return _receipt(plan, applied=False, dry_run=True, warnings=warnings, detail=info)
         if not plan.effective():
             return _receipt(plan, applied=False, warnings=warnings, detail={**info, "no_change": True})
-        op_id = new_op_id(now)
+        op_id = new_op_id(now, runtime.root)
+        runtime.check_root()  # never write by a path that now leads into another folder
         try:
             await anyio.to_thread.run_sync(apply_plan, runtime.root, plan, op_id, str(call.channel), undoes)
         except RollbackFailed:
@@ -129,7 +142,7 @@ async def run_operation(call: CallContext, params: P, planner: Callable[[OpConte
         await live.refresh(set(plan.paths))
         line = eventlog.format_line(_log_event(plan, params.log, op_id), now, agent=agent)
         try:
-            await anyio.to_thread.run_sync(eventlog.append, runtime.root, line)
+            await anyio.to_thread.run_sync(eventlog.append, runtime.root, line, eventlog.log_name(runtime.entry))
             log_receipt = LogReceipt(appended=True, line=line.rstrip("\n"))
         except (OSError, VaultError) as exc:
             log_receipt = LogReceipt(appended=False, error=getattr(exc, "message", None) or str(exc))

@@ -19,6 +19,7 @@ from vaultd.policy import (
     decoded_lines,
     deny_path_issue,
     new_issues_only,
+    path_screen_issues,
     pii_line_findings,
     schema_issues,
     secret_line_issues,
@@ -29,13 +30,36 @@ from vaultd.vault import frontmatter, markdown
 from vaultd.vault.resolve import LinkResolver, ResolutionStatus
 from vaultd.vault.walk import is_note_path
 
+MAX_OLD_LINK_WARNINGS = 100  #: dead links a note already had, reported per note; the rest are counted
+MAX_REFUSAL_ISSUES = 100  #: issues a refusal lists; its message counts them all
+
+
+def new_path_issues(ctx: OpContext, plan: Plan) -> list[Issue]:
+    """Secret and PII screening of every path the plan creates (the trash only keeps old names)."""
+    issues: list[Issue] = []
+    for change in plan.effective():
+        if change.action == Action.CREATE and not change.path.startswith(TRASH_PREFIX):
+            issues += path_screen_issues(change.path, ctx.entry.pii, ctx.entry.kind)
+    return issues
+
+
+def refuse_unsafe_path(issues: list[Issue]) -> None:
+    """Raise VALIDATION for path screening errors; the message names the rule, never the path."""
+    if errors := [i for i in issues if i.severity == Severity.ERROR]:
+        raise ValidationFailed(f"refused: {errors[0].message}", issues=errors)
+
 
 def check_policy(ctx: OpContext, plan: Plan) -> None:
+    # Screened first: every later refusal names the path, which must not echo a secret.
+    refuse_unsafe_path(new_path_issues(ctx, plan))
     problems = []
     if (issue := write_channel_issue(ctx.entry.write, ctx.channel)) is not None:
         problems.append(issue)
+    visibility = ctx.visibility
     for change in plan.effective():
         if (issue := deny_path_issue(change.path, ctx.entry.deny_paths)) is not None:
+            problems.append(issue)
+        if (issue := visibility.write_issue(change.path)) is not None and issue not in problems:
             problems.append(issue)
     if problems:
         raise PolicyRefused(problems[0].message, issues=problems)
@@ -71,13 +95,41 @@ class _NoteView:
         self.scan = markdown.scan(text, self.fm.body_offset, self.fm.body_line)
         self.h1 = next((h.text for h in self.scan.headings if h.level == 1), None)
 
-    def link_problems(self, path: str, post: _PostState) -> dict[tuple[str, str], int]:
-        out: dict[tuple[str, str], int] = {}
+    def link_issues(self, path: str, post: _PostState, before: _NoteView | None) -> tuple[list[Issue], list[Issue]]:
+        """(errors, warnings) for this version's links, each target judged once.
+
+        A target the note already linked to is old debt: it can only warn, so once
+        MAX_OLD_LINK_WARNINGS of them are found the rest are counted, not resolved; a note with a
+        vast number of dead links costs an edit no more than that. Every target the write adds is
+        judged.
+        """
+        old_targets = {link.target for link in before.scan.links} if before is not None else set()
+        errors: list[Issue] = []
+        warnings: list[Issue] = []
+        seen: set[str] = set()
+        unchecked = 0
         for link in self.scan.links:
+            if link.target in seen:
+                continue
+            seen.add(link.target)
+            old = link.target in old_targets
+            if old and len(warnings) >= MAX_OLD_LINK_WARNINGS:
+                unchecked += 1
+                continue
             status = post.status(link.target, path)
-            if status != ResolutionStatus.RESOLVED:
-                out.setdefault((str(status), link.target), link.line)
-        return out
+            if status == ResolutionStatus.RESOLVED:
+                continue
+            issue = Issue(code="V03", path=path, line=link.line, message=f"link [[{link.target}]] would be {status}")
+            if old:
+                issue.severity = Severity.WARNING
+                warnings.append(issue)
+            else:
+                errors.append(issue)
+        if unchecked:  # first, so a bounded receipt still shows it
+            warnings.insert(0, Issue(code="V03", path=path, severity=Severity.WARNING,
+                                  message=f"{unchecked} more link(s) the note already had were not checked; "
+                                          f"see 'vaultctl links' for its dead links"))
+        return errors, warnings
 
     def header_issues(self, ctx: OpContext, path: str) -> list[Issue]:
         issues = [Issue(code="V01", message=i.message, path=path, line=i.line) for i in self.fm.issues]
@@ -116,6 +168,7 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
     check_policy(ctx, plan)
     errors: list[Issue] = []
     warnings: list[Issue] = list(ctx.warnings) + list(plan.warnings)
+    warnings += [i for i in new_path_issues(ctx, plan) if i.severity != Severity.ERROR]
     post = _PostState(ctx, plan)
     moved_from = _moved_from(plan)
 
@@ -145,15 +198,9 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
                 view_after.header_issues(ctx, change.path))
             errors += new_errors
             warnings += debt
-            old_links = view_before.link_problems(change.path, post) if view_before else {}
-            for (status, target), line in view_after.link_problems(change.path, post).items():
-                issue = Issue(code="V03", path=change.path, line=line,
-                              message=f"link [[{target}]] would be {status}")
-                if (status, target) in old_links:
-                    issue.severity = Severity.WARNING
-                    warnings.append(issue)
-                else:
-                    errors.append(issue)
+            link_errors, link_debt = view_after.link_issues(change.path, post, view_before)
+            errors += link_errors
+            warnings += link_debt
             # frontmatter values as decoded too: a YAML escape can hide a token from the raw text
             new_lines += sorted(view_after.decoded() - (view_before.decoded() if view_before else set()))
         if new_lines:
@@ -162,5 +209,6 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
                 (errors if issue.severity == Severity.ERROR else warnings).append(issue)
     if errors:
         raise ValidationFailed(f"refused: {errors[0].message}" + (f" (and {len(errors) - 1} more)"
-                                                                   if len(errors) > 1 else ""), issues=errors)
+                                                                   if len(errors) > 1 else ""),
+                               issues=errors[:MAX_REFUSAL_ISSUES])
     return warnings

@@ -1,12 +1,13 @@
 """Write policy and validation rules: pure functions the transaction engine calls with its plan.
 
-Codes: P01 write channel, P02 deny paths, P03 an unusable PII policy, V01 schema, V04 path safety,
+Codes: P01 write channel, P02 deny paths, P03 an unusable PII policy, P04 a path private to the caller's channel, V01 schema, V04 path safety,
 V06 secrets, V07 PII. Every function returns :class:`~protocol.errors.Issue` values and never
 raises on user input; no issue ever carries a matched secret or PII value.
 """
 
 from vaultd.policy.added import added_lines, split_lines
 from vaultd.policy.decoded import decoded_lines
+from vaultd.policy.path_screen import path_screen_issues
 from vaultd.policy.paths import (
     MAX_COMPONENT_BYTES,
     MAX_PATH_BYTES,
@@ -14,6 +15,9 @@ from vaultd.policy.paths import (
     check_inside_vault,
     check_new_path,
     deny_path_issue,
+    disk_spelling,
+    disk_twin,
+    matching_glob,
     path_key,
     write_channel_issue,
 )
@@ -56,9 +60,13 @@ __all__ = [
     "check_new_path",
     "decoded_lines",
     "deny_path_issue",
+    "disk_spelling",
+    "disk_twin",
     "effective_action",
+    "matching_glob",
     "new_issues_only",
     "path_key",
+    "path_screen_issues",
     "pattern_problem",
     "pii_findings",
     "pii_line_findings",

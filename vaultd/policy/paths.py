@@ -161,12 +161,68 @@ def check_inside_vault(root: Path, rel: str) -> list[Issue]:
     return []
 
 
-@lru_cache(maxsize=256)
+_NOT_NAMES: Final = frozenset({"", ".", ".."})
+
+
+def _names_like(folder: str, name: str) -> list[str]:
+    """Entries of ``folder`` whose key equals ``name``'s; the exact spelling first when present."""
+    key = path_key(name)
+    try:
+        with os.scandir(folder) as entries:
+            found = sorted((e.name for e in entries if path_key(e.name) == key), key=lambda n: (n != name, n))
+    except OSError:
+        return []
+    return found
+
+
+def disk_spelling(root: Path, rel: str) -> tuple[str, list[Issue]]:
+    """``rel`` with every folder that already exists spelled as it is on disk (V04 when unclear).
+
+    A write to ``Inbox/new.md`` when the disk holds ``inbox/`` goes into ``inbox/`` on every
+    filesystem: a case-insensitive one would do so anyway while the index recorded ``Inbox/...``,
+    and a case-sensitive one would grow a twin folder that sync tools and other machines cannot
+    keep apart. An NFD spelling of an NFC folder resolves the same way. Two folders on disk that
+    differ only by case, neither spelled as asked, are refused: the caller must pick one. The
+    file name itself is left alone; :func:`disk_twin` says whether it exists under another spelling.
+    """
+    parts = rel.split("/")
+    if any(p in _NOT_NAMES for p in parts):
+        return rel, []  # not a plain path: check_new_path refuses it, with a better message
+    current = os.path.realpath(root)
+    for i, part in enumerate(parts[:-1]):
+        names = _names_like(current, part)
+        if not names:
+            break  # nothing below exists yet: the writer creates it as asked
+        if names[0] != part and len(names) > 1:
+            return rel, [_v04(rel, f"several folders match {part!r} by letter case or Unicode form; "
+                                   "give the exact spelling of the one you mean")]
+        parts[i] = names[0]
+        current = os.path.join(current, names[0])
+    return "/".join(parts), []
+
+
+def disk_twin(root: Path, rel: str) -> str | None:
+    """The existing file or folder that ``rel`` names by :func:`path_key`, spelled as on disk.
+
+    ``rel``'s folders should already be spelled as on disk (:func:`disk_spelling`). Returns the
+    exact spelling when that exists, another spelling when only that does, None when neither.
+    """
+    if any(p in _NOT_NAMES for p in rel.split("/")):
+        return None
+    folder, _, name = rel.rpartition("/")
+    names = _names_like(os.path.join(os.path.realpath(root), folder), name)
+    if not names:
+        return None
+    return f"{folder}/{names[0]}" if folder else names[0]
+
+
+@lru_cache(maxsize=1024)
 def _glob_parts(glob: str) -> tuple[str, ...]:
-    return tuple(glob.strip("/").split("/"))
+    return tuple(path_key(glob).strip("/").split("/"))
 
 
-def _match_parts(pat: Sequence[str], parts: Sequence[str]) -> bool:
+def _match_parts(pat: Sequence[str], parts: Sequence[str]) -> list[bool]:
+    """``reach[n]``: whether ``pat`` matches ``parts[:n]``, for every n at once."""
     # Component-level dynamic programming: O(len(pat) * len(parts)) fnmatch calls, each over one
     # bounded component, so no pattern can make matching blow up.
     reach = [False] * (len(parts) + 1)
@@ -184,28 +240,37 @@ def _match_parts(pat: Sequence[str], parts: Sequence[str]) -> bool:
                     nxt[i + 1] = True
         reach = nxt
         if not any(reach):
-            return False
-    return reach[len(parts)]
+            break
+    return reach
+
+
+def matching_glob(rel: str, globs: Sequence[str]) -> str | None:
+    """The first glob that matches ``rel`` or one of its folders, else None.
+
+    Matching is on :func:`path_key` of both the glob and the path, whatever the filesystem: a rule
+    that held on ext4 but not on APFS or NTFS (or in a sync tool) would let ``PRIVATE/a.md`` or an
+    NFD spelling land in a denied ``private/``. Globs go component by component: ``*``, ``?`` and
+    ``[...]`` stay inside one component, ``**`` spans any number of them (zero included). A glob
+    that matches a folder covers everything below it, so ``private`` and ``private/**`` both match
+    ``private/a.md``.
+    """
+    parts = path_key(rel).split("/")
+    for glob in globs:
+        if any(_match_parts(_glob_parts(glob), parts)[1:]):
+            return glob
+    return None
 
 
 def deny_path_issue(rel: str, deny_globs: Sequence[str]) -> Issue | None:
-    """P02 when ``rel`` or one of its folders matches a deny glob, else None.
-
-    Globs are matched case-sensitively against the vault-relative POSIX path, component by
-    component: ``*``, ``?`` and ``[...]`` stay inside one component, ``**`` spans any number of
-    them (zero included). A glob that matches a folder denies everything below it, so
-    ``private`` and ``private/**`` both deny ``private/a.md``.
-    """
-    parts = rel.split("/")
-    for glob in deny_globs:
-        pat = _glob_parts(glob)
-        if any(_match_parts(pat, parts[:n]) for n in range(1, len(parts) + 1)):
-            return Issue(
-                code="P02",
-                message=f"the vault's deny_paths forbid writing here (glob {glob!r}); choose another path",
-                path=rel,
-            )
-    return None
+    """P02 when ``rel`` or one of its folders matches a deny glob (see :func:`matching_glob`)."""
+    glob = matching_glob(rel, deny_globs)
+    if glob is None:
+        return None
+    return Issue(
+        code="P02",
+        message=f"the vault's deny_paths forbid writing here (glob {glob!r}); choose another path",
+        path=rel,
+    )
 
 
 _CHANNELS_ALLOWED: Final[dict[WritePolicy, frozenset[Channel]]] = {

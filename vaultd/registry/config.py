@@ -14,6 +14,7 @@ import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Annotated
 
 import msgspec
 
@@ -25,9 +26,28 @@ CONFIG_VERSION = 1
 MAX_CONFIG_BYTES = 64 * 1024
 
 
+MiB = 1024 * 1024
+
+
+class DaemonLimits(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True, frozen=True):
+    """The daemon's own bounds (``"daemon"`` in config.json), read once at start.
+
+    They keep one client from costing the others: connections are capped, a connection that
+    never says ``hello`` is closed, replies waiting for a slow reader are bounded globally and
+    per connection, and a reader that takes no bytes for ``send_timeout_s`` is dropped.
+    """
+
+    max_connections: Annotated[int, msgspec.Meta(ge=1, le=65536)] = 256
+    hello_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 10.0
+    send_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 30.0
+    reply_budget_bytes: Annotated[int, msgspec.Meta(ge=64 * 1024, le=16 * 1024 * MiB)] = 64 * MiB
+    connection_reply_bytes: Annotated[int, msgspec.Meta(ge=64 * 1024, le=16 * 1024 * MiB)] = 16 * MiB
+
+
 class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     version: int = CONFIG_VERSION
     vaults: list[VaultEntry] = []
+    daemon: DaemonLimits = DaemonLimits()
 
 
 _decoder = msgspec.json.Decoder(Config)

@@ -19,6 +19,8 @@ from vaultd.errors import VaultError
 
 log = structlog.get_logger("vaultd.dispatch")
 
+INTERNAL_MESSAGE = "internal error; see the daemon log ('vaultctl daemon logs')"
+
 _param_decoders: dict[str, msgspec.json.Decoder[Any]] = {
     name: msgspec.json.Decoder(spec.params) for name, spec in METHODS.items()
 }
@@ -53,13 +55,12 @@ async def dispatch(request: Request, ctx: CallContext) -> Reply:
         return error_response(request.id, ErrorData(code=ErrorCode.INVALID_PARAMS, message="params must be an object"))
     try:
         result = await handler(ctx, params)
+        # Encoding is part of the call: a result that cannot be encoded is this call's failure.
+        encoded = encode_value(result)
     except VaultError as exc:
         log.info("refused", method=request.method, code=str(exc.code), channel=str(ctx.channel))
         return error_response(request.id, exc.to_data())
     except Exception:
         log.exception("internal error", method=request.method)
-        return error_response(
-            request.id,
-            ErrorData(code=ErrorCode.INTERNAL, message="internal error; see the daemon log ('vaultctl daemon logs')"),
-        )
-    return Success(id=request.id, result=encode_value(result))
+        return error_response(request.id, ErrorData(code=ErrorCode.INTERNAL, message=INTERNAL_MESSAGE))
+    return Success(id=request.id, result=encoded)

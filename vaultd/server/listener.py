@@ -15,9 +15,15 @@ import struct
 import sys
 from pathlib import Path
 
+from protocol.location import socket_dir_problem
+
 
 class StartupError(Exception):
-    """The daemon cannot start; the message says why and what to do."""
+    """The daemon cannot start; the message says why and what to do, ``status`` is the exit code."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def acquire_home_lock(home: Path) -> int:
@@ -38,14 +44,25 @@ def acquire_home_lock(home: Path) -> int:
 
 
 def _prepare_socket_dir(folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    st = folder.lstat()
-    if not stat.S_ISDIR(st.st_mode):
-        raise StartupError(f"{folder} is not a folder")
-    if st.st_uid != os.getuid():
-        raise StartupError(f"{folder} belongs to uid {st.st_uid}, not to this user; refusing to listen there")
-    if stat.S_IMODE(st.st_mode) != 0o700:
-        os.chmod(folder, 0o700)
+    """Create a private folder for the socket, or check an existing one and leave it as it is.
+
+    The daemon never changes a folder it did not create: ``VAULTD_SOCKET=/tmp/vaultd.sock`` must
+    not turn ``/tmp`` into a 0700 folder. The rule for an existing folder is shared with the
+    clients (:func:`protocol.location.socket_dir_problem`).
+    """
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise StartupError(f"cannot create the socket folder {folder}: {exc.strerror}") from exc
+    else:
+        os.chmod(folder, 0o700)  # ours: private whatever the umask
+        return
+    problem = socket_dir_problem(folder, os.getuid())
+    if problem is not None:
+        raise StartupError(problem)
 
 
 def _socket_answers(path: Path) -> bool:
@@ -61,13 +78,18 @@ def _socket_answers(path: Path) -> bool:
 
 
 def bind_socket(path: Path) -> socket.socket:
-    """Listen at ``path`` (folder 0700, socket 0600), replacing a stale socket file only."""
+    """Listen at ``path`` (socket 0600; its folder 0700 when the daemon creates it), replacing a
+    stale socket file of this user only."""
     if len(os.fsencode(path)) >= 104:
         raise StartupError(f"socket path {path} is too long for AF_UNIX; set VAULTD_SOCKET to a shorter path")
     _prepare_socket_dir(path.parent)
     if path.exists() or path.is_symlink():
-        if not stat.S_ISSOCK(path.lstat().st_mode):
+        st = path.lstat()
+        if not stat.S_ISSOCK(st.st_mode):
             raise StartupError(f"{path} exists and is not a socket; move it away")
+        if st.st_uid != os.getuid():
+            raise StartupError(f"the socket {path} belongs to uid {st.st_uid}, not to this user; "
+                               f"set VAULTD_SOCKET to a path of your own")
         if _socket_answers(path):
             raise StartupError(f"another daemon is listening on {path}")
         path.unlink()

@@ -2,42 +2,52 @@
 
 Order on disk (each step durable before the next):
 
-1. the journal (originals and manifest), renamed into place;
+1. the journal (originals, their modes, and the manifest), renamed into place;
 2. every target re-checked against the hash it had when planned (CONFLICT, nothing written);
-3. each target: temp file in its own folder, fsync, rename over the target, folder fsync
-   (a removal: unlink, folder fsync);
+3. each target: temp file in its own folder, fsync, the target re-checked once more, rename over
+   the target, folder fsync (a removal: re-check, unlink, folder fsync);
 4. the ``committed`` marker.
+
+Every target is reached through :mod:`vaultd.txn.dirfd`: the vault root is opened once per
+operation and each folder below it without following links, so a folder swapped for a link
+mid-operation is refused, never written through. The re-check right before each rename catches
+an editor's save made while earlier targets were written; what remains is the span between that
+read and the rename (microseconds), which no lock-free editor can be kept out of.
 
 A failure before 4 rolls back in process; a crash before 4 is rolled back by :func:`recover`
 before the vault is served again. Rolling back restores only what this operation wrote: a file
 someone else changed meanwhile is left alone and reported, never overwritten.
+
+Modes: a rewritten file keeps its own; a created one gets :attr:`Change.mode` (a move's or a
+trash's source mode) or the user's new-file mode (:mod:`vaultd.content_mode`).
 """
 
 from __future__ import annotations
 
-import errno
+import enum
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import structlog
 
-from vaultd.errors import Conflict, Internal, InvalidParams, LimitExceeded, Unavailable, VaultError
-from vaultd.fsio import fsync_dir, is_temp_name, unlink, write_atomic
-from vaultd.txn import faults
+from vaultd.content_mode import new_file_mode
+from vaultd.errors import Conflict, Internal, LimitExceeded, Unavailable, VaultError
+from vaultd.fsio import is_temp_name
+from vaultd.policy import check_inside_vault
+from vaultd.txn import faults, journal, seal
+from vaultd.txn.dirfd import Current, Folder, VaultRoot
 from vaultd.txn.journal import (
     Entry,
     Manifest,
     is_committed,
-    journals,
     mark_committed,
     original_bytes,
     read_manifest,
     remove_journal,
     write_journal,
 )
-from vaultd.txn.plan import MAX_NOTE_BYTES, MAX_OP_BYTES, MAX_OP_FILES, Plan, sha256
+from vaultd.txn.plan import MAX_NOTE_BYTES, MAX_OP_BYTES, MAX_OP_FILES, Change, Plan, sha256
 
 log = structlog.get_logger("vaultd.txn")
 
@@ -49,28 +59,14 @@ class RollbackFailed(Internal):
 
 def read_current(root: Path, rel: str, limit: int = MAX_NOTE_BYTES) -> bytes | None:
     """A target's bytes now (None when absent), never through a symlink, bounded."""
-    if "\x00" in rel:
-        raise InvalidParams("a path may not contain a NUL byte")
-    try:
-        fd = os.open(root / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise Conflict(f"{rel} is a symbolic link; vaultd never writes through links") from exc
-        if exc.errno == errno.ENOTDIR:
-            return None
-        raise
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise Conflict(f"{rel} is not a regular file")
-        if st.st_size > limit:
-            raise LimitExceeded(f"{rel} is {st.st_size} bytes, over the {limit}-byte limit")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read(limit + 1)
-    finally:
-        os.close(fd)
+    current = read_state(root, rel, limit)
+    return None if current is None else current.data
+
+
+def read_state(root: Path, rel: str, limit: int = MAX_NOTE_BYTES) -> Current | None:
+    """A target's bytes and permission bits now (None when absent), as :func:`read_current`."""
+    with VaultRoot(root) as vroot:
+        return vroot.read_file(rel, limit)
 
 
 def check_bounds(plan: Plan) -> None:
@@ -85,24 +81,15 @@ def check_bounds(plan: Plan) -> None:
             raise LimitExceeded(f"{c.path} would be {len(c.after)} bytes; a note may be {MAX_NOTE_BYTES}")
 
 
-def _make_parents(root: Path, rel: str) -> None:
-    """Create missing folders one at a time, syncing each parent so the new name is durable."""
-    parts = rel.split("/")[:-1]
-    current = root
-    for part in parts:
-        nxt = current / part
-        try:
-            nxt.mkdir(mode=0o755)
-        except FileExistsError:
-            if nxt.is_symlink() or not nxt.is_dir():
-                raise Conflict(f"{nxt.relative_to(root)} is not a folder") from None
-        else:
-            fsync_dir(current)
-        current = nxt
-
-
-def _verify(root: Path, plan: Plan) -> None:
-    changed = [c.path for c in plan.effective() if sha256(read_current(root, c.path)) != c.before_sha]
+def _verify(vroot: VaultRoot, plan: Plan) -> None:
+    """Every target as planned, recording each one's mode for the journal."""
+    changed = []
+    for change in plan.effective():
+        current = vroot.read_file(change.path, MAX_NOTE_BYTES)
+        if sha256(current.data if current else None) != change.before_sha:
+            changed.append(change.path)
+        elif current is not None:
+            change.before_mode = current.mode
     if changed:
         raise Conflict(
             f"changed since it was read: {', '.join(changed)}; read again, then retry",
@@ -110,22 +97,51 @@ def _verify(root: Path, plan: Plan) -> None:
         )
 
 
-def _write(root: Path, rel: str, data: bytes | None) -> None:
-    target = root / rel
-    if data is None:
-        try:
-            unlink(target)
-        except FileNotFoundError:
-            pass
-        fsync_dir(target.parent)
-        return
-    _make_parents(root, rel)
-    mode = 0o644
+def _recheck(folder: Folder, name: str, change: Change) -> Current | None:
+    """The target right before its own rename or unlink; CONFLICT naming it if it moved on."""
     try:
-        mode = stat.S_IMODE(target.lstat().st_mode)
+        current = folder.read(name, MAX_NOTE_BYTES)
+    except LimitExceeded:
+        current, grown = None, True
+    else:
+        grown = False
+    if grown or sha256(current.data if current else None) != change.before_sha:
+        raise Conflict(f"{change.path} changed while this operation was being applied (an editor, git or "
+                       "another program saved it); nothing was changed: read it again, then retry",
+                       candidates=[change.path])
+    return current
+
+
+def _mode_for(change: Change) -> int:
+    if change.before is not None and change.before_mode is not None:
+        return change.before_mode
+    return change.mode if change.mode is not None else new_file_mode()
+
+
+def _put(vroot: VaultRoot, change: Change) -> None:
+    """Write or remove one target through its folder's descriptor, re-checked just before."""
+    try:
+        folder, name = vroot.parent(change.path, create=change.after is not None)
     except FileNotFoundError:
-        pass
-    write_atomic(target, data, mode)
+        raise Conflict(f"the folder of {change.path} vanished while this operation was being applied; "
+                       "read again, then retry", candidates=[change.path]) from None
+    with folder:
+        if change.after is None:
+            _recheck(folder, name, change)
+            folder.unlink(name)
+            folder.sync()
+            return
+        mode = _mode_for(change)
+        temp = folder.write_temp(change.after, mode)
+        try:
+            current = _recheck(folder, name, change)
+            if current is not None and current.mode != mode:
+                temp.set_mode(current.mode)  # chmod-ed meanwhile: the file keeps the mode it has
+            temp.rename_over(name)
+        except BaseException:
+            temp.discard()
+            raise
+        folder.sync()
 
 
 @dataclass
@@ -135,22 +151,51 @@ class RollbackReport:
     left: list[str] = field(default_factory=list)  #: changed by someone else; not touched
 
 
-def _roll_back(root: Path, folder: Path, manifest: Manifest) -> RollbackReport:
+class Restore(enum.Enum):
+    """What rolling back did to one journaled target."""
+
+    UNTOUCHED = "untouched"  #: as it was before the operation (never written, or restored already)
+    RESTORED = "restored"  #: this operation's bytes replaced by the original
+    LEFT = "left"  #: someone else changed it (or put a link on its way): not touched
+
+
+def _restore(vroot: VaultRoot, folder: Path, entry: Entry) -> Restore:
+    try:
+        current = vroot.read_file(entry.path, MAX_NOTE_BYTES)
+    except (Conflict, LimitExceeded):
+        return Restore.LEFT
+    current_sha = sha256(current.data if current else None)
+    if current_sha == entry.before_sha:
+        return Restore.UNTOUCHED
+    if current_sha != entry.after_sha:
+        return Restore.LEFT
+    undo = Change(path=entry.path, before=current.data if current else None, after=original_bytes(folder, entry),
+                  mode=entry.mode, before_mode=current.mode if current else None)
+    try:
+        _put(vroot, undo)
+    except Conflict:
+        return Restore.LEFT  # changed in the instant between the read above and the rename
+    return Restore.RESTORED
+
+
+def _roll_back(root: Path, folder: Path, manifest: Manifest, vroot: VaultRoot | None = None) -> RollbackReport:
     report = RollbackReport(manifest.op_id)
-    first = True
-    for entry in reversed(manifest.entries):
-        current = sha256(read_current(root, entry.path))
-        if current == entry.before_sha:
-            continue  # never touched, or already restored
-        if current == entry.after_sha or (current is None and entry.after_sha is None):
-            _write(root, entry.path, original_bytes(folder, entry))
-            report.restored.append(entry.path)
-            if first:
-                faults.point("during-recovery")
-                first = False
-        else:
-            report.left.append(entry.path)
-    remove_journal(folder)
+    anchor = VaultRoot(root) if vroot is None else vroot
+    try:
+        first = True
+        for entry in reversed(manifest.entries):
+            outcome = _restore(anchor, folder, entry)
+            if outcome is Restore.RESTORED:
+                report.restored.append(entry.path)
+                if first:
+                    faults.point("during-recovery")
+                    first = False
+            elif outcome is Restore.LEFT:
+                report.left.append(entry.path)
+        remove_journal(folder)
+    finally:
+        if vroot is None:
+            anchor.close()
     return report
 
 
@@ -158,81 +203,140 @@ def apply_plan(root: Path, plan: Plan, op_id: str, channel: str, undoes: str | N
     """Apply ``plan`` durably, or leave the vault as it was and raise."""
     check_bounds(plan)
     changes = plan.effective()
-    _verify(root, plan)
-    try:
-        folder = write_journal(root, op_id, plan, channel, undoes)
-    except OSError as exc:
-        raise Unavailable(f"the journal could not be written ({exc.strerror or exc}); nothing was changed") from exc
-    faults.point("after-journal")
-    try:
-        _verify(root, plan)  # again: the journal write took time an editor may have used
-        for change in changes:
-            _write(root, change.path, change.after)
-            faults.point("after-rename")
-        faults.point("before-commit")
-        mark_committed(folder)
-    except BaseException as exc:
-        (folder / "committed").unlink(missing_ok=True)  # a marker whose folder fsync failed is no commit
+    with VaultRoot(root) as vroot:
+        _verify(vroot, plan)
         try:
-            report = _roll_back(root, folder, read_manifest(folder))
-        except Exception:
-            log.exception("rollback failed; the journal is kept for recovery", op_id=op_id)
-            raise RollbackFailed(f"operation {op_id} failed and could not be rolled back; "
-                                 "restart the daemon to recover it") from exc
-        log.warning("operation rolled back", op_id=op_id, restored=len(report.restored), left=len(report.left))
-        if isinstance(exc, VaultError):
+            folder = write_journal(root, op_id, plan, channel, undoes)
+        except OSError as exc:
+            raise Unavailable(f"the journal could not be written ({exc.strerror or exc}); nothing was changed") from exc
+        faults.point("after-journal")
+        try:
+            _verify(vroot, plan)  # again: the journal write took time an editor may have used
+            for change in changes:
+                _put(vroot, change)
+                faults.point("after-rename")
+            faults.point("before-commit")
+            mark_committed(folder)
+        except BaseException as exc:
+            (folder / "committed").unlink(missing_ok=True)  # a marker whose folder fsync failed is no commit
+            try:
+                report = _roll_back(root, folder, read_manifest(folder), vroot)
+            except Exception:
+                log.exception("rollback failed; the journal is kept for recovery", op_id=op_id)
+                raise RollbackFailed(f"operation {op_id} failed and could not be rolled back; "
+                                     "restart the daemon to recover it") from exc
+            log.warning("operation rolled back", op_id=op_id, restored=len(report.restored), left=report.left)
+            if isinstance(exc, VaultError):
+                raise
+            if isinstance(exc, OSError):
+                raise Unavailable(f"the write failed ({exc.strerror or exc}); nothing was changed") from exc
             raise
-        if isinstance(exc, OSError):
-            raise Unavailable(f"the write failed ({exc.strerror or exc}); nothing was changed") from exc
-        raise
     faults.point("after-commit")
+
+
+@dataclass
+class RefusedJournal:
+    name: str  #: vault-relative, e.g. ``.vaultd/journal/<name>``
+    reason: str
 
 
 @dataclass
 class RecoveryReport:
     rolled_back: list[RollbackReport] = field(default_factory=list)
     finished: list[str] = field(default_factory=list)
-    discarded: list[str] = field(default_factory=list)  #: journals that never became whole
+    discarded: list[str] = field(default_factory=list)  #: journals that never became whole, or were being deleted
+    refused: list[RefusedJournal] = field(default_factory=list)  #: not this daemon's: left exactly as found
+    remarked: list[str] = field(default_factory=list)  #: finished journals whose lost commit marker was restored
     temp_files: int = 0
 
 
-def recover(root: Path) -> RecoveryReport:
-    """Bring the vault to a state with no operation half-applied. Idempotent."""
+def recover(root: Path, key: bytes | None = None) -> RecoveryReport:
+    """Bring the vault to a state with no operation half-applied. Idempotent.
+
+    Only journals this daemon wrote are acted on (``key`` seals them; default: the installed
+    key): a journal whose seal, folder, paths or originals do not check is reported in
+    ``refused`` and left untouched. Of the sealed journals without a commit marker, one older
+    than a committed journal is finished, never rolled back: operations apply one at a time and
+    each commits (or is rolled back and removed) before the next journal is written, so a newer
+    committed journal proves this one was committed and acknowledged and only its marker was
+    lost; the marker is written again. The newest uncommitted journal is the operation a crash
+    interrupted: its marker is durable before any receipt is sent, so no caller was told it
+    applied, and it is rolled back (even when all its files were already written).
+    """
+    key = seal.installed_key() if key is None else key
     report = RecoveryReport()
-    folders_touched: set[Path] = set()
-    for folder in journals(root):
-        if folder.name.endswith(".tmp"):
-            remove_journal(folder)
-            report.discarded.append(folder.name[:-4])
-            continue
+    problem = journal.runtime_issue(root)
+    if problem is not None:
+        report.refused.append(RefusedJournal(problem.split(" ", 1)[0], problem))
+        return report
+    listing = journal.scan(root, key)
+    for folder in listing.leftovers:
+        journal.delete_leftover(folder)
+        report.discarded.append(journal.own_transient(key, folder.name) or folder.name)
+    for folder, reason in listing.foreign:
+        report.refused.append(RefusedJournal(f"{journal.JOURNAL}/{folder.name}", reason))
+    sealed: list[tuple[Path, journal.Manifest]] = []
+    for folder in listing.live:
         try:
-            manifest = read_manifest(folder)
-        except (OSError, ValueError):
-            remove_journal(folder)  # no manifest: the rename never happened with content; nothing touched
-            report.discarded.append(folder.name)
+            manifest = journal.open_journal(folder, key)
+        except journal.UntrustedJournal as exc:
+            report.refused.append(RefusedJournal(f"{journal.JOURNAL}/{folder.name}", exc.reason))
             continue
-        folders_touched.update((root / e.path).parent for e in manifest.entries)
-        if is_committed(folder):
+        sealed.append((folder, manifest))
+    committed = [journal.is_committed(folder) for folder, _ in sealed]
+    newest_committed = max((i for i, c in enumerate(committed) if c), default=-1)
+    folders_touched: set[Path] = set()
+    for i, (folder, manifest) in enumerate(sealed):
+        if committed[i] or i < newest_committed:
+            if not committed[i]:
+                try:
+                    mark_committed(folder)
+                except OSError as exc:  # e.g. a 'committed' that is a link or a folder: not ours
+                    report.refused.append(RefusedJournal(f"{journal.JOURNAL}/{folder.name}",
+                                                         f"its commit marker cannot be written ({exc.strerror})"))
+                    continue
+                report.remarked.append(manifest.op_id)
             report.finished.append(manifest.op_id)
         else:
+            try:
+                _check_rollback(root, folder, manifest)
+            except journal.UntrustedJournal as exc:
+                report.refused.append(RefusedJournal(f"{journal.JOURNAL}/{folder.name}", exc.reason))
+                continue
             report.rolled_back.append(_roll_back(root, folder, manifest))
+        folders_touched.update((root / e.path).parent for e in manifest.entries
+                               if not check_inside_vault(root, e.path))
     for parent in folders_touched:
         report.temp_files += _remove_temp_files(parent)
     return report
 
 
+def _check_rollback(root: Path, folder: Path, manifest: Manifest) -> None:
+    """Everything a rollback will read or write checks, before it writes anything."""
+    journal.check_originals(folder, manifest)
+    for entry in manifest.entries:
+        issues = check_inside_vault(root, entry.path)
+        if issues:
+            raise journal.UntrustedJournal(f"{entry.path}: {issues[0].message}")
+
+
 def _remove_temp_files(folder: Path) -> int:
-    removed = 0
+    """Remove this daemon's temp files from one folder, bound to the folder's descriptor."""
     try:
-        names = os.listdir(folder)
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return 0
-    for name in names:
-        if is_temp_name(name):
-            (folder / name).unlink(missing_ok=True)
-            removed += 1
-    if removed:
-        fsync_dir(folder)
+    removed = 0
+    with Folder(fd, str(folder)) as opened:
+        for name in opened.names():
+            if is_temp_name(name):
+                try:
+                    os.unlink(name, dir_fd=opened.fd)
+                except FileNotFoundError:
+                    continue
+                removed += 1
+        if removed:
+            opened.sync()
     return removed
 
 
@@ -241,14 +345,13 @@ def undo_plan(root: Path, folder: Path) -> tuple[Plan, Manifest]:
     manifest = read_manifest(folder)
     changes = []
     moved = []
-    from vaultd.txn.plan import Change
-
     for entry in manifest.entries:
         current = read_current(root, entry.path)
         if sha256(current) != entry.after_sha:
             moved.append(entry.path)
             continue
-        changes.append(Change(path=entry.path, before=current, after=original_bytes(folder, entry)))
+        # a file the operation removed comes back with the mode the journal kept for it
+        changes.append(Change(path=entry.path, before=current, after=original_bytes(folder, entry), mode=entry.mode))
     if moved:
         raise Conflict(f"cannot undo {manifest.op_id}: changed since: {', '.join(moved)}", candidates=moved)
     return Plan(op="op.undo", changes=changes, summary=f"undo {manifest.op_id} ({manifest.op})",

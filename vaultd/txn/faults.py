@@ -7,12 +7,14 @@ whether it is under test. Grammar, ``;``-separated:
     crash=POINT          SIGKILL the daemon when POINT is reached
     crash=POINT@N        ... the Nth time POINT is reached (1-based)
     error=OP:ERRNO@N     make the Nth call of primitive OP fail with ERRNO (e.g. fsync:EIO@1)
-    sleep=POINT:SECONDS  pause the write SECONDS (at most 600) when POINT is reached (a slow disk)
-    sleep=POINT:SECONDS@N  ... the Nth time POINT is reached
+    sleep=POINT:SECONDS  sleep SECONDS (at most 10) every time POINT is reached; POINT@N: the Nth time
+    pause=POINT@N:PATH   the Nth time POINT is reached, create PATH and wait until it is removed
+                         (at most 120 s), so a test can act at that point and then release it
 
 Crash points: ``after-journal`` (journal durable, no target touched), ``after-rename`` (after each
 target rename; with @N after the Nth), ``before-commit`` (all targets written, no marker),
-``after-commit``, ``during-recovery`` (after the first file recovery restores).
+``after-commit``, ``during-recovery`` (after the first file recovery restores), ``during-prune``
+(a pruned journal renamed out of the live namespace and synced, not yet deleted).
 Primitives: ``write``, ``fsync``, ``rename``, ``fsync-dir``, ``unlink``.
 """
 
@@ -24,16 +26,20 @@ import signal
 import time
 from dataclasses import dataclass, field
 
-CRASH_POINTS = frozenset({"after-journal", "after-rename", "before-commit", "after-commit", "during-recovery"})
+CRASH_POINTS = frozenset({"after-journal", "after-rename", "before-commit", "after-commit", "during-recovery",
+                          "during-prune"})
 PRIMITIVES = frozenset({"write", "fsync", "rename", "fsync-dir", "unlink"})
-MAX_SLEEP_S = 600.0
+MAX_SLEEP_SECONDS = 10.0
+MAX_PAUSE_SECONDS = 120.0
+EVERY = 0  #: a hit number meaning every hit
 
 
 @dataclass
 class FaultPlan:
     crashes: dict[str, int] = field(default_factory=dict)  #: point -> the hit that crashes
     errors: dict[str, tuple[int, int]] = field(default_factory=dict)  #: primitive -> (errno, hit)
-    sleeps: dict[str, tuple[float, int]] = field(default_factory=dict)  #: point -> (seconds, hit)
+    sleeps: dict[str, tuple[int, float]] = field(default_factory=dict)  #: point -> (hit or EVERY, seconds)
+    pauses: dict[str, tuple[int, str]] = field(default_factory=dict)  #: point -> (hit, gate file)
     _hits: dict[str, int] = field(default_factory=dict)
 
     @classmethod
@@ -41,6 +47,9 @@ class FaultPlan:
         plan = cls()
         for item in filter(None, (s.strip() for s in spec.split(";"))):
             kind, _, rest = item.partition("=")
+            if kind in ("sleep", "pause"):
+                plan._parse_wait(kind, rest, item)
+                continue
             what, _, nth = rest.partition("@")
             hit = int(nth) if nth else 1
             if kind == "crash" and what in CRASH_POINTS:
@@ -51,18 +60,25 @@ class FaultPlan:
                 if op not in PRIMITIVES or not isinstance(code, int):
                     raise ValueError(f"bad fault {item!r}")
                 plan.errors[op] = (code, hit)
-            elif kind == "sleep":
-                where, _, seconds = what.partition(":")
-                try:
-                    pause = float(seconds)
-                except ValueError:
-                    pause = -1.0
-                if where not in CRASH_POINTS or not 0 <= pause <= MAX_SLEEP_S:
-                    raise ValueError(f"bad fault {item!r}")
-                plan.sleeps[where] = (pause, hit)
             else:
                 raise ValueError(f"bad fault {item!r}")
         return plan
+
+    def _parse_wait(self, kind: str, rest: str, item: str) -> None:
+        where, _, arg = rest.partition(":")
+        what, _, nth = where.partition("@")
+        if what not in CRASH_POINTS or not arg or (nth and not nth.isdigit()):
+            raise ValueError(f"bad fault {item!r}")
+        if kind == "sleep":
+            try:
+                seconds = float(arg)
+            except ValueError:
+                raise ValueError(f"bad fault {item!r}") from None
+            if not 0 <= seconds <= MAX_SLEEP_SECONDS:
+                raise ValueError(f"bad fault {item!r}: sleep at most {MAX_SLEEP_SECONDS} s")
+            self.sleeps[what] = (int(nth) if nth else EVERY, seconds)
+        else:
+            self.pauses[what] = (int(nth) if nth else 1, arg)
 
     def _count(self, key: str) -> int:
         self._hits[key] = self._hits.get(key, 0) + 1
@@ -70,9 +86,13 @@ class FaultPlan:
 
     def point(self, name: str) -> None:
         if name in self.sleeps:
-            pause, hit = self.sleeps[name]
-            if self._count("sleep:" + name) == hit:
-                time.sleep(pause)
+            hit, seconds = self.sleeps[name]
+            if self._count("sleep:" + name) == hit or hit == EVERY:
+                time.sleep(seconds)
+        if name in self.pauses:
+            hit, gate = self.pauses[name]
+            if self._count("pause:" + name) == hit:
+                _wait_at(gate)
         if name in self.crashes and self._count("crash:" + name) == self.crashes[name]:
             os.kill(os.getpid(), signal.SIGKILL)
 
@@ -81,6 +101,15 @@ class FaultPlan:
             code, hit = self.errors[op]
             if self._count("io:" + op) == hit:
                 raise OSError(code, f"{os.strerror(code)} (injected)")
+
+
+def _wait_at(gate: str) -> None:
+    """Hold the write here until whoever watches ``gate`` removes it."""
+    with open(gate, "x"):
+        pass
+    deadline = time.monotonic() + MAX_PAUSE_SECONDS
+    while os.path.exists(gate) and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 _active = FaultPlan()

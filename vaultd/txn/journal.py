@@ -1,25 +1,62 @@
 """The transaction journal: ``<vault>/.vaultd/journal/<op-id>/``.
 
-A journal is built in ``<op-id>.tmp/`` (originals, then the manifest, each fsynced) and renamed
-into place, so it appears whole or not at all; only then is a target touched. The ``committed``
-marker is written after the last target. A kept committed journal is what ``op.undo`` reverses.
+A journal is built in ``<op-id>.<tag>.tmp/`` (originals, then the manifest and its seal, each
+fsynced) and renamed into place, so it appears whole or not at all; only then is a target
+touched. The ``committed`` marker is written after the last target. A kept committed journal is
+what ``op.undo`` reverses.
+
+Only sealed journals are used (:mod:`vaultd.txn.seal`): a vault may arrive with journals of its
+own, and what a journal says is written into the vault. :func:`open_journal` checks the folder,
+the seal, and that every path is a plain vault-relative path and every original a file of this
+journal, before anything reads an entry. A journal leaves the live namespace before it is
+deleted: it is renamed to ``<op-id>.<tag>.dead`` and the folder synced, so a crash mid-delete
+never leaves a journal that lost its marker but kept its manifest.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import shutil
+import stat
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
+import structlog
 
-from vaultd.fsio import fsync_dir, replace, write_durable
-from vaultd.txn.plan import Plan
+from vaultd.errors import Unavailable
+from vaultd.fsio import fsync_dir, is_temp_name, replace, write_durable
+from vaultd.policy import RESERVED_NAMES, check_new_path
+from vaultd.txn import faults, opids, seal
+from vaultd.txn.plan import MAX_OP_BYTES, MAX_OP_FILES, Plan, sha256
 
+log = structlog.get_logger("vaultd.txn")
+
+RUNTIME = ".vaultd"
 JOURNAL = ".vaultd/journal"
 MANIFEST = "manifest.json"
+MAC = "manifest.mac"
 COMMITTED = "committed"
+TRASH_PREFIX = ".trash/"  #: deletes move notes into Obsidian's trash (see vaultd/ops/validate.py)
+MAX_MANIFEST_BYTES = 4 * 1024 * 1024  #: 1,024 entries of 1 KiB paths fit with room to spare
+MAC_BYTES = 64
+
+_ORIGINAL = re.compile(r"orig-[0-9]{1,4}")
+_SHA = re.compile(r"[0-9a-f]{64}")
+_TRANSIENT = re.compile(r"(?P<op_id>[0-9]{8}T[0-9]{6}(?:\.[0-9]{6})?-[0-9a-f]{8})\.(?P<tag>[0-9a-f]{32})\.(?P<state>tmp|dead)")
+
+
+def _keep_override() -> int | None:
+    """``VAULTD_JOURNAL_KEEP`` lowers how many committed journals are kept (reliability runs and
+    tests prune quickly with it); read once, when the daemon loads this module."""
+    raw = os.environ.get("VAULTD_JOURNAL_KEEP", "")
+    return int(raw) if raw.isdigit() and int(raw) >= 1 else None
+
+
+KEEP_OVERRIDE = _keep_override()
 
 
 class Entry(msgspec.Struct, kw_only=True):
@@ -27,6 +64,7 @@ class Entry(msgspec.Struct, kw_only=True):
     before_sha: str | None
     after_sha: str | None
     original: str | None  #: the journal file holding the bytes before, when the file existed
+    mode: int | None = None  #: its permission bits then, so a rollback restores them too
 
 
 class Manifest(msgspec.Struct, kw_only=True):
@@ -39,6 +77,14 @@ class Manifest(msgspec.Struct, kw_only=True):
     undoes: str | None = None  #: the op id this operation reversed
 
 
+class UntrustedJournal(Exception):
+    """A journal folder this daemon did not write, or one changed since: never used, never deleted."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 _decoder = msgspec.json.Decoder(Manifest)
 
 
@@ -46,8 +92,53 @@ def journal_root(vault: Path) -> Path:
     return vault / JOURNAL
 
 
+# -- the folders themselves -------------------------------------------------------------------
+
+def folder_issue(path: Path) -> str | None:
+    """Why ``path`` is not a real folder owned by this user, or None; raises FileNotFoundError."""
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symbolic link"
+    if not stat.S_ISDIR(st.st_mode):
+        return "is not a folder"
+    if st.st_uid != os.geteuid():
+        return f"is owned by uid {st.st_uid}, not by this daemon's user"
+    return None
+
+
+def runtime_issue(vault: Path) -> str | None:
+    """Why the vault's ``.vaultd/`` or ``.vaultd/journal/`` must not be used, or None (either may
+    be missing: the writer creates them)."""
+    for rel in (RUNTIME, JOURNAL):
+        try:
+            problem = folder_issue(vault / rel)
+        except FileNotFoundError:
+            return None
+        if problem is not None:
+            return f"{rel} {problem}"
+    return None
+
+
+def _tagged(key: bytes, op_id: str, state: str) -> str:
+    return f"{op_id}.{seal.folder_tag(key, op_id, state)}.{state}"
+
+
+def own_transient(key: bytes, name: str) -> str | None:
+    """The op id of a journal folder this daemon was building or deleting, from its tagged name."""
+    m = _TRANSIENT.fullmatch(name)
+    if m is None or not opids.is_op_id(m["op_id"]):
+        return None
+    return m["op_id"] if seal.folder_tag(key, m["op_id"], m["state"]) == m["tag"] else None
+
+
+# -- writing ----------------------------------------------------------------------------------
+
 def write_journal(vault: Path, op_id: str, plan: Plan, channel: str, undoes: str | None = None) -> Path:
     """Make the journal durable before any target is touched; returns its folder."""
+    key = seal.installed_key()
+    problem = runtime_issue(vault)
+    if problem is not None:
+        raise Unavailable(f"{problem}; vaultd keeps its journal only in a folder of its own; nothing was changed")
     root = journal_root(vault)
     if not root.is_dir():
         # A journal folder that a power loss can take away protects nothing: make its name
@@ -55,17 +146,21 @@ def write_journal(vault: Path, op_id: str, plan: Plan, channel: str, undoes: str
         root.mkdir(parents=True, exist_ok=True, mode=0o700)
         fsync_dir(root.parent)
         fsync_dir(vault)
-    building = root / f"{op_id}.tmp"
+    building = root / _tagged(key, op_id, "tmp")
     building.mkdir(mode=0o700)
     try:
-        return _fill(vault, root, building, op_id, plan, channel, undoes)
+        return _fill(key, root, building, op_id, plan, channel, undoes)
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
-        shutil.rmtree(root / op_id, ignore_errors=True)  # renamed, but its folder fsync failed
+        if (root / op_id).is_dir():  # renamed, but its folder fsync failed
+            try:
+                _retire(key, root / op_id)
+            except OSError:
+                shutil.rmtree(root / op_id, ignore_errors=True)
         raise
 
 
-def _fill(vault: Path, root: Path, building: Path, op_id: str, plan: Plan, channel: str,
+def _fill(key: bytes, root: Path, building: Path, op_id: str, plan: Plan, channel: str,
           undoes: str | None) -> Path:
     entries = []
     for i, change in enumerate(plan.effective()):
@@ -74,10 +169,12 @@ def _fill(vault: Path, root: Path, building: Path, op_id: str, plan: Plan, chann
             original = f"orig-{i}"
             write_durable(building / original, change.before)
         entries.append(Entry(path=change.path, before_sha=change.before_sha, after_sha=change.after_sha,
-                             original=original))
+                             original=original, mode=change.before_mode))
     manifest = Manifest(op_id=op_id, op=plan.op, created=time.time(), channel=channel, summary=plan.summary,
                         entries=entries, undoes=undoes)
-    write_durable(building / MANIFEST, msgspec.json.encode(manifest))
+    data = msgspec.json.encode(manifest)
+    write_durable(building / MANIFEST, data)
+    write_durable(building / MAC, seal.seal(key, data))
     fsync_dir(building)
     final = root / op_id
     replace(building, final)
@@ -92,31 +189,198 @@ def mark_committed(folder: Path) -> None:
 
 
 def is_committed(folder: Path) -> bool:
-    return (folder / COMMITTED).exists()
+    try:
+        return stat.S_ISREG(os.lstat(folder / COMMITTED).st_mode)
+    except OSError:
+        return False
+
+
+# -- reading, only what the seal and the path rules allow ------------------------------------
+
+def _read_file(folder: Path, name: str, limit: int) -> bytes:
+    """A regular file of the journal, never through a link, at most ``limit`` bytes."""
+    try:
+        fd = os.open(folder / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise UntrustedJournal(f"it has no {name}") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UntrustedJournal(f"its {name} is a symbolic link") from exc
+        raise UntrustedJournal(f"its {name} cannot be read ({exc.strerror})") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UntrustedJournal(f"its {name} is not a regular file")
+        if st.st_size > limit:
+            raise UntrustedJournal(f"its {name} is over {limit} bytes")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise UntrustedJournal(f"its {name} is over {limit} bytes")
+    return data
+
+
+def path_issue(rel: str, created: bool) -> str | None:
+    """Why a journal entry's path is not one a write could have had, or None.
+
+    Every path must be plain and vault-relative (no absolute path, no ``.``, ``..`` or empty
+    component, no NUL, no reserved folder other than the trash a delete moves into, no temp
+    name); a created file's path must pass the write rules of :func:`check_new_path` too.
+    """
+    if rel == "" or rel.startswith("/") or "\x00" in rel:
+        return "a path is empty, absolute or holds a NUL byte"
+    inner = rel.removeprefix(TRASH_PREFIX)
+    for comp in inner.split("/"):
+        if comp in ("", ".", "..") or comp.casefold() in RESERVED_NAMES or is_temp_name(comp):
+            return "a path is not a plain vault-relative path"
+    if created:
+        issues = check_new_path(inner, note=inner[-3:].lower() == ".md")
+        if issues:
+            return f"a created path breaks the path rules ({issues[0].message})"
+    return None
+
+
+def _entry_issue(entry: Entry) -> str | None:
+    for sha in (entry.before_sha, entry.after_sha):
+        if sha is not None and not _SHA.fullmatch(sha):
+            return "an entry's hash is not a sha256"
+    if entry.before_sha is None and entry.after_sha is None:
+        return "an entry neither had nor leaves a file"
+    if (entry.original is None) != (entry.before_sha is None):
+        return "an entry's original does not match its hash before"
+    if entry.original is not None and not _ORIGINAL.fullmatch(entry.original):
+        return "an entry's original is not a plain name inside the journal folder"
+    return path_issue(entry.path, created=entry.before_sha is None)
+
+
+def open_journal(folder: Path, key: bytes | None = None) -> Manifest:
+    """The manifest of a journal this daemon wrote, after every check.
+
+    Raises:
+        UntrustedJournal: the folder is not a private folder of this user, the manifest's seal
+            does not match (another daemon's journal, or a forged or changed one), or an entry's
+            path or original is not one this daemon could have written.
+    """
+    key = seal.installed_key() if key is None else key
+    try:
+        problem = folder_issue(folder)
+    except OSError as exc:
+        raise UntrustedJournal(f"the folder cannot be read ({exc.strerror})") from exc
+    if problem is not None:
+        raise UntrustedJournal(f"the folder {problem}")
+    data = _read_file(folder, MANIFEST, MAX_MANIFEST_BYTES)
+    if not seal.verify(key, data, _read_file(folder, MAC, MAC_BYTES)):
+        raise UntrustedJournal("its seal does not match: written by another daemon, or changed since")
+    try:
+        manifest = _decoder.decode(data)
+    except msgspec.DecodeError as exc:
+        raise UntrustedJournal("its manifest is sealed but unreadable by this version") from exc
+    if manifest.op_id != folder.name or not opids.is_op_id(manifest.op_id):
+        raise UntrustedJournal("its manifest names another operation")
+    if len(manifest.entries) > MAX_OP_FILES:
+        raise UntrustedJournal(f"it has over {MAX_OP_FILES} entries")
+    if len({e.path for e in manifest.entries}) != len(manifest.entries):
+        raise UntrustedJournal("it names a path twice")
+    for entry in manifest.entries:
+        problem = _entry_issue(entry)
+        if problem is not None:
+            raise UntrustedJournal(problem)
+    return manifest
 
 
 def read_manifest(folder: Path) -> Manifest:
-    return _decoder.decode((folder / MANIFEST).read_bytes())
+    """The manifest, checked as :func:`open_journal` does with the daemon's key."""
+    return open_journal(folder)
 
 
 def original_bytes(folder: Path, entry: Entry) -> bytes | None:
-    return None if entry.original is None else (folder / entry.original).read_bytes()
+    """The bytes a file had before; they must hash to the entry's ``before_sha``."""
+    if entry.original is None:
+        return None
+    data = _read_file(folder, entry.original, MAX_OP_BYTES)
+    if sha256(data) != entry.before_sha:
+        raise UntrustedJournal(f"its {entry.original} does not hold the bytes its manifest names")
+    return data
 
 
-def remove_journal(folder: Path) -> None:
+def check_originals(folder: Path, manifest: Manifest) -> None:
+    """Every original is whole, before a rollback starts writing any of them."""
+    for entry in manifest.entries:
+        original_bytes(folder, entry)
+
+
+# -- listing and removing ---------------------------------------------------------------------
+
+@dataclass
+class Listing:
+    live: list[Path] = field(default_factory=list)  #: named by op id, oldest first; not yet checked
+    leftovers: list[Path] = field(default_factory=list)  #: this daemon's folders being built or deleted
+    foreign: list[tuple[Path, str]] = field(default_factory=list)  #: anything else, and why
+
+
+def scan(vault: Path, key: bytes) -> Listing:
+    """Sort the journal folder's entries by what they are; reads names only."""
+    out = Listing()
+    root = journal_root(vault)
+    if runtime_issue(vault) is not None:
+        return out
+    try:
+        names = os.listdir(root)
+    except FileNotFoundError:
+        return out
+    for name in names:
+        if opids.is_op_id(name):
+            out.live.append(root / name)
+        elif own_transient(key, name) is not None:
+            out.leftovers.append(root / name)
+        else:
+            out.foreign.append((root / name, "its name is not one this daemon gives a journal"))
+    out.live.sort(key=lambda p: opids.sort_key(p.name))
+    return out
+
+
+def journals(vault: Path) -> list[Path]:
+    """Every journal folder named by an op id, oldest first; each still needs :func:`open_journal`."""
+    root = journal_root(vault)
+    if runtime_issue(vault) is not None or not root.is_dir():
+        return []
+    return sorted((root / n for n in os.listdir(root) if opids.is_op_id(n)), key=lambda p: opids.sort_key(p.name))
+
+
+def newest_op_id(vault: Path) -> str | None:
+    """The newest sealed journal's op id: what keeps op ids increasing across restarts."""
+    for folder in reversed(journals(vault)):
+        try:
+            return open_journal(folder).op_id
+        except UntrustedJournal:
+            continue
+    return None
+
+
+def _retire(key: bytes, folder: Path, point: str | None = None) -> None:
+    """Rename the journal out of the live namespace, sync, then delete it."""
+    dead = folder.with_name(_tagged(key, folder.name, "dead"))
+    replace(folder, dead)
+    fsync_dir(folder.parent)
+    if point is not None:
+        faults.point(point)
+    delete_leftover(dead)
+
+
+def delete_leftover(folder: Path) -> None:
+    """Delete a folder of this daemon's that is no journal any more (being built or retired)."""
     shutil.rmtree(folder, ignore_errors=True)
     fsync_dir(folder.parent)
 
 
-def journals(vault: Path) -> list[Path]:
-    """Every journal folder, oldest first (op ids sort by time)."""
-    root = journal_root(vault)
-    if not root.is_dir():
-        return []
-    return sorted(p for p in root.iterdir() if p.is_dir())
+def remove_journal(folder: Path) -> None:
+    _retire(seal.installed_key(), folder)
 
 
 _sizes: dict[Path, int] = {}  #: committed journals never change, so each is measured once
+_sealed: set[Path] = set()  #: committed journals already checked by open_journal
 
 
 def _size(folder: Path) -> int:
@@ -126,13 +390,38 @@ def _size(folder: Path) -> int:
     return _sizes[folder]
 
 
+def _is_own_committed(folder: Path, key: bytes) -> bool:
+    if folder in _sealed:
+        return True
+    if not is_committed(folder):
+        return False
+    try:
+        open_journal(folder, key)
+    except UntrustedJournal:
+        return False
+    _sealed.add(folder)
+    return True
+
+
 def prune(vault: Path, keep: int, max_bytes: int) -> int:
-    """Drop the oldest committed journals beyond ``keep`` or ``max_bytes``; returns how many."""
-    committed = [p for p in journals(vault) if not p.name.endswith(".tmp") and is_committed(p)]
+    """Drop the oldest committed journals beyond ``keep`` or ``max_bytes``; returns how many.
+
+    Only this daemon's sealed journals are counted and dropped, and never the newest: it
+    carries the vault's op id clock. Pruning is housekeeping after an acknowledged operation, so
+    an I/O error stops it and is logged, never raised.
+    """
+    key = seal.installed_key()
+    keep = max(1, min(keep, KEEP_OVERRIDE or keep))
+    committed = [p for p in journals(vault) if _is_own_committed(p, key)]
     total, dropped = sum(_size(p) for p in committed), 0
-    while committed and (len(committed) > keep or total > max_bytes):
+    while len(committed) > 1 and (len(committed) > keep or total > max_bytes):
         oldest = committed.pop(0)
         total -= _sizes.pop(oldest, 0)
-        shutil.rmtree(oldest, ignore_errors=True)
+        _sealed.discard(oldest)
+        try:
+            _retire(key, oldest, "during-prune")
+        except OSError as exc:
+            log.warning("journal pruning stopped", op_id=oldest.name, error=exc.strerror or str(exc))
+            break
         dropped += 1
     return dropped

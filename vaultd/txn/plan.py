@@ -33,6 +33,10 @@ class Change:
     path: str  #: vault-relative, POSIX separators
     before: bytes | None  #: None: the file must not exist
     after: bytes | None  #: None: the file is removed
+    #: Permission bits for a file this change creates (a move's destination and a trashed note
+    #: take their source's); None: the user's new-file mode. A rewrite keeps the file's own mode.
+    mode: int | None = None
+    before_mode: int | None = None  #: the file's bits when the engine checked it (journaled for rollback)
 
     @property
     def action(self) -> Action:

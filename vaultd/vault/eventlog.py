@@ -1,14 +1,19 @@
-"""The vault's append-only log, ``log.md`` at the vault root.
+"""The vault's append-only log: ``log.md`` at the vault root, or the vault's ``log_path``.
 
 One event per line: ``YYYY-MM-DD HH:MM  TYPE  project  source → dest  —  note`` (local time, two
-spaces between fields, LF). Appends take their own lock, are one O_APPEND write and are fsynced;
-an existing line is never rewritten, and an incomplete last line (a torn earlier append) stops
-further appends until a person looks at it.
+spaces between fields, LF), below a header line that marks the file as vaultd's. Appends take
+their own lock, are one O_APPEND write and are fsynced; an existing line is never rewritten.
+
+The log never adopts a note: vaultd appends only to a file it created (the header) or to one
+that already holds log lines (a log from before the header); any other file at the log path is
+the user's, and appends are refused with the way to pick another path. A last line that lost its
+newline (an editor that strips it) is ended with one before the next event.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import fcntl
 import os
 import re
@@ -16,17 +21,68 @@ import stat
 from pathlib import Path
 
 from protocol.errors import Issue
+from protocol.methods.vaults import VaultEntry
 from protocol.methods.writes import LogEvent, LogType
+from vaultd.content_mode import new_file_mode
 from vaultd.errors import Conflict, InvalidParams, ValidationFailed
 from vaultd.fsio import fsync_dir
+from vaultd.vault.runtime import SKIPPED_DIRS
 
-LOG_NAME = "log.md"
+LOG_NAME = "log.md"  #: the default log path
+LOG_HEADER = "# vaultd operation log\n"
 MAX_LINE_BYTES = 1000
 MAX_READ_BYTES = 32 * 1024 * 1024
 MAX_HISTORIC_LINE = 4096
 AGENT_MARK = " (vaultd:agent)"
 _LINE_RE = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}  ([A-Z]+)  ")
+_EVENT_RE = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}  [A-Z]+  \S+  .+  —  .*$")
 _BAD_FIELD = re.compile(r"[\x00-\x1f\x7f\u2028\u2029|]| {2}|→|—")
+
+
+class LogFile(enum.StrEnum):
+    """What is at a vault's log path."""
+
+    ABSENT = "absent"  #: nothing: the first append creates the log
+    OURS = "ours"  #: a vaultd log (its header, or log lines from before the header)
+    FOREIGN = "foreign"  #: anything else: a user's note, never appended to
+
+
+def log_name(entry: VaultEntry) -> str:
+    """The vault-relative path of the vault's log."""
+    return entry.log_path or LOG_NAME
+
+
+def _first_line(data: bytes) -> str:
+    return data.split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
+
+
+def _kind_of(head: bytes) -> LogFile:
+    first = _first_line(head)
+    if first == LOG_HEADER.rstrip("\n") or _EVENT_RE.match(first):
+        return LogFile.OURS
+    return LogFile.FOREIGN
+
+
+def log_file_kind(root: Path, rel: str) -> LogFile:
+    """Whether the log path is free, vaultd's log, or a file of the user's (never appended to)."""
+    try:
+        fd = os.open(root / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return LogFile.ABSENT
+    except OSError:
+        return LogFile.FOREIGN  # a link, or unreadable: not ours to write
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return LogFile.FOREIGN
+        return _kind_of(os.pread(fd, 4096, 0))
+    finally:
+        os.close(fd)
+
+
+def foreign_message(rel: str, vault_id: str, path: str) -> str:
+    return (f"{rel} is not a vaultd log (it does not start with '{LOG_HEADER.rstrip()}'), so vaultd never "
+            f"appends to it; give the vault another log path: 'vaultctl vault add {vault_id} {path} "
+            f"--log-path vaultd-log.md'")
 
 
 def _check_field(name: str, value: str) -> None:
@@ -49,39 +105,61 @@ def format_line(event: LogEvent, when: dt.datetime, *, agent: bool) -> str:
     return line
 
 
-def append(root: Path, line: str) -> None:
-    """Append one whole line durably; refuses after an incomplete last line."""
+def _open_log(root: Path, rel: str) -> tuple[int, bool]:
+    """Open the log for appending, creating it if absent; (fd, created)."""
+    if any(part in SKIPPED_DIRS for part in rel.split("/")[:-1]):
+        raise Conflict(f"the log path {rel} is inside a folder vaultd keeps out of the vault's notes")
+    path = root / rel
+    parent = path.parent
+    if parent != root:
+        parent.mkdir(parents=True, exist_ok=True)
+        if os.path.realpath(parent) != os.path.normpath(parent):
+            raise Conflict(f"a folder on the way to {rel} is a symbolic link; vaultd does not follow it")
+    flags = os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW
+    try:
+        return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o600), True
+    except FileExistsError:
+        return os.open(path, flags), False
+
+
+def append(root: Path, line: str, rel: str = LOG_NAME) -> None:
+    """Append one whole line durably to the vault's own log; never to a file that is not one."""
     lock_path = root / ".vaultd" / "log.lock"
     lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX)
-        path = root / LOG_NAME
-        created = not path.exists()
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        path = root / rel
+        fd, created = _open_log(root, rel)
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                raise Conflict(f"{LOG_NAME} is not a regular file")
-            if st.st_size:
+                raise Conflict(f"{rel} is not a regular file")
+            data = line.encode("utf-8")
+            if created:
+                os.fchmod(fd, new_file_mode())  # vault content: the user's umask, not the daemon's 077
+                data = LOG_HEADER.encode("utf-8") + data
+            else:
                 with open(path, "rb") as fh:
+                    if st.st_size == 0 or _kind_of(fh.read(4096)) != LogFile.OURS:
+                        raise Conflict(f"{rel} is not a vaultd log, so vaultd does not append to it; "
+                                       f"register the vault with another --log-path")
                     fh.seek(st.st_size - 1)
                     if fh.read(1) != b"\n":
-                        raise Conflict(f"{LOG_NAME} ends with an incomplete line; repair it by hand, then retry")
-            data = line.encode("utf-8")
+                        data = b"\n" + data  # the last line lost its newline: end it, never join it
             written = os.write(fd, data)
             if written != len(data):
-                raise OSError(f"short write to {LOG_NAME} ({written} of {len(data)} bytes)")
+                raise OSError(f"short write to {rel} ({written} of {len(data)} bytes)")
             os.fdatasync(fd)  # the data and the new size; a timestamp is not worth a second flush
         finally:
             os.close(fd)
         if created:
-            fsync_dir(root)
+            fsync_dir(path.parent)
     finally:
         os.close(lock_fd)
 
 
-def _lines(root: Path) -> tuple[list[str], list[str]]:
-    path = root / LOG_NAME
+def _lines(root: Path, rel: str) -> tuple[list[str], list[str]]:
+    path = root / rel
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -89,6 +167,8 @@ def _lines(root: Path) -> tuple[list[str], list[str]]:
     warnings: list[str] = []
     try:
         size = os.fstat(fd).st_size
+        if _kind_of(os.pread(fd, 4096, 0)) != LogFile.OURS:
+            return [], [f"{rel} is not a vaultd log; its lines are not read as events"]
         start = max(0, size - MAX_READ_BYTES)
         with os.fdopen(fd, "rb", closefd=False) as fh:
             fh.seek(start)
@@ -97,7 +177,7 @@ def _lines(root: Path) -> tuple[list[str], list[str]]:
         os.close(fd)
     if start:
         data = data[data.find(b"\n") + 1:]
-        warnings.append(f"only the last {MAX_READ_BYTES} bytes of {LOG_NAME} were read")
+        warnings.append(f"only the last {MAX_READ_BYTES} bytes of {rel} were read")
     chunks = data.split(b"\n")
     if chunks and chunks[-1]:
         warnings.append("the last line is incomplete and was skipped")
@@ -118,15 +198,16 @@ def _of_type(lines: list[str], type_: LogType | None) -> list[str]:
     return [ln for ln in lines if (m := _LINE_RE.match(ln)) and m.group(1) == type_]
 
 
-def tail(root: Path, limit: int, type_: LogType | None) -> tuple[list[str], list[str]]:
-    lines, warnings = _lines(root)
+def tail(root: Path, limit: int, type_: LogType | None, rel: str = LOG_NAME) -> tuple[list[str], list[str]]:
+    lines, warnings = _lines(root, rel)
     return _of_type(lines, type_)[-limit:], warnings
 
 
 _UNSAFE = re.compile(r"\\[1-9]|[(){}]|\\[pPkgN]")
 
 
-def grep(root: Path, pattern: str, limit: int, type_: LogType | None) -> tuple[list[str], list[str]]:
+def grep(root: Path, pattern: str, limit: int, type_: LogType | None,
+         rel: str = LOG_NAME) -> tuple[list[str], list[str]]:
     """Lines matching a safe regex subset: no groups, backreferences or brace quantifiers, so a
     pattern cannot be made exponential and every line is bounded."""
     if _UNSAFE.search(pattern):
@@ -135,5 +216,5 @@ def grep(root: Path, pattern: str, limit: int, type_: LogType | None) -> tuple[l
         rx = re.compile(pattern)
     except re.error as exc:
         raise InvalidParams(f"bad pattern: {exc.msg}") from exc
-    lines, warnings = _lines(root)
+    lines, warnings = _lines(root, rel)
     return [ln for ln in _of_type(lines, type_) if rx.search(ln)][-limit:], warnings

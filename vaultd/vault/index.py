@@ -23,7 +23,7 @@ from vaultd.vault.cache import IndexCache, SearchDoc
 from vaultd.vault.model import Link, NoteRecord
 from vaultd.vault.note import Skipped, parse_note, stem_of
 from vaultd.vault.resolve import LinkResolver, Resolution, Suggester, name_key
-from vaultd.vault.walk import FileStat, SkippedFile, classify, is_ignored, walk
+from vaultd.vault.walk import FileStat, SkippedFile, classify, is_ignored, is_valid_name, walk
 
 BUILD_CHUNK = 256  #: notes parsed per cache write during a build
 
@@ -185,7 +185,8 @@ class VaultIndex:
         """Mirror ``updates`` into the SQLite cache (worker thread, one writer per vault)."""
         if self.cache is not None:
             deletes = updates.gone + [s.path for s in updates.skipped] + [a.path for a in updates.attachments]
-            self.cache.apply(updates.notes, deletes)
+            # a name that is not UTF-8 was never stored (SQLite text is UTF-8); nothing to delete
+            self.cache.apply(updates.notes, [p for p in deletes if is_valid_name(p)])
 
     def _put_note(self, record: NoteRecord) -> None:
         self.notes[record.path] = record

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -20,6 +21,7 @@ import anyio.abc
 import structlog
 import watchfiles
 
+from vaultd.errors import Unavailable
 from vaultd.vault.cache import IndexCache, cache_file_name
 from vaultd.vault.index import VaultIndex, compute_updates
 from vaultd.vault.runtime import RUNTIME_DIR, SKIPPED_DIRS
@@ -46,9 +48,16 @@ class _WatchFilter(watchfiles.DefaultFilter):
         return not any(p in SKIPPED_DIRS for p in parts)
 
 
+def _always_ours() -> bool:
+    return True
+
+
 class LiveIndex:
-    def __init__(self, root: Path, home: Path) -> None:
+    def __init__(self, root: Path, home: Path, *, still_ours: Callable[[], bool] = _always_ours) -> None:
         self.root = root
+        #: False once the path no longer leads to the folder the vault lock is on (the owner
+        #: gives the vault up and stops this index); nothing is then read by that path.
+        self.still_ours = still_ours
         self.cache_path = home / "indexes" / cache_file_name(str(root))
         self.index = VaultIndex(root, None)
         self.ready = anyio.Event()
@@ -125,12 +134,16 @@ class LiveIndex:
                     await self._on_changes(changes)
             except Exception as exc:  # noqa: BLE001 - any watcher failure (overflow, folder gone): reconcile, rewatch
                 log.warning("watcher failed; reconciling by stat", vault=str(self.root), error=str(exc))
+                if not self.still_ours():
+                    continue  # given up (and stopped): another folder may be at this path now
                 if not self.root.is_dir():
                     await anyio.sleep(1.0)
                     continue
                 await self.reconcile()
 
     async def _on_changes(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
+        if not self.still_ours():
+            return  # the events name paths that now lead into another folder
         rels: set[str] = set()
         cookies: list[str] = []
         for _change, path in changes:
@@ -200,13 +213,24 @@ class LiveIndex:
         (self.root / RUNTIME_DIR / name).unlink(missing_ok=True)
 
     async def barrier(self) -> None:
-        """Return once every change made before the call is in the index."""
+        """Return once every change made before the call is in the index.
+
+        Raises:
+            Unavailable: UNAVAILABLE when the vault's path no longer leads to its folder.
+        """
         await self.ready.wait()
-        name = self._drop_cookie()
+        if not self.still_ours():
+            raise Unavailable(f"the vault folder {self.root} was replaced; see 'vaultctl status'")
+        try:
+            name = self._drop_cookie()
+        except OSError as exc:
+            raise Unavailable(f"cannot reach the vault's runtime folder in {self.root}: {exc.strerror}") from exc
         event = self._cookies[name]
         with anyio.move_on_after(BARRIER_TIMEOUT_S):
             await event.wait()
             return
         self._forget_cookie(name)
+        if not self.still_ours():
+            raise Unavailable(f"the vault folder {self.root} was replaced; see 'vaultctl status'")
         log.warning("freshness cookie not delivered; reconciling by stat", vault=str(self.root))
         await self.reconcile()

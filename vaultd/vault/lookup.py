@@ -6,14 +6,23 @@ refused with the candidates instead of silently picking one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from vaultd.errors import Ambiguous, InvalidParams, NotFound
 from vaultd.vault.index import VaultIndex
 from vaultd.vault.resolve import ResolutionStatus, name_key
 from vaultd.vault.walk import is_note_path
 
 
-def find_note(index: VaultIndex, target: str) -> str:
+def _never(_path: str) -> bool:
+    return False
+
+
+def find_note(index: VaultIndex, target: str, hidden: Callable[[str], bool] = _never) -> str:
     """The vault-relative path of the note ``target`` names.
+
+    ``hidden`` paths (private to the caller) are treated as absent: they are never returned, never
+    named among candidates, and a target naming only them is NOT_FOUND like any unknown name.
 
     Raises:
         NotFound: NOT_FOUND, nothing matches (or only an attachment does).
@@ -22,27 +31,30 @@ def find_note(index: VaultIndex, target: str) -> str:
     if "\x00" in target:
         raise InvalidParams("the target contains a NUL byte")
     wanted = target.strip().lstrip("/").removeprefix("./")
-    if wanted in index.notes:
-        return wanted
-    if wanted + ".md" in index.notes:
-        return wanted + ".md"
+    for exact in (wanted, wanted + ".md"):
+        if exact in index.notes and not hidden(exact):
+            return exact
     res = index.resolver.resolve(wanted, "")
-    if res.status == ResolutionStatus.RESOLVED and res.path is not None:
+    if res.status == ResolutionStatus.RESOLVED and res.path is not None and not hidden(res.path):
         if is_note_path(res.path) and res.path in index.notes:
             return res.path
         if res.path in index.attachments:
             raise NotFound(f"{res.path} is an attachment, not a note")
     if res.status == ResolutionStatus.AMBIGUOUS:
-        raise Ambiguous(
-            f"{target!r} names {len(res.candidates)} notes; give the path of the one you mean",
-            candidates=res.candidates,
-        )
-    by_alias = index.notes_by_alias(wanted)
+        candidates = [c for c in res.candidates if not hidden(c)]
+        if len(candidates) == 1 and candidates[0] in index.notes:
+            return candidates[0]
+        if len(candidates) > 1:
+            raise Ambiguous(
+                f"{target!r} names {len(candidates)} notes; give the path of the one you mean",
+                candidates=candidates,
+            )
+    by_alias = [p for p in index.notes_by_alias(wanted) if not hidden(p)]
     if len(by_alias) == 1:
         return by_alias[0]
     if len(by_alias) > 1:
         raise Ambiguous(f"the alias {target!r} names {len(by_alias)} notes; give a path", candidates=by_alias)
     folded = name_key(wanted)
-    if folded in index.skipped or (folded + ".md") in index.skipped:
+    if any(k in index.skipped and not hidden(index.skipped[k].path) for k in (folded, folded + ".md")):
         raise NotFound(f"{target!r} is not indexed; see 'vaultctl issues'")
     raise NotFound(f"no note {target!r}; try 'vaultctl search'")

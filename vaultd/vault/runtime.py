@@ -3,12 +3,20 @@
 The lock is an flock on ``<vault>/.vaultd/lock``, so it dies with the process: a killed daemon
 never leaves a vault locked. The folder carries a ``.gitignore`` of ``*`` so a vault that is a
 git repository never commits the journal or the lock.
+
+The lock is held on a folder, but every read and write reaches the vault by its path. So the
+folder's identity (device and inode) is recorded when the lock is taken and checked on every
+access: a folder renamed away, with another one put at its path, is marked MISSING and neither
+read nor written (another process may lock the newcomer); the original coming back is taken
+again. The check is one ``stat`` per request, so an idle daemon spends nothing on it.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import fcntl
 import os
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +27,7 @@ import structlog
 from protocol.methods.daemon import Finding
 from protocol.methods.vaults import VaultEntry, VaultHealth, VaultState
 from vaultd.errors import Unavailable
+from vaultd.txn import journal
 
 if TYPE_CHECKING:
     from vaultd.txn.engine import RecoveryReport
@@ -29,6 +38,18 @@ log = structlog.get_logger("vaultd.vault")
 RUNTIME_DIR = ".vaultd"
 INDEX_WAIT_S = 300.0  #: how long a read or vault.add waits for a vault's first index
 SKIPPED_DIRS = frozenset({".vaultd", ".git", ".obsidian", ".trash"})
+
+FolderId = tuple[int, int]  #: (st_dev, st_ino) of a vault's root folder
+
+
+def folder_id(path: Path) -> FolderId | None:
+    """The identity of the folder at ``path`` (following a link, as every path access does);
+    None when nothing, or not a folder, is there."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
 
 
 class VaultRuntime:
@@ -44,6 +65,9 @@ class VaultRuntime:
         self._failed = anyio.Event()
         self.writer = anyio.Lock()  #: one mutation at a time per vault
         self.recovery: RecoveryReport | None = None
+        self.folder: FolderId | None = None  #: the root's identity when the lock was taken
+        self._home: Path | None = None
+        self._tasks: anyio.abc.TaskGroup | None = None
 
     @property
     def runtime_dir(self) -> Path:
@@ -51,14 +75,21 @@ class VaultRuntime:
 
     def take(self) -> bool:
         """Create the runtime folder and take the vault lock; False (and the state says why) if not."""
-        if not self.root.is_dir():
+        folder = folder_id(self.root)
+        if folder is None:
             self.state, self.message = VaultState.MISSING, f"{self.root} is not a folder any more"
             return False
         try:
             self.runtime_dir.mkdir(mode=0o700, exist_ok=True)
-            ignore = self.runtime_dir / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("*\n", encoding="utf-8")
+            problem = journal.folder_issue(self.runtime_dir)
+            if problem is not None:
+                # A vault can arrive with a .vaultd of its own; a link or another user's folder
+                # would carry the lock and the journal (and what recovery writes) elsewhere.
+                self.state = VaultState.ERROR
+                self.message = (f"{self.runtime_dir} {problem}; vaultd keeps its lock and journal only in a "
+                                "folder of its own: move it away, then run 'vaultctl doctor'")
+                return False
+            _write_gitignore(self.runtime_dir)
             fd = os.open(self.runtime_dir / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         except OSError as exc:
             self.state, self.message = VaultState.ERROR, f"cannot prepare {self.runtime_dir}: {exc.strerror}"
@@ -70,35 +101,115 @@ class VaultRuntime:
             self.state = VaultState.LOCKED
             self.message = "another process holds the vault lock; stop it, then run 'vaultctl doctor'"
             return False
+        if folder_id(self.root) != folder:
+            os.close(fd)  # the folder was swapped while we took it: its lock is not this path's
+            self.state, self.message = VaultState.MISSING, f"{self.root} was replaced while vaultd took it"
+            return False
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._lock_fd = fd
+        self.folder = folder
         self.state, self.message = VaultState.INDEXING, ""
         return True
 
     def start_index(self, home: Path, tasks: anyio.abc.TaskGroup) -> None:
         from vaultd.vault.live import LiveIndex
 
-        self.live = LiveIndex(self.root, home)
+        self._home, self._tasks = home, tasks
+        self._failed = anyio.Event()
+        self.live = LiveIndex(self.root, home, still_ours=self.still_ours)
         self.state = VaultState.INDEXING
-        tasks.start_soon(self._run_index)
+        tasks.start_soon(self._run_index, home)
 
-    async def _run_index(self) -> None:
+    async def _run_index(self, home: Path) -> None:
         assert self.live is not None
+        live = self.live
+        from vaultd.txn import seal
         from vaultd.txn.engine import recover
 
         try:
-            self.recovery = await anyio.to_thread.run_sync(recover, self.root)
-            if self.recovery.rolled_back or self.recovery.finished or self.recovery.discarded:
+            key = await anyio.to_thread.run_sync(seal.install, home)
+            self.recovery = r = await anyio.to_thread.run_sync(recover, self.root, key)
+            if r.rolled_back or r.finished or r.discarded or r.refused:
                 log.info("journal recovered", vault=self.entry.id,
-                         rolled_back=[r.op_id for r in self.recovery.rolled_back],
-                         left=[p for r in self.recovery.rolled_back for p in r.left],
-                         temp_files=self.recovery.temp_files, discarded=self.recovery.discarded)
-            await self.live.run()
+                         rolled_back=[rb.op_id for rb in r.rolled_back],
+                         left=[p for rb in r.rolled_back for p in rb.left],
+                         temp_files=r.temp_files, discarded=r.discarded, remarked=r.remarked,
+                         refused=[f.name for f in r.refused])
+            if r.refused:
+                self.message = (f"{len(r.refused)} journal folder(s) this daemon did not write were left "
+                                "untouched; see 'vaultctl doctor'")
+            await live.run()
         except Exception as exc:
+            if live is not self.live:
+                return  # the folder was lost meanwhile; that state says why
             log.exception("indexing failed", vault=self.entry.id)
             self.state, self.message = VaultState.ERROR, f"indexing failed: {exc}"
             self._failed.set()
+        if live is not self.live:
+            live.close()  # stopped because its folder was lost: nothing refreshes it any more
+
+    # -- the root's identity ---------------------------------------------------------------
+
+    def still_ours(self) -> bool:
+        """True while the path leads to the folder the lock was taken on.
+
+        Checked on every request and watcher batch. A replaced folder is given up (MISSING, its
+        watcher stopped, nothing read or written); the original folder back at its path is
+        taken again (re-locked, recovered, re-indexed).
+        """
+        if self.folder is None or self.state == VaultState.ERROR:
+            return self.state != VaultState.MISSING
+        now = folder_id(self.root)
+        if self.state == VaultState.MISSING:
+            if now == self.folder:
+                self._retake()
+            return self.state != VaultState.MISSING
+        if now != self.folder:
+            self._lose(now)
+            return False
+        return True
+
+    def check_root(self) -> None:
+        """Raise UNAVAILABLE unless the vault's path still leads to the folder vaultd locked."""
+        if not self.still_ours():
+            raise Unavailable(f"vault {self.entry.id!r} is missing: {self.message}")
+
+    def owned_live(self) -> LiveIndex:
+        """The index of the folder vaultd holds; UNAVAILABLE when it was lost or is not served."""
+        self.check_root()
+        if self.state == VaultState.ERROR or self.live is None:
+            raise Unavailable(f"vault {self.entry.id!r} is unavailable: {self.message}")
+        return self.live
+
+    def _lose(self, now: FolderId | None) -> None:
+        there = "nothing is at that path now" if now is None else "another folder is at that path now"
+        self.state = VaultState.MISSING
+        self.message = (
+            f"the vault folder {self.root} was renamed or removed and {there}; vaultd stopped reading and "
+            f"writing it. Put the original folder back at that path and it is taken again, or register what is "
+            f"there now: 'vaultctl vault remove {self.entry.id}', then 'vaultctl vault add {self.entry.id} "
+            f"{self.root}'")
+        log.error("vault folder replaced; vault given up", vault=self.entry.id, path=str(self.root),
+                  replaced=now is not None)
+        live, self.live = self.live, None
+        if live is not None:
+            live.stop()
+        self._failed.set()  # wakes whoever waits for the lost index
+
+    def _retake(self) -> None:
+        if self._home is None or self._tasks is None:
+            return
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # flock conflicts across descriptors: let go, then take it anew
+            self._lock_fd = None
+        if not self.take():
+            log.warning("vault folder is back but could not be taken", vault=self.entry.id, reason=self.message)
+            return
+        self.start_index(self._home, self._tasks)
+        self.message = (f"the vault folder came back at {dt.datetime.now().astimezone():%Y-%m-%d %H:%M}; "
+                        f"vaultd re-locked, recovered and re-indexed it")
+        log.info("vault folder came back; vault taken again", vault=self.entry.id, path=str(self.root))
 
     def quarantine(self, reason: str) -> None:
         """Stop serving this vault (reads and writes) until the daemon restarts and recovers it."""
@@ -106,24 +217,29 @@ class VaultRuntime:
         log.error("vault quarantined", vault=self.entry.id, reason=reason)
 
     async def wait_ready(self, timeout: float = INDEX_WAIT_S) -> None:
-        """Wait for the index; a vault that is not owned or failed raises UNAVAILABLE."""
+        """Wait for the index; a vault that is not owned, lost or failed raises UNAVAILABLE."""
+        self.check_root()
         if self.state == VaultState.ERROR:
             raise Unavailable(f"vault {self.entry.id!r} is unavailable: {self.message}")
-        if self.live is None:
+        live, failed_event = self.live, self._failed
+        if live is None:
             raise Unavailable(f"vault {self.entry.id!r} is {self.state}: {self.message}")
         with anyio.move_on_after(timeout):
             async with anyio.create_task_group() as tg:
                 async def ready() -> None:
-                    await self.live.ready.wait()  # type: ignore[union-attr]
+                    await live.ready.wait()
                     tg.cancel_scope.cancel()
 
                 async def failed() -> None:
-                    await self._failed.wait()
+                    await failed_event.wait()
                     tg.cancel_scope.cancel()
 
                 tg.start_soon(ready)
                 tg.start_soon(failed)
-        if self.live.ready.is_set():
+        self.check_root()
+        if live is not self.live:
+            raise Unavailable(f"vault {self.entry.id!r} was re-taken while this call waited; retry")
+        if live.ready.is_set():
             if self.state == VaultState.INDEXING:
                 self.state = VaultState.READY
             return
@@ -144,8 +260,7 @@ class VaultRuntime:
         return self._lock_fd is not None
 
     def health(self) -> VaultHealth:
-        if self.owned and not self.root.is_dir():
-            self.state, self.message = VaultState.MISSING, f"{self.root} is not a folder any more"
+        self.still_ours()
         if self.state == VaultState.INDEXING and self.live is not None and self.live.ready.is_set():
             self.state = VaultState.READY
         return VaultHealth(id=self.entry.id, path=self.entry.path, state=self.state, message=self.message,
@@ -165,4 +280,26 @@ class VaultRuntime:
                 level=Level.WARN if left else Level.OK, check=f"recovery:{self.entry.id}",
                 finding=f"rolled back {len(r.rolled_back)} unfinished operation(s), removed {r.temp_files} temp "
                         f"file(s)" + (f"; changed by others and left as found: {', '.join(left)}" if left else "")))
+        if r is not None and r.remarked:
+            findings.append(Finding(
+                level=Level.WARN, check=f"recovery:{self.entry.id}",
+                finding=f"{len(r.remarked)} committed operation(s) had lost their commit marker and were "
+                        f"finished, not rolled back: {', '.join(r.remarked)}"))
+        for refused in r.refused if r is not None else []:
+            findings.append(Finding(
+                level=Level.WARN, check=f"journal:{self.entry.id}",
+                finding=f"{self.root / refused.name}: {refused.reason}; not written by this daemon, so never "
+                        "applied, undone or deleted: check it, then move it out of the vault"))
         return findings
+
+
+def _write_gitignore(runtime_dir: Path) -> None:
+    """Keep the folder out of git; created only, never written through a link or over a file."""
+    try:
+        fd = os.open(runtime_dir / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    except FileExistsError:
+        return
+    try:
+        os.write(fd, b"*\n")
+    finally:
+        os.close(fd)

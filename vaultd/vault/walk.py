@@ -4,6 +4,11 @@ Never follows a symlink (a link can point outside the vault or into a loop), nev
 FIFO or socket (opening a FIFO blocks), and skips the folders that are not notes: the daemon's
 own ``.vaultd``, ``.git``, ``.obsidian`` and ``.trash``, at any depth. The daemon's temp files
 are skipped by name so a write in progress is never indexed.
+
+A name that is not valid UTF-8 (Linux allows any bytes) is skipped and reported as S07, with its
+folder's contents: its ``str`` holds lone surrogates that no reply, log line or SQLite row can
+carry. Such a path stays the index's key (it is exact and unique) and is shown as
+:func:`shown_path`, the bytes escaped as ``\\xff``.
 """
 
 from __future__ import annotations
@@ -36,6 +41,26 @@ class SkippedFile:
     reason: str
 
 
+def is_valid_name(rel: str) -> bool:
+    """False for a path whose bytes were not UTF-8 (``os`` decoded them with surrogateescape)."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_path(rel: str) -> str:
+    """``rel`` as replies and logs can carry it: undecodable bytes escaped as ``\\xNN``."""
+    return rel if is_valid_name(rel) else os.fsencode(rel).decode("utf-8", "backslashreplace")
+
+
+def _bad_name(rel: str, is_dir: bool) -> SkippedFile:
+    what = "folder name" if is_dir else "file name"
+    tail = "; nothing in it is indexed" if is_dir else ""
+    return SkippedFile(rel, "S07", f"the {what} is not valid UTF-8 ({shown_path(rel)}){tail}; rename it to index it")
+
+
 def is_note_path(rel: str) -> bool:
     return rel[-3:].lower() == ".md"
 
@@ -59,6 +84,8 @@ def classify(root: Path, rel: str) -> FileStat | SkippedFile | None:
 
 def _from_stat(rel: str, st: os.stat_result) -> FileStat | SkippedFile | None:
     mode = st.st_mode
+    if not is_valid_name(rel):
+        return _bad_name(rel, stat.S_ISDIR(mode))
     if stat.S_ISDIR(mode):
         return None
     if stat.S_ISLNK(mode):
@@ -89,7 +116,7 @@ def walk(root: Path, prefix: str = "") -> Iterator[FileStat | SkippedFile]:
                     st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue  # vanished between listing and stat: the watcher will tell us
-                if stat.S_ISDIR(st.st_mode):
+                if stat.S_ISDIR(st.st_mode) and is_valid_name(entry.name):
                     stack.append(rel)
                     continue
                 found = _from_stat(rel, st)

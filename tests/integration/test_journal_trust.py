@@ -1,0 +1,418 @@
+"""A vault that arrives with its own ``.vaultd/journal`` (an unzip, a sync tool, a copied disk):
+recovery, undo and op.list act only on journals this daemon sealed, whose paths are plain
+vault-relative paths and whose originals are files of the journal. Anything else is reported by
+status and doctor and left exactly as found; nothing inside or outside the vault changes."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.daemon import Daemon, Home, RawClient, copy_sample_vault, snapshot, vaultctl
+
+OP = "20261203T120000.000000-0123abcd"
+PLAN = "projects/alpha/Alpha Plan.md"
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _session(home: Home) -> RawClient:
+    c = RawClient(home.socket)
+    c.hello()
+    return c
+
+
+def _tree(folder: Path) -> dict[str, Any]:
+    """Every entry below ``folder`` (links as their target, files as bytes), without following links."""
+    out: dict[str, Any] = {}
+    if not os.path.lexists(folder):
+        return out
+    if folder.is_symlink():
+        return {".": ("link", os.readlink(folder))}
+    if folder.is_file():
+        return {".": folder.read_bytes()}
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            rel = p.relative_to(folder).as_posix()
+            out[rel] = ("link", os.readlink(p)) if p.is_symlink() else p.read_bytes() if p.is_file() else "dir"
+    return out
+
+
+def _manifest(op_id: str, entries: list[dict[str, Any]]) -> bytes:
+    return json.dumps({"op_id": op_id, "op": "note.patch", "created": 1.0, "channel": "cli", "summary": "x",
+                       "entries": entries}).encode()
+
+
+def _plant(folder: Path, manifest: bytes, files: dict[str, bytes], mac: bytes | None) -> None:
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_bytes(manifest)
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    if mac is not None:
+        (folder / "manifest.mac").write_bytes(mac)
+
+
+def _seal(home: Home, manifest: bytes) -> bytes:
+    """The seal the daemon of ``home`` would give: its key is readable by the same user."""
+    key = (home.home / "journal.key").read_bytes()
+    return hmac.new(key, manifest, hashlib.sha256).hexdigest().encode()
+
+
+class Scene:
+    """A vault copy, a folder beside it standing for the rest of the disk, and what to compare."""
+
+    def __init__(self, home: Home) -> None:
+        self.home = home
+        self.vault = copy_sample_vault(home.root / "vault")
+        self.outside = home.root / "outside"
+        self.outside.mkdir()
+        (self.outside / "x.md").write_bytes(b"# a file outside the vault\n")
+        (self.outside / "secret.txt").write_bytes(b"not for the vault\n")
+        self.runtime = self.vault / ".vaultd"
+        self.planted: Path = self.runtime / "journal"
+
+    def freeze(self) -> None:
+        self.notes, self.out_tree, self.planted_tree = snapshot(self.vault), _tree(self.outside), _tree(self.planted)
+
+    def assert_untouched(self) -> None:
+        assert _tree(self.outside) == self.out_tree, "something outside the vault changed"
+        assert snapshot(self.vault) == self.notes, "a note in the vault changed"
+        assert not (self.vault / "stolen.md").exists()
+        assert _tree(self.planted) == self.planted_tree, "the foreign journal was changed or deleted"
+
+
+def _forged_absolute(s: Scene) -> None:
+    """Rolling back would overwrite a file outside the vault, named by an absolute path."""
+    _plant(s.planted / OP, _manifest(OP, [{"path": str(s.outside / "x.md"), "before_sha": _sha(b"evil"),
+                                          "after_sha": _sha((s.outside / "x.md").read_bytes()),
+                                          "original": "orig-0"}]), {"orig-0": b"evil"}, None)
+
+
+def _forged_new_file_outside(s: Scene) -> None:
+    """... or create one (a '/tmp/x' the vault's owner never asked for)."""
+    _plant(s.planted / OP, _manifest(OP, [{"path": str(s.outside / "new"), "before_sha": _sha(b"evil"),
+                                          "after_sha": None, "original": "orig-0"}]), {"orig-0": b"evil"}, None)
+
+
+def _forged_dotdot(s: Scene) -> None:
+    _plant(s.planted / OP, _manifest(OP, [{"path": "../outside/x.md", "before_sha": _sha(b"evil"),
+                                          "after_sha": _sha((s.outside / "x.md").read_bytes()),
+                                          "original": "orig-0"}]), {"orig-0": b"evil"}, None)
+
+
+def _forged_absolute_original(s: Scene) -> None:
+    """Rolling back would copy any readable file into the vault."""
+    secret = (s.outside / "secret.txt").read_bytes()
+    _plant(s.planted / OP, _manifest(OP, [{"path": "stolen.md", "before_sha": _sha(secret), "after_sha": None,
+                                          "original": str(s.outside / "secret.txt")}]), {}, None)
+
+
+def _valid_looking(mac: bytes | None) -> Callable[[Scene], None]:
+    def plant(s: Scene) -> None:
+        current = (s.vault / PLAN).read_bytes()
+        _plant(s.planted / OP, _manifest(OP, [{"path": PLAN, "before_sha": _sha(b"planted\n"),
+                                              "after_sha": _sha(current), "original": "orig-0"}]),
+               {"orig-0": b"planted\n"}, mac)
+    return plant
+
+
+def _foreign_tmp(s: Scene) -> None:
+    """A half-built journal of some other daemon: not ours to delete."""
+    (s.planted / f"{OP}.tmp").mkdir(parents=True)
+    (s.planted / f"{OP}.tmp" / "orig-0").write_bytes(b"someone's bytes")
+
+
+def _foreign_dead(s: Scene) -> None:
+    """Named like a journal being pruned, but not tagged with this daemon's key."""
+    (s.planted / f"{OP}.{'0' * 32}.dead").mkdir(parents=True)
+    (s.planted / f"{OP}.{'0' * 32}.dead" / "orig-0").write_bytes(b"someone's bytes")
+
+
+def _symlinked_journal_folder(s: Scene) -> None:
+    target = s.outside / "j"
+    _forged_dotdot_into(target)
+    s.planted.mkdir(parents=True)
+    (s.planted / OP).symlink_to(target / OP)
+
+
+def _forged_dotdot_into(root: Path) -> None:
+    _plant(root / OP, _manifest(OP, [{"path": "../outside/x.md", "before_sha": _sha(b"evil"),
+                                     "after_sha": None, "original": "orig-0"}]), {"orig-0": b"evil"}, None)
+
+
+def _symlinked_journal_root(s: Scene) -> None:
+    _forged_dotdot_into(s.outside / "j")
+    s.runtime.mkdir()
+    s.planted.symlink_to(s.outside / "j")
+
+
+FOREIGN_JOURNALS = {
+    "absolute-path": _forged_absolute,
+    "absolute-path-new-file": _forged_new_file_outside,
+    "dotdot-path": _forged_dotdot,
+    "absolute-original": _forged_absolute_original,
+    "no-mac": _valid_looking(None),
+    "wrong-mac": _valid_looking(b"0" * 64),
+    "foreign-tmp": _foreign_tmp,
+    "foreign-dead": _foreign_dead,
+    "symlinked-journal-folder": _symlinked_journal_folder,
+    "symlinked-journal-root": _symlinked_journal_root,
+}
+
+
+def _status_and_doctor(home: Home) -> tuple[dict[str, Any], dict[str, Any]]:
+    status, doctor = vaultctl(home, "status", "--json"), vaultctl(home, "doctor", "--json")
+    assert status.code == 0, status.err
+    return status.json()["vaults"][0], doctor.json()
+
+
+@pytest.mark.parametrize("case", sorted(FOREIGN_JOURNALS))
+def test_a_foreign_journal_is_reported_and_never_used(home: Home, case: str) -> None:
+    s = Scene(home)
+    FOREIGN_JOURNALS[case](s)
+    s.freeze()
+    for start in ("vault add", "restart"):
+        d = Daemon(home)
+        try:
+            c = _session(home)
+            if start == "vault add":
+                c.call("vault.add", {"id": "v", "path": str(s.vault)})
+            assert c.call("note.search", {"query": "alpha", "fresh": True})["hits"], "the vault is still served"
+            s.assert_untouched()
+            assert c.call("op.list", {})["ops"] == []
+            vault, doctor = _status_and_doctor(home)
+            assert vault["state"] == "ready"
+            assert "journal" in vault["message"] and "doctor" in vault["message"]
+            found = [f for f in doctor["findings"] if f["check"] == "journal:v"]
+            assert found and all(f["level"] == "warn" for f in found), doctor
+            assert str(s.planted) in found[0]["finding"], found
+            s.assert_untouched()
+        finally:
+            d.stop()
+        s.assert_untouched()
+
+
+def _symlinked_runtime(s: Scene) -> None:
+    _forged_dotdot_into(s.outside / "rt" / "journal")
+    s.runtime.symlink_to(s.outside / "rt")
+    s.planted = s.runtime
+
+
+def _runtime_file(s: Scene) -> None:
+    s.runtime.write_bytes(b"not a folder\n")
+    s.planted = s.runtime
+
+
+@pytest.mark.parametrize("case", ["symlinked-.vaultd", ".vaultd-is-a-file"])
+def test_a_runtime_folder_that_is_not_a_folder_of_ours_refuses_the_vault(home: Home, case: str) -> None:
+    s = Scene(home)
+    {"symlinked-.vaultd": _symlinked_runtime, ".vaultd-is-a-file": _runtime_file}[case](s)
+    s.freeze()
+    for start in ("vault add", "restart"):
+        d = Daemon(home)
+        try:
+            c = _session(home)
+            if start == "vault add":
+                c.call("vault.add", {"id": "v", "path": str(s.vault)})
+            s.assert_untouched()
+            vault, doctor = _status_and_doctor(home)
+            assert vault["state"] == "error" and ".vaultd" in vault["message"], vault
+            assert doctor["verdict"] == "fail"
+            assert any(f["check"] == "vault:v" and ".vaultd" in f["finding"] for f in doctor["findings"])
+            refused = c.request("note.append", {"target": "Ada Lovelace", "section": "S", "markdown": "- x"})
+            assert refused["error"]["data"]["code"] == "UNAVAILABLE"
+            s.assert_untouched()
+        finally:
+            d.stop()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
+@pytest.mark.parametrize("owned_by_other", [".vaultd", ".vaultd/journal", "journal folder"])
+def test_a_runtime_or_journal_folder_of_another_user_is_not_used(home: Home, owned_by_other: str) -> None:
+    s = Scene(home)
+    _valid_looking(None)(s)
+    path = {".vaultd": s.runtime, ".vaultd/journal": s.planted, "journal folder": s.planted / OP}[owned_by_other]
+    os.chown(path, 65534, 65534)
+    s.freeze()
+    d = Daemon(home)
+    try:
+        c = _session(home)
+        c.call("vault.add", {"id": "v", "path": str(s.vault)})
+        vault, doctor = _status_and_doctor(home)
+        assert "uid 65534" in json.dumps([vault, doctor]), (vault, doctor)
+        s.assert_untouched()
+    finally:
+        d.stop()
+
+
+# -- journals sealed with the daemon's own key still obey the path rules ---------------------
+
+def _sealed_cases(s: Scene) -> dict[str, tuple[bytes, dict[str, bytes]]]:
+    outside = (s.outside / "x.md").read_bytes()
+    secret = (s.outside / "secret.txt").read_bytes()
+    plan = (s.vault / PLAN).read_bytes()
+    return {
+        "absolute-path": (_manifest(OP, [{"path": str(s.outside / "x.md"), "before_sha": _sha(b"evil"),
+                                          "after_sha": _sha(outside), "original": "orig-0"}]), {"orig-0": b"evil"}),
+        "dotdot-path": (_manifest(OP, [{"path": "notes/../../outside/x.md", "before_sha": _sha(b"evil"),
+                                        "after_sha": _sha(outside), "original": "orig-0"}]), {"orig-0": b"evil"}),
+        "runtime-path": (_manifest(OP, [{"path": ".vaultd/lock", "before_sha": _sha(b"evil"),
+                                         "after_sha": None, "original": "orig-0"}]), {"orig-0": b"evil"}),
+        "absolute-original": (_manifest(OP, [{"path": "stolen.md", "before_sha": _sha(secret), "after_sha": None,
+                                              "original": str(s.outside / "secret.txt")}]), {}),
+        "dotdot-original": (_manifest(OP, [{"path": "stolen.md", "before_sha": _sha(secret), "after_sha": None,
+                                            "original": "../../../outside/secret.txt"}]), {}),
+        "original-not-matching-its-hash": (_manifest(OP, [{"path": PLAN, "before_sha": _sha(b"planted\n"),
+                                                           "after_sha": _sha(plan), "original": "orig-0"}]),
+                                           {"orig-0": b"other bytes\n"}),
+        "manifest-of-another-op": (_manifest("20261203T120000.000000-99999999",
+                                             [{"path": PLAN, "before_sha": _sha(b"planted\n"),
+                                               "after_sha": _sha(plan), "original": "orig-0"}]),
+                                   {"orig-0": b"planted\n"}),
+    }
+
+
+@pytest.mark.parametrize("case", ["absolute-path", "dotdot-path", "runtime-path", "absolute-original",
+                                  "dotdot-original", "original-not-matching-its-hash", "manifest-of-another-op"])
+def test_a_sealed_journal_with_an_unsafe_entry_is_refused(home: Home, case: str) -> None:
+    s = Scene(home)
+    d = Daemon(home)
+    try:
+        _session(home).call("vault.add", {"id": "v", "path": str(s.vault)})
+    finally:
+        d.stop()
+    manifest, files = _sealed_cases(s)[case]
+    _plant(s.planted / OP, manifest, files, _seal(home, manifest))
+    s.freeze()
+    d = Daemon(home)
+    try:
+        c = _session(home)
+        assert c.call("note.search", {"query": "alpha", "fresh": True})["hits"]
+        s.assert_untouched()
+        vault, doctor = _status_and_doctor(home)
+        assert "journal" in vault["message"]
+        assert any(f["check"] == "journal:v" and OP in f["finding"] for f in doctor["findings"]), doctor
+        s.assert_untouched()
+    finally:
+        d.stop()
+
+
+# -- undo and op.list ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mac", [None, b"0" * 64], ids=["no-mac", "wrong-mac"])
+def test_a_committed_foreign_journal_is_neither_listed_nor_undone(home: Home, mac: bytes | None) -> None:
+    s = Scene(home)
+    _valid_looking(mac)(s)
+    (s.planted / OP / "committed").write_bytes(b"")
+    s.freeze()
+    d = Daemon(home)
+    try:
+        c = _session(home)
+        c.call("vault.add", {"id": "v", "path": str(s.vault)})
+        assert c.call("op.list", {})["ops"] == []
+        reply = c.request("op.undo", {"op_id": OP})
+        assert reply["error"]["data"]["code"] == "POLICY", reply
+        assert "not written by this daemon" in reply["error"]["message"]
+        s.assert_untouched()
+    finally:
+        d.stop()
+
+
+@pytest.mark.parametrize("tamper", ["mac", "manifest", "original", "copied-from-another-home"])
+def test_undo_refuses_a_journal_changed_since_this_daemon_wrote_it(home: Home, tamper: str) -> None:
+    s = Scene(home)
+    d = Daemon(home)
+    try:
+        c = _session(home)
+        c.call("vault.add", {"id": "v", "path": str(s.vault)})
+        receipt = c.call("note.patch", {"target": "Alpha Plan", "old": "ships the search", "new": "ships the find"})
+        op_id = receipt["op_id"]
+        folder = s.planted / op_id
+        assert [o["op_id"] for o in c.call("op.list", {})["ops"]] == [op_id]
+    finally:
+        d.stop()
+    if tamper == "mac":
+        (folder / "manifest.mac").write_bytes(b"f" * 64)
+    elif tamper == "manifest":
+        data = (folder / "manifest.json").read_bytes()
+        (folder / "manifest.json").write_bytes(data.replace(b'"channel":"cli"', b'"channel":"mcp"'))
+    elif tamper == "original":
+        (folder / "orig-0").write_bytes(b"---\ntitle: replaced\n---\nbytes an attacker chose\n")
+    else:
+        (home.home / "journal.key").unlink()  # the vault now meets a daemon with another key
+    s.freeze()
+    d = Daemon(home)
+    try:
+        c = _session(home)
+        listed = [o["op_id"] for o in c.call("op.list", {})["ops"]]
+        reply = c.request("op.undo", {"op_id": op_id})
+        assert reply["error"]["data"]["code"] == "POLICY", reply
+        if tamper != "original":
+            assert listed == []
+        s.assert_untouched()
+    finally:
+        d.stop()
+
+
+# -- the key ---------------------------------------------------------------------------------
+
+def test_the_journal_key_is_private_created_once_and_never_logged(home: Home, sample_vault: Path) -> None:
+    d = Daemon(home)
+    try:
+        c = _session(home)
+        c.call("vault.add", {"id": "v", "path": str(sample_vault)})
+        c.call("note.patch", {"target": "Alpha Plan", "old": "ships the search", "new": "ships the find"})
+    finally:
+        d.stop()
+    key_file = home.home / "journal.key"
+    st = key_file.lstat()
+    assert oct(st.st_mode & 0o777) == "0o600" and st.st_size == 32
+    key = key_file.read_bytes()
+    d = Daemon(home)
+    try:
+        _session(home).call("note.search", {"query": "find", "fresh": True})
+    finally:
+        d.stop()
+    assert key_file.read_bytes() == key and key_file.lstat().st_ino == st.st_ino, "created once"
+    logs = d.output().encode() + b"".join(p.read_bytes() for p in (home.home / "logs").rglob("*") if p.is_file())
+    assert key not in logs and key.hex().encode() not in logs
+
+
+@pytest.mark.parametrize("bad", ["symlink", "readable-by-others", "short"])
+def test_an_unusable_key_file_makes_the_vault_unavailable_and_is_never_followed(home: Home, sample_vault: Path,
+                                                                              bad: str) -> None:
+    home.home.mkdir(parents=True)
+    key_file = home.home / "journal.key"
+    decoy = home.root / "decoy"
+    if bad == "symlink":
+        key_file.symlink_to(decoy)  # dangling: creating through it would write outside the home
+    elif bad == "readable-by-others":
+        key_file.write_bytes(b"k" * 32)
+        key_file.chmod(0o644)
+    else:
+        key_file.write_bytes(b"k" * 5)
+        key_file.chmod(0o600)
+    before = snapshot(sample_vault)
+    d = Daemon(home)
+    try:
+        c = _session(home)
+        for reply in (c.request("vault.add", {"id": "v", "path": str(sample_vault)}),
+                      c.request("note.append", {"target": "Ada Lovelace", "section": "S", "markdown": "- x"})):
+            assert reply["error"]["data"]["code"] == "UNAVAILABLE"
+            assert "journal.key" in reply["error"]["message"]
+        vault, _ = _status_and_doctor(home)
+        assert vault["state"] == "error" and "journal.key" in vault["message"]
+    finally:
+        d.stop()
+    assert not decoy.exists()
+    assert snapshot(sample_vault) == before

@@ -1,0 +1,102 @@
+"""The operation log is vaultd's own file: it never adopts a user's note, stays out of the reads
+about the user's notes, and survives an editor stripping its last newline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.daemon import Home, RawClient, vaultctl
+
+HEADER = "# vaultd operation log\n"
+DIARY = "# Log\n\n2024-03-01: walked the dog\n2024-03-02: read about otters\n"
+EVENT = "2024-03-01 09:00  EXTRACT  -  vaultd:note.create → a.md  —  create a.md (20240301T090000-0a0b0c0d)\n"
+
+
+def _vault(home: Home, files: dict[str, str]) -> Path:
+    root = home.root / "vault"
+    root.mkdir()
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def test_a_users_log_md_is_refused_at_add_with_the_command_that_sets_a_path(home: Home, daemon, cli) -> None:  # type: ignore[no-untyped-def]
+    root = _vault(home, {"log.md": DIARY, "a.md": "# A\n"})
+    refused = cli("vault", "add", "v", str(root))
+    assert refused.code == 1
+    assert "log.md is not a vaultd log" in refused.err and "--log-path" in refused.err, refused.err
+    assert cli("vault", "list", "--json").json()["vaults"] == []
+    added = cli("vault", "add", "v", str(root), "--log-path", "meta/vaultd-log.md", "--json")
+    assert added.code == 0, added.err
+    assert added.json()["entry"]["log_path"] == "meta/vaultd-log.md"
+    made = cli("new", "inbox/otter facts", "--body", "-", "--json", input="Otters hold hands.\n")
+    assert made.code == 0, made.err
+    assert made.json()["log"]["appended"]
+    assert (root / "log.md").read_text() == DIARY, "the user's note is never written"
+    log = (root / "meta" / "vaultd-log.md").read_text()
+    assert log.startswith(HEADER) and log.splitlines()[1] == made.json()["log"]["line"]
+    tail = cli("log", "tail", "--json").json()
+    assert tail["lines"] == [made.json()["log"]["line"]]
+    hits = [h["path"] for h in cli("search", "otters", "--json").json()["hits"]]
+    assert "log.md" in hits, "the diary is still one of the user's notes"
+
+
+@pytest.mark.parametrize("bad", ["../outside.md", "/abs/log.md", ".vaultd/log.md", ".git/log.md", "log.txt",
+                                 "a//log.md", "a/./log.md"])
+def test_unsafe_log_paths_are_refused(home: Home, raw: RawClient, bad: str) -> None:
+    root = _vault(home, {"a.md": "# A\n"})
+    reply = raw.request("vault.add", {"id": "v", "path": str(root), "log_path": bad})
+    assert reply["error"]["data"]["code"] == "INVALID_PARAMS", reply
+    assert raw.call("vault.list")["vaults"] == []
+
+
+def test_the_default_log_gets_a_header_and_stays_out_of_search_stats_and_issues(home: Home, raw: RawClient) -> None:
+    root = _vault(home, {"a.md": "# A\n"})
+    raw.call("vault.add", {"id": "v", "path": str(root)})
+    r = raw.call("note.create", {"path": "zebra crossing", "body": "Stripes.\n"})
+    hits = raw.call("note.search", {"query": "zebra", "fresh": True})["hits"]
+    assert [h["path"] for h in hits] == ["zebra crossing.md"]  # the log line names it too
+    assert raw.call("vault.stats", {"fresh": True})["notes"] == 2
+    log = (root / "log.md").read_text()
+    assert log == HEADER + r["log"]["line"] + "\n"
+
+
+def test_a_log_from_before_the_header_is_still_vaultds_and_a_large_one_is_no_issue(home: Home, raw: RawClient) -> None:
+    big = EVENT * (2 * 1024 * 1024 // len(EVENT.encode()) + 10)  # past the 2 MiB a note may have
+    root = _vault(home, {"a.md": "# A\n", "log.md": big})
+    raw.call("vault.add", {"id": "v", "path": str(root)})
+    assert raw.call("vault.issues", {})["issues"] == []
+    stats = raw.call("vault.stats", {})
+    assert stats["skipped"] == 0 and stats["issues"] == 0 and stats["notes"] == 1
+    r = raw.call("note.create", {"path": "b", "body": "b\n"})
+    assert r["log"]["appended"]
+    assert (root / "log.md").read_text() == big + r["log"]["line"] + "\n"
+
+
+def test_a_log_without_its_final_newline_gets_a_new_line_and_the_write_succeeds(home: Home, raw: RawClient) -> None:
+    root = _vault(home, {"a.md": "# A\n"})
+    raw.call("vault.add", {"id": "v", "path": str(root)})
+    first = raw.call("note.create", {"path": "one", "body": "1\n"})["log"]["line"]
+    log = root / "log.md"
+    log.write_bytes(log.read_bytes().rstrip(b"\n"))  # as an editor that strips the final newline
+    done = vaultctl(home, "new", "two", "--body", "-", "--json", input="2\n")
+    assert done.code == 0, done.err
+    second = done.json()["log"]
+    assert second["appended"]
+    assert log.read_text() == HEADER + first + "\n" + second["line"] + "\n"
+    assert raw.call("log.tail", {})["lines"] == [first, second["line"]]
+
+
+def test_a_note_put_at_the_log_path_later_is_never_appended_to(home: Home, raw: RawClient) -> None:
+    root = _vault(home, {"a.md": "# A\n"})
+    raw.call("vault.add", {"id": "v", "path": str(root)})
+    (root / "log.md").write_text(DIARY)  # the user's own, after registration
+    r = raw.call("note.create", {"path": "b", "body": "b\n"})
+    assert r["applied"] and not r["log"]["appended"]
+    assert "not a vaultd log" in r["log"]["error"]
+    assert (root / "log.md").read_text() == DIARY
+    tail = raw.call("log.tail", {})
+    assert tail["lines"] == [] and "not a vaultd log" in tail["warnings"][0]

@@ -1,0 +1,67 @@
+"""A receipt, and a refusal, stay bounded however much debt the note already had."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.daemon import Home, RawClient
+
+CAP = 100  #: warnings a receipt lists (MAX_RECEIPT_WARNINGS), issues a refusal lists
+
+
+def _dead_links(n: int, prefix: str = "gone") -> str:
+    return "".join(f"[[{prefix}{i:06d}]]\n" for i in range(n))
+
+
+@pytest.fixture
+def vault(home: Home) -> Path:
+    root = home.root / "vault"
+    root.mkdir()
+    (root / "Home.md").write_text("# Home\n")
+    return root
+
+
+def _add(raw: RawClient, root: Path) -> None:
+    raw.call("vault.add", {"id": "v", "path": str(root)})
+
+
+# Past the cap, the note's other old links are counted in one warning, not judged one by one:
+# CAP + 50 dead links still give CAP judged + 1 summary, never CAP + 50 warnings.
+@pytest.mark.parametrize(("dead", "listed", "omitted"),
+                         [(CAP - 1, CAP - 1, 0), (CAP, CAP, 0), (CAP + 1, CAP, 1), (CAP + 50, CAP, 1)])
+def test_old_dead_links_warn_up_to_the_cap_and_the_rest_are_counted(
+        vault: Path, raw: RawClient, dead: int, listed: int, omitted: int) -> None:
+    (vault / "Debt.md").write_text("# Debt\n\n" + _dead_links(dead))
+    _add(raw, vault)
+    r = raw.call("note.append", {"target": "Debt", "section": "More", "markdown": "one more line"})
+    assert r["applied"]
+    assert len(r["warnings"]) == listed and r["warnings_omitted"] == omitted
+    assert all(w["code"] == "V03" for w in r["warnings"])
+    if dead > CAP:
+        assert r["warnings"][0]["message"].startswith(f"{dead - CAP} more link(s) the note already had")
+
+
+def test_a_note_with_a_vast_number_of_dead_links_gets_a_small_receipt(vault: Path, raw: RawClient) -> None:
+    n = 150_000
+    (vault / "Debt.md").write_text("# Debt\n\n" + _dead_links(n, "g"))  # 1.8 MB, under the note limit
+    _add(raw, vault)
+    r = raw.request("note.append", {"target": "Debt", "section": "More", "markdown": "one more line"})
+    receipt = r["result"]
+    assert receipt["applied"] and len(receipt["warnings"]) == CAP and receipt["warnings_omitted"] == 1
+    assert len(json.dumps(r)) < 64 * 1024
+    assert receipt["warnings"][0]["message"].startswith(f"{n - CAP} more link(s) the note already had")
+    assert (vault / "Debt.md").read_text().endswith("one more line\n")
+
+
+@pytest.mark.parametrize(("dead", "listed"), [(CAP, CAP), (CAP + 1, CAP)])
+def test_a_refusal_lists_at_most_the_cap_and_counts_the_rest(vault: Path, raw: RawClient, dead: int,
+                                                              listed: int) -> None:
+    _add(raw, vault)
+    reply = raw.request("note.create", {"path": "New", "body": _dead_links(dead, "nowhere")})
+    data = reply["error"]["data"]
+    assert data["code"] == "VALIDATION" and len(data["issues"]) == listed
+    assert data["message"].endswith(f"(and {dead - 1} more)")
+    assert not (vault / "New.md").exists()
