@@ -1,7 +1,15 @@
 """A blocking JSON-RPC client for the daemon's socket, with autostart.
 
 Blocking sockets and no anyio: ``vaultctl`` is started per command, so its import path must stay
-light. Errors from the daemon arrive as :class:`CallError` carrying the stable error name.
+light. Errors from the daemon arrive as :class:`CallError` carrying the stable error name; every
+way of not getting an answer is a :class:`DaemonUnavailable`::
+
+    DaemonUnavailable     no daemon answered, or the connection broke
+    ├── UnsafeSocket      the socket's folder or the process behind it is not the user's
+    └── ReplyTimeout      no reply within the client timeout (a write may still be applied)
+
+Nothing is sent, not even ``hello``, before :mod:`vaultctl.peer` has approved the socket's folder
+and the uid of the process listening on it.
 """
 
 from __future__ import annotations
@@ -24,11 +32,15 @@ from protocol.location import resolve_home, resolve_socket
 from protocol.methods.common import PROTOCOL_VERSION, Channel, Params
 from protocol.methods.daemon import HelloParams, HelloResult
 from protocol.table import METHODS
+from vaultctl import peer
 
 T = TypeVar("T")
 
 AUTOSTART_WAIT_S = 5.0
 CLIENT_VERSION = "0.1.0"
+TIMEOUT_ENV = "VAULTD_CLIENT_TIMEOUT"
+DEFAULT_TIMEOUT_S = 60.0
+MAX_TIMEOUT_S = 86400.0
 
 
 class CallError(Exception):
@@ -40,7 +52,48 @@ class CallError(Exception):
 
 
 class DaemonUnavailable(Exception):
-    """No daemon answered (and autostart was off or did not bring one up)."""
+    """No daemon answered (and autostart was off or did not bring one up), or it stopped answering."""
+
+
+class UnsafeSocket(DaemonUnavailable):
+    """The socket is not provably the user's own daemon; nothing was sent to it."""
+
+
+class ReplyTimeout(DaemonUnavailable):
+    """The daemon did not reply in time. A write may still be applied after the client gave up."""
+
+    def __init__(self, method: str, timeout: float | None, maybe_applied: bool) -> None:
+        waited = f" within {timeout:g} s" if timeout is not None else ""
+        if maybe_applied:
+            advice = ("the operation may still have been applied; check with 'vaultctl ops' "
+                      "before retrying")
+        else:
+            advice = f"try again, or allow more time with {TIMEOUT_ENV}=SECONDS"
+        super().__init__(f"the daemon did not answer {method}{waited}; {advice}")
+        self.maybe_applied = maybe_applied
+
+
+class BadSetting(Exception):
+    """A client setting in the environment is not usable; the message names it and its bounds."""
+
+
+def client_timeout(environ: dict[str, str] | None = None) -> float:
+    """Seconds to wait for each reply: ``$VAULTD_CLIENT_TIMEOUT``, else 60.
+
+    Raises:
+        BadSetting: the value is not a number of seconds in (0, 86400].
+    """
+    raw = (os.environ if environ is None else environ).get(TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= MAX_TIMEOUT_S:  # also false for nan
+        raise BadSetting(f"{TIMEOUT_ENV} must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g}, "
+                         f"not {raw!r}")
+    return value
 
 
 class Client:
@@ -68,12 +121,35 @@ class Client:
         return msgspec.json.decode(raw, type=spec.result)
 
     def call_raw(self, method: str, params: Params | dict[str, Any] | None = None) -> bytes:
+        """Send one request and wait for its reply.
+
+        Raises:
+            CallError: the daemon refused or failed the call.
+            ReplyTimeout: no reply within the socket's timeout.
+            DaemonUnavailable: the connection broke or the daemon sent garbage.
+        """
         request_id = next(self._ids)
         payload = msgspec.Raw(msgspec.json.encode(params if params is not None else {}))
-        self._sock.sendall(encode(Request(jsonrpc="2.0", method=method, params=payload, id=request_id)))
+        frame = encode(Request(jsonrpc="2.0", method=method, params=payload, id=request_id))
+        spec = METHODS.get(method)
+        maybe_applied = spec is None or not spec.read_only
+        try:
+            self._sock.sendall(frame)
+            return self._reply(request_id)
+        except TimeoutError as exc:
+            raise ReplyTimeout(method, self._sock.gettimeout(), maybe_applied) from exc
+        except OSError as exc:
+            tail = "; the operation may have been applied: check with 'vaultctl ops'" if maybe_applied else ""
+            raise DaemonUnavailable(
+                f"the connection to the daemon broke during {method}: {exc.strerror or exc}{tail}") from exc
+
+    def _reply(self, request_id: int) -> bytes:
         while True:
             frame = self._next_frame()
-            response = decode_response(frame)
+            try:
+                response = decode_response(frame)
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                raise DaemonUnavailable(f"the daemon sent a reply that is not JSON-RPC: {exc}") from exc
             if response.id != request_id:
                 continue  # a notification or a stale reply
             if response.error is not None:
@@ -94,7 +170,14 @@ class Client:
         return self._pending.pop(0)
 
 
-def _connect(path: Path, timeout: float | None) -> socket.socket | None:
+def _connect(path: Path, timeout: float) -> socket.socket | None:
+    """A connection to the user's own daemon at ``path``, or None when nothing listens there.
+
+    Raises:
+        UnsafeSocket: the folder or the listener is not the user's; nothing was sent.
+    """
+    if problem := peer.check_folder(path):
+        raise UnsafeSocket(f"refusing the daemon socket: {problem}; {_SAFE_PLACES}")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
@@ -102,7 +185,17 @@ def _connect(path: Path, timeout: float | None) -> socket.socket | None:
     except (FileNotFoundError, ConnectionRefusedError):
         sock.close()
         return None
+    except BaseException:
+        sock.close()
+        raise
+    if problem := peer.check_peer(sock, path):
+        sock.close()
+        raise UnsafeSocket(f"refusing the daemon socket: {problem}; {_SAFE_PLACES}")
     return sock
+
+
+_SAFE_PLACES = ("keep it in a folder only you can write to (unset VAULTD_SOCKET and XDG_RUNTIME_DIR to use "
+                "the default in your vaultd home)")
 
 
 def _spawn_daemon(home: Path, socket_path: Path) -> None:
@@ -117,8 +210,18 @@ def _spawn_daemon(home: Path, socket_path: Path) -> None:
 
 
 def connect(channel: Channel = Channel.CLI, *, client_name: str = "vaultctl", autostart: bool | None = None,
-            timeout: float | None = 60.0) -> Client:
-    """Open a session with the daemon, starting it detached when none answers."""
+            timeout: float | None = None) -> Client:
+    """Open a session with the daemon, starting it detached when none answers.
+
+    ``timeout`` bounds the wait for each reply (default: :func:`client_timeout`).
+
+    Raises:
+        DaemonUnavailable: no daemon could be reached (:class:`UnsafeSocket` when the socket is
+            not the user's own: then autostart is refused too).
+        BadSetting: ``$VAULTD_CLIENT_TIMEOUT`` is not usable.
+    """
+    if timeout is None:
+        timeout = client_timeout()
     home = resolve_home()
     socket_path = resolve_socket(home)
     sock = _connect(socket_path, timeout)

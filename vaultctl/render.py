@@ -1,13 +1,21 @@
 """Text for people: tables with uppercase headers, objects as a title and aligned fields, checks
-as LEVEL/CHECK/FINDING rows with a verdict. ``--json`` bypasses all of this."""
+as LEVEL/CHECK/FINDING rows with a verdict. ``--json`` bypasses all of this.
+
+Everything here builds raw text; :func:`say` escapes it on the way out (see
+:mod:`vaultctl.terminal`), and column widths are measured on the escaped form so tables still line
+up when a cell holds an escaped control character.
+"""
 
 from __future__ import annotations
 
+import sys
 import unicodedata
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, TextIO
 
 import msgspec
+
+from vaultctl.terminal import escape, escape_json
 
 
 def to_builtins(value: Any) -> Any:
@@ -15,7 +23,13 @@ def to_builtins(value: Any) -> Any:
 
 
 def json_line(value: Any) -> str:
-    return msgspec.json.encode(value).decode()
+    """Compact JSON that decodes to ``value`` exactly and carries no raw terminal control."""
+    return escape_json(msgspec.json.encode(value).decode())
+
+
+def say(text: str, *, file: TextIO | None = None, multiline: bool = True, reversible: bool = True) -> None:
+    """Print text for a person, every terminal-active character escaped (see :func:`escape`)."""
+    print(escape(text, multiline=multiline, reversible=reversible), file=file or sys.stdout)
 
 
 def _cell(value: Any) -> str:
@@ -31,8 +45,8 @@ def _cell(value: Any) -> str:
 
 
 def width(text: str) -> int:
-    """Columns a terminal gives ``text``: East Asian wide and fullwidth characters take two."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    """Columns a terminal gives ``text`` once escaped: East Asian wide and fullwidth characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in escape(text, multiline=True))
 
 
 def _pad(text: str, columns: int) -> str:

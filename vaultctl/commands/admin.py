@@ -15,7 +15,7 @@ from protocol.errors import ExitStatus
 from protocol.location import resolve_home, resolve_socket
 from protocol.methods.vaults import Kind, SchemaProfile, VaultAddParams, VaultRemoveParams, WritePolicy
 from vaultctl import render
-from vaultctl.client import DaemonUnavailable, connect
+from vaultctl.client import BadSetting, DaemonUnavailable, UnsafeSocket, connect
 from vaultctl.commands.common import JsonOpt, call, emit, fail
 
 daemon_app = typer.Typer(help="Start, stop and inspect the daemon.", no_args_is_help=True)
@@ -50,9 +50,11 @@ def daemon_start(as_json: JsonOpt = False) -> None:
     """Start the daemon detached (no-op when it is already running)."""
     try:
         with connect(autostart=True) as client:
-            result = client.call("daemon.status")
-    except DaemonUnavailable as exc:
+            result = call("daemon.status", client=client)
+    except (DaemonUnavailable, OSError) as exc:
         fail(str(exc), ExitStatus.UNAVAILABLE)
+    except BadSetting as exc:
+        fail(str(exc), ExitStatus.USAGE)
     emit(result, as_json, lambda s: f"vaultd is running (pid {s.pid}) on {s.socket}")
 
 
@@ -61,6 +63,10 @@ def daemon_stop(as_json: JsonOpt = False) -> None:
     """Stop the daemon gracefully; waits until its socket is gone."""
     try:
         client = connect(autostart=False)
+    except UnsafeSocket as exc:
+        fail(str(exc), ExitStatus.UNAVAILABLE)
+    except BadSetting as exc:
+        fail(str(exc), ExitStatus.USAGE)
     except DaemonUnavailable:
         emit({"stopping": False}, as_json, lambda _: "vaultd is not running")
         return
@@ -84,7 +90,7 @@ def daemon_logs(lines: Annotated[int, typer.Option("--lines", "-n", min=1, max=1
             tail = fh.read().decode("utf-8", "replace").splitlines()[-lines:]
     except FileNotFoundError:
         fail(f"no log yet at {log_file}", ExitStatus.REFUSED)
-    print("\n".join(tail))
+    render.say("\n".join(tail))
 
 
 def _vault_text(info: object) -> str:

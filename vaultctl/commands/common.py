@@ -1,4 +1,8 @@
-"""What every command shares: options, calling the daemon, printing, mapping errors to exits."""
+"""What every command shares: options, calling the daemon, printing, mapping errors to exits.
+
+Everything printed for a person goes through :func:`vaultctl.render.say`, which escapes what a
+terminal would act on; daemon messages and note names are other people's text.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import typer
 from protocol.errors import ExitStatus
 from protocol.methods.common import Channel, Params
 from vaultctl import render
-from vaultctl.client import CallError, Client, DaemonUnavailable, connect
+from vaultctl.client import BadSetting, CallError, Client, DaemonUnavailable, connect
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print compact JSON for scripts.")]
 VaultOpt = Annotated[
@@ -22,7 +26,7 @@ VaultOpt = Annotated[
 
 
 def fail(message: str, status: ExitStatus) -> NoReturn:
-    print(f"vaultctl: {message}", file=sys.stderr)
+    render.say(f"vaultctl: {message}", file=sys.stderr, multiline=False, reversible=False)
     raise typer.Exit(int(status))
 
 
@@ -31,6 +35,8 @@ def session() -> Client:
         return connect(Channel.CLI)
     except DaemonUnavailable as exc:
         fail(str(exc), ExitStatus.UNAVAILABLE)
+    except BadSetting as exc:
+        fail(str(exc), ExitStatus.USAGE)
     except OSError as exc:
         fail(f"cannot reach the daemon: {exc.strerror or exc}", ExitStatus.UNAVAILABLE)
 
@@ -41,12 +47,14 @@ def call(method: str, params: Params | dict[str, Any] | None = None, client: Cli
     c = client or session()
     try:
         return c.call(method, params)
+    except UnicodeEncodeError:
+        fail("an argument is not valid UTF-8 text", ExitStatus.USAGE)
     except CallError as exc:
         for issue in exc.data.issues:
             where = f" ({issue.path}{':' + str(issue.line) if issue.line else ''})" if issue.path else ""
-            print(f"  {issue.severity} {issue.code}{where}: {issue.message}", file=sys.stderr)
+            render.say(f"  {issue.severity} {issue.code}{where}: {issue.message}", file=sys.stderr, multiline=False, reversible=False)
         if exc.data.candidates:
-            print("  candidates: " + ", ".join(exc.data.candidates), file=sys.stderr)
+            render.say("  candidates: " + ", ".join(exc.data.candidates), file=sys.stderr, multiline=False, reversible=False)
         fail(exc.data.message, exc.data.code.exit_status)
     except DaemonUnavailable as exc:
         fail(str(exc), ExitStatus.UNAVAILABLE)
@@ -56,7 +64,10 @@ def call(method: str, params: Params | dict[str, Any] | None = None, client: Cli
 
 
 def emit(result: Any, as_json: bool, text: Callable[[Any], str]) -> None:
-    print(render.json_line(result) if as_json else text(result))
+    if as_json:
+        print(render.json_line(result))
+    else:
+        render.say(text(result))
 
 
 def pick_vault(client: Client, explicit: str | None) -> str | None:

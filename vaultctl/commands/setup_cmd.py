@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from protocol.errors import ExitStatus
+from vaultctl import render
 from vaultctl.commands.common import JsonOpt, fail
 
 
@@ -57,7 +58,8 @@ def setup(
                 print(json.dumps([o.to_dict() for o in outcomes]))
             else:
                 for o in outcomes:
-                    print(_plan_text(o.plan) if o.plan is not None else f"{o.host}: {o.status.value} ({o.note or o.error})")
+                    render.say(_plan_text(o.plan) if o.plan is not None
+                               else f"{o.host}: {o.status.value} ({o.note or o.error})")
             if any(o.status.value == "failed" for o in outcomes):
                 raise typer.Exit(int(ExitStatus.REFUSED))
             return
@@ -67,6 +69,9 @@ def setup(
     except SetupError as exc:
         manual = getattr(exc, "manual", None)
         if manual:
-            print(f"add this entry by hand:\n{manual}", file=sys.stderr)
+            render.say(f"add this entry by hand:\n{manual}", file=sys.stderr)
         fail(exc.message, exc.code.exit_status)
-    print(json.dumps(plan.to_dict()) if as_json else _plan_text(plan))
+    if as_json:
+        print(json.dumps(plan.to_dict()))
+    else:
+        render.say(_plan_text(plan))

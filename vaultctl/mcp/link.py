@@ -16,7 +16,7 @@ from typing import Any
 
 from protocol.methods.common import Channel, Params
 from protocol.table import MethodSpec
-from vaultctl.client import Client, DaemonUnavailable, connect
+from vaultctl.client import BadSetting, Client, DaemonUnavailable, ReplyTimeout, connect
 from vaultctl.mcp.errors import unavailable
 
 log = logging.getLogger("vaultctl.mcp")
@@ -70,7 +70,7 @@ class DaemonLink:
         self.close()
         try:
             self._client = self._connector()
-        except DaemonUnavailable as exc:
+        except (DaemonUnavailable, BadSetting) as exc:  # UnsafeSocket too: nothing was sent
             raise unavailable(str(exc).rstrip(".")) from exc
         except OSError as exc:
             raise unavailable(f"cannot reach the daemon: {_reason(exc)}") from exc
@@ -92,7 +92,7 @@ def _peer_closed(client: Client) -> bool:
 
 
 def _reason(exc: BaseException) -> str:
-    if isinstance(exc, TimeoutError):
+    if isinstance(exc, (TimeoutError, ReplyTimeout)):
         return "the daemon did not answer in time"
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror.lower()

@@ -1,0 +1,87 @@
+"""Who is on the other end of the daemon's socket, decided before the client sends a byte.
+
+A note's body is only as private as the process it is sent to. Two checks guard it:
+
+* the socket's folder must belong to the user (or to root) and be writable by no one else, so no
+  other user can have put a socket there or can swap one in; a sticky world-writable folder such
+  as ``/tmp`` is refused too, because the sticky bit stops others removing the daemon's socket but
+  not taking a free name first (the daemon itself only listens in a folder of its own);
+* the process listening must run as the user (the kernel's ``SO_PEERCRED`` / ``getpeereid``,
+  never anything the peer says), which also catches a folder renamed or replaced between the
+  check and ``connect``.
+
+The decisions are pure functions of numbers so they can be tested without another user; the
+functions that read the numbers from the system are the thin layer around them.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import stat
+import struct
+import sys
+from pathlib import Path
+
+ROOT_UID = 0
+_OTHERS_WRITE = stat.S_IWGRP | stat.S_IWOTH
+
+
+def folder_problem(folder: str, mode: int, owner: int, me: int) -> str | None:
+    """Why a client must not use a socket in ``folder`` (given its ``st_mode`` and owner), or None."""
+    if not stat.S_ISDIR(mode):
+        return f"the socket's folder {folder} is not a folder"
+    if owner not in (me, ROOT_UID):
+        return f"the socket's folder {folder} belongs to uid {owner}, not to you (uid {me})"
+    if stat.S_IMODE(mode) & _OTHERS_WRITE:
+        sticky = ", sticky" if mode & stat.S_ISVTX else ""
+        return (f"the socket's folder {folder} is writable by other users (mode {stat.S_IMODE(mode):04o}{sticky}), "
+                "so another user could have put a socket there")
+    return None
+
+
+def peer_problem(socket_path: str, peer: int, me: int) -> str | None:
+    """Why a client must not talk to a server running as ``peer``, or None when it is the user."""
+    if peer != me:
+        return (f"the process listening on {socket_path} runs as uid {peer}, not as you (uid {me}); "
+                "nothing was sent to it")
+    return None
+
+
+def check_folder(socket_path: Path) -> str | None:
+    """The folder rule applied to the socket's folder on disk; a missing folder is no problem yet
+    (there is no socket to connect to, and the daemon creates it private)."""
+    folder = socket_path.parent
+    try:
+        st = os.stat(folder)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot inspect the socket's folder {folder}: {exc.strerror or exc}"
+    return folder_problem(str(folder), st.st_mode, st.st_uid, os.geteuid())
+
+
+def check_peer(sock: socket.socket, socket_path: Path) -> str | None:
+    """The peer rule applied to a connected socket."""
+    try:
+        uid = peer_uid(sock)
+    except OSError as exc:
+        return f"cannot learn who listens on {socket_path}: {exc.strerror or exc}; nothing was sent to it"
+    return peer_problem(str(socket_path), uid, os.geteuid())
+
+
+def peer_uid(sock: socket.socket) -> int:
+    """The uid of the process at the other end of a connected Unix socket, from the kernel."""
+    if sys.platform.startswith("linux"):
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        _pid, uid, _gid = struct.unpack("3i", creds)
+        return int(uid)
+    if sys.platform == "darwin" or "bsd" in sys.platform:  # pragma: no cover - not run on the Linux CI
+        # getpeereid(3) is LOCAL_PEERCRED at level SOL_LOCAL (0): struct xucred
+        # {u_int cr_version; uid_t cr_uid; short cr_ngroups; gid_t cr_groups[16]; ...}. Untested here.
+        level = getattr(socket, "SOL_LOCAL", 0)
+        option = getattr(socket, "LOCAL_PEERCRED", 1)
+        creds = sock.getsockopt(level, option, struct.calcsize("2ih16iP"))
+        return int(struct.unpack_from("2i", creds)[1])
+    raise OSError(errno.ENOTSUP, "no way to read the peer's credentials on this platform")

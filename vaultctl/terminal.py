@@ -1,0 +1,71 @@
+"""Text that may reach a terminal: file names, titles, snippets and messages made harmless.
+
+A shared vault's file name or a note's title is anyone's text. Printed raw, an ESC or a C1 byte
+is a command to the terminal (``ESC ] 0 ; title BEL`` renames the window, ``ESC [ 2 J`` clears
+it) and a bidi override reorders what the reader sees. So every character a terminal would act
+on, and every lone surrogate (which could not even be encoded), is shown as an escape instead:
+``\\x1b`` below U+0100, ``\\u202e`` above. Printable text passes unchanged.
+
+The escaping of data is reversible: a backslash is doubled exactly where it would otherwise read
+as the start of an escape (before another backslash, before ``xHH`` or ``uHHHH``, or before a
+character that is itself escaped), so two different names never print alike.
+
+``--json`` output is exact instead: JSON's own ``\\uXXXX`` escapes, which decode to the same text.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Everything a terminal may act on except tab, newline and carriage return, which depend on the mode:
+# C0, DEL and C1 controls, the bidi embeddings/overrides U+202A..U+202E and isolates U+2066..U+2069,
+# and lone surrogates.
+_ACTIVE = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_LOOKS_ESCAPED = r"x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}"
+
+
+def _pattern(also: str, lone_cr: bool, reversible: bool) -> re.Pattern[str]:
+    active = f"[{_ACTIVE}{also}]" + (r"|\r(?!\n)" if lone_cr else "")
+    backslash = rf"|\\(?={active}|\\|{_LOOKS_ESCAPED})" if reversible else ""
+    return re.compile(active + backslash)
+
+
+# (multiline, reversible) -> pattern. One line: tab, newline and CR are escaped too, so a value
+# cannot forge a line. A block of lines (a note body, a table): tab and newline stay, CR only in CRLF.
+_PATTERNS = {
+    (False, True): _pattern(r"\t\n\r", False, True),
+    (False, False): _pattern(r"\t\n\r", False, False),
+    (True, True): _pattern("", True, True),
+    (True, False): _pattern("", True, False),
+}
+
+# What JSON text may still carry raw after msgspec (which escapes C0 and never emits surrogates).
+_JSON_RAW = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape_one(match: re.Match[str]) -> str:
+    ch = match.group()
+    if ch == "\\":
+        return "\\\\"
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape(text: str, *, multiline: bool = False, reversible: bool = True) -> str:
+    """``text`` with every terminal-active character escaped.
+
+    ``multiline`` keeps newlines, tabs and CRLF line ends (for note bodies and tables); otherwise
+    they are escaped too, so one value prints as one line. ``reversible=False`` leaves every
+    backslash alone: for messages, which often quote a name already escaped by ``repr`` and are
+    read, not parsed; data (names, titles, bodies) stays reversible.
+    """
+    return _PATTERNS[multiline, reversible].sub(_escape_one, text)
+
+
+def escape_json(text: str) -> str:
+    """JSON text with DEL, C1 and bidi controls written as ``\\uXXXX``; it decodes to the same value.
+
+    Outside strings JSON text is ASCII, so every such character is inside a string, where the
+    escape means exactly that character.
+    """
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
