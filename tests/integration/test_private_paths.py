@@ -178,3 +178,48 @@ async def test_people_see_and_write_everything(vault: Path, home: Home, cli: Any
     made = cli("new", "diary/2026-01-02", "--json")
     assert made.code == 0, made.err
     assert (vault / "diary" / "2026-01-02.md").is_file()
+
+
+async def test_the_event_log_shows_agents_no_line_naming_a_private_note(vault: Path, home: Home, cli: Any,
+                                                                        raw: Any) -> None:
+    """Regression: log_tail and log_grep handed agents every line, and the lines of people's
+    operations name the notes they wrote (paths with spaces and moves out of a private folder too)."""
+    assert cli("new", "diary/2026-03-03 evening", "--json").code == 0
+    assert cli("new", "shared", "--json").code == 0
+    assert cli("new", "diary/to publish", "--json").code == 0
+    preview = raw.call("note.move", {"vault": "v", "target": "diary/to publish", "to": "published"})
+    moved = raw.call("note.move", {"vault": "v", "target": "diary/to publish", "to": "published", "confirm": True,
+                                   "fingerprint": preview["fingerprint"]})
+    assert moved["applied"], moved
+    raw.call("log.append", {"vault": "v", "event": {"type": "TASK", "source": "user",
+                                                     "note": "asked about [[diary/Plans]] again"}})
+    everything = raw.call("log.tail", {"vault": "v", "limit": 200})["lines"]
+    assert any("diary/2026-03-03 evening.md" in ln for ln in everything)
+    assert any("diary/to publish.md" in ln for ln in everything)
+    assert any("[[diary/Plans]]" in ln for ln in everything)
+    async with agent(home) as client:
+        tail = _ok(await client.call_tool("log_tail", {"limit": 200}))
+        grep = _ok(await client.call_tool("log_grep", {"pattern": "evening|publish|Plans|shared", "limit": 200}))
+        for seen in (tail["lines"], grep["lines"]):
+            assert seen, "the agent still sees the lines naming only public notes"
+            assert any("shared.md" in ln for ln in seen)
+            assert "diary" not in json.dumps(seen).casefold()
+        # The limit counts what the agent may see: the private lines do not crowd the others out.
+        one = _ok(await client.call_tool("log_tail", {"limit": 1}))["lines"]
+        assert len(one) == 1 and "diary" not in one[0].casefold()
+        bad = _error(await client.call_tool("log_grep", {"pattern": "(a)"}))
+        assert bad["code"] == "INVALID_PARAMS"
+
+
+async def test_a_private_log_is_absent_for_agents(daemon: Daemon, home: Home, cli: Any, raw: Any) -> None:
+    root = home.root / "vault"
+    (root / "journal").mkdir(parents=True)
+    (root / "Note.md").write_text("# Note\n")
+    added = cli("vault", "add", "v", str(root), "--private", "journal/**", "--log-path", "journal/ops.md", "--json")
+    assert added.code == 0, added.err
+    assert cli("new", "public idea", "--json").code == 0
+    assert any("public idea.md" in ln for ln in raw.call("log.tail", {"vault": "v"})["lines"])
+    async with agent(home) as client:
+        assert _ok(await client.call_tool("log_tail", {}))["lines"] == []
+        assert _ok(await client.call_tool("log_grep", {"pattern": "idea"}))["lines"] == []
+        assert _error(await client.call_tool("log_grep", {"pattern": "(a)"}))["code"] == "INVALID_PARAMS"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import anyio
 
 from protocol.methods.common import Channel
@@ -40,6 +42,7 @@ from vaultd.ops.set_frontmatter import plan_set_frontmatter
 from vaultd.ops.supersede import plan_supersede
 from vaultd.ops.undo import list_ops, plan_undo
 from vaultd.policy import pii_findings, secret_issues, write_channel_issue
+from vaultd.policy.visibility import Visibility
 from vaultd.vault import eventlog
 
 
@@ -129,8 +132,13 @@ async def log_append(ctx: CallContext, params: LogAppendParams) -> LogReceipt:
 async def log_tail(ctx: CallContext, params: LogTailParams) -> LogLines:
     runtime = ctx.daemon.vault(params.vault)
     runtime.check_root()
-    lines, warnings = await anyio.to_thread.run_sync(eventlog.tail, runtime.root, params.limit, params.type,
-                                                     eventlog.log_name(runtime.entry))
+    rel = eventlog.log_name(runtime.entry)
+    view = Visibility.of(runtime.entry, ctx.channel)
+    if view.hidden(rel):
+        return LogLines(lines=[], warnings=[])  # a private log is absent, like any private note
+    hide = view.names_hidden if view.hides_anything else None
+    lines, warnings = await anyio.to_thread.run_sync(
+        functools.partial(eventlog.tail, runtime.root, params.limit, params.type, rel, hide=hide))
     return LogLines(lines=lines, warnings=warnings)
 
 
@@ -138,6 +146,12 @@ async def log_tail(ctx: CallContext, params: LogTailParams) -> LogLines:
 async def log_grep(ctx: CallContext, params: LogGrepParams) -> LogLines:
     runtime = ctx.daemon.vault(params.vault)
     runtime.check_root()
-    lines, warnings = await anyio.to_thread.run_sync(eventlog.grep, runtime.root, params.pattern, params.limit,
-                                                     params.type, eventlog.log_name(runtime.entry))
+    rel = eventlog.log_name(runtime.entry)
+    view = Visibility.of(runtime.entry, ctx.channel)
+    if view.hidden(rel):
+        eventlog.grep_pattern(params.pattern)  # a bad pattern is still refused as such
+        return LogLines(lines=[], warnings=[])
+    hide = view.names_hidden if view.hides_anything else None
+    lines, warnings = await anyio.to_thread.run_sync(
+        functools.partial(eventlog.grep, runtime.root, params.pattern, params.limit, params.type, rel, hide=hide))
     return LogLines(lines=lines, warnings=warnings)

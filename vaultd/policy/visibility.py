@@ -13,7 +13,8 @@ what headings the note has).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Final
 
 from protocol.errors import Issue
@@ -23,6 +24,14 @@ from vaultd.policy.paths import matching_glob
 
 #: Channels for which private paths do not exist.
 HIDDEN_FROM: Final = frozenset({Channel.MCP})
+
+#: Where a note path may end inside free text (a log line), and where one may begin.
+_PATH_END: Final = re.compile(r"\.md(?![\w.])", re.IGNORECASE)
+_PATH_START: Final = frozenset(" \t([{\"'`→—|,;:<>")
+_FIELD_SEP: Final = re.compile("  | → ")
+_WIKI_TARGET: Final = re.compile(r"\[\[([^\]|#^\n]{1,512})")
+#: Candidate paths tried in one text at most; a text offering more is treated as naming a hidden note.
+MAX_CANDIDATES: Final = 512
 
 #: Said instead of the path, so a refusal does not name a note the caller may not see.
 PRIVATE_WRITE: Final = "the vault's private_paths keep this path from agents; write it from the CLI"
@@ -71,6 +80,44 @@ class Visibility:
     def only_visible(self, paths: Iterable[str]) -> list[str]:
         return [p for p in paths if not self.hidden(p)]
 
+    def names_hidden(self, text: str) -> bool:
+        """Whether free text (a log line) names a path private to this caller.
+
+        The log's lines name the notes an operation wrote, by path and in their summaries; a
+        path may hold spaces, so every span that ends in ``.md`` and starts at the text's start or
+        after a separator is tried, with the wiki-link targets. Past :data:`MAX_CANDIDATES` the
+        text is treated as naming one: hiding a line loses nothing, showing it might.
+        """
+        if not self._globs:
+            return False
+        for count, candidate in enumerate(mentioned_paths(text)):
+            if count >= MAX_CANDIDATES:
+                return True
+            if self.hidden(candidate) or self.hidden(candidate.removeprefix(".trash/")):
+                return True
+        return False
+
     def write_issue(self, path: str) -> Issue | None:
         """P04 for a write this caller may not make; the issue does not carry the path."""
         return Issue(code="P04", message=PRIVATE_WRITE) if self.hidden(path) else None
+
+
+def mentioned_paths(text: str) -> Iterator[str]:
+    """Every span of ``text`` that may be a vault-relative note path, nearest starts first."""
+    floor = 0  # a path does not run through an earlier ".md"
+    for match in _PATH_END.finditer(text):
+        end = match.end()
+        for start in range(match.start() - 1, floor - 1, -1):
+            if start == floor or text[start - 1] in _PATH_START:
+                candidate = text[start:end].strip()
+                if len(candidate) > 3:
+                    yield candidate
+        floor = end
+    for field in _FIELD_SEP.split(text):  # a log line's fields: its route names paths of any kind
+        if field.strip():
+            yield field.strip()
+    for match in _WIKI_TARGET.finditer(text):
+        target = match.group(1).strip()
+        if target:
+            yield target
+            yield f"{target}.md"

@@ -18,6 +18,7 @@ import fcntl
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from protocol.errors import Issue
@@ -192,29 +193,39 @@ def _lines(root: Path, rel: str) -> tuple[list[str], list[str]]:
     return out, warnings
 
 
-def _of_type(lines: list[str], type_: LogType | None) -> list[str]:
-    if type_ is None:
-        return lines
-    return [ln for ln in lines if (m := _LINE_RE.match(ln)) and m.group(1) == type_]
+def _of_type(lines: list[str], type_: LogType | None, hide: Callable[[str], bool] | None) -> list[str]:
+    """The lines of one type, without those ``hide`` holds back (before the limit is applied, so a
+    caller who may not see some lines still gets up to ``limit`` of the others)."""
+    if type_ is not None:
+        lines = [ln for ln in lines if (m := _LINE_RE.match(ln)) and m.group(1) == type_]
+    if hide is not None:
+        lines = [ln for ln in lines if not hide(ln)]
+    return lines
 
 
-def tail(root: Path, limit: int, type_: LogType | None, rel: str = LOG_NAME) -> tuple[list[str], list[str]]:
+def tail(root: Path, limit: int, type_: LogType | None, rel: str = LOG_NAME,
+         hide: Callable[[str], bool] | None = None) -> tuple[list[str], list[str]]:
     lines, warnings = _lines(root, rel)
-    return _of_type(lines, type_)[-limit:], warnings
+    return _of_type(lines, type_, hide)[-limit:], warnings
 
 
 _UNSAFE = re.compile(r"\\[1-9]|[(){}]|\\[pPkgN]")
 
 
-def grep(root: Path, pattern: str, limit: int, type_: LogType | None,
-         rel: str = LOG_NAME) -> tuple[list[str], list[str]]:
-    """Lines matching a safe regex subset: no groups, backreferences or brace quantifiers, so a
-    pattern cannot be made exponential and every line is bounded."""
+def grep_pattern(pattern: str) -> re.Pattern[str]:
+    """The compiled pattern, or INVALID_PARAMS for one outside the safe subset."""
     if _UNSAFE.search(pattern):
         raise InvalidParams("the pattern may not use groups, backreferences or {} quantifiers")
     try:
-        rx = re.compile(pattern)
+        return re.compile(pattern)
     except re.error as exc:
         raise InvalidParams(f"bad pattern: {exc.msg}") from exc
+
+
+def grep(root: Path, pattern: str, limit: int, type_: LogType | None,
+         rel: str = LOG_NAME, hide: Callable[[str], bool] | None = None) -> tuple[list[str], list[str]]:
+    """Lines matching a safe regex subset: no groups, backreferences or brace quantifiers, so a
+    pattern cannot be made exponential and every line is bounded."""
+    rx = grep_pattern(pattern)
     lines, warnings = _lines(root, rel)
-    return [ln for ln in _of_type(lines, type_) if rx.search(ln)][-limit:], warnings
+    return [ln for ln in _of_type(lines, type_, hide) if rx.search(ln)][-limit:], warnings
