@@ -2,15 +2,15 @@
 
 A note's body is only as private as the process it is sent to. Two checks guard it:
 
-* the socket's folder must belong to the user (or to root) and be writable by no one else, so no
-  other user can have put a socket there or can swap one in; a sticky world-writable folder such
-  as ``/tmp`` is refused too, because the sticky bit stops others removing the daemon's socket but
-  not taking a free name first (the daemon itself only listens in a folder of its own);
+* the socket's folder passes the rule the daemon applies before it binds
+  (:func:`protocol.location.socket_dir_problem`): it is the user's (or root's), and no other user
+  may write in it unless it is sticky, as ``/tmp`` is, where nobody can replace another's socket
+  (a name another user took first there is caught by the next check);
 * the process listening must run as the user (the kernel's ``SO_PEERCRED`` / ``getpeereid``,
   never anything the peer says), which also catches a folder renamed or replaced between the
   check and ``connect``.
 
-The decisions are pure functions of numbers so they can be tested without another user; the
+The peer decision is a pure function of numbers so it can be tested without another user; the
 functions that read the numbers from the system are the thin layer around them.
 """
 
@@ -19,26 +19,11 @@ from __future__ import annotations
 import errno
 import os
 import socket
-import stat
 import struct
 import sys
 from pathlib import Path
 
-ROOT_UID = 0
-_OTHERS_WRITE = stat.S_IWGRP | stat.S_IWOTH
-
-
-def folder_problem(folder: str, mode: int, owner: int, me: int) -> str | None:
-    """Why a client must not use a socket in ``folder`` (given its ``st_mode`` and owner), or None."""
-    if not stat.S_ISDIR(mode):
-        return f"the socket's folder {folder} is not a folder"
-    if owner not in (me, ROOT_UID):
-        return f"the socket's folder {folder} belongs to uid {owner}, not to you (uid {me})"
-    if stat.S_IMODE(mode) & _OTHERS_WRITE:
-        sticky = ", sticky" if mode & stat.S_ISVTX else ""
-        return (f"the socket's folder {folder} is writable by other users (mode {stat.S_IMODE(mode):04o}{sticky}), "
-                "so another user could have put a socket there")
-    return None
+from protocol.location import socket_dir_problem
 
 
 def peer_problem(socket_path: str, peer: int, me: int) -> str | None:
@@ -50,16 +35,12 @@ def peer_problem(socket_path: str, peer: int, me: int) -> str | None:
 
 
 def check_folder(socket_path: Path) -> str | None:
-    """The folder rule applied to the socket's folder on disk; a missing folder is no problem yet
-    (there is no socket to connect to, and the daemon creates it private)."""
+    """The daemon's socket-place rule applied before connecting; a missing folder is no problem
+    yet (there is no socket to connect to, and the daemon creates it private)."""
     folder = socket_path.parent
-    try:
-        st = os.stat(folder)
-    except FileNotFoundError:
+    if not os.path.lexists(folder):
         return None
-    except OSError as exc:
-        return f"cannot inspect the socket's folder {folder}: {exc.strerror or exc}"
-    return folder_problem(str(folder), st.st_mode, st.st_uid, os.geteuid())
+    return socket_dir_problem(folder, os.geteuid())
 
 
 def check_peer(sock: socket.socket, socket_path: Path) -> str | None:

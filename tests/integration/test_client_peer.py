@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -164,7 +165,7 @@ async def test_a_socket_folder_owned_by_another_uid_is_refused(home: Home, scrat
     assert impostor.finish() == (0, 0)
 
 
-@pytest.mark.parametrize("mode", [0o777, 0o1777, 0o770, 0o722])
+@pytest.mark.parametrize("mode", [0o777, 0o770, 0o722])
 def test_a_socket_folder_others_may_write_to_is_refused(home: Home, scratch: Path, start_impostor: object,
                                                         mode: int) -> None:
     folder = scratch / "run"
@@ -174,6 +175,40 @@ def test_a_socket_folder_others_may_write_to_is_refused(home: Home, scratch: Pat
     impostor = start_impostor(sock, NOBODY if os.geteuid() == 0 else -1)  # type: ignore[operator]
     _refused(_new_note(_env(home, VAULTD_SOCKET=str(sock))), "writable by other users", f"{mode & 0o777:03o}")
     assert impostor.finish() == (0, 0)
+
+
+@needs_root
+def test_in_a_sticky_shared_folder_a_name_another_user_took_gets_nothing(home: Home, scratch: Path,
+                                                                        start_impostor: object) -> None:
+    """A sticky folder such as /tmp: nobody can replace another's socket there, but anyone can take a
+    free name first; the listener's uid is what gives it away."""
+    folder = scratch / "shared"
+    folder.mkdir()
+    os.chmod(folder, 0o1777)
+    sock = folder / "v.sock"
+    impostor = start_impostor(sock, NOBODY)  # type: ignore[operator]
+    _refused(_new_note(_env(home, VAULTD_SOCKET=str(sock))), f"runs as uid {NOBODY}", "nothing was sent")
+    accepted, received = impostor.finish()
+    assert accepted >= 1 and received == 0
+
+
+def test_the_users_own_daemon_in_a_sticky_shared_folder_is_accepted(home: Home, scratch: Path) -> None:
+    """The rule the daemon binds under is the rule its clients connect under: what one accepts,
+    the other does too (VAULTD_SOCKET=/tmp/vaultd.sock works end to end, /tmp left as it is)."""
+    folder = scratch / "shared"
+    folder.mkdir()
+    os.chmod(folder, 0o1777)
+    home.socket = folder / "v.sock"
+    home.env["VAULTD_SOCKET"] = str(home.socket)
+    daemon = Daemon(home)
+    try:
+        status = subprocess.run([*VAULTCTL, "status", "--json"], env=_env(home), capture_output=True, text=True,
+                                cwd=REPO, timeout=60)
+        assert status.returncode == 0, status.stderr
+        assert json.loads(status.stdout)["pid"] == daemon.proc.pid
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o1777
+    finally:
+        daemon.stop()
 
 
 def test_autostart_refuses_an_unsafe_socket_folder(home: Home, scratch: Path) -> None:
