@@ -171,10 +171,9 @@ FOREIGN_JOURNALS = {
 }
 
 
-def _status_and_doctor(home: Home) -> tuple[dict[str, Any], dict[str, Any]]:
-    status, doctor = vaultctl(home, "status", "--json"), vaultctl(home, "doctor", "--json")
-    assert status.code == 0, status.err
-    return status.json()["vaults"][0], doctor.json()
+def _status_and_doctor(c: RawClient) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What ``vaultctl status --json`` and ``doctor --json`` print, asked on the open session."""
+    return c.call("daemon.status", {})["vaults"][0], c.call("doctor", {})
 
 
 @contextlib.contextmanager
@@ -200,7 +199,7 @@ def test_a_foreign_journal_is_reported_and_never_used(home: Home, case: str) -> 
             assert c.call("note.search", {"query": "alpha", "fresh": True})["hits"], "the vault is still served"
             s.assert_untouched()
             assert c.call("op.list", {})["ops"] == []
-            vault, doctor = _status_and_doctor(home)
+            vault, doctor = _status_and_doctor(c)
             assert vault["state"] == "ready"
             assert "journal" in vault["message"] and "doctor" in vault["message"]
             found = [f for f in doctor["findings"] if f["check"] == "journal:v"]
@@ -229,7 +228,7 @@ def test_a_runtime_folder_that_is_not_a_folder_of_ours_refuses_the_vault(home: H
     for start in ("vault add", "restart"):
         with _started(home, s, start) as c:
             s.assert_untouched()
-            vault, doctor = _status_and_doctor(home)
+            vault, doctor = _status_and_doctor(c)
             assert vault["state"] == "error" and ".vaultd" in vault["message"], vault
             assert doctor["verdict"] == "fail"
             assert any(f["check"] == "vault:v" and ".vaultd" in f["finding"] for f in doctor["findings"])
@@ -250,7 +249,7 @@ def test_a_runtime_or_journal_folder_of_another_user_is_not_used(home: Home, own
     try:
         c = _session(home)
         c.call("vault.add", {"id": "v", "path": str(s.vault)})
-        vault, doctor = _status_and_doctor(home)
+        vault, doctor = _status_and_doctor(c)
         assert "uid 65534" in json.dumps([vault, doctor]), (vault, doctor)
         s.assert_untouched()
     finally:
@@ -301,7 +300,7 @@ def test_a_sealed_journal_with_an_unsafe_entry_is_refused(home: Home, case: str)
         c = _session(home)
         assert c.call("note.search", {"query": "alpha", "fresh": True})["hits"]
         s.assert_untouched()
-        vault, doctor = _status_and_doctor(home)
+        vault, doctor = _status_and_doctor(c)
         assert "journal" in vault["message"]
         assert any(f["check"] == "journal:v" and OP in f["finding"] for f in doctor["findings"]), doctor
         s.assert_untouched()
@@ -412,7 +411,7 @@ def test_an_unusable_key_file_makes_the_vault_unavailable_and_is_never_followed(
                       c.request("note.append", {"target": "Ada Lovelace", "section": "S", "markdown": "- x"})):
             assert reply["error"]["data"]["code"] == "UNAVAILABLE"
             assert "journal.key" in reply["error"]["message"]
-        vault, _ = _status_and_doctor(home)
+        vault, _ = _status_and_doctor(c)
         assert vault["state"] == "error" and "journal.key" in vault["message"]
     finally:
         d.stop()
