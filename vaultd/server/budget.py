@@ -1,31 +1,69 @@
-"""The bound on reply bytes waiting for their readers, across every connection and per connection.
+"""The bound on reply bytes, across every connection and per connection, from request to send.
 
-A client may pipeline requests and never read the replies. Each reply is encoded before it can
-be sent, so without a bound the daemon holds every such reply until the peer reads or leaves:
-memory then grows with (connections × pipelined requests × reply size). Here every encoded reply
-is admitted against two numbers before it waits for its connection's socket: the global budget
-and the connection's share of it. A reply that does not fit is not queued: it is answered at once
-with a small LIMIT error, so the request never waits and the bytes are freed immediately. Waiting
-instead would let a non-reading client hold its slots, and every other client behind the budget.
+A client may pipeline requests and never read the replies. Bounding only the encoded replies
+waiting for their sockets is not enough: every request already being answered holds its reply
+too, so memory grows with (connections × requests in flight × reply size). The budget therefore
+covers a request from before it is dispatched until its reply has been handed to the kernel:
 
-The bytes are released when the reply has been handed to the kernel or its connection is gone.
+1. **Reserve.** Before a connection's reader dispatches a request, it reserves the connection's
+   estimate (``RESERVE_BYTES``, or its last reply's size, at most its share) against the
+   connection's share and the global total. When either is full, the reader waits, so a client
+   that reads nothing soon stops being read from. Two rules keep the wait finite: a connection
+   holding nothing always fits its own share, and waiters are served first-come, those holding
+   nothing before those that hold something (a normal client asking one thing at a time is not
+   queued behind a non-reader's tenth request). Whoever holds bytes is either answering, which
+   ends, or sending, which ends when the peer reads or the send timeout drops it.
+2. **Settle.** Once the reply is encoded, the reservation becomes its real size. Settling never
+   waits (every holder waiting to settle, with nothing sending, was a deadlock). It may go over
+   the total by at most one share, so the bound stays fixed; past that, or when the reply alone
+   is bigger than one connection's share, the reply is dropped and the request answered with a
+   small LIMIT error.
+3. **Release** when the reply has been handed to the kernel, or its connection is gone.
+
+Memory for replies is then at most ``total + per_connection`` whatever the number of clients.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
+
+import anyio
+
+RESERVE_BYTES = 256 * 1024  #: the first estimate of a reply, before a connection has had one
+#: the most a reply may be to go over the total: a peer that has read everything takes it into its
+#: empty socket buffer at once, so going over costs the daemon nothing for longer than a moment
+SMALL_REPLY_BYTES = 64 * 1024
 
 
 @dataclass(slots=True)
 class Share:
-    """One connection's part of the budget: what it holds now, and at most."""
+    """One connection's part of the budget: what it holds now, at most, and expects next."""
 
     limit: int
     held: int = 0
+    estimate: int = RESERVE_BYTES
+
+
+@dataclass(slots=True, frozen=True)
+class Reservation:
+    """What one request took before it was dispatched, and how full it may leave the budget."""
+
+    size: int
+    ceiling: int  #: the most all connections may hold with this request's reply taken
+
+
+@dataclass(slots=True, eq=False)
+class _Waiter:
+    share: Share
+    size: int
+    ceiling: int
+    event: anyio.Event
+    granted: bool = False
 
 
 class ReplyBudget:
-    """Counts encoded reply bytes between their encoding and the end of their send."""
+    """Counts reply bytes from a request's reservation to the end of its reply's send."""
 
     def __init__(self, total: int, per_connection: int) -> None:
         self.total = total
@@ -34,28 +72,108 @@ class ReplyBudget:
         self.peak = 0  #: the most bytes held at once since start (logged when the daemon stops)
         self.refused = 0  #: replies answered with LIMIT because they did not fit
         self.high_since_trim = 0  #: the most bytes held at once since memory was last given back
+        self._idle: deque[_Waiter] = deque()  #: waiters whose connection holds nothing: served first
+        self._busy: deque[_Waiter] = deque()
 
     def share(self) -> Share:
-        return Share(self.per_connection)
+        return Share(self.per_connection, estimate=min(RESERVE_BYTES, self.per_connection))
 
-    def admit(self, share: Share, size: int) -> bool:
-        """Take ``size`` bytes for one reply if both bounds allow it; False leaves nothing taken."""
-        if share.held + size > share.limit or self.held + size > self.total:
-            self.refused += 1
-            return False
+    @staticmethod
+    def _share_fits(waiter: _Waiter) -> bool:
+        share = waiter.share
+        return share.held == 0 or share.held + waiter.size <= share.limit
+
+    def _take(self, share: Share, size: int) -> None:
         share.held += size
         self.held += size
         self.peak = max(self.peak, self.held)
         self.high_since_trim = max(self.high_since_trim, self.held)
-        return True
+
+    def unreserved(self) -> Reservation:
+        """For an answer known to be small (before hello): nothing taken, and never waited for."""
+        return Reservation(0, self.total + self.per_connection)
+
+    async def reserve(self, share: Share, caught_up: bool = False) -> Reservation:
+        """Wait until the share's estimate fits, take it, and return how much was taken.
+
+        ``caught_up``: the peer has read every byte sent to it. Such a connection, holding
+        nothing, may go over the total by up to one share: a client that reads its replies is
+        answered at once while non-readers hold the whole budget (they have unread bytes).
+        Cancelled while waiting (the connection is dropped or left), it takes nothing.
+        """
+        size = share.estimate
+        idle = share.held == 0
+        ceiling = self.total + (self.per_connection if idle and caught_up else 0)
+        waiter = _Waiter(share, size, ceiling, anyio.Event())
+        queue = self._idle if idle else self._busy
+        ahead = list(self._idle) if idle else [*self._idle, *self._busy]
+        if (self._share_fits(waiter) and self.held + size <= ceiling
+                and not any(self._share_fits(w) and w.ceiling >= ceiling for w in ahead)):
+            self._take(share, size)
+            return Reservation(size, ceiling)
+        queue.append(waiter)
+        try:
+            await waiter.event.wait()
+        except BaseException:
+            if waiter.granted:
+                self.release(share, size)
+            else:
+                queue.remove(waiter)
+            raise
+        return Reservation(size, ceiling)
+
+    def settle(self, share: Share, reservation: Reservation, size: int) -> str | None:
+        """Turn a reservation into the encoded reply's ``size``; a refusal message, or None.
+
+        On refusal the reservation is released and the caller answers with a LIMIT error instead.
+        A connection that holds nothing else may keep one reply up to its share, under its
+        reservation's ceiling. Beside others, a reply must fit the share, and is refused while
+        connections holding nothing wait: a client that reads nothing then holds one reply, not
+        a share, so more of them are found out, and dropped, at once. The next reservation of
+        this connection expects a reply of this size.
+        """
+        reserved = reservation.size
+        share.estimate = min(max(size, RESERVE_BYTES), share.limit)
+        others = share.held - reserved
+        over_share = size > share.limit
+        ceiling = reservation.ceiling if size <= SMALL_REPLY_BYTES else self.total
+        if (over_share or (others > 0 and (others + size > share.limit or self._idle))
+                or self.held - reserved + size > ceiling):
+            self.refused += 1
+            note = self.refusal(share, size, over_share)
+            self.release(share, reserved)
+            return note
+        if size >= reserved:
+            self._take(share, size - reserved)
+        else:
+            self.release(share, reserved - size)
+        return None
 
     def release(self, share: Share, size: int) -> None:
         share.held -= size
         self.held -= size
+        self._grant()
 
-    def refusal(self, share: Share, size: int) -> str:
+    def _grant(self) -> None:
+        """Hand freed bytes to the waiters in order. One waiting for its own share (its earlier
+        replies are unread) is passed over; one that does not fit under its ceiling holds back
+        every later one whose ceiling is no higher."""
+        blocked = -1
+        for queue in (self._idle, self._busy):
+            for waiter in list(queue):
+                if not self._share_fits(waiter) or waiter.ceiling <= blocked:
+                    continue
+                if self.held + waiter.size > waiter.ceiling:
+                    blocked = max(blocked, waiter.ceiling)
+                    continue
+                queue.remove(waiter)
+                self._take(waiter.share, waiter.size)
+                waiter.granted = True
+                waiter.event.set()
+
+    def refusal(self, share: Share, size: int, over_share: bool) -> str:
         """What a refused request is told: the numbers, and what to do about them."""
-        if size > share.limit:
+        if over_share:
             return (f"the reply is {size} bytes, over the {share.limit}-byte limit of one connection's "
                     f"queued replies (connection_reply_bytes in config.json); ask for less (a smaller "
                     f"limit or max_bytes)")
