@@ -17,6 +17,7 @@ non-reader must be dropped after the send timeout. The fast slice is tests/relia
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import resource
@@ -25,6 +26,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import termios
 import threading
 import time
 from collections.abc import Callable
@@ -141,6 +143,11 @@ def closed_by_peer(s: socket.socket, timeout: float) -> bool:
                 return True
         time.sleep(0.01)  # readable data alone wakes poll: wait for the hang-up itself
     return False
+
+
+def readable_bytes(s: socket.socket) -> int:
+    """Bytes waiting in ``s``'s receive queue, looked at without reading them."""
+    return int.from_bytes(fcntl.ioctl(s.fileno(), termios.FIONREAD, bytes(4)), sys.byteorder, signed=True)
 
 
 def log_lines(home: Home, needle: str) -> int:
