@@ -120,6 +120,9 @@ def test_clients_that_never_read_are_bounded_and_dropped(home: Home) -> None:
     finally:
         daemon.stop()
     assert log_lines(home, "dropped a client that read none of a reply") == 12
+    stopped = [json.loads(ln) for ln in (home.home / "logs" / "vaultd.log").read_text().splitlines()
+               if '"event": "stopped"' in ln]
+    assert stopped and 0 < stopped[-1]["peak_reply_bytes"] <= 5 * MiB, stopped  # total + one share
 
 
 BIG_READ = {"vault": "big", "target": "big.md", "max_bytes": 65536}

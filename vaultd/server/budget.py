@@ -2,25 +2,30 @@
 
 A client may pipeline requests and never read the replies. Bounding only the encoded replies
 waiting for their sockets is not enough: every request already being answered holds its reply
-too, so memory grows with (connections × requests in flight × reply size). The budget therefore
+too, so memory grew with (connections × requests in flight × reply size). The budget therefore
 covers a request from before it is dispatched until its reply has been handed to the kernel:
 
-1. **Reserve.** Before a connection's reader dispatches a request, it reserves the connection's
-   estimate (``RESERVE_BYTES``, or its last reply's size, at most its share) against the
-   connection's share and the global total. When either is full, the reader waits, so a client
-   that reads nothing soon stops being read from. Two rules keep the wait finite: a connection
-   holding nothing always fits its own share, and waiters are served first-come, those holding
-   nothing before those that hold something (a normal client asking one thing at a time is not
-   queued behind a non-reader's tenth request). Whoever holds bytes is either answering, which
-   ends, or sending, which ends when the peer reads or the send timeout drops it.
+1. **Reserve.** Before a connection's reader dispatches a request, it reserves an estimate (the
+   connection's last reply, at least ``RESERVE_BYTES``, at most its share) against the share and
+   the total. When either is full the reader waits, so a client that reads nothing soon stops
+   being read from. A connection holding nothing always fits its own share. Waiters are served
+   in order, those holding nothing before those that hold something; and a connection whose
+   peer has read every byte sent to it (a normal client, as opposed to one with replies stuck
+   in its socket) may, holding nothing, go over the total by up to one share, so it is answered
+   while non-readers hold the whole budget. Whoever holds bytes is either answering, which
+   ends, or sending, which ends when the peer reads or the send timeout drops it: every wait
+   ends.
 2. **Settle.** Once the reply is encoded, the reservation becomes its real size. Settling never
-   waits (every holder waiting to settle, with nothing sending, was a deadlock). It may go over
-   the total by at most one share, so the bound stays fixed; past that, or when the reply alone
-   is bigger than one connection's share, the reply is dropped and the request answered with a
-   small LIMIT error.
+   waits: holders waiting to settle, with nothing sending, would wait for each other forever.
+   The reply is refused (dropped at once, the request answered with a small LIMIT error) when
+   it alone is over one connection's share; when beside the connection's other replies it is
+   over the share, or connections holding nothing are waiting; or when it would take the total
+   over its reservation's ceiling. Only a reply of at most ``SMALL_REPLY_BYTES`` may go over the
+   total: it goes straight into its peer's empty socket buffer, so it is held only a moment.
 3. **Release** when the reply has been handed to the kernel, or its connection is gone.
 
-Memory for replies is then at most ``total + per_connection`` whatever the number of clients.
+Reply bytes held are then at most ``total + per_connection`` whatever the number of clients, and
+a client that reads nothing holds one reply, so many of them are found out and dropped at once.
 """
 
 from __future__ import annotations
@@ -78,6 +83,11 @@ class ReplyBudget:
     def share(self) -> Share:
         return Share(self.per_connection, estimate=min(RESERVE_BYTES, self.per_connection))
 
+    @property
+    def waiting(self) -> int:
+        """Readers waiting for a reservation."""
+        return len(self._idle) + len(self._busy)
+
     @staticmethod
     def _share_fits(waiter: _Waiter) -> bool:
         share = waiter.share
@@ -126,11 +136,8 @@ class ReplyBudget:
         """Turn a reservation into the encoded reply's ``size``; a refusal message, or None.
 
         On refusal the reservation is released and the caller answers with a LIMIT error instead.
-        A connection that holds nothing else may keep one reply up to its share, under its
-        reservation's ceiling. Beside others, a reply must fit the share, and is refused while
-        connections holding nothing wait: a client that reads nothing then holds one reply, not
-        a share, so more of them are found out, and dropped, at once. The next reservation of
-        this connection expects a reply of this size.
+        The rules are the module's; the next reservation of this connection expects a reply of
+        this size.
         """
         reserved = reservation.size
         share.estimate = min(max(size, RESERVE_BYTES), share.limit)
@@ -140,9 +147,8 @@ class ReplyBudget:
         if (over_share or (others > 0 and (others + size > share.limit or self._idle))
                 or self.held - reserved + size > ceiling):
             self.refused += 1
-            note = self.refusal(share, size, over_share)
             self.release(share, reserved)
-            return note
+            return self.refusal(share, size, over_share)
         if size >= reserved:
             self._take(share, size - reserved)
         else:
