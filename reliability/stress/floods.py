@@ -272,12 +272,13 @@ def over_cap(home: Home, cap: int, extra: int, hello_timeout: float) -> dict[str
             pass
         finally:
             c.close()
+    count = len(held)
     try:
         times = hang_up_times(held, hello_timeout * 3 + 10)
     finally:
         close_all(held)
     seen = sorted(t for t in times if t is not None)
-    return {"held": len(held), "extra": extra, "refused_with_limit": refused, "refused_closed": closed,
+    return {"held": count, "extra": extra, "refused_with_limit": refused, "refused_closed": closed,
             "hello_timeout_closes": len(seen), "hello_close_s_median": round(statistics.median(seen), 2) if seen else None,
             "served_after": served(home)}
 

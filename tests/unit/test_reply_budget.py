@@ -48,13 +48,14 @@ async def _waiting(budget: ReplyBudget, share: Share, got: list[str], name: str,
 
 
 def test_waiters_holding_nothing_are_served_before_those_holding_something() -> None:
-    budget = ReplyBudget(total=3 * RESERVE_BYTES, per_connection=2 * RESERVE_BYTES)
+    budget = ReplyBudget(total=4 * RESERVE_BYTES, per_connection=4 * RESERVE_BYTES)
 
     async def main() -> None:
-        a, busy, idle = budget.share(), budget.share(), budget.share()
+        a, busy, c, idle = budget.share(), budget.share(), budget.share(), budget.share()
         first = await budget.reserve(a)
-        await budget.reserve(a)
-        await budget.reserve(busy)  # the total is now full
+        await budget.reserve(a)  # holding something, a fills half the total and no more
+        await budget.reserve(busy)
+        third = await budget.reserve(c)  # the total is now full
         got: list[str] = []
         async with anyio.create_task_group() as tg:
             tg.start_soon(_waiting, budget, busy, got, "busy")
@@ -65,8 +66,26 @@ def test_waiters_holding_nothing_are_served_before_those_holding_something() -> 
             budget.release(a, first.size)
             await anyio.sleep(0.01)
             assert got == ["idle"], "the connection holding nothing came later but goes first"
-            budget.release(a, first.size)
+            for share, size in ((a, first.size), (c, third.size), (idle, RESERVE_BYTES)):
+                budget.release(share, size)
         assert got == ["idle", "busy"]
+
+    run(main)
+
+
+def test_a_connection_holding_something_fills_only_half_the_total() -> None:
+    budget = ReplyBudget(total=4 * RESERVE_BYTES, per_connection=4 * RESERVE_BYTES)
+
+    async def main() -> None:
+        greedy, newcomer = budget.share(), budget.share()
+        await budget.reserve(greedy)
+        await budget.reserve(greedy)
+        with anyio.move_on_after(0.05) as timer:
+            await budget.reserve(greedy)
+        assert timer.cancelled_caught, "one connection took more than half the total"
+        await budget.reserve(newcomer)  # the other half is there for connections holding nothing
+        await budget.reserve(budget.share())
+        assert budget.held == budget.total
 
     run(main)
 
@@ -126,12 +145,14 @@ def test_only_a_caught_up_connection_goes_over_the_total_and_only_with_a_small_r
 
 
 def test_a_reply_beside_others_is_refused_while_connections_holding_nothing_wait() -> None:
-    budget = ReplyBudget(total=2 * RESERVE_BYTES, per_connection=2 * RESERVE_BYTES)
+    budget = ReplyBudget(total=4 * RESERVE_BYTES, per_connection=2 * RESERVE_BYTES)
 
     async def main() -> None:
         busy, idle = budget.share(), budget.share()
         one = await budget.reserve(busy)
         two = await budget.reserve(busy)
+        await budget.reserve(budget.share())
+        await budget.reserve(budget.share())  # the total is now full
         async with anyio.create_task_group() as tg:
             tg.start_soon(budget.reserve, idle)
             await anyio.sleep(0.01)

@@ -62,9 +62,10 @@ class Reservation:
 class _Waiter:
     share: Share
     size: int
-    ceiling: int
+    caught_up: bool
     event: anyio.Event
     granted: bool = False
+    ceiling: int = 0  #: set when granted
 
 
 class ReplyBudget:
@@ -99,6 +100,13 @@ class ReplyBudget:
         self.peak = max(self.peak, self.held)
         self.high_since_trim = max(self.high_since_trim, self.held)
 
+    def _ceiling(self, share: Share, caught_up: bool) -> int:
+        """How full a reservation may leave the budget: a connection holding nothing may fill the
+        total (a caught-up one, go one share over it); one holding something, only half of it."""
+        if share.held == 0:
+            return self.total + (self.per_connection if caught_up else 0)
+        return self.total // 2
+
     def unreserved(self) -> Reservation:
         """For an answer known to be small (before hello): nothing taken, and never waited for."""
         return Reservation(0, self.total + self.per_connection)
@@ -112,13 +120,12 @@ class ReplyBudget:
         Cancelled while waiting (the connection is dropped or left), it takes nothing.
         """
         size = share.estimate
-        idle = share.held == 0
-        ceiling = self.total + (self.per_connection if idle and caught_up else 0)
-        waiter = _Waiter(share, size, ceiling, anyio.Event())
-        queue = self._idle if idle else self._busy
-        ahead = list(self._idle) if idle else [*self._idle, *self._busy]
+        ceiling = self._ceiling(share, caught_up)
+        waiter = _Waiter(share, size, caught_up, anyio.Event())
+        queue = self._idle if share.held == 0 else self._busy
+        ahead = list(self._idle) if queue is self._idle else [*self._idle, *self._busy]
         if (self._share_fits(waiter) and self.held + size <= ceiling
-                and not any(self._share_fits(w) and w.ceiling >= ceiling for w in ahead)):
+                and not any(self._share_fits(w) and self._ceiling(w.share, w.caught_up) >= ceiling for w in ahead)):
             self._take(share, size)
             return Reservation(size, ceiling)
         queue.append(waiter)
@@ -130,7 +137,7 @@ class ReplyBudget:
             else:
                 queue.remove(waiter)
             raise
-        return Reservation(size, ceiling)
+        return Reservation(size, waiter.ceiling)
 
     def settle(self, share: Share, reservation: Reservation, size: int) -> str | None:
         """Turn a reservation into the encoded reply's ``size``; a refusal message, or None.
@@ -143,7 +150,9 @@ class ReplyBudget:
         share.estimate = min(max(size, RESERVE_BYTES), share.limit)
         others = share.held - reserved
         over_share = size > share.limit
-        ceiling = reservation.ceiling if size <= SMALL_REPLY_BYTES else self.total
+        ceiling = max(reservation.ceiling, self.total) if size <= SMALL_REPLY_BYTES else self.total
+        if others > 0:
+            ceiling = min(ceiling, self.total // 2)
         if (over_share or (others > 0 and (others + size > share.limit or self._idle))
                 or self.held - reserved + size > ceiling):
             self.refused += 1
@@ -167,11 +176,13 @@ class ReplyBudget:
         blocked = -1
         for queue in (self._idle, self._busy):
             for waiter in list(queue):
-                if not self._share_fits(waiter) or waiter.ceiling <= blocked:
+                ceiling = self._ceiling(waiter.share, waiter.caught_up)
+                if not self._share_fits(waiter) or ceiling <= blocked:
                     continue
-                if self.held + waiter.size > waiter.ceiling:
-                    blocked = max(blocked, waiter.ceiling)
+                if self.held + waiter.size > ceiling:
+                    blocked = max(blocked, ceiling)
                     continue
+                waiter.ceiling = ceiling
                 queue.remove(waiter)
                 self._take(waiter.share, waiter.size)
                 waiter.granted = True
