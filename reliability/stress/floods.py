@@ -1,17 +1,24 @@
-"""Floods at the daemon's perimeter: connections past the descriptor limit, unread pipelines.
+"""Floods at the daemon's perimeter: connections past the descriptor limit, the cap, unread pipelines.
 
-    .venv/bin/python -m reliability.stress.floods --fd-hard 1024 --connections 3000 --pipelines 64
-    .venv/bin/python -m reliability.stress.floods --phases pipelines --pipelines 40 --depth 48 --rounds 1
+    .venv/bin/python -m reliability.stress.floods --fd-hard 1024 --connections 3000 --pipelines 12 --depth 48
+    .venv/bin/python -m reliability.stress.floods --phases pipelines --pipelines 100 --depth 48
 
-Connections: the daemon starts with a soft descriptor limit below its hard one (it must raise the
-soft one), then ``--connections`` idle clients connect, more than it has descriptors for. It must
-stay up, serve a fresh client once the flood closes, refuse past ``max_connections`` with one
-error line, and close clients that never say ``hello``.
+``--phases`` picks among three (all by default):
 
-Unread pipelines: ``--pipelines`` clients each send ``--depth`` reads of a note whose reply is
-about 390 KB and never read a byte. The daemon's RSS (``/proc/<pid>/status`` VmRSS, sampled) must
-stay within the reply budget plus a margin, a normal client must keep getting answers, and every
-non-reader must be dropped after the send timeout. The fast slice is tests/reliability/test_floods.py.
+fd: the daemon starts with a soft descriptor limit below its hard one (it must raise the soft
+one), then ``--connections`` idle clients connect, more than it has descriptors for. It must stay
+up and serve a fresh client once the flood closes.
+
+cap: a second daemon with ``max_connections`` ``--cap``: as many idle clients fill it, as many more
+must each get one LIMIT line and be closed, then the first ones must be closed by the hello
+timeout (``--hello-timeout``), and a fresh client served.
+
+pipelines: ``--pipelines`` clients each send ``--depth`` reads of a note whose reply is about
+390 KB and never read a byte. The daemon's RSS (``/proc/<pid>/status`` VmRSS, sampled) must stay
+within the reply budget plus a margin whatever their number, a normal client must keep getting
+answers, and every non-reader must be dropped by the send timeout; the report says when.
+
+The fast slice is tests/reliability/test_floods.py; figures are in docs/reliability.md, "Floods".
 """
 
 from __future__ import annotations

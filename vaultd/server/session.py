@@ -5,7 +5,13 @@ its id. A bad frame gets an error reply and the connection stays open. A session
 peer hangs up or the daemon stops, and for three reasons of its own, each a bound that keeps one
 client from costing the others: no ``hello`` within ``hello_timeout_s``; a reply the peer takes
 no bytes of for ``send_timeout_s``; or (before the session starts) the connection cap.
-Queued replies count against the daemon's :class:`~vaultd.server.budget.ReplyBudget`.
+
+Memory is bounded by the daemon's :class:`~vaultd.server.budget.ReplyBudget`: after ``hello``
+the reader reserves each request's reply bytes before it dispatches the request, and waits while
+the reservation does not fit, so a client that reads nothing soon stops being read from. The
+decoded reply is dropped as soon as it is encoded; the encoded one is released once the kernel has
+it. A reader waiting for a reservation still ends with its connection: the send timeout that
+drops a non-reader cancels the reader too.
 """
 
 from __future__ import annotations
@@ -103,8 +109,8 @@ class Session:
                                 # Waits while this connection's share or the total is full, so a
                                 # client that reads nothing is soon not read from either. Before
                                 # hello every answer is small: a client's hello never waits.
-                                reservation = budget.unreserved() if self.ctx is None else await budget.reserve(
-                                    self._share, caught_up=self._peer_caught_up())
+                                reservation = (budget.unreserved() if self.ctx is None else
+                                               await budget.reserve(self._share, self._peer_caught_up()))
                             except BaseException:
                                 self._slots.release()
                                 raise
