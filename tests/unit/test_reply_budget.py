@@ -144,22 +144,43 @@ def test_only_a_caught_up_connection_goes_over_the_total_and_only_with_a_small_r
     run(main)
 
 
-def test_a_reply_beside_others_is_refused_while_connections_holding_nothing_wait() -> None:
+def test_a_big_reply_beside_others_is_refused_while_connections_holding_nothing_wait() -> None:
     budget = ReplyBudget(total=4 * RESERVE_BYTES, per_connection=2 * RESERVE_BYTES)
 
     async def main() -> None:
         busy, idle = budget.share(), budget.share()
         one = await budget.reserve(busy)
         two = await budget.reserve(busy)
-        await budget.reserve(budget.share())
+        three = await budget.reserve(budget.share())
         await budget.reserve(budget.share())  # the total is now full
         async with anyio.create_task_group() as tg:
             tg.start_soon(budget.reserve, idle)
             await anyio.sleep(0.01)
-            note = budget.settle(busy, one, 1000)
-            assert note is not None, "a reply beside another was kept while a connection holding nothing waited"
-            assert budget.settle(busy, two, 1000) is None  # beside nothing else now: kept
-        assert idle.held == RESERVE_BYTES and busy.held == 1000
+            big = SMALL_REPLY_BYTES + 1
+            note = budget.settle(busy, one, big)
+            assert note is not None, "a big reply beside another was kept while a connection holding nothing waited"
+            assert budget.settle(busy, two, big) is None  # beside nothing else now: kept
+        assert idle.held == RESERVE_BYTES and busy.held == SMALL_REPLY_BYTES + 1
+        assert three.size == RESERVE_BYTES
+
+    run(main)
+
+
+def test_a_small_reply_beside_others_is_kept_while_connections_holding_nothing_wait() -> None:
+    """A write's receipt must not be refused after the write was applied just because others wait."""
+    budget = ReplyBudget(total=4 * RESERVE_BYTES, per_connection=2 * RESERVE_BYTES)
+
+    async def main() -> None:
+        busy, idle = budget.share(), budget.share()
+        one = await budget.reserve(busy)
+        await budget.reserve(busy)
+        await budget.reserve(budget.share())
+        await budget.reserve(budget.share())
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(budget.reserve, idle)
+            await anyio.sleep(0.01)
+            assert budget.settle(busy, one, SMALL_REPLY_BYTES) is None
+            tg.cancel_scope.cancel()
 
     run(main)
 

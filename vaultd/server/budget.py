@@ -19,9 +19,12 @@ covers a request from before it is dispatched until its reply has been handed to
    waits: holders waiting to settle, with nothing sending, would wait for each other forever.
    The reply is refused (dropped at once, the request answered with a small LIMIT error) when
    it alone is over one connection's share; when beside the connection's other replies it is
-   over the share, or connections holding nothing are waiting; or when it would take the total
-   over its reservation's ceiling. Only a reply of at most ``SMALL_REPLY_BYTES`` may go over the
-   total: it goes straight into its peer's empty socket buffer, so it is held only a moment.
+   over the share; when it would take the total over its reservation's ceiling; and, if it is
+   bigger than ``SMALL_REPLY_BYTES``, when beside others it would fill more than half the total
+   or connections holding nothing are waiting. Only a small reply may go over the total: it goes
+   straight into its peer's empty socket buffer, so it is held only a moment. A small reply
+   (every write receipt in practice) is thus refused only at the hard bounds, never because
+   others are waiting.
 3. **Release** when the reply has been handed to the kernel, or its connection is gone.
 
 Reply bytes held are then at most ``total + per_connection`` whatever the number of clients, and
@@ -150,10 +153,12 @@ class ReplyBudget:
         share.estimate = min(max(size, RESERVE_BYTES), share.limit)
         others = share.held - reserved
         over_share = size > share.limit
-        ceiling = max(reservation.ceiling, self.total) if size <= SMALL_REPLY_BYTES else self.total
-        if others > 0:
+        small = size <= SMALL_REPLY_BYTES
+        ceiling = max(reservation.ceiling, self.total) if small else self.total
+        beside = others > 0 and not small  # a big reply beside this connection's others
+        if beside:
             ceiling = min(ceiling, self.total // 2)
-        if (over_share or (others > 0 and (others + size > share.limit or self._idle))
+        if (over_share or (others > 0 and others + size > share.limit) or (beside and self._idle)
                 or self.held - reserved + size > ceiling):
             self.refused += 1
             self.release(share, reserved)
