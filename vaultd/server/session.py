@@ -5,12 +5,22 @@ its id. A bad frame gets an error reply and the connection stays open. A session
 peer hangs up or the daemon stops, and for three reasons of its own, each a bound that keeps one
 client from costing the others: no ``hello`` within ``hello_timeout_s``; a reply the peer takes
 no bytes of for ``send_timeout_s``; or (before the session starts) the connection cap.
-Queued replies count against the daemon's :class:`~vaultd.server.budget.ReplyBudget`.
+
+Memory is bounded by the daemon's :class:`~vaultd.server.budget.ReplyBudget`: after ``hello``
+the reader reserves each request's reply bytes before it dispatches the request, and waits while
+the reservation does not fit, so a client that reads nothing soon stops being read from. The
+decoded reply is dropped as soon as it is encoded; the encoded one is released once the kernel has
+it. A reader waiting for a reservation still ends with its connection: the send timeout that
+drops a non-reader cancels the reader too.
 """
 
 from __future__ import annotations
 
+import fcntl
 import math
+import socket
+import sys
+import termios
 from typing import TYPE_CHECKING
 
 import anyio
@@ -23,6 +33,7 @@ from protocol.errors import ErrorCode, ErrorData
 from protocol.framing import LineBuffer, OversizedFrame
 from protocol.methods.common import Channel
 from vaultd.api.registry import CallContext
+from vaultd.server.budget import Reservation
 from vaultd.server.dispatch import INTERNAL_MESSAGE, dispatch
 
 if TYPE_CHECKING:
@@ -31,6 +42,8 @@ if TYPE_CHECKING:
 log = structlog.get_logger("vaultd.session")
 
 MAX_IN_FLIGHT = 64  #: concurrent requests per connection; more wait for a slot
+_TIOCOUTQ: int | None = getattr(termios, "TIOCOUTQ", None)  #: Linux; as SIOCOUTQ it works on sockets
+_OUTQ = bytes(4)  #: the int that TIOCOUTQ (SIOCOUTQ) fills in: bytes sent, not yet read by the peer
 _GONE = (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError)
 
 
@@ -55,25 +68,22 @@ class Session:
         self._send_lock = anyio.Lock()
         self._slots = anyio.Semaphore(MAX_IN_FLIGHT)
         self._share = daemon.budget.share()
+        self._raw: socket.socket | None = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
         self._scope = anyio.CancelScope()  # cancelled to drop the connection
         self._hello_deadline = anyio.CancelScope()  # given a deadline in run(); lifted by hello
 
-    async def send(self, message: Reply) -> None:
-        """Queue one reply for the peer, within the reply budget and the send timeout."""
-        request_id = message.id
-        data = encode_reply(message, request_id)
-        size = len(data)
-        budget = self.daemon.budget
-        if not budget.admit(self._share, size):
-            note = budget.refusal(self._share, size)
-            del data
-            data = encode(error_response(request_id, ErrorData(code=ErrorCode.LIMIT, message=note)))
-            await self._write(data)
-            return
+    def _peer_caught_up(self) -> bool:
+        """Whether the peer has read every byte sent to it (the kernel's send queue is empty).
+
+        Where the queue cannot be asked about (not Linux, not a socket), it is taken as not.
+        """
+        if self._raw is None or _TIOCOUTQ is None:
+            return False
         try:
-            await self._write(data)
-        finally:
-            budget.release(self._share, size)
+            pending = fcntl.ioctl(self._raw.fileno(), _TIOCOUTQ, _OUTQ)
+        except OSError:
+            return False
+        return int.from_bytes(pending, sys.byteorder, signed=True) == 0
 
     async def _write(self, data: bytes) -> None:
         async with self._send_lock:
@@ -87,20 +97,24 @@ class Session:
 
     async def run(self) -> None:
         buffer = LineBuffer(self.daemon.max_frame)
+        budget = self.daemon.budget
         self._hello_deadline.deadline = anyio.current_time() + self.daemon.limits.hello_timeout_s
         with self._scope, self._hello_deadline:
             async with anyio.create_task_group() as tg:
                 try:
                     async for chunk in self.stream:
                         for frame in buffer.feed(chunk):
-                            if isinstance(frame, OversizedFrame):
-                                await self.send(error_response(None, ErrorData(
-                                    code=ErrorCode.INVALID_REQUEST,
-                                    message=f"frame over the {self.daemon.max_frame}-byte limit; it was discarded",
-                                )))
-                                continue
                             await self._slots.acquire()
-                            tg.start_soon(self._handle, frame)
+                            try:
+                                # Waits while this connection's share or the total is full, so a
+                                # client that reads nothing is soon not read from either. Before
+                                # hello every answer is small: a client's hello never waits.
+                                reservation = (budget.unreserved() if self.ctx is None else
+                                               await budget.reserve(self._share, self._peer_caught_up()))
+                            except BaseException:
+                                self._slots.release()
+                                raise
+                            tg.start_soon(self._handle, frame, reservation)
                 except _GONE:
                     pass
                 if buffer.pending:
@@ -109,17 +123,34 @@ class Session:
             log.info("closed a connection that did not say hello in time",
                      seconds=self.daemon.limits.hello_timeout_s)
 
-    async def _handle(self, frame: bytes) -> None:
+    async def _handle(self, frame: bytes | OversizedFrame, reservation: Reservation) -> None:
+        """Answer one frame within its reservation, released once the reply is with the kernel."""
+        budget, share = self.daemon.budget, self._share
+        held = reservation.size
         try:
-            response = await self._answer(frame)
-            if response is not None:
-                await self.send(response)
+            reply = await self._answer(frame)
+            if reply is None:
+                return
+            request_id = reply.id
+            data = encode_reply(reply, request_id)
+            del reply  # the decoded result is as big as the reply: it must not wait for the socket
+            note = budget.settle(share, reservation, len(data))  # releases the reservation on refusal
+            held = len(data) if note is None else 0
+            if note is not None:
+                data = encode(error_response(request_id, ErrorData(code=ErrorCode.LIMIT, message=note)))
+            await self._write(data)
         except _GONE:
             pass  # the peer left before its answer; others are unaffected
         finally:
+            budget.release(share, held)
             self._slots.release()
 
-    async def _answer(self, frame: bytes) -> Reply | None:
+    async def _answer(self, frame: bytes | OversizedFrame) -> Reply | None:
+        if isinstance(frame, OversizedFrame):
+            return error_response(None, ErrorData(
+                code=ErrorCode.INVALID_REQUEST,
+                message=f"frame over the {self.daemon.max_frame}-byte limit; it was discarded",
+            ))
         try:
             request = decode_request(frame)
         except InvalidFrame as exc:
