@@ -168,7 +168,7 @@ class Daemon:
                     return
                 try:
                     await Session(self, stream).run()
-                except Exception:  # noqa: BLE001 - one broken session must never stop the daemon
+                except Exception:  # one broken session must never stop the daemon
                     log.exception("session failed; its connection was closed")
         finally:
             self.connections -= 1

@@ -17,12 +17,14 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.support.daemon import Daemon, Home, RawClient, snapshot, vaultctl
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 BACKLINKS = 40
 OUTSIDE_BYTES = b"an outside file with a target's name: never touched\n"

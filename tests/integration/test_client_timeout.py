@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.support.daemon import REPO, Daemon, Home, Result, copy_sample_vault, vaultctl
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 PAUSE_S = 4  # the write's pause; the client waits a small fraction of it
 SHORT = {"VAULTD_CLIENT_TIMEOUT": "0.5"}

@@ -7,11 +7,14 @@ import errno
 import json
 import os
 import signal
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.daemon import Daemon, Home, RawClient, snapshot
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _session(home: Home) -> RawClient:

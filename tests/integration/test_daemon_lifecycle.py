@@ -90,7 +90,7 @@ def test_inherited_listener_from_systemd(home: Home) -> None:
     )
     listener.close()
     try:
-        wait_for_socket(home.socket, proc)  # type: ignore[arg-type]
+        wait_for_socket(home.socket, proc)
         client = RawClient(home.socket)
         assert client.hello()["result"]["server"] == "vaultd"
         status = client.call("daemon.status")

@@ -13,9 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -28,6 +26,10 @@ from vaultctl.mcp.versions import (
     PROTOCOL_VERSION_META_KEY,
     STATELESS_VERSIONS,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 SHIM = [sys.executable, "-m", "vaultctl.main", "mcp"]
 STATELESS = STATELESS_VERSIONS[-1]
@@ -44,7 +46,7 @@ class ShimProcess:
 
     def __init__(self, home: Home, env: dict[str, str] | None = None) -> None:
         self.stderr_path = home.root / f"shim-{time.monotonic_ns()}.err"
-        self._err = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in close()
+        self._err = open(self.stderr_path, "wb")  # closed in close()
         self.proc = subprocess.Popen(SHIM, env={**home.env, **(env or {})}, cwd=REPO,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err)
         self._lines: queue.Queue[bytes] = queue.Queue()

@@ -12,11 +12,14 @@ import stat
 import subprocess
 import sys
 import time
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.daemon import Daemon, Home, RawClient
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 BAD_NAME = b"bad\xff.md"
 BAD_SHOWN = "bad\\xff.md"

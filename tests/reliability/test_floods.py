@@ -7,16 +7,27 @@ limits in config.json, so an edge can be reached in seconds.
 from __future__ import annotations
 
 import json
-import socket
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
 from reliability.stress.floods import (
-    LimitedDaemon, big_vault, close_all, closed_by_peer, fd_limits, flood, log_lines, served, unread_pipelines,
+    LimitedDaemon,
+    big_vault,
+    close_all,
+    closed_by_peer,
+    fd_limits,
+    flood,
+    log_lines,
+    served,
+    unread_pipelines,
     write_limits,
 )
 from tests.support.daemon import Daemon, Home, RawClient
+
+if TYPE_CHECKING:
+    import socket
+    from collections.abc import Iterator
 
 MiB = 1024 * 1024
 

@@ -11,10 +11,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_VAULT = REPO / "examples" / "sample-vault"
@@ -53,7 +55,7 @@ class Daemon:
     def __init__(self, home: Home, extra_args: Sequence[str] = (), umask: int = -1) -> None:
         """``umask``: the one the daemon is started with, as a user's shell would (-1: this one)."""
         self.home = home
-        self.log = open(home.root / "daemon.out", "ab")  # noqa: SIM115 - closed in stop()
+        self.log = open(home.root / "daemon.out", "ab")  # closed in stop()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "vaultd.main", *extra_args],
             env=home.env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, umask=umask,

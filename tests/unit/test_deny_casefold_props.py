@@ -4,7 +4,7 @@ spelled as the disk spells them; note paths are screened like text; private path
 from __future__ import annotations
 
 import unicodedata
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import given
@@ -14,6 +14,9 @@ from protocol.methods.common import Channel
 from protocol.methods.vaults import Kind, VaultEntry
 from vaultd.policy import deny_path_issue, disk_spelling, disk_twin, matching_glob, path_key, path_screen_issues
 from vaultd.policy.visibility import Visibility
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # Letters whose upper and lower forms fold to the same key (German sharp s, ligatures, Greek,
 # Cyrillic and precomposed Latin that NFD splits into a base and a combining mark).

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -16,6 +15,10 @@ from vaultd.errors import Conflict, InvalidParams
 from vaultd.txn.dirfd import NotAFolder, VaultRoot
 from vaultd.txn.engine import _put, apply_plan, read_current
 from vaultd.txn.plan import Change, Plan
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 OUTSIDE_BYTES = b"outside the vault: never touched\n"
 

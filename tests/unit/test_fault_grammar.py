@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from vaultd.txn.faults import EVERY, MAX_SLEEP_SECONDS, FaultPlan
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def test_sleep_and_pause_parse_with_their_hit_numbers() -> None:

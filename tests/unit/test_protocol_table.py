@@ -39,6 +39,6 @@ def test_vault_codes_stay_out_of_the_range_mcp_reserves() -> None:
     codes = [c.rpc_code for c in ErrorCode]
     assert len(set(codes)) == len(codes)
     assert not [c for c in codes if -32099 <= c <= -32000]
-    assert ErrorCode.CONFLICT.exit_status == ExitStatus.CONFLICT == 75
+    assert ErrorCode.CONFLICT.exit_status == ExitStatus.CONFLICT == 75  # type: ignore[comparison-overlap]
     assert ErrorCode.UNAVAILABLE.exit_status == 69
     assert ErrorCode.INTERNAL.exit_status == 70

@@ -10,9 +10,8 @@ import subprocess
 import sys
 import tempfile
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -41,6 +40,9 @@ from vaultctl.setup import (
     setup_all,
     undo_setup,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 COMMAND = "/opt/vaultd/bin/vaultctl"
 OTHER_COMMAND = "/usr/local/bin/vaultctl"
