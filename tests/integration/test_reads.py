@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.support.daemon import REPO, Daemon, RawClient, snapshot
+from tests.support.wait import wait_until
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -169,12 +169,8 @@ def test_external_edits_become_searchable(vault: Path, raw: RawClient) -> None:
     tmp = vault / "inbox" / ".fresh.md.swp"
     tmp.write_text("# Fresh\nquixotic lanterns\n")
     os.replace(tmp, vault / "inbox" / "fresh.md")
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        hits = raw.call("note.search", {"query": "quixotic"})["hits"]
-        if hits:
-            break
-        time.sleep(0.02)
+    hits = wait_until(lambda: raw.call("note.search", {"query": "quixotic"})["hits"], 10,
+                      "the note saved by rename to be searchable")
     assert hits and hits[0]["path"] == "inbox/fresh.md"
     assert raw.call("note.search", {"query": "zygomorphic", "fresh": True})["hits"] == []
     # a whole folder moved out and back in

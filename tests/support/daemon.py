@@ -10,10 +10,11 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from tests.support.wait import wait_until
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -78,19 +79,19 @@ class Daemon:
 
 
 def wait_for_socket(path: Path, proc: subprocess.Popen[bytes] | None = None, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def listening() -> bool:
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"vaultd exited with {proc.returncode} before listening")
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             s.connect(str(path))
-            return
+            return True
         except OSError:
-            time.sleep(0.02)
+            return False
         finally:
             s.close()
-    raise TimeoutError(f"no daemon on {path} after {timeout} s")
+
+    wait_until(listening, timeout, f"a daemon listening on {path}")
 
 
 @dataclass
