@@ -11,11 +11,11 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.support.corpus import generator
 from vaultd.errors import InvalidParams, LimitExceeded, ValidationFailed
 from vaultd.vault.frontmatter import (
     MAX_HEADER_BYTES,
@@ -28,8 +28,8 @@ from vaultd.vault.frontmatter import (
 )
 from vaultd.vault.frontmatter_emit import emit
 
-REPO = Path(__file__).resolve().parents[2]
-GENERATOR_PLACES = [REPO / "benchmarks" / "gen_vault.py", REPO.parent / "shared" / "bench" / "gen_vault.py"]
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def as_json(value: Any) -> str:
@@ -460,13 +460,6 @@ def test_growing_past_the_size_limit_is_refused() -> None:
 
 
 # -- real-looking notes ------------------------------------------------------------------------
-
-
-def generator() -> Path:
-    for place in GENERATOR_PLACES:
-        if place.is_file():
-            return place
-    pytest.skip(f"gen_vault.py not found (looked in {', '.join(map(str, GENERATOR_PLACES))})")
 
 
 def test_generated_vault_notes_parse_and_round_trip(tmp_path: Path) -> None:
