@@ -84,10 +84,10 @@ def test_unterminated_header_is_no_header_and_reports_n06() -> None:
     assert find_header("---\ntitle: x\n") is not None
 
 
-def test_empty_header_is_an_empty_mapping() -> None:
-    for text in ("---\n---\n", "---\n\n---\n", "---\n# only a comment\n---\n"):
-        result = parse(text)
-        assert (result.data, result.present, result.issues) == ({}, True, [])
+@pytest.mark.parametrize("text", ["---\n---\n", "---\n\n---\n", "---\n# only a comment\n---\n"])
+def test_empty_header_is_an_empty_mapping(text: str) -> None:
+    result = parse(text)
+    assert (result.data, result.present, result.issues) == ({}, True, [])
 
 
 def test_body_line_counts_from_one() -> None:
@@ -391,9 +391,9 @@ def test_merge_looking_keys_are_quoted() -> None:
     assert parse(result).data == {"a": 1, "<<": {"x": 1}, "=": "<<"}
 
 
-def test_no_change_never_judges_the_header() -> None:
-    for text in ("---\na: [1\n---\n", "---\nunterminated\n", "---\n{a: 1}\n---\n"):
-        assert emit(text) == text
+@pytest.mark.parametrize("text", ["---\na: [1\n---\n", "---\nunterminated\n", "---\n{a: 1}\n---\n"])
+def test_no_change_never_judges_the_header(text: str) -> None:
+    assert emit(text) == text
 
 
 def test_new_header_goes_after_the_bom_in_the_notes_line_ending() -> None:
