@@ -66,7 +66,7 @@ def _line_count(text: str) -> int:
 
 
 def _assert_pii_issues(issues: list[Issue], text: str) -> None:
-    lines = [issue.line for issue in issues]
+    lines = [issue.line or 0 for issue in issues]
     assert lines == sorted(lines)
     for issue in issues:
         assert issue.code == "V07" and issue.path is None
