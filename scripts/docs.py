@@ -27,11 +27,7 @@ GENERATED: dict[str, Callable[[], str]] = {
 
 def stale() -> list[str]:
     """The generated files whose committed text differs from what the code renders now."""
-    return [
-        rel
-        for rel, render in GENERATED.items()
-        if not (REPO / rel).is_file() or (REPO / rel).read_text(encoding="utf-8") != render()
-    ]
+    return [rel for rel, render in GENERATED.items() if not (REPO / rel).is_file() or (REPO / rel).read_text(encoding="utf-8") != render()]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -76,8 +76,9 @@ def test_a_command_without_help_text_is_found() -> None:
 
 @pytest.mark.parametrize("name", COMMANDS)
 def test_every_cli_command_answers_help_and_is_in_the_docs(name: str) -> None:
-    out = subprocess.run([sys.executable, "-m", "vaultctl.main", *name.split()[1:], "--help"],
-                         capture_output=True, text=True, cwd=REPO, timeout=30)
+    out = subprocess.run(
+        [sys.executable, "-m", "vaultctl.main", *name.split()[1:], "--help"], capture_output=True, text=True, cwd=REPO, timeout=30
+    )
     assert out.returncode == 0 and "Usage" in out.stdout, (name, out.stderr)
     cli_doc = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
     assert name in cli_doc, f"docs/cli.md does not mention '{name}'"
@@ -85,7 +86,7 @@ def test_every_cli_command_answers_help_and_is_in_the_docs(name: str) -> None:
 
 def test_readme_opens_with_the_two_setup_commands() -> None:
     lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
-    block = lines[lines.index("```sh") + 1: lines.index("```")]
+    block = lines[lines.index("```sh") + 1 : lines.index("```")]
     assert [ln.split()[0:2] for ln in block] == [["make", "demo"], ["make", "test"]]
 
 
@@ -122,11 +123,9 @@ def test_runnable_example(script: str, home: Home, daemon: Daemon, sample_vault:
     wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m vaultctl.main "$@"\n')
     wrapper.chmod(0o755)
     env = {**home.env, "PATH": f"{bin_dir}{os.pathsep}{home.env.get('PATH', '')}", "VAULTD_NO_AUTOSTART": "1"}
-    added = subprocess.run([str(wrapper), "vault", "add", "sample", str(sample_vault)],
-                           env=env, capture_output=True, text=True, timeout=60)
+    added = subprocess.run([str(wrapper), "vault", "add", "sample", str(sample_vault)], env=env, capture_output=True, text=True, timeout=60)
     assert added.returncode == 0, added.stderr
-    ran = subprocess.run(["bash", "-c", "set -eu\n" + script], env=env, cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120)
+    ran = subprocess.run(["bash", "-c", "set -eu\n" + script], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0, f"exit {ran.returncode}\n{ran.stdout[-2000:]}\n{ran.stderr[-2000:]}"
     assert "Traceback" not in ran.stderr
 
@@ -142,16 +141,33 @@ MACHINE_PATH = re.compile(
 )
 
 
-@pytest.mark.parametrize("sample", ["/work/shared/bench/gen_vault.py", "/home/ada/Notes", "/root/x",
-                                    "/tmp/pytest-of-root/pytest-3/test_x0", "/tmp/tmpk2j3h4l5/home",
-                                    "/tmp/vaultd-ab12cd34/run"])
+@pytest.mark.parametrize(
+    "sample",
+    [
+        "/work/shared/bench/gen_vault.py",
+        "/home/ada/Notes",
+        "/root/x",
+        "/tmp/pytest-of-root/pytest-3/test_x0",
+        "/tmp/tmpk2j3h4l5/home",
+        "/tmp/vaultd-ab12cd34/run",
+    ],
+)
 def test_a_machine_path_is_recognised(sample: str) -> None:
     assert MACHINE_PATH.search(f"see `{sample}` there")
 
 
-@pytest.mark.parametrize("sample", ["/tmp/vaultd-bench/corpora/nN-sS/", "/tmp/vaultd-load", "/tmp/x",
-                                    "$VAULTD_HOME/run/vaultd.sock", "~/Notes", "/run/user/<uid>/vaultd",
-                                    "https://example.org/home/page"])
+@pytest.mark.parametrize(
+    "sample",
+    [
+        "/tmp/vaultd-bench/corpora/nN-sS/",
+        "/tmp/vaultd-load",
+        "/tmp/x",
+        "$VAULTD_HOME/run/vaultd.sock",
+        "~/Notes",
+        "/run/user/<uid>/vaultd",
+        "https://example.org/home/page",
+    ],
+)
 def test_a_chosen_path_is_not_a_machine_path(sample: str) -> None:
     assert not MACHINE_PATH.search(f"see `{sample}` there")
 

@@ -26,8 +26,9 @@ def test_pyproject_reads_the_version_from_the_one_module() -> None:
 def test_the_installed_metadata_daemon_and_client_agree() -> None:
     assert version("vaultd") == VERSION, "the installed metadata is stale: run make venv"
     assert CLIENT_VERSION == VERSION
-    out = subprocess.run([sys.executable, "-m", "vaultd.main", "--version"], capture_output=True, text=True,
-                         cwd=REPO, timeout=30, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "vaultd.main", "--version"], capture_output=True, text=True, cwd=REPO, timeout=30, check=True
+    )
     assert out.stdout.strip() == f"vaultd {VERSION}"
 
 

@@ -54,9 +54,7 @@ BITS = st.sampled_from(
     ]
 )
 TEXT = st.lists(st.one_of(BITS, st.text(max_size=8)), max_size=80).map("".join)
-POLICY = PiiPolicy(
-    email="deny", phone="warn", patterns=[PiiPattern(name="sid", regex=r"S\d{6}")], allow=["@x.org"]
-)
+POLICY = PiiPolicy(email="deny", phone="warn", patterns=[PiiPattern(name="sid", regex=r"S\d{6}")], allow=["@x.org"])
 GITHUB_TOKEN = "ghp_" + "aB3" * 12
 EMAIL = "ada@example.com"
 
