@@ -2,16 +2,18 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
+RUFF   := $(VENV)/bin/ruff
 STAMP  := $(VENV)/.installed
+SOURCES := protocol vaultd vaultctl tests scripts
 
-.PHONY: demo test test-long bench lint venv clean
+.PHONY: demo test test-long bench check format lint types docs venv clean
 
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test]' --group dev
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -26,9 +28,27 @@ bench: $(STAMP)
 test-long: $(STAMP)
 	$(PY) -m pytest -q -m slow
 
+# The quality gate, run before the tests: formatting, lint, types, generated docs up to date.
+check: $(STAMP)
+	$(RUFF) format --check $(SOURCES)
+	$(RUFF) check $(SOURCES)
+	$(PY) -m mypy
+	$(PY) -m scripts.docs --check
+
 lint: $(STAMP)
 	$(PY) -m mypy
-	$(VENV)/bin/ruff check protocol vaultd vaultctl tests
+	$(RUFF) check $(SOURCES)
+
+types: $(STAMP)
+	$(PY) -m mypy
+
+format: $(STAMP)
+	$(RUFF) format $(SOURCES)
+	$(RUFF) check --fix $(SOURCES)
+
+# Regenerate the reference docs from the code (the protocol table, the typer commands).
+docs: $(STAMP)
+	$(PY) -m scripts.docs
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -32,12 +32,13 @@ from protocol.location import resolve_home, resolve_socket
 from protocol.methods.common import PROTOCOL_VERSION, Channel, Params
 from protocol.methods.daemon import HelloParams, HelloResult
 from protocol.table import METHODS
+from protocol.version import VERSION
 from vaultctl import peer
 
 T = TypeVar("T")
 
 AUTOSTART_WAIT_S = 5.0
-CLIENT_VERSION = "0.1.0"
+CLIENT_VERSION = VERSION
 TIMEOUT_ENV = "VAULTD_CLIENT_TIMEOUT"
 DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 86400.0

@@ -1,3 +1,5 @@
 """vaultd: the daemon that owns, indexes, watches and writes Obsidian-compatible vaults."""
 
-__version__ = "0.1.0"
+from protocol.version import VERSION as __version__
+
+__all__ = ["__version__"]

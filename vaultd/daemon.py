@@ -7,18 +7,15 @@ There is one ``Daemon`` per process and per home. Handlers reach it through thei
 from __future__ import annotations
 
 import os
-import socket
 import time
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
 import structlog
 
 from protocol.framing import MAX_FRAME_BYTES
-from protocol.methods.vaults import VaultEntry
 from vaultd import __version__
 from vaultd.api import load_handlers
 from vaultd.api.registry import check_complete
@@ -30,6 +27,13 @@ from vaultd.server.listener import peer_uid
 from vaultd.server.memory import TRIM_AFTER_BYTES, release_freed_memory
 from vaultd.server.session import Session
 from vaultd.vault.runtime import VaultRuntime
+
+if TYPE_CHECKING:
+    import socket
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+    from protocol.methods.vaults import VaultEntry
 
 log = structlog.get_logger("vaultd")
 
@@ -168,7 +172,7 @@ class Daemon:
                     return
                 try:
                     await Session(self, stream).run()
-                except Exception:  # noqa: BLE001 - one broken session must never stop the daemon
+                except Exception:  # one broken session must never stop the daemon
                     log.exception("session failed; its connection was closed")
         finally:
             self.connections -= 1

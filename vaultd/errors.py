@@ -20,9 +20,12 @@ error replies. Messages say what happened and what to do next.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from protocol.errors import ErrorCode, ErrorData, Issue
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 
 class VaultError(Exception):

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import os
 import secrets
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vaultd.txn import faults
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 TEMP_PREFIX = ".vaultd-"
 TEMP_SUFFIX = ".tmp"

@@ -51,7 +51,7 @@ async def _run(home: Path, socket_path: Path) -> int:
             await daemon.serve(sock)
         finally:
             if inherited is None:
-                socket_path.unlink(missing_ok=True)
+                socket_path.unlink(missing_ok=True)  # noqa: ASYNC240 - an await here could be cancelled before it ran
         tg.cancel_scope.cancel()
     return 0
 
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     structlog.get_logger("vaultd").info("descriptor limit", soft=soft, hard=hard)
     try:
         return anyio.run(_run, home, socket_path)
-    except BaseException as exc:  # noqa: BLE001 - only a StartupError is unwrapped; the rest re-raised
+    except BaseException as exc:  # only a StartupError is unwrapped; the rest re-raised
         startup = find_startup_error(exc)
         if startup is None:
             raise
@@ -104,7 +104,7 @@ def find_startup_error(exc: BaseException) -> StartupError | None:
     Task groups wrap what their tasks raise, so a StartupError raised inside the event loop
     arrives as an ExceptionGroup; the user should see its one line, not the group's traceback.
     """
-    from vaultd.server.listener import StartupError  # noqa: F811 - imported late to keep --version fast
+    from vaultd.server.listener import StartupError  # imported late to keep --version fast
 
     if isinstance(exc, StartupError):
         return exc

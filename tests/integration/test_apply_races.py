@@ -16,13 +16,15 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.support.daemon import Daemon, Home, RawClient, snapshot, vaultctl
+from tests.support.wait import wait_until
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 BACKLINKS = 40
 OUTSIDE_BYTES = b"an outside file with a target's name: never touched\n"
@@ -57,13 +59,15 @@ def _start_paused(home: Home, vault: Path, nth: int) -> tuple[Daemon, Path]:
 
 def _wait_for(path: Path, proc: Any = None, timeout: float = 60.0) -> None:
     """Until the daemon holds at the gate (bounded; a daemon that answered first fails the test)."""
-    deadline = time.monotonic() + timeout
-    while not path.exists():
+
+    def at_gate() -> bool:
+        if path.exists():
+            return True
         if proc is not None and proc.poll() is not None:
             raise AssertionError(f"the operation finished before reaching the gate: {proc.communicate()}")
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"the daemon never reached {path}")
-        time.sleep(0.01)
+        return False
+
+    wait_until(at_gate, timeout, f"the daemon to reach {path}", poll=0.01)
 
 
 MOVE = {"target": "src/Target.md", "to": "moved/Renamed"}

@@ -9,12 +9,15 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.daemon import REPO, VAULTCTL, Daemon, Home
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 # A listener of the user's own uid that answers ``hello`` with a result of another shape, as a
 # daemon of an incompatible version might: the client cannot decode it.

@@ -16,15 +16,18 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.support.daemon import REPO, VAULTCTL, Daemon, Home
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 NOBODY = 65534
 SECRET = "the secret body of a brand new note\n"

@@ -8,14 +8,17 @@ point at ``vaultctl ops``, which then does list it.
 from __future__ import annotations
 
 import sys
-import time
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.support.daemon import REPO, Daemon, Home, Result, copy_sample_vault, vaultctl
+from tests.support.wait import wait_until
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 PAUSE_S = 4  # the write's pause; the client waits a small fraction of it
 SHORT = {"VAULTD_CLIENT_TIMEOUT": "0.5"}
@@ -33,12 +36,12 @@ def slow_daemon(home: Home) -> Iterator[Daemon]:
 
 def _wait_for_op(home: Home, op: str) -> list[dict[str, object]]:
     """The vault's kept operations once one named ``op`` is among them (the paused write ends)."""
-    deadline = time.monotonic() + 60
-    while True:
-        ops = vaultctl(home, "ops", "--vault", "p", "--json").json()["ops"]
-        if any(o["op"] == op for o in ops) or time.monotonic() > deadline:
-            return ops  # type: ignore[no-any-return]
-        time.sleep(0.1)
+
+    def kept() -> list[dict[str, object]]:
+        ops: list[dict[str, object]] = vaultctl(home, "ops", "--vault", "p", "--json").json()["ops"]
+        return ops if any(o["op"] == op for o in ops) else []
+
+    return wait_until(kept, 60, f"{op} among the kept operations", poll=0.1)
 
 
 def _timed_out(r: Result) -> None:

@@ -7,11 +7,14 @@ import errno
 import json
 import os
 import signal
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.daemon import Daemon, Home, RawClient, snapshot
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _session(home: Home) -> RawClient:
@@ -96,8 +99,10 @@ def test_crash_at_each_point_recovers_whole(home: Home, sample_vault: Path, op: 
         fresh_home.cleanup()
 
 
+@pytest.mark.parametrize("hit", ["first", "target"])
 @pytest.mark.parametrize("fault", ["write:ENOSPC", "fsync:EIO", "rename:EIO", "fsync-dir:EIO", "write:EIO"])
-def test_io_errors_refuse_cleanly_and_the_daemon_keeps_serving(home: Home, sample_vault: Path, fault: str) -> None:
+def test_io_errors_refuse_cleanly_and_the_daemon_keeps_serving(home: Home, sample_vault: Path, fault: str,
+                                                               hit: str) -> None:
     op, name = fault.split(":")
     d = _start(home)
     _session(home).call("vault.add", {"id": "v", "path": str(sample_vault)})
@@ -105,21 +110,20 @@ def test_io_errors_refuse_cleanly_and_the_daemon_keeps_serving(home: Home, sampl
     before = snapshot(sample_vault)
     # the journal's own calls come first (original, manifest, seal); a later hit lands the fault
     # on the target's write
-    target_hit = {"write": 4, "fsync": 4, "rename": 2, "fsync-dir": 4}[op]
-    for nth in (1, target_hit):
-        d = _start(home, f"error={op}:{name}@{nth}")
-        try:
-            c = _session(home)
-            reply = c.request("note.patch", {"target": "Alpha Plan", "old": "ships the search", "new": "ships the find"})
-            assert "error" in reply, reply
-            assert reply["error"]["data"]["code"] == "UNAVAILABLE"
-            assert errno.errorcode[getattr(errno, name)] in reply["error"]["message"] or \
-                os.strerror(getattr(errno, name)) in reply["error"]["message"]
-            assert snapshot(sample_vault) == before
-            assert not _leftovers(sample_vault)
-            assert c.call("note.search", {"query": "Alpha"})["hits"]
-        finally:
-            d.stop()
+    nth = {"write": 4, "fsync": 4, "rename": 2, "fsync-dir": 4}[op] if hit == "target" else 1
+    d = _start(home, f"error={op}:{name}@{nth}")
+    try:
+        c = _session(home)
+        reply = c.request("note.patch", {"target": "Alpha Plan", "old": "ships the search", "new": "ships the find"})
+        assert "error" in reply, reply
+        assert reply["error"]["data"]["code"] == "UNAVAILABLE"
+        assert errno.errorcode[getattr(errno, name)] in reply["error"]["message"] or \
+            os.strerror(getattr(errno, name)) in reply["error"]["message"]
+        assert snapshot(sample_vault) == before
+        assert not _leftovers(sample_vault)
+        assert c.call("note.search", {"query": "Alpha"})["hits"]
+    finally:
+        d.stop()
 
 
 def test_a_failed_rollback_quarantines_the_vault_until_recovery(home: Home, sample_vault: Path) -> None:

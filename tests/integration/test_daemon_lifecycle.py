@@ -8,9 +8,9 @@ import socket
 import stat
 import subprocess
 import sys
-import time
 
 from tests.support.daemon import REPO, Daemon, Home, RawClient, vaultctl, wait_for_socket
+from tests.support.wait import wait_until
 
 
 def test_socket_and_folder_modes(daemon: Daemon) -> None:
@@ -67,9 +67,7 @@ def test_autostart_on_first_command_and_off_switch(home: Home) -> None:
         assert status["socket"] == str(home.socket) and status["vaults"] == []
     finally:
         vaultctl(home, "daemon", "stop")
-    deadline = time.monotonic() + 10
-    while home.socket.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: not home.socket.exists(), 10, "the stopped daemon to remove its socket")
     assert not home.socket.exists()
 
 
@@ -90,7 +88,7 @@ def test_inherited_listener_from_systemd(home: Home) -> None:
     )
     listener.close()
     try:
-        wait_for_socket(home.socket, proc)  # type: ignore[arg-type]
+        wait_for_socket(home.socket, proc)
         client = RawClient(home.socket)
         assert client.hello()["result"]["server"] == "vaultd"
         status = client.call("daemon.status")

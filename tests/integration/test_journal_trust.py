@@ -10,13 +10,15 @@ import hashlib
 import hmac
 import json
 import os
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.support.daemon import Daemon, Home, RawClient, copy_sample_vault, snapshot
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
 
 OP = "20261203T120000.000000-0123abcd"
 PLAN = "projects/alpha/Alpha Plan.md"

@@ -13,9 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -28,6 +26,10 @@ from vaultctl.mcp.versions import (
     PROTOCOL_VERSION_META_KEY,
     STATELESS_VERSIONS,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 SHIM = [sys.executable, "-m", "vaultctl.main", "mcp"]
 STATELESS = STATELESS_VERSIONS[-1]
@@ -44,7 +46,7 @@ class ShimProcess:
 
     def __init__(self, home: Home, env: dict[str, str] | None = None) -> None:
         self.stderr_path = home.root / f"shim-{time.monotonic_ns()}.err"
-        self._err = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in close()
+        self._err = open(self.stderr_path, "wb")  # closed in close()
         self.proc = subprocess.Popen(SHIM, env={**home.env, **(env or {})}, cwd=REPO,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err)
         self._lines: queue.Queue[bytes] = queue.Queue()
@@ -238,11 +240,15 @@ def test_discover_answers_at_once(shim: ShimProcess) -> None:
     assert result["capabilities"]["tools"] is not None and len(result["instructions"].encode()) < 400
 
 
-def test_stateless_version_mismatch_is_32022(shim: ShimProcess) -> None:
-    for method in ("server/discover", "tools/list", "tools/call"):
-        reply = shim.request(method, {**_envelope("2099-01-01"), "name": "vault_list"})
-        assert reply["error"]["code"] == -32022
-        assert reply["error"]["data"] == {"supported": list(ALL_VERSIONS), "requested": "2099-01-01"}
+@pytest.mark.parametrize("method", ["server/discover", "tools/list", "tools/call"])
+def test_stateless_version_mismatch_is_32022(shim: ShimProcess, method: str) -> None:
+    reply = shim.request(method, {**_envelope("2099-01-01"), "name": "vault_list"})
+    assert reply["error"]["code"] == -32022
+    assert reply["error"]["data"] == {"supported": list(ALL_VERSIONS), "requested": "2099-01-01"}
+    shim.still_answers()
+
+
+def test_a_version_that_is_not_a_string_is_invalid_params(shim: ShimProcess) -> None:
     bad = shim.request("tools/list", {"_meta": {PROTOCOL_VERSION_META_KEY: 20260728}})
     assert bad["error"]["code"] == -32602
     shim.still_answers()

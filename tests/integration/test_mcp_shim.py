@@ -8,10 +8,8 @@ smoke-called) with no change here.
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import jsonschema  # type: ignore[import-untyped]
 import msgspec
@@ -20,11 +18,16 @@ import pytest
 from mcp.client import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPDeprecationWarning
-from mcp.types import CallToolResult, Tool
 
 from protocol.table import METHODS, MethodSpec
 from tests.support.daemon import REPO, Daemon, Home
 from vaultctl.mcp.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, STATELESS_VERSIONS
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterator
+    from pathlib import Path
+
+    from mcp.types import CallToolResult, Tool
 
 MCP_SPECS = [spec for spec in METHODS.values() if spec.mcp]
 SHIM = [sys.executable, "-m", "vaultctl.main", "mcp"]
@@ -191,7 +194,7 @@ async def test_reads_and_writes_through_mcp(registered: str, home: Home, sample_
                       "note_patch")
         assert patched["applied"]
         stale = await client.call_tool("note_patch", {"target": path, "old": "Edited", "new": "x", "expected_sha": sha})
-        assert stale.is_error and stale.structured_content["code"] == "CONFLICT"  # type: ignore[index]
+        assert stale.is_error and stale.structured_content["code"] == "CONFLICT"
 
         preview = _ok(await client.call_tool("note_move", {"target": path, "to": f"agents/moved-{mode}"}), "note_move")
         assert preview["preview"] and not preview["applied"] and (sample_vault / path).exists()
@@ -207,7 +210,7 @@ async def test_reads_and_writes_through_mcp(registered: str, home: Home, sample_
         assert (sample_vault / ".trash" / f"agents/moved-{mode}.md").exists()
 
         bad = await client.call_tool("note_create", {"path": "../escape"})
-        assert bad.is_error and bad.structured_content["code"] == "VALIDATION"  # type: ignore[index]
+        assert bad.is_error and bad.structured_content["code"] == "VALIDATION"
 
 
 async def test_a_cli_only_vault_refuses_agent_writes(daemon: Daemon, home: Home, tmp_path: Path, cli: Any) -> None:
@@ -215,6 +218,6 @@ async def test_a_cli_only_vault_refuses_agent_writes(daemon: Daemon, home: Home,
     assert cli("vault", "add", "private", str(tmp_path / "v"), "--write", "cli").code == 0
     async with _client(home, "auto") as client:
         refused = await client.call_tool("note_create", {"vault": "private", "path": "x"})
-        assert refused.is_error and refused.structured_content["code"] == "POLICY"  # type: ignore[index]
+        assert refused.is_error and refused.structured_content["code"] == "POLICY"
         assert _ok(await client.call_tool("note_list", {"vault": "private"}), "note_list")["total"] == 0
     assert not (tmp_path / "v" / "x.md").exists()

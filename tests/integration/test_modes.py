@@ -11,13 +11,15 @@ from __future__ import annotations
 import os
 import signal
 import stat
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.support.daemon import Daemon, Home, RawClient
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 
 def _mode(path: Path) -> int:

@@ -3,9 +3,12 @@ restart, so 'undo the last operation' undoes the last one."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tests.support.daemon import Daemon, Home, RawClient
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _session(home: Home) -> RawClient:

@@ -3,11 +3,14 @@ about the user's notes, and survives an editor stripping its last newline."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.daemon import Home, RawClient, vaultctl
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 HEADER = "# vaultd operation log\n"
 DIARY = "# Log\n\n2024-03-01: walked the dog\n2024-03-02: read about otters\n"

@@ -4,12 +4,14 @@ paths spelled as the disk spells them, and secrets in a path refused before anyt
 from __future__ import annotations
 
 import unicodedata
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.support.daemon import Daemon, Home, RawClient, snapshot
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 GITHUB = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
 AWS = "AKIA" + "Z7Q3EXAMPLEKEY2X"

@@ -11,12 +11,15 @@ import os
 import stat
 import subprocess
 import sys
-import time
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.support.daemon import Daemon, Home, RawClient
+from tests.support.wait import wait_until
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 BAD_NAME = b"bad\xff.md"
 BAD_SHOWN = "bad\\xff.md"
@@ -64,12 +67,13 @@ def test_a_non_utf8_name_appearing_while_watched_costs_only_itself(daemon: Daemo
     raw.call("vault.add", {"id": "p", "path": str(vault)})
     assert raw.call("vault.issues", {})["issues"] == []
     _make_bad_file(vault)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:  # the watcher reports it a moment later
+
+    def reported() -> list[Any]:  # the watcher reports it a moment later
         raw.call("note.search", {"query": "hello", "fresh": True})
-        if raw.call("vault.issues", {})["issues"]:
-            break
-        time.sleep(0.1)
+        issues: list[Any] = raw.call("vault.issues", {})["issues"]
+        return issues
+
+    wait_until(reported, 30, "the watcher to report the non-UTF-8 name", poll=0.1)
     _assert_every_read_answers(raw)
 
 

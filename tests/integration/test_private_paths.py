@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
-from mcp.types import CallToolResult
 
 from tests.support.daemon import REPO, Daemon, Home, snapshot
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+    from mcp.types import CallToolResult
 
 SHIM = [sys.executable, "-m", "vaultctl.main", "mcp"]
 

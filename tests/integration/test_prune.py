@@ -5,11 +5,14 @@ and a committed journal whose marker was lost anyway is finished, not rolled bac
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.daemon import Daemon, Home, RawClient, snapshot, vaultctl
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 PATCH = {"target": "Alpha Plan", "old": "ships the search", "new": "ships the find"}
 

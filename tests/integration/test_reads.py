@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import time
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.support.daemon import REPO, Daemon, RawClient, snapshot
+from tests.support.wait import wait_until
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 EXPECTED = json.loads((REPO / "examples" / "sample-vault.expected.json").read_text(encoding="utf-8"))
 
@@ -85,7 +88,7 @@ def test_read_by_path_name_and_alias_with_sections_and_paging(vault: Path, raw: 
     by_path = raw.call("note.read", {"target": "projects/alpha/Alpha Plan.md"})
     by_name = raw.call("note.read", {"target": "alpha plan"})
     assert by_path["sha256"] == by_name["sha256"] and by_path["path"] == by_name["path"]
-    aliases = [a for n in EXPECTED["notes"] for a in []]  # aliases come from the notes' frontmatter below
+    aliases: list[tuple[str, str]] = []  # aliases come from the notes' frontmatter below
     for p in EXPECTED["files"]:
         if p.endswith(".md"):
             fm = raw.call("note.read", {"target": p})["frontmatter"] or {}
@@ -166,12 +169,8 @@ def test_external_edits_become_searchable(vault: Path, raw: RawClient) -> None:
     tmp = vault / "inbox" / ".fresh.md.swp"
     tmp.write_text("# Fresh\nquixotic lanterns\n")
     os.replace(tmp, vault / "inbox" / "fresh.md")
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        hits = raw.call("note.search", {"query": "quixotic"})["hits"]
-        if hits:
-            break
-        time.sleep(0.02)
+    hits = wait_until(lambda: raw.call("note.search", {"query": "quixotic"})["hits"], 10,
+                      "the note saved by rename to be searchable")
     assert hits and hits[0]["path"] == "inbox/fresh.md"
     assert raw.call("note.search", {"query": "zygomorphic", "fresh": True})["hits"] == []
     # a whole folder moved out and back in
@@ -183,7 +182,7 @@ def test_external_edits_become_searchable(vault: Path, raw: RawClient) -> None:
 
 
 def test_reading_and_indexing_never_change_a_byte(daemon: Daemon, raw: RawClient, sample_vault: Path,
-                                                  cli) -> None:  # type: ignore[no-untyped-def]
+                                                  cli: Any) -> None:
     before = snapshot(sample_vault)
     raw.call("vault.add", {"id": "sample", "path": str(sample_vault)})
     for p in EXPECTED["files"]:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.daemon import Home, RawClient
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tests.support.daemon import Home, RawClient
 
 CAP = 100  #: warnings a receipt lists (MAX_RECEIPT_WARNINGS), issues a refusal lists
 

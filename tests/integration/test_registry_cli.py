@@ -5,11 +5,14 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.support.daemon import Daemon, RawClient, snapshot
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _config(daemon: Daemon) -> Path:
@@ -49,7 +52,7 @@ def test_add_list_remove_text_and_json(daemon: Daemon, cli, tmp_path: Path) -> N
 
 
 def test_relative_path_is_made_absolute_by_the_cli_but_refused_on_the_wire(
-        daemon: Daemon, raw: RawClient, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+        daemon: Daemon, raw: RawClient, cli: Any, tmp_path: Path) -> None:
     (tmp_path / "rel").mkdir()
     reply = raw.request("vault.add", {"id": "rel", "path": "rel"})
     assert reply["error"]["data"]["code"] == "INVALID_PARAMS" and "absolute" in reply["error"]["message"]

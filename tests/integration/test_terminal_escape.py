@@ -11,11 +11,14 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.daemon import REPO, Daemon, Home
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x9b31m\u202eevil\x7f"
 STEM = f"shared {HOSTILE} note"

@@ -6,11 +6,14 @@ follows at once; the write must see every one of them.
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.daemon import Daemon, Home, RawClient, vaultctl
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 BACKLINKERS = 1000  #: as many as one move may rewrite (an operation writes at most 1,024 files)
 FOLDERS = 20

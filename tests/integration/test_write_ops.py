@@ -4,12 +4,14 @@ refusals, previews and their fingerprints, link rewriting in the sample vault, a
 from __future__ import annotations
 
 import shlex
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.support.daemon import Daemon, RawClient, snapshot
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 ALPHA = "projects/alpha/Alpha Plan.md"
 

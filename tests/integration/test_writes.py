@@ -5,11 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.daemon import Daemon, RawClient, snapshot
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @pytest.fixture

@@ -7,8 +7,7 @@ limits in config.json, so an edge can be reached in seconds.
 from __future__ import annotations
 
 import json
-import socket
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -28,6 +27,10 @@ from reliability.stress.floods import (
     write_limits,
 )
 from tests.support.daemon import Daemon, Home, RawClient
+
+if TYPE_CHECKING:
+    import socket
+    from collections.abc import Iterator
 
 MiB = 1024 * 1024
 

@@ -11,7 +11,7 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -19,6 +19,9 @@ from reliability.stress.fuzz import Raw, encode
 from reliability.stress.harness import SHIM
 from reliability.stress.hostile import Tally, fuzz_frames, fuzz_params, hostile_vault_round
 from tests.support.daemon import REPO, Daemon, Home, RawClient
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 @pytest.fixture(scope="module")

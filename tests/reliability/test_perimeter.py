@@ -14,13 +14,15 @@ import stat
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.support.daemon import REPO, Daemon, Home, RawClient, snapshot
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 NOBODY = 65534
 

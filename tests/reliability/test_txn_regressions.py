@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
 from reliability.checks import disk_state, leftovers
 from reliability.session import Client, Died, Proc, Refused, connect_ready, register
 from tests.support.daemon import Home, copy_sample_vault
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 PATCH = {"target": "projects/alpha/Alpha Plan.md", "old": "ships the search", "new": "ships the find"}
 

@@ -10,11 +10,14 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from tests.support.wait import wait_until
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_VAULT = REPO / "examples" / "sample-vault"
@@ -53,7 +56,7 @@ class Daemon:
     def __init__(self, home: Home, extra_args: Sequence[str] = (), umask: int = -1) -> None:
         """``umask``: the one the daemon is started with, as a user's shell would (-1: this one)."""
         self.home = home
-        self.log = open(home.root / "daemon.out", "ab")  # noqa: SIM115 - closed in stop()
+        self.log = open(home.root / "daemon.out", "ab")  # closed in stop()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "vaultd.main", *extra_args],
             env=home.env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, umask=umask,
@@ -76,19 +79,19 @@ class Daemon:
 
 
 def wait_for_socket(path: Path, proc: subprocess.Popen[bytes] | None = None, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def listening() -> bool:
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"vaultd exited with {proc.returncode} before listening")
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             s.connect(str(path))
-            return
+            return True
         except OSError:
-            time.sleep(0.02)
+            return False
         finally:
             s.close()
-    raise TimeoutError(f"no daemon on {path} after {timeout} s")
+
+    wait_until(listening, timeout, f"a daemon listening on {path}")
 
 
 @dataclass

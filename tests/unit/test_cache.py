@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import apsw
 import pytest
@@ -23,6 +23,9 @@ from vaultd.vault.cache import (
     cache_file_name,
 )
 from vaultd.vault.model import Heading, Link, LinkKind, NoteRecord, Tag
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 FILLER = "plain words about nothing in particular, written to give the ranking a corpus"
 
@@ -213,7 +216,7 @@ def test_damage_found_later_resets(tmp_path: Path) -> None:
     c = IndexCache.open(path)  # no quick_check: the damage is met by load_records
     assert c.outcome is OpenOutcome.REUSED
     assert c.load_records() == {}
-    assert c.outcome is OpenOutcome.REBUILT_CORRUPT and c.generation == 1
+    assert c.outcome is OpenOutcome.REBUILT_CORRUPT and c.generation == 1  # type: ignore[comparison-overlap]
     c.apply([note("a.md", "back again")])
     assert paths(c.search("again")) == ["a.md"]
     c.close()

@@ -4,7 +4,7 @@ spelled as the disk spells them; note paths are screened like text; private path
 from __future__ import annotations
 
 import unicodedata
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import given
@@ -14,6 +14,9 @@ from protocol.methods.common import Channel
 from protocol.methods.vaults import Kind, VaultEntry
 from vaultd.policy import deny_path_issue, disk_spelling, disk_twin, matching_glob, path_key, path_screen_issues
 from vaultd.policy.visibility import Visibility
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # Letters whose upper and lower forms fold to the same key (German sharp s, ligatures, Greek,
 # Cyrillic and precomposed Latin that NFD splits into a base and a combining mark).
@@ -123,21 +126,28 @@ def test_pii_in_a_path_follows_the_vault_policy() -> None:
     assert "ada@" not in issues[0].message
 
 
-def test_plain_paths_pass() -> None:
-    for rel in ["inbox/Ideas.md", "projects/alpha/Alpha Plan.md", "daily/2024-05-01.md", "東京オフィス開設.md"]:
-        assert path_screen_issues(rel, None, Kind.ORG) == []
+@pytest.mark.parametrize("rel", ["inbox/Ideas.md", "projects/alpha/Alpha Plan.md", "daily/2024-05-01.md", "東京オフィス開設.md"])
+def test_plain_paths_pass(rel: str) -> None:
+    assert path_screen_issues(rel, None, Kind.ORG) == []
 
 
 # -- private paths per channel --------------------------------------------------------------------
 
 
+PRIVATE_ENTRY = VaultEntry(id="v", path="/v", private_paths=["diary/**", "**/*.secret.md"])
+
+
+@pytest.mark.parametrize("rel", ["diary/a.md", "DIARY/x/y.md", unicodedata.normalize("NFD", "Diary/é.md"), "a/b.secret.md"])
+def test_private_paths_hide_from_mcp(rel: str) -> None:
+    agent = Visibility.of(PRIVATE_ENTRY, Channel.MCP)
+    assert agent.hidden(rel)
+    issue = agent.write_issue(rel)
+    assert issue is not None and issue.code == "P04" and issue.path is None
+
+
 def test_private_paths_hide_from_mcp_only() -> None:
-    entry = VaultEntry(id="v", path="/v", private_paths=["diary/**", "**/*.secret.md"])
+    entry = PRIVATE_ENTRY
     agent = Visibility.of(entry, Channel.MCP)
-    for rel in ["diary/a.md", "DIARY/x/y.md", unicodedata.normalize("NFD", "Diary/é.md"), "a/b.secret.md"]:
-        assert agent.hidden(rel)
-        issue = agent.write_issue(rel)
-        assert issue is not None and issue.code == "P04" and issue.path is None
     assert agent.visible("diaryx/a.md") and agent.write_issue("notes/a.md") is None
     for channel in (Channel.CLI, Channel.EDITOR):
         person = Visibility.of(entry, channel)

@@ -4,12 +4,15 @@ and a pause that holds until its gate file is removed."""
 from __future__ import annotations
 
 import threading
-import time
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.support.wait import wait_until
 from vaultd.txn.faults import EVERY, MAX_SLEEP_SECONDS, FaultPlan
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def test_sleep_and_pause_parse_with_their_hit_numbers() -> None:
@@ -44,9 +47,7 @@ def test_a_pause_holds_at_its_hit_until_the_gate_is_removed(tmp_path: Path) -> N
 
     worker = threading.Thread(target=second_hit)
     worker.start()
-    deadline = time.monotonic() + 30
-    while not gate.exists() and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(gate.exists, 30, "the second hit to create the gate", poll=0.01)
     assert gate.exists() and not passed.is_set()
     gate.unlink()
     worker.join(30)

@@ -11,11 +11,11 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.support.corpus import generator
 from vaultd.errors import InvalidParams, LimitExceeded, ValidationFailed
 from vaultd.vault.frontmatter import (
     MAX_HEADER_BYTES,
@@ -28,8 +28,8 @@ from vaultd.vault.frontmatter import (
 )
 from vaultd.vault.frontmatter_emit import emit
 
-REPO = Path(__file__).resolve().parents[2]
-GENERATOR_PLACES = [REPO / "benchmarks" / "gen_vault.py", REPO.parent / "shared" / "bench" / "gen_vault.py"]
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def as_json(value: Any) -> str:
@@ -84,10 +84,10 @@ def test_unterminated_header_is_no_header_and_reports_n06() -> None:
     assert find_header("---\ntitle: x\n") is not None
 
 
-def test_empty_header_is_an_empty_mapping() -> None:
-    for text in ("---\n---\n", "---\n\n---\n", "---\n# only a comment\n---\n"):
-        result = parse(text)
-        assert (result.data, result.present, result.issues) == ({}, True, [])
+@pytest.mark.parametrize("text", ["---\n---\n", "---\n\n---\n", "---\n# only a comment\n---\n"])
+def test_empty_header_is_an_empty_mapping(text: str) -> None:
+    result = parse(text)
+    assert (result.data, result.present, result.issues) == ({}, True, [])
 
 
 def test_body_line_counts_from_one() -> None:
@@ -391,9 +391,9 @@ def test_merge_looking_keys_are_quoted() -> None:
     assert parse(result).data == {"a": 1, "<<": {"x": 1}, "=": "<<"}
 
 
-def test_no_change_never_judges_the_header() -> None:
-    for text in ("---\na: [1\n---\n", "---\nunterminated\n", "---\n{a: 1}\n---\n"):
-        assert emit(text) == text
+@pytest.mark.parametrize("text", ["---\na: [1\n---\n", "---\nunterminated\n", "---\n{a: 1}\n---\n"])
+def test_no_change_never_judges_the_header(text: str) -> None:
+    assert emit(text) == text
 
 
 def test_new_header_goes_after_the_bom_in_the_notes_line_ending() -> None:
@@ -460,13 +460,6 @@ def test_growing_past_the_size_limit_is_refused() -> None:
 
 
 # -- real-looking notes ------------------------------------------------------------------------
-
-
-def generator() -> Path:
-    for place in GENERATOR_PLACES:
-        if place.is_file():
-            return place
-    pytest.skip(f"gen_vault.py not found (looked in {', '.join(map(str, GENERATOR_PLACES))})")
 
 
 def test_generated_vault_notes_parse_and_round_trip(tmp_path: Path) -> None:

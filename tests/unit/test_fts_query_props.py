@@ -10,8 +10,8 @@ import itertools
 import re
 import tempfile
 import unicodedata
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import apsw
 import pytest
@@ -21,6 +21,9 @@ from hypothesis import strategies as st
 from vaultd.vault import fts_query
 from vaultd.vault.cache import IndexCache, SearchDoc
 from vaultd.vault.model import NoteRecord
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 _CON = apsw.Connection(":memory:")
 _CON.execute(
@@ -33,7 +36,7 @@ _TOKENIZER = _CON.fts5_tokenizer("unicode61", ["remove_diacritics", "2"])
 
 
 def tokenize(text: str) -> list[str]:
-    tokens: list[str] = _TOKENIZER(text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False, include_colocated=False)
+    tokens: list[str] = _TOKENIZER(text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False, include_colocated=False)  # type: ignore[assignment]
     return tokens
 
 
@@ -161,7 +164,7 @@ def test_compile_never_raises_and_is_only_quoted_strings(query: str) -> None:
         assert tokenize(piece), piece  # kept pieces have something indexable
 
 
-@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1), max_size=6))
+@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=["Cs"]), min_size=1), max_size=6))
 @settings(max_examples=300, deadline=None)
 def test_a_term_is_dropped_exactly_when_nothing_in_it_is_indexable(words: list[str]) -> None:
     q = fts_query.compile_query(" ".join(words), tokenize)

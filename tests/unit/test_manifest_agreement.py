@@ -18,19 +18,10 @@ from typing import Any
 
 import pytest
 
+from tests.support.corpus import generator
 from vaultd.vault.markdown import scan
 from vaultd.vault.model import LinkKind
 from vaultd.vault.resolve import LinkResolver, Resolution, ResolutionStatus
-
-REPO = Path(__file__).resolve().parents[2]
-GENERATOR_PLACES = [REPO / "benchmarks" / "gen_vault.py", REPO.parent / "shared" / "bench" / "gen_vault.py"]
-
-
-def generator() -> Path:
-    for place in GENERATOR_PLACES:
-        if place.is_file():
-            return place
-    pytest.skip(f"gen_vault.py not found (looked in {', '.join(map(str, GENERATOR_PLACES))})")
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -16,6 +16,9 @@ from vaultd.policy import (
     path_key,
     write_channel_issue,
 )
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def codes(rel: str, **kw: object) -> list[str]:

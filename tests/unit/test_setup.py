@@ -10,9 +10,8 @@ import subprocess
 import sys
 import tempfile
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -41,6 +40,9 @@ from vaultctl.setup import (
     setup_all,
     undo_setup,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
 
 COMMAND = "/opt/vaultd/bin/vaultctl"
 OTHER_COMMAND = "/usr/local/bin/vaultctl"
@@ -489,17 +491,17 @@ MALFORMED_JSON = {
 }
 
 
+@pytest.mark.parametrize("attempt", [plan_setup, apply_setup], ids=["plan", "apply"])
 @pytest.mark.parametrize("variant", sorted(MALFORMED_JSON))
-def test_malformed_json_refused(variant: str, env: dict[str, str]) -> None:
+def test_malformed_json_refused(variant: str, attempt: Callable[[str, str], object], env: dict[str, str]) -> None:
     path = config_path("claude", env)
     original = write(path, MALFORMED_JSON[variant])
-    for attempt in (plan_setup, apply_setup):
-        with pytest.raises(MalformedConfig) as info:
-            attempt("claude", COMMAND)
-        assert info.value.code is ErrorCode.VALIDATION
-        assert str(path) in info.value.message
-        assert SECRET not in str(info.value) and SECRET not in repr(info.value.__cause__)
-        assert info.value.manual is not None and COMMAND in info.value.manual
+    with pytest.raises(MalformedConfig) as info:
+        attempt("claude", COMMAND)
+    assert info.value.code is ErrorCode.VALIDATION
+    assert str(path) in info.value.message
+    assert SECRET not in str(info.value) and SECRET not in repr(info.value.__cause__)
+    assert info.value.manual is not None and COMMAND in info.value.manual
     if "comment" in variant or "trailing-comma" in variant:
         assert "JSONC" in info.value.message
     assert path.read_bytes() == original and receipts(env) == []

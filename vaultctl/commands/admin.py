@@ -13,6 +13,7 @@ import typer
 
 from protocol.errors import ExitStatus
 from protocol.location import resolve_home, resolve_socket
+from protocol.methods.daemon import DaemonStatus
 from protocol.methods.vaults import Kind, SchemaProfile, VaultAddParams, VaultRemoveParams, WritePolicy
 from vaultctl import render
 from vaultctl.client import BadSetting, DaemonUnavailable, UnsafeSocket, connect
@@ -22,12 +23,12 @@ daemon_app = typer.Typer(help="Start, stop and inspect the daemon.", no_args_is_
 vault_app = typer.Typer(help="Register, list and unregister vaults.", no_args_is_help=True)
 
 
-def _status_text(s: object) -> str:
+def _status_text(s: DaemonStatus) -> str:
     head = render.fields("vaultd", [
-        ("pid", s.pid), ("version", s.version), ("uptime", f"{s.uptime_s:.1f} s"),  # type: ignore[attr-defined]
-        ("socket", s.socket), ("home", s.home),  # type: ignore[attr-defined]
+        ("pid", s.pid), ("version", s.version), ("uptime", f"{s.uptime_s:.1f} s"),
+        ("socket", s.socket), ("home", s.home),
     ])
-    vaults = s.vaults  # type: ignore[attr-defined]
+    vaults = s.vaults
     if not vaults:
         return head + "\n\nno vaults registered; add one with 'vaultctl vault add ID PATH'"
     rows = [(v.id, v.state, v.notes, v.path, v.message or "") for v in vaults]

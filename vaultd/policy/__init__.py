@@ -1,7 +1,7 @@
 """Write policy and validation rules: pure functions the transaction engine calls with its plan.
 
-Codes: P01 write channel, P02 deny paths, P03 an unusable PII policy, P04 a path private to the caller's channel, V01 schema, V04 path safety,
-V06 secrets, V07 PII. Every function returns :class:`~protocol.errors.Issue` values and never
+Codes: P01 write channel, P02 deny paths, P03 an unusable PII policy, P04 a path private to the
+caller's channel, V01 schema, V04 path safety, V06 secrets, V07 PII. Every function returns :class:`~protocol.errors.Issue` values and never
 raises on user input; no issue ever carries a matched secret or PII value.
 """
 

@@ -8,8 +8,10 @@ of at most :data:`MAX_SCALAR_CHARS` characters each.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 MAX_SCALARS: Final = 4096
 MAX_SCALAR_CHARS: Final = 8192

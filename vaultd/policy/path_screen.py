@@ -8,10 +8,14 @@ surface. The issues never carry the path: it is the very text that must not be e
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from protocol.errors import Issue, Severity
-from protocol.methods.vaults import Kind, PiiSetting
 from vaultd.policy.pii import pii_findings
 from vaultd.policy.secrets import scan_secrets
+
+if TYPE_CHECKING:
+    from protocol.methods.vaults import Kind, PiiSetting
 
 
 def _stem(rel: str) -> str:

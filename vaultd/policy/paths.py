@@ -14,14 +14,16 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import Callable, Sequence
 from functools import lru_cache
-from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from protocol.errors import Issue
 from protocol.methods.common import Channel
 from protocol.methods.vaults import WritePolicy
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
 
 MAX_COMPONENT_BYTES: Final = 255  #: the common file-name limit (ext4, APFS, NTFS in UTF-16 is similar)
 MAX_PATH_BYTES: Final = 1024  #: the whole vault-relative path, in UTF-8 bytes

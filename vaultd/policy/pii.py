@@ -26,13 +26,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from protocol.errors import Issue, Severity
 from protocol.methods.vaults import Kind, PiiAction, PiiPolicy, PiiRule, PiiSetting, PiiSurfaces
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
 
 Surface = Literal["notes", "log"]
 

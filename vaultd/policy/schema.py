@@ -33,13 +33,15 @@ from __future__ import annotations
 import datetime
 import enum
 import re
-from collections.abc import Callable, Iterable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
 from protocol.errors import Issue, Severity
 from protocol.methods.vaults import SchemaProfile
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
 
 
 class NoteType(enum.StrEnum):

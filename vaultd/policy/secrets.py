@@ -48,10 +48,12 @@ import re
 import unicodedata
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from protocol.errors import Issue
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
 
 MIN_CREDENTIAL_LEN: Final = 8
 HEX_ENTROPY: Final = 3.0  #: bits per character; random hex of 32+ characters sits near 3.7-4.0

@@ -14,13 +14,16 @@ what headings the note has).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from protocol.errors import Issue
 from protocol.methods.common import Channel
-from protocol.methods.vaults import VaultEntry
 from vaultd.policy.paths import matching_glob
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Sequence
+
+    from protocol.methods.vaults import VaultEntry
 
 #: Channels for which private paths do not exist.
 HIDDEN_FROM: Final = frozenset({Channel.MCP})

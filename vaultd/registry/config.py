@@ -11,16 +11,18 @@ import errno
 import fcntl
 import os
 import stat
-from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 
 from protocol.methods.vaults import VaultEntry
 from vaultd.errors import ConfigError, LimitExceeded
 from vaultd.fsio import write_atomic
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
 
 CONFIG_VERSION = 1
 MAX_CONFIG_BYTES = 64 * 1024

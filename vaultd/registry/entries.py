@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from protocol.methods.vaults import VaultEntry
 from vaultd.errors import ConfigError, InvalidParams, NotFound
-from vaultd.registry.config import Config
+
+if TYPE_CHECKING:
+    from protocol.methods.vaults import VaultEntry
+    from vaultd.registry.config import Config
 
 
 def canonical_folder(raw: str) -> str:

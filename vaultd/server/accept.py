@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
@@ -21,6 +21,9 @@ import structlog
 from protocol.envelope import encode, error_response
 from protocol.errors import ErrorCode, ErrorData
 from vaultd.server.listener import peer_uid
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 log = structlog.get_logger("vaultd.accept")
 

@@ -13,9 +13,12 @@ import socket
 import stat
 import struct
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from protocol.location import socket_dir_problem
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class StartupError(Exception):

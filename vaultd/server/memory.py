@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 TRIM_AFTER_BYTES = 8 * 1024 * 1024
 

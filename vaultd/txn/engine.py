@@ -40,7 +40,6 @@ from vaultd.txn.dirfd import Current, Folder, VaultRoot
 from vaultd.txn.journal import (
     Entry,
     Manifest,
-    is_committed,
     mark_committed,
     original_bytes,
     read_manifest,

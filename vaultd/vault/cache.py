@@ -283,7 +283,7 @@ class _Reader:
             include_offsets=False,
             include_colocated=False,
         )
-        return cast(list[str], tokens)  # without offsets or colocated forms: plain strings
+        return cast("list[str]", tokens)  # without offsets or colocated forms: plain strings
 
 
 class IndexCache:

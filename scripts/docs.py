@@ -1,0 +1,49 @@
+"""Regenerate the reference docs that are derived from code, or check that they are current.
+
+``python -m scripts.docs`` writes them (``make docs``); ``--check`` writes nothing and exits 1
+naming each stale file (``make check``, CI), so a change to the protocol table or to a command is
+committed together with its reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from protocol.reference import render as render_methods
+from scripts.cli_reference import render as render_cli
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+REPO = Path(__file__).resolve().parents[1]
+GENERATED: dict[str, Callable[[], str]] = {
+    "docs/reference/methods.md": render_methods,
+    "docs/reference/cli.md": render_cli,
+}
+
+
+def stale() -> list[str]:
+    """The generated files whose committed text differs from what the code renders now."""
+    return [rel for rel, render in GENERATED.items() if not (REPO / rel).is_file() or (REPO / rel).read_text(encoding="utf-8") != render()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scripts.docs", description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a file is stale")
+    args = parser.parse_args(argv)
+    if args.check:
+        behind = stale()
+        for rel in behind:
+            print(f"{rel} is stale: run `make docs`", file=sys.stderr)
+        return 1 if behind else 0
+    for rel, render in GENERATED.items():
+        (REPO / rel).write_text(render(), encoding="utf-8")
+        print(f"wrote {rel}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
