@@ -77,3 +77,42 @@ def test_malformed_and_linked_files_are_refused_untouched(tmp_path: Path) -> Non
 
 def test_unknown_host_is_a_usage_error(tmp_path: Path) -> None:
     assert _run(tmp_path, "emacs").returncode == 2
+
+
+async def test_a_host_with_its_own_environment_reaches_the_daemon_setup_ran_against(tmp_path: Path) -> None:
+    """Regression: with VAULTD_HOME and VAULTD_SOCKET set, setup wrote no env, so a host that starts
+    servers with an environment of its own reached (and autostarted) a daemon with no vaults. Here
+    the shim is started exactly as the host would (the entry's command, args and env, nothing of
+    this shell's vaultd variables) and driven with the official MCP SDK client."""
+    from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from tests.support.daemon import Daemon, Home, vaultctl
+
+    home = Home.create()
+    try:
+        daemon = Daemon(home)
+        try:
+            (home.root / "v").mkdir()
+            (home.root / "v" / "Note.md").write_text("# Note\n")
+            assert vaultctl(home, "vault", "add", "mine", str(home.root / "v")).code == 0
+            user = home.root / "user"
+            setup_env = {**home.env, "HOME": str(user), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+            applied = subprocess.run([sys.executable, "-m", "vaultctl.main", "setup", "claude", "--apply", "--json"],
+                                     env=setup_env, capture_output=True, text=True, cwd=REPO, timeout=60)
+            assert applied.returncode == 0, applied.stderr
+            assert any("VAULTD_SOCKET=" in n for n in json.loads(applied.stdout)["notes"])
+            entry = json.loads((user / ".claude.json").read_text())["mcpServers"]["vaultd"]
+            assert entry["env"] == {"VAULTD_HOME": str(home.home), "VAULTD_SOCKET": str(home.socket)}
+            host_env = {"HOME": str(user), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO),
+                        "VAULTD_NO_AUTOSTART": "1", **entry["env"]}
+            server = StdioServerParameters(command=entry["command"], args=entry["args"], env=host_env, cwd=str(REPO))
+            async with Client(server, mode="auto", read_timeout_seconds=60) as client:
+                listed = await client.call_tool("vault_list", {})
+            assert not listed.is_error, listed.content
+            assert isinstance(listed.structured_content, dict)
+            assert [v["entry"]["id"] for v in listed.structured_content["vaults"]] == ["mine"]
+        finally:
+            daemon.stop()
+    finally:
+        home.cleanup()
