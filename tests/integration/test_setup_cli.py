@@ -116,3 +116,58 @@ async def test_a_host_with_its_own_environment_reaches_the_daemon_setup_ran_agai
             daemon.stop()
     finally:
         home.cleanup()
+
+
+def test_setup_and_doctor_name_the_claude_entries_that_win_over_the_user_one(tmp_path: Path) -> None:
+    """Regression: a leftover local-scope entry silently won over the user entry setup wrote
+    (setup said it added it, doctor said ok, and Claude Code ran the leftover)."""
+    from tests.support.daemon import Daemon, Home
+
+    home = Home.create()
+    try:
+        daemon = Daemon(home)
+        try:
+            user = home.root / "user"
+            project = home.root / "proj"
+            project.mkdir()
+            (user / ".claude.json").write_text(json.dumps({"projects": {str(project): {"mcpServers": {
+                "vaultd": {"type": "stdio", "command": "/old/venv/bin/vaultctl", "args": ["mcp"]}}}}}, indent=2))
+            (project / ".mcp.json").write_text('{"mcpServers": {"vaultd": {"command": "vaultctl-old"}}}\n')
+            env = {**home.env, "HOME": str(user), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+
+            def run(*args: str) -> subprocess.CompletedProcess[str]:
+                return subprocess.run([sys.executable, "-m", "vaultctl.main", *args], env=env, capture_output=True,
+                                      text=True, cwd=project, timeout=120)
+
+            applied = run("setup", "claude", "--apply", "--json")
+            assert applied.returncode == 0, applied.stderr
+            notes = json.loads(applied.stdout)["notes"]
+            assert any("local-scope" in n and str(project) in n and "claude mcp remove vaultd -s local" in n
+                       for n in notes), notes
+            assert any("project-scope" in n and ".mcp.json" in n for n in notes), notes
+            doctor = run("doctor", "--json")
+            rows = [f for f in json.loads(doctor.stdout)["findings"] if f["check"].startswith("host")]
+            ok = [r for r in rows if r["check"] == "host:claude" and r["level"] == "ok"]
+            assert ok and "this daemon" in ok[0]["finding"], rows
+            warned = [r["finding"] for r in rows if r["check"] == "host:claude" and r["level"] == "warn"]
+            assert len(warned) == 2 and any("local-scope" in w for w in warned), rows
+            # An entry whose command is gone, and one that reaches no daemon: each its own row.
+            codex = user / ".codex"
+            codex.mkdir()
+            (codex / "config.toml").write_text('[mcp_servers.vaultd]\ncommand = "/nonexistent/vaultctl"\nargs = ["mcp"]\n')
+            (user / ".gemini").mkdir()
+            (user / ".gemini" / "settings.json").write_text(json.dumps({"mcpServers": {"vaultd": {
+                "command": str(Path(sys.executable).parent / "vaultctl"), "args": ["mcp"]}}}))
+            doctor = run("doctor", "--json")
+            assert doctor.returncode == 1, doctor.stdout
+            result = json.loads(doctor.stdout)
+            by_check = {f["check"]: f for f in result["findings"] if f["check"] in ("host:codex", "host:gemini")}
+            assert by_check["host:codex"]["level"] == "fail" and "cannot run" in by_check["host:codex"]["finding"]
+            assert by_check["host:gemini"]["level"] == "warn", by_check
+            # No daemon at the default place (or one that is not this one, if the machine runs its own).
+            assert any(w in by_check["host:gemini"]["finding"] for w in ("reaches no daemon", "not this shell's"))
+            assert result["verdict"] == "fail"
+        finally:
+            daemon.stop()
+    finally:
+        home.cleanup()

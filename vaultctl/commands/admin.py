@@ -9,10 +9,12 @@ import time
 from pathlib import Path
 from typing import Annotated
 
+import msgspec
 import typer
 
 from protocol.errors import ExitStatus
 from protocol.location import resolve_home, resolve_socket
+from protocol.methods.daemon import DoctorResult
 from protocol.methods.vaults import Kind, SchemaProfile, VaultAddParams, VaultRemoveParams, WritePolicy
 from vaultctl import render
 from vaultctl.client import BadSetting, DaemonUnavailable, UnsafeSocket, connect
@@ -161,9 +163,23 @@ def doctor(
     from protocol.methods.daemon import DoctorParams
 
     result = call("doctor", DoctorParams(vault=vault))
+    result = with_host_rows(result)
     emit(result, as_json, lambda r: render.checks(r.findings, r.verdict))
     if result.verdict == "fail":
         raise typer.Exit(int(ExitStatus.REFUSED))
+
+
+def with_host_rows(result: DoctorResult) -> DoctorResult:
+    """The daemon's findings and one row per agent host, as that host would start vaultd."""
+    from protocol.methods.daemon import Finding, Level
+    from vaultctl.setup.probe import host_rows
+
+    rows = [Finding(level=Level(r.level), check=r.check, finding=r.finding) for r in host_rows(os.environ, Path.cwd())]
+    findings = [*result.findings, *rows]
+    order = [Level.OK, Level.WARN, Level.FAIL]
+    verdict = max((f.level for f in findings), key=order.index, default=result.verdict)
+    verdict = max(verdict, result.verdict, key=order.index)
+    return msgspec.structs.replace(result, findings=findings, verdict=verdict)
 
 
 def schema() -> None:

@@ -34,6 +34,7 @@ from vaultctl.setup.errors import (
 from vaultctl.setup.hosts import ENTRY_NAME, HOSTS, PORTABLE_COMMAND, FileFormat, Host, launch_env
 from vaultctl.setup.plan import Action, HostOutcome, Mode, SetupPlan, Status, make_plan
 from vaultctl.setup.receipts import Receipt, ReceiptStore
+from vaultctl.setup.scopes import claude_shadows
 
 _MANUAL = (MalformedConfig, CannotEditFaithfully, UnsafeFile, FileTooLarge)
 """Refusals about the file itself: the user can still add the entry by hand."""
@@ -203,7 +204,7 @@ class _Target:
             if not project.is_dir():
                 raise FolderNotFound(f"The project folder {project} does not exist.", path=project)
         path = Path(os.path.abspath(host.config_path(env, project)))
-        return cls(host, path, _format(host), ReceiptStore.for_env(env), env, project)
+        return cls(host, path, format_for(host), ReceiptStore.for_env(env), env, project)
 
     def setup(self, command: str, mode: Mode) -> _Change:
         _check_command(command)
@@ -213,6 +214,8 @@ class _Target:
         except _MANUAL as exc:
             exc.manual = self.fmt.manual(entry, self._text_or_none())
             raise
+        if self.host.name == "claude":
+            notes += tuple(s.advice() for s in claude_shadows(self.env, Path.cwd(), self.project))
         if notes:
             change = replace(change, plan=replace(change.plan, notes=(*notes, *change.plan.notes)))
         return change
@@ -360,7 +363,7 @@ class _Target:
         )
 
 
-def _format(host: Host) -> Format:
+def format_for(host: Host) -> Format:
     # Imported here so that the CLI loads only the editor (and TOML libraries) it needs.
     if host.format is FileFormat.TOML:
         from vaultctl.setup.tomlfile import TomlFormat
