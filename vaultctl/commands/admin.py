@@ -117,11 +117,16 @@ def vault_add(
     log_path: Annotated[str | None, typer.Option(
         "--log-path", help="Where vaultd keeps the vault's operation log: a vault-relative .md path "
                            "(default log.md; needed when log.md is a note of yours).")] = None,
+    stamp_key: Annotated[list[str] | None, typer.Option(
+        "--stamp-key", metavar="KEY",
+        help="A frontmatter key an edit stamps with today's date, when the note has it (default: updated); "
+             "repeatable, the first one present wins; --stamp-key '' never stamps.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Register an existing folder as a vault and index it. Never writes a note."""
+    stamps = None if stamp_key is None else [k for k in stamp_key if k]
     params = VaultAddParams(id=vault_id, path=os.path.abspath(path), kind=kind, write=write, schema=schema,
-                            private_paths=list(private or []), log_path=log_path)
+                            private_paths=list(private or []), log_path=log_path, stamp_keys=stamps)
     emit(call("vault.add", params), as_json, _vault_text)
 
 

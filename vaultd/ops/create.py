@@ -61,7 +61,8 @@ def plan_create(ctx: OpContext, params: CreateParams) -> Plan:
     if params.title is not None:
         fields.setdefault("title", params.title)
     fields.setdefault("created", ctx.today)
-    fields["updated"] = ctx.today
+    if ctx.entry.stamp_keys:
+        fields.setdefault(ctx.entry.stamp_keys[0], ctx.today)
     text = emit(body, fields)
     return Plan(op="note.create", changes=[Change(path=path, before=None, after=text.encode("utf-8"))],
                 summary=f"created {path}", log_type="EXTRACT")
