@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-long bench lint venv clean
+.PHONY: demo test test-long test-interop bench lint venv clean
 
 venv: $(STAMP)
 
@@ -18,7 +18,12 @@ demo: $(STAMP)
 	bash scripts/demo.sh
 
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow and not interop"
+
+# The MCP clients of other makers, pinned in interop/package.json (npm; Node >= 20).
+test-interop: $(STAMP)
+	cd interop && npm ci --no-audit --no-fund --loglevel=error
+	$(PY) -m pytest -q -m interop
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run $(BENCH_ARGS)

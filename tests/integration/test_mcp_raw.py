@@ -21,6 +21,7 @@ import pytest
 
 from protocol.table import METHODS
 from tests.support.daemon import REPO, Daemon, Home
+from tests.support.mcp_results import tool_error
 from vaultctl.mcp.versions import (
     ALL_VERSIONS,
     HANDSHAKE_VERSIONS,
@@ -304,9 +305,8 @@ def test_result_over_the_bound_is_a_limit_tool_error(registered: str, home: Home
     try:
         proc.initialize()
         result = proc.call("vault_list", {})["result"]
-        assert result["isError"] is True
-        assert result["structuredContent"]["code"] == "LIMIT" and "bound" in result["structuredContent"]["message"]
-        assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+        body = tool_error(result)
+        assert body["code"] == "LIMIT" and "bound" in body["message"]
         proc.still_answers()
     finally:
         assert proc.close() == 0
@@ -320,8 +320,7 @@ def test_handshake_does_not_wait_for_a_daemon_and_calls_report_unavailable(home:
         assert "instructions" in proc.request("server/discover", _envelope())["result"]
         assert len(proc.request("tools/list")["result"]["tools"]) == sum(s.mcp for s in METHODS.values())
         result = proc.call("vault_list", {})["result"]
-        assert result["isError"] is True
-        body = result["structuredContent"]
+        body = tool_error(result)
         assert body["code"] == "UNAVAILABLE" and "vaultctl daemon start" in body["message"]
         assert body["issues"] == [] and body["candidates"] == []
         proc.still_answers()

@@ -16,6 +16,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.types import CallToolResult
 
 from tests.support.daemon import REPO, Daemon, Home, snapshot
+from tests.support.mcp_results import tool_error
 
 SHIM = [sys.executable, "-m", "vaultctl.main", "mcp"]
 
@@ -62,8 +63,7 @@ def _ok(result: CallToolResult) -> dict[str, Any]:
 
 
 def _error(result: CallToolResult) -> dict[str, Any]:
-    assert result.is_error and isinstance(result.structured_content, dict), result.content
-    return result.structured_content
+    return tool_error(result)
 
 
 def _cli_json(cli: Any, *args: str) -> Any:
