@@ -216,10 +216,61 @@ def test_handshake_echoes_a_version_it_speaks(shim: ShimProcess, version: str) -
     assert len(result["instructions"].encode()) < 400
 
 
-@pytest.mark.parametrize("version", ["2024-11-05", "2099-01-01", STATELESS, "not-a-version"])
+@pytest.mark.parametrize("version", ["2024-10-07", "2099-01-01", STATELESS, "not-a-version"])
 def test_handshake_falls_back_to_the_newest_handshake_version(shim: ShimProcess, version: str) -> None:
     assert shim.initialize(version)["result"]["protocolVersion"] == LATEST_HANDSHAKE
     shim.still_answers()
+
+
+def test_2024_11_05_is_spoken_without_annotations(shim: ShimProcess) -> None:
+    """Regression: initialize with 2024-11-05, which hosts built before spring 2025 still send,
+    was answered with a newer version, and such a client hangs up."""
+    assert shim.initialize("2024-11-05")["result"]["protocolVersion"] == "2024-11-05"
+    tools = shim.request("tools/list")["result"]["tools"]
+    assert tools and not any({"annotations", "outputSchema", "title"} & set(t) for t in tools)
+    assert all(t["inputSchema"]["type"] == "object" for t in tools)
+    result = shim.call("vault_list", {})["result"]
+    assert "structuredContent" not in result and json.loads(result["content"][0]["text"]) == {"vaults": []}
+
+
+def test_an_unknown_tools_list_cursor_is_refused(shim: ShimProcess) -> None:
+    """Regression: an unknown cursor got the whole list back; the spec asks for -32602."""
+    shim.initialize()
+    for cursor in ("nonsense", "", "MTA6MDAwMDAwMDAwMDAwMDAwMA", 5, None):
+        reply = shim.request("tools/list", {"cursor": cursor})
+        if cursor is None:
+            assert "tools" in reply["result"]
+            continue
+        assert reply["error"]["code"] == -32602, (cursor, reply)
+        assert "cursor" in reply["error"]["message"]
+    shim.still_answers()
+
+
+def test_tools_list_really_pages(daemon: Daemon, home: Home) -> None:
+    whole = ShimProcess(home)
+    paged = ShimProcess(home, env={"VAULTD_MCP_TOOLS_PAGE": "5"})
+    try:
+        whole.initialize()
+        everything = whole.request("tools/list")["result"]
+        assert "nextCursor" not in everything
+        paged.initialize()
+        names: list[str] = []
+        reply = paged.request("tools/list")["result"]
+        pages = 1
+        while True:
+            assert len(reply["tools"]) <= 5
+            names += [t["name"] for t in reply["tools"]]
+            if "nextCursor" not in reply:
+                break
+            cursor = reply["nextCursor"]
+            reply = paged.request("tools/list", {"cursor": cursor})["result"]
+            pages += 1
+        assert names == [t["name"] for t in everything["tools"]]
+        assert pages == -(-len(names) // 5) > 1
+        tampered = paged.request("tools/list", {"cursor": cursor[:-1] + ("A" if cursor[-1] != "A" else "B")})
+        assert tampered["error"]["code"] == -32602
+    finally:
+        assert whole.close() == 0 and paged.close() == 0
 
 
 def test_2025_03_26_gets_no_structured_fields(shim: ShimProcess) -> None:
