@@ -14,6 +14,7 @@ from vaultd.errors import InvalidParams, PolicyRefused, ValidationFailed
 from vaultd.ops.context import OpContext
 from vaultd.ops.validate import refuse_unsafe_path
 from vaultd.policy import disk_spelling, disk_twin, path_screen_issues
+from vaultd.policy.names import name_issue
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault.frontmatter_emit import emit
 from vaultd.vault.note import stem_of
@@ -34,6 +35,8 @@ def new_note_path(ctx: OpContext, raw: str) -> str:
     """
     path = note_path(raw)
     refuse_unsafe_path(path_screen_issues(path, ctx.entry.pii, ctx.entry.kind))
+    if (issue := name_issue(path)) is not None:  # before the log line or anything else judges the name
+        raise ValidationFailed(f"refused: {issue.message}", issues=[issue])
     path, issues = disk_spelling(ctx.root, path)
     if issues:
         raise ValidationFailed(f"refused: {issues[0].message}", issues=issues)
