@@ -6,7 +6,7 @@ RUFF   := $(VENV)/bin/ruff
 STAMP  := $(VENV)/.installed
 SOURCES := protocol vaultd vaultctl tests scripts
 
-.PHONY: demo test test-long bench check format lint types docs venv clean
+.PHONY: demo test test-long test-interop bench check format lint types docs venv clean
 
 venv: $(STAMP)
 
@@ -20,7 +20,12 @@ demo: $(STAMP)
 	bash scripts/demo.sh
 
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow and not interop"
+
+# The MCP clients of other makers, pinned in interop/package.json (npm; Node >= 20).
+test-interop: $(STAMP)
+	cd interop && npm ci --no-audit --no-fund --loglevel=error
+	$(PY) -m pytest -q -m interop
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run $(BENCH_ARGS)

@@ -60,6 +60,8 @@ LogPath = Annotated[str, msgspec.Meta(
     min_length=4, max_length=1024, pattern=r"^(?!/)(?!.*(?:^|/)\.{1,2}(?:/|$))(?!.*//)[^\x00-\x1f\x7f\\]+\.md$",
     description="The vault's operation log: a vault-relative .md path (default log.md).")]
 PrivatePath = DenyPath  #: the same glob, matched the same way; hides notes from agents instead
+StampKey = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$",
+                                       description="A frontmatter key that records when a note was last edited.")]
 
 
 class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -74,6 +76,10 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     deny_paths: Annotated[list[DenyPath], msgspec.Meta(max_length=64)] = []
     private_paths: Annotated[list[PrivatePath], msgspec.Meta(max_length=64)] = []  #: unseen over MCP
     log_path: LogPath | None = None  #: None: log.md, when that is free or already vaultd's log
+    #: Keys an authored edit stamps with today's date: the first the note already has; in the typed
+    #: profile the first of them is added when the note has none. Empty: never stamp.
+    stamp_keys: Annotated[list[StampKey], msgspec.Meta(max_length=8)] = msgspec.field(
+        default_factory=lambda: ["updated"])
 
 
 class VaultState(enum.StrEnum):
@@ -102,6 +108,8 @@ class VaultAddParams(Params):
     deny_paths: Annotated[list[DenyPath], msgspec.Meta(max_length=64)] = []
     private_paths: Annotated[list[PrivatePath], msgspec.Meta(max_length=64)] = []  #: unseen over MCP
     log_path: LogPath | None = None
+    stamp_keys: Annotated[list[StampKey], msgspec.Meta(
+        max_length=8, description="Keys an edit stamps with today's date (default: updated); [] for none.")] | None = None
 
 
 class VaultInfo(Result):

@@ -86,6 +86,9 @@ class PatchParams(EditParams, kw_only=True):
     old: PatchText | None = None
     new: Annotated[str, msgspec.Meta(max_length=65536)] | None = None
     edits: Annotated[list[Edit], msgspec.Meta(min_length=1, max_length=32)] | None = None
+    rewrite_anchors: Annotated[bool, msgspec.Meta(
+        description="When the edit renames one heading, repoint the wiki-links to it (in every note) to the new "
+                    "heading in the same operation.")] = False
 
 
 class AppendParams(EditParams, kw_only=True):

@@ -19,6 +19,7 @@ import pytest
 
 from protocol.table import METHODS
 from tests.support.daemon import REPO, Daemon, Home
+from tests.support.mcp_results import tool_error
 from vaultctl.mcp.versions import (
     ALL_VERSIONS,
     HANDSHAKE_VERSIONS,
@@ -217,10 +218,61 @@ def test_handshake_echoes_a_version_it_speaks(shim: ShimProcess, version: str) -
     assert len(result["instructions"].encode()) < 400
 
 
-@pytest.mark.parametrize("version", ["2024-11-05", "2099-01-01", STATELESS, "not-a-version"])
+@pytest.mark.parametrize("version", ["2024-10-07", "2099-01-01", STATELESS, "not-a-version"])
 def test_handshake_falls_back_to_the_newest_handshake_version(shim: ShimProcess, version: str) -> None:
     assert shim.initialize(version)["result"]["protocolVersion"] == LATEST_HANDSHAKE
     shim.still_answers()
+
+
+def test_2024_11_05_is_spoken_without_annotations(shim: ShimProcess) -> None:
+    """Regression: initialize with 2024-11-05, which hosts built before spring 2025 still send,
+    was answered with a newer version, and such a client hangs up."""
+    assert shim.initialize("2024-11-05")["result"]["protocolVersion"] == "2024-11-05"
+    tools = shim.request("tools/list")["result"]["tools"]
+    assert tools and not any({"annotations", "outputSchema", "title"} & set(t) for t in tools)
+    assert all(t["inputSchema"]["type"] == "object" for t in tools)
+    result = shim.call("vault_list", {})["result"]
+    assert "structuredContent" not in result and json.loads(result["content"][0]["text"]) == {"vaults": []}
+
+
+def test_an_unknown_tools_list_cursor_is_refused(shim: ShimProcess) -> None:
+    """Regression: an unknown cursor got the whole list back; the spec asks for -32602."""
+    shim.initialize()
+    for cursor in ("nonsense", "", "MTA6MDAwMDAwMDAwMDAwMDAwMA", 5, None):
+        reply = shim.request("tools/list", {"cursor": cursor})
+        if cursor is None:
+            assert "tools" in reply["result"]
+            continue
+        assert reply["error"]["code"] == -32602, (cursor, reply)
+        assert "cursor" in reply["error"]["message"]
+    shim.still_answers()
+
+
+def test_tools_list_really_pages(daemon: Daemon, home: Home) -> None:
+    whole = ShimProcess(home)
+    paged = ShimProcess(home, env={"VAULTD_MCP_TOOLS_PAGE": "5"})
+    try:
+        whole.initialize()
+        everything = whole.request("tools/list")["result"]
+        assert "nextCursor" not in everything
+        paged.initialize()
+        names: list[str] = []
+        reply = paged.request("tools/list")["result"]
+        pages = 1
+        while True:
+            assert len(reply["tools"]) <= 5
+            names += [t["name"] for t in reply["tools"]]
+            if "nextCursor" not in reply:
+                break
+            cursor = reply["nextCursor"]
+            reply = paged.request("tools/list", {"cursor": cursor})["result"]
+            pages += 1
+        assert names == [t["name"] for t in everything["tools"]]
+        assert pages == -(-len(names) // 5) > 1
+        tampered = paged.request("tools/list", {"cursor": cursor[:-1] + ("A" if cursor[-1] != "A" else "B")})
+        assert tampered["error"]["code"] == -32602
+    finally:
+        assert whole.close() == 0 and paged.close() == 0
 
 
 def test_2025_03_26_gets_no_structured_fields(shim: ShimProcess) -> None:
@@ -310,9 +362,8 @@ def test_result_over_the_bound_is_a_limit_tool_error(registered: str, home: Home
     try:
         proc.initialize()
         result = proc.call("vault_list", {})["result"]
-        assert result["isError"] is True
-        assert result["structuredContent"]["code"] == "LIMIT" and "bound" in result["structuredContent"]["message"]
-        assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+        body = tool_error(result)
+        assert body["code"] == "LIMIT" and "bound" in body["message"]
         proc.still_answers()
     finally:
         assert proc.close() == 0
@@ -326,8 +377,7 @@ def test_handshake_does_not_wait_for_a_daemon_and_calls_report_unavailable(home:
         assert "instructions" in proc.request("server/discover", _envelope())["result"]
         assert len(proc.request("tools/list")["result"]["tools"]) == sum(s.mcp for s in METHODS.values())
         result = proc.call("vault_list", {})["result"]
-        assert result["isError"] is True
-        body = result["structuredContent"]
+        body = tool_error(result)
         assert body["code"] == "UNAVAILABLE" and "vaultctl daemon start" in body["message"]
         assert body["issues"] == [] and body["candidates"] == []
         proc.still_answers()

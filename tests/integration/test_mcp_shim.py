@@ -21,6 +21,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 
 from protocol.table import METHODS, MethodSpec
 from tests.support.daemon import REPO, Daemon, Home
+from tests.support.mcp_results import tool_error
 from vaultctl.mcp.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, STATELESS_VERSIONS
 
 if TYPE_CHECKING:
@@ -167,10 +168,7 @@ async def test_every_read_only_tool_without_arguments_answers(registered: str, h
 async def test_a_daemon_refusal_is_a_tool_error_with_the_stable_code(registered: str, home: Home) -> None:
     async with _client(home, "auto") as client:
         result = await client.call_tool("note_read", {"target": "surely-no-such-note-anywhere"})
-        assert result.is_error
-        assert isinstance(result.structured_content, dict)
-        assert result.structured_content["code"] == "NOT_FOUND"
-        assert set(result.structured_content) == {"code", "message", "issues", "candidates"}
+        assert tool_error(result)["code"] == "NOT_FOUND"
         assert "NOT_FOUND" in result.content[0].text  # type: ignore[union-attr]
 
 
@@ -194,7 +192,7 @@ async def test_reads_and_writes_through_mcp(registered: str, home: Home, sample_
                       "note_patch")
         assert patched["applied"]
         stale = await client.call_tool("note_patch", {"target": path, "old": "Edited", "new": "x", "expected_sha": sha})
-        assert stale.is_error and stale.structured_content["code"] == "CONFLICT"
+        assert tool_error(stale)["code"] == "CONFLICT"
 
         preview = _ok(await client.call_tool("note_move", {"target": path, "to": f"agents/moved-{mode}"}), "note_move")
         assert preview["preview"] and not preview["applied"] and (sample_vault / path).exists()
@@ -210,7 +208,7 @@ async def test_reads_and_writes_through_mcp(registered: str, home: Home, sample_
         assert (sample_vault / ".trash" / f"agents/moved-{mode}.md").exists()
 
         bad = await client.call_tool("note_create", {"path": "../escape"})
-        assert bad.is_error and bad.structured_content["code"] == "VALIDATION"
+        assert tool_error(bad)["code"] == "VALIDATION"
 
 
 async def test_a_cli_only_vault_refuses_agent_writes(daemon: Daemon, home: Home, tmp_path: Path, cli: Any) -> None:
@@ -218,6 +216,6 @@ async def test_a_cli_only_vault_refuses_agent_writes(daemon: Daemon, home: Home,
     assert cli("vault", "add", "private", str(tmp_path / "v"), "--write", "cli").code == 0
     async with _client(home, "auto") as client:
         refused = await client.call_tool("note_create", {"vault": "private", "path": "x"})
-        assert refused.is_error and refused.structured_content["code"] == "POLICY"
+        assert tool_error(refused)["code"] == "POLICY"
         assert _ok(await client.call_tool("note_list", {"vault": "private"}), "note_list")["total"] == 0
     assert not (tmp_path / "v" / "x.md").exists()

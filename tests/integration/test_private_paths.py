@@ -13,6 +13,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.support.daemon import REPO, Daemon, Home, snapshot
+from tests.support.mcp_results import tool_error
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -65,8 +66,7 @@ def _ok(result: CallToolResult) -> dict[str, Any]:
 
 
 def _error(result: CallToolResult) -> dict[str, Any]:
-    assert result.is_error and isinstance(result.structured_content, dict), result.content
-    return result.structured_content
+    return tool_error(result)
 
 
 def _cli_json(cli: Any, *args: str) -> Any:

@@ -29,7 +29,7 @@ def test_add_list_remove_text_and_json(daemon: Daemon, cli, tmp_path: Path) -> N
     info = added.json()
     assert info["entry"] == {"id": "work", "path": str(vault.resolve()), "kind": "org", "write": "cli",
                              "schema": "open", "pii": None, "deny_paths": [], "private_paths": [],
-                             "log_path": None}
+                             "log_path": None, "stamp_keys": ["updated"]}
     assert info["health"]["state"] == "ready"
     text = cli("vault", "list")
     assert text.out.splitlines()[0].split() == ["ID", "KIND", "WRITE", "SCHEMA", "STATE", "NOTES", "PATH"]

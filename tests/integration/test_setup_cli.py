@@ -77,3 +77,97 @@ def test_malformed_and_linked_files_are_refused_untouched(tmp_path: Path) -> Non
 
 def test_unknown_host_is_a_usage_error(tmp_path: Path) -> None:
     assert _run(tmp_path, "emacs").returncode == 2
+
+
+async def test_a_host_with_its_own_environment_reaches_the_daemon_setup_ran_against(tmp_path: Path) -> None:
+    """Regression: with VAULTD_HOME and VAULTD_SOCKET set, setup wrote no env, so a host that starts
+    servers with an environment of its own reached (and autostarted) a daemon with no vaults. Here
+    the shim is started exactly as the host would (the entry's command, args and env, nothing of
+    this shell's vaultd variables) and driven with the official MCP SDK client."""
+    from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from tests.support.daemon import Daemon, Home, vaultctl
+
+    home = Home.create()
+    try:
+        daemon = Daemon(home)
+        try:
+            (home.root / "v").mkdir()
+            (home.root / "v" / "Note.md").write_text("# Note\n")
+            assert vaultctl(home, "vault", "add", "mine", str(home.root / "v")).code == 0
+            user = home.root / "user"
+            setup_env = {**home.env, "HOME": str(user), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+            applied = subprocess.run([sys.executable, "-m", "vaultctl.main", "setup", "claude", "--apply", "--json"],
+                                     env=setup_env, capture_output=True, text=True, cwd=REPO, timeout=60)
+            assert applied.returncode == 0, applied.stderr
+            assert any("VAULTD_SOCKET=" in n for n in json.loads(applied.stdout)["notes"])
+            entry = json.loads((user / ".claude.json").read_text())["mcpServers"]["vaultd"]
+            assert entry["env"] == {"VAULTD_HOME": str(home.home), "VAULTD_SOCKET": str(home.socket)}
+            host_env = {"HOME": str(user), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO),
+                        "VAULTD_NO_AUTOSTART": "1", **entry["env"]}
+            server = StdioServerParameters(command=entry["command"], args=entry["args"], env=host_env, cwd=str(REPO))
+            async with Client(server, mode="auto", read_timeout_seconds=60) as client:
+                listed = await client.call_tool("vault_list", {})
+            assert not listed.is_error, listed.content
+            assert isinstance(listed.structured_content, dict)
+            assert [v["entry"]["id"] for v in listed.structured_content["vaults"]] == ["mine"]
+        finally:
+            daemon.stop()
+    finally:
+        home.cleanup()
+
+
+def test_setup_and_doctor_name_the_claude_entries_that_win_over_the_user_one(tmp_path: Path) -> None:
+    """Regression: a leftover local-scope entry silently won over the user entry setup wrote
+    (setup said it added it, doctor said ok, and Claude Code ran the leftover)."""
+    from tests.support.daemon import Daemon, Home
+
+    home = Home.create()
+    try:
+        daemon = Daemon(home)
+        try:
+            user = home.root / "user"
+            project = home.root / "proj"
+            project.mkdir()
+            (user / ".claude.json").write_text(json.dumps({"projects": {str(project): {"mcpServers": {
+                "vaultd": {"type": "stdio", "command": "/old/venv/bin/vaultctl", "args": ["mcp"]}}}}}, indent=2))
+            (project / ".mcp.json").write_text('{"mcpServers": {"vaultd": {"command": "vaultctl-old"}}}\n')
+            env = {**home.env, "HOME": str(user), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+
+            def run(*args: str) -> subprocess.CompletedProcess[str]:
+                return subprocess.run([sys.executable, "-m", "vaultctl.main", *args], env=env, capture_output=True,
+                                      text=True, cwd=project, timeout=120)
+
+            applied = run("setup", "claude", "--apply", "--json")
+            assert applied.returncode == 0, applied.stderr
+            notes = json.loads(applied.stdout)["notes"]
+            assert any("local-scope" in n and str(project) in n and "claude mcp remove vaultd -s local" in n
+                       for n in notes), notes
+            assert any("project-scope" in n and ".mcp.json" in n for n in notes), notes
+            doctor = run("doctor", "--json")
+            rows = [f for f in json.loads(doctor.stdout)["findings"] if f["check"].startswith("host")]
+            ok = [r for r in rows if r["check"] == "host:claude" and r["level"] == "ok"]
+            assert ok and "this daemon" in ok[0]["finding"], rows
+            warned = [r["finding"] for r in rows if r["check"] == "host:claude" and r["level"] == "warn"]
+            assert len(warned) == 2 and any("local-scope" in w for w in warned), rows
+            # An entry whose command is gone, and one that reaches no daemon: each its own row.
+            codex = user / ".codex"
+            codex.mkdir()
+            (codex / "config.toml").write_text('[mcp_servers.vaultd]\ncommand = "/nonexistent/vaultctl"\nargs = ["mcp"]\n')
+            (user / ".gemini").mkdir()
+            (user / ".gemini" / "settings.json").write_text(json.dumps({"mcpServers": {"vaultd": {
+                "command": str(Path(sys.executable).parent / "vaultctl"), "args": ["mcp"]}}}))
+            doctor = run("doctor", "--json")
+            assert doctor.returncode == 1, doctor.stdout
+            result = json.loads(doctor.stdout)
+            by_check = {f["check"]: f for f in result["findings"] if f["check"] in ("host:codex", "host:gemini")}
+            assert by_check["host:codex"]["level"] == "fail" and "cannot run" in by_check["host:codex"]["finding"]
+            assert by_check["host:gemini"]["level"] == "warn", by_check
+            # No daemon at the default place (or one that is not this one, if the machine runs its own).
+            assert any(w in by_check["host:gemini"]["finding"] for w in ("reaches no daemon", "not this shell's"))
+            assert result["verdict"] == "fail"
+        finally:
+            daemon.stop()
+    finally:
+        home.cleanup()

@@ -170,10 +170,12 @@ def test_move_rewrites_frontmatter_links_and_keeps_old_problems_as_warnings(vaul
     before = plan.read_text()
     _two_step(raw, "note.move", {"target": "README", "to": "Home Page"})
     assert plan.read_text() == before.replace('up: "[[README]]"', 'up: "[[Home Page]]"')
-    # Grace's note has a dead [[Ada]]: moving it, and deleting it then undoing that, only warn about it
+    # Grace's note has a dead [[Ada]]: the move neither refuses nor reports it (it was dead before,
+    # and the move did not break it); deleting it then undoing that only warn about it
     preview, done = _two_step(raw, "note.move", {"target": "Grace Hopper", "to": "team/"})
     assert done["changes"][0]["path"] == "team/Grace Hopper.md"
-    assert any(w["code"] == "V03" and "Ada" in w["message"] for w in done["warnings"])
+    assert "[[Ada]]" in (vault / "team" / "Grace Hopper.md").read_text()
+    assert not any(w["code"] == "V03" for w in preview["warnings"] + done["warnings"]), done["warnings"]
     grace = (vault / "team" / "Grace Hopper.md").read_bytes()
     _, deleted = _two_step(raw, "note.delete", {"target": "Grace Hopper", "leave_broken_links": True})
     assert any(w["code"] == "V03" for w in deleted["warnings"])  # the links it breaks, reported
@@ -333,3 +335,21 @@ def test_cli_link_supersede_move_delete_merge(vault: Path, cli) -> None:  # type
     confirmed = cli("merge", "Keep", "Absorb", "--confirm", "--fingerprint", as_json["fingerprint"])
     assert confirmed.code == 0 and confirmed.out.startswith("applied note.merge")
     assert cli("merge", "Keep", "Keep").code == 2
+
+
+def test_a_move_reports_no_link_that_was_dead_before_it(vault: Path, raw: RawClient) -> None:
+    """Regression: a move preview listed every dead link of the moved note and of each note whose
+    links it rewrote, though the move broke none of them."""
+    (vault / "Mover.md").write_text("# Mover\n\n[[Gone One]] [[Gone Two]] [[Ada Lovelace]]\n")
+    (vault / "Pointer.md").write_text("# Pointer\n\n[[Mover]] and the long dead [[Nowhere]]\n")
+    raw.call("vault.stats", {"fresh": True})
+    preview = raw.call("note.move", {"target": "Mover", "to": "moved/Mover Renamed"})
+    assert preview["applied"] is False
+    assert not [w for w in preview["warnings"] if w["code"] == "V03"], preview["warnings"]
+    done = raw.call("note.move", {"target": "Mover", "to": "moved/Mover Renamed", "confirm": True,
+                                  "fingerprint": preview["fingerprint"]})
+    assert done["applied"] and not [w for w in done["warnings"] if w["code"] == "V03"]
+    assert "[[Mover Renamed]]" in (vault / "Pointer.md").read_text()
+    # An edit of the same note still reports the old debt it keeps.
+    appended = raw.call("note.append", {"target": "Pointer", "section": "More", "markdown": "x"})
+    assert any(w["code"] == "V03" and "Nowhere" in w["message"] for w in appended["warnings"])

@@ -40,6 +40,7 @@ from vaultctl.setup import (
     setup_all,
     undo_setup,
 )
+from vaultctl.setup.hosts import launch_env
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -69,8 +70,10 @@ def config_path(host: str, env: dict[str, str]) -> Path:
     return HOSTS[host].config_path(env)
 
 
-def entry_for(host: str, command: str = COMMAND) -> dict[str, Any]:
-    return HOSTS[host].entry(command)
+def entry_for(host: str, command: str = COMMAND, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """The entry setup writes in ``env`` (else os.environ): the fixtures' VAULTD_HOME is not the
+    default, so it is carried."""
+    return HOSTS[host].entry(command, launch_env(os.environ if env is None else env))
 
 
 def load(host: str, path: Path) -> Any:
@@ -345,16 +348,85 @@ def test_toml_inline_entry_is_refused(env: dict[str, str]) -> None:
         apply_setup("codex", COMMAND)
     assert info.value.code is ErrorCode.VALIDATION
     assert SECRET not in str(info.value)
-    assert info.value.manual is not None and "[mcp_servers.vaultd]" in info.value.manual
+    manual = info.value.manual
+    assert manual is not None and SECRET not in manual
+    # The hint is valid for the file as it is: the entry's new value, put where the old one was.
+    pair = _hint_pair(manual)
+    assert "replace the vaultd entry" in manual
+    fixed = original.decode().replace('vaultd = { command = "old" }', pair)
+    assert tomllib.loads(fixed)["mcp_servers"] == {"vaultd": entry_for("codex"), "o": {"command": SECRET}}
     assert path.read_bytes() == original and receipts(env) == []
 
 
-def test_toml_inline_servers_table_is_refused(env: dict[str, str]) -> None:
+def _hint_pair(manual: str) -> str:
+    """The ``vaultd = {...}`` line of a hint for an inline mcp_servers table (nothing else to paste)."""
+    lines = [line for line in manual.splitlines() if line and not line.startswith("#")]
+    assert len(lines) == 1 and lines[0].startswith("vaultd = {"), manual
+    assert "[mcp_servers.vaultd]" not in manual.split("\n", 1)[1], "TOML allows no such table here"
+    return lines[0]
+
+
+def test_toml_inline_servers_table_is_refused_with_a_hint_valid_for_the_file(env: dict[str, str]) -> None:
+    """Regression: the hint was a [mcp_servers.vaultd] table, which TOML (and Codex) then reject."""
     path = config_path("codex", env)
-    original = write(path, 'mcp_servers = { o = { command = "x" } }\n')
-    with pytest.raises(CannotEditFaithfully):
+    original = write(path, 'model = "o3"\nmcp_servers = { o = { command = "x" } }  # mine\n')
+    with pytest.raises(CannotEditFaithfully) as info:
         apply_setup("codex", COMMAND)
     assert path.read_bytes() == original
+    manual = info.value.manual
+    assert manual is not None and "line 2" in manual and "add" in manual
+    fixed = original.decode().replace('"x" } }', '"x" }, ' + _hint_pair(manual) + " }")
+    assert tomllib.loads(fixed)["mcp_servers"] == {"o": {"command": "x"}, "vaultd": entry_for("codex")}
+
+
+def _locations(env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    return {**env, "VAULTD_SOCKET": str(tmp_path / "sock" / "v.sock")}
+
+
+@pytest.mark.parametrize("host", ALL_HOSTS)
+def test_non_default_locations_are_carried_in_the_entry(host: str, env: dict[str, str], tmp_path: Path) -> None:
+    """Regression: with VAULTD_HOME and VAULTD_SOCKET set, the entry had no env, so a host starting
+    servers with an environment of its own reached (and autostarted) a daemon with no vaults."""
+    custom = _locations(env, tmp_path)
+    path = config_path(host, custom)
+    original = write(path, EXISTING_FOR[host]) if host in EXISTING_FOR else None
+    plan = apply_setup(host, COMMAND, env=custom)
+    written = servers_of(host, load(host, path))["vaultd"]
+    assert written["env"] == {"VAULTD_HOME": env["VAULTD_HOME"], "VAULTD_SOCKET": custom["VAULTD_SOCKET"]}
+    assert written["command"] == COMMAND
+    assert any("VAULTD_HOME=" in n and "VAULTD_SOCKET=" in n for n in plan.notes), plan.notes
+    if host == "codex":
+        assert "env = {" in path.read_text(), "one table edit: env stays inline"
+    assert apply_setup(host, COMMAND, env=custom).action is Action.NONE
+    undo_setup(host, env=custom)
+    assert (path.read_bytes() if path.exists() else None) == original
+
+
+EXISTING_FOR = {"codex": '[mcp_servers.other]\ncommand = "x"\n', "gemini": '{"theme": "x"}\n'}
+
+
+def test_default_locations_write_no_env(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    for environ in ({"HOME": str(home)}, {"HOME": str(home), "VAULTD_HOME": str(home / ".local/share/vaultd")}):
+        plan = plan_setup("cursor", COMMAND, env=environ)
+        assert plan.after == {"command": COMMAND, "args": ["mcp"]}
+        assert not any("VAULTD_" in n for n in plan.notes), plan.notes
+
+
+def test_a_project_file_names_the_command_on_path_and_no_machine_path(env: dict[str, str], tmp_path: Path) -> None:
+    """Regression: ``setup claude --project`` wrote this machine's absolute venv path into .mcp.json,
+    a file shared through the repository."""
+    project = tmp_path / "repo"
+    project.mkdir()
+    custom = {**_locations(env, tmp_path), "PATH": "/nonexistent"}
+    plan = apply_setup("claude", COMMAND, project=project, env=custom)
+    data = json.loads((project / ".mcp.json").read_text())
+    assert data["mcpServers"]["vaultd"] == {"type": "stdio", "command": "vaultctl", "args": ["mcp"]}
+    text = (project / ".mcp.json").read_text()
+    assert str(tmp_path) not in text and COMMAND not in text
+    assert any("PATH" in n and "not on PATH here" in n for n in plan.notes), plan.notes
+    assert any("VAULTD_HOME=" in n and "not written into a shared file" in n for n in plan.notes), plan.notes
 
 
 def test_toml_entry_with_sub_table_is_refused(env: dict[str, str]) -> None:
@@ -764,7 +836,7 @@ def test_generated_json_round_trip(text: str, host: str, scratch: Path) -> None:
         apply_setup(host, COMMAND, env=env)
         before = json.loads(text)
         after = json.loads(path.read_text(encoding="utf-8"))
-        assert after == {**before, "mcpServers": {**before.get("mcpServers", {}), "vaultd": entry_for(host)}}
+        assert after == {**before, "mcpServers": {**before.get("mcpServers", {}), "vaultd": entry_for(host, env=env)}}
         assert apply_setup(host, COMMAND, env=env).action is Action.NONE
         undo_setup(host, env=env)
         assert path.read_bytes() == original
@@ -810,7 +882,7 @@ def test_generated_toml_round_trip(text: str, scratch: Path) -> None:
         original = write(path, text)
         before = tomllib.loads(text)
         apply_setup("codex", COMMAND, env=env)
-        servers = {**before.get("mcp_servers", {}), "vaultd": entry_for("codex")}
+        servers = {**before.get("mcp_servers", {}), "vaultd": entry_for("codex", env=env)}
         assert tomllib.loads(path.read_text(encoding="utf-8")) == {**before, "mcp_servers": servers}
         assert apply_setup("codex", COMMAND, env=env).action is Action.NONE
         undo_setup("codex", env=env)

@@ -9,11 +9,12 @@ import time
 from pathlib import Path
 from typing import Annotated
 
+import msgspec
 import typer
 
 from protocol.errors import ExitStatus
 from protocol.location import resolve_home, resolve_socket
-from protocol.methods.daemon import DaemonStatus
+from protocol.methods.daemon import DaemonStatus, DoctorResult
 from protocol.methods.vaults import Kind, SchemaProfile, VaultAddParams, VaultRemoveParams, WritePolicy
 from vaultctl import render
 from vaultctl.client import BadSetting, DaemonUnavailable, UnsafeSocket, connect
@@ -116,11 +117,16 @@ def vault_add(
     log_path: Annotated[str | None, typer.Option(
         "--log-path", help="Where vaultd keeps the vault's operation log: a vault-relative .md path "
                            "(default log.md; needed when log.md is a note of yours).")] = None,
+    stamp_key: Annotated[list[str] | None, typer.Option(
+        "--stamp-key", metavar="KEY",
+        help="A frontmatter key an edit stamps with today's date, when the note has it (default: updated); "
+             "repeatable, the first one present wins; --stamp-key '' never stamps.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Register an existing folder as a vault and index it. Never writes a note."""
+    stamps = None if stamp_key is None else [k for k in stamp_key if k]
     params = VaultAddParams(id=vault_id, path=os.path.abspath(path), kind=kind, write=write, schema=schema,
-                            private_paths=list(private or []), log_path=log_path)
+                            private_paths=list(private or []), log_path=log_path, stamp_keys=stamps)
     emit(call("vault.add", params), as_json, _vault_text)
 
 
@@ -162,9 +168,23 @@ def doctor(
     from protocol.methods.daemon import DoctorParams
 
     result = call("doctor", DoctorParams(vault=vault))
+    result = with_host_rows(result)
     emit(result, as_json, lambda r: render.checks(r.findings, r.verdict))
     if result.verdict == "fail":
         raise typer.Exit(int(ExitStatus.REFUSED))
+
+
+def with_host_rows(result: DoctorResult) -> DoctorResult:
+    """The daemon's findings and one row per agent host, as that host would start vaultd."""
+    from protocol.methods.daemon import Finding, Level
+    from vaultctl.setup.probe import host_rows
+
+    rows = [Finding(level=Level(r.level), check=r.check, finding=r.finding) for r in host_rows(os.environ, Path.cwd())]
+    findings = [*result.findings, *rows]
+    order = [Level.OK, Level.WARN, Level.FAIL]
+    verdict = max((f.level for f in findings), key=order.index, default=result.verdict)
+    verdict = max(verdict, result.verdict, key=order.index)
+    return msgspec.structs.replace(result, findings=findings, verdict=verdict)
 
 
 def schema() -> None:

@@ -129,6 +129,8 @@ def patch(
     old: Annotated[str | None, typer.Option(help="Text that occurs exactly once.")] = None,
     new_: Annotated[str | None, typer.Option("--new", help="Its replacement.")] = None,
     edits: Annotated[str | None, typer.Option(help='A JSON file (or -) of [{"old": ..., "new": ...}].')] = None,
+    rewrite_anchors: Annotated[bool, typer.Option(
+        "--rewrite-anchors", help="When the edit renames one heading, repoint the links to it in every note.")] = False,
     vault: VaultOpt = None, dry_run: DryRunOpt = False, expected_sha: ShaOpt = None, log: LogOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -141,7 +143,7 @@ def patch(
         except msgspec.ValidationError as exc:
             fail(f"--edits: {exc}", ExitStatus.USAGE)
     run_write("note.patch", lambda v: PatchParams(vault=v, target=target, old=old, new=new_, edits=edit_list,
-                                                  dry_run=dry_run, expected_sha=expected_sha,
+                                                  rewrite_anchors=rewrite_anchors, dry_run=dry_run, expected_sha=expected_sha,
                                                   log=_log_event(log)), as_json, vault=vault)
 
 

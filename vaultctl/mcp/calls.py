@@ -44,9 +44,16 @@ class ToolOutcome:
         return cls(body, _encoder.encode(body).decode(), True)
 
     def as_result(self, *, structured: bool) -> dict[str, Any]:
-        """The ``tools/call`` result body; ``structured`` False for clients before 2025-06-18."""
+        """The ``tools/call`` result body; ``structured`` False for clients before 2025-06-18.
+
+        An error result carries its ``{code, message, issues, candidates}`` as JSON in the text
+        content and no ``structuredContent``: the spec asks clients to validate structured content
+        against the tool's ``outputSchema`` (MCP 2025-06-18, server/tools, "Output Schema"), which
+        describes the tool's result, not a refusal, and strict clients (the TypeScript SDK, the
+        Inspector) throw on the mismatch and hide the refusal from the user.
+        """
         result: dict[str, Any] = {"content": [{"type": "text", "text": self.text}]}
-        if structured:
+        if structured and not self.is_error:
             result["structuredContent"] = self.structured
         result["isError"] = self.is_error
         return result

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from vaultctl.client import CLIENT_VERSION
-from vaultctl.mcp import versions, wire
+from vaultctl.mcp import paging, versions, wire
 from vaultctl.mcp.calls import RESULT_BOUND, run_tool, vault_choice
 from vaultctl.mcp.errors import McpError, RpcCode, invalid_params
 from vaultctl.mcp.link import DaemonLink
@@ -60,9 +60,10 @@ class Session:
     """One stdio session: the handshake version, if any, and the method handlers."""
 
     def __init__(self, link: DaemonLink, catalogue: ToolCatalogue | None = None,
-                 result_bound: int = RESULT_BOUND) -> None:
+                 result_bound: int = RESULT_BOUND, tools_page: int = paging.DEFAULT_TOOLS_PAGE) -> None:
         self._link = link
         self._result_bound = result_bound
+        self._tools_page = tools_page
         self._catalogue = catalogue or ToolCatalogue()
         self.handshake_version: str | None = None
         self._inline: dict[str, Handler] = {
@@ -118,10 +119,14 @@ class Session:
             "cacheScope": "public",
         }
 
-    def _tools_list(self, _params: msgspec.Raw, served: Served) -> dict[str, Any]:
-        result: dict[str, Any] = {
-            "tools": self._catalogue.definitions(vault_choice(self._link), structured=served.structured),
-        }
+    def _tools_list(self, params: msgspec.Raw, served: Served) -> dict[str, Any]:
+        cursor = wire.decode_object(params).get("cursor") if bytes(params) else None
+        tools = self._catalogue.definitions(vault_choice(self._link), structured=served.structured,
+                                            annotated=served.annotated)
+        shown, following = paging.page(tools, cursor, self._tools_page)
+        result: dict[str, Any] = {"tools": shown}
+        if following is not None:
+            result["nextCursor"] = following
         if served.stateless:
             result.update(ttlMs=TOOLS_TTL_MS, cacheScope="private")  # the vault ids are this user's
         return result

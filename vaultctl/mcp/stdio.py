@@ -21,6 +21,7 @@ from vaultctl.mcp import wire
 from vaultctl.mcp.calls import result_bound
 from vaultctl.mcp.errors import McpError, RpcCode
 from vaultctl.mcp.link import DaemonLink
+from vaultctl.mcp.paging import tools_page_size
 from vaultctl.mcp.server import Job, Session
 
 log = logging.getLogger("vaultctl.mcp")
@@ -141,7 +142,7 @@ def serve(stdin_fd: int = 0, stdout: BinaryIO | None = None) -> int:
     sys.stdout = sys.stderr  # anything printed by accident must not corrupt the protocol stream
     worker = CallWorker(out)
     link = DaemonLink()
-    shim = Shim(Session(link, result_bound=result_bound(os.environ)), out, worker)
+    shim = Shim(Session(link, result_bound=result_bound(os.environ), tools_page=tools_page_size(os.environ)), out, worker)
     worker.start()
     buffer = LineBuffer(MAX_FRAME_BYTES)
     try:

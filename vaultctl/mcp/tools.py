@@ -62,8 +62,10 @@ class ToolCatalogue:
                                  "$.params.name")
         return spec
 
-    def definitions(self, vaults: VaultChoice | None, *, structured: bool) -> list[dict[str, Any]]:
-        """Every tool's definition; ``structured`` False drops what 2025-03-26 clients do not know."""
+    def definitions(self, vaults: VaultChoice | None, *, structured: bool,
+                    annotated: bool = True) -> list[dict[str, Any]]:
+        """Every tool's definition; ``structured`` False drops what 2025-03-26 clients do not know,
+        ``annotated`` False what 2024-11-05 ones do not."""
         tools = []
         for name, spec in self._specs.items():
             base = self._base.get(name)
@@ -73,6 +75,8 @@ class ToolCatalogue:
             if not structured:
                 tool.pop("outputSchema", None)
                 tool.pop("title", None)
+            if not annotated:
+                tool.pop("annotations", None)
             tools.append(tool)
         return tools
 

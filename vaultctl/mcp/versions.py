@@ -2,7 +2,7 @@
 
 MCP has two session models, and the shim serves both on one stdio stream:
 
-- **Handshake era** (2025-03-26, 2025-06-18, 2025-11-25): the client opens with ``initialize``
+- **Handshake era** (2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25): the client opens with ``initialize``
   and proposes a version; the server echoes it when it speaks it, else answers its newest
   handshake version and lets the client decide whether to go on. The negotiated version then
   holds for the whole session.
@@ -25,7 +25,10 @@ from typing import Any
 
 from vaultctl.mcp.errors import McpError, RpcCode
 
-HANDSHAKE_VERSIONS: tuple[str, ...] = ("2025-03-26", "2025-06-18", "2025-11-25")  #: oldest to newest
+#: Oldest to newest. 2024-11-05 is still what some hosts and SDK clients built before spring 2025
+#: send; answering them with a newer version makes them hang up, and all it costs is leaving out
+#: the tool annotations that version did not have.
+HANDSHAKE_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 STATELESS_VERSIONS: tuple[str, ...] = ("2026-07-28",)
 LATEST_HANDSHAKE = HANDSHAKE_VERSIONS[-1]
 ALL_VERSIONS: tuple[str, ...] = (*HANDSHAKE_VERSIONS, *STATELESS_VERSIONS)
@@ -34,6 +37,7 @@ PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"  #: per-re
 SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"  #: result stamp naming the server (2026-07-28)
 
 _STRUCTURED_SINCE = "2025-06-18"  # outputSchema, structuredContent and Tool.title arrived here
+_ANNOTATED_SINCE = "2025-03-26"  # Tool.annotations (read-only, destructive, idempotent hints) arrived here
 
 
 class Era(enum.Enum):
@@ -54,6 +58,11 @@ class Served:
     def structured(self) -> bool:
         """Whether tools may declare ``outputSchema`` and results carry ``structuredContent``."""
         return ALL_VERSIONS.index(self.version) >= ALL_VERSIONS.index(_STRUCTURED_SINCE)
+
+    @property
+    def annotated(self) -> bool:
+        """Whether tool definitions may carry ``annotations``."""
+        return ALL_VERSIONS.index(self.version) >= ALL_VERSIONS.index(_ANNOTATED_SINCE)
 
     @property
     def stateless(self) -> bool:

@@ -71,6 +71,11 @@ class Format(Protocol):
         """The whole text of a new file holding only the entry."""
         ...
 
+    def manual(self, entry: dict[str, Any], text: str | None) -> str:
+        """What to add by hand when setup refuses to edit ``text`` (None: unreadable): valid for
+        the file as it is."""
+        ...
+
     def value_of(self, text: str) -> Any:
         """The data a :attr:`Put.prior_text` stands for (to show a receipt's prior entry)."""
         ...

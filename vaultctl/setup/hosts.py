@@ -13,10 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from protocol.location import resolve_home, resolve_socket
 from vaultctl.setup.homes import home_of
 
 ENTRY_NAME = "vaultd"
 MCP_ARGS = ("mcp",)
+PORTABLE_COMMAND = "vaultctl"  #: what a shared (project) file names: the command on each user's PATH
+LOCATION_VARS = ("VAULTD_HOME", "VAULTD_SOCKET")
 
 Env = Mapping[str, str]
 
@@ -54,12 +57,34 @@ class Host:
     def markers(self, env: Env) -> tuple[Path, ...]:
         return self._markers(env)
 
-    def entry(self, command: str) -> dict[str, Any]:
-        """The entry setup writes for this host."""
+    def entry(self, command: str, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The entry setup writes for this host; ``env``: variables the host must pass to it."""
         entry: dict[str, Any] = {"type": "stdio"} if self.stdio_type else {}
         entry["command"] = command
         entry["args"] = list(MCP_ARGS)
+        if env:
+            entry["env"] = dict(env)
         return entry
+
+
+def launch_env(env: Env) -> dict[str, str]:
+    """The vaultd locations set here to something other than their defaults.
+
+    A host may start ``vaultctl mcp`` with an environment of its own; without these the shim
+    would reach (and autostart) the default daemon, which has none of this user's vaults. Each
+    variable is recorded only when it changes where the shim looks, so a default setup writes no
+    ``env`` at all.
+    """
+    plain = {k: v for k, v in env.items() if k not in (*LOCATION_VARS, "XDG_DATA_HOME", "XDG_RUNTIME_DIR")}
+    out: dict[str, str] = {}
+    home = resolve_home(env)
+    if env.get("VAULTD_HOME") and home != resolve_home(plain):
+        out["VAULTD_HOME"] = str(home)
+    if env.get("VAULTD_SOCKET"):
+        socket = resolve_socket(home, env)
+        if socket != resolve_socket(home, plain):
+            out["VAULTD_SOCKET"] = str(socket)
+    return out
 
 
 def _claude_dir(env: Env) -> Path | None:

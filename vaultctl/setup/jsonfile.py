@@ -79,6 +79,9 @@ class JsonFormat:
     def fresh(self, entry: dict[str, Any]) -> str:
         return json.dumps({self.container: {self.name: entry}}, indent=2, ensure_ascii=False) + "\n"
 
+    def manual(self, entry: dict[str, Any], text: str | None) -> str:
+        return self.fresh(entry)
+
     def value_of(self, text: str) -> Any:
         return json.loads(text)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -30,9 +31,10 @@ from vaultctl.setup.errors import (
     UnsafeFile,
     UsageError,
 )
-from vaultctl.setup.hosts import ENTRY_NAME, HOSTS, FileFormat, Host
+from vaultctl.setup.hosts import ENTRY_NAME, HOSTS, PORTABLE_COMMAND, FileFormat, Host, launch_env
 from vaultctl.setup.plan import Action, HostOutcome, Mode, SetupPlan, Status, make_plan
 from vaultctl.setup.receipts import Receipt, ReceiptStore
+from vaultctl.setup.scopes import claude_shadows
 
 _MANUAL = (MalformedConfig, CannotEditFaithfully, UnsafeFile, FileTooLarge)
 """Refusals about the file itself: the user can still add the entry by hand."""
@@ -184,6 +186,8 @@ class _Target:
     path: Path
     fmt: Format
     store: ReceiptStore
+    env: Mapping[str, str]
+    project: Path | None = None  #: set for a per-project file, which is shared through its repository
 
     @classmethod
     def resolve(cls, name: str, project: Path | None, env: Mapping[str, str] | None) -> _Target:
@@ -200,16 +204,57 @@ class _Target:
             if not project.is_dir():
                 raise FolderNotFound(f"The project folder {project} does not exist.", path=project)
         path = Path(os.path.abspath(host.config_path(env, project)))
-        return cls(host, path, _format(host), ReceiptStore.for_env(env))
+        return cls(host, path, format_for(host), ReceiptStore.for_env(env), env, project)
 
     def setup(self, command: str, mode: Mode) -> _Change:
         _check_command(command)
-        entry = self.host.entry(command)
+        entry, notes = self._entry(command)
         try:
-            return self._setup(entry, mode)
+            change = self._setup(entry, mode)
         except _MANUAL as exc:
-            exc.manual = self.fmt.fresh(entry)
+            exc.manual = self.fmt.manual(entry, self._text_or_none())
             raise
+        if self.host.name == "claude":
+            notes += tuple(s.advice() for s in claude_shadows(self.env, Path.cwd(), self.project))
+        if notes:
+            change = replace(change, plan=replace(change.plan, notes=(*notes, *change.plan.notes)))
+        return change
+
+    def _text_or_none(self) -> str | None:
+        try:
+            snap = files.read(self.path)
+            return None if snap is None else snap.data.decode("utf-8")
+        except (SetupError, UnicodeDecodeError):
+            return None
+
+    def _entry(self, command: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+        """The entry for this file, and what the user should know about it.
+
+        A user's own file names this machine's ``vaultctl`` and carries the vaultd locations set
+        here, so the host reaches this daemon whatever environment it starts servers with. A
+        project file is shared through the repository: it names ``vaultctl`` as found on each
+        user's PATH, and no path of this machine.
+        """
+        locations = launch_env(self.env)
+        shown = ", ".join(f"{k}={v}" for k, v in locations.items())
+        notes: tuple[str, ...] = ()
+        if self.project is None:
+            if locations:
+                notes = (f"The entry sets {shown} for the server, so {self.host.title} reaches this daemon "
+                         "even when it starts servers with an environment of its own.",)
+            return self.host.entry(command, locations), notes
+        found = shutil.which(PORTABLE_COMMAND, path=self.env.get("PATH", os.defpath))
+        notes = (
+            f"{self.path.name} is shared through the project's repository, so the entry runs "
+            f"`{PORTABLE_COMMAND}` from each user's PATH"
+            + (f" (here: {found})." if found else
+               f"; it is not on PATH here: put {os.path.dirname(command)} on PATH, or install vaultd so that "
+               f"`{PORTABLE_COMMAND}` is."),
+        )
+        if locations:
+            notes += (f"{shown} is set here but is not written into a shared file; set it in the environment "
+                      f"{self.host.title} starts from, or use the user-scope entry (setup without a project).",)
+        return self.host.entry(PORTABLE_COMMAND), notes
 
     def _setup(self, entry: dict[str, Any], mode: Mode) -> _Change:
         snap = files.read(self.path)
@@ -318,7 +363,7 @@ class _Target:
         )
 
 
-def _format(host: Host) -> Format:
+def format_for(host: Host) -> Format:
     # Imported here so that the CLI loads only the editor (and TOML libraries) it needs.
     if host.format is FileFormat.TOML:
         from vaultctl.setup.tomlfile import TomlFormat

@@ -54,6 +54,14 @@ class TomlFormat:
     def fresh(self, entry: dict[str, Any]) -> str:
         return f"[{self.container}.{self.name}]" + _body(entry, "\n") + "\n"
 
+    def manual(self, entry: dict[str, Any], text: str | None) -> str:
+        """A ``[mcp_servers.vaultd]`` table, unless the file writes ``mcp_servers`` inline: TOML
+        then allows no such table, and the hint says where in that line the entry goes, proven by
+        re-reading the whole file with the entry put there. The user's line is never echoed (it
+        may hold another server's secrets)."""
+        hint = None if text is None else _inline_hint(text, self.container, self.name, entry)
+        return hint if hint is not None else self.fresh(entry)
+
     def value_of(self, text: str) -> Any:
         return tomllib.loads(text)
 
@@ -183,11 +191,77 @@ class TomlDocument:
 
 
 def _body(entry: dict[str, Any], nl: str) -> str:
-    """The entry's key lines, each led by a newline (so the header line keeps its own ending)."""
+    """The entry's key lines, each led by a newline (so the header line keeps its own ending).
+
+    A table value (``env``) is written inline: as a sub-table it would need a header of its own
+    after the keys, which this one-table edit does not make.
+    """
+    lines = _tomlkit().dumps(_inline_tables(entry)).rstrip("\n").split("\n")
+    return "".join(nl + line for line in lines)
+
+
+def _tomlkit() -> Any:
     import tomlkit  # lazily: only a TOML host pays for it
 
-    lines = tomlkit.dumps(entry).rstrip("\n").split("\n")
-    return "".join(nl + line for line in lines)
+    return tomlkit
+
+
+def _inline_tables(entry: dict[str, Any]) -> dict[str, Any]:
+    tomlkit = _tomlkit()
+    out: dict[str, Any] = {}
+    for key, value in entry.items():
+        if isinstance(value, dict):
+            table = tomlkit.inline_table()
+            table.update(value)
+            value = table
+        out[key] = value
+    return out
+
+
+_INLINE_CONTAINER = r"^[ \t]*(?P<key>{key})[ \t]*=[ \t]*\{{"
+
+
+def _inline_hint(text: str, container: str, name: str, entry: dict[str, Any]) -> str | None:
+    """The hint for a file whose ``container`` is an inline table, or None if it is not one."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+    if not isinstance(data.get(container), dict):
+        return None
+    lines = text.split("\n")
+    pattern = re.compile(_INLINE_CONTAINER.format(key=_KEY))
+    for number, line in enumerate(lines):
+        match = pattern.match(line)
+        if match is None or _key(match["key"]) != container or not _at_top(text, _offset(lines, number)):
+            continue
+        tomlkit = _tomlkit()
+        try:
+            doc = tomlkit.parse(line.rstrip("\r"))
+            table = doc[container]
+            entry_table = tomlkit.inline_table()
+            entry_table.update(_inline_tables(entry))
+            table[name] = entry_table
+            rewritten = tomlkit.dumps(doc).rstrip("\n")
+        except Exception:  # noqa: BLE001 - tomlkit's errors have no common base; no hint then
+            return None
+        trial = "\n".join([*lines[:number], rewritten + ("\r" if line.endswith("\r") else ""), *lines[number + 1:]])
+        try:
+            after = tomllib.loads(trial)
+        except tomllib.TOMLDecodeError:
+            return None
+        if after != expected_data(data, container, name, entry, present=True, drop_empty=False):
+            return None
+        pair = tomlkit.dumps({name: entry_table}).rstrip("\n")
+        where = f"{container} is written inline on line {number + 1}, where TOML allows no [{container}.{name}] table"
+        if name in data[container]:
+            return f"# {where}; in its braces, replace the {name} entry with:\n{pair}\n"
+        return f"# {where}; inside its braces, after the last entry and a comma, add:\n{pair}\n"
+    return None
+
+
+def _offset(lines: list[str], number: int) -> int:
+    return sum(len(line) + 1 for line in lines[:number])
 
 
 def _key(token: str) -> str:

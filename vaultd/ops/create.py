@@ -14,6 +14,7 @@ from vaultd.errors import InvalidParams, PolicyRefused, ValidationFailed
 from vaultd.ops.context import OpContext
 from vaultd.ops.validate import refuse_unsafe_path
 from vaultd.policy import disk_spelling, disk_twin, path_screen_issues
+from vaultd.policy.names import name_issue
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault.frontmatter_emit import emit
 from vaultd.vault.note import stem_of
@@ -34,6 +35,8 @@ def new_note_path(ctx: OpContext, raw: str) -> str:
     """
     path = note_path(raw)
     refuse_unsafe_path(path_screen_issues(path, ctx.entry.pii, ctx.entry.kind))
+    if (issue := name_issue(path)) is not None:  # before the log line or anything else judges the name
+        raise ValidationFailed(f"refused: {issue.message}", issues=[issue])
     path, issues = disk_spelling(ctx.root, path)
     if issues:
         raise ValidationFailed(f"refused: {issues[0].message}", issues=issues)
@@ -61,7 +64,8 @@ def plan_create(ctx: OpContext, params: CreateParams) -> Plan:
     if params.title is not None:
         fields.setdefault("title", params.title)
     fields.setdefault("created", ctx.today)
-    fields["updated"] = ctx.today
+    if ctx.entry.stamp_keys:
+        fields.setdefault(ctx.entry.stamp_keys[0], ctx.today)
     text = emit(body, fields)
     return Plan(op="note.create", changes=[Change(path=path, before=None, after=text.encode("utf-8"))],
                 summary=f"created {path}", log_type="EXTRACT")

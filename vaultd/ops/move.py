@@ -9,7 +9,6 @@ mechanical, so no ``updated`` stamp is added (see :mod:`vaultd.ops.rewrite` for 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,10 +20,6 @@ from vaultd.ops.create import existing_twin, new_note_path
 from vaultd.ops.rewrite import Relocation, Rewrite, link_name, rewrite_links
 from vaultd.policy import check_new_path
 from vaultd.txn.plan import Action, Change, Plan
-
-#: Characters a wiki-link cannot carry in a name (they start an anchor, a block, a label or
-#: close the link), so a note named with them could never be linked to.
-_LINK_BREAKING = re.compile(r"[\[\]#^|]")
 
 
 @dataclass(slots=True)
@@ -45,10 +40,6 @@ def check_destination(ctx: OpContext, old: str, new: str) -> None:
     issues = check_new_path(new, lambda _key: ctx.index.resolver.same_key(new))
     if issues:
         raise ValidationFailed(f"refused: {issues[0].message}", issues=issues)
-    if (bad := _LINK_BREAKING.search(link_name(new))) is not None:
-        raise ValidationFailed(
-            f"the name {link_name(new)!r} holds {bad.group()!r}, which links cannot carry; choose another name",
-            issues=[Issue(code="V04", path=new, message=f"a note name cannot hold {bad.group()!r}")])
     if new in ctx.index.notes or new in ctx.index.attachments or ctx.read(new) is not None:
         raise ValidationFailed(f"{new} already exists; move to a free path, or merge the two notes",
                                issues=[Issue(code="V08", path=new, message="the destination already exists")])

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from protocol.methods.writes import Edit, PatchParams
 from vaultd.errors import InvalidParams, ValidationFailed
+from vaultd.ops.anchors import broken_links, repointed, warnings_for
 from vaultd.ops.context import OpContext
 from vaultd.ops.stamps import stamp_updated
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter
+from vaultd.vault.model import LinkKind
 
 
 def _occurrences(text: str, needle: str) -> list[int]:
@@ -53,6 +55,21 @@ def plan_patch(ctx: OpContext, params: PatchParams) -> Plan:
     path = ctx.find(params.target)
     raw, text = ctx.read_target(path)
     changed = apply_edits(text, frontmatter.parse(text).body_offset, edits)
+    broken, rename = broken_links(ctx, path, text, changed)
+    others: list[Change] = []
+    warnings = []
+    if broken and params.rewrite_anchors:
+        if rename is None:
+            raise ValidationFailed("rewrite_anchors: the edit does not rename exactly one heading, so there is no "
+                                   "single heading to repoint the links to; rename one heading per patch")
+        changed, others, left = repointed(ctx, path, changed, broken, rename)
+        if left:
+            warnings = warnings_for(ctx, path, [b for b in broken if b.link.kind == LinkKind.MARKDOWN], None)
+    else:
+        warnings = warnings_for(ctx, path, broken, rename)
     changed = stamp_updated(ctx, path, changed)
-    return Plan(op="note.patch", changes=[Change(path=path, before=raw, after=changed.encode("utf-8"))],
-                summary=f"patched {path} ({len(edits)} edit{'s' if len(edits) > 1 else ''})")
+    summary = f"patched {path} ({len(edits)} edit{'s' if len(edits) > 1 else ''})"
+    if others:
+        summary += f"; repointed links in {len(others)} note{'s' if len(others) > 1 else ''}"
+    return Plan(op="note.patch", changes=[Change(path=path, before=raw, after=changed.encode("utf-8")), *others],
+                summary=summary, warnings=warnings)

@@ -7,6 +7,7 @@ import msgspec
 from protocol.methods.writes import SetFrontmatterParams
 from vaultd.errors import InvalidParams
 from vaultd.ops.context import OpContext
+from vaultd.ops.stamps import updated_key
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter
 from vaultd.vault.frontmatter_emit import emit
@@ -25,8 +26,9 @@ def plan_set_frontmatter(ctx: OpContext, params: SetFrontmatterParams) -> Plan:
     no_op = all(k in current and msgspec.json.encode(current[k]) == msgspec.json.encode(v)
                 for k, v in params.set.items()) and not any(k in current for k in params.unset)
     fields = dict(params.set)
-    if not no_op and "updated" not in params.unset and "updated" not in fields:
-        fields["updated"] = ctx.today
+    key = updated_key(ctx.entry, {**current, **fields})
+    if not no_op and key is not None and key not in params.unset and key not in params.set:
+        fields[key] = ctx.today
     changed = text if no_op else emit(text, fields, params.unset)
     return Plan(op="note.set_frontmatter", changes=[Change(path=path, before=raw, after=changed.encode("utf-8"))],
                 summary=f"set frontmatter of {path}")

@@ -1,30 +1,47 @@
-"""Date stamps on authored writes: ``created`` on create, ``updated`` on every authored edit.
+"""Date stamps on authored writes: ``created`` on create, the "last edited" key on every authored edit.
 
-A note gets stamped only when it already has a frontmatter header (or is being created):
-vaultd never adds a header to a person's note just to record a date. A header that cannot be
-edited losslessly (a flow mapping, anchors) keeps its bytes; the write goes on unstamped with a
-warning instead.
+Which key records the last edit is the vault's ``stamp_keys`` (default ``["updated"]``; some
+vaults say ``modified`` or ``date_modified``). An edit stamps the first of them the note already
+has. A note that has none is left so in the open profile: its header is the person's, and a key
+they never used is noise in their diff. The typed profile, whose notes are meant to carry it, adds
+the first key. vaultd never adds a header just to record a date, and a header that cannot be
+edited losslessly (a flow mapping, anchors) keeps its bytes: the write goes on unstamped with a
+warning instead. A created note gets ``created`` and the first key.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from protocol.errors import Issue, Severity
+from protocol.methods.vaults import SchemaProfile, VaultEntry
 from vaultd.errors import ValidationFailed
 from vaultd.ops.context import OpContext
 from vaultd.vault import frontmatter
 from vaultd.vault.frontmatter_emit import emit
 
 
+def updated_key(entry: VaultEntry, data: Mapping[str, Any]) -> str | None:
+    """The key an authored edit of a note with header ``data`` stamps, or None for no stamp."""
+    keys = entry.stamp_keys
+    present = next((key for key in keys if key in data), None)
+    if present is not None or entry.schema is SchemaProfile.OPEN:
+        return present
+    return keys[0] if keys else None
+
+
 def stamp_updated(ctx: OpContext, path: str, text: str) -> str:
     fm = frontmatter.parse(text)
     if not fm.present or fm.data is None:
         return text
-    if fm.data.get("updated") == ctx.today:
+    key = updated_key(ctx.entry, fm.data)
+    if key is None or fm.data.get(key) == ctx.today:
         return text
     try:
-        return emit(text, {"updated": ctx.today})
+        return emit(text, {key: ctx.today})
     except ValidationFailed:
         ctx.warnings.append(Issue(code="V01", severity=Severity.WARNING, path=path,
-                                  message="the header cannot be edited losslessly, so 'updated' was not stamped; "
+                                  message=f"the header cannot be edited losslessly, so '{key}' was not stamped; "
                                           "rewrite it as a block mapping with plain values"))
         return text

@@ -31,6 +31,7 @@ from vaultd.vault.resolve import LinkResolver, ResolutionStatus
 from vaultd.vault.walk import is_note_path
 
 MAX_OLD_LINK_WARNINGS = 100  #: dead links a note already had, reported per note; the rest are counted
+MAX_QUIET_OLD_LINKS = 1000  #: old dead links a move checks and leaves out; past it they are counted
 MAX_REFUSAL_ISSUES = 100  #: issues a refusal lists; its message counts them all
 
 
@@ -95,29 +96,34 @@ class _NoteView:
         self.scan = markdown.scan(text, self.fm.body_offset, self.fm.body_line)
         self.h1 = next((h.text for h in self.scan.headings if h.level == 1), None)
 
-    def link_issues(self, path: str, post: _PostState, before: _NoteView | None) -> tuple[list[Issue], list[Issue]]:
+    def link_issues(self, path: str, post: _PostState, before: _NoteView | None,
+                    already_dead: Callable[[str], bool] | None = None) -> tuple[list[Issue], list[Issue]]:
         """(errors, warnings) for this version's links, each target judged once.
 
         A target the note already linked to is old debt: it can only warn, so once
         MAX_OLD_LINK_WARNINGS of them are found the rest are counted, not resolved; a note with a
         vast number of dead links costs an edit no more than that. Every target the write adds is
-        judged.
+        judged. With ``already_dead`` (a move, which changes no link's text on purpose) an old link
+        that did not resolve before the write either is not the write's doing and is left out.
         """
         old_targets = {link.target for link in before.scan.links} if before is not None else set()
         errors: list[Issue] = []
         warnings: list[Issue] = []
         seen: set[str] = set()
-        unchecked = 0
+        unchecked = quiet = 0
         for link in self.scan.links:
             if link.target in seen:
                 continue
             seen.add(link.target)
             old = link.target in old_targets
-            if old and len(warnings) >= MAX_OLD_LINK_WARNINGS:
+            if old and (len(warnings) >= MAX_OLD_LINK_WARNINGS or quiet >= MAX_QUIET_OLD_LINKS):
                 unchecked += 1
                 continue
             status = post.status(link.target, path)
             if status == ResolutionStatus.RESOLVED:
+                continue
+            if old and already_dead is not None and already_dead(link.target):
+                quiet += 1
                 continue
             issue = Issue(code="V03", path=path, line=link.line, message=f"link [[{link.target}]] would be {status}")
             if old:
@@ -154,6 +160,24 @@ def _moved_from(plan: Plan) -> dict[str, bytes]:
     return {}
 
 
+def _moved_paths(plan: Plan) -> dict[str, str]:
+    """For a move: the new path of the note, mapped to the one its links were resolved from."""
+    effective = plan.effective()
+    gone = [c.path for c in effective if c.action == Action.DELETE]
+    made = [c.path for c in effective if c.action == Action.CREATE]
+    return {made[0]: gone[0]} if len(gone) == 1 and len(made) == 1 else {}
+
+
+def _dead_before(ctx: OpContext, source: str) -> Callable[[str], bool]:
+    """Whether a link target of ``source`` failed to resolve in the vault as it is now."""
+    resolver = ctx.index.resolver
+
+    def dead(target: str) -> bool:
+        return resolver.resolve(target, source).status != ResolutionStatus.RESOLVED
+
+    return dead
+
+
 def _collisions(ctx: OpContext, path: str, deleted: set[str]) -> Callable[[str], list[str]]:
     """Existing files a new path would collide with by case or normalization (none being removed)."""
 
@@ -171,6 +195,7 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
     warnings += [i for i in new_path_issues(ctx, plan) if i.severity != Severity.ERROR]
     post = _PostState(ctx, plan)
     moved_from = _moved_from(plan)
+    moved_origin = _moved_paths(plan)
 
     for change in plan.effective():
         if change.action == Action.CREATE and change.path.startswith(TRASH_PREFIX):
@@ -198,7 +223,9 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
                 view_after.header_issues(ctx, change.path))
             errors += new_errors
             warnings += debt
-            link_errors, link_debt = view_after.link_issues(change.path, post, view_before)
+            link_errors, link_debt = view_after.link_issues(
+                change.path, post, view_before,
+                _dead_before(ctx, moved_origin.get(change.path, change.path)) if plan.op == "note.move" else None)
             errors += link_errors
             warnings += link_debt
             # frontmatter values as decoded too: a YAML escape can hide a token from the raw text

@@ -205,7 +205,7 @@ class LinkResolver:
 _HEADING_NOISE_RE = re.compile(r"[\s#^|\[\]:\\]+")
 
 
-def _heading_key(text: str) -> str:
+def heading_key(text: str) -> str:
     """Headings compare as Obsidian links them: trimmed, case-insensitive, and with the characters
     a link cannot carry (``# ^ | [ ] : \\``) read as spaces, since Obsidian writes them so."""
     return _HEADING_NOISE_RE.sub(" ", unicodedata.normalize("NFC", text)).strip().casefold()
@@ -223,10 +223,10 @@ def check_anchor(anchor: str, headings: Sequence[Heading], blocks: Sequence[Bloc
         if any(b.id.casefold() == want for b in blocks):
             return None
         return f"no block ^{anchor[1:].strip()} in the note"
-    parts = [k for k in (_heading_key(p) for p in anchor.split("#")) if k]
+    parts = [k for k in (heading_key(p) for p in anchor.split("#")) if k]
     if not parts:
         return None
-    keys = [_heading_key(h.text) for h in headings]
+    keys = [heading_key(h.text) for h in headings]
     if _match_nested(parts, headings, keys, 0, len(headings), 0):
         return None
     if len(parts) == 1 or not any(k == parts[0] for k in keys):
