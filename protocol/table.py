@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from protocol.methods import daemon, reads, vaults, writes
+from protocol.methods import reads, service, vaults, writes
 from protocol.methods.common import Empty, Params, Result
 
 
@@ -33,18 +33,18 @@ class MethodSpec:
 
 _SPECS: tuple[MethodSpec, ...] = (
     MethodSpec(
-        "hello", daemon.HelloParams, daemon.HelloResult,
+        "hello", service.HelloParams, service.HelloResult,
         "Open a session: name the client and channel, negotiate the protocol version.",
         read_only=True, idempotent=True, session=True,
     ),
     MethodSpec(
-        "daemon.status", Empty, daemon.DaemonStatus,
+        "daemon.status", Empty, service.DaemonStatus,
         "The daemon's pid, uptime, version, socket, home, and each vault's health.",
         read_only=True, idempotent=True, mcp=True,
     ),
-    MethodSpec("daemon.stop", Empty, daemon.StopResult, "Stop the daemon gracefully.", idempotent=True),
+    MethodSpec("daemon.stop", Empty, service.StopResult, "Stop the daemon gracefully.", idempotent=True),
     MethodSpec(
-        "doctor", daemon.DoctorParams, daemon.DoctorResult,
+        "doctor", service.DoctorParams, service.DoctorResult,
         "Check the home, the socket, the config and every vault; a verdict and findings.",
         read_only=True, idempotent=True,
     ),

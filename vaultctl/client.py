@@ -30,7 +30,7 @@ from protocol.errors import ErrorCode, ErrorData
 from protocol.framing import MAX_FRAME_BYTES, LineBuffer, OversizedFrame
 from protocol.location import resolve_home, resolve_socket
 from protocol.methods.common import PROTOCOL_VERSION, Channel, Params
-from protocol.methods.daemon import HelloParams, HelloResult
+from protocol.methods.service import HelloParams, HelloResult
 from protocol.table import METHODS
 from vaultctl import peer
 

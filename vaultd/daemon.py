@@ -21,7 +21,7 @@ from protocol.framing import MAX_FRAME_BYTES
 from protocol.methods.vaults import VaultEntry
 from vaultd import __version__
 from vaultd.api import load_handlers
-from vaultd.api.registry import check_complete
+from vaultd.api.handlers import check_complete
 from vaultd.errors import NotFound, VaultError
 from vaultd.registry.config import ConfigStore, DaemonLimits
 from vaultd.server.accept import accept_forever, refuse_over_cap

@@ -158,7 +158,7 @@ def doctor(
     as_json: JsonOpt = False,
 ) -> None:
     """Check the home, socket, config and vaults; exits 1 when the verdict is fail."""
-    from protocol.methods.daemon import DoctorParams
+    from protocol.methods.service import DoctorParams
 
     result = call("doctor", DoctorParams(vault=vault))
     emit(result, as_json, lambda r: render.checks(r.findings, r.verdict))

@@ -37,7 +37,7 @@ from protocol.methods.reads import (
     TagsResult,
     VaultParams,
 )
-from vaultd.api.registry import CallContext, handles
+from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Ambiguous, InvalidParams, NotFound
 from vaultd.policy.visibility import Visibility
 from vaultd.vault import eventlog, frontmatter, markdown

@@ -19,7 +19,7 @@ from protocol.methods.vaults import (
     VaultRemoveParams,
     VaultRemoveResult,
 )
-from vaultd.api.registry import CallContext, handles
+from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import InvalidParams, NotFound, StalePreview, ValidationFailed
 from vaultd.policy import check_inside_vault, check_new_path
 from vaultd.registry.config import Config

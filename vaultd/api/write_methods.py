@@ -25,7 +25,7 @@ from protocol.methods.writes import (
     UndoParams,
     WriteReceipt,
 )
-from vaultd.api.registry import CallContext, handles
+from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import PolicyRefused
 from vaultd.ops.append import plan_append
 from vaultd.ops.context import OpContext

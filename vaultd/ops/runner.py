@@ -30,7 +30,7 @@ from protocol.methods.writes import (
     WriteParams,
     WriteReceipt,
 )
-from vaultd.api.registry import CallContext
+from vaultd.api.handlers import CallContext
 from vaultd.errors import InvalidParams, StalePreview, ValidationFailed, VaultError
 from vaultd.ops.context import OpContext
 from vaultd.ops.validate import check_policy, validate

@@ -14,7 +14,7 @@ import structlog
 from protocol.envelope import Reply, Request, Success, encode_value, error_response
 from protocol.errors import ErrorCode, ErrorData, Issue
 from protocol.table import METHODS
-from vaultd.api.registry import HANDLERS, CallContext
+from vaultd.api.handlers import HANDLERS, CallContext
 from vaultd.errors import VaultError
 
 log = structlog.get_logger("vaultd.dispatch")

@@ -22,7 +22,7 @@ from protocol.envelope import InvalidFrame, Reply, Request, RequestId, decode_re
 from protocol.errors import ErrorCode, ErrorData
 from protocol.framing import LineBuffer, OversizedFrame
 from protocol.methods.common import Channel
-from vaultd.api.registry import CallContext
+from vaultd.api.handlers import CallContext
 from vaultd.server.dispatch import INTERNAL_MESSAGE, dispatch
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ import stat
 import time
 
 from protocol.methods.common import SUPPORTED_PROTOCOLS, Empty
-from protocol.methods.daemon import (
+from protocol.methods.service import (
     DaemonStatus,
     DoctorParams,
     DoctorResult,
@@ -19,7 +19,7 @@ from protocol.methods.daemon import (
 )
 from protocol.methods.vaults import VaultState
 from protocol.table import METHODS
-from vaultd.api.registry import CallContext, handles
+from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import InvalidParams, VaultError
 
 
