@@ -9,7 +9,7 @@ import msgspec
 from protocol.table import METHODS, MethodSpec
 
 
-def method_schema(spec: MethodSpec) -> dict[str, Any]:
+def method_schema(spec: MethodSpec[Any, Any]) -> dict[str, Any]:
     (params, result), components = msgspec.json.schema_components([spec.params, spec.result])
     return {
         "method": spec.name,

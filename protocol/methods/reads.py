@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import msgspec
 
 from protocol.methods.common import OptionalVault, Params, Result
+from protocol.methods.spec import Effect, MethodSpec, P, R, Trait, spec
 
 Target = Annotated[str, msgspec.Meta(
     min_length=1, max_length=1024,
@@ -191,3 +192,35 @@ class IssuesResult(Result):
     issues: list[FileIssue]
     total: int
     next_cursor: str | None
+
+
+def _read(name: str, params: type[P], result: type[R], summary: str) -> MethodSpec[P, R]:
+    return spec(name, params, result, summary, Effect.READ, Trait.MCP)
+
+
+SEARCH = _read(
+    "note.search", SearchParams, SearchResult,
+    "Full-text search (every word must match); filters by type, domain, tag and folder. Start here.",
+)
+READ = _read(
+    "note.read", ReadParams, ReadResult,
+    "Read a note by path, name or alias: frontmatter and body, or one H2 section, paged by bytes.",
+)
+LINKS = _read(
+    "note.links", LinksParams, LinksResult,
+    "A note's outgoing links (resolved, missing or ambiguous, with a suggestion) and its backlinks.",
+)
+LIST = _read(
+    "note.list", ListParams, ListResult,
+    "List notes in path order, optionally under a folder; page with the returned cursor.",
+)
+TAGS = _read("vault.tags", TagsParams, TagsResult, "Every tag in the vault with the number of notes carrying it.")
+STATS = _read(
+    "vault.stats", VaultParams, StatsResult,
+    "Counts: notes by type, domain and folder; links, dead links, orphans, bytes, words.",
+)
+ISSUES = _read(
+    "vault.issues", IssuesParams, IssuesResult,
+    "Problems found while indexing: malformed frontmatter, skipped files (too large, not UTF-8, links).",
+)
+SPECS = (SEARCH, READ, LINKS, LIST, TAGS, STATS, ISSUES)

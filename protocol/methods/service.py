@@ -1,4 +1,8 @@
-"""Session and daemon methods: hello, daemon.status, daemon.stop, doctor."""
+"""The service's own methods: open a session (hello), the daemon's status and stop, doctor.
+
+Named for the service rather than "daemon" so it is not mistaken for ``vaultd.daemon``, the
+process that answers them.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,8 @@ from typing import Annotated
 
 import msgspec
 
-from protocol.methods.common import PROTOCOL_VERSION, Channel, OptionalVault, Params, Result
+from protocol.methods.common import PROTOCOL_VERSION, Channel, Empty, OptionalVault, Params, Result
+from protocol.methods.spec import Effect, Trait, spec
 from protocol.methods.vaults import VaultHealth
 
 ShortText = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
@@ -59,3 +64,22 @@ class DoctorParams(Params):
 class DoctorResult(Result):
     verdict: Level
     findings: list[Finding]
+
+
+HELLO = spec(
+    "hello", HelloParams, HelloResult,
+    "Open a session: name the client and channel, negotiate the protocol version.",
+    Effect.READ, Trait.OPENS_SESSION,
+)
+DAEMON_STATUS = spec(
+    "daemon.status", Empty, DaemonStatus,
+    "The daemon's pid, uptime, version, socket, home, and each vault's health.",
+    Effect.READ, Trait.MCP,
+)
+DAEMON_STOP = spec("daemon.stop", Empty, StopResult, "Stop the daemon gracefully.", Effect.IDEMPOTENT_WRITE)
+DOCTOR = spec(
+    "doctor", DoctorParams, DoctorResult,
+    "Check the home, the socket, the config and every vault; a verdict and findings.",
+    Effect.READ,
+)
+SPECS = (HELLO, DAEMON_STATUS, DAEMON_STOP, DOCTOR)

@@ -7,7 +7,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from protocol.methods.common import Fingerprint, Params, Result, VaultId
+from protocol.methods.common import Empty, Fingerprint, Params, Result, VaultId
+from protocol.methods.spec import Effect, Trait, spec
 
 
 class Kind(enum.StrEnum):
@@ -126,3 +127,21 @@ class VaultRemoveResult(Result):
     fingerprint: str
     entry: VaultEntry
     note: str = "Unregisters the vault; its files are never deleted."
+
+
+VAULT_ADD = spec(
+    "vault.add", VaultAddParams, VaultInfo,
+    "Register an existing folder as a vault and index it. Never writes a note.",
+    Effect.WRITE,
+)
+VAULT_LIST = spec(
+    "vault.list", Empty, VaultListResult,
+    "The registered vaults with their policies and health.",
+    Effect.READ, Trait.MCP,
+)
+VAULT_REMOVE = spec(
+    "vault.remove", VaultRemoveParams, VaultRemoveResult,
+    "Unregister a vault (two-step: preview, then confirm with the fingerprint). Never deletes files.",
+    Effect.DESTRUCTIVE, Trait.TWO_STEP,
+)
+SPECS = (VAULT_ADD, VAULT_LIST, VAULT_REMOVE)

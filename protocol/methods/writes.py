@@ -15,6 +15,7 @@ import msgspec
 from protocol.errors import Issue
 from protocol.methods.common import Fingerprint, OptionalVault, Params, Result
 from protocol.methods.reads import Target
+from protocol.methods.spec import Effect, MethodSpec, P, Trait, spec
 
 Sha = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$", description="A sha256 from a read or receipt.")]
 NotePath = Annotated[str, msgspec.Meta(
@@ -214,3 +215,68 @@ class LogGrepParams(LogTailParams, kw_only=True):
 class LogLines(Result):
     lines: list[str]
     warnings: list[str] = []
+
+
+def _write(name: str, params: type[P], summary: str, effect: Effect = Effect.WRITE,
+           traits: Trait = Trait.MCP) -> MethodSpec[P, WriteReceipt]:
+    """A note-changing method: it answers with a :data:`WriteReceipt` and is an MCP tool."""
+    return MethodSpec(name, params, WriteReceipt, summary, effect, traits)
+
+
+_TWO_STEP = Trait.MCP | Trait.TWO_STEP
+CREATE = _write(
+    "note.create", CreateParams,
+    "Create a note at a new path (title, frontmatter, body or a skeleton); refuses existing names.",
+)
+PATCH = _write(
+    "note.patch", PatchParams,
+    "Replace text that occurs exactly once (or up to 32 non-overlapping edits, all or nothing).",
+)
+APPEND = _write("note.append", AppendParams, "Append Markdown to an H2 section, creating the section when absent.")
+SET_FRONTMATTER = _write(
+    "note.set_frontmatter", SetFrontmatterParams,
+    "Set or unset frontmatter keys; every other key keeps its exact bytes.", Effect.IDEMPOTENT_WRITE,
+)
+LINK = _write(
+    "note.link", LinkParams,
+    "Link two notes under '## Relevant Notes' (a relation optional), both ways unless bidirectional is false.",
+)
+SUPERSEDE = _write(
+    "note.supersede", SupersedeParams,
+    "Mark an old note superseded by a new one (status, superseded_by) and link the new one back.",
+)
+MOVE = _write(
+    "note.move", MoveParams,
+    "Rename or move a note and rewrite every link to it (two-step: preview, then confirm with the fingerprint).",
+    Effect.DESTRUCTIVE, _TWO_STEP,
+)
+DELETE = _write(
+    "note.delete", DeleteParams,
+    "Move a note to .trash (undoable); refuses to break links unless told to (two-step: preview, then confirm).",
+    Effect.DESTRUCTIVE, _TWO_STEP,
+)
+MERGE = _write(
+    "note.merge", MergeParams,
+    "Fold one note into another, repoint its links, mark it superseded (two-step: preview, then confirm).",
+    Effect.DESTRUCTIVE, _TWO_STEP,
+)
+UNDO = _write(
+    "op.undo", UndoParams,
+    "Reverse a committed operation while the files it wrote are unchanged since.", Effect.DESTRUCTIVE,
+)
+OP_LIST = spec(
+    "op.list", OpListParams, OpListResult, "Recent operations kept for undo, newest first.", Effect.READ, Trait.MCP,
+)
+LOG_APPEND = spec(
+    "log.append", LogAppendParams, LogReceipt, "Append one event line to the vault's log.", Effect.WRITE, Trait.MCP,
+)
+LOG_TAIL = spec(
+    "log.tail", LogTailParams, LogLines,
+    "The last events of the vault's log, optionally of one type.", Effect.READ, Trait.MCP,
+)
+LOG_GREP = spec(
+    "log.grep", LogGrepParams, LogLines,
+    "Log events matching a pattern (a safe regular-expression subset).", Effect.READ, Trait.MCP,
+)
+SPECS = (CREATE, PATCH, APPEND, SET_FRONTMATTER, LINK, SUPERSEDE, MOVE, DELETE, MERGE, UNDO,
+         OP_LIST, LOG_APPEND, LOG_TAIL, LOG_GREP)

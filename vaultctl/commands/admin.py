@@ -13,6 +13,9 @@ import typer
 
 from protocol.errors import ExitStatus
 from protocol.location import resolve_home, resolve_socket
+from protocol.methods import service, vaults
+from protocol.methods.common import Empty
+from protocol.methods.service import DoctorParams
 from protocol.methods.vaults import Kind, SchemaProfile, VaultAddParams, VaultRemoveParams, WritePolicy
 from vaultctl import render
 from vaultctl.client import BadSetting, DaemonUnavailable, UnsafeSocket, connect
@@ -36,7 +39,7 @@ def _status_text(s: object) -> str:
 
 def status(as_json: JsonOpt = False) -> None:
     """Show the daemon and every vault's health (starts the daemon if needed)."""
-    emit(call("daemon.status"), as_json, _status_text)
+    emit(call(service.DAEMON_STATUS, Empty()), as_json, _status_text)
 
 
 @daemon_app.command("status")
@@ -50,7 +53,7 @@ def daemon_start(as_json: JsonOpt = False) -> None:
     """Start the daemon detached (no-op when it is already running)."""
     try:
         with connect(autostart=True) as client:
-            result = call("daemon.status", client=client)
+            result = call(service.DAEMON_STATUS, Empty(), client=client)
     except (DaemonUnavailable, OSError) as exc:
         fail(str(exc), ExitStatus.UNAVAILABLE)
     except BadSetting as exc:
@@ -71,7 +74,7 @@ def daemon_stop(as_json: JsonOpt = False) -> None:
         emit({"stopping": False}, as_json, lambda _: "vaultd is not running")
         return
     with client:
-        result = call("daemon.stop", client=client)
+        result = call(service.DAEMON_STOP, Empty(), client=client)
     socket_path = resolve_socket(resolve_home())
     deadline = time.monotonic() + 10
     while socket_path.exists() and time.monotonic() < deadline:
@@ -120,7 +123,7 @@ def vault_add(
     """Register an existing folder as a vault and index it. Never writes a note."""
     params = VaultAddParams(id=vault_id, path=os.path.abspath(path), kind=kind, write=write, schema=schema,
                             private_paths=list(private or []), log_path=log_path)
-    emit(call("vault.add", params), as_json, _vault_text)
+    emit(call(vaults.VAULT_ADD, params), as_json, _vault_text)
 
 
 @vault_app.command("list")
@@ -131,7 +134,7 @@ def vault_list(as_json: JsonOpt = False) -> None:
                  v.entry.path) for v in r.vaults]  # type: ignore[attr-defined]
         return render.table(["id", "kind", "write", "schema", "state", "notes", "path"], rows) if rows \
             else "no vaults registered"
-    emit(call("vault.list"), as_json, text)
+    emit(call(vaults.VAULT_LIST, Empty()), as_json, text)
 
 
 @vault_app.command("remove")
@@ -142,7 +145,7 @@ def vault_remove(
     as_json: JsonOpt = False,
 ) -> None:
     """Unregister a vault: a preview first, then --confirm --fingerprint F. Never deletes files."""
-    result = call("vault.remove", VaultRemoveParams(id=vault_id, confirm=confirm, fingerprint=fingerprint))
+    result = call(vaults.VAULT_REMOVE, VaultRemoveParams(id=vault_id, confirm=confirm, fingerprint=fingerprint))
 
     def text(r: object) -> str:
         if r.applied:  # type: ignore[attr-defined]
@@ -158,9 +161,7 @@ def doctor(
     as_json: JsonOpt = False,
 ) -> None:
     """Check the home, socket, config and vaults; exits 1 when the verdict is fail."""
-    from protocol.methods.service import DoctorParams
-
-    result = call("doctor", DoctorParams(vault=vault))
+    result = call(service.DOCTOR, DoctorParams(vault=vault))
     emit(result, as_json, lambda r: render.checks(r.findings, r.verdict))
     if result.verdict == "fail":
         raise typer.Exit(int(ExitStatus.REFUSED))

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from protocol.methods import reads
 from protocol.methods.reads import (
     IssuesParams,
     LinksParams,
@@ -38,7 +39,7 @@ def search(
     with session() as c:
         params = SearchParams(query=query, vault=pick_vault(c, vault), type=type_, domain=domain, tag=tag,
                               folder=folder, limit=limit, fresh=fresh)
-        result = call("note.search", params, client=c)
+        result = call(reads.SEARCH, params, client=c)
 
     def text(r: Any) -> str:
         if not r.hits:
@@ -62,7 +63,7 @@ def show(
         chosen = pick_vault(c, vault)
         params = ReadParams(target=target, vault=chosen, section=section, offset=offset, max_bytes=max_bytes,
                             fresh=fresh)
-        result = call("note.read", params, client=c)
+        result = call(reads.READ, params, client=c)
 
     def text(r: Any) -> str:
         out: str = r.body
@@ -86,7 +87,7 @@ def links(
 ) -> None:
     """A note's outgoing links (with status) and its backlinks."""
     with session() as c:
-        result = call("note.links", LinksParams(target=target, vault=pick_vault(c, vault), limit=limit, fresh=fresh),
+        result = call(reads.LINKS, LinksParams(target=target, vault=pick_vault(c, vault), limit=limit, fresh=fresh),
                       client=c)
 
     def text(r: Any) -> str:
@@ -116,7 +117,7 @@ def list_notes(
     """List notes in path order, a page at a time."""
     with session() as c:
         chosen = pick_vault(c, vault)
-        result = call("note.list", ListParams(vault=chosen, folder=folder, limit=limit, cursor=cursor, fresh=fresh),
+        result = call(reads.LIST, ListParams(vault=chosen, folder=folder, limit=limit, cursor=cursor, fresh=fresh),
                       client=c)
 
     def text(r: Any) -> str:
@@ -136,14 +137,14 @@ def tags(
 ) -> None:
     """Every tag with the number of notes carrying it."""
     with session() as c:
-        result = call("vault.tags", TagsParams(vault=pick_vault(c, vault), prefix=prefix, limit=limit), client=c)
+        result = call(reads.TAGS, TagsParams(vault=pick_vault(c, vault), prefix=prefix, limit=limit), client=c)
     emit(result, as_json, lambda r: render.table(["tag", "notes"], [(t.tag, t.notes) for t in r.tags]))
 
 
 def stats(vault: VaultOpt = None, fresh: FreshOpt = False, as_json: JsonOpt = False) -> None:
     """Counts: notes by type, domain and folder; links, dead links, orphans, bytes, words."""
     with session() as c:
-        result = call("vault.stats", VaultParams(vault=pick_vault(c, vault), fresh=fresh), client=c)
+        result = call(reads.STATS, VaultParams(vault=pick_vault(c, vault), fresh=fresh), client=c)
 
     def text(r: Any) -> str:
         head = render.fields(f"vault {r.vault}", [
@@ -165,7 +166,7 @@ def issues(
 ) -> None:
     """Problems found while indexing: malformed frontmatter, skipped files and why."""
     with session() as c:
-        result = call("vault.issues", IssuesParams(vault=pick_vault(c, vault), limit=limit, cursor=cursor), client=c)
+        result = call(reads.ISSUES, IssuesParams(vault=pick_vault(c, vault), limit=limit, cursor=cursor), client=c)
 
     def text(r: Any) -> str:
         if not r.issues:

@@ -6,13 +6,16 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 import typer
 
 from protocol.errors import ExitStatus
+from protocol.methods import writes
+from protocol.methods.spec import MethodSpec
 from protocol.methods.writes import (
     AppendParams,
     CreateParams,
@@ -32,9 +35,13 @@ from protocol.methods.writes import (
     SetFrontmatterParams,
     SupersedeParams,
     UndoParams,
+    WriteParams,
+    WriteReceipt,
 )
 from vaultctl import render
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, session
+
+P = TypeVar("P", bound=WriteParams)
 
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Plan and validate only; write nothing.")]
 ShaOpt = Annotated[str | None, typer.Option("--expected-sha", help="Refuse unless the note still has this sha256.")]
@@ -98,11 +105,11 @@ def receipt_text(r: Any, confirm_cmd: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def run_write(method: str, build: Any, as_json: bool, confirm_cmd: str | None = None,
-              vault: str | None = None) -> None:
+def run_write(spec: MethodSpec[P, WriteReceipt], build: Callable[[str | None], P], as_json: bool,
+              confirm_cmd: str | None = None, vault: str | None = None) -> None:
     with session() as c:
         params = build(pick_vault(c, vault))
-        result = call(method, params, client=c)
+        result = call(spec, params, client=c)
     emit(result, as_json, lambda r: receipt_text(r, confirm_cmd))
     if result.log is not None and not result.log.appended:
         raise typer.Exit(int(ExitStatus.REFUSED))
@@ -120,7 +127,7 @@ def new(
     if not isinstance(fields, dict):
         fail("--set must be a JSON object", ExitStatus.USAGE)
     text = _read_source(body)
-    run_write("note.create", lambda v: CreateParams(vault=v, path=path, title=title, frontmatter=fields, body=text,
+    run_write(writes.CREATE, lambda v: CreateParams(vault=v, path=path, title=title, frontmatter=fields, body=text,
                                                     dry_run=dry_run, log=_log_event(log)), as_json, vault=vault)
 
 
@@ -140,7 +147,7 @@ def patch(
             edit_list = msgspec.convert(data, list[Edit])
         except msgspec.ValidationError as exc:
             fail(f"--edits: {exc}", ExitStatus.USAGE)
-    run_write("note.patch", lambda v: PatchParams(vault=v, target=target, old=old, new=new_, edits=edit_list,
+    run_write(writes.PATCH, lambda v: PatchParams(vault=v, target=target, old=old, new=new_, edits=edit_list,
                                                   dry_run=dry_run, expected_sha=expected_sha,
                                                   log=_log_event(log)), as_json, vault=vault)
 
@@ -154,7 +161,7 @@ def append(
 ) -> None:
     """Append Markdown to an H2 section."""
     text = sys.stdin.read() if markdown == "-" else markdown
-    run_write("note.append", lambda v: AppendParams(vault=v, target=target, section=section, markdown=text,
+    run_write(writes.APPEND, lambda v: AppendParams(vault=v, target=target, section=section, markdown=text,
                                                     dry_run=dry_run, expected_sha=expected_sha,
                                                     log=_log_event(log)), as_json, vault=vault)
 
@@ -171,7 +178,7 @@ def set_fields(
     if not isinstance(fields, dict):
         fail("--set must be a JSON object", ExitStatus.USAGE)
     keys = [k.strip() for k in (unset or "").split(",") if k.strip()]
-    run_write("note.set_frontmatter", lambda v: SetFrontmatterParams(
+    run_write(writes.SET_FRONTMATTER, lambda v: SetFrontmatterParams(
         vault=v, target=target, set=fields, unset=keys, dry_run=dry_run, expected_sha=expected_sha,
         log=_log_event(log)), as_json, vault=vault)
 
@@ -192,7 +199,7 @@ def link(
     vault: VaultOpt = None, dry_run: DryRunOpt = False, log: LogOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Link two notes under '## Relevant Notes' (both ways unless --one-way); an existing link is kept."""
-    run_write("note.link", lambda v: LinkParams(vault=v, source=source, target=target, relation=relation,
+    run_write(writes.LINK, lambda v: LinkParams(vault=v, source=source, target=target, relation=relation,
                                                 bidirectional=not one_way, dry_run=dry_run, log=_log_event(log)),
               as_json, vault=vault)
 
@@ -203,7 +210,7 @@ def supersede(
     vault: VaultOpt = None, dry_run: DryRunOpt = False, log: LogOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Mark OLD superseded by NEW (status, superseded_by) and link NEW back to OLD."""
-    run_write("note.supersede", lambda v: SupersedeParams(vault=v, old=old, new=new_, dry_run=dry_run,
+    run_write(writes.SUPERSEDE, lambda v: SupersedeParams(vault=v, old=old, new=new_, dry_run=dry_run,
                                                           log=_log_event(log)), as_json, vault=vault)
 
 
@@ -215,7 +222,7 @@ def move(
     vault: VaultOpt = None, dry_run: DryRunOpt = False, log: LogOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Rename or move a note and rewrite every link to it: a preview first, then --confirm --fingerprint F."""
-    run_write("note.move", lambda v: MoveParams(vault=v, target=source, to=to, confirm=confirm,
+    run_write(writes.MOVE, lambda v: MoveParams(vault=v, target=source, to=to, confirm=confirm,
                                                 fingerprint=fingerprint, dry_run=dry_run, log=_log_event(log)),
               as_json, confirm_cmd=_confirm_cmd("move", source, to, vault=vault), vault=vault)
 
@@ -229,7 +236,7 @@ def delete(
 ) -> None:
     """Move a note to .trash (undo restores it): a preview first, then --confirm --fingerprint F."""
     words = ("delete", target, *(("--leave-broken-links",) if leave_broken_links else ()))
-    run_write("note.delete", lambda v: DeleteParams(vault=v, target=target, leave_broken_links=leave_broken_links,
+    run_write(writes.DELETE, lambda v: DeleteParams(vault=v, target=target, leave_broken_links=leave_broken_links,
                                                     confirm=confirm, fingerprint=fingerprint, dry_run=dry_run,
                                                     log=_log_event(log)),
               as_json, confirm_cmd=_confirm_cmd(*words, vault=vault), vault=vault)
@@ -248,7 +255,7 @@ def merge(
     with session() as c:
         params = MergeParams(vault=pick_vault(c, vault), keep=keep, absorb=absorb, confirm=confirm,
                              fingerprint=fingerprint, dry_run=dry_run, log=_log_event(log))
-        result = call("note.merge", params, client=c)
+        result = call(writes.MERGE, params, client=c)
     emit(result, as_json, lambda r: receipt_text(
         msgspec.structs.replace(r, detail={k: v for k, v in (r.detail or {}).items() if k != "body"}), confirm_cmd))
     if result.log is not None and not result.log.appended:
@@ -260,7 +267,7 @@ def undo(
     vault: VaultOpt = None, dry_run: DryRunOpt = False, as_json: JsonOpt = False,
 ) -> None:
     """Reverse a committed operation (refused if its files changed since)."""
-    run_write("op.undo", lambda v: UndoParams(vault=v, op_id=op_id, dry_run=dry_run), as_json, vault=vault)
+    run_write(writes.UNDO, lambda v: UndoParams(vault=v, op_id=op_id, dry_run=dry_run), as_json, vault=vault)
 
 
 def ops(vault: VaultOpt = None, limit: Annotated[int, typer.Option(min=1, max=200)] = 20,
@@ -269,7 +276,7 @@ def ops(vault: VaultOpt = None, limit: Annotated[int, typer.Option(min=1, max=20
     import datetime as dt
 
     with session() as c:
-        result = call("op.list", OpListParams(vault=pick_vault(c, vault), limit=limit), client=c)
+        result = call(writes.OP_LIST, OpListParams(vault=pick_vault(c, vault), limit=limit), client=c)
     emit(result, as_json, lambda r: render.table(["op id", "op", "when", "channel", "summary"], [
         (o.op_id, o.op, dt.datetime.fromtimestamp(o.created).strftime("%Y-%m-%d %H:%M:%S"), o.channel, o.summary)
         for o in r.ops]) if r.ops else "no operations kept")
@@ -280,7 +287,7 @@ def log_tail(vault: VaultOpt = None, limit: Annotated[int, typer.Option(min=1, m
              type_: Annotated[LogType | None, typer.Option("--type")] = None, as_json: JsonOpt = False) -> None:
     """The last events of the vault's log."""
     with session() as c:
-        result = call("log.tail", LogTailParams(vault=pick_vault(c, vault), limit=limit, type=type_), client=c)
+        result = call(writes.LOG_TAIL, LogTailParams(vault=pick_vault(c, vault), limit=limit, type=type_), client=c)
     emit(result, as_json, lambda r: "\n".join(r.lines + [f"warning: {w}" for w in r.warnings]) or "the log is empty")
 
 
@@ -290,7 +297,7 @@ def log_grep(pattern: Annotated[str, typer.Argument()], vault: VaultOpt = None,
              type_: Annotated[LogType | None, typer.Option("--type")] = None, as_json: JsonOpt = False) -> None:
     """Log events matching a pattern (no groups or backreferences)."""
     with session() as c:
-        result = call("log.grep", LogGrepParams(vault=pick_vault(c, vault), pattern=pattern, limit=limit,
+        result = call(writes.LOG_GREP, LogGrepParams(vault=pick_vault(c, vault), pattern=pattern, limit=limit,
                                                 type=type_), client=c)
     emit(result, as_json, lambda r: "\n".join(r.lines + [f"warning: {w}" for w in r.warnings]) or "no match")
 
@@ -307,7 +314,7 @@ def log_append(
     """Append one event to the vault's log."""
     with session() as c:
         event = LogEvent(type=type_, project=project, source=source, note=note, dest=dest)
-        result = call("log.append", LogAppendParams(vault=pick_vault(c, vault), event=event), client=c)
+        result = call(writes.LOG_APPEND, LogAppendParams(vault=pick_vault(c, vault), event=event), client=c)
     emit(result, as_json, lambda r: f"appended: {r.line}")
 
 

@@ -1,8 +1,10 @@
-"""Binds method names from the protocol table to the daemon's handler functions.
+"""The handler table: binds each method spec of the protocol table to the daemon function that
+answers it, and the context every handler is called with.
 
-A handler is ``async def h(ctx: CallContext, params: P) -> R`` with ``P`` and ``R`` the Structs
-the table declares. ``check_complete`` runs at start-up so a method declared but not handled is
-a start-up failure, not a surprise for the first caller.
+A handler is ``async def h(ctx: CallContext, params: P) -> R`` registered with
+``@handles(SPEC)`` for a ``MethodSpec[P, R]``, so the type checker holds the function to the
+spec's types and a test holds its annotations to them too. ``check_complete`` runs at start-up
+so a method declared but not handled is a start-up failure, not a surprise for the first caller.
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from protocol.methods.common import Channel
-from protocol.table import METHODS
+from protocol.methods.common import Channel, Params
+from protocol.table import METHODS, MethodSpec
 
 if TYPE_CHECKING:
     from vaultd.daemon import Daemon
@@ -26,20 +28,23 @@ class CallContext:
     opened: bool = False  #: set by the hello handler once the session is accepted
 
 
+P = TypeVar("P", bound=Params)
+R = TypeVar("R")
+
 Handler = Callable[[CallContext, Any], Awaitable[Any]]
 HANDLERS: dict[str, Handler] = {}
 
-F = TypeVar("F", bound=Handler)
 
+def handles(spec: MethodSpec[P, R]) -> Callable[[Callable[[CallContext, P], Awaitable[R]]],
+                                                 Callable[[CallContext, P], Awaitable[R]]]:
+    """Register the decorated function as the one handler of ``spec``."""
+    if METHODS.get(spec.name) is not spec:
+        raise KeyError(f"{spec.name} is not in the protocol method table")
 
-def handles(name: str) -> Callable[[F], F]:
-    if name not in METHODS:
-        raise KeyError(f"{name} is not in the protocol method table")
-
-    def register(fn: F) -> F:
-        if name in HANDLERS:
-            raise KeyError(f"{name} has two handlers")
-        HANDLERS[name] = fn
+    def register(fn: Callable[[CallContext, P], Awaitable[R]]) -> Callable[[CallContext, P], Awaitable[R]]:
+        if spec.name in HANDLERS:
+            raise KeyError(f"{spec.name} has two handlers")
+        HANDLERS[spec.name] = fn
         return fn
 
     return register

@@ -14,6 +14,7 @@ from collections import Counter
 
 import anyio
 
+from protocol.methods import reads
 from protocol.methods.reads import (
     FileIssue,
     InLink,
@@ -75,7 +76,7 @@ def _scalar(record: NoteRecord, key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-@handles("note.search")
+@handles(reads.SEARCH)
 async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
     if len(params.query.encode("utf-8")) > MAX_QUERY_BYTES:
         raise InvalidParams(f"the query is over {MAX_QUERY_BYTES} UTF-8 bytes")
@@ -114,7 +115,7 @@ def _read_file(root: str, path: str) -> bytes:
         os.close(fd)
 
 
-@handles("note.read")
+@handles(reads.READ)
 async def read(ctx: CallContext, params: ReadParams) -> ReadResult:
     live, view = await live_view(ctx, params.vault, params.fresh)
     path = find_note(live.index, params.target, view.hidden)
@@ -187,7 +188,7 @@ def _source_order(record: NoteRecord) -> list[Link]:
     return sorted(record.links, key=lambda lk: (lk.kind != LinkKind.FRONTMATTER, lk.start, lk.line))
 
 
-@handles("note.links")
+@handles(reads.LINKS)
 async def links(ctx: CallContext, params: LinksParams) -> LinksResult:
     live, view = await live_view(ctx, params.vault, params.fresh)
     index = live.index
@@ -208,7 +209,7 @@ async def links(ctx: CallContext, params: LinksParams) -> LinksResult:
                        dead=[o for o in out if o.status != LinkStatus.RESOLVED], truncated=truncated)
 
 
-@handles("note.list")
+@handles(reads.LIST)
 async def list_notes(ctx: CallContext, params: ListParams) -> ListResult:
     live, view = await live_view(ctx, params.vault, params.fresh)
     index = live.index
@@ -228,7 +229,7 @@ async def list_notes(ctx: CallContext, params: ListParams) -> ListResult:
     return ListResult(notes=notes, total=len(paths), next_cursor=encode_cursor(page[-1]) if more and page else None)
 
 
-@handles("vault.tags")
+@handles(reads.TAGS)
 async def tags(ctx: CallContext, params: TagsParams) -> TagsResult:
     live, view = await live_view(ctx, params.vault)
     counts: Counter[str] = Counter()
@@ -248,7 +249,7 @@ async def tags(ctx: CallContext, params: TagsParams) -> TagsResult:
                       truncated=len(rows) > params.limit)
 
 
-@handles("vault.stats")
+@handles(reads.STATS)
 async def stats(ctx: CallContext, params: VaultParams) -> StatsResult:
     runtime = ctx.daemon.vault(params.vault)
     live, view = await live_view(ctx, params.vault, params.fresh)
@@ -290,7 +291,7 @@ async def stats(ctx: CallContext, params: VaultParams) -> StatsResult:
     )
 
 
-@handles("vault.issues")
+@handles(reads.ISSUES)
 async def issues(ctx: CallContext, params: IssuesParams) -> IssuesResult:
     live, view = await live_view(ctx, params.vault)
     index = live.index

@@ -6,6 +6,7 @@ import os
 import stat
 import time
 
+from protocol.methods import service
 from protocol.methods.common import SUPPORTED_PROTOCOLS, Empty
 from protocol.methods.service import (
     DaemonStatus,
@@ -23,7 +24,7 @@ from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import InvalidParams, VaultError
 
 
-@handles("hello")
+@handles(service.HELLO)
 async def hello(ctx: CallContext, params: HelloParams) -> HelloResult:
     usable = [v for v in SUPPORTED_PROTOCOLS if v <= params.protocol]
     if not usable:
@@ -35,7 +36,7 @@ async def hello(ctx: CallContext, params: HelloParams) -> HelloResult:
     return HelloResult(server="vaultd", version=ctx.daemon.version, protocol=max(usable), methods=list(METHODS))
 
 
-@handles("daemon.status")
+@handles(service.DAEMON_STATUS)
 async def status(ctx: CallContext, params: Empty) -> DaemonStatus:
     d = ctx.daemon
     return DaemonStatus(
@@ -48,7 +49,7 @@ async def status(ctx: CallContext, params: Empty) -> DaemonStatus:
     )
 
 
-@handles("daemon.stop")
+@handles(service.DAEMON_STOP)
 async def stop(ctx: CallContext, params: Empty) -> StopResult:
     ctx.daemon.stop_requested.set()
     return StopResult(stopping=True)
@@ -65,7 +66,7 @@ def _mode_finding(check: str, path: os.PathLike[str] | str, want: int) -> Findin
     return Finding(level=Level.OK, check=check, finding=f"{path} ({mode:o})")
 
 
-@handles("doctor")
+@handles(service.DOCTOR)
 async def doctor(ctx: CallContext, params: DoctorParams) -> DoctorResult:
     d = ctx.daemon
     findings = [

@@ -10,6 +10,7 @@ import anyio
 import msgspec
 
 from protocol.errors import Issue
+from protocol.methods import vaults
 from protocol.methods.common import Empty
 from protocol.methods.vaults import (
     VaultAddParams,
@@ -43,7 +44,7 @@ def _info(ctx: CallContext, entry: VaultEntry) -> VaultInfo:
     return VaultInfo(entry=entry, health=ctx.daemon.vault(entry.id).health())
 
 
-@handles("vault.add")
+@handles(vaults.VAULT_ADD)
 async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
     d = ctx.daemon
     path = canonical_folder(params.path)
@@ -61,7 +62,7 @@ async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
     return _info(ctx, entry)
 
 
-@handles("vault.list")
+@handles(vaults.VAULT_LIST)
 async def list_vaults(ctx: CallContext, params: Empty) -> VaultListResult:
     config = await anyio.to_thread.run_sync(ctx.daemon.config.load)
     infos = []
@@ -77,7 +78,7 @@ def removal_fingerprint(entry: VaultEntry) -> str:
     return hashlib.sha256(b"vault.remove\0" + msgspec.json.encode(entry)).hexdigest()
 
 
-@handles("vault.remove")
+@handles(vaults.VAULT_REMOVE)
 async def remove(ctx: CallContext, params: VaultRemoveParams) -> VaultRemoveResult:
     d = ctx.daemon
     config = await anyio.to_thread.run_sync(d.config.load)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import anyio
 
+from protocol.methods import writes
 from protocol.methods.common import Channel
 from protocol.methods.writes import (
     AppendParams,
@@ -43,57 +44,57 @@ from vaultd.policy import pii_findings, secret_issues, write_channel_issue
 from vaultd.vault import eventlog
 
 
-@handles("note.create")
+@handles(writes.CREATE)
 async def create(ctx: CallContext, params: CreateParams) -> WriteReceipt:
     return await run_operation(ctx, params, plan_create)
 
 
-@handles("note.patch")
+@handles(writes.PATCH)
 async def patch(ctx: CallContext, params: PatchParams) -> WriteReceipt:
     return await run_operation(ctx, params, plan_patch)
 
 
-@handles("note.append")
+@handles(writes.APPEND)
 async def append(ctx: CallContext, params: AppendParams) -> WriteReceipt:
     return await run_operation(ctx, params, plan_append)
 
 
-@handles("note.set_frontmatter")
+@handles(writes.SET_FRONTMATTER)
 async def set_frontmatter(ctx: CallContext, params: SetFrontmatterParams) -> WriteReceipt:
     return await run_operation(ctx, params, plan_set_frontmatter)
 
 
-@handles("note.link")
+@handles(writes.LINK)
 async def link(ctx: CallContext, params: LinkParams) -> WriteReceipt:
     return await run_operation(ctx, params, plan_link)
 
 
-@handles("note.supersede")
+@handles(writes.SUPERSEDE)
 async def supersede(ctx: CallContext, params: SupersedeParams) -> WriteReceipt:
     return await run_operation(ctx, params, plan_supersede)
 
 
-@handles("note.move")
+@handles(writes.MOVE)
 async def move(ctx: CallContext, params: MoveParams) -> WriteReceipt:
     return await run_operation(ctx, params, plan_move, detail=move_detail)
 
 
-@handles("note.delete")
+@handles(writes.DELETE)
 async def delete(ctx: CallContext, params: DeleteParams) -> WriteReceipt:
     return await run_operation(ctx, params, plan_delete, detail=delete_detail)
 
 
-@handles("note.merge")
+@handles(writes.MERGE)
 async def merge(ctx: CallContext, params: MergeParams) -> WriteReceipt:
     return await run_operation(ctx, params, plan_merge, detail=merge_detail)
 
 
-@handles("op.undo")
+@handles(writes.UNDO)
 async def undo(ctx: CallContext, params: UndoParams) -> WriteReceipt:
     return await run_operation(ctx, params, plan_undo, undoes=params.op_id)
 
 
-@handles("op.list")
+@handles(writes.OP_LIST)
 async def op_list(ctx: CallContext, params: OpListParams) -> OpListResult:
     runtime = ctx.daemon.vault(params.vault)
     await runtime.wait_ready()
@@ -103,7 +104,7 @@ async def op_list(ctx: CallContext, params: OpListParams) -> OpListResult:
     return OpListResult(ops=await anyio.to_thread.run_sync(list_ops, octx, params.limit))
 
 
-@handles("log.append")
+@handles(writes.LOG_APPEND)
 async def log_append(ctx: CallContext, params: LogAppendParams) -> LogReceipt:
     import datetime as dt
 
@@ -125,7 +126,7 @@ async def log_append(ctx: CallContext, params: LogAppendParams) -> LogReceipt:
     return LogReceipt(appended=True, line=line.rstrip("\n"))
 
 
-@handles("log.tail")
+@handles(writes.LOG_TAIL)
 async def log_tail(ctx: CallContext, params: LogTailParams) -> LogLines:
     runtime = ctx.daemon.vault(params.vault)
     runtime.check_root()
@@ -134,7 +135,7 @@ async def log_tail(ctx: CallContext, params: LogTailParams) -> LogLines:
     return LogLines(lines=lines, warnings=warnings)
 
 
-@handles("log.grep")
+@handles(writes.LOG_GREP)
 async def log_grep(ctx: CallContext, params: LogGrepParams) -> LogLines:
     runtime = ctx.daemon.vault(params.vault)
     runtime.check_root()
