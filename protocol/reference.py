@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from protocol.errors import ErrorCode
+from protocol.issue_codes import IssueCode
 from protocol.schema import method_schema
 from protocol.table import METHODS
 
@@ -24,6 +25,10 @@ def _type_of(prop: dict[str, Any], defs: dict[str, Any]) -> str:
     if t == "array":
         return f"list of {_type_of(prop.get('items', {}), defs)}"
     return str(t)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
 
 
 def _bounds(prop: dict[str, Any]) -> str:
@@ -56,6 +61,11 @@ def render() -> str:
            "JSON-RPC 2.0, one message per line, over the daemon's Unix socket. Call `hello` first.", "",
            "## Errors", "", "| name | JSON-RPC code | vaultctl exit |", "|---|---|---|"]
     out += [f"| `{c}` | {c.rpc_code} | {int(c.exit_status)} |" for c in ErrorCode]
+    out += ["", "## Issue codes", "",
+            "An error's `issues` (and a receipt's `warnings`) name the rules by these codes: `S` a file the "
+            "index skipped, `N` a note's frontmatter, `P` a vault policy, `V` a write's validation.", "",
+            "| code | meaning | what to do |", "|---|---|---|"]
+    out += [f"| `{c}` | {_cell(c.meaning)} | {_cell(c.action)} |" for c in IssueCode]
     out += ["", "## Methods", ""]
     for spec in METHODS.values():
         s = method_schema(spec)

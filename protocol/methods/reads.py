@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import msgspec
 
+from protocol.limits import DEFAULT_READ_PAGE_BYTES, MAX_QUERY_BYTES, MAX_READ_PAGE_BYTES, describe
 from protocol.methods.common import OptionalVault, Params, Result
 from protocol.methods.spec import Effect, MethodSpec, P, R, Trait, spec
 
@@ -25,9 +26,10 @@ Filter = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 
 
 class SearchParams(Params):
-    query: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description=(
+    query: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_QUERY_BYTES, description=(
         "Words to find; every word must match (AND). Punctuation and operators are taken literally. "
-        "Korean, Japanese and Chinese words match inside longer words."))]
+        "Korean, Japanese and Chinese words match inside longer words. "
+        f"At most {describe(MAX_QUERY_BYTES)} as UTF-8."))]
     vault: OptionalVault = None
     type: Filter | None = None
     domain: Filter | None = None
@@ -56,7 +58,7 @@ class ReadParams(Params):
     section: Annotated[str, msgspec.Meta(
         min_length=1, max_length=512, description="An exact H2 heading: read from it to the next H1 or H2.")] | None = None
     offset: Annotated[int, msgspec.Meta(ge=0, description="A UTF-8 byte offset into the body or section.")] = 0
-    max_bytes: Annotated[int, msgspec.Meta(ge=1, le=65536)] = 16384
+    max_bytes: Annotated[int, msgspec.Meta(ge=1, le=MAX_READ_PAGE_BYTES)] = DEFAULT_READ_PAGE_BYTES
     fresh: Fresh = False
 
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import msgspec
 
 from protocol.errors import Issue
+from protocol.limits import MAX_NOTE_BYTES, describe
 from protocol.methods.common import Fingerprint, OptionalVault, Params, Result
 from protocol.methods.reads import Target
 from protocol.methods.spec import Effect, MethodSpec, P, Trait, spec
@@ -21,7 +22,8 @@ Sha = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$", description="A sha2
 NotePath = Annotated[str, msgspec.Meta(
     min_length=1, max_length=1024,
     description="A vault-relative path; '.md' is added when missing; folders are created.")]
-Markdown = Annotated[str, msgspec.Meta(max_length=2 * 1024 * 1024)]
+Markdown = Annotated[str, msgspec.Meta(
+    max_length=MAX_NOTE_BYTES, description=f"Markdown; the note may be at most {describe(MAX_NOTE_BYTES)} as UTF-8.")]
 PatchText = Annotated[str, msgspec.Meta(min_length=1, max_length=65536)]
 OpId = Annotated[str, msgspec.Meta(
     pattern=r"^[0-9]{8}T[0-9]{6}(\.[0-9]{6})?-[0-9a-f]{8}$",

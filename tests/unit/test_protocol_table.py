@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import re
 import typing
+from pathlib import Path
 
 import msgspec
 import pytest
 
 from protocol.errors import ErrorCode, ExitStatus
+from protocol.issue_codes import IssueCode
+from protocol.limits import MAX_NOTE_BYTES, MiB
+from protocol.methods.writes import CreateParams
+from protocol.reference import render
 from protocol.schema import all_schemas
 from protocol.table import METHODS, Effect
 
@@ -81,3 +86,50 @@ def test_effect_and_traits_keep_every_combination_in_use() -> None:
         assert not spec.two_step or spec.destructive
         assert spec.session == (spec.name == "hello")
     assert {s.effect for s in METHODS.values()} == set(Effect)
+
+
+REPO = Path(__file__).resolve().parents[2]
+SOURCES = [p for pkg in ("protocol", "vaultd", "vaultctl") for p in sorted((REPO / pkg).rglob("*.py"))]
+#: spellings of 2 MiB (the note bound) a module would use to declare the bound again
+_NOTE_BOUND_SPELLINGS = re.compile(r"(?<![\d_.])(?:2\s*\*\s*1024\s*\*\s*1024|2_097_152|2097152|2\s*<<\s*20|1\s*<<\s*21|2\s*\*\s*MiB)(?![\d_])")
+
+
+def test_the_note_bound_is_declared_once_in_bytes() -> None:
+    declared = [f"{p.relative_to(REPO)}:{n}" for p in SOURCES
+                for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+                if _NOTE_BOUND_SPELLINGS.search(line) and p.name != "limits.py"]
+    assert declared == [], "use protocol.limits.MAX_NOTE_BYTES: " + ", ".join(declared)
+    from vaultd.txn import plan
+    from vaultd.vault import note
+
+    assert plan.MAX_NOTE_BYTES == note.MAX_NOTE_BYTES == MAX_NOTE_BYTES == 2 * MiB
+
+
+def test_the_note_bound_reaches_the_schemas() -> None:
+    body = msgspec.json.schema(CreateParams)["$defs"]["CreateParams"]["properties"]["body"]["anyOf"][0]
+    assert body["maxLength"] == MAX_NOTE_BYTES and "2 MiB as UTF-8" in body["description"]
+
+
+_ISSUE_LITERAL = re.compile(r"""["']([SNPV][0-9]{2}|PARAM)["']""")
+
+
+def test_every_issue_code_in_the_source_is_catalogued_and_every_catalogued_code_is_used() -> None:
+    used: dict[str, list[str]] = {}
+    for p in SOURCES:
+        if p.name == "issue_codes.py":
+            continue
+        text = p.read_text(encoding="utf-8")
+        for m in _ISSUE_LITERAL.finditer(text):
+            used.setdefault(m.group(1), []).append(str(p.relative_to(REPO)))
+        for m in re.finditer(r"IssueCode\.([A-Z0-9_]+)", text):
+            used.setdefault(m.group(1), []).append(str(p.relative_to(REPO)))
+    unknown = {code: where for code, where in used.items() if code not in IssueCode.__members__}
+    assert not unknown, f"issue codes missing from protocol.issue_codes.IssueCode: {unknown}"
+    assert sorted(IssueCode.__members__) == sorted(used), "catalogued but never emitted"
+
+
+def test_every_issue_code_is_documented() -> None:
+    reference = render()
+    for code in IssueCode:
+        assert code.meaning.endswith(".") and code.action.endswith(".") and code == code.value, code
+        assert f"| `{code}` | {code.meaning} | {code.action} |" in reference

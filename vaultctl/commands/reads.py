@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from protocol.limits import DEFAULT_READ_PAGE_BYTES, MAX_READ_PAGE_BYTES
 from protocol.methods import reads
 from protocol.methods.reads import (
     IssuesParams,
@@ -54,7 +55,8 @@ def show(
     vault: VaultOpt = None,
     section: Annotated[str | None, typer.Option(help="Only this H2 section.")] = None,
     offset: Annotated[int, typer.Option(help="UTF-8 byte offset to start at (from next_offset).")] = 0,
-    max_bytes: Annotated[int, typer.Option("--max-bytes", help="At most this many bytes (1..65536).")] = 16384,
+    max_bytes: Annotated[int, typer.Option(
+        "--max-bytes", help=f"At most this many bytes (1..{MAX_READ_PAGE_BYTES}).")] = DEFAULT_READ_PAGE_BYTES,
     fresh: FreshOpt = False,
     as_json: JsonOpt = False,
 ) -> None:

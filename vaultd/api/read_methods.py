@@ -14,6 +14,7 @@ from collections import Counter
 
 import anyio
 
+from protocol.limits import MAX_NOTE_BYTES, MAX_QUERY_BYTES
 from protocol.methods import reads
 from protocol.methods.reads import (
     FileIssue,
@@ -51,7 +52,6 @@ from vaultd.vault.paging import decode_cursor, encode_cursor, utf8_page
 from vaultd.vault.resolve import ResolutionStatus, check_anchor
 from vaultd.vault.walk import shown_path
 
-MAX_QUERY_BYTES = 1024
 MAX_OUTLINE = 64
 MAX_SEARCH_FETCH = 1000  #: ranked hits fetched at most to fill a page past private notes
 
@@ -110,7 +110,7 @@ def _read_file(root: str, path: str) -> bytes:
     fd = os.open(os.path.join(root, path), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     try:
         with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read(2 * 1024 * 1024 + 1)
+            return fh.read(MAX_NOTE_BYTES + 1)
     finally:
         os.close(fd)
 

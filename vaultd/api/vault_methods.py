@@ -10,6 +10,7 @@ import anyio
 import msgspec
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from protocol.methods import vaults
 from protocol.methods.common import Empty
 from protocol.methods.vaults import (
@@ -37,7 +38,7 @@ def check_log_path(entry: VaultEntry) -> None:
         raise InvalidParams(f"log path {rel!r}: {problems[0].message}", issues=problems)
     if log_file_kind(Path(entry.path), rel) == LogFile.FOREIGN:
         message = foreign_message(rel, entry.id, shlex.quote(entry.path))
-        raise ValidationFailed(f"refused: {message}", issues=[Issue(code="V09", path=rel, message=message)])
+        raise ValidationFailed(f"refused: {message}", issues=[Issue(code=IssueCode.V09, path=rel, message=message)])
 
 
 def _info(ctx: CallContext, entry: VaultEntry) -> VaultInfo:
