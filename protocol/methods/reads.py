@@ -83,10 +83,19 @@ class LinkStatus(enum.StrEnum):
     BAD_ANCHOR = "bad-anchor"  #: the note exists but the heading or block does not
 
 
+class LinkKind(enum.StrEnum):
+    """How a link is written."""
+
+    WIKI = "wiki"  #: ``[[t]]``
+    EMBED = "embed"  #: ``![[t]]``
+    MARKDOWN = "markdown"  #: ``[x](Note.md)``
+    FRONTMATTER = "frontmatter"  #: ``"[[t]]"`` inside a frontmatter value
+
+
 class OutLink(msgspec.Struct, kw_only=True, omit_defaults=True):
     target: str
     anchor: str | None = None
-    kind: str
+    kind: LinkKind
     line: int
     status: LinkStatus
     resolved: str | None = None
@@ -98,7 +107,7 @@ class OutLink(msgspec.Struct, kw_only=True, omit_defaults=True):
 class InLink(msgspec.Struct, kw_only=True):
     path: str
     line: int
-    kind: str
+    kind: LinkKind
 
 
 class LinksParams(Params):

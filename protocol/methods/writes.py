@@ -8,15 +8,25 @@ two-step operations answer a preview with a ``fingerprint`` that the ``confirm``
 from __future__ import annotations
 
 import enum
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 
-from protocol.errors import Issue
 from protocol.limits import MAX_NOTE_BYTES, describe
 from protocol.methods.common import Fingerprint, OptionalVault, Params, Result
 from protocol.methods.reads import Target
+from protocol.methods.receipts import (
+    DeleteDetail,
+    LogReceipt,
+    MergeDetail,
+    MoveDetail,
+    NoDetail,
+    WriteReceipt,
+    receipt_type,
+)
 from protocol.methods.spec import Effect, MethodSpec, P, Trait, spec
+
+D = TypeVar("D")
 
 Sha = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$", description="A sha256 from a read or receipt.")]
 NotePath = Annotated[str, msgspec.Meta(
@@ -146,39 +156,6 @@ class UndoParams(WriteParams, kw_only=True):
     op_id: OpId
 
 
-class ChangeReceipt(msgspec.Struct, kw_only=True):
-    path: str
-    action: str  #: create, modify or delete
-    before_sha: str | None
-    after_sha: str | None
-    bytes: int  #: size after (0 for a delete)
-
-
-class LogReceipt(Result):
-    appended: bool
-    line: str | None = None
-    error: str | None = None
-
-
-MAX_RECEIPT_WARNINGS = 100  #: warnings a receipt lists; the rest are counted in ``warnings_omitted``
-
-
-class WriteReceipt(Result):
-    """What an operation did (``applied``), or would do (a dry run or a preview)."""
-
-    op: str
-    op_id: str | None  #: set when applied; pass to op.undo
-    applied: bool
-    dry_run: bool = False
-    preview: bool = False
-    fingerprint: str | None = None  #: for a preview: pass with confirm to apply
-    changes: list[ChangeReceipt] = []
-    warnings: list[Issue] = []  #: at most MAX_RECEIPT_WARNINGS, in the order found
-    warnings_omitted: int = 0  #: warnings found beyond the listed ones
-    log: LogReceipt | None = None
-    detail: dict[str, Any] = {}  #: operation-specific facts (backlinks a delete breaks, a merge's plan)
-
-
 class OpListParams(Params, kw_only=True):
     vault: OptionalVault = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=200)] = 20
@@ -219,51 +196,51 @@ class LogLines(Result):
     warnings: list[str] = []
 
 
-def _write(name: str, params: type[P], summary: str, effect: Effect = Effect.WRITE,
-           traits: Trait = Trait.MCP) -> MethodSpec[P, WriteReceipt]:
-    """A note-changing method: it answers with a :data:`WriteReceipt` and is an MCP tool."""
-    return MethodSpec(name, params, WriteReceipt, summary, effect, traits)
+def _write(name: str, params: type[P], detail: type[D], summary: str, effect: Effect = Effect.WRITE,
+           traits: Trait = Trait.MCP) -> MethodSpec[P, WriteReceipt[D]]:
+    """A note-changing method: it answers with a ``WriteReceipt[detail]`` and is an MCP tool."""
+    return MethodSpec(name, params, receipt_type(detail), summary, effect, traits)
 
 
 _TWO_STEP = Trait.MCP | Trait.TWO_STEP
 CREATE = _write(
-    "note.create", CreateParams,
+    "note.create", CreateParams, NoDetail,
     "Create a note at a new path (title, frontmatter, body or a skeleton); refuses existing names.",
 )
 PATCH = _write(
-    "note.patch", PatchParams,
+    "note.patch", PatchParams, NoDetail,
     "Replace text that occurs exactly once (or up to 32 non-overlapping edits, all or nothing).",
 )
-APPEND = _write("note.append", AppendParams, "Append Markdown to an H2 section, creating the section when absent.")
+APPEND = _write("note.append", AppendParams, NoDetail, "Append Markdown to an H2 section, creating the section when absent.")
 SET_FRONTMATTER = _write(
-    "note.set_frontmatter", SetFrontmatterParams,
+    "note.set_frontmatter", SetFrontmatterParams, NoDetail,
     "Set or unset frontmatter keys; every other key keeps its exact bytes.", Effect.IDEMPOTENT_WRITE,
 )
 LINK = _write(
-    "note.link", LinkParams,
+    "note.link", LinkParams, NoDetail,
     "Link two notes under '## Relevant Notes' (a relation optional), both ways unless bidirectional is false.",
 )
 SUPERSEDE = _write(
-    "note.supersede", SupersedeParams,
+    "note.supersede", SupersedeParams, NoDetail,
     "Mark an old note superseded by a new one (status, superseded_by) and link the new one back.",
 )
 MOVE = _write(
-    "note.move", MoveParams,
+    "note.move", MoveParams, MoveDetail,
     "Rename or move a note and rewrite every link to it (two-step: preview, then confirm with the fingerprint).",
     Effect.DESTRUCTIVE, _TWO_STEP,
 )
 DELETE = _write(
-    "note.delete", DeleteParams,
+    "note.delete", DeleteParams, DeleteDetail,
     "Move a note to .trash (undoable); refuses to break links unless told to (two-step: preview, then confirm).",
     Effect.DESTRUCTIVE, _TWO_STEP,
 )
 MERGE = _write(
-    "note.merge", MergeParams,
+    "note.merge", MergeParams, MergeDetail,
     "Fold one note into another, repoint its links, mark it superseded (two-step: preview, then confirm).",
     Effect.DESTRUCTIVE, _TWO_STEP,
 )
 UNDO = _write(
-    "op.undo", UndoParams,
+    "op.undo", UndoParams, NoDetail,
     "Reverse a committed operation while the files it wrote are unchanged since.", Effect.DESTRUCTIVE,
 )
 OP_LIST = spec(

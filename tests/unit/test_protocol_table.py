@@ -12,10 +12,18 @@ import pytest
 from protocol.errors import ErrorCode, ExitStatus
 from protocol.issue_codes import IssueCode
 from protocol.limits import MAX_NOTE_BYTES, MiB
+from protocol.methods.reads import LinkKind
+from protocol.methods.receipts import ChangeAction, MoveDetail, Preview
 from protocol.methods.writes import CreateParams
 from protocol.reference import render
 from protocol.schema import all_schemas
 from protocol.table import METHODS, Effect
+
+
+def _structs(tp: object) -> list[type]:
+    """A result type's Structs: itself, or each variant of a tagged union (generic ones unparametrized)."""
+    members = typing.get_args(tp) if typing.get_origin(tp) is typing.Union else (tp,)
+    return [typing.get_origin(m) or m for m in members]
 
 
 def test_every_method_has_summary_structs_and_valid_tool_name() -> None:
@@ -23,7 +31,7 @@ def test_every_method_has_summary_structs_and_valid_tool_name() -> None:
         assert spec.name == name
         assert spec.summary and spec.summary.endswith(".")
         assert re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", spec.tool_name)
-        assert issubclass(spec.params, msgspec.Struct) and issubclass(spec.result, msgspec.Struct)
+        assert issubclass(spec.params, msgspec.Struct) and all(issubclass(t, msgspec.Struct) for t in _structs(spec.result))
         if spec.two_step:
             assert "confirm" in spec.params.__struct_fields__ and "fingerprint" in spec.params.__struct_fields__
 
@@ -133,3 +141,24 @@ def test_every_issue_code_is_documented() -> None:
     for code in IssueCode:
         assert code.meaning.endswith(".") and code.action.endswith(".") and code == code.value, code
         assert f"| `{code}` | {code.meaning} | {code.action} |" in reference
+
+
+def test_the_daemons_link_kinds_and_change_actions_are_the_protocols() -> None:
+    """The index and the engine keep their own enums; each value must be one the protocol names."""
+    from vaultd.txn.plan import Action
+    from vaultd.vault.model import LinkKind as IndexLinkKind
+
+    assert {k.value for k in IndexLinkKind} == {k.value for k in LinkKind}
+    assert {a.value for a in Action} == {a.value for a in ChangeAction}
+
+
+def test_receipt_outcomes_fix_the_old_booleans() -> None:
+    detail = MoveDetail(from_="a.md", to="b.md", rewritten=[], links=[])
+    preview = Preview(op="note.move", fingerprint="f" * 64, detail=detail)
+    wire = msgspec.json.decode(msgspec.json.encode(preview))
+    assert (wire["outcome"], wire["applied"], wire["dry_run"], wire["preview"]) == ("preview", False, False, True)
+    assert wire["detail"] == {"from": "a.md", "to": "b.md", "rewritten": [], "links": []}
+    assert msgspec.json.decode(msgspec.json.encode(preview), type=METHODS["note.move"].result) == preview
+    lying = msgspec.json.encode(preview).replace(b'"applied":false', b'"applied":true')
+    with pytest.raises(msgspec.ValidationError, match="must be"):
+        msgspec.json.decode(lying, type=METHODS["note.move"].result)

@@ -15,6 +15,7 @@ import typer
 
 from protocol.errors import ExitStatus
 from protocol.methods import writes
+from protocol.methods.receipts import Applied, DryRun, MergeDetail, Outcome, Preview, WriteReceipt
 from protocol.methods.spec import MethodSpec
 from protocol.methods.writes import (
     AppendParams,
@@ -36,12 +37,12 @@ from protocol.methods.writes import (
     SupersedeParams,
     UndoParams,
     WriteParams,
-    WriteReceipt,
 )
 from vaultctl import render
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, session
 
 P = TypeVar("P", bound=WriteParams)
+D = TypeVar("D")
 
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Plan and validate only; write nothing.")]
 ShaOpt = Annotated[str | None, typer.Option("--expected-sha", help="Refuse unless the note still has this sha256.")]
@@ -80,12 +81,23 @@ def _read_source(value: str | None) -> str | None:
         fail(f"cannot read {value}: {exc}", ExitStatus.USAGE)
 
 
-def receipt_text(r: Any, confirm_cmd: str | None = None) -> str:
-    if r.preview:
+def _detail_items(detail: object, omit: frozenset[str]) -> list[tuple[str, Any]]:
+    """The detail's fields in wire order; a merge's unions read as fields of their own."""
+    items: list[tuple[str, Any]] = []
+    for key, value in msgspec.to_builtins(detail).items():
+        if key in omit:
+            continue
+        items += list(value.items()) if isinstance(detail, MergeDetail) and key == "unions" else [(key, value)]
+    return items
+
+
+def receipt_text(r: Outcome, confirm_cmd: str | None = None, omit: frozenset[str] = frozenset()) -> str:
+    """The receipt for a person; ``omit`` leaves out detail fields too long to print."""
+    if isinstance(r, Preview):
         head = f"preview of {r.op}: would change {len(r.changes)} file(s)"
-    elif r.dry_run:
+    elif isinstance(r, DryRun):
         head = f"dry run of {r.op}: would change {len(r.changes)} file(s); nothing was written"
-    elif r.applied:
+    elif isinstance(r, Applied):
         head = f"applied {r.op} (op {r.op_id})"
     else:
         head = f"{r.op}: nothing to change"
@@ -95,17 +107,16 @@ def receipt_text(r: Any, confirm_cmd: str | None = None) -> str:
             (c.action, c.path, (c.before_sha or "-")[:12], (c.after_sha or "-")[:12]) for c in r.changes]))
     for w in r.warnings:
         lines.append(f"warning {w.code}{' ' + w.path if w.path else ''}{':' + str(w.line) if w.line else ''}: {w.message}")
-    for key, value in (r.detail or {}).items():
-        if key != "no_change":
-            lines.append(f"{key}: {value if not isinstance(value, list) else ', '.join(map(str, value)) or '-'}")
+    for key, value in _detail_items(r.detail, omit):
+        lines.append(f"{key}: {value if not isinstance(value, list) else ', '.join(map(str, value)) or '-'}")
     if r.log is not None:
         lines.append(f"log: {r.log.line}" if r.log.appended else f"log: NOT appended ({r.log.error})")
-    if r.preview and confirm_cmd:
+    if isinstance(r, Preview) and confirm_cmd:
         lines.append(f"to confirm, run:\n  {confirm_cmd} --confirm --fingerprint {r.fingerprint}")
     return "\n".join(lines)
 
 
-def run_write(spec: MethodSpec[P, WriteReceipt], build: Callable[[str | None], P], as_json: bool,
+def run_write(spec: MethodSpec[P, WriteReceipt[D]], build: Callable[[str | None], P], as_json: bool,
               confirm_cmd: str | None = None, vault: str | None = None) -> None:
     with session() as c:
         params = build(pick_vault(c, vault))
@@ -256,8 +267,7 @@ def merge(
         params = MergeParams(vault=pick_vault(c, vault), keep=keep, absorb=absorb, confirm=confirm,
                              fingerprint=fingerprint, dry_run=dry_run, log=_log_event(log))
         result = call(writes.MERGE, params, client=c)
-    emit(result, as_json, lambda r: receipt_text(
-        msgspec.structs.replace(r, detail={k: v for k, v in (r.detail or {}).items() if k != "body"}), confirm_cmd))
+    emit(result, as_json, lambda r: receipt_text(r, confirm_cmd, omit=frozenset({"body"})))
     if result.log is not None and not result.log.appended:
         raise typer.Exit(int(ExitStatus.REFUSED))
 

@@ -165,7 +165,7 @@ class _VisibleTitles:
 
 def _out_link(index: VaultIndex, source: str, link: Link, view: Visibility, titles: _VisibleTitles) -> OutLink:
     res = index.resolve(link, source)
-    out = OutLink(target=link.target, anchor=link.anchor, kind=str(link.kind), line=link.line,
+    out = OutLink(target=link.target, anchor=link.anchor, kind=reads.LinkKind(link.kind), line=link.line,
                   status=LinkStatus.RESOLVED, resolved=res.path, reason=res.reason or None)
     if res.status == ResolutionStatus.AMBIGUOUS:
         out.status, out.candidates, out.resolved = LinkStatus.AMBIGUOUS, view.only_visible(res.candidates), None
@@ -203,7 +203,7 @@ async def links(ctx: CallContext, params: LinksParams) -> LinksResult:
             continue
         if len(incoming) > params.limit:
             break
-        incoming.append(InLink(path=source, line=link.line, kind=str(link.kind)))
+        incoming.append(InLink(path=source, line=link.line, kind=reads.LinkKind(link.kind)))
     truncated = len(ordered) > params.limit or len(incoming) > params.limit
     return LinksResult(path=path, out=out, incoming=incoming[: params.limit],
                        dead=[o for o in out if o.status != LinkStatus.RESOLVED], truncated=truncated)

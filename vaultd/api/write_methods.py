@@ -6,6 +6,7 @@ import anyio
 
 from protocol.methods import writes
 from protocol.methods.common import Channel
+from protocol.methods.receipts import DeleteDetail, LogReceipt, MergeDetail, MoveDetail, NoDetail, WriteReceipt
 from protocol.methods.writes import (
     AppendParams,
     CreateParams,
@@ -14,7 +15,6 @@ from protocol.methods.writes import (
     LogAppendParams,
     LogGrepParams,
     LogLines,
-    LogReceipt,
     LogTailParams,
     MergeParams,
     MoveParams,
@@ -24,7 +24,6 @@ from protocol.methods.writes import (
     SetFrontmatterParams,
     SupersedeParams,
     UndoParams,
-    WriteReceipt,
 )
 from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import PolicyRefused
@@ -36,7 +35,7 @@ from vaultd.ops.link import plan_link
 from vaultd.ops.merge import merge_detail, plan_merge
 from vaultd.ops.move import move_detail, plan_move
 from vaultd.ops.patch import plan_patch
-from vaultd.ops.runner import run_operation
+from vaultd.ops.runner import no_detail, run_operation
 from vaultd.ops.set_frontmatter import plan_set_frontmatter
 from vaultd.ops.supersede import plan_supersede
 from vaultd.ops.undo import list_ops, plan_undo
@@ -45,53 +44,53 @@ from vaultd.vault import eventlog
 
 
 @handles(writes.CREATE)
-async def create(ctx: CallContext, params: CreateParams) -> WriteReceipt:
-    return await run_operation(ctx, params, plan_create)
+async def create(ctx: CallContext, params: CreateParams) -> WriteReceipt[NoDetail]:
+    return await run_operation(ctx, params, plan_create, no_detail)
 
 
 @handles(writes.PATCH)
-async def patch(ctx: CallContext, params: PatchParams) -> WriteReceipt:
-    return await run_operation(ctx, params, plan_patch)
+async def patch(ctx: CallContext, params: PatchParams) -> WriteReceipt[NoDetail]:
+    return await run_operation(ctx, params, plan_patch, no_detail)
 
 
 @handles(writes.APPEND)
-async def append(ctx: CallContext, params: AppendParams) -> WriteReceipt:
-    return await run_operation(ctx, params, plan_append)
+async def append(ctx: CallContext, params: AppendParams) -> WriteReceipt[NoDetail]:
+    return await run_operation(ctx, params, plan_append, no_detail)
 
 
 @handles(writes.SET_FRONTMATTER)
-async def set_frontmatter(ctx: CallContext, params: SetFrontmatterParams) -> WriteReceipt:
-    return await run_operation(ctx, params, plan_set_frontmatter)
+async def set_frontmatter(ctx: CallContext, params: SetFrontmatterParams) -> WriteReceipt[NoDetail]:
+    return await run_operation(ctx, params, plan_set_frontmatter, no_detail)
 
 
 @handles(writes.LINK)
-async def link(ctx: CallContext, params: LinkParams) -> WriteReceipt:
-    return await run_operation(ctx, params, plan_link)
+async def link(ctx: CallContext, params: LinkParams) -> WriteReceipt[NoDetail]:
+    return await run_operation(ctx, params, plan_link, no_detail)
 
 
 @handles(writes.SUPERSEDE)
-async def supersede(ctx: CallContext, params: SupersedeParams) -> WriteReceipt:
-    return await run_operation(ctx, params, plan_supersede)
+async def supersede(ctx: CallContext, params: SupersedeParams) -> WriteReceipt[NoDetail]:
+    return await run_operation(ctx, params, plan_supersede, no_detail)
 
 
 @handles(writes.MOVE)
-async def move(ctx: CallContext, params: MoveParams) -> WriteReceipt:
-    return await run_operation(ctx, params, plan_move, detail=move_detail)
+async def move(ctx: CallContext, params: MoveParams) -> WriteReceipt[MoveDetail]:
+    return await run_operation(ctx, params, plan_move, move_detail)
 
 
 @handles(writes.DELETE)
-async def delete(ctx: CallContext, params: DeleteParams) -> WriteReceipt:
-    return await run_operation(ctx, params, plan_delete, detail=delete_detail)
+async def delete(ctx: CallContext, params: DeleteParams) -> WriteReceipt[DeleteDetail]:
+    return await run_operation(ctx, params, plan_delete, delete_detail)
 
 
 @handles(writes.MERGE)
-async def merge(ctx: CallContext, params: MergeParams) -> WriteReceipt:
-    return await run_operation(ctx, params, plan_merge, detail=merge_detail)
+async def merge(ctx: CallContext, params: MergeParams) -> WriteReceipt[MergeDetail]:
+    return await run_operation(ctx, params, plan_merge, merge_detail)
 
 
 @handles(writes.UNDO)
-async def undo(ctx: CallContext, params: UndoParams) -> WriteReceipt:
-    return await run_operation(ctx, params, plan_undo, undoes=params.op_id)
+async def undo(ctx: CallContext, params: UndoParams) -> WriteReceipt[NoDetail]:
+    return await run_operation(ctx, params, plan_undo, no_detail, undoes=params.op_id)
 
 
 @handles(writes.OP_LIST)
