@@ -21,7 +21,8 @@ Target = Annotated[str, msgspec.Meta(
     description="A vault-relative path, a note name, or an alias that names exactly one note.")]
 Fresh = Annotated[bool, msgspec.Meta(
     description="Answer only after every file change made before this call has been indexed.")]
-Cursor = Annotated[str, msgspec.Meta(min_length=1, max_length=2048, description="From the previous page.")]
+Cursor = Annotated[str, msgspec.Meta(
+    min_length=1, max_length=2048, description="The next_cursor the previous page returned.")]
 Filter = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 
 
@@ -31,13 +32,13 @@ class SearchParams(Params):
         "Korean, Japanese and Chinese words match inside longer words. "
         f"At most {describe(MAX_QUERY_BYTES)} as UTF-8."))]
     vault: OptionalVault = None
-    type: Filter | None = None
-    domain: Filter | None = None
+    type: Annotated[Filter, msgspec.Meta(description="Only notes whose frontmatter type is this.")] | None = None
+    domain: Annotated[Filter, msgspec.Meta(description="Only notes whose frontmatter domain is this.")] | None = None
     tag: Annotated[str, msgspec.Meta(min_length=1, max_length=256,
                                      description="A tag; nested tags (a/b) match a filter on a.")] | None = None
     folder: Annotated[str, msgspec.Meta(min_length=1, max_length=1024,
                                         description="A vault-relative folder; notes below it match.")] | None = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=500)] = 20
+    limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many hits, best first.")] = 20
     fresh: Fresh = False
 
 
@@ -58,7 +59,9 @@ class ReadParams(Params):
     section: Annotated[str, msgspec.Meta(
         min_length=1, max_length=512, description="An exact H2 heading: read from it to the next H1 or H2.")] | None = None
     offset: Annotated[int, msgspec.Meta(ge=0, description="A UTF-8 byte offset into the body or section.")] = 0
-    max_bytes: Annotated[int, msgspec.Meta(ge=1, le=MAX_READ_PAGE_BYTES)] = DEFAULT_READ_PAGE_BYTES
+    max_bytes: Annotated[int, msgspec.Meta(
+        ge=1, le=MAX_READ_PAGE_BYTES, description="At most this many UTF-8 bytes of text in this page.")] \
+        = DEFAULT_READ_PAGE_BYTES
     fresh: Fresh = False
 
 
@@ -113,7 +116,8 @@ class InLink(msgspec.Struct, kw_only=True):
 class LinksParams(Params):
     target: Target
     vault: OptionalVault = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=500)] = 50
+    limit: Annotated[int, msgspec.Meta(
+        ge=1, le=500, description="At most this many outgoing links, and as many backlinks.")] = 50
     fresh: Fresh = False
 
 
@@ -129,7 +133,7 @@ class ListParams(Params):
     vault: OptionalVault = None
     folder: Annotated[str, msgspec.Meta(
         max_length=1024, description="Only notes whose path starts with this folder or prefix.")] | None = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=500)] = 50
+    limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many notes in this page.")] = 50
     cursor: Cursor | None = None
     fresh: Fresh = False
 
@@ -150,8 +154,10 @@ class ListResult(Result):
 
 class TagsParams(Params):
     vault: OptionalVault = None
-    prefix: Annotated[str, msgspec.Meta(max_length=256)] | None = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=5000)] = 500
+    prefix: Annotated[str, msgspec.Meta(
+        max_length=256, description="Only tags starting with this (case-insensitive; a leading # is ignored).")] \
+        | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=5000, description="At most this many tags, most used first.")] = 500
 
 
 class TagCount(msgspec.Struct, kw_only=True):
@@ -188,7 +194,7 @@ class StatsResult(Result):
 
 class IssuesParams(Params):
     vault: OptionalVault = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=500)] = 100
+    limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many issues in this page.")] = 100
     cursor: Cursor | None = None
 
 

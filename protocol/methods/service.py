@@ -11,7 +11,7 @@ from typing import Annotated
 
 import msgspec
 
-from protocol.methods.common import PROTOCOL_VERSION, Channel, Empty, OptionalVault, Params, Result
+from protocol.methods.common import PROTOCOL_VERSION, Channel, Empty, Params, Result, VaultId
 from protocol.methods.spec import Effect, Trait, spec
 from protocol.methods.vaults import VaultHealth
 
@@ -19,10 +19,13 @@ ShortText = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
 
 
 class HelloParams(Params):
-    client: ShortText
-    version: ShortText
-    channel: Channel
-    protocol: Annotated[int, msgspec.Meta(ge=1, le=1000)] = PROTOCOL_VERSION
+    client: Annotated[ShortText, msgspec.Meta(description="The client's name, for the daemon's log (e.g. vaultctl).")]
+    version: Annotated[ShortText, msgspec.Meta(description="The client's version, for the daemon's log.")]
+    channel: Annotated[Channel, msgspec.Meta(
+        description="Who is calling: cli, mcp (an agent) or editor; each vault's write policy is per channel.")]
+    protocol: Annotated[int, msgspec.Meta(
+        ge=1, le=1000, description="The newest protocol version the client speaks; the daemon answers the one used.")] \
+        = PROTOCOL_VERSION
 
 
 class HelloResult(Result):
@@ -58,7 +61,7 @@ class Finding(msgspec.Struct, kw_only=True):
 
 
 class DoctorParams(Params):
-    vault: OptionalVault = None
+    vault: Annotated[VaultId | None, msgspec.Meta(description="Check only this vault; omitted, every vault.")] = None
 
 
 class DoctorResult(Result):

@@ -59,7 +59,7 @@ PiiSetting = Literal["allow", "deny"] | PiiPolicy
 DenyPath = Annotated[str, msgspec.Meta(min_length=1, max_length=512, description="A vault-relative glob.")]
 LogPath = Annotated[str, msgspec.Meta(
     min_length=4, max_length=1024, pattern=r"^(?!/)(?!.*(?:^|/)\.{1,2}(?:/|$))(?!.*//)[^\x00-\x1f\x7f\\]+\.md$",
-    description="The vault's operation log: a vault-relative .md path (default log.md).")]
+    description="Where vaultd keeps the vault's operation log: a vault-relative .md path (default log.md).")]
 PrivatePath = DenyPath  #: the same glob, matched the same way; hides notes from agents instead
 
 
@@ -96,12 +96,18 @@ class VaultHealth(msgspec.Struct, kw_only=True):
 class VaultAddParams(Params):
     id: VaultId
     path: Annotated[str, msgspec.Meta(min_length=1, max_length=4096, description="An absolute folder path.")]
-    kind: Kind = Kind.PERSONAL
-    write: WritePolicy = WritePolicy.MCP
-    schema: SchemaProfile = SchemaProfile.OPEN
-    pii: PiiSetting | None = None
-    deny_paths: Annotated[list[DenyPath], msgspec.Meta(max_length=64)] = []
-    private_paths: Annotated[list[PrivatePath], msgspec.Meta(max_length=64)] = []  #: unseen over MCP
+    kind: Annotated[Kind, msgspec.Meta(
+        description="personal or org; an org vault denies personal data (PII) by default.")] = Kind.PERSONAL
+    write: Annotated[WritePolicy, msgspec.Meta(
+        description="Which channels may write: mcp (the CLI and agents), cli (the CLI only), none.")] = WritePolicy.MCP
+    schema: Annotated[SchemaProfile, msgspec.Meta(
+        description="open (structure only) or typed (note types, required keys and enums).")] = SchemaProfile.OPEN
+    pii: Annotated[PiiSetting | None, msgspec.Meta(
+        description="allow, deny, or a policy per category and surface; omitted: the kind's default.")] = None
+    deny_paths: Annotated[list[DenyPath], msgspec.Meta(
+        max_length=64, description="Vault-relative globs no write may touch.")] = []
+    private_paths: Annotated[list[PrivatePath], msgspec.Meta(
+        max_length=64, description="Vault-relative globs of notes agents (MCP) can neither see nor write.")] = []
     log_path: LogPath | None = None
 
 
@@ -116,7 +122,7 @@ class VaultListResult(Result):
 
 class VaultRemoveParams(Params):
     id: VaultId
-    confirm: bool = False
+    confirm: Annotated[bool, msgspec.Meta(description="Apply the removal previewed before.")] = False
     fingerprint: Fingerprint | None = None
 
 

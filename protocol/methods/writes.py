@@ -59,11 +59,12 @@ class LogType(enum.StrEnum):
 class LogEvent(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """One log line's fields: ``YYYY-MM-DD HH:MM  TYPE  project  source → dest  —  note``."""
 
-    type: LogType
-    project: Annotated[str, msgspec.Meta(pattern=r"^(-|[a-z0-9][a-z0-9-]{0,63})$")] = "-"
-    source: LogField
-    note: LogField
-    dest: LogField | None = None
+    type: Annotated[LogType, msgspec.Meta(description="The kind of event.")]
+    project: Annotated[str, msgspec.Meta(
+        pattern=r"^(-|[a-z0-9][a-z0-9-]{0,63})$", description="A project id, or - for none.")] = "-"
+    source: Annotated[LogField, msgspec.Meta(description="Where the event came from (a note, a tool, a URL).")]
+    note: Annotated[LogField, msgspec.Meta(description="What happened, in a few words.")]
+    dest: Annotated[LogField, msgspec.Meta(description="Where it went, if anywhere.")] | None = None
 
 
 class WriteParams(Params, kw_only=True):
@@ -84,27 +85,37 @@ class TwoStepParams(WriteParams, kw_only=True):
 
 class CreateParams(WriteParams, kw_only=True):
     path: NotePath
-    title: Annotated[str, msgspec.Meta(min_length=1, max_length=512)] | None = None
-    frontmatter: dict[str, Any] = {}
-    body: Markdown | None = None
+    title: Annotated[str, msgspec.Meta(
+        min_length=1, max_length=512, description="The title: in the frontmatter, and the H1 of the skeleton.")] \
+        | None = None
+    frontmatter: Annotated[dict[str, Any], msgspec.Meta(description="Frontmatter keys and values to start with.")] = {}
+    body: Annotated[Markdown | None, msgspec.Meta(
+        description=f"The body; omitted, a skeleton with the title. At most {describe(MAX_NOTE_BYTES)} as UTF-8.")] \
+        = None
 
 
 class Edit(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    old: PatchText
-    new: Annotated[str, msgspec.Meta(max_length=65536)]
+    old: Annotated[PatchText, msgspec.Meta(description="Text that occurs exactly once in the note.")]
+    new: Annotated[str, msgspec.Meta(max_length=65536, description="Its replacement.")]
 
 
 class PatchParams(EditParams, kw_only=True):
     target: Target
-    old: PatchText | None = None
-    new: Annotated[str, msgspec.Meta(max_length=65536)] | None = None
-    edits: Annotated[list[Edit], msgspec.Meta(min_length=1, max_length=32)] | None = None
+    old: Annotated[PatchText | None, msgspec.Meta(
+        description="Text that occurs exactly once in the note; give it with new, or give edits.")] = None
+    new: Annotated[str, msgspec.Meta(max_length=65536, description="The replacement of old.")] | None = None
+    edits: Annotated[list[Edit], msgspec.Meta(
+        min_length=1, max_length=32,
+        description="Several replacements, each old text occurring once and none overlapping; all apply or none.")] \
+        | None = None
 
 
 class AppendParams(EditParams, kw_only=True):
     target: Target
-    section: Annotated[str, msgspec.Meta(min_length=1, max_length=200, description="An H2 heading.")]
-    markdown: Annotated[str, msgspec.Meta(min_length=1, max_length=256 * 1024)]
+    section: Annotated[str, msgspec.Meta(
+        min_length=1, max_length=200, description="The H2 heading to append under (created when absent).")]
+    markdown: Annotated[str, msgspec.Meta(
+        min_length=1, max_length=256 * 1024, description="The Markdown to append at the end of the section.")]
 
 
 FrontmatterKey = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
@@ -112,8 +123,8 @@ FrontmatterKey = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
 
 class SetFrontmatterParams(EditParams, kw_only=True):
     target: Target
-    set: dict[FrontmatterKey, Any] = {}
-    unset: Annotated[list[FrontmatterKey], msgspec.Meta(max_length=64)] = []
+    set: Annotated[dict[FrontmatterKey, Any], msgspec.Meta(description="Keys to set, with their values.")] = {}
+    unset: Annotated[list[FrontmatterKey], msgspec.Meta(max_length=64, description="Keys to remove.")] = []
 
 
 class Relation(enum.StrEnum):
@@ -125,31 +136,32 @@ class Relation(enum.StrEnum):
 
 
 class LinkParams(WriteParams, kw_only=True):
-    source: Target
-    target: Target
-    relation: Relation | None = None
-    bidirectional: bool = True
+    source: Annotated[Target, msgspec.Meta(description="The note that gets the link (a path, name or alias).")]
+    target: Annotated[Target, msgspec.Meta(description="The note linked to (a path, name or alias).")]
+    relation: Annotated[Relation | None, msgspec.Meta(description="How the source relates to the target.")] = None
+    bidirectional: Annotated[bool, msgspec.Meta(description="Also link the target back to the source.")] = True
 
 
 class SupersedeParams(WriteParams, kw_only=True):
-    old: Target
-    new: Target
+    old: Annotated[Target, msgspec.Meta(description="The note that is superseded (a path, name or alias).")]
+    new: Annotated[Target, msgspec.Meta(description="The note that supersedes it.")]
 
 
 class MoveParams(TwoStepParams, kw_only=True):
-    target: Target
-    to: NotePath
+    target: Annotated[Target, msgspec.Meta(description="The note to move (a path, name or alias).")]
+    to: Annotated[NotePath, msgspec.Meta(
+        description="Its new vault-relative path ('.md' is added); ending in '/', a folder to move it into.")]
 
 
 class DeleteParams(TwoStepParams, kw_only=True):
-    target: Target
+    target: Annotated[Target, msgspec.Meta(description="The note to delete (a path, name or alias).")]
     leave_broken_links: Annotated[bool, msgspec.Meta(
         description="Delete even though links to the note will break.")] = False
 
 
 class MergeParams(TwoStepParams, kw_only=True):
-    keep: Target
-    absorb: Target
+    keep: Annotated[Target, msgspec.Meta(description="The note that stays and receives the content.")]
+    absorb: Annotated[Target, msgspec.Meta(description="The note folded in (kept, marked superseded).")]
 
 
 class UndoParams(WriteParams, kw_only=True):
@@ -158,7 +170,8 @@ class UndoParams(WriteParams, kw_only=True):
 
 class OpListParams(Params, kw_only=True):
     vault: OptionalVault = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=200)] = 20
+    limit: Annotated[int, msgspec.Meta(ge=1, le=200, description="At most this many operations, newest first.")] \
+        = 20
 
 
 class OpSummary(msgspec.Struct, kw_only=True):
@@ -177,13 +190,13 @@ class OpListResult(Result):
 
 class LogAppendParams(Params, kw_only=True):
     vault: OptionalVault = None
-    event: LogEvent
+    event: Annotated[LogEvent, msgspec.Meta(description="The event's fields; the daemon adds the time.")]
 
 
 class LogTailParams(Params, kw_only=True):
     vault: OptionalVault = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=200)] = 50
-    type: LogType | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=200, description="At most this many events, the newest.")] = 50
+    type: Annotated[LogType | None, msgspec.Meta(description="Only events of this type.")] = None
 
 
 class LogGrepParams(LogTailParams, kw_only=True):

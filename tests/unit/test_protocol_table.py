@@ -12,11 +12,11 @@ import pytest
 from protocol.errors import ErrorCode, ExitStatus
 from protocol.issue_codes import IssueCode
 from protocol.limits import MAX_NOTE_BYTES, MiB
-from protocol.methods.reads import LinkKind
+from protocol.methods.reads import LinkKind, SearchParams
 from protocol.methods.receipts import ChangeAction, MoveDetail, Preview
 from protocol.methods.writes import CreateParams
 from protocol.reference import render
-from protocol.schema import all_schemas
+from protocol.schema import all_schemas, field_help
 from protocol.table import METHODS, Effect
 
 
@@ -162,3 +162,39 @@ def test_receipt_outcomes_fix_the_old_booleans() -> None:
     lying = msgspec.json.encode(preview).replace(b'"applied":false', b'"applied":true')
     with pytest.raises(msgspec.ValidationError, match="must be"):
         msgspec.json.decode(lying, type=METHODS["note.move"].result)
+
+
+def _described(prop: dict[str, object]) -> bool:
+    options = [prop, *[p for p in prop.get("anyOf", []) if isinstance(p, dict)]]  # type: ignore[attr-defined]
+    return any(isinstance(p.get("description"), str) and p["description"] for p in options)
+
+
+def test_every_params_field_has_a_description() -> None:
+    """What a model reads in a tool's inputSchema is what a person reads in the CLI's help."""
+    missing = []
+    for spec in METHODS.values():
+        (ref,), defs = msgspec.json.schema_components([spec.params])
+        props = defs[ref["$ref"].rsplit("/", 1)[-1]].get("properties", {})
+        missing += [f"{spec.name}.{name}" for name, prop in props.items() if not _described(prop)]
+    assert missing == []
+
+
+def test_cli_help_is_the_field_description() -> None:
+    import typer.main
+
+    from vaultctl.main import app
+
+    group = typer.main.get_command(app)
+    search = group.commands["search"]  # type: ignore[attr-defined]
+    helps = {p.name: p.help for p in search.params}
+    assert helps["limit"] == field_help(SearchParams, "limit") == "At most this many hits, best first (1..500)."
+    assert helps["query"] == field_help(SearchParams, "query")
+
+
+def test_field_help_is_the_schema_description() -> None:
+    for spec in METHODS.values():
+        (ref,), defs = msgspec.json.schema_components([spec.params])
+        for name, prop in defs[ref["$ref"].rsplit("/", 1)[-1]].get("properties", {}).items():
+            options = [prop, *[p for p in prop.get("anyOf", []) if isinstance(p, dict)]]
+            described = next(p["description"] for p in options if "description" in p)
+            assert field_help(spec.params, name).startswith(described.rstrip(".")), (spec.name, name)

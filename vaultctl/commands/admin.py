@@ -17,6 +17,7 @@ from protocol.methods import service, vaults
 from protocol.methods.common import Empty
 from protocol.methods.service import DoctorParams
 from protocol.methods.vaults import Kind, SchemaProfile, VaultAddParams, VaultRemoveParams, WritePolicy
+from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.client import BadSetting, DaemonUnavailable, UnsafeSocket, connect
 from vaultctl.commands.common import JsonOpt, call, emit, fail
@@ -107,17 +108,15 @@ def _vault_text(info: object) -> str:
 
 @vault_app.command("add")
 def vault_add(
-    vault_id: Annotated[str, typer.Argument(metavar="ID", help="A new id: [a-z][a-z0-9-]{0,31}.")],
+    vault_id: Annotated[str, typer.Argument(metavar="ID", help=doc(VaultAddParams, "id"))],
     path: Annotated[Path, typer.Argument(help="The vault folder (made absolute from the working folder).")],
-    kind: Annotated[Kind, typer.Option(help="personal or org.")] = Kind.PERSONAL,
-    write: Annotated[WritePolicy, typer.Option(help="Which channels may write: mcp (CLI and MCP), cli, none.")] = WritePolicy.MCP,
-    schema: Annotated[SchemaProfile, typer.Option(help="open (structure only) or typed.")] = SchemaProfile.OPEN,
+    kind: Annotated[Kind, typer.Option(help=doc(VaultAddParams, "kind"))] = Kind.PERSONAL,
+    write: Annotated[WritePolicy, typer.Option(help=doc(VaultAddParams, "write"))] = WritePolicy.MCP,
+    schema: Annotated[SchemaProfile, typer.Option(help=doc(VaultAddParams, "schema"))] = SchemaProfile.OPEN,
     private: Annotated[list[str] | None, typer.Option(
-        "--private", metavar="PATTERN",
-        help="A glob of notes agents (MCP) can neither see nor write; repeatable.")] = None,
+        "--private", metavar="PATTERN", help=doc(VaultAddParams, "private_paths") + " Repeatable.")] = None,
     log_path: Annotated[str | None, typer.Option(
-        "--log-path", help="Where vaultd keeps the vault's operation log: a vault-relative .md path "
-                           "(default log.md; needed when log.md is a note of yours).")] = None,
+        "--log-path", help=doc(VaultAddParams, "log_path") + " Needed when log.md is a note of yours.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Register an existing folder as a vault and index it. Never writes a note."""
@@ -139,9 +138,9 @@ def vault_list(as_json: JsonOpt = False) -> None:
 
 @vault_app.command("remove")
 def vault_remove(
-    vault_id: Annotated[str, typer.Argument(metavar="ID")],
-    confirm: Annotated[bool, typer.Option("--confirm", help="Apply the removal previewed before.")] = False,
-    fingerprint: Annotated[str | None, typer.Option(help="The fingerprint the preview printed.")] = None,
+    vault_id: Annotated[str, typer.Argument(metavar="ID", help=doc(VaultRemoveParams, "id"))],
+    confirm: Annotated[bool, typer.Option("--confirm", help=doc(VaultRemoveParams, "confirm"))] = False,
+    fingerprint: Annotated[str | None, typer.Option(help=doc(VaultRemoveParams, "fingerprint"))] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Unregister a vault: a preview first, then --confirm --fingerprint F. Never deletes files."""
@@ -157,7 +156,7 @@ def vault_remove(
 
 
 def doctor(
-    vault: Annotated[str | None, typer.Option("--vault", help="Check only this vault.")] = None,
+    vault: Annotated[str | None, typer.Option("--vault", help=doc(DoctorParams, "vault"))] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Check the home, socket, config and vaults; exits 1 when the verdict is fail."""

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from protocol.limits import DEFAULT_READ_PAGE_BYTES, MAX_READ_PAGE_BYTES
+from protocol.limits import DEFAULT_READ_PAGE_BYTES
 from protocol.methods import reads
 from protocol.methods.reads import (
     IssuesParams,
@@ -18,21 +18,21 @@ from protocol.methods.reads import (
     TagsParams,
     VaultParams,
 )
+from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, pick_vault, session
 
-FreshOpt = Annotated[bool, typer.Option("--fresh", help="Wait until every earlier file change is indexed.")]
-LimitOpt = Annotated[int, typer.Option("--limit", help="At most this many results (1..500).")]
+FreshOpt = Annotated[bool, typer.Option("--fresh", help=doc(VaultParams, "fresh"))]
 
 
 def search(
-    query: Annotated[str, typer.Argument(help="Words to find; every word must match.")],
+    query: Annotated[str, typer.Argument(help=doc(SearchParams, "query"))],
     vault: VaultOpt = None,
-    type_: Annotated[str | None, typer.Option("--type", help="Only notes of this frontmatter type.")] = None,
-    domain: Annotated[str | None, typer.Option(help="Only notes of this frontmatter domain.")] = None,
-    tag: Annotated[str | None, typer.Option(help="Only notes with this tag (or a tag nested under it).")] = None,
-    folder: Annotated[str | None, typer.Option(help="Only notes below this folder.")] = None,
-    limit: LimitOpt = 20,
+    type_: Annotated[str | None, typer.Option("--type", help=doc(SearchParams, "type"))] = None,
+    domain: Annotated[str | None, typer.Option(help=doc(SearchParams, "domain"))] = None,
+    tag: Annotated[str | None, typer.Option(help=doc(SearchParams, "tag"))] = None,
+    folder: Annotated[str | None, typer.Option(help=doc(SearchParams, "folder"))] = None,
+    limit: Annotated[int, typer.Option(help=doc(SearchParams, "limit"))] = 20,
     fresh: FreshOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -51,12 +51,12 @@ def search(
 
 
 def show(
-    target: Annotated[str, typer.Argument(help="A path, note name or alias.")],
+    target: Annotated[str, typer.Argument(help=doc(ReadParams, "target"))],
     vault: VaultOpt = None,
-    section: Annotated[str | None, typer.Option(help="Only this H2 section.")] = None,
-    offset: Annotated[int, typer.Option(help="UTF-8 byte offset to start at (from next_offset).")] = 0,
+    section: Annotated[str | None, typer.Option(help=doc(ReadParams, "section"))] = None,
+    offset: Annotated[int, typer.Option(help=doc(ReadParams, "offset"))] = 0,
     max_bytes: Annotated[int, typer.Option(
-        "--max-bytes", help=f"At most this many bytes (1..{MAX_READ_PAGE_BYTES}).")] = DEFAULT_READ_PAGE_BYTES,
+        "--max-bytes", help=doc(ReadParams, "max_bytes"))] = DEFAULT_READ_PAGE_BYTES,
     fresh: FreshOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -81,9 +81,9 @@ def show(
 
 
 def links(
-    target: Annotated[str, typer.Argument(help="A path, note name or alias.")],
+    target: Annotated[str, typer.Argument(help=doc(LinksParams, "target"))],
     vault: VaultOpt = None,
-    limit: LimitOpt = 50,
+    limit: Annotated[int, typer.Option(help=doc(LinksParams, "limit"))] = 50,
     fresh: FreshOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -109,10 +109,10 @@ def links(
 
 
 def list_notes(
-    folder: Annotated[str | None, typer.Argument(help="Only notes under this folder or path prefix.")] = None,
+    folder: Annotated[str | None, typer.Argument(help=doc(ListParams, "folder"))] = None,
     vault: VaultOpt = None,
-    limit: LimitOpt = 50,
-    cursor: Annotated[str | None, typer.Option(help="The cursor the previous page printed.")] = None,
+    limit: Annotated[int, typer.Option(help=doc(ListParams, "limit"))] = 50,
+    cursor: Annotated[str | None, typer.Option(help=doc(ListParams, "cursor"))] = None,
     fresh: FreshOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -133,8 +133,8 @@ def list_notes(
 
 def tags(
     vault: VaultOpt = None,
-    prefix: Annotated[str | None, typer.Option(help="Only tags starting with this.")] = None,
-    limit: Annotated[int, typer.Option(help="At most this many tags (1..5000).")] = 500,
+    prefix: Annotated[str | None, typer.Option(help=doc(TagsParams, "prefix"))] = None,
+    limit: Annotated[int, typer.Option(help=doc(TagsParams, "limit"))] = 500,
     as_json: JsonOpt = False,
 ) -> None:
     """Every tag with the number of notes carrying it."""
@@ -162,8 +162,8 @@ def stats(vault: VaultOpt = None, fresh: FreshOpt = False, as_json: JsonOpt = Fa
 
 def issues(
     vault: VaultOpt = None,
-    limit: Annotated[int, typer.Option(help="At most this many issues (1..500).")] = 100,
-    cursor: Annotated[str | None, typer.Option(help="The cursor the previous page printed.")] = None,
+    limit: Annotated[int, typer.Option(help=doc(IssuesParams, "limit"))] = 100,
+    cursor: Annotated[str | None, typer.Option(help=doc(IssuesParams, "cursor"))] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Problems found while indexing: malformed frontmatter, skipped files and why."""

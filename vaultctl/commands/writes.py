@@ -22,6 +22,7 @@ from protocol.methods.writes import (
     CreateParams,
     DeleteParams,
     Edit,
+    EditParams,
     LinkParams,
     LogAppendParams,
     LogEvent,
@@ -35,18 +36,21 @@ from protocol.methods.writes import (
     Relation,
     SetFrontmatterParams,
     SupersedeParams,
+    TwoStepParams,
     UndoParams,
     WriteParams,
 )
+from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, session
 
 P = TypeVar("P", bound=WriteParams)
 D = TypeVar("D")
 
-DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Plan and validate only; write nothing.")]
-ShaOpt = Annotated[str | None, typer.Option("--expected-sha", help="Refuse unless the note still has this sha256.")]
-LogOpt = Annotated[str | None, typer.Option("--log", help='Override the log event: JSON {"type","source","note",...}.')]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help=doc(WriteParams, "dry_run"))]
+ShaOpt = Annotated[str | None, typer.Option("--expected-sha", help=doc(EditParams, "expected_sha"))]
+LogOpt = Annotated[str | None, typer.Option(
+    "--log", help=doc(WriteParams, "log") + ' As JSON: {"type","source","note",...}.')]
 
 log_app = typer.Typer(help="Read and append the vault's log.", no_args_is_help=True)
 
@@ -127,10 +131,12 @@ def run_write(spec: MethodSpec[P, WriteReceipt[D]], build: Callable[[str | None]
 
 
 def new(
-    path: Annotated[str, typer.Argument(help="Vault-relative path; '.md' is added; folders are created.")],
-    title: Annotated[str | None, typer.Option(help="Title (frontmatter and the H1 of the skeleton).")] = None,
-    set_: Annotated[str | None, typer.Option("--set", help="Frontmatter fields as a JSON object.")] = None,
-    body: Annotated[str | None, typer.Option(help="Body from a file, or - for stdin.")] = None,
+    path: Annotated[str, typer.Argument(help=doc(CreateParams, "path"))],
+    title: Annotated[str | None, typer.Option(help=doc(CreateParams, "title"))] = None,
+    set_: Annotated[str | None, typer.Option("--set", help=doc(CreateParams, "frontmatter") + " As a JSON object.")] \
+        = None,
+    body: Annotated[str | None, typer.Option(help="A file to read the body from, or - for stdin. "
+                                                  + doc(CreateParams, "body"))] = None,
     vault: VaultOpt = None, dry_run: DryRunOpt = False, log: LogOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Create a note; refuses an existing path or a name that collides by case or normalization."""
@@ -143,10 +149,11 @@ def new(
 
 
 def patch(
-    target: Annotated[str, typer.Argument(help="A path, note name or alias.")],
-    old: Annotated[str | None, typer.Option(help="Text that occurs exactly once.")] = None,
-    new_: Annotated[str | None, typer.Option("--new", help="Its replacement.")] = None,
-    edits: Annotated[str | None, typer.Option(help='A JSON file (or -) of [{"old": ..., "new": ...}].')] = None,
+    target: Annotated[str, typer.Argument(help=doc(PatchParams, "target"))],
+    old: Annotated[str | None, typer.Option(help=doc(PatchParams, "old"))] = None,
+    new_: Annotated[str | None, typer.Option("--new", help=doc(PatchParams, "new"))] = None,
+    edits: Annotated[str | None, typer.Option(
+        help=doc(PatchParams, "edits") + ' A JSON file (or -) of [{"old": ..., "new": ...}].')] = None,
     vault: VaultOpt = None, dry_run: DryRunOpt = False, expected_sha: ShaOpt = None, log: LogOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -164,9 +171,9 @@ def patch(
 
 
 def append(
-    target: Annotated[str, typer.Argument(help="A path, note name or alias.")],
-    section: Annotated[str, typer.Option(help="The H2 heading to append under (created when absent).")],
-    markdown: Annotated[str, typer.Option(help="The Markdown to append, or - for stdin.")],
+    target: Annotated[str, typer.Argument(help=doc(AppendParams, "target"))],
+    section: Annotated[str, typer.Option(help=doc(AppendParams, "section"))],
+    markdown: Annotated[str, typer.Option(help=doc(AppendParams, "markdown") + " - reads it from stdin.")],
     vault: VaultOpt = None, dry_run: DryRunOpt = False, expected_sha: ShaOpt = None, log: LogOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -178,9 +185,10 @@ def append(
 
 
 def set_fields(
-    target: Annotated[str, typer.Argument(help="A path, note name or alias.")],
-    set_: Annotated[str | None, typer.Option("--set", help="Keys to set, as a JSON object.")] = None,
-    unset: Annotated[str | None, typer.Option(help="Keys to remove, comma-separated.")] = None,
+    target: Annotated[str, typer.Argument(help=doc(SetFrontmatterParams, "target"))],
+    set_: Annotated[str | None, typer.Option("--set", help=doc(SetFrontmatterParams, "set") + " As a JSON object.")] \
+        = None,
+    unset: Annotated[str | None, typer.Option(help=doc(SetFrontmatterParams, "unset") + " Comma-separated.")] = None,
     vault: VaultOpt = None, dry_run: DryRunOpt = False, expected_sha: ShaOpt = None, log: LogOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -194,8 +202,8 @@ def set_fields(
         log=_log_event(log)), as_json, vault=vault)
 
 
-ConfirmOpt = Annotated[bool, typer.Option("--confirm", help="Apply the change previewed before.")]
-FingerprintOpt = Annotated[str | None, typer.Option("--fingerprint", help="The fingerprint the preview printed.")]
+ConfirmOpt = Annotated[bool, typer.Option("--confirm", help=doc(TwoStepParams, "confirm"))]
+FingerprintOpt = Annotated[str | None, typer.Option("--fingerprint", help=doc(TwoStepParams, "fingerprint"))]
 
 
 def _confirm_cmd(*words: str, vault: str | None = None) -> str:
@@ -203,9 +211,9 @@ def _confirm_cmd(*words: str, vault: str | None = None) -> str:
 
 
 def link(
-    source: Annotated[str, typer.Argument(metavar="FROM", help="The note that gets the link (path, name or alias).")],
-    target: Annotated[str, typer.Argument(metavar="TO", help="The note linked to.")],
-    relation: Annotated[Relation | None, typer.Option(help="How FROM relates to TO.")] = None,
+    source: Annotated[str, typer.Argument(metavar="FROM", help=doc(LinkParams, "source"))],
+    target: Annotated[str, typer.Argument(metavar="TO", help=doc(LinkParams, "target"))],
+    relation: Annotated[Relation | None, typer.Option(help=doc(LinkParams, "relation"))] = None,
     one_way: Annotated[bool, typer.Option("--one-way", help="Do not add the link back from TO.")] = False,
     vault: VaultOpt = None, dry_run: DryRunOpt = False, log: LogOpt = None, as_json: JsonOpt = False,
 ) -> None:
@@ -216,8 +224,8 @@ def link(
 
 
 def supersede(
-    old: Annotated[str, typer.Argument(metavar="OLD", help="The note that is superseded.")],
-    new_: Annotated[str, typer.Argument(metavar="NEW", help="The note that supersedes it.")],
+    old: Annotated[str, typer.Argument(metavar="OLD", help=doc(SupersedeParams, "old"))],
+    new_: Annotated[str, typer.Argument(metavar="NEW", help=doc(SupersedeParams, "new"))],
     vault: VaultOpt = None, dry_run: DryRunOpt = False, log: LogOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Mark OLD superseded by NEW (status, superseded_by) and link NEW back to OLD."""
@@ -226,9 +234,9 @@ def supersede(
 
 
 def move(
-    source: Annotated[str, typer.Argument(metavar="FROM", help="The note to move (path, name or alias).")],
+    source: Annotated[str, typer.Argument(metavar="FROM", help=doc(MoveParams, "target"))],
     to: Annotated[str, typer.Argument(
-        metavar="TO", help="Its new vault-relative path ('.md' is added); ending in '/', a folder to move it into.")],
+        metavar="TO", help=doc(MoveParams, "to"))],
     confirm: ConfirmOpt = False, fingerprint: FingerprintOpt = None,
     vault: VaultOpt = None, dry_run: DryRunOpt = False, log: LogOpt = None, as_json: JsonOpt = False,
 ) -> None:
@@ -239,9 +247,9 @@ def move(
 
 
 def delete(
-    target: Annotated[str, typer.Argument(metavar="TARGET", help="The note to delete (path, name or alias).")],
+    target: Annotated[str, typer.Argument(metavar="TARGET", help=doc(DeleteParams, "target"))],
     leave_broken_links: Annotated[bool, typer.Option(
-        "--leave-broken-links", help="Delete even though links to the note will break.")] = False,
+        "--leave-broken-links", help=doc(DeleteParams, "leave_broken_links"))] = False,
     confirm: ConfirmOpt = False, fingerprint: FingerprintOpt = None,
     vault: VaultOpt = None, dry_run: DryRunOpt = False, log: LogOpt = None, as_json: JsonOpt = False,
 ) -> None:
@@ -254,8 +262,8 @@ def delete(
 
 
 def merge(
-    keep: Annotated[str, typer.Argument(metavar="KEEP", help="The note that stays and receives the content.")],
-    absorb: Annotated[str, typer.Argument(metavar="ABSORB", help="The note folded in (kept, marked superseded).")],
+    keep: Annotated[str, typer.Argument(metavar="KEEP", help=doc(MergeParams, "keep"))],
+    absorb: Annotated[str, typer.Argument(metavar="ABSORB", help=doc(MergeParams, "absorb"))],
     confirm: ConfirmOpt = False, fingerprint: FingerprintOpt = None,
     vault: VaultOpt = None, dry_run: DryRunOpt = False, log: LogOpt = None, as_json: JsonOpt = False,
 ) -> None:
@@ -273,14 +281,14 @@ def merge(
 
 
 def undo(
-    op_id: Annotated[str, typer.Argument(metavar="OP_ID", help="From a receipt or 'vaultctl ops'.")],
+    op_id: Annotated[str, typer.Argument(metavar="OP_ID", help=doc(UndoParams, "op_id"))],
     vault: VaultOpt = None, dry_run: DryRunOpt = False, as_json: JsonOpt = False,
 ) -> None:
     """Reverse a committed operation (refused if its files changed since)."""
     run_write(writes.UNDO, lambda v: UndoParams(vault=v, op_id=op_id, dry_run=dry_run), as_json, vault=vault)
 
 
-def ops(vault: VaultOpt = None, limit: Annotated[int, typer.Option(min=1, max=200)] = 20,
+def ops(vault: VaultOpt = None, limit: Annotated[int, typer.Option(min=1, max=200, help=doc(OpListParams, "limit"))] = 20,
         as_json: JsonOpt = False) -> None:
     """Recent operations kept for undo, newest first."""
     import datetime as dt
@@ -293,8 +301,10 @@ def ops(vault: VaultOpt = None, limit: Annotated[int, typer.Option(min=1, max=20
 
 
 @log_app.command("tail")
-def log_tail(vault: VaultOpt = None, limit: Annotated[int, typer.Option(min=1, max=200)] = 50,
-             type_: Annotated[LogType | None, typer.Option("--type")] = None, as_json: JsonOpt = False) -> None:
+def log_tail(vault: VaultOpt = None,
+             limit: Annotated[int, typer.Option(min=1, max=200, help=doc(LogTailParams, "limit"))] = 50,
+             type_: Annotated[LogType | None, typer.Option("--type", help=doc(LogTailParams, "type"))] = None,
+             as_json: JsonOpt = False) -> None:
     """The last events of the vault's log."""
     with session() as c:
         result = call(writes.LOG_TAIL, LogTailParams(vault=pick_vault(c, vault), limit=limit, type=type_), client=c)
@@ -302,9 +312,10 @@ def log_tail(vault: VaultOpt = None, limit: Annotated[int, typer.Option(min=1, m
 
 
 @log_app.command("grep")
-def log_grep(pattern: Annotated[str, typer.Argument()], vault: VaultOpt = None,
-             limit: Annotated[int, typer.Option(min=1, max=200)] = 50,
-             type_: Annotated[LogType | None, typer.Option("--type")] = None, as_json: JsonOpt = False) -> None:
+def log_grep(pattern: Annotated[str, typer.Argument(help=doc(LogGrepParams, "pattern"))], vault: VaultOpt = None,
+             limit: Annotated[int, typer.Option(min=1, max=200, help=doc(LogGrepParams, "limit"))] = 50,
+             type_: Annotated[LogType | None, typer.Option("--type", help=doc(LogGrepParams, "type"))] = None,
+             as_json: JsonOpt = False) -> None:
     """Log events matching a pattern (no groups or backreferences)."""
     with session() as c:
         result = call(writes.LOG_GREP, LogGrepParams(vault=pick_vault(c, vault), pattern=pattern, limit=limit,
@@ -314,11 +325,11 @@ def log_grep(pattern: Annotated[str, typer.Argument()], vault: VaultOpt = None,
 
 @log_app.command("append")
 def log_append(
-    type_: Annotated[LogType, typer.Argument(metavar="TYPE")],
-    source: Annotated[str, typer.Argument()],
-    note: Annotated[str, typer.Argument()],
-    project: Annotated[str, typer.Option(help="A project id or -.")] = "-",
-    dest: Annotated[str | None, typer.Option()] = None,
+    type_: Annotated[LogType, typer.Argument(metavar="TYPE", help=doc(LogEvent, "type"))],
+    source: Annotated[str, typer.Argument(help=doc(LogEvent, "source"))],
+    note: Annotated[str, typer.Argument(help=doc(LogEvent, "note"))],
+    project: Annotated[str, typer.Option(help=doc(LogEvent, "project"))] = "-",
+    dest: Annotated[str | None, typer.Option(help=doc(LogEvent, "dest"))] = None,
     vault: VaultOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Append one event to the vault's log."""
