@@ -1,7 +1,7 @@
 """The daemon's state and life cycle: the registry, the vaults it owns, the listener, shutdown.
 
-There is one ``Daemon`` per process and per home. Handlers reach it through their
-``CallContext``; nothing else holds global state.
+There is one ``Daemon`` per process and per home. Handlers see it only as a
+:class:`~vaultd.api.host.Host`, through their ``CallContext``; nothing else holds global state.
 """
 
 from __future__ import annotations

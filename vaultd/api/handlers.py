@@ -11,18 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from protocol.methods.common import Channel, Params
 from protocol.table import METHODS, MethodSpec
-
-if TYPE_CHECKING:
-    from vaultd.daemon import Daemon
+from vaultd.api.host import Host
 
 
 @dataclass(slots=True)
 class CallContext:
-    daemon: Daemon
+    """Who is calling, and the daemon as a handler may see it."""
+
+    host: Host
     channel: Channel
     client: str
     opened: bool = False  #: set by the hello handler once the session is accepted

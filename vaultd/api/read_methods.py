@@ -57,7 +57,7 @@ MAX_SEARCH_FETCH = 1000  #: ranked hits fetched at most to fill a page past priv
 
 
 async def live_index(ctx: CallContext, vault: str | None, fresh: bool = False) -> LiveIndex:
-    runtime = ctx.daemon.vault(vault)
+    runtime = ctx.host.vault(vault)
     await runtime.wait_ready()
     assert runtime.live is not None
     if fresh:
@@ -68,7 +68,7 @@ async def live_index(ctx: CallContext, vault: str | None, fresh: bool = False) -
 async def live_view(ctx: CallContext, vault: str | None, fresh: bool = False) -> tuple[LiveIndex, Visibility]:
     """The vault's live index and what this caller may see of it."""
     live = await live_index(ctx, vault, fresh)
-    return live, Visibility.of(ctx.daemon.vault(vault).entry, ctx.channel)
+    return live, Visibility.of(ctx.host.vault(vault).entry, ctx.channel)
 
 
 def _scalar(record: NoteRecord, key: str) -> str | None:
@@ -85,7 +85,7 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
     if index.cache is None:
         return SearchResult(hits=[])
     folder = params.folder.strip("/") if params.folder else None
-    log_path = eventlog.log_name(ctx.daemon.vault(params.vault).entry)
+    log_path = eventlog.log_name(ctx.host.vault(params.vault).entry)
 
     def run(limit: int) -> list[Hit]:
         return index.cache.search(  # type: ignore[union-attr]
@@ -251,7 +251,7 @@ async def tags(ctx: CallContext, params: TagsParams) -> TagsResult:
 
 @handles(reads.STATS)
 async def stats(ctx: CallContext, params: VaultParams) -> StatsResult:
-    runtime = ctx.daemon.vault(params.vault)
+    runtime = ctx.host.vault(params.vault)
     live, view = await live_view(ctx, params.vault, params.fresh)
     index = live.index
     notes = {p: r for p, r in index.notes.items() if view.visible(p)}
@@ -295,7 +295,7 @@ async def stats(ctx: CallContext, params: VaultParams) -> StatsResult:
 async def issues(ctx: CallContext, params: IssuesParams) -> IssuesResult:
     live, view = await live_view(ctx, params.vault)
     index = live.index
-    log_path = eventlog.log_name(ctx.daemon.vault(params.vault).entry)
+    log_path = eventlog.log_name(ctx.host.vault(params.vault).entry)
     # vaultd's own log is left out: its lines are events, not the user's writing to lint
     found = [FileIssue(path=shown_path(s.path), code=s.code, message=s.reason) for s in index.skipped.values()
              if view.visible(s.path) and s.path != log_path]

@@ -42,12 +42,12 @@ def check_log_path(entry: VaultEntry) -> None:
 
 
 def _info(ctx: CallContext, entry: VaultEntry) -> VaultInfo:
-    return VaultInfo(entry=entry, health=ctx.daemon.vault(entry.id).health())
+    return VaultInfo(entry=entry, health=ctx.host.vault(entry.id).health())
 
 
 @handles(vaults.VAULT_ADD)
 async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
-    d = ctx.daemon
+    host = ctx.host
     path = canonical_folder(params.path)
     entry = VaultEntry(id=params.id, path=path, kind=params.kind, write=params.write, schema=params.schema,
                        pii=params.pii, deny_paths=params.deny_paths,
@@ -55,20 +55,20 @@ async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
     await anyio.to_thread.run_sync(check_log_path, entry)
 
     def change(config: Config) -> Config:
-        check_new_entry(config, entry, d.home)
+        check_new_entry(config, entry, host.home)
         return msgspec.structs.replace(config, vaults=[*config.vaults, entry])
 
-    await anyio.to_thread.run_sync(d.config.update, change)
-    await d.attach_and_index(entry)
+    await anyio.to_thread.run_sync(host.config.update, change)
+    await host.attach_and_index(entry)
     return _info(ctx, entry)
 
 
 @handles(vaults.VAULT_LIST)
 async def list_vaults(ctx: CallContext, params: Empty) -> VaultListResult:
-    config = await anyio.to_thread.run_sync(ctx.daemon.config.load)
+    config = await anyio.to_thread.run_sync(ctx.host.config.load)
     infos = []
     for entry in config.vaults:
-        runtime = ctx.daemon.vaults.get(entry.id)
+        runtime = ctx.host.vaults.get(entry.id)
         if runtime is not None:
             infos.append(VaultInfo(entry=entry, health=runtime.health()))
     return VaultListResult(vaults=infos)
@@ -81,8 +81,8 @@ def removal_fingerprint(entry: VaultEntry) -> str:
 
 @handles(vaults.VAULT_REMOVE)
 async def remove(ctx: CallContext, params: VaultRemoveParams) -> VaultRemoveResult:
-    d = ctx.daemon
-    config = await anyio.to_thread.run_sync(d.config.load)
+    host = ctx.host
+    config = await anyio.to_thread.run_sync(host.config.load)
     entry = next((e for e in config.vaults if e.id == params.id), None)
     if entry is None:
         raise NotFound(f"no vault {params.id!r} is registered; see 'vaultctl vault list'")
@@ -98,6 +98,6 @@ async def remove(ctx: CallContext, params: VaultRemoveParams) -> VaultRemoveResu
             raise StalePreview("the vault entry changed since the preview; preview again")
         return msgspec.structs.replace(current, vaults=[e for e in current.vaults if e.id != params.id])
 
-    await anyio.to_thread.run_sync(d.config.update, change)
-    d.detach(params.id)
+    await anyio.to_thread.run_sync(host.config.update, change)
+    host.detach(params.id)
     return VaultRemoveResult(applied=True, fingerprint=fingerprint, entry=entry)

@@ -95,7 +95,7 @@ async def undo(ctx: CallContext, params: UndoParams) -> WriteReceipt[NoDetail]:
 
 @handles(writes.OP_LIST)
 async def op_list(ctx: CallContext, params: OpListParams) -> OpListResult:
-    runtime = ctx.daemon.vault(params.vault)
+    runtime = ctx.host.vault(params.vault)
     await runtime.wait_ready()
     assert runtime.live is not None
     octx = OpContext(root=runtime.root, entry=runtime.entry, index=runtime.live.index, channel=ctx.channel,
@@ -110,7 +110,7 @@ async def log_append(ctx: CallContext, params: LogAppendParams) -> LogReceipt:
     from protocol.errors import Severity
     from vaultd.errors import ValidationFailed
 
-    runtime = ctx.daemon.vault(params.vault)
+    runtime = ctx.host.vault(params.vault)
     runtime.check_root()
     if (issue := write_channel_issue(runtime.entry.write, ctx.channel)) is not None:
         raise PolicyRefused(issue.message, issues=[issue])
@@ -127,7 +127,7 @@ async def log_append(ctx: CallContext, params: LogAppendParams) -> LogReceipt:
 
 @handles(writes.LOG_TAIL)
 async def log_tail(ctx: CallContext, params: LogTailParams) -> LogLines:
-    runtime = ctx.daemon.vault(params.vault)
+    runtime = ctx.host.vault(params.vault)
     runtime.check_root()
     lines, warnings = await anyio.to_thread.run_sync(eventlog.tail, runtime.root, params.limit, params.type,
                                                      eventlog.log_name(runtime.entry))
@@ -136,7 +136,7 @@ async def log_tail(ctx: CallContext, params: LogTailParams) -> LogLines:
 
 @handles(writes.LOG_GREP)
 async def log_grep(ctx: CallContext, params: LogGrepParams) -> LogLines:
-    runtime = ctx.daemon.vault(params.vault)
+    runtime = ctx.host.vault(params.vault)
     runtime.check_root()
     lines, warnings = await anyio.to_thread.run_sync(eventlog.grep, runtime.root, params.pattern, params.limit,
                                                      params.type, eventlog.log_name(runtime.entry))

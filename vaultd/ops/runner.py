@@ -106,7 +106,7 @@ def screen_log_line(ctx: OpContext, line: str) -> None:
 
 async def run_operation(call: CallContext, params: P, planner: Callable[[OpContext, P], Plan],
                         detail: Callable[[OpContext, Plan], D], *, undoes: str | None = None) -> WriteReceipt[D]:
-    runtime: VaultRuntime = call.daemon.vault(params.vault)
+    runtime: VaultRuntime = call.host.vault(params.vault)
     await runtime.wait_ready()
     async with runtime.writer:
         live = runtime.owned_live()

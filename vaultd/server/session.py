@@ -136,7 +136,7 @@ class Session:
         return None if request.is_notification else response
 
     async def _hello(self, request: Request) -> Reply:
-        provisional = CallContext(daemon=self.daemon, channel=Channel.CLI, client="?")
+        provisional = CallContext(host=self.daemon, channel=Channel.CLI, client="?")
         response = await dispatch(request, provisional)
         if provisional.opened:  # the hello handler accepted the client and filled in who it is
             self.ctx = provisional
