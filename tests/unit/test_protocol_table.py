@@ -53,7 +53,7 @@ def test_vault_codes_stay_out_of_the_range_mcp_reserves() -> None:
     codes = [c.rpc_code for c in ErrorCode]
     assert len(set(codes)) == len(codes)
     assert not [c for c in codes if -32099 <= c <= -32000]
-    assert ErrorCode.CONFLICT.exit_status == ExitStatus.CONFLICT == 75
+    assert ErrorCode.CONFLICT.exit_status == ExitStatus.CONFLICT and int(ExitStatus.CONFLICT) == 75
     assert ErrorCode.UNAVAILABLE.exit_status == 69
     assert ErrorCode.INTERNAL.exit_status == 70
 

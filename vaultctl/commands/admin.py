@@ -15,8 +15,17 @@ from protocol.errors import ExitStatus
 from protocol.location import resolve_home, resolve_socket
 from protocol.methods import service, vaults
 from protocol.methods.common import Empty
-from protocol.methods.service import DoctorParams
-from protocol.methods.vaults import Kind, SchemaProfile, VaultAddParams, VaultRemoveParams, WritePolicy
+from protocol.methods.service import DaemonStatus, DoctorParams
+from protocol.methods.vaults import (
+    Kind,
+    SchemaProfile,
+    VaultAddParams,
+    VaultInfo,
+    VaultListResult,
+    VaultRemoveParams,
+    VaultRemoveResult,
+    WritePolicy,
+)
 from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.client import BadSetting, DaemonUnavailable, UnsafeSocket, connect
@@ -26,12 +35,12 @@ daemon_app = typer.Typer(help="Start, stop and inspect the daemon.", no_args_is_
 vault_app = typer.Typer(help="Register, list and unregister vaults.", no_args_is_help=True)
 
 
-def _status_text(s: object) -> str:
+def _status_text(s: DaemonStatus) -> str:
     head = render.fields("vaultd", [
-        ("pid", s.pid), ("version", s.version), ("uptime", f"{s.uptime_s:.1f} s"),  # type: ignore[attr-defined]
-        ("socket", s.socket), ("home", s.home),  # type: ignore[attr-defined]
+        ("pid", s.pid), ("version", s.version), ("uptime", f"{s.uptime_s:.1f} s"),
+        ("socket", s.socket), ("home", s.home),
     ])
-    vaults = s.vaults  # type: ignore[attr-defined]
+    vaults = s.vaults
     if not vaults:
         return head + "\n\nno vaults registered; add one with 'vaultctl vault add ID PATH'"
     rows = [(v.id, v.state, v.notes, v.path, v.message or "") for v in vaults]
@@ -97,8 +106,8 @@ def daemon_logs(lines: Annotated[int, typer.Option("--lines", "-n", min=1, max=1
     render.say("\n".join(tail))
 
 
-def _vault_text(info: object) -> str:
-    e, h = info.entry, info.health  # type: ignore[attr-defined]
+def _vault_text(info: VaultInfo) -> str:
+    e, h = info.entry, info.health
     return render.fields(f"vault {e.id}", [
         ("path", e.path), ("kind", e.kind), ("write", e.write), ("schema", e.schema),
         ("pii", e.pii if isinstance(e.pii, (str, type(None))) else "policy"), ("deny paths", e.deny_paths),
@@ -128,9 +137,9 @@ def vault_add(
 @vault_app.command("list")
 def vault_list(as_json: JsonOpt = False) -> None:
     """List the registered vaults with their policies and health."""
-    def text(r: object) -> str:
+    def text(r: VaultListResult) -> str:
         rows = [(v.entry.id, v.entry.kind, v.entry.write, v.entry.schema, v.health.state, v.health.notes,
-                 v.entry.path) for v in r.vaults]  # type: ignore[attr-defined]
+                 v.entry.path) for v in r.vaults]
         return render.table(["id", "kind", "write", "schema", "state", "notes", "path"], rows) if rows \
             else "no vaults registered"
     emit(call(vaults.VAULT_LIST, Empty()), as_json, text)
@@ -146,11 +155,11 @@ def vault_remove(
     """Unregister a vault: a preview first, then --confirm --fingerprint F. Never deletes files."""
     result = call(vaults.VAULT_REMOVE, VaultRemoveParams(id=vault_id, confirm=confirm, fingerprint=fingerprint))
 
-    def text(r: object) -> str:
-        if r.applied:  # type: ignore[attr-defined]
-            return f"removed vault {vault_id}; its files at {r.entry.path} are untouched"  # type: ignore[attr-defined]
-        cmd = f"vaultctl vault remove {shlex.quote(vault_id)} --confirm --fingerprint {r.fingerprint}"  # type: ignore[attr-defined]
-        return (f"would remove vault {vault_id} at {r.entry.path} (files are never deleted)\n"  # type: ignore[attr-defined]
+    def text(r: VaultRemoveResult) -> str:
+        if r.applied:
+            return f"removed vault {vault_id}; its files at {r.entry.path} are untouched"
+        cmd = f"vaultctl vault remove {shlex.quote(vault_id)} --confirm --fingerprint {r.fingerprint}"
+        return (f"would remove vault {vault_id} at {r.entry.path} (files are never deleted)\n"
                 f"to confirm, run:\n  {cmd}")
     emit(result, as_json, text)
 

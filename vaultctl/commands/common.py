@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, NoReturn, TypeVar
 
 import typer
 
@@ -68,7 +68,7 @@ def call(spec: MethodSpec[P, R], params: P, client: Client | None = None) -> R:
             c.close()
 
 
-def emit(result: Any, as_json: bool, text: Callable[[Any], str]) -> None:
+def emit(result: R, as_json: bool, text: Callable[[R], str]) -> None:
     if as_json:
         print(render.json_line(result))
     else:

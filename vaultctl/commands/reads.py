@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -11,10 +11,16 @@ from protocol.limits import DEFAULT_READ_PAGE_BYTES
 from protocol.methods import reads
 from protocol.methods.reads import (
     IssuesParams,
+    IssuesResult,
     LinksParams,
+    LinksResult,
     ListParams,
+    ListResult,
     ReadParams,
+    ReadResult,
     SearchParams,
+    SearchResult,
+    StatsResult,
     TagsParams,
     VaultParams,
 )
@@ -42,7 +48,7 @@ def search(
                               folder=folder, limit=limit, fresh=fresh)
         result = call(reads.SEARCH, params, client=c)
 
-    def text(r: Any) -> str:
+    def text(r: SearchResult) -> str:
         if not r.hits:
             return f"no notes match {query!r}"
         return render.table(["score", "path", "title", "snippet"],
@@ -67,7 +73,7 @@ def show(
                             fresh=fresh)
         result = call(reads.READ, params, client=c)
 
-    def text(r: Any) -> str:
+    def text(r: ReadResult) -> str:
         out: str = r.body
         if r.truncated:
             more = [f"vaultctl show {shlex.quote(r.path)} --offset {r.next_offset}"]
@@ -92,7 +98,7 @@ def links(
         result = call(reads.LINKS, LinksParams(target=target, vault=pick_vault(c, vault), limit=limit, fresh=fresh),
                       client=c)
 
-    def text(r: Any) -> str:
+    def text(r: LinksResult) -> str:
         out_rows = [(o.line, o.kind, o.target + (f"#{o.anchor}" if o.anchor else ""), o.status,
                      o.resolved or (", ".join(o.candidates) if o.candidates else (
                          f"did you mean {o.suggestion}?" if o.suggestion else o.reason or "")))
@@ -122,7 +128,7 @@ def list_notes(
         result = call(reads.LIST, ListParams(vault=chosen, folder=folder, limit=limit, cursor=cursor, fresh=fresh),
                       client=c)
 
-    def text(r: Any) -> str:
+    def text(r: ListResult) -> str:
         body = render.table(["path", "title", "type", "tags"], [(n.path, n.title, n.type, n.tags) for n in r.notes])
         tail = f"\n\n{len(r.notes)} of {r.total} notes"
         if r.next_cursor:
@@ -148,7 +154,7 @@ def stats(vault: VaultOpt = None, fresh: FreshOpt = False, as_json: JsonOpt = Fa
     with session() as c:
         result = call(reads.STATS, VaultParams(vault=pick_vault(c, vault), fresh=fresh), client=c)
 
-    def text(r: Any) -> str:
+    def text(r: StatsResult) -> str:
         head = render.fields(f"vault {r.vault}", [
             ("notes", r.notes), ("attachments", r.attachments), ("bytes", r.bytes), ("words", r.words),
             ("links", r.links), ("dead links", r.dead_links), ("ambiguous links", r.ambiguous_links),
@@ -170,7 +176,7 @@ def issues(
     with session() as c:
         result = call(reads.ISSUES, IssuesParams(vault=pick_vault(c, vault), limit=limit, cursor=cursor), client=c)
 
-    def text(r: Any) -> str:
+    def text(r: IssuesResult) -> str:
         if not r.issues:
             return "no issues"
         body = render.table(["path", "line", "code", "issue"], [(i.path, i.line, i.code, i.message) for i in r.issues])
