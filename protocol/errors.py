@@ -86,7 +86,7 @@ class Severity(enum.StrEnum):
 class Issue(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One finding: a validation rule, a note problem, a bad param. Never carries a secret value."""
 
-    code: str  #: a stable rule code such as ``V03`` or ``N01``, or a field code
+    code: str  #: a stable rule code, one of :class:`~protocol.issue_codes.IssueCode` (``V03``, ``N01``, ``PARAM``)
     message: str
     severity: Severity = Severity.ERROR
     path: str | None = None  #: vault-relative note path, or a JSON path like ``$.params.limit``

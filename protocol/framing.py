@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-MAX_FRAME_BYTES = 1 << 20  #: 1 MiB, the default bound on one message
+from protocol.limits import MAX_FRAME_BYTES as MAX_FRAME_BYTES  # declared with the other bounds
 
 
 @dataclass(frozen=True, slots=True)

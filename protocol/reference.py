@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from protocol.errors import ErrorCode
+from protocol.issue_codes import IssueCode
+from protocol.methods.receipts import OUTCOMES, NoDetail, detail_of
 from protocol.schema import method_schema
 from protocol.table import METHODS
 
@@ -24,6 +28,10 @@ def _type_of(prop: dict[str, Any], defs: dict[str, Any]) -> str:
     if t == "array":
         return f"list of {_type_of(prop.get('items', {}), defs)}"
     return str(t)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
 
 
 def _bounds(prop: dict[str, Any]) -> str:
@@ -56,15 +64,42 @@ def render() -> str:
            "JSON-RPC 2.0, one message per line, over the daemon's Unix socket. Call `hello` first.", "",
            "## Errors", "", "| name | JSON-RPC code | vaultctl exit |", "|---|---|---|"]
     out += [f"| `{c}` | {c.rpc_code} | {int(c.exit_status)} |" for c in ErrorCode]
-    out += ["", "## Methods", ""]
+    out += ["", "## Issue codes", "",
+            "An error's `issues` (and a receipt's `warnings`) name the rules by these codes: `S` a file the "
+            "index skipped, `N` a note's frontmatter, `P` a vault policy, `V` a write's validation.", "",
+            "| code | meaning | what to do |", "|---|---|---|"]
+    out += [f"| `{c}` | {_cell(c.meaning)} | {_cell(c.action)} |" for c in IssueCode]
+    out += ["", *_receipts(), "## Methods", ""]
     for spec in METHODS.values():
         s = method_schema(spec)
         flags = [k for k, v in s["flags"].items() if v]
         out += [f"### `{spec.name}`", "", spec.summary, "",
                 f"Flags: {', '.join(flags) or 'none'}. MCP tool: {'`' + spec.tool_name + '`' if spec.mcp else 'no'}.",
-                "", "Params:", "", *_fields(s["params"], s["$defs"]), "", "Result:", "",
-                *_fields(s["result"], s["$defs"]), ""]
+                "", "Params:", "", *_fields(s["params"], s["$defs"]), "", *_result(spec.result, s), ""]
     return "\n".join(out)
+
+
+def _result(result: Any, schema: dict[str, Any]) -> list[str]:
+    detail = detail_of(result)
+    if detail is None:
+        return ["Result:", "", *_fields(schema["result"], schema["$defs"])]
+    (detail_schema,), defs = msgspec.json.schema_components([detail])
+    return [f"Result: a [write receipt](#write-receipts) whose `detail` is `{detail.__name__}`:", "",
+            *_fields(detail_schema, defs)]
+
+
+def _receipts() -> list[str]:
+    """The receipt variants, once: every write method answers one of them."""
+    out = ["## Write receipts", "",
+           "Every note-changing method answers a receipt: a JSON object whose `outcome` names one of the "
+           "variants below. Every variant carries every key; `applied`, `dry_run` and `preview` are fixed by "
+           "the outcome. `detail` is the method's own Struct, given with each method.", ""]
+    for variant in OUTCOMES:
+        (schema,), defs = msgspec.json.schema_components([variant[NoDetail]])
+        name = defs[schema["$ref"].rsplit("/", 1)[-1]]
+        tag = name["properties"]["outcome"]["enum"][0]
+        out += [f"### outcome `{tag}`", "", name.get("description", ""), "", *_fields(schema, defs), ""]
+    return out
 
 
 if __name__ == "__main__":

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import types
+import typing
 from typing import Any
 
 import msgspec
@@ -9,7 +12,7 @@ import msgspec
 from protocol.table import METHODS, MethodSpec
 
 
-def method_schema(spec: MethodSpec) -> dict[str, Any]:
+def method_schema(spec: MethodSpec[Any, Any]) -> dict[str, Any]:
     (params, result), components = msgspec.json.schema_components([spec.params, spec.result])
     return {
         "method": spec.name,
@@ -34,3 +37,38 @@ def all_schemas() -> list[dict[str, Any]]:
 def inline_schema(tp: type) -> dict[str, Any]:
     """A self-contained schema (``$defs`` inside), as MCP tool schemas must be."""
     return msgspec.json.schema(tp)
+
+
+@functools.cache
+def _hints(params: type) -> dict[str, Any]:
+    return typing.get_type_hints(params, include_extras=True)
+
+
+def _metas(tp: Any) -> list[msgspec.Meta]:
+    """The Meta of a field's type, the outermost last; then those of its union's members."""
+    if typing.get_origin(tp) is typing.Annotated:
+        own = [m for m in tp.__metadata__ if isinstance(m, msgspec.Meta)]
+        return own[::-1] + _metas(typing.get_args(tp)[0])
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        return [m for arg in typing.get_args(tp) for m in _metas(arg)]
+    return []
+
+
+def field_help(params: type, name: str) -> str:
+    """A params field's description with its numeric bounds, as the CLI's help for its option.
+
+    It is the description the field's JSON Schema carries, so a person reading ``--help`` and a
+    model reading a tool's ``inputSchema`` read one account of each argument. Read from the type
+    hints rather than a generated schema, since every ``vaultctl`` start builds every command's help.
+
+    Raises:
+        KeyError: ``params`` has no field ``name``.
+        StopIteration: the field has no description.
+    """
+    metas = _metas(_hints(params)[name])
+    text = next(m.description for m in metas if m.description)
+    low = next((m.ge for m in metas if m.ge is not None), None)
+    high = next((m.le for m in metas if m.le is not None), None)
+    if low is not None and high is not None:
+        text = f"{text.rstrip('.')} ({low}..{high})."
+    return text

@@ -30,12 +30,14 @@ from protocol.errors import ErrorCode, ErrorData
 from protocol.framing import MAX_FRAME_BYTES, LineBuffer, OversizedFrame
 from protocol.location import resolve_home, resolve_socket
 from protocol.methods.common import PROTOCOL_VERSION, Channel, Params
-from protocol.methods.daemon import HelloParams, HelloResult
+from protocol.methods.service import HELLO, HelloParams, HelloResult
+from protocol.methods.spec import MethodSpec
 from protocol.table import METHODS
 from protocol.version import VERSION
 from vaultctl import peer
 
-T = TypeVar("T")
+P = TypeVar("P", bound=Params)
+R = TypeVar("R")
 
 AUTOSTART_WAIT_S = 5.0
 CLIENT_VERSION = VERSION
@@ -103,7 +105,7 @@ class Client:
         self._buffer = LineBuffer(MAX_FRAME_BYTES * 64)  # results may exceed the request bound
         self._ids = itertools.count(1)
         self._pending: list[bytes] = []
-        self.hello: HelloResult = self.call("hello", HelloParams(
+        self.hello: HelloResult = self.call(HELLO, HelloParams(
             client=client_name, version=CLIENT_VERSION, channel=channel, protocol=PROTOCOL_VERSION))
 
     def close(self) -> None:
@@ -115,11 +117,14 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def call(self, method: str, params: Params | dict[str, Any] | None = None) -> Any:
-        """Call ``method`` and return its result decoded into the table's result Struct."""
-        spec = METHODS[method]
-        raw = self.call_raw(method, params)
-        return msgspec.json.decode(raw, type=spec.result)
+    def call(self, spec: MethodSpec[P, R], params: P) -> R:
+        """Call ``spec``'s method and return its result decoded into the spec's result type.
+
+        Raises:
+            CallError, ReplyTimeout, DaemonUnavailable: as :meth:`call_raw`.
+        """
+        result: R = msgspec.json.decode(self.call_raw(spec.name, params), type=spec.result)
+        return result
 
     def call_raw(self, method: str, params: Params | dict[str, Any] | None = None) -> bytes:
         """Send one request and wait for its reply.

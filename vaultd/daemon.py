@@ -1,7 +1,7 @@
 """The daemon's state and life cycle: the registry, the vaults it owns, the listener, shutdown.
 
-There is one ``Daemon`` per process and per home. Handlers reach it through their
-``CallContext``; nothing else holds global state.
+There is one ``Daemon`` per process and per home. Handlers see it only as a
+:class:`~vaultd.api.host.Host`, through their ``CallContext``; nothing else holds global state.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import structlog
 from protocol.framing import MAX_FRAME_BYTES
 from vaultd import __version__
 from vaultd.api import load_handlers
-from vaultd.api.registry import check_complete
+from vaultd.api.handlers import check_complete
 from vaultd.errors import NotFound, VaultError
 from vaultd.registry.config import ConfigStore, DaemonLimits
 from vaultd.server.accept import accept_forever, refuse_over_cap

@@ -8,19 +8,32 @@ two-step operations answer a preview with a ``fingerprint`` that the ``confirm``
 from __future__ import annotations
 
 import enum
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 
-from protocol.errors import Issue
+from protocol.limits import MAX_NOTE_BYTES, describe
 from protocol.methods.common import Fingerprint, OptionalVault, Params, Result
 from protocol.methods.reads import Target
+from protocol.methods.receipts import (
+    DeleteDetail,
+    LogReceipt,
+    MergeDetail,
+    MoveDetail,
+    NoDetail,
+    WriteReceipt,
+    receipt_type,
+)
+from protocol.methods.spec import Effect, MethodSpec, P, Trait, spec
+
+D = TypeVar("D")
 
 Sha = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$", description="A sha256 from a read or receipt.")]
 NotePath = Annotated[str, msgspec.Meta(
     min_length=1, max_length=1024,
     description="A vault-relative path; '.md' is added when missing; folders are created.")]
-Markdown = Annotated[str, msgspec.Meta(max_length=2 * 1024 * 1024)]
+Markdown = Annotated[str, msgspec.Meta(
+    max_length=MAX_NOTE_BYTES, description=f"Markdown; the note may be at most {describe(MAX_NOTE_BYTES)} as UTF-8.")]
 PatchText = Annotated[str, msgspec.Meta(min_length=1, max_length=65536)]
 OpId = Annotated[str, msgspec.Meta(
     pattern=r"^[0-9]{8}T[0-9]{6}(\.[0-9]{6})?-[0-9a-f]{8}$",
@@ -46,11 +59,12 @@ class LogType(enum.StrEnum):
 class LogEvent(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """One log line's fields: ``YYYY-MM-DD HH:MM  TYPE  project  source → dest  —  note``."""
 
-    type: LogType
-    project: Annotated[str, msgspec.Meta(pattern=r"^(-|[a-z0-9][a-z0-9-]{0,63})$")] = "-"
-    source: LogField
-    note: LogField
-    dest: LogField | None = None
+    type: Annotated[LogType, msgspec.Meta(description="The kind of event.")]
+    project: Annotated[str, msgspec.Meta(
+        pattern=r"^(-|[a-z0-9][a-z0-9-]{0,63})$", description="A project id, or - for none.")] = "-"
+    source: Annotated[LogField, msgspec.Meta(description="Where the event came from (a note, a tool, a URL).")]
+    note: Annotated[LogField, msgspec.Meta(description="What happened, in a few words.")]
+    dest: Annotated[LogField, msgspec.Meta(description="Where it went, if anywhere.")] | None = None
 
 
 class WriteParams(Params, kw_only=True):
@@ -71,21 +85,29 @@ class TwoStepParams(WriteParams, kw_only=True):
 
 class CreateParams(WriteParams, kw_only=True):
     path: NotePath
-    title: Annotated[str, msgspec.Meta(min_length=1, max_length=512)] | None = None
-    frontmatter: dict[str, Any] = {}
-    body: Markdown | None = None
+    title: Annotated[str, msgspec.Meta(
+        min_length=1, max_length=512, description="The title: in the frontmatter, and the H1 of the skeleton.")] \
+        | None = None
+    frontmatter: Annotated[dict[str, Any], msgspec.Meta(description="Frontmatter keys and values to start with.")] = {}
+    body: Annotated[Markdown | None, msgspec.Meta(
+        description=f"The body; omitted, a skeleton with the title. At most {describe(MAX_NOTE_BYTES)} as UTF-8.")] \
+        = None
 
 
 class Edit(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    old: PatchText
-    new: Annotated[str, msgspec.Meta(max_length=65536)]
+    old: Annotated[PatchText, msgspec.Meta(description="Text that occurs exactly once in the note.")]
+    new: Annotated[str, msgspec.Meta(max_length=65536, description="Its replacement.")]
 
 
 class PatchParams(EditParams, kw_only=True):
     target: Target
-    old: PatchText | None = None
-    new: Annotated[str, msgspec.Meta(max_length=65536)] | None = None
-    edits: Annotated[list[Edit], msgspec.Meta(min_length=1, max_length=32)] | None = None
+    old: Annotated[PatchText | None, msgspec.Meta(
+        description="Text that occurs exactly once in the note; give it with new, or give edits.")] = None
+    new: Annotated[str, msgspec.Meta(max_length=65536, description="The replacement of old.")] | None = None
+    edits: Annotated[list[Edit], msgspec.Meta(
+        min_length=1, max_length=32,
+        description="Several replacements, each old text occurring once and none overlapping; all apply or none.")] \
+        | None = None
     rewrite_anchors: Annotated[bool, msgspec.Meta(
         description="When the edit renames one heading, repoint the wiki-links to it (in every note) to the new "
                     "heading in the same operation.")] = False
@@ -93,8 +115,10 @@ class PatchParams(EditParams, kw_only=True):
 
 class AppendParams(EditParams, kw_only=True):
     target: Target
-    section: Annotated[str, msgspec.Meta(min_length=1, max_length=200, description="An H2 heading.")]
-    markdown: Annotated[str, msgspec.Meta(min_length=1, max_length=256 * 1024)]
+    section: Annotated[str, msgspec.Meta(
+        min_length=1, max_length=200, description="The H2 heading to append under (created when absent).")]
+    markdown: Annotated[str, msgspec.Meta(
+        min_length=1, max_length=256 * 1024, description="The Markdown to append at the end of the section.")]
 
 
 FrontmatterKey = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
@@ -102,8 +126,8 @@ FrontmatterKey = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
 
 class SetFrontmatterParams(EditParams, kw_only=True):
     target: Target
-    set: dict[FrontmatterKey, Any] = {}
-    unset: Annotated[list[FrontmatterKey], msgspec.Meta(max_length=64)] = []
+    set: Annotated[dict[FrontmatterKey, Any], msgspec.Meta(description="Keys to set, with their values.")] = {}
+    unset: Annotated[list[FrontmatterKey], msgspec.Meta(max_length=64, description="Keys to remove.")] = []
 
 
 class Relation(enum.StrEnum):
@@ -115,73 +139,42 @@ class Relation(enum.StrEnum):
 
 
 class LinkParams(WriteParams, kw_only=True):
-    source: Target
-    target: Target
-    relation: Relation | None = None
-    bidirectional: bool = True
+    source: Annotated[Target, msgspec.Meta(description="The note that gets the link (a path, name or alias).")]
+    target: Annotated[Target, msgspec.Meta(description="The note linked to (a path, name or alias).")]
+    relation: Annotated[Relation | None, msgspec.Meta(description="How the source relates to the target.")] = None
+    bidirectional: Annotated[bool, msgspec.Meta(description="Also link the target back to the source.")] = True
 
 
 class SupersedeParams(WriteParams, kw_only=True):
-    old: Target
-    new: Target
+    old: Annotated[Target, msgspec.Meta(description="The note that is superseded (a path, name or alias).")]
+    new: Annotated[Target, msgspec.Meta(description="The note that supersedes it.")]
 
 
 class MoveParams(TwoStepParams, kw_only=True):
-    target: Target
-    to: NotePath
+    target: Annotated[Target, msgspec.Meta(description="The note to move (a path, name or alias).")]
+    to: Annotated[NotePath, msgspec.Meta(
+        description="Its new vault-relative path ('.md' is added); ending in '/', a folder to move it into.")]
 
 
 class DeleteParams(TwoStepParams, kw_only=True):
-    target: Target
+    target: Annotated[Target, msgspec.Meta(description="The note to delete (a path, name or alias).")]
     leave_broken_links: Annotated[bool, msgspec.Meta(
         description="Delete even though links to the note will break.")] = False
 
 
 class MergeParams(TwoStepParams, kw_only=True):
-    keep: Target
-    absorb: Target
+    keep: Annotated[Target, msgspec.Meta(description="The note that stays and receives the content.")]
+    absorb: Annotated[Target, msgspec.Meta(description="The note folded in (kept, marked superseded).")]
 
 
 class UndoParams(WriteParams, kw_only=True):
     op_id: OpId
 
 
-class ChangeReceipt(msgspec.Struct, kw_only=True):
-    path: str
-    action: str  #: create, modify or delete
-    before_sha: str | None
-    after_sha: str | None
-    bytes: int  #: size after (0 for a delete)
-
-
-class LogReceipt(Result):
-    appended: bool
-    line: str | None = None
-    error: str | None = None
-
-
-MAX_RECEIPT_WARNINGS = 100  #: warnings a receipt lists; the rest are counted in ``warnings_omitted``
-
-
-class WriteReceipt(Result):
-    """What an operation did (``applied``), or would do (a dry run or a preview)."""
-
-    op: str
-    op_id: str | None  #: set when applied; pass to op.undo
-    applied: bool
-    dry_run: bool = False
-    preview: bool = False
-    fingerprint: str | None = None  #: for a preview: pass with confirm to apply
-    changes: list[ChangeReceipt] = []
-    warnings: list[Issue] = []  #: at most MAX_RECEIPT_WARNINGS, in the order found
-    warnings_omitted: int = 0  #: warnings found beyond the listed ones
-    log: LogReceipt | None = None
-    detail: dict[str, Any] = {}  #: operation-specific facts (backlinks a delete breaks, a merge's plan)
-
-
 class OpListParams(Params, kw_only=True):
     vault: OptionalVault = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=200)] = 20
+    limit: Annotated[int, msgspec.Meta(ge=1, le=200, description="At most this many operations, newest first.")] \
+        = 20
 
 
 class OpSummary(msgspec.Struct, kw_only=True):
@@ -200,13 +193,13 @@ class OpListResult(Result):
 
 class LogAppendParams(Params, kw_only=True):
     vault: OptionalVault = None
-    event: LogEvent
+    event: Annotated[LogEvent, msgspec.Meta(description="The event's fields; the daemon adds the time.")]
 
 
 class LogTailParams(Params, kw_only=True):
     vault: OptionalVault = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=200)] = 50
-    type: LogType | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=200, description="At most this many events, the newest.")] = 50
+    type: Annotated[LogType | None, msgspec.Meta(description="Only events of this type.")] = None
 
 
 class LogGrepParams(LogTailParams, kw_only=True):
@@ -217,3 +210,68 @@ class LogGrepParams(LogTailParams, kw_only=True):
 class LogLines(Result):
     lines: list[str]
     warnings: list[str] = []
+
+
+def _write(name: str, params: type[P], detail: type[D], summary: str, effect: Effect = Effect.WRITE,
+           traits: Trait = Trait.MCP) -> MethodSpec[P, WriteReceipt[D]]:
+    """A note-changing method: it answers with a ``WriteReceipt[detail]`` and is an MCP tool."""
+    return MethodSpec(name, params, receipt_type(detail), summary, effect, traits)
+
+
+_TWO_STEP = Trait.MCP | Trait.TWO_STEP
+CREATE = _write(
+    "note.create", CreateParams, NoDetail,
+    "Create a note at a new path (title, frontmatter, body or a skeleton); refuses existing names.",
+)
+PATCH = _write(
+    "note.patch", PatchParams, NoDetail,
+    "Replace text that occurs exactly once (or up to 32 non-overlapping edits, all or nothing).",
+)
+APPEND = _write("note.append", AppendParams, NoDetail, "Append Markdown to an H2 section, creating the section when absent.")
+SET_FRONTMATTER = _write(
+    "note.set_frontmatter", SetFrontmatterParams, NoDetail,
+    "Set or unset frontmatter keys; every other key keeps its exact bytes.", Effect.IDEMPOTENT_WRITE,
+)
+LINK = _write(
+    "note.link", LinkParams, NoDetail,
+    "Link two notes under '## Relevant Notes' (a relation optional), both ways unless bidirectional is false.",
+)
+SUPERSEDE = _write(
+    "note.supersede", SupersedeParams, NoDetail,
+    "Mark an old note superseded by a new one (status, superseded_by) and link the new one back.",
+)
+MOVE = _write(
+    "note.move", MoveParams, MoveDetail,
+    "Rename or move a note and rewrite every link to it (two-step: preview, then confirm with the fingerprint).",
+    Effect.DESTRUCTIVE, _TWO_STEP,
+)
+DELETE = _write(
+    "note.delete", DeleteParams, DeleteDetail,
+    "Move a note to .trash (undoable); refuses to break links unless told to (two-step: preview, then confirm).",
+    Effect.DESTRUCTIVE, _TWO_STEP,
+)
+MERGE = _write(
+    "note.merge", MergeParams, MergeDetail,
+    "Fold one note into another, repoint its links, mark it superseded (two-step: preview, then confirm).",
+    Effect.DESTRUCTIVE, _TWO_STEP,
+)
+UNDO = _write(
+    "op.undo", UndoParams, NoDetail,
+    "Reverse a committed operation while the files it wrote are unchanged since.", Effect.DESTRUCTIVE,
+)
+OP_LIST = spec(
+    "op.list", OpListParams, OpListResult, "Recent operations kept for undo, newest first.", Effect.READ, Trait.MCP,
+)
+LOG_APPEND = spec(
+    "log.append", LogAppendParams, LogReceipt, "Append one event line to the vault's log.", Effect.WRITE, Trait.MCP,
+)
+LOG_TAIL = spec(
+    "log.tail", LogTailParams, LogLines,
+    "The last events of the vault's log, optionally of one type.", Effect.READ, Trait.MCP,
+)
+LOG_GREP = spec(
+    "log.grep", LogGrepParams, LogLines,
+    "Log events matching a pattern (a safe regular-expression subset).", Effect.READ, Trait.MCP,
+)
+SPECS = (CREATE, PATCH, APPEND, SET_FRONTMATTER, LINK, SUPERSEDE, MOVE, DELETE, MERGE, UNDO,
+         OP_LIST, LOG_APPEND, LOG_TAIL, LOG_GREP)

@@ -60,10 +60,10 @@ def test_link_both_ways_once_with_relation(vault: Path, raw: RawClient) -> None:
     assert zettel.endswith("## Relevant Notes\n\n- [[Topical]]\n") and "\nupdated: " not in zettel[:10]
     assert "CONNECT" in r["log"]["line"]
     again = raw.call("note.link", {"source": "Topical", "target": "Zettelkasten", "relation": "supports"})
-    assert not again["applied"] and again["detail"]["no_change"]
+    assert not again["applied"] and again["outcome"] == "unchanged"
     # an existing link in any form counts: Ada already links [[Alpha Plan]], Alpha Plan links [[Ada Lovelace]]
     before = snapshot(vault)
-    assert raw.call("note.link", {"source": "Ada Lovelace", "target": "Alpha Plan"})["detail"]["no_change"]
+    assert raw.call("note.link", {"source": "Ada Lovelace", "target": "Alpha Plan"})["outcome"] == "unchanged"
     assert snapshot(vault) == before
     one_way = raw.call("note.link", {"source": "Zettelkasten", "target": "projects/beta/Meeting Notes.md",
                                      "bidirectional": False})
@@ -91,7 +91,7 @@ def test_supersede_marks_old_and_links_back(vault: Path, raw: RawClient) -> None
     assert old.replace("status: superseded", "status: active").replace('superseded_by: "[[New Finding]]"\n', "") \
         == old_before
     assert "## Relevant Notes\n\n- [[Old Finding]] — supersedes\n" in (vault / "s" / "New Finding.md").read_text()
-    assert raw.call("note.supersede", {"old": "Old Finding", "new": "New Finding"})["detail"]["no_change"]
+    assert raw.call("note.supersede", {"old": "Old Finding", "new": "New Finding"})["outcome"] == "unchanged"
     cycle = _err(raw.request("note.supersede", {"old": "New Finding", "new": "Old Finding"}))
     assert cycle["code"] == "VALIDATION" and cycle["issues"][0]["code"] == "V10"
     assert _err(raw.request("note.supersede", {"old": "Ideas", "new": "inbox/Ideas"}))["code"] == "INVALID_PARAMS"
@@ -258,7 +258,7 @@ def test_merge_folds_content_repoints_links_and_marks_absorb(vault: Path, raw: R
     raw.call("note.create", {"path": "m/Ref", "body": "See [[Absorb#Detail|detail]], [[Absorb#^blk]], [a](Absorb.md).\n"})
     preview, done = _two_step(raw, "note.merge", {"keep": "Keep", "absorb": "Absorb"})
     assert preview["detail"]["body"] == MERGED_BODY
-    assert preview["detail"]["source"] == ["https://a.example", "https://b.example"]
+    assert preview["detail"]["unions"]["source"] == ["https://a.example", "https://b.example"]
     keep = (vault / "m" / "Keep.md").read_text()
     assert keep.endswith("---\n" + MERGED_BODY)
     assert "topics:\n  - '[[Alpha Plan]]'\n  - '[[Zettelkasten]]'\n" in keep or \
@@ -303,7 +303,7 @@ def test_cli_link_supersede_move_delete_merge(vault: Path, cli) -> None:  # type
     out = cli("link", "Zettelkasten", "Beta Overview", "--relation", "supports")
     assert out.code == 0 and out.out.startswith("applied note.link (op "), out.err
     again = cli("link", "Zettelkasten", "Beta Overview", "--json")
-    assert again.code == 0 and again.json()["detail"]["no_change"]
+    assert again.code == 0 and again.json()["outcome"] == "unchanged"
     assert cli("link", "Zettelkasten", "Meeting Notes").code == 1
     assert cli("link", "Zettelkasten", "Ideas", "--relation", "likes").code == 2
     assert cli("supersede", "Ideas", "Zettelkasten", "--dry-run", "--json").json()["dry_run"]

@@ -14,8 +14,20 @@ import typer
 
 from protocol.errors import ExitStatus
 from protocol.location import resolve_home, resolve_socket
-from protocol.methods.daemon import DaemonStatus, DoctorResult
-from protocol.methods.vaults import Kind, SchemaProfile, VaultAddParams, VaultRemoveParams, WritePolicy
+from protocol.methods import service, vaults
+from protocol.methods.common import Empty
+from protocol.methods.service import DaemonStatus, DoctorParams, DoctorResult
+from protocol.methods.vaults import (
+    Kind,
+    SchemaProfile,
+    VaultAddParams,
+    VaultInfo,
+    VaultListResult,
+    VaultRemoveParams,
+    VaultRemoveResult,
+    WritePolicy,
+)
+from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.client import BadSetting, DaemonUnavailable, UnsafeSocket, connect
 from vaultctl.commands.common import JsonOpt, call, emit, fail
@@ -38,7 +50,7 @@ def _status_text(s: DaemonStatus) -> str:
 
 def status(as_json: JsonOpt = False) -> None:
     """Show the daemon and every vault's health (starts the daemon if needed)."""
-    emit(call("daemon.status"), as_json, _status_text)
+    emit(call(service.DAEMON_STATUS, Empty()), as_json, _status_text)
 
 
 @daemon_app.command("status")
@@ -52,7 +64,7 @@ def daemon_start(as_json: JsonOpt = False) -> None:
     """Start the daemon detached (no-op when it is already running)."""
     try:
         with connect(autostart=True) as client:
-            result = call("daemon.status", client=client)
+            result = call(service.DAEMON_STATUS, Empty(), client=client)
     except (DaemonUnavailable, OSError) as exc:
         fail(str(exc), ExitStatus.UNAVAILABLE)
     except BadSetting as exc:
@@ -73,7 +85,7 @@ def daemon_stop(as_json: JsonOpt = False) -> None:
         emit({"stopping": False}, as_json, lambda _: "vaultd is not running")
         return
     with client:
-        result = call("daemon.stop", client=client)
+        result = call(service.DAEMON_STOP, Empty(), client=client)
     socket_path = resolve_socket(resolve_home())
     deadline = time.monotonic() + 10
     while socket_path.exists() and time.monotonic() < deadline:
@@ -95,8 +107,8 @@ def daemon_logs(lines: Annotated[int, typer.Option("--lines", "-n", min=1, max=1
     render.say("\n".join(tail))
 
 
-def _vault_text(info: object) -> str:
-    e, h = info.entry, info.health  # type: ignore[attr-defined]
+def _vault_text(info: VaultInfo) -> str:
+    e, h = info.entry, info.health
     return render.fields(f"vault {e.id}", [
         ("path", e.path), ("kind", e.kind), ("write", e.write), ("schema", e.schema),
         ("pii", e.pii if isinstance(e.pii, (str, type(None))) else "policy"), ("deny paths", e.deny_paths),
@@ -106,69 +118,64 @@ def _vault_text(info: object) -> str:
 
 @vault_app.command("add")
 def vault_add(
-    vault_id: Annotated[str, typer.Argument(metavar="ID", help="A new id: [a-z][a-z0-9-]{0,31}.")],
+    vault_id: Annotated[str, typer.Argument(metavar="ID", help=doc(VaultAddParams, "id"))],
     path: Annotated[Path, typer.Argument(help="The vault folder (made absolute from the working folder).")],
-    kind: Annotated[Kind, typer.Option(help="personal or org.")] = Kind.PERSONAL,
-    write: Annotated[WritePolicy, typer.Option(help="Which channels may write: mcp (CLI and MCP), cli, none.")] = WritePolicy.MCP,
-    schema: Annotated[SchemaProfile, typer.Option(help="open (structure only) or typed.")] = SchemaProfile.OPEN,
+    kind: Annotated[Kind, typer.Option(help=doc(VaultAddParams, "kind"))] = Kind.PERSONAL,
+    write: Annotated[WritePolicy, typer.Option(help=doc(VaultAddParams, "write"))] = WritePolicy.MCP,
+    schema: Annotated[SchemaProfile, typer.Option(help=doc(VaultAddParams, "schema"))] = SchemaProfile.OPEN,
     private: Annotated[list[str] | None, typer.Option(
-        "--private", metavar="PATTERN",
-        help="A glob of notes agents (MCP) can neither see nor write; repeatable.")] = None,
+        "--private", metavar="PATTERN", help=doc(VaultAddParams, "private_paths") + " Repeatable.")] = None,
     log_path: Annotated[str | None, typer.Option(
-        "--log-path", help="Where vaultd keeps the vault's operation log: a vault-relative .md path "
-                           "(default log.md; needed when log.md is a note of yours).")] = None,
+        "--log-path", help=doc(VaultAddParams, "log_path") + " Needed when log.md is a note of yours.")] = None,
     stamp_key: Annotated[list[str] | None, typer.Option(
         "--stamp-key", metavar="KEY",
-        help="A frontmatter key an edit stamps with today's date, when the note has it (default: updated); "
-             "repeatable, the first one present wins; --stamp-key '' never stamps.")] = None,
+        help=doc(VaultAddParams, "stamp_keys") + " Repeatable: an edit stamps the first one the note has; "
+             "--stamp-key '' never stamps.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Register an existing folder as a vault and index it. Never writes a note."""
     stamps = None if stamp_key is None else [k for k in stamp_key if k]
     params = VaultAddParams(id=vault_id, path=os.path.abspath(path), kind=kind, write=write, schema=schema,
                             private_paths=list(private or []), log_path=log_path, stamp_keys=stamps)
-    emit(call("vault.add", params), as_json, _vault_text)
+    emit(call(vaults.VAULT_ADD, params), as_json, _vault_text)
 
 
 @vault_app.command("list")
 def vault_list(as_json: JsonOpt = False) -> None:
     """List the registered vaults with their policies and health."""
-    def text(r: object) -> str:
+    def text(r: VaultListResult) -> str:
         rows = [(v.entry.id, v.entry.kind, v.entry.write, v.entry.schema, v.health.state, v.health.notes,
-                 v.entry.path) for v in r.vaults]  # type: ignore[attr-defined]
+                 v.entry.path) for v in r.vaults]
         return render.table(["id", "kind", "write", "schema", "state", "notes", "path"], rows) if rows \
             else "no vaults registered"
-    emit(call("vault.list"), as_json, text)
+    emit(call(vaults.VAULT_LIST, Empty()), as_json, text)
 
 
 @vault_app.command("remove")
 def vault_remove(
-    vault_id: Annotated[str, typer.Argument(metavar="ID")],
-    confirm: Annotated[bool, typer.Option("--confirm", help="Apply the removal previewed before.")] = False,
-    fingerprint: Annotated[str | None, typer.Option(help="The fingerprint the preview printed.")] = None,
+    vault_id: Annotated[str, typer.Argument(metavar="ID", help=doc(VaultRemoveParams, "id"))],
+    confirm: Annotated[bool, typer.Option("--confirm", help=doc(VaultRemoveParams, "confirm"))] = False,
+    fingerprint: Annotated[str | None, typer.Option(help=doc(VaultRemoveParams, "fingerprint"))] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Unregister a vault: a preview first, then --confirm --fingerprint F. Never deletes files."""
-    result = call("vault.remove", VaultRemoveParams(id=vault_id, confirm=confirm, fingerprint=fingerprint))
+    result = call(vaults.VAULT_REMOVE, VaultRemoveParams(id=vault_id, confirm=confirm, fingerprint=fingerprint))
 
-    def text(r: object) -> str:
-        if r.applied:  # type: ignore[attr-defined]
-            return f"removed vault {vault_id}; its files at {r.entry.path} are untouched"  # type: ignore[attr-defined]
-        cmd = f"vaultctl vault remove {shlex.quote(vault_id)} --confirm --fingerprint {r.fingerprint}"  # type: ignore[attr-defined]
-        return (f"would remove vault {vault_id} at {r.entry.path} (files are never deleted)\n"  # type: ignore[attr-defined]
+    def text(r: VaultRemoveResult) -> str:
+        if r.applied:
+            return f"removed vault {vault_id}; its files at {r.entry.path} are untouched"
+        cmd = f"vaultctl vault remove {shlex.quote(vault_id)} --confirm --fingerprint {r.fingerprint}"
+        return (f"would remove vault {vault_id} at {r.entry.path} (files are never deleted)\n"
                 f"to confirm, run:\n  {cmd}")
     emit(result, as_json, text)
 
 
 def doctor(
-    vault: Annotated[str | None, typer.Option("--vault", help="Check only this vault.")] = None,
+    vault: Annotated[str | None, typer.Option("--vault", help=doc(DoctorParams, "vault"))] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Check the home, socket, config and vaults; exits 1 when the verdict is fail."""
-    from protocol.methods.daemon import DoctorParams
-
-    result = call("doctor", DoctorParams(vault=vault))
-    result = with_host_rows(result)
+    result = with_host_rows(call(service.DOCTOR, DoctorParams(vault=vault)))
     emit(result, as_json, lambda r: render.checks(r.findings, r.verdict))
     if result.verdict == "fail":
         raise typer.Exit(int(ExitStatus.REFUSED))
@@ -176,7 +183,7 @@ def doctor(
 
 def with_host_rows(result: DoctorResult) -> DoctorResult:
     """The daemon's findings and one row per agent host, as that host would start vaultd."""
-    from protocol.methods.daemon import Finding, Level
+    from protocol.methods.service import Finding, Level
     from vaultctl.setup.probe import host_rows
 
     rows = [Finding(level=Level(r.level), check=r.check, finding=r.finding) for r in host_rows(os.environ, Path.cwd())]

@@ -9,14 +9,19 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, NoReturn, TypeVar
 
 import typer
 
 from protocol.errors import ExitStatus
-from protocol.methods.common import Channel, Params
+from protocol.methods import vaults
+from protocol.methods.common import Channel, Empty, Params
+from protocol.methods.spec import MethodSpec
 from vaultctl import render
 from vaultctl.client import BadSetting, CallError, Client, DaemonUnavailable, connect
+
+P = TypeVar("P", bound=Params)
+R = TypeVar("R")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print compact JSON for scripts.")]
 VaultOpt = Annotated[
@@ -41,12 +46,12 @@ def session() -> Client:
         fail(f"cannot reach the daemon: {exc.strerror or exc}", ExitStatus.UNAVAILABLE)
 
 
-def call(method: str, params: Params | dict[str, Any] | None = None, client: Client | None = None) -> Any:
+def call(spec: MethodSpec[P, R], params: P, client: Client | None = None) -> R:
     """Call the daemon; refusals become ``vaultctl: <message>`` and the mapped exit status."""
     own = client is None
     c = client or session()
     try:
-        return c.call(method, params)
+        return c.call(spec, params)
     except UnicodeEncodeError:
         fail("an argument is not valid UTF-8 text", ExitStatus.USAGE)
     except CallError as exc:
@@ -63,7 +68,7 @@ def call(method: str, params: Params | dict[str, Any] | None = None, client: Cli
             c.close()
 
 
-def emit(result: Any, as_json: bool, text: Callable[[Any], str]) -> None:
+def emit(result: R, as_json: bool, text: Callable[[R], str]) -> None:
     if as_json:
         print(render.json_line(result))
     else:
@@ -79,7 +84,7 @@ def pick_vault(client: Client, explicit: str | None) -> str | None:
         here = os.path.realpath(os.getcwd())
     except OSError:
         return None
-    for info in call("vault.list", client=client).vaults:
+    for info in call(vaults.VAULT_LIST, Empty(), client=client).vaults:
         root = info.entry.path
         if here == root or here.startswith(root.rstrip("/") + "/"):
             return str(info.entry.id)

@@ -3,34 +3,42 @@
 from __future__ import annotations
 
 import shlex
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from protocol.limits import DEFAULT_READ_PAGE_BYTES
+from protocol.methods import reads
 from protocol.methods.reads import (
     IssuesParams,
+    IssuesResult,
     LinksParams,
+    LinksResult,
     ListParams,
+    ListResult,
     ReadParams,
+    ReadResult,
     SearchParams,
+    SearchResult,
+    StatsResult,
     TagsParams,
     VaultParams,
 )
+from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, pick_vault, session
 
-FreshOpt = Annotated[bool, typer.Option("--fresh", help="Wait until every earlier file change is indexed.")]
-LimitOpt = Annotated[int, typer.Option("--limit", help="At most this many results (1..500).")]
+FreshOpt = Annotated[bool, typer.Option("--fresh", help=doc(VaultParams, "fresh"))]
 
 
 def search(
-    query: Annotated[str, typer.Argument(help="Words to find; every word must match.")],
+    query: Annotated[str, typer.Argument(help=doc(SearchParams, "query"))],
     vault: VaultOpt = None,
-    type_: Annotated[str | None, typer.Option("--type", help="Only notes of this frontmatter type.")] = None,
-    domain: Annotated[str | None, typer.Option(help="Only notes of this frontmatter domain.")] = None,
-    tag: Annotated[str | None, typer.Option(help="Only notes with this tag (or a tag nested under it).")] = None,
-    folder: Annotated[str | None, typer.Option(help="Only notes below this folder.")] = None,
-    limit: LimitOpt = 20,
+    type_: Annotated[str | None, typer.Option("--type", help=doc(SearchParams, "type"))] = None,
+    domain: Annotated[str | None, typer.Option(help=doc(SearchParams, "domain"))] = None,
+    tag: Annotated[str | None, typer.Option(help=doc(SearchParams, "tag"))] = None,
+    folder: Annotated[str | None, typer.Option(help=doc(SearchParams, "folder"))] = None,
+    limit: Annotated[int, typer.Option(help=doc(SearchParams, "limit"))] = 20,
     fresh: FreshOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -38,9 +46,9 @@ def search(
     with session() as c:
         params = SearchParams(query=query, vault=pick_vault(c, vault), type=type_, domain=domain, tag=tag,
                               folder=folder, limit=limit, fresh=fresh)
-        result = call("note.search", params, client=c)
+        result = call(reads.SEARCH, params, client=c)
 
-    def text(r: Any) -> str:
+    def text(r: SearchResult) -> str:
         if not r.hits:
             return f"no notes match {query!r}"
         return render.table(["score", "path", "title", "snippet"],
@@ -49,11 +57,12 @@ def search(
 
 
 def show(
-    target: Annotated[str, typer.Argument(help="A path, note name or alias.")],
+    target: Annotated[str, typer.Argument(help=doc(ReadParams, "target"))],
     vault: VaultOpt = None,
-    section: Annotated[str | None, typer.Option(help="Only this H2 section.")] = None,
-    offset: Annotated[int, typer.Option(help="UTF-8 byte offset to start at (from next_offset).")] = 0,
-    max_bytes: Annotated[int, typer.Option("--max-bytes", help="At most this many bytes (1..65536).")] = 16384,
+    section: Annotated[str | None, typer.Option(help=doc(ReadParams, "section"))] = None,
+    offset: Annotated[int, typer.Option(help=doc(ReadParams, "offset"))] = 0,
+    max_bytes: Annotated[int, typer.Option(
+        "--max-bytes", help=doc(ReadParams, "max_bytes"))] = DEFAULT_READ_PAGE_BYTES,
     fresh: FreshOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -62,9 +71,9 @@ def show(
         chosen = pick_vault(c, vault)
         params = ReadParams(target=target, vault=chosen, section=section, offset=offset, max_bytes=max_bytes,
                             fresh=fresh)
-        result = call("note.read", params, client=c)
+        result = call(reads.READ, params, client=c)
 
-    def text(r: Any) -> str:
+    def text(r: ReadResult) -> str:
         out: str = r.body
         if r.truncated:
             more = [f"vaultctl show {shlex.quote(r.path)} --offset {r.next_offset}"]
@@ -78,18 +87,18 @@ def show(
 
 
 def links(
-    target: Annotated[str, typer.Argument(help="A path, note name or alias.")],
+    target: Annotated[str, typer.Argument(help=doc(LinksParams, "target"))],
     vault: VaultOpt = None,
-    limit: LimitOpt = 50,
+    limit: Annotated[int, typer.Option(help=doc(LinksParams, "limit"))] = 50,
     fresh: FreshOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """A note's outgoing links (with status) and its backlinks."""
     with session() as c:
-        result = call("note.links", LinksParams(target=target, vault=pick_vault(c, vault), limit=limit, fresh=fresh),
+        result = call(reads.LINKS, LinksParams(target=target, vault=pick_vault(c, vault), limit=limit, fresh=fresh),
                       client=c)
 
-    def text(r: Any) -> str:
+    def text(r: LinksResult) -> str:
         out_rows = [(o.line, o.kind, o.target + (f"#{o.anchor}" if o.anchor else ""), o.status,
                      o.resolved or (", ".join(o.candidates) if o.candidates else (
                          f"did you mean {o.suggestion}?" if o.suggestion else o.reason or "")))
@@ -106,20 +115,20 @@ def links(
 
 
 def list_notes(
-    folder: Annotated[str | None, typer.Argument(help="Only notes under this folder or path prefix.")] = None,
+    folder: Annotated[str | None, typer.Argument(help=doc(ListParams, "folder"))] = None,
     vault: VaultOpt = None,
-    limit: LimitOpt = 50,
-    cursor: Annotated[str | None, typer.Option(help="The cursor the previous page printed.")] = None,
+    limit: Annotated[int, typer.Option(help=doc(ListParams, "limit"))] = 50,
+    cursor: Annotated[str | None, typer.Option(help=doc(ListParams, "cursor"))] = None,
     fresh: FreshOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """List notes in path order, a page at a time."""
     with session() as c:
         chosen = pick_vault(c, vault)
-        result = call("note.list", ListParams(vault=chosen, folder=folder, limit=limit, cursor=cursor, fresh=fresh),
+        result = call(reads.LIST, ListParams(vault=chosen, folder=folder, limit=limit, cursor=cursor, fresh=fresh),
                       client=c)
 
-    def text(r: Any) -> str:
+    def text(r: ListResult) -> str:
         body = render.table(["path", "title", "type", "tags"], [(n.path, n.title, n.type, n.tags) for n in r.notes])
         tail = f"\n\n{len(r.notes)} of {r.total} notes"
         if r.next_cursor:
@@ -130,22 +139,22 @@ def list_notes(
 
 def tags(
     vault: VaultOpt = None,
-    prefix: Annotated[str | None, typer.Option(help="Only tags starting with this.")] = None,
-    limit: Annotated[int, typer.Option(help="At most this many tags (1..5000).")] = 500,
+    prefix: Annotated[str | None, typer.Option(help=doc(TagsParams, "prefix"))] = None,
+    limit: Annotated[int, typer.Option(help=doc(TagsParams, "limit"))] = 500,
     as_json: JsonOpt = False,
 ) -> None:
     """Every tag with the number of notes carrying it."""
     with session() as c:
-        result = call("vault.tags", TagsParams(vault=pick_vault(c, vault), prefix=prefix, limit=limit), client=c)
+        result = call(reads.TAGS, TagsParams(vault=pick_vault(c, vault), prefix=prefix, limit=limit), client=c)
     emit(result, as_json, lambda r: render.table(["tag", "notes"], [(t.tag, t.notes) for t in r.tags]))
 
 
 def stats(vault: VaultOpt = None, fresh: FreshOpt = False, as_json: JsonOpt = False) -> None:
     """Counts: notes by type, domain and folder; links, dead links, orphans, bytes, words."""
     with session() as c:
-        result = call("vault.stats", VaultParams(vault=pick_vault(c, vault), fresh=fresh), client=c)
+        result = call(reads.STATS, VaultParams(vault=pick_vault(c, vault), fresh=fresh), client=c)
 
-    def text(r: Any) -> str:
+    def text(r: StatsResult) -> str:
         head = render.fields(f"vault {r.vault}", [
             ("notes", r.notes), ("attachments", r.attachments), ("bytes", r.bytes), ("words", r.words),
             ("links", r.links), ("dead links", r.dead_links), ("ambiguous links", r.ambiguous_links),
@@ -159,15 +168,15 @@ def stats(vault: VaultOpt = None, fresh: FreshOpt = False, as_json: JsonOpt = Fa
 
 def issues(
     vault: VaultOpt = None,
-    limit: Annotated[int, typer.Option(help="At most this many issues (1..500).")] = 100,
-    cursor: Annotated[str | None, typer.Option(help="The cursor the previous page printed.")] = None,
+    limit: Annotated[int, typer.Option(help=doc(IssuesParams, "limit"))] = 100,
+    cursor: Annotated[str | None, typer.Option(help=doc(IssuesParams, "cursor"))] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Problems found while indexing: malformed frontmatter, skipped files and why."""
     with session() as c:
-        result = call("vault.issues", IssuesParams(vault=pick_vault(c, vault), limit=limit, cursor=cursor), client=c)
+        result = call(reads.ISSUES, IssuesParams(vault=pick_vault(c, vault), limit=limit, cursor=cursor), client=c)
 
-    def text(r: Any) -> str:
+    def text(r: IssuesResult) -> str:
         if not r.issues:
             return "no issues"
         body = render.table(["path", "line", "code", "issue"], [(i.path, i.line, i.code, i.message) for i in r.issues])

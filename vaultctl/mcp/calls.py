@@ -15,8 +15,8 @@ from typing import Any
 import msgspec
 
 from protocol.methods.common import Empty, Params
-from protocol.methods.vaults import Kind, VaultListResult
-from protocol.table import METHODS, MethodSpec
+from protocol.methods.spec import AnySpec
+from protocol.methods.vaults import VAULT_LIST, Kind, VaultListResult
 from vaultctl.client import CallError
 from vaultctl.mcp.errors import PAGING_FIELDS, ToolFailure, too_large
 from vaultctl.mcp.link import DaemonLink
@@ -68,7 +68,7 @@ def result_bound(environ: Mapping[str, str]) -> int:
     return min(max(value, _BOUND_RANGE[0]), _BOUND_RANGE[1])
 
 
-def run_tool(link: DaemonLink, spec: MethodSpec, params: Params, bound: int = RESULT_BOUND) -> ToolOutcome:
+def run_tool(link: DaemonLink, spec: AnySpec, params: Params, bound: int = RESULT_BOUND) -> ToolOutcome:
     """Call the daemon for one tool call; every failure comes back as an error outcome."""
     try:
         raw = link.call(spec, params)
@@ -81,7 +81,7 @@ def run_tool(link: DaemonLink, spec: MethodSpec, params: Params, bound: int = RE
     return ToolOutcome(msgspec.Raw(raw), raw.decode(), False)
 
 
-def paging_fields(spec: MethodSpec) -> list[str]:
+def paging_fields(spec: AnySpec) -> list[str]:
     """The params of ``spec`` that make a result smaller, in the order to suggest them."""
     fields = spec.params.__struct_fields__
     return [name for name in PAGING_FIELDS if name in fields]
@@ -94,7 +94,7 @@ def vault_choice(link: DaemonLink) -> VaultChoice | None:
     plain pattern schema and the daemon still checks the id.
     """
     try:
-        raw = link.call(METHODS["vault.list"], Empty())
+        raw = link.call(VAULT_LIST, Empty())
     except (CallError, ToolFailure) as exc:
         log.warning("tools/list without the vault enum: %s", exc)
         return None

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from protocol.methods.common import Channel, Params
-from protocol.table import MethodSpec
+from protocol.methods.spec import AnySpec
 from vaultctl.client import BadSetting, Client, DaemonUnavailable, ReplyTimeout, connect
 from vaultctl.mcp.errors import unavailable
 
@@ -37,7 +37,7 @@ class DaemonLink:
         self._connector = connector
         self._client: Client | None = None
 
-    def call(self, spec: MethodSpec, params: Params | dict[str, Any]) -> bytes:
+    def call(self, spec: AnySpec, params: Params | dict[str, Any]) -> bytes:
         """Call ``spec``'s method and return the raw JSON result.
 
         Raises:

@@ -16,7 +16,8 @@ import sys
 import threading
 from typing import BinaryIO
 
-from protocol.framing import MAX_FRAME_BYTES, LineBuffer, OversizedFrame
+from protocol.framing import LineBuffer, OversizedFrame
+from protocol.limits import MAX_FRAME_BYTES, describe
 from vaultctl.mcp import wire
 from vaultctl.mcp.calls import result_bound
 from vaultctl.mcp.errors import McpError, RpcCode
@@ -94,7 +95,7 @@ class Shim:
 
     def handle(self, frame: bytes | OversizedFrame) -> None:
         if isinstance(frame, OversizedFrame):
-            message = f"frame of {frame.size} bytes or more is over the {MAX_FRAME_BYTES // (1 << 20)} MiB limit"
+            message = f"frame of {frame.size} bytes or more is over the {describe(MAX_FRAME_BYTES)} limit"
             self._out.send(wire.error_frame(None, McpError(RpcCode.INVALID_REQUEST, message)))
             return
         try:

@@ -13,7 +13,8 @@ from typing import Any
 import msgspec
 
 from protocol.methods.common import Params
-from protocol.table import METHODS, MethodSpec
+from protocol.methods.spec import AnySpec
+from protocol.table import METHODS
 from vaultctl.mcp.errors import invalid_params
 from vaultctl.mcp.schemas import VaultChoice, self_contained, with_vault_enum
 
@@ -28,29 +29,29 @@ TWO_STEP_HINT = (
 )
 
 
-def title_of(spec: MethodSpec) -> str:
+def title_of(spec: AnySpec) -> str:
     """A short title for people: ``note.search`` reads as "Note search"."""
     words = re.split(r"[._]", spec.name)
     return " ".join(words).capitalize()
 
 
-def description_of(spec: MethodSpec) -> str:
+def description_of(spec: AnySpec) -> str:
     return spec.summary + (TWO_STEP_HINT if spec.two_step else "")
 
 
 class ToolCatalogue:
     """The MCP tools of a method table. Schemas are generated once; the vault enum per listing."""
 
-    def __init__(self, specs: Iterable[MethodSpec] | None = None) -> None:
+    def __init__(self, specs: Iterable[AnySpec] | None = None) -> None:
         chosen = METHODS.values() if specs is None else specs
-        self._specs: dict[str, MethodSpec] = {s.tool_name: s for s in chosen if s.mcp}
+        self._specs: dict[str, AnySpec] = {s.tool_name: s for s in chosen if s.mcp}
         self._base: dict[str, dict[str, Any]] = {}
 
     @property
     def names(self) -> list[str]:
         return list(self._specs)
 
-    def spec(self, name: object) -> MethodSpec:
+    def spec(self, name: object) -> AnySpec:
         """The method behind a tool name.
 
         Raises:
@@ -81,7 +82,7 @@ class ToolCatalogue:
         return tools
 
 
-def _definition(spec: MethodSpec) -> dict[str, Any]:
+def _definition(spec: AnySpec) -> dict[str, Any]:
     title = title_of(spec)
     return {
         "name": spec.tool_name,
@@ -99,7 +100,7 @@ def _definition(spec: MethodSpec) -> dict[str, Any]:
     }
 
 
-def decode_arguments(spec: MethodSpec, arguments: msgspec.Raw) -> Params:
+def decode_arguments(spec: AnySpec, arguments: msgspec.Raw) -> Params:
     """Decode a call's arguments into the method's params Struct, refusing unknown keys.
 
     Raises:
@@ -107,10 +108,11 @@ def decode_arguments(spec: MethodSpec, arguments: msgspec.Raw) -> Params:
     """
     raw = _EMPTY_ARGS if bytes(arguments) in (b"", b"null") else arguments
     try:
-        return msgspec.json.decode(raw, type=spec.params)
+        params: Params = msgspec.json.decode(raw, type=spec.params)
     except msgspec.ValidationError as exc:  # the Raw was cut from a parsed frame, so only shapes can fail
         message = str(exc)
         raise invalid_params(f"invalid arguments for {spec.tool_name}: {message}", argument_path(message)) from exc
+    return params
 
 
 def argument_path(message: str) -> str:

@@ -14,6 +14,8 @@ from collections import Counter
 
 import anyio
 
+from protocol.limits import MAX_NOTE_BYTES, MAX_QUERY_BYTES
+from protocol.methods import reads
 from protocol.methods.reads import (
     FileIssue,
     InLink,
@@ -37,7 +39,7 @@ from protocol.methods.reads import (
     TagsResult,
     VaultParams,
 )
-from vaultd.api.registry import CallContext, handles
+from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Ambiguous, InvalidParams, NotFound
 from vaultd.policy.visibility import Visibility
 from vaultd.vault import eventlog, frontmatter, markdown
@@ -50,13 +52,12 @@ from vaultd.vault.paging import decode_cursor, encode_cursor, utf8_page
 from vaultd.vault.resolve import ResolutionStatus, check_anchor
 from vaultd.vault.walk import shown_path
 
-MAX_QUERY_BYTES = 1024
 MAX_OUTLINE = 64
 MAX_SEARCH_FETCH = 1000  #: ranked hits fetched at most to fill a page past private notes
 
 
 async def live_index(ctx: CallContext, vault: str | None, fresh: bool = False) -> LiveIndex:
-    runtime = ctx.daemon.vault(vault)
+    runtime = ctx.host.vault(vault)
     await runtime.wait_ready()
     assert runtime.live is not None
     if fresh:
@@ -67,7 +68,7 @@ async def live_index(ctx: CallContext, vault: str | None, fresh: bool = False) -
 async def live_view(ctx: CallContext, vault: str | None, fresh: bool = False) -> tuple[LiveIndex, Visibility]:
     """The vault's live index and what this caller may see of it."""
     live = await live_index(ctx, vault, fresh)
-    return live, Visibility.of(ctx.daemon.vault(vault).entry, ctx.channel)
+    return live, Visibility.of(ctx.host.vault(vault).entry, ctx.channel)
 
 
 def _scalar(record: NoteRecord, key: str) -> str | None:
@@ -75,7 +76,7 @@ def _scalar(record: NoteRecord, key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-@handles("note.search")
+@handles(reads.SEARCH)
 async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
     if len(params.query.encode("utf-8")) > MAX_QUERY_BYTES:
         raise InvalidParams(f"the query is over {MAX_QUERY_BYTES} UTF-8 bytes")
@@ -84,7 +85,7 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
     if index.cache is None:
         return SearchResult(hits=[])
     folder = params.folder.strip("/") if params.folder else None
-    log_path = eventlog.log_name(ctx.daemon.vault(params.vault).entry)
+    log_path = eventlog.log_name(ctx.host.vault(params.vault).entry)
 
     def run(limit: int) -> list[Hit]:
         return index.cache.search(  # type: ignore[union-attr]
@@ -109,12 +110,12 @@ def _read_file(root: str, path: str) -> bytes:
     fd = os.open(os.path.join(root, path), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     try:
         with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read(2 * 1024 * 1024 + 1)
+            return fh.read(MAX_NOTE_BYTES + 1)
     finally:
         os.close(fd)
 
 
-@handles("note.read")
+@handles(reads.READ)
 async def read(ctx: CallContext, params: ReadParams) -> ReadResult:
     live, view = await live_view(ctx, params.vault, params.fresh)
     path = find_note(live.index, params.target, view.hidden)
@@ -164,7 +165,7 @@ class _VisibleTitles:
 
 def _out_link(index: VaultIndex, source: str, link: Link, view: Visibility, titles: _VisibleTitles) -> OutLink:
     res = index.resolve(link, source)
-    out = OutLink(target=link.target, anchor=link.anchor, kind=str(link.kind), line=link.line,
+    out = OutLink(target=link.target, anchor=link.anchor, kind=reads.LinkKind(link.kind), line=link.line,
                   status=LinkStatus.RESOLVED, resolved=res.path, reason=res.reason or None)
     if res.status == ResolutionStatus.AMBIGUOUS:
         out.status, out.candidates, out.resolved = LinkStatus.AMBIGUOUS, view.only_visible(res.candidates), None
@@ -187,7 +188,7 @@ def _source_order(record: NoteRecord) -> list[Link]:
     return sorted(record.links, key=lambda lk: (lk.kind != LinkKind.FRONTMATTER, lk.start, lk.line))
 
 
-@handles("note.links")
+@handles(reads.LINKS)
 async def links(ctx: CallContext, params: LinksParams) -> LinksResult:
     live, view = await live_view(ctx, params.vault, params.fresh)
     index = live.index
@@ -202,13 +203,13 @@ async def links(ctx: CallContext, params: LinksParams) -> LinksResult:
             continue
         if len(incoming) > params.limit:
             break
-        incoming.append(InLink(path=source, line=link.line, kind=str(link.kind)))
+        incoming.append(InLink(path=source, line=link.line, kind=reads.LinkKind(link.kind)))
     truncated = len(ordered) > params.limit or len(incoming) > params.limit
     return LinksResult(path=path, out=out, incoming=incoming[: params.limit],
                        dead=[o for o in out if o.status != LinkStatus.RESOLVED], truncated=truncated)
 
 
-@handles("note.list")
+@handles(reads.LIST)
 async def list_notes(ctx: CallContext, params: ListParams) -> ListResult:
     live, view = await live_view(ctx, params.vault, params.fresh)
     index = live.index
@@ -228,7 +229,7 @@ async def list_notes(ctx: CallContext, params: ListParams) -> ListResult:
     return ListResult(notes=notes, total=len(paths), next_cursor=encode_cursor(page[-1]) if more and page else None)
 
 
-@handles("vault.tags")
+@handles(reads.TAGS)
 async def tags(ctx: CallContext, params: TagsParams) -> TagsResult:
     live, view = await live_view(ctx, params.vault)
     counts: Counter[str] = Counter()
@@ -248,9 +249,9 @@ async def tags(ctx: CallContext, params: TagsParams) -> TagsResult:
                       truncated=len(rows) > params.limit)
 
 
-@handles("vault.stats")
+@handles(reads.STATS)
 async def stats(ctx: CallContext, params: VaultParams) -> StatsResult:
-    runtime = ctx.daemon.vault(params.vault)
+    runtime = ctx.host.vault(params.vault)
     live, view = await live_view(ctx, params.vault, params.fresh)
     index = live.index
     notes = {p: r for p, r in index.notes.items() if view.visible(p)}
@@ -290,11 +291,11 @@ async def stats(ctx: CallContext, params: VaultParams) -> StatsResult:
     )
 
 
-@handles("vault.issues")
+@handles(reads.ISSUES)
 async def issues(ctx: CallContext, params: IssuesParams) -> IssuesResult:
     live, view = await live_view(ctx, params.vault)
     index = live.index
-    log_path = eventlog.log_name(ctx.daemon.vault(params.vault).entry)
+    log_path = eventlog.log_name(ctx.host.vault(params.vault).entry)
     # vaultd's own log is left out: its lines are events, not the user's writing to lint
     found = [FileIssue(path=shown_path(s.path), code=s.code, message=s.reason) for s in index.skipped.values()
              if view.visible(s.path) and s.path != log_path]

@@ -10,6 +10,8 @@ import anyio
 import msgspec
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
+from protocol.methods import vaults
 from protocol.methods.common import Empty
 from protocol.methods.vaults import (
     VaultAddParams,
@@ -19,7 +21,7 @@ from protocol.methods.vaults import (
     VaultRemoveParams,
     VaultRemoveResult,
 )
-from vaultd.api.registry import CallContext, handles
+from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import InvalidParams, NotFound, StalePreview, ValidationFailed
 from vaultd.policy import check_inside_vault, check_new_path
 from vaultd.registry.config import Config
@@ -36,16 +38,16 @@ def check_log_path(entry: VaultEntry) -> None:
         raise InvalidParams(f"log path {rel!r}: {problems[0].message}", issues=problems)
     if log_file_kind(Path(entry.path), rel) == LogFile.FOREIGN:
         message = foreign_message(rel, entry.id, shlex.quote(entry.path))
-        raise ValidationFailed(f"refused: {message}", issues=[Issue(code="V09", path=rel, message=message)])
+        raise ValidationFailed(f"refused: {message}", issues=[Issue(code=IssueCode.V09, path=rel, message=message)])
 
 
 def _info(ctx: CallContext, entry: VaultEntry) -> VaultInfo:
-    return VaultInfo(entry=entry, health=ctx.daemon.vault(entry.id).health())
+    return VaultInfo(entry=entry, health=ctx.host.vault(entry.id).health())
 
 
-@handles("vault.add")
+@handles(vaults.VAULT_ADD)
 async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
-    d = ctx.daemon
+    host = ctx.host
     path = canonical_folder(params.path)
     entry = VaultEntry(id=params.id, path=path, kind=params.kind, write=params.write, schema=params.schema,
                        pii=params.pii, deny_paths=params.deny_paths,
@@ -54,20 +56,20 @@ async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
     await anyio.to_thread.run_sync(check_log_path, entry)
 
     def change(config: Config) -> Config:
-        check_new_entry(config, entry, d.home)
+        check_new_entry(config, entry, host.home)
         return msgspec.structs.replace(config, vaults=[*config.vaults, entry])
 
-    await anyio.to_thread.run_sync(d.config.update, change)
-    await d.attach_and_index(entry)
+    await anyio.to_thread.run_sync(host.config.update, change)
+    await host.attach_and_index(entry)
     return _info(ctx, entry)
 
 
-@handles("vault.list")
+@handles(vaults.VAULT_LIST)
 async def list_vaults(ctx: CallContext, params: Empty) -> VaultListResult:
-    config = await anyio.to_thread.run_sync(ctx.daemon.config.load)
+    config = await anyio.to_thread.run_sync(ctx.host.config.load)
     infos = []
     for entry in config.vaults:
-        runtime = ctx.daemon.vaults.get(entry.id)
+        runtime = ctx.host.vaults.get(entry.id)
         if runtime is not None:
             infos.append(VaultInfo(entry=entry, health=runtime.health()))
     return VaultListResult(vaults=infos)
@@ -78,10 +80,10 @@ def removal_fingerprint(entry: VaultEntry) -> str:
     return hashlib.sha256(b"vault.remove\0" + msgspec.json.encode(entry)).hexdigest()
 
 
-@handles("vault.remove")
+@handles(vaults.VAULT_REMOVE)
 async def remove(ctx: CallContext, params: VaultRemoveParams) -> VaultRemoveResult:
-    d = ctx.daemon
-    config = await anyio.to_thread.run_sync(d.config.load)
+    host = ctx.host
+    config = await anyio.to_thread.run_sync(host.config.load)
     entry = next((e for e in config.vaults if e.id == params.id), None)
     if entry is None:
         raise NotFound(f"no vault {params.id!r} is registered; see 'vaultctl vault list'")
@@ -97,6 +99,6 @@ async def remove(ctx: CallContext, params: VaultRemoveParams) -> VaultRemoveResu
             raise StalePreview("the vault entry changed since the preview; preview again")
         return msgspec.structs.replace(current, vaults=[e for e in current.vaults if e.id != params.id])
 
-    await anyio.to_thread.run_sync(d.config.update, change)
-    d.detach(params.id)
+    await anyio.to_thread.run_sync(host.config.update, change)
+    host.detach(params.id)
     return VaultRemoveResult(applied=True, fingerprint=fingerprint, entry=entry)

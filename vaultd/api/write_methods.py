@@ -6,7 +6,9 @@ import functools
 
 import anyio
 
+from protocol.methods import writes
 from protocol.methods.common import Channel
+from protocol.methods.receipts import DeleteDetail, LogReceipt, MergeDetail, MoveDetail, NoDetail, WriteReceipt
 from protocol.methods.writes import (
     AppendParams,
     CreateParams,
@@ -15,7 +17,6 @@ from protocol.methods.writes import (
     LogAppendParams,
     LogGrepParams,
     LogLines,
-    LogReceipt,
     LogTailParams,
     MergeParams,
     MoveParams,
@@ -25,9 +26,8 @@ from protocol.methods.writes import (
     SetFrontmatterParams,
     SupersedeParams,
     UndoParams,
-    WriteReceipt,
 )
-from vaultd.api.registry import CallContext, handles
+from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import PolicyRefused
 from vaultd.ops.append import plan_append
 from vaultd.ops.context import OpContext
@@ -37,7 +37,7 @@ from vaultd.ops.link import plan_link
 from vaultd.ops.merge import merge_detail, plan_merge
 from vaultd.ops.move import move_detail, plan_move
 from vaultd.ops.patch import plan_patch
-from vaultd.ops.runner import run_operation
+from vaultd.ops.runner import no_detail, run_operation
 from vaultd.ops.set_frontmatter import plan_set_frontmatter
 from vaultd.ops.supersede import plan_supersede
 from vaultd.ops.undo import list_ops, plan_undo
@@ -46,59 +46,59 @@ from vaultd.policy.visibility import Visibility
 from vaultd.vault import eventlog
 
 
-@handles("note.create")
-async def create(ctx: CallContext, params: CreateParams) -> WriteReceipt:
-    return await run_operation(ctx, params, plan_create)
+@handles(writes.CREATE)
+async def create(ctx: CallContext, params: CreateParams) -> WriteReceipt[NoDetail]:
+    return await run_operation(ctx, params, plan_create, no_detail)
 
 
-@handles("note.patch")
-async def patch(ctx: CallContext, params: PatchParams) -> WriteReceipt:
-    return await run_operation(ctx, params, plan_patch)
+@handles(writes.PATCH)
+async def patch(ctx: CallContext, params: PatchParams) -> WriteReceipt[NoDetail]:
+    return await run_operation(ctx, params, plan_patch, no_detail)
 
 
-@handles("note.append")
-async def append(ctx: CallContext, params: AppendParams) -> WriteReceipt:
-    return await run_operation(ctx, params, plan_append)
+@handles(writes.APPEND)
+async def append(ctx: CallContext, params: AppendParams) -> WriteReceipt[NoDetail]:
+    return await run_operation(ctx, params, plan_append, no_detail)
 
 
-@handles("note.set_frontmatter")
-async def set_frontmatter(ctx: CallContext, params: SetFrontmatterParams) -> WriteReceipt:
-    return await run_operation(ctx, params, plan_set_frontmatter)
+@handles(writes.SET_FRONTMATTER)
+async def set_frontmatter(ctx: CallContext, params: SetFrontmatterParams) -> WriteReceipt[NoDetail]:
+    return await run_operation(ctx, params, plan_set_frontmatter, no_detail)
 
 
-@handles("note.link")
-async def link(ctx: CallContext, params: LinkParams) -> WriteReceipt:
-    return await run_operation(ctx, params, plan_link)
+@handles(writes.LINK)
+async def link(ctx: CallContext, params: LinkParams) -> WriteReceipt[NoDetail]:
+    return await run_operation(ctx, params, plan_link, no_detail)
 
 
-@handles("note.supersede")
-async def supersede(ctx: CallContext, params: SupersedeParams) -> WriteReceipt:
-    return await run_operation(ctx, params, plan_supersede)
+@handles(writes.SUPERSEDE)
+async def supersede(ctx: CallContext, params: SupersedeParams) -> WriteReceipt[NoDetail]:
+    return await run_operation(ctx, params, plan_supersede, no_detail)
 
 
-@handles("note.move")
-async def move(ctx: CallContext, params: MoveParams) -> WriteReceipt:
-    return await run_operation(ctx, params, plan_move, detail=move_detail)
+@handles(writes.MOVE)
+async def move(ctx: CallContext, params: MoveParams) -> WriteReceipt[MoveDetail]:
+    return await run_operation(ctx, params, plan_move, move_detail)
 
 
-@handles("note.delete")
-async def delete(ctx: CallContext, params: DeleteParams) -> WriteReceipt:
-    return await run_operation(ctx, params, plan_delete, detail=delete_detail)
+@handles(writes.DELETE)
+async def delete(ctx: CallContext, params: DeleteParams) -> WriteReceipt[DeleteDetail]:
+    return await run_operation(ctx, params, plan_delete, delete_detail)
 
 
-@handles("note.merge")
-async def merge(ctx: CallContext, params: MergeParams) -> WriteReceipt:
-    return await run_operation(ctx, params, plan_merge, detail=merge_detail)
+@handles(writes.MERGE)
+async def merge(ctx: CallContext, params: MergeParams) -> WriteReceipt[MergeDetail]:
+    return await run_operation(ctx, params, plan_merge, merge_detail)
 
 
-@handles("op.undo")
-async def undo(ctx: CallContext, params: UndoParams) -> WriteReceipt:
-    return await run_operation(ctx, params, plan_undo, undoes=params.op_id)
+@handles(writes.UNDO)
+async def undo(ctx: CallContext, params: UndoParams) -> WriteReceipt[NoDetail]:
+    return await run_operation(ctx, params, plan_undo, no_detail, undoes=params.op_id)
 
 
-@handles("op.list")
+@handles(writes.OP_LIST)
 async def op_list(ctx: CallContext, params: OpListParams) -> OpListResult:
-    runtime = ctx.daemon.vault(params.vault)
+    runtime = ctx.host.vault(params.vault)
     await runtime.wait_ready()
     assert runtime.live is not None
     octx = OpContext(root=runtime.root, entry=runtime.entry, index=runtime.live.index, channel=ctx.channel,
@@ -106,14 +106,14 @@ async def op_list(ctx: CallContext, params: OpListParams) -> OpListResult:
     return OpListResult(ops=await anyio.to_thread.run_sync(list_ops, octx, params.limit))
 
 
-@handles("log.append")
+@handles(writes.LOG_APPEND)
 async def log_append(ctx: CallContext, params: LogAppendParams) -> LogReceipt:
     import datetime as dt
 
     from protocol.errors import Severity
     from vaultd.errors import ValidationFailed
 
-    runtime = ctx.daemon.vault(params.vault)
+    runtime = ctx.host.vault(params.vault)
     runtime.check_root()
     if (issue := write_channel_issue(runtime.entry.write, ctx.channel)) is not None:
         raise PolicyRefused(issue.message, issues=[issue])
@@ -128,9 +128,9 @@ async def log_append(ctx: CallContext, params: LogAppendParams) -> LogReceipt:
     return LogReceipt(appended=True, line=line.rstrip("\n"))
 
 
-@handles("log.tail")
+@handles(writes.LOG_TAIL)
 async def log_tail(ctx: CallContext, params: LogTailParams) -> LogLines:
-    runtime = ctx.daemon.vault(params.vault)
+    runtime = ctx.host.vault(params.vault)
     runtime.check_root()
     rel = eventlog.log_name(runtime.entry)
     view = Visibility.of(runtime.entry, ctx.channel)
@@ -142,9 +142,9 @@ async def log_tail(ctx: CallContext, params: LogTailParams) -> LogLines:
     return LogLines(lines=lines, warnings=warnings)
 
 
-@handles("log.grep")
+@handles(writes.LOG_GREP)
 async def log_grep(ctx: CallContext, params: LogGrepParams) -> LogLines:
-    runtime = ctx.daemon.vault(params.vault)
+    runtime = ctx.host.vault(params.vault)
     runtime.check_root()
     rel = eventlog.log_name(runtime.entry)
     view = Visibility.of(runtime.entry, ctx.channel)

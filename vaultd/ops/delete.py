@@ -8,9 +8,8 @@ indexed. A delete that would newly break inbound links is refused (V03) unless t
 
 from __future__ import annotations
 
-from typing import Any
-
 from protocol.errors import Issue, Severity
+from protocol.methods.receipts import DeleteDetail
 from protocol.methods.writes import DeleteParams
 from vaultd.errors import Conflict, ValidationFailed
 from vaultd.ops.context import OpContext
@@ -74,9 +73,9 @@ def plan_delete(ctx: OpContext, params: DeleteParams) -> Plan:
                 log_dest=path)
 
 
-def delete_detail(ctx: OpContext, plan: Plan) -> dict[str, Any]:
+def delete_detail(ctx: OpContext, plan: Plan) -> DeleteDetail:
     gone = next(c.path for c in plan.changes if c.action == Action.DELETE)
     trash = next(c.path for c in plan.changes if c.action == Action.CREATE)
     backlinks = [f"{source}:{link.line}" for source, link in ctx.index.backlinks(gone)
                  if source != gone and ctx.visibility.visible(source)]
-    return {"trash": trash, "backlinks": backlinks}
+    return DeleteDetail(trash=trash, backlinks=backlinks)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from protocol.errors import Issue
+from protocol.methods.receipts import MAX_DETAIL_LINKS, MergeDetail
 from protocol.methods.writes import MergeParams
 from vaultd.errors import InvalidParams, LimitExceeded, ValidationFailed
 from vaultd.ops.context import OpContext
@@ -209,7 +210,7 @@ def plan_merge(ctx: OpContext, params: MergeParams) -> MergePlan:
                      body=merged[frontmatter.parse(merged).body_offset :], unions=unions, rewrites=rewrites)
 
 
-def merge_detail(ctx: OpContext, plan: Plan) -> dict[str, Any]:
+def merge_detail(ctx: OpContext, plan: Plan) -> MergeDetail:
     assert isinstance(plan, MergePlan)
-    return {"keep": plan.keep, "absorb": plan.absorb, **plan.unions,
-            "inbound": [str(r) for r in plan.rewrites[:500]], "body": plan.body}
+    return MergeDetail(keep=plan.keep, absorb=plan.absorb, unions=plan.unions,
+                       inbound=[str(r) for r in plan.rewrites[:MAX_DETAIL_LINKS]], body=plan.body)

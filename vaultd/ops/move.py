@@ -10,9 +10,9 @@ mechanical, so no ``updated`` stamp is added (see :mod:`vaultd.ops.rewrite` for 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from protocol.errors import Issue
+from protocol.methods.receipts import MAX_DETAIL_LINKS, MoveDetail
 from protocol.methods.writes import MoveParams
 from vaultd.errors import InvalidParams, ValidationFailed
 from vaultd.ops.context import OpContext
@@ -80,10 +80,10 @@ def plan_move(ctx: OpContext, params: MoveParams) -> MovePlan:
                     rewrites=rewrites)
 
 
-def move_detail(ctx: OpContext, plan: Plan) -> dict[str, Any]:
+def move_detail(ctx: OpContext, plan: Plan) -> MoveDetail:
     assert isinstance(plan, MovePlan)
     made = next(c for c in plan.changes if c.action == Action.CREATE)
     gone = next(c for c in plan.changes if c.action == Action.DELETE)
     rewritten = sorted({made.path if r.path == gone.path else r.path for r in plan.rewrites})
-    return {"from": gone.path, "to": made.path, "rewritten": rewritten,
-            "links": [str(r) for r in plan.rewrites[:500]]}
+    return MoveDetail(from_=gone.path, to=made.path, rewritten=rewritten,
+                      links=[str(r) for r in plan.rewrites[:MAX_DETAIL_LINKS]])

@@ -19,18 +19,20 @@ import structlog
 
 from protocol.errors import Issue, Severity
 from protocol.methods.common import Channel
-from protocol.methods.writes import (
+from protocol.methods.receipts import (
     MAX_RECEIPT_WARNINGS,
+    Applied,
+    ChangeAction,
     ChangeReceipt,
-    EditParams,
-    LogEvent,
+    DryRun,
     LogReceipt,
-    LogType,
-    TwoStepParams,
-    WriteParams,
+    NoDetail,
+    Preview,
+    Unchanged,
     WriteReceipt,
 )
-from vaultd.api.registry import CallContext
+from protocol.methods.writes import EditParams, LogEvent, LogType, TwoStepParams, WriteParams
+from vaultd.api.handlers import CallContext
 from vaultd.errors import InvalidParams, StalePreview, ValidationFailed, VaultError
 from vaultd.ops.context import OpContext
 from vaultd.ops.validate import check_policy, validate
@@ -44,6 +46,7 @@ from vaultd.vault.runtime import VaultRuntime
 log = structlog.get_logger("vaultd.ops")
 
 P = TypeVar("P", bound=WriteParams)
+D = TypeVar("D")
 Planner = Callable[[OpContext, Any], Plan]
 
 JOURNAL_KEEP = 200  #: committed journals kept for undo
@@ -68,15 +71,19 @@ def fingerprint(ctx: OpContext, plan: Plan, params: WriteParams) -> str:
     return hashlib.sha256(payload).hexdigest()
 
 
-def _receipt(plan: Plan, *, applied: bool, warnings: list[Issue], op_id: str | None = None,
-             **extra: Any) -> WriteReceipt:
+def no_detail(ctx: OpContext, plan: Plan) -> NoDetail:
+    """The detail of an operation whose changes say it all."""
+    return NoDetail()
+
+
+def _receipt(outcome: type[WriteReceipt[D]], plan: Plan, *, warnings: list[Issue], detail: D,
+             **extra: Any) -> WriteReceipt[D]:
     """The receipt, its warnings bounded: a write to a note with a vast debt of old problems answers
     with the first ones and a count, never a list as long as the debt."""
-    changes = [ChangeReceipt(path=c.path, action=str(c.action), before_sha=c.before_sha, after_sha=c.after_sha,
-                             bytes=len(c.after or b"")) for c in plan.effective()]
-    return WriteReceipt(op=plan.op, op_id=op_id, applied=applied, changes=changes,
-                        warnings=warnings[:MAX_RECEIPT_WARNINGS],
-                        warnings_omitted=max(0, len(warnings) - MAX_RECEIPT_WARNINGS), **extra)
+    changes = [ChangeReceipt(path=c.path, action=ChangeAction(c.action), before_sha=c.before_sha,
+                             after_sha=c.after_sha, bytes=len(c.after or b"")) for c in plan.effective()]
+    return outcome(op=plan.op, changes=changes, warnings=warnings[:MAX_RECEIPT_WARNINGS],
+                   warnings_omitted=max(0, len(warnings) - MAX_RECEIPT_WARNINGS), detail=detail, **extra)
 
 
 def _log_event(plan: Plan, override: LogEvent | None, op_id: str) -> LogEvent:
@@ -98,9 +105,8 @@ def screen_log_line(ctx: OpContext, line: str) -> None:
 
 
 async def run_operation(call: CallContext, params: P, planner: Callable[[OpContext, P], Plan],
-                        *, detail: Callable[[OpContext, Plan], dict[str, Any]] | None = None,
-                        undoes: str | None = None) -> WriteReceipt:
-    runtime: VaultRuntime = call.daemon.vault(params.vault)
+                        detail: Callable[[OpContext, Plan], D], *, undoes: str | None = None) -> WriteReceipt[D]:
+    runtime: VaultRuntime = call.host.vault(params.vault)
     await runtime.wait_ready()
     async with runtime.writer:
         live = runtime.owned_live()
@@ -114,7 +120,7 @@ async def run_operation(call: CallContext, params: P, planner: Callable[[OpConte
         plan = planner(ctx, params)
         check_policy(ctx, plan)
         warnings = validate(ctx, plan)
-        info = detail(ctx, plan) if detail is not None else {}
+        info = detail(ctx, plan)
         agent = call.channel == Channel.MCP
         event = _log_event(plan, params.log, "preview")
         # An invalid or unsafe event refuses the whole write before anything is written.
@@ -122,15 +128,15 @@ async def run_operation(call: CallContext, params: P, planner: Callable[[OpConte
         if isinstance(params, TwoStepParams):
             fp = fingerprint(ctx, plan, params)
             if not params.confirm:
-                return _receipt(plan, applied=False, preview=True, fingerprint=fp, warnings=warnings, detail=info)
+                return _receipt(Preview, plan, fingerprint=fp, warnings=warnings, detail=info)
             if params.fingerprint is None:
                 raise InvalidParams("confirm needs the fingerprint from the preview")
             if params.fingerprint != fp:
                 raise StalePreview("the vault changed since the preview (or the input differs); preview again")
         if params.dry_run:
-            return _receipt(plan, applied=False, dry_run=True, warnings=warnings, detail=info)
+            return _receipt(DryRun, plan, warnings=warnings, detail=info)
         if not plan.effective():
-            return _receipt(plan, applied=False, warnings=warnings, detail={**info, "no_change": True})
+            return _receipt(Unchanged, plan, warnings=warnings, detail=info)
         op_id = new_op_id(now, runtime.root)
         runtime.check_root()  # never write by a path that now leads into another folder
         try:
@@ -147,4 +153,4 @@ async def run_operation(call: CallContext, params: P, planner: Callable[[OpConte
         except (OSError, VaultError) as exc:
             log_receipt = LogReceipt(appended=False, error=getattr(exc, "message", None) or str(exc))
         await anyio.to_thread.run_sync(journal.prune, runtime.root, JOURNAL_KEEP, JOURNAL_MAX_BYTES)
-        return _receipt(plan, applied=True, op_id=op_id, warnings=warnings, log=log_receipt, detail=info)
+        return _receipt(Applied, plan, op_id=op_id, warnings=warnings, log=log_receipt, detail=info)

@@ -13,8 +13,9 @@ import structlog
 
 from protocol.envelope import Reply, Request, Success, encode_value, error_response
 from protocol.errors import ErrorCode, ErrorData, Issue
+from protocol.issue_codes import IssueCode
 from protocol.table import METHODS
-from vaultd.api.registry import HANDLERS, CallContext
+from vaultd.api.handlers import HANDLERS, CallContext
 from vaultd.errors import VaultError
 
 log = structlog.get_logger("vaultd.dispatch")
@@ -35,7 +36,7 @@ def _params_error(exc: msgspec.ValidationError) -> ErrorData:
     return ErrorData(
         code=ErrorCode.INVALID_PARAMS,
         message=f"invalid params: {text} (at {where})",
-        issues=[Issue(code="PARAM", message=text, path=where)],
+        issues=[Issue(code=IssueCode.PARAM, message=text, path=where)],
     )
 
 

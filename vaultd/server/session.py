@@ -32,7 +32,7 @@ from protocol.envelope import InvalidFrame, Reply, Request, RequestId, decode_re
 from protocol.errors import ErrorCode, ErrorData
 from protocol.framing import LineBuffer, OversizedFrame
 from protocol.methods.common import Channel
-from vaultd.api.registry import CallContext
+from vaultd.api.handlers import CallContext
 from vaultd.server.budget import Reservation
 from vaultd.server.dispatch import INTERNAL_MESSAGE, dispatch
 
@@ -167,7 +167,7 @@ class Session:
         return None if request.is_notification else response
 
     async def _hello(self, request: Request) -> Reply:
-        provisional = CallContext(daemon=self.daemon, channel=Channel.CLI, client="?")
+        provisional = CallContext(host=self.daemon, channel=Channel.CLI, client="?")
         response = await dispatch(request, provisional)
         if provisional.opened:  # the hello handler accepted the client and filled in who it is
             self.ctx = provisional

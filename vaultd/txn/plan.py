@@ -12,8 +12,8 @@ import hashlib
 from dataclasses import dataclass, field
 
 from protocol.errors import Issue
+from protocol.limits import MAX_NOTE_BYTES as MAX_NOTE_BYTES  # the engine's bound is the protocol's
 
-MAX_NOTE_BYTES = 2 * 1024 * 1024
 MAX_OP_FILES = 1024
 MAX_OP_BYTES = 64 * 1024 * 1024
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from vaultd.vault.cache import IndexCache, SearchDoc
 from vaultd.vault.model import Link, NoteRecord
-from vaultd.vault.note import Skipped, parse_note, stem_of
+from vaultd.vault.note import MAX_NOTE_BYTES, Skipped, parse_note, stem_of
 from vaultd.vault.resolve import LinkResolver, Resolution, Suggester, name_key
 from vaultd.vault.walk import FileStat, SkippedFile, classify, is_ignored, is_valid_name, walk
 
@@ -62,11 +62,11 @@ def read_note(root: Path, fs: FileStat) -> tuple[NoteRecord, SearchDoc] | Skippe
         return SkippedFile(fs.path, "S05", f"cannot open: {exc.strerror}")
     try:
         st = os.fstat(fd)
-        if st.st_size > 2 * 1024 * 1024 + 1:
-            raw = b"\0" * (2 * 1024 * 1024 + 1)  # only the size matters to the parser's refusal
+        if st.st_size > MAX_NOTE_BYTES + 1:
+            raw = b"\0" * (MAX_NOTE_BYTES + 1)  # only the size matters to the parser's refusal
         else:
             with os.fdopen(fd, "rb", closefd=False) as fh:
-                raw = fh.read(2 * 1024 * 1024 + 1)
+                raw = fh.read(MAX_NOTE_BYTES + 1)
     except OSError as exc:
         return SkippedFile(fs.path, "S05", f"cannot read: {exc.strerror}")
     finally:

@@ -11,11 +11,10 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from protocol.limits import MAX_NOTE_BYTES as MAX_NOTE_BYTES  # larger notes are skipped and reported, never indexed
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.cache import SearchDoc
 from vaultd.vault.model import Link, NoteIssue, NoteRecord, Tag
-
-MAX_NOTE_BYTES = 2 * 1024 * 1024  #: larger notes are skipped and reported, never indexed
 
 
 class Skipped(Exception):

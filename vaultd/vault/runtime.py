@@ -24,7 +24,7 @@ import anyio
 import anyio.abc
 import structlog
 
-from protocol.methods.daemon import Finding
+from protocol.methods.service import Finding
 from protocol.methods.vaults import VaultEntry, VaultHealth, VaultState
 from vaultd.errors import Unavailable
 from vaultd.txn import journal
@@ -270,7 +270,7 @@ class VaultRuntime:
         return len(self.live.index.notes) if self.live is not None else 0
 
     def doctor_findings(self) -> list[Finding]:
-        from protocol.methods.daemon import Level
+        from protocol.methods.service import Level
 
         findings = []
         r = self.recovery

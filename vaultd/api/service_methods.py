@@ -6,8 +6,9 @@ import os
 import stat
 import time
 
+from protocol.methods import service
 from protocol.methods.common import SUPPORTED_PROTOCOLS, Empty
-from protocol.methods.daemon import (
+from protocol.methods.service import (
     DaemonStatus,
     DoctorParams,
     DoctorResult,
@@ -19,11 +20,11 @@ from protocol.methods.daemon import (
 )
 from protocol.methods.vaults import VaultState
 from protocol.table import METHODS
-from vaultd.api.registry import CallContext, handles
+from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import InvalidParams, VaultError
 
 
-@handles("hello")
+@handles(service.HELLO)
 async def hello(ctx: CallContext, params: HelloParams) -> HelloResult:
     usable = [v for v in SUPPORTED_PROTOCOLS if v <= params.protocol]
     if not usable:
@@ -32,25 +33,25 @@ async def hello(ctx: CallContext, params: HelloParams) -> HelloResult:
             f"{max(SUPPORTED_PROTOCOLS)}); upgrade the client"
         )
     ctx.channel, ctx.client, ctx.opened = params.channel, params.client, True
-    return HelloResult(server="vaultd", version=ctx.daemon.version, protocol=max(usable), methods=list(METHODS))
+    return HelloResult(server="vaultd", version=ctx.host.version, protocol=max(usable), methods=list(METHODS))
 
 
-@handles("daemon.status")
+@handles(service.DAEMON_STATUS)
 async def status(ctx: CallContext, params: Empty) -> DaemonStatus:
-    d = ctx.daemon
+    host = ctx.host
     return DaemonStatus(
         pid=os.getpid(),
-        uptime_s=round(time.monotonic() - d.started, 3),
-        version=d.version,
-        socket=str(d.socket_path),
-        home=str(d.home),
-        vaults=[v.health() for v in d.vaults.values()],
+        uptime_s=round(time.monotonic() - host.started, 3),
+        version=host.version,
+        socket=str(host.socket_path),
+        home=str(host.home),
+        vaults=[v.health() for v in host.vaults.values()],
     )
 
 
-@handles("daemon.stop")
+@handles(service.DAEMON_STOP)
 async def stop(ctx: CallContext, params: Empty) -> StopResult:
-    ctx.daemon.stop_requested.set()
+    ctx.host.stop_requested.set()
     return StopResult(stopping=True)
 
 
@@ -65,20 +66,20 @@ def _mode_finding(check: str, path: os.PathLike[str] | str, want: int) -> Findin
     return Finding(level=Level.OK, check=check, finding=f"{path} ({mode:o})")
 
 
-@handles("doctor")
+@handles(service.DOCTOR)
 async def doctor(ctx: CallContext, params: DoctorParams) -> DoctorResult:
-    d = ctx.daemon
+    host = ctx.host
     findings = [
-        _mode_finding("home", d.home, 0o700),
-        _mode_finding("socket", d.socket_path, 0o600),
-        _mode_finding("socket-folder", d.socket_path.parent, 0o700),
+        _mode_finding("home", host.home, 0o700),
+        _mode_finding("socket", host.socket_path, 0o600),
+        _mode_finding("socket-folder", host.socket_path.parent, 0o700),
     ]
     try:
-        config = d.config.load()
+        config = host.config.load()
         findings.append(Finding(level=Level.OK, check="config", finding=f"{len(config.vaults)} vault(s) registered"))
     except VaultError as exc:
         findings.append(Finding(level=Level.FAIL, check="config", finding=exc.message))
-    vaults = [d.vault(params.vault)] if params.vault else list(d.vaults.values())
+    vaults = [host.vault(params.vault)] if params.vault else list(host.vaults.values())
     for runtime in vaults:
         health = runtime.health()
         level = {VaultState.READY: Level.OK, VaultState.INDEXING: Level.WARN}.get(health.state, Level.FAIL)

@@ -1,0 +1,28 @@
+"""Size bounds of the protocol, in bytes, each declared once.
+
+The daemon enforces them, the CLI reads them, and the schemas publish them. A JSON Schema
+``maxLength`` counts characters, never bytes; since a character is at least one UTF-8 byte, a
+string Struct field declares ``max_length`` equal to its byte bound as a sound first check at
+decode time, and the daemon enforces the byte bound itself where the text is measured as bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+KiB: Final = 1024
+MiB: Final = 1024 * KiB
+
+MAX_NOTE_BYTES: Final = 2 * MiB  #: a note's whole file; larger files are skipped when indexing and never written
+MAX_FRAME_BYTES: Final = 1 * MiB  #: the default bound on one JSON-RPC message from a client
+MAX_QUERY_BYTES: Final = 1 * KiB  #: a search query, as UTF-8
+MAX_READ_PAGE_BYTES: Final = 64 * KiB  #: the most ``note.read`` returns in one page
+DEFAULT_READ_PAGE_BYTES: Final = 16 * KiB  #: the page ``note.read`` returns when ``max_bytes`` is not given
+
+
+def describe(n: int) -> str:
+    """``2 MiB``, ``256 KiB`` or ``100 bytes``: a bound as people read it."""
+    for unit, size in (("MiB", MiB), ("KiB", KiB)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} bytes"

@@ -1,0 +1,158 @@
+"""What a write answers: a receipt, one of four outcomes, with the operation's own detail.
+
+On the wire a receipt is a JSON object whose ``outcome`` names its variant::
+
+    preview    a two-step operation's first call: nothing written; ``fingerprint`` confirms it
+    dry_run    ``dry_run: true``: planned and validated, nothing written
+    unchanged  the operation had nothing to change (the link exists, the key has that value)
+    applied    written; ``op_id`` undoes it and ``log`` says whether the log line was appended
+
+Every variant carries every key, so a client that predates ``outcome`` still reads
+``applied``, ``dry_run``, ``preview``, ``op_id`` and ``fingerprint`` as before; those booleans
+are fixed per variant and a receipt whose booleans disagree with its outcome does not decode.
+``detail`` is a Struct per operation (:class:`MoveDetail`, :class:`DeleteDetail`,
+:class:`MergeDetail`, else the empty :class:`NoDetail`), so its keys are part of the contract.
+"""
+
+from __future__ import annotations
+
+import enum
+import typing
+from typing import Annotated, Any, ClassVar, Generic, TypeVar, Union
+
+import msgspec
+
+from protocol.errors import Issue
+from protocol.methods.common import Result
+
+MAX_RECEIPT_WARNINGS = 100  #: warnings a receipt lists; the rest are counted in ``warnings_omitted``
+MAX_DETAIL_LINKS = 500  #: rewritten links a move or merge detail lists
+
+
+class ChangeAction(enum.StrEnum):
+    CREATE = "create"
+    MODIFY = "modify"
+    DELETE = "delete"
+
+
+def _doc(text: str) -> msgspec.Meta:
+    return msgspec.Meta(description=text)
+
+
+class ChangeReceipt(msgspec.Struct, kw_only=True):
+    path: Annotated[str, _doc("The vault-relative path of a file the operation writes.")]
+    action: Annotated[ChangeAction, _doc("Whether the file is created, modified or deleted.")]
+    before_sha: Annotated[str | None, _doc("The file's sha256 before; null for a create.")]
+    after_sha: Annotated[str | None, _doc("The file's sha256 after; null for a delete.")]
+    bytes: Annotated[int, _doc("The file's size after (0 for a delete).")]
+
+
+class LogReceipt(Result):
+    appended: Annotated[bool, _doc("Whether the line was appended to the vault's log.")]
+    line: Annotated[str | None, _doc("The line appended.")] = None
+    error: Annotated[str | None, _doc("Why it was not appended; the write itself stands.")] = None
+
+
+class NoDetail(msgspec.Struct, kw_only=True):
+    """The detail of an operation whose changes say it all (``{}`` on the wire)."""
+
+
+class MoveDetail(msgspec.Struct, kw_only=True):
+    from_: Annotated[str, _doc("The note's path before.")] = msgspec.field(name="from")
+    to: Annotated[str, _doc("Its path after.")]
+    rewritten: Annotated[list[str], _doc("The notes whose links to it are rewritten, by path.")]
+    links: Annotated[list[str], _doc(
+        f"Each rewritten link, as 'path:line old -> new'; at most {MAX_DETAIL_LINKS}.")]
+
+
+class DeleteDetail(msgspec.Struct, kw_only=True):
+    trash: Annotated[str, _doc("Where the note goes in .trash; op.undo brings it back.")]
+    backlinks: Annotated[list[str], _doc("'path:line' of each link the delete breaks, in notes the caller sees.")]
+
+
+class MergeDetail(msgspec.Struct, kw_only=True):
+    keep: Annotated[str, _doc("The note that stays and receives the content.")]
+    absorb: Annotated[str, _doc("The note folded in, then marked superseded.")]
+    unions: Annotated[dict[str, list[Any]], _doc(
+        "The frontmatter lists merged as unions (source, sources, topics), by key.")] = {}
+    inbound: Annotated[list[str], _doc(f"Each link repointed from absorb to keep; at most {MAX_DETAIL_LINKS}.")]
+    body: Annotated[str, _doc("Keep's body after the merge.")]
+
+
+D = TypeVar("D")
+
+
+class _Receipt(Result, Generic[D], kw_only=True, tag_field="outcome"):
+    """The fields every outcome has; the variants fix which of them mean something."""
+
+    _flags: ClassVar[tuple[bool, bool, bool]]  #: (applied, dry_run, preview) of the variant
+
+    op: Annotated[str, _doc("The method, e.g. note.move.")]
+    op_id: Annotated[str | None, _doc("Set when applied; pass to op.undo.")] = None
+    applied: Annotated[bool, _doc("True for outcome applied only.")] = False
+    dry_run: Annotated[bool, _doc("True for outcome dry_run only.")] = False
+    preview: Annotated[bool, _doc("True for outcome preview only.")] = False
+    fingerprint: Annotated[str | None, _doc("For a preview: pass with confirm to apply.")] = None
+    changes: Annotated[list[ChangeReceipt], _doc("Every file written (or that would be).")] = []
+    warnings: Annotated[list[Issue], _doc(
+        f"Problems that did not block the write; at most {MAX_RECEIPT_WARNINGS}, in the order found.")] = []
+    warnings_omitted: Annotated[int, _doc("Warnings found beyond the listed ones.")] = 0
+    log: Annotated[LogReceipt | None, _doc("For an applied write: the log line.")] = None
+    detail: Annotated[D, _doc("The operation's own facts; its Struct is given with each method.")]
+
+    def __post_init__(self) -> None:
+        if (self.applied, self.dry_run, self.preview) != self._flags:
+            raise ValueError(f"applied, dry_run and preview must be {self._flags} in a {type(self).__name__} receipt")
+
+
+class Preview(_Receipt[D], Generic[D], kw_only=True, tag="preview"):
+    """A two-step operation's first call: what it would change, and the fingerprint to confirm it."""
+
+    _flags = (False, False, True)
+    preview: Annotated[bool, _doc("Always true.")] = True
+    fingerprint: Annotated[str, _doc("Pass with confirm=true and the same arguments to apply.")]
+
+
+class DryRun(_Receipt[D], Generic[D], kw_only=True, tag="dry_run"):
+    """What the operation would change; nothing was written."""
+
+    _flags = (False, True, False)
+    dry_run: Annotated[bool, _doc("Always true.")] = True
+
+
+class Unchanged(_Receipt[D], Generic[D], kw_only=True, tag="unchanged"):
+    """The operation had nothing to change; nothing was written and nothing logged."""
+
+    _flags = (False, False, False)
+
+
+class Applied(_Receipt[D], Generic[D], kw_only=True, tag="applied"):
+    """Written and indexed."""
+
+    _flags = (True, False, False)
+    op_id: Annotated[str, _doc("The operation's id; pass to op.undo.")]
+    applied: Annotated[bool, _doc("Always true.")] = True
+    log: Annotated[LogReceipt, _doc("Whether the log line was appended (the write stands even when it was not).")]
+
+
+WriteReceipt = Union[Preview[D], DryRun[D], Unchanged[D], Applied[D]]  # noqa: UP007 - a generic alias
+"""What every note-changing method answers; ``WriteReceipt[MoveDetail]`` for ``note.move``."""
+
+Outcome = Preview[Any] | DryRun[Any] | Unchanged[Any] | Applied[Any]  #: any receipt, whatever its detail
+
+
+OUTCOMES = (Preview, DryRun, Unchanged, Applied)
+
+
+def detail_of(result: Any) -> type | None:
+    """The detail Struct of a ``WriteReceipt[detail]`` result type, or None for any other type."""
+    variants = typing.get_args(result) if typing.get_origin(result) is Union else ()
+    if not variants or any(typing.get_origin(v) not in OUTCOMES for v in variants):
+        return None
+    detail: type = typing.get_args(variants[0])[0]
+    return detail
+
+
+def receipt_type(detail: type[D]) -> Any:
+    """``WriteReceipt[detail]`` as a run-time type, for a spec's ``result`` and for decoding."""
+    return WriteReceipt[detail]  # type: ignore[misc,valid-type]

@@ -1,0 +1,58 @@
+"""What a handler may ask of the daemon that hosts it: the vaults, the config, a stop.
+
+Handlers see the daemon only through this protocol, in their :class:`~vaultd.api.handlers.CallContext`;
+``vaultd.daemon`` imports the handlers, never the other way round, so the methods can be read and
+tested without the process around them (its listener, sessions, budgets and shutdown).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Protocol
+
+import anyio
+
+from protocol.methods.vaults import VaultEntry
+from vaultd.registry.config import ConfigStore
+from vaultd.vault.runtime import VaultRuntime
+
+
+class Host(Protocol):
+    @property
+    def home(self) -> Path: ...
+
+    @property
+    def socket_path(self) -> Path: ...
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def started(self) -> float:
+        """``time.monotonic()`` when the daemon started."""
+
+    @property
+    def config(self) -> ConfigStore:
+        """The registry of vaults on disk (config.json); changed only by the vault methods."""
+
+    @property
+    def vaults(self) -> Mapping[str, VaultRuntime]:
+        """The vaults the daemon serves, by id."""
+
+    @property
+    def stop_requested(self) -> anyio.Event:
+        """Set it to stop the daemon gracefully."""
+
+    def vault(self, vault_id: str | None) -> VaultRuntime:
+        """The named vault, or the default one.
+
+        Raises:
+            NotFound: no such vault is registered (or none at all).
+        """
+
+    async def attach_and_index(self, entry: VaultEntry) -> VaultRuntime:
+        """Serve a newly registered vault, its index built before this returns."""
+
+    def detach(self, vault_id: str) -> None:
+        """Stop serving a vault (its files are untouched)."""
