@@ -20,6 +20,7 @@ pytestmark = pytest.mark.interop
 
 INTEROP = REPO / "interop"
 NODE_MODULES = INTEROP / "node_modules"
+BIN = NODE_MODULES / ".bin"
 
 
 def _need_node_clients() -> None:
@@ -81,3 +82,113 @@ def test_the_typescript_sdk_client(world: Any) -> None:
                           cwd=INTEROP, timeout=120)
     assert proc.returncode == 0, proc.stderr
     _check_report(json.loads(proc.stdout), root)
+
+
+# -- the hosts' own health checks: setup writes the entry, the host runs it ----------------------
+
+
+def _pinned() -> dict[str, str]:
+    return dict(json.loads((INTEROP / "package.json").read_text())["dependencies"])
+
+
+def _host_env(home: Home, user: Path) -> dict[str, str]:
+    """What a user's shell gives a host: node 22 and the hosts on PATH, vaultctl beside Python."""
+    path = f"{BIN}:{Path(sys.executable).parent}:/usr/bin:/bin"
+    return {**home.env, "HOME": str(user), "PATH": path, "NO_COLOR": "1", "CI": "true"}
+
+
+def _run(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, env=env, capture_output=True, text=True, cwd=cwd, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+def _setup(env: dict[str, str], host: str, *flags: str) -> None:
+    done = _run([sys.executable, "-m", "vaultctl.main", "setup", host, *flags], env, REPO, 60)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture
+def host_home(daemon: Daemon, home: Home) -> Any:
+    _need_node_clients()
+    root = home.root / "vault"
+    root.mkdir()
+    (root / "Home.md").write_text("# Home\n")
+    assert vaultctl(home, "vault", "add", "main", str(root)).code == 0
+    user = home.root / "user"
+    work = home.root / "work"
+    work.mkdir()
+    return _host_env(home, user), user, work
+
+
+@pytest.mark.parametrize(("host", "files", "argv", "connected"), [
+    ("claude", [".claude.json"], ["claude", "mcp", "list"], "vaultd: "),
+    ("gemini", [".gemini/settings.json"], ["gemini", "mcp", "list"], "vaultd: "),
+    ("codex", [".codex/config.toml"], ["codex", "mcp", "list"], "vaultd "),
+])
+def test_a_host_lists_the_entry_setup_wrote_and_undo_restores_its_file(host_home: Any, host: str, files: list[str],
+                                                                       argv: list[str], connected: str) -> None:
+    env, user, work = host_home
+    target = user / files[0]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    existing = {"claude": '{\n  "theme": "dark"\n}\n',
+                "gemini": '{\n  "security": {"folderTrust": {"enabled": false}}\n}\n',
+                "codex": 'model = "o4"\n'}[host]
+    target.write_text(existing)
+    before = target.read_bytes()
+    _setup(env, host, "--apply")
+    applied = target.read_bytes()
+    listed = _run([str(BIN / argv[0]), *argv[1:]], env, work)
+    out = listed.stdout + listed.stderr
+    line = next((ln for ln in out.splitlines() if ln.lstrip("✓✔○ ").startswith(connected)), "")
+    assert line, out
+    if host == "codex":  # codex lists without starting servers: the entry as written, enabled
+        assert "enabled" in line and str(Path(sys.executable).parent / "vaultctl") in line, line
+    else:  # claude and gemini start the server and do the MCP handshake
+        assert "Connected" in line, out
+    touched = target.read_bytes()
+    _setup(env, host, "--undo")
+    if touched == applied:
+        assert target.read_bytes() == before
+    else:  # the host rewrote its own file while running (Claude Code keeps state there): only our entry goes
+        now, then = json.loads(target.read_text()), json.loads(touched)
+        del then["mcpServers"]["vaultd"]
+        if not then["mcpServers"]:
+            del then["mcpServers"]
+        assert now == then
+
+
+def test_the_inspector_cli(home: Home, world: Any) -> None:
+    """The MCP Inspector's CLI mode: list, a read, a write, a refusal with candidates intact."""
+    _need_node_clients()
+    entry, _env, root = world
+    env, work = _host_env(home, home.root / "user"), root
+    command = [str(BIN / "mcp-inspector"), "--cli", entry["command"], *entry["args"]]
+    for key, value in entry.get("env", {}).items():
+        command += ["-e", f"{key}={value}"]
+
+    def call(*args: str) -> dict[str, Any]:
+        done = _run([*command, *args], env, work)
+        text = done.stdout
+        start = text.find("{")
+        body, _ = json.JSONDecoder().raw_decode(text[start:])
+        return dict(body)
+
+    assert len(call("--method", "tools/list")["tools"]) >= 20
+    read = call("--method", "tools/call", "--tool-name", "vault_list")
+    assert not read.get("isError") and [v["entry"]["id"] for v in read["structuredContent"]["vaults"]] == ["main"]
+    wrote = call("--method", "tools/call", "--tool-name", "note_create", "--tool-arg", "path=interop/inspector")
+    assert wrote["structuredContent"]["applied"] is True
+    refused = call("--method", "tools/call", "--tool-name", "note_read", "--tool-arg", "target=Twin")
+    body = json.loads(refused["content"][0]["text"])
+    assert refused["isError"] is True and body["code"] == "AMBIGUOUS"
+    assert sorted(body["candidates"]) == ["a/Twin.md", "b/Twin.md"]
+    assert (root / "interop" / "inspector.md").is_file()
+
+
+def test_the_matrix_in_the_docs_names_the_pinned_clients() -> None:
+    """docs/mcp.md lists every client this suite drives, at the version package.json pins."""
+    text = (REPO / "docs" / "mcp.md").read_text()
+    for package, version in _pinned().items():
+        if package == "node":
+            continue
+        assert f"`{package}` {version}" in text, (package, version)
