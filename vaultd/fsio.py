@@ -1,7 +1,7 @@
 """The filesystem primitives for the daemon's own files (journal, config, log): temp file, fsync,
 rename, folder fsync. Vault targets go through :mod:`vaultd.txn.dirfd` instead, which binds
 every step to directory descriptors; both share the temp names and the fault seam
-(:mod:`vaultd.txn.faults`). Temp names start with ``.vaultd-`` and end with ``.tmp``, a pattern
+(:mod:`vaultd.faults`). Temp names start with ``.vaultd-`` and end with ``.tmp``, a pattern
 the scanner and the watcher skip, so no user file can collide with one and no reader sees one.
 """
 
@@ -11,7 +11,7 @@ import os
 import secrets
 from pathlib import Path
 
-from vaultd.txn import faults
+from vaultd import faults
 
 TEMP_PREFIX = ".vaultd-"
 TEMP_SUFFIX = ".tmp"

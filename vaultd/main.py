@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     configure(home, args.log_level)
     spec = os.environ.get("VAULTD_FAULTS")
     if spec:
-        from vaultd.txn import faults
+        from vaultd import faults
 
         try:
             faults.configure(spec)

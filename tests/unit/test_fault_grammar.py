@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vaultd.txn.faults import EVERY, MAX_SLEEP_SECONDS, FaultPlan
+from vaultd.faults import EVERY, MAX_SLEEP_SECONDS, FaultPlan
 
 
 def test_sleep_and_pause_parse_with_their_hit_numbers() -> None:

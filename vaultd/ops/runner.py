@@ -11,7 +11,7 @@ import datetime as dt
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import msgspec
@@ -30,21 +30,36 @@ from protocol.methods.writes import (
     WriteParams,
     WriteReceipt,
 )
-from vaultd.api.registry import CallContext
 from vaultd.errors import InvalidParams, StalePreview, ValidationFailed, VaultError
 from vaultd.ops.context import OpContext
 from vaultd.ops.validate import check_policy, validate
 from vaultd.policy import pii_findings, secret_issues
+from vaultd.runtime import VaultRuntime
 from vaultd.txn import journal, opids
 from vaultd.txn.engine import RollbackFailed, apply_plan
 from vaultd.txn.plan import Plan
 from vaultd.vault import eventlog
-from vaultd.vault.runtime import VaultRuntime
 
 log = structlog.get_logger("vaultd.ops")
 
 P = TypeVar("P", bound=WriteParams)
 Planner = Callable[[OpContext, Any], Plan]
+
+
+class VaultFinder(Protocol):
+    def vault(self, vault_id: str | None) -> VaultRuntime: ...
+
+
+class WriteCall(Protocol):
+    """What a write needs of the call that asks for it, so operations sit below the handlers that
+    call them and never import them."""
+
+    @property
+    def daemon(self) -> VaultFinder: ...
+
+    @property
+    def channel(self) -> Channel: ...
+
 
 JOURNAL_KEEP = 200  #: committed journals kept for undo
 JOURNAL_MAX_BYTES = 256 * 1024 * 1024
@@ -97,7 +112,7 @@ def screen_log_line(ctx: OpContext, line: str) -> None:
         raise ValidationFailed(f"refused: the log event: {problems[0].message}", issues=problems)
 
 
-async def run_operation(call: CallContext, params: P, planner: Callable[[OpContext, P], Plan],
+async def run_operation(call: WriteCall, params: P, planner: Callable[[OpContext, P], Plan],
                         *, detail: Callable[[OpContext, Plan], dict[str, Any]] | None = None,
                         undoes: str | None = None) -> WriteReceipt:
     runtime: VaultRuntime = call.daemon.vault(params.vault)

@@ -8,7 +8,7 @@ it is opened one component at a time relative to its parent with ``O_NOFOLLOW | 
 final component relative to an open descriptor. A component that is a symlink, not a folder, or
 that vanished refuses the write with CONFLICT; nothing is written outside the vault.
 
-The fault seam (:mod:`vaultd.txn.faults`) sees the same primitives as :mod:`vaultd.fsio`, in the
+The fault seam (:mod:`vaultd.faults`) sees the same primitives as :mod:`vaultd.fsio`, in the
 same order: ``write``, ``fsync``, ``rename``, ``unlink``, ``fsync-dir``.
 """
 
@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from vaultd import content_mode
+from vaultd import content_mode, faults
 from vaultd.errors import Conflict, InvalidParams, LimitExceeded
 from vaultd.fsio import TEMP_PREFIX, TEMP_SUFFIX
-from vaultd.txn import faults
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC

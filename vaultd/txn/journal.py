@@ -27,16 +27,16 @@ from pathlib import Path
 import msgspec
 import structlog
 
+from vaultd import faults
 from vaultd.errors import Unavailable
 from vaultd.fsio import fsync_dir, is_temp_name, replace, write_durable
 from vaultd.policy import RESERVED_NAMES, check_new_path
-from vaultd.txn import faults, opids, seal
+from vaultd.txn import opids, seal
 from vaultd.txn.plan import MAX_OP_BYTES, MAX_OP_FILES, Plan, sha256
+from vaultd.vault.layout import JOURNAL_DIR, RUNTIME_DIR
 
 log = structlog.get_logger("vaultd.txn")
 
-RUNTIME = ".vaultd"
-JOURNAL = ".vaultd/journal"
 MANIFEST = "manifest.json"
 MAC = "manifest.mac"
 COMMITTED = "committed"
@@ -89,7 +89,7 @@ _decoder = msgspec.json.Decoder(Manifest)
 
 
 def journal_root(vault: Path) -> Path:
-    return vault / JOURNAL
+    return vault / JOURNAL_DIR
 
 
 # -- the folders themselves -------------------------------------------------------------------
@@ -109,7 +109,7 @@ def folder_issue(path: Path) -> str | None:
 def runtime_issue(vault: Path) -> str | None:
     """Why the vault's ``.vaultd/`` or ``.vaultd/journal/`` must not be used, or None (either may
     be missing: the writer creates them)."""
-    for rel in (RUNTIME, JOURNAL):
+    for rel in (RUNTIME_DIR, JOURNAL_DIR):
         try:
             problem = folder_issue(vault / rel)
         except FileNotFoundError:

@@ -26,7 +26,7 @@ from protocol.methods.writes import LogEvent, LogType
 from vaultd.content_mode import new_file_mode
 from vaultd.errors import Conflict, InvalidParams, ValidationFailed
 from vaultd.fsio import fsync_dir
-from vaultd.vault.runtime import SKIPPED_DIRS
+from vaultd.vault.layout import LOG_LOCK_NAME, RUNTIME_DIR, SKIPPED_DIRS
 
 LOG_NAME = "log.md"  #: the default log path
 LOG_HEADER = "# vaultd operation log\n"
@@ -124,7 +124,7 @@ def _open_log(root: Path, rel: str) -> tuple[int, bool]:
 
 def append(root: Path, line: str, rel: str = LOG_NAME) -> None:
     """Append one whole line durably to the vault's own log; never to a file that is not one."""
-    lock_path = root / ".vaultd" / "log.lock"
+    lock_path = root / RUNTIME_DIR / LOG_LOCK_NAME
     lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX)

@@ -24,8 +24,8 @@ import watchfiles
 from vaultd.errors import Unavailable
 from vaultd.vault.cache import IndexCache, cache_file_name
 from vaultd.vault.index import VaultIndex, compute_updates
-from vaultd.vault.runtime import RUNTIME_DIR, SKIPPED_DIRS
-from vaultd.vault.walk import COOKIE_PREFIX, walk
+from vaultd.vault.layout import COOKIE_PREFIX, RUNTIME_DIR, SKIPPED_DIRS
+from vaultd.vault.walk import walk
 
 log = structlog.get_logger("vaultd.index")
 
