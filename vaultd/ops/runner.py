@@ -2,7 +2,8 @@
 
 Planning happens under the vault's writer lock, after the freshness barrier, so operations from
 every client queue and each plans on the state the previous one left and on every change made on
-disk before it. Reads never take the lock.
+disk before it. Reads never take the lock. Planning and validation run in a worker thread with the
+index held still (no watcher refresh applies meanwhile), so the event loop keeps serving reads.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from protocol.methods.writes import (
     WriteParams,
     WriteReceipt,
 )
+from vaultd import faults
 from vaultd.errors import InvalidParams, StalePreview, ValidationFailed, VaultError
 from vaultd.ops.context import OpContext
 from vaultd.ops.validate import check_policy, validate
@@ -112,6 +114,21 @@ def screen_log_line(ctx: OpContext, line: str) -> None:
         raise ValidationFailed(f"refused: the log event: {problems[0].message}", issues=problems)
 
 
+def _plan_and_check(ctx: OpContext, params: P, planner: Callable[[OpContext, P], Plan],
+                    detail: Callable[[OpContext, Plan], dict[str, Any]] | None,
+                    agent: bool) -> tuple[Plan, list[Issue], dict[str, Any]]:
+    """Plan, then validate: policy, the vault as the plan leaves it, the log event (worker thread)."""
+    plan = planner(ctx, params)
+    check_policy(ctx, plan)
+    warnings = validate(ctx, plan)
+    info = detail(ctx, plan) if detail is not None else {}
+    event = _log_event(plan, params.log, "preview")
+    # An invalid or unsafe event refuses the whole write before anything is written.
+    screen_log_line(ctx, eventlog.format_line(event, ctx.now, agent=agent))
+    faults.point("after-plan")
+    return plan, warnings, info
+
+
 async def run_operation(call: WriteCall, params: P, planner: Callable[[OpContext, P], Plan],
                         *, detail: Callable[[OpContext, Plan], dict[str, Any]] | None = None,
                         undoes: str | None = None) -> WriteReceipt:
@@ -124,16 +141,15 @@ async def run_operation(call: WriteCall, params: P, planner: Callable[[OpContext
         # backlinks or a create for collisions and dead links.
         await live.barrier()
         now = dt.datetime.now().astimezone()
-        ctx = OpContext(root=runtime.root, entry=runtime.entry, index=live.index, channel=call.channel, now=now,
-                        expected_sha=params.expected_sha if isinstance(params, EditParams) else None)
-        plan = planner(ctx, params)
-        check_policy(ctx, plan)
-        warnings = validate(ctx, plan)
-        info = detail(ctx, plan) if detail is not None else {}
         agent = call.channel == Channel.MCP
-        event = _log_event(plan, params.log, "preview")
-        # An invalid or unsafe event refuses the whole write before anything is written.
-        screen_log_line(ctx, eventlog.format_line(event, now, agent=agent))
+        # Reading every target and checking the result can take a while (a move reads and rewrites
+        # each backlink); a worker thread does it, so reads and other vaults are served meanwhile.
+        # The index is held still for it: the watcher's refreshes change it on the event loop.
+        async with live.held_still() as index:
+            ctx = OpContext(root=runtime.root, entry=runtime.entry, index=index, channel=call.channel, now=now,
+                            expected_sha=params.expected_sha if isinstance(params, EditParams) else None)
+            plan, warnings, info = await anyio.to_thread.run_sync(_plan_and_check, ctx, params, planner, detail,
+                                                                  agent)
         if isinstance(params, TwoStepParams):
             fp = fingerprint(ctx, plan, params)
             if not params.confirm:

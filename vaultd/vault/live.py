@@ -13,7 +13,8 @@ from __future__ import annotations
 import itertools
 import os
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -177,6 +178,17 @@ class LiveIndex:
         return os.path.realpath(parent) == os.path.normpath(parent) and (parent + os.sep).startswith(root + os.sep)
 
     # -- refreshing ----------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def held_still(self) -> AsyncIterator[VaultIndex]:
+        """The index, unchanged until the block ends, for a worker thread to read.
+
+        Refreshes apply on the event loop while threads read; the index's maps are plain dicts
+        and sets that a reader iterating them must not see change (Python raises, or a plan
+        would mix two states). A refresh that comes meanwhile waits for the block to end.
+        """
+        async with self._refreshing:
+            yield self.index
 
     async def refresh(self, rels: set[str]) -> None:
         """Re-read the given vault-relative paths (files or folders) and apply what changed."""
