@@ -66,7 +66,7 @@ def test_cli_start_imports_no_daemon_module() -> None:
 #: ``vaultd`` itself (its version) is the base. A new package must be given a place.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("protocol",),
-    ("vaultd", "vaultd.errors", "vaultd.content_mode", "vaultd.faults", "vaultd.log"),
+    ("vaultd", "vaultd.errors", "vaultd.content_mode", "vaultd.faults", "vaultd.daemon_log"),
     ("vaultd.fsio",),
     ("vaultd.vault",),  # notes, links, the index and its cache, the watcher
     ("vaultd.policy",),
@@ -140,6 +140,15 @@ def _rank(module: str) -> int | None:
             return RANK[name]
         name = name.rsplit(".", 1)[0] if "." in name else None
     return None
+
+
+@pytest.mark.parametrize("package", ["protocol", "vaultd", "vaultctl"])
+def test_every_package_has_an_init(package: str) -> None:
+    """A folder of modules without ``__init__.py`` is a namespace package: it imports, but mypy,
+    the layer table above and the wheel each see it differently."""
+    folders = {p.parent for p in (REPO / package).rglob("*.py") if "__pycache__" not in p.parts}
+    bare = sorted(str(f.relative_to(REPO)) for f in folders if not (f / "__init__.py").exists())
+    assert not bare, f"add __init__.py to: {bare}"
 
 
 def test_every_module_has_a_layer() -> None:

@@ -29,7 +29,7 @@ from vaultd.errors import Unavailable
 from vaultd.txn import journal, seal
 from vaultd.txn.engine import RecoveryReport, recover
 from vaultd.vault.layout import GITIGNORE_NAME, LOCK_NAME, RUNTIME_DIR
-from vaultd.vault.live import LiveIndex
+from vaultd.vault.watcher import LiveIndex
 
 log = structlog.get_logger("vaultd.vault")
 

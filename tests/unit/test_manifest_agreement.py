@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
+from vaultd.vault.link_targets import LinkResolver, Resolution, ResolutionStatus
 from vaultd.vault.markdown import scan
 from vaultd.vault.model import LinkKind
-from vaultd.vault.resolve import LinkResolver, Resolution, ResolutionStatus
 
 REPO = Path(__file__).resolve().parents[2]
 GENERATOR_PLACES = [REPO / "benchmarks" / "gen_vault.py", REPO.parent / "shared" / "bench" / "gen_vault.py"]

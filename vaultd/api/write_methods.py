@@ -40,7 +40,7 @@ from vaultd.ops.set_frontmatter import plan_set_frontmatter
 from vaultd.ops.supersede import plan_supersede
 from vaultd.ops.undo import list_ops, plan_undo
 from vaultd.policy import pii_findings, secret_issues, write_channel_issue
-from vaultd.vault import eventlog
+from vaultd.vault import oplog
 
 
 @handles("note.create")
@@ -114,14 +114,14 @@ async def log_append(ctx: CallContext, params: LogAppendParams) -> LogReceipt:
     runtime.check_root()
     if (issue := write_channel_issue(runtime.entry.write, ctx.channel)) is not None:
         raise PolicyRefused(issue.message, issues=[issue])
-    line = eventlog.format_line(params.event, dt.datetime.now().astimezone(), agent=ctx.channel == Channel.MCP)
-    problems = secret_issues(line, eventlog.log_name(runtime.entry)) + [
+    line = oplog.format_line(params.event, dt.datetime.now().astimezone(), agent=ctx.channel == Channel.MCP)
+    problems = secret_issues(line, oplog.log_name(runtime.entry)) + [
         i for i in pii_findings(line, runtime.entry.pii, runtime.entry.kind, "log") if i.severity == Severity.ERROR]
     if problems:
         raise ValidationFailed(problems[0].message, issues=problems)
     async with runtime.writer:
         runtime.check_root()
-        await anyio.to_thread.run_sync(eventlog.append, runtime.root, line, eventlog.log_name(runtime.entry))
+        await anyio.to_thread.run_sync(oplog.append, runtime.root, line, oplog.log_name(runtime.entry))
     return LogReceipt(appended=True, line=line.rstrip("\n"))
 
 
@@ -129,8 +129,8 @@ async def log_append(ctx: CallContext, params: LogAppendParams) -> LogReceipt:
 async def log_tail(ctx: CallContext, params: LogTailParams) -> LogLines:
     runtime = ctx.daemon.vault(params.vault)
     runtime.check_root()
-    lines, warnings = await anyio.to_thread.run_sync(eventlog.tail, runtime.root, params.limit, params.type,
-                                                     eventlog.log_name(runtime.entry))
+    lines, warnings = await anyio.to_thread.run_sync(oplog.tail, runtime.root, params.limit, params.type,
+                                                     oplog.log_name(runtime.entry))
     return LogLines(lines=lines, warnings=warnings)
 
 
@@ -138,6 +138,6 @@ async def log_tail(ctx: CallContext, params: LogTailParams) -> LogLines:
 async def log_grep(ctx: CallContext, params: LogGrepParams) -> LogLines:
     runtime = ctx.daemon.vault(params.vault)
     runtime.check_root()
-    lines, warnings = await anyio.to_thread.run_sync(eventlog.grep, runtime.root, params.pattern, params.limit,
-                                                     params.type, eventlog.log_name(runtime.entry))
+    lines, warnings = await anyio.to_thread.run_sync(oplog.grep, runtime.root, params.pattern, params.limit,
+                                                     params.type, oplog.log_name(runtime.entry))
     return LogLines(lines=lines, warnings=warnings)

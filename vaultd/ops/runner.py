@@ -40,7 +40,7 @@ from vaultd.runtime import VaultRuntime
 from vaultd.txn import journal, opids
 from vaultd.txn.engine import RollbackFailed, apply_plan
 from vaultd.txn.plan import Plan
-from vaultd.vault import eventlog
+from vaultd.vault import oplog
 
 log = structlog.get_logger("vaultd.ops")
 
@@ -106,7 +106,7 @@ def _log_event(plan: Plan, override: LogEvent | None, op_id: str) -> LogEvent:
 
 def screen_log_line(ctx: OpContext, line: str) -> None:
     """A caller's log event is screened like a note: never a secret, PII per the log surface."""
-    rel = eventlog.log_name(ctx.entry)
+    rel = oplog.log_name(ctx.entry)
     problems = secret_issues(line, rel) + [
         i for i in pii_findings(line, ctx.entry.pii, ctx.entry.kind, "log", path=rel)
         if i.severity == Severity.ERROR]
@@ -124,7 +124,7 @@ def _plan_and_check(ctx: OpContext, params: P, planner: Callable[[OpContext, P],
     info = detail(ctx, plan) if detail is not None else {}
     event = _log_event(plan, params.log, "preview")
     # An invalid or unsafe event refuses the whole write before anything is written.
-    screen_log_line(ctx, eventlog.format_line(event, ctx.now, agent=agent))
+    screen_log_line(ctx, oplog.format_line(event, ctx.now, agent=agent))
     faults.point("after-plan")
     return plan, warnings, info
 
@@ -171,9 +171,9 @@ async def run_operation(call: WriteCall, params: P, planner: Callable[[OpContext
             raise
         log.info("applied", op=plan.op, op_id=op_id, files=len(plan.effective()), channel=str(call.channel))
         await live.refresh(set(plan.paths))
-        line = eventlog.format_line(_log_event(plan, params.log, op_id), now, agent=agent)
+        line = oplog.format_line(_log_event(plan, params.log, op_id), now, agent=agent)
         try:
-            await anyio.to_thread.run_sync(eventlog.append, runtime.root, line, eventlog.log_name(runtime.entry))
+            await anyio.to_thread.run_sync(oplog.append, runtime.root, line, oplog.log_name(runtime.entry))
             log_receipt = LogReceipt(appended=True, line=line.rstrip("\n"))
         except (OSError, VaultError) as exc:
             log_receipt = LogReceipt(appended=False, error=getattr(exc, "message", None) or str(exc))
