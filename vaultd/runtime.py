@@ -14,7 +14,6 @@ again. The check is one ``stat`` per request, so an idle daemon spends nothing o
 from __future__ import annotations
 
 import datetime as dt
-import fcntl
 import os
 import stat
 from pathlib import Path
@@ -26,6 +25,7 @@ import structlog
 from protocol.methods.daemon import Finding
 from protocol.methods.vaults import VaultEntry, VaultHealth, VaultState
 from vaultd.errors import Unavailable
+from vaultd.fsio import LockHeld, record_holder, take_lock
 from vaultd.txn import journal, seal
 from vaultd.txn.engine import RecoveryReport, recover
 from vaultd.vault.layout import GITIGNORE_NAME, LOCK_NAME, RUNTIME_DIR
@@ -86,23 +86,19 @@ class VaultRuntime:
                                 "folder of its own: move it away, then run 'vaultctl doctor'")
                 return False
             _write_gitignore(self.runtime_dir)
-            fd = os.open(self.runtime_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        except OSError as exc:
-            self.state, self.message = VaultState.ERROR, f"cannot prepare {self.runtime_dir}: {exc.strerror}"
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+            fd = take_lock(self.runtime_dir / LOCK_NAME)
+        except LockHeld:
             self.state = VaultState.LOCKED
             self.message = "another process holds the vault lock; stop it, then run 'vaultctl doctor'"
+            return False
+        except OSError as exc:
+            self.state, self.message = VaultState.ERROR, f"cannot prepare {self.runtime_dir}: {exc.strerror}"
             return False
         if folder_id(self.root) != folder:
             os.close(fd)  # the folder was swapped while we took it: its lock is not this path's
             self.state, self.message = VaultState.MISSING, f"{self.root} was replaced while vaultd took it"
             return False
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        record_holder(fd)
         self._lock_fd = fd
         self.folder = folder
         self.state, self.message = VaultState.INDEXING, ""
