@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon import Daemon, Home, RawClient, Result, copy_sample_vault, vaultctl
+from tests.support.harness import Daemon, Home, RawClient, Result, copy_sample_vault, vaultctl
 
 
 @pytest.fixture(autouse=True)

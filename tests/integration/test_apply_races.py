@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon import Daemon, Home, RawClient, snapshot, vaultctl
+from tests.support.harness import Daemon, Home, RawClient, snapshot, vaultctl
 
 BACKLINKS = 40
 OUTSIDE_BYTES = b"an outside file with a target's name: never touched\n"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon import REPO, VAULTCTL, Daemon, Home
+from tests.support.harness import REPO, VAULTCTL, Daemon, Home
 
 # A listener of the user's own uid that answers ``hello`` with a result of another shape, as a
 # daemon of an incompatible version might: the client cannot decode it.

@@ -23,7 +23,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.support.daemon import REPO, VAULTCTL, Daemon, Home
+from tests.support.harness import REPO, VAULTCTL, Daemon, Home
 
 NOBODY = 65534
 SECRET = "the secret body of a brand new note\n"

@@ -15,7 +15,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.support.daemon import REPO, Daemon, Home, Result, copy_sample_vault, vaultctl
+from tests.support.harness import REPO, Daemon, Home, Result, copy_sample_vault, vaultctl
 
 PAUSE_S = 4  # the write's pause; the client waits a small fraction of it
 SHORT = {"VAULTD_CLIENT_TIMEOUT": "0.5"}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon import Daemon, Home, RawClient, snapshot
+from tests.support.harness import Daemon, Home, RawClient, snapshot
 
 
 def _session(home: Home) -> RawClient:

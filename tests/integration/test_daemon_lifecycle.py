@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from tests.support.daemon import REPO, Daemon, Home, RawClient, vaultctl, wait_for_socket
+from tests.support.harness import REPO, Daemon, Home, RawClient, vaultctl, wait_for_socket
 
 
 def test_socket_and_folder_modes(daemon: Daemon) -> None:

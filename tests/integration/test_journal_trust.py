@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon import Daemon, Home, RawClient, copy_sample_vault, snapshot, vaultctl
+from tests.support.harness import Daemon, Home, RawClient, copy_sample_vault, snapshot, vaultctl
 
 OP = "20261203T120000.000000-0123abcd"
 PLAN = "projects/alpha/Alpha Plan.md"

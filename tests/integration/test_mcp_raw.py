@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from protocol.table import METHODS
-from tests.support.daemon import REPO, Daemon, Home
+from tests.support.harness import REPO, Daemon, Home
 from vaultctl.mcp.versions import (
     ALL_VERSIONS,
     HANDSHAKE_VERSIONS,

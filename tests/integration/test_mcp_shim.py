@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import CallToolResult, Tool
 
 from protocol.table import METHODS, MethodSpec
-from tests.support.daemon import REPO, Daemon, Home
+from tests.support.harness import REPO, Daemon, Home
 from vaultctl.mcp.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, STATELESS_VERSIONS
 
 MCP_SPECS = [spec for spec in METHODS.values() if spec.mcp]

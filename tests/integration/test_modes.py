@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon import Daemon, Home, RawClient
+from tests.support.harness import Daemon, Home, RawClient
 
 
 def _mode(path: Path) -> int:

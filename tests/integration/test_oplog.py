@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon import Home, RawClient, vaultctl
+from tests.support.harness import Home, RawClient, vaultctl
 
 HEADER = "# vaultd operation log\n"
 DIARY = "# Log\n\n2024-03-01: walked the dog\n2024-03-02: read about otters\n"

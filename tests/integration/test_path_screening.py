@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon import Daemon, Home, RawClient, snapshot
+from tests.support.harness import Daemon, Home, RawClient, snapshot
 
 GITHUB = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
 AWS = "AKIA" + "Z7Q3EXAMPLEKEY2X"

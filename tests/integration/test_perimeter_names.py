@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon import Daemon, Home, RawClient
+from tests.support.harness import Daemon, Home, RawClient
 
 BAD_NAME = b"bad\xff.md"
 BAD_SHOWN = "bad\\xff.md"

@@ -12,7 +12,7 @@ import threading
 from typing import Any
 
 from tests.integration.test_apply_races import BACKLINKS, _build_vault, _wait_for
-from tests.support.daemon import Daemon, Home, RawClient
+from tests.support.harness import Daemon, Home, RawClient
 
 MOVE = {"target": "src/Target.md", "to": "moved/Renamed"}
 

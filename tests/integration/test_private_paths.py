@@ -15,7 +15,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.types import CallToolResult
 
-from tests.support.daemon import REPO, Daemon, Home, snapshot
+from tests.support.harness import REPO, Daemon, Home, snapshot
 
 SHIM = [sys.executable, "-m", "vaultctl.main", "mcp"]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon import Daemon, Home, RawClient, snapshot, vaultctl
+from tests.support.harness import Daemon, Home, RawClient, snapshot, vaultctl
 
 PATCH = {"target": "Alpha Plan", "old": "ships the search", "new": "ships the find"}
 

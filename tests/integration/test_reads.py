@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon import REPO, Daemon, RawClient, snapshot
+from tests.support.harness import REPO, Daemon, RawClient, snapshot
 
 EXPECTED = json.loads((REPO / "examples" / "sample-vault.expected.json").read_text(encoding="utf-8"))
 

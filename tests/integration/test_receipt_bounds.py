@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon import Home, RawClient
+from tests.support.harness import Home, RawClient
 
 CAP = 100  #: warnings a receipt lists (MAX_RECEIPT_WARNINGS), issues a refusal lists
 

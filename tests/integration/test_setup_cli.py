@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon import REPO
+from tests.support.harness import REPO
 
 HOST_FILES = {
     "claude": ".claude.json",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon import REPO, Daemon, Home
+from tests.support.harness import REPO, Daemon, Home
 
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x9b31m\u202eevil\x7f"
 STEM = f"shared {HOSTILE} note"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon import Daemon, Home, RawClient, snapshot, vaultctl
+from tests.support.harness import Daemon, Home, RawClient, snapshot, vaultctl
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon import Daemon, Home, RawClient, vaultctl
+from tests.support.harness import Daemon, Home, RawClient, vaultctl
 
 BACKLINKERS = 1000  #: as many as one move may rewrite (an operation writes at most 1,024 files)
 FOLDERS = 20

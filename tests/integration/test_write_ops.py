@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon import Daemon, RawClient, snapshot
+from tests.support.harness import Daemon, RawClient, snapshot
 
 ALPHA = "projects/alpha/Alpha Plan.md"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon import Daemon, RawClient, snapshot
+from tests.support.harness import Daemon, RawClient, snapshot
 
 
 @pytest.fixture

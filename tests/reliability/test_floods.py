@@ -16,7 +16,7 @@ from reliability.stress.floods import (
     LimitedDaemon, big_vault, close_all, closed_by_peer, fd_limits, flood, log_lines, served, unread_pipelines,
     write_limits,
 )
-from tests.support.daemon import Daemon, Home, RawClient
+from tests.support.harness import Daemon, Home, RawClient
 
 MiB = 1024 * 1024
 

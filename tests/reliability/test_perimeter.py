@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon import REPO, Daemon, Home, RawClient, snapshot
+from tests.support.harness import REPO, Daemon, Home, RawClient, snapshot
 
 NOBODY = 65534
 
