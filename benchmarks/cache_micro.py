@@ -1,4 +1,4 @@
-"""Micro-benchmark of the index cache (vaultd.vault.cache) against a bare FTS5 insert.
+"""Micro-benchmark of the index cache (vaultd/vault/cache/) against a bare FTS5 insert.
 
     python3 /work/shared/bench/gen_vault.py /tmp/cachebench10k --notes 10000 --seed 1
     .venv/bin/python benchmarks/cache_micro.py /tmp/cachebench10k [--rounds 3] [--work /tmp/cachebench-work]
@@ -29,7 +29,8 @@ from typing import Self
 import apsw
 import yaml
 
-from vaultd.vault.cache import _FTS_HASH_BYTES, IndexCache, SearchDoc
+from vaultd.vault.cache import IndexCache, SearchDoc
+from vaultd.vault.cache.sqlite_file import _FTS_HASH_BYTES
 from vaultd.vault.model import Heading, Link, LinkKind, NoteRecord, Tag
 
 _LINK = re.compile(r"\[\[([^\]|#]*)(#[^\]|]*)?(\|[^\]]*)?\]\]")

@@ -1,27 +1,24 @@
 """A vaultd subprocess in a fresh temporary home, and blocking socket clients to it.
 
-Like ``tests/support/daemon.py``: a short temp folder (AF_UNIX paths are limited to ~100 bytes)
-holding the home, the socket and the daemon's output; the child gets ``VAULTD_HOME`` and
-``VAULTD_SOCKET`` and no ``XDG_*`` variable, so nothing touches the user's own daemon.
+The home and the process come from the one harness, :mod:`tests.support.harness`; what is added
+here is what the benchmarks time: the installed script, the socket polled every 2 ms, sessions
+through vaultctl's own client.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import signal
 import socket
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import msgspec
 
 from protocol.methods.common import Channel
+from tests.support import harness
 from vaultctl.client import Client
 
 BIN = Path(sys.executable).parent
@@ -37,52 +34,30 @@ VAULTD = _command("vaultd", "vaultd.main")
 VAULTCTL = _command("vaultctl", "vaultctl.main")
 
 
-class Home:
-    """A temp folder holding a vaultd home, its socket, and the vault copy under test."""
+class Home(harness.Home):
+    """A harness home holding the vault copy under test; its clients never autostart a daemon."""
 
-    def __init__(self, parent: Path | None = None) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix="vb", dir=parent))
-        self.home = self.root / "home"
-        self.socket = self.root / "v.sock"
-        self.vault = self.root / "vault"
-        (self.root / "user").mkdir()
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "VAULTD_"))}
-        env.update({
-            "HOME": str(self.root / "user"), "VAULTD_HOME": str(self.home), "VAULTD_SOCKET": str(self.socket),
-            "VAULTD_NO_AUTOSTART": "1", "VAULTD_VAULT": VAULT_ID,
-        })
-        self.env = env
-
-    @property
-    def log(self) -> Path:
-        return self.home / "logs" / "vaultd.log"
+    @classmethod
+    def create(cls, parent: Path | None = None, prefix: str = "vb") -> Self:
+        home = super().create(parent, prefix)
+        home.env.update({"VAULTD_NO_AUTOSTART": "1", "VAULTD_VAULT": VAULT_ID})
+        return home
 
     def ready_seconds(self) -> list[float]:
         """The daemon's own ``index ready`` seconds, in log order."""
         out = []
-        if self.log.exists():
-            for line in self.log.read_text(errors="replace").splitlines():
+        if self.log_file.exists():
+            for line in self.log_file.read_text(errors="replace").splitlines():
                 if '"index ready"' in line:
                     out.append(float(json.loads(line)["seconds"]))
         return out
 
-    def cleanup(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
 
-
-class Daemon:
-    """A running ``vaultd``; ``started`` is the perf_counter instant it was spawned."""
+class Daemon(harness.Daemon):
+    """The installed ``vaultd`` script, timed from its spawn; ``client()`` waits for the socket."""
 
     def __init__(self, home: Home) -> None:
-        self.home = home
-        self._out = open(home.root / "daemon.out", "ab")  # noqa: SIM115 - closed in stop()
-        self.started = time.perf_counter()
-        self.proc = subprocess.Popen(VAULTD, env=home.env, stdin=subprocess.DEVNULL, stdout=self._out,
-                                     stderr=self._out)
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
+        super().__init__(home, command=VAULTD, wait=False)
 
     def client(self, timeout: float = 30.0) -> Client:
         """A session as soon as the socket accepts (polling every 2 ms)."""
@@ -102,15 +77,8 @@ class Daemon:
             sock.settimeout(600)
             return Client(sock, Channel.CLI, "vaultd-bench")
 
-    def stop(self, timeout: float = 30.0) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._out.close()
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
+        return super().stop(sig, timeout)
 
 
 def call(client: Client, method: str, params: dict[str, Any]) -> Any:

@@ -58,7 +58,7 @@ def measure(corpus: Corpus, plan: Plan, work: Path) -> dict[str, Figure]:
     socket_up.note = "spawn to first accepted session, empty home"
     kept: tuple[Home, Daemon] | None = None
     for run in range(plan.cold_runs):
-        home = Home(work)
+        home = Home.create(work)
         corpus.copy_to(home.vault)
         daemon = Daemon(home)
         client = daemon.client()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from reliability.session import Client, Proc, connect_ready
-from tests.support.daemon import Home
+from tests.support.harness import Home
 from vaultd.vault import frontmatter
 
 LOG = "log.md"

@@ -33,7 +33,7 @@ from reliability.checks import (
 )
 from reliability.session import Client, Died, Proc, connect_ready, register
 from reliability.workload import Workload
-from tests.support.daemon import Home, copy_sample_vault, snapshot
+from tests.support.harness import Home, copy_sample_vault, snapshot
 
 #: One kill per entry, in this order, round and round. ``during-recovery`` first leaves an
 #: uncommitted operation (crash before its commit), then crashes the restart while it restores.

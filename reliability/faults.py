@@ -28,7 +28,7 @@ from typing import Any
 
 from reliability.checks import Tally, check_index, check_log, compare_state, disk_state, index_view, leftovers
 from reliability.session import Client, Proc, Refused, connect_ready, register
-from tests.support.daemon import Home, copy_sample_vault
+from tests.support.harness import Home, copy_sample_vault
 
 PATCHED = "projects/alpha/Alpha Plan.md"
 PHRASES = ("ships the search", "ships the find")

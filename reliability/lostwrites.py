@@ -41,7 +41,7 @@ from reliability.checks import (
 )
 from reliability.session import Died, Proc, connect_ready, register
 from reliability.workload import Workload
-from tests.support.daemon import Home, copy_sample_vault
+from tests.support.harness import Home, copy_sample_vault
 
 
 def unavailable() -> str | None:

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.support.daemon import Home
+from tests.support.harness import Home
 
 
 class Died(Exception):

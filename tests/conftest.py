@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.daemon import Daemon, Home, RawClient, Result, copy_sample_vault, vaultctl
+from tests.support.harness import Daemon, Home, RawClient, Result, copy_sample_vault, vaultctl
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -23,7 +23,7 @@ from protocol.reference import render
 from scripts import cli_reference
 
 if TYPE_CHECKING:
-    from tests.support.daemon import Daemon, Home
+    from tests.support.harness import Daemon, Home
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]

@@ -21,12 +21,12 @@ from vaultd.api import load_handlers
 from vaultd.api.handlers import check_complete
 from vaultd.errors import NotFound, VaultError
 from vaultd.registry.config import ConfigStore, DaemonLimits
+from vaultd.runtime import VaultRuntime
 from vaultd.server.accept import accept_forever, refuse_over_cap
 from vaultd.server.budget import ReplyBudget
 from vaultd.server.listener import peer_uid
 from vaultd.server.memory import TRIM_AFTER_BYTES, release_freed_memory
 from vaultd.server.session import Session
-from vaultd.vault.runtime import VaultRuntime
 
 if TYPE_CHECKING:
     import socket

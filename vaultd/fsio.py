@@ -1,20 +1,25 @@
 """The filesystem primitives for the daemon's own files (journal, config, log): temp file, fsync,
-rename, folder fsync. Vault targets go through :mod:`vaultd.txn.dirfd` instead, which binds
-every step to directory descriptors; both share the temp names and the fault seam
-(:mod:`vaultd.txn.faults`). Temp names start with ``.vaultd-`` and end with ``.tmp``, a pattern
-the scanner and the watcher skip, so no user file can collide with one and no reader sees one.
+rename, folder fsync, a bounded read that never follows a link, and lock files. Vault targets go
+through :mod:`vaultd.txn.dirfd` instead, which binds every step to directory descriptors; both
+share the temp names, the bounded read and the fault seam (:mod:`vaultd.faults`). Temp names start
+with ``.vaultd-`` and end with ``.tmp``, a pattern the scanner and the watcher skip, so no user
+file can collide with one and no reader sees one.
 """
 
 from __future__ import annotations
 
+import enum
+import errno
+import fcntl
 import os
 import secrets
-from typing import TYPE_CHECKING
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
-from vaultd.txn import faults
+from vaultd import faults
 
-if TYPE_CHECKING:
-    from pathlib import Path
 
 TEMP_PREFIX = ".vaultd-"
 TEMP_SUFFIX = ".tmp"
@@ -68,3 +73,120 @@ def write_atomic(target: Path, data: bytes, mode: int = 0o600, *, sync_dir: bool
         raise
     if sync_dir:
         fsync_dir(target.parent)
+
+
+# -- reading a regular file, bounded, never through a link ------------------------------------
+
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+class Refusal(enum.Enum):
+    """Why :func:`read_regular` would not read a file; each caller words its own message."""
+
+    LINK = "a symbolic link"
+    NOT_REGULAR = "not a regular file"  #: a folder, FIFO, socket or device (O_NONBLOCK: a FIFO never blocks)
+    TOO_BIG = "over the limit"
+
+
+class ReadRefused(Exception):
+    def __init__(self, refusal: Refusal, size: int | None = None) -> None:
+        super().__init__(refusal.value)
+        self.refusal = refusal
+        #: for TOO_BIG: the size the file had when opened; None when it grew past the limit while read
+        self.size = size
+
+
+def read_regular(path: str | Path, limit: int, *, dir_fd: int | None = None,
+                 check: Callable[[os.stat_result], None] | None = None) -> tuple[bytes, os.stat_result]:
+    """The bytes (at most ``limit``) and the status of the regular file at ``path``.
+
+    Opened without following a link and without blocking, checked on the open descriptor, so
+    what is checked is what is read. ``check`` sees the status before anything is read and may
+    raise.
+
+    Raises:
+        FileNotFoundError: nothing is there.
+        ReadRefused: a link, not a regular file, or over ``limit`` bytes (before or while read).
+        OSError: any other reason it cannot be opened or read.
+    """
+    try:
+        fd = os.open(path, _READ_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ReadRefused(Refusal.LINK) from exc
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ReadRefused(Refusal.NOT_REGULAR)
+        if check is not None:
+            check(st)
+        if st.st_size > limit:
+            raise ReadRefused(Refusal.TOO_BIG, st.st_size)
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise ReadRefused(Refusal.TOO_BIG)
+    return b"".join(chunks), st
+
+
+# -- lock files ---------------------------------------------------------------------------------
+
+
+class LockHeld(Exception):
+    """Another process holds the lock; ``holder`` is what it recorded there (its pid), or ''."""
+
+    def __init__(self, holder: str) -> None:
+        super().__init__(f"held by {holder or 'another process'}")
+        self.holder = holder
+
+
+def _open_lock(path: Path) -> int:
+    return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an flock on ``path`` (created 0600, never through a link) for the block, waiting for it.
+
+    An flock dies with its process, so a killed daemon never leaves one behind.
+    """
+    fd = _open_lock(path)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def take_lock(path: Path) -> int:
+    """Take an flock on ``path`` without waiting; the descriptor holds it until it is closed.
+
+    Raises:
+        LockHeld: another process holds it.
+        OSError: the file cannot be opened (a link, a folder, no permission).
+    """
+    fd = _open_lock(path)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+        os.close(fd)
+        raise LockHeld(holder) from None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def record_holder(fd: int) -> None:
+    """Write this process's pid into a lock file it holds, for whoever finds it held."""
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)

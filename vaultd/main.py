@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     import structlog
 
     from vaultd.content_mode import record_user_umask
-    from vaultd.log import configure
+    from vaultd.daemon_log import configure
     from vaultd.server.fdlimit import raise_fd_limit
     from vaultd.server.listener import StartupError, acquire_home_lock
 
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     configure(home, args.log_level)
     spec = os.environ.get("VAULTD_FAULTS")
     if spec:
-        from vaultd.txn import faults
+        from vaultd import faults
 
         try:
             faults.configure(spec)

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from reliability.stress.harness import CliClient, McpClient, Reply, SocketClient, percentile, sha256_file, start_daemon
-from tests.support.daemon import REPO, Home
+from tests.support.harness import REPO, Home
 
 SHARED = 4
 EXPECTED_REFUSALS = {"CONFLICT"}

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from reliability.stress.harness import Reply, SocketClient, sha256_file
-from tests.support.daemon import REPO, VAULTCTL, Daemon, Home
+from tests.support.harness import REPO, VAULTCTL, Daemon, Home
 
 FREE_NOTES = 20
 _PATH_RE = re.compile(r"(?:links|free|targets)/[A-Za-z0-9]+\.md")

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from reliability.stress.harness import rss_kib
-from tests.support.daemon import Daemon, Home, RawClient, wait_for_socket
+from tests.support.harness import Daemon, Home, RawClient, wait_for_socket
 
 BIG_NOTE = "big.md"
 BIG_BODY_CHARS = 200_000  #: of U+0001, each six bytes in JSON: a 64 KiB read is a ~390 KB reply

@@ -1,4 +1,5 @@
-"""What the stress drivers share: a daemon in a temp home, three kinds of client, /proc probes.
+"""What the stress drivers share: a daemon in a temp home (from :mod:`tests.support.harness`),
+three kinds of client, /proc probes.
 
 Every client exposes one call shape, ``call(method, params) -> Reply``, whether it speaks to the
 socket directly, runs one ``vaultctl`` process per call, or drives a ``vaultctl mcp`` shim with raw
@@ -20,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.support.daemon import REPO, VAULTCTL, Daemon, Home, RawClient
+from tests.support.harness import REPO, VAULTCTL, Home, RawClient
+from tests.support.harness import start_daemon as start_daemon  # the drivers start theirs here
 
 SHIM = [sys.executable, "-m", "vaultctl.main", "mcp"]
 CALL_TIMEOUT = 60.0  #: a request unanswered this long counts as a hang
@@ -184,11 +186,6 @@ def cpu_ticks(pid: int) -> int:
 
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def start_daemon() -> tuple[Home, Daemon]:
-    home = Home.create()
-    return home, Daemon(home)
 
 
 def percentile(values: list[float], q: float) -> float:

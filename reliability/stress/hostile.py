@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reliability.stress.fuzz import FUZZED, check_reply, encode, frames, params_for
-from tests.support.daemon import Daemon, Home, RawClient
+from tests.support.harness import Daemon, Home, RawClient
 
 SOCKET_TIMEOUT = 30.0
 

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from tests.support.daemon import Daemon, RawClient
+from tests.support.harness import Daemon, RawClient
 
 
 def _still_serves(client: RawClient) -> None:

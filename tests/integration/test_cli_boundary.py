@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.daemon import REPO, VAULTCTL, Daemon, Home
+from tests.support.harness import REPO, VAULTCTL, Daemon, Home
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -24,7 +24,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.support.daemon import REPO, VAULTCTL, Daemon, Home
+from tests.support.harness import REPO, VAULTCTL, Daemon, Home
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -14,7 +14,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.support.daemon import REPO, Daemon, Home, Result, copy_sample_vault, vaultctl
+from tests.support.harness import REPO, Daemon, Home, Result, copy_sample_vault, vaultctl
 from tests.support.wait import wait_until
 
 if TYPE_CHECKING:

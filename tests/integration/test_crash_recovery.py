@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.daemon import Daemon, Home, RawClient, snapshot
+from tests.support.harness import Daemon, Home, RawClient, snapshot
 
 if TYPE_CHECKING:
     from pathlib import Path

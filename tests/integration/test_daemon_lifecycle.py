@@ -9,7 +9,7 @@ import stat
 import subprocess
 import sys
 
-from tests.support.daemon import REPO, Daemon, Home, RawClient, vaultctl, wait_for_socket
+from tests.support.harness import REPO, Daemon, Home, RawClient, vaultctl, wait_for_socket
 from tests.support.wait import wait_until
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon import Home, RawClient, snapshot
+from tests.support.harness import Home, RawClient, snapshot
 
 NOTES = {
     "Guide.md": "# Guide\n\nSee [[#Setup]] below.\n\n## Setup\n\nSteps.\n\n## Other\n\nMore.\n",

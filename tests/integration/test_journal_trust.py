@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.support.daemon import Daemon, Home, RawClient, copy_sample_vault, snapshot
+from tests.support.harness import Daemon, Home, RawClient, copy_sample_vault, snapshot
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from protocol.table import METHODS
-from tests.support.daemon import REPO, Daemon, Home
+from tests.support.harness import REPO, Daemon, Home
 from tests.support.mcp_results import tool_error
 from vaultctl.mcp.versions import (
     ALL_VERSIONS,

@@ -20,7 +20,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from protocol.table import METHODS, MethodSpec
-from tests.support.daemon import REPO, Daemon, Home
+from tests.support.harness import REPO, Daemon, Home
 from tests.support.mcp_results import tool_error
 from vaultctl.mcp.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, STATELESS_VERSIONS
 
@@ -60,7 +60,7 @@ def registered(daemon: Daemon, sample_vault: Path, cli: Any) -> str:
     return "sample"
 
 
-def _needs_no_arguments(spec: MethodSpec) -> bool:
+def _needs_no_arguments(spec: MethodSpec[Any, Any]) -> bool:
     info = msgspec.inspect.type_info(spec.params)
     assert isinstance(info, msgspec.inspect.StructType)
     return not any(f.required for f in info.fields)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.support.daemon import Daemon, Home, RawClient
+from tests.support.harness import Daemon, Home, RawClient
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

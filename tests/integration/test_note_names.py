@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon import Home, RawClient, snapshot
+from tests.support.harness import Home, RawClient, snapshot
 
 BREAKING = ["[", "]", "#", "^", "|"]
 NOT_PORTABLE = ["*", '"', "<", ">", ":", "?"]
@@ -24,7 +24,8 @@ def vault(home: Home, raw: RawClient) -> Path:
 
 def _refusal(reply: dict[str, Any]) -> dict[str, Any]:
     assert "error" in reply, reply
-    return reply["error"]
+    error: dict[str, Any] = reply["error"]
+    return error
 
 
 @pytest.mark.parametrize("char", BREAKING + NOT_PORTABLE)

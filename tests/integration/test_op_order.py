@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tests.support.daemon import Daemon, Home, RawClient
+from tests.support.harness import Daemon, Home, RawClient
 
 if TYPE_CHECKING:
     from pathlib import Path

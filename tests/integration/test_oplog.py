@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.daemon import Home, RawClient, vaultctl
+from tests.support.harness import Home, RawClient, vaultctl
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.support.daemon import Daemon, Home, RawClient, snapshot
+from tests.support.harness import Daemon, Home, RawClient, snapshot
 
 if TYPE_CHECKING:
     from pathlib import Path

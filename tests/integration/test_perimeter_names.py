@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.support.daemon import Daemon, Home, RawClient
+from tests.support.harness import Daemon, Home, RawClient
 from tests.support.wait import wait_until
 
 if TYPE_CHECKING:

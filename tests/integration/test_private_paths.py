@@ -12,7 +12,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.support.daemon import REPO, Daemon, Home, snapshot
+from tests.support.harness import REPO, Daemon, Home, snapshot
 from tests.support.mcp_results import tool_error
 
 if TYPE_CHECKING:

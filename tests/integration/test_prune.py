@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.daemon import Daemon, Home, RawClient, snapshot, vaultctl
+from tests.support.harness import Daemon, Home, RawClient, snapshot, vaultctl
 
 if TYPE_CHECKING:
     from pathlib import Path

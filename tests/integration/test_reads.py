@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.support.daemon import REPO, Daemon, RawClient, snapshot
+from tests.support.harness import REPO, Daemon, RawClient, snapshot
 from tests.support.wait import wait_until
 
 if TYPE_CHECKING:

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.support.harness import Home, RawClient
+
 if TYPE_CHECKING:
     from pathlib import Path
-
-    from tests.support.daemon import Home, RawClient
 
 CAP = 100  #: warnings a receipt lists (MAX_RECEIPT_WARNINGS), issues a refusal lists
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon import REPO
+from tests.support.harness import REPO
 
 HOST_FILES = {
     "claude": ".claude.json",
@@ -87,7 +87,7 @@ async def test_a_host_with_its_own_environment_reaches_the_daemon_setup_ran_agai
     from mcp.client import Client
     from mcp.client.stdio import StdioServerParameters
 
-    from tests.support.daemon import Daemon, Home, vaultctl
+    from tests.support.harness import Daemon, Home, vaultctl
 
     home = Home.create()
     try:
@@ -121,7 +121,7 @@ async def test_a_host_with_its_own_environment_reaches_the_daemon_setup_ran_agai
 def test_setup_and_doctor_name_the_claude_entries_that_win_over_the_user_one(tmp_path: Path) -> None:
     """Regression: a leftover local-scope entry silently won over the user entry setup wrote
     (setup said it added it, doctor said ok, and Claude Code ran the leftover)."""
-    from tests.support.daemon import Daemon, Home
+    from tests.support.harness import Daemon, Home
 
     home = Home.create()
     try:

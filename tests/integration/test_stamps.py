@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon import Home, RawClient
+from tests.support.harness import Home, RawClient
 
 TODAY = dt.date.today().isoformat()
 NOTES = {

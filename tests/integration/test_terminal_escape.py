@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.daemon import REPO, Daemon, Home
+from tests.support.harness import REPO, Daemon, Home
 
 if TYPE_CHECKING:
     from pathlib import Path

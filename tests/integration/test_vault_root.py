@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.daemon import Daemon, Home, RawClient, snapshot, vaultctl
+from tests.support.harness import Daemon, Home, RawClient, snapshot, vaultctl
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

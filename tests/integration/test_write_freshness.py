@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.daemon import Daemon, Home, RawClient, vaultctl
+from tests.support.harness import Daemon, Home, RawClient, vaultctl
 
 if TYPE_CHECKING:
     from pathlib import Path

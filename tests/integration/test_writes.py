@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.daemon import Daemon, RawClient, snapshot
+from tests.support.harness import Daemon, RawClient, snapshot
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.daemon import REPO, Daemon, Home, vaultctl
+from tests.support.harness import REPO, Daemon, Home, vaultctl
 
 pytestmark = pytest.mark.interop
 

@@ -26,7 +26,7 @@ from reliability.stress.floods import (
     unread_pipelines,
     write_limits,
 )
-from tests.support.daemon import Daemon, Home, RawClient
+from tests.support.harness import Daemon, Home, RawClient
 
 if TYPE_CHECKING:
     import socket

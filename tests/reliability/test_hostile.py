@@ -18,7 +18,7 @@ import pytest
 from reliability.stress.fuzz import Raw, encode
 from reliability.stress.harness import SHIM
 from reliability.stress.hostile import Tally, fuzz_frames, fuzz_params, hostile_vault_round
-from tests.support.daemon import REPO, Daemon, Home, RawClient
+from tests.support.harness import REPO, Daemon, Home, RawClient
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

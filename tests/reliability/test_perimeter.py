@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.support.daemon import REPO, Daemon, Home, RawClient, snapshot
+from tests.support.harness import REPO, Daemon, Home, RawClient, snapshot
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

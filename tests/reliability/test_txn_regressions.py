@@ -8,7 +8,7 @@ import pytest
 
 from reliability.checks import disk_state, leftovers
 from reliability.session import Client, Died, Proc, Refused, connect_ready, register
-from tests.support.daemon import Home, copy_sample_vault
+from tests.support.harness import Home, copy_sample_vault
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from vaultd.ops.anchors import _repoint
 from vaultd.vault import markdown
-from vaultd.vault.resolve import heading_key
+from vaultd.vault.link_targets import heading_key
 
 words = st.text(st.characters(whitelist_categories=("L", "N"), whitelist_characters=" -_."), min_size=1,
                 max_size=20).map(str.strip).filter(bool)

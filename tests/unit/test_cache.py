@@ -12,7 +12,6 @@ import apsw
 import pytest
 
 from vaultd.errors import Unavailable
-from vaultd.vault import cache as cache_module
 from vaultd.vault import fts_query
 from vaultd.vault.cache import (
     SCHEMA_VERSION,
@@ -21,6 +20,7 @@ from vaultd.vault.cache import (
     OpenOutcome,
     SearchDoc,
     cache_file_name,
+    sqlite_file,
 )
 from vaultd.vault.model import Heading, Link, LinkKind, NoteRecord, Tag
 
@@ -133,7 +133,7 @@ def test_directory_refused(tmp_path: Path) -> None:
 
 
 def test_file_locked_by_another_process_is_not_deleted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cache_module, "_BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr(sqlite_file, "_BUSY_TIMEOUT_MS", 50)
     path = tmp_path / "c.sqlite"
     IndexCache.open(path).close()
     other = apsw.Connection(str(path))

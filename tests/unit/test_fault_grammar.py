@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.support.wait import wait_until
-from vaultd.txn.faults import EVERY, MAX_SLEEP_SECONDS, FaultPlan
+from vaultd.faults import EVERY, MAX_SLEEP_SECONDS, FaultPlan
 
 if TYPE_CHECKING:
     from pathlib import Path

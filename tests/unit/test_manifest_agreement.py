@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from tests.support.corpus import generator
+from vaultd.vault.link_targets import LinkResolver, Resolution, ResolutionStatus
 from vaultd.vault.markdown import scan
 from vaultd.vault.model import LinkKind
-from vaultd.vault.resolve import LinkResolver, Resolution, ResolutionStatus
 
 
 @pytest.fixture(scope="module")

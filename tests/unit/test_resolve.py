@@ -11,9 +11,7 @@ from typing import Any
 
 import pytest
 
-from vaultd.vault.markdown import links_in_value, scan
-from vaultd.vault.model import Block, Heading, MarkdownScan
-from vaultd.vault.resolve import (
+from vaultd.vault.link_targets import (
     SUGGEST_MIN_SCORE,
     LinkResolver,
     Resolution,
@@ -22,6 +20,8 @@ from vaultd.vault.resolve import (
     check_anchor,
     suggest,
 )
+from vaultd.vault.markdown import links_in_value, scan
+from vaultd.vault.model import Block, Heading, MarkdownScan
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "examples" / "sample-vault"

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from vaultd.ops.rewrite import Relocation, link_text_for, rewrite_links
 from vaultd.vault import frontmatter
+from vaultd.vault.link_targets import LinkResolver, ResolutionStatus
 from vaultd.vault.markdown import scan
-from vaultd.vault.resolve import LinkResolver, ResolutionStatus
 
 PATHS = ["README.md", "concepts/Link Syntax.md", "people/Ada Lovelace.md", "projects/alpha/Alpha Plan.md",
          "projects/alpha/Meeting Notes.md", "projects/beta/Meeting Notes.md", "attachments/diagram.png"]

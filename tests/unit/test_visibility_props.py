@@ -13,7 +13,7 @@ _ENDINGS = ["", " ", ")", "]", ",", " (20261203T120000.000000-ab12cd34)"]
 segment = st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="/\\"),
                   min_size=1, max_size=12).map(str.strip).filter(lambda s: s and ".md" not in s.casefold())
 note_path = st.lists(segment, min_size=1, max_size=4).map(lambda parts: "/".join(parts) + ".md")
-prose = st.text(st.characters(blacklist_categories=("Cs",)), max_size=80)
+prose = st.text(st.characters(codec="utf-8"), max_size=80)
 
 
 @settings(max_examples=150)

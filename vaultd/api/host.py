@@ -15,7 +15,7 @@ import anyio
 
 from protocol.methods.vaults import VaultEntry
 from vaultd.registry.config import ConfigStore
-from vaultd.vault.runtime import VaultRuntime
+from vaultd.runtime import VaultRuntime
 
 
 class Host(Protocol):

@@ -42,15 +42,15 @@ from protocol.methods.reads import (
 from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Ambiguous, InvalidParams, NotFound
 from vaultd.policy.visibility import Visibility
-from vaultd.vault import eventlog, frontmatter, markdown
+from vaultd.vault import frontmatter, markdown, oplog
 from vaultd.vault.cache import Hit
 from vaultd.vault.index import VaultIndex
-from vaultd.vault.live import LiveIndex
+from vaultd.vault.link_targets import ResolutionStatus, check_anchor
 from vaultd.vault.lookup import find_note
 from vaultd.vault.model import Link, LinkKind, NoteRecord
 from vaultd.vault.paging import decode_cursor, encode_cursor, utf8_page
-from vaultd.vault.resolve import ResolutionStatus, check_anchor
 from vaultd.vault.walk import shown_path
+from vaultd.vault.watcher import LiveIndex
 
 MAX_OUTLINE = 64
 MAX_SEARCH_FETCH = 1000  #: ranked hits fetched at most to fill a page past private notes
@@ -85,7 +85,7 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
     if index.cache is None:
         return SearchResult(hits=[])
     folder = params.folder.strip("/") if params.folder else None
-    log_path = eventlog.log_name(ctx.host.vault(params.vault).entry)
+    log_path = oplog.log_name(ctx.host.vault(params.vault).entry)
 
     def run(limit: int) -> list[Hit]:
         return index.cache.search(  # type: ignore[union-attr]
@@ -260,7 +260,7 @@ async def stats(ctx: CallContext, params: VaultParams) -> StatsResult:
     by_folder: Counter[str] = Counter()
     linked: set[str] = set()
     n_links = dead = ambiguous = words = size = issues = 0
-    log_path = eventlog.log_name(runtime.entry)  # vaultd's own log is not one of the user's notes
+    log_path = oplog.log_name(runtime.entry)  # vaultd's own log is not one of the user's notes
     notes = {p: r for p, r in notes.items() if p != log_path}
     for path, record in notes.items():
         by_type[_scalar(record, "type") or "(none)"] += 1
@@ -295,7 +295,7 @@ async def stats(ctx: CallContext, params: VaultParams) -> StatsResult:
 async def issues(ctx: CallContext, params: IssuesParams) -> IssuesResult:
     live, view = await live_view(ctx, params.vault)
     index = live.index
-    log_path = eventlog.log_name(ctx.host.vault(params.vault).entry)
+    log_path = oplog.log_name(ctx.host.vault(params.vault).entry)
     # vaultd's own log is left out: its lines are events, not the user's writing to lint
     found = [FileIssue(path=shown_path(s.path), code=s.code, message=s.reason) for s in index.skipped.values()
              if view.visible(s.path) and s.path != log_path]

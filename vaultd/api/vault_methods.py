@@ -26,7 +26,7 @@ from vaultd.errors import InvalidParams, NotFound, StalePreview, ValidationFaile
 from vaultd.policy import check_inside_vault, check_new_path
 from vaultd.registry.config import Config
 from vaultd.registry.entries import canonical_folder, check_new_entry
-from vaultd.vault.eventlog import LogFile, foreign_message, log_file_kind, log_name
+from vaultd.vault.oplog import LogFile, foreign_message, log_file_kind, log_name
 
 
 def check_log_path(entry: VaultEntry) -> None:

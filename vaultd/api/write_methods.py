@@ -43,7 +43,7 @@ from vaultd.ops.supersede import plan_supersede
 from vaultd.ops.undo import list_ops, plan_undo
 from vaultd.policy import pii_findings, secret_issues, write_channel_issue
 from vaultd.policy.visibility import Visibility
-from vaultd.vault import eventlog
+from vaultd.vault import oplog
 
 
 @handles(writes.CREATE)
@@ -117,14 +117,14 @@ async def log_append(ctx: CallContext, params: LogAppendParams) -> LogReceipt:
     runtime.check_root()
     if (issue := write_channel_issue(runtime.entry.write, ctx.channel)) is not None:
         raise PolicyRefused(issue.message, issues=[issue])
-    line = eventlog.format_line(params.event, dt.datetime.now().astimezone(), agent=ctx.channel == Channel.MCP)
-    problems = secret_issues(line, eventlog.log_name(runtime.entry)) + [
+    line = oplog.format_line(params.event, dt.datetime.now().astimezone(), agent=ctx.channel == Channel.MCP)
+    problems = secret_issues(line, oplog.log_name(runtime.entry)) + [
         i for i in pii_findings(line, runtime.entry.pii, runtime.entry.kind, "log") if i.severity == Severity.ERROR]
     if problems:
         raise ValidationFailed(problems[0].message, issues=problems)
     async with runtime.writer:
         runtime.check_root()
-        await anyio.to_thread.run_sync(eventlog.append, runtime.root, line, eventlog.log_name(runtime.entry))
+        await anyio.to_thread.run_sync(oplog.append, runtime.root, line, oplog.log_name(runtime.entry))
     return LogReceipt(appended=True, line=line.rstrip("\n"))
 
 
@@ -132,13 +132,13 @@ async def log_append(ctx: CallContext, params: LogAppendParams) -> LogReceipt:
 async def log_tail(ctx: CallContext, params: LogTailParams) -> LogLines:
     runtime = ctx.host.vault(params.vault)
     runtime.check_root()
-    rel = eventlog.log_name(runtime.entry)
+    rel = oplog.log_name(runtime.entry)
     view = Visibility.of(runtime.entry, ctx.channel)
     if view.hidden(rel):
         return LogLines(lines=[], warnings=[])  # a private log is absent, like any private note
     hide = view.names_hidden if view.hides_anything else None
     lines, warnings = await anyio.to_thread.run_sync(
-        functools.partial(eventlog.tail, runtime.root, params.limit, params.type, rel, hide=hide))
+        functools.partial(oplog.tail, runtime.root, params.limit, params.type, rel, hide=hide))
     return LogLines(lines=lines, warnings=warnings)
 
 
@@ -146,12 +146,12 @@ async def log_tail(ctx: CallContext, params: LogTailParams) -> LogLines:
 async def log_grep(ctx: CallContext, params: LogGrepParams) -> LogLines:
     runtime = ctx.host.vault(params.vault)
     runtime.check_root()
-    rel = eventlog.log_name(runtime.entry)
+    rel = oplog.log_name(runtime.entry)
     view = Visibility.of(runtime.entry, ctx.channel)
     if view.hidden(rel):
-        eventlog.grep_pattern(params.pattern)  # a bad pattern is still refused as such
+        oplog.grep_pattern(params.pattern)  # a bad pattern is still refused as such
         return LogLines(lines=[], warnings=[])
     hide = view.names_hidden if view.hides_anything else None
     lines, warnings = await anyio.to_thread.run_sync(
-        functools.partial(eventlog.grep, runtime.root, params.pattern, params.limit, params.type, rel, hide=hide))
+        functools.partial(oplog.grep, runtime.root, params.pattern, params.limit, params.type, rel, hide=hide))
     return LogLines(lines=lines, warnings=warnings)

@@ -18,7 +18,7 @@ from vaultd.ops.context import OpContext
 from vaultd.txn.plan import Change
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.model import Heading, Link, LinkKind, MarkdownScan
-from vaultd.vault.resolve import check_anchor, heading_key
+from vaultd.vault.link_targets import check_anchor, heading_key
 
 MAX_LISTED = 20  #: broken links named in the warning; the rest are counted
 _LINK_UNSAFE = re.compile(r"[#^|\[\]:\\]+")

@@ -15,7 +15,7 @@ from vaultd.errors import Conflict, ValidationFailed
 from vaultd.ops.context import OpContext
 from vaultd.ops.rewrite import Relocation
 from vaultd.txn.plan import Action, Change, Plan
-from vaultd.vault.resolve import ResolutionStatus
+from vaultd.vault.link_targets import ResolutionStatus
 
 TRASH = ".trash"
 MAX_SUFFIX = 999

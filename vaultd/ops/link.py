@@ -17,8 +17,8 @@ from vaultd.ops.rewrite import link_text_for
 from vaultd.ops.stamps import stamp_updated
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter, markdown
+from vaultd.vault.link_targets import ResolutionStatus
 from vaultd.vault.model import LinkKind
-from vaultd.vault.resolve import ResolutionStatus
 
 RELEVANT = "Relevant Notes"
 SYMMETRIC = frozenset({Relation.CONTRADICTS})

@@ -34,7 +34,7 @@ from vaultd.ops.supersede import linked_notes, mark_superseded
 from vaultd.txn.plan import MAX_NOTE_BYTES, Change, Plan
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.frontmatter_emit import emit
-from vaultd.vault.resolve import check_anchor
+from vaultd.vault.link_targets import check_anchor
 
 TOPICS = "Topics"
 UNION_KEYS = ("source", "sources", "topics")

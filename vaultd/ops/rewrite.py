@@ -40,8 +40,8 @@ from protocol.errors import Issue
 from vaultd.errors import ValidationFailed
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.frontmatter_emit import emit
+from vaultd.vault.link_targets import LinkResolver, Resolution, ResolutionStatus, name_key
 from vaultd.vault.model import Link, LinkKind
-from vaultd.vault.resolve import LinkResolver, Resolution, ResolutionStatus, name_key
 
 __all__ = ["Relocation", "Rewrite", "link_name", "link_path", "link_text_for", "rewrite_links"]
 

@@ -2,7 +2,8 @@
 
 Planning happens under the vault's writer lock, after the freshness barrier, so operations from
 every client queue and each plans on the state the previous one left and on every change made on
-disk before it. Reads never take the lock.
+disk before it. Reads never take the lock. Planning and validation run in a worker thread with the
+index held still (no watcher refresh applies meanwhile), so the event loop keeps serving reads.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import datetime as dt
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import msgspec
@@ -32,22 +33,38 @@ from protocol.methods.receipts import (
     WriteReceipt,
 )
 from protocol.methods.writes import EditParams, LogEvent, LogType, TwoStepParams, WriteParams
-from vaultd.api.handlers import CallContext
+from vaultd import faults
 from vaultd.errors import InvalidParams, StalePreview, ValidationFailed, VaultError
 from vaultd.ops.context import OpContext
 from vaultd.ops.validate import check_policy, validate
 from vaultd.policy import pii_findings, secret_issues
+from vaultd.runtime import VaultRuntime
 from vaultd.txn import journal, opids
 from vaultd.txn.engine import RollbackFailed, apply_plan
 from vaultd.txn.plan import Plan
-from vaultd.vault import eventlog
-from vaultd.vault.runtime import VaultRuntime
+from vaultd.vault import oplog
 
 log = structlog.get_logger("vaultd.ops")
 
 P = TypeVar("P", bound=WriteParams)
 D = TypeVar("D")
 Planner = Callable[[OpContext, Any], Plan]
+
+
+class VaultFinder(Protocol):
+    def vault(self, vault_id: str | None) -> VaultRuntime: ...
+
+
+class WriteCall(Protocol):
+    """What a write needs of the call that asks for it, so operations sit below the handlers that
+    call them and never import them."""
+
+    @property
+    def host(self) -> VaultFinder: ...
+
+    @property
+    def channel(self) -> Channel: ...
+
 
 JOURNAL_KEEP = 200  #: committed journals kept for undo
 JOURNAL_MAX_BYTES = 256 * 1024 * 1024
@@ -96,7 +113,7 @@ def _log_event(plan: Plan, override: LogEvent | None, op_id: str) -> LogEvent:
 
 def screen_log_line(ctx: OpContext, line: str) -> None:
     """A caller's log event is screened like a note: never a secret, PII per the log surface."""
-    rel = eventlog.log_name(ctx.entry)
+    rel = oplog.log_name(ctx.entry)
     problems = secret_issues(line, rel) + [
         i for i in pii_findings(line, ctx.entry.pii, ctx.entry.kind, "log", path=rel)
         if i.severity == Severity.ERROR]
@@ -104,7 +121,21 @@ def screen_log_line(ctx: OpContext, line: str) -> None:
         raise ValidationFailed(f"refused: the log event: {problems[0].message}", issues=problems)
 
 
-async def run_operation(call: CallContext, params: P, planner: Callable[[OpContext, P], Plan],
+def _plan_and_check(ctx: OpContext, params: P, planner: Callable[[OpContext, P], Plan],
+                    detail: Callable[[OpContext, Plan], D], agent: bool) -> tuple[Plan, list[Issue], D]:
+    """Plan, then validate: policy, the vault as the plan leaves it, the log event (worker thread)."""
+    plan = planner(ctx, params)
+    check_policy(ctx, plan)
+    warnings = validate(ctx, plan)
+    info = detail(ctx, plan)
+    event = _log_event(plan, params.log, "preview")
+    # An invalid or unsafe event refuses the whole write before anything is written.
+    screen_log_line(ctx, oplog.format_line(event, ctx.now, agent=agent))
+    faults.point("after-plan")
+    return plan, warnings, info
+
+
+async def run_operation(call: WriteCall, params: P, planner: Callable[[OpContext, P], Plan],
                         detail: Callable[[OpContext, Plan], D], *, undoes: str | None = None) -> WriteReceipt[D]:
     runtime: VaultRuntime = call.host.vault(params.vault)
     await runtime.wait_ready()
@@ -115,16 +146,15 @@ async def run_operation(call: CallContext, params: P, planner: Callable[[OpConte
         # backlinks or a create for collisions and dead links.
         await live.barrier()
         now = dt.datetime.now().astimezone()
-        ctx = OpContext(root=runtime.root, entry=runtime.entry, index=live.index, channel=call.channel, now=now,
-                        expected_sha=params.expected_sha if isinstance(params, EditParams) else None)
-        plan = planner(ctx, params)
-        check_policy(ctx, plan)
-        warnings = validate(ctx, plan)
-        info = detail(ctx, plan)
         agent = call.channel == Channel.MCP
-        event = _log_event(plan, params.log, "preview")
-        # An invalid or unsafe event refuses the whole write before anything is written.
-        screen_log_line(ctx, eventlog.format_line(event, now, agent=agent))
+        # Reading every target and checking the result can take a while (a move reads and rewrites
+        # each backlink); a worker thread does it, so reads and other vaults are served meanwhile.
+        # The index is held still for it: the watcher's refreshes change it on the event loop.
+        async with live.held_still() as index:
+            ctx = OpContext(root=runtime.root, entry=runtime.entry, index=index, channel=call.channel, now=now,
+                            expected_sha=params.expected_sha if isinstance(params, EditParams) else None)
+            plan, warnings, info = await anyio.to_thread.run_sync(_plan_and_check, ctx, params, planner, detail,
+                                                                  agent)
         if isinstance(params, TwoStepParams):
             fp = fingerprint(ctx, plan, params)
             if not params.confirm:
@@ -146,9 +176,9 @@ async def run_operation(call: CallContext, params: P, planner: Callable[[OpConte
             raise
         log.info("applied", op=plan.op, op_id=op_id, files=len(plan.effective()), channel=str(call.channel))
         await live.refresh(set(plan.paths))
-        line = eventlog.format_line(_log_event(plan, params.log, op_id), now, agent=agent)
+        line = oplog.format_line(_log_event(plan, params.log, op_id), now, agent=agent)
         try:
-            await anyio.to_thread.run_sync(eventlog.append, runtime.root, line, eventlog.log_name(runtime.entry))
+            await anyio.to_thread.run_sync(oplog.append, runtime.root, line, oplog.log_name(runtime.entry))
             log_receipt = LogReceipt(appended=True, line=line.rstrip("\n"))
         except (OSError, VaultError) as exc:
             log_receipt = LogReceipt(appended=False, error=getattr(exc, "message", None) or str(exc))

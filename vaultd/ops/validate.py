@@ -27,7 +27,7 @@ from vaultd.policy import (
 )
 from vaultd.txn.plan import Action, Plan
 from vaultd.vault import frontmatter, markdown
-from vaultd.vault.resolve import LinkResolver, ResolutionStatus
+from vaultd.vault.link_targets import LinkResolver, ResolutionStatus
 from vaultd.vault.walk import is_note_path
 
 MAX_OLD_LINK_WARNINGS = 100  #: dead links a note already had, reported per note; the rest are counted

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Final
 from protocol.errors import Issue
 from protocol.methods.common import Channel
 from protocol.methods.vaults import WritePolicy
+from vaultd.vault.layout import SKIPPED_DIRS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 MAX_COMPONENT_BYTES: Final = 255  #: the common file-name limit (ext4, APFS, NTFS in UTF-16 is similar)
 MAX_PATH_BYTES: Final = 1024  #: the whole vault-relative path, in UTF-8 bytes
 NOTE_SUFFIX: Final = ".md"  #: case-sensitive, like the index
-RESERVED_NAMES: Final = frozenset({".git", ".vaultd", ".obsidian", ".trash"})  #: compared casefolded
+RESERVED_NAMES: Final = SKIPPED_DIRS  #: compared casefolded (every one is lower case)
 
 # C0 controls, DEL and C1 controls: invisible in listings, hostile to terminals and sync tools.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")

@@ -7,10 +7,6 @@ read-modify-write under an exclusive lock, so two processes cannot lose each oth
 
 from __future__ import annotations
 
-import errno
-import fcntl
-import os
-import stat
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated
 
@@ -18,7 +14,7 @@ import msgspec
 
 from protocol.methods.vaults import VaultEntry
 from vaultd.errors import ConfigError, LimitExceeded
-from vaultd.fsio import write_atomic
+from vaultd.fsio import ReadRefused, Refusal, locked, read_regular, write_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -69,24 +65,19 @@ class ConfigStore:
             ConfigError: INVALID_PARAMS, the file is unusable; the message names it and why.
         """
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            data, _ = read_regular(self.path, MAX_CONFIG_BYTES)
         except FileNotFoundError:
             return Config()
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
+        except ReadRefused as exc:
+            if exc.refusal is Refusal.LINK:
                 raise ConfigError(f"{self.path} is a symbolic link; config must be a regular file") from exc
+            if exc.refusal is Refusal.NOT_REGULAR:
+                raise ConfigError(f"{self.path} is not a regular file") from exc
+            if exc.size is not None:
+                raise ConfigError(f"{self.path} is {exc.size} bytes, over the {MAX_CONFIG_BYTES}-byte limit") from exc
+            raise ConfigError(f"{self.path} is over the {MAX_CONFIG_BYTES}-byte limit") from exc
+        except OSError as exc:
             raise ConfigError(f"cannot open {self.path}: {exc.strerror}") from exc
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise ConfigError(f"{self.path} is not a regular file")
-            if st.st_size > MAX_CONFIG_BYTES:
-                raise ConfigError(f"{self.path} is {st.st_size} bytes, over the {MAX_CONFIG_BYTES}-byte limit")
-            data = os.read(fd, MAX_CONFIG_BYTES + 1)
-        finally:
-            os.close(fd)
-        if len(data) > MAX_CONFIG_BYTES:
-            raise ConfigError(f"{self.path} is over the {MAX_CONFIG_BYTES}-byte limit")
         try:
             config = _decoder.decode(data)
         except msgspec.DecodeError as exc:
@@ -101,12 +92,8 @@ class ConfigStore:
     @contextmanager
     def _locked(self) -> Iterator[None]:
         self._lock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with locked(self._lock_path):
             yield
-        finally:
-            os.close(fd)
 
     def update(self, change: Callable[[Config], Config]) -> Config:
         """Apply ``change`` to the current registry and save it atomically, under the lock."""

@@ -16,6 +16,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from protocol.location import socket_dir_problem
+from vaultd.fsio import LockHeld, record_holder, take_lock
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -33,16 +34,12 @@ def acquire_home_lock(home: Path) -> int:
     """Take ``$VAULTD_HOME/vaultd.lock``; the fd must stay open for the daemon's life."""
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
     lock_path = home / "vaultd.lock"
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.read(fd, 64).decode("ascii", "replace").strip() or "unknown"
-        os.close(fd)
-        raise StartupError(
-            f"another vaultd (pid {holder}) holds the home {home}; use 'vaultctl daemon stop' first") from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        fd = take_lock(lock_path)
+    except LockHeld as exc:
+        raise StartupError(f"another vaultd (pid {exc.holder or 'unknown'}) holds the home {home}; "
+                           "use 'vaultctl daemon stop' first") from None
+    record_holder(fd)
     return fd
 
 

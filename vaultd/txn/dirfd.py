@@ -8,7 +8,7 @@ it is opened one component at a time relative to its parent with ``O_NOFOLLOW | 
 final component relative to an open descriptor. A component that is a symlink, not a folder, or
 that vanished refuses the write with CONFLICT; nothing is written outside the vault.
 
-The fault seam (:mod:`vaultd.txn.faults`) sees the same primitives as :mod:`vaultd.fsio`, in the
+The fault seam (:mod:`vaultd.faults`) sees the same primitives as :mod:`vaultd.fsio`, in the
 same order: ``write``, ``fsync``, ``rename``, ``unlink``, ``fsync-dir``.
 """
 
@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from vaultd import content_mode
+from vaultd import content_mode, faults
 from vaultd.errors import Conflict, InvalidParams, LimitExceeded
-from vaultd.fsio import TEMP_PREFIX, TEMP_SUFFIX
-from vaultd.txn import faults
+from vaultd.fsio import TEMP_PREFIX, TEMP_SUFFIX, ReadRefused, Refusal, read_regular
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -97,29 +96,17 @@ class Folder:
     def read(self, name: str, limit: int) -> Current | None:
         """The entry's bytes and mode (None when absent), never through a link, bounded."""
         try:
-            fd = os.open(name, _READ_FLAGS, dir_fd=self.fd)
+            data, st = read_regular(name, limit, dir_fd=self.fd)
         except FileNotFoundError:
             return None
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
+        except ReadRefused as exc:
+            if exc.refusal is Refusal.LINK:
                 raise Conflict(f"{self._name(name)} is a symbolic link; vaultd never writes through links") from exc
-            raise
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise Conflict(f"{self._name(name)} is not a regular file")
-            if st.st_size > limit:
-                raise LimitExceeded(f"{self._name(name)} is {st.st_size} bytes, over the {limit}-byte limit")
-            chunks, size = [], 0
-            while size <= limit:
-                chunk = os.read(fd, limit + 1 - size)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-            return Current(b"".join(chunks), stat.S_IMODE(st.st_mode))
-        finally:
-            os.close(fd)
+            if exc.refusal is Refusal.NOT_REGULAR:
+                raise Conflict(f"{self._name(name)} is not a regular file") from exc
+            size = "more than" if exc.size is None else f"{exc.size} bytes,"
+            raise LimitExceeded(f"{self._name(name)} is {size} over the {limit}-byte limit") from exc
+        return Current(data, stat.S_IMODE(st.st_mode))
 
     def write_temp(self, data: bytes, mode: int) -> TempFile:
         """A new temp file in this folder holding ``data`` with ``mode``, fsynced and still open,

@@ -31,11 +31,12 @@ from pathlib import Path
 
 import structlog
 
+from vaultd import faults
 from vaultd.content_mode import new_file_mode
 from vaultd.errors import Conflict, Internal, LimitExceeded, Unavailable, VaultError
 from vaultd.fsio import is_temp_name
 from vaultd.policy import check_inside_vault
-from vaultd.txn import faults, journal, seal
+from vaultd.txn import journal, seal
 from vaultd.txn.dirfd import Current, Folder, VaultRoot
 from vaultd.txn.journal import (
     Entry,
@@ -47,6 +48,7 @@ from vaultd.txn.journal import (
     write_journal,
 )
 from vaultd.txn.plan import MAX_NOTE_BYTES, MAX_OP_BYTES, MAX_OP_FILES, Change, Plan, sha256
+from vaultd.vault.layout import JOURNAL_DIR
 
 log = structlog.get_logger("vaultd.txn")
 
@@ -273,13 +275,13 @@ def recover(root: Path, key: bytes | None = None) -> RecoveryReport:
         journal.delete_leftover(folder)
         report.discarded.append(journal.own_transient(key, folder.name) or folder.name)
     for folder, reason in listing.foreign:
-        report.refused.append(RefusedJournal(f"{journal.JOURNAL}/{folder.name}", reason))
+        report.refused.append(RefusedJournal(f"{JOURNAL_DIR}/{folder.name}", reason))
     sealed: list[tuple[Path, journal.Manifest]] = []
     for folder in listing.live:
         try:
             manifest = journal.open_journal(folder, key)
         except journal.UntrustedJournal as exc:
-            report.refused.append(RefusedJournal(f"{journal.JOURNAL}/{folder.name}", exc.reason))
+            report.refused.append(RefusedJournal(f"{JOURNAL_DIR}/{folder.name}", exc.reason))
             continue
         sealed.append((folder, manifest))
     committed = [journal.is_committed(folder) for folder, _ in sealed]
@@ -291,7 +293,7 @@ def recover(root: Path, key: bytes | None = None) -> RecoveryReport:
                 try:
                     mark_committed(folder)
                 except OSError as exc:  # e.g. a 'committed' that is a link or a folder: not ours
-                    report.refused.append(RefusedJournal(f"{journal.JOURNAL}/{folder.name}",
+                    report.refused.append(RefusedJournal(f"{JOURNAL_DIR}/{folder.name}",
                                                          f"its commit marker cannot be written ({exc.strerror})"))
                     continue
                 report.remarked.append(manifest.op_id)
@@ -300,7 +302,7 @@ def recover(root: Path, key: bytes | None = None) -> RecoveryReport:
             try:
                 _check_rollback(root, folder, manifest)
             except journal.UntrustedJournal as exc:
-                report.refused.append(RefusedJournal(f"{journal.JOURNAL}/{folder.name}", exc.reason))
+                report.refused.append(RefusedJournal(f"{JOURNAL_DIR}/{folder.name}", exc.reason))
                 continue
             report.rolled_back.append(_roll_back(root, folder, manifest))
         folders_touched.update((root / e.path).parent for e in manifest.entries

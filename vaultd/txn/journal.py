@@ -15,7 +15,6 @@ never leaves a journal that lost its marker but kept its manifest.
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import shutil
@@ -27,16 +26,16 @@ from pathlib import Path
 import msgspec
 import structlog
 
+from vaultd import faults
 from vaultd.errors import Unavailable
-from vaultd.fsio import fsync_dir, is_temp_name, replace, write_durable
+from vaultd.fsio import ReadRefused, Refusal, fsync_dir, is_temp_name, read_regular, replace, write_durable
 from vaultd.policy import RESERVED_NAMES, check_new_path
-from vaultd.txn import faults, opids, seal
+from vaultd.txn import opids, seal
 from vaultd.txn.plan import MAX_OP_BYTES, MAX_OP_FILES, Plan, sha256
+from vaultd.vault.layout import JOURNAL_DIR, RUNTIME_DIR
 
 log = structlog.get_logger("vaultd.txn")
 
-RUNTIME = ".vaultd"
-JOURNAL = ".vaultd/journal"
 MANIFEST = "manifest.json"
 MAC = "manifest.mac"
 COMMITTED = "committed"
@@ -89,7 +88,7 @@ _decoder = msgspec.json.Decoder(Manifest)
 
 
 def journal_root(vault: Path) -> Path:
-    return vault / JOURNAL
+    return vault / JOURNAL_DIR
 
 
 # -- the folders themselves -------------------------------------------------------------------
@@ -109,7 +108,7 @@ def folder_issue(path: Path) -> str | None:
 def runtime_issue(vault: Path) -> str | None:
     """Why the vault's ``.vaultd/`` or ``.vaultd/journal/`` must not be used, or None (either may
     be missing: the writer creates them)."""
-    for rel in (RUNTIME, JOURNAL):
+    for rel in (RUNTIME_DIR, JOURNAL_DIR):
         try:
             problem = folder_issue(vault / rel)
         except FileNotFoundError:
@@ -200,25 +199,15 @@ def is_committed(folder: Path) -> bool:
 def _read_file(folder: Path, name: str, limit: int) -> bytes:
     """A regular file of the journal, never through a link, at most ``limit`` bytes."""
     try:
-        fd = os.open(folder / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        data, _ = read_regular(folder / name, limit)
     except FileNotFoundError:
         raise UntrustedJournal(f"it has no {name}") from None
+    except ReadRefused as exc:
+        why = {Refusal.LINK: "is a symbolic link", Refusal.NOT_REGULAR: "is not a regular file",
+               Refusal.TOO_BIG: f"is over {limit} bytes"}[exc.refusal]
+        raise UntrustedJournal(f"its {name} {why}") from exc
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise UntrustedJournal(f"its {name} is a symbolic link") from exc
         raise UntrustedJournal(f"its {name} cannot be read ({exc.strerror})") from exc
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise UntrustedJournal(f"its {name} is not a regular file")
-        if st.st_size > limit:
-            raise UntrustedJournal(f"its {name} is over {limit} bytes")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(limit + 1)
-    finally:
-        os.close(fd)
-    if len(data) > limit:
-        raise UntrustedJournal(f"its {name} is over {limit} bytes")
     return data
 
 

@@ -1,6 +1,6 @@
 """How text meets FTS5: what the cache indexes, how a user's query compiles, how snippets look.
 
-Two FTS5 tables hold the same three columns (title, meta, body); see :mod:`vaultd.vault.cache`:
+Two FTS5 tables hold the same three columns (title, meta, body); see :mod:`vaultd.vault.cache.sqlite_file`:
 
 * ``fts`` (``unicode61 remove_diacritics 2``) indexes the text itself. unicode61 would glue a
   Latin word to the Hangul particle after it (``API를`` is one token), so :func:`prepare`

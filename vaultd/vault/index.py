@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vaultd.vault.cache import IndexCache, SearchDoc
+from vaultd.vault.link_targets import LinkResolver, Resolution, Suggester, name_key
 from vaultd.vault.model import Link, NoteRecord
 from vaultd.vault.note import MAX_NOTE_BYTES, Skipped, parse_note, stem_of
-from vaultd.vault.resolve import LinkResolver, Resolution, Suggester, name_key
 from vaultd.vault.walk import FileStat, SkippedFile, classify, is_ignored, is_valid_name, walk
 
 BUILD_CHUNK = 256  #: notes parsed per cache write during a build

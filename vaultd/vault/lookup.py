@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from vaultd.errors import Ambiguous, InvalidParams, NotFound
 from vaultd.vault.index import VaultIndex
-from vaultd.vault.resolve import ResolutionStatus, name_key
+from vaultd.vault.link_targets import ResolutionStatus, name_key
 from vaultd.vault.walk import is_note_path
 
 

@@ -20,9 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vaultd.fsio import is_temp_name
-from vaultd.vault.runtime import SKIPPED_DIRS
-
-COOKIE_PREFIX = "cookie-"
+from vaultd.vault.layout import SKIPPED_DIRS
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,8 @@ whether it is under test. Grammar, ``;``-separated:
     pause=POINT@N:PATH   the Nth time POINT is reached, create PATH and wait until it is removed
                          (at most 120 s), so a test can act at that point and then release it
 
-Crash points: ``after-journal`` (journal durable, no target touched), ``after-rename`` (after each
+Crash points: ``after-plan`` (planned and validated in its worker thread, nothing written),
+``after-journal`` (journal durable, no target touched), ``after-rename`` (after each
 target rename; with @N after the Nth), ``before-commit`` (all targets written, no marker),
 ``after-commit``, ``during-recovery`` (after the first file recovery restores), ``during-prune``
 (a pruned journal renamed out of the live namespace and synced, not yet deleted).
@@ -26,8 +27,8 @@ import signal
 import time
 from dataclasses import dataclass, field
 
-CRASH_POINTS = frozenset({"after-journal", "after-rename", "before-commit", "after-commit", "during-recovery",
-                          "during-prune"})
+CRASH_POINTS = frozenset({"after-plan", "after-journal", "after-rename", "before-commit", "after-commit",
+                          "during-recovery", "during-prune"})
 PRIMITIVES = frozenset({"write", "fsync", "rename", "fsync-dir", "unlink"})
 MAX_SLEEP_SECONDS = 10.0
 MAX_PAUSE_SECONDS = 120.0

@@ -14,11 +14,9 @@ again. The check is one ``stat`` per request, so an idle daemon spends nothing o
 from __future__ import annotations
 
 import datetime as dt
-import fcntl
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
@@ -27,17 +25,15 @@ import structlog
 from protocol.methods.service import Finding
 from protocol.methods.vaults import VaultEntry, VaultHealth, VaultState
 from vaultd.errors import Unavailable
-from vaultd.txn import journal
-
-if TYPE_CHECKING:
-    from vaultd.txn.engine import RecoveryReport
-    from vaultd.vault.live import LiveIndex
+from vaultd.fsio import LockHeld, record_holder, take_lock
+from vaultd.txn import journal, seal
+from vaultd.txn.engine import RecoveryReport, recover
+from vaultd.vault.layout import GITIGNORE_NAME, LOCK_NAME, RUNTIME_DIR
+from vaultd.vault.watcher import LiveIndex
 
 log = structlog.get_logger("vaultd.vault")
 
-RUNTIME_DIR = ".vaultd"
 INDEX_WAIT_S = 300.0  #: how long a read or vault.add waits for a vault's first index
-SKIPPED_DIRS = frozenset({".vaultd", ".git", ".obsidian", ".trash"})
 
 FolderId = tuple[int, int]  #: (st_dev, st_ino) of a vault's root folder
 
@@ -90,31 +86,25 @@ class VaultRuntime:
                                 "folder of its own: move it away, then run 'vaultctl doctor'")
                 return False
             _write_gitignore(self.runtime_dir)
-            fd = os.open(self.runtime_dir / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        except OSError as exc:
-            self.state, self.message = VaultState.ERROR, f"cannot prepare {self.runtime_dir}: {exc.strerror}"
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+            fd = take_lock(self.runtime_dir / LOCK_NAME)
+        except LockHeld:
             self.state = VaultState.LOCKED
             self.message = "another process holds the vault lock; stop it, then run 'vaultctl doctor'"
+            return False
+        except OSError as exc:
+            self.state, self.message = VaultState.ERROR, f"cannot prepare {self.runtime_dir}: {exc.strerror}"
             return False
         if folder_id(self.root) != folder:
             os.close(fd)  # the folder was swapped while we took it: its lock is not this path's
             self.state, self.message = VaultState.MISSING, f"{self.root} was replaced while vaultd took it"
             return False
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        record_holder(fd)
         self._lock_fd = fd
         self.folder = folder
         self.state, self.message = VaultState.INDEXING, ""
         return True
 
     def start_index(self, home: Path, tasks: anyio.abc.TaskGroup) -> None:
-        from vaultd.vault.live import LiveIndex
-
         self._home, self._tasks = home, tasks
         self._failed = anyio.Event()
         self.live = LiveIndex(self.root, home, still_ours=self.still_ours)
@@ -124,8 +114,6 @@ class VaultRuntime:
     async def _run_index(self, home: Path) -> None:
         assert self.live is not None
         live = self.live
-        from vaultd.txn import seal
-        from vaultd.txn.engine import recover
 
         try:
             key = await anyio.to_thread.run_sync(seal.install, home)
@@ -296,7 +284,7 @@ class VaultRuntime:
 def _write_gitignore(runtime_dir: Path) -> None:
     """Keep the folder out of git; created only, never written through a link or over a file."""
     try:
-        fd = os.open(runtime_dir / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        fd = os.open(runtime_dir / GITIGNORE_NAME, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     except FileExistsError:
         return
     try:

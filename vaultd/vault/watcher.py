@@ -13,7 +13,8 @@ from __future__ import annotations
 import itertools
 import os
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -24,8 +25,8 @@ import watchfiles
 from vaultd.errors import Unavailable
 from vaultd.vault.cache import IndexCache, cache_file_name
 from vaultd.vault.index import VaultIndex, compute_updates
-from vaultd.vault.runtime import RUNTIME_DIR, SKIPPED_DIRS
-from vaultd.vault.walk import COOKIE_PREFIX, walk
+from vaultd.vault.layout import COOKIE_PREFIX, RUNTIME_DIR, SKIPPED_DIRS
+from vaultd.vault.walk import walk
 
 log = structlog.get_logger("vaultd.index")
 
@@ -177,6 +178,17 @@ class LiveIndex:
         return os.path.realpath(parent) == os.path.normpath(parent) and (parent + os.sep).startswith(root + os.sep)
 
     # -- refreshing ----------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def held_still(self) -> AsyncIterator[VaultIndex]:
+        """The index, unchanged until the block ends, for a worker thread to read.
+
+        Refreshes apply on the event loop while threads read; the index's maps are plain dicts
+        and sets that a reader iterating them must not see change (Python raises, or a plan
+        would mix two states). A refresh that comes meanwhile waits for the block to end.
+        """
+        async with self._refreshing:
+            yield self.index
 
     async def refresh(self, rels: set[str]) -> None:
         """Re-read the given vault-relative paths (files or folders) and apply what changed."""

@@ -1,4 +1,11 @@
-"""A real vaultd subprocess on a real socket in a temporary home, and ways to talk to it."""
+"""A real vaultd subprocess on a real socket in a temporary home, and ways to talk to it.
+
+The one harness for a real daemon: the tests, the reliability drivers (``reliability/stress``)
+and the benchmarks (``benchmarks/daemon.py``) all start theirs here. A home is a short temp folder
+(AF_UNIX paths are limited to ~100 bytes) holding the daemon's home, its socket and its output;
+children get ``VAULTD_HOME`` and ``VAULTD_SOCKET`` and XDG folders inside it, so nothing touches
+the user's own daemon.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +19,8 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+import time
+from typing import TYPE_CHECKING, Any, Self
 
 from tests.support.wait import wait_until
 
@@ -22,6 +30,7 @@ if TYPE_CHECKING:
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_VAULT = REPO / "examples" / "sample-vault"
 VAULTCTL = [sys.executable, "-m", "vaultctl.main"]
+VAULTD = [sys.executable, "-m", "vaultd.main"]
 
 
 @dataclass
@@ -34,8 +43,9 @@ class Home:
     env: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def create(cls) -> Home:
-        root = Path(tempfile.mkdtemp(prefix="vd"))
+    def create(cls, parent: Path | None = None, prefix: str = "vd") -> Self:
+        """A new home in a fresh temp folder (under ``parent`` when given)."""
+        root = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
         home, sock = root / "home", root / "run" / "v.sock"
         env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "VAULTD_"))}
         env.update({
@@ -46,6 +56,16 @@ class Home:
         (root / "user").mkdir()
         return cls(root=root, home=home, socket=sock, env=env)
 
+    @property
+    def vault(self) -> Path:
+        """Where a test or a benchmark puts the vault it registers (nothing is created here)."""
+        return self.root / "vault"
+
+    @property
+    def log_file(self) -> Path:
+        """The daemon's JSON log."""
+        return self.home / "logs" / "vaultd.log"
+
     def cleanup(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
 
@@ -53,15 +73,24 @@ class Home:
 class Daemon:
     """A running vaultd process."""
 
-    def __init__(self, home: Home, extra_args: Sequence[str] = (), umask: int = -1) -> None:
-        """``umask``: the one the daemon is started with, as a user's shell would (-1: this one)."""
+    def __init__(self, home: Home, extra_args: Sequence[str] = (), umask: int = -1, *,
+                 command: Sequence[str] = VAULTD, wait: bool = True) -> None:
+        """``umask``: the one the daemon is started with, as a user's shell would (-1: this one).
+        ``command`` starts it (a benchmark times the installed script); ``wait=False`` returns as
+        soon as it is spawned, before it listens."""
         self.home = home
         self.log = open(home.root / "daemon.out", "ab")  # closed in stop()
+        self.started = time.perf_counter()  #: the instant it was spawned
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "vaultd.main", *extra_args],
+            [*command, *extra_args],
             env=home.env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, umask=umask,
         )
-        wait_for_socket(home.socket, self.proc)
+        if wait:
+            wait_for_socket(home.socket, self.proc)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
         if self.proc.poll() is None:
@@ -176,3 +205,9 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 def iter_lines(path: Path) -> Iterator[str]:
     yield from path.read_text(errors="replace").splitlines()
+
+
+def start_daemon() -> tuple[Home, Daemon]:
+    """A new home and a daemon listening in it."""
+    home = Home.create()
+    return home, Daemon(home)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-import fcntl
 import os
 import re
 import stat
@@ -26,8 +25,8 @@ from protocol.methods.vaults import VaultEntry
 from protocol.methods.writes import LogEvent, LogType
 from vaultd.content_mode import new_file_mode
 from vaultd.errors import Conflict, InvalidParams, ValidationFailed
-from vaultd.fsio import fsync_dir
-from vaultd.vault.runtime import SKIPPED_DIRS
+from vaultd.fsio import fsync_dir, locked
+from vaultd.vault.layout import LOG_LOCK_NAME, RUNTIME_DIR, SKIPPED_DIRS
 
 LOG_NAME = "log.md"  #: the default log path
 LOG_HEADER = "# vaultd operation log\n"
@@ -125,10 +124,8 @@ def _open_log(root: Path, rel: str) -> tuple[int, bool]:
 
 def append(root: Path, line: str, rel: str = LOG_NAME) -> None:
     """Append one whole line durably to the vault's own log; never to a file that is not one."""
-    lock_path = root / ".vaultd" / "log.lock"
-    lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    try:
-        fcntl.flock(lock_fd, fcntl.LOCK_EX)
+    lock_path = root / RUNTIME_DIR / LOG_LOCK_NAME
+    with locked(lock_path):
         path = root / rel
         fd, created = _open_log(root, rel)
         try:
@@ -155,8 +152,6 @@ def append(root: Path, line: str, rel: str = LOG_NAME) -> None:
             os.close(fd)
         if created:
             fsync_dir(path.parent)
-    finally:
-        os.close(lock_fd)
 
 
 def _lines(root: Path, rel: str) -> tuple[list[str], list[str]]:

@@ -1,0 +1,1 @@
+"""The socket side: listening, accepting, sessions, dispatch and their bounds."""

@@ -1,0 +1,1 @@
+"""Transactions: plans, the journal, applying and recovering, through directory descriptors."""

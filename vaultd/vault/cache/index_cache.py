@@ -1,0 +1,138 @@
+"""The per-vault derived SQLite cache: parsed records for a fast restart, and full-text search.
+
+The in-memory index owns the truth; this file only saves work. Deleting it costs a rebuild, and
+any file we cannot trust is deleted and recreated on open, never fatal. The file and its schema
+are :mod:`~vaultd.vault.cache.sqlite_file`; the writer, the reader pool, reset and close are
+:mod:`~vaultd.vault.cache.connections`; the rows are :mod:`~vaultd.vault.cache.records`; the
+queries are :mod:`~vaultd.vault.cache.search`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import apsw
+import msgspec
+
+from vaultd.errors import Unavailable
+from vaultd.vault.cache import records
+from vaultd.vault.cache import search as fts_search
+from vaultd.vault.cache.connections import CacheConnections
+from vaultd.vault.cache.records import SearchDoc
+from vaultd.vault.cache.search import MAX_LIMIT, Hit
+from vaultd.vault.cache.sqlite_file import OpenOutcome, open_checked
+from vaultd.vault.model import NoteRecord
+
+
+class CacheStats(msgspec.Struct, frozen=True):
+    rows: int  #: notes stored
+    cjk_rows: int  #: notes with CJK text (rows of the bigram table)
+    bytes: int  #: size of the database file
+    wal_bytes: int  #: size of its write-ahead log
+
+
+class IndexCache(CacheConnections):
+    """One vault's cache file. Build with :meth:`open`; see :mod:`~vaultd.vault.cache.connections`
+    for threads.
+
+    When SQLite reports corruption after open, the cache resets itself (the file is deleted and
+    recreated, ``generation`` goes up): ``load_records`` then returns ``{}``, ``search`` and
+    ``apply`` raise ``Unavailable``, and the owner re-applies every note.
+    """
+
+    def __init__(self, path: Path, writer: apsw.Connection, outcome: OpenOutcome, detail: str | None):
+        super().__init__(path, writer, outcome, detail)
+        self._encoder = msgspec.msgpack.Encoder()
+        self._decoder = msgspec.msgpack.Decoder(NoteRecord)
+
+    @classmethod
+    def open(cls, path: Path, *, verify: bool = False) -> IndexCache:
+        """Open or create the cache at ``path`` (its folder must exist).
+
+        The header, version and tables are always checked. ``verify`` adds ``PRAGMA
+        quick_check``, which reads the whole file (about half a second per 10,000 notes); without it,
+        damage found later resets the cache (see the class docstring).
+
+        Raises:
+            Unavailable: (UNAVAILABLE) the path or a sidecar is a symlink, or is not a regular
+                file of this user, or another process holds the database locked.
+        """
+        path = Path(path)
+        con, outcome, detail = open_checked(path, verify=verify)
+        return cls(path, con, outcome, detail)
+
+    # -- records -------------------------------------------------------------------------------
+
+    def load_records(self) -> dict[str, NoteRecord]:
+        """Every stored record by path; ``{}`` if the cache had to be reset.
+
+        A record that no longer decodes is left out, so the owner re-parses that note.
+        """
+        try:
+            with self._reader() as reader:
+                return records.load_records(reader.con, self._decoder)
+        except (apsw.CorruptError, apsw.NotADBError) as exc:
+            self.reset(f"{type(exc).__name__}: {exc}")
+            return {}
+
+    def apply(self, upserts: Iterable[tuple[NoteRecord, SearchDoc]], deletes: Iterable[str] = ()) -> None:
+        """Store and index ``upserts`` and drop ``deletes``, all in one transaction.
+
+        Deletes run first, so a path in both ends up stored. A path upserted twice keeps the
+        last. Nothing is visible to readers until the whole call commits. Text SQLite cannot
+        hold never fails the call: lone surrogates in text become U+FFFD, a record that cannot be
+        encoded is not stored (the note stays searchable and is re-parsed at the next start),
+        and a path with undecodable bytes is left out of the cache.
+
+        Raises:
+            Unavailable: (UNAVAILABLE) the cache is closed, or was found damaged and reset.
+        """
+        with self._damage_guard(), self._write_lock:
+            if self._closed:
+                raise Unavailable(f"index cache {self.path} is closed")
+            records.store(self._writer, upserts, deletes, self._encoder)
+
+    # -- search --------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        type: str | None = None,
+        domain: str | None = None,
+        tag: str | None = None,
+        folder: str | None = None,
+        limit: int = 20,
+    ) -> list[Hit]:
+        """Notes containing every term of ``query``, best first; [] when nothing is searchable.
+
+        ``type`` and ``domain`` match exactly; ``tag`` matches the tag or any tag nested under
+        it, case-insensitively; ``folder`` matches the folder and everything below it. Filters
+        run in SQL before the limit, so ``limit`` hits come back whenever that many match.
+
+        Raises:
+            Unavailable: (UNAVAILABLE) the cache is closed, or was found damaged and reset.
+        """
+        limit = min(limit, MAX_LIMIT)
+        if limit <= 0:
+            return []
+        conditions = fts_search.filters(type=type, domain=domain, tag=tag, folder=folder)
+        if conditions is None:
+            return []
+        with self._damage_guard(), self._reader() as reader:
+            return fts_search.search(reader, query, *conditions, limit)
+
+    # -- housekeeping --------------------------------------------------------------------------
+
+    def stats(self) -> CacheStats:
+        with self._damage_guard(), self._reader() as reader:
+            rows = reader.con.execute("SELECT count(*) FROM note").get
+            cjk_rows = reader.con.execute("SELECT count(*) FROM cjk").get
+        wal = Path(str(self.path) + "-wal")
+        return CacheStats(
+            rows=rows,
+            cjk_rows=cjk_rows,
+            bytes=self.path.stat().st_size,
+            wal_bytes=wal.stat().st_size if wal.exists() else 0,
+        )

@@ -1,0 +1,225 @@
+"""The record store: each note's stat row, its parsed record, its tags and its text, in and out.
+
+A chunk of upserts is made ready in Python (normalization, bigrams, msgpack), then written with
+one statement per table; ids of paths already stored are reused.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import posixpath
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import TypeVar
+
+import apsw
+import msgspec
+
+from vaultd.vault import fts_query
+from vaultd.vault.model import NoteRecord
+
+_CHUNK = 512
+_T = TypeVar("_T")
+
+
+class SearchDoc(msgspec.Struct, kw_only=True):
+    """What search needs of a note beyond its record: its text and its filter fields."""
+
+    title: str
+    aliases: list[str] = []
+    description: str = ""
+    body: str = ""
+    type: str | None = None
+    domain: str | None = None
+    folder: str | None = None  #: vault-relative folder; None derives it from the record's path
+    tags: list[str] = []  #: tag names as written (``#`` optional); matched lowercased, with parents
+
+    @classmethod
+    def from_note(cls, record: NoteRecord, text: str) -> SearchDoc:
+        """Build the usual document: frontmatter ``type``/``domain``/``description`` when strings."""
+        fm = record.frontmatter or {}
+
+        def scalar(key: str) -> str | None:
+            value = fm.get(key)
+            return value if isinstance(value, str) else None
+
+        return cls(
+            title=record.title,
+            aliases=list(record.aliases),
+            description=scalar("description") or "",
+            body=text[record.body_offset :],
+            type=scalar("type"),
+            domain=scalar("domain"),
+            tags=[t.name for t in record.tags],
+        )
+
+
+def normalize_tag(tag: str) -> str:
+    """Tags match case-insensitively, NFC, without ``#`` or surrounding slashes."""
+    if not tag.isascii():
+        tag = unicodedata.normalize("NFC", fts_query.storable(tag))
+    return tag.strip().lstrip("#").strip("/").lower()
+
+
+def normalize_folder(folder: str) -> str:
+    """Folders match NFC, without surrounding slashes, case kept (paths are case-sensitive)."""
+    if not folder.isascii():
+        folder = unicodedata.normalize("NFC", fts_query.storable(folder))
+    return folder.strip("/")
+
+
+def _tag_keys(tags: Iterable[str]) -> set[str]:
+    """The ``tag`` rows of a note: each tag, lowercased, with its parents."""
+    keys: set[str] = set()
+    for tag in tags:
+        keys.update(_one_tag_keys(tag))
+    return keys
+
+
+@functools.lru_cache(maxsize=4096)
+def _one_tag_keys(tag: str) -> tuple[str, ...]:
+    # Cached: a vault reuses a few hundred tags across thousands of notes.
+    parts = [p for p in normalize_tag(tag).split("/") if p]
+    return tuple("/".join(parts[: i + 1]) for i in range(len(parts)))
+
+
+def _signed64(value: int) -> int:
+    """Inode numbers are unsigned 64-bit; SQLite integers are signed."""
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+@dataclass
+class _Batch:
+    """One chunk of upserts made ready for SQLite, one entry per path, ids not yet known."""
+
+    notes: list[tuple[str, int, int, int, str | None, str | None, str]] = field(default_factory=list)
+    records: list[bytes | None] = field(default_factory=list)
+    texts: list[tuple[str, str, str]] = field(default_factory=list)
+    bigrams: list[tuple[str, str, str] | None] = field(default_factory=list)
+    tags: list[set[str]] = field(default_factory=list)
+
+
+def _chunks(items: Iterable[_T]) -> Iterator[list[_T]]:
+    it = iter(items)
+    while chunk := list(islice(it, _CHUNK)):
+        yield chunk
+
+
+def load_records(con: apsw.Connection, decoder: msgspec.msgpack.Decoder[NoteRecord]) -> dict[str, NoteRecord]:
+    """Every stored record by path; a record that no longer decodes is left out."""
+    decode = decoder.decode
+    records: dict[str, NoteRecord] = {}
+    # Decoding allocates a few objects per link and heading; with the collector on, its
+    # full passes over the growing heap cost ten times the decode itself.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        rows = con.execute("SELECT note.path, record.data FROM note JOIN record USING (id)")
+        for path, data in rows:
+            try:
+                records[path] = decode(data)
+            except msgspec.DecodeError:
+                continue
+    finally:
+        if collecting:
+            gc.enable()
+    return records
+
+
+def store(con: apsw.Connection, upserts: Iterable[tuple[NoteRecord, SearchDoc]], deletes: Iterable[str],
+          encoder: msgspec.msgpack.Encoder) -> None:
+    """Drop ``deletes``, then store ``upserts``, in one transaction (see ``IndexCache.apply``)."""
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        gone = [p for p in deletes if fts_query.is_storable(p)]
+        for start in range(0, len(gone), _CHUNK):
+            _drop(con, list(_ids_of(con, gone[start : start + _CHUNK]).values()))
+        next_id = (con.execute("SELECT max(id) FROM note").get or 0) + 1
+        for chunk in _chunks(upserts):
+            next_id = _store(con, _prepare(chunk, encoder), next_id)
+        con.execute("COMMIT")
+    except BaseException:
+        if con.in_transaction:
+            con.execute("ROLLBACK")
+        raise
+
+
+def _ids_of(con: apsw.Connection, paths: Iterable[str]) -> dict[str, int]:
+    """The stored ids of ``paths`` (those stored), in one statement."""
+    sql = "SELECT path, id FROM note WHERE path IN (SELECT value FROM json_each(?))"
+    return dict(con.execute(sql, (msgspec.json.encode(list(paths)).decode(),)))
+
+def _drop(con: apsw.Connection, ids: list[int]) -> None:
+    if not ids:
+        return
+    rows = [(i,) for i in ids]
+    for table in ("fts", "cjk"):
+        con.executemany(f"DELETE FROM {table} WHERE rowid = ?", rows)
+    for table in ("tag", "record", "note"):
+        con.executemany(f"DELETE FROM {table} WHERE id = ?", rows)
+
+def _prepare(chunk: list[tuple[NoteRecord, SearchDoc]], encoder: msgspec.msgpack.Encoder) -> _Batch:
+    """The Python half of storing a chunk (normalization, bigrams, msgpack), apart from the SQL.
+
+    Kept apart so it can run in a helper thread beside SQLite's half; on a busy 2-core machine
+    that did not pay (same CPU, more contention), so today both run in the writer's thread.
+    """
+    encode = encoder.encode
+    batch = _Batch()
+    # A path with undecodable bytes (a lone surrogate) cannot be stored: it stays in memory only.
+    latest = {record.path: (record, doc) for record, doc in chunk if fts_query.is_storable(record.path)}
+    for path, (record, doc) in latest.items():
+        folder = posixpath.dirname(path) if doc.folder is None else doc.folder
+        type_ = None if doc.type is None else fts_query.storable(doc.type)
+        domain = None if doc.domain is None else fts_query.storable(doc.domain)
+        try:
+            data: bytes | None = encode(record)
+        except UnicodeEncodeError:
+            data = None  # a lone surrogate from a YAML escape: searchable, but re-parsed at each start
+        meta = "\n".join([*doc.aliases, doc.description]) if doc.aliases else doc.description
+        (title, title_cjk), (meta, meta_cjk), (body, body_cjk) = map(fts_query.prepare, (doc.title, meta, doc.body))
+        batch.notes.append(
+            (
+                path,
+                record.size,
+                record.mtime_ns,
+                _signed64(record.ino),
+                type_,
+                domain,
+                normalize_folder(folder),
+            )
+        )
+        batch.records.append(data)
+        batch.texts.append((title, meta, body))
+        batch.bigrams.append((title_cjk, meta_cjk, body_cjk) if title_cjk or meta_cjk or body_cjk else None)
+        batch.tags.append(_tag_keys(doc.tags))
+    return batch
+
+def _store(con: apsw.Connection, batch: _Batch, next_id: int) -> int:
+    """Write one prepared chunk, reusing the ids of paths already stored; return the next free id."""
+    known = _ids_of(con, (n[0] for n in batch.notes))
+    _drop(con, list(known.values()))
+    ids: list[int] = []
+    for note in batch.notes:
+        if (i := known.get(note[0])) is None:
+            i, next_id = next_id, next_id + 1
+        ids.append(i)
+    con.executemany("INSERT INTO note VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(i, *n) for i, n in zip(ids, batch.notes, strict=True)])
+    con.executemany(
+        "INSERT INTO record VALUES (?, ?)",
+        [(i, d) for i, d in zip(ids, batch.records, strict=True) if d is not None],
+    )
+    con.executemany(
+        "INSERT INTO fts(rowid, title, meta, body) VALUES (?, ?, ?, ?)",
+        [(i, *t) for i, t in zip(ids, batch.texts, strict=True)],
+    )
+    con.executemany(
+        "INSERT INTO cjk(rowid, title, meta, body) VALUES (?, ?, ?, ?)",
+        [(i, *b) for i, b in zip(ids, batch.bigrams, strict=True) if b is not None],
+    )
+    con.executemany("INSERT INTO tag VALUES (?, ?)", [(t, i) for i, keys in zip(ids, batch.tags, strict=True) for t in keys])
+    return next_id
+

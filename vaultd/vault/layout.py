@@ -1,0 +1,19 @@
+"""What vaultd keeps inside a vault folder, and which folders are not notes.
+
+A leaf: it imports nothing, so the scanner, the watcher, the journal and the code that takes a
+vault can all name the same folders without importing one another.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+RUNTIME_DIR: Final = ".vaultd"  #: the daemon's folder inside each vault (lock, journal, cookies)
+JOURNAL_DIR: Final = f"{RUNTIME_DIR}/journal"  #: vault-relative
+LOCK_NAME: Final = "lock"  #: the vault lock, inside RUNTIME_DIR
+LOG_LOCK_NAME: Final = "log.lock"  #: serialises appends to the vault's operation log, inside RUNTIME_DIR
+GITIGNORE_NAME: Final = ".gitignore"  #: keeps RUNTIME_DIR out of a vault that is a git repository
+COOKIE_PREFIX: Final = "cookie-"  #: freshness markers the watcher reports back, inside RUNTIME_DIR
+
+#: Folders never indexed, watched or written into by a note operation, at any depth.
+SKIPPED_DIRS: Final = frozenset({RUNTIME_DIR, ".git", ".obsidian", ".trash"})
