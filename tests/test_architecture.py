@@ -13,10 +13,13 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 REPO = Path(__file__).resolve().parents[1]
 FORBIDDEN = {

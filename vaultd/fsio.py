@@ -14,12 +14,14 @@ import fcntl
 import os
 import secrets
 import stat
-from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vaultd import faults
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
 
 TEMP_PREFIX = ".vaultd-"
 TEMP_SUFFIX = ".tmp"

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.harness import Home, RawClient, snapshot
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 NOTES = {
     "Guide.md": "# Guide\n\nSee [[#Setup]] below.\n\n## Setup\n\nSteps.\n\n## Other\n\nMore.\n",

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.support.harness import Home, RawClient, snapshot
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 BREAKING = ["[", "]", "#", "^", "|"]
 NOT_PORTABLE = ["*", '"', "<", ">", ":", "?"]

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 
 from tests.support.harness import REPO
@@ -98,8 +99,9 @@ async def test_a_host_with_its_own_environment_reaches_the_daemon_setup_ran_agai
             assert vaultctl(home, "vault", "add", "mine", str(home.root / "v")).code == 0
             user = home.root / "user"
             setup_env = {**home.env, "HOME": str(user), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
-            applied = subprocess.run([sys.executable, "-m", "vaultctl.main", "setup", "claude", "--apply", "--json"],
-                                     env=setup_env, capture_output=True, text=True, cwd=REPO, timeout=60)
+            applied = await anyio.to_thread.run_sync(lambda: subprocess.run(
+                [sys.executable, "-m", "vaultctl.main", "setup", "claude", "--apply", "--json"],
+                env=setup_env, capture_output=True, text=True, cwd=REPO, timeout=60))
             assert applied.returncode == 0, applied.stderr
             assert any("VAULTD_SOCKET=" in n for n in json.loads(applied.stdout)["notes"])
             entry = json.loads((user / ".claude.json").read_text())["mcpServers"]["vaultd"]

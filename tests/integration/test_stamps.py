@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.support.harness import Home, RawClient
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tests.support.harness import Home, RawClient
 
 TODAY = dt.date.today().isoformat()
 NOTES = {

@@ -17,9 +17,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-import time
 from typing import TYPE_CHECKING, Any, Self
 
 from tests.support.wait import wait_until

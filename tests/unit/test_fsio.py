@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from vaultd.fsio import LockHeld, ReadRefused, Refusal, locked, read_regular, record_holder, take_lock
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def test_a_file_of_exactly_the_limit_is_read_and_one_byte_more_is_refused(tmp_path: Path) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import anyio
 
 from vaultd.server.budget import RESERVE_BYTES, SMALL_REPLY_BYTES, ReplyBudget, Reservation, Share
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
 
 KiB = 1024
 

@@ -17,8 +17,8 @@ from protocol.errors import Issue, Severity
 from vaultd.ops.context import OpContext
 from vaultd.txn.plan import Change
 from vaultd.vault import frontmatter, markdown
-from vaultd.vault.model import Heading, Link, LinkKind, MarkdownScan
 from vaultd.vault.link_targets import check_anchor, heading_key
+from vaultd.vault.model import Heading, Link, LinkKind, MarkdownScan
 
 MAX_LISTED = 20  #: broken links named in the warning; the rest are counted
 _LINK_UNSAFE = re.compile(r"[#^|\[\]:\\]+")

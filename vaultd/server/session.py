@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import fcntl
 import math
-import socket
 import sys
 import termios
 from typing import TYPE_CHECKING
@@ -33,11 +32,13 @@ from protocol.errors import ErrorCode, ErrorData
 from protocol.framing import LineBuffer, OversizedFrame
 from protocol.methods.common import Channel
 from vaultd.api.handlers import CallContext
-from vaultd.server.budget import Reservation
 from vaultd.server.dispatch import INTERNAL_MESSAGE, dispatch
 
 if TYPE_CHECKING:
+    import socket
+
     from vaultd.daemon import Daemon
+    from vaultd.server.budget import Reservation
 
 log = structlog.get_logger("vaultd.session")
 
