@@ -92,11 +92,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 
-#: Upward imports being removed elsewhere; each is a strict xfail below, so the entry must go the
-#: moment its import does.
-PENDING: dict[tuple[str, str], str] = {
-    ("vaultd.server.session", "vaultd.daemon"): "server <-> daemon: the session still names the Daemon class",
-}
 
 
 def _modules(package: str) -> dict[str, Path]:
@@ -172,7 +167,7 @@ def test_imports_point_down_the_layers() -> None:
         f"({LAYERS[_rank(target) or 0][0]} is above {LAYERS[_rank(module) or 0][0]})"
         for module, edges in EDGES.items()
         for line, target in edges
-        if (_rank(target) or 0) > (_rank(module) or 0) and (module, target) not in PENDING
+        if (_rank(target) or 0) > (_rank(module) or 0)
     ]
     assert not bad, "\n".join(bad)
 
@@ -224,15 +219,5 @@ def test_cycle_finder_finds_a_cycle() -> None:
 
 
 def test_no_import_cycles_in_vaultd() -> None:
-    graph = {m: {t for _, t in EDGES[m] if (m, t) not in PENDING} for m in MODULES}
+    graph = {m: {t for _, t in EDGES[m]} for m in MODULES}
     assert _cycles(graph) == []
-
-
-@pytest.mark.parametrize("edge", [
-    pytest.param(edge, id="->".join(edge), marks=pytest.mark.xfail(strict=True, reason=f"{why}; once the import "
-                                                                                       "is gone, drop the entry"))
-    for edge, why in sorted(PENDING.items())
-])
-def test_pending_upward_import_is_gone(edge: tuple[str, str]) -> None:
-    module, target = edge
-    assert target not in {t for _, t in EDGES.get(module, [])}, PENDING[edge]

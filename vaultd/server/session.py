@@ -37,8 +37,8 @@ from vaultd.server.dispatch import INTERNAL_MESSAGE, dispatch
 if TYPE_CHECKING:
     import socket
 
-    from vaultd.daemon import Daemon
     from vaultd.server.budget import Reservation
+    from vaultd.server.host import SessionHost
 
 log = structlog.get_logger("vaultd.session")
 
@@ -62,7 +62,7 @@ def encode_reply(message: Reply, request_id: RequestId | None) -> bytes:
 
 
 class Session:
-    def __init__(self, daemon: Daemon, stream: anyio.abc.ByteStream) -> None:
+    def __init__(self, daemon: SessionHost, stream: anyio.abc.ByteStream) -> None:
         self.daemon = daemon
         self.stream = stream
         self.ctx: CallContext | None = None  # set by hello
