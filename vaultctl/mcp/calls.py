@@ -21,6 +21,7 @@ from vaultctl.client import CallError
 from vaultctl.mcp.errors import PAGING_FIELDS, ToolFailure, too_large
 from vaultctl.mcp.link import DaemonLink
 from vaultctl.mcp.schemas import VaultChoice
+from vaultctl.mcp.settings import bounded_int
 
 log = logging.getLogger("vaultctl.mcp")
 
@@ -61,11 +62,7 @@ class ToolOutcome:
 
 def result_bound(environ: Mapping[str, str]) -> int:
     """The per-result bound: ``$VAULTD_MCP_MAX_RESULT_BYTES`` clamped to 128 B..16 MiB, else 256 KiB."""
-    try:
-        value = int(environ.get(RESULT_BOUND_ENV, ""))
-    except ValueError:
-        return RESULT_BOUND
-    return min(max(value, _BOUND_RANGE[0]), _BOUND_RANGE[1])
+    return bounded_int(environ, RESULT_BOUND_ENV, RESULT_BOUND, *_BOUND_RANGE)
 
 
 def run_tool(link: DaemonLink, spec: AnySpec, params: Params, bound: int = RESULT_BOUND) -> ToolOutcome:

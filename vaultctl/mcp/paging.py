@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from vaultctl.mcp.errors import invalid_params
+from vaultctl.mcp.settings import bounded_int
 
 TOOLS_PAGE_ENV = "VAULTD_MCP_TOOLS_PAGE"  #: tools per page (1..1000), for hosts that want smaller pages
 DEFAULT_TOOLS_PAGE = 100
@@ -22,11 +23,7 @@ _PAGE_RANGE = (1, 1000)
 
 
 def tools_page_size(environ: Mapping[str, str]) -> int:
-    try:
-        value = int(environ.get(TOOLS_PAGE_ENV, ""))
-    except ValueError:
-        return DEFAULT_TOOLS_PAGE
-    return min(max(value, _PAGE_RANGE[0]), _PAGE_RANGE[1])
+    return bounded_int(environ, TOOLS_PAGE_ENV, DEFAULT_TOOLS_PAGE, *_PAGE_RANGE)
 
 
 def _digest(items: list[dict[str, Any]]) -> str:
