@@ -95,7 +95,7 @@ def receipt_text(r: Any, confirm_cmd: str | None = None) -> str:
         lines.append(f"log: {r.log.line}" if r.log.appended else f"log: NOT appended ({r.log.error})")
     if r.preview and confirm_cmd:
         lines.append(f"to confirm, run:\n  {confirm_cmd} --confirm --fingerprint {r.fingerprint}")
-    return "\n".join(lines)
+    return render.compose(lines)
 
 
 def run_write(method: str, build: Any, as_json: bool, confirm_cmd: str | None = None,
