@@ -762,7 +762,7 @@ def names_round(home: Home, daemon: Daemon, vid: str, tally: NameTally, size: Ro
             cli_round(home, nv, tally, "(d) cli", size.cli_shows)
         if mcp:
             mcp_round(home, nv, tally, "(e) mcp", size.mcp_limit)
-        write_names = names if size.write_names is None else names[: size.write_names]
+        write_names = names if size.write_names is None else names[:: max(1, len(names) // size.write_names)]
         write_round(s, nv, write_names, "(f) writes")
         if (nv.root / "log.md").is_file():
             nv.files.setdefault(b"log.md", "log")  # the operations' log, a note like any other

@@ -64,17 +64,17 @@ def test_the_name_classes_are_what_they_claim() -> None:
 
 
 def test_a_round_of_hostile_names(shared: tuple[Home, Daemon]) -> None:
-    """(a)-(f) at a small size: add, reads, watcher, vaultctl text and --json, MCP, writes."""
+    """(a)-(c), (e), (f) at a small size: add, reads, watcher, MCP, writes; (d) vaultctl is below."""
     home, daemon = shared
     tally = NameTally()
-    names_round(home, daemon, "names", tally, RoundSize(drawn=15, read_limit=60, cli_shows=2, mcp_limit=15,
-                                                              watch_names=12, write_names=None), seed=3)
+    names_round(home, daemon, "names", tally, RoundSize(drawn=10, read_limit=30, mcp_limit=8, watch_names=8,
+                                                              write_names=30), seed=3, cli=False)
     assert tally.failures == [], tally.failures
     c = tally.counts
     assert c["rounds"] == 1 and c["replies.internal"] == 0 and c["sessions.dropped"] == 0
     assert c["skips.S07"] >= 10 and c["checks.listed_names"] >= 200, dict(c)
     assert c["writes.applied"] > 0 and c["refusals.VALIDATION"] > 0, dict(c)
-    assert c["cli.runs"] >= 20 and c["mcp.names_listed"] >= 200, dict(c)
+    assert c["mcp.names_listed"] >= 200, dict(c)
     assert c["checks.bytes_unchanged"] > 0 and c["watch.renamed"] > 0 and c["watch.deleted"] > 0
     _alive(home, daemon)
 
