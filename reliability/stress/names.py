@@ -48,6 +48,8 @@ NAME_MAX = 255  #: bytes in one file name on ext4 (and most Linux filesystems)
 #: What must never reach a terminal raw from vaultctl's text output: C0 but newline, DEL, C1,
 #: bidi embeddings/overrides/isolates, lone surrogates.
 ACTIVE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+#: The same for a note body (``vaultctl show``), whose tabs and CRLF line ends are the author's layout.
+ACTIVE_IN_BODY = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
 SKIPPED_DIRS = frozenset({".vaultd", ".git", ".obsidian", ".trash"})
 TEMP_PREFIX, TEMP_SUFFIX = ".vaultd-", ".tmp"
 
@@ -603,10 +605,10 @@ def run_vaultctl(home: Home, *args: str) -> tuple[int, str, str]:
     return proc.returncode, proc.stdout.decode("utf-8", "surrogateescape"), proc.stderr.decode("utf-8", "surrogateescape")
 
 
-def _assert_clean(tally: NameTally, where: str, out: str, err: str) -> None:
+def _assert_clean(tally: NameTally, where: str, out: str, err: str, body: bool = False) -> None:
     for stream, text in (("stdout", out), ("stderr", err)):
         tally.counts["cli.streams_checked"] += 1
-        found = ACTIVE.findall(text)
+        found = (ACTIVE_IN_BODY if body and stream == "stdout" else ACTIVE).findall(text)
         if found:
             tally.fail(f"{where}: raw terminal controls on {stream}: {sorted(set(found))!r}")
         if re.search("[\udc80-\udcff]", text):
@@ -633,7 +635,7 @@ def cli_round(home: Home, nv: NameVault, tally: NameTally, where: str, shows: in
             code, out, err = run_vaultctl(home, *argv)
             tally.counts["cli.runs"] += 1
             label = f"{where} vaultctl {' '.join(argv)!r:.200}"
-            _assert_clean(tally, label, out, err)
+            _assert_clean(tally, label, out, err, body=args[0] == "show" and not as_json)
             if code not in (0, 1):
                 tally.fail(f"{label}: exit {code}: {err[-300:]}")
                 continue
