@@ -283,10 +283,10 @@ class LiveIndex:
 
 
 def _watch_problem(exc: BaseException) -> str:
-    """What stopped a watcher, in words that name no file (the path may be any bytes)."""
-    def messages(e: BaseException) -> list[str]:
-        return [str(e), *(m for inner in getattr(e, "exceptions", ()) for m in messages(inner))]
-
-    if any("Unable to decode path" in m for m in messages(exc)):
+    """What stopped a watcher (the innermost error of the task groups around it); a name that is
+    not UTF-8 is described, not quoted: it may be any bytes."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if "Unable to decode path" in str(exc):
         return "a file or folder name is not valid UTF-8 (see vault.issues, S07); rename it to watch the vault"
     return f"{type(exc).__name__}: {exc}"[:300]
