@@ -1,9 +1,11 @@
 """Text for people: tables with uppercase headers, objects as a title and aligned fields, checks
 as LEVEL/CHECK/FINDING rows with a verdict. ``--json`` bypasses all of this.
 
-Everything here builds raw text; :func:`say` escapes it on the way out (see
-:mod:`vaultctl.terminal`), and column widths are measured on the escaped form so tables still line
-up when a cell holds an escaped control character.
+Text is escaped on the way out by :func:`say` (see :mod:`vaultctl.terminal`), except tables and
+fields: each cell is one value, so it is escaped as one line (a tab or newline in a file name
+shows as ``\\x09`` or ``\\x0a`` and cannot break the layout), and the result is
+:class:`~vaultctl.terminal.Escaped`, which ``say`` prints as it is. Column widths are measured on
+the escaped cells, so tables line up when a cell holds an escaped control character.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any, TextIO
 
 import msgspec
 
-from vaultctl.terminal import escape, escape_json
+from vaultctl.terminal import Escaped, compose, escape, escape_json
 
 
 def to_builtins(value: Any) -> Any:
@@ -28,7 +30,8 @@ def json_line(value: Any) -> str:
 
 
 def say(text: str, *, file: TextIO | None = None, multiline: bool = True, reversible: bool = True) -> None:
-    """Print text for a person, every terminal-active character escaped (see :func:`escape`)."""
+    """Print text for a person, every terminal-active character escaped (see :func:`escape`);
+    :class:`Escaped` text is printed as it is."""
     print(escape(text, multiline=multiline, reversible=reversible), file=file or sys.stdout)
 
 
@@ -41,32 +44,39 @@ def _cell(value: Any) -> str:
         return ", ".join(_cell(v) for v in value) or "-"
     if isinstance(value, float):
         return f"{value:.3g}"
-    return str(value).replace("\n", " ")
+    return escape(str(value))  # one value, one line: tabs and newlines escaped too
+
+
+def _columns(shown: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in shown)
 
 
 def width(text: str) -> int:
     """Columns a terminal gives ``text`` once escaped: East Asian wide and fullwidth characters take two."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in escape(text, multiline=True))
+    return _columns(escape(text, multiline=True))
 
 
-def _pad(text: str, columns: int) -> str:
-    return text + " " * (columns - width(text))
+def _pad(shown: str, columns: int) -> str:
+    return shown + " " * (columns - _columns(shown))
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> Escaped:
     cells = [[_cell(v) for v in row] for row in rows]
-    heads = [h.upper() for h in headers]
-    widths = [max([width(h)] + [width(r[i]) for r in cells]) for i, h in enumerate(heads)]
+    heads = [escape(h.upper()) for h in headers]
+    widths = [max([_columns(h)] + [_columns(r[i]) for r in cells]) for i, h in enumerate(heads)]
     lines = ["  ".join(_pad(h, w) for h, w in zip(heads, widths, strict=True)).rstrip()]
     lines += ["  ".join(_pad(c, w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
-    return "\n".join(lines)
+    return Escaped("\n".join(lines))
 
 
-def fields(title: str, items: Sequence[tuple[str, Any]]) -> str:
+def fields(title: str, items: Sequence[tuple[str, Any]]) -> Escaped:
     width = max((len(k) for k, _ in items), default=0)
-    return "\n".join([title, *(f"  {k.ljust(width)}  {_cell(v)}" for k, v in items)])
+    return Escaped("\n".join([escape(title), *(f"  {escape(k).ljust(width)}  {_cell(v)}" for k, v in items)]))
 
 
-def checks(findings: Sequence[Any], verdict: str) -> str:
+def checks(findings: Sequence[Any], verdict: str) -> Escaped:
     body = table(["level", "check", "finding"], [(f.level, f.check, f.finding) for f in findings])
-    return f"{body}\n\nverdict: {verdict}"
+    return body + f"\n\nverdict: {verdict}"
+
+
+__all__ = ["Escaped", "checks", "compose", "fields", "json_line", "say", "table", "to_builtins", "width"]

@@ -51,14 +51,34 @@ def _escape_one(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+class Escaped(str):
+    """Text whose data is escaped already (a table: each cell escaped as one line); escaping it
+    again would double its backslashes, so :func:`escape` returns it as it is. Adding plain text
+    escapes that text (as a block) and keeps the result :class:`Escaped`."""
+
+    def __add__(self, other: str) -> Escaped:
+        return Escaped(str(self) + escape(other, multiline=True))
+
+    def __radd__(self, other: str) -> Escaped:
+        return Escaped(escape(other, multiline=True) + str(self))
+
+
+def compose(parts: list[str], sep: str = "\n") -> Escaped:
+    """``sep.join(parts)``, escaping each part that is not :class:`Escaped` already."""
+    return Escaped(sep.join(escape(p, multiline=True) for p in parts))
+
+
 def escape(text: str, *, multiline: bool = False, reversible: bool = True) -> str:
     """``text`` with every terminal-active character escaped.
 
-    ``multiline`` keeps newlines, tabs and CRLF line ends (for note bodies and tables); otherwise
-    they are escaped too, so one value prints as one line. ``reversible=False`` leaves every
-    backslash alone: for messages, which often quote a name already escaped by ``repr`` and are
-    read, not parsed; data (names, titles, bodies) stays reversible.
+    ``multiline`` keeps newlines, tabs and CRLF line ends (for note bodies); otherwise they are
+    escaped too, so one value prints as one line (a table escapes each cell so, and returns
+    :class:`Escaped`). ``reversible=False`` leaves every backslash alone: for messages, which
+    often quote a name already escaped by ``repr`` and are read, not parsed; data (names, titles,
+    bodies) stays reversible.
     """
+    if isinstance(text, Escaped):
+        return text
     return _PATTERNS[multiline, reversible].sub(_escape_one, text)
 
 

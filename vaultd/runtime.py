@@ -273,6 +273,11 @@ class VaultRuntime:
                 level=Level.WARN, check=f"recovery:{self.entry.id}",
                 finding=f"{len(r.remarked)} committed operation(s) had lost their commit marker and were "
                         f"finished, not rolled back: {', '.join(r.remarked)}"))
+        if self.live is not None and self.live.watch_problem is not None:
+            findings.append(Finding(
+                level=Level.WARN, check=f"watcher:{self.entry.id}",
+                finding=f"the watcher cannot run: {self.live.watch_problem}; until it can, changes are found "
+                        "by a stat walk after each retry (at most 10 s apart) and by every fresh read or write"))
         for refused in r.refused if r is not None else []:
             findings.append(Finding(
                 level=Level.WARN, check=f"journal:{self.entry.id}",

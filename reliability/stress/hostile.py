@@ -1,6 +1,8 @@
 """Hostile input: fuzzed frames, fuzzed params for every method, and a vault of hostile files.
 
     .venv/bin/python -m reliability.stress.hostile --frames 5000 --params 20000 --vault-rounds 5
+    .venv/bin/python -m reliability.stress.hostile --frames 0 --params 0 --vault-rounds 0 --names-rounds 3
+
 
 Every reply must be a well-formed JSON-RPC result or structured error (never INTERNAL), every
 request answered within the socket timeout, and the daemon alive at the end. The hostile vault
@@ -8,6 +10,8 @@ request answered within the socket timeout, and the daemon alive at the end. The
 a FIFO and a Unix socket, NFD/NFC and case twins, 255-byte names, a file that turns into a folder
 while ``vault.add`` scans) must register, report what it skipped with codes, keep serving reads,
 and keep its watcher alive. The fast slice of the same code runs in tests/reliability/test_hostile.py.
+The names rounds (hostile file and folder names, see :mod:`reliability.stress.names`) have their
+own slice in tests/reliability/test_hostile_names.py.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from reliability.stress import names
 from reliability.stress.fuzz import FUZZED, check_reply, encode, frames, params_for
 from tests.support.harness import Daemon, Home, RawClient
 
@@ -290,18 +295,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--frames", type=int, default=5000, help="hypothesis examples of raw frame batches")
     ap.add_argument("--params", type=int, default=20000, help="hypothesis examples of method params")
     ap.add_argument("--vault-rounds", type=int, default=5)
+    ap.add_argument("--names-rounds", type=int, default=0, help="rounds of hostile file names (names.py)")
+    ap.add_argument("--names-drawn", type=int, default=100,
+                    help="hypothesis names in the first names round; round k draws k times as many")
     ap.add_argument("--seed", type=int, default=None, help="derandomize hypothesis")
     args = ap.parse_args(argv)
     home = Home.create()
     daemon = Daemon(home)
     tally = Tally()
+    name_tally = names.NameTally()
     started = time.monotonic()
     rounds = []
     try:
-        fuzz_frames(home, args.frames, tally, args.seed)
-        fuzz_params(home, args.params, tally, args.seed)
+        if args.frames:
+            fuzz_frames(home, args.frames, tally, args.seed)
+        if args.params:
+            fuzz_params(home, args.params, tally, args.seed)
         for k in range(args.vault_rounds):
             rounds.append(hostile_vault_round(home, daemon, f"hostile-{k}", tally, folder_loop=k % 2 == 0))
+        for k in range(args.names_rounds):
+            size = names.RoundSize(drawn=args.names_drawn * (k + 1), watch_names=40 * (k + 1), cli_shows=6 * (k + 1),
+                                   mcp_limit=None)
+            rounds.append(names.names_round(home, daemon, f"names-{k}", name_tally, size, seed=args.seed))
+        tally.counts.update({f"names.{key}": n for key, n in name_tally.counts.items()})
+        tally.failures += name_tally.failures
         alive = daemon.proc.poll() is None
         if not alive:
             tally.fail("the daemon exited")
@@ -319,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
               "failures": tally.failures, "vault_rounds": rounds, "daemon_log_error_lines": len(errors),
               "daemon_log_error_samples": errors[:5], "daemon_exit": code}
     print(json.dumps(report, indent=1, default=str))
-    ok = tally.counts["failures"] == 0 and not errors
+    ok = tally.counts["failures"] == 0 and tally.counts["names.failures"] == 0 and not errors
     if ok:
         home.cleanup()
     else:

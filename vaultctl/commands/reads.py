@@ -110,7 +110,7 @@ def links(
                  if r.incoming else "  none"]
         if r.truncated:
             parts.append(f"\n[truncated at {limit}; raise --limit]")
-        return "\n".join(parts)
+        return render.compose(parts)
     emit(result, as_json, text)
 
 
@@ -162,7 +162,8 @@ def stats(vault: VaultOpt = None, fresh: FreshOpt = False, as_json: JsonOpt = Fa
         def by(title: str, counts: dict[str, int]) -> str:
             return render.table([title, "notes"], list(counts.items()))
 
-        return "\n\n".join([head, by("type", r.by_type), by("domain", r.by_domain), by("folder", r.by_folder)])
+        return render.compose([head, by("type", r.by_type), by("domain", r.by_domain), by("folder", r.by_folder)],
+                              "\n\n")
     emit(result, as_json, text)
 
 
@@ -181,5 +182,5 @@ def issues(
             return "no issues"
         body = render.table(["path", "line", "code", "issue"], [(i.path, i.line, i.code, i.message) for i in r.issues])
         more = f"\nnext page: vaultctl issues --cursor {r.next_cursor}" if r.next_cursor else ""
-        return f"{body}\n\n{len(r.issues)} of {r.total}{more}"
+        return body + f"\n\n{len(r.issues)} of {r.total}{more}"
     emit(result, as_json, text)

@@ -117,7 +117,7 @@ def receipt_text(r: Outcome, confirm_cmd: str | None = None, omit: frozenset[str
         lines.append(f"log: {r.log.line}" if r.log.appended else f"log: NOT appended ({r.log.error})")
     if isinstance(r, Preview) and confirm_cmd:
         lines.append(f"to confirm, run:\n  {confirm_cmd} --confirm --fingerprint {r.fingerprint}")
-    return "\n".join(lines)
+    return render.compose(lines)
 
 
 def run_write(spec: MethodSpec[P, WriteReceipt[D]], build: Callable[[str | None], P], as_json: bool,

@@ -21,7 +21,10 @@ from vaultd.vault.note import stem_of
 
 
 def note_path(raw: str) -> str:
-    path = raw.strip().strip("/")
+    """``raw`` with '.md' added when missing; never otherwise tidied, so a write lands at the path
+    asked for or is refused (a file name may begin or end in whitespace, and stripping a trailing
+    ``'\t'`` from ``'made/\t'`` would create ``made.md``)."""
+    path = raw.strip("/")
     if not path:
         raise InvalidParams("the path is empty")
     return path if path.lower().endswith(".md") else path + ".md"

@@ -58,7 +58,7 @@ def affected_sources(ctx: OpContext, reloc: Relocation, old: str, new: str) -> l
 
 def plan_move(ctx: OpContext, params: MoveParams) -> MovePlan:
     old = ctx.find(params.target)
-    to = params.to.strip().removeprefix("./")
+    to = params.to.removeprefix("./")  # not stripped: see note_path
     # A destination ending in '/' is a folder: the note keeps its file name there.
     new = new_note_path(ctx, to + old.rpartition("/")[2] if to.endswith("/") else to)
     check_destination(ctx, old, new)

@@ -30,8 +30,10 @@ def find_note(index: VaultIndex, target: str, hidden: Callable[[str], bool] = _n
     """
     if "\x00" in target:
         raise InvalidParams("the target contains a NUL byte")
+    # The exact path first: a file name may begin or end in any character, whitespace and
+    # controls included, and the tidied form below may be another note's path.
     wanted = target.strip().lstrip("/").removeprefix("./")
-    for exact in (wanted, wanted + ".md"):
+    for exact in dict.fromkeys((target, target + ".md", wanted, wanted + ".md")):
         if exact in index.notes and not hidden(exact):
             return exact
     res = index.resolver.resolve(wanted, "")

@@ -6,6 +6,12 @@ has a single writer and the in-memory maps change in one place. Reads never wait
 The barrier follows Watchman's cookies: to answer "every change made before this call is
 indexed", drop a marker file into ``.vaultd/`` and wait until the watcher delivers it; the
 watcher reports events in order, so everything before the marker has been refreshed by then.
+
+A watcher that cannot run is not retried in a loop. watchfiles gives up on the first event that
+names a path which is not UTF-8, and the error sticks to that watcher; a folder so named anywhere
+in the vault fails every new watcher at once (setting it up opens the folder, which is an event).
+So failures in a row back off, the first alone is logged, doctor reports it, and a fresh read
+walks the vault by stat rather than wait for a cookie that cannot come back.
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ log = structlog.get_logger("vaultd.index")
 
 BARRIER_TIMEOUT_S = 5.0  #: past this, a fresh read falls back to a full stat reconcile
 WATCH_STEP_MS = 30  #: how long the watcher waits for more events before delivering a batch
+WATCH_RETRY_S = 0.25  #: the pause after the second failure in a row, doubled after each further one
+WATCH_RETRY_MAX_S = 10.0  #: the longest pause between attempts to start a watcher again
 
 
 class _WatchFilter(watchfiles.DefaultFilter):
@@ -69,6 +77,9 @@ class LiveIndex:
         self._cookie_ids = itertools.count(1)
         self._stop = anyio.Event()
         self._pending: set[str] | None = None  #: paths reported while the first build runs
+        self._lost_in_build = False  #: a watcher failed while the first build ran: reconcile after it
+        #: why the watcher is down (None while it runs): fresh reads then reconcile by stat
+        self.watch_problem: str | None = None
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -89,6 +100,8 @@ class LiveIndex:
             pending, self._pending = self._pending, None
             if pending:
                 await self.refresh(pending)
+            if self._lost_in_build:
+                await self.reconcile()
             self.build_seconds = time.perf_counter() - started
             log.info("index ready", vault=str(self.root), notes=len(index.notes),
                      seconds=round(self.build_seconds, 3), detail=note)
@@ -100,6 +113,8 @@ class LiveIndex:
     async def _prove_watching(self) -> None:
         """Drop cookies until the watcher delivers one: from then on no event is lost."""
         for _ in range(100):
+            if self.watch_problem is not None:
+                return  # the watcher cannot run; fresh reads reconcile by stat instead
             name = self._drop_cookie()
             with anyio.move_on_after(0.1):
                 await self._cookies[name].wait()
@@ -126,21 +141,49 @@ class LiveIndex:
     # -- watching ------------------------------------------------------------------------
 
     async def _watch(self) -> None:
+        failures = 0  #: watchers in a row that failed before delivering a batch
         while not self._stop.is_set():
+            if failures > 1:
+                with anyio.move_on_after(min(WATCH_RETRY_S * 2 ** (failures - 2), WATCH_RETRY_MAX_S)):
+                    await self._stop.wait()
+                if self._stop.is_set():
+                    return
             try:
-                async for changes in watchfiles.awatch(
-                    self.root, watch_filter=_WatchFilter(self.root), step=WATCH_STEP_MS,
-                    stop_event=self._stop, ignore_permission_denied=True, recursive=True,
-                ):
-                    await self._on_changes(changes)
+                async with anyio.create_task_group() as tg:
+                    if failures:
+                        tg.start_soon(self._probe)
+                    async for changes in watchfiles.awatch(
+                        self.root, watch_filter=_WatchFilter(self.root), step=WATCH_STEP_MS,
+                        stop_event=self._stop, ignore_permission_denied=True, recursive=True,
+                    ):
+                        failures, self.watch_problem = 0, None
+                        await self._on_changes(changes)
             except Exception as exc:  # noqa: BLE001 - any watcher failure (overflow, folder gone): reconcile, rewatch
-                log.warning("watcher failed; reconciling by stat", vault=str(self.root), error=str(exc))
+                failures += 1
+                self.watch_problem = _watch_problem(exc)
+                if failures == 1:
+                    log.warning("watcher failed; reconciling by stat", vault=str(self.root), error=self.watch_problem)
                 if not self.still_ours():
                     continue  # given up (and stopped): another folder may be at this path now
                 if not self.root.is_dir():
                     await anyio.sleep(1.0)
                     continue
+                if self._pending is not None:
+                    self._lost_in_build = True  # the build may have walked past the lost batch
+                    continue
                 await self.reconcile()
+
+    async def _probe(self) -> None:
+        """Drop a cookie for a watcher started after a failure: one that runs delivers it (and so
+        clears ``watch_problem``) even when nothing else in the vault changes."""
+        await anyio.sleep(WATCH_STEP_MS / 1000)
+        try:
+            name = self._drop_cookie()
+        except OSError:
+            return
+        with anyio.move_on_after(1.0):
+            await self._cookies[name].wait()
+        self._forget_cookie(name)
 
     async def _on_changes(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
         if not self.still_ours():
@@ -233,6 +276,9 @@ class LiveIndex:
         await self.ready.wait()
         if not self.still_ours():
             raise Unavailable(f"the vault folder {self.root} was replaced; see 'vaultctl status'")
+        if self.watch_problem is not None:
+            await self.reconcile()  # no watcher to deliver a cookie: a stat walk sees every change before now
+            return
         try:
             name = self._drop_cookie()
         except OSError as exc:
@@ -246,3 +292,13 @@ class LiveIndex:
             raise Unavailable(f"the vault folder {self.root} was replaced; see 'vaultctl status'")
         log.warning("freshness cookie not delivered; reconciling by stat", vault=str(self.root))
         await self.reconcile()
+
+
+def _watch_problem(exc: BaseException) -> str:
+    """What stopped a watcher (the innermost error of the task groups around it); a name that is
+    not UTF-8 is described, not quoted: it may be any bytes."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if "Unable to decode path" in str(exc):
+        return "a file or folder name is not valid UTF-8 (see vault.issues, S07); rename it to watch the vault"
+    return f"{type(exc).__name__}: {exc}"[:300]
