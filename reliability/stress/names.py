@@ -41,7 +41,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.daemon import REPO, VAULTCTL, Daemon, Home, RawClient
+from tests.support.harness import REPO, VAULTCTL, Daemon, Home, RawClient
 
 SOCKET_TIMEOUT = 30.0
 NAME_MAX = 255  #: bytes in one file name on ext4 (and most Linux filesystems)

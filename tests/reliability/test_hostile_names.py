@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -30,7 +30,10 @@ from reliability.stress.names import (
     run_vaultctl,
     watch_round,
 )
-from tests.support.daemon import Daemon, Home, RawClient
+from tests.support.harness import Daemon, Home, RawClient
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 @pytest.fixture(scope="module")
