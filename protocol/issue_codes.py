@@ -28,11 +28,17 @@ class IssueCode(enum.StrEnum):
         member.action = action
         return member
 
-    PARAM = ("PARAM", "A params field has the wrong type, is unknown, or is out of its bounds.",
-             "Fix the field at the issue's path; the method's schema gives its type and bounds.")
+    PARAM = (
+        "PARAM",
+        "A params field has the wrong type, is unknown, or is out of its bounds.",
+        "Fix the field at the issue's path; the method's schema gives its type and bounds.",
+    )
 
-    S01 = ("S01", f"The file is over the {describe(MAX_NOTE_BYTES)} note bound, so it is not indexed.",
-           "Split it into smaller notes, or keep it outside the vault.")
+    S01 = (
+        "S01",
+        f"The file is over the {describe(MAX_NOTE_BYTES)} note bound, so it is not indexed.",
+        "Split it into smaller notes, or keep it outside the vault.",
+    )
     S02 = ("S02", "The file is not valid UTF-8, so it is not indexed.", "Convert it to UTF-8.")
     S03 = ("S03", "The file holds NUL bytes: a binary file with a .md name.", "Rename or remove it.")
     S04 = ("S04", "A symbolic link; links are never followed.", "Replace it by the file it points to, if it belongs here.")
@@ -40,38 +46,65 @@ class IssueCode(enum.StrEnum):
     S06 = ("S06", "Not a regular file (a FIFO, socket or device).", "Remove it from the vault.")
     S07 = ("S07", "The name is not valid UTF-8, so the note cannot be named in a call.", "Rename it.")
 
-    N01 = ("N01", "The frontmatter is malformed YAML, uses a YAML tag, nests too deep or holds an unreadable value.",
-           "Rewrite it as a plain mapping of keys to strings, numbers, booleans, dates and lists.")
+    N01 = (
+        "N01",
+        "The frontmatter is malformed YAML, uses a YAML tag, nests too deep or holds an unreadable value.",
+        "Rewrite it as a plain mapping of keys to strings, numbers, booleans, dates and lists.",
+    )
     N02 = ("N02", "The frontmatter is not a mapping of keys to values.", "Make it one `key: value` per line.")
     N03 = ("N03", "The frontmatter repeats a key.", "Keep one of the repeated keys.")
     N04 = ("N04", "The frontmatter uses YAML anchors or aliases, which are not read.", "Write the values out in full.")
     N05 = ("N05", "The frontmatter header is over its size bound.", "Move long values into the note's body.")
-    N06 = ("N06", "The frontmatter header has no closing '---' line.",
-           "Add the closing line, or remove the opening one.")
+    N06 = ("N06", "The frontmatter header has no closing '---' line.", "Add the closing line, or remove the opening one.")
 
-    P01 = ("P01", "The vault's write policy refuses writes from this channel.",
-           "Write through a channel the policy allows, or change it with 'vaultctl vault add'.")
+    P01 = (
+        "P01",
+        "The vault's write policy refuses writes from this channel.",
+        "Write through a channel the policy allows, or change it with 'vaultctl vault add'.",
+    )
     P02 = ("P02", "The path matches one of the vault's deny_paths globs.", "Choose another path.")
     P03 = ("P03", "A PII pattern in the vault's policy is invalid or repeated.", "Fix the pattern in the vault's policy.")
-    P04 = ("P04", "The path is private to the CLI: agents can neither see nor write it.",
-           "Choose another path, or make the change from the CLI.")
+    P04 = (
+        "P04",
+        "The path is private to the CLI: agents can neither see nor write it.",
+        "Choose another path, or make the change from the CLI.",
+    )
 
-    V01 = ("V01", "The frontmatter breaks the vault's schema, or cannot be edited in place.",
-           "Correct the frontmatter as the message says, then retry.")
+    V01 = (
+        "V01",
+        "The frontmatter breaks the vault's schema, or cannot be edited in place.",
+        "Correct the frontmatter as the message says, then retry.",
+    )
     V02 = ("V02", "A frontmatter key or value in the params is unusable.", "Fix the named key or value.")
-    V03 = ("V03", "The change would leave a dead or ambiguous link.",
-           "Link to an existing note by a unique name, or create the target first.")
-    V04 = ("V04", "The path is not a safe note path (for example '..', a control character, a reserved name, "
-                  "or a case or Unicode collision).", "Choose another path.")
-    V05 = ("V05", "A section a merge must combine holds more than a list.",
-           "Move the other text to another section, then merge.")
-    V06 = ("V06", "The text or path looks like a secret (a key, a token, a password); it is never written.",
-           "Remove the secret; keep secrets out of notes.")
-    V07 = ("V07", "The text holds personal data the vault's PII policy refuses.",
-           "Remove it, or change the vault's PII policy.")
-    V08 = ("V08", "The destination already exists (also under another case or Unicode form).",
-           "Choose another name, or edit the existing note.")
-    V09 = ("V09", "The content or log line is not usable: not UTF-8, too long, a bad field, or a log path "
-                  "that is a note of the user's.", "Fix the named field or path.")
-    V10 = ("V10", "The supersession would contradict an existing one (a cycle, or a note already superseded).",
-           "Check which note is the newer one and swap them if needed.")
+    V03 = (
+        "V03",
+        "The change would leave a dead or ambiguous link.",
+        "Link to an existing note by a unique name, or create the target first.",
+    )
+    V04 = (
+        "V04",
+        "The path is not a safe note path (for example '..', a control character, a reserved name, or a case or Unicode collision).",
+        "Choose another path.",
+    )
+    V05 = ("V05", "A section a merge must combine holds more than a list.", "Move the other text to another section, then merge.")
+    V06 = (
+        "V06",
+        "The text or path looks like a secret (a key, a token, a password); it is never written.",
+        "Remove the secret; keep secrets out of notes.",
+    )
+    V07 = ("V07", "The text holds personal data the vault's PII policy refuses.", "Remove it, or change the vault's PII policy.")
+    V08 = (
+        "V08",
+        "The destination already exists (also under another case or Unicode form).",
+        "Choose another name, or edit the existing note.",
+    )
+    V09 = (
+        "V09",
+        "The content or log line is not usable: not UTF-8, too long, a bad field, or a log path that is a note of the user's.",
+        "Fix the named field or path.",
+    )
+    V10 = (
+        "V10",
+        "The supersession would contradict an existing one (a cycle, or a note already superseded).",
+        "Check which note is the newer one and swap them if needed.",
+    )

@@ -68,12 +68,16 @@ def socket_dir_problem(folder: Path, uid: int) -> str | None:
     if not stat.S_ISDIR(st.st_mode):
         return f"the socket folder {folder} is not a folder"
     if st.st_uid not in (uid, 0):
-        return (f"the socket folder {folder} belongs to uid {st.st_uid}, not to this user (uid {uid}); "
-                f"set VAULTD_SOCKET to a path in a folder of your own")
+        return (
+            f"the socket folder {folder} belongs to uid {st.st_uid}, not to this user (uid {uid}); "
+            f"set VAULTD_SOCKET to a path in a folder of your own"
+        )
     mode = stat.S_IMODE(st.st_mode)
     if mode & (stat.S_IWGRP | stat.S_IWOTH) and not mode & stat.S_ISVTX:
-        return (f"the socket folder {folder} (mode {mode:04o}) is writable by other users, who could replace "
-                f"the socket; remove its group/other write bits, or set VAULTD_SOCKET to a path in a private folder")
+        return (
+            f"the socket folder {folder} (mode {mode:04o}) is writable by other users, who could replace "
+            f"the socket; remove its group/other write bits, or set VAULTD_SOCKET to a path in a private folder"
+        )
     return None
 
 

@@ -36,8 +36,14 @@ def _cell(text: str) -> str:
 
 def _bounds(prop: dict[str, Any]) -> str:
     parts = []
-    for key, label in (("minimum", "≥"), ("maximum", "≤"), ("minLength", "min length"),
-                       ("maxLength", "max length"), ("maxItems", "max items"), ("pattern", "pattern")):
+    for key, label in (
+        ("minimum", "≥"),
+        ("maximum", "≤"),
+        ("minLength", "min length"),
+        ("maxLength", "max length"),
+        ("maxItems", "max items"),
+        ("pattern", "pattern"),
+    ):
         if key in prop:
             value = prop[key]
             parts.append(f"{label} `{value}`" if key == "pattern" else f"{label} {value}")
@@ -59,23 +65,48 @@ def _fields(schema: dict[str, Any], defs: dict[str, Any]) -> list[str]:
 
 
 def render() -> str:
-    out = ["# Protocol reference", "",
-           "Generated from `protocol/table.py` by `python -m protocol.reference`; do not edit by hand.", "",
-           "JSON-RPC 2.0, one message per line, over the daemon's Unix socket. Call `hello` first.", "",
-           "## Errors", "", "| name | JSON-RPC code | vaultctl exit |", "|---|---|---|"]
+    out = [
+        "# Protocol reference",
+        "",
+        "Generated from `protocol/table.py` by `python -m protocol.reference`; do not edit by hand.",
+        "",
+        "JSON-RPC 2.0, one message per line, over the daemon's Unix socket. Call `hello` first.",
+        "",
+        "## Errors",
+        "",
+        "| name | JSON-RPC code | vaultctl exit |",
+        "|---|---|---|",
+    ]
     out += [f"| `{c}` | {c.rpc_code} | {int(c.exit_status)} |" for c in ErrorCode]
-    out += ["", "## Issue codes", "",
-            "An error's `issues` (and a receipt's `warnings`) name the rules by these codes: `S` a file the "
-            "index skipped, `N` a note's frontmatter, `P` a vault policy, `V` a write's validation.", "",
-            "| code | meaning | what to do |", "|---|---|---|"]
+    out += [
+        "",
+        "## Issue codes",
+        "",
+        "An error's `issues` (and a receipt's `warnings`) name the rules by these codes: `S` a file the "
+        "index skipped, `N` a note's frontmatter, `P` a vault policy, `V` a write's validation.",
+        "",
+        "| code | meaning | what to do |",
+        "|---|---|---|",
+    ]
     out += [f"| `{c}` | {_cell(c.meaning)} | {_cell(c.action)} |" for c in IssueCode]
     out += ["", *_receipts(), "## Methods", ""]
     for spec in METHODS.values():
         s = method_schema(spec)
         flags = [k for k, v in s["flags"].items() if v]
-        out += [f"### `{spec.name}`", "", spec.summary, "",
-                f"Flags: {', '.join(flags) or 'none'}. MCP tool: {'`' + spec.tool_name + '`' if spec.mcp else 'no'}.",
-                "", "Params:", "", *_fields(s["params"], s["$defs"]), "", *_result(spec.result, s), ""]
+        out += [
+            f"### `{spec.name}`",
+            "",
+            spec.summary,
+            "",
+            f"Flags: {', '.join(flags) or 'none'}. MCP tool: {'`' + spec.tool_name + '`' if spec.mcp else 'no'}.",
+            "",
+            "Params:",
+            "",
+            *_fields(s["params"], s["$defs"]),
+            "",
+            *_result(spec.result, s),
+            "",
+        ]
     return "\n".join(out)
 
 
@@ -84,16 +115,19 @@ def _result(result: Any, schema: dict[str, Any]) -> list[str]:
     if detail is None:
         return ["Result:", "", *_fields(schema["result"], schema["$defs"])]
     (detail_schema,), defs = msgspec.json.schema_components([detail])
-    return [f"Result: a [write receipt](#write-receipts) whose `detail` is `{detail.__name__}`:", "",
-            *_fields(detail_schema, defs)]
+    return [f"Result: a [write receipt](#write-receipts) whose `detail` is `{detail.__name__}`:", "", *_fields(detail_schema, defs)]
 
 
 def _receipts() -> list[str]:
     """The receipt variants, once: every write method answers one of them."""
-    out = ["## Write receipts", "",
-           "Every note-changing method answers a receipt: a JSON object whose `outcome` names one of the "
-           "variants below. Every variant carries every key; `applied`, `dry_run` and `preview` are fixed by "
-           "the outcome. `detail` is the method's own Struct, given with each method.", ""]
+    out = [
+        "## Write receipts",
+        "",
+        "Every note-changing method answers a receipt: a JSON object whose `outcome` names one of the "
+        "variants below. Every variant carries every key; `applied`, `dry_run` and `preview` are fixed by "
+        "the outcome. `detail` is the method's own Struct, given with each method.",
+        "",
+    ]
     for variant in OUTCOMES:
         (schema,), defs = msgspec.json.schema_components([variant[NoDetail]])
         name = defs[schema["$ref"].rsplit("/", 1)[-1]]

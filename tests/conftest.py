@@ -62,4 +62,5 @@ def sample_vault(home: Home) -> Path:
 def cli(home: Home):  # type: ignore[no-untyped-def]
     def run(*args: str, **kw: object) -> Result:
         return vaultctl(home, *args, **kw)  # type: ignore[arg-type]
+
     return run

@@ -68,8 +68,12 @@ def test_cli_start_imports_no_daemon_module() -> None:
 def test_handlers_see_the_daemon_only_as_a_host() -> None:
     """vaultd.daemon imports the handlers; no handler module imports it back, not even for types."""
     files = sorted((REPO / "vaultd" / "api").rglob("*.py")) + sorted((REPO / "vaultd" / "ops").rglob("*.py"))
-    bad = [f"{f.relative_to(REPO)}:{line} imports {name}" for f in files for line, name in _imports(f)
-           if name == "vaultd.daemon" or name.startswith("vaultd.daemon.")]
+    bad = [
+        f"{f.relative_to(REPO)}:{line} imports {name}"
+        for f in files
+        for line, name in _imports(f)
+        if name == "vaultd.daemon" or name.startswith("vaultd.daemon.")
+    ]
     assert files and not bad, "\n".join(bad)
 
 
@@ -91,7 +95,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd.main",),
 )
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
-
 
 
 def _modules(package: str) -> dict[str, Path]:

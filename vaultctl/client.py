@@ -68,8 +68,7 @@ class ReplyTimeout(DaemonUnavailable):
     def __init__(self, method: str, timeout: float | None, maybe_applied: bool) -> None:
         waited = f" within {timeout:g} s" if timeout is not None else ""
         if maybe_applied:
-            advice = ("the operation may still have been applied; check with 'vaultctl ops' "
-                      "before retrying")
+            advice = "the operation may still have been applied; check with 'vaultctl ops' before retrying"
         else:
             advice = f"try again, or allow more time with {TIMEOUT_ENV}=SECONDS"
         super().__init__(f"the daemon did not answer {method}{waited}; {advice}")
@@ -94,8 +93,7 @@ def client_timeout(environ: dict[str, str] | None = None) -> float:
     except ValueError:
         value = float("nan")
     if not 0 < value <= MAX_TIMEOUT_S:  # also false for nan
-        raise BadSetting(f"{TIMEOUT_ENV} must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g}, "
-                         f"not {raw!r}")
+        raise BadSetting(f"{TIMEOUT_ENV} must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g}, not {raw!r}")
     return value
 
 
@@ -105,8 +103,9 @@ class Client:
         self._buffer = LineBuffer(MAX_FRAME_BYTES * 64)  # results may exceed the request bound
         self._ids = itertools.count(1)
         self._pending: list[bytes] = []
-        self.hello: HelloResult = self.call(HELLO, HelloParams(
-            client=client_name, version=CLIENT_VERSION, channel=channel, protocol=PROTOCOL_VERSION))
+        self.hello: HelloResult = self.call(
+            HELLO, HelloParams(client=client_name, version=CLIENT_VERSION, channel=channel, protocol=PROTOCOL_VERSION)
+        )
 
     def close(self) -> None:
         self._sock.close()
@@ -146,8 +145,7 @@ class Client:
             raise ReplyTimeout(method, self._sock.gettimeout(), maybe_applied) from exc
         except OSError as exc:
             tail = "; the operation may have been applied: check with 'vaultctl ops'" if maybe_applied else ""
-            raise DaemonUnavailable(
-                f"the connection to the daemon broke during {method}: {exc.strerror or exc}{tail}") from exc
+            raise DaemonUnavailable(f"the connection to the daemon broke during {method}: {exc.strerror or exc}{tail}") from exc
 
     def _reply(self, request_id: int) -> bytes:
         while True:
@@ -159,8 +157,7 @@ class Client:
             if response.id != request_id:
                 continue  # a notification or a stale reply
             if response.error is not None:
-                data = response.error.data or ErrorData(
-                    code=ErrorCode.from_rpc_code(response.error.code), message=response.error.message)
+                data = response.error.data or ErrorData(code=ErrorCode.from_rpc_code(response.error.code), message=response.error.message)
                 raise CallError(data)
             return bytes(response.result)
 
@@ -200,8 +197,7 @@ def _connect(path: Path, timeout: float) -> socket.socket | None:
     return sock
 
 
-_SAFE_PLACES = ("keep it in a folder only you can write to (unset VAULTD_SOCKET and XDG_RUNTIME_DIR to use "
-                "the default in your vaultd home)")
+_SAFE_PLACES = "keep it in a folder only you can write to (unset VAULTD_SOCKET and XDG_RUNTIME_DIR to use the default in your vaultd home)"
 
 
 def _spawn_daemon(home: Path, socket_path: Path) -> None:
@@ -211,12 +207,17 @@ def _spawn_daemon(home: Path, socket_path: Path) -> None:
     with open(logs / "vaultd.stdout", "ab") as out:
         subprocess.Popen(
             [sys.executable, "-m", "vaultd.main", "--home", str(home), "--socket", str(socket_path)],
-            stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True, close_fds=True,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            close_fds=True,
         )
 
 
-def connect(channel: Channel = Channel.CLI, *, client_name: str = "vaultctl", autostart: bool | None = None,
-            timeout: float | None = None) -> Client:
+def connect(
+    channel: Channel = Channel.CLI, *, client_name: str = "vaultctl", autostart: bool | None = None, timeout: float | None = None
+) -> Client:
     """Open a session with the daemon, starting it detached when none answers.
 
     ``timeout`` bounds the wait for each reply (default: :func:`client_timeout`).
@@ -236,8 +237,8 @@ def connect(channel: Channel = Channel.CLI, *, client_name: str = "vaultctl", au
             autostart = os.environ.get("VAULTD_NO_AUTOSTART", "") not in ("1", "true", "yes")
         if not autostart:
             raise DaemonUnavailable(
-                f"no daemon answers on {socket_path}; start it with 'vaultctl daemon start' "
-                "(autostart is off: VAULTD_NO_AUTOSTART is set)")
+                f"no daemon answers on {socket_path}; start it with 'vaultctl daemon start' (autostart is off: VAULTD_NO_AUTOSTART is set)"
+            )
         _spawn_daemon(home, socket_path)
         deadline = time.monotonic() + AUTOSTART_WAIT_S
         while sock is None and time.monotonic() < deadline:
@@ -246,5 +247,6 @@ def connect(channel: Channel = Channel.CLI, *, client_name: str = "vaultctl", au
         if sock is None:
             raise DaemonUnavailable(
                 f"started vaultd, but it did not answer on {socket_path} within {AUTOSTART_WAIT_S:.0f} s; "
-                f"see {home / 'logs' / 'vaultd.stdout'}")
+                f"see {home / 'logs' / 'vaultd.stdout'}"
+            )
     return Client(sock, channel, client_name)

@@ -27,13 +27,29 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 COMMANDS: list[tuple[str, Callable[..., None]]] = [
-    ("status", admin.status), ("doctor", admin.doctor), ("schema", admin.schema),
-    ("mcp", mcp_cmd.mcp), ("setup", setup_cmd.setup),
-    ("search", reads.search), ("show", reads.show), ("links", reads.links), ("list", reads.list_notes),
-    ("tags", reads.tags), ("stats", reads.stats), ("issues", reads.issues),
-    ("new", writes.new), ("patch", writes.patch), ("append", writes.append), ("set", writes.set_fields),
-    ("link", writes.link), ("supersede", writes.supersede), ("move", writes.move), ("delete", writes.delete),
-    ("merge", writes.merge), ("undo", writes.undo), ("ops", writes.ops),
+    ("status", admin.status),
+    ("doctor", admin.doctor),
+    ("schema", admin.schema),
+    ("mcp", mcp_cmd.mcp),
+    ("setup", setup_cmd.setup),
+    ("search", reads.search),
+    ("show", reads.show),
+    ("links", reads.links),
+    ("list", reads.list_notes),
+    ("tags", reads.tags),
+    ("stats", reads.stats),
+    ("issues", reads.issues),
+    ("new", writes.new),
+    ("patch", writes.patch),
+    ("append", writes.append),
+    ("set", writes.set_fields),
+    ("link", writes.link),
+    ("supersede", writes.supersede),
+    ("move", writes.move),
+    ("delete", writes.delete),
+    ("merge", writes.merge),
+    ("undo", writes.undo),
+    ("ops", writes.ops),
 ]
 for name, fn in COMMANDS:
     app.command(name)(fn)
@@ -74,8 +90,7 @@ def _report_internal(exc: Exception) -> None:
     if os.environ.get(DEBUG_ENV, "") in ("1", "true", "yes"):
         sys.stderr.write(escape("".join(traceback.format_exception(exc)), multiline=True, reversible=False))
     detail = escape(str(exc), reversible=False) or "no detail"
-    print(f"vaultctl: internal error ({type(exc).__name__}: {detail}); run again with {DEBUG_ENV}=1 "
-          "for the details", file=sys.stderr)
+    print(f"vaultctl: internal error ({type(exc).__name__}: {detail}); run again with {DEBUG_ENV}=1 for the details", file=sys.stderr)
 
 
 if __name__ == "__main__":

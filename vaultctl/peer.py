@@ -29,8 +29,7 @@ from protocol.location import socket_dir_problem
 def peer_problem(socket_path: str, peer: int, me: int) -> str | None:
     """Why a client must not talk to a server running as ``peer``, or None when it is the user."""
     if peer != me:
-        return (f"the process listening on {socket_path} runs as uid {peer}, not as you (uid {me}); "
-                "nothing was sent to it")
+        return f"the process listening on {socket_path} runs as uid {peer}, not as you (uid {me}); nothing was sent to it"
     return None
 
 

@@ -27,22 +27,27 @@ def configure(home: Path, level: str = "info", *, foreground: bool = True) -> Pa
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
-    file_handler = logging.handlers.RotatingFileHandler(
-        log_file, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8")
-    file_handler.setFormatter(structlog.stdlib.ProcessorFormatter(
-        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                    structlog.processors.format_exc_info, structlog.processors.JSONRenderer()],
-        foreign_pre_chain=shared,
-    ))
+    file_handler = logging.handlers.RotatingFileHandler(log_file, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8")
+    file_handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.format_exc_info,
+                structlog.processors.JSONRenderer(),
+            ],
+            foreign_pre_chain=shared,
+        )
+    )
     root = logging.getLogger()
     root.handlers[:] = [file_handler]
     if foreground and sys.stderr.isatty():
         console = logging.StreamHandler(sys.stderr)
-        console.setFormatter(structlog.stdlib.ProcessorFormatter(
-            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                        structlog.dev.ConsoleRenderer(colors=False)],
-            foreign_pre_chain=shared,
-        ))
+        console.setFormatter(
+            structlog.stdlib.ProcessorFormatter(
+                processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.dev.ConsoleRenderer(colors=False)],
+                foreign_pre_chain=shared,
+            )
+        )
         root.addHandler(console)
     root.setLevel(level.upper())
     structlog.configure(

@@ -27,8 +27,9 @@ import signal
 import time
 from dataclasses import dataclass, field
 
-CRASH_POINTS = frozenset({"after-plan", "after-journal", "after-rename", "before-commit", "after-commit",
-                          "during-recovery", "during-prune"})
+CRASH_POINTS = frozenset(
+    {"after-plan", "after-journal", "after-rename", "before-commit", "after-commit", "during-recovery", "during-prune"}
+)
 PRIMITIVES = frozenset({"write", "fsync", "rename", "fsync-dir", "unlink"})
 MAX_SLEEP_SECONDS = 10.0
 MAX_PAUSE_SECONDS = 120.0

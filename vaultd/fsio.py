@@ -98,8 +98,9 @@ class ReadRefused(Exception):
         self.size = size
 
 
-def read_regular(path: str | Path, limit: int, *, dir_fd: int | None = None,
-                 check: Callable[[os.stat_result], None] | None = None) -> tuple[bytes, os.stat_result]:
+def read_regular(
+    path: str | Path, limit: int, *, dir_fd: int | None = None, check: Callable[[os.stat_result], None] | None = None
+) -> tuple[bytes, os.stat_result]:
     """The bytes (at most ``limit``) and the status of the regular file at ``path``.
 
     Opened without following a link and without blocking, checked on the open descriptor, so

@@ -82,8 +82,10 @@ class VaultRuntime:
                 # A vault can arrive with a .vaultd of its own; a link or another user's folder
                 # would carry the lock and the journal (and what recovery writes) elsewhere.
                 self.state = VaultState.ERROR
-                self.message = (f"{self.runtime_dir} {problem}; vaultd keeps its lock and journal only in a "
-                                "folder of its own: move it away, then run 'vaultctl doctor'")
+                self.message = (
+                    f"{self.runtime_dir} {problem}; vaultd keeps its lock and journal only in a "
+                    "folder of its own: move it away, then run 'vaultctl doctor'"
+                )
                 return False
             _write_gitignore(self.runtime_dir)
             fd = take_lock(self.runtime_dir / LOCK_NAME)
@@ -119,14 +121,18 @@ class VaultRuntime:
             key = await anyio.to_thread.run_sync(seal.install, home)
             self.recovery = r = await anyio.to_thread.run_sync(recover, self.root, key)
             if r.rolled_back or r.finished or r.discarded or r.refused:
-                log.info("journal recovered", vault=self.entry.id,
-                         rolled_back=[rb.op_id for rb in r.rolled_back],
-                         left=[p for rb in r.rolled_back for p in rb.left],
-                         temp_files=r.temp_files, discarded=r.discarded, remarked=r.remarked,
-                         refused=[f.name for f in r.refused])
+                log.info(
+                    "journal recovered",
+                    vault=self.entry.id,
+                    rolled_back=[rb.op_id for rb in r.rolled_back],
+                    left=[p for rb in r.rolled_back for p in rb.left],
+                    temp_files=r.temp_files,
+                    discarded=r.discarded,
+                    remarked=r.remarked,
+                    refused=[f.name for f in r.refused],
+                )
             if r.refused:
-                self.message = (f"{len(r.refused)} journal folder(s) this daemon did not write were left "
-                                "untouched; see 'vaultctl doctor'")
+                self.message = f"{len(r.refused)} journal folder(s) this daemon did not write were left untouched; see 'vaultctl doctor'"
             await live.run()
         except Exception as exc:
             if live is not self.live:
@@ -177,9 +183,9 @@ class VaultRuntime:
             f"the vault folder {self.root} was renamed or removed and {there}; vaultd stopped reading and "
             f"writing it. Put the original folder back at that path and it is taken again, or register what is "
             f"there now: 'vaultctl vault remove {self.entry.id}', then 'vaultctl vault add {self.entry.id} "
-            f"{self.root}'")
-        log.error("vault folder replaced; vault given up", vault=self.entry.id, path=str(self.root),
-                  replaced=now is not None)
+            f"{self.root}'"
+        )
+        log.error("vault folder replaced; vault given up", vault=self.entry.id, path=str(self.root), replaced=now is not None)
         live, self.live = self.live, None
         if live is not None:
             live.stop()
@@ -195,8 +201,9 @@ class VaultRuntime:
             log.warning("vault folder is back but could not be taken", vault=self.entry.id, reason=self.message)
             return
         self.start_index(self._home, self._tasks)
-        self.message = (f"the vault folder came back at {dt.datetime.now().astimezone():%Y-%m-%d %H:%M}; "
-                        f"vaultd re-locked, recovered and re-indexed it")
+        self.message = (
+            f"the vault folder came back at {dt.datetime.now().astimezone():%Y-%m-%d %H:%M}; vaultd re-locked, recovered and re-indexed it"
+        )
         log.info("vault folder came back; vault taken again", vault=self.entry.id, path=str(self.root))
 
     def quarantine(self, reason: str) -> None:
@@ -214,6 +221,7 @@ class VaultRuntime:
             raise Unavailable(f"vault {self.entry.id!r} is {self.state}: {self.message}")
         with anyio.move_on_after(timeout):
             async with anyio.create_task_group() as tg:
+
                 async def ready() -> None:
                     await live.ready.wait()
                     tg.cancel_scope.cancel()
@@ -251,8 +259,7 @@ class VaultRuntime:
         self.still_ours()
         if self.state == VaultState.INDEXING and self.live is not None and self.live.ready.is_set():
             self.state = VaultState.READY
-        return VaultHealth(id=self.entry.id, path=self.entry.path, state=self.state, message=self.message,
-                           notes=self.note_count())
+        return VaultHealth(id=self.entry.id, path=self.entry.path, state=self.state, message=self.message, notes=self.note_count())
 
     def note_count(self) -> int:
         return len(self.live.index.notes) if self.live is not None else 0
@@ -264,25 +271,41 @@ class VaultRuntime:
         r = self.recovery
         if r is not None and (r.rolled_back or r.discarded or r.temp_files):
             left = [p for rb in r.rolled_back for p in rb.left]
-            findings.append(Finding(
-                level=Level.WARN if left else Level.OK, check=f"recovery:{self.entry.id}",
-                finding=f"rolled back {len(r.rolled_back)} unfinished operation(s), removed {r.temp_files} temp "
-                        f"file(s)" + (f"; changed by others and left as found: {', '.join(left)}" if left else "")))
+            findings.append(
+                Finding(
+                    level=Level.WARN if left else Level.OK,
+                    check=f"recovery:{self.entry.id}",
+                    finding=f"rolled back {len(r.rolled_back)} unfinished operation(s), removed {r.temp_files} temp "
+                    f"file(s)" + (f"; changed by others and left as found: {', '.join(left)}" if left else ""),
+                )
+            )
         if r is not None and r.remarked:
-            findings.append(Finding(
-                level=Level.WARN, check=f"recovery:{self.entry.id}",
-                finding=f"{len(r.remarked)} committed operation(s) had lost their commit marker and were "
-                        f"finished, not rolled back: {', '.join(r.remarked)}"))
+            findings.append(
+                Finding(
+                    level=Level.WARN,
+                    check=f"recovery:{self.entry.id}",
+                    finding=f"{len(r.remarked)} committed operation(s) had lost their commit marker and were "
+                    f"finished, not rolled back: {', '.join(r.remarked)}",
+                )
+            )
         if self.live is not None and self.live.watch_problem is not None:
-            findings.append(Finding(
-                level=Level.WARN, check=f"watcher:{self.entry.id}",
-                finding=f"the watcher cannot run: {self.live.watch_problem}; until it can, changes are found "
-                        "by a stat walk after each retry (at most 10 s apart) and by every fresh read or write"))
+            findings.append(
+                Finding(
+                    level=Level.WARN,
+                    check=f"watcher:{self.entry.id}",
+                    finding=f"the watcher cannot run: {self.live.watch_problem}; until it can, changes are found "
+                    "by a stat walk after each retry (at most 10 s apart) and by every fresh read or write",
+                )
+            )
         for refused in r.refused if r is not None else []:
-            findings.append(Finding(
-                level=Level.WARN, check=f"journal:{self.entry.id}",
-                finding=f"{self.root / refused.name}: {refused.reason}; not written by this daemon, so never "
-                        "applied, undone or deleted: check it, then move it out of the vault"))
+            findings.append(
+                Finding(
+                    level=Level.WARN,
+                    check=f"journal:{self.entry.id}",
+                    finding=f"{self.root / refused.name}: {refused.reason}; not written by this daemon, so never "
+                    "applied, undone or deleted: check it, then move it out of the vault",
+                )
+            )
         return findings
 
 

@@ -16,28 +16,37 @@ from protocol.limits import DEFAULT_READ_PAGE_BYTES, MAX_QUERY_BYTES, MAX_READ_P
 from protocol.methods.common import OptionalVault, Params, Result
 from protocol.methods.spec import Effect, MethodSpec, P, R, Trait, spec
 
-Target = Annotated[str, msgspec.Meta(
-    min_length=1, max_length=1024,
-    description="A vault-relative path, a note name, or an alias that names exactly one note.")]
-Fresh = Annotated[bool, msgspec.Meta(
-    description="Answer only after every file change made before this call has been indexed.")]
-Cursor = Annotated[str, msgspec.Meta(
-    min_length=1, max_length=2048, description="The next_cursor the previous page returned.")]
+Target = Annotated[
+    str,
+    msgspec.Meta(min_length=1, max_length=1024, description="A vault-relative path, a note name, or an alias that names exactly one note."),
+]
+Fresh = Annotated[bool, msgspec.Meta(description="Answer only after every file change made before this call has been indexed.")]
+Cursor = Annotated[str, msgspec.Meta(min_length=1, max_length=2048, description="The next_cursor the previous page returned.")]
 Filter = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 
 
 class SearchParams(Params):
-    query: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_QUERY_BYTES, description=(
-        "Words to find; every word must match (AND). Punctuation and operators are taken literally. "
-        "Korean, Japanese and Chinese words match inside longer words. "
-        f"At most {describe(MAX_QUERY_BYTES)} as UTF-8."))]
+    query: Annotated[
+        str,
+        msgspec.Meta(
+            min_length=1,
+            max_length=MAX_QUERY_BYTES,
+            description=(
+                "Words to find; every word must match (AND). Punctuation and operators are taken literally. "
+                "Korean, Japanese and Chinese words match inside longer words. "
+                f"At most {describe(MAX_QUERY_BYTES)} as UTF-8."
+            ),
+        ),
+    ]
     vault: OptionalVault = None
     type: Annotated[Filter, msgspec.Meta(description="Only notes whose frontmatter type is this.")] | None = None
     domain: Annotated[Filter, msgspec.Meta(description="Only notes whose frontmatter domain is this.")] | None = None
-    tag: Annotated[str, msgspec.Meta(min_length=1, max_length=256,
-                                     description="A tag; nested tags (a/b) match a filter on a.")] | None = None
-    folder: Annotated[str, msgspec.Meta(min_length=1, max_length=1024,
-                                        description="A vault-relative folder; notes below it match.")] | None = None
+    tag: Annotated[str, msgspec.Meta(min_length=1, max_length=256, description="A tag; nested tags (a/b) match a filter on a.")] | None = (
+        None
+    )
+    folder: (
+        Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="A vault-relative folder; notes below it match.")] | None
+    ) = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many hits, best first.")] = 20
     fresh: Fresh = False
 
@@ -56,12 +65,14 @@ class SearchResult(Result):
 class ReadParams(Params):
     target: Target
     vault: OptionalVault = None
-    section: Annotated[str, msgspec.Meta(
-        min_length=1, max_length=512, description="An exact H2 heading: read from it to the next H1 or H2.")] | None = None
+    section: (
+        Annotated[str, msgspec.Meta(min_length=1, max_length=512, description="An exact H2 heading: read from it to the next H1 or H2.")]
+        | None
+    ) = None
     offset: Annotated[int, msgspec.Meta(ge=0, description="A UTF-8 byte offset into the body or section.")] = 0
-    max_bytes: Annotated[int, msgspec.Meta(
-        ge=1, le=MAX_READ_PAGE_BYTES, description="At most this many UTF-8 bytes of text in this page.")] \
-        = DEFAULT_READ_PAGE_BYTES
+    max_bytes: Annotated[
+        int, msgspec.Meta(ge=1, le=MAX_READ_PAGE_BYTES, description="At most this many UTF-8 bytes of text in this page.")
+    ] = DEFAULT_READ_PAGE_BYTES
     fresh: Fresh = False
 
 
@@ -116,8 +127,7 @@ class InLink(msgspec.Struct, kw_only=True):
 class LinksParams(Params):
     target: Target
     vault: OptionalVault = None
-    limit: Annotated[int, msgspec.Meta(
-        ge=1, le=500, description="At most this many outgoing links, and as many backlinks.")] = 50
+    limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many outgoing links, and as many backlinks.")] = 50
     fresh: Fresh = False
 
 
@@ -131,8 +141,9 @@ class LinksResult(Result):
 
 class ListParams(Params):
     vault: OptionalVault = None
-    folder: Annotated[str, msgspec.Meta(
-        max_length=1024, description="Only notes whose path starts with this folder or prefix.")] | None = None
+    folder: Annotated[str, msgspec.Meta(max_length=1024, description="Only notes whose path starts with this folder or prefix.")] | None = (
+        None
+    )
     limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many notes in this page.")] = 50
     cursor: Cursor | None = None
     fresh: Fresh = False
@@ -154,9 +165,10 @@ class ListResult(Result):
 
 class TagsParams(Params):
     vault: OptionalVault = None
-    prefix: Annotated[str, msgspec.Meta(
-        max_length=256, description="Only tags starting with this (case-insensitive; a leading # is ignored).")] \
-        | None = None
+    prefix: (
+        Annotated[str, msgspec.Meta(max_length=256, description="Only tags starting with this (case-insensitive; a leading # is ignored).")]
+        | None
+    ) = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=5000, description="At most this many tags, most used first.")] = 500
 
 
@@ -216,28 +228,40 @@ def _read(name: str, params: type[P], result: type[R], summary: str) -> MethodSp
 
 
 SEARCH = _read(
-    "note.search", SearchParams, SearchResult,
+    "note.search",
+    SearchParams,
+    SearchResult,
     "Full-text search (every word must match); filters by type, domain, tag and folder. Start here.",
 )
 READ = _read(
-    "note.read", ReadParams, ReadResult,
+    "note.read",
+    ReadParams,
+    ReadResult,
     "Read a note by path, name or alias: frontmatter and body, or one H2 section, paged by bytes.",
 )
 LINKS = _read(
-    "note.links", LinksParams, LinksResult,
+    "note.links",
+    LinksParams,
+    LinksResult,
     "A note's outgoing links (resolved, missing or ambiguous, with a suggestion) and its backlinks.",
 )
 LIST = _read(
-    "note.list", ListParams, ListResult,
+    "note.list",
+    ListParams,
+    ListResult,
     "List notes in path order, optionally under a folder; page with the returned cursor.",
 )
 TAGS = _read("vault.tags", TagsParams, TagsResult, "Every tag in the vault with the number of notes carrying it.")
 STATS = _read(
-    "vault.stats", VaultParams, StatsResult,
+    "vault.stats",
+    VaultParams,
+    StatsResult,
     "Counts: notes by type, domain and folder; links, dead links, orphans, bytes, words.",
 )
 ISSUES = _read(
-    "vault.issues", IssuesParams, IssuesResult,
+    "vault.issues",
+    IssuesParams,
+    IssuesResult,
     "Problems found while indexing: malformed frontmatter, skipped files (too large, not UTF-8, links).",
 )
 SPECS = (SEARCH, READ, LINKS, LIST, TAGS, STATS, ISSUES)

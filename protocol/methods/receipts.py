@@ -61,8 +61,7 @@ class MoveDetail(msgspec.Struct, kw_only=True):
     from_: Annotated[str, _doc("The note's path before.")] = msgspec.field(name="from")
     to: Annotated[str, _doc("Its path after.")]
     rewritten: Annotated[list[str], _doc("The notes whose links to it are rewritten, by path.")]
-    links: Annotated[list[str], _doc(
-        f"Each rewritten link, as 'path:line old -> new'; at most {MAX_DETAIL_LINKS}.")]
+    links: Annotated[list[str], _doc(f"Each rewritten link, as 'path:line old -> new'; at most {MAX_DETAIL_LINKS}.")]
 
 
 class DeleteDetail(msgspec.Struct, kw_only=True):
@@ -73,8 +72,7 @@ class DeleteDetail(msgspec.Struct, kw_only=True):
 class MergeDetail(msgspec.Struct, kw_only=True):
     keep: Annotated[str, _doc("The note that stays and receives the content.")]
     absorb: Annotated[str, _doc("The note folded in, then marked superseded.")]
-    unions: Annotated[dict[str, list[Any]], _doc(
-        "The frontmatter lists merged as unions (source, sources, topics), by key.")] = {}
+    unions: Annotated[dict[str, list[Any]], _doc("The frontmatter lists merged as unions (source, sources, topics), by key.")] = {}
     inbound: Annotated[list[str], _doc(f"Each link repointed from absorb to keep; at most {MAX_DETAIL_LINKS}.")]
     body: Annotated[str, _doc("Keep's body after the merge.")]
 
@@ -94,8 +92,9 @@ class _Receipt(Result, Generic[D], kw_only=True, tag_field="outcome"):
     preview: Annotated[bool, _doc("True for outcome preview only.")] = False
     fingerprint: Annotated[str | None, _doc("For a preview: pass with confirm to apply.")] = None
     changes: Annotated[list[ChangeReceipt], _doc("Every file written (or that would be).")] = []
-    warnings: Annotated[list[Issue], _doc(
-        f"Problems that did not block the write; at most {MAX_RECEIPT_WARNINGS}, in the order found.")] = []
+    warnings: Annotated[
+        list[Issue], _doc(f"Problems that did not block the write; at most {MAX_RECEIPT_WARNINGS}, in the order found.")
+    ] = []
     warnings_omitted: Annotated[int, _doc("Warnings found beyond the listed ones.")] = 0
     log: Annotated[LogReceipt | None, _doc("For an applied write: the log line.")] = None
     detail: Annotated[D, _doc("The operation's own facts; its Struct is given with each method.")]

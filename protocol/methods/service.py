@@ -21,11 +21,12 @@ ShortText = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
 class HelloParams(Params):
     client: Annotated[ShortText, msgspec.Meta(description="The client's name, for the daemon's log (e.g. vaultctl).")]
     version: Annotated[ShortText, msgspec.Meta(description="The client's version, for the daemon's log.")]
-    channel: Annotated[Channel, msgspec.Meta(
-        description="Who is calling: cli, mcp (an agent) or editor; each vault's write policy is per channel.")]
-    protocol: Annotated[int, msgspec.Meta(
-        ge=1, le=1000, description="The newest protocol version the client speaks; the daemon answers the one used.")] \
-        = PROTOCOL_VERSION
+    channel: Annotated[
+        Channel, msgspec.Meta(description="Who is calling: cli, mcp (an agent) or editor; each vault's write policy is per channel.")
+    ]
+    protocol: Annotated[
+        int, msgspec.Meta(ge=1, le=1000, description="The newest protocol version the client speaks; the daemon answers the one used.")
+    ] = PROTOCOL_VERSION
 
 
 class HelloResult(Result):
@@ -70,18 +71,26 @@ class DoctorResult(Result):
 
 
 HELLO = spec(
-    "hello", HelloParams, HelloResult,
+    "hello",
+    HelloParams,
+    HelloResult,
     "Open a session: name the client and channel, negotiate the protocol version.",
-    Effect.READ, Trait.OPENS_SESSION,
+    Effect.READ,
+    Trait.OPENS_SESSION,
 )
 DAEMON_STATUS = spec(
-    "daemon.status", Empty, DaemonStatus,
+    "daemon.status",
+    Empty,
+    DaemonStatus,
     "The daemon's pid, uptime, version, socket, home, and each vault's health.",
-    Effect.READ, Trait.MCP,
+    Effect.READ,
+    Trait.MCP,
 )
 DAEMON_STOP = spec("daemon.stop", Empty, StopResult, "Stop the daemon gracefully.", Effect.IDEMPOTENT_WRITE)
 DOCTOR = spec(
-    "doctor", DoctorParams, DoctorResult,
+    "doctor",
+    DoctorParams,
+    DoctorResult,
     "Check the home, the socket, the config and every vault; a verdict and findings.",
     Effect.READ,
 )

@@ -110,8 +110,7 @@ class MethodSpec(Generic[P, R]):
         return Trait.OPENS_SESSION in self.traits
 
 
-def spec(name: str, params: type[P], result: type[R], summary: str, effect: Effect,
-         traits: Trait = Trait.NONE) -> MethodSpec[P, R]:
+def spec(name: str, params: type[P], result: type[R], summary: str, effect: Effect, traits: Trait = Trait.NONE) -> MethodSpec[P, R]:
     """A spec whose result is a Struct: both type parameters are inferred from the arguments."""
     return MethodSpec(name, params, result, summary, effect, traits)
 

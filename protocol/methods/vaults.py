@@ -57,12 +57,19 @@ class PiiPolicy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
 
 PiiSetting = Literal["allow", "deny"] | PiiPolicy
 DenyPath = Annotated[str, msgspec.Meta(min_length=1, max_length=512, description="A vault-relative glob.")]
-LogPath = Annotated[str, msgspec.Meta(
-    min_length=4, max_length=1024, pattern=r"^(?!/)(?!.*(?:^|/)\.{1,2}(?:/|$))(?!.*//)[^\x00-\x1f\x7f\\]+\.md$",
-    description="Where vaultd keeps the vault's operation log: a vault-relative .md path (default log.md).")]
+LogPath = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=4,
+        max_length=1024,
+        pattern=r"^(?!/)(?!.*(?:^|/)\.{1,2}(?:/|$))(?!.*//)[^\x00-\x1f\x7f\\]+\.md$",
+        description="Where vaultd keeps the vault's operation log: a vault-relative .md path (default log.md).",
+    ),
+]
 PrivatePath = DenyPath  #: the same glob, matched the same way; hides notes from agents instead
-StampKey = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$",
-                                       description="A frontmatter key that records when a note was last edited.")]
+StampKey = Annotated[
+    str, msgspec.Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$", description="A frontmatter key that records when a note was last edited.")
+]
 
 
 class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -79,8 +86,7 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     log_path: LogPath | None = None  #: None: log.md, when that is free or already vaultd's log
     #: Keys an authored edit stamps with today's date: the first the note already has; in the typed
     #: profile the first of them is added when the note has none. Empty: never stamp.
-    stamp_keys: Annotated[list[StampKey], msgspec.Meta(max_length=8)] = msgspec.field(
-        default_factory=lambda: ["updated"])
+    stamp_keys: Annotated[list[StampKey], msgspec.Meta(max_length=8)] = msgspec.field(default_factory=lambda: ["updated"])
 
 
 class VaultState(enum.StrEnum):
@@ -102,21 +108,27 @@ class VaultHealth(msgspec.Struct, kw_only=True):
 class VaultAddParams(Params):
     id: VaultId
     path: Annotated[str, msgspec.Meta(min_length=1, max_length=4096, description="An absolute folder path.")]
-    kind: Annotated[Kind, msgspec.Meta(
-        description="personal or org; an org vault denies personal data (PII) by default.")] = Kind.PERSONAL
-    write: Annotated[WritePolicy, msgspec.Meta(
-        description="Which channels may write: mcp (the CLI and agents), cli (the CLI only), none.")] = WritePolicy.MCP
-    schema: Annotated[SchemaProfile, msgspec.Meta(
-        description="open (structure only) or typed (note types, required keys and enums).")] = SchemaProfile.OPEN
-    pii: Annotated[PiiSetting | None, msgspec.Meta(
-        description="allow, deny, or a policy per category and surface; omitted: the kind's default.")] = None
-    deny_paths: Annotated[list[DenyPath], msgspec.Meta(
-        max_length=64, description="Vault-relative globs no write may touch.")] = []
-    private_paths: Annotated[list[PrivatePath], msgspec.Meta(
-        max_length=64, description="Vault-relative globs of notes agents (MCP) can neither see nor write.")] = []
+    kind: Annotated[Kind, msgspec.Meta(description="personal or org; an org vault denies personal data (PII) by default.")] = Kind.PERSONAL
+    write: Annotated[
+        WritePolicy, msgspec.Meta(description="Which channels may write: mcp (the CLI and agents), cli (the CLI only), none.")
+    ] = WritePolicy.MCP
+    schema: Annotated[SchemaProfile, msgspec.Meta(description="open (structure only) or typed (note types, required keys and enums).")] = (
+        SchemaProfile.OPEN
+    )
+    pii: Annotated[
+        PiiSetting | None, msgspec.Meta(description="allow, deny, or a policy per category and surface; omitted: the kind's default.")
+    ] = None
+    deny_paths: Annotated[list[DenyPath], msgspec.Meta(max_length=64, description="Vault-relative globs no write may touch.")] = []
+    private_paths: Annotated[
+        list[PrivatePath], msgspec.Meta(max_length=64, description="Vault-relative globs of notes agents (MCP) can neither see nor write.")
+    ] = []
     log_path: LogPath | None = None
-    stamp_keys: Annotated[list[StampKey], msgspec.Meta(
-        max_length=8, description="Keys an edit stamps with today's date (default: updated); [] for none.")] | None = None
+    stamp_keys: (
+        Annotated[
+            list[StampKey], msgspec.Meta(max_length=8, description="Keys an edit stamps with today's date (default: updated); [] for none.")
+        ]
+        | None
+    ) = None
 
 
 class VaultInfo(Result):
@@ -144,18 +156,26 @@ class VaultRemoveResult(Result):
 
 
 VAULT_ADD = spec(
-    "vault.add", VaultAddParams, VaultInfo,
+    "vault.add",
+    VaultAddParams,
+    VaultInfo,
     "Register an existing folder as a vault and index it. Never writes a note.",
     Effect.WRITE,
 )
 VAULT_LIST = spec(
-    "vault.list", Empty, VaultListResult,
+    "vault.list",
+    Empty,
+    VaultListResult,
     "The registered vaults with their policies and health.",
-    Effect.READ, Trait.MCP,
+    Effect.READ,
+    Trait.MCP,
 )
 VAULT_REMOVE = spec(
-    "vault.remove", VaultRemoveParams, VaultRemoveResult,
+    "vault.remove",
+    VaultRemoveParams,
+    VaultRemoveResult,
     "Unregister a vault (two-step: preview, then confirm with the fingerprint). Never deletes files.",
-    Effect.DESTRUCTIVE, Trait.TWO_STEP,
+    Effect.DESTRUCTIVE,
+    Trait.TWO_STEP,
 )
 SPECS = (VAULT_ADD, VAULT_LIST, VAULT_REMOVE)

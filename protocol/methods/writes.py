@@ -29,15 +29,20 @@ from protocol.methods.spec import Effect, MethodSpec, P, Trait, spec
 D = TypeVar("D")
 
 Sha = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$", description="A sha256 from a read or receipt.")]
-NotePath = Annotated[str, msgspec.Meta(
-    min_length=1, max_length=1024,
-    description="A vault-relative path; '.md' is added when missing; folders are created.")]
-Markdown = Annotated[str, msgspec.Meta(
-    max_length=MAX_NOTE_BYTES, description=f"Markdown; the note may be at most {describe(MAX_NOTE_BYTES)} as UTF-8.")]
+NotePath = Annotated[
+    str, msgspec.Meta(min_length=1, max_length=1024, description="A vault-relative path; '.md' is added when missing; folders are created.")
+]
+Markdown = Annotated[
+    str, msgspec.Meta(max_length=MAX_NOTE_BYTES, description=f"Markdown; the note may be at most {describe(MAX_NOTE_BYTES)} as UTF-8.")
+]
 PatchText = Annotated[str, msgspec.Meta(min_length=1, max_length=65536)]
-OpId = Annotated[str, msgspec.Meta(
-    pattern=r"^[0-9]{8}T[0-9]{6}(\.[0-9]{6})?-[0-9a-f]{8}$",
-    description="An operation id from a receipt or op.list: UTC time (to the microsecond) and 8 hex digits.")]
+OpId = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=r"^[0-9]{8}T[0-9]{6}(\.[0-9]{6})?-[0-9a-f]{8}$",
+        description="An operation id from a receipt or op.list: UTC time (to the microsecond) and 8 hex digits.",
+    ),
+]
 LogField = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 
 
@@ -60,8 +65,7 @@ class LogEvent(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """One log line's fields: ``YYYY-MM-DD HH:MM  TYPE  project  source → dest  —  note``."""
 
     type: Annotated[LogType, msgspec.Meta(description="The kind of event.")]
-    project: Annotated[str, msgspec.Meta(
-        pattern=r"^(-|[a-z0-9][a-z0-9-]{0,63})$", description="A project id, or - for none.")] = "-"
+    project: Annotated[str, msgspec.Meta(pattern=r"^(-|[a-z0-9][a-z0-9-]{0,63})$", description="A project id, or - for none.")] = "-"
     source: Annotated[LogField, msgspec.Meta(description="Where the event came from (a note, a tool, a URL).")]
     note: Annotated[LogField, msgspec.Meta(description="What happened, in a few words.")]
     dest: Annotated[LogField, msgspec.Meta(description="Where it went, if anywhere.")] | None = None
@@ -74,8 +78,7 @@ class WriteParams(Params, kw_only=True):
 
 
 class EditParams(WriteParams, kw_only=True):
-    expected_sha: Annotated[Sha | None, msgspec.Meta(
-        description="Refuse with CONFLICT unless the note still has this sha256.")] = None
+    expected_sha: Annotated[Sha | None, msgspec.Meta(description="Refuse with CONFLICT unless the note still has this sha256.")] = None
 
 
 class TwoStepParams(WriteParams, kw_only=True):
@@ -85,13 +88,15 @@ class TwoStepParams(WriteParams, kw_only=True):
 
 class CreateParams(WriteParams, kw_only=True):
     path: NotePath
-    title: Annotated[str, msgspec.Meta(
-        min_length=1, max_length=512, description="The title: in the frontmatter, and the H1 of the skeleton.")] \
-        | None = None
+    title: (
+        Annotated[str, msgspec.Meta(min_length=1, max_length=512, description="The title: in the frontmatter, and the H1 of the skeleton.")]
+        | None
+    ) = None
     frontmatter: Annotated[dict[str, Any], msgspec.Meta(description="Frontmatter keys and values to start with.")] = {}
-    body: Annotated[Markdown | None, msgspec.Meta(
-        description=f"The body; omitted, a skeleton with the title. At most {describe(MAX_NOTE_BYTES)} as UTF-8.")] \
-        = None
+    body: Annotated[
+        Markdown | None,
+        msgspec.Meta(description=f"The body; omitted, a skeleton with the title. At most {describe(MAX_NOTE_BYTES)} as UTF-8."),
+    ] = None
 
 
 class Edit(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -101,24 +106,36 @@ class Edit(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 class PatchParams(EditParams, kw_only=True):
     target: Target
-    old: Annotated[PatchText | None, msgspec.Meta(
-        description="Text that occurs exactly once in the note; give it with new, or give edits.")] = None
+    old: Annotated[
+        PatchText | None, msgspec.Meta(description="Text that occurs exactly once in the note; give it with new, or give edits.")
+    ] = None
     new: Annotated[str, msgspec.Meta(max_length=65536, description="The replacement of old.")] | None = None
-    edits: Annotated[list[Edit], msgspec.Meta(
-        min_length=1, max_length=32,
-        description="Several replacements, each old text occurring once and none overlapping; all apply or none.")] \
-        | None = None
-    rewrite_anchors: Annotated[bool, msgspec.Meta(
-        description="When the edit renames one heading, repoint the wiki-links to it (in every note) to the new "
-                    "heading in the same operation.")] = False
+    edits: (
+        Annotated[
+            list[Edit],
+            msgspec.Meta(
+                min_length=1,
+                max_length=32,
+                description="Several replacements, each old text occurring once and none overlapping; all apply or none.",
+            ),
+        ]
+        | None
+    ) = None
+    rewrite_anchors: Annotated[
+        bool,
+        msgspec.Meta(
+            description="When the edit renames one heading, repoint the wiki-links to it (in every note) to the new "
+            "heading in the same operation."
+        ),
+    ] = False
 
 
 class AppendParams(EditParams, kw_only=True):
     target: Target
-    section: Annotated[str, msgspec.Meta(
-        min_length=1, max_length=200, description="The H2 heading to append under (created when absent).")]
-    markdown: Annotated[str, msgspec.Meta(
-        min_length=1, max_length=256 * 1024, description="The Markdown to append at the end of the section.")]
+    section: Annotated[str, msgspec.Meta(min_length=1, max_length=200, description="The H2 heading to append under (created when absent).")]
+    markdown: Annotated[
+        str, msgspec.Meta(min_length=1, max_length=256 * 1024, description="The Markdown to append at the end of the section.")
+    ]
 
 
 FrontmatterKey = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
@@ -152,14 +169,14 @@ class SupersedeParams(WriteParams, kw_only=True):
 
 class MoveParams(TwoStepParams, kw_only=True):
     target: Annotated[Target, msgspec.Meta(description="The note to move (a path, name or alias).")]
-    to: Annotated[NotePath, msgspec.Meta(
-        description="Its new vault-relative path ('.md' is added); ending in '/', a folder to move it into.")]
+    to: Annotated[
+        NotePath, msgspec.Meta(description="Its new vault-relative path ('.md' is added); ending in '/', a folder to move it into.")
+    ]
 
 
 class DeleteParams(TwoStepParams, kw_only=True):
     target: Annotated[Target, msgspec.Meta(description="The note to delete (a path, name or alias).")]
-    leave_broken_links: Annotated[bool, msgspec.Meta(
-        description="Delete even though links to the note will break.")] = False
+    leave_broken_links: Annotated[bool, msgspec.Meta(description="Delete even though links to the note will break.")] = False
 
 
 class MergeParams(TwoStepParams, kw_only=True):
@@ -173,8 +190,7 @@ class UndoParams(WriteParams, kw_only=True):
 
 class OpListParams(Params, kw_only=True):
     vault: OptionalVault = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=200, description="At most this many operations, newest first.")] \
-        = 20
+    limit: Annotated[int, msgspec.Meta(ge=1, le=200, description="At most this many operations, newest first.")] = 20
 
 
 class OpSummary(msgspec.Struct, kw_only=True):
@@ -203,8 +219,9 @@ class LogTailParams(Params, kw_only=True):
 
 
 class LogGrepParams(LogTailParams, kw_only=True):
-    pattern: Annotated[str, msgspec.Meta(min_length=1, max_length=256,
-                                         description="A regular expression (a safe subset: no groups or backreferences).")]
+    pattern: Annotated[
+        str, msgspec.Meta(min_length=1, max_length=256, description="A regular expression (a safe subset: no groups or backreferences).")
+    ]
 
 
 class LogLines(Result):
@@ -212,66 +229,107 @@ class LogLines(Result):
     warnings: list[str] = []
 
 
-def _write(name: str, params: type[P], detail: type[D], summary: str, effect: Effect = Effect.WRITE,
-           traits: Trait = Trait.MCP) -> MethodSpec[P, WriteReceipt[D]]:
+def _write(
+    name: str, params: type[P], detail: type[D], summary: str, effect: Effect = Effect.WRITE, traits: Trait = Trait.MCP
+) -> MethodSpec[P, WriteReceipt[D]]:
     """A note-changing method: it answers with a ``WriteReceipt[detail]`` and is an MCP tool."""
     return MethodSpec(name, params, receipt_type(detail), summary, effect, traits)
 
 
 _TWO_STEP = Trait.MCP | Trait.TWO_STEP
 CREATE = _write(
-    "note.create", CreateParams, NoDetail,
+    "note.create",
+    CreateParams,
+    NoDetail,
     "Create a note at a new path (title, frontmatter, body or a skeleton); refuses existing names.",
 )
 PATCH = _write(
-    "note.patch", PatchParams, NoDetail,
+    "note.patch",
+    PatchParams,
+    NoDetail,
     "Replace text that occurs exactly once (or up to 32 non-overlapping edits, all or nothing).",
 )
 APPEND = _write("note.append", AppendParams, NoDetail, "Append Markdown to an H2 section, creating the section when absent.")
 SET_FRONTMATTER = _write(
-    "note.set_frontmatter", SetFrontmatterParams, NoDetail,
-    "Set or unset frontmatter keys; every other key keeps its exact bytes.", Effect.IDEMPOTENT_WRITE,
+    "note.set_frontmatter",
+    SetFrontmatterParams,
+    NoDetail,
+    "Set or unset frontmatter keys; every other key keeps its exact bytes.",
+    Effect.IDEMPOTENT_WRITE,
 )
 LINK = _write(
-    "note.link", LinkParams, NoDetail,
+    "note.link",
+    LinkParams,
+    NoDetail,
     "Link two notes under '## Relevant Notes' (a relation optional), both ways unless bidirectional is false.",
 )
 SUPERSEDE = _write(
-    "note.supersede", SupersedeParams, NoDetail,
+    "note.supersede",
+    SupersedeParams,
+    NoDetail,
     "Mark an old note superseded by a new one (status, superseded_by) and link the new one back.",
 )
 MOVE = _write(
-    "note.move", MoveParams, MoveDetail,
+    "note.move",
+    MoveParams,
+    MoveDetail,
     "Rename or move a note and rewrite every link to it (two-step: preview, then confirm with the fingerprint).",
-    Effect.DESTRUCTIVE, _TWO_STEP,
+    Effect.DESTRUCTIVE,
+    _TWO_STEP,
 )
 DELETE = _write(
-    "note.delete", DeleteParams, DeleteDetail,
+    "note.delete",
+    DeleteParams,
+    DeleteDetail,
     "Move a note to .trash (undoable); refuses to break links unless told to (two-step: preview, then confirm).",
-    Effect.DESTRUCTIVE, _TWO_STEP,
+    Effect.DESTRUCTIVE,
+    _TWO_STEP,
 )
 MERGE = _write(
-    "note.merge", MergeParams, MergeDetail,
+    "note.merge",
+    MergeParams,
+    MergeDetail,
     "Fold one note into another, repoint its links, mark it superseded (two-step: preview, then confirm).",
-    Effect.DESTRUCTIVE, _TWO_STEP,
+    Effect.DESTRUCTIVE,
+    _TWO_STEP,
 )
 UNDO = _write(
-    "op.undo", UndoParams, NoDetail,
-    "Reverse a committed operation while the files it wrote are unchanged since.", Effect.DESTRUCTIVE,
+    "op.undo",
+    UndoParams,
+    NoDetail,
+    "Reverse a committed operation while the files it wrote are unchanged since.",
+    Effect.DESTRUCTIVE,
 )
 OP_LIST = spec(
-    "op.list", OpListParams, OpListResult, "Recent operations kept for undo, newest first.", Effect.READ, Trait.MCP,
+    "op.list",
+    OpListParams,
+    OpListResult,
+    "Recent operations kept for undo, newest first.",
+    Effect.READ,
+    Trait.MCP,
 )
 LOG_APPEND = spec(
-    "log.append", LogAppendParams, LogReceipt, "Append one event line to the vault's log.", Effect.WRITE, Trait.MCP,
+    "log.append",
+    LogAppendParams,
+    LogReceipt,
+    "Append one event line to the vault's log.",
+    Effect.WRITE,
+    Trait.MCP,
 )
 LOG_TAIL = spec(
-    "log.tail", LogTailParams, LogLines,
-    "The last events of the vault's log, optionally of one type.", Effect.READ, Trait.MCP,
+    "log.tail",
+    LogTailParams,
+    LogLines,
+    "The last events of the vault's log, optionally of one type.",
+    Effect.READ,
+    Trait.MCP,
 )
 LOG_GREP = spec(
-    "log.grep", LogGrepParams, LogLines,
-    "Log events matching a pattern (a safe regular-expression subset).", Effect.READ, Trait.MCP,
+    "log.grep",
+    LogGrepParams,
+    LogLines,
+    "Log events matching a pattern (a safe regular-expression subset).",
+    Effect.READ,
+    Trait.MCP,
 )
-SPECS = (CREATE, PATCH, APPEND, SET_FRONTMATTER, LINK, SUPERSEDE, MOVE, DELETE, MERGE, UNDO,
-         OP_LIST, LOG_APPEND, LOG_TAIL, LOG_GREP)
+SPECS = (CREATE, PATCH, APPEND, SET_FRONTMATTER, LINK, SUPERSEDE, MOVE, DELETE, MERGE, UNDO, OP_LIST, LOG_APPEND, LOG_TAIL, LOG_GREP)

@@ -73,12 +73,17 @@ def _wait_for(path: Path, proc: Any = None, timeout: float = 60.0) -> None:
 MOVE = {"target": "src/Target.md", "to": "moved/Renamed"}
 
 
-@pytest.mark.parametrize(("nth", "swapped", "names"), [
-    (1, "src", ["Target.md"]),  # after the create: the unlink of src/Target.md is next
-    (2, "links", [f"L{i:02}.md" for i in range(BACKLINKS)]),  # after the unlink: the rewrites are next
-], ids=["unlink-through-swapped-folder", "rewrite-through-swapped-folder"])
+@pytest.mark.parametrize(
+    ("nth", "swapped", "names"),
+    [
+        (1, "src", ["Target.md"]),  # after the create: the unlink of src/Target.md is next
+        (2, "links", [f"L{i:02}.md" for i in range(BACKLINKS)]),  # after the unlink: the rewrites are next
+    ],
+    ids=["unlink-through-swapped-folder", "rewrite-through-swapped-folder"],
+)
 def test_a_folder_swapped_for_a_link_mid_move_is_refused_and_nothing_outside_changes(
-        home: Home, nth: int, swapped: str, names: list[str]) -> None:
+    home: Home, nth: int, swapped: str, names: list[str]
+) -> None:
     vault = _build_vault(home.root)
     outside = home.root / "outside"
     outside.mkdir()
@@ -92,8 +97,9 @@ def test_a_folder_swapped_for_a_link_mid_move_is_refused_and_nothing_outside_cha
         preview = c.call("note.move", MOVE)
         assert len(preview["changes"]) == 2 + BACKLINKS
         reply: dict[str, Any] = {}
-        confirm = threading.Thread(target=lambda: reply.update(c.request(
-            "note.move", {**MOVE, "confirm": True, "fingerprint": preview["fingerprint"]})))
+        confirm = threading.Thread(
+            target=lambda: reply.update(c.request("note.move", {**MOVE, "confirm": True, "fingerprint": preview["fingerprint"]}))
+        )
         confirm.start()
         _wait_for(gate)
         (vault / swapped).rename(home.root / f"{swapped}.aside")  # the real folder, out of the vault
@@ -111,8 +117,9 @@ def test_a_folder_swapped_for_a_link_mid_move_is_refused_and_nothing_outside_cha
         aside = snapshot(home.root / f"{swapped}.aside")
         assert aside == {k.split("/", 1)[1]: v for k, v in before.items() if k.startswith(swapped + "/")}
         now = snapshot(vault)
-        assert {k: v for k, v in now.items() if not k.startswith(swapped + "/")} == \
-            {k: v for k, v in before.items() if not k.startswith(swapped + "/")}
+        assert {k: v for k, v in now.items() if not k.startswith(swapped + "/")} == {
+            k: v for k, v in before.items() if not k.startswith(swapped + "/")
+        }
         assert not _leftovers(vault)
         assert c.call("note.search", {"query": "Target"})["hits"]  # still serving
     finally:
@@ -121,17 +128,19 @@ def test_a_folder_swapped_for_a_link_mid_move_is_refused_and_nothing_outside_cha
 
 def _editor_save(path: Path, data: bytes) -> None:
     """Save as an editor does (temp file and rename), from a process of its own."""
-    code = ("import os, sys; p = sys.argv[1]; t = p + '.edit~'; "
-            "open(t, 'wb').write(sys.stdin.buffer.read()); os.replace(t, p)")
+    code = "import os, sys; p = sys.argv[1]; t = p + '.edit~'; open(t, 'wb').write(sys.stdin.buffer.read()); os.replace(t, p)"
     subprocess.run([sys.executable, "-c", code, str(path)], input=data, check=True, timeout=30)
 
 
-@pytest.mark.parametrize(("nth", "edited"), [
-    (3, f"links/L{BACKLINKS - 5:02}.md"),  # a backlink the move has not rewritten yet
-    (1, "src/Target.md"),  # the moved note itself, before its unlink
-], ids=["backlink", "moved-note"])
-def test_an_editor_save_during_a_long_move_conflicts_and_nothing_is_half_applied(
-        home: Home, nth: int, edited: str) -> None:
+@pytest.mark.parametrize(
+    ("nth", "edited"),
+    [
+        (3, f"links/L{BACKLINKS - 5:02}.md"),  # a backlink the move has not rewritten yet
+        (1, "src/Target.md"),  # the moved note itself, before its unlink
+    ],
+    ids=["backlink", "moved-note"],
+)
+def test_an_editor_save_during_a_long_move_conflicts_and_nothing_is_half_applied(home: Home, nth: int, edited: str) -> None:
     vault = _build_vault(home.root)
     before = snapshot(vault)
     d, gate = _start_paused(home, vault, nth)
@@ -139,8 +148,7 @@ def test_an_editor_save_during_a_long_move_conflicts_and_nothing_is_half_applied
         preview = vaultctl(home, "move", MOVE["target"], MOVE["to"], "--json")
         assert preview.code == 0, preview
         fingerprint = preview.json()["fingerprint"]
-        cmd = [sys.executable, "-m", "vaultctl.main", "move", MOVE["target"], MOVE["to"], "--confirm",
-               "--fingerprint", fingerprint]
+        cmd = [sys.executable, "-m", "vaultctl.main", "move", MOVE["target"], MOVE["to"], "--confirm", "--fingerprint", fingerprint]
         confirm = subprocess.Popen(cmd, env=home.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         _wait_for(gate, confirm)
         saved = before[edited] + b"\nSaved by the editor while the move ran.\n"
@@ -151,8 +159,7 @@ def test_an_editor_save_during_a_long_move_conflicts_and_nothing_is_half_applied
         assert edited in err and "changed" in err, err
         assert (vault / edited).read_bytes() == saved
         after = snapshot(vault)
-        assert {k: v for k, v in after.items() if k not in (edited, "log.md")} == \
-            {k: v for k, v in before.items() if k != edited}
+        assert {k: v for k, v in after.items() if k not in (edited, "log.md")} == {k: v for k, v in before.items() if k != edited}
         assert not (vault / "moved").exists() or not list((vault / "moved").iterdir())
         assert not _leftovers(vault)
         reread = vaultctl(home, "show", edited, "--fresh", "--json")

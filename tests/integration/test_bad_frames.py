@@ -33,13 +33,16 @@ def test_frame_over_the_bound(raw: RawClient) -> None:
     _still_serves(raw)
 
 
-@pytest.mark.parametrize("frame, code", [
-    (b'[1, 2, 3]', -32600),
-    (b'{"id": 4, "method": "daemon.status"}', -32600),  # no jsonrpc
-    (b'{"jsonrpc": "1.0", "id": 4, "method": "daemon.status"}', -32600),
-    (b'"just a string"', -32600),
-    (b'{"jsonrpc": "2.0", "id": 4, "method": 7}', -32600),
-])
+@pytest.mark.parametrize(
+    "frame, code",
+    [
+        (b"[1, 2, 3]", -32600),
+        (b'{"id": 4, "method": "daemon.status"}', -32600),  # no jsonrpc
+        (b'{"jsonrpc": "1.0", "id": 4, "method": "daemon.status"}', -32600),
+        (b'"just a string"', -32600),
+        (b'{"jsonrpc": "2.0", "id": 4, "method": 7}', -32600),
+    ],
+)
 def test_valid_json_but_not_jsonrpc(raw: RawClient, frame: bytes, code: int) -> None:
     raw.send_bytes(frame + b"\n")
     reply = raw.recv_message()
@@ -78,9 +81,7 @@ def test_hello_with_an_unknown_channel_is_refused(daemon: Daemon) -> None:
 
 
 def test_pipelined_requests_each_get_their_id(raw: RawClient) -> None:
-    frames = b"".join(
-        json.dumps({"jsonrpc": "2.0", "id": i, "method": "daemon.status"}).encode() + b"\n" for i in range(100, 120)
-    )
+    frames = b"".join(json.dumps({"jsonrpc": "2.0", "id": i, "method": "daemon.status"}).encode() + b"\n" for i in range(100, 120))
     raw.send_bytes(frames)
     ids = {raw.recv_message()["id"] for _ in range(20)}
     assert ids == set(range(100, 120))

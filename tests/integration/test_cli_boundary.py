@@ -56,8 +56,9 @@ def odd_peer() -> Iterator[Path]:
 
 
 def _run(home: Home, sock: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*VAULTCTL, *args], env={**home.env, "VAULTD_SOCKET": str(sock), **env},
-                          capture_output=True, text=True, cwd=REPO, timeout=60)
+    return subprocess.run(
+        [*VAULTCTL, *args], env={**home.env, "VAULTD_SOCKET": str(sock), **env}, capture_output=True, text=True, cwd=REPO, timeout=60
+    )
 
 
 def test_an_unexpected_failure_is_one_line_and_exit_70(home: Home, odd_peer: Path) -> None:
@@ -77,7 +78,8 @@ def test_vaultd_debug_shows_the_traceback(home: Home, odd_peer: Path) -> None:
 
 def test_an_argument_that_is_not_utf8_is_a_usage_error(daemon: Daemon) -> None:
     env = {k.encode(): v.encode() for k, v in daemon.home.env.items()}
-    r = subprocess.run([os.fsencode(sys.executable), b"-m", b"vaultctl.main", b"show", b"caf\xe9"], env=env,
-                       capture_output=True, cwd=REPO, timeout=60)
+    r = subprocess.run(
+        [os.fsencode(sys.executable), b"-m", b"vaultctl.main", b"show", b"caf\xe9"], env=env, capture_output=True, cwd=REPO, timeout=60
+    )
     assert r.returncode == 2, r.stderr
     assert b"Traceback" not in r.stderr and b"not valid UTF-8" in r.stderr

@@ -80,8 +80,9 @@ def start_impostor() -> Iterator[object]:
     started: list[Impostor] = []
 
     def start(path: Path, uid: int) -> Impostor:
-        proc = subprocess.Popen([sys.executable, "-c", _IMPOSTOR, str(path), str(uid)], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _IMPOSTOR, str(path), str(uid)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         impostor = Impostor(proc)
         started.append(impostor)
@@ -112,14 +113,14 @@ def _env(home: Home, **changes: str | None) -> dict[str, str]:
 
 
 def _new_note(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*VAULTCTL, "new", "secret-note", "--body", "-"], input=SECRET, env=env,
-                          capture_output=True, text=True, cwd=REPO, timeout=60)
+    return subprocess.run(
+        [*VAULTCTL, "new", "secret-note", "--body", "-"], input=SECRET, env=env, capture_output=True, text=True, cwd=REPO, timeout=60
+    )
 
 
 async def _mcp_create(env: dict[str, str]) -> str:
     """A note_create through the shim, driven by the official SDK client; the tool error's text."""
-    server = StdioServerParameters(command=sys.executable, args=["-m", "vaultctl.main", "mcp"], env=env,
-                                   cwd=str(REPO))
+    server = StdioServerParameters(command=sys.executable, args=["-m", "vaultctl.main", "mcp"], env=env, cwd=str(REPO))
     async with Client(server, mode="legacy", read_timeout_seconds=60) as client:
         result = await client.call_tool("note_create", {"path": "secret-note", "body": SECRET})
     assert result.is_error, result
@@ -153,8 +154,7 @@ async def test_a_listener_of_another_uid_gets_nothing(home: Home, scratch: Path,
 
 
 @needs_root
-async def test_a_socket_folder_owned_by_another_uid_is_refused(home: Home, scratch: Path,
-                                                               start_impostor: object) -> None:
+async def test_a_socket_folder_owned_by_another_uid_is_refused(home: Home, scratch: Path, start_impostor: object) -> None:
     """A shared XDG_RUNTIME_DIR: another user made ``vaultd/`` there first and listens in it."""
     os.chmod(scratch, 0o1777)
     folder = scratch / "vaultd"
@@ -169,8 +169,7 @@ async def test_a_socket_folder_owned_by_another_uid_is_refused(home: Home, scrat
 
 
 @pytest.mark.parametrize("mode", [0o777, 0o770, 0o722])
-def test_a_socket_folder_others_may_write_to_is_refused(home: Home, scratch: Path, start_impostor: object,
-                                                        mode: int) -> None:
+def test_a_socket_folder_others_may_write_to_is_refused(home: Home, scratch: Path, start_impostor: object, mode: int) -> None:
     folder = scratch / "run"
     folder.mkdir()
     os.chmod(folder, mode)
@@ -181,8 +180,7 @@ def test_a_socket_folder_others_may_write_to_is_refused(home: Home, scratch: Pat
 
 
 @needs_root
-def test_in_a_sticky_shared_folder_a_name_another_user_took_gets_nothing(home: Home, scratch: Path,
-                                                                        start_impostor: object) -> None:
+def test_in_a_sticky_shared_folder_a_name_another_user_took_gets_nothing(home: Home, scratch: Path, start_impostor: object) -> None:
     """A sticky folder such as /tmp: nobody can replace another's socket there, but anyone can take a
     free name first; the listener's uid is what gives it away."""
     folder = scratch / "shared"
@@ -205,8 +203,7 @@ def test_the_users_own_daemon_in_a_sticky_shared_folder_is_accepted(home: Home, 
     home.env["VAULTD_SOCKET"] = str(home.socket)
     daemon = Daemon(home)
     try:
-        status = subprocess.run([*VAULTCTL, "status", "--json"], env=_env(home), capture_output=True, text=True,
-                                cwd=REPO, timeout=60)
+        status = subprocess.run([*VAULTCTL, "status", "--json"], env=_env(home), capture_output=True, text=True, cwd=REPO, timeout=60)
         assert status.returncode == 0, status.stderr
         assert json.loads(status.stdout)["pid"] == daemon.proc.pid
         assert stat.S_IMODE(folder.stat().st_mode) == 0o1777
@@ -221,8 +218,7 @@ def test_autostart_refuses_an_unsafe_socket_folder(home: Home, scratch: Path) ->
     sock = folder / "v.sock"
     env = _env(home, VAULTD_SOCKET=str(sock), VAULTD_NO_AUTOSTART=None)
     _refused(_new_note(env), "writable by other users")
-    started = subprocess.run([*VAULTCTL, "daemon", "start"], env=env, capture_output=True, text=True, cwd=REPO,
-                             timeout=60)
+    started = subprocess.run([*VAULTCTL, "daemon", "start"], env=env, capture_output=True, text=True, cwd=REPO, timeout=60)
     _refused(started, "writable by other users")
     assert not sock.exists(), "no daemon was started there"
     assert not (home.home / "logs" / "vaultd.stdout").exists(), "no daemon was spawned"
@@ -230,7 +226,6 @@ def test_autostart_refuses_an_unsafe_socket_folder(home: Home, scratch: Path) ->
 
 def test_the_users_own_daemon_is_accepted(home: Home, daemon: Daemon) -> None:
     """The checks accept what the daemon makes by itself: a private folder it owns."""
-    status = subprocess.run([*VAULTCTL, "status", "--json"], env=_env(home), capture_output=True, text=True,
-                            cwd=REPO, timeout=60)
+    status = subprocess.run([*VAULTCTL, "status", "--json"], env=_env(home), capture_output=True, text=True, cwd=REPO, timeout=60)
     assert status.returncode == 0, status.stderr
     assert json.loads(status.stdout)["pid"] == daemon.proc.pid

@@ -61,8 +61,7 @@ def test_a_slow_write_times_out_with_advice_and_lands_later(slow_daemon: Daemon,
 
 
 async def test_the_shim_says_a_slow_write_may_have_been_applied(slow_daemon: Daemon, home: Home) -> None:
-    server = StdioServerParameters(command=sys.executable, args=["-m", "vaultctl.main", "mcp"],
-                                   env={**home.env, **SHORT}, cwd=str(REPO))
+    server = StdioServerParameters(command=sys.executable, args=["-m", "vaultctl.main", "mcp"], env={**home.env, **SHORT}, cwd=str(REPO))
     async with Client(server, mode="legacy", read_timeout_seconds=60) as client:
         result = await client.call_tool("note_create", {"vault": "p", "path": "slow-mcp"})
     assert result.is_error

@@ -41,9 +41,11 @@ def _leftovers(vault: Path) -> list[str]:
 def _index_view(c: RawClient) -> dict:  # type: ignore[type-arg]
     notes = c.call("note.list", {"limit": 500, "fresh": True})["notes"]
     stats = c.call("vault.stats", {})
-    return {"notes": [(n["path"], n["title"]) for n in notes],
-            "stats": {k: v for k, v in stats.items() if k != "vault"},
-            "shas": {n["path"]: c.call("note.read", {"target": n["path"]})["sha256"] for n in notes}}
+    return {
+        "notes": [(n["path"], n["title"]) for n in notes],
+        "stats": {k: v for k, v in stats.items() if k != "vault"},
+        "shas": {n["path"]: c.call("note.read", {"target": n["path"]})["sha256"] for n in notes},
+    }
 
 
 OPERATIONS = {
@@ -101,8 +103,7 @@ def test_crash_at_each_point_recovers_whole(home: Home, sample_vault: Path, op: 
 
 @pytest.mark.parametrize("hit", ["first", "target"])
 @pytest.mark.parametrize("fault", ["write:ENOSPC", "fsync:EIO", "rename:EIO", "fsync-dir:EIO", "write:EIO"])
-def test_io_errors_refuse_cleanly_and_the_daemon_keeps_serving(home: Home, sample_vault: Path, fault: str,
-                                                               hit: str) -> None:
+def test_io_errors_refuse_cleanly_and_the_daemon_keeps_serving(home: Home, sample_vault: Path, fault: str, hit: str) -> None:
     op, name = fault.split(":")
     d = _start(home)
     _session(home).call("vault.add", {"id": "v", "path": str(sample_vault)})
@@ -117,8 +118,10 @@ def test_io_errors_refuse_cleanly_and_the_daemon_keeps_serving(home: Home, sampl
         reply = c.request("note.patch", {"target": "Alpha Plan", "old": "ships the search", "new": "ships the find"})
         assert "error" in reply, reply
         assert reply["error"]["data"]["code"] == "UNAVAILABLE"
-        assert errno.errorcode[getattr(errno, name)] in reply["error"]["message"] or \
-            os.strerror(getattr(errno, name)) in reply["error"]["message"]
+        assert (
+            errno.errorcode[getattr(errno, name)] in reply["error"]["message"]
+            or os.strerror(getattr(errno, name)) in reply["error"]["message"]
+        )
         assert snapshot(sample_vault) == before
         assert not _leftovers(sample_vault)
         assert c.call("note.search", {"query": "Alpha"})["hits"]

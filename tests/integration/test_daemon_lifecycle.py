@@ -22,8 +22,7 @@ def test_socket_and_folder_modes(daemon: Daemon) -> None:
 
 
 def test_second_daemon_on_same_home_names_the_holder_and_exits(daemon: Daemon) -> None:
-    proc = subprocess.run([sys.executable, "-m", "vaultd.main"], env=daemon.home.env, capture_output=True,
-                          text=True, timeout=30)
+    proc = subprocess.run([sys.executable, "-m", "vaultd.main"], env=daemon.home.env, capture_output=True, text=True, timeout=30)
     assert proc.returncode != 0
     assert f"pid {daemon.proc.pid}" in proc.stderr
     raw = RawClient(daemon.home.socket)  # the first daemon still serves
@@ -59,8 +58,9 @@ def test_autostart_on_first_command_and_off_switch(home: Home) -> None:
     assert off.code == 69
     assert "vaultctl daemon start" in off.err
     env = {k: v for k, v in home.env.items() if k != "VAULTD_NO_AUTOSTART"}
-    started = subprocess.run([sys.executable, "-m", "vaultctl.main", "status", "--json"], env=env,
-                             capture_output=True, text=True, timeout=60, cwd=REPO)
+    started = subprocess.run(
+        [sys.executable, "-m", "vaultctl.main", "status", "--json"], env=env, capture_output=True, text=True, timeout=60, cwd=REPO
+    )
     try:
         assert started.returncode == 0, started.stderr
         status = __import__("json").loads(started.stdout)
@@ -84,7 +84,11 @@ def test_inherited_listener_from_systemd(home: Home) -> None:
     env = {**home.env, "LISTEN_FDS": "1"}
     proc = subprocess.Popen(
         ["sh", "-c", f'LISTEN_PID=$$ exec "{sys.executable}" -m vaultd.main'],
-        env=env, preexec_fn=as_fd3, pass_fds=(fd, 3), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env=env,
+        preexec_fn=as_fd3,
+        pass_fds=(fd, 3),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     listener.close()
     try:

@@ -50,8 +50,7 @@ def test_rewrite_anchors_repoints_them_in_one_undoable_operation(vault: Path, ra
     assert receipt["applied"]
     assert sorted(c["path"] for c in receipt["changes"]) == ["A.md", "B.md", "Guide.md"]
     assert (vault / "A.md").read_text() == "# A\n\nRead [[Guide#Installation]] first.\n"
-    assert (vault / "B.md").read_text() == ("# B\n\n[[Guide#Installation|how]] and\n\n| col |\n|---|\n"
-                                            "| [[Guide#Installation\\|x]] |\n")
+    assert (vault / "B.md").read_text() == ("# B\n\n[[Guide#Installation|how]] and\n\n| col |\n|---|\n| [[Guide#Installation\\|x]] |\n")
     assert "See [[#Installation]] below." in (vault / "Guide.md").read_text()
     assert (vault / "C.md").read_text() == NOTES["C.md"]  # a URL slug anchor: reported, not rewritten
     left = [w for w in receipt["warnings"] if w["code"] == "V03"]
@@ -66,8 +65,14 @@ def test_rewrite_anchors_repoints_them_in_one_undoable_operation(vault: Path, ra
 
 def test_rewrite_anchors_needs_exactly_one_renamed_heading(vault: Path, raw: RawClient) -> None:
     before = snapshot(vault)
-    reply = raw.request("note.patch", {"target": "Guide", "rewrite_anchors": True, "edits": [
-        {"old": "## Setup\n", "new": "## One\n"}, {"old": "## Other\n", "new": "## Two\n"}]})
+    reply = raw.request(
+        "note.patch",
+        {
+            "target": "Guide",
+            "rewrite_anchors": True,
+            "edits": [{"old": "## Setup\n", "new": "## One\n"}, {"old": "## Other\n", "new": "## Two\n"}],
+        },
+    )
     assert reply["error"]["data"]["code"] == "VALIDATION"
     assert "exactly one heading" in reply["error"]["message"]
     assert snapshot(vault) == before

@@ -52,8 +52,7 @@ def _tree(folder: Path) -> dict[str, Any]:
 
 
 def _manifest(op_id: str, entries: list[dict[str, Any]]) -> bytes:
-    return json.dumps({"op_id": op_id, "op": "note.patch", "created": 1.0, "channel": "cli", "summary": "x",
-                       "entries": entries}).encode()
+    return json.dumps({"op_id": op_id, "op": "note.patch", "created": 1.0, "channel": "cli", "summary": "x", "entries": entries}).encode()
 
 
 def _plant(folder: Path, manifest: bytes, files: dict[str, bytes], mac: bytes | None) -> None:
@@ -96,36 +95,74 @@ class Scene:
 
 def _forged_absolute(s: Scene) -> None:
     """Rolling back would overwrite a file outside the vault, named by an absolute path."""
-    _plant(s.planted / OP, _manifest(OP, [{"path": str(s.outside / "x.md"), "before_sha": _sha(b"evil"),
-                                          "after_sha": _sha((s.outside / "x.md").read_bytes()),
-                                          "original": "orig-0"}]), {"orig-0": b"evil"}, None)
+    _plant(
+        s.planted / OP,
+        _manifest(
+            OP,
+            [
+                {
+                    "path": str(s.outside / "x.md"),
+                    "before_sha": _sha(b"evil"),
+                    "after_sha": _sha((s.outside / "x.md").read_bytes()),
+                    "original": "orig-0",
+                }
+            ],
+        ),
+        {"orig-0": b"evil"},
+        None,
+    )
 
 
 def _forged_new_file_outside(s: Scene) -> None:
     """... or create one (a '/tmp/x' the vault's owner never asked for)."""
-    _plant(s.planted / OP, _manifest(OP, [{"path": str(s.outside / "new"), "before_sha": _sha(b"evil"),
-                                          "after_sha": None, "original": "orig-0"}]), {"orig-0": b"evil"}, None)
+    _plant(
+        s.planted / OP,
+        _manifest(OP, [{"path": str(s.outside / "new"), "before_sha": _sha(b"evil"), "after_sha": None, "original": "orig-0"}]),
+        {"orig-0": b"evil"},
+        None,
+    )
 
 
 def _forged_dotdot(s: Scene) -> None:
-    _plant(s.planted / OP, _manifest(OP, [{"path": "../outside/x.md", "before_sha": _sha(b"evil"),
-                                          "after_sha": _sha((s.outside / "x.md").read_bytes()),
-                                          "original": "orig-0"}]), {"orig-0": b"evil"}, None)
+    _plant(
+        s.planted / OP,
+        _manifest(
+            OP,
+            [
+                {
+                    "path": "../outside/x.md",
+                    "before_sha": _sha(b"evil"),
+                    "after_sha": _sha((s.outside / "x.md").read_bytes()),
+                    "original": "orig-0",
+                }
+            ],
+        ),
+        {"orig-0": b"evil"},
+        None,
+    )
 
 
 def _forged_absolute_original(s: Scene) -> None:
     """Rolling back would copy any readable file into the vault."""
     secret = (s.outside / "secret.txt").read_bytes()
-    _plant(s.planted / OP, _manifest(OP, [{"path": "stolen.md", "before_sha": _sha(secret), "after_sha": None,
-                                          "original": str(s.outside / "secret.txt")}]), {}, None)
+    _plant(
+        s.planted / OP,
+        _manifest(OP, [{"path": "stolen.md", "before_sha": _sha(secret), "after_sha": None, "original": str(s.outside / "secret.txt")}]),
+        {},
+        None,
+    )
 
 
 def _valid_looking(mac: bytes | None) -> Callable[[Scene], None]:
     def plant(s: Scene) -> None:
         current = (s.vault / PLAN).read_bytes()
-        _plant(s.planted / OP, _manifest(OP, [{"path": PLAN, "before_sha": _sha(b"planted\n"),
-                                              "after_sha": _sha(current), "original": "orig-0"}]),
-               {"orig-0": b"planted\n"}, mac)
+        _plant(
+            s.planted / OP,
+            _manifest(OP, [{"path": PLAN, "before_sha": _sha(b"planted\n"), "after_sha": _sha(current), "original": "orig-0"}]),
+            {"orig-0": b"planted\n"},
+            mac,
+        )
+
     return plant
 
 
@@ -149,8 +186,12 @@ def _symlinked_journal_folder(s: Scene) -> None:
 
 
 def _forged_dotdot_into(root: Path) -> None:
-    _plant(root / OP, _manifest(OP, [{"path": "../outside/x.md", "before_sha": _sha(b"evil"),
-                                     "after_sha": None, "original": "orig-0"}]), {"orig-0": b"evil"}, None)
+    _plant(
+        root / OP,
+        _manifest(OP, [{"path": "../outside/x.md", "before_sha": _sha(b"evil"), "after_sha": None, "original": "orig-0"}]),
+        {"orig-0": b"evil"},
+        None,
+    )
 
 
 def _symlinked_journal_root(s: Scene) -> None:
@@ -260,33 +301,66 @@ def test_a_runtime_or_journal_folder_of_another_user_is_not_used(home: Home, own
 
 # -- journals sealed with the daemon's own key still obey the path rules ---------------------
 
+
 def _sealed_cases(s: Scene) -> dict[str, tuple[bytes, dict[str, bytes]]]:
     outside = (s.outside / "x.md").read_bytes()
     secret = (s.outside / "secret.txt").read_bytes()
     plan = (s.vault / PLAN).read_bytes()
     return {
-        "absolute-path": (_manifest(OP, [{"path": str(s.outside / "x.md"), "before_sha": _sha(b"evil"),
-                                          "after_sha": _sha(outside), "original": "orig-0"}]), {"orig-0": b"evil"}),
-        "dotdot-path": (_manifest(OP, [{"path": "notes/../../outside/x.md", "before_sha": _sha(b"evil"),
-                                        "after_sha": _sha(outside), "original": "orig-0"}]), {"orig-0": b"evil"}),
-        "runtime-path": (_manifest(OP, [{"path": ".vaultd/lock", "before_sha": _sha(b"evil"),
-                                         "after_sha": None, "original": "orig-0"}]), {"orig-0": b"evil"}),
-        "absolute-original": (_manifest(OP, [{"path": "stolen.md", "before_sha": _sha(secret), "after_sha": None,
-                                              "original": str(s.outside / "secret.txt")}]), {}),
-        "dotdot-original": (_manifest(OP, [{"path": "stolen.md", "before_sha": _sha(secret), "after_sha": None,
-                                            "original": "../../../outside/secret.txt"}]), {}),
-        "original-not-matching-its-hash": (_manifest(OP, [{"path": PLAN, "before_sha": _sha(b"planted\n"),
-                                                           "after_sha": _sha(plan), "original": "orig-0"}]),
-                                           {"orig-0": b"other bytes\n"}),
-        "manifest-of-another-op": (_manifest("20261203T120000.000000-99999999",
-                                             [{"path": PLAN, "before_sha": _sha(b"planted\n"),
-                                               "after_sha": _sha(plan), "original": "orig-0"}]),
-                                   {"orig-0": b"planted\n"}),
+        "absolute-path": (
+            _manifest(
+                OP, [{"path": str(s.outside / "x.md"), "before_sha": _sha(b"evil"), "after_sha": _sha(outside), "original": "orig-0"}]
+            ),
+            {"orig-0": b"evil"},
+        ),
+        "dotdot-path": (
+            _manifest(
+                OP, [{"path": "notes/../../outside/x.md", "before_sha": _sha(b"evil"), "after_sha": _sha(outside), "original": "orig-0"}]
+            ),
+            {"orig-0": b"evil"},
+        ),
+        "runtime-path": (
+            _manifest(OP, [{"path": ".vaultd/lock", "before_sha": _sha(b"evil"), "after_sha": None, "original": "orig-0"}]),
+            {"orig-0": b"evil"},
+        ),
+        "absolute-original": (
+            _manifest(
+                OP, [{"path": "stolen.md", "before_sha": _sha(secret), "after_sha": None, "original": str(s.outside / "secret.txt")}]
+            ),
+            {},
+        ),
+        "dotdot-original": (
+            _manifest(
+                OP, [{"path": "stolen.md", "before_sha": _sha(secret), "after_sha": None, "original": "../../../outside/secret.txt"}]
+            ),
+            {},
+        ),
+        "original-not-matching-its-hash": (
+            _manifest(OP, [{"path": PLAN, "before_sha": _sha(b"planted\n"), "after_sha": _sha(plan), "original": "orig-0"}]),
+            {"orig-0": b"other bytes\n"},
+        ),
+        "manifest-of-another-op": (
+            _manifest(
+                "20261203T120000.000000-99999999",
+                [{"path": PLAN, "before_sha": _sha(b"planted\n"), "after_sha": _sha(plan), "original": "orig-0"}],
+            ),
+            {"orig-0": b"planted\n"},
+        ),
     }
 
 
-@pytest.mark.parametrize("case", ["absolute-path", "dotdot-path", "runtime-path", "absolute-original",
-                                  "dotdot-original", "original-not-matching-its-hash", "manifest-of-another-op"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "absolute-path",
+        "dotdot-path",
+        "runtime-path",
+        "absolute-original",
+        "dotdot-original",
+        "original-not-matching-its-hash",
+        "manifest-of-another-op",
+    ],
+)
 def test_a_sealed_journal_with_an_unsafe_entry_is_refused(home: Home, case: str) -> None:
     s = Scene(home)
     d = Daemon(home)
@@ -311,6 +385,7 @@ def test_a_sealed_journal_with_an_unsafe_entry_is_refused(home: Home, case: str)
 
 
 # -- undo and op.list ------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("mac", [None, b"0" * 64], ids=["no-mac", "wrong-mac"])
 def test_a_committed_foreign_journal_is_neither_listed_nor_undone(home: Home, mac: bytes | None) -> None:
@@ -369,6 +444,7 @@ def test_undo_refuses_a_journal_changed_since_this_daemon_wrote_it(home: Home, t
 
 # -- the key ---------------------------------------------------------------------------------
 
+
 def test_the_journal_key_is_private_created_once_and_never_logged(home: Home, sample_vault: Path) -> None:
     d = Daemon(home)
     try:
@@ -392,8 +468,7 @@ def test_the_journal_key_is_private_created_once_and_never_logged(home: Home, sa
 
 
 @pytest.mark.parametrize("bad", ["symlink", "readable-by-others", "short"])
-def test_an_unusable_key_file_makes_the_vault_unavailable_and_is_never_followed(home: Home, sample_vault: Path,
-                                                                              bad: str) -> None:
+def test_an_unusable_key_file_makes_the_vault_unavailable_and_is_never_followed(home: Home, sample_vault: Path, bad: str) -> None:
     home.home.mkdir(parents=True)
     key_file = home.home / "journal.key"
     decoy = home.root / "decoy"
@@ -409,8 +484,10 @@ def test_an_unusable_key_file_makes_the_vault_unavailable_and_is_never_followed(
     d = Daemon(home)
     try:
         c = _session(home)
-        for reply in (c.request("vault.add", {"id": "v", "path": str(sample_vault)}),
-                      c.request("note.append", {"target": "Ada Lovelace", "section": "S", "markdown": "- x"})):
+        for reply in (
+            c.request("vault.add", {"id": "v", "path": str(sample_vault)}),
+            c.request("note.append", {"target": "Ada Lovelace", "section": "S", "markdown": "- x"}),
+        ):
             assert reply["error"]["data"]["code"] == "UNAVAILABLE"
             assert "journal.key" in reply["error"]["message"]
         vault, _ = _status_and_doctor(c)

@@ -37,9 +37,13 @@ STATELESS = STATELESS_VERSIONS[-1]
 
 
 def _envelope(version: str = STATELESS) -> dict[str, Any]:
-    return {"_meta": {PROTOCOL_VERSION_META_KEY: version,
-                      "io.modelcontextprotocol/clientCapabilities": {},
-                      "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "1"}}}
+    return {
+        "_meta": {
+            PROTOCOL_VERSION_META_KEY: version,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "1"},
+        }
+    }
 
 
 class ShimProcess:
@@ -48,8 +52,9 @@ class ShimProcess:
     def __init__(self, home: Home, env: dict[str, str] | None = None) -> None:
         self.stderr_path = home.root / f"shim-{time.monotonic_ns()}.err"
         self._err = open(self.stderr_path, "wb")  # closed in close()
-        self.proc = subprocess.Popen(SHIM, env={**home.env, **(env or {})}, cwd=REPO,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err)
+        self.proc = subprocess.Popen(
+            SHIM, env={**home.env, **(env or {})}, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err
+        )
         self._lines: queue.Queue[bytes] = queue.Queue()
         self._ids = itertools.count(1000)
         self._pump_thread = threading.Thread(target=self._pump, daemon=True)
@@ -83,8 +88,9 @@ class ShimProcess:
         return reply
 
     def initialize(self, version: str = LATEST_HANDSHAKE) -> dict[str, Any]:
-        reply = self.request("initialize", {"protocolVersion": version, "capabilities": {},
-                                            "clientInfo": {"name": "raw-test", "version": "1"}})
+        reply = self.request(
+            "initialize", {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw-test", "version": "1"}}
+        )
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return reply
 
@@ -153,16 +159,19 @@ def test_oversized_frame_is_refused_and_skipped(shim: ShimProcess) -> None:
     shim.still_answers()
 
 
-@pytest.mark.parametrize("frame, answered_id", [
-    (b"[1, 2, 3]", None),
-    (b'"just a string"', None),
-    (b'{"id": 4, "method": "ping"}', 4),  # no jsonrpc
-    (b'{"jsonrpc": "1.0", "id": 4, "method": "ping"}', 4),
-    (b'{"jsonrpc": "2.0", "id": 4, "method": 5}', 4),
-    (b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}', None),
-    (b'{"jsonrpc": "2.0", "id": null, "method": "ping"}', None),
-    (b'{"jsonrpc": "2.0", "id": true, "method": "ping"}', None),
-])
+@pytest.mark.parametrize(
+    "frame, answered_id",
+    [
+        (b"[1, 2, 3]", None),
+        (b'"just a string"', None),
+        (b'{"id": 4, "method": "ping"}', 4),  # no jsonrpc
+        (b'{"jsonrpc": "1.0", "id": 4, "method": "ping"}', 4),
+        (b'{"jsonrpc": "2.0", "id": 4, "method": 5}', 4),
+        (b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}', None),
+        (b'{"jsonrpc": "2.0", "id": null, "method": "ping"}', None),
+        (b'{"jsonrpc": "2.0", "id": true, "method": "ping"}', None),
+    ],
+)
 def test_not_json_rpc_is_an_invalid_request(shim: ShimProcess, frame: bytes, answered_id: int | None) -> None:
     shim.send(frame + b"\n")
     reply = shim.recv()
@@ -326,11 +335,14 @@ def test_unknown_tool_is_invalid_params(shim: ShimProcess) -> None:
     shim.still_answers()
 
 
-@pytest.mark.parametrize("arguments, path", [
-    ({"surely_not_a_field": 1}, "$.arguments.surely_not_a_field"),
-    ([1, 2], "$.arguments"),
-    ("text", "$.arguments"),
-])
+@pytest.mark.parametrize(
+    "arguments, path",
+    [
+        ({"surely_not_a_field": 1}, "$.arguments.surely_not_a_field"),
+        ([1, 2], "$.arguments"),
+        ("text", "$.arguments"),
+    ],
+)
 def test_bad_arguments_name_the_field(shim: ShimProcess, arguments: Any, path: str) -> None:
     shim.initialize()
     reply = shim.call("vault_list", arguments)

@@ -83,7 +83,11 @@ def _check_tool_list(tools: list[Tool]) -> None:
         ann = tool.annotations
         assert ann is not None
         assert (ann.read_only_hint, ann.destructive_hint, ann.idempotent_hint, ann.open_world_hint) == (
-            spec.read_only, spec.destructive, spec.idempotent, False)
+            spec.read_only,
+            spec.destructive,
+            spec.idempotent,
+            False,
+        )
         assert ann.title
 
 
@@ -128,8 +132,7 @@ async def test_auto_mode_discovers_the_stateless_revision(daemon: Daemon, home: 
 
 async def test_a_raw_client_session_over_stdio_client(daemon: Daemon, home: Home, errlog: TextIO) -> None:
     """The lower-level pieces a host might use directly: stdio_client plus ClientSession."""
-    async with stdio_client(_server(home), errlog=errlog) as (read, write), \
-            ClientSession(read, write, read_timeout_seconds=60) as session:
+    async with stdio_client(_server(home), errlog=errlog) as (read, write), ClientSession(read, write, read_timeout_seconds=60) as session:
         init = await session.initialize()
         assert init.protocol_version in HANDSHAKE_VERSIONS
         result = await session.call_tool("vault_list", {})
@@ -181,29 +184,39 @@ async def test_reads_and_writes_through_mcp(registered: str, home: Home, sample_
         read = _ok(await client.call_tool("note_read", {"target": "Alpha Plan", "section": "Goals"}), "note_read")
         assert read["body"].startswith("## Goals")
 
-        made = _ok(await client.call_tool("note_create", {"path": f"agents/{mode}", "body": "# From an agent\n"}),
-                   "note_create")
+        made = _ok(await client.call_tool("note_create", {"path": f"agents/{mode}", "body": "# From an agent\n"}), "note_create")
         assert made["applied"] and made["log"]["line"].endswith("(vaultd:agent)")
         path = f"agents/{mode}.md"
         assert (sample_vault / path).read_text().endswith("# From an agent\n")
         sha = made["changes"][0]["after_sha"]
-        patched = _ok(await client.call_tool("note_patch", {"target": path, "old": "From an agent",
-                                                            "new": "Edited by an agent", "expected_sha": sha}),
-                      "note_patch")
+        patched = _ok(
+            await client.call_tool(
+                "note_patch", {"target": path, "old": "From an agent", "new": "Edited by an agent", "expected_sha": sha}
+            ),
+            "note_patch",
+        )
         assert patched["applied"]
         stale = await client.call_tool("note_patch", {"target": path, "old": "Edited", "new": "x", "expected_sha": sha})
         assert tool_error(stale)["code"] == "CONFLICT"
 
         preview = _ok(await client.call_tool("note_move", {"target": path, "to": f"agents/moved-{mode}"}), "note_move")
         assert preview["preview"] and not preview["applied"] and (sample_vault / path).exists()
-        moved = _ok(await client.call_tool("note_move", {"target": path, "to": f"agents/moved-{mode}", "confirm": True,
-                                                         "fingerprint": preview["fingerprint"]}), "note_move")
+        moved = _ok(
+            await client.call_tool(
+                "note_move", {"target": path, "to": f"agents/moved-{mode}", "confirm": True, "fingerprint": preview["fingerprint"]}
+            ),
+            "note_move",
+        )
         assert moved["applied"] and (sample_vault / f"agents/moved-{mode}.md").exists() and not (sample_vault / path).exists()
 
         gone = _ok(await client.call_tool("note_delete", {"target": f"agents/moved-{mode}.md"}), "note_delete")
         assert gone["preview"]
-        done = _ok(await client.call_tool("note_delete", {"target": f"agents/moved-{mode}.md", "confirm": True,
-                                                          "fingerprint": gone["fingerprint"]}), "note_delete")
+        done = _ok(
+            await client.call_tool(
+                "note_delete", {"target": f"agents/moved-{mode}.md", "confirm": True, "fingerprint": gone["fingerprint"]}
+            ),
+            "note_delete",
+        )
         assert done["applied"] and not (sample_vault / f"agents/moved-{mode}.md").exists()
         assert (sample_vault / ".trash" / f"agents/moved-{mode}.md").exists()
 

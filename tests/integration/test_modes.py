@@ -66,7 +66,8 @@ def started(home: Home, umask: int) -> Iterator[tuple[RawClient, Path]]:
 
 
 def test_every_write_keeps_existing_modes_and_gives_new_files_the_users_umask(
-        started: tuple[RawClient, Path], umask: int, home: Home) -> None:
+    started: tuple[RawClient, Path], umask: int, home: Home
+) -> None:
     c, vault = started
     new_file, new_folder = 0o666 & ~umask, 0o777 & ~umask
     c.call("note.create", {"path": "fresh/deeper/New", "body": "# New\n\nLinks [[Shared]].\n"})
@@ -122,8 +123,7 @@ def test_a_rolled_back_move_restores_the_source_with_its_mode(home: Home, umask:
     c = RawClient(home.socket)
     c.hello()
     with pytest.raises((ConnectionError, OSError)):
-        c.request("note.move", {"target": "Private", "to": "archive/Secret", "confirm": True,
-                                "fingerprint": preview["fingerprint"]})
+        c.request("note.move", {"target": "Private", "to": "archive/Secret", "confirm": True, "fingerprint": preview["fingerprint"]})
     assert d.stop() == -signal.SIGKILL
     assert not (vault / "team" / "Private.md").exists()
     home.env.pop("VAULTD_FAULTS")

@@ -32,14 +32,12 @@ def _refusal(reply: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("char", BREAKING + NOT_PORTABLE)
 @pytest.mark.parametrize("where", ["name", "folder"])
-def test_create_and_move_refuse_a_name_that_cannot_be_linked_or_synced(vault: Path, raw: RawClient, char: str,
-                                                                       where: str) -> None:
+def test_create_and_move_refuse_a_name_that_cannot_be_linked_or_synced(vault: Path, raw: RawClient, char: str, where: str) -> None:
     """Regression: ``new "inbox/C# notes"`` was accepted though no link can reach it, and ``|`` was
     refused with a message about a log field."""
     path = f"inbox/C{char} notes" if where == "name" else f"in{char}box/notes"
     before = snapshot(vault)
-    for method, params in (("note.create", {"path": path}),
-                           ("note.move", {"target": "inbox/Plain", "to": path})):
+    for method, params in (("note.create", {"path": path}), ("note.move", {"target": "inbox/Plain", "to": path})):
         error = _refusal(raw.request(method, params))
         assert error["data"]["code"] == "VALIDATION", (method, error)
         assert error["data"]["issues"][0]["code"] == "V04"

@@ -47,8 +47,7 @@ def test_a_users_log_md_is_refused_at_add_with_the_command_that_sets_a_path(home
     assert "log.md" in hits, "the diary is still one of the user's notes"
 
 
-@pytest.mark.parametrize("bad", ["../outside.md", "/abs/log.md", ".vaultd/log.md", ".git/log.md", "log.txt",
-                                 "a//log.md", "a/./log.md"])
+@pytest.mark.parametrize("bad", ["../outside.md", "/abs/log.md", ".vaultd/log.md", ".git/log.md", "log.txt", "a//log.md", "a/./log.md"])
 def test_unsafe_log_paths_are_refused(home: Home, raw: RawClient, bad: str) -> None:
     root = _vault(home, {"a.md": "# A\n"})
     reply = raw.request("vault.add", {"id": "v", "path": str(root), "log_path": bad})

@@ -48,8 +48,7 @@ def _tree(root: Path) -> set[str]:
 # -- deny globs match every spelling ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", ["PRIVATE/leak", "Private/Leak.md", "pRiVaTe/deep/leak",
-                                  unicodedata.normalize("NFD", "Private/lé.md")])
+@pytest.mark.parametrize("path", ["PRIVATE/leak", "Private/Leak.md", "pRiVaTe/deep/leak", unicodedata.normalize("NFD", "Private/lé.md")])
 def test_a_denied_folder_is_denied_in_any_case_or_form(vault: Path, cli: Any, path: str) -> None:
     before = snapshot(vault)
     result = cli("new", path, "--json")
@@ -91,11 +90,16 @@ def test_a_move_into_a_folder_spelled_otherwise_goes_into_the_one_on_disk(vault:
     assert "inbox/kept.md" in _listed(cli)
 
 
-@pytest.mark.parametrize(("path", "existing"), [("Note", "note.md"), ("NOTE.md", "note.md"),
-                                              (unicodedata.normalize("NFD", "résumé"), "résumé.md"),
-                                              (unicodedata.normalize("NFD", "RÉSUMÉ"), "résumé.md")])
-def test_a_name_differing_only_by_case_or_form_already_exists(vault: Path, cli: Any, path: str,
-                                                              existing: str) -> None:
+@pytest.mark.parametrize(
+    ("path", "existing"),
+    [
+        ("Note", "note.md"),
+        ("NOTE.md", "note.md"),
+        (unicodedata.normalize("NFD", "résumé"), "résumé.md"),
+        (unicodedata.normalize("NFD", "RÉSUMÉ"), "résumé.md"),
+    ],
+)
+def test_a_name_differing_only_by_case_or_form_already_exists(vault: Path, cli: Any, path: str, existing: str) -> None:
     """One rule on every filesystem: the same name is the same note, so a create is refused (V08)
     rather than becoming the same file (case-insensitive disks) or a twin (case-sensitive ones)."""
     before = snapshot(vault)
@@ -129,8 +133,7 @@ def _assert_nowhere(secret: str, home: Home, vault: Path, *texts: str) -> None:
 
 @pytest.mark.parametrize("secret", [GITHUB, AWS])
 @pytest.mark.parametrize("shape", ["{s}", "keys/{s}/note", "notes/token {s} copy"])
-def test_create_with_a_secret_in_the_path_is_refused(vault: Path, home: Home, cli: Any, secret: str,
-                                                     shape: str) -> None:
+def test_create_with_a_secret_in_the_path_is_refused(vault: Path, home: Home, cli: Any, secret: str, shape: str) -> None:
     before = snapshot(vault)
     result = cli("new", shape.format(s=secret), "--json")
     assert result.code == 1, result.out
@@ -145,8 +148,7 @@ OWN_LOG = '{"type": "ROUTE", "source": "test", "note": "filed"}'
 
 @pytest.mark.parametrize("secret", [GITHUB, AWS])
 @pytest.mark.parametrize("shape", ["{s}", "keys/{s}/note"])
-def test_create_with_its_own_log_event_is_screened_too(vault: Path, home: Home, cli: Any, secret: str,
-                                                       shape: str) -> None:
+def test_create_with_its_own_log_event_is_screened_too(vault: Path, home: Home, cli: Any, secret: str, shape: str) -> None:
     before = snapshot(vault)
     result = cli("new", shape.format(s=secret), "--log", OWN_LOG, "--json")
     assert result.code == 1 and "V06" in result.err, (result.out, result.err)
@@ -156,8 +158,7 @@ def test_create_with_its_own_log_event_is_screened_too(vault: Path, home: Home, 
 
 @pytest.mark.parametrize("secret", [GITHUB, AWS])
 @pytest.mark.parametrize("log", [None, OWN_LOG])
-def test_move_to_a_path_with_a_secret_is_refused_at_the_preview(vault: Path, home: Home, cli: Any,
-                                                                secret: str, log: str | None) -> None:
+def test_move_to_a_path_with_a_secret_is_refused_at_the_preview(vault: Path, home: Home, cli: Any, secret: str, log: str | None) -> None:
     before = snapshot(vault)
     result = cli("move", "keep", f"archive/{secret}", *(["--log", log] if log else []), "--json")
     assert result.code == 1 and "V06" in result.err, (result.out, result.err)
@@ -174,8 +175,7 @@ def test_the_raw_error_names_the_rule_and_not_the_secret(vault: Path, raw: RawCl
 
 
 @pytest.mark.parametrize("secret", [GITHUB, AWS])
-def test_merge_of_a_note_whose_name_holds_a_secret_is_refused(vault: Path, home: Home, raw: RawClient,
-                                                             cli: Any, secret: str) -> None:
+def test_merge_of_a_note_whose_name_holds_a_secret_is_refused(vault: Path, home: Home, raw: RawClient, cli: Any, secret: str) -> None:
     """A note someone saved on disk under a token's name cannot be folded into another note: its
     name would be copied into keep's text ('Merged from [[...]]')."""
     (vault / f"{secret}.md").write_text("# Leaked\n\nSome text.\n")
@@ -186,7 +186,8 @@ def test_merge_of_a_note_whose_name_holds_a_secret_is_refused(vault: Path, home:
     assert snapshot(vault) == before
     assert secret not in result.err.replace(f"{secret}.md", "")  # only the name the caller typed
     assert not (vault / ".vaultd" / "journal").exists() or not any(
-        secret.encode() in p.read_bytes() for p in (vault / ".vaultd" / "journal").rglob("*") if p.is_file())
+        secret.encode() in p.read_bytes() for p in (vault / ".vaultd" / "journal").rglob("*") if p.is_file()
+    )
 
 
 def test_org_vaults_screen_paths_for_pii(daemon: Daemon, raw: RawClient, home: Home, cli: Any) -> None:

@@ -61,8 +61,7 @@ def test_a_non_utf8_name_present_at_add_costs_only_itself(daemon: Daemon, raw: R
     _assert_every_read_answers(raw)
 
 
-def test_a_non_utf8_name_appearing_while_watched_costs_only_itself(daemon: Daemon, raw: RawClient,
-                                                                   home: Home) -> None:
+def test_a_non_utf8_name_appearing_while_watched_costs_only_itself(daemon: Daemon, raw: RawClient, home: Home) -> None:
     vault = _vault(home)
     raw.call("vault.add", {"id": "p", "path": str(vault)})
     assert raw.call("vault.issues", {})["issues"] == []
@@ -104,8 +103,9 @@ def test_an_existing_socket_folder_keeps_its_mode(home: Home, mode: int) -> None
 
 
 def _start_failing(home: Home) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "vaultd.main"], env=home.env, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "vaultd.main"], env=home.env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60
+    )
 
 
 def _assert_one_line_error(proc: subprocess.CompletedProcess[str], *words: str) -> None:

@@ -25,15 +25,16 @@ SHIM = [sys.executable, "-m", "vaultctl.main", "mcp"]
 
 WORD = "zanzibarquux"  #: appears only in private notes
 DIARY = {
-    "diary/2026-01-01.md": (f"---\naliases: [crush]\ntags: [feelings]\n---\n# Dear Diary\n\nMy {WORD} secret."
-                            " #heartbreak\n\nSee [[Public Note]].\n\n## Secret Heading\n\nMore.\n"),
+    "diary/2026-01-01.md": (
+        f"---\naliases: [crush]\ntags: [feelings]\n---\n# Dear Diary\n\nMy {WORD} secret."
+        " #heartbreak\n\nSee [[Public Note]].\n\n## Secret Heading\n\nMore.\n"
+    ),
     "diary/Plans.md": f"# Plans\n\nPrivate plans, {WORD}.\n",
     "diary/broken.md": "---\ntitle: [unclosed\n---\n# Broken\n",
 }
 PUBLIC = {
     "Public Note.md": "# Public Note\n\nShared text about travel.\n",
-    "Pointer.md": "# Pointer\n\nSee [[2026-01-01]], [[2026-01-01#Secret Heading]] and [[2026-01-01#No Such]].\n"
-                  "Typo: [[Dear Diry]].\n",
+    "Pointer.md": "# Pointer\n\nSee [[2026-01-01]], [[2026-01-01#Secret Heading]] and [[2026-01-01#No Such]].\nTypo: [[Dear Diry]].\n",
     "work/Plans.md": "# Plans\n\nWork plans about travel.\n",
 }
 
@@ -78,6 +79,7 @@ def _cli_json(cli: Any, *args: str) -> Any:
 async def test_agents_read_nothing_private(vault: Path, home: Home, cli: Any) -> None:
     seen: list[Any] = []
     async with agent(home) as client:
+
         async def call(tool: str, args: dict[str, Any]) -> dict[str, Any]:
             out = _ok(await client.call_tool(tool, args))
             seen.append(out)
@@ -92,11 +94,21 @@ async def test_agents_read_nothing_private(vault: Path, home: Home, cli: Any) ->
         # A private note is refused exactly like a name nothing has (the message echoes only the input).
         for tool in ("note_read", "note_links"):
             unknown = _error(await client.call_tool(tool, {"target": "nothing-here"}))
-            for target in ["diary/2026-01-01.md", "diary/2026-01-01", "DIARY/2026-01-01.md", "2026-01-01",
-                           "crush", "Dear Diary", "diary/broken.md", "diary/binary.md"]:
+            for target in [
+                "diary/2026-01-01.md",
+                "diary/2026-01-01",
+                "DIARY/2026-01-01.md",
+                "2026-01-01",
+                "crush",
+                "Dear Diary",
+                "diary/broken.md",
+                "diary/binary.md",
+            ]:
                 refused = _error(await client.call_tool(tool, {"target": target}))
                 assert {**refused, "message": refused["message"].replace(repr(target), "T")} == {
-                    **unknown, "message": unknown["message"].replace("'nothing-here'", "T")}, (tool, target)
+                    **unknown,
+                    "message": unknown["message"].replace("'nothing-here'", "T"),
+                }, (tool, target)
         # A name a private note shares with a public one names only the public one here.
         assert (await call("note_read", {"target": "Plans"}))["path"] == "work/Plans.md"
 
@@ -104,8 +116,11 @@ async def test_agents_read_nothing_private(vault: Path, home: Home, cli: Any) ->
         assert public["incoming"] == []  # the diary links here; agents do not learn that
         pointer = await call("note_links", {"target": "Pointer"})
         statuses = [(o["target"], o.get("anchor"), o["status"], o.get("resolved")) for o in pointer["out"]]
-        assert statuses[:3] == [("2026-01-01", None, "resolved", None), ("2026-01-01", "Secret Heading", "resolved", None),
-                                ("2026-01-01", "No Such", "resolved", None)]  # anchors not checked
+        assert statuses[:3] == [
+            ("2026-01-01", None, "resolved", None),
+            ("2026-01-01", "Secret Heading", "resolved", None),
+            ("2026-01-01", "No Such", "resolved", None),
+        ]  # anchors not checked
         assert [d["target"] for d in pointer["dead"]] == ["Dear Diry"]
         assert pointer["dead"][0].get("suggestion") is None  # "Dear Diary" is a private title
 
@@ -129,12 +144,14 @@ async def test_agents_cannot_write_or_probe_private_paths(vault: Path, home: Hom
             refused = _error(await client.call_tool("note_create", {"path": path, "body": "# x\n"}))
             assert refused["code"] == "POLICY" and [i["code"] for i in refused["issues"]] == ["P04"], refused
             assert "2026" not in json.dumps(refused) and "Plans" not in json.dumps(refused)
-        for tool, args in [("note_patch", {"target": "diary/2026-01-01.md", "old": "secret", "new": "x"}),
-                           ("note_append", {"target": "crush", "section": "More", "markdown": "x"}),
-                           ("note_delete", {"target": "diary/Plans.md"}),
-                           ("note_move", {"target": "diary/Plans.md", "to": "Plans leaked"}),
-                           ("note_merge", {"keep": "Pointer", "absorb": "diary/2026-01-01"}),
-                           ("note_link", {"source": "Pointer", "target": "diary/Plans.md"})]:
+        for tool, args in [
+            ("note_patch", {"target": "diary/2026-01-01.md", "old": "secret", "new": "x"}),
+            ("note_append", {"target": "crush", "section": "More", "markdown": "x"}),
+            ("note_delete", {"target": "diary/Plans.md"}),
+            ("note_move", {"target": "diary/Plans.md", "to": "Plans leaked"}),
+            ("note_merge", {"keep": "Pointer", "absorb": "diary/2026-01-01"}),
+            ("note_link", {"source": "Pointer", "target": "diary/Plans.md"}),
+        ]:
             assert _error(await client.call_tool(tool, args))["code"] == "NOT_FOUND", tool
         into = _error(await client.call_tool("note_move", {"target": "Pointer", "to": "diary/Pointer"}))
         assert into["code"] == "POLICY"
@@ -183,19 +200,18 @@ async def test_people_see_and_write_everything(vault: Path, home: Home, cli: Any
     assert (vault / "diary" / "2026-01-02.md").is_file()
 
 
-async def test_the_event_log_shows_agents_no_line_naming_a_private_note(vault: Path, home: Home, cli: Any,
-                                                                        raw: Any) -> None:
+async def test_the_event_log_shows_agents_no_line_naming_a_private_note(vault: Path, home: Home, cli: Any, raw: Any) -> None:
     """Regression: log_tail and log_grep handed agents every line, and the lines of people's
     operations name the notes they wrote (paths with spaces and moves out of a private folder too)."""
     assert cli("new", "diary/2026-03-03 evening", "--json").code == 0
     assert cli("new", "shared", "--json").code == 0
     assert cli("new", "diary/to publish", "--json").code == 0
     preview = raw.call("note.move", {"vault": "v", "target": "diary/to publish", "to": "published"})
-    moved = raw.call("note.move", {"vault": "v", "target": "diary/to publish", "to": "published", "confirm": True,
-                                   "fingerprint": preview["fingerprint"]})
+    moved = raw.call(
+        "note.move", {"vault": "v", "target": "diary/to publish", "to": "published", "confirm": True, "fingerprint": preview["fingerprint"]}
+    )
     assert moved["applied"], moved
-    raw.call("log.append", {"vault": "v", "event": {"type": "TASK", "source": "user",
-                                                     "note": "asked about [[diary/Plans]] again"}})
+    raw.call("log.append", {"vault": "v", "event": {"type": "TASK", "source": "user", "note": "asked about [[diary/Plans]] again"}})
     everything = raw.call("log.tail", {"vault": "v", "limit": 200})["lines"]
     assert any("diary/2026-03-03 evening.md" in ln for ln in everything)
     assert any("diary/to publish.md" in ln for ln in everything)

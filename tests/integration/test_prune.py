@@ -54,8 +54,7 @@ def test_pruning_keeps_the_newest_journals_and_nothing_else(home: Home, sample_v
         d.stop()
 
 
-def test_a_kill_between_renaming_a_journal_out_and_deleting_it_loses_nothing(home: Home,
-                                                                            sample_vault: Path) -> None:
+def test_a_kill_between_renaming_a_journal_out_and_deleting_it_loses_nothing(home: Home, sample_vault: Path) -> None:
     d = _start(home)
     _session(home).call("vault.add", {"id": "v", "path": str(sample_vault)})
     d.stop()
@@ -108,8 +107,7 @@ def test_a_journal_that_lost_its_commit_marker_is_finished_not_rolled_back(home:
         assert marker.is_file(), "the lost marker is written again"
         assert [o["op_id"] for o in c.call("op.list", {})["ops"]] == [second, first]
         doctor = vaultctl(home, "doctor", "--json").json()
-        assert any(first in f["finding"] and "lost their commit marker" in f["finding"]
-                   for f in doctor["findings"]), doctor
+        assert any(first in f["finding"] and "lost their commit marker" in f["finding"] for f in doctor["findings"]), doctor
         assert c.call("op.undo", {"op_id": second})["applied"]
         assert c.call("op.undo", {"op_id": first})["applied"], "the finished operation can still be undone"
         assert "ships the search" in (sample_vault / "projects/alpha/Alpha Plan.md").read_text(encoding="utf-8")

@@ -78,8 +78,7 @@ def test_search_filters_and_limits(vault: Path, raw: RawClient) -> None:
     by_folder = raw.call("note.search", {"query": "meeting", "folder": "projects/beta"})["hits"]
     assert by_folder and all(h["path"].startswith("projects/beta/") for h in by_folder)
     assert len(raw.call("note.search", {"query": "the", "limit": 1})["hits"]) <= 1
-    for bad in [{"query": "x", "limit": 0}, {"query": "x", "limit": 501}, {"query": ""},
-                {"query": "x" * 1025}, {"query": "가" * 400}]:
+    for bad in [{"query": "x", "limit": 0}, {"query": "x", "limit": 501}, {"query": ""}, {"query": "x" * 1025}, {"query": "가" * 400}]:
         reply = raw.request("note.search", bad)
         assert reply["error"]["data"]["code"] == "INVALID_PARAMS", bad
 
@@ -99,6 +98,7 @@ def test_read_by_path_name_and_alias_with_sections_and_paging(vault: Path, raw: 
     assert raw.call("note.read", {"target": alias})["path"] == owner
     raw_bytes = (vault / by_path["path"]).read_bytes()
     import hashlib
+
     assert by_path["sha256"] == hashlib.sha256(raw_bytes).hexdigest()
     section = raw.call("note.read", {"target": "Alpha Plan", "section": "Goals"})
     assert section["body"].startswith("## Goals")
@@ -169,8 +169,7 @@ def test_external_edits_become_searchable(vault: Path, raw: RawClient) -> None:
     tmp = vault / "inbox" / ".fresh.md.swp"
     tmp.write_text("# Fresh\nquixotic lanterns\n")
     os.replace(tmp, vault / "inbox" / "fresh.md")
-    hits = wait_until(lambda: raw.call("note.search", {"query": "quixotic"})["hits"], 10,
-                      "the note saved by rename to be searchable")
+    hits = wait_until(lambda: raw.call("note.search", {"query": "quixotic"})["hits"], 10, "the note saved by rename to be searchable")
     assert hits and hits[0]["path"] == "inbox/fresh.md"
     assert raw.call("note.search", {"query": "zygomorphic", "fresh": True})["hits"] == []
     # a whole folder moved out and back in
@@ -181,8 +180,7 @@ def test_external_edits_become_searchable(vault: Path, raw: RawClient) -> None:
     assert any(h["path"].startswith("projects/gamma/") for h in hits)
 
 
-def test_reading_and_indexing_never_change_a_byte(daemon: Daemon, raw: RawClient, sample_vault: Path,
-                                                  cli: Any) -> None:
+def test_reading_and_indexing_never_change_a_byte(daemon: Daemon, raw: RawClient, sample_vault: Path, cli: Any) -> None:
     before = snapshot(sample_vault)
     raw.call("vault.add", {"id": "sample", "path": str(sample_vault)})
     for p in EXPECTED["files"]:
@@ -192,8 +190,7 @@ def test_reading_and_indexing_never_change_a_byte(daemon: Daemon, raw: RawClient
     for method in ("vault.stats", "vault.tags", "vault.issues", "note.list"):
         raw.call(method, {})
     raw.call("note.search", {"query": "alpha", "fresh": True})
-    for args in (["search", "alpha"], ["show", "Alpha Plan"], ["links", "Alpha Plan"], ["list"], ["tags"],
-                 ["stats"], ["issues"]):
+    for args in (["search", "alpha"], ["show", "Alpha Plan"], ["links", "Alpha Plan"], ["list"], ["tags"], ["stats"], ["issues"]):
         assert cli(*args).code == 0, args
     assert snapshot(sample_vault) == before
     cache_files = list((daemon.home.home / "indexes").iterdir())

@@ -33,10 +33,10 @@ def _add(raw: RawClient, root: Path) -> None:
 
 # Past the cap, the note's other old links are counted in one warning, not judged one by one:
 # CAP + 50 dead links still give CAP judged + 1 summary, never CAP + 50 warnings.
-@pytest.mark.parametrize(("dead", "listed", "omitted"),
-                         [(CAP - 1, CAP - 1, 0), (CAP, CAP, 0), (CAP + 1, CAP, 1), (CAP + 50, CAP, 1)])
+@pytest.mark.parametrize(("dead", "listed", "omitted"), [(CAP - 1, CAP - 1, 0), (CAP, CAP, 0), (CAP + 1, CAP, 1), (CAP + 50, CAP, 1)])
 def test_old_dead_links_warn_up_to_the_cap_and_the_rest_are_counted(
-        vault: Path, raw: RawClient, dead: int, listed: int, omitted: int) -> None:
+    vault: Path, raw: RawClient, dead: int, listed: int, omitted: int
+) -> None:
     (vault / "Debt.md").write_text("# Debt\n\n" + _dead_links(dead))
     _add(raw, vault)
     r = raw.call("note.append", {"target": "Debt", "section": "More", "markdown": "one more line"})
@@ -62,8 +62,7 @@ def test_a_note_with_a_vast_number_of_dead_links_gets_a_small_receipt(vault: Pat
 
 
 @pytest.mark.parametrize(("dead", "listed"), [(CAP, CAP), (CAP + 1, CAP)])
-def test_a_refusal_lists_at_most_the_cap_and_counts_the_rest(vault: Path, raw: RawClient, dead: int,
-                                                              listed: int) -> None:
+def test_a_refusal_lists_at_most_the_cap_and_counts_the_rest(vault: Path, raw: RawClient, dead: int, listed: int) -> None:
     _add(raw, vault)
     reply = raw.request("note.create", {"path": "New", "body": _dead_links(dead, "nowhere")})
     data = reply["error"]["data"]

@@ -27,9 +27,18 @@ def test_add_list_remove_text_and_json(daemon: Daemon, cli, tmp_path: Path) -> N
     added = cli("vault", "add", "work", str(vault), "--kind", "org", "--write", "cli", "--json")
     assert added.code == 0, added.err
     info = added.json()
-    assert info["entry"] == {"id": "work", "path": str(vault.resolve()), "kind": "org", "write": "cli",
-                             "schema": "open", "pii": None, "deny_paths": [], "private_paths": [],
-                             "log_path": None, "stamp_keys": ["updated"]}
+    assert info["entry"] == {
+        "id": "work",
+        "path": str(vault.resolve()),
+        "kind": "org",
+        "write": "cli",
+        "schema": "open",
+        "pii": None,
+        "deny_paths": [],
+        "private_paths": [],
+        "log_path": None,
+        "stamp_keys": ["updated"],
+    }
     assert info["health"]["state"] == "ready"
     text = cli("vault", "list")
     assert text.out.splitlines()[0].split() == ["ID", "KIND", "WRITE", "SCHEMA", "STATE", "NOTES", "PATH"]
@@ -52,7 +61,8 @@ def test_add_list_remove_text_and_json(daemon: Daemon, cli, tmp_path: Path) -> N
 
 
 def test_relative_path_is_made_absolute_by_the_cli_but_refused_on_the_wire(
-        daemon: Daemon, raw: RawClient, cli: Any, tmp_path: Path) -> None:
+    daemon: Daemon, raw: RawClient, cli: Any, tmp_path: Path
+) -> None:
     (tmp_path / "rel").mkdir()
     reply = raw.request("vault.add", {"id": "rel", "path": "rel"})
     assert reply["error"]["data"]["code"] == "INVALID_PARAMS" and "absolute" in reply["error"]["message"]
@@ -61,8 +71,7 @@ def test_relative_path_is_made_absolute_by_the_cli_but_refused_on_the_wire(
 
 
 @pytest.mark.parametrize("case", ["missing", "file", "loop", "nested", "outer", "dup-id", "dup-path", "bad-id"])
-def test_bad_vault_paths_are_refused_and_config_unchanged(daemon: Daemon, raw: RawClient, tmp_path: Path,
-                                                          case: str) -> None:
+def test_bad_vault_paths_are_refused_and_config_unchanged(daemon: Daemon, raw: RawClient, tmp_path: Path, case: str) -> None:
     base = tmp_path / "base"
     (base / "inner").mkdir(parents=True)
     raw.call("vault.add", {"id": "base", "path": str(base)})
@@ -88,8 +97,7 @@ def test_bad_vault_paths_are_refused_and_config_unchanged(daemon: Daemon, raw: R
 
 
 @pytest.mark.parametrize("case", ["malformed", "oversized", "symlink", "unknown-key", "version", "fifo"])
-def test_bad_config_fails_closed_and_is_never_overwritten(daemon: Daemon, raw: RawClient, tmp_path: Path,
-                                                          case: str) -> None:
+def test_bad_config_fails_closed_and_is_never_overwritten(daemon: Daemon, raw: RawClient, tmp_path: Path, case: str) -> None:
     cfg = _config(daemon)
     target = tmp_path / "real.json"
     if case == "malformed":
@@ -120,8 +128,7 @@ def test_bad_config_fails_closed_and_is_never_overwritten(daemon: Daemon, raw: R
     assert raw.call("doctor")["verdict"] == "fail"
 
 
-def test_a_vault_locked_by_another_process_is_reported_not_taken(daemon: Daemon, raw: RawClient,
-                                                                 tmp_path: Path) -> None:
+def test_a_vault_locked_by_another_process_is_reported_not_taken(daemon: Daemon, raw: RawClient, tmp_path: Path) -> None:
     vault = tmp_path / "busy"
     (vault / ".vaultd").mkdir(parents=True)
     fd = os.open(vault / ".vaultd" / "lock", os.O_RDWR | os.O_CREAT)

@@ -29,9 +29,15 @@ EXISTING = {
 
 
 def _run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"HOME": str(home), "VAULTD_HOME": str(home / "vd"), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "vaultctl.main", "setup", *args], env=env, capture_output=True,
-                          text=True, cwd=REPO, timeout=60)
+    env = {
+        "HOME": str(home),
+        "VAULTD_HOME": str(home / "vd"),
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "PYTHONPATH": str(REPO),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "vaultctl.main", "setup", *args], env=env, capture_output=True, text=True, cwd=REPO, timeout=60
+    )
 
 
 @pytest.mark.parametrize("host", sorted(HOST_FILES))
@@ -99,15 +105,21 @@ async def test_a_host_with_its_own_environment_reaches_the_daemon_setup_ran_agai
             assert vaultctl(home, "vault", "add", "mine", str(home.root / "v")).code == 0
             user = home.root / "user"
             setup_env = {**home.env, "HOME": str(user), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
-            applied = await anyio.to_thread.run_sync(lambda: subprocess.run(
-                [sys.executable, "-m", "vaultctl.main", "setup", "claude", "--apply", "--json"],
-                env=setup_env, capture_output=True, text=True, cwd=REPO, timeout=60))
+            applied = await anyio.to_thread.run_sync(
+                lambda: subprocess.run(
+                    [sys.executable, "-m", "vaultctl.main", "setup", "claude", "--apply", "--json"],
+                    env=setup_env,
+                    capture_output=True,
+                    text=True,
+                    cwd=REPO,
+                    timeout=60,
+                )
+            )
             assert applied.returncode == 0, applied.stderr
             assert any("VAULTD_SOCKET=" in n for n in json.loads(applied.stdout)["notes"])
             entry = json.loads((user / ".claude.json").read_text())["mcpServers"]["vaultd"]
             assert entry["env"] == {"VAULTD_HOME": str(home.home), "VAULTD_SOCKET": str(home.socket)}
-            host_env = {"HOME": str(user), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO),
-                        "VAULTD_NO_AUTOSTART": "1", **entry["env"]}
+            host_env = {"HOME": str(user), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "VAULTD_NO_AUTOSTART": "1", **entry["env"]}
             server = StdioServerParameters(command=entry["command"], args=entry["args"], env=host_env, cwd=str(REPO))
             async with Client(server, mode="auto", read_timeout_seconds=60) as client:
                 listed = await client.call_tool("vault_list", {})
@@ -132,20 +144,30 @@ def test_setup_and_doctor_name_the_claude_entries_that_win_over_the_user_one(tmp
             user = home.root / "user"
             project = home.root / "proj"
             project.mkdir()
-            (user / ".claude.json").write_text(json.dumps({"projects": {str(project): {"mcpServers": {
-                "vaultd": {"type": "stdio", "command": "/old/venv/bin/vaultctl", "args": ["mcp"]}}}}}, indent=2))
+            (user / ".claude.json").write_text(
+                json.dumps(
+                    {
+                        "projects": {
+                            str(project): {
+                                "mcpServers": {"vaultd": {"type": "stdio", "command": "/old/venv/bin/vaultctl", "args": ["mcp"]}}
+                            }
+                        }
+                    },
+                    indent=2,
+                )
+            )
             (project / ".mcp.json").write_text('{"mcpServers": {"vaultd": {"command": "vaultctl-old"}}}\n')
             env = {**home.env, "HOME": str(user), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
 
             def run(*args: str) -> subprocess.CompletedProcess[str]:
-                return subprocess.run([sys.executable, "-m", "vaultctl.main", *args], env=env, capture_output=True,
-                                      text=True, cwd=project, timeout=120)
+                return subprocess.run(
+                    [sys.executable, "-m", "vaultctl.main", *args], env=env, capture_output=True, text=True, cwd=project, timeout=120
+                )
 
             applied = run("setup", "claude", "--apply", "--json")
             assert applied.returncode == 0, applied.stderr
             notes = json.loads(applied.stdout)["notes"]
-            assert any("local-scope" in n and str(project) in n and "claude mcp remove vaultd -s local" in n
-                       for n in notes), notes
+            assert any("local-scope" in n and str(project) in n and "claude mcp remove vaultd -s local" in n for n in notes), notes
             assert any("project-scope" in n and ".mcp.json" in n for n in notes), notes
             doctor = run("doctor", "--json")
             rows = [f for f in json.loads(doctor.stdout)["findings"] if f["check"].startswith("host")]
@@ -158,8 +180,9 @@ def test_setup_and_doctor_name_the_claude_entries_that_win_over_the_user_one(tmp
             codex.mkdir()
             (codex / "config.toml").write_text('[mcp_servers.vaultd]\ncommand = "/nonexistent/vaultctl"\nargs = ["mcp"]\n')
             (user / ".gemini").mkdir()
-            (user / ".gemini" / "settings.json").write_text(json.dumps({"mcpServers": {"vaultd": {
-                "command": str(Path(sys.executable).parent / "vaultctl"), "args": ["mcp"]}}}))
+            (user / ".gemini" / "settings.json").write_text(
+                json.dumps({"mcpServers": {"vaultd": {"command": str(Path(sys.executable).parent / "vaultctl"), "args": ["mcp"]}}})
+            )
             doctor = run("doctor", "--json")
             assert doctor.returncode == 1, doctor.stdout
             result = json.loads(doctor.stdout)

@@ -29,8 +29,7 @@ ACTIVE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def _vaultctl(home: Home, *args: str) -> tuple[int, str, str]:
-    proc = subprocess.run([sys.executable, "-m", "vaultctl.main", *args], env=home.env, capture_output=True,
-                          cwd=REPO, timeout=60)
+    proc = subprocess.run([sys.executable, "-m", "vaultctl.main", *args], env=home.env, capture_output=True, cwd=REPO, timeout=60)
     return proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
 
 
@@ -38,9 +37,11 @@ def _vaultctl(home: Home, *args: str) -> tuple[int, str, str]:
 def hostile_vault(home: Home, daemon: Daemon) -> Path:
     vault = home.root / "shared"
     vault.mkdir()
-    yaml_title = TITLE.translate({0x1b: "\\e", 0x07: "\\a", 0x9b: "\\x9b", 0x202e: "\\u202e", 0x7f: "\\x7f"})
-    (vault / NAME).write_text(f'---\ntitle: "{yaml_title}"\ntags: [shared]\n---\n# {TITLE}\n\n'
-                              f"quokka words {HOSTILE} more quokka words\n\nSee [[other]].\n", encoding="utf-8")
+    yaml_title = TITLE.translate({0x1B: "\\e", 0x07: "\\a", 0x9B: "\\x9b", 0x202E: "\\u202e", 0x7F: "\\x7f"})
+    (vault / NAME).write_text(
+        f'---\ntitle: "{yaml_title}"\ntags: [shared]\n---\n# {TITLE}\n\nquokka words {HOSTILE} more quokka words\n\nSee [[other]].\n',
+        encoding="utf-8",
+    )
     (vault / f"broken {HOSTILE}.md").write_text("---\ntitle: [unclosed\n---\nquokka\n", encoding="utf-8")
     (vault / "other.md").write_text(f"# Other\n\nBack to [[{STEM}]] and quokka.\n", encoding="utf-8")
     code, _, err = _vaultctl(home, "vault", "add", "shared", str(vault))
@@ -54,15 +55,18 @@ def _clean(out: str, err: str) -> None:
         assert not found, f"raw terminal controls on {stream}: {found!r} in {text!r}"
 
 
-@pytest.mark.parametrize("args", [
-    ("list", "--fresh"),
-    ("search", "quokka", "--fresh"),
-    ("show", NAME, "--fresh"),
-    ("links", NAME, "--fresh"),
-    ("links", "other", "--fresh"),
-    ("issues",),  # a note with malformed frontmatter and a hostile name
-    ("show", f"missing {HOSTILE}"),  # the daemon's refusal echoes the name
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("list", "--fresh"),
+        ("search", "quokka", "--fresh"),
+        ("show", NAME, "--fresh"),
+        ("links", NAME, "--fresh"),
+        ("links", "other", "--fresh"),
+        ("issues",),  # a note with malformed frontmatter and a hostile name
+        ("show", f"missing {HOSTILE}"),  # the daemon's refusal echoes the name
+    ],
+)
 def test_text_output_escapes_terminal_controls(hostile_vault: Path, home: Home, args: tuple[str, ...]) -> None:
     code, out, err = _vaultctl(home, *args)
     _clean(out, err)
@@ -79,15 +83,18 @@ def test_table_columns_line_up_around_an_escaped_name(hostile_vault: Path, home:
     header, *rows = out.split("\n\n")[0].splitlines()
     title_col = header.index("TITLE")
     for row in rows:
-        assert row[title_col - 2:title_col] == "  ", (header, row)
+        assert row[title_col - 2 : title_col] == "  ", (header, row)
 
 
-@pytest.mark.parametrize("args, pick", [
-    (("list", "--fresh"), lambda r: {n["path"] for n in r["notes"]}),
-    (("search", "quokka", "--fresh"), lambda r: {h["path"] for h in r["hits"]}),
-    (("show", NAME, "--fresh"), lambda r: {r["path"]}),
-    (("links", "other", "--fresh"), lambda r: {i["path"] for i in r["incoming"]}),
-])
+@pytest.mark.parametrize(
+    "args, pick",
+    [
+        (("list", "--fresh"), lambda r: {n["path"] for n in r["notes"]}),
+        (("search", "quokka", "--fresh"), lambda r: {h["path"] for h in r["hits"]}),
+        (("show", NAME, "--fresh"), lambda r: {r["path"]}),
+        (("links", "other", "--fresh"), lambda r: {i["path"] for i in r["incoming"]}),
+    ],
+)
 def test_json_output_is_exact(hostile_vault: Path, home: Home, args: tuple[str, ...], pick: object) -> None:
     code, out, err = _vaultctl(home, *args, "--json")
     assert code == 0, err

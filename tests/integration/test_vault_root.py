@@ -51,8 +51,7 @@ def _error(reply: dict) -> dict:  # type: ignore[type-arg]
     return reply["error"]["data"]  # type: ignore[no-any-return]
 
 
-def test_a_replaced_vault_folder_is_neither_read_nor_written_until_it_comes_back(
-        vault: Path, home: Home, raw: RawClient) -> None:
+def test_a_replaced_vault_folder_is_neither_read_nor_written_until_it_comes_back(vault: Path, home: Home, raw: RawClient) -> None:
     away = _swap(vault)
     kept = snapshot(away)
     refused = _error(raw.request("note.create", {"path": "Gamma", "body": "g\n"}))
@@ -60,8 +59,7 @@ def test_a_replaced_vault_folder_is_neither_read_nor_written_until_it_comes_back
     assert "missing" in refused["message"] and "renamed or removed" in refused["message"]
     append = _error(raw.request("note.append", {"target": "Alpha", "section": "More", "markdown": "x"}))
     assert append["code"] == "UNAVAILABLE"
-    assert _error(raw.request("log.append", {"event": {"type": "TASK", "source": "t", "note": "n"}}))["code"] \
-        == "UNAVAILABLE"
+    assert _error(raw.request("log.append", {"event": {"type": "TASK", "source": "t", "note": "n"}}))["code"] == "UNAVAILABLE"
     fresh = vaultctl(home, "search", "Alpha", "--fresh")
     assert fresh.code == 69, (fresh.code, fresh.err)  # unavailable, not an internal error
     assert "renamed or removed" in fresh.err
@@ -86,10 +84,8 @@ def test_two_daemons_never_write_one_folder(vault: Path, raw: RawClient, other_h
         b = RawClient(other_home.socket)
         b.hello()
         assert b.call("vault.add", {"id": "w", "path": str(vault)})["health"]["state"] == "locked"
-        assert _error(b.request("note.create", {"vault": "w", "path": "FromB", "body": "b\n"}))["code"] \
-            == "UNAVAILABLE"
-        b.call("vault.remove", {"id": "w", "confirm": True,
-                                "fingerprint": b.call("vault.remove", {"id": "w"})["fingerprint"]})
+        assert _error(b.request("note.create", {"vault": "w", "path": "FromB", "body": "b\n"}))["code"] == "UNAVAILABLE"
+        b.call("vault.remove", {"id": "w", "confirm": True, "fingerprint": b.call("vault.remove", {"id": "w"})["fingerprint"]})
 
         away = _swap(vault)
         kept = snapshot(away)

@@ -42,9 +42,12 @@ def _two_step(raw: RawClient, method: str, params: dict[str, Any]) -> tuple[dict
 def _link_state(raw: RawClient) -> dict[str, list[tuple[str, str, str | None]]]:
     """Every note's outgoing links as (target as written, status, resolved path)."""
     notes = [n for n in raw.call("note.list", {"limit": 500})["notes"] if n["path"] != "log.md"]
-    return {n["path"]: [(o["target"], o["status"], o.get("resolved"))
-                        for o in raw.call("note.links", {"target": n["path"], "limit": 500})["out"]]
-            for n in notes}
+    return {
+        n["path"]: [
+            (o["target"], o["status"], o.get("resolved")) for o in raw.call("note.links", {"target": n["path"], "limit": 500})["out"]
+        ]
+        for n in notes
+    }
 
 
 # -- note.link ------------------------------------------------------------------------------------
@@ -65,13 +68,11 @@ def test_link_both_ways_once_with_relation(vault: Path, raw: RawClient) -> None:
     before = snapshot(vault)
     assert raw.call("note.link", {"source": "Ada Lovelace", "target": "Alpha Plan"})["outcome"] == "unchanged"
     assert snapshot(vault) == before
-    one_way = raw.call("note.link", {"source": "Zettelkasten", "target": "projects/beta/Meeting Notes.md",
-                                     "bidirectional": False})
+    one_way = raw.call("note.link", {"source": "Zettelkasten", "target": "projects/beta/Meeting Notes.md", "bidirectional": False})
     assert [c["path"] for c in one_way["changes"]] == ["concepts/Zettelkasten.md"]
     assert "- [[projects/beta/Meeting Notes]]\n" in (vault / "concepts" / "Zettelkasten.md").read_text()
     assert _err(raw.request("note.link", {"source": "Ideas", "target": "inbox/Ideas.md"}))["code"] == "INVALID_PARAMS"
-    assert _err(raw.request("note.link", {"source": "Ideas", "target": "Ada", "relation": "likes"}))["code"] \
-        == "INVALID_PARAMS"
+    assert _err(raw.request("note.link", {"source": "Ideas", "target": "Ada", "relation": "likes"}))["code"] == "INVALID_PARAMS"
     assert _err(raw.request("note.link", {"source": "Ideas", "target": "No Such Note"}))["code"] == "NOT_FOUND"
     assert _err(raw.request("note.link", {"source": "Ideas", "target": "Meeting Notes"}))["code"] == "AMBIGUOUS"
 
@@ -80,16 +81,14 @@ def test_link_both_ways_once_with_relation(vault: Path, raw: RawClient) -> None:
 
 
 def test_supersede_marks_old_and_links_back(vault: Path, raw: RawClient) -> None:
-    raw.call("note.create", {"path": "s/Old Finding", "frontmatter": {"type": "insight", "status": "active"},
-                             "body": "# Old Finding\n"})
+    raw.call("note.create", {"path": "s/Old Finding", "frontmatter": {"type": "insight", "status": "active"}, "body": "# Old Finding\n"})
     raw.call("note.create", {"path": "s/New Finding", "frontmatter": {"type": "insight"}, "body": "# New Finding\n"})
     old_before = (vault / "s" / "Old Finding.md").read_text()
     r = raw.call("note.supersede", {"old": "Old Finding", "new": "New Finding"})
     assert r["applied"] and "RETHINK" in r["log"]["line"]
     old = (vault / "s" / "Old Finding.md").read_text()
-    assert 'status: superseded\n' in old and 'superseded_by: "[[New Finding]]"\n' in old
-    assert old.replace("status: superseded", "status: active").replace('superseded_by: "[[New Finding]]"\n', "") \
-        == old_before
+    assert "status: superseded\n" in old and 'superseded_by: "[[New Finding]]"\n' in old
+    assert old.replace("status: superseded", "status: active").replace('superseded_by: "[[New Finding]]"\n', "") == old_before
     assert "## Relevant Notes\n\n- [[Old Finding]] — supersedes\n" in (vault / "s" / "New Finding.md").read_text()
     assert raw.call("note.supersede", {"old": "Old Finding", "new": "New Finding"})["outcome"] == "unchanged"
     cycle = _err(raw.request("note.supersede", {"old": "New Finding", "new": "Old Finding"}))
@@ -101,8 +100,11 @@ def test_supersede_marks_old_and_links_back(vault: Path, raw: RawClient) -> None
 
 
 def _expected_after_alpha_move(text: str) -> str:
-    return (text.replace("[[Alpha Plan.md]]", "[[Alpha Roadmap]]").replace("[[Alpha Plan", "[[Alpha Roadmap")
-            .replace("../projects/alpha/Alpha%20Plan.md", "../archive/Alpha%20Roadmap.md"))
+    return (
+        text.replace("[[Alpha Plan.md]]", "[[Alpha Roadmap]]")
+        .replace("[[Alpha Plan", "[[Alpha Roadmap")
+        .replace("../projects/alpha/Alpha%20Plan.md", "../archive/Alpha%20Roadmap.md")
+    )
 
 
 def test_move_rewrites_every_link_form_and_nothing_else(vault: Path, raw: RawClient) -> None:
@@ -113,17 +115,25 @@ def test_move_rewrites_every_link_form_and_nothing_else(vault: Path, raw: RawCli
     before = snapshot(vault)
     preview = raw.call("note.move", {"target": "Alpha Plan", "to": "archive/Alpha Roadmap"})
     assert snapshot(vault) == before
-    rewritten = {"README.md", "concepts/Link Syntax.md", "concepts/Zettelkasten.md", "daily/2024-05-01.md",
-                 "people/Ada Lovelace.md", "people/Grace Hopper.md", "projects/alpha/Meeting Notes.md",
-                 "projects/beta/Beta Overview.md", "projects/해외사업단 킥오프.md", "t/code.md"}
+    rewritten = {
+        "README.md",
+        "concepts/Link Syntax.md",
+        "concepts/Zettelkasten.md",
+        "daily/2024-05-01.md",
+        "people/Ada Lovelace.md",
+        "people/Grace Hopper.md",
+        "projects/alpha/Meeting Notes.md",
+        "projects/beta/Beta Overview.md",
+        "projects/해외사업단 킥오프.md",
+        "t/code.md",
+    }
     assert set(preview["detail"]["rewritten"]) == rewritten
     assert {c["path"] for c in preview["changes"]} == rewritten | {ALPHA, "archive/Alpha Roadmap.md"}
     _, done = _two_step(raw, "note.move", {"target": "Alpha Plan", "to": "archive/Alpha Roadmap"})
     assert "ROUTE" in done["log"]["line"]
     after = snapshot(vault)
     assert after.pop("archive/Alpha Roadmap.md") == before.pop(ALPHA)  # its own links needed nothing
-    expected = {k: _expected_after_alpha_move(v.decode()).encode() if k.endswith(".md") else v
-                for k, v in _without_log(before).items()}
+    expected = {k: _expected_after_alpha_move(v.decode()).encode() if k.endswith(".md") else v for k, v in _without_log(before).items()}
     expected["t/code.md"] = before["t/code.md"].replace(b"Real [[Alpha Plan]]", b"Real [[Alpha Roadmap]]")
     assert _without_log(after) == expected
     assert (vault / "t" / "code.md").read_text().count("[[Alpha Plan]]") == 3  # code and comments untouched
@@ -132,8 +142,9 @@ def test_move_rewrites_every_link_form_and_nothing_else(vault: Path, raw: RawCli
     links_after = _link_state(raw)
     links_before["archive/Alpha Roadmap.md"] = links_before.pop(ALPHA)
     for path, outs in links_after.items():
-        assert [(s, p) for _, s, p in outs] == [(s, "archive/Alpha Roadmap.md" if p == ALPHA else p)
-                                                for _, s, p in links_before[path]], path
+        assert [(s, p) for _, s, p in outs] == [(s, "archive/Alpha Roadmap.md" if p == ALPHA else p) for _, s, p in links_before[path]], (
+            path
+        )
 
 
 def test_move_to_a_shared_name_gives_links_a_path(vault: Path, raw: RawClient) -> None:
@@ -147,8 +158,9 @@ def test_move_to_a_shared_name_gives_links_a_path(vault: Path, raw: RawClient) -
     links_after = _link_state(raw)
     links_before["archive/Alpha Plan.md"] = links_before.pop("inbox/Ideas.md")
     for path, outs in links_after.items():
-        assert [(s, p) for _, s, p in outs] == [(s, "archive/Alpha Plan.md" if p == "inbox/Ideas.md" else p)
-                                                for _, s, p in links_before[path]], path
+        assert [(s, p) for _, s, p in outs] == [
+            (s, "archive/Alpha Plan.md" if p == "inbox/Ideas.md" else p) for _, s, p in links_before[path]
+        ], path
     again = raw.call("vault.stats", {})
     assert (again["dead_links"], again["ambiguous_links"]) == (stats["dead_links"], stats["ambiguous_links"])
 
@@ -208,8 +220,7 @@ def test_move_preview_goes_stale_and_refusals(vault: Path, raw: RawClient) -> No
     assert _err(raw.request("note.move", {**params, "confirm": True}))["code"] == "INVALID_PARAMS"
     taken = _err(raw.request("note.move", {"target": "Ada Lovelace", "to": "people/Grace Hopper"}))
     assert taken["code"] == "VALIDATION" and taken["issues"][0]["code"] == "V08"
-    assert _err(raw.request("note.move", {"target": "Ada Lovelace", "to": "people/Ada Lovelace"}))["code"] \
-        == "INVALID_PARAMS"
+    assert _err(raw.request("note.move", {"target": "Ada Lovelace", "to": "people/Ada Lovelace"}))["code"] == "INVALID_PARAMS"
     for bad in ("team/Ada #1", "team/Ada|x", ".obsidian/Ada", "../outside/Ada", "team/Ada /x"):
         reply = _err(raw.request("note.move", {"target": "Ada Lovelace", "to": bad}))
         assert reply["code"] == "VALIDATION" and reply["issues"][0]["code"] == "V04", bad
@@ -244,27 +255,45 @@ def test_delete_to_trash_refuses_broken_links_and_undo_restores(vault: Path, raw
 # -- note.merge -----------------------------------------------------------------------------------
 
 KEEP_BODY = "# Keep\n\nKeep prose.\n\n## Topics\n\n- [[Alpha Plan]]\n"
-ABSORB_BODY = ("# Absorb\n\nAbsorb prose.\n\n## Detail\n\nText. ^blk\n\n```\n# not a heading\n```\n\n"
-               "###### Deepest\n\n## Topics\n\n- [[Zettelkasten]]\n- [[Alpha Plan]]\n")
-MERGED_BODY = ("# Keep\n\nKeep prose.\n\n## Merged from [[Absorb]]\n\nAbsorb prose.\n\n### Detail\n\nText. ^blk\n\n"
-               "```\n# not a heading\n```\n\n###### Deepest\n\n## Topics\n\n- [[Alpha Plan]]\n- [[Zettelkasten]]\n")
+ABSORB_BODY = (
+    "# Absorb\n\nAbsorb prose.\n\n## Detail\n\nText. ^blk\n\n```\n# not a heading\n```\n\n"
+    "###### Deepest\n\n## Topics\n\n- [[Zettelkasten]]\n- [[Alpha Plan]]\n"
+)
+MERGED_BODY = (
+    "# Keep\n\nKeep prose.\n\n## Merged from [[Absorb]]\n\nAbsorb prose.\n\n### Detail\n\nText. ^blk\n\n"
+    "```\n# not a heading\n```\n\n###### Deepest\n\n## Topics\n\n- [[Alpha Plan]]\n- [[Zettelkasten]]\n"
+)
 
 
 def test_merge_folds_content_repoints_links_and_marks_absorb(vault: Path, raw: RawClient) -> None:
-    raw.call("note.create", {"path": "m/Keep", "body": KEEP_BODY, "frontmatter": {
-        "type": "insight", "topics": ["[[Alpha Plan]]"], "source": "https://a.example"}})
-    raw.call("note.create", {"path": "m/Absorb", "body": ABSORB_BODY, "frontmatter": {
-        "type": "insight", "topics": ["[[Alpha Plan]]", "[[Zettelkasten]]"], "source": ["https://b.example"]}})
+    raw.call(
+        "note.create",
+        {
+            "path": "m/Keep",
+            "body": KEEP_BODY,
+            "frontmatter": {"type": "insight", "topics": ["[[Alpha Plan]]"], "source": "https://a.example"},
+        },
+    )
+    raw.call(
+        "note.create",
+        {
+            "path": "m/Absorb",
+            "body": ABSORB_BODY,
+            "frontmatter": {"type": "insight", "topics": ["[[Alpha Plan]]", "[[Zettelkasten]]"], "source": ["https://b.example"]},
+        },
+    )
     raw.call("note.create", {"path": "m/Ref", "body": "See [[Absorb#Detail|detail]], [[Absorb#^blk]], [a](Absorb.md).\n"})
     preview, done = _two_step(raw, "note.merge", {"keep": "Keep", "absorb": "Absorb"})
     assert preview["detail"]["body"] == MERGED_BODY
     assert preview["detail"]["unions"]["source"] == ["https://a.example", "https://b.example"]
     keep = (vault / "m" / "Keep.md").read_text()
     assert keep.endswith("---\n" + MERGED_BODY)
-    assert "topics:\n  - '[[Alpha Plan]]'\n  - '[[Zettelkasten]]'\n" in keep or \
-        'topics:\n  - "[[Alpha Plan]]"\n  - "[[Zettelkasten]]"\n' in keep
+    assert (
+        "topics:\n  - '[[Alpha Plan]]'\n  - '[[Zettelkasten]]'\n" in keep
+        or 'topics:\n  - "[[Alpha Plan]]"\n  - "[[Zettelkasten]]"\n' in keep
+    )
     absorb = (vault / "m" / "Absorb.md").read_text()
-    assert 'status: superseded\n' in absorb and 'superseded_by: "[[Keep]]"\n' in absorb
+    assert "status: superseded\n" in absorb and 'superseded_by: "[[Keep]]"\n' in absorb
     assert absorb.endswith("---\n" + ABSORB_BODY)  # the absorb file stays, its body untouched
     assert (vault / "m" / "Ref.md").read_text().endswith("See [[Keep#Detail|detail]], [[Keep#^blk]], [a](Keep.md).\n")
     assert not raw.call("note.links", {"target": "m/Ref.md"})["dead"]
@@ -284,8 +313,7 @@ def test_merge_refusals(vault: Path, raw: RawClient) -> None:
     raw.call("note.create", {"path": "m/C", "body": "see [[B#B]]\n"})  # B's H1 goes away in a merge
     lost = _err(raw.request("note.merge", {"keep": "A", "absorb": "B"}))
     assert lost["code"] == "VALIDATION" and lost["issues"][0]["code"] == "V03"
-    raw.call("note.create", {"path": "m/D", "frontmatter": {"type": "insight"},
-                             "body": "# D\n\n## Notes\n\nsee [[#Notes]]\n"})
+    raw.call("note.create", {"path": "m/D", "frontmatter": {"type": "insight"}, "body": "# D\n\n## Notes\n\nsee [[#Notes]]\n"})
     raw.call("note.create", {"path": "m/E", "frontmatter": {"type": "insight"}, "body": "# E\n\n## Notes\n\nx\n"})
     captured = _err(raw.request("note.merge", {"keep": "E", "absorb": "D"}))
     assert captured["issues"][0]["code"] == "V03" and captured["issues"][0]["path"] == "m/D.md"
@@ -346,8 +374,7 @@ def test_a_move_reports_no_link_that_was_dead_before_it(vault: Path, raw: RawCli
     preview = raw.call("note.move", {"target": "Mover", "to": "moved/Mover Renamed"})
     assert preview["applied"] is False
     assert not [w for w in preview["warnings"] if w["code"] == "V03"], preview["warnings"]
-    done = raw.call("note.move", {"target": "Mover", "to": "moved/Mover Renamed", "confirm": True,
-                                  "fingerprint": preview["fingerprint"]})
+    done = raw.call("note.move", {"target": "Mover", "to": "moved/Mover Renamed", "confirm": True, "fingerprint": preview["fingerprint"]})
     assert done["applied"] and not [w for w in done["warnings"] if w["code"] == "V03"]
     assert "[[Mover Renamed]]" in (vault / "Pointer.md").read_text()
     # An edit of the same note still reports the old debt it keeps.

@@ -31,8 +31,15 @@ def _err(reply: dict) -> dict:  # type: ignore[type-arg]
 
 
 def test_create_then_read_search_and_log(vault: Path, raw: RawClient) -> None:
-    r = raw.call("note.create", {"path": "inbox/New Idea", "title": "New Idea", "frontmatter": {"type": "insight"},
-                                 "body": "# New Idea\n\nA quokka-shaped thought.\n"})
+    r = raw.call(
+        "note.create",
+        {
+            "path": "inbox/New Idea",
+            "title": "New Idea",
+            "frontmatter": {"type": "insight"},
+            "body": "# New Idea\n\nA quokka-shaped thought.\n",
+        },
+    )
     assert r["applied"] and r["op_id"] and r["changes"][0]["action"] == "create"
     text = (vault / "inbox" / "New Idea.md").read_text()
     assert text.startswith("---\n") and "type: insight" in text and "created:" in text and "quokka" in text
@@ -59,8 +66,9 @@ def test_patch_single_and_edits_all_or_nothing(vault: Path, raw: RawClient) -> N
     r = raw.call("note.patch", {"target": "Ada Lovelace", "old": "Pairs with", "new": "Works with"})
     assert r["applied"] and "Works with" in path.read_text()
     before = path.read_bytes()
-    bad = raw.request("note.patch", {"target": "Ada Lovelace", "edits": [
-        {"old": "Works with", "new": "x"}, {"old": "no such text anywhere", "new": "y"}]})
+    bad = raw.request(
+        "note.patch", {"target": "Ada Lovelace", "edits": [{"old": "Works with", "new": "x"}, {"old": "no such text anywhere", "new": "y"}]}
+    )
     assert _err(bad)["code"] == "VALIDATION" and path.read_bytes() == before
     assert _err(raw.request("note.patch", {"target": "Ada Lovelace", "old": "a", "new": "b"}))["code"] == "VALIDATION"
     both = raw.request("note.patch", {"target": "Ada Lovelace", "old": "x", "new": "y", "edits": [{"old": "a", "new": "b"}]})
@@ -78,8 +86,9 @@ def test_expected_sha_and_concurrent_writers(vault: Path, raw: RawClient, daemon
     def writer(word: str) -> None:
         c = RawClient(daemon.home.socket)
         c.hello()
-        results.append(c.request("note.append", {"target": "Grace Hopper", "section": "Log", "markdown": word,
-                                                 "expected_sha": read["sha256"]}))
+        results.append(
+            c.request("note.append", {"target": "Grace Hopper", "section": "Log", "markdown": word, "expected_sha": read["sha256"]})
+        )
 
     threads = [threading.Thread(target=writer, args=(w,)) for w in ("first-writer", "second-writer")]
     for t in threads:
@@ -101,8 +110,7 @@ def test_append_creates_section_before_topics_and_set_frontmatter_is_lossless(va
     raw.call("note.append", {"target": "t/topics", "section": "Evidence", "markdown": "- two"})
     text = (vault / "t" / "topics.md").read_text()
     assert text.index("- one") < text.index("- two") < text.index("## Topics")
-    assert _err(raw.request("note.append", {"target": "t/topics", "section": "Topics", "markdown": "x"}))["code"] \
-        == "INVALID_PARAMS"
+    assert _err(raw.request("note.append", {"target": "t/topics", "section": "Topics", "markdown": "x"}))["code"] == "INVALID_PARAMS"
     path = vault / "concepts" / "Link Syntax.md"
     before_lines = path.read_text().splitlines()
     raw.call("note.set_frontmatter", {"target": "Link Syntax", "set": {"status": "draft"}})

@@ -44,13 +44,15 @@ def world(daemon: Daemon, home: Home) -> Any:
     host_file.write_text('{\n  "mcpServers": {\n    "other": {"command": "x"}\n  }\n}\n')
     env = {**home.env, "HOME": str(user), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
     before = host_file.read_bytes()
-    applied = subprocess.run([sys.executable, "-m", "vaultctl.main", "setup", "cursor", "--apply"], env=env,
-                             capture_output=True, text=True, cwd=REPO, timeout=60)
+    applied = subprocess.run(
+        [sys.executable, "-m", "vaultctl.main", "setup", "cursor", "--apply"], env=env, capture_output=True, text=True, cwd=REPO, timeout=60
+    )
     assert applied.returncode == 0, applied.stderr
     entry = json.loads(host_file.read_text())["mcpServers"]["vaultd"]
     yield entry, {"HOME": str(user), "PATH": "/usr/bin:/bin", **entry.get("env", {})}, root
-    undone = subprocess.run([sys.executable, "-m", "vaultctl.main", "setup", "cursor", "--undo"], env=env,
-                            capture_output=True, text=True, cwd=REPO, timeout=60)
+    undone = subprocess.run(
+        [sys.executable, "-m", "vaultctl.main", "setup", "cursor", "--undo"], env=env, capture_output=True, text=True, cwd=REPO, timeout=60
+    )
     assert undone.returncode == 0, undone.stderr
     assert host_file.read_bytes() == before
 
@@ -78,8 +80,7 @@ def test_the_typescript_sdk_client(world: Any) -> None:
     _need_node_clients()
     entry, env, root = world
     spec = json.dumps({"command": entry["command"], "args": entry["args"], "env": env, "cwd": str(root)})
-    proc = subprocess.run(["node", str(INTEROP / "ts_client.mjs"), spec], capture_output=True, text=True,
-                          cwd=INTEROP, timeout=120)
+    proc = subprocess.run(["node", str(INTEROP / "ts_client.mjs"), spec], capture_output=True, text=True, cwd=INTEROP, timeout=120)
     assert proc.returncode == 0, proc.stderr
     _check_report(json.loads(proc.stdout), root)
 
@@ -98,8 +99,7 @@ def _host_env(home: Home, user: Path) -> dict[str, str]:
 
 
 def _run(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, env=env, capture_output=True, text=True, cwd=cwd, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(argv, env=env, capture_output=True, text=True, cwd=cwd, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 def _setup(env: dict[str, str], host: str, *flags: str) -> None:
@@ -120,19 +120,25 @@ def host_home(daemon: Daemon, home: Home) -> Any:
     return _host_env(home, user), user, work
 
 
-@pytest.mark.parametrize(("host", "files", "argv", "connected"), [
-    ("claude", [".claude.json"], ["claude", "mcp", "list"], "vaultd: "),
-    ("gemini", [".gemini/settings.json"], ["gemini", "mcp", "list"], "vaultd: "),
-    ("codex", [".codex/config.toml"], ["codex", "mcp", "list"], "vaultd "),
-])
-def test_a_host_lists_the_entry_setup_wrote_and_undo_restores_its_file(host_home: Any, host: str, files: list[str],
-                                                                       argv: list[str], connected: str) -> None:
+@pytest.mark.parametrize(
+    ("host", "files", "argv", "connected"),
+    [
+        ("claude", [".claude.json"], ["claude", "mcp", "list"], "vaultd: "),
+        ("gemini", [".gemini/settings.json"], ["gemini", "mcp", "list"], "vaultd: "),
+        ("codex", [".codex/config.toml"], ["codex", "mcp", "list"], "vaultd "),
+    ],
+)
+def test_a_host_lists_the_entry_setup_wrote_and_undo_restores_its_file(
+    host_home: Any, host: str, files: list[str], argv: list[str], connected: str
+) -> None:
     env, user, work = host_home
     target = user / files[0]
     target.parent.mkdir(parents=True, exist_ok=True)
-    existing = {"claude": '{\n  "theme": "dark"\n}\n',
-                "gemini": '{\n  "security": {"folderTrust": {"enabled": false}}\n}\n',
-                "codex": 'model = "o4"\n'}[host]
+    existing = {
+        "claude": '{\n  "theme": "dark"\n}\n',
+        "gemini": '{\n  "security": {"folderTrust": {"enabled": false}}\n}\n',
+        "codex": 'model = "o4"\n',
+    }[host]
     target.write_text(existing)
     before = target.read_bytes()
     _setup(env, host, "--apply")

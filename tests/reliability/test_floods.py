@@ -59,8 +59,7 @@ def test_a_flood_past_the_descriptor_limit_does_not_stop_the_daemon(home: Home, 
     assert log_lines(home, "cannot accept connections for now") >= 1
 
 
-def test_a_connection_over_the_cap_gets_one_error_line_naming_the_limit(home: Home,
-                                                                        held: list[socket.socket]) -> None:
+def test_a_connection_over_the_cap_gets_one_error_line_naming_the_limit(home: Home, held: list[socket.socket]) -> None:
     write_limits(home, max_connections=8)
     daemon = Daemon(home)
     try:
@@ -80,8 +79,7 @@ def test_a_connection_over_the_cap_gets_one_error_line_naming_the_limit(home: Ho
         daemon.stop()
 
 
-def test_connections_that_never_say_hello_are_closed_after_the_timeout(home: Home,
-                                                                      held: list[socket.socket]) -> None:
+def test_connections_that_never_say_hello_are_closed_after_the_timeout(home: Home, held: list[socket.socket]) -> None:
     write_limits(home, hello_timeout_s=1.0)
     daemon = Daemon(home)
     try:
@@ -112,8 +110,7 @@ def test_clients_that_never_read_are_bounded_and_dropped(home: Home) -> None:
         def answers() -> bool:
             return "smallword" in normal.call("note.read", {"vault": "big", "target": "small.md"})["body"]
 
-        report = unread_pipelines(home, daemon.proc.pid, "big", clients=12, depth=48, send_timeout=3.0,
-                                  during=answers)
+        report = unread_pipelines(home, daemon.proc.pid, "big", clients=12, depth=48, send_timeout=3.0, during=answers)
         grown_mib = (report["rss_peak_kib"] - report["rss_before_kib"]) / 1024
         # 4 MiB of replies, one share over it for small ones, plus the reads and encodes in progress
         assert grown_mib < 24, report
@@ -123,8 +120,7 @@ def test_clients_that_never_read_are_bounded_and_dropped(home: Home) -> None:
     finally:
         daemon.stop()
     assert log_lines(home, "dropped a client that read none of a reply") == 12
-    stopped = [json.loads(ln) for ln in (home.home / "logs" / "vaultd.log").read_text().splitlines()
-               if '"event": "stopped"' in ln]
+    stopped = [json.loads(ln) for ln in (home.home / "logs" / "vaultd.log").read_text().splitlines() if '"event": "stopped"' in ln]
     assert stopped and 0 < stopped[-1]["peak_reply_bytes"] <= 5 * MiB, stopped  # total + one share
 
 
@@ -133,8 +129,7 @@ BIG_READ = {"vault": "big", "target": "big.md", "max_bytes": 65536}
 
 def raw_reply(c: RawClient, request_id: int, params: dict[str, object]) -> bytes:
     """One note.read's reply frame as the daemon sent it, newline included."""
-    c.send_bytes(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "note.read", "params": params}).encode()
-                 + b"\n")
+    c.send_bytes(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "note.read", "params": params}).encode() + b"\n")
     while b"\n" not in c.buf:
         chunk = c.sock.recv(1 << 16)
         if not chunk:
@@ -193,8 +188,9 @@ def test_pipelined_replies_of_a_whole_share_each_wait_their_turn_instead_of_fail
     daemon = Daemon(home)
     try:
         c = reader(home)
-        frames = b"".join(json.dumps({"jsonrpc": "2.0", "id": i, "method": "note.read",
-                                      "params": BIG_READ}).encode() + b"\n" for i in range(1, 7))
+        frames = b"".join(
+            json.dumps({"jsonrpc": "2.0", "id": i, "method": "note.read", "params": BIG_READ}).encode() + b"\n" for i in range(1, 7)
+        )
         c.send_bytes(frames)
         replies = [c.recv_message() for _ in range(6)]
         assert sorted(r["id"] for r in replies) == list(range(1, 7))

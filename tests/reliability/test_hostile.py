@@ -47,8 +47,7 @@ def test_deep_nesting_in_a_frame_is_a_parse_error_not_a_crash(shared: tuple[Home
     c = RawClient(home.socket)
     c.hello()
     deep = '{"a":' * depth + "1" + "}" * depth
-    c.send_bytes(f'{{"jsonrpc":"2.0","id":1,"method":"note.create","params":{{"path":"x","frontmatter":{deep}}}}}\n'
-                 .encode())
+    c.send_bytes(f'{{"jsonrpc":"2.0","id":1,"method":"note.create","params":{{"path":"x","frontmatter":{deep}}}}}\n'.encode())
     reply = c.recv_message()
     assert reply["error"]["data"]["code"] == "PARSE_ERROR"
     c.send_bytes(b'{"jsonrpc":"2.0","id":2,"method":7,"x":' + b"[" * depth + b"]" * depth + b"}\n")
@@ -122,10 +121,13 @@ def test_a_folder_link_back_up_does_not_confuse_the_watcher(shared: tuple[Home, 
     assert [h["path"] for h in hits] == ["b.md"]
 
 
-@pytest.mark.parametrize("method, params", [
-    ("note.create", {"path": "a\u0000b"}),
-    ("note.read", {"target": "a\u0000b.md"}),
-])
+@pytest.mark.parametrize(
+    "method, params",
+    [
+        ("note.create", {"path": "a\u0000b"}),
+        ("note.read", {"target": "a\u0000b.md"}),
+    ],
+)
 def test_a_nul_byte_in_a_path_is_refused_as_invalid(shared: tuple[Home, Daemon], method: str, params: dict) -> None:  # type: ignore[type-arg]
     home, daemon = shared
     vault = home.root / "nul"
@@ -143,8 +145,12 @@ def test_deep_nesting_into_the_mcp_shim_is_a_parse_error(shared: tuple[Home, Dae
     """Regression: the shim's frame decoder let RecursionError out and the shim exited."""
     home, _ = shared
     deep = b'{"a":' * 5000 + b"1" + b"}" * 5000
-    frames = (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"vault_list","arguments":' + deep
-              + b"}}\n" + b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+    frames = (
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"vault_list","arguments":'
+        + deep
+        + b"}}\n"
+        + b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n'
+    )
     proc = subprocess.run([*SHIM], input=frames, capture_output=True, env=home.env, cwd=REPO, timeout=60)
     replies = [json.loads(line) for line in proc.stdout.splitlines()]
     assert proc.returncode == 0, proc.stderr[-500:]

@@ -70,8 +70,9 @@ def test_a_round_of_hostile_names(shared: tuple[Home, Daemon]) -> None:
     """(a)-(c), (e), (f) at a small size: add, reads, watcher, MCP, writes; (d) vaultctl is below."""
     home, daemon = shared
     tally = NameTally()
-    names_round(home, daemon, "names", tally, RoundSize(drawn=10, read_limit=30, mcp_limit=8, watch_names=8,
-                                                              write_names=30), seed=3, cli=False)
+    names_round(
+        home, daemon, "names", tally, RoundSize(drawn=10, read_limit=30, mcp_limit=8, watch_names=8, write_names=30), seed=3, cli=False
+    )
     assert tally.failures == [], tally.failures
     c = tally.counts
     assert c["rounds"] == 1 and c["replies.internal"] == 0 and c["sessions.dropped"] == 0
@@ -179,14 +180,12 @@ def test_vaultctl_text_shows_every_hostile_name_escaped(shared: tuple[Home, Daem
 STRIPPED = [chr(c) for c in range(0x110000) if chr(c).isspace()]
 
 
-def test_a_note_is_read_and_written_by_its_exact_path_whatever_whitespace_it_holds(
-        home: Home, daemon: Daemon, raw: RawClient) -> None:
+def test_a_note_is_read_and_written_by_its_exact_path_whatever_whitespace_it_holds(home: Home, daemon: Daemon, raw: RawClient) -> None:
     """Regression: the lookup stripped the target before matching, so ``'\\n.md'`` read ``.md`` and a
     patch of ``' x.md'`` changed ``x.md``: another note than the one named."""
     vault = home.root / "ws"
     vault.mkdir()
-    names = [".md", "x.md"] + [f"{ws}.md" for ws in STRIPPED] + [f"{ws}x.md" for ws in STRIPPED] \
-        + [f"x{ws}.md" for ws in STRIPPED]
+    names = [".md", "x.md"] + [f"{ws}.md" for ws in STRIPPED] + [f"{ws}x.md" for ws in STRIPPED] + [f"x{ws}.md" for ws in STRIPPED]
     for i, name in enumerate(names):
         (vault / name).write_text(f"# N{i}\n\nnoteword{i}\n", encoding="utf-8")
     raw.call("vault.add", {"id": "ws", "path": str(vault)})

@@ -20,8 +20,7 @@ def test_crash_run_of_a_thousand_operations_and_a_hundred_kills() -> None:
 
 
 @pytest.mark.timeout(1800)
-@pytest.mark.skipif(bool(lostwrites.unavailable()) or os.geteuid() != 0,
-                    reason=lostwrites.unavailable() or "FUSE mounts need root here")
+@pytest.mark.skipif(bool(lostwrites.unavailable()) or os.geteuid() != 0, reason=lostwrites.unavailable() or "FUSE mounts need root here")
 def test_forty_power_losses() -> None:
     report = lostwrites.run(cycles=40, seed=3)
     assert report["violations"] == 0, report["violation_samples"]

@@ -9,8 +9,9 @@ import pytest
 
 from reliability import lostwrites
 
-pytestmark = pytest.mark.skipif(bool(lostwrites.unavailable()) or os.geteuid() != 0,
-                                reason=lostwrites.unavailable() or "FUSE mounts need root here")
+pytestmark = pytest.mark.skipif(
+    bool(lostwrites.unavailable()) or os.geteuid() != 0, reason=lostwrites.unavailable() or "FUSE mounts need root here"
+)
 
 
 def test_power_losses_lose_no_acknowledged_operation() -> None:

@@ -94,18 +94,25 @@ _AS_NOBODY = textwrap.dedent("""
 def _as_nobody(home: Home, args: list[str], stdin: str) -> subprocess.CompletedProcess[str]:
     script = _AS_NOBODY.format(repo=str(REPO), args=args, uid=NOBODY)
     env = {**home.env, "VAULTD_NO_AUTOSTART": "1"}
-    return subprocess.run([sys.executable, "-c", script], input=stdin, capture_output=True, text=True,
-                          env=env, cwd="/", timeout=60)
+    return subprocess.run([sys.executable, "-c", script], input=stdin, capture_output=True, text=True, env=env, cwd="/", timeout=60)
 
 
 def _shim_session() -> str:
     lines = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}},
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "vault_list", "arguments": {}}},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-            "name": "note_create", "arguments": {"vault": "p", "path": "from-nobody", "body": "x\n"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "note_create", "arguments": {"vault": "p", "path": "from-nobody", "body": "x\n"}},
+        },
     ]
     return "".join(json.dumps(m) + "\n" for m in lines)
 
@@ -140,7 +147,8 @@ def test_the_mcp_shim_run_by_another_user_cannot_reach_the_daemon(vault: Path, h
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="dropping to another uid needs root")
 def test_past_open_modes_the_peer_uid_check_still_refuses_the_shim_and_cli(
-        vault: Path, home: Home, daemon: Daemon, opened_up: None) -> None:
+    vault: Path, home: Home, daemon: Daemon, opened_up: None
+) -> None:
     _check_shim_refused(_as_nobody(home, ["mcp"], _shim_session()), vault)
     cli = _as_nobody(home, ["new", "from-nobody", "--vault", "p"], "")
     assert cli.returncode == 69, (cli.returncode, cli.stdout, cli.stderr)
@@ -175,11 +183,28 @@ def _outside_state(escapes: dict[str, Path]) -> dict[str, bytes]:
     return state
 
 
-_CREATE_PATHS = ["../outside/new", "../../escaped", "/tmp/vaultd-abs-escape", "linked-folder/new",
-                 "linked-folder/sub/new", "notes/linked-file.md", "notes/../../outside/x", "notes/./../../x",
-                 "linked-folder/victim.md", "%2e%2e/x", "notes\\..\\..\\x"]
-_TARGETS = ["../outside/victim.md", "linked-folder/victim.md", "linked-folder/sub/victim.md",
-            "notes/linked-file.md", "linked-file", str(Path("/tmp/vaultd-abs-escape")), "notes/hard.md"]
+_CREATE_PATHS = [
+    "../outside/new",
+    "../../escaped",
+    "/tmp/vaultd-abs-escape",
+    "linked-folder/new",
+    "linked-folder/sub/new",
+    "notes/linked-file.md",
+    "notes/../../outside/x",
+    "notes/./../../x",
+    "linked-folder/victim.md",
+    "%2e%2e/x",
+    "notes\\..\\..\\x",
+]
+_TARGETS = [
+    "../outside/victim.md",
+    "linked-folder/victim.md",
+    "linked-folder/sub/victim.md",
+    "notes/linked-file.md",
+    "linked-file",
+    str(Path("/tmp/vaultd-abs-escape")),
+    "notes/hard.md",
+]
 
 
 def _write_attempts() -> list[tuple[str, dict[str, Any]]]:
@@ -209,8 +234,7 @@ def _confirm_if_preview(raw: RawClient, method: str, params: dict[str, Any], rep
     return reply
 
 
-def test_every_write_route_out_of_the_vault_is_refused(vault: Path, raw: RawClient,
-                                                       escapes: dict[str, Path]) -> None:
+def test_every_write_route_out_of_the_vault_is_refused(vault: Path, raw: RawClient, escapes: dict[str, Path]) -> None:
     before = _outside_state(escapes)
     applied: list[str] = []
     tried = 0
@@ -219,8 +243,11 @@ def test_every_write_route_out_of_the_vault_is_refused(vault: Path, raw: RawClie
         params = {"vault": "p", **params}
         reply = _confirm_if_preview(raw, method, params, raw.request(method, params))
         if "error" in reply:
-            assert reply["error"]["data"]["code"] in ("VALIDATION", "NOT_FOUND", "INVALID_PARAMS", "AMBIGUOUS",
-                                                      "CONFLICT"), (method, params, reply)
+            assert reply["error"]["data"]["code"] in ("VALIDATION", "NOT_FOUND", "INVALID_PARAMS", "AMBIGUOUS", "CONFLICT"), (
+                method,
+                params,
+                reply,
+            )
         elif reply["result"].get("applied"):
             applied.append(f"{method} {params}: {[c['path'] for c in reply['result']['changes']]}")
         assert _outside_state(escapes) == before, (method, params)
@@ -317,8 +344,10 @@ def test_secrets_never_reach_notes_logs_or_errors(vault: Path, raw: RawClient, d
 def test_a_secret_in_a_writes_log_override_is_refused(vault: Path, raw: RawClient) -> None:
     event = {"type": "TASK", "source": "s", "note": f"token {GITHUB}"}
     leaked = []
-    for method, params in [("note.create", {"path": "s/quiet", "body": "fine\n"}),
-                           ("note.append", {"target": "Inside", "section": "Fine", "markdown": "fine"})]:
+    for method, params in [
+        ("note.create", {"path": "s/quiet", "body": "fine\n"}),
+        ("note.append", {"target": "Inside", "section": "Fine", "markdown": "fine"}),
+    ]:
         reply = raw.request(method, {"vault": "p", **params, "log": event})
         log = (vault / "log.md").read_text() if (vault / "log.md").exists() else ""
         if GITHUB in json.dumps(reply) or GITHUB in log:

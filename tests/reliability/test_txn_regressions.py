@@ -61,8 +61,7 @@ def test_a_rollback_cut_short_after_a_failed_commit_sync_leaves_no_torn_move(vau
     p.wait()
     p, c = _start(vault_home)
     disk = disk_state(vault)
-    states = {"after" if disk.get(path) == after else "before" if disk.get(path) == before else "other"
-              for path, before, after in plan}
+    states = {"after" if disk.get(path) == after else "before" if disk.get(path) == before else "other" for path, before, after in plan}
     assert len(states) == 1 and states != {"other"}, f"torn: {states}"
     assert not leftovers(vault)
     c.close()

@@ -48,11 +48,16 @@ class Home:
         root = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
         home, sock = root / "home", root / "run" / "v.sock"
         env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "VAULTD_"))}
-        env.update({
-            "HOME": str(root / "user"), "VAULTD_HOME": str(home), "VAULTD_SOCKET": str(sock),
-            "XDG_DATA_HOME": str(root / "user" / "data"), "XDG_CONFIG_HOME": str(root / "user" / "config"),
-            "PYTHONPATH": str(REPO),
-        })
+        env.update(
+            {
+                "HOME": str(root / "user"),
+                "VAULTD_HOME": str(home),
+                "VAULTD_SOCKET": str(sock),
+                "XDG_DATA_HOME": str(root / "user" / "data"),
+                "XDG_CONFIG_HOME": str(root / "user" / "config"),
+                "PYTHONPATH": str(REPO),
+            }
+        )
         (root / "user").mkdir()
         return cls(root=root, home=home, socket=sock, env=env)
 
@@ -73,8 +78,9 @@ class Home:
 class Daemon:
     """A running vaultd process."""
 
-    def __init__(self, home: Home, extra_args: Sequence[str] = (), umask: int = -1, *,
-                 command: Sequence[str] = VAULTD, wait: bool = True) -> None:
+    def __init__(
+        self, home: Home, extra_args: Sequence[str] = (), umask: int = -1, *, command: Sequence[str] = VAULTD, wait: bool = True
+    ) -> None:
         """``umask``: the one the daemon is started with, as a user's shell would (-1: this one).
         ``command`` starts it (a benchmark times the installed script); ``wait=False`` returns as
         soon as it is spawned, before it listens."""
@@ -83,7 +89,11 @@ class Daemon:
         self.started = time.perf_counter()  #: the instant it was spawned
         self.proc = subprocess.Popen(
             [*command, *extra_args],
-            env=home.env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, umask=umask,
+            env=home.env,
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=self.log,
+            umask=umask,
         )
         if wait:
             wait_for_socket(home.socket, self.proc)
@@ -133,11 +143,13 @@ class Result:
         return json.loads(self.out)
 
 
-def vaultctl(home: Home, *args: str, input: str | None = None, env: dict[str, str] | None = None,
-             cwd: Path | None = None, timeout: float = 60.0) -> Result:
+def vaultctl(
+    home: Home, *args: str, input: str | None = None, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 60.0
+) -> Result:
     """Run the real vaultctl entry point against the home's daemon."""
-    proc = subprocess.run([*VAULTCTL, *args], env={**home.env, **(env or {})}, input=input, capture_output=True,
-                          text=True, cwd=cwd or REPO, timeout=timeout)
+    proc = subprocess.run(
+        [*VAULTCTL, *args], env={**home.env, **(env or {})}, input=input, capture_output=True, text=True, cwd=cwd or REPO, timeout=timeout
+    )
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 

@@ -9,13 +9,15 @@ from vaultd.ops.anchors import _repoint
 from vaultd.vault import markdown
 from vaultd.vault.link_targets import heading_key
 
-words = st.text(st.characters(whitelist_categories=("L", "N"), whitelist_characters=" -_."), min_size=1,
-                max_size=20).map(str.strip).filter(bool)
+words = (
+    st.text(st.characters(whitelist_categories=("L", "N"), whitelist_characters=" -_."), min_size=1, max_size=20)
+    .map(str.strip)
+    .filter(bool)
+)
 
 
 @given(target=words, old=words, new=words, label=st.none() | words, escaped=st.booleans(), outer=words)
-def test_the_renamed_part_and_only_it_changes(target: str, old: str, new: str, label: str | None, escaped: bool,
-                                              outer: str) -> None:
+def test_the_renamed_part_and_only_it_changes(target: str, old: str, new: str, label: str | None, escaped: bool, outer: str) -> None:
     pipe = ("\\|" if escaped else "|") + label if label is not None else ""
     for anchor, expect in ((old, new), (f"{outer}#{old}", f"{outer}#{new}")):
         if heading_key(outer) == heading_key(old) and "#" in anchor:

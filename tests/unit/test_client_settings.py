@@ -7,9 +7,16 @@ import pytest
 from vaultctl.client import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, TIMEOUT_ENV, BadSetting, client_timeout
 
 
-@pytest.mark.parametrize("raw, seconds", [
-    ("", DEFAULT_TIMEOUT_S), ("  ", DEFAULT_TIMEOUT_S), ("86400", MAX_TIMEOUT_S), ("1e-9", 1e-9), (" 2.5 ", 2.5),
-])
+@pytest.mark.parametrize(
+    "raw, seconds",
+    [
+        ("", DEFAULT_TIMEOUT_S),
+        ("  ", DEFAULT_TIMEOUT_S),
+        ("86400", MAX_TIMEOUT_S),
+        ("1e-9", 1e-9),
+        (" 2.5 ", 2.5),
+    ],
+)
 def test_accepted(raw: str, seconds: float) -> None:
     assert client_timeout({TIMEOUT_ENV: raw}) == seconds
 

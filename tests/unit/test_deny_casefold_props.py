@@ -21,8 +21,7 @@ if TYPE_CHECKING:
 # Letters whose upper and lower forms fold to the same key (German sharp s, ligatures, Greek,
 # Cyrillic and precomposed Latin that NFD splits into a base and a combining mark).
 LETTERS = "abcdefghijklmnopqrstuvwxyzéüñåçøßæœαβγδжё"
-names = st.text(alphabet=LETTERS + "0123456789 -_", min_size=1, max_size=12).filter(
-    lambda s: s.strip() == s and s not in (".", ".."))
+names = st.text(alphabet=LETTERS + "0123456789 -_", min_size=1, max_size=12).filter(lambda s: s.strip() == s and s not in (".", ".."))
 folders = st.lists(names, min_size=1, max_size=3)
 
 
@@ -47,8 +46,11 @@ def test_any_case_or_form_of_a_denied_path_is_denied(data: st.DataObject, folder
 
 @given(st.data(), names, names)
 def test_wildcard_globs_match_every_spelling_too(data: st.DataObject, folder: str, name: str) -> None:
-    for glob, rel in ((f"**/{name}*", f"x/y/{name}-1.md"), (f"{folder}/*.md", f"{folder}/{name}.md"),
-                      (f"{folder}", f"{folder}/deep/{name}.md")):
+    for glob, rel in (
+        (f"**/{name}*", f"x/y/{name}-1.md"),
+        (f"{folder}/*.md", f"{folder}/{name}.md"),
+        (f"{folder}", f"{folder}/deep/{name}.md"),
+    ):
         assert matching_glob(data.draw(spelled(rel)), [data.draw(spelled(glob))]) is not None, (glob, rel)
 
 

@@ -52,7 +52,8 @@ def _outside_untouched(outside: Path) -> None:
 @pytest.mark.parametrize("create", [False, True], ids=["existing", "create"])  # create: the mkdir path
 @pytest.mark.parametrize("rel", ["linked/n.md", "deep/linked/n.md", "linked/new/n.md"])
 def test_a_linked_folder_on_the_way_is_refused_for_read_and_for_every_write(
-        root: VaultRoot, layout: tuple[Path, Path], rel: str, create: bool) -> None:
+    root: VaultRoot, layout: tuple[Path, Path], rel: str, create: bool
+) -> None:
     with pytest.raises(Conflict, match="symbolic link"):
         root.read_file(rel, 1 << 20)
     with pytest.raises(Conflict, match="symbolic link"):
@@ -62,12 +63,16 @@ def test_a_linked_folder_on_the_way_is_refused_for_read_and_for_every_write(
     _outside_untouched(layout[1])
 
 
-@pytest.mark.parametrize("change", [
-    Change(path="linked/n.md", before=OUTSIDE_BYTES, after=b"rewritten\n"),  # temp write + rename
-    Change(path="linked/n.md", before=OUTSIDE_BYTES, after=None),  # unlink
-    Change(path="linked/fresh.md", before=None, after=b"new\n"),  # create
-    Change(path="deep/linked/sub/fresh.md", before=None, after=b"new\n"),  # mkdir under the link
-], ids=["rewrite", "unlink", "create", "mkdir"])
+@pytest.mark.parametrize(
+    "change",
+    [
+        Change(path="linked/n.md", before=OUTSIDE_BYTES, after=b"rewritten\n"),  # temp write + rename
+        Change(path="linked/n.md", before=OUTSIDE_BYTES, after=None),  # unlink
+        Change(path="linked/fresh.md", before=None, after=b"new\n"),  # create
+        Change(path="deep/linked/sub/fresh.md", before=None, after=b"new\n"),  # mkdir under the link
+    ],
+    ids=["rewrite", "unlink", "create", "mkdir"],
+)
 def test_the_engine_refuses_to_write_through_a_linked_folder(layout: tuple[Path, Path], change: Change) -> None:
     """Refused when the plan is checked, and by the write itself when the link appears after
     the check (the write reaches its folder only through descriptors)."""
@@ -89,8 +94,7 @@ def test_a_file_where_a_folder_should_be_reads_as_absent_and_refuses_writes(root
         root.parent("real/n.md/x.md", create=True)
 
 
-def test_a_missing_folder_reads_as_absent_and_is_made_only_when_asked(layout: tuple[Path, Path],
-                                                                     root: VaultRoot) -> None:
+def test_a_missing_folder_reads_as_absent_and_is_made_only_when_asked(layout: tuple[Path, Path], root: VaultRoot) -> None:
     assert root.read_file("gone/x.md", 1 << 20) is None
     with pytest.raises(FileNotFoundError):
         root.parent("gone/x.md")
@@ -116,8 +120,7 @@ def test_a_final_link_is_refused_for_read(layout: tuple[Path, Path], root: Vault
         root.read_file("real/l.md", 1 << 20)
 
 
-def test_an_open_folder_stays_bound_to_its_descriptor_when_its_name_is_swapped(layout: tuple[Path, Path],
-                                                                               root: VaultRoot) -> None:
+def test_an_open_folder_stays_bound_to_its_descriptor_when_its_name_is_swapped(layout: tuple[Path, Path], root: VaultRoot) -> None:
     """The swap after the folder was opened does not redirect the write: it lands in the folder
     that was opened (now under its new name), never in the link's target."""
     vault, outside = layout
@@ -132,7 +135,8 @@ def test_an_open_folder_stays_bound_to_its_descriptor_when_its_name_is_swapped(l
 
 
 def test_new_folders_and_temp_files_get_the_modes_asked_for_not_the_process_umask(
-        layout: tuple[Path, Path], root: VaultRoot, monkeypatch: pytest.MonkeyPatch) -> None:
+    layout: tuple[Path, Path], root: VaultRoot, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(content_mode, "_user_umask", 0o002)
     old = os.umask(0o077)
     try:

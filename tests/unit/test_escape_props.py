@@ -27,12 +27,38 @@ def unescape(text: str) -> str:
 
 
 # Heavy on what matters: controls, bidi, surrogates, backslashes and the letters of an escape.
-_tricky = st.sampled_from(["\\", "x", "u", "1", "b", "e", "F", "\x1b", "\x07", "\x00", "\t", "\n", "\r", "\x7f",
-                           "\x9b", "\x85", "\u202e", "\u2066", "\u2069", "\ud800", "\udcff", "é", "漢", " "])
-texts = st.lists(st.one_of(_tricky, st.characters(), st.characters(codec="utf-8", categories=["Cc", "Cf", "Cs"])),
-                 max_size=40).map("".join)
-printable = st.text(st.characters(exclude_categories=["Cc", "Cs"], exclude_characters="\u202a\u202b\u202c\u202d"
-                                  "\u202e\u2066\u2067\u2068\u2069"), max_size=40)
+_tricky = st.sampled_from(
+    [
+        "\\",
+        "x",
+        "u",
+        "1",
+        "b",
+        "e",
+        "F",
+        "\x1b",
+        "\x07",
+        "\x00",
+        "\t",
+        "\n",
+        "\r",
+        "\x7f",
+        "\x9b",
+        "\x85",
+        "\u202e",
+        "\u2066",
+        "\u2069",
+        "\ud800",
+        "\udcff",
+        "é",
+        "漢",
+        " ",
+    ]
+)
+texts = st.lists(st.one_of(_tricky, st.characters(), st.characters(codec="utf-8", categories=["Cc", "Cf", "Cs"])), max_size=40).map("".join)
+printable = st.text(
+    st.characters(exclude_categories=["Cc", "Cs"], exclude_characters="\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"), max_size=40
+)
 modes = st.booleans()
 
 
@@ -75,16 +101,19 @@ def test_a_backslash_that_starts_no_escape_is_left_alone(text: str) -> None:
     assert escape(text) == text
 
 
-@pytest.mark.parametrize("text, shown", [
-    ("\x1b]0;pwned\x07", "\\x1b]0;pwned\\x07"),
-    ("\x1b[2J", "\\x1b[2J"),
-    ("a\u202eb", "a\\u202eb"),
-    ("\x9b", "\\x9b"),
-    ("C:\\Users", "C:\\Users"),
-    ("\\x1b", "\\\\x1b"),  # the four printable characters, so they cannot pass for an ESC
-    ("\\\x1b", "\\\\\\x1b"),
-    ("line\r\nnext", "line\\x0d\\x0anext"),
-])
+@pytest.mark.parametrize(
+    "text, shown",
+    [
+        ("\x1b]0;pwned\x07", "\\x1b]0;pwned\\x07"),
+        ("\x1b[2J", "\\x1b[2J"),
+        ("a\u202eb", "a\\u202eb"),
+        ("\x9b", "\\x9b"),
+        ("C:\\Users", "C:\\Users"),
+        ("\\x1b", "\\\\x1b"),  # the four printable characters, so they cannot pass for an ESC
+        ("\\\x1b", "\\\\\\x1b"),
+        ("line\r\nnext", "line\\x0d\\x0anext"),
+    ],
+)
 def test_examples(text: str, shown: str) -> None:
     assert escape(text) == shown
     assert unescape(shown) == text
@@ -105,8 +134,7 @@ def _columns(shown: str) -> int:
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in shown)
 
 
-@given(st.lists(st.tuples(texts.map(lambda t: t.replace("\t", " ")), texts.map(lambda t: t + "z")),
-                min_size=1, max_size=5))
+@given(st.lists(st.tuples(texts.map(lambda t: t.replace("\t", " ")), texts.map(lambda t: t + "z")), min_size=1, max_size=5))
 def test_table_columns_line_up_once_escaped(rows: list[tuple[str, str]]) -> None:
     """Widths are measured on the escaped cells, so the second column starts at one place; a cell
     is escaped as one line (a tab or newline in a name cannot move the columns or forge a row)."""
@@ -116,4 +144,4 @@ def test_table_columns_line_up_once_escaped(rows: list[tuple[str, str]]) -> None
     for line, (_a, b) in zip(lines[1:], rows, strict=True):
         shown_b = escape(b)  # a cell is one value: escaped as one line, tabs and newlines too
         assert line.endswith(shown_b), (line, shown_b)
-        assert _columns(line[:len(line) - len(shown_b)]) == start, (line, shown_b)
+        assert _columns(line[: len(line) - len(shown_b)]) == start, (line, shown_b)

@@ -21,10 +21,19 @@ def test_sleep_and_pause_parse_with_their_hit_numbers() -> None:
     assert plan.pauses == {"before-commit": (3, "/tmp/g")}
 
 
-@pytest.mark.parametrize("spec", [
-    f"sleep=after-rename:{MAX_SLEEP_SECONDS + 0.001}", "sleep=after-rename:-0.1", "sleep=after-rename:x",
-    "sleep=nowhere:1", "sleep=after-rename", "pause=after-rename@x:/g", "pause=after-rename@2", "pause=nowhere@1:/g",
-])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        f"sleep=after-rename:{MAX_SLEEP_SECONDS + 0.001}",
+        "sleep=after-rename:-0.1",
+        "sleep=after-rename:x",
+        "sleep=nowhere:1",
+        "sleep=after-rename",
+        "pause=after-rename@x:/g",
+        "pause=after-rename@2",
+        "pause=nowhere@1:/g",
+    ],
+)
 def test_bad_wait_faults_are_refused(spec: str) -> None:
     with pytest.raises(ValueError, match="bad fault"):
         FaultPlan.parse(spec)

@@ -15,7 +15,9 @@ def _feed_all(buf: LineBuffer, chunks: list[bytes]) -> list[bytes | OversizedFra
     return out
 
 
-frames_st = st.lists(st.binary(min_size=1, max_size=40).filter(lambda b: b"\n" not in b and b.strip() and not b.endswith(b"\r")), max_size=20)
+frames_st = st.lists(
+    st.binary(min_size=1, max_size=40).filter(lambda b: b"\n" not in b and b.strip() and not b.endswith(b"\r")), max_size=20
+)
 
 
 @given(frames=frames_st, cuts=st.lists(st.integers(min_value=0, max_value=2000), max_size=10))

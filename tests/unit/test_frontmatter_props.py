@@ -168,11 +168,7 @@ TRICKY_TEXT = (
     | st.text()
 )
 JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | TRICKY_TEXT,
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | TRICKY_TEXT,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TRICKY_TEXT, inner, max_size=3),
     max_leaves=8,
 )
@@ -250,11 +246,7 @@ def test_set_and_unset_read_back_and_keep_other_keys_bytes(text: str, draw: st.D
     data = readable(text)
     keys = list(data)
     changed = draw.draw(st.lists(st.sampled_from(keys), unique=True) if keys else st.just([]))
-    removed = [
-        k
-        for k in draw.draw(st.lists(st.sampled_from(keys), unique=True) if keys else st.just([]))
-        if k not in changed
-    ]
+    removed = [k for k in draw.draw(st.lists(st.sampled_from(keys), unique=True) if keys else st.just([])) if k not in changed]
     added = draw.draw(st.dictionaries(TRICKY_TEXT, JSON, max_size=2))
     changes = {k: draw.draw(JSON) for k in changed} | {k: v for k, v in added.items() if k not in data}
     result = emit(text, set=changes, unset=removed)

@@ -52,14 +52,8 @@ def agrees(res: Resolution, want: dict[str, Any]) -> bool:
 
 
 def test_scan_and_resolve_agree_with_the_manifest(corpus: Path) -> None:
-    manifest = [
-        json.loads(line) for line in (corpus / "manifest.jsonl").read_text(encoding="utf-8").splitlines()
-    ]
-    files = [
-        Path(root, name).relative_to(corpus).as_posix()
-        for root, _, names in os.walk(corpus / "notes")
-        for name in names
-    ]
+    manifest = [json.loads(line) for line in (corpus / "manifest.jsonl").read_text(encoding="utf-8").splitlines()]
+    files = [Path(root, name).relative_to(corpus).as_posix() for root, _, names in os.walk(corpus / "notes") for name in names]
     resolver = LinkResolver(files)
     assert len(resolver) == len(manifest) == 2000
 
@@ -90,10 +84,7 @@ def test_scan_and_resolve_agree_with_the_manifest(corpus: Path) -> None:
         # The manifest lists links in the order they were generated, not their order in the text.
         got = sorted(result.links, key=lambda k: (text[k.start : k.end], k.start))
         want = sorted(note["links"], key=lambda w: w["raw"])
-        seen = [
-            (text[k.start : k.end], k.target, k.kind is LinkKind.EMBED, f"#{k.anchor}" if k.anchor else None)
-            for k in got
-        ]
+        seen = [(text[k.start : k.end], k.target, k.kind is LinkKind.EMBED, f"#{k.anchor}" if k.anchor else None) for k in got]
         if seen != [(w["raw"], w["target"], w["embed"], w["sub"]) for w in want]:
             fail("links", f"{path}: {seen} != {[w['raw'] for w in want]}")
             continue

@@ -350,9 +350,7 @@ def test_section_spans_match_exactly() -> None:
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample-vault"
 
 
-SAMPLE_NOTES = sorted(
-    rel for p in SAMPLE.rglob("*.md") if not (rel := p.relative_to(SAMPLE).as_posix()).startswith(".")
-)
+SAMPLE_NOTES = sorted(rel for p in SAMPLE.rglob("*.md") if not (rel := p.relative_to(SAMPLE).as_posix()).startswith("."))
 
 
 @pytest.mark.parametrize("path", SAMPLE_NOTES)

@@ -18,9 +18,7 @@ MARKDOWN_TEXT = st.lists(st.one_of(MARKDOWN_BITS, st.text(max_size=4)), max_size
 
 SAFE_NAME = (
     st.text(
-        alphabet=st.characters(
-            categories=("L", "N"), include_characters=" -_.,'", exclude_characters="\u2028\u2029\x85"
-        ),
+        alphabet=st.characters(categories=("L", "N"), include_characters=" -_.,'", exclude_characters="\u2028\u2029\x85"),
         min_size=1,
         max_size=20,
     )
@@ -71,15 +69,11 @@ def test_links_inside_fences_never_appear(before: str, fence: str, code: str) ->
 @given(
     st.booleans(),
     SAFE_NAME.filter(lambda s: "|" not in s),
-    st.one_of(
-        st.none(), SAFE_NAME, SAFE_NAME.map(lambda s: "^" + "".join(c for c in s if c.isalnum()) or "^x")
-    ),
+    st.one_of(st.none(), SAFE_NAME, SAFE_NAME.map(lambda s: "^" + "".join(c for c in s if c.isalnum()) or "^x")),
     st.one_of(st.none(), SAFE_NAME),
     st.booleans(),
 )
-def test_wiki_link_round_trip(
-    embed: bool, target: str, anchor: str | None, label: str | None, escaped: bool
-) -> None:
+def test_wiki_link_round_trip(embed: bool, target: str, anchor: str | None, label: str | None, escaped: bool) -> None:
     raw = ("!" if embed else "") + "[[" + target + (f"#{anchor}" if anchor else "")
     raw += (("\\|" if escaped else "|") + label if label else "") + "]]"
     text = f"Intro line\nsee {raw} here"

@@ -64,8 +64,13 @@ def test_ids_are_readable_utc_times_the_protocol_accepts(tmp_path: Path) -> None
     assert op_id.startswith("20261203T120000.000000-")
     assert _accepted(op_id)
     assert _accepted("20261203T120000-0123abcd"), "ids written before microseconds are still accepted"
-    for bad in ("20261203T120000.12-0123abcd", "../20261203T120000-0123abcd", "20261203T120000.000000-0123abcg",
-                "20261203T120000.000000-0123abcd.tmp", ""):
+    for bad in (
+        "20261203T120000.12-0123abcd",
+        "../20261203T120000-0123abcd",
+        "20261203T120000.000000-0123abcg",
+        "20261203T120000.000000-0123abcd.tmp",
+        "",
+    ):
         assert not _accepted(bad), bad
 
 
@@ -74,7 +79,7 @@ def test_ids_of_the_earlier_form_sort_before_new_ones_of_the_same_second() -> No
     assert sorted([new, old]) == [old, new] == sorted([new, old], key=opids.sort_key)
 
 
-@given(st.lists(st.integers(min_value=-10**12, max_value=10**12), min_size=1, max_size=60))
+@given(st.lists(st.integers(min_value=-(10**12), max_value=10**12), min_size=1, max_size=60))
 def test_any_clock_gives_strictly_increasing_accepted_ids(steps: list[int]) -> None:
     """Whatever the clock does between calls (jumps, repeats, goes back), ids only increase."""
     opids._last.clear()

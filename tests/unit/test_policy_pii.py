@@ -19,9 +19,7 @@ def test_defaults_allow_personal_and_deny_org() -> None:
     text = "write to bob@example.com"
     assert pii_findings(text, None, Kind.PERSONAL, "notes") == []
     issues = pii_findings(text, None, Kind.ORG, "notes", path="notes/a.md")
-    assert [(i.code, i.severity, i.line, i.path) for i in issues] == [
-        ("V07", Severity.ERROR, 1, "notes/a.md")
-    ]
+    assert [(i.code, i.severity, i.line, i.path) for i in issues] == [("V07", Severity.ERROR, 1, "notes/a.md")]
     assert "bob@example.com" not in str(issues)
 
 

@@ -30,9 +30,7 @@ def test_open_profile_checks_only_the_mapping() -> None:
     assert schema_issues(SchemaProfile.OPEN, {"anything": [1, {"x": None}]}, True, P) == []
     assert schema_issues(SchemaProfile.OPEN, None, False, P) == []
     issues = schema_issues(SchemaProfile.OPEN, None, True, P)
-    assert [(i.code, i.message) for i in issues] == [
-        ("V01", "the frontmatter must be a mapping of keys to values")
-    ]
+    assert [(i.code, i.message) for i in issues] == [("V01", "the frontmatter must be a mapping of keys to values")]
 
 
 def test_typed_minimal_notes_pass() -> None:
@@ -43,9 +41,7 @@ def test_typed_minimal_notes_pass() -> None:
 
 
 def test_typed_needs_frontmatter_type_title_description() -> None:
-    assert msgs(None, present=False) == [
-        "the note needs frontmatter: a typed vault requires at least type and description"
-    ]
+    assert msgs(None, present=False) == ["the note needs frontmatter: a typed vault requires at least type and description"]
     assert [m.split(":")[0] for m in msgs({})] == ["type", "title", "description"]
     assert msgs(good(type="essay"))[0].startswith("type: must be one of insight")
     assert msgs(good(title=""))[0].startswith("title:")

@@ -146,9 +146,7 @@ def test_specific_rule_hides_generic_ones_on_its_line() -> None:
 
 def test_message_shape() -> None:
     issue = secret_issues("a\n" * 11 + "ghp_" + B62[:36], "notes/x.md")[0]
-    assert issue.message == (
-        "line 12: looks like a GitHub token (rule github-token); remove it — secrets are never stored"
-    )
+    assert issue.message == ("line 12: looks like a GitHub token (rule github-token); remove it — secrets are never stored")
     assert (issue.path, issue.line) == ("notes/x.md", 12)
 
 

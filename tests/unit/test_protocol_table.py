@@ -100,13 +100,18 @@ def test_effect_and_traits_keep_every_combination_in_use() -> None:
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = [p for pkg in ("protocol", "vaultd", "vaultctl") for p in sorted((REPO / pkg).rglob("*.py"))]
 #: spellings of 2 MiB (the note bound) a module would use to declare the bound again
-_NOTE_BOUND_SPELLINGS = re.compile(r"(?<![\d_.])(?:2\s*\*\s*1024\s*\*\s*1024|2_097_152|2097152|2\s*<<\s*20|1\s*<<\s*21|2\s*\*\s*MiB)(?![\d_])")
+_NOTE_BOUND_SPELLINGS = re.compile(
+    r"(?<![\d_.])(?:2\s*\*\s*1024\s*\*\s*1024|2_097_152|2097152|2\s*<<\s*20|1\s*<<\s*21|2\s*\*\s*MiB)(?![\d_])"
+)
 
 
 def test_the_note_bound_is_declared_once_in_bytes() -> None:
-    declared = [f"{p.relative_to(REPO)}:{n}" for p in SOURCES
-                for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-                if _NOTE_BOUND_SPELLINGS.search(line) and p.name != "limits.py"]
+    declared = [
+        f"{p.relative_to(REPO)}:{n}"
+        for p in SOURCES
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if _NOTE_BOUND_SPELLINGS.search(line) and p.name != "limits.py"
+    ]
     assert declared == [], "use protocol.limits.MAX_NOTE_BYTES: " + ", ".join(declared)
     from vaultd.txn import plan
     from vaultd.vault import note

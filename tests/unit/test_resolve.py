@@ -40,9 +40,7 @@ def resolver(*paths: str) -> LinkResolver:
 @pytest.mark.parametrize("target", ["Alpha Plan", "alpha plan", "ALPHA PLAN.md", "Alpha Plan.MD", " Alpha Plan "])
 def test_bare_name_case_insensitive_and_md_optional(target: str) -> None:
     r = resolver("notes/Alpha Plan.md", "b.md")
-    assert r.resolve(target, "b.md") == Resolution(
-        RESOLVED, "notes/Alpha Plan.md", reason="matched by name"
-    )
+    assert r.resolve(target, "b.md") == Resolution(RESOLVED, "notes/Alpha Plan.md", reason="matched by name")
 
 
 def test_nfc_and_nfd_names_meet() -> None:
@@ -285,9 +283,7 @@ def split_frontmatter(text: str) -> tuple[int, int]:
 def sample_vault() -> tuple[dict[str, str], list[str]]:
     # Skip .vaultd/ (a daemon under test may own the vault), .obsidian/, .git/, .trash/.
     files = sorted(
-        rel
-        for p in SAMPLE.rglob("*")
-        if p.is_file() and not (rel := p.relative_to(SAMPLE).as_posix()).startswith(".") and "/." not in rel
+        rel for p in SAMPLE.rglob("*") if p.is_file() and not (rel := p.relative_to(SAMPLE).as_posix()).startswith(".") and "/." not in rel
     )
     notes = {p: (SAMPLE / p).read_text(encoding="utf-8") for p in files if p.endswith(".md")}
     return notes, files
@@ -325,11 +321,7 @@ def test_sample_vault_matches_expectations() -> None:
         assert [b.id for b in got.blocks] == want["blocks"], path
         assert [t.name for t in got.tags] == want["tags"], path
         fm_end, _ = split_frontmatter(text)
-        fm_links = [
-            link
-            for number, line in enumerate(text[:fm_end].split("\n"), start=1)
-            for link in links_in_value(line, number)
-        ]
+        fm_links = [link for number, line in enumerate(text[:fm_end].split("\n"), start=1) for link in links_in_value(line, number)]
         for kind, found, wanted in (
             ("body", got.links, want["links"]),
             ("frontmatter", fm_links, want["frontmatter_links"]),

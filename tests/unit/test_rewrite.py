@@ -16,8 +16,15 @@ from vaultd.vault import frontmatter
 from vaultd.vault.link_targets import LinkResolver, ResolutionStatus
 from vaultd.vault.markdown import scan
 
-PATHS = ["README.md", "concepts/Link Syntax.md", "people/Ada Lovelace.md", "projects/alpha/Alpha Plan.md",
-         "projects/alpha/Meeting Notes.md", "projects/beta/Meeting Notes.md", "attachments/diagram.png"]
+PATHS = [
+    "README.md",
+    "concepts/Link Syntax.md",
+    "people/Ada Lovelace.md",
+    "projects/alpha/Alpha Plan.md",
+    "projects/alpha/Meeting Notes.md",
+    "projects/beta/Meeting Notes.md",
+    "attachments/diagram.png",
+]
 
 
 def move(old: str, new: str, paths: list[str] = PATHS) -> Relocation:
@@ -37,11 +44,14 @@ def after_resolver(paths: list[str], old: str, new: str) -> LinkResolver:
 
 def test_wiki_forms_keep_anchor_label_and_table_escape() -> None:
     r = move("projects/alpha/Alpha Plan.md", "archive/Roadmap.md")
-    text = ("[[Alpha Plan]] [[Alpha Plan#Goals#Milestones|ms]] [[Alpha Plan#^goal-1]] ![[Alpha Plan]]\n"
-            "| a | [[Alpha Plan#Goals\\|goals]] |\n[[ Alpha Plan | spaced ]] [[projects/alpha/Alpha Plan.md]]\n")
+    text = (
+        "[[Alpha Plan]] [[Alpha Plan#Goals#Milestones|ms]] [[Alpha Plan#^goal-1]] ![[Alpha Plan]]\n"
+        "| a | [[Alpha Plan#Goals\\|goals]] |\n[[ Alpha Plan | spaced ]] [[projects/alpha/Alpha Plan.md]]\n"
+    )
     assert rewrite(text, "README.md", r) == (
         "[[Roadmap]] [[Roadmap#Goals#Milestones|ms]] [[Roadmap#^goal-1]] ![[Roadmap]]\n"
-        "| a | [[Roadmap#Goals\\|goals]] |\n[[ Roadmap | spaced ]] [[Roadmap]]\n")
+        "| a | [[Roadmap#Goals\\|goals]] |\n[[ Roadmap | spaced ]] [[Roadmap]]\n"
+    )
 
 
 def test_links_that_still_resolve_keep_their_bytes() -> None:
@@ -55,11 +65,14 @@ def test_links_that_still_resolve_keep_their_bytes() -> None:
 
 def test_code_comments_and_other_targets_are_untouched() -> None:
     r = move("people/Ada Lovelace.md", "team/Ada.md")
-    text = ("`[[Ada Lovelace]]` and\n```\n[[Ada Lovelace]]\n```\n%% [[Ada Lovelace]] %%\n"
-            "<!-- [[Ada Lovelace]] -->\n[[README]] [[Nowhere]] [[Meeting Notes]] [[Ada Lovelace]]\n")
+    text = (
+        "`[[Ada Lovelace]]` and\n```\n[[Ada Lovelace]]\n```\n%% [[Ada Lovelace]] %%\n"
+        "<!-- [[Ada Lovelace]] -->\n[[README]] [[Nowhere]] [[Meeting Notes]] [[Ada Lovelace]]\n"
+    )
     out = rewrite(text, "README.md", r)
-    assert out == text.replace("[[README]] [[Nowhere]] [[Meeting Notes]] [[Ada Lovelace]]",
-                               "[[README]] [[Nowhere]] [[Meeting Notes]] [[Ada]]")
+    assert out == text.replace(
+        "[[README]] [[Nowhere]] [[Meeting Notes]] [[Ada Lovelace]]", "[[README]] [[Nowhere]] [[Meeting Notes]] [[Ada]]"
+    )
 
 
 def test_markdown_links_keep_their_style() -> None:
@@ -68,7 +81,7 @@ def test_markdown_links_keep_their_style() -> None:
     cases = {
         "[a](../people/Ada%20Lovelace.md)": "[a](../team/lead/Ada%20King.md)",
         "[a](<../people/Ada Lovelace.md>)": "[a](<../team/lead/Ada King.md>)",
-        "[a](./../people/Ada%20Lovelace.md#Notes \"title\")": "[a](../team/lead/Ada%20King.md#Notes \"title\")",
+        '[a](./../people/Ada%20Lovelace.md#Notes "title")': '[a](../team/lead/Ada%20King.md#Notes "title")',
         "[a](/people/Ada%20Lovelace.md)": "[a](/team/lead/Ada%20King.md)",
         "[a](people/Ada%20Lovelace.md)": "[a](team/lead/Ada%20King.md)",
         "[a](Ada%20Lovelace.md)": "[a](Ada%20King.md)",
@@ -92,25 +105,33 @@ def test_the_moved_note_fixes_its_own_relative_links() -> None:
     r = move("concepts/Link Syntax.md", "deep/er/Link Syntax.md")
     text = "[x](../people/Ada%20Lovelace.md) [[people/Ada Lovelace]] [[#Wiki]] [[Link Syntax#Wiki]] [y](#Wiki)\n"
     assert rewrite(text, "concepts/Link Syntax.md", r) == (
-        "[x](../../people/Ada%20Lovelace.md) [[people/Ada Lovelace]] [[#Wiki]] [[Link Syntax#Wiki]] [y](#Wiki)\n")
+        "[x](../../people/Ada%20Lovelace.md) [[people/Ada Lovelace]] [[#Wiki]] [[Link Syntax#Wiki]] [y](#Wiki)\n"
+    )
 
 
 def test_a_duplicated_name_makes_links_gain_a_path() -> None:
     r = move("README.md", "archive/Alpha Plan.md")
     text = "[[README]] and [[Alpha Plan#Goals|g]] and [[Meeting Notes]]\n"
     assert rewrite(text, "people/Ada Lovelace.md", r) == (
-        "[[archive/Alpha Plan]] and [[projects/alpha/Alpha Plan#Goals|g]] and [[Meeting Notes]]\n")
+        "[[archive/Alpha Plan]] and [[projects/alpha/Alpha Plan#Goals|g]] and [[Meeting Notes]]\n"
+    )
 
 
 def test_frontmatter_links_keep_every_other_byte() -> None:
     r = move("README.md", "Home.md")
-    text = ('---\ntitle: X  # a comment\nup: "[[README]]"\nrelated:\n  - \'[[README|home]]\'\n'
-            '  - "[[Ada Lovelace]]"\nnote: plain [[README#Top]] text\n---\nbody [[README]]\n')
+    text = (
+        "---\ntitle: X  # a comment\nup: \"[[README]]\"\nrelated:\n  - '[[README|home]]'\n"
+        '  - "[[Ada Lovelace]]"\nnote: plain [[README#Top]] text\n---\nbody [[README]]\n'
+    )
     out, found = rewrite_links(text, "people/Ada Lovelace.md", r)
     assert out == text.replace("[[README", "[[Home")
     assert [f.line for f in found] == [3, 5, 7, 9]
-    assert frontmatter.parse(out).data == {"title": "X", "up": "[[Home]]", "related": ["[[Home|home]]", "[[Ada Lovelace]]"],
-                                           "note": "plain [[Home#Top]] text"}
+    assert frontmatter.parse(out).data == {
+        "title": "X",
+        "up": "[[Home]]",
+        "related": ["[[Home|home]]", "[[Ada Lovelace]]"],
+        "note": "plain [[Home#Top]] text",
+    }
 
 
 def test_frontmatter_quoting_that_cannot_carry_the_text_is_emitted() -> None:
@@ -125,8 +146,7 @@ def test_merge_repoints_without_moving() -> None:
     paths = PATHS + ["inbox/Old Plan.md"]
     r = Relocation(LinkResolver(paths), {}, repoint={"inbox/Old Plan.md": "projects/alpha/Alpha Plan.md"})
     text = "[[Old Plan#Risks|r]] [o](../inbox/Old%20Plan.md) [[Alpha Plan]]\n"
-    assert rewrite(text, "people/Ada Lovelace.md", r) == (
-        "[[Alpha Plan#Risks|r]] [o](../projects/alpha/Alpha%20Plan.md) [[Alpha Plan]]\n")
+    assert rewrite(text, "people/Ada Lovelace.md", r) == ("[[Alpha Plan#Risks|r]] [o](../projects/alpha/Alpha%20Plan.md) [[Alpha Plan]]\n")
 
 
 def test_link_text_is_the_shortest_unambiguous_form() -> None:
@@ -168,8 +188,16 @@ def scenarios(draw: st.DrawFn) -> tuple[list[str], str, str, str, list[str]]:
     resolver = LinkResolver(paths)
     stem_unique = resolver.resolve(old.rpartition("/")[2][:-3], source).path == old
     rel = posixpath.relpath(old, posixpath.dirname(source) or ".")
-    forms = [f"[[{old[:-3]}]]", f"[[{old}|label]]", f"![[{old[:-3]}#Heading]]", f"[[{old[:-3]}#^blk|b]]",
-             f"[t]({quote(rel)})", f"[t](<{rel}>)", f"[t](/{quote(old)}#Heading)", f"![i]({quote(old)})"]
+    forms = [
+        f"[[{old[:-3]}]]",
+        f"[[{old}|label]]",
+        f"![[{old[:-3]}#Heading]]",
+        f"[[{old[:-3]}#^blk|b]]",
+        f"[t]({quote(rel)})",
+        f"[t](<{rel}>)",
+        f"[t](/{quote(old)}#Heading)",
+        f"![i]({quote(old)})",
+    ]
     if stem_unique:
         forms += [f"[[{old.rpartition('/')[2][:-3]}]]", f"[[{old.rpartition('/')[2]}#H|x]]"]
     forms = [f for f in forms if resolver.resolve(scan(f).links[0].target, source).path == old]
@@ -193,9 +221,9 @@ def test_rewritten_links_resolve_to_the_new_path(case: tuple[list[str], str, str
         assert res.status == ResolutionStatus.RESOLVED and res.path == new, (b, a, res)
         assert (a.kind, a.anchor, a.label) == (b.kind, b.anchor, b.label)
     # everything outside the links (the code spans included) keeps its bytes
-    assert [out[x.end:y.start] for x, y in pairwise(after)] == [text[x.end:y.start] for x, y in pairwise(before)]
+    assert [out[x.end : y.start] for x, y in pairwise(after)] == [text[x.end : y.start] for x, y in pairwise(before)]
     assert out[: after[0].start] == text[: before[0].start] and out[after[-1].end :] == text[before[-1].end :]
-    assert len(found) == sum(1 for b, a in zip(before, after) if text[b.start:b.end] != out[a.start:a.end])
+    assert len(found) == sum(1 for b, a in zip(before, after) if text[b.start : b.end] != out[a.start : a.end])
 
 
 @st.composite
@@ -208,8 +236,13 @@ def own_links(draw: st.DrawFn) -> tuple[list[str], str, str, str, list[str]]:
     if new.casefold() in {p.casefold() for p in paths}:
         new = new[:-3] + " moved.md"
     rel = posixpath.relpath(other, posixpath.dirname(old) or ".")
-    forms = [f"[t]({quote(rel)})", f"[t](<{rel}#Heading>)", f"[t](./{quote(rel)})" if not rel.startswith("..") else
-             f"[t]({quote(rel)})", f"[[{other[:-3]}|x]]", f"[t](/{quote(other)})"]
+    forms = [
+        f"[t]({quote(rel)})",
+        f"[t](<{rel}#Heading>)",
+        f"[t](./{quote(rel)})" if not rel.startswith("..") else f"[t]({quote(rel)})",
+        f"[[{other[:-3]}|x]]",
+        f"[t](/{quote(other)})",
+    ]
     resolver = LinkResolver(paths)
     forms = [f for f in forms if resolver.resolve(scan(f).links[0].target, old).path == other]
     links = draw(st.lists(st.sampled_from(forms), min_size=1, max_size=4)) if forms else []

@@ -151,9 +151,7 @@ def test_existing_file_round_trip(host: str, env: dict[str, str]) -> None:
     if host == "codex":
         original = write(path, '# mine\nmodel = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n', 0o640)
     else:
-        original = write(
-            path, '{\n  "theme": "dark",\n  "mcpServers": {\n    "other": {"command": "x"}\n  }\n}\n', 0o640
-        )
+        original = write(path, '{\n  "theme": "dark",\n  "mcpServers": {\n    "other": {"command": "x"}\n  }\n}\n', 0o640)
     before_mtime = path.stat().st_mtime_ns
 
     plan_setup(host, COMMAND)
@@ -178,8 +176,7 @@ def test_existing_file_round_trip(host: str, env: dict[str, str]) -> None:
 
 JSON_VARIANTS = {
     "two-space": '{\n  "a": 1,\n  "mcpServers": {\n    "x": {\n      "command": "x"\n    }\n  }\n}\n',
-    "four-space": '{\n    "mcpServers": {\n        "x": {"command": "x"},\n        "y": {"command": "y"}\n    },\n'
-    '    "z": [1, 2]\n}',
+    "four-space": '{\n    "mcpServers": {\n        "x": {"command": "x"},\n        "y": {"command": "y"}\n    },\n    "z": [1, 2]\n}',
     "tabs": '{\n\t"mcpServers": {\n\t\t"x": {\n\t\t\t"command": "x"\n\t\t}\n\t}\n}\n',
     "crlf": '{\r\n  "a": true,\r\n  "mcpServers": {\r\n    "x": {\r\n      "command": "x"\r\n    }\r\n  }\r\n}\r\n',
     "unicode": '{\n  "名前": "値 \\u00e9 é",\n  "emoji": "🙂",\n  "mcpServers": {\n    "ü": {"command": "/p/ü"}\n  }\n}\n',
@@ -191,8 +188,7 @@ JSON_VARIANTS = {
     "empty-servers": '{\n  "mcpServers": {}\n}\n',
     "empty-servers-spaced": '{\n  "mcpServers": {\n  },\n  "b": 2\n}\n',
     "no-servers": '{\n  "projects": {"/x": {"allowedTools": []}},\n  "numStartups": 7\n}\n',
-    "existing-vaultd": '{\n  "mcpServers": {\n    "vaultd": {"command": "old", "env": {"K": "v"}},\n'
-    '    "x": {"command": "x"}\n  }\n}\n',
+    "existing-vaultd": '{\n  "mcpServers": {\n    "vaultd": {"command": "old", "env": {"K": "v"}},\n    "x": {"command": "x"}\n  }\n}\n',
     "existing-vaultd-compact": '{"mcpServers":{"x":{},"vaultd":{"command":"old"}}}',
     "existing-vaultd-null": '{\n  "mcpServers": {\n    "vaultd": null\n  }\n}\n',
     "bom": '\ufeff{\n  "mcpServers": {\n    "x": {"command": "x"}\n  }\n}\n',
@@ -341,9 +337,7 @@ def test_codex_home_is_honoured(env: dict[str, str], tmp_path: Path, monkeypatch
 
 def test_toml_inline_entry_is_refused(env: dict[str, str]) -> None:
     path = config_path("codex", env)
-    original = write(
-        path, 'mcp_servers = { vaultd = { command = "old" }, o = { command = "' + SECRET + '" } }\n'
-    )
+    original = write(path, 'mcp_servers = { vaultd = { command = "old" }, o = { command = "' + SECRET + '" } }\n')
     with pytest.raises(CannotEditFaithfully) as info:
         apply_setup("codex", COMMAND)
     assert info.value.code is ErrorCode.VALIDATION
@@ -440,9 +434,7 @@ def test_toml_entry_with_sub_table_is_refused(env: dict[str, str]) -> None:
 # -- Claude Code's own places ----------------------------------------------------------------------
 
 
-def test_claude_config_dir_is_honoured(
-    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_claude_config_dir_is_honoured(env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
     plan = apply_setup("claude", COMMAND)
     assert plan.path == tmp_path / "claude-config" / ".claude.json"
@@ -719,9 +711,7 @@ def test_replaced_entry_secrets_are_masked_in_plan(env: dict[str, str]) -> None:
 # -- receipts --------------------------------------------------------------------------------------
 
 
-def test_receipt_home_follows_xdg(
-    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_receipt_home_follows_xdg(env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("VAULTD_HOME")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     plan = apply_setup("cursor", COMMAND)
@@ -792,9 +782,7 @@ _values = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=3),
     max_leaves=8,
 )
-_servers = st.dictionaries(
-    _keys.filter(lambda k: k != "vaultd"), st.dictionaries(_keys, _values, max_size=2), max_size=3
-)
+_servers = st.dictionaries(_keys.filter(lambda k: k != "vaultd"), st.dictionaries(_keys, _values, max_size=2), max_size=3)
 
 
 @st.composite
@@ -843,22 +831,16 @@ def test_generated_json_round_trip(text: str, host: str, scratch: Path) -> None:
 
 
 _bare = st.from_regex(r"[A-Za-z][A-Za-z0-9_-]{0,6}", fullmatch=True)
-_toml_scalars = (
-    st.booleans() | st.integers(-(10**9), 10**9) | st.text(st.characters(codec="utf-8"), max_size=10)
-)
+_toml_scalars = st.booleans() | st.integers(-(10**9), 10**9) | st.text(st.characters(codec="utf-8"), max_size=10)
 _toml_values = _toml_scalars | st.lists(_toml_scalars, max_size=3)
-_toml_tables = st.dictionaries(
-    _bare, _toml_values | st.dictionaries(_bare, _toml_values, max_size=2), max_size=3
-)
+_toml_tables = st.dictionaries(_bare, _toml_values | st.dictionaries(_bare, _toml_values, max_size=2), max_size=3)
 
 
 @st.composite
 def _toml_documents(draw: st.DrawFn) -> str:
     import tomlkit
 
-    doc: dict[str, Any] = draw(
-        st.dictionaries(_bare.filter(lambda k: k != "mcp_servers"), _toml_values, max_size=3)
-    )
+    doc: dict[str, Any] = draw(st.dictionaries(_bare.filter(lambda k: k != "mcp_servers"), _toml_values, max_size=3))
     servers = draw(st.none() | st.dictionaries(_bare, _toml_tables, max_size=3))
     if servers is not None and draw(st.booleans()):
         servers["vaultd"] = draw(st.dictionaries(_bare, _toml_values, max_size=3))  # sub-tables: refused

@@ -10,8 +10,11 @@ from vaultd.policy.visibility import MAX_CANDIDATES, Visibility, mentioned_paths
 _SEPARATORS = [" ", "(", "[", '"', "'", "\u2192 ", "\u2014 ", "|", ",", ":", "  "]
 _ENDINGS = ["", " ", ")", "]", ",", " (20261203T120000.000000-ab12cd34)"]
 
-segment = st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="/\\"),
-                  min_size=1, max_size=12).map(str.strip).filter(lambda s: s and ".md" not in s.casefold())
+segment = (
+    st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="/\\"), min_size=1, max_size=12)
+    .map(str.strip)
+    .filter(lambda s: s and ".md" not in s.casefold())
+)
 note_path = st.lists(segment, min_size=1, max_size=4).map(lambda parts: "/".join(parts) + ".md")
 prose = st.text(st.characters(codec="utf-8"), max_size=80)
 

@@ -37,10 +37,16 @@ vault_app = typer.Typer(help="Register, list and unregister vaults.", no_args_is
 
 
 def _status_text(s: DaemonStatus) -> str:
-    head = render.fields("vaultd", [
-        ("pid", s.pid), ("version", s.version), ("uptime", f"{s.uptime_s:.1f} s"),
-        ("socket", s.socket), ("home", s.home),
-    ])
+    head = render.fields(
+        "vaultd",
+        [
+            ("pid", s.pid),
+            ("version", s.version),
+            ("uptime", f"{s.uptime_s:.1f} s"),
+            ("socket", s.socket),
+            ("home", s.home),
+        ],
+    )
     vaults = s.vaults
     if not vaults:
         return head + "\n\nno vaults registered; add one with 'vaultctl vault add ID PATH'"
@@ -109,11 +115,20 @@ def daemon_logs(lines: Annotated[int, typer.Option("--lines", "-n", min=1, max=1
 
 def _vault_text(info: VaultInfo) -> str:
     e, h = info.entry, info.health
-    return render.fields(f"vault {e.id}", [
-        ("path", e.path), ("kind", e.kind), ("write", e.write), ("schema", e.schema),
-        ("pii", e.pii if isinstance(e.pii, (str, type(None))) else "policy"), ("deny paths", e.deny_paths),
-        ("state", h.state), ("notes", h.notes), *([("message", h.message)] if h.message else []),
-    ])
+    return render.fields(
+        f"vault {e.id}",
+        [
+            ("path", e.path),
+            ("kind", e.kind),
+            ("write", e.write),
+            ("schema", e.schema),
+            ("pii", e.pii if isinstance(e.pii, (str, type(None))) else "policy"),
+            ("deny paths", e.deny_paths),
+            ("state", h.state),
+            ("notes", h.notes),
+            *([("message", h.message)] if h.message else []),
+        ],
+    )
 
 
 @vault_app.command("add")
@@ -123,31 +138,45 @@ def vault_add(
     kind: Annotated[Kind, typer.Option(help=doc(VaultAddParams, "kind"))] = Kind.PERSONAL,
     write: Annotated[WritePolicy, typer.Option(help=doc(VaultAddParams, "write"))] = WritePolicy.MCP,
     schema: Annotated[SchemaProfile, typer.Option(help=doc(VaultAddParams, "schema"))] = SchemaProfile.OPEN,
-    private: Annotated[list[str] | None, typer.Option(
-        "--private", metavar="PATTERN", help=doc(VaultAddParams, "private_paths") + " Repeatable.")] = None,
-    log_path: Annotated[str | None, typer.Option(
-        "--log-path", help=doc(VaultAddParams, "log_path") + " Needed when log.md is a note of yours.")] = None,
-    stamp_key: Annotated[list[str] | None, typer.Option(
-        "--stamp-key", metavar="KEY",
-        help=doc(VaultAddParams, "stamp_keys") + " Repeatable: an edit stamps the first one the note has; "
-             "--stamp-key '' never stamps.")] = None,
+    private: Annotated[
+        list[str] | None, typer.Option("--private", metavar="PATTERN", help=doc(VaultAddParams, "private_paths") + " Repeatable.")
+    ] = None,
+    log_path: Annotated[
+        str | None, typer.Option("--log-path", help=doc(VaultAddParams, "log_path") + " Needed when log.md is a note of yours.")
+    ] = None,
+    stamp_key: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--stamp-key",
+            metavar="KEY",
+            help=doc(VaultAddParams, "stamp_keys") + " Repeatable: an edit stamps the first one the note has; --stamp-key '' never stamps.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Register an existing folder as a vault and index it. Never writes a note."""
     stamps = None if stamp_key is None else [k for k in stamp_key if k]
-    params = VaultAddParams(id=vault_id, path=os.path.abspath(path), kind=kind, write=write, schema=schema,
-                            private_paths=list(private or []), log_path=log_path, stamp_keys=stamps)
+    params = VaultAddParams(
+        id=vault_id,
+        path=os.path.abspath(path),
+        kind=kind,
+        write=write,
+        schema=schema,
+        private_paths=list(private or []),
+        log_path=log_path,
+        stamp_keys=stamps,
+    )
     emit(call(vaults.VAULT_ADD, params), as_json, _vault_text)
 
 
 @vault_app.command("list")
 def vault_list(as_json: JsonOpt = False) -> None:
     """List the registered vaults with their policies and health."""
+
     def text(r: VaultListResult) -> str:
-        rows = [(v.entry.id, v.entry.kind, v.entry.write, v.entry.schema, v.health.state, v.health.notes,
-                 v.entry.path) for v in r.vaults]
-        return render.table(["id", "kind", "write", "schema", "state", "notes", "path"], rows) if rows \
-            else "no vaults registered"
+        rows = [(v.entry.id, v.entry.kind, v.entry.write, v.entry.schema, v.health.state, v.health.notes, v.entry.path) for v in r.vaults]
+        return render.table(["id", "kind", "write", "schema", "state", "notes", "path"], rows) if rows else "no vaults registered"
+
     emit(call(vaults.VAULT_LIST, Empty()), as_json, text)
 
 
@@ -165,8 +194,8 @@ def vault_remove(
         if r.applied:
             return f"removed vault {vault_id}; its files at {r.entry.path} are untouched"
         cmd = f"vaultctl vault remove {shlex.quote(vault_id)} --confirm --fingerprint {r.fingerprint}"
-        return (f"would remove vault {vault_id} at {r.entry.path} (files are never deleted)\n"
-                f"to confirm, run:\n  {cmd}")
+        return f"would remove vault {vault_id} at {r.entry.path} (files are never deleted)\nto confirm, run:\n  {cmd}"
+
     emit(result, as_json, text)
 
 

@@ -44,15 +44,16 @@ def search(
 ) -> None:
     """Full-text search; results with path, title, score and a snippet."""
     with session() as c:
-        params = SearchParams(query=query, vault=pick_vault(c, vault), type=type_, domain=domain, tag=tag,
-                              folder=folder, limit=limit, fresh=fresh)
+        params = SearchParams(
+            query=query, vault=pick_vault(c, vault), type=type_, domain=domain, tag=tag, folder=folder, limit=limit, fresh=fresh
+        )
         result = call(reads.SEARCH, params, client=c)
 
     def text(r: SearchResult) -> str:
         if not r.hits:
             return f"no notes match {query!r}"
-        return render.table(["score", "path", "title", "snippet"],
-                            [(h.score, h.path, h.title, h.snippet) for h in r.hits])
+        return render.table(["score", "path", "title", "snippet"], [(h.score, h.path, h.title, h.snippet) for h in r.hits])
+
     emit(result, as_json, text)
 
 
@@ -61,16 +62,14 @@ def show(
     vault: VaultOpt = None,
     section: Annotated[str | None, typer.Option(help=doc(ReadParams, "section"))] = None,
     offset: Annotated[int, typer.Option(help=doc(ReadParams, "offset"))] = 0,
-    max_bytes: Annotated[int, typer.Option(
-        "--max-bytes", help=doc(ReadParams, "max_bytes"))] = DEFAULT_READ_PAGE_BYTES,
+    max_bytes: Annotated[int, typer.Option("--max-bytes", help=doc(ReadParams, "max_bytes"))] = DEFAULT_READ_PAGE_BYTES,
     fresh: FreshOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Print a note (or one H2 section), paged by bytes."""
     with session() as c:
         chosen = pick_vault(c, vault)
-        params = ReadParams(target=target, vault=chosen, section=section, offset=offset, max_bytes=max_bytes,
-                            fresh=fresh)
+        params = ReadParams(target=target, vault=chosen, section=section, offset=offset, max_bytes=max_bytes, fresh=fresh)
         result = call(reads.READ, params, client=c)
 
     def text(r: ReadResult) -> str:
@@ -83,6 +82,7 @@ def show(
                 more.append(f"--vault {chosen}")
             out += f"\n\n[truncated; sha256 {r.sha256}; next page: {' '.join(more)}]"
         return out
+
     emit(result, as_json, text)
 
 
@@ -95,22 +95,33 @@ def links(
 ) -> None:
     """A note's outgoing links (with status) and its backlinks."""
     with session() as c:
-        result = call(reads.LINKS, LinksParams(target=target, vault=pick_vault(c, vault), limit=limit, fresh=fresh),
-                      client=c)
+        result = call(reads.LINKS, LinksParams(target=target, vault=pick_vault(c, vault), limit=limit, fresh=fresh), client=c)
 
     def text(r: LinksResult) -> str:
-        out_rows = [(o.line, o.kind, o.target + (f"#{o.anchor}" if o.anchor else ""), o.status,
-                     o.resolved or (", ".join(o.candidates) if o.candidates else (
-                         f"did you mean {o.suggestion}?" if o.suggestion else o.reason or "")))
-                    for o in r.out]
-        parts = [f"{r.path}", "", "outgoing:",
-                 render.table(["line", "kind", "target", "status", "resolves to"], out_rows) if out_rows else "  none",
-                 "", "backlinks:",
-                 render.table(["path", "line", "kind"], [(i.path, i.line, i.kind) for i in r.incoming])
-                 if r.incoming else "  none"]
+        out_rows = [
+            (
+                o.line,
+                o.kind,
+                o.target + (f"#{o.anchor}" if o.anchor else ""),
+                o.status,
+                o.resolved
+                or (", ".join(o.candidates) if o.candidates else (f"did you mean {o.suggestion}?" if o.suggestion else o.reason or "")),
+            )
+            for o in r.out
+        ]
+        parts = [
+            f"{r.path}",
+            "",
+            "outgoing:",
+            render.table(["line", "kind", "target", "status", "resolves to"], out_rows) if out_rows else "  none",
+            "",
+            "backlinks:",
+            render.table(["path", "line", "kind"], [(i.path, i.line, i.kind) for i in r.incoming]) if r.incoming else "  none",
+        ]
         if r.truncated:
             parts.append(f"\n[truncated at {limit}; raise --limit]")
         return render.compose(parts)
+
     emit(result, as_json, text)
 
 
@@ -125,8 +136,7 @@ def list_notes(
     """List notes in path order, a page at a time."""
     with session() as c:
         chosen = pick_vault(c, vault)
-        result = call(reads.LIST, ListParams(vault=chosen, folder=folder, limit=limit, cursor=cursor, fresh=fresh),
-                      client=c)
+        result = call(reads.LIST, ListParams(vault=chosen, folder=folder, limit=limit, cursor=cursor, fresh=fresh), client=c)
 
     def text(r: ListResult) -> str:
         body = render.table(["path", "title", "type", "tags"], [(n.path, n.title, n.type, n.tags) for n in r.notes])
@@ -134,6 +144,7 @@ def list_notes(
         if r.next_cursor:
             tail += f"; next page: vaultctl list{' ' + shlex.quote(folder) if folder else ''} --cursor {r.next_cursor}"
         return body + tail
+
     emit(result, as_json, text)
 
 
@@ -155,15 +166,27 @@ def stats(vault: VaultOpt = None, fresh: FreshOpt = False, as_json: JsonOpt = Fa
         result = call(reads.STATS, VaultParams(vault=pick_vault(c, vault), fresh=fresh), client=c)
 
     def text(r: StatsResult) -> str:
-        head = render.fields(f"vault {r.vault}", [
-            ("notes", r.notes), ("attachments", r.attachments), ("bytes", r.bytes), ("words", r.words),
-            ("links", r.links), ("dead links", r.dead_links), ("ambiguous links", r.ambiguous_links),
-            ("orphans", r.orphans), ("issues", r.issues), ("skipped files", r.skipped)])
+        head = render.fields(
+            f"vault {r.vault}",
+            [
+                ("notes", r.notes),
+                ("attachments", r.attachments),
+                ("bytes", r.bytes),
+                ("words", r.words),
+                ("links", r.links),
+                ("dead links", r.dead_links),
+                ("ambiguous links", r.ambiguous_links),
+                ("orphans", r.orphans),
+                ("issues", r.issues),
+                ("skipped files", r.skipped),
+            ],
+        )
+
         def by(title: str, counts: dict[str, int]) -> str:
             return render.table([title, "notes"], list(counts.items()))
 
-        return render.compose([head, by("type", r.by_type), by("domain", r.by_domain), by("folder", r.by_folder)],
-                              "\n\n")
+        return render.compose([head, by("type", r.by_type), by("domain", r.by_domain), by("folder", r.by_folder)], "\n\n")
+
     emit(result, as_json, text)
 
 
@@ -183,4 +206,5 @@ def issues(
         body = render.table(["path", "line", "code", "issue"], [(i.path, i.line, i.code, i.message) for i in r.issues])
         more = f"\nnext page: vaultctl issues --cursor {r.next_cursor}" if r.next_cursor else ""
         return body + f"\n\n{len(r.issues)} of {r.total}{more}"
+
     emit(result, as_json, text)

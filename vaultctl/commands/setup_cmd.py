@@ -58,8 +58,7 @@ def setup(
                 print(json.dumps([o.to_dict() for o in outcomes]))
             else:
                 for o in outcomes:
-                    render.say(_plan_text(o.plan) if o.plan is not None
-                               else f"{o.host}: {o.status.value} ({o.note or o.error})")
+                    render.say(_plan_text(o.plan) if o.plan is not None else f"{o.host}: {o.status.value} ({o.note or o.error})")
             if any(o.status.value == "failed" for o in outcomes):
                 raise typer.Exit(int(ExitStatus.REFUSED))
             return

@@ -49,8 +49,7 @@ D = TypeVar("D")
 
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help=doc(WriteParams, "dry_run"))]
 ShaOpt = Annotated[str | None, typer.Option("--expected-sha", help=doc(EditParams, "expected_sha"))]
-LogOpt = Annotated[str | None, typer.Option(
-    "--log", help=doc(WriteParams, "log") + ' As JSON: {"type","source","note",...}.')]
+LogOpt = Annotated[str | None, typer.Option("--log", help=doc(WriteParams, "log") + ' As JSON: {"type","source","note",...}.')]
 
 log_app = typer.Typer(help="Read and append the vault's log.", no_args_is_help=True)
 
@@ -107,8 +106,12 @@ def receipt_text(r: Outcome, confirm_cmd: str | None = None, omit: frozenset[str
         head = f"{r.op}: nothing to change"
     lines = [head]
     if r.changes:
-        lines.append(render.table(["action", "path", "before", "after"], [
-            (c.action, c.path, (c.before_sha or "-")[:12], (c.after_sha or "-")[:12]) for c in r.changes]))
+        lines.append(
+            render.table(
+                ["action", "path", "before", "after"],
+                [(c.action, c.path, (c.before_sha or "-")[:12], (c.after_sha or "-")[:12]) for c in r.changes],
+            )
+        )
     for w in r.warnings:
         lines.append(f"warning {w.code}{' ' + w.path if w.path else ''}{':' + str(w.line) if w.line else ''}: {w.message}")
     for key, value in _detail_items(r.detail, omit):
@@ -120,8 +123,13 @@ def receipt_text(r: Outcome, confirm_cmd: str | None = None, omit: frozenset[str
     return render.compose(lines)
 
 
-def run_write(spec: MethodSpec[P, WriteReceipt[D]], build: Callable[[str | None], P], as_json: bool,
-              confirm_cmd: str | None = None, vault: str | None = None) -> None:
+def run_write(
+    spec: MethodSpec[P, WriteReceipt[D]],
+    build: Callable[[str | None], P],
+    as_json: bool,
+    confirm_cmd: str | None = None,
+    vault: str | None = None,
+) -> None:
     with session() as c:
         params = build(pick_vault(c, vault))
         result = call(spec, params, client=c)
@@ -133,29 +141,38 @@ def run_write(spec: MethodSpec[P, WriteReceipt[D]], build: Callable[[str | None]
 def new(
     path: Annotated[str, typer.Argument(help=doc(CreateParams, "path"))],
     title: Annotated[str | None, typer.Option(help=doc(CreateParams, "title"))] = None,
-    set_: Annotated[str | None, typer.Option("--set", help=doc(CreateParams, "frontmatter") + " As a JSON object.")] \
-        = None,
-    body: Annotated[str | None, typer.Option(help="A file to read the body from, or - for stdin. "
-                                                  + doc(CreateParams, "body"))] = None,
-    vault: VaultOpt = None, dry_run: DryRunOpt = False, log: LogOpt = None, as_json: JsonOpt = False,
+    set_: Annotated[str | None, typer.Option("--set", help=doc(CreateParams, "frontmatter") + " As a JSON object.")] = None,
+    body: Annotated[str | None, typer.Option(help="A file to read the body from, or - for stdin. " + doc(CreateParams, "body"))] = None,
+    vault: VaultOpt = None,
+    dry_run: DryRunOpt = False,
+    log: LogOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Create a note; refuses an existing path or a name that collides by case or normalization."""
     fields = _json_arg(set_, "--set") or {}
     if not isinstance(fields, dict):
         fail("--set must be a JSON object", ExitStatus.USAGE)
     text = _read_source(body)
-    run_write(writes.CREATE, lambda v: CreateParams(vault=v, path=path, title=title, frontmatter=fields, body=text,
-                                                    dry_run=dry_run, log=_log_event(log)), as_json, vault=vault)
+    run_write(
+        writes.CREATE,
+        lambda v: CreateParams(vault=v, path=path, title=title, frontmatter=fields, body=text, dry_run=dry_run, log=_log_event(log)),
+        as_json,
+        vault=vault,
+    )
 
 
 def patch(
     target: Annotated[str, typer.Argument(help=doc(PatchParams, "target"))],
     old: Annotated[str | None, typer.Option(help=doc(PatchParams, "old"))] = None,
     new_: Annotated[str | None, typer.Option("--new", help=doc(PatchParams, "new"))] = None,
-    edits: Annotated[str | None, typer.Option(
-        help=doc(PatchParams, "edits") + ' A JSON file (or -) of [{"old": ..., "new": ...}].')] = None,
+    edits: Annotated[
+        str | None, typer.Option(help=doc(PatchParams, "edits") + ' A JSON file (or -) of [{"old": ..., "new": ...}].')
+    ] = None,
     rewrite_anchors: Annotated[bool, typer.Option("--rewrite-anchors", help=doc(PatchParams, "rewrite_anchors"))] = False,
-    vault: VaultOpt = None, dry_run: DryRunOpt = False, expected_sha: ShaOpt = None, log: LogOpt = None,
+    vault: VaultOpt = None,
+    dry_run: DryRunOpt = False,
+    expected_sha: ShaOpt = None,
+    log: LogOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Replace exact text in a note (all edits apply, or none)."""
@@ -166,32 +183,54 @@ def patch(
             edit_list = msgspec.convert(data, list[Edit])
         except msgspec.ValidationError as exc:
             fail(f"--edits: {exc}", ExitStatus.USAGE)
-    run_write(writes.PATCH, lambda v: PatchParams(vault=v, target=target, old=old, new=new_, edits=edit_list,
-                                                  rewrite_anchors=rewrite_anchors,
-                                                  dry_run=dry_run, expected_sha=expected_sha,
-                                                  log=_log_event(log)), as_json, vault=vault)
+    run_write(
+        writes.PATCH,
+        lambda v: PatchParams(
+            vault=v,
+            target=target,
+            old=old,
+            new=new_,
+            edits=edit_list,
+            rewrite_anchors=rewrite_anchors,
+            dry_run=dry_run,
+            expected_sha=expected_sha,
+            log=_log_event(log),
+        ),
+        as_json,
+        vault=vault,
+    )
 
 
 def append(
     target: Annotated[str, typer.Argument(help=doc(AppendParams, "target"))],
     section: Annotated[str, typer.Option(help=doc(AppendParams, "section"))],
     markdown: Annotated[str, typer.Option(help=doc(AppendParams, "markdown") + " - reads it from stdin.")],
-    vault: VaultOpt = None, dry_run: DryRunOpt = False, expected_sha: ShaOpt = None, log: LogOpt = None,
+    vault: VaultOpt = None,
+    dry_run: DryRunOpt = False,
+    expected_sha: ShaOpt = None,
+    log: LogOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Append Markdown to an H2 section."""
     text = sys.stdin.read() if markdown == "-" else markdown
-    run_write(writes.APPEND, lambda v: AppendParams(vault=v, target=target, section=section, markdown=text,
-                                                    dry_run=dry_run, expected_sha=expected_sha,
-                                                    log=_log_event(log)), as_json, vault=vault)
+    run_write(
+        writes.APPEND,
+        lambda v: AppendParams(
+            vault=v, target=target, section=section, markdown=text, dry_run=dry_run, expected_sha=expected_sha, log=_log_event(log)
+        ),
+        as_json,
+        vault=vault,
+    )
 
 
 def set_fields(
     target: Annotated[str, typer.Argument(help=doc(SetFrontmatterParams, "target"))],
-    set_: Annotated[str | None, typer.Option("--set", help=doc(SetFrontmatterParams, "set") + " As a JSON object.")] \
-        = None,
+    set_: Annotated[str | None, typer.Option("--set", help=doc(SetFrontmatterParams, "set") + " As a JSON object.")] = None,
     unset: Annotated[str | None, typer.Option(help=doc(SetFrontmatterParams, "unset") + " Comma-separated.")] = None,
-    vault: VaultOpt = None, dry_run: DryRunOpt = False, expected_sha: ShaOpt = None, log: LogOpt = None,
+    vault: VaultOpt = None,
+    dry_run: DryRunOpt = False,
+    expected_sha: ShaOpt = None,
+    log: LogOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Set or unset frontmatter keys; other keys keep their bytes."""
@@ -199,9 +238,14 @@ def set_fields(
     if not isinstance(fields, dict):
         fail("--set must be a JSON object", ExitStatus.USAGE)
     keys = [k.strip() for k in (unset or "").split(",") if k.strip()]
-    run_write(writes.SET_FRONTMATTER, lambda v: SetFrontmatterParams(
-        vault=v, target=target, set=fields, unset=keys, dry_run=dry_run, expected_sha=expected_sha,
-        log=_log_event(log)), as_json, vault=vault)
+    run_write(
+        writes.SET_FRONTMATTER,
+        lambda v: SetFrontmatterParams(
+            vault=v, target=target, set=fields, unset=keys, dry_run=dry_run, expected_sha=expected_sha, log=_log_event(log)
+        ),
+        as_json,
+        vault=vault,
+    )
 
 
 ConfirmOpt = Annotated[bool, typer.Option("--confirm", help=doc(TwoStepParams, "confirm"))]
@@ -217,65 +261,109 @@ def link(
     target: Annotated[str, typer.Argument(metavar="TO", help=doc(LinkParams, "target"))],
     relation: Annotated[Relation | None, typer.Option(help=doc(LinkParams, "relation"))] = None,
     one_way: Annotated[bool, typer.Option("--one-way", help="Do not add the link back from TO.")] = False,
-    vault: VaultOpt = None, dry_run: DryRunOpt = False, log: LogOpt = None, as_json: JsonOpt = False,
+    vault: VaultOpt = None,
+    dry_run: DryRunOpt = False,
+    log: LogOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Link two notes under '## Relevant Notes' (both ways unless --one-way); an existing link is kept."""
-    run_write(writes.LINK, lambda v: LinkParams(vault=v, source=source, target=target, relation=relation,
-                                                bidirectional=not one_way, dry_run=dry_run, log=_log_event(log)),
-              as_json, vault=vault)
+    run_write(
+        writes.LINK,
+        lambda v: LinkParams(
+            vault=v, source=source, target=target, relation=relation, bidirectional=not one_way, dry_run=dry_run, log=_log_event(log)
+        ),
+        as_json,
+        vault=vault,
+    )
 
 
 def supersede(
     old: Annotated[str, typer.Argument(metavar="OLD", help=doc(SupersedeParams, "old"))],
     new_: Annotated[str, typer.Argument(metavar="NEW", help=doc(SupersedeParams, "new"))],
-    vault: VaultOpt = None, dry_run: DryRunOpt = False, log: LogOpt = None, as_json: JsonOpt = False,
+    vault: VaultOpt = None,
+    dry_run: DryRunOpt = False,
+    log: LogOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Mark OLD superseded by NEW (status, superseded_by) and link NEW back to OLD."""
-    run_write(writes.SUPERSEDE, lambda v: SupersedeParams(vault=v, old=old, new=new_, dry_run=dry_run,
-                                                          log=_log_event(log)), as_json, vault=vault)
+    run_write(
+        writes.SUPERSEDE, lambda v: SupersedeParams(vault=v, old=old, new=new_, dry_run=dry_run, log=_log_event(log)), as_json, vault=vault
+    )
 
 
 def move(
     source: Annotated[str, typer.Argument(metavar="FROM", help=doc(MoveParams, "target"))],
-    to: Annotated[str, typer.Argument(
-        metavar="TO", help=doc(MoveParams, "to"))],
-    confirm: ConfirmOpt = False, fingerprint: FingerprintOpt = None,
-    vault: VaultOpt = None, dry_run: DryRunOpt = False, log: LogOpt = None, as_json: JsonOpt = False,
+    to: Annotated[str, typer.Argument(metavar="TO", help=doc(MoveParams, "to"))],
+    confirm: ConfirmOpt = False,
+    fingerprint: FingerprintOpt = None,
+    vault: VaultOpt = None,
+    dry_run: DryRunOpt = False,
+    log: LogOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Rename or move a note and rewrite every link to it: a preview first, then --confirm --fingerprint F."""
-    run_write(writes.MOVE, lambda v: MoveParams(vault=v, target=source, to=to, confirm=confirm,
-                                                fingerprint=fingerprint, dry_run=dry_run, log=_log_event(log)),
-              as_json, confirm_cmd=_confirm_cmd("move", source, to, vault=vault), vault=vault)
+    run_write(
+        writes.MOVE,
+        lambda v: MoveParams(vault=v, target=source, to=to, confirm=confirm, fingerprint=fingerprint, dry_run=dry_run, log=_log_event(log)),
+        as_json,
+        confirm_cmd=_confirm_cmd("move", source, to, vault=vault),
+        vault=vault,
+    )
 
 
 def delete(
     target: Annotated[str, typer.Argument(metavar="TARGET", help=doc(DeleteParams, "target"))],
-    leave_broken_links: Annotated[bool, typer.Option(
-        "--leave-broken-links", help=doc(DeleteParams, "leave_broken_links"))] = False,
-    confirm: ConfirmOpt = False, fingerprint: FingerprintOpt = None,
-    vault: VaultOpt = None, dry_run: DryRunOpt = False, log: LogOpt = None, as_json: JsonOpt = False,
+    leave_broken_links: Annotated[bool, typer.Option("--leave-broken-links", help=doc(DeleteParams, "leave_broken_links"))] = False,
+    confirm: ConfirmOpt = False,
+    fingerprint: FingerprintOpt = None,
+    vault: VaultOpt = None,
+    dry_run: DryRunOpt = False,
+    log: LogOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Move a note to .trash (undo restores it): a preview first, then --confirm --fingerprint F."""
     words = ("delete", target, *(("--leave-broken-links",) if leave_broken_links else ()))
-    run_write(writes.DELETE, lambda v: DeleteParams(vault=v, target=target, leave_broken_links=leave_broken_links,
-                                                    confirm=confirm, fingerprint=fingerprint, dry_run=dry_run,
-                                                    log=_log_event(log)),
-              as_json, confirm_cmd=_confirm_cmd(*words, vault=vault), vault=vault)
+    run_write(
+        writes.DELETE,
+        lambda v: DeleteParams(
+            vault=v,
+            target=target,
+            leave_broken_links=leave_broken_links,
+            confirm=confirm,
+            fingerprint=fingerprint,
+            dry_run=dry_run,
+            log=_log_event(log),
+        ),
+        as_json,
+        confirm_cmd=_confirm_cmd(*words, vault=vault),
+        vault=vault,
+    )
 
 
 def merge(
     keep: Annotated[str, typer.Argument(metavar="KEEP", help=doc(MergeParams, "keep"))],
     absorb: Annotated[str, typer.Argument(metavar="ABSORB", help=doc(MergeParams, "absorb"))],
-    confirm: ConfirmOpt = False, fingerprint: FingerprintOpt = None,
-    vault: VaultOpt = None, dry_run: DryRunOpt = False, log: LogOpt = None, as_json: JsonOpt = False,
+    confirm: ConfirmOpt = False,
+    fingerprint: FingerprintOpt = None,
+    vault: VaultOpt = None,
+    dry_run: DryRunOpt = False,
+    log: LogOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Fold ABSORB into KEEP and repoint its links: a preview first, then --confirm --fingerprint F.
 
     The text preview leaves out the merged body; --json carries it in detail.body."""
     confirm_cmd = _confirm_cmd("merge", keep, absorb, vault=vault)
     with session() as c:
-        params = MergeParams(vault=pick_vault(c, vault), keep=keep, absorb=absorb, confirm=confirm,
-                             fingerprint=fingerprint, dry_run=dry_run, log=_log_event(log))
+        params = MergeParams(
+            vault=pick_vault(c, vault),
+            keep=keep,
+            absorb=absorb,
+            confirm=confirm,
+            fingerprint=fingerprint,
+            dry_run=dry_run,
+            log=_log_event(log),
+        )
         result = call(writes.MERGE, params, client=c)
     emit(result, as_json, lambda r: receipt_text(r, confirm_cmd, omit=frozenset({"body"})))
     if result.log is not None and not result.log.appended:
@@ -284,29 +372,45 @@ def merge(
 
 def undo(
     op_id: Annotated[str, typer.Argument(metavar="OP_ID", help=doc(UndoParams, "op_id"))],
-    vault: VaultOpt = None, dry_run: DryRunOpt = False, as_json: JsonOpt = False,
+    vault: VaultOpt = None,
+    dry_run: DryRunOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Reverse a committed operation (refused if its files changed since)."""
     run_write(writes.UNDO, lambda v: UndoParams(vault=v, op_id=op_id, dry_run=dry_run), as_json, vault=vault)
 
 
-def ops(vault: VaultOpt = None, limit: Annotated[int, typer.Option(min=1, max=200, help=doc(OpListParams, "limit"))] = 20,
-        as_json: JsonOpt = False) -> None:
+def ops(
+    vault: VaultOpt = None,
+    limit: Annotated[int, typer.Option(min=1, max=200, help=doc(OpListParams, "limit"))] = 20,
+    as_json: JsonOpt = False,
+) -> None:
     """Recent operations kept for undo, newest first."""
     import datetime as dt
 
     with session() as c:
         result = call(writes.OP_LIST, OpListParams(vault=pick_vault(c, vault), limit=limit), client=c)
-    emit(result, as_json, lambda r: render.table(["op id", "op", "when", "channel", "summary"], [
-        (o.op_id, o.op, dt.datetime.fromtimestamp(o.created).strftime("%Y-%m-%d %H:%M:%S"), o.channel, o.summary)
-        for o in r.ops]) if r.ops else "no operations kept")
+    emit(
+        result,
+        as_json,
+        lambda r: (
+            render.table(
+                ["op id", "op", "when", "channel", "summary"],
+                [(o.op_id, o.op, dt.datetime.fromtimestamp(o.created).strftime("%Y-%m-%d %H:%M:%S"), o.channel, o.summary) for o in r.ops],
+            )
+            if r.ops
+            else "no operations kept"
+        ),
+    )
 
 
 @log_app.command("tail")
-def log_tail(vault: VaultOpt = None,
-             limit: Annotated[int, typer.Option(min=1, max=200, help=doc(LogTailParams, "limit"))] = 50,
-             type_: Annotated[LogType | None, typer.Option("--type", help=doc(LogTailParams, "type"))] = None,
-             as_json: JsonOpt = False) -> None:
+def log_tail(
+    vault: VaultOpt = None,
+    limit: Annotated[int, typer.Option(min=1, max=200, help=doc(LogTailParams, "limit"))] = 50,
+    type_: Annotated[LogType | None, typer.Option("--type", help=doc(LogTailParams, "type"))] = None,
+    as_json: JsonOpt = False,
+) -> None:
     """The last events of the vault's log."""
     with session() as c:
         result = call(writes.LOG_TAIL, LogTailParams(vault=pick_vault(c, vault), limit=limit, type=type_), client=c)
@@ -314,14 +418,16 @@ def log_tail(vault: VaultOpt = None,
 
 
 @log_app.command("grep")
-def log_grep(pattern: Annotated[str, typer.Argument(help=doc(LogGrepParams, "pattern"))], vault: VaultOpt = None,
-             limit: Annotated[int, typer.Option(min=1, max=200, help=doc(LogGrepParams, "limit"))] = 50,
-             type_: Annotated[LogType | None, typer.Option("--type", help=doc(LogGrepParams, "type"))] = None,
-             as_json: JsonOpt = False) -> None:
+def log_grep(
+    pattern: Annotated[str, typer.Argument(help=doc(LogGrepParams, "pattern"))],
+    vault: VaultOpt = None,
+    limit: Annotated[int, typer.Option(min=1, max=200, help=doc(LogGrepParams, "limit"))] = 50,
+    type_: Annotated[LogType | None, typer.Option("--type", help=doc(LogGrepParams, "type"))] = None,
+    as_json: JsonOpt = False,
+) -> None:
     """Log events matching a pattern (no groups or backreferences)."""
     with session() as c:
-        result = call(writes.LOG_GREP, LogGrepParams(vault=pick_vault(c, vault), pattern=pattern, limit=limit,
-                                                type=type_), client=c)
+        result = call(writes.LOG_GREP, LogGrepParams(vault=pick_vault(c, vault), pattern=pattern, limit=limit, type=type_), client=c)
     emit(result, as_json, lambda r: "\n".join(r.lines + [f"warning: {w}" for w in r.warnings]) or "no match")
 
 
@@ -332,7 +438,8 @@ def log_append(
     note: Annotated[str, typer.Argument(help=doc(LogEvent, "note"))],
     project: Annotated[str, typer.Option(help=doc(LogEvent, "project"))] = "-",
     dest: Annotated[str | None, typer.Option(help=doc(LogEvent, "dest"))] = None,
-    vault: VaultOpt = None, as_json: JsonOpt = False,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Append one event to the vault's log."""
     with session() as c:

@@ -19,8 +19,7 @@ LOG_ENV = "VAULTD_MCP_LOG"  #: stderr log level: debug, info, warning (the defau
 def run() -> int:
     """Configure stderr logging from ``$VAULTD_MCP_LOG`` and serve until stdin closes."""
     level = os.environ.get(LOG_ENV, "warning").upper()
-    logging.basicConfig(level=getattr(logging, level, logging.WARNING),
-                        format="vaultctl mcp: %(levelname)s %(message)s")
+    logging.basicConfig(level=getattr(logging, level, logging.WARNING), format="vaultctl mcp: %(levelname)s %(message)s")
     return serve()
 
 

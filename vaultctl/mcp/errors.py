@@ -73,13 +73,14 @@ def unavailable(reason: str, *, maybe_applied: bool = False) -> ToolFailure:
     """The daemon could not be reached; say what to do, and whether the call may have landed."""
     message = f"vaultd is not available: {reason.rstrip('.')}."
     if maybe_applied:
-        message += (" The connection dropped while the call was in flight, so it may have been applied:"
-                    " read the note (or the operation's receipt) before retrying.")
+        message += (
+            " The connection dropped while the call was in flight, so it may have been applied:"
+            " read the note (or the operation's receipt) before retrying."
+        )
     elif "vaultctl" in reason:  # the client's message already says how to start the daemon
         message += " Nothing was changed."
     else:
-        message += (" Nothing was changed. Start the daemon with 'vaultctl daemon start' or check it with"
-                    " 'vaultctl doctor', then retry.")
+        message += " Nothing was changed. Start the daemon with 'vaultctl daemon start' or check it with 'vaultctl doctor', then retry."
     return ToolFailure(ErrorData(code=ErrorCode.UNAVAILABLE, message=message))
 
 

@@ -61,5 +61,3 @@ def _offset(cursor: object, digest: str, count: int) -> int:
     if got != digest or not 0 < offset < count or _cursor(offset, digest) != cursor:
         raise unknown
     return offset
-
-

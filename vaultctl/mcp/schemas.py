@@ -38,7 +38,7 @@ def self_contained(tp: type, *, closed: bool) -> dict[str, Any]:
     defs: dict[str, Any] = schema.pop("$defs", {})
     ref = schema.pop("$ref", None)
     if isinstance(ref, str) and ref.startswith(_DEFS_PREFIX):
-        name = ref[len(_DEFS_PREFIX):]
+        name = ref[len(_DEFS_PREFIX) :]
         root = dict(defs[name])
         if not _referenced(defs, name):
             del defs[name]

@@ -59,8 +59,13 @@ class Job:
 class Session:
     """One stdio session: the handshake version, if any, and the method handlers."""
 
-    def __init__(self, link: DaemonLink, catalogue: ToolCatalogue | None = None,
-                 result_bound: int = RESULT_BOUND, tools_page: int = paging.DEFAULT_TOOLS_PAGE) -> None:
+    def __init__(
+        self,
+        link: DaemonLink,
+        catalogue: ToolCatalogue | None = None,
+        result_bound: int = RESULT_BOUND,
+        tools_page: int = paging.DEFAULT_TOOLS_PAGE,
+    ) -> None:
         self._link = link
         self._result_bound = result_bound
         self._tools_page = tools_page
@@ -121,8 +126,7 @@ class Session:
 
     def _tools_list(self, params: msgspec.Raw, served: Served) -> dict[str, Any]:
         cursor = wire.decode_object(params).get("cursor") if bytes(params) else None
-        tools = self._catalogue.definitions(vault_choice(self._link), structured=served.structured,
-                                            annotated=served.annotated)
+        tools = self._catalogue.definitions(vault_choice(self._link), structured=served.structured, annotated=served.annotated)
         shown, following = paging.page(tools, cursor, self._tools_page)
         result: dict[str, Any] = {"tools": shown}
         if following is not None:

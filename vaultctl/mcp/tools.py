@@ -59,12 +59,10 @@ class ToolCatalogue:
         """
         spec = self._specs.get(name) if isinstance(name, str) else None
         if spec is None:
-            raise invalid_params(f"unknown tool {name!r}; call tools/list for the tools this server offers",
-                                 "$.params.name")
+            raise invalid_params(f"unknown tool {name!r}; call tools/list for the tools this server offers", "$.params.name")
         return spec
 
-    def definitions(self, vaults: VaultChoice | None, *, structured: bool,
-                    annotated: bool = True) -> list[dict[str, Any]]:
+    def definitions(self, vaults: VaultChoice | None, *, structured: bool, annotated: bool = True) -> list[dict[str, Any]]:
         """Every tool's definition; ``structured`` False drops what 2025-03-26 clients do not know,
         ``annotated`` False what 2024-11-05 ones do not."""
         tools = []

@@ -96,8 +96,7 @@ def for_request(meta: Mapping[str, Any] | None, session_version: str | None) -> 
         return Served(session_version or LATEST_HANDSHAKE, Era.HANDSHAKE)
     requested = meta[PROTOCOL_VERSION_META_KEY]
     if not isinstance(requested, str):
-        raise McpError(RpcCode.INVALID_PARAMS,
-                       f"params._meta[{PROTOCOL_VERSION_META_KEY!r}] must be a protocol version string")
+        raise McpError(RpcCode.INVALID_PARAMS, f"params._meta[{PROTOCOL_VERSION_META_KEY!r}] must be a protocol version string")
     if requested not in STATELESS_VERSIONS:
         raise unsupported_version(requested)
     return Served(requested, Era.STATELESS)

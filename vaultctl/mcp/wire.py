@@ -99,8 +99,7 @@ def parse(frame: bytes) -> Request | Notification | Ignored:
     good_id = isinstance(msg.id, (int, str)) and not isinstance(msg.id, bool)
     usable_id = msg.id if good_id else None
     if msg.jsonrpc != "2.0":
-        raise BadFrame(McpError(RpcCode.INVALID_REQUEST, 'not a JSON-RPC 2.0 message: "jsonrpc" must be "2.0"'),
-                       usable_id)
+        raise BadFrame(McpError(RpcCode.INVALID_REQUEST, 'not a JSON-RPC 2.0 message: "jsonrpc" must be "2.0"'), usable_id)
     if msg.method is UNSET and (bytes(msg.result) or bytes(msg.error)):
         return Ignored("a response, but this server sends no requests")
     if not isinstance(msg.method, str):
@@ -124,8 +123,7 @@ def meta_of(params: msgspec.Raw) -> dict[str, Any] | None:
     try:
         return _meta_decoder.decode(raw).meta
     except msgspec.ValidationError as exc:
-        raise McpError(RpcCode.INVALID_PARAMS, f"params must be an object with an optional _meta object: {exc}") \
-            from exc
+        raise McpError(RpcCode.INVALID_PARAMS, f"params must be an object with an optional _meta object: {exc}") from exc
 
 
 def decode_object(params: msgspec.Raw) -> dict[str, Any]:

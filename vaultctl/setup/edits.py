@@ -81,8 +81,7 @@ class Format(Protocol):
         ...
 
 
-def expected_data(data: dict[str, Any], container: str, name: str, value: Any, *, present: bool,
-                  drop_empty: bool) -> dict[str, Any]:
+def expected_data(data: dict[str, Any], container: str, name: str, value: Any, *, present: bool, drop_empty: bool) -> dict[str, Any]:
     """What a host file must parse to after an edit: ``data`` with only the ``name`` entry of
     ``container`` set (``present``) or removed; an emptied container goes when ``drop_empty``.
     Each editor re-parses its result and compares with this, so a textual edit can never change

@@ -148,14 +148,12 @@ def _check(st: os.stat_result, path: Path) -> None:
         )
     if not stat.S_ISREG(st.st_mode):
         raise UnsafeFile(
-            f"{path} is not a regular file (a folder, FIFO, socket or device); "
-            "move it aside and run setup again.",
+            f"{path} is not a regular file (a folder, FIFO, socket or device); move it aside and run setup again.",
             path=path,
         )
     if st.st_nlink > 1:
         raise UnsafeFile(
-            f"{path} has {st.st_nlink} hard links; replacing it would split them. "
-            "Add the vaultd entry by hand.",
+            f"{path} has {st.st_nlink} hard links; replacing it would split them. Add the vaultd entry by hand.",
             path=path,
         )
     if st.st_size > MAX_FILE_BYTES:
@@ -164,8 +162,7 @@ def _check(st: os.stat_result, path: Path) -> None:
 
 def _too_large(path: Path) -> FileTooLarge:
     return FileTooLarge(
-        f"{path} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; setup will not rewrite it. "
-        "Add the vaultd entry by hand.",
+        f"{path} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; setup will not rewrite it. Add the vaultd entry by hand.",
         path=path,
     )
 
@@ -181,8 +178,7 @@ def _expect_unchanged(path: Path, before: Snapshot | None) -> None:
         now = None
     if now != (before.identity if before else None):
         raise FileChanged(
-            f"{path} changed while setup was editing it (perhaps the host wrote it); "
-            "nothing was written. Run the command again.",
+            f"{path} changed while setup was editing it (perhaps the host wrote it); nothing was written. Run the command again.",
             path=path,
         )
 
@@ -193,8 +189,7 @@ def _create(tmp: str, path: Path) -> None:
         os.link(tmp, path)
     except FileExistsError as exc:
         raise FileChanged(
-            f"{path} appeared while setup was creating it (perhaps the host wrote it); "
-            "nothing was written. Run the command again.",
+            f"{path} appeared while setup was creating it (perhaps the host wrote it); nothing was written. Run the command again.",
             path=path,
         ) from exc
     except OSError as exc:

@@ -259,8 +259,7 @@ class JsonDocument:
             after = json.loads(after_text[self._base :], parse_constant=_reject_constant)
         except ValueError as exc:
             raise self._unfaithful() from exc
-        if after != expected_data(self.data, self.container, self.name, value, present=present,
-                                  drop_empty=drop_empty):
+        if after != expected_data(self.data, self.container, self.name, value, present=present, drop_empty=drop_empty):
             raise self._unfaithful()
 
     def _unfaithful(self) -> CannotEditFaithfully:
@@ -293,8 +292,7 @@ def _load(body: str, path: Path) -> dict[str, Any]:
             ) from exc
         # The decoder's own messages ("Expecting ',' delimiter") never quote the text.
         raise MalformedConfig(
-            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
-            "fix it and run setup again.",
+            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); fix it and run setup again.",
             path=path,
         ) from exc
     if not isinstance(data, dict):

@@ -79,11 +79,21 @@ def probe(entry: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str, str]:
     extra = entry.get("env", {})
     if not isinstance(command, str) or not isinstance(args, list) or not isinstance(extra, dict):
         return "fail", "the entry has no usable command, args or env"
-    child_env = {"PATH": env.get("PATH", os.defpath), "HOME": env.get("HOME", ""), "VAULTD_NO_AUTOSTART": "1",
-                 **{str(k): str(v) for k, v in extra.items()}}
+    child_env = {
+        "PATH": env.get("PATH", os.defpath),
+        "HOME": env.get("HOME", ""),
+        "VAULTD_NO_AUTOSTART": "1",
+        **{str(k): str(v) for k, v in extra.items()},
+    }
     try:
-        proc = subprocess.Popen([command, *map(str, args)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, env=child_env, cwd=env.get("HOME") or None)
+        proc = subprocess.Popen(
+            [command, *map(str, args)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=child_env,
+            cwd=env.get("HOME") or None,
+        )
     except OSError as exc:
         return "fail", f"cannot run {command!r}: {exc.strerror or exc}"
     try:
@@ -104,8 +114,11 @@ def _session(proc: subprocess.Popen[bytes], env: Mapping[str, str]) -> tuple[str
     deadline = time.monotonic() + PROBE_TIMEOUT_S
     reader = _Lines(proc, deadline)
     try:
-        init = reader.call(1, "initialize", {"protocolVersion": PROBE_VERSION, "capabilities": {},
-                                             "clientInfo": {"name": "vaultctl-doctor", "version": "1"}})
+        init = reader.call(
+            1,
+            "initialize",
+            {"protocolVersion": PROBE_VERSION, "capabilities": {}, "clientInfo": {"name": "vaultctl-doctor", "version": "1"}},
+        )
         reader.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         tools = reader.call(2, "tools/list", {})
         status = reader.call(3, "tools/call", {"name": "daemon_status", "arguments": {}})
@@ -115,13 +128,17 @@ def _session(proc: subprocess.Popen[bytes], env: Mapping[str, str]) -> tuple[str
     count = len(tools.get("tools", []))
     if status.get("isError"):
         text = " ".join(c.get("text", "") for c in status.get("content", []) if isinstance(c, dict))[:300]
-        return "warn", (f"{server} answers ({count} tools) but reaches no daemon: {text.strip()} "
-                        "(run `vaultctl setup HOST --apply` from the shell you use vaultd in to record its locations)")
+        return "warn", (
+            f"{server} answers ({count} tools) but reaches no daemon: {text.strip()} "
+            "(run `vaultctl setup HOST --apply` from the shell you use vaultd in to record its locations)"
+        )
     reached = status.get("structuredContent") or {}
     mine = str(resolve_socket(environ=env))
     if reached.get("socket") != mine:
-        return "warn", (f"{server} answers ({count} tools) but reaches the daemon at {reached.get('socket')}, "
-                        f"not this shell's at {mine}; run `vaultctl setup HOST --apply` here to record it")
+        return "warn", (
+            f"{server} answers ({count} tools) but reaches the daemon at {reached.get('socket')}, "
+            f"not this shell's at {mine}; run `vaultctl setup HOST --apply` here to record it"
+        )
     return "ok", f"{server} answers: {count} tools, this daemon (pid {reached.get('pid')})"
 
 

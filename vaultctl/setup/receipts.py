@@ -67,8 +67,7 @@ class ReceiptStore:
             receipt = msgspec.json.decode(snap.data, type=Receipt)
         except msgspec.DecodeError as exc:
             raise MalformedConfig(
-                f"The setup receipt {where} is unreadable; delete it (undo will then not be possible "
-                "for that file) and run setup again.",
+                f"The setup receipt {where} is unreadable; delete it (undo will then not be possible for that file) and run setup again.",
                 path=where,
             ) from exc
         if receipt.path != str(target) or receipt.host != host:
@@ -79,9 +78,7 @@ class ReceiptStore:
         where = self.path_for(receipt.host, Path(receipt.path))
         files.make_folder(self.folder)
         stamped = msgspec.structs.replace(receipt, applied_at=datetime.now(UTC).isoformat(timespec="seconds"))
-        files.write(
-            where, msgspec.json.format(msgspec.json.encode(stamped)) + b"\n", before=files.read(where)
-        )
+        files.write(where, msgspec.json.format(msgspec.json.encode(stamped)) + b"\n", before=files.read(where))
         return where
 
     def drop(self, host: str, target: Path) -> None:
@@ -91,6 +88,4 @@ class ReceiptStore:
         except FileNotFoundError:
             pass
         except OSError as exc:
-            raise DiskError(
-                f"could not remove the setup receipt {where}: {exc.strerror}", path=where
-            ) from exc
+            raise DiskError(f"could not remove the setup receipt {where}: {exc.strerror}", path=where) from exc

@@ -20,9 +20,7 @@ _WORDS = (
 )
 _STR = r'"(?:[^"\\\n]|\\.)*"'
 _JSON_PAIR = re.compile(rf'("(?:[^"\\\n]|\\.)*{_WORDS}(?:[^"\\\n]|\\.)*"\s*:\s*){_STR}', re.IGNORECASE)
-_TOML_PAIR = re.compile(
-    rf"""((?:^|[\s,{{])[\w.\-"']*{_WORDS}[\w.\-"']*\s*=\s*)(?:{_STR}|'[^'\n]*')""", re.IGNORECASE
-)
+_TOML_PAIR = re.compile(rf"""((?:^|[\s,{{])[\w.\-"']*{_WORDS}[\w.\-"']*\s*=\s*)(?:{_STR}|'[^'\n]*')""", re.IGNORECASE)
 _ASSIGN = re.compile(rf"(\b\w*{_WORDS}\w*=)[^\s\"',]+", re.IGNORECASE)
 _BEARER = re.compile(r"(\bbearer\s+)[^\s\"',]+", re.IGNORECASE)
 _SHAPED = re.compile(

@@ -40,9 +40,7 @@ _MANUAL = (MalformedConfig, CannotEditFaithfully, UnsafeFile, FileTooLarge)
 """Refusals about the file itself: the user can still add the entry by hand."""
 
 
-def plan_setup(
-    host: str, command: str, *, project: Path | None = None, env: Mapping[str, str] | None = None
-) -> SetupPlan:
+def plan_setup(host: str, command: str, *, project: Path | None = None, env: Mapping[str, str] | None = None) -> SetupPlan:
     """Show what ``apply_setup`` would do; write nothing.
 
     Raises:
@@ -51,9 +49,7 @@ def plan_setup(
     return _Target.resolve(host, project, env).setup(command, Mode.PLAN).plan
 
 
-def apply_setup(
-    host: str, command: str, *, project: Path | None = None, env: Mapping[str, str] | None = None
-) -> SetupPlan:
+def apply_setup(host: str, command: str, *, project: Path | None = None, env: Mapping[str, str] | None = None) -> SetupPlan:
     """Write the entry (``command`` must be absolute) and a receipt; a no-op if already there.
 
     Raises:
@@ -197,9 +193,7 @@ class _Target:
             raise UsageError(f"Unknown host {name!r}; choose one of: {', '.join(HOSTS)}, or all.")
         if project is not None:
             if not host.projects:
-                raise UsageError(
-                    f"{host.title} has no per-project file setup knows; drop the project option."
-                )
+                raise UsageError(f"{host.title} has no per-project file setup knows; drop the project option.")
             project = Path(os.path.abspath(project))
             if not project.is_dir():
                 raise FolderNotFound(f"The project folder {project} does not exist.", path=project)
@@ -240,20 +234,26 @@ class _Target:
         notes: tuple[str, ...] = ()
         if self.project is None:
             if locations:
-                notes = (f"The entry sets {shown} for the server, so {self.host.title} reaches this daemon "
-                         "even when it starts servers with an environment of its own.",)
+                notes = (
+                    f"The entry sets {shown} for the server, so {self.host.title} reaches this daemon "
+                    "even when it starts servers with an environment of its own.",
+                )
             return self.host.entry(command, locations), notes
         found = shutil.which(PORTABLE_COMMAND, path=self.env.get("PATH", os.defpath))
         notes = (
             f"{self.path.name} is shared through the project's repository, so the entry runs "
             f"`{PORTABLE_COMMAND}` from each user's PATH"
-            + (f" (here: {found})." if found else
-               f"; it is not on PATH here: put {os.path.dirname(command)} on PATH, or install vaultd so that "
-               f"`{PORTABLE_COMMAND}` is."),
+            + (
+                f" (here: {found})."
+                if found
+                else f"; it is not on PATH here: put {os.path.dirname(command)} on PATH, or install vaultd so that `{PORTABLE_COMMAND}` is."
+            ),
         )
         if locations:
-            notes += (f"{shown} is set here but is not written into a shared file; set it in the environment "
-                      f"{self.host.title} starts from, or use the user-scope entry (setup without a project).",)
+            notes += (
+                f"{shown} is set here but is not written into a shared file; set it in the environment "
+                f"{self.host.title} starts from, or use the user-scope entry (setup without a project).",
+            )
         return self.host.entry(PORTABLE_COMMAND), notes
 
     def _setup(self, entry: dict[str, Any], mode: Mode) -> _Change:
@@ -321,9 +321,7 @@ class _Target:
                     path=self.path,
                 )
             notes = ("The vaultd entry is already gone; the receipt was dropped.",)
-            plan = self._plan(
-                Mode.UNDO, Action.NONE, old=text, new=text, before=None, after=None, notes=notes
-            )
+            plan = self._plan(Mode.UNDO, Action.NONE, old=text, new=text, before=None, after=None, notes=notes)
             return _Change(self, plan, snap, text, None, drop_receipt=True)
         assert snap is not None and text is not None
         if found.value != receipt.written:
@@ -334,9 +332,7 @@ class _Target:
                 path=self.path,
             )
         if not receipt.file_existed and receipt.created_sha256 == _sha(snap.data):
-            plan = self._plan(
-                Mode.UNDO, Action.DELETE_FILE, old=text, new=None, before=found.value, after=None
-            )
+            plan = self._plan(Mode.UNDO, Action.DELETE_FILE, old=text, new=None, before=found.value, after=None)
             return _Change(self, plan, snap, None, None, drop_receipt=True)
         doc = self.fmt.parse(text, self.path)
         splice = doc.revert(receipt.prior_text, receipt.container_existed, receipt.spacing)
@@ -358,9 +354,7 @@ class _Target:
     ) -> SetupPlan:
         if action is Action.CREATE_FILE and not self.path.parent.exists():
             notes = (*notes, f"{self.path.parent} will be created (mode 0700).")
-        return make_plan(
-            self.host.name, self.path, mode, action, old=old, new=new, before=before, after=after, notes=notes
-        )
+        return make_plan(self.host.name, self.path, mode, action, old=old, new=new, before=before, after=after, notes=notes)
 
 
 def format_for(host: Host) -> Format:
@@ -387,9 +381,7 @@ def _decode(data: bytes, path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise MalformedConfig(
-            f"{path} is not UTF-8 text (byte {exc.start}); fix its encoding and run setup again.", path=path
-        ) from exc
+        raise MalformedConfig(f"{path} is not UTF-8 text (byte {exc.start}); fix its encoding and run setup again.", path=path) from exc
 
 
 def _sha(data: bytes) -> str:

@@ -34,9 +34,11 @@ class Shadow:
 
     def advice(self) -> str:
         where = f"{self.file} (for {self.folder})" if self.scope == "local" else str(self.file)
-        return (f"Claude Code also has a {self.scope}-scope vaultd entry in {where}; in {self.folder} it wins over "
-                f"the user-scope one. Remove it there with `claude mcp remove vaultd -s {self.scope}` run in "
-                f"{self.folder}, or keep it on purpose.")
+        return (
+            f"Claude Code also has a {self.scope}-scope vaultd entry in {where}; in {self.folder} it wins over "
+            f"the user-scope one. Remove it there with `claude mcp remove vaultd -s {self.scope}` run in "
+            f"{self.folder}, or keep it on purpose."
+        )
 
 
 def _json_of(path: Path) -> Any:

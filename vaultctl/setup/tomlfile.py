@@ -81,9 +81,7 @@ class TomlDocument:
             # tomllib's messages may quote a key or a character; give only the position.
             where = _POSITION.search(str(exc))
             at = f" at line {where[1]}, column {where[2]}" if where else ""
-            raise MalformedConfig(
-                f"{path} is not valid TOML{at}; fix it and run setup again.", path=path
-            ) from exc
+            raise MalformedConfig(f"{path} is not valid TOML{at}; fix it and run setup again.", path=path) from exc
         servers = self.data.get(container)
         if servers is not None and not isinstance(servers, dict):
             raise MalformedConfig(
@@ -177,8 +175,7 @@ class TomlDocument:
             after = tomllib.loads(splice.apply(self.text))
         except tomllib.TOMLDecodeError as exc:
             raise self._unfaithful() from exc
-        if after != expected_data(self.data, self.container, self.name, value, present=present,
-                                  drop_empty=drop_empty):
+        if after != expected_data(self.data, self.container, self.name, value, present=present, drop_empty=drop_empty):
             raise self._unfaithful()
 
     def _unfaithful(self) -> CannotEditFaithfully:
@@ -245,7 +242,7 @@ def _inline_hint(text: str, container: str, name: str, entry: dict[str, Any]) ->
             rewritten = tomlkit.dumps(doc).rstrip("\n")
         except Exception:  # noqa: BLE001 - tomlkit's errors have no common base; no hint then
             return None
-        trial = "\n".join([*lines[:number], rewritten + ("\r" if line.endswith("\r") else ""), *lines[number + 1:]])
+        trial = "\n".join([*lines[:number], rewritten + ("\r" if line.endswith("\r") else ""), *lines[number + 1 :]])
         try:
             after = tomllib.loads(trial)
         except tomllib.TOMLDecodeError:

@@ -35,8 +35,7 @@ Handler = Callable[[CallContext, Any], Awaitable[Any]]
 HANDLERS: dict[str, Handler] = {}
 
 
-def handles(spec: MethodSpec[P, R]) -> Callable[[Callable[[CallContext, P], Awaitable[R]]],
-                                                 Callable[[CallContext, P], Awaitable[R]]]:
+def handles(spec: MethodSpec[P, R]) -> Callable[[Callable[[CallContext, P], Awaitable[R]]], Callable[[CallContext, P], Awaitable[R]]]:
     """Register the decorated function as the one handler of ``spec``."""
     if METHODS.get(spec.name) is not spec:
         raise KeyError(f"{spec.name} is not in the protocol method table")

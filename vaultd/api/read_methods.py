@@ -89,7 +89,8 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
 
     def run(limit: int) -> list[Hit]:
         return index.cache.search(  # type: ignore[union-attr]
-            params.query, type=params.type, domain=params.domain, tag=params.tag, folder=folder, limit=limit)
+            params.query, type=params.type, domain=params.domain, tag=params.tag, folder=folder, limit=limit
+        )
 
     def visible_hits() -> list[Hit]:
         # Private hits (and vaultd's own log) are dropped after ranking, so ask for more until
@@ -125,7 +126,7 @@ async def read(ctx: CallContext, params: ReadParams) -> ReadResult:
         raise NotFound(f"{path} was removed; search again") from exc
     text = raw.decode("utf-8", "replace")
     fm = frontmatter.parse(text)
-    selected = text[fm.body_offset:]
+    selected = text[fm.body_offset :]
     if params.section is not None:
         spans = markdown.section_spans(text, fm.body_offset, params.section)
         if not spans:
@@ -134,14 +135,22 @@ async def read(ctx: CallContext, params: ReadParams) -> ReadResult:
             raise NotFound(f"no H2 section {params.section!r} in {path}; sections: {', '.join(names) or 'none'}")
         if len(spans) > 1:
             raise Ambiguous(f"{path} has {len(spans)} H2 sections named {params.section!r}")
-        selected = text[spans[0][0]:spans[0][1]]
+        selected = text[spans[0][0] : spans[0][1]]
     body, next_offset = utf8_page(selected, params.offset, params.max_bytes)
     record = live.index.notes.get(path)
     outline = [h.text for h in (record.headings if record else []) if h.level <= 3][:MAX_OUTLINE]
     return ReadResult(
-        path=path, title=record.title if record else path, frontmatter=fm.data, body=body,
-        sha256=hashlib.sha256(raw).hexdigest(), size=len(raw), section=params.section, offset=params.offset,
-        truncated=next_offset is not None, next_offset=next_offset, headings=outline,
+        path=path,
+        title=record.title if record else path,
+        frontmatter=fm.data,
+        body=body,
+        sha256=hashlib.sha256(raw).hexdigest(),
+        size=len(raw),
+        section=params.section,
+        offset=params.offset,
+        truncated=next_offset is not None,
+        next_offset=next_offset,
+        headings=outline,
     )
 
 
@@ -165,8 +174,15 @@ class _VisibleTitles:
 
 def _out_link(index: VaultIndex, source: str, link: Link, view: Visibility, titles: _VisibleTitles) -> OutLink:
     res = index.resolve(link, source)
-    out = OutLink(target=link.target, anchor=link.anchor, kind=reads.LinkKind(link.kind), line=link.line,
-                  status=LinkStatus.RESOLVED, resolved=res.path, reason=res.reason or None)
+    out = OutLink(
+        target=link.target,
+        anchor=link.anchor,
+        kind=reads.LinkKind(link.kind),
+        line=link.line,
+        status=LinkStatus.RESOLVED,
+        resolved=res.path,
+        reason=res.reason or None,
+    )
     if res.status == ResolutionStatus.AMBIGUOUS:
         out.status, out.candidates, out.resolved = LinkStatus.AMBIGUOUS, view.only_visible(res.candidates), None
     elif res.status == ResolutionStatus.MISSING:
@@ -205,8 +221,9 @@ async def links(ctx: CallContext, params: LinksParams) -> LinksResult:
             break
         incoming.append(InLink(path=source, line=link.line, kind=reads.LinkKind(link.kind)))
     truncated = len(ordered) > params.limit or len(incoming) > params.limit
-    return LinksResult(path=path, out=out, incoming=incoming[: params.limit],
-                       dead=[o for o in out if o.status != LinkStatus.RESOLVED], truncated=truncated)
+    return LinksResult(
+        path=path, out=out, incoming=incoming[: params.limit], dead=[o for o in out if o.status != LinkStatus.RESOLVED], truncated=truncated
+    )
 
 
 @handles(reads.LIST)
@@ -221,10 +238,17 @@ async def list_notes(ctx: CallContext, params: ListParams) -> ListResult:
         import bisect
 
         start = bisect.bisect_right(paths, after)
-    page = paths[start: start + params.limit]
-    notes = [NoteSummary(path=p, title=index.notes[p].title, type=_scalar(index.notes[p], "type"),
-                         size=index.notes[p].size, tags=sorted({t.name for t in index.notes[p].tags}))
-             for p in page]
+    page = paths[start : start + params.limit]
+    notes = [
+        NoteSummary(
+            path=p,
+            title=index.notes[p].title,
+            type=_scalar(index.notes[p], "type"),
+            size=index.notes[p].size,
+            tags=sorted({t.name for t in index.notes[p].tags}),
+        )
+        for p in page
+    ]
     more = start + params.limit < len(paths)
     return ListResult(notes=notes, total=len(paths), next_cursor=encode_cursor(page[-1]) if more and page else None)
 
@@ -245,8 +269,7 @@ async def tags(ctx: CallContext, params: TagsParams) -> TagsResult:
         counts.update(seen)
     prefix = (params.prefix or "").lstrip("#").casefold()
     rows = sorted(((spelled[k], n) for k, n in counts.items() if k.startswith(prefix)), key=lambda r: (-r[1], r[0]))
-    return TagsResult(tags=[TagCount(tag=t, notes=n) for t, n in rows[: params.limit]],
-                      truncated=len(rows) > params.limit)
+    return TagsResult(tags=[TagCount(tag=t, notes=n) for t, n in rows[: params.limit]], truncated=len(rows) > params.limit)
 
 
 @handles(reads.STATS)
@@ -283,11 +306,20 @@ async def stats(ctx: CallContext, params: VaultParams) -> StatsResult:
                 linked.add(path)
     skipped = len([p for p in view.only_visible(index.skipped) if p != log_path])
     return StatsResult(
-        vault=runtime.entry.id, notes=len(notes), attachments=len(view.only_visible(index.attachments)),
-        bytes=size, words=words, links=n_links, dead_links=dead, ambiguous_links=ambiguous,
-        orphans=sum(1 for p in notes if p not in linked), by_type=dict(by_type.most_common()),
-        by_domain=dict(by_domain.most_common()), by_folder=dict(sorted(by_folder.items())),
-        issues=issues + skipped, skipped=skipped,
+        vault=runtime.entry.id,
+        notes=len(notes),
+        attachments=len(view.only_visible(index.attachments)),
+        bytes=size,
+        words=words,
+        links=n_links,
+        dead_links=dead,
+        ambiguous_links=ambiguous,
+        orphans=sum(1 for p in notes if p not in linked),
+        by_type=dict(by_type.most_common()),
+        by_domain=dict(by_domain.most_common()),
+        by_folder=dict(sorted(by_folder.items())),
+        issues=issues + skipped,
+        skipped=skipped,
     )
 
 
@@ -297,8 +329,11 @@ async def issues(ctx: CallContext, params: IssuesParams) -> IssuesResult:
     index = live.index
     log_path = oplog.log_name(ctx.host.vault(params.vault).entry)
     # vaultd's own log is left out: its lines are events, not the user's writing to lint
-    found = [FileIssue(path=shown_path(s.path), code=s.code, message=s.reason) for s in index.skipped.values()
-             if view.visible(s.path) and s.path != log_path]
+    found = [
+        FileIssue(path=shown_path(s.path), code=s.code, message=s.reason)
+        for s in index.skipped.values()
+        if view.visible(s.path) and s.path != log_path
+    ]
     for path, record in index.notes.items():
         if view.hidden(path) or path == log_path:
             continue
@@ -310,7 +345,6 @@ async def issues(ctx: CallContext, params: IssuesParams) -> IssuesResult:
             start = int(decode_cursor(params.cursor))
         except ValueError as exc:
             raise InvalidParams("the cursor is not one this daemon returned") from exc
-    page = found[start: start + params.limit]
+    page = found[start : start + params.limit]
     more = start + params.limit < len(found)
-    return IssuesResult(issues=page, total=len(found),
-                        next_cursor=encode_cursor(str(start + params.limit)) if more else None)
+    return IssuesResult(issues=page, total=len(found), next_cursor=encode_cursor(str(start + params.limit)) if more else None)

@@ -49,10 +49,18 @@ def _info(ctx: CallContext, entry: VaultEntry) -> VaultInfo:
 async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
     host = ctx.host
     path = canonical_folder(params.path)
-    entry = VaultEntry(id=params.id, path=path, kind=params.kind, write=params.write, schema=params.schema,
-                       pii=params.pii, deny_paths=params.deny_paths,
-                       private_paths=params.private_paths, log_path=params.log_path,
-                       **({} if params.stamp_keys is None else {"stamp_keys": params.stamp_keys}))
+    entry = VaultEntry(
+        id=params.id,
+        path=path,
+        kind=params.kind,
+        write=params.write,
+        schema=params.schema,
+        pii=params.pii,
+        deny_paths=params.deny_paths,
+        private_paths=params.private_paths,
+        log_path=params.log_path,
+        **({} if params.stamp_keys is None else {"stamp_keys": params.stamp_keys}),
+    )
     await anyio.to_thread.run_sync(check_log_path, entry)
 
     def change(config: Config) -> Config:

@@ -101,8 +101,13 @@ async def op_list(ctx: CallContext, params: OpListParams) -> OpListResult:
     runtime = ctx.host.vault(params.vault)
     await runtime.wait_ready()
     assert runtime.live is not None
-    octx = OpContext(root=runtime.root, entry=runtime.entry, index=runtime.live.index, channel=ctx.channel,
-                     now=__import__("datetime").datetime.now().astimezone())
+    octx = OpContext(
+        root=runtime.root,
+        entry=runtime.entry,
+        index=runtime.live.index,
+        channel=ctx.channel,
+        now=__import__("datetime").datetime.now().astimezone(),
+    )
     return OpListResult(ops=await anyio.to_thread.run_sync(list_ops, octx, params.limit))
 
 
@@ -119,7 +124,8 @@ async def log_append(ctx: CallContext, params: LogAppendParams) -> LogReceipt:
         raise PolicyRefused(issue.message, issues=[issue])
     line = oplog.format_line(params.event, dt.datetime.now().astimezone(), agent=ctx.channel == Channel.MCP)
     problems = secret_issues(line, oplog.log_name(runtime.entry)) + [
-        i for i in pii_findings(line, runtime.entry.pii, runtime.entry.kind, "log") if i.severity == Severity.ERROR]
+        i for i in pii_findings(line, runtime.entry.pii, runtime.entry.kind, "log") if i.severity == Severity.ERROR
+    ]
     if problems:
         raise ValidationFailed(problems[0].message, issues=problems)
     async with runtime.writer:
@@ -137,8 +143,7 @@ async def log_tail(ctx: CallContext, params: LogTailParams) -> LogLines:
     if view.hidden(rel):
         return LogLines(lines=[], warnings=[])  # a private log is absent, like any private note
     hide = view.names_hidden if view.hides_anything else None
-    lines, warnings = await anyio.to_thread.run_sync(
-        functools.partial(oplog.tail, runtime.root, params.limit, params.type, rel, hide=hide))
+    lines, warnings = await anyio.to_thread.run_sync(functools.partial(oplog.tail, runtime.root, params.limit, params.type, rel, hide=hide))
     return LogLines(lines=lines, warnings=warnings)
 
 
@@ -153,5 +158,6 @@ async def log_grep(ctx: CallContext, params: LogGrepParams) -> LogLines:
         return LogLines(lines=[], warnings=[])
     hide = view.names_hidden if view.hides_anything else None
     lines, warnings = await anyio.to_thread.run_sync(
-        functools.partial(oplog.grep, runtime.root, params.pattern, params.limit, params.type, rel, hide=hide))
+        functools.partial(oplog.grep, runtime.root, params.pattern, params.limit, params.type, rel, hide=hide)
+    )
     return LogLines(lines=lines, warnings=warnings)

@@ -45,15 +45,19 @@ def broken_links(ctx: OpContext, path: str, before: str, after: str) -> tuple[li
     """The links into ``path`` that resolve before the edit and not after, and the heading rename
     the edit makes if it makes exactly one."""
     was, now = _scan(before), _scan(after)
-    if [heading_key(h.text) for h in was.headings] == [heading_key(h.text) for h in now.headings] and \
-            [b.id for b in was.blocks] == [b.id for b in now.blocks]:
+    if [heading_key(h.text) for h in was.headings] == [heading_key(h.text) for h in now.headings] and [b.id for b in was.blocks] == [
+        b.id for b in now.blocks
+    ]:
         return [], None
     found: list[Broken] = []
     incoming = [(s, link) for s, link in ctx.index.backlinks(path) if s != path]
     own = [("", link) for link in now.links if not link.target.strip()]
     for source, link in (*incoming, *own):
-        if link.anchor and check_anchor(link.anchor, was.headings, was.blocks) is None \
-                and check_anchor(link.anchor, now.headings, now.blocks) is not None:
+        if (
+            link.anchor
+            and check_anchor(link.anchor, was.headings, was.blocks) is None
+            and check_anchor(link.anchor, now.headings, now.blocks) is not None
+        ):
             found.append(Broken(source, link))
     return found, _rename(was.headings, now.headings)
 
@@ -77,16 +81,27 @@ def warnings_for(ctx: OpContext, path: str, broken: list[Broken], rename: Rename
     unseen = len(broken) - len(shown)
     names = [f"{b.source or path}:{b.link.line} #{b.link.anchor}" for b in shown[:MAX_LISTED]]
     more = len(shown) - len(names)
-    what = ", ".join(names) + (f" and {more} more" if more else "") + \
-        (f"{', and ' if names else ''}{unseen} in notes this channel cannot see" if unseen else "")
-    fix = (f"; run the patch again with rewrite_anchors to repoint them to #{rename.new.text}" if rename else
-           "; point them at another heading (or keep the old one)")
-    return [Issue(code="V03", severity=Severity.WARNING, path=path,
-                  message=f"the edit breaks {len(broken)} link(s) to headings of {path}: {what}{fix}")]
+    what = (
+        ", ".join(names)
+        + (f" and {more} more" if more else "")
+        + (f"{', and ' if names else ''}{unseen} in notes this channel cannot see" if unseen else "")
+    )
+    fix = (
+        f"; run the patch again with rewrite_anchors to repoint them to #{rename.new.text}"
+        if rename
+        else "; point them at another heading (or keep the old one)"
+    )
+    return [
+        Issue(
+            code="V03",
+            severity=Severity.WARNING,
+            path=path,
+            message=f"the edit breaks {len(broken)} link(s) to headings of {path}: {what}{fix}",
+        )
+    ]
 
 
-def repointed(ctx: OpContext, path: str, after: str, broken: list[Broken],
-              rename: Rename) -> tuple[str, list[Change], int]:
+def repointed(ctx: OpContext, path: str, after: str, broken: list[Broken], rename: Rename) -> tuple[str, list[Change], int]:
     """The edited note's text and the other notes' changes with every broken wiki-link's anchor
     repointed to the renamed heading, and how many links were left (Markdown links, whose anchors
     are URL slugs, are reported, not rewritten)."""
@@ -111,8 +126,8 @@ def repointed(ctx: OpContext, path: str, after: str, broken: list[Broken],
 def _rewrite(text: str, links: list[Link], old_key: str, new_text: str) -> str:
     out, pos = [], 0
     for link in sorted(links, key=lambda item: item.start):
-        raw = text[link.start:link.end]
-        out += [text[pos:link.start], _repoint(raw, old_key, new_text)]
+        raw = text[link.start : link.end]
+        out += [text[pos : link.start], _repoint(raw, old_key, new_text)]
         pos = link.end
     out.append(text[pos:])
     return "".join(out)
@@ -124,7 +139,7 @@ def _repoint(raw: str, old_key: str, new_text: str) -> str:
     close_at = raw.rfind("]]")
     if open_at < 0 or close_at < open_at:
         return raw
-    inner = raw[open_at + 2:close_at]
+    inner = raw[open_at + 2 : close_at]
     label_at = inner.find("|")
     body, label = (inner, "") if label_at < 0 else (inner[:label_at], inner[label_at:])
     if body.endswith("\\"):  # a table row's escaped pipe: the backslash belongs to the label
@@ -134,4 +149,4 @@ def _repoint(raw: str, old_key: str, new_text: str) -> str:
         return raw
     parts = anchor.split("#")
     parts = [new_text if heading_key(p) == old_key else p for p in parts]
-    return f"{raw[:open_at + 2]}{target}#{'#'.join(parts)}{label}{raw[close_at:]}"
+    return f"{raw[: open_at + 2]}{target}#{'#'.join(parts)}{label}{raw[close_at:]}"

@@ -45,5 +45,8 @@ def plan_append(ctx: OpContext, params: AppendParams) -> Plan:
     path = ctx.find(params.target)
     raw, text = ctx.read_target(path)
     changed = stamp_updated(ctx, path, append_to_section(text, params.section.strip(), params.markdown))
-    return Plan(op="note.append", changes=[Change(path=path, before=raw, after=changed.encode("utf-8"))],
-                summary=f"appended to {path} § {params.section.strip()}")
+    return Plan(
+        op="note.append",
+        changes=[Change(path=path, before=raw, after=changed.encode("utf-8"))],
+        summary=f"appended to {path} § {params.section.strip()}",
+    )

@@ -59,8 +59,10 @@ def plan_create(ctx: OpContext, params: CreateParams) -> Plan:
     path = new_note_path(ctx, params.path)
     if (twin := existing_twin(ctx, path)) is not None:
         also = "" if twin == path else f" as {twin} (the same name but for letter case or Unicode form)"
-        raise ValidationFailed(f"{path} already exists{also}; use note.patch or note.append to change it",
-                               issues=[Issue(code="V08", message=f"the note already exists{also}", path=path)])
+        raise ValidationFailed(
+            f"{path} already exists{also}; use note.patch or note.append to change it",
+            issues=[Issue(code="V08", message=f"the note already exists{also}", path=path)],
+        )
     title = params.title or stem_of(path)
     body = params.body if params.body is not None else f"# {title}\n"
     fields = dict(params.frontmatter)
@@ -70,5 +72,9 @@ def plan_create(ctx: OpContext, params: CreateParams) -> Plan:
     if ctx.entry.stamp_keys:
         fields.setdefault(ctx.entry.stamp_keys[0], ctx.today)
     text = emit(body, fields)
-    return Plan(op="note.create", changes=[Change(path=path, before=None, after=text.encode("utf-8"))],
-                summary=f"created {path}", log_type="EXTRACT")
+    return Plan(
+        op="note.create",
+        changes=[Change(path=path, before=None, after=text.encode("utf-8"))],
+        summary=f"created {path}",
+        log_type="EXTRACT",
+    )

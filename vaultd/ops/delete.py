@@ -44,11 +44,11 @@ def breaking_links(ctx: OpContext, path: str) -> list[Issue]:
             continue
         if reloc.after(link.target, source).status != ResolutionStatus.RESOLVED:
             if hidden(source):  # counted, but a note the caller may not see is not named
-                issues.append(Issue(code="V03", message=f"a link in a private note would be missing once {path} "
-                                                        "is deleted"))
+                issues.append(Issue(code="V03", message=f"a link in a private note would be missing once {path} is deleted"))
                 continue
-            issues.append(Issue(code="V03", path=source, line=link.line,
-                                message=f"link [[{link.target}]] would be missing once {path} is deleted"))
+            issues.append(
+                Issue(code="V03", path=source, line=link.line, message=f"link [[{link.target}]] would be missing once {path} is deleted")
+            )
     return issues
 
 
@@ -62,20 +62,24 @@ def plan_delete(ctx: OpContext, params: DeleteParams) -> Plan:
     if broken and not params.leave_broken_links:
         raise ValidationFailed(
             f"refused: deleting {path} would break {len(broken)} link{'s' if len(broken) > 1 else ''} "
-            "to it; fix them first, or pass leave_broken_links", issues=broken)
+            "to it; fix them first, or pass leave_broken_links",
+            issues=broken,
+        )
     for issue in broken:
-        warnings.append(Issue(code=issue.code, message=issue.message, severity=Severity.WARNING, path=issue.path,
-                              line=issue.line))
+        warnings.append(Issue(code=issue.code, message=issue.message, severity=Severity.WARNING, path=issue.path, line=issue.line))
     trash = trash_path(ctx, path)
-    return Plan(op="note.delete", changes=[Change(path=trash, before=None, after=raw, mode=ctx.mode(path)),
-                                           Change(path=path, before=raw, after=None)],
-                summary=f"deleted {path} (kept in {trash})", warnings=warnings, log_type="RETHINK",
-                log_dest=path)
+    return Plan(
+        op="note.delete",
+        changes=[Change(path=trash, before=None, after=raw, mode=ctx.mode(path)), Change(path=path, before=raw, after=None)],
+        summary=f"deleted {path} (kept in {trash})",
+        warnings=warnings,
+        log_type="RETHINK",
+        log_dest=path,
+    )
 
 
 def delete_detail(ctx: OpContext, plan: Plan) -> DeleteDetail:
     gone = next(c.path for c in plan.changes if c.action == Action.DELETE)
     trash = next(c.path for c in plan.changes if c.action == Action.CREATE)
-    backlinks = [f"{source}:{link.line}" for source, link in ctx.index.backlinks(gone)
-                 if source != gone and ctx.visibility.visible(source)]
+    backlinks = [f"{source}:{link.line}" for source, link in ctx.index.backlinks(gone) if source != gone and ctx.visibility.visible(source)]
     return DeleteDetail(trash=trash, backlinks=backlinks)

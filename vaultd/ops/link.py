@@ -56,8 +56,12 @@ def plan_link(ctx: OpContext, params: LinkParams) -> Plan:
     if params.bidirectional:
         back = relation if params.relation in SYMMETRIC else None
         t_raw, t_text = ctx.read_text(target)
-        changes.append(Change(path=target, before=t_raw,
-                              after=add_relevant_link(ctx, target, t_text, source, back).encode()))
+        changes.append(Change(path=target, before=t_raw, after=add_relevant_link(ctx, target, t_text, source, back).encode()))
     how = "both ways" if params.bidirectional else "one way"
-    return Plan(op="note.link", changes=changes, log_type="CONNECT", log_dest=target,
-                summary=f"linked {source} to {target}, {how}" + (f" ({relation})" if relation else ""))
+    return Plan(
+        op="note.link",
+        changes=changes,
+        log_type="CONNECT",
+        log_dest=target,
+        summary=f"linked {source} to {target}, {how}" + (f" ({relation})" if relation else ""),
+    )

@@ -80,8 +80,9 @@ def take_topics(text: str, body_offset: int, path: str) -> tuple[str, list[str]]
             if not line.strip():
                 continue
             if not _ITEM.match(line):
-                raise _issue("V05", path, f"the Topics section of {path} holds more than a list; "
-                                          "move that text to another section, then merge")
+                raise _issue(
+                    "V05", path, f"the Topics section of {path} holds more than a list; move that text to another section, then merge"
+                )
             items.append(line.strip())
     for start, end in reversed(spans):
         text = text[:start] + text[end:]
@@ -114,10 +115,8 @@ def union(first: list[Any], second: list[Any]) -> list[Any]:
 
 
 def _check_supersession(ctx: OpContext, keep: str, kd: dict[str, Any], absorb: str, ad: dict[str, Any]) -> None:
-    if absorb in linked_notes(ctx, kd.get("superseded_by"), keep) or keep in linked_notes(ctx, ad.get("supersedes"),
-                                                                                           absorb):
-        raise _issue("V10", keep, f"{keep} is older than {absorb} (it is superseded by it); "
-                                  "swap the two notes: keep the newer one")
+    if absorb in linked_notes(ctx, kd.get("superseded_by"), keep) or keep in linked_notes(ctx, ad.get("supersedes"), absorb):
+        raise _issue("V10", keep, f"{keep} is older than {absorb} (it is superseded by it); swap the two notes: keep the newer one")
     if keep in linked_notes(ctx, ad.get("superseded_by"), absorb):
         raise _issue("V10", absorb, f"{absorb} is already superseded by {keep}; it was merged before")
 
@@ -134,25 +133,30 @@ def _check_anchors(ctx: OpContext, keep: str, keep_text: str, merged: str, absor
         if source in (keep, absorb) or not link.anchor:
             continue
         if check_anchor(link.anchor, after.headings, after.blocks) is not None:
-            issues.append(Issue(code="V03", path=source, line=link.line,
-                                message=f"#{link.anchor} would be missing from {keep} after the merge"))
+            issues.append(
+                Issue(code="V03", path=source, line=link.line, message=f"#{link.anchor} would be missing from {keep} after the merge")
+            )
         elif check_anchor(link.anchor, before.headings, before.blocks) is None:
-            issues.append(Issue(code="V03", path=source, line=link.line,
-                                message=f"#{link.anchor} is in {keep} already; rename one of them first"))
+            issues.append(
+                Issue(code="V03", path=source, line=link.line, message=f"#{link.anchor} is in {keep} already; rename one of them first")
+            )
     afm = frontmatter.parse(absorb_text)
     for link in markdown.scan(absorb_text, afm.body_offset, afm.body_line).links:
         # [[#Heading]] in absorb moves into keep with its text: a heading keep has already would capture it
-        if not link.target.strip() and link.anchor and check_anchor(link.anchor, before.headings,
-                                                                     before.blocks) is None:
-            issues.append(Issue(code="V03", path=absorb, line=link.line,
-                                message=f"[[#{link.anchor}]] would point at {keep}'s own #{link.anchor} after the "
-                                        "merge; rename one of them first"))
+        if not link.target.strip() and link.anchor and check_anchor(link.anchor, before.headings, before.blocks) is None:
+            issues.append(
+                Issue(
+                    code="V03",
+                    path=absorb,
+                    line=link.line,
+                    message=f"[[#{link.anchor}]] would point at {keep}'s own #{link.anchor} after the merge; rename one of them first",
+                )
+            )
     if issues:
         raise ValidationFailed(f"refused: {issues[0].message}", issues=issues)
 
 
-def merged_text(ctx: OpContext, keep: str, keep_text: str, absorb: str, absorb_text: str,
-                unions: dict[str, list[Any]]) -> str:
+def merged_text(ctx: OpContext, keep: str, keep_text: str, absorb: str, absorb_text: str, unions: dict[str, list[Any]]) -> str:
     nl = "\r\n" if "\r\n" in keep_text else "\n"
     kfm = frontmatter.parse(keep_text)
     afm = frontmatter.parse(absorb_text)
@@ -195,8 +199,10 @@ def plan_merge(ctx: OpContext, params: MergeParams) -> MergePlan:
     if size > MAX_NOTE_BYTES:
         raise LimitExceeded(f"the merged note would be {size} bytes; a note may be {MAX_NOTE_BYTES}")
     _check_anchors(ctx, keep, k_text, merged, absorb, a_text)
-    changes = [Change(path=keep, before=k_raw, after=merged.encode("utf-8")),
-               Change(path=absorb, before=a_raw, after=mark_superseded(ctx, absorb, a_text, keep).encode())]
+    changes = [
+        Change(path=keep, before=k_raw, after=merged.encode("utf-8")),
+        Change(path=absorb, before=a_raw, after=mark_superseded(ctx, absorb, a_text, keep).encode()),
+    ]
     reloc = Relocation(ctx.index.resolver, {}, repoint={absorb: keep})
     rewrites: list[Rewrite] = []
     for source in sorted({src for src, _ in ctx.index.backlinks(absorb)} - {keep, absorb}):
@@ -205,12 +211,22 @@ def plan_merge(ctx: OpContext, params: MergeParams) -> MergePlan:
         if found:
             changes.append(Change(path=source, before=raw, after=fixed.encode("utf-8")))
             rewrites += found
-    return MergePlan(op="note.merge", changes=changes, log_type="RETHINK", log_dest=keep,
-                     summary=f"merged {absorb} into {keep}", keep=keep, absorb=absorb,
-                     body=merged[frontmatter.parse(merged).body_offset :], unions=unions, rewrites=rewrites)
+    return MergePlan(
+        op="note.merge",
+        changes=changes,
+        log_type="RETHINK",
+        log_dest=keep,
+        summary=f"merged {absorb} into {keep}",
+        keep=keep,
+        absorb=absorb,
+        body=merged[frontmatter.parse(merged).body_offset :],
+        unions=unions,
+        rewrites=rewrites,
+    )
 
 
 def merge_detail(ctx: OpContext, plan: Plan) -> MergeDetail:
     assert isinstance(plan, MergePlan)
-    return MergeDetail(keep=plan.keep, absorb=plan.absorb, unions=plan.unions,
-                       inbound=[str(r) for r in plan.rewrites[:MAX_DETAIL_LINKS]], body=plan.body)
+    return MergeDetail(
+        keep=plan.keep, absorb=plan.absorb, unions=plan.unions, inbound=[str(r) for r in plan.rewrites[:MAX_DETAIL_LINKS]], body=plan.body
+    )

@@ -33,16 +33,20 @@ def check_destination(ctx: OpContext, old: str, new: str) -> None:
     twin = existing_twin(ctx, new)
     if twin is not None and twin != old:
         also = "" if twin == new else f" as {twin} (the same name but for letter case or Unicode form)"
-        raise ValidationFailed(f"{new} already exists{also}; move to a free path, or merge the two notes",
-                               issues=[Issue(code="V08", path=new, message=f"the destination already exists{also}")])
+        raise ValidationFailed(
+            f"{new} already exists{also}; move to a free path, or merge the two notes",
+            issues=[Issue(code="V08", path=new, message=f"the destination already exists{also}")],
+        )
     # A twin that is the note itself is a rename by case or form alone: refused below as a collision,
     # since on a case-insensitive disk writing the new spelling would overwrite the old one.
     issues = check_new_path(new, lambda _key: ctx.index.resolver.same_key(new))
     if issues:
         raise ValidationFailed(f"refused: {issues[0].message}", issues=issues)
     if new in ctx.index.notes or new in ctx.index.attachments or ctx.read(new) is not None:
-        raise ValidationFailed(f"{new} already exists; move to a free path, or merge the two notes",
-                               issues=[Issue(code="V08", path=new, message="the destination already exists")])
+        raise ValidationFailed(
+            f"{new} already exists; move to a free path, or merge the two notes",
+            issues=[Issue(code="V08", path=new, message="the destination already exists")],
+        )
 
 
 def affected_sources(ctx: OpContext, reloc: Relocation, old: str, new: str) -> list[str]:
@@ -65,8 +69,10 @@ def plan_move(ctx: OpContext, params: MoveParams) -> MovePlan:
     reloc = Relocation(ctx.index.resolver, {old: new})
     raw, text = ctx.read_text(old)
     moved_text, rewrites = rewrite_links(text, old, reloc)
-    changes = [Change(path=new, before=None, after=moved_text.encode("utf-8"), mode=ctx.mode(old)),
-               Change(path=old, before=raw, after=None)]
+    changes = [
+        Change(path=new, before=None, after=moved_text.encode("utf-8"), mode=ctx.mode(old)),
+        Change(path=old, before=raw, after=None),
+    ]
     for source in affected_sources(ctx, reloc, old, new):
         src_raw, src_text = ctx.read_text(source)
         fixed, found = rewrite_links(src_text, source, reloc)
@@ -74,10 +80,8 @@ def plan_move(ctx: OpContext, params: MoveParams) -> MovePlan:
             changes.append(Change(path=source, before=src_raw, after=fixed.encode("utf-8")))
             rewrites += found
     notes = len({r.path for r in rewrites})
-    summary = f"moved {old} to {new}" + (f"; rewrote links in {notes} note{'s' if notes != 1 else ''}"
-                                         if notes else "")
-    return MovePlan(op="note.move", changes=changes, summary=summary, log_type="ROUTE", log_dest=new,
-                    rewrites=rewrites)
+    summary = f"moved {old} to {new}" + (f"; rewrote links in {notes} note{'s' if notes != 1 else ''}" if notes else "")
+    return MovePlan(op="note.move", changes=changes, summary=summary, log_type="ROUTE", log_dest=new, rewrites=rewrites)
 
 
 def move_detail(ctx: OpContext, plan: Plan) -> MoveDetail:
@@ -85,5 +89,4 @@ def move_detail(ctx: OpContext, plan: Plan) -> MoveDetail:
     made = next(c for c in plan.changes if c.action == Action.CREATE)
     gone = next(c for c in plan.changes if c.action == Action.DELETE)
     rewritten = sorted({made.path if r.path == gone.path else r.path for r in plan.rewrites})
-    return MoveDetail(from_=gone.path, to=made.path, rewritten=rewritten,
-                      links=[str(r) for r in plan.rewrites[:MAX_DETAIL_LINKS]])
+    return MoveDetail(from_=gone.path, to=made.path, rewritten=rewritten, links=[str(r) for r in plan.rewrites[:MAX_DETAIL_LINKS]])

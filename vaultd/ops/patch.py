@@ -60,8 +60,10 @@ def plan_patch(ctx: OpContext, params: PatchParams) -> Plan:
     warnings = []
     if broken and params.rewrite_anchors:
         if rename is None:
-            raise ValidationFailed("rewrite_anchors: the edit does not rename exactly one heading, so there is no "
-                                   "single heading to repoint the links to; rename one heading per patch")
+            raise ValidationFailed(
+                "rewrite_anchors: the edit does not rename exactly one heading, so there is no "
+                "single heading to repoint the links to; rename one heading per patch"
+            )
         changed, others, left = repointed(ctx, path, changed, broken, rename)
         if left:
             warnings = warnings_for(ctx, path, [b for b in broken if b.link.kind == LinkKind.MARKDOWN], None)
@@ -71,5 +73,6 @@ def plan_patch(ctx: OpContext, params: PatchParams) -> Plan:
     summary = f"patched {path} ({len(edits)} edit{'s' if len(edits) > 1 else ''})"
     if others:
         summary += f"; repointed links in {len(others)} note{'s' if len(others) > 1 else ''}"
-    return Plan(op="note.patch", changes=[Change(path=path, before=raw, after=changed.encode("utf-8")), *others],
-                summary=summary, warnings=warnings)
+    return Plan(
+        op="note.patch", changes=[Change(path=path, before=raw, after=changed.encode("utf-8")), *others], summary=summary, warnings=warnings
+    )

@@ -88,8 +88,7 @@ class Rewrite:
 class Relocation:
     """The vault before and after files move, and where links should point afterwards."""
 
-    def __init__(self, resolver: LinkResolver, moved: Mapping[str, str | None],
-                 repoint: Mapping[str, str] | None = None) -> None:
+    def __init__(self, resolver: LinkResolver, moved: Mapping[str, str | None], repoint: Mapping[str, str] | None = None) -> None:
         self.base = resolver
         self.moved = dict(moved)
         self.repoint = {old: new for old, new in moved.items() if new is not None} | dict(repoint or {})
@@ -116,8 +115,10 @@ class Relocation:
         if not target:
             return Resolution(ResolutionStatus.RESOLVED, source, reason="a link to the note itself")
         rel = target.lstrip("/")
-        names = {posixpath.normpath(rel).rpartition("/")[2],
-                 posixpath.normpath(posixpath.join(posixpath.dirname(source), rel)).rpartition("/")[2]}
+        names = {
+            posixpath.normpath(rel).rpartition("/")[2],
+            posixpath.normpath(posixpath.join(posixpath.dirname(source), rel)).rpartition("/")[2],
+        }
         files = {p for name in names for p in self.named(name)}
         return LinkResolver(sorted(files)).resolve(target, source)
 
@@ -149,8 +150,8 @@ class Relocation:
         if now.path != want:
             raise ValidationFailed(
                 f"cannot write a link to {want} that resolves unambiguously from {self.new_source(source)}",
-                issues=[Issue(code="V03", path=source, line=line,
-                              message=f"{written} cannot be rewritten to name {want} unambiguously")])
+                issues=[Issue(code="V03", path=source, line=line, message=f"{written} cannot be rewritten to name {want} unambiguously")],
+            )
 
 
 # -- wiki-links ---------------------------------------------------------------------------------
@@ -185,8 +186,7 @@ def _rewrite_wiki(raw: str, source: str, reloc: Relocation, line: int) -> str | 
     return raw[:open_len] + inner[:start] + text + inner[end:] + "]]"
 
 
-def _rewrite_wiki_string(s: str, source: str, reloc: Relocation, line: int,
-                         found: list[tuple[int, str, str]] | None = None) -> str:
+def _rewrite_wiki_string(s: str, source: str, reloc: Relocation, line: int, found: list[tuple[int, str, str]] | None = None) -> str:
     """Every wiki-link inside a string (a header, or one frontmatter value) fixed for ``reloc``."""
     if "[[" not in s:
         return s
@@ -198,7 +198,7 @@ def _rewrite_wiki_string(s: str, source: str, reloc: Relocation, line: int,
             continue
         if found is not None:
             found.append((m.start(), m.group(0), new))
-        out += [s[pos:m.start()], new]
+        out += [s[pos : m.start()], new]
         pos = m.end()
     out.append(s[pos:])
     return "".join(out)
@@ -261,7 +261,8 @@ def _markdown_path(written: str, target: str, source: str, was: str, want: str, 
     if target.startswith("/"):
         path = "/" + want
     elif target.startswith(("./", "../")) or (
-            "/" in target and name_key(from_source).removesuffix(".md") == name_key(was).removesuffix(".md")):
+        "/" in target and name_key(from_source).removesuffix(".md") == name_key(was).removesuffix(".md")
+    ):
         path = posixpath.relpath(want, posixpath.dirname(new_source) or ".")
         if not path.startswith("../"):
             path = "./" + path  # without it, a path reads as vault-relative first (or as a bare name)
@@ -322,13 +323,11 @@ def _rewrite_header(text: str, source: str, reloc: Relocation, rewrites: list[Re
         # The quoting of some value cannot carry the new text as is: emit the changed keys.
         changed = {k: v for k, v in expected.items() if parsed.data.get(k) != v}
         result = emit(text, changed) if changed else text
-    rewrites += [Rewrite(source, first_line + header.count("\n", 0, at), str(LinkKind.FRONTMATTER), old, new)
-                 for at, old, new in found]
+    rewrites += [Rewrite(source, first_line + header.count("\n", 0, at), str(LinkKind.FRONTMATTER), old, new) for at, old, new in found]
     return result
 
 
-def rewrite_links(text: str, source: str, reloc: Relocation, *,
-                  header: bool = True) -> tuple[str, list[Rewrite]]:
+def rewrite_links(text: str, source: str, reloc: Relocation, *, header: bool = True) -> tuple[str, list[Rewrite]]:
     """``text`` (the note at ``source`` before the change) with every link ``reloc`` breaks fixed.
 
     Returns the new text (``text`` itself when nothing changes) and what was rewritten.

@@ -81,10 +81,15 @@ def fingerprint(ctx: OpContext, plan: Plan, params: WriteParams) -> str:
     core = msgspec.structs.asdict(params)
     for key in ("confirm", "fingerprint", "dry_run", "log"):
         core.pop(key, None)
-    payload = msgspec.json.encode([
-        plan.op, core, ctx.entry,
-        [(c.path, c.before_sha, c.after_sha) for c in plan.changes],
-    ], order="sorted")
+    payload = msgspec.json.encode(
+        [
+            plan.op,
+            core,
+            ctx.entry,
+            [(c.path, c.before_sha, c.after_sha) for c in plan.changes],
+        ],
+        order="sorted",
+    )
     return hashlib.sha256(payload).hexdigest()
 
 
@@ -93,36 +98,43 @@ def no_detail(ctx: OpContext, plan: Plan) -> NoDetail:
     return NoDetail()
 
 
-def _receipt(outcome: type[WriteReceipt[D]], plan: Plan, *, warnings: list[Issue], detail: D,
-             **extra: Any) -> WriteReceipt[D]:
+def _receipt(outcome: type[WriteReceipt[D]], plan: Plan, *, warnings: list[Issue], detail: D, **extra: Any) -> WriteReceipt[D]:
     """The receipt, its warnings bounded: a write to a note with a vast debt of old problems answers
     with the first ones and a count, never a list as long as the debt."""
-    changes = [ChangeReceipt(path=c.path, action=ChangeAction(c.action), before_sha=c.before_sha,
-                             after_sha=c.after_sha, bytes=len(c.after or b"")) for c in plan.effective()]
-    return outcome(op=plan.op, changes=changes, warnings=warnings[:MAX_RECEIPT_WARNINGS],
-                   warnings_omitted=max(0, len(warnings) - MAX_RECEIPT_WARNINGS), detail=detail, **extra)
+    changes = [
+        ChangeReceipt(path=c.path, action=ChangeAction(c.action), before_sha=c.before_sha, after_sha=c.after_sha, bytes=len(c.after or b""))
+        for c in plan.effective()
+    ]
+    return outcome(
+        op=plan.op,
+        changes=changes,
+        warnings=warnings[:MAX_RECEIPT_WARNINGS],
+        warnings_omitted=max(0, len(warnings) - MAX_RECEIPT_WARNINGS),
+        detail=detail,
+        **extra,
+    )
 
 
 def _log_event(plan: Plan, override: LogEvent | None, op_id: str) -> LogEvent:
     if override is not None:
         return override
     dest = plan.log_dest or (plan.effective()[0].path if plan.effective() else None)
-    return LogEvent(type=LogType(plan.log_type), project="-", source=f"vaultd:{plan.op}", dest=dest,
-                    note=f"{plan.summary} ({op_id})"[:200])
+    return LogEvent(type=LogType(plan.log_type), project="-", source=f"vaultd:{plan.op}", dest=dest, note=f"{plan.summary} ({op_id})"[:200])
 
 
 def screen_log_line(ctx: OpContext, line: str) -> None:
     """A caller's log event is screened like a note: never a secret, PII per the log surface."""
     rel = oplog.log_name(ctx.entry)
     problems = secret_issues(line, rel) + [
-        i for i in pii_findings(line, ctx.entry.pii, ctx.entry.kind, "log", path=rel)
-        if i.severity == Severity.ERROR]
+        i for i in pii_findings(line, ctx.entry.pii, ctx.entry.kind, "log", path=rel) if i.severity == Severity.ERROR
+    ]
     if problems:
         raise ValidationFailed(f"refused: the log event: {problems[0].message}", issues=problems)
 
 
-def _plan_and_check(ctx: OpContext, params: P, planner: Callable[[OpContext, P], Plan],
-                    detail: Callable[[OpContext, Plan], D], agent: bool) -> tuple[Plan, list[Issue], D]:
+def _plan_and_check(
+    ctx: OpContext, params: P, planner: Callable[[OpContext, P], Plan], detail: Callable[[OpContext, Plan], D], agent: bool
+) -> tuple[Plan, list[Issue], D]:
     """Plan, then validate: policy, the vault as the plan leaves it, the log event (worker thread)."""
     plan = planner(ctx, params)
     check_policy(ctx, plan)
@@ -135,8 +147,14 @@ def _plan_and_check(ctx: OpContext, params: P, planner: Callable[[OpContext, P],
     return plan, warnings, info
 
 
-async def run_operation(call: WriteCall, params: P, planner: Callable[[OpContext, P], Plan],
-                        detail: Callable[[OpContext, Plan], D], *, undoes: str | None = None) -> WriteReceipt[D]:
+async def run_operation(
+    call: WriteCall,
+    params: P,
+    planner: Callable[[OpContext, P], Plan],
+    detail: Callable[[OpContext, Plan], D],
+    *,
+    undoes: str | None = None,
+) -> WriteReceipt[D]:
     runtime: VaultRuntime = call.host.vault(params.vault)
     await runtime.wait_ready()
     async with runtime.writer:
@@ -151,10 +169,15 @@ async def run_operation(call: WriteCall, params: P, planner: Callable[[OpContext
         # each backlink); a worker thread does it, so reads and other vaults are served meanwhile.
         # The index is held still for it: the watcher's refreshes change it on the event loop.
         async with live.held_still() as index:
-            ctx = OpContext(root=runtime.root, entry=runtime.entry, index=index, channel=call.channel, now=now,
-                            expected_sha=params.expected_sha if isinstance(params, EditParams) else None)
-            plan, warnings, info = await anyio.to_thread.run_sync(_plan_and_check, ctx, params, planner, detail,
-                                                                  agent)
+            ctx = OpContext(
+                root=runtime.root,
+                entry=runtime.entry,
+                index=index,
+                channel=call.channel,
+                now=now,
+                expected_sha=params.expected_sha if isinstance(params, EditParams) else None,
+            )
+            plan, warnings, info = await anyio.to_thread.run_sync(_plan_and_check, ctx, params, planner, detail, agent)
         if isinstance(params, TwoStepParams):
             fp = fingerprint(ctx, plan, params)
             if not params.confirm:

@@ -23,12 +23,16 @@ def plan_set_frontmatter(ctx: OpContext, params: SetFrontmatterParams) -> Plan:
     raw, text = ctx.read_target(path)
     current = frontmatter.parse(text).data or {}
     # Compared as JSON so that true and 1 differ, as they do in the file.
-    no_op = all(k in current and msgspec.json.encode(current[k]) == msgspec.json.encode(v)
-                for k, v in params.set.items()) and not any(k in current for k in params.unset)
+    no_op = all(k in current and msgspec.json.encode(current[k]) == msgspec.json.encode(v) for k, v in params.set.items()) and not any(
+        k in current for k in params.unset
+    )
     fields = dict(params.set)
     key = updated_key(ctx.entry, {**current, **fields})
     if not no_op and key is not None and key not in params.unset and key not in params.set:
         fields[key] = ctx.today
     changed = text if no_op else emit(text, fields, params.unset)
-    return Plan(op="note.set_frontmatter", changes=[Change(path=path, before=raw, after=changed.encode("utf-8"))],
-                summary=f"set frontmatter of {path}")
+    return Plan(
+        op="note.set_frontmatter",
+        changes=[Change(path=path, before=raw, after=changed.encode("utf-8"))],
+        summary=f"set frontmatter of {path}",
+    )

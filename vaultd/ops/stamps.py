@@ -41,7 +41,13 @@ def stamp_updated(ctx: OpContext, path: str, text: str) -> str:
     try:
         return emit(text, {key: ctx.today})
     except ValidationFailed:
-        ctx.warnings.append(Issue(code="V01", severity=Severity.WARNING, path=path,
-                                  message=f"the header cannot be edited losslessly, so '{key}' was not stamped; "
-                                          "rewrite it as a block mapping with plain values"))
+        ctx.warnings.append(
+            Issue(
+                code="V01",
+                severity=Severity.WARNING,
+                path=path,
+                message=f"the header cannot be edited losslessly, so '{key}' was not stamped; "
+                "rewrite it as a block mapping with plain values",
+            )
+        )
         return text

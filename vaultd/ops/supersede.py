@@ -45,8 +45,7 @@ def _v10(path: str, message: str) -> ValidationFailed:
 def mark_superseded(ctx: OpContext, path: str, text: str, by: str) -> str:
     """``text`` with ``status: superseded`` and ``superseded_by: "[[by]]"``, stamped when changed."""
     data = frontmatter.parse(text).data or {}
-    if "superseded_by" in data and linked_notes(ctx, data["superseded_by"], path) == {by} \
-            and data.get("status") == "superseded":
+    if "superseded_by" in data and linked_notes(ctx, data["superseded_by"], path) == {by} and data.get("status") == "superseded":
         return text
     link = f"[[{link_text_for(ctx.index.resolver, by)}]]"
     changed = emit(text, {"status": "superseded", "superseded_by": link})
@@ -62,15 +61,17 @@ def plan_supersede(ctx: OpContext, params: SupersedeParams) -> Plan:
     new_raw, new_text = ctx.read_text(new)
     new_data = frontmatter.parse(new_text).data or {}
     if old in linked_notes(ctx, new_data.get("superseded_by"), new):
-        raise _v10(new, f"{new} is itself superseded by {old}; a supersession cannot go in a circle "
-                        "(swap the two notes if the order is wrong)")
+        raise _v10(
+            new, f"{new} is itself superseded by {old}; a supersession cannot go in a circle (swap the two notes if the order is wrong)"
+        )
     old_data = frontmatter.parse(old_text).data or {}
     others = linked_notes(ctx, old_data.get("superseded_by"), old) - {new}
     if others:
-        raise _v10(old, f"{old} is already superseded by {', '.join(sorted(others))}; "
-                        "supersede that note instead, or clear superseded_by first")
-    changes = [Change(path=old, before=old_raw, after=mark_superseded(ctx, old, old_text, new).encode()),
-               Change(path=new, before=new_raw,
-                      after=add_relevant_link(ctx, new, new_text, old, SUPERSEDES).encode())]
-    return Plan(op="note.supersede", changes=changes, log_type="RETHINK", log_dest=new,
-                summary=f"{old} superseded by {new}")
+        raise _v10(
+            old, f"{old} is already superseded by {', '.join(sorted(others))}; supersede that note instead, or clear superseded_by first"
+        )
+    changes = [
+        Change(path=old, before=old_raw, after=mark_superseded(ctx, old, old_text, new).encode()),
+        Change(path=new, before=new_raw, after=add_relevant_link(ctx, new, new_text, old, SUPERSEDES).encode()),
+    ]
+    return Plan(op="note.supersede", changes=changes, log_type="RETHINK", log_dest=new, summary=f"{old} superseded by {new}")

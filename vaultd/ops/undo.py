@@ -24,15 +24,17 @@ def plan_undo(ctx: OpContext, params: UndoParams) -> Plan:
     try:
         journal.open_journal(folder)
     except journal.UntrustedJournal as exc:
-        raise PolicyRefused(f"the journal of {params.op_id} was not written by this daemon ({exc.reason}); "
-                            "it is never undone: see 'vaultctl doctor'") from exc
+        raise PolicyRefused(
+            f"the journal of {params.op_id} was not written by this daemon ({exc.reason}); it is never undone: see 'vaultctl doctor'"
+        ) from exc
     if not journal.is_committed(folder):
         raise Conflict(f"operation {params.op_id} never committed; nothing to undo")
     try:
         plan, manifest = undo_plan(ctx.root, folder)
     except journal.UntrustedJournal as exc:
-        raise PolicyRefused(f"the journal of {params.op_id} was changed since it was written ({exc.reason}); "
-                            "it is never undone: see 'vaultctl doctor'") from exc
+        raise PolicyRefused(
+            f"the journal of {params.op_id} was changed since it was written ({exc.reason}); it is never undone: see 'vaultctl doctor'"
+        ) from exc
     if manifest.op == "op.undo" and manifest.undoes:
         plan.summary = f"redo {manifest.undoes} (undoing its undo {manifest.op_id})"
     return plan
@@ -49,8 +51,17 @@ def list_ops(ctx: OpContext, limit: int) -> list[OpSummary]:
             continue  # reported by recovery and doctor; never offered for undo
         if any(ctx.visibility.hidden(e.path.removeprefix(".trash/")) for e in m.entries):
             continue  # an operation on a note the caller may not see is not shown either
-        out.append(OpSummary(op_id=m.op_id, op=m.op, created=m.created, channel=m.channel, summary=m.summary,
-                             paths=[e.path for e in m.entries], undoes=m.undoes))
+        out.append(
+            OpSummary(
+                op_id=m.op_id,
+                op=m.op,
+                created=m.created,
+                channel=m.channel,
+                summary=m.summary,
+                paths=[e.path for e in m.entries],
+                undoes=m.undoes,
+            )
+        )
         if len(out) >= limit:
             break
     return out

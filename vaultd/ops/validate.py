@@ -96,8 +96,9 @@ class _NoteView:
         self.scan = markdown.scan(text, self.fm.body_offset, self.fm.body_line)
         self.h1 = next((h.text for h in self.scan.headings if h.level == 1), None)
 
-    def link_issues(self, path: str, post: _PostState, before: _NoteView | None,
-                    already_dead: Callable[[str], bool] | None = None) -> tuple[list[Issue], list[Issue]]:
+    def link_issues(
+        self, path: str, post: _PostState, before: _NoteView | None, already_dead: Callable[[str], bool] | None = None
+    ) -> tuple[list[Issue], list[Issue]]:
         """(errors, warnings) for this version's links, each target judged once.
 
         A target the note already linked to is old debt: it can only warn, so once
@@ -132,9 +133,15 @@ class _NoteView:
             else:
                 errors.append(issue)
         if unchecked:  # first, so a bounded receipt still shows it
-            warnings.insert(0, Issue(code="V03", path=path, severity=Severity.WARNING,
-                                  message=f"{unchecked} more link(s) the note already had were not checked; "
-                                          f"see 'vaultctl links' for its dead links"))
+            warnings.insert(
+                0,
+                Issue(
+                    code="V03",
+                    path=path,
+                    severity=Severity.WARNING,
+                    message=f"{unchecked} more link(s) the note already had were not checked; see 'vaultctl links' for its dead links",
+                ),
+            )
         return errors, warnings
 
     def header_issues(self, ctx: OpContext, path: str) -> list[Issue]:
@@ -202,8 +209,7 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
             # The trash is Obsidian's own folder: judge the path below it; names there never collide.
             errors += check_new_path(change.path.removeprefix(TRASH_PREFIX), note=is_note_path(change.path))
         elif change.action == Action.CREATE:
-            errors += check_new_path(change.path, _collisions(ctx, change.path, post.deleted),
-                                     note=is_note_path(change.path))
+            errors += check_new_path(change.path, _collisions(ctx, change.path, post.deleted), note=is_note_path(change.path))
         if change.after is None:
             continue
         errors += check_inside_vault(ctx.root, change.path)
@@ -219,13 +225,16 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
             view_after = _NoteView(after)
             view_before = _NoteView(before) if before is not None else None
             new_errors, debt = new_issues_only(
-                view_before.header_issues(ctx, change.path) if view_before else [],
-                view_after.header_issues(ctx, change.path))
+                view_before.header_issues(ctx, change.path) if view_before else [], view_after.header_issues(ctx, change.path)
+            )
             errors += new_errors
             warnings += debt
             link_errors, link_debt = view_after.link_issues(
-                change.path, post, view_before,
-                _dead_before(ctx, moved_origin.get(change.path, change.path)) if plan.op == "note.move" else None)
+                change.path,
+                post,
+                view_before,
+                _dead_before(ctx, moved_origin.get(change.path, change.path)) if plan.op == "note.move" else None,
+            )
             errors += link_errors
             warnings += link_debt
             # frontmatter values as decoded too: a YAML escape can hide a token from the raw text
@@ -235,7 +244,8 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
             for issue in pii_line_findings(new_lines, ctx.entry.pii, ctx.entry.kind, "notes", path=change.path):
                 (errors if issue.severity == Severity.ERROR else warnings).append(issue)
     if errors:
-        raise ValidationFailed(f"refused: {errors[0].message}" + (f" (and {len(errors) - 1} more)"
-                                                                   if len(errors) > 1 else ""),
-                               issues=errors[:MAX_REFUSAL_ISSUES])
+        raise ValidationFailed(
+            f"refused: {errors[0].message}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
+            issues=errors[:MAX_REFUSAL_ISSUES],
+        )
     return warnings

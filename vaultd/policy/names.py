@@ -22,11 +22,21 @@ def name_issue(path: str) -> Issue | None:
     for part in path.split("/"):
         for char in part:
             if char in LINK_BREAKING:
-                return Issue(code="V04", path=path, message=(
-                    f"the name {part!r} holds {char!r}, which a wiki-link cannot carry, so no link could reach "
-                    f"the note; choose a name without any of {' '.join(LINK_BREAKING)}"))
+                return Issue(
+                    code="V04",
+                    path=path,
+                    message=(
+                        f"the name {part!r} holds {char!r}, which a wiki-link cannot carry, so no link could reach "
+                        f"the note; choose a name without any of {' '.join(LINK_BREAKING)}"
+                    ),
+                )
             if char in NOT_PORTABLE:
-                return Issue(code="V04", path=path, message=(
-                    f"the name {part!r} holds {char!r}, which Obsidian refuses in file names and Windows cannot "
-                    f"store; choose a name without any of {' '.join(NOT_PORTABLE)}"))
+                return Issue(
+                    code="V04",
+                    path=path,
+                    message=(
+                        f"the name {part!r} holds {char!r}, which Obsidian refuses in file names and Windows cannot "
+                        f"store; choose a name without any of {' '.join(NOT_PORTABLE)}"
+                    ),
+                )
     return None

@@ -33,8 +33,10 @@ def path_screen_issues(rel: str, pii: PiiSetting | None, kind: Kind) -> list[Iss
     text = f"{rel}\n{_stem(rel)}"
     rules = sorted({f.rule for f in scan_secrets(text)}, key=lambda r: r.value)
     issues = [
-        Issue(code="V06", message=f"the note path looks like {rule.description} (rule {rule.value}); "
-                                  "choose a name without it — secrets are never stored")
+        Issue(
+            code="V06",
+            message=f"the note path looks like {rule.description} (rule {rule.value}); choose a name without it — secrets are never stored",
+        )
         for rule in rules
     ]
     seen: set[tuple[str, Severity]] = set()
@@ -42,6 +44,7 @@ def path_screen_issues(rel: str, pii: PiiSetting | None, kind: Kind) -> list[Iss
         if (found.message, found.severity) in seen:
             continue
         seen.add((found.message, found.severity))
-        issues.append(Issue(code=found.code, severity=found.severity, path=None,
-                            message=f"the note path: {found.message.split(': ', 1)[-1]}"))
+        issues.append(
+            Issue(code=found.code, severity=found.severity, path=None, message=f"the note path: {found.message.split(': ', 1)[-1]}")
+        )
     return issues

@@ -113,8 +113,7 @@ def check_new_path(
                 issues.append(
                     _v04(
                         rel,
-                        f"the path collides with {other!r} by letter case or Unicode form; "
-                        "use that path or choose another name",
+                        f"the path collides with {other!r} by letter case or Unicode form; use that path or choose another name",
                     )
                 )
     return issues
@@ -158,9 +157,7 @@ def check_inside_vault(root: Path, rel: str) -> list[Issue]:
     if not stat.S_ISREG(st.st_mode):
         return [_v04(rel, "the target exists and is not a regular file")]
     if st.st_nlink > 1:
-        return [
-            _v04(rel, "the target has other hard links, possibly outside the vault; vaultd will not write it")
-        ]
+        return [_v04(rel, "the target has other hard links, possibly outside the vault; vaultd will not write it")]
     return []
 
 
@@ -197,8 +194,9 @@ def disk_spelling(root: Path, rel: str) -> tuple[str, list[Issue]]:
         if not names:
             break  # nothing below exists yet: the writer creates it as asked
         if names[0] != part and len(names) > 1:
-            return rel, [_v04(rel, f"several folders match {part!r} by letter case or Unicode form; "
-                                   "give the exact spelling of the one you mean")]
+            return rel, [
+                _v04(rel, f"several folders match {part!r} by letter case or Unicode form; give the exact spelling of the one you mean")
+            ]
         parts[i] = names[0]
         current = os.path.join(current, names[0])
     return "/".join(parts), []

@@ -46,13 +46,9 @@ _EMAIL = re.compile(
 )
 _FILE_TLDS: Final = frozenset({"png", "jpg", "jpeg", "gif", "svg", "webp", "pdf", "md", "heic", "avif"})
 # Every repetition consumes exactly one digit, so the run is found in linear time.
-_PHONE = re.compile(
-    r"(?<![0-9A-Za-z+.\-/])(\+|\b00)?[ ]?\(?[0-9](?:[ .\-/()]{1,3}[0-9]|[0-9]){0,40}(?![0-9A-Za-z:])"
-)
+_PHONE = re.compile(r"(?<![0-9A-Za-z+.\-/])(\+|\b00)?[ ]?\(?[0-9](?:[ .\-/()]{1,3}[0-9]|[0-9]){0,40}(?![0-9A-Za-z:])")
 _GROUPS = re.compile(r"[0-9]+")
-_DATE = re.compile(
-    r"(?<![0-9])[0-9]{4}[-./ ][0-9]{1,2}[-./ ][0-9]{1,2}(?![0-9])|(?<![0-9])[0-9]{1,2}[-./][0-9]{1,2}[-./][0-9]{4}(?![0-9])"
-)
+_DATE = re.compile(r"(?<![0-9])[0-9]{4}[-./ ][0-9]{1,2}[-./ ][0-9]{1,2}(?![0-9])|(?<![0-9])[0-9]{1,2}[-./][0-9]{1,2}[-./][0-9]{4}(?![0-9])")
 
 
 @dataclass(frozen=True)
@@ -165,9 +161,7 @@ def validate_pii_policy(policy: PiiSetting | None) -> list[Issue]:
     for i, pattern in enumerate(policy.patterns):
         where = f"$.pii.patterns[{i}]"
         if pattern.name in names:
-            issues.append(
-                Issue(code="P03", message=f"pattern name {pattern.name!r} is repeated", path=f"{where}.name")
-            )
+            issues.append(Issue(code="P03", message=f"pattern name {pattern.name!r} is repeated", path=f"{where}.name"))
         names.add(pattern.name)
         problem = pattern_problem(pattern.regex)
         if problem is not None:
@@ -302,11 +296,7 @@ def pii_line_findings(
     for (category, line), m in sorted(found.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         action = actions[category]
         severity = Severity.ERROR if action == "deny" else Severity.WARNING
-        verdict = (
-            "remove it or add it to the vault's PII allow list"
-            if action == "deny"
-            else "allowed with a warning"
-        )
+        verdict = "remove it or add it to the vault's PII allow list" if action == "deny" else "allowed with a warning"
         issues.append(
             Issue(
                 code="V07",

@@ -55,17 +55,13 @@ class NoteType(enum.StrEnum):
     REFERENCE = "reference"  #: the only type that may carry bibliographic identifiers
 
 
-BUILTIN_DOMAINS: Final = frozenset(
-    {"research", "projects", "teaching", "operations", "people", "ai-practice"}
-)
+BUILTIN_DOMAINS: Final = frozenset({"research", "projects", "teaching", "operations", "people", "ai-practice"})
 STATUSES: Final = ("draft", "active", "superseded", "archived")
 CONFIDENCES: Final = ("speculative", "tentative", "likely", "proven")
 MAX_DESCRIPTION: Final = 500
 MAX_TITLE: Final = 300
 
-_LIST_KEYS: Final = frozenset(
-    {"topics", "cssclasses", "supports", "contradicts", "extends", "applies-to", "context-for", "supersedes"}
-)
+_LIST_KEYS: Final = frozenset({"topics", "cssclasses", "supports", "contradicts", "extends", "applies-to", "context-for", "supersedes"})
 _LIST_OR_STRING_KEYS: Final = frozenset({"tags", "aliases", "source"})
 _STRING_KEYS: Final = frozenset({"source_ref", "superseded_by", "promoted_from", "promoted_at"})
 _REFERENCE_KEYS: Final = frozenset({"citekey", "doi", "arxiv_id", "authors", "year", "venue"})
@@ -104,16 +100,10 @@ def _valid_arxiv(value: str) -> bool:
 def _string_list(key: str, value: Any, path: str) -> list[Issue]:
     if not isinstance(value, list):
         return [_v01(path, f"{key}: must be a list of strings")]
-    return [
-        _v01(path, f"{key}[{i}]: must be a nonempty string")
-        for i, item in enumerate(value)
-        if not _one_line(item)
-    ]
+    return [_v01(path, f"{key}[{i}]: must be a nonempty string") for i, item in enumerate(value) if not _one_line(item)]
 
 
-def _reference_issues(
-    data: dict[str, Any], path: str, citekey_owners: Callable[[str], list[str]] | None
-) -> list[Issue]:
+def _reference_issues(data: dict[str, Any], path: str, citekey_owners: Callable[[str], list[str]] | None) -> list[Issue]:
     issues: list[Issue] = []
     if "citekey" in data:
         key = data["citekey"]
@@ -122,9 +112,7 @@ def _reference_issues(
         elif citekey_owners is not None:
             for other in sorted(set(citekey_owners(key.lower()))):
                 if other != path:
-                    issues.append(
-                        _v01(path, f"citekey: already used by {other!r} (ignoring case); choose another")
-                    )
+                    issues.append(_v01(path, f"citekey: already used by {other!r} (ignoring case); choose another"))
     if "doi" in data and not (isinstance(data["doi"], str) and _DOI.fullmatch(data["doi"])):
         issues.append(_v01(path, "doi: must be 10.<4-9 digit registrant>/<suffix without spaces>"))
     if "arxiv_id" in data and not (isinstance(data["arxiv_id"], str) and _valid_arxiv(data["arxiv_id"])):
@@ -173,9 +161,7 @@ def _typed_issues(
     if "title" in data:
         title = data["title"]
         if not _one_line(title) or len(title) > MAX_TITLE:
-            issues.append(
-                _v01(path, f"title: must be a nonempty single line of at most {MAX_TITLE} characters")
-            )
+            issues.append(_v01(path, f"title: must be a nonempty single line of at most {MAX_TITLE} characters"))
     elif not (h1 and h1.strip()):
         issues.append(_v01(path, "title: is required when the note has no H1 heading; add either"))
     if "description" in data:
@@ -254,9 +240,7 @@ def schema_issues(
     if profile is SchemaProfile.OPEN:
         return []
     if data is None:
-        return [
-            _v01(path, "the note needs frontmatter: a typed vault requires at least type and description")
-        ]
+        return [_v01(path, "the note needs frontmatter: a typed vault requires at least type and description")]
     return _typed_issues(data, path, h1, frozenset(domains), citekey_owners)
 
 

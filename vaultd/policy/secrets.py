@@ -155,9 +155,7 @@ _PLACEHOLDER_PARTS: Final = (
     "not-real",
     "not_real",
 )
-_PLACEHOLDER_WORDS: Final = frozenset(
-    {"password", "secret", "sample", "todo", "fixme", "none", "null", "undefined", "true", "false"}
-)
+_PLACEHOLDER_WORDS: Final = frozenset({"password", "secret", "sample", "todo", "fixme", "none", "null", "undefined", "true", "false"})
 _BLOB = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{32,512}(?![A-Za-z0-9+/=_-])")
 _NEAR_KEY = re.compile(r"(?i)(?:" + _KEY_WORD + r"|bearer|key)")
 _HASH_WORD = re.compile(r"(?i)sha|hash|digest|checksum|commit|md5")
@@ -215,11 +213,7 @@ def _high_entropy(text: str, m: re.Match[str]) -> bool:
 
 
 def _mixed(token: str) -> bool:
-    return (
-        any(c.isupper() for c in token)
-        and any(c.islower() for c in token)
-        and any(c.isdigit() for c in token)
-    )
+    return any(c.isupper() for c in token) and any(c.islower() for c in token) and any(c.isdigit() for c in token)
 
 
 def _raw_findings(text: str) -> Iterator[tuple[SecretRule, int]]:
@@ -274,11 +268,7 @@ def _scan_lines(numbered: Iterable[tuple[int, str]]) -> list[SecretFinding]:
     # high-entropy string: report only the most specific finding of a line.
     specific = {line for rule, line in found if rule not in _GENERIC}
     assigned = {line for rule, line in found if rule is SecretRule.CREDENTIAL}
-    kept = {
-        (r, n)
-        for r, n in found
-        if r not in _GENERIC or (n not in specific and (r is SecretRule.CREDENTIAL or n not in assigned))
-    }
+    kept = {(r, n) for r, n in found if r not in _GENERIC or (n not in specific and (r is SecretRule.CREDENTIAL or n not in assigned))}
     return [SecretFinding(r, n) for r, n in sorted(kept, key=lambda f: (f[1], list(SecretRule).index(f[0])))]
 
 
@@ -296,10 +286,7 @@ def _issues(findings: list[SecretFinding], path: str | None) -> list[Issue]:
     return [
         Issue(
             code="V06",
-            message=(
-                f"line {f.line}: looks like {f.rule.description} (rule {f.rule.value}); "
-                "remove it — secrets are never stored"
-            ),
+            message=(f"line {f.line}: looks like {f.rule.description} (rule {f.rule.value}); remove it — secrets are never stored"),
             path=path,
             line=f.line,
         )

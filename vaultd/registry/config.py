@@ -84,9 +84,7 @@ class ConfigStore:
             # msgspec names the field path (e.g. "$.vaults[0].colour"); it never echoes values.
             raise ConfigError(f"{self.path} is invalid: {exc}; fix or move it, then retry") from exc
         if config.version != CONFIG_VERSION:
-            raise ConfigError(
-                f"{self.path} has version {config.version}; this vaultd reads version {CONFIG_VERSION}"
-            )
+            raise ConfigError(f"{self.path} has version {config.version}; this vaultd reads version {CONFIG_VERSION}")
         return config
 
     @contextmanager

@@ -61,8 +61,7 @@ class Backoff:
         self.failures, self.delay = 0, 0.0
 
 
-async def accept_forever(listener: anyio.abc.SocketListener,
-                         start: Callable[[anyio.abc.SocketStream], None]) -> None:
+async def accept_forever(listener: anyio.abc.SocketListener, start: Callable[[anyio.abc.SocketStream], None]) -> None:
     """Hand every accepted connection to ``start``; passing failures only delay the next one."""
     backoff = Backoff()
     while True:
@@ -79,11 +78,18 @@ async def accept_forever(listener: anyio.abc.SocketListener,
 
 
 def over_cap_message(limit: int) -> bytes:
-    return encode(error_response(None, ErrorData(
-        code=ErrorCode.LIMIT,
-        message=(f"vaultd is serving its limit of {limit} connections (max_connections in config.json); "
-                 f"close another client or raise the limit, then retry"),
-    )))
+    return encode(
+        error_response(
+            None,
+            ErrorData(
+                code=ErrorCode.LIMIT,
+                message=(
+                    f"vaultd is serving its limit of {limit} connections (max_connections in config.json); "
+                    f"close another client or raise the limit, then retry"
+                ),
+            ),
+        )
+    )
 
 
 async def refuse_over_cap(stream: anyio.abc.SocketStream, limit: int) -> None:

@@ -127,8 +127,11 @@ class ReplyBudget:
         waiter = _Waiter(share, size, caught_up, anyio.Event())
         queue = self._idle if share.held == 0 else self._busy
         ahead = list(self._idle) if queue is self._idle else [*self._idle, *self._busy]
-        if (self._share_fits(waiter) and self.held + size <= ceiling
-                and not any(self._share_fits(w) and self._ceiling(w.share, w.caught_up) >= ceiling for w in ahead)):
+        if (
+            self._share_fits(waiter)
+            and self.held + size <= ceiling
+            and not any(self._share_fits(w) and self._ceiling(w.share, w.caught_up) >= ceiling for w in ahead)
+        ):
             self._take(share, size)
             return Reservation(size, ceiling)
         queue.append(waiter)
@@ -158,8 +161,7 @@ class ReplyBudget:
         beside = others > 0 and not small  # a big reply beside this connection's others
         if beside:
             ceiling = min(ceiling, self.total // 2)
-        if (over_share or (others > 0 and others + size > share.limit) or (beside and self._idle)
-                or self.held - reserved + size > ceiling):
+        if over_share or (others > 0 and others + size > share.limit) or (beside and self._idle) or self.held - reserved + size > ceiling:
             self.refused += 1
             self.release(share, reserved)
             return self.refusal(share, size, over_share)
@@ -196,9 +198,13 @@ class ReplyBudget:
     def refusal(self, share: Share, size: int, over_share: bool) -> str:
         """What a refused request is told: the numbers, and what to do about them."""
         if over_share:
-            return (f"the reply is {size} bytes, over the {share.limit}-byte limit of one connection's "
-                    f"queued replies (connection_reply_bytes in config.json); ask for less (a smaller "
-                    f"limit or max_bytes)")
-        return (f"the daemon's queued replies are full (this connection holds {share.held} of "
-                f"{share.limit} bytes, all connections {self.held} of {self.total}: connection_reply_bytes "
-                f"and reply_budget_bytes in config.json); read the replies already sent before sending more")
+            return (
+                f"the reply is {size} bytes, over the {share.limit}-byte limit of one connection's "
+                f"queued replies (connection_reply_bytes in config.json); ask for less (a smaller "
+                f"limit or max_bytes)"
+            )
+        return (
+            f"the daemon's queued replies are full (this connection holds {share.held} of "
+            f"{share.limit} bytes, all connections {self.held} of {self.total}: connection_reply_bytes "
+            f"and reply_budget_bytes in config.json); read the replies already sent before sending more"
+        )

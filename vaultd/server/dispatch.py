@@ -22,9 +22,7 @@ log = structlog.get_logger("vaultd.dispatch")
 
 INTERNAL_MESSAGE = "internal error; see the daemon log ('vaultctl daemon logs')"
 
-_param_decoders: dict[str, msgspec.json.Decoder[Any]] = {
-    name: msgspec.json.Decoder(spec.params) for name, spec in METHODS.items()
-}
+_param_decoders: dict[str, msgspec.json.Decoder[Any]] = {name: msgspec.json.Decoder(spec.params) for name, spec in METHODS.items()}
 
 
 def _params_error(exc: msgspec.ValidationError) -> ErrorData:

@@ -37,8 +37,9 @@ def acquire_home_lock(home: Path) -> int:
     try:
         fd = take_lock(lock_path)
     except LockHeld as exc:
-        raise StartupError(f"another vaultd (pid {exc.holder or 'unknown'}) holds the home {home}; "
-                           "use 'vaultctl daemon stop' first") from None
+        raise StartupError(
+            f"another vaultd (pid {exc.holder or 'unknown'}) holds the home {home}; use 'vaultctl daemon stop' first"
+        ) from None
     record_holder(fd)
     return fd
 
@@ -88,8 +89,7 @@ def bind_socket(path: Path) -> socket.socket:
         if not stat.S_ISSOCK(st.st_mode):
             raise StartupError(f"{path} exists and is not a socket; move it away")
         if st.st_uid != os.getuid():
-            raise StartupError(f"the socket {path} belongs to uid {st.st_uid}, not to this user; "
-                               f"set VAULTD_SOCKET to a path of your own")
+            raise StartupError(f"the socket {path} belongs to uid {st.st_uid}, not to this user; set VAULTD_SOCKET to a path of your own")
         if _socket_answers(path):
             raise StartupError(f"another daemon is listening on {path}")
         path.unlink()

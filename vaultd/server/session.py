@@ -91,8 +91,9 @@ class Session:
             with anyio.move_on_after(self.daemon.limits.send_timeout_s) as timer:
                 await self.stream.send(data)
             if timer.cancelled_caught:
-                log.warning("dropped a client that read none of a reply", seconds=self.daemon.limits.send_timeout_s,
-                            pending_bytes=len(data))
+                log.warning(
+                    "dropped a client that read none of a reply", seconds=self.daemon.limits.send_timeout_s, pending_bytes=len(data)
+                )
                 self._scope.cancel()
                 raise anyio.ClosedResourceError
 
@@ -110,8 +111,9 @@ class Session:
                                 # Waits while this connection's share or the total is full, so a
                                 # client that reads nothing is soon not read from either. Before
                                 # hello every answer is small: a client's hello never waits.
-                                reservation = (budget.unreserved() if self.ctx is None else
-                                               await budget.reserve(self._share, self._peer_caught_up()))
+                                reservation = (
+                                    budget.unreserved() if self.ctx is None else await budget.reserve(self._share, self._peer_caught_up())
+                                )
                             except BaseException:
                                 self._slots.release()
                                 raise
@@ -121,8 +123,7 @@ class Session:
                 if buffer.pending:
                     log.info("peer hung up mid-frame", pending_bytes=buffer.pending)
         if self._hello_deadline.cancelled_caught:
-            log.info("closed a connection that did not say hello in time",
-                     seconds=self.daemon.limits.hello_timeout_s)
+            log.info("closed a connection that did not say hello in time", seconds=self.daemon.limits.hello_timeout_s)
 
     async def _handle(self, frame: bytes | OversizedFrame, reservation: Reservation) -> None:
         """Answer one frame within its reservation, released once the reply is with the kernel."""
@@ -148,10 +149,13 @@ class Session:
 
     async def _answer(self, frame: bytes | OversizedFrame) -> Reply | None:
         if isinstance(frame, OversizedFrame):
-            return error_response(None, ErrorData(
-                code=ErrorCode.INVALID_REQUEST,
-                message=f"frame over the {self.daemon.max_frame}-byte limit; it was discarded",
-            ))
+            return error_response(
+                None,
+                ErrorData(
+                    code=ErrorCode.INVALID_REQUEST,
+                    message=f"frame over the {self.daemon.max_frame}-byte limit; it was discarded",
+                ),
+            )
         try:
             request = decode_request(frame)
         except InvalidFrame as exc:
@@ -161,8 +165,7 @@ class Session:
         if self.ctx is None:
             if request.is_notification:
                 return None
-            return error_response(request.id, ErrorData(
-                code=ErrorCode.INVALID_REQUEST, message="call 'hello' first to open the session"))
+            return error_response(request.id, ErrorData(code=ErrorCode.INVALID_REQUEST, message="call 'hello' first to open the session"))
         async with self.daemon.tracking_request():
             response = await dispatch(request, self.ctx)
         return None if request.is_notification else response

@@ -119,7 +119,7 @@ class Folder:
             faults.io("write")
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             faults.io("fsync")
             os.fsync(fd)
         except BaseException:

@@ -107,9 +107,11 @@ def _recheck(folder: Folder, name: str, change: Change) -> Current | None:
     else:
         grown = False
     if grown or sha256(current.data if current else None) != change.before_sha:
-        raise Conflict(f"{change.path} changed while this operation was being applied (an editor, git or "
-                       "another program saved it); nothing was changed: read it again, then retry",
-                       candidates=[change.path])
+        raise Conflict(
+            f"{change.path} changed while this operation was being applied (an editor, git or "
+            "another program saved it); nothing was changed: read it again, then retry",
+            candidates=[change.path],
+        )
     return current
 
 
@@ -124,8 +126,9 @@ def _put(vroot: VaultRoot, change: Change) -> None:
     try:
         folder, name = vroot.parent(change.path, create=change.after is not None)
     except FileNotFoundError:
-        raise Conflict(f"the folder of {change.path} vanished while this operation was being applied; "
-                       "read again, then retry", candidates=[change.path]) from None
+        raise Conflict(
+            f"the folder of {change.path} vanished while this operation was being applied; read again, then retry", candidates=[change.path]
+        ) from None
     with folder:
         if change.after is None:
             _recheck(folder, name, change)
@@ -170,8 +173,13 @@ def _restore(vroot: VaultRoot, folder: Path, entry: Entry) -> Restore:
         return Restore.UNTOUCHED
     if current_sha != entry.after_sha:
         return Restore.LEFT
-    undo = Change(path=entry.path, before=current.data if current else None, after=original_bytes(folder, entry),
-                  mode=entry.mode, before_mode=current.mode if current else None)
+    undo = Change(
+        path=entry.path,
+        before=current.data if current else None,
+        after=original_bytes(folder, entry),
+        mode=entry.mode,
+        before_mode=current.mode if current else None,
+    )
     try:
         _put(vroot, undo)
     except Conflict:
@@ -224,8 +232,7 @@ def apply_plan(root: Path, plan: Plan, op_id: str, channel: str, undoes: str | N
                 report = _roll_back(root, folder, read_manifest(folder), vroot)
             except Exception:
                 log.exception("rollback failed; the journal is kept for recovery", op_id=op_id)
-                raise RollbackFailed(f"operation {op_id} failed and could not be rolled back; "
-                                     "restart the daemon to recover it") from exc
+                raise RollbackFailed(f"operation {op_id} failed and could not be rolled back; restart the daemon to recover it") from exc
             log.warning("operation rolled back", op_id=op_id, restored=len(report.restored), left=report.left)
             if isinstance(exc, VaultError):
                 raise
@@ -293,8 +300,9 @@ def recover(root: Path, key: bytes | None = None) -> RecoveryReport:
                 try:
                     mark_committed(folder)
                 except OSError as exc:  # e.g. a 'committed' that is a link or a folder: not ours
-                    report.refused.append(RefusedJournal(f"{JOURNAL_DIR}/{folder.name}",
-                                                         f"its commit marker cannot be written ({exc.strerror})"))
+                    report.refused.append(
+                        RefusedJournal(f"{JOURNAL_DIR}/{folder.name}", f"its commit marker cannot be written ({exc.strerror})")
+                    )
                     continue
                 report.remarked.append(manifest.op_id)
             report.finished.append(manifest.op_id)
@@ -305,8 +313,7 @@ def recover(root: Path, key: bytes | None = None) -> RecoveryReport:
                 report.refused.append(RefusedJournal(f"{JOURNAL_DIR}/{folder.name}", exc.reason))
                 continue
             report.rolled_back.append(_roll_back(root, folder, manifest))
-        folders_touched.update((root / e.path).parent for e in manifest.entries
-                               if not check_inside_vault(root, e.path))
+        folders_touched.update((root / e.path).parent for e in manifest.entries if not check_inside_vault(root, e.path))
     for parent in folders_touched:
         report.temp_files += _remove_temp_files(parent)
     return report
@@ -355,8 +362,7 @@ def undo_plan(root: Path, folder: Path) -> tuple[Plan, Manifest]:
         changes.append(Change(path=entry.path, before=current, after=original_bytes(folder, entry), mode=entry.mode))
     if moved:
         raise Conflict(f"cannot undo {manifest.op_id}: changed since: {', '.join(moved)}", candidates=moved)
-    return Plan(op="op.undo", changes=changes, summary=f"undo {manifest.op_id} ({manifest.op})",
-                log_type="RETHINK"), manifest
+    return Plan(op="op.undo", changes=changes, summary=f"undo {manifest.op_id} ({manifest.op})", log_type="RETHINK"), manifest
 
 
 def committed_entries(folder: Path) -> list[Entry]:

@@ -93,6 +93,7 @@ def journal_root(vault: Path) -> Path:
 
 # -- the folders themselves -------------------------------------------------------------------
 
+
 def folder_issue(path: Path) -> str | None:
     """Why ``path`` is not a real folder owned by this user, or None; raises FileNotFoundError."""
     st = os.lstat(path)
@@ -132,6 +133,7 @@ def own_transient(key: bytes, name: str) -> str | None:
 
 # -- writing ----------------------------------------------------------------------------------
 
+
 def write_journal(vault: Path, op_id: str, plan: Plan, channel: str, undoes: str | None = None) -> Path:
     """Make the journal durable before any target is touched; returns its folder."""
     key = seal.installed_key()
@@ -159,18 +161,17 @@ def write_journal(vault: Path, op_id: str, plan: Plan, channel: str, undoes: str
         raise
 
 
-def _fill(key: bytes, root: Path, building: Path, op_id: str, plan: Plan, channel: str,
-          undoes: str | None) -> Path:
+def _fill(key: bytes, root: Path, building: Path, op_id: str, plan: Plan, channel: str, undoes: str | None) -> Path:
     entries = []
     for i, change in enumerate(plan.effective()):
         original = None
         if change.before is not None:
             original = f"orig-{i}"
             write_durable(building / original, change.before)
-        entries.append(Entry(path=change.path, before_sha=change.before_sha, after_sha=change.after_sha,
-                             original=original, mode=change.before_mode))
-    manifest = Manifest(op_id=op_id, op=plan.op, created=time.time(), channel=channel, summary=plan.summary,
-                        entries=entries, undoes=undoes)
+        entries.append(
+            Entry(path=change.path, before_sha=change.before_sha, after_sha=change.after_sha, original=original, mode=change.before_mode)
+        )
+    manifest = Manifest(op_id=op_id, op=plan.op, created=time.time(), channel=channel, summary=plan.summary, entries=entries, undoes=undoes)
     data = msgspec.json.encode(manifest)
     write_durable(building / MANIFEST, data)
     write_durable(building / MAC, seal.seal(key, data))
@@ -196,6 +197,7 @@ def is_committed(folder: Path) -> bool:
 
 # -- reading, only what the seal and the path rules allow ------------------------------------
 
+
 def _read_file(folder: Path, name: str, limit: int) -> bytes:
     """A regular file of the journal, never through a link, at most ``limit`` bytes."""
     try:
@@ -203,8 +205,9 @@ def _read_file(folder: Path, name: str, limit: int) -> bytes:
     except FileNotFoundError:
         raise UntrustedJournal(f"it has no {name}") from None
     except ReadRefused as exc:
-        why = {Refusal.LINK: "is a symbolic link", Refusal.NOT_REGULAR: "is not a regular file",
-               Refusal.TOO_BIG: f"is over {limit} bytes"}[exc.refusal]
+        why = {Refusal.LINK: "is a symbolic link", Refusal.NOT_REGULAR: "is not a regular file", Refusal.TOO_BIG: f"is over {limit} bytes"}[
+            exc.refusal
+        ]
         raise UntrustedJournal(f"its {name} {why}") from exc
     except OSError as exc:
         raise UntrustedJournal(f"its {name} cannot be read ({exc.strerror})") from exc
@@ -301,6 +304,7 @@ def check_originals(folder: Path, manifest: Manifest) -> None:
 
 
 # -- listing and removing ---------------------------------------------------------------------
+
 
 @dataclass
 class Listing:

@@ -45,8 +45,10 @@ def _read_key(path: Path) -> bytes:
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
             raise KeyUnusable(f"{path} is not a regular file owned by this user; move it away, then restart")
         if stat.S_IMODE(st.st_mode) & 0o077:
-            raise KeyUnusable(f"{path} is readable by others (mode {stat.S_IMODE(st.st_mode):o}); "
-                              "move it away, then restart (kept journals then need checking by hand)")
+            raise KeyUnusable(
+                f"{path} is readable by others (mode {stat.S_IMODE(st.st_mode):o}); "
+                "move it away, then restart (kept journals then need checking by hand)"
+            )
         data = os.read(fd, KEY_BYTES + 1)
     finally:
         os.close(fd)

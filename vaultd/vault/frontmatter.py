@@ -64,8 +64,7 @@ _ODD = re.compile(r"[&*!|>\t\ufeff\x85\u2028\u2029]")  # a quick scan: without t
 _YAML12: Final = (1, 2)
 _STR_TAG: Final = "tag:yaml.org,2002:str"
 _CORE_TAGS: Final = frozenset(
-    {"!"}
-    | {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp", "seq", "map")}
+    {"!"} | {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp", "seq", "map")}
 )
 # TaggedScalars ruamel keeps for these tags are plain strings to us (``a: =``, ``a: <<``).
 _STRING_TAGS: Final = frozenset({_STR_TAG, "tag:yaml.org,2002:value", "tag:yaml.org,2002:merge"})

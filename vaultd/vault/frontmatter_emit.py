@@ -123,9 +123,7 @@ def emit(text: str, set: Mapping[str, Any] = _NO_CHANGES, unset: Iterable[str] =
     if pieces and pieces[-1] == "":
         tail = tail[_BLANK_LINES.match(tail).end() :]  # type: ignore[union-attr]
     pieces.append(tail)
-    pieces.extend(
-        _entry(_key_text(k), v, " " * indent, bounds.newline) for k, v in changed.items() if k not in current
-    )
+    pieces.extend(_entry(_key_text(k), v, " " * indent, bounds.newline) for k, v in changed.items() if k not in current)
     result = text[: bounds.start] + "".join(pieces) + text[bounds.end :]
     _verify(result, expected, text[bounds.body_offset :])
     return result
@@ -146,16 +144,9 @@ def _verify(result: str, expected: dict[str, Any], body: str) -> None:
     """Read the result back; anything but exactly the expected data and body is a bug of ours."""
     header = _header_of(result)
     if len(header.encode("utf-8")) > MAX_HEADER_BYTES:
-        raise LimitExceeded(
-            f"the frontmatter would grow past {MAX_HEADER_BYTES // 1024} KiB; keep long values in the body"
-        )
+        raise LimitExceeded(f"the frontmatter would grow past {MAX_HEADER_BYTES // 1024} KiB; keep long values in the body")
     again = parse(result)
-    if (
-        again.issues
-        or again.data is None
-        or not _same(again.data, expected)
-        or result[again.body_offset :] != body
-    ):
+    if again.issues or again.data is None or not _same(again.data, expected) or result[again.body_offset :] != body:
         raise Internal("the frontmatter edit did not read back as intended, so the note was left unchanged")
 
 
@@ -380,8 +371,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 _REWRITE: Final = (
-    "Rewrite the header as a block mapping (one `key: value` per line, no flow braces, anchors, "
-    "aliases or merge keys) and retry."
+    "Rewrite the header as a block mapping (one `key: value` per line, no flow braces, anchors, aliases or merge keys) and retry."
 )
 _ADVICE: Final = {
     "N05": "Move long values into the note's body and retry.",

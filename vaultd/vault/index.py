@@ -81,8 +81,7 @@ def _same_stat(record: NoteRecord, fs: FileStat) -> bool:
     return (record.size, record.mtime_ns, record.ino) == (fs.size, fs.mtime_ns, fs.ino)
 
 
-def compute_updates(root: Path, found: Iterable[FileStat | SkippedFile], known: dict[str, NoteRecord],
-                    gone: Iterable[str] = ()) -> Updates:
+def compute_updates(root: Path, found: Iterable[FileStat | SkippedFile], known: dict[str, NoteRecord], gone: Iterable[str] = ()) -> Updates:
     """Parse what changed among ``found``; ``known`` holds current records to skip unchanged notes."""
     updates = Updates(gone=list(gone))
     for item in found:
@@ -141,7 +140,7 @@ class VaultIndex:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="vaultd-cache") as writer:
             writing: Future[None] | None = None
             for start in range(0, len(to_parse), BUILD_CHUNK):
-                chunk = compute_updates(self.root, to_parse[start:start + BUILD_CHUNK], {})
+                chunk = compute_updates(self.root, to_parse[start : start + BUILD_CHUNK], {})
                 updates.notes += chunk.notes
                 updates.skipped += chunk.skipped
                 if writing is not None:

@@ -181,9 +181,7 @@ class LinkResolver:
     @staticmethod
     def _finish(found: list[str], target: str, *, by_name: bool) -> Resolution:
         if len(found) == 1:
-            return Resolution(
-                ResolutionStatus.RESOLVED, found[0], reason="matched by " + ("name" if by_name else "path")
-            )
+            return Resolution(ResolutionStatus.RESOLVED, found[0], reason="matched by " + ("name" if by_name else "path"))
         if not found:
             what = "name" if by_name else "path"
             return Resolution(ResolutionStatus.MISSING, reason=f"no note or file has the {what} {target!r}")
@@ -234,9 +232,7 @@ def check_anchor(anchor: str, headings: Sequence[Heading], blocks: Sequence[Bloc
     return f"no heading path {anchor!r} in the note (each part must be nested under the one before)"
 
 
-def _match_nested(
-    parts: list[str], headings: Sequence[Heading], keys: list[str], lo: int, hi: int, level: int
-) -> bool:
+def _match_nested(parts: list[str], headings: Sequence[Heading], keys: list[str], lo: int, hi: int, level: int) -> bool:
     """True when ``parts`` can be found nested inside ``headings[lo:hi]`` deeper than ``level``."""
     for i in range(lo, hi):
         if headings[i].level <= level:
@@ -286,9 +282,7 @@ class Suggester:
         query = utils.default_process(text)
         if not query.strip():
             return None
-        best = process.extractOne(
-            query, self._processed, scorer=fuzz.ratio, processor=None, score_cutoff=SUGGEST_MIN_SCORE
-        )
+        best = process.extractOne(query, self._processed, scorer=fuzz.ratio, processor=None, score_cutoff=SUGGEST_MIN_SCORE)
         if best is None:
             return None
         return best[2], float(best[1])
@@ -305,9 +299,7 @@ def suggest(text: str, titles: Sequence[str]) -> tuple[str, float] | None:
     query = utils.default_process(text)
     if not query.strip():
         return None
-    best = process.extractOne(
-        query, titles, scorer=fuzz.ratio, processor=utils.default_process, score_cutoff=SUGGEST_MIN_SCORE
-    )
+    best = process.extractOne(query, titles, scorer=fuzz.ratio, processor=utils.default_process, score_cutoff=SUGGEST_MIN_SCORE)
     if best is None:
         return None
     return best[0], float(best[1])

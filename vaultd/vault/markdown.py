@@ -326,9 +326,7 @@ def _scan_blocks(clean: str, nls: list[int], line0: int) -> list[Block]:
 
 # Han and kana are written without spaces: each character counts as a word. Hangul is written
 # with spaces between words, so a Korean word counts once, like a Latin one.
-_CJK_RE = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f]"
-)
+_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f]")
 _CJK_ANY_RE = re.compile(r"[\u3040-\U0002fa1f]")  # one range: a cheaper first test than _CJK_RE
 _NON_WORD_TOKEN_RE = re.compile(r"\s[^\s\w]+(?=\s)")  # "-", "|", "—", "##": syntax, not words
 

@@ -90,8 +90,20 @@ def parse_note(path: str, raw: bytes, *, size: int, mtime_ns: int, ino: int) -> 
     if data:
         links = links + _frontmatter_links(data, fm.body_line)
     record = NoteRecord(
-        path=path, size=size, mtime_ns=mtime_ns, ino=ino, sha256=hashlib.sha256(raw).hexdigest(),
-        title=title, frontmatter=fm.data, aliases=aliases, tags=tags, headings=scan.headings,
-        blocks=scan.blocks, links=links, issues=issues, words=scan.words, body_offset=fm.body_offset,
+        path=path,
+        size=size,
+        mtime_ns=mtime_ns,
+        ino=ino,
+        sha256=hashlib.sha256(raw).hexdigest(),
+        title=title,
+        frontmatter=fm.data,
+        aliases=aliases,
+        tags=tags,
+        headings=scan.headings,
+        blocks=scan.blocks,
+        links=links,
+        issues=issues,
+        words=scan.words,
+        body_offset=fm.body_offset,
     )
     return record, SearchDoc.from_note(record, text)

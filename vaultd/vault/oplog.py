@@ -80,15 +80,19 @@ def log_file_kind(root: Path, rel: str) -> LogFile:
 
 
 def foreign_message(rel: str, vault_id: str, path: str) -> str:
-    return (f"{rel} is not a vaultd log (it does not start with '{LOG_HEADER.rstrip()}'), so vaultd never "
-            f"appends to it; give the vault another log path: 'vaultctl vault add {vault_id} {path} "
-            f"--log-path vaultd-log.md'")
+    return (
+        f"{rel} is not a vaultd log (it does not start with '{LOG_HEADER.rstrip()}'), so vaultd never "
+        f"appends to it; give the vault another log path: 'vaultctl vault add {vault_id} {path} "
+        f"--log-path vaultd-log.md'"
+    )
 
 
 def _check_field(name: str, value: str) -> None:
     if _BAD_FIELD.search(value) or value != value.strip():
-        raise ValidationFailed(f"log field {name} has a control character, a pipe, a double space or a separator",
-                               issues=[Issue(code="V09", message=f"invalid log field {name}", path=LOG_NAME)])
+        raise ValidationFailed(
+            f"log field {name} has a control character, a pipe, a double space or a separator",
+            issues=[Issue(code="V09", message=f"invalid log field {name}", path=LOG_NAME)],
+        )
 
 
 def format_line(event: LogEvent, when: dt.datetime, *, agent: bool) -> str:
@@ -100,8 +104,10 @@ def format_line(event: LogEvent, when: dt.datetime, *, agent: bool) -> str:
     line = f"{when:%Y-%m-%d %H:%M}  {event.type}  {event.project}  {route}  —  {event.note}"
     line += (AGENT_MARK if agent else "") + "\n"
     if len(line.encode("utf-8")) > MAX_LINE_BYTES:
-        raise ValidationFailed(f"the log line would be over {MAX_LINE_BYTES} bytes; shorten the note",
-                               issues=[Issue(code="V09", message="log line too long", path=LOG_NAME)])
+        raise ValidationFailed(
+            f"the log line would be over {MAX_LINE_BYTES} bytes; shorten the note",
+            issues=[Issue(code="V09", message="log line too long", path=LOG_NAME)],
+        )
     return line
 
 
@@ -139,8 +145,9 @@ def append(root: Path, line: str, rel: str = LOG_NAME) -> None:
             else:
                 with open(path, "rb") as fh:
                     if st.st_size == 0 or _kind_of(fh.read(4096)) != LogFile.OURS:
-                        raise Conflict(f"{rel} is not a vaultd log, so vaultd does not append to it; "
-                                       f"register the vault with another --log-path")
+                        raise Conflict(
+                            f"{rel} is not a vaultd log, so vaultd does not append to it; register the vault with another --log-path"
+                        )
                     fh.seek(st.st_size - 1)
                     if fh.read(1) != b"\n":
                         data = b"\n" + data  # the last line lost its newline: end it, never join it
@@ -172,7 +179,7 @@ def _lines(root: Path, rel: str) -> tuple[list[str], list[str]]:
     finally:
         os.close(fd)
     if start:
-        data = data[data.find(b"\n") + 1:]
+        data = data[data.find(b"\n") + 1 :]
         warnings.append(f"only the last {MAX_READ_BYTES} bytes of {rel} were read")
     chunks = data.split(b"\n")
     if chunks and chunks[-1]:
@@ -198,8 +205,9 @@ def _of_type(lines: list[str], type_: LogType | None, hide: Callable[[str], bool
     return lines
 
 
-def tail(root: Path, limit: int, type_: LogType | None, rel: str = LOG_NAME,
-         hide: Callable[[str], bool] | None = None) -> tuple[list[str], list[str]]:
+def tail(
+    root: Path, limit: int, type_: LogType | None, rel: str = LOG_NAME, hide: Callable[[str], bool] | None = None
+) -> tuple[list[str], list[str]]:
     lines, warnings = _lines(root, rel)
     return _of_type(lines, type_, hide)[-limit:], warnings
 
@@ -217,8 +225,9 @@ def grep_pattern(pattern: str) -> re.Pattern[str]:
         raise InvalidParams(f"bad pattern: {exc.msg}") from exc
 
 
-def grep(root: Path, pattern: str, limit: int, type_: LogType | None,
-         rel: str = LOG_NAME, hide: Callable[[str], bool] | None = None) -> tuple[list[str], list[str]]:
+def grep(
+    root: Path, pattern: str, limit: int, type_: LogType | None, rel: str = LOG_NAME, hide: Callable[[str], bool] | None = None
+) -> tuple[list[str], list[str]]:
     """Lines matching a safe regex subset: no groups, backreferences or brace quantifiers, so a
     pattern cannot be made exponential and every line is bounded."""
     rx = grep_pattern(pattern)

@@ -103,8 +103,7 @@ class LiveIndex:
             if self._lost_in_build:
                 await self.reconcile()
             self.build_seconds = time.perf_counter() - started
-            log.info("index ready", vault=str(self.root), notes=len(index.notes),
-                     seconds=round(self.build_seconds, 3), detail=note)
+            log.info("index ready", vault=str(self.root), notes=len(index.notes), seconds=round(self.build_seconds, 3), detail=note)
             self.ready.set()
             task_status.started()
             await self._stop.wait()
@@ -120,8 +119,7 @@ class LiveIndex:
                 await self._cookies[name].wait()
                 return
             self._forget_cookie(name)
-        log.warning("watcher did not deliver a cookie; freshness falls back to stat reconciles",
-                    vault=str(self.root))
+        log.warning("watcher did not deliver a cookie; freshness falls back to stat reconciles", vault=str(self.root))
 
     def stop(self) -> None:
         self._stop.set()
@@ -153,8 +151,12 @@ class LiveIndex:
                     if failures:
                         tg.start_soon(self._probe)
                     async for changes in watchfiles.awatch(
-                        self.root, watch_filter=_WatchFilter(self.root), step=WATCH_STEP_MS,
-                        stop_event=self._stop, ignore_permission_denied=True, recursive=True,
+                        self.root,
+                        watch_filter=_WatchFilter(self.root),
+                        step=WATCH_STEP_MS,
+                        stop_event=self._stop,
+                        ignore_permission_denied=True,
+                        recursive=True,
                     ):
                         failures, self.watch_problem = 0, None
                         await self._on_changes(changes)

@@ -121,4 +121,3 @@ class CacheConnections:
             self._closed = True
             self._drain_idle()
             self._writer.close()  # the last connection out checkpoints the WAL
-

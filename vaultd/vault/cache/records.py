@@ -129,8 +129,9 @@ def load_records(con: apsw.Connection, decoder: msgspec.msgpack.Decoder[NoteReco
     return records
 
 
-def store(con: apsw.Connection, upserts: Iterable[tuple[NoteRecord, SearchDoc]], deletes: Iterable[str],
-          encoder: msgspec.msgpack.Encoder) -> None:
+def store(
+    con: apsw.Connection, upserts: Iterable[tuple[NoteRecord, SearchDoc]], deletes: Iterable[str], encoder: msgspec.msgpack.Encoder
+) -> None:
     """Drop ``deletes``, then store ``upserts``, in one transaction (see ``IndexCache.apply``)."""
     con.execute("BEGIN IMMEDIATE")
     try:
@@ -152,6 +153,7 @@ def _ids_of(con: apsw.Connection, paths: Iterable[str]) -> dict[str, int]:
     sql = "SELECT path, id FROM note WHERE path IN (SELECT value FROM json_each(?))"
     return dict(con.execute(sql, (msgspec.json.encode(list(paths)).decode(),)))
 
+
 def _drop(con: apsw.Connection, ids: list[int]) -> None:
     if not ids:
         return
@@ -160,6 +162,7 @@ def _drop(con: apsw.Connection, ids: list[int]) -> None:
         con.executemany(f"DELETE FROM {table} WHERE rowid = ?", rows)
     for table in ("tag", "record", "note"):
         con.executemany(f"DELETE FROM {table} WHERE id = ?", rows)
+
 
 def _prepare(chunk: list[tuple[NoteRecord, SearchDoc]], encoder: msgspec.msgpack.Encoder) -> _Batch:
     """The Python half of storing a chunk (normalization, bigrams, msgpack), apart from the SQL.
@@ -198,6 +201,7 @@ def _prepare(chunk: list[tuple[NoteRecord, SearchDoc]], encoder: msgspec.msgpack
         batch.tags.append(_tag_keys(doc.tags))
     return batch
 
+
 def _store(con: apsw.Connection, batch: _Batch, next_id: int) -> int:
     """Write one prepared chunk, reusing the ids of paths already stored; return the next free id."""
     known = _ids_of(con, (n[0] for n in batch.notes))
@@ -222,4 +226,3 @@ def _store(con: apsw.Connection, batch: _Batch, next_id: int) -> int:
     )
     con.executemany("INSERT INTO tag VALUES (?, ?)", [(t, i) for i, keys in zip(ids, batch.tags, strict=True) for t in keys])
     return next_id
-

@@ -30,8 +30,7 @@ class Hit(msgspec.Struct, frozen=True):
     snippet: str  #: at most 300 characters, matches in ``**``, cuts as ``…``
 
 
-def filters(*, type: str | None, domain: str | None, tag: str | None,
-            folder: str | None) -> tuple[list[str], list[object]] | None:
+def filters(*, type: str | None, domain: str | None, tag: str | None, folder: str | None) -> tuple[list[str], list[object]] | None:
     """The SQL conditions and their parameters for the filters; None when none can match."""
     where: list[str] = []
     params: list[object] = []
@@ -88,4 +87,3 @@ def _search(con: apsw.Connection, q: fts_query.CompiledQuery, where: list[str], 
             snippet = next((w for w in windows if w), "")
         hits.append(Hit(path=path, score=-rank, title=title.replace(fts_query.ZWSP, ""), snippet=snippet))
     return hits
-
