@@ -6,7 +6,7 @@ RUFF   := $(VENV)/bin/ruff
 STAMP  := $(VENV)/.installed
 SOURCES := protocol vaultd vaultctl tests scripts
 
-.PHONY: demo test test-long test-interop bench check format lint types docs venv clean
+.PHONY: demo test test-long test-interop interop-matrix bench check format lint types docs venv clean
 
 venv: $(STAMP)
 
@@ -24,8 +24,13 @@ test: $(STAMP)
 
 # The MCP clients of other makers, pinned in interop/package.json (npm; Node >= 20).
 test-interop: $(STAMP)
+	$(PY) -m pip install --quiet --group interop
 	cd interop && npm ci --no-audit --no-fund --loglevel=error
 	$(PY) -m pytest -q -m interop
+
+# The same run, writing the table of its results to docs/interop-matrix.md.
+interop-matrix: $(STAMP)
+	VAULTD_INTEROP_MATRIX=docs/interop-matrix.md $(MAKE) test-interop
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run $(BENCH_ARGS)

@@ -192,9 +192,43 @@ def test_the_inspector_cli(home: Home, world: Any) -> None:
 
 
 def test_the_matrix_in_the_docs_names_the_pinned_clients() -> None:
-    """docs/mcp.md lists every client this suite drives, at the version package.json pins."""
-    text = (REPO / "docs" / "mcp.md").read_text()
+    """docs/mcp.md and the matrix a run wrote name every client this suite drives, at the version
+    package.json pins: a version bump without a new run shows here."""
+    described = (REPO / "docs" / "mcp.md").read_text()
+    matrix = (REPO / "docs" / "interop-matrix.md").read_text()
     for package, version in _pinned().items():
         if package == "node":
             continue
-        assert f"`{package}` {version}" in text, (package, version)
+        assert f"`{package}` {version}" in described, (package, version)
+        assert f"| `{package}` {version} | pass |" in matrix, (package, version)
+
+
+async def test_the_fastmcp_client(home: Home, world: Any) -> None:
+    """fastmcp's client (PyPI), which also checks results against each tool's outputSchema."""
+    try:
+        from fastmcp import Client
+        from fastmcp.client.transports import StdioTransport
+    except ImportError:
+        message = "fastmcp is not installed: run `make test-interop`"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    entry, env, root = world
+    transport = StdioTransport(command=entry["command"], args=entry["args"], env=env, cwd=str(root))
+    async with Client(transport) as client:
+        tools = await client.list_tools()
+        assert len(tools) >= 20
+        read = await client.call_tool("vault_list", {})
+        assert [v["entry"]["id"] for v in read.structured_content["vaults"]] == ["main"]
+        wrote = await client.call_tool("note_create", {"path": "interop/fastmcp", "body": "# From fastmcp\n"})
+        assert wrote.structured_content["applied"] is True
+        refused = await client.call_tool("note_read", {"target": "Twin"}, raise_on_error=False)
+        body = json.loads(refused.content[0].text)
+        assert refused.is_error and body["code"] == "AMBIGUOUS"
+        assert sorted(body["candidates"]) == ["a/Twin.md", "b/Twin.md"]
+        args = {"target": "interop/fastmcp", "to": "interop/moved-fastmcp"}
+        preview = await client.call_tool("note_move", args)
+        assert preview.structured_content["applied"] is False
+        done = await client.call_tool("note_move", {**args, "confirm": True, "fingerprint": preview.structured_content["fingerprint"]})
+        assert done.structured_content["applied"] is True
+    assert (root / "interop" / "moved-fastmcp.md").read_text().endswith("# From fastmcp\n")
