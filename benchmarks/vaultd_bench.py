@@ -14,7 +14,6 @@ from mcp.client.stdio import StdioServerParameters
 
 from benchmarks import mcp_drive
 from benchmarks.corpus import Corpus
-from benchmarks.daemon import VAULT_ID, VAULTCTL, Daemon, Home, call
 from benchmarks.stats import (
     Figure,
     Stopwatch,
@@ -25,6 +24,7 @@ from benchmarks.stats import (
     rss_bytes,
     tree_rss_bytes,
 )
+from benchmarks.timed_daemon import VAULT_ID, VAULTCTL, Daemon, Home, call
 from protocol.table import METHODS
 from vaultctl.client import CallError
 

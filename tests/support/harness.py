@@ -1,7 +1,7 @@
 """A real vaultd subprocess on a real socket in a temporary home, and ways to talk to it.
 
 The one harness for a real daemon: the tests, the reliability drivers (``reliability/stress``)
-and the benchmarks (``benchmarks/daemon.py``) all start theirs here. A home is a short temp folder
+and the benchmarks (``benchmarks/timed_daemon.py``) all start theirs here. A home is a short temp folder
 (AF_UNIX paths are limited to ~100 bytes) holding the daemon's home, its socket and its output;
 children get ``VAULTD_HOME`` and ``VAULTD_SOCKET`` and XDG folders inside it, so nothing touches
 the user's own daemon.

@@ -18,8 +18,8 @@ from protocol.methods.common import Empty, Params
 from protocol.methods.spec import AnySpec
 from protocol.methods.vaults import VAULT_LIST, Kind, VaultListResult
 from vaultctl.client import CallError
+from vaultctl.mcp.daemon_link import DaemonLink
 from vaultctl.mcp.errors import PAGING_FIELDS, ToolFailure, too_large
-from vaultctl.mcp.link import DaemonLink
 from vaultctl.mcp.schemas import VaultChoice
 from vaultctl.mcp.settings import bounded_int
 

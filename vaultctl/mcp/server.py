@@ -18,8 +18,8 @@ import msgspec
 from vaultctl.client import CLIENT_VERSION
 from vaultctl.mcp import paging, versions, wire
 from vaultctl.mcp.calls import RESULT_BOUND, run_tool, vault_choice
+from vaultctl.mcp.daemon_link import DaemonLink
 from vaultctl.mcp.errors import McpError, RpcCode, invalid_params
-from vaultctl.mcp.link import DaemonLink
 from vaultctl.mcp.tools import ToolCatalogue, decode_arguments
 from vaultctl.mcp.versions import Served
 

@@ -20,8 +20,8 @@ from protocol.framing import LineBuffer, OversizedFrame
 from protocol.limits import MAX_FRAME_BYTES, describe
 from vaultctl.mcp import wire
 from vaultctl.mcp.calls import result_bound
+from vaultctl.mcp.daemon_link import DaemonLink
 from vaultctl.mcp.errors import McpError, RpcCode
-from vaultctl.mcp.link import DaemonLink
 from vaultctl.mcp.paging import tools_page_size
 from vaultctl.mcp.server import Job, Session
 
