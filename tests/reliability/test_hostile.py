@@ -11,33 +11,13 @@ import json
 import os
 import subprocess
 import time
-from typing import TYPE_CHECKING
 
 import pytest
 
 from reliability.stress.fuzz import Raw, encode
 from reliability.stress.harness import SHIM
 from reliability.stress.hostile import Tally, fuzz_frames, fuzz_params, hostile_vault_round
-from tests.support.harness import REPO, Daemon, Home, RawClient
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-
-@pytest.fixture(scope="module")
-def shared() -> Iterator[tuple[Home, Daemon]]:
-    home = Home.create()
-    daemon = Daemon(home)
-    yield home, daemon
-    daemon.stop()
-    home.cleanup()
-
-
-def _alive(home: Home, daemon: Daemon) -> None:
-    assert daemon.proc.poll() is None, "the daemon exited"
-    c = RawClient(home.socket)
-    c.hello()
-    assert c.call("daemon.status")["pid"] == daemon.proc.pid
+from tests.support.harness import REPO, Daemon, Home, RawClient, assert_alive
 
 
 @pytest.mark.parametrize("depth", [1000, 100_000])
@@ -52,7 +32,7 @@ def test_deep_nesting_in_a_frame_is_a_parse_error_not_a_crash(shared: tuple[Home
     assert reply["error"]["data"]["code"] == "PARSE_ERROR"
     c.send_bytes(b'{"jsonrpc":"2.0","id":2,"method":7,"x":' + b"[" * depth + b"]" * depth + b"}\n")
     assert c.recv_message()["error"]["code"] in (-32700, -32600)
-    _alive(home, daemon)
+    assert_alive(home, daemon)
 
 
 def test_fuzzed_frames_get_structured_replies(shared: tuple[Home, Daemon]) -> None:
@@ -61,7 +41,7 @@ def test_fuzzed_frames_get_structured_replies(shared: tuple[Home, Daemon]) -> No
     fuzz_frames(home, 60, tally)
     assert tally.failures == []
     assert tally.counts["frames.sent"] >= 60
-    _alive(home, daemon)
+    assert_alive(home, daemon)
 
 
 def test_fuzzed_params_of_every_method_get_structured_replies(shared: tuple[Home, Daemon]) -> None:
@@ -70,7 +50,7 @@ def test_fuzzed_params_of_every_method_get_structured_replies(shared: tuple[Home
     fuzz_params(home, 400, tally)
     assert tally.failures == []
     assert tally.counts["params.sent"] == 400
-    _alive(home, daemon)
+    assert_alive(home, daemon)
 
 
 def test_nan_huge_and_unknown_values_in_write_params(shared: tuple[Home, Daemon]) -> None:
@@ -92,7 +72,7 @@ def test_nan_huge_and_unknown_values_in_write_params(shared: tuple[Home, Daemon]
         c.send_bytes(encode({"jsonrpc": "2.0", "id": 3, "method": "note.create", "params": params}))
         reply = c.recv_message()
         assert ("result" in reply) or reply["error"]["data"]["code"] != "INTERNAL", reply
-    _alive(home, daemon)
+    assert_alive(home, daemon)
 
 
 def test_a_vault_of_hostile_files(shared: tuple[Home, Daemon]) -> None:
@@ -104,7 +84,7 @@ def test_a_vault_of_hostile_files(shared: tuple[Home, Daemon]) -> None:
     assert tally.counts["vault.expected_skips_checked"] == 7 and tally.counts["vault.watcher_checks"] == 1
     assert facts["flips"].get("flip.to_folder", 0) > 0, "the folder race never ran during vault.add"
     assert time.monotonic() - started < 60
-    _alive(home, daemon)
+    assert_alive(home, daemon)
 
 
 def test_a_folder_link_back_up_does_not_confuse_the_watcher(shared: tuple[Home, Daemon]) -> None:
@@ -137,7 +117,7 @@ def test_a_nul_byte_in_a_path_is_refused_as_invalid(shared: tuple[Home, Daemon],
     if "nul" not in [v["entry"]["id"] for v in c.call("vault.list")["vaults"]]:
         c.call("vault.add", {"id": "nul", "path": str(vault)})
     reply = c.request(method, {"vault": "nul", **params})
-    _alive(home, daemon)
+    assert_alive(home, daemon)
     assert reply["error"]["data"]["code"] in ("INVALID_PARAMS", "VALIDATION", "NOT_FOUND"), reply
 
 

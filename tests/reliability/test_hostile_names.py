@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import TYPE_CHECKING
 
 import pytest
 
@@ -30,26 +29,7 @@ from reliability.stress.names import (
     run_vaultctl,
     watch_round,
 )
-from tests.support.harness import Daemon, Home, RawClient
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-
-@pytest.fixture(scope="module")
-def shared() -> Iterator[tuple[Home, Daemon]]:
-    home = Home.create()
-    daemon = Daemon(home)
-    yield home, daemon
-    daemon.stop()
-    home.cleanup()
-
-
-def _alive(home: Home, daemon: Daemon) -> None:
-    assert daemon.proc.poll() is None, "the daemon exited"
-    c = RawClient(home.socket)
-    c.hello()
-    assert c.call("daemon.status")["pid"] == daemon.proc.pid
+from tests.support.harness import Daemon, Home, RawClient, assert_alive
 
 
 def test_the_name_classes_are_what_they_claim() -> None:
@@ -80,7 +60,7 @@ def test_a_round_of_hostile_names(shared: tuple[Home, Daemon]) -> None:
     assert c["writes.applied"] > 0 and c["refusals.VALIDATION"] > 0, dict(c)
     assert c["mcp.names_listed"] >= 200, dict(c)
     assert c["checks.bytes_unchanged"] > 0 and c["watch.renamed"] > 0 and c["watch.deleted"] > 0
-    _alive(home, daemon)
+    assert_alive(home, daemon)
 
 
 def _log_lines(home: Home, event: str) -> int:
@@ -155,7 +135,7 @@ def test_names_created_renamed_and_deleted_while_watched(shared: tuple[Home, Dae
     assert tally.counts["watch.renamed"] >= 40 and tally.counts["watch.deleted"] >= 20
     after = disk_state(nv.root)
     assert all(after[rel] == before[rel] for rel in before if rel in after)
-    _alive(home, daemon)
+    assert_alive(home, daemon)
 
 
 @pytest.mark.parametrize("args", [("list",), ("issues",), ("search", "body")])

@@ -223,3 +223,11 @@ def start_daemon() -> tuple[Home, Daemon]:
     """A new home and a daemon listening in it."""
     home = Home.create()
     return home, Daemon(home)
+
+
+def assert_alive(home: Home, daemon: Daemon) -> None:
+    """The daemon still runs and answers a fresh session as itself."""
+    assert daemon.proc.poll() is None, "the daemon exited"
+    c = RawClient(home.socket)
+    c.hello()
+    assert c.call("daemon.status")["pid"] == daemon.proc.pid
