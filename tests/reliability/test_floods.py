@@ -130,13 +130,7 @@ BIG_READ = {"vault": "big", "target": "big.md", "max_bytes": 65536}
 def raw_reply(c: RawClient, request_id: int, params: dict[str, object]) -> bytes:
     """One note.read's reply frame as the daemon sent it, newline included."""
     c.send_bytes(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "note.read", "params": params}).encode() + b"\n")
-    while b"\n" not in c.buf:
-        chunk = c.sock.recv(1 << 16)
-        if not chunk:
-            raise ConnectionError("closed")
-        c.buf += chunk
-    line, _, c.buf = c.buf.partition(b"\n")
-    return line + b"\n"
+    return c.recv_line()
 
 
 def big_reply_size(home: Home) -> int:

@@ -169,14 +169,18 @@ class RawClient:
     def send_bytes(self, data: bytes) -> None:
         self.sock.sendall(data)
 
-    def recv_message(self) -> dict[str, Any]:
+    def recv_line(self) -> bytes:
+        """The next reply frame as the daemon sent it, newline included."""
         while b"\n" not in self.buf:
             chunk = self.sock.recv(1 << 16)
             if not chunk:
                 raise ConnectionError("closed")
             self.buf += chunk
         line, _, self.buf = self.buf.partition(b"\n")
-        return json.loads(line)  # type: ignore[no-any-return]
+        return line + b"\n"
+
+    def recv_message(self) -> dict[str, Any]:
+        return json.loads(self.recv_line())  # type: ignore[no-any-return]
 
     def request(self, method: str, params: Any = None) -> dict[str, Any]:
         self._id += 1
