@@ -27,6 +27,16 @@ class HelloParams(Params):
     protocol: Annotated[
         int, msgspec.Meta(ge=1, le=1000, description="The newest protocol version the client speaks; the daemon answers the one used.")
     ] = PROTOCOL_VERSION
+    session: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                pattern=r"^[A-Za-z0-9_.:-]{1,64}$",
+                description="An agent session id (the MCP shim sends one per host session); what one session did undoes as a unit.",
+            ),
+        ]
+        | None
+    ) = None
 
 
 class HelloResult(Result):

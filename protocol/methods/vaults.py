@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from protocol.methods.common import Empty, Fingerprint, Params, Result, VaultId
+from protocol.methods.gate import ORG_DEFAULT, PERSONAL_DEFAULT, AgentPolicy
 from protocol.methods.spec import Effect, Trait, spec
 
 
@@ -87,6 +88,13 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     #: Keys an authored edit stamps with today's date: the first the note already has; in the typed
     #: profile the first of them is added when the note has none. Empty: never stamp.
     stamp_keys: Annotated[list[StampKey], msgspec.Meta(max_length=8)] = msgspec.field(default_factory=lambda: ["updated"])
+    agents: AgentPolicy | None = None  #: None: the kind's default (see :meth:`agent_policy`)
+
+    def agent_policy(self) -> AgentPolicy:
+        """What agents (the ``mcp`` channel) may do here."""
+        if self.agents is not None:
+            return self.agents
+        return ORG_DEFAULT if self.kind is Kind.ORG else PERSONAL_DEFAULT
 
 
 class VaultState(enum.StrEnum):

@@ -38,6 +38,7 @@ def test_add_list_remove_text_and_json(daemon: Daemon, cli, tmp_path: Path) -> N
         "private_paths": [],
         "log_path": None,
         "stamp_keys": ["updated"],
+        "agents": None,
     }
     assert info["health"]["state"] == "ready"
     text = cli("vault", "list")

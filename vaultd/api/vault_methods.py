@@ -59,8 +59,9 @@ async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
         deny_paths=params.deny_paths,
         private_paths=params.private_paths,
         log_path=params.log_path,
-        **({} if params.stamp_keys is None else {"stamp_keys": params.stamp_keys}),
     )
+    if params.stamp_keys is not None:
+        entry = msgspec.structs.replace(entry, stamp_keys=params.stamp_keys)
     await anyio.to_thread.run_sync(check_log_path, entry)
 
     def change(config: Config) -> Config:

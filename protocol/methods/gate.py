@@ -1,0 +1,83 @@
+"""What an agent may do to a vault: per operation class, apply it, propose it to a person, or refuse.
+
+The policy is part of the vault's registry entry (``agents`` in config.json). It binds the ``mcp``
+channel only: a person (``cli``, ``editor``) applies. An omitted policy is the kind's default,
+so a vault registered before the gate existed gets the safe one.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated
+
+import msgspec
+
+
+class Gate(enum.StrEnum):
+    """What happens to an agent's operation of one class, from most to least trusting."""
+
+    APPLY = "apply"  #: applied at once, journaled and undoable like any write
+    PROPOSE = "propose"  #: stored as a proposal; a person applies or rejects it
+    REFUSE = "refuse"  #: refused with the reason; nothing is stored
+
+    @property
+    def rank(self) -> int:
+        """Higher is stricter; a change that lowers a cell's rank loosens the policy."""
+        return {Gate.APPLY: 0, Gate.PROPOSE: 1, Gate.REFUSE: 2}[self]
+
+
+class OpClass(enum.StrEnum):
+    """The classes an agent's operation falls into; an operation may fall into more than one
+    (a move that rewrites fifty backlinks is a ``move`` and ``wide``) and takes the strictest."""
+
+    CREATE = "create"
+    APPEND = "append"
+    PATCH = "patch"
+    SET_FRONTMATTER = "set_frontmatter"
+    LINK = "link"
+    MOVE = "move"
+    DELETE = "delete"
+    MERGE = "merge"
+    SUPERSEDE = "supersede"
+    WIDE = "wide"  #: any operation changing more than ``wide_files`` files
+    UNDO_OWN = "undo_own"  #: undoing an operation the same agent session made
+    UNDO_OTHERS = "undo_others"  #: undoing anyone else's operation (a person's, another session's)
+
+
+WideFiles = Annotated[int, msgspec.Meta(ge=1, le=1024, description="An operation changing more files than this is 'wide'.")]
+
+
+class AgentPolicy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """One vault's rules for agents. The defaults are a personal vault's."""
+
+    create: Gate = Gate.APPLY
+    append: Gate = Gate.APPLY
+    patch: Gate = Gate.APPLY
+    set_frontmatter: Gate = Gate.APPLY
+    link: Gate = Gate.APPLY
+    move: Gate = Gate.PROPOSE
+    delete: Gate = Gate.PROPOSE
+    merge: Gate = Gate.PROPOSE
+    supersede: Gate = Gate.PROPOSE
+    wide: Gate = Gate.PROPOSE
+    undo_own: Gate = Gate.APPLY
+    undo_others: Gate = Gate.REFUSE
+    wide_files: WideFiles = 10
+    #: The agent-host hook refuses the host's own edit tools on this vault's files.
+    guard: bool = True
+    #: The session-start hook tells the agent about this vault (off: it prints nothing).
+    session_context: bool = False
+
+    def gate(self, op_class: OpClass) -> Gate:
+        return Gate(getattr(self, op_class.value))
+
+
+#: An org vault is shared: every agent change waits for a person.
+ORG_DEFAULT = AgentPolicy(
+    create=Gate.PROPOSE,
+    append=Gate.PROPOSE,
+    patch=Gate.PROPOSE,
+    set_frontmatter=Gate.PROPOSE,
+    link=Gate.PROPOSE,
+)
+PERSONAL_DEFAULT = AgentPolicy()
