@@ -2,7 +2,8 @@
 
 An error names what kind of refusal a call met (:class:`~protocol.errors.ErrorCode`); its issues
 name the rules, by these codes. The letter says where the rule lives: ``S`` a file the index
-skipped, ``N`` a note's frontmatter as read, ``P`` a vault policy, ``V`` a write's validation.
+skipped, ``N`` a note's frontmatter as read, ``P`` a vault policy, ``G`` the agent gate (what an
+agent may apply, propose or not do at all), ``V`` a write's validation.
 ``Issue.code`` stays a string on the wire, so an older client still reads a code added later;
 every code the daemon emits is one of these (a test holds the source to that), and the
 reference docs list them from here.
@@ -68,6 +69,22 @@ class IssueCode(enum.StrEnum):
         "P04",
         "The path is private to the CLI: agents can neither see nor write it.",
         "Choose another path, or make the change from the CLI.",
+    )
+
+    G01 = (
+        "G01",
+        "The vault's agent policy holds this operation for a person: applying it makes a proposal, not a change.",
+        "Tell your user; they review it with 'vaultctl proposals show ID' and apply or reject it.",
+    )
+    G02 = (
+        "G02",
+        "The vault's agent policy refuses this operation to agents.",
+        "Ask your user to do it; a person can change the policy with 'vaultctl vault policy ID'.",
+    )
+    G03 = (
+        "G03",
+        "A file the proposal read changed after it was proposed, so its plan no longer holds.",
+        "Nothing was written; propose the change again on the current notes.",
     )
 
     V01 = (

@@ -26,6 +26,14 @@ Fingerprint = Annotated[
     msgspec.Meta(pattern=r"^[0-9a-f]{64}$", description="The fingerprint a preview returned."),
 ]
 
+MAX_REASON_CHARS = 200
+Reason = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1, max_length=MAX_REASON_CHARS, pattern=r"^[^\x00-\x1f\x7f]*$", description="One line, for a person and the log."
+    ),
+]
+
 
 class Channel(enum.StrEnum):
     """Who is calling; write policies are per channel."""

@@ -1,4 +1,4 @@
-"""What a write answers: a receipt, one of four outcomes, with the operation's own detail.
+"""What a write answers: a receipt, one of five outcomes, with the operation's own detail.
 
 On the wire a receipt is a JSON object whose ``outcome`` names its variant::
 
@@ -6,6 +6,8 @@ On the wire a receipt is a JSON object whose ``outcome`` names its variant::
     dry_run    ``dry_run: true``: planned and validated, nothing written
     unchanged  the operation had nothing to change (the link exists, the key has that value)
     applied    written; ``op_id`` undoes it and ``log`` says whether the log line was appended
+    proposed   an agent's operation the vault's policy holds for a person: nothing written;
+               ``proposal`` names the proposal (``proposal.show``), which a person applies or rejects
 
 Every variant carries every key, so a client that predates ``outcome`` still reads
 ``applied``, ``dry_run``, ``preview``, ``op_id`` and ``fingerprint`` as before; those booleans
@@ -134,13 +136,22 @@ class Applied(_Receipt[D], Generic[D], kw_only=True, tag="applied"):
     log: Annotated[LogReceipt, _doc("Whether the log line was appended (the write stands even when it was not).")]
 
 
-WriteReceipt = Union[Preview[D], DryRun[D], Unchanged[D], Applied[D]]  # noqa: UP007 - a generic alias
+class Proposed(_Receipt[D], Generic[D], kw_only=True, tag="proposed"):
+    """Held for a person: the vault's policy lets agents only propose this operation. Nothing was
+    written; ``changes`` are what applying the proposal would write."""
+
+    _flags = (False, False, False)
+    proposal: Annotated[str, _doc("The proposal's id: poll it with proposal.list or proposal.show; withdraw it with proposal.withdraw.")]
+    message: Annotated[str, _doc("What happens next, for the agent to tell its user.")]
+
+
+WriteReceipt = Union[Preview[D], DryRun[D], Unchanged[D], Applied[D], Proposed[D]]  # noqa: UP007 - a generic alias
 """What every note-changing method answers; ``WriteReceipt[MoveDetail]`` for ``note.move``."""
 
-Outcome = Preview[Any] | DryRun[Any] | Unchanged[Any] | Applied[Any]  #: any receipt, whatever its detail
+Outcome = Preview[Any] | DryRun[Any] | Unchanged[Any] | Applied[Any] | Proposed[Any]  #: any receipt, whatever its detail
 
 
-OUTCOMES = (Preview, DryRun, Unchanged, Applied)
+OUTCOMES = (Preview, DryRun, Unchanged, Applied, Proposed)
 
 
 def detail_of(result: Any) -> type | None:

@@ -111,6 +111,7 @@ class VaultHealth(msgspec.Struct, kw_only=True):
     state: VaultState
     message: str = ""
     notes: int = 0
+    pending_proposals: int = 0  #: agent proposals waiting for a person (filled by daemon.status)
 
 
 class VaultAddParams(Params):

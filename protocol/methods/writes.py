@@ -13,7 +13,7 @@ from typing import Annotated, Any, TypeVar
 import msgspec
 
 from protocol.limits import MAX_NOTE_BYTES, describe
-from protocol.methods.common import Fingerprint, OptionalVault, Params, Result
+from protocol.methods.common import Fingerprint, OptionalVault, Params, Reason, Result
 from protocol.methods.reads import Target
 from protocol.methods.receipts import (
     DeleteDetail,
@@ -75,6 +75,9 @@ class WriteParams(Params, kw_only=True):
     vault: OptionalVault = None
     dry_run: Annotated[bool, msgspec.Meta(description="Plan and validate only; write nothing.")] = False
     log: Annotated[LogEvent | None, msgspec.Meta(description="Override the default log event.")] = None
+    reason: Annotated[
+        Reason | None, msgspec.Meta(description="Why, in one line: shown to the person who reviews it when the change becomes a proposal.")
+    ] = None
 
 
 class EditParams(WriteParams, kw_only=True):
@@ -186,6 +189,10 @@ class MergeParams(TwoStepParams, kw_only=True):
 
 class UndoParams(WriteParams, kw_only=True):
     op_id: OpId
+    session: Annotated[
+        bool,
+        msgspec.Meta(description="Undo, as one operation, every kept operation of the agent session that made op_id, newest first."),
+    ] = False
 
 
 class OpListParams(Params, kw_only=True):
@@ -201,6 +208,9 @@ class OpSummary(msgspec.Struct, kw_only=True):
     summary: str
     paths: list[str]
     undoes: str | None = None
+    session: str | None = None  #: the agent session that made it
+    proposal: str | None = None  #: the proposal a person applied with it
+    proposed_by: str | None = None
 
 
 class OpListResult(Result):

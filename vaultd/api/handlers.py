@@ -25,6 +25,7 @@ class CallContext:
     host: Host
     channel: Channel
     client: str
+    session: str | None = None  #: an agent session's id, from hello
     opened: bool = False  #: set by the hello handler once the session is accepted
 
 

@@ -6,6 +6,9 @@ import os
 import stat
 import time
 
+import anyio
+import msgspec
+
 from protocol.methods import service
 from protocol.methods.common import SUPPORTED_PROTOCOLS, Empty
 from protocol.methods.service import (
@@ -18,10 +21,12 @@ from protocol.methods.service import (
     Level,
     StopResult,
 )
-from protocol.methods.vaults import VaultState
+from protocol.methods.vaults import VaultHealth, VaultState
 from protocol.table import METHODS
 from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import InvalidParams, VaultError
+from vaultd.gate.store import store_for
+from vaultd.runtime import VaultRuntime
 
 
 @handles(service.HELLO)
@@ -32,7 +37,7 @@ async def hello(ctx: CallContext, params: HelloParams) -> HelloResult:
             f"protocol {params.protocol} is older than this daemon supports ({min(SUPPORTED_PROTOCOLS)}..."
             f"{max(SUPPORTED_PROTOCOLS)}); upgrade the client"
         )
-    ctx.channel, ctx.client, ctx.opened = params.channel, params.client, True
+    ctx.channel, ctx.client, ctx.session, ctx.opened = params.channel, params.client, params.session, True
     return HelloResult(server="vaultd", version=ctx.host.version, protocol=max(usable), methods=list(METHODS))
 
 
@@ -45,8 +50,36 @@ async def status(ctx: CallContext, params: Empty) -> DaemonStatus:
         version=host.version,
         socket=str(host.socket_path),
         home=str(host.home),
-        vaults=[v.health() for v in host.vaults.values()],
+        vaults=[await _with_pending(v) for v in host.vaults.values()],
     )
+
+
+async def _proposal_findings(runtime: VaultRuntime) -> list[Finding]:
+    check = f"proposals:{runtime.entry.id}"
+    try:
+        kept, refused = await anyio.to_thread.run_sync(store_for(runtime.root).entries)
+    except VaultError as exc:
+        return [Finding(level=Level.FAIL, check=check, finding=exc.message)]
+    found = [
+        Finding(level=Level.WARN, check=check, finding=f".vaultd/proposals/{bad.name} is never applied: {bad.reason}; move it away")
+        for bad in refused
+    ]
+    pending = sum(1 for p in kept if p.state == "pending")
+    if pending:
+        found.append(Finding(level=Level.OK, check=check, finding=f"{pending} pending; review with 'vaultctl proposals'"))
+    return found
+
+
+async def _with_pending(runtime: VaultRuntime) -> VaultHealth:
+    """The vault's health and what waits for a person there, so ``vaultctl status`` shows both."""
+    health = runtime.health()
+    if health.state not in (VaultState.READY, VaultState.INDEXING):
+        return health
+    try:
+        pending = await anyio.to_thread.run_sync(store_for(runtime.root).pending_count)
+    except VaultError:
+        return health  # an unusable proposals folder is a doctor finding, not a status failure
+    return msgspec.structs.replace(health, pending_proposals=pending)
 
 
 @handles(service.DAEMON_STOP)
@@ -86,5 +119,7 @@ async def doctor(ctx: CallContext, params: DoctorParams) -> DoctorResult:
         text = f"{health.path}: {health.state}" + (f" ({health.message})" if health.message else "")
         findings.append(Finding(level=level, check=f"vault:{health.id}", finding=text))
         findings.extend(runtime.doctor_findings())
+        if health.state in (VaultState.READY, VaultState.INDEXING):
+            findings.extend(await _proposal_findings(runtime))
     verdict = max((f.level for f in findings), key=[Level.OK, Level.WARN, Level.FAIL].index, default=Level.OK)
     return DoctorResult(verdict=verdict, findings=findings)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -20,6 +21,8 @@ import structlog
 
 from protocol.errors import Issue, Severity
 from protocol.methods.common import Channel
+from protocol.methods.gate import Gate
+from protocol.methods.proposals import ProposalDetail
 from protocol.methods.receipts import (
     MAX_RECEIPT_WARNINGS,
     Applied,
@@ -35,6 +38,7 @@ from protocol.methods.receipts import (
 from protocol.methods.writes import EditParams, LogEvent, LogType, TwoStepParams, WriteParams
 from vaultd import faults
 from vaultd.errors import InvalidParams, StalePreview, ValidationFailed, VaultError
+from vaultd.ops import agent_gate
 from vaultd.ops.context import OpContext
 from vaultd.ops.validate import check_policy, validate
 from vaultd.policy import pii_findings, secret_issues
@@ -65,6 +69,21 @@ class WriteCall(Protocol):
     @property
     def channel(self) -> Channel: ...
 
+    @property
+    def client(self) -> str: ...
+
+    @property
+    def session(self) -> str | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """A person applying a stored proposal: the runner re-plans it, requires every file to be as
+    the proposal found it, skips the preview (reviewing the proposal was it) and journals the
+    operation as the proposer's, approved by the caller."""
+
+    proposal: ProposalDetail
+
 
 JOURNAL_KEEP = 200  #: committed journals kept for undo
 JOURNAL_MAX_BYTES = 256 * 1024 * 1024
@@ -79,7 +98,7 @@ def fingerprint(ctx: OpContext, plan: Plan, params: WriteParams) -> str:
     """Covers the operation's input, the vault's identity and policy, and every file it reads
     and writes, so anything that changes after a preview forces a new preview."""
     core = msgspec.structs.asdict(params)
-    for key in ("confirm", "fingerprint", "dry_run", "log"):
+    for key in ("confirm", "fingerprint", "dry_run", "log", "reason"):
         core.pop(key, None)
     payload = msgspec.json.encode(
         [
@@ -154,6 +173,7 @@ async def run_operation(
     detail: Callable[[OpContext, Plan], D],
     *,
     undoes: str | None = None,
+    approval: Approval | None = None,
 ) -> WriteReceipt[D]:
     runtime: VaultRuntime = call.host.vault(params.vault)
     await runtime.wait_ready()
@@ -178,9 +198,18 @@ async def run_operation(
                 expected_sha=params.expected_sha if isinstance(params, EditParams) else None,
             )
             plan, warnings, info = await anyio.to_thread.run_sync(_plan_and_check, ctx, params, planner, detail, agent)
-        if isinstance(params, TwoStepParams):
+        # What an agent may do here; a person (and a person applying a proposal) is not gated.
+        verdict = await anyio.to_thread.run_sync(agent_gate.judge, runtime.root, runtime.entry, plan, params, call)
+        held = verdict is not None and verdict.gate is Gate.PROPOSE
+        if approval is not None:
+            agent_gate.check_unchanged(plan, approval.proposal)
+            plan.proposal, plan.proposed_by = approval.proposal.id, approval.proposal.proposer
+            plan.summary = f"{plan.summary} (proposal {approval.proposal.id} by {approval.proposal.proposer})"[:500]
+        elif isinstance(params, TwoStepParams):
             fp = fingerprint(ctx, plan, params)
             if not params.confirm:
+                if held and verdict is not None:
+                    warnings = [agent_gate.held_notice(verdict, runtime.entry), *warnings]
                 return _receipt(Preview, plan, fingerprint=fp, warnings=warnings, detail=info)
             if params.fingerprint is None:
                 raise InvalidParams("confirm needs the fingerprint from the preview")
@@ -190,6 +219,12 @@ async def run_operation(
             return _receipt(DryRun, plan, warnings=warnings, detail=info)
         if not plan.effective():
             return _receipt(Unchanged, plan, warnings=warnings, detail=info)
+        if held and verdict is not None:
+            return await anyio.to_thread.run_sync(
+                agent_gate.propose, runtime.root, runtime.entry, plan, params, call, verdict, warnings, info
+            )
+        if agent:
+            plan.session = call.session
         op_id = new_op_id(now, runtime.root)
         runtime.check_root()  # never write by a path that now leads into another folder
         try:

@@ -8,16 +8,24 @@ and never listed.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from protocol.methods.writes import OpSummary, UndoParams
 from vaultd.errors import Conflict, NotFound, PolicyRefused
 from vaultd.ops.context import OpContext
 from vaultd.txn import journal
-from vaultd.txn.engine import undo_plan
-from vaultd.txn.plan import Plan
+from vaultd.txn.engine import read_current, undo_plan
+from vaultd.txn.plan import Change, Plan, sha256
 
 
 def plan_undo(ctx: OpContext, params: UndoParams) -> Plan:
+    plan, manifest = _plan_one(ctx, params)
+    if params.session and manifest.session is not None:
+        return _plan_session(ctx, manifest)
+    return plan
+
+
+def _plan_one(ctx: OpContext, params: UndoParams) -> tuple[Plan, journal.Manifest]:
     folder = journal.journal_root(ctx.root) / params.op_id
     if not os.path.lexists(folder) or journal.runtime_issue(ctx.root) is not None:
         raise NotFound(f"no kept operation {params.op_id}; see 'vaultctl ops'")
@@ -37,7 +45,65 @@ def plan_undo(ctx: OpContext, params: UndoParams) -> Plan:
         ) from exc
     if manifest.op == "op.undo" and manifest.undoes:
         plan.summary = f"redo {manifest.undoes} (undoing its undo {manifest.op_id})"
-    return plan
+    return plan, manifest
+
+
+def _session_ops(ctx: OpContext, session: str) -> list[tuple[Path, journal.Manifest]]:
+    """The session's kept operations not undone since, newest first."""
+    found: list[tuple[Path, journal.Manifest]] = []
+    undone: set[str] = set()
+    for folder in reversed(journal.journals(ctx.root)):
+        if not journal.is_committed(folder):
+            continue
+        try:
+            m = journal.open_journal(folder)
+        except journal.UntrustedJournal:
+            continue
+        if m.op == "op.undo":
+            if m.undoes:
+                undone.add(m.undoes)
+            continue
+        if m.session == session and m.op_id not in undone:
+            found.append((folder, m))
+    return found
+
+
+def _plan_session(ctx: OpContext, chosen: journal.Manifest) -> Plan:
+    """Undo every kept operation of one agent session as one operation: each file goes back to
+    what it was before the session's first change to it, if it is still as the session's last
+    change left it and no one else changed it in between."""
+    assert chosen.session is not None
+    ops = _session_ops(ctx, chosen.session)
+    expect: dict[str, str | None] = {}  #: the sha each file must have now (the session's last write)
+    chain: dict[str, str | None] = {}  #: the sha before the oldest session change seen so far
+    source: dict[str, tuple[Path, journal.Entry]] = {}
+    between: list[str] = []
+    for folder, m in ops:
+        for e in m.entries:
+            if e.path not in expect:
+                expect[e.path] = e.after_sha
+            elif chain[e.path] != e.after_sha:
+                between.append(e.path)  # someone else wrote it between two of the session's changes
+            chain[e.path] = e.before_sha
+            source[e.path] = (folder, e)
+    if between:
+        raise Conflict(f"cannot undo session {chosen.session}: changed by another operation in between: {', '.join(sorted(set(between)))}")
+    changes, moved = [], []
+    for path, (folder, entry) in source.items():
+        current = read_current(ctx.root, path)
+        if sha256(current) != expect[path]:
+            moved.append(path)
+            continue
+        changes.append(Change(path=path, before=current, after=journal.original_bytes(folder, entry), mode=entry.mode))
+    if moved:
+        raise Conflict(f"cannot undo session {chosen.session}: changed since: {', '.join(sorted(moved))}", candidates=sorted(moved))
+    ids = [m.op_id for _, m in ops]
+    return Plan(
+        op="op.undo",
+        changes=changes,
+        summary=f"undo {len(ids)} operation(s) of session {chosen.session}: {', '.join(ids[:20])}"[:500],
+        log_type="RETHINK",
+    )
 
 
 def list_ops(ctx: OpContext, limit: int) -> list[OpSummary]:
@@ -60,6 +126,9 @@ def list_ops(ctx: OpContext, limit: int) -> list[OpSummary]:
                 summary=m.summary,
                 paths=[e.path for e in m.entries],
                 undoes=m.undoes,
+                session=m.session,
+                proposal=m.proposal,
+                proposed_by=m.proposed_by,
             )
         )
         if len(out) >= limit:

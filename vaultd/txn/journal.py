@@ -74,6 +74,9 @@ class Manifest(msgspec.Struct, kw_only=True):
     summary: str
     entries: list[Entry]
     undoes: str | None = None  #: the op id this operation reversed
+    session: str | None = None  #: the agent session that made it (an agent may undo its own)
+    proposal: str | None = None  #: the proposal a person applied with it
+    proposed_by: str | None = None  #: who proposed it (channel:client)
 
 
 class UntrustedJournal(Exception):
@@ -171,7 +174,18 @@ def _fill(key: bytes, root: Path, building: Path, op_id: str, plan: Plan, channe
         entries.append(
             Entry(path=change.path, before_sha=change.before_sha, after_sha=change.after_sha, original=original, mode=change.before_mode)
         )
-    manifest = Manifest(op_id=op_id, op=plan.op, created=time.time(), channel=channel, summary=plan.summary, entries=entries, undoes=undoes)
+    manifest = Manifest(
+        op_id=op_id,
+        op=plan.op,
+        created=time.time(),
+        channel=channel,
+        summary=plan.summary,
+        entries=entries,
+        undoes=undoes,
+        session=plan.session,
+        proposal=plan.proposal,
+        proposed_by=plan.proposed_by,
+    )
     data = msgspec.json.encode(manifest)
     write_durable(building / MANIFEST, data)
     write_durable(building / MAC, seal.seal(key, data))

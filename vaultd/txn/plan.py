@@ -61,6 +61,10 @@ class Plan:
     warnings: list[Issue] = field(default_factory=list)
     log_type: str = "EXTRACT"
     log_dest: str | None = None
+    #: Who it is by, journaled with it: the agent session, and for an applied proposal its id and proposer.
+    session: str | None = None
+    proposal: str | None = None
+    proposed_by: str | None = None
 
     @property
     def paths(self) -> list[str]:

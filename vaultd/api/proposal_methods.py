@@ -1,0 +1,134 @@
+"""Handlers of the proposal methods: agents list, show and withdraw; people apply and reject.
+
+Every state change happens under the vault's writer lock, so a proposal being applied cannot be
+rejected or withdrawn half way, and two people applying one proposal apply it once.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import anyio
+import msgspec
+import structlog
+
+from protocol.methods import proposals
+from protocol.methods.common import Channel
+from protocol.methods.proposals import (
+    ProposalDetail,
+    ProposalListParams,
+    ProposalListResult,
+    ProposalRef,
+    ProposalRejectParams,
+    ProposalState,
+    ProposalSummary,
+)
+from protocol.methods.receipts import Applied, NoDetail, WriteReceipt, receipt_type
+from protocol.methods.writes import UndoParams
+from vaultd.api.handlers import CallContext, handles
+from vaultd.errors import Conflict, InvalidParams, PolicyRefused
+from vaultd.gate.store import ProposalStore, store_for, summary_of
+from vaultd.ops.agent_gate import StaleProposal, who
+from vaultd.ops.catalog import OPERATIONS
+from vaultd.ops.runner import Approval, run_operation
+from vaultd.runtime import VaultRuntime
+
+log = structlog.get_logger("vaultd.gate")
+
+
+def _store(runtime: VaultRuntime) -> ProposalStore:
+    runtime.check_root()
+    return store_for(runtime.root)
+
+
+def _person_only(ctx: CallContext, action: str) -> None:
+    if ctx.channel == Channel.MCP:
+        raise PolicyRefused(f"only a person may {action} a proposal (the cli or an editor); agents propose, people decide")
+
+
+def _pending(detail: ProposalDetail) -> None:
+    if detail.state is not ProposalState.PENDING:
+        raise Conflict(f"proposal {detail.id} is {detail.state}, not pending; nothing was done")
+
+
+def _decide(store: ProposalStore, detail: ProposalDetail, state: ProposalState, by: str, **extra: Any) -> ProposalDetail:
+    decided = msgspec.structs.replace(detail, state=state, decided=time.time(), decided_by=by, **extra)
+    store.replace(decided)
+    log.info("proposal decided", proposal=detail.id, vault=detail.vault, state=str(state), by=by)
+    return decided
+
+
+@handles(proposals.PROPOSAL_LIST)
+async def list_proposals(ctx: CallContext, params: ProposalListParams) -> ProposalListResult:
+    runtime = ctx.host.vault(params.vault)
+    kept, refused = await anyio.to_thread.run_sync(_store(runtime).entries)
+    chosen = kept if params.all else [p for p in kept if p.state is params.state]
+    pending = sum(1 for p in kept if p.state is ProposalState.PENDING)
+    return ProposalListResult(proposals=chosen[: params.limit], pending=pending, refused=refused)
+
+
+@handles(proposals.PROPOSAL_SHOW)
+async def show(ctx: CallContext, params: ProposalRef) -> ProposalDetail:
+    runtime = ctx.host.vault(params.vault)
+    return await anyio.to_thread.run_sync(_store(runtime).get, params.id)
+
+
+@handles(proposals.PROPOSAL_APPLY)
+async def apply(ctx: CallContext, params: ProposalRef) -> WriteReceipt[NoDetail]:
+    _person_only(ctx, "apply")
+    runtime = ctx.host.vault(params.vault)
+    store = _store(runtime)
+    detail = await anyio.to_thread.run_sync(store.get, params.id)
+    _pending(detail)
+    operation = OPERATIONS.get(detail.op)
+    if operation is None:
+        raise InvalidParams(f"proposal {detail.id} names {detail.op}, which this vaultd cannot apply")
+    try:
+        op_params = msgspec.convert({**detail.params, "vault": runtime.entry.id}, operation.params)
+    except msgspec.ValidationError as exc:
+        raise InvalidParams(f"proposal {detail.id} holds arguments this vaultd does not accept: {exc}") from exc
+    undoes = op_params.op_id if isinstance(op_params, UndoParams) else None
+    try:
+        receipt = await run_operation(ctx, op_params, operation.planner, operation.detail, undoes=undoes, approval=Approval(detail))
+    except StaleProposal as exc:
+        async with runtime.writer:
+            current = await anyio.to_thread.run_sync(store.get, detail.id)
+            if current.state is ProposalState.PENDING:
+                note = exc.message[: proposals.MAX_REASON_CHARS]
+                await anyio.to_thread.run_sync(lambda: _decide(store, current, ProposalState.STALE, who(ctx), note=note))
+        raise exc from None
+    if isinstance(receipt, Applied):
+        async with runtime.writer:
+            await anyio.to_thread.run_sync(lambda: _decide(store, detail, ProposalState.APPLIED, who(ctx), applied_op=receipt.op_id))
+    # The operation's own detail was in the proposal the person reviewed.
+    data = msgspec.to_builtins(receipt)
+    data["detail"] = {}
+    result: WriteReceipt[NoDetail] = msgspec.convert(data, receipt_type(NoDetail))
+    return result
+
+
+@handles(proposals.PROPOSAL_REJECT)
+async def reject(ctx: CallContext, params: ProposalRejectParams) -> ProposalSummary:
+    _person_only(ctx, "reject")
+    runtime = ctx.host.vault(params.vault)
+    store = _store(runtime)
+    async with runtime.writer:
+        detail = await anyio.to_thread.run_sync(store.get, params.id)
+        _pending(detail)
+        decided = await anyio.to_thread.run_sync(lambda: _decide(store, detail, ProposalState.REJECTED, who(ctx), note=params.note))
+    return summary_of(decided)
+
+
+@handles(proposals.PROPOSAL_WITHDRAW)
+async def withdraw(ctx: CallContext, params: ProposalRef) -> ProposalSummary:
+    runtime = ctx.host.vault(params.vault)
+    store = _store(runtime)
+    async with runtime.writer:
+        detail = await anyio.to_thread.run_sync(store.get, params.id)
+        mine = detail.session == ctx.session if detail.session is not None else detail.proposer == who(ctx)
+        if ctx.channel != Channel.MCP or not mine:
+            raise PolicyRefused(f"only the agent session that made proposal {detail.id} may withdraw it; a person rejects it instead")
+        _pending(detail)
+        decided = await anyio.to_thread.run_sync(lambda: _decide(store, detail, ProposalState.WITHDRAWN, who(ctx)))
+    return summary_of(decided)

@@ -1,0 +1,166 @@
+"""The gate between an agent's planned operation and the vault: apply, propose, or refuse.
+
+The runner asks :func:`judge` once the operation is planned and validated (a proposal is never
+made of an operation that would be refused anyway), and :func:`propose` stores what a person
+will review. A proposal is applied by a person through the same runner, which then calls
+:func:`check_unchanged`: every file must still be as it was when proposed, or nothing is written.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Protocol
+
+import msgspec
+import structlog
+
+from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
+from protocol.methods.common import Channel
+from protocol.methods.gate import Gate
+from protocol.methods.proposals import ProposalDetail, ProposalState
+from protocol.methods.receipts import MAX_RECEIPT_WARNINGS, ChangeAction, ChangeReceipt, Proposed
+from protocol.methods.vaults import VaultEntry
+from protocol.methods.writes import UndoParams, WriteParams
+from vaultd.errors import Conflict, PolicyRefused
+from vaultd.gate.diffs import file_diff
+from vaultd.gate.store import new_id, store_for
+from vaultd.gate.verdict import Verdict, verdict
+from vaultd.txn import journal
+from vaultd.txn.plan import Plan
+
+log = structlog.get_logger("vaultd.gate")
+
+#: Params that steer a call, not the change: never part of what a person applies.
+_STEERING = ("confirm", "fingerprint", "dry_run")
+
+
+class Caller(Protocol):
+    @property
+    def channel(self) -> Channel: ...
+
+    @property
+    def client(self) -> str: ...
+
+    @property
+    def session(self) -> str | None: ...
+
+
+def who(caller: Caller) -> str:
+    return f"{caller.channel}:{caller.client}"
+
+
+def _undo_is_own(root: Path, params: UndoParams, session: str | None) -> bool:
+    if session is None:
+        return False
+    try:
+        manifest = journal.open_journal(journal.journal_root(root) / params.op_id)
+    except (OSError, journal.UntrustedJournal):
+        return False  # the planner has already refused an undo it cannot read
+    return manifest.channel == Channel.MCP and manifest.session == session
+
+
+def judge(root: Path, entry: VaultEntry, plan: Plan, params: WriteParams, caller: Caller) -> Verdict | None:
+    """The verdict for an agent's operation; None for a person's (people are not gated).
+
+    Raises:
+        PolicyRefused: the policy refuses this operation to agents (G02).
+    """
+    if caller.channel != Channel.MCP:
+        return None
+    policy = entry.agent_policy()
+    own = isinstance(params, UndoParams) and _undo_is_own(root, params, caller.session)
+    found = verdict(plan.op, len(plan.effective()), policy, own_undo=own)
+    if found.gate is Gate.REFUSE:
+        what = "undo an operation this agent session did not make" if found.op_class.value == "undo_others" else f"run {plan.op}"
+        message = f"refused: agents may not {what} in vault '{entry.id}' ({found.explain(entry.id)}); ask your user"
+        raise PolicyRefused(message, issues=[Issue(code=IssueCode.G02, message=message)])
+    return found
+
+
+def held_notice(found: Verdict, entry: VaultEntry) -> Issue:
+    """The info a preview carries when confirming it will make a proposal, not a change."""
+    return Issue(
+        code=IssueCode.G01,
+        severity=Severity.INFO,
+        message=f"{found.explain(entry.id)}: confirming makes a proposal for your user to apply; nothing changes until they do",
+    )
+
+
+def stored_params(params: WriteParams) -> dict[str, Any]:
+    core: dict[str, Any] = msgspec.to_builtins(params)
+    for key in _STEERING:
+        core.pop(key, None)
+    return core
+
+
+def propose(
+    root: Path,
+    entry: VaultEntry,
+    plan: Plan,
+    params: WriteParams,
+    caller: Caller,
+    found: Verdict,
+    warnings: list[Issue],
+    info: Any,
+) -> Proposed[Any]:
+    """Store the planned operation as a pending proposal (worker thread); nothing in the vault changes."""
+    now = time.time()
+    detail = ProposalDetail(
+        id=new_id(now),
+        vault=entry.id,
+        op=plan.op,
+        summary=plan.summary,
+        targets=[c.path for c in plan.effective()],
+        state=ProposalState.PENDING,
+        proposer=who(caller),
+        session=caller.session,
+        reason=params.reason,
+        created=now,
+        diffs=[file_diff(c) for c in plan.effective()],
+        warnings=warnings[:MAX_RECEIPT_WARNINGS],
+        params=stored_params(params),
+    )
+    expired = store_for(root).add(detail)
+    log.info("proposed", vault=entry.id, proposal=detail.id, op=plan.op, proposer=detail.proposer, files=len(detail.targets))
+    notice = held_notice(found, entry)
+    message = (
+        f"held for your user as proposal {detail.id}: {found.explain(entry.id)}. Nothing changed yet; "
+        f"they apply it with 'vaultctl proposals apply {detail.id}' or reject it. Poll it with proposal_show."
+    )
+    if expired:
+        message += f" ({len(expired)} old proposal(s) expired to keep the vault's proposals bounded.)"
+    changes = [
+        ChangeReceipt(path=c.path, action=ChangeAction(c.action), before_sha=c.before_sha, after_sha=c.after_sha, bytes=len(c.after or b""))
+        for c in plan.effective()
+    ]
+    listed = [notice, *warnings]
+    return Proposed(
+        op=plan.op,
+        changes=changes,
+        warnings=listed[:MAX_RECEIPT_WARNINGS],
+        warnings_omitted=max(0, len(listed) - MAX_RECEIPT_WARNINGS),
+        detail=info,
+        proposal=detail.id,
+        message=message,
+    )
+
+
+class StaleProposal(Conflict):
+    """A file the proposal read has changed: the person's review no longer describes the change."""
+
+
+def check_unchanged(plan: Plan, proposal: ProposalDetail) -> None:
+    """The re-planned operation must read every file as the proposal did and write the same set.
+
+    Raises:
+        StaleProposal: with the files that differ (G03).
+    """
+    then = {d.path: (d.action, d.before_sha) for d in proposal.diffs}
+    now = {c.path: (str(c.action), c.before_sha) for c in plan.effective()}
+    differ = sorted(p for p in then.keys() | now.keys() if then.get(p) != now.get(p))
+    if differ:
+        shown = ", ".join(differ[:10]) + (f" and {len(differ) - 10} more" if len(differ) > 10 else "")
+        message = f"proposal {proposal.id} is stale: changed since it was proposed: {shown}; nothing was written"
+        raise StaleProposal(message, issues=[Issue(code=IssueCode.G03, message=message)], candidates=differ[:100])
