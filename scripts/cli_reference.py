@@ -94,7 +94,6 @@ def render() -> str:
         if entry.is_group:
             members = [e for e in entries() if e.path.rsplit(" ", 1)[0] == entry.path]
             out += [f"Commands: {', '.join(f'`{m.path}`' for m in members)}.", ""]
-            continue
         rows = entry.params()
         if rows:
             out += ["| argument or option | meaning |", "|---|---|"]

@@ -98,13 +98,14 @@ def client_timeout(environ: dict[str, str] | None = None) -> float:
 
 
 class Client:
-    def __init__(self, sock: socket.socket, channel: Channel, client_name: str) -> None:
+    def __init__(self, sock: socket.socket, channel: Channel, client_name: str, session: str | None = None) -> None:
         self._sock = sock
         self._buffer = LineBuffer(MAX_FRAME_BYTES * 64)  # results may exceed the request bound
         self._ids = itertools.count(1)
         self._pending: list[bytes] = []
         self.hello: HelloResult = self.call(
-            HELLO, HelloParams(client=client_name, version=CLIENT_VERSION, channel=channel, protocol=PROTOCOL_VERSION)
+            HELLO,
+            HelloParams(client=client_name, version=CLIENT_VERSION, channel=channel, protocol=PROTOCOL_VERSION, session=session),
         )
 
     def close(self) -> None:
@@ -216,7 +217,12 @@ def _spawn_daemon(home: Path, socket_path: Path) -> None:
 
 
 def connect(
-    channel: Channel = Channel.CLI, *, client_name: str = "vaultctl", autostart: bool | None = None, timeout: float | None = None
+    channel: Channel = Channel.CLI,
+    *,
+    client_name: str = "vaultctl",
+    autostart: bool | None = None,
+    timeout: float | None = None,
+    session: str | None = None,
 ) -> Client:
     """Open a session with the daemon, starting it detached when none answers.
 
@@ -249,4 +255,4 @@ def connect(
                 f"started vaultd, but it did not answer on {socket_path} within {AUTOSTART_WAIT_S:.0f} s; "
                 f"see {home / 'logs' / 'vaultd.stdout'}"
             )
-    return Client(sock, channel, client_name)
+    return Client(sock, channel, client_name, session)

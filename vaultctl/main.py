@@ -16,7 +16,7 @@ from collections.abc import Callable
 import typer
 
 from protocol.errors import ExitStatus
-from vaultctl.commands import admin, mcp_cmd, reads, setup_cmd, writes
+from vaultctl.commands import admin, mcp_cmd, proposals, reads, setup_cmd, writes
 from vaultctl.terminal import escape
 
 app = typer.Typer(
@@ -56,6 +56,7 @@ for name, fn in COMMANDS:
 app.add_typer(writes.log_app, name="log")
 app.add_typer(admin.daemon_app, name="daemon")
 app.add_typer(admin.vault_app, name="vault")
+app.add_typer(proposals.app, name="proposals")
 
 
 DEBUG_ENV = "VAULTD_DEBUG"

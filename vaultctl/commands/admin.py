@@ -50,8 +50,12 @@ def _status_text(s: DaemonStatus) -> str:
     vaults = s.vaults
     if not vaults:
         return head + "\n\nno vaults registered; add one with 'vaultctl vault add ID PATH'"
-    rows = [(v.id, v.state, v.notes, v.path, v.message or "") for v in vaults]
-    return head + "\n\n" + render.table(["id", "state", "notes", "path", "message"], rows)
+    rows = [(v.id, v.state, v.notes, v.pending_proposals, v.path, v.message or "") for v in vaults]
+    text = head + "\n\n" + render.table(["id", "state", "notes", "waiting", "path", "message"], rows)
+    waiting = sum(v.pending_proposals for v in vaults)
+    if waiting:
+        text += f"\n\n{waiting} agent proposal(s) wait for you: 'vaultctl proposals' lists them"
+    return text
 
 
 def status(as_json: JsonOpt = False) -> None:

@@ -15,7 +15,7 @@ import typer
 
 from protocol.errors import ExitStatus
 from protocol.methods import writes
-from protocol.methods.receipts import Applied, DryRun, MergeDetail, Outcome, Preview, WriteReceipt
+from protocol.methods.receipts import Applied, DryRun, MergeDetail, Outcome, Preview, Proposed, WriteReceipt
 from protocol.methods.spec import MethodSpec
 from protocol.methods.writes import (
     AppendParams,
@@ -32,6 +32,7 @@ from protocol.methods.writes import (
     MergeParams,
     MoveParams,
     OpListParams,
+    OpSummary,
     PatchParams,
     Relation,
     SetFrontmatterParams,
@@ -102,6 +103,8 @@ def receipt_text(r: Outcome, confirm_cmd: str | None = None, omit: frozenset[str
         head = f"dry run of {r.op}: would change {len(r.changes)} file(s); nothing was written"
     elif isinstance(r, Applied):
         head = f"applied {r.op} (op {r.op_id})"
+    elif isinstance(r, Proposed):
+        head = f"proposed {r.op}: held as proposal {r.proposal}; nothing was written\n{r.message}"
     else:
         head = f"{r.op}: nothing to change"
     lines = [head]
@@ -374,10 +377,17 @@ def undo(
     op_id: Annotated[str, typer.Argument(metavar="OP_ID", help=doc(UndoParams, "op_id"))],
     vault: VaultOpt = None,
     dry_run: DryRunOpt = False,
+    whole_session: Annotated[bool, typer.Option("--session", help=doc(UndoParams, "session"))] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Reverse a committed operation (refused if its files changed since)."""
-    run_write(writes.UNDO, lambda v: UndoParams(vault=v, op_id=op_id, dry_run=dry_run), as_json, vault=vault)
+    run_write(writes.UNDO, lambda v: UndoParams(vault=v, op_id=op_id, dry_run=dry_run, session=whole_session), as_json, vault=vault)
+
+
+def _by(o: OpSummary) -> str:
+    """Who made it: the channel, the agent session, and for an applied proposal its proposer too."""
+    by = o.channel + (f" ({o.session})" if o.session else "")
+    return by + (f", proposed by {o.proposed_by}" if o.proposed_by else "")
 
 
 def ops(
@@ -395,8 +405,8 @@ def ops(
         as_json,
         lambda r: (
             render.table(
-                ["op id", "op", "when", "channel", "summary"],
-                [(o.op_id, o.op, dt.datetime.fromtimestamp(o.created).strftime("%Y-%m-%d %H:%M:%S"), o.channel, o.summary) for o in r.ops],
+                ["op id", "op", "when", "by", "summary"],
+                [(o.op_id, o.op, dt.datetime.fromtimestamp(o.created).strftime("%Y-%m-%d %H:%M:%S"), _by(o), o.summary) for o in r.ops],
             )
             if r.ops
             else "no operations kept"

@@ -9,9 +9,12 @@ repeat; a write is never silently repeated, since it may have landed before the 
 from __future__ import annotations
 
 import logging
+import os
+import re
 import select
 import socket
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from protocol.methods.common import Channel, Params
@@ -22,12 +25,29 @@ from vaultctl.mcp.errors import unavailable
 log = logging.getLogger("vaultctl.mcp")
 
 CLIENT_NAME = "vaultctl-mcp"
+SESSION_ENV = "VAULTD_SESSION"  #: a host may name its session; else each shim process is one
+_SESSION_RE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
 Connector = Callable[[], Client]
 
 
+def agent_session(environ: Mapping[str, str] | None = None) -> str:
+    """The id this shim's operations carry: what the agent may undo as its own, as a unit.
+
+    One per shim process (a host starts one per agent session), kept across reconnects, so a
+    daemon restart does not turn the session's earlier operations into someone else's.
+    """
+    named = (os.environ if environ is None else environ).get(SESSION_ENV, "")
+    if _SESSION_RE.fullmatch(named):
+        return named
+    return _PROCESS_SESSION
+
+
+_PROCESS_SESSION = f"mcp-{uuid.uuid4().hex[:16]}"
+
+
 def _default_connector() -> Client:
-    return connect(Channel.MCP, client_name=CLIENT_NAME)
+    return connect(Channel.MCP, client_name=CLIENT_NAME, session=agent_session())
 
 
 class DaemonLink:
