@@ -87,6 +87,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd.policy",),
     ("vaultd.registry",),
     ("vaultd.txn",),
+    ("vaultd.gate",),  # the agent gate: verdicts and the stored proposals
     ("vaultd.runtime",),  # a vault as the daemon holds it: lock, recovery, live index
     ("vaultd.ops",),
     ("vaultd.api",),

@@ -176,8 +176,9 @@ async def test_a_daemon_refusal_is_a_tool_error_with_the_stable_code(registered:
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_reads_and_writes_through_mcp(registered: str, home: Home, sample_vault: Path, mode: str) -> None:
-    """search, read, create, patch, then move and delete as two calls each (preview, confirm)."""
+async def test_reads_and_writes_through_mcp(registered: str, home: Home, sample_vault: Path, mode: str, cli: Any) -> None:
+    """search, read, create, patch, then move and delete as two calls each (preview, confirm), which the
+    default agent policy turns into proposals that a person applies from the CLI."""
     async with _client(home, mode) as client:
         hits = _ok(await client.call_tool("note_search", {"query": "alpha plan"}), "note_search")["hits"]
         assert hits[0]["path"] == "projects/alpha/Alpha Plan.md"
@@ -207,7 +208,11 @@ async def test_reads_and_writes_through_mcp(registered: str, home: Home, sample_
             ),
             "note_move",
         )
-        assert moved["applied"] and (sample_vault / f"agents/moved-{mode}.md").exists() and not (sample_vault / path).exists()
+        # A personal vault's default agent policy holds a move for a person: the confirm proposes it.
+        assert moved["outcome"] == "proposed" and not moved["applied"] and (sample_vault / path).exists()
+        applied = cli("proposals", "apply", moved["proposal"], "--json")
+        assert applied.code == 0, applied.err
+        assert applied.json()["applied"] and (sample_vault / f"agents/moved-{mode}.md").exists() and not (sample_vault / path).exists()
 
         gone = _ok(await client.call_tool("note_delete", {"target": f"agents/moved-{mode}.md"}), "note_delete")
         assert gone["preview"]
@@ -217,7 +222,10 @@ async def test_reads_and_writes_through_mcp(registered: str, home: Home, sample_
             ),
             "note_delete",
         )
-        assert done["applied"] and not (sample_vault / f"agents/moved-{mode}.md").exists()
+        assert done["outcome"] == "proposed" and (sample_vault / f"agents/moved-{mode}.md").exists()
+        applied = cli("proposals", "apply", done["proposal"], "--json")
+        assert applied.code == 0, applied.err
+        assert applied.json()["applied"] and not (sample_vault / f"agents/moved-{mode}.md").exists()
         assert (sample_vault / ".trash" / f"agents/moved-{mode}.md").exists()
 
         bad = await client.call_tool("note_create", {"path": "../escape"})

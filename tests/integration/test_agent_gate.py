@@ -1,0 +1,258 @@
+"""Agents propose, people decide: the gate, proposals and agent undo, through the official MCP SDK
+client against ``vaultctl mcp`` and a real daemon, with the person on the real ``vaultctl``."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.support.agent import agent, ok
+from tests.support.harness import Daemon, Home, RawClient, snapshot
+from tests.support.mcp_results import tool_error
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+NOTES = {
+    "Alpha.md": "# Alpha\n\nFirst note.\n",
+    "Beta.md": "# Beta\n\nSecond note, see [[Alpha]].\n",
+    "Gamma.md": "# Gamma\n\nA note nothing links to.\n",
+}
+
+
+def _write_vault(root: Path) -> None:
+    for rel, text in NOTES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+@pytest.fixture
+def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
+    root = home.root / "vault"
+    _write_vault(root)
+    added = cli("vault", "add", "v", str(root), "--json")
+    assert added.code == 0, added.err
+    return root
+
+
+def notes(root: Path) -> dict[str, bytes]:
+    """Every file but the vault's operation log, which records each operation (undo too)."""
+    return {k: v for k, v in snapshot(root).items() if k != "log.md"}
+
+
+def _json(cli: Any, *args: str) -> Any:
+    result = cli(*args, "--json")
+    assert result.code == 0, (args, result.err)
+    return result.json()
+
+
+async def _propose_delete(client: Any, target: str) -> dict[str, Any]:
+    preview = ok(await client.call_tool("note_delete", {"target": target, "reason": "tidying up"}))
+    assert preview["outcome"] == "preview"
+    assert [w["code"] for w in preview["warnings"]][:1] == ["G01"], "the preview says confirming only proposes"
+    return ok(
+        await client.call_tool(
+            "note_delete", {"target": target, "reason": "tidying up", "confirm": True, "fingerprint": preview["fingerprint"]}
+        )
+    )
+
+
+async def test_an_agents_delete_is_proposed_applied_by_a_person_and_undone(vault: Path, home: Home, cli: Any) -> None:
+    before = notes(vault)
+    async with agent(home) as client:
+        proposed = await _propose_delete(client, "Gamma")
+        assert proposed["outcome"] == "proposed" and proposed["applied"] is False
+        pid = proposed["proposal"]
+        assert sorted(c["path"] for c in proposed["changes"]) == [".trash/Gamma.md", "Gamma.md"]
+        assert notes(vault) == before, "a proposal changes no note"
+        listed = ok(await client.call_tool("proposal_list", {}))
+        assert listed["pending"] == 1 and [p["id"] for p in listed["proposals"]] == [pid]
+        shown = ok(await client.call_tool("proposal_show", {"id": pid}))
+        assert shown["state"] == "pending" and shown["reason"] == "tidying up" and shown["proposer"] == "mcp:vaultctl-mcp"
+        removed = next(d for d in shown["diffs"] if d["path"] == "Gamma.md")
+        assert removed["action"] == "delete" and "-A note nothing links to." in removed["diff"]
+        tools = {t.name for t in (await client.list_tools()).tools}
+        assert "proposal_apply" not in tools and "proposal_reject" not in tools, "only a person applies or rejects"
+
+        # The person: sees it waiting, reviews it, applies it (two commands).
+        status = cli("status")
+        assert "1 agent proposal(s) wait for you" in status.out, status.out
+        table = cli("proposals")
+        assert table.code == 0 and pid in table.out and "note.delete" in table.out and "Gamma.md" in table.out
+        review = cli("proposals", "show", pid)
+        assert review.code == 0 and "-A note nothing links to." in review.out and f"vaultctl proposals apply {pid}" in review.out
+        applied = _json(cli, "proposals", "apply", pid)
+        assert applied["outcome"] == "applied"
+        assert not (vault / "Gamma.md").exists() and (vault / ".trash" / "Gamma.md").exists()
+
+        after = ok(await client.call_tool("proposal_show", {"id": pid}))
+        assert after["state"] == "applied" and after["applied_op"] == applied["op_id"] and after["decided_by"] == "cli:vaultctl"
+        op = next(o for o in _json(cli, "ops")["ops"] if o["op_id"] == applied["op_id"])
+        assert op["channel"] == "cli" and op["proposal"] == pid and op["proposed_by"] == "mcp:vaultctl-mcp", "both are named"
+
+        # The agent cannot undo what a person applied; the person can.
+        refused = tool_error(await client.call_tool("op_undo", {"op_id": applied["op_id"]}))
+        assert refused["code"] == "POLICY" and refused["issues"][0]["code"] == "G02"
+    assert (vault / ".trash" / "Gamma.md").exists()
+    undone = cli("undo", applied["op_id"])
+    assert undone.code == 0, undone.err
+    assert notes(vault) == before
+
+
+async def test_a_proposal_whose_note_changed_goes_stale_and_writes_nothing(vault: Path, home: Home, cli: Any) -> None:
+    async with agent(home) as client:
+        pid = (await _propose_delete(client, "Gamma"))["proposal"]
+    (vault / "Gamma.md").write_text("# Gamma\n\nEdited by hand meanwhile.\n")
+    edited = notes(vault)
+    result = cli("proposals", "apply", pid)
+    assert result.code != 0 and "stale" in result.err and "Gamma.md" in result.err, result.err
+    assert "G03" in result.err
+    assert notes(vault) == edited, "nothing was written"
+    assert _json(cli, "proposals", "show", pid)["state"] == "stale"
+    again = cli("proposals", "apply", pid)
+    assert again.code != 0 and "is stale, not pending" in again.err
+
+
+async def test_an_agent_cannot_apply_reject_or_undo_what_is_not_its_own(vault: Path, home: Home, cli: Any, daemon: Daemon) -> None:
+    made = _json(cli, "new", "Person Note", "--title", "Person Note")
+    async with agent(home) as client:
+        pid = (await _propose_delete(client, "Gamma"))["proposal"]
+        refused = tool_error(await client.call_tool("op_undo", {"op_id": made["op_id"]}))
+        assert refused["code"] == "POLICY" and "did not make" in refused["message"]
+        # Its own work it may undo (default undo_own: apply), while its files are unchanged.
+        own = ok(await client.call_tool("note_create", {"path": "From Agent", "body": "By the agent.\n"}))
+        assert own["outcome"] == "applied"
+        back = ok(await client.call_tool("op_undo", {"op_id": own["op_id"]}))
+        assert back["outcome"] == "applied" and not (vault / "From Agent.md").exists()
+    assert (vault / "Person Note.md").exists()
+
+    # The socket methods themselves refuse an agent, whatever client speaks them.
+    raw = RawClient(home.socket)
+    raw.hello("mcp")
+    for method, params in (("proposal.apply", {"id": pid}), ("proposal.reject", {"id": pid, "note": "no"})):
+        reply = raw.request(method, params)
+        assert reply["error"]["data"]["code"] == "POLICY", reply
+    assert _json(cli, "proposals", "show", pid)["state"] == "pending"
+
+    # Another agent session may not withdraw it; the one that made it may not after a person decided.
+    async with agent(home) as other:
+        err = tool_error(await other.call_tool("proposal_withdraw", {"id": pid}))
+        assert err["code"] == "POLICY" and "only the agent session" in err["message"]
+    rejected = _json(cli, "proposals", "reject", pid, "--note", "keep it")
+    assert rejected["state"] == "rejected" and rejected["note"] == "keep it"
+    assert (vault / "Gamma.md").exists()
+
+
+async def test_the_proposing_session_can_withdraw_and_poll(vault: Path, home: Home, cli: Any) -> None:
+    async with agent(home) as client:
+        pid = (await _propose_delete(client, "Gamma"))["proposal"]
+        withdrawn = ok(await client.call_tool("proposal_withdraw", {"id": pid}))
+        assert withdrawn["state"] == "withdrawn" and withdrawn["decided_by"] == "mcp:vaultctl-mcp"
+        assert ok(await client.call_tool("proposal_list", {}))["pending"] == 0
+        every = ok(await client.call_tool("proposal_list", {"all": True}))
+        assert [(p["id"], p["state"]) for p in every["proposals"]] == [(pid, "withdrawn")]
+    result = cli("proposals", "apply", pid)
+    assert result.code != 0 and "withdrawn" in result.err
+
+
+async def test_one_agent_session_undoes_as_a_unit(vault: Path, home: Home, cli: Any) -> None:
+    before = notes(vault)
+    async with agent(home, env={"VAULTD_SESSION": "host-session-1"}) as client:
+        ok(await client.call_tool("note_create", {"path": "Draft", "body": "One.\n"}))
+        ok(await client.call_tool("note_append", {"target": "Draft", "section": "Log", "markdown": "Two.\n"}))
+        last = ok(await client.call_tool("note_append", {"target": "Alpha", "section": "Log", "markdown": "Agent line.\n"}))
+    ops = _json(cli, "ops")["ops"]
+    assert {o["session"] for o in ops[:3]} == {"host-session-1"}
+    # A new shim process naming the same host session is the same agent session.
+    async with agent(home, env={"VAULTD_SESSION": "host-session-1"}) as client:
+        undone = ok(await client.call_tool("op_undo", {"op_id": last["op_id"], "session": True}))
+        assert undone["outcome"] == "applied"
+        assert sorted(c["path"] for c in undone["changes"]) == ["Alpha.md", "Draft.md"]
+    assert notes(vault) == before, "every change of the session is reversed, in one operation"
+
+
+async def test_session_undo_refuses_when_a_person_edited_in_between(vault: Path, home: Home, cli: Any) -> None:
+    async with agent(home, env={"VAULTD_SESSION": "s2"}) as client:
+        ok(await client.call_tool("note_append", {"target": "Alpha", "section": "Log", "markdown": "Agent one.\n"}))
+        ok(await client.call_tool("note_append", {"target": "Beta", "section": "Log", "markdown": "Agent two.\n"}))
+        edited = _json(cli, "append", "Alpha", "--section", "Log", "--markdown", "Person line.")
+        assert edited["outcome"] == "applied"
+        err = tool_error(await client.call_tool("op_undo", {"op_id": edited["op_id"], "session": True}))
+        assert err["code"] == "POLICY", "a person's operation is not the session's"
+        mine = _json(cli, "ops")["ops"][1]
+        assert mine["session"] == "s2"
+        err = tool_error(await client.call_tool("op_undo", {"op_id": mine["op_id"], "session": True}))
+        assert err["code"] == "CONFLICT" and "Alpha.md" in err["message"]
+    assert "Person line." in (vault / "Alpha.md").read_text()
+
+
+async def test_an_org_vault_holds_every_agent_write(daemon: Daemon, home: Home, cli: Any) -> None:
+    root = home.root / "org"
+    _write_vault(root)
+    assert cli("vault", "add", "team", str(root), "--kind", "org").code == 0
+    before = notes(root)
+    async with agent(home) as client:
+        held = ok(await client.call_tool("note_create", {"vault": "team", "path": "Agent Idea", "body": "Hmm.\n"}))
+        assert held["outcome"] == "proposed" and held["changes"][0]["path"] == "Agent Idea.md"
+    assert notes(root) == before
+    applied = _json(cli, "proposals", "apply", held["proposal"], "--vault", "team")
+    assert applied["outcome"] == "applied"
+    assert "Hmm." in (root / "Agent Idea.md").read_text()
+
+
+async def test_a_refusing_policy_stores_nothing(home: Home, cli: Any) -> None:
+    root = home.root / "vault"
+    _write_vault(root)
+    config = {
+        "version": 1,
+        "vaults": [{"id": "v", "path": str(root.resolve()), "agents": {"delete": "refuse", "create": "propose", "wide_files": 1}}],
+    }
+    home.home.mkdir(mode=0o700, exist_ok=True)
+    (home.home / "config.json").write_text(json.dumps(config))
+    daemon = Daemon(home)
+    try:
+        await _refused_and_held(home, root)
+    finally:
+        daemon.stop()
+
+
+async def _refused_and_held(home: Home, root: Path) -> None:
+    async with agent(home) as client:
+        err = tool_error(await client.call_tool("note_delete", {"target": "Gamma"}))
+        assert err["code"] == "POLICY" and err["issues"][0]["code"] == "G02", err
+        created = ok(await client.call_tool("note_create", {"path": "New", "body": "x\n"}))
+        assert created["outcome"] == "proposed"
+        # Two files changed is 'wide' here (wide_files 1): an append stays apply, a move would not.
+        moved = ok(await client.call_tool("note_move", {"target": "Alpha", "to": "Renamed"}))
+        assert moved["outcome"] == "preview" and moved["warnings"][0]["code"] == "G01"
+    kept = sorted(p.name for p in (root / ".vaultd" / "proposals").iterdir())
+    assert len(kept) == 1 and kept[0] == created["proposal"] + ".json", "the refused delete stored nothing"
+
+
+def test_bad_and_tampered_proposals_are_refused_and_reported(vault: Path, home: Home, cli: Any, daemon: Daemon) -> None:
+    raw = RawClient(home.socket)
+    raw.hello("cli")
+    unknown = raw.request("proposal.show", {"id": "p20260101000000-00000000"})
+    assert unknown["error"]["data"]["code"] == "NOT_FOUND"
+    malformed = raw.request("proposal.show", {"id": "../../etc/passwd"})
+    assert malformed["error"]["data"]["code"] == "INVALID_PARAMS"
+
+    agent_raw = RawClient(home.socket)
+    agent_raw.request("hello", {"client": "t", "version": "1", "channel": "mcp", "session": "s"})
+    preview = agent_raw.call("note.delete", {"target": "Gamma"})
+    proposed = agent_raw.call("note.delete", {"target": "Gamma", "confirm": True, "fingerprint": preview["fingerprint"]})
+    pid = proposed["proposal"]
+    path = vault / ".vaultd" / "proposals" / f"{pid}.json"
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"Gamma.md", b"Alpha.md", 1))
+    tampered = raw.request("proposal.show", {"id": pid})
+    assert tampered["error"]["data"]["code"] == "POLICY" and "seal" in tampered["error"]["data"]["message"]
+    applied = raw.request("proposal.apply", {"id": pid})
+    assert applied["error"]["data"]["code"] == "POLICY"
+    listed = raw.call("proposal.list", {})
+    assert listed["proposals"] == [] and [r["name"] for r in listed["refused"]] == [path.name]
+    doctor = cli("doctor")
+    assert path.name in doctor.out and "never applied" in doctor.out
+    assert path.exists() and (vault / "Gamma.md").exists() and (vault / "Alpha.md").exists(), "nothing used, nothing deleted"
