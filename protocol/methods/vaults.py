@@ -132,6 +132,10 @@ class VaultAddParams(Params):
         list[PrivatePath], msgspec.Meta(max_length=64, description="Vault-relative globs of notes agents (MCP) can neither see nor write.")
     ] = []
     log_path: LogPath | None = None
+    agents: Annotated[
+        AgentPolicy | None,
+        msgspec.Meta(description="What agents (MCP) may apply, propose or not do, per operation class; omitted: the kind's default."),
+    ] = None
     stamp_keys: (
         Annotated[
             list[StampKey], msgspec.Meta(max_length=8, description="Keys an edit stamps with today's date (default: updated); [] for none.")

@@ -256,3 +256,25 @@ def test_bad_and_tampered_proposals_are_refused_and_reported(vault: Path, home: 
     doctor = cli("doctor")
     assert path.name in doctor.out and "never applied" in doctor.out
     assert path.exists() and (vault / "Gamma.md").exists() and (vault / "Alpha.md").exists(), "nothing used, nothing deleted"
+
+
+def test_an_agent_channel_reaches_only_the_mcp_tools(vault: Path, home: Home, cli: Any, daemon: Daemon, tmp_path: Path) -> None:
+    """Whatever client speaks for an agent, the daemon answers it the MCP tools' methods only:
+    no registering a vault with a looser policy, no unregistering one, no stopping the daemon."""
+    other = tmp_path / "other"
+    other.mkdir()
+    raw = RawClient(home.socket)
+    raw.hello("mcp")
+    attempts = [
+        ("vault.add", {"id": "loose", "path": str(other)}),
+        ("vault.remove", {"id": "v"}),
+        ("daemon.stop", {}),
+        ("doctor", {}),
+        ("proposal.apply", {"id": "p20260101000000-00000000"}),
+    ]
+    for method, params in attempts:
+        reply = raw.request(method, params)
+        assert reply["error"]["data"]["code"] == "POLICY" and "not open to agents" in reply["error"]["data"]["message"], reply
+    assert raw.call("vault.list", {})["vaults"][0]["entry"]["id"] == "v", "its tools still answer"
+    assert [v["entry"]["id"] for v in _json(cli, "vault", "list")["vaults"]] == ["v"]
+    assert daemon.proc.poll() is None

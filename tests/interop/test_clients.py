@@ -32,12 +32,25 @@ def _need_node_clients() -> None:
 
 
 @pytest.fixture
-def world(daemon: Daemon, home: Home) -> Any:
+def world(home: Home) -> Any:
     root = home.root / "vault"
     for rel in ("a/Twin.md", "b/Twin.md", "Home.md"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(f"# {Path(rel).stem}\n")
-    assert vaultctl(home, "vault", "add", "main", str(root)).code == 0
+    # A vault whose user lets agents rename notes (the default only proposes a move), so each
+    # client's preview+confirm applies and the two-step round trip is seen end to end.
+    home.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    config = {"version": 1, "vaults": [{"id": "main", "path": str(root.resolve()), "agents": {"move": "apply"}}]}
+    (home.home / "config.json").write_text(json.dumps(config))
+    daemon = Daemon(home)
+    try:
+        yield from _with_host_entry(home, root)
+    finally:
+        daemon.stop()
+
+
+def _with_host_entry(home: Home, root: Path) -> Any:
+    assert [v["entry"]["id"] for v in vaultctl(home, "vault", "list", "--json").json()["vaults"]] == ["main"]
     user = home.root / "user"
     (user / ".cursor").mkdir(parents=True)
     host_file = user / ".cursor" / "mcp.json"

@@ -59,6 +59,7 @@ async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
         deny_paths=params.deny_paths,
         private_paths=params.private_paths,
         log_path=params.log_path,
+        agents=params.agents,
     )
     if params.stamp_keys is not None:
         entry = msgspec.structs.replace(entry, stamp_keys=params.stamp_keys)

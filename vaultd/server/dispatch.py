@@ -14,6 +14,7 @@ import structlog
 from protocol.envelope import Reply, Request, Success, encode_value, error_response
 from protocol.errors import ErrorCode, ErrorData, Issue
 from protocol.issue_codes import IssueCode
+from protocol.methods.common import Channel
 from protocol.table import METHODS
 from vaultd.api.handlers import HANDLERS, CallContext
 from vaultd.errors import VaultError
@@ -46,6 +47,12 @@ async def dispatch(request: Request, ctx: CallContext) -> Reply:
             request.id,
             ErrorData(code=ErrorCode.METHOD_NOT_FOUND, message=f"unknown method {request.method!r}"),
         )
+    if ctx.channel == Channel.MCP and not (spec.mcp or spec.session):
+        # An agent gets the MCP tools and nothing else, whatever client it speaks through:
+        # registering vaults, changing policy, applying proposals and stopping the daemon are a person's.
+        log.info("refused", method=request.method, code=str(ErrorCode.POLICY), channel=str(ctx.channel))
+        message = f"{request.method} is not open to agents (the mcp channel); a person runs it with vaultctl"
+        return error_response(request.id, ErrorData(code=ErrorCode.POLICY, message=message))
     try:
         params = _param_decoders[request.method].decode(request.params)
     except msgspec.ValidationError as exc:
