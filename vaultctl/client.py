@@ -17,7 +17,6 @@ from __future__ import annotations
 import itertools
 import os
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -32,7 +31,6 @@ from protocol.location import resolve_home, resolve_socket
 from protocol.methods.common import PROTOCOL_VERSION, Channel, Params
 from protocol.methods.service import HELLO, HelloParams, HelloResult
 from protocol.methods.spec import MethodSpec
-from protocol.table import METHODS
 from protocol.version import VERSION
 from vaultctl import peer
 
@@ -137,15 +135,13 @@ class Client:
         request_id = next(self._ids)
         payload = msgspec.Raw(msgspec.json.encode(params if params is not None else {}))
         frame = encode(Request(jsonrpc="2.0", method=method, params=payload, id=request_id))
-        spec = METHODS.get(method)
-        maybe_applied = spec is None or not spec.read_only
         try:
             self._sock.sendall(frame)
             return self._reply(request_id)
         except TimeoutError as exc:
-            raise ReplyTimeout(method, self._sock.gettimeout(), maybe_applied) from exc
+            raise ReplyTimeout(method, self._sock.gettimeout(), _maybe_applied(method)) from exc
         except OSError as exc:
-            tail = "; the operation may have been applied: check with 'vaultctl ops'" if maybe_applied else ""
+            tail = "; the operation may have been applied: check with 'vaultctl ops'" if _maybe_applied(method) else ""
             raise DaemonUnavailable(f"the connection to the daemon broke during {method}: {exc.strerror or exc}{tail}") from exc
 
     def _reply(self, request_id: int) -> bytes:
@@ -172,6 +168,14 @@ class Client:
                     raise DaemonUnavailable("the daemon sent an oversized frame")
                 self._pending.append(frame)
         return self._pending.pop(0)
+
+
+def _maybe_applied(method: str) -> bool:
+    """Could a call of ``method`` that got no answer have changed something?"""
+    from protocol.table import METHODS  # the whole table: only when a call went wrong
+
+    spec = METHODS.get(method)
+    return spec is None or not spec.read_only
 
 
 def _connect(path: Path, timeout: float) -> socket.socket | None:
@@ -202,6 +206,8 @@ _SAFE_PLACES = "keep it in a folder only you can write to (unset VAULTD_SOCKET a
 
 
 def _spawn_daemon(home: Path, socket_path: Path) -> None:
+    import subprocess
+
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
     logs = home / "logs"
     logs.mkdir(exist_ok=True, mode=0o700)
