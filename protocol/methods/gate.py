@@ -72,6 +72,30 @@ class AgentPolicy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit
         return Gate(getattr(self, op_class.value))
 
 
+class AgentPolicyChange(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """Cells of an :class:`AgentPolicy` to change; an omitted cell keeps its value."""
+
+    create: Gate | None = None
+    append: Gate | None = None
+    patch: Gate | None = None
+    set_frontmatter: Gate | None = None
+    link: Gate | None = None
+    move: Gate | None = None
+    delete: Gate | None = None
+    merge: Gate | None = None
+    supersede: Gate | None = None
+    wide: Gate | None = None
+    undo_own: Gate | None = None
+    undo_others: Gate | None = None
+    wide_files: WideFiles | None = None
+    guard: bool | None = None
+    session_context: bool | None = None
+
+    def applied_to(self, policy: AgentPolicy) -> AgentPolicy:
+        changed = {name: getattr(self, name) for name in self.__struct_fields__ if getattr(self, name) is not None}
+        return msgspec.structs.replace(policy, **changed)
+
+
 #: An org vault is shared: every agent change waits for a person.
 ORG_DEFAULT = AgentPolicy(
     create=Gate.PROPOSE,

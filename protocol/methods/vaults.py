@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from protocol.methods.common import Empty, Fingerprint, Params, Result, VaultId
-from protocol.methods.gate import ORG_DEFAULT, PERSONAL_DEFAULT, AgentPolicy
+from protocol.methods.gate import ORG_DEFAULT, PERSONAL_DEFAULT, AgentPolicy, AgentPolicyChange
 from protocol.methods.spec import Effect, Trait, spec
 
 
@@ -168,6 +168,64 @@ class VaultRemoveResult(Result):
     note: str = "Unregisters the vault; its files are never deleted."
 
 
+class VaultSetParams(Params):
+    """Settings to change; an omitted one keeps its value. The path, id and log path stay."""
+
+    id: VaultId
+    kind: Annotated[Kind | None, msgspec.Meta(description="personal or org; an org vault denies personal data (PII) by default.")] = None
+    write: Annotated[
+        WritePolicy | None, msgspec.Meta(description="Which channels may write: mcp (the CLI and agents), cli (the CLI only), none.")
+    ] = None
+    schema: Annotated[
+        SchemaProfile | None, msgspec.Meta(description="open (structure only) or typed (note types, required keys and enums).")
+    ] = None
+    pii: Annotated[PiiSetting | None, msgspec.Meta(description="allow, deny, or a policy per category and surface.")] = None
+    pii_default: Annotated[bool, msgspec.Meta(description="Drop the vault's own PII policy: the kind's default applies.")] = False
+    deny_paths: (
+        Annotated[list[DenyPath], msgspec.Meta(max_length=64, description="The new list of globs no write may touch ([] for none).")] | None
+    ) = None
+    private_paths: (
+        Annotated[
+            list[PrivatePath],
+            msgspec.Meta(max_length=64, description="The new list of globs of notes agents (MCP) can neither see nor write ([] for none)."),
+        ]
+        | None
+    ) = None
+    stamp_keys: (
+        Annotated[list[StampKey], msgspec.Meta(max_length=8, description="The new keys an edit stamps with today's date ([] for none).")]
+        | None
+    ) = None
+    agents: Annotated[
+        AgentPolicyChange | None,
+        msgspec.Meta(
+            description="Cells of the agent policy to change (apply, propose or refuse per operation class; guard; session_context)."
+        ),
+    ] = None
+    agents_default: Annotated[
+        bool, msgspec.Meta(description="Start from the kind's default agent policy (then apply agents, if given).")
+    ] = False
+    confirm: Annotated[bool, msgspec.Meta(description="Apply the change previewed before.")] = False
+    fingerprint: Fingerprint | None = None
+
+
+class SettingChange(Result):
+    """One setting the change touches, shown as text, and whether it gives anyone more room."""
+
+    setting: Annotated[str, msgspec.Meta(description="The setting: 'write', 'deny_paths', 'pii.notes.email', 'agents.move', ...")]
+    before: str
+    after: str
+    loosens: Annotated[bool, msgspec.Meta(description="True when the change lets agents or channels do more, or screens less.")]
+
+
+class VaultSetResult(Result):
+    """A preview (``applied`` false, with the fingerprint to confirm) or the applied change."""
+
+    applied: bool
+    fingerprint: str
+    changes: list[SettingChange]
+    entry: Annotated[VaultEntry, msgspec.Meta(description="The registry entry as the change leaves it.")]
+
+
 VAULT_ADD = spec(
     "vault.add",
     VaultAddParams,
@@ -191,4 +249,13 @@ VAULT_REMOVE = spec(
     Effect.DESTRUCTIVE,
     Trait.TWO_STEP,
 )
-SPECS = (VAULT_ADD, VAULT_LIST, VAULT_REMOVE)
+VAULT_SET = spec(
+    "vault.set",
+    VaultSetParams,
+    VaultSetResult,
+    "Change a vault's policies (write, kind, schema, PII, deny and private paths, stamps, agent policy): a preview "
+    "listing every loosened setting, then confirm with the fingerprint. Applied live.",
+    Effect.DESTRUCTIVE,
+    Trait.TWO_STEP,
+)
+SPECS = (VAULT_ADD, VAULT_LIST, VAULT_REMOVE, VAULT_SET)
