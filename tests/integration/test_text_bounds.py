@@ -12,8 +12,6 @@ from protocol.limits import MAX_APPEND_BYTES, MAX_PATCH_TEXT_BYTES
 from tests.support.harness import RawClient
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from tests.support.harness import Daemon, Home
 
 TWO_BYTES = "é"
