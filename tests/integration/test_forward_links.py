@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.support.agent import agent, ok
-from tests.support.harness import Daemon, Home
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from tests.support.harness import Daemon, Home
 
 NOTES = {"Home.md": "# Home\n\nThe start.\n", "Beta.md": "# Beta\n\nSee [[Home]].\n"}
 

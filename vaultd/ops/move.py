@@ -17,9 +17,11 @@ from protocol.methods.writes import MoveParams
 from vaultd.errors import InvalidParams, ValidationFailed
 from vaultd.ops.context import OpContext
 from vaultd.ops.create import existing_twin, new_note_path
+from vaultd.ops.obsidian_files import rewrite_obsidian_files
 from vaultd.ops.rewrite import Relocation, Rewrite, link_name, rewrite_links
 from vaultd.policy import check_new_path
 from vaultd.txn.plan import Action, Change, Plan
+from vaultd.vault.app_config import read_link_format
 
 
 @dataclass(slots=True)
@@ -66,7 +68,7 @@ def plan_move(ctx: OpContext, params: MoveParams) -> MovePlan:
     # A destination ending in '/' is a folder: the note keeps its file name there.
     new = new_note_path(ctx, to + old.rpartition("/")[2] if to.endswith("/") else to)
     check_destination(ctx, old, new)
-    reloc = Relocation(ctx.index.resolver, {old: new})
+    reloc = Relocation(ctx.index.resolver, {old: new}, fmt=read_link_format(ctx.root))
     raw, text = ctx.read_text(old)
     moved_text, rewrites = rewrite_links(text, old, reloc)
     changes = [
@@ -79,9 +81,14 @@ def plan_move(ctx: OpContext, params: MoveParams) -> MovePlan:
         if found:
             changes.append(Change(path=source, before=src_raw, after=fixed.encode("utf-8")))
             rewrites += found
-    notes = len({r.path for r in rewrites})
-    summary = f"moved {old} to {new}" + (f"; rewrote links in {notes} note{'s' if notes != 1 else ''}" if notes else "")
-    return MovePlan(op="note.move", changes=changes, summary=summary, log_type="ROUTE", log_dest=new, rewrites=rewrites)
+    others = rewrite_obsidian_files(ctx, reloc)
+    changes += others.changes
+    rewrites += others.rewrites
+    files = len({r.path for r in rewrites})
+    summary = f"moved {old} to {new}" + (f"; rewrote links in {files} file{'s' if files != 1 else ''}" if files else "")
+    return MovePlan(
+        op="note.move", changes=changes, summary=summary, log_type="ROUTE", log_dest=new, rewrites=rewrites, warnings=others.warnings
+    )
 
 
 def move_detail(ctx: OpContext, plan: Plan) -> MoveDetail:

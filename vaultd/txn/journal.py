@@ -32,7 +32,7 @@ from vaultd.fsio import ReadRefused, Refusal, fsync_dir, is_temp_name, read_regu
 from vaultd.policy import RESERVED_NAMES, check_new_path
 from vaultd.txn import opids, seal
 from vaultd.txn.plan import MAX_OP_BYTES, MAX_OP_FILES, Plan, sha256
-from vaultd.vault.layout import JOURNAL_DIR, RUNTIME_DIR
+from vaultd.vault.layout import BOOKMARKS_FILE, JOURNAL_DIR, RUNTIME_DIR
 
 log = structlog.get_logger("vaultd.txn")
 
@@ -232,11 +232,14 @@ def path_issue(rel: str, created: bool) -> str | None:
     """Why a journal entry's path is not one a write could have had, or None.
 
     Every path must be plain and vault-relative (no absolute path, no ``.``, ``..`` or empty
-    component, no NUL, no reserved folder other than the trash a delete moves into, no temp
-    name); a created file's path must pass the write rules of :func:`check_new_path` too.
+    component, no NUL, no reserved folder other than the trash a delete moves into and
+    Obsidian's bookmarks file a move rewrites, no temp name); a created file's path must pass
+    the write rules of :func:`check_new_path` too.
     """
     if rel == "" or rel.startswith("/") or "\x00" in rel:
         return "a path is empty, absolute or holds a NUL byte"
+    if rel == BOOKMARKS_FILE and not created:
+        return None  # the one file of .obsidian/ an operation changes (never creates)
     inner = rel.removeprefix(TRASH_PREFIX)
     for comp in inner.split("/"):
         if comp in ("", ".", "..") or comp.casefold() in RESERVED_NAMES or is_temp_name(comp):
