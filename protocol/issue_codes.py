@@ -125,3 +125,8 @@ class IssueCode(enum.StrEnum):
         "The supersession would contradict an existing one (a cycle, or a note already superseded).",
         "Check which note is the newer one and swap them if needed.",
     )
+    V12 = (
+        "V12",
+        "The new note name is another note's too: the links that name that note bare ([[Name]]) would turn ambiguous.",
+        "Choose another name, or write those links with the folder path; the typed profile refuses the name, the open one warns.",
+    )
