@@ -29,6 +29,7 @@ from protocol.errors import Issue
 from protocol.methods.receipts import MAX_DETAIL_LINKS, MergeDetail
 from protocol.methods.writes import MergeParams
 from vaultd.errors import InvalidParams, LimitExceeded, ValidationFailed
+from vaultd.ops.bounds import check_size_first
 from vaultd.ops.context import OpContext
 from vaultd.ops.link_style import new_link
 from vaultd.ops.obsidian_files import rewrite_obsidian_files
@@ -213,7 +214,9 @@ def plan_merge(ctx: OpContext, params: MergeParams) -> MergePlan:
     ]
     reloc = Relocation(ctx.index.resolver, {}, repoint={absorb: keep}, fmt=fmt)
     rewrites: list[Rewrite] = []
-    for source in sorted({src for src, _ in ctx.index.backlinks(absorb)} - {keep, absorb}):
+    sources = sorted({src for src, _ in ctx.index.backlinks(absorb)} - {keep, absorb})
+    check_size_first(ctx, f"merging {absorb} into {keep}", sources, [keep, absorb])
+    for source in sources:
         raw, text = ctx.read_text(source)
         fixed, found = rewrite_links(text, source, reloc)
         if found:

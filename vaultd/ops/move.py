@@ -15,8 +15,10 @@ from protocol.errors import Issue
 from protocol.methods.receipts import MAX_DETAIL_LINKS, MoveDetail
 from protocol.methods.writes import MoveParams
 from vaultd.errors import InvalidParams, ValidationFailed
+from vaultd.ops.bounds import check_size_first
 from vaultd.ops.context import OpContext
 from vaultd.ops.create import existing_twin, new_note_path
+from vaultd.ops.name_clash import guard_name
 from vaultd.ops.obsidian_files import rewrite_obsidian_files
 from vaultd.ops.rewrite import Relocation, Rewrite, link_name, rewrite_links
 from vaultd.policy import check_new_path
@@ -68,14 +70,17 @@ def plan_move(ctx: OpContext, params: MoveParams) -> MovePlan:
     # A destination ending in '/' is a folder: the note keeps its file name there.
     new = new_note_path(ctx, to + old.rpartition("/")[2] if to.endswith("/") else to)
     check_destination(ctx, old, new)
+    warnings = guard_name(ctx, new, moved_from=old)
     reloc = Relocation(ctx.index.resolver, {old: new}, fmt=read_link_format(ctx.root))
+    sources = affected_sources(ctx, reloc, old, new)
+    check_size_first(ctx, f"moving {old}", sources, [old], removed=1)  # written at its new path, removed at the old
     raw, text = ctx.read_text(old)
     moved_text, rewrites = rewrite_links(text, old, reloc)
     changes = [
         Change(path=new, before=None, after=moved_text.encode("utf-8"), mode=ctx.mode(old)),
         Change(path=old, before=raw, after=None),
     ]
-    for source in affected_sources(ctx, reloc, old, new):
+    for source in sources:
         src_raw, src_text = ctx.read_text(source)
         fixed, found = rewrite_links(src_text, source, reloc)
         if found:
@@ -87,7 +92,13 @@ def plan_move(ctx: OpContext, params: MoveParams) -> MovePlan:
     files = len({r.path for r in rewrites})
     summary = f"moved {old} to {new}" + (f"; rewrote links in {files} file{'s' if files != 1 else ''}" if files else "")
     return MovePlan(
-        op="note.move", changes=changes, summary=summary, log_type="ROUTE", log_dest=new, rewrites=rewrites, warnings=others.warnings
+        op="note.move",
+        changes=changes,
+        summary=summary,
+        log_type="ROUTE",
+        log_dest=new,
+        rewrites=rewrites,
+        warnings=warnings + others.warnings,
     )
 
 

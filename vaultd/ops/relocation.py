@@ -22,13 +22,19 @@ from collections.abc import Mapping
 from protocol.errors import Issue
 from vaultd.errors import ValidationFailed
 from vaultd.vault.app_config import LinkFormat, NewLinkFormat
-from vaultd.vault.link_targets import LinkResolver, Resolution, ResolutionStatus
+from vaultd.vault.link_targets import LinkResolver, Resolution, ResolutionStatus, name_key
 
 __all__ = ["Relocation", "link_name", "link_path", "link_text_for"]
 
 
 def _is_note(path: str) -> bool:
     return path[-3:].lower() == ".md"
+
+
+def _name_key(name: str) -> str:
+    """A link name as the resolver compares it: NFC, case-folded, without ``.md``."""
+    key = name_key(name)
+    return key[:-3] if key.endswith(".md") else key
 
 
 def link_name(path: str) -> str:
@@ -69,6 +75,8 @@ class Relocation:
         self.repoint = {old: new for old, new in moved.items() if new is not None} | dict(repoint or {})
         self.fmt = fmt or LinkFormat()
         self._added = [new for new in moved.values() if new is not None]
+        #: the names whose resolution the change can alter: those of the files that move
+        self._names = {_name_key(link_name(p)) for p in (*self.moved, *self._added)}
 
     def new_source(self, source: str) -> str:
         return self.moved.get(source) or source
@@ -130,10 +138,20 @@ class Relocation:
         if was.path in self.moved and self.moved[was.path] is None:
             return None  # its file goes away; a delete reports these, it does not rewrite them
         want = self.repoint.get(was.path, was.path)
+        if want == was.path and source not in self.moved and self._unaffected(target):
+            return None  # a name no moving file has: it resolves after exactly as before
         now = self.after(target, self.new_source(source))
         if now.status == ResolutionStatus.RESOLVED and now.path == want:
             return None
         return was.path, want
+
+    def _unaffected(self, target: str) -> bool:
+        """Whether no file the change moves can have ``target``'s name: every lookup a target makes
+        returns only files of that name (see :meth:`after`), so its resolution cannot change."""
+        last = target.strip().rpartition("/")[2]
+        if last in ("", ".", ".."):
+            return False  # a path whose name normalizing decides: judged the long way
+        return _name_key(last) not in self._names
 
     def check_link(self, target: str, source: str, want: str, written: str, line: int) -> None:
         now = self.after(target, self.new_source(source))

@@ -204,14 +204,14 @@ def _rewrite_header(text: str, source: str, reloc: Relocation, rewrites: list[Re
     bounds = frontmatter.find_header(text)
     if bounds is None or not bounds.closed:
         return text
-    parsed = frontmatter.parse(text)
-    if parsed.data is None or parsed.issues:
-        return text
     header = text[bounds.start : bounds.end]
     first_line = text.count("\n", 0, bounds.start) + 1
     found: list[tuple[int, str, str]] = []
     new_header = _rewrite_wiki_string(header, source, reloc, first_line, found)
     if new_header == header:
+        return text
+    parsed = frontmatter.parse(text)
+    if parsed.data is None or parsed.issues:
         return text
     expected = _map_strings(parsed.data, lambda s: _rewrite_wiki_string(s, source, reloc, first_line))
     result = text[: bounds.start] + new_header + text[bounds.end :]
@@ -232,7 +232,7 @@ def link_edits(text: str, source: str, reloc: Relocation, *, body_offset: int = 
         ValidationFailed: VALIDATION (V03) when a link cannot be written unambiguously.
     """
     edits: list[LinkEdit] = []
-    for link in markdown.scan(text, body_offset, body_line).links:
+    for link in markdown.scan(text, body_offset, body_line, count_words=False).links:
         raw = text[link.start : link.end]
         if link.kind in (LinkKind.WIKI, LinkKind.EMBED) and raw.endswith("]]"):
             new = rewrite_wiki_link(raw, source, reloc, link.line)
@@ -266,8 +266,8 @@ def rewrite_links(text: str, source: str, reloc: Relocation, *, header: bool = T
         ValidationFailed: VALIDATION (V01) when a frontmatter link needs a header that cannot be
             edited losslessly.
     """
-    fm = frontmatter.parse(text)
-    edits = link_edits(text, source, reloc, body_offset=fm.body_offset, body_line=fm.body_line)
+    body_offset, body_line = frontmatter.body_start(text)
+    edits = link_edits(text, source, reloc, body_offset=body_offset, body_line=body_line)
     rewrites = [e.rewrite for e in edits]
     result = apply_edits(text, edits) if edits else text
     if header:

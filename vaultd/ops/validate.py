@@ -94,7 +94,7 @@ class _NoteView:
     def __init__(self, text: str) -> None:
         self.text = text
         self.fm = frontmatter.parse(text)
-        self.scan = markdown.scan(text, self.fm.body_offset, self.fm.body_line)
+        self.scan = markdown.scan(text, self.fm.body_offset, self.fm.body_line, count_words=False)
         self.h1 = next((h.text for h in self.scan.headings if h.level == 1), None)
 
     def link_issues(

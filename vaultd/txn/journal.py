@@ -40,10 +40,10 @@ MANIFEST = "manifest.json"
 MAC = "manifest.mac"
 COMMITTED = "committed"
 TRASH_PREFIX = ".trash/"  #: deletes move notes into Obsidian's trash (see vaultd/ops/validate.py)
-MAX_MANIFEST_BYTES = 4 * 1024 * 1024  #: 1,024 entries of 1 KiB paths fit with room to spare
+MAX_MANIFEST_BYTES = 16 * 1024 * 1024  #: MAX_OP_FILES (10,000) entries of 1 KiB paths fit with room to spare
 MAC_BYTES = 64
 
-_ORIGINAL = re.compile(r"orig-[0-9]{1,4}")
+_ORIGINAL = re.compile(r"orig-[0-9]{1,4}")  #: orig-0 .. orig-9999: one per entry, MAX_OP_FILES at most
 _SHA = re.compile(r"[0-9a-f]{64}")
 _TRANSIENT = re.compile(r"(?P<op_id>[0-9]{8}T[0-9]{6}(?:\.[0-9]{6})?-[0-9a-f]{8})\.(?P<tag>[0-9a-f]{32})\.(?P<state>tmp|dead)")
 
