@@ -158,26 +158,36 @@ def _link_spans(plain: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _marked_chars(text: str) -> tuple[str, list[bool]]:
-    """The text without sentinels, and for each character whether it is inside a mark; a mark
+_SENTINEL_SPLIT = re.compile(f"([{MARK_OPEN}{MARK_CLOSE}])")
+
+
+def _marked(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """The text without sentinels, and the marked spans in it (merged, in order); a mark
     touching a link is widened to the whole link."""
-    chars: list[str] = []
-    marked: list[bool] = []
+    plain: list[str] = []
+    spans: list[tuple[int, int]] = []
+    at = 0
     inside = False
-    for ch in text:
-        if ch == MARK_OPEN:
+    for piece in _SENTINEL_SPLIT.split(text):
+        if piece == MARK_OPEN:
             inside = True
-        elif ch == MARK_CLOSE:
+        elif piece == MARK_CLOSE:
             inside = False
+        elif piece:
+            if inside:
+                spans.append((at, at + len(piece)))
+            plain.append(piece)
+            at += len(piece)
+    joined = "".join(plain)
+    if spans and ("[" in joined or "]" in joined):
+        spans += [(a, b) for a, b in _link_spans(joined) if any(s < b and a < e for s, e in spans)]
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
         else:
-            chars.append(ch)
-            marked.append(inside)
-    plain = "".join(chars)
-    if "[" in plain or "]" in plain:
-        for start, end in _link_spans(plain):
-            if any(marked[start:end]):
-                marked[start:end] = [True] * (end - start)
-    return plain, marked
+            merged.append((start, end))
+    return joined, merged
 
 
 def shape_snippet(raw: str, cjk_terms: Sequence[str] = (), *, cut_before: bool = False, cut_after: bool = False) -> Shaped:
@@ -188,36 +198,37 @@ def shape_snippet(raw: str, cjk_terms: Sequence[str] = (), *, cut_before: bool =
     leaves a mark open, and a cut is shown as an ellipsis.
     """
     text = " ".join(raw.replace(ZWSP, "").split())
-    plain, marked = _marked_chars(_mark_cjk(text, cjk_terms))
+    plain, spans = _marked(_mark_cjk(text, cjk_terms))
     budget = SNIPPET_MAX_CHARS - len(ELLIPSIS) - len(HIGHLIGHT_CLOSE)
-    out: list[str] = [ELLIPSIS] if cut_before else []
-    excerpt: list[str] = list(out)
-    spans: list[tuple[int, int]] = []
-    used = len(out)
-    inside = False
+    lead = ELLIPSIS if cut_before else ""
+    out: list[str] = [lead]
+    kept: list[tuple[int, int]] = []
+    used, pos, cut = len(lead), 0, len(plain)
     truncated = False
-    for ch, hit in zip(plain, marked, strict=True):
-        cost = 1 + (len(HIGHLIGHT_CLOSE) if inside and not hit else 0) + (len(HIGHLIGHT_OPEN) if hit and not inside else 0)
-        if used + cost > budget:
+    for start, end in [*spans, (len(plain), len(plain))]:
+        if start - pos > budget - used:  # the unmarked text before the next mark
+            cut = pos + max(budget - used, 0)
+            out.append(plain[pos:cut])
             truncated = True
             break
-        if inside and not hit:
-            out.append(HIGHLIGHT_CLOSE)
-            spans[-1] = (spans[-1][0], len(excerpt))
-        elif hit and not inside:
-            out.append(HIGHLIGHT_OPEN)
-            spans.append((len(excerpt), len(excerpt)))
-        out.append(ch)
-        excerpt.append(ch)
-        used += cost
-        inside = hit
-    if inside:
-        out.append(HIGHLIGHT_CLOSE)
-        spans[-1] = (spans[-1][0], len(excerpt))
-    if truncated or (cut_after and out):
-        out.append(ELLIPSIS)
-        excerpt.append(ELLIPSIS)
-    return Shaped("".join(out), "".join(excerpt), tuple(spans))
+        out.append(plain[pos:start])
+        used += start - pos
+        if start == end:
+            break
+        room = budget - used - len(HIGHLIGHT_OPEN)
+        if room < 1:
+            cut, truncated = start, True
+            break
+        take = min(end, start + room)
+        out += [HIGHLIGHT_OPEN, plain[start:take], HIGHLIGHT_CLOSE]
+        kept.append((len(lead) + start, len(lead) + take))
+        used += len(HIGHLIGHT_OPEN) + (take - start) + len(HIGHLIGHT_CLOSE)
+        if take < end:
+            cut, truncated = take, True
+            break
+        pos = end
+    tail = ELLIPSIS if truncated or (cut_after and (lead or plain)) else ""
+    return Shaped("".join(out) + tail, lead + plain[:cut] + tail, tuple(kept))
 
 
 def lead_snippet(text: str) -> Shaped:

@@ -118,16 +118,21 @@ def _search(con: apsw.Connection, q: QueryPlan, where: list[str], params: list[o
 
 
 def _search_general(con: apsw.Connection, q: QueryPlan, where: list[str], params: list[object], limit: int) -> list[Hit]:
-    # The query's condition selects the notes; their positive words (or CJK terms) rank them,
-    # each note's bm25 from a lookup of its own row (a MATCH with rowid = is a seek, not a scan).
+    # The query's condition selects the notes; their positive words (or CJK terms) rank them:
+    # one MATCH computes every bm25 at once (materialized, then joined by rowid), so ranking
+    # costs one FTS5 query whatever the number of notes the condition keeps.
     conditions = [c for c in (q.where, *where) if c]
-    args: list[object] = []
     rank_table, rank_match = ("fts", q.main) if q.main is not None else ("cjk", q.cjk)
+    args: list[object] = []
     if rank_match is not None:
-        rank = f"(SELECT bm25({rank_table}, {_WEIGHTS}) FROM {rank_table} WHERE {rank_table} MATCH ? AND {rank_table}.rowid = note.id)"
+        sql = (
+            f"WITH ranked(id, r) AS MATERIALIZED (SELECT rowid, bm25({rank_table}, {_WEIGHTS}) FROM {rank_table}"
+            f" WHERE {rank_table} MATCH ?) SELECT note.id, note.path, ranked.r FROM note LEFT JOIN ranked ON ranked.id = note.id"
+        )
         args.append(rank_match)
+        order = " ORDER BY ranked.r IS NULL, ranked.r, note.path LIMIT ?"
     else:
-        rank = "NULL"
-    sql = f"SELECT note.id, note.path, {rank} AS r FROM note" + (" WHERE " + " AND ".join(conditions) if conditions else "")
-    sql += " ORDER BY r IS NULL, r, note.path LIMIT ?"
+        sql = "SELECT note.id, note.path, NULL FROM note"
+        order = " ORDER BY note.path LIMIT ?"
+    sql += (" WHERE " + " AND ".join(conditions) if conditions else "") + order
     return [_hit(con, q, rowid, path, rank) for rowid, path, rank in list(con.execute(sql, [*args, *q.params, *params, limit]))]
