@@ -95,7 +95,7 @@ class IssueCode(enum.StrEnum):
     V02 = ("V02", "A frontmatter key or value in the params is unusable.", "Fix the named key or value.")
     V03 = (
         "V03",
-        "The change would leave a dead or ambiguous link.",
+        "The change would leave a dead or ambiguous link (a new link to no note yet only warns in the open profile).",
         "Link to an existing note by a unique name, or create the target first.",
     )
     V04 = (

@@ -65,7 +65,7 @@ def search(
     if result.hits or as_json:
         emit(result, as_json, text)
     if not result.hits:
-        what = f"no notes match {query!r}" if query else "no notes match the filters"
+        what = "no notes match" if query else "no notes match the filters"  # the query is not echoed: it may hold anything
         hint = f"; did you mean: vaultctl search {shlex.quote(result.did_you_mean)}" if result.did_you_mean else ""
         render.say(what + hint, file=sys.stderr, multiline=False, reversible=False)
         raise typer.Exit(ExitStatus.REFUSED)

@@ -41,6 +41,7 @@ from protocol.methods.reads import (
 )
 from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Ambiguous, InvalidParams, NotFound
+from vaultd.policy import secret_issues
 from vaultd.policy.visibility import Visibility
 from vaultd.vault import frontmatter, markdown, oplog
 from vaultd.vault.cache import Hit
@@ -105,8 +106,9 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
         suggestion = None
         if not hits and params.query.strip():
             # Only a correction that finds notes this caller sees is offered.
+            # A query is echoed back in it: one that looks like a secret never is.
             corrected = index.cache.suggest(params.query)  # type: ignore[union-attr]
-            if corrected is not None and visible_hits(corrected):
+            if corrected is not None and not secret_issues(corrected, "query") and visible_hits(corrected):
                 suggestion = corrected
         return SearchResult(
             hits=[
