@@ -59,6 +59,16 @@ def _mentions(text: str, reloc: Relocation) -> bool:
     return any(name_key(link_name(p)) in folded for p in (*reloc.repoint, *reloc.repoint.values()))
 
 
+def _may_link(text: str, reloc: Relocation) -> bool:
+    """False only when a JSON file cannot hold a link the change concerns: every such link or
+    path spells a concerned note's name, unless an escape (``\\u``, ``%``) or a name JSON must
+    escape hides it."""
+    names = [link_name(p) for p in (*reloc.repoint, *reloc.repoint.values())]
+    if "\\u" in text or "%" in text or any('"' in n or "\\" in n for n in names):
+        return True
+    return _mentions(text, reloc)
+
+
 def rewrite_obsidian_files(ctx: OpContext, reloc: Relocation) -> Rewritten:
     """Every change the canvases, bases and bookmarks need for ``reloc``.
 
@@ -83,6 +93,9 @@ def rewrite_obsidian_files(ctx: OpContext, reloc: Relocation) -> Rewritten:
             if _mentions(raw.decode("utf-8", "replace"), reloc):
                 out.warnings.append(_left(path, "is not UTF-8"))
             continue
+        if path == BOOKMARKS or path.lower().endswith(CANVAS_SUFFIX):
+            if not _may_link(text, reloc):
+                continue  # JSON that never names the notes concerned: nothing to parse
         try:
             if path == BOOKMARKS:
                 new, found = rewrite_bookmarks(text, reloc)

@@ -21,8 +21,9 @@ from typing import Any, Final
 
 __all__ = ["JsonString", "load", "replace_in_string", "strings"]
 
-_SCALAR: Final = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
-_WS: Final = frozenset(" \t\n\r")
+#: One step of the scan: whitespace, then a structural character or a string's opening quote
+#: (group 1), or a scalar (a number, true, false, null), which the scan passes over.
+_TOKEN: Final = re.compile(r'[ \t\n\r]*(?:([{}\[\],:"])|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null|$)')
 
 Path = tuple[str | int, ...]
 
@@ -68,36 +69,31 @@ def strings(text: str) -> list[JsonString]:
 
     i, n = 0, len(text)
     while i < n:
-        c = text[i]
-        if c in _WS or c == ":":
-            i += 1
-        elif c == "{":
+        token = _TOKEN.match(text, i)
+        if token is None:  # cannot happen after load(); never loop forever if it does
+            raise ValueError(f"unexpected character at offset {i}")
+        c = token.group(1)
+        i = token.end()
+        if c is None or c == ":":  # whitespace, a number, true, false or null
+            continue
+        if c == "{":
             frames.append([True, here(), 0, None, True])
-            i += 1
         elif c == "[":
             frames.append([False, here(), 0, None, False])
-            i += 1
         elif c in "}]":
             frames.pop()
-            i += 1
         elif c == ",":
             if frames[-1][0]:
                 frames[-1][4] = True
             else:
                 frames[-1][2] += 1
-            i += 1
-        elif c == '"':
-            value, end = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
+        else:  # a string: decoded by the json module's own scanner, in C
+            value, end = json.decoder.scanstring(text, i)  # type: ignore[attr-defined]
             if frames and frames[-1][0] and frames[-1][4]:
                 frames[-1][3], frames[-1][4] = value, False
             else:
-                found.append(JsonString(here(), i, end, value))
+                found.append(JsonString(here(), i - 1, end, value))
             i = end
-        else:
-            m = _SCALAR.match(text, i)
-            if m is None:  # cannot happen after load(); never loop forever if it does
-                raise ValueError(f"unexpected character at offset {i}")
-            i = m.end()
     return found
 
 
