@@ -107,7 +107,9 @@ def measure(corpus: Corpus, sizes: list[int], hubs: list[int], work: Path) -> li
                 print(json.dumps(row), file=sys.stderr, flush=True)
                 continue
             row["files"] = len(preview["changes"])
-            seconds, size_b, peak, done = _timed(daemon, client, "note.move", {**params, "confirm": True, "fingerprint": preview["fingerprint"]})
+            seconds, size_b, peak, done = _timed(
+                daemon, client, "note.move", {**params, "confirm": True, "fingerprint": preview["fingerprint"]}
+            )
             row.update(apply_s=seconds, apply_peak=peak, applied=done.get("applied", False))
             if done.get("applied"):
                 seconds, _, peak, undone = _timed(daemon, client, "op.undo", {"op_id": done["op_id"]})
@@ -137,7 +139,8 @@ def table(rows: list[dict[str, Any]]) -> str:
             continue
         lines.append(
             f"| {r['backlinkers']} | {r['files']} | {r['preview_s']:.2f} | {r['preview_bytes'] / 1024:.0f} | {r['apply_s']:.2f} | "
-            f"{r.get('undo_s', 0):.2f} | {_mib(r['preview_peak'])}/{_mib(r['apply_peak'])}/{_mib(r.get('undo_peak', 0))} | {_mib(r['rss_idle'])} |"
+            f"{r.get('undo_s', 0):.2f} | {_mib(r['preview_peak'])}/{_mib(r['apply_peak'])}/{_mib(r.get('undo_peak', 0))} | "
+            f"{_mib(r['rss_idle'])} |"
         )
     return "\n".join(lines)
 

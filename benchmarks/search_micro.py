@@ -53,7 +53,8 @@ def main() -> None:
             hits = len(cache.search(query))
             search_ms = min(_cpu_ms(cache.search, query) for _ in range(3))
             suggest_ms = _cpu_ms(cache.suggest, query)
-            print(f"{name:18} {query!r:24} {hits:3} hits  search {search_ms:7.2f} ms  suggest {suggest_ms:6.2f} ms -> {cache.suggest(query)!r}")
+            shown = f"{name:18} {query!r:24} {hits:3} hits  search {search_ms:7.2f} ms"
+            print(f"{shown}  suggest {suggest_ms:6.2f} ms -> {cache.suggest(query)!r}")
         cache.close()
 
 
