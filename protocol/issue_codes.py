@@ -95,7 +95,7 @@ class IssueCode(enum.StrEnum):
     V02 = ("V02", "A frontmatter key or value in the params is unusable.", "Fix the named key or value.")
     V03 = (
         "V03",
-        "The change would leave a dead or ambiguous link.",
+        "The change would leave a dead or ambiguous link (a new link to no note yet only warns in the open profile).",
         "Link to an existing note by a unique name, or create the target first.",
     )
     V04 = (
@@ -124,4 +124,9 @@ class IssueCode(enum.StrEnum):
         "V10",
         "The supersession would contradict an existing one (a cycle, or a note already superseded).",
         "Check which note is the newer one and swap them if needed.",
+    )
+    V12 = (
+        "V12",
+        "The new note name is another note's too: the links that name that note bare ([[Name]]) would turn ambiguous.",
+        "Choose another name, or write those links with the folder path; the typed profile refuses the name, the open one warns.",
     )

@@ -30,6 +30,13 @@ class SchemaProfile(enum.StrEnum):
     TYPED = "typed"  #: note types, required keys and enums
 
 
+class DeadLinks(enum.StrEnum):
+    """What a write meets when it adds a link to a note that does not exist yet (a forward link)."""
+
+    WARN = "warn"  #: written, with a V03 warning in the receipt (the open profile's default)
+    REFUSE = "refuse"  #: refused with V03, nothing written (the typed profile's default)
+
+
 PiiAction = Literal["allow", "warn", "deny"]
 
 
@@ -89,6 +96,13 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     #: profile the first of them is added when the note has none. Empty: never stamp.
     stamp_keys: Annotated[list[StampKey], msgspec.Meta(max_length=8)] = msgspec.field(default_factory=lambda: ["updated"])
     agents: AgentPolicy | None = None  #: None: the kind's default (see :meth:`agent_policy`)
+    dead_links: DeadLinks | None = None  #: None: the profile's default (see :meth:`dead_link_rule`)
+
+    def dead_link_rule(self) -> DeadLinks:
+        """Whether a new link to no note is refused: so in the typed profile, warned in the open one."""
+        if self.dead_links is not None:
+            return self.dead_links
+        return DeadLinks.REFUSE if self.schema is SchemaProfile.TYPED else DeadLinks.WARN
 
     def agent_policy(self) -> AgentPolicy:
         """What agents (the ``mcp`` channel) may do here."""
@@ -142,6 +156,13 @@ class VaultAddParams(Params):
         ]
         | None
     ) = None
+    dead_links: Annotated[
+        DeadLinks | None,
+        msgspec.Meta(
+            description="A write that adds a link to no note yet (a forward link): warn (written, reported) or refuse; "
+            "omitted: refuse in the typed profile, warn in the open one."
+        ),
+    ] = None
 
 
 class VaultInfo(Result):

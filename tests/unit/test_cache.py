@@ -419,14 +419,22 @@ def test_nothing_searchable_gives_no_hits(cache: IndexCache, query: str) -> None
     assert paths(cache.search(f"{query} NEAR(")) == ["a.md"]  # the operators are words here
 
 
-def test_syntax_in_queries_is_literal(cache: IndexCache) -> None:
+def test_operators_are_ours_and_fts5_syntax_stays_literal(cache: IndexCache) -> None:
+    # OR, NOT, -word and quotes are the query language (see vaultd.vault.search_syntax); FTS5's
+    # own syntax (column filters, prefix *, NEAR, lower-case operators) is text, matched literally.
     cache.apply([*fillers(), note("a.md", "alpha beta"), note("b.md", "alpha or beta"), note("c.md", "x-ray body")])
-    assert paths(cache.search("alpha OR beta")) == ["b.md"]
+    assert sorted(paths(cache.search("alpha OR beta"))) == ["a.md", "b.md"]
+    assert paths(cache.search("alpha or beta")) == ["b.md"]  # an operator only in capitals
     assert paths(cache.search("alpha NOT beta")) == []
-    assert paths(cache.search('"alpha" beta*')) == ["a.md", "b.md"]
+    assert sorted(paths(cache.search("alpha OR x-ray NOT body"))) == ["a.md", "b.md"]
+    assert sorted(paths(cache.search('"alpha" beta*'))) == ["a.md", "b.md"]
+    assert paths(cache.search('"alpha or"')) == ["b.md"]  # a phrase: in order, next to each other
+    assert paths(cache.search('"beta alpha"')) == []
     assert paths(cache.search("body:x-ray")) == []
     assert paths(cache.search("x-ray")) == ["c.md"]
-    assert paths(cache.search("-alpha")) == ["a.md", "b.md"]
+    without = paths(cache.search("-alpha", limit=100))
+    assert "c.md" in without and "a.md" not in without and "b.md" not in without
+    assert all(h.score == 0.0 for h in cache.search("-alpha", limit=100))  # nothing to rank by: by path
     assert paths(cache.search("title:alpha")) == []
     assert cache.search("NEAR(alpha beta)") == []
 

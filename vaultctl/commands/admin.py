@@ -18,6 +18,7 @@ from protocol.methods import service, vaults
 from protocol.methods.common import Empty
 from protocol.methods.service import DaemonStatus, DoctorParams, DoctorResult
 from protocol.methods.vaults import (
+    DeadLinks,
     Kind,
     SchemaProfile,
     VaultAddParams,
@@ -126,6 +127,7 @@ def _vault_text(info: VaultInfo) -> str:
             ("kind", e.kind),
             ("write", e.write),
             ("schema", e.schema),
+            ("dead links", e.dead_link_rule()),
             ("pii", e.pii if isinstance(e.pii, (str, type(None))) else "policy"),
             ("deny paths", e.deny_paths),
             ("state", h.state),
@@ -156,6 +158,7 @@ def vault_add(
             help=doc(VaultAddParams, "stamp_keys") + " Repeatable: an edit stamps the first one the note has; --stamp-key '' never stamps.",
         ),
     ] = None,
+    dead_links: Annotated[DeadLinks | None, typer.Option("--dead-links", help=doc(VaultAddParams, "dead_links"))] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Register an existing folder as a vault and index it. Never writes a note."""
@@ -169,6 +172,7 @@ def vault_add(
         private_paths=list(private or []),
         log_path=log_path,
         stamp_keys=stamps,
+        dead_links=dead_links,
     )
     emit(call(vaults.VAULT_ADD, params), as_json, _vault_text)
 

@@ -41,6 +41,7 @@ from protocol.methods.reads import (
 )
 from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Ambiguous, InvalidParams, NotFound
+from vaultd.policy import secret_issues
 from vaultd.policy.visibility import Visibility
 from vaultd.vault import frontmatter, markdown, oplog
 from vaultd.vault.cache import Hit
@@ -87,24 +88,37 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
     folder = params.folder.strip("/") if params.folder else None
     log_path = oplog.log_name(ctx.host.vault(params.vault).entry)
 
-    def run(limit: int) -> list[Hit]:
-        return index.cache.search(  # type: ignore[union-attr]
-            params.query, type=params.type, domain=params.domain, tag=params.tag, folder=folder, limit=limit
-        )
-
-    def visible_hits() -> list[Hit]:
+    def visible_hits(query: str) -> list[Hit]:
         # Private hits (and vaultd's own log) are dropped after ranking, so ask for more until
         # enough visible ones remain or the ranking runs out (bounded by the cache's own limit).
         limit = params.limit + 1
         while True:
-            hits = run(limit)
+            hits = index.cache.search(  # type: ignore[union-attr]
+                query, type=params.type, domain=params.domain, tag=params.tag, folder=folder, limit=limit
+            )
             shown = [h for h in hits if h.path in index.notes and h.path != log_path and view.visible(h.path)]
             if len(shown) >= params.limit or len(hits) < limit or limit >= MAX_SEARCH_FETCH:
                 return shown[: params.limit]
             limit = min(limit * 4, MAX_SEARCH_FETCH)
 
-    hits = await anyio.to_thread.run_sync(visible_hits)
-    return SearchResult(hits=[SearchHit(path=h.path, title=h.title, score=h.score, snippet=h.snippet) for h in hits])
+    def answer() -> SearchResult:
+        hits = visible_hits(params.query)
+        suggestion = None
+        if not hits and params.query.strip():
+            # Only a correction that finds notes this caller sees is offered.
+            # A query is echoed back in it: one that looks like a secret never is.
+            corrected = index.cache.suggest(params.query)  # type: ignore[union-attr]
+            if corrected is not None and not secret_issues(corrected, "query") and visible_hits(corrected):
+                suggestion = corrected
+        return SearchResult(
+            hits=[
+                SearchHit(path=h.path, title=h.title, score=h.score, snippet=h.snippet, excerpt=h.excerpt, highlights=list(h.highlights))
+                for h in hits
+            ],
+            did_you_mean=suggestion,
+        )
+
+    return await anyio.to_thread.run_sync(answer)
 
 
 def _read_file(root: str, path: str) -> bytes:

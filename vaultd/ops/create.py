@@ -12,6 +12,7 @@ from protocol.errors import Issue
 from protocol.methods.writes import CreateParams
 from vaultd.errors import InvalidParams, PolicyRefused, ValidationFailed
 from vaultd.ops.context import OpContext
+from vaultd.ops.name_clash import guard_name
 from vaultd.ops.validate import refuse_unsafe_path
 from vaultd.policy import disk_spelling, disk_twin, path_screen_issues
 from vaultd.policy.names import name_issue
@@ -63,6 +64,7 @@ def plan_create(ctx: OpContext, params: CreateParams) -> Plan:
             f"{path} already exists{also}; use note.patch or note.append to change it",
             issues=[Issue(code="V08", message=f"the note already exists{also}", path=path)],
         )
+    warnings = guard_name(ctx, path)
     title = params.title or stem_of(path)
     body = params.body if params.body is not None else f"# {title}\n"
     fields = dict(params.frontmatter)
@@ -77,4 +79,5 @@ def plan_create(ctx: OpContext, params: CreateParams) -> Plan:
         changes=[Change(path=path, before=None, after=text.encode("utf-8"))],
         summary=f"created {path}",
         log_type="EXTRACT",
+        warnings=warnings,
     )

@@ -44,7 +44,7 @@ from vaultd.ops.validate import check_policy, validate
 from vaultd.policy import pii_findings, secret_issues
 from vaultd.runtime import VaultRuntime
 from vaultd.txn import journal, opids
-from vaultd.txn.engine import RollbackFailed, apply_plan
+from vaultd.txn.engine import RollbackFailed, apply_plan, check_bounds
 from vaultd.txn.plan import Plan
 from vaultd.vault import oplog
 
@@ -156,6 +156,7 @@ def _plan_and_check(
 ) -> tuple[Plan, list[Issue], D]:
     """Plan, then validate: policy, the vault as the plan leaves it, the log event (worker thread)."""
     plan = planner(ctx, params)
+    check_bounds(plan)  # a preview over a bound says so now, not at the confirm
     check_policy(ctx, plan)
     warnings = validate(ctx, plan)
     info = detail(ctx, plan)

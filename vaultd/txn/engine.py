@@ -47,7 +47,7 @@ from vaultd.txn.journal import (
     remove_journal,
     write_journal,
 )
-from vaultd.txn.plan import MAX_NOTE_BYTES, MAX_OP_BYTES, MAX_OP_FILES, Change, Plan, sha256
+from vaultd.txn.plan import MAX_NOTE_BYTES, Change, Plan, over_bounds, sha256
 from vaultd.vault.layout import JOURNAL_DIR
 
 log = structlog.get_logger("vaultd.txn")
@@ -71,12 +71,11 @@ def read_state(root: Path, rel: str, limit: int = MAX_NOTE_BYTES) -> Current | N
 
 
 def check_bounds(plan: Plan) -> None:
+    """Refuse (LIMIT) a plan over the operation's bounds: files, bytes, and each note's size."""
     changes = plan.effective()
-    if len(changes) > MAX_OP_FILES:
-        raise LimitExceeded(f"the operation would write {len(changes)} files; the limit is {MAX_OP_FILES}")
-    total = sum(len(c.after or b"") for c in changes)
-    if total > MAX_OP_BYTES:
-        raise LimitExceeded(f"the operation would write {total} bytes; the limit is {MAX_OP_BYTES}")
+    why = over_bounds(len(changes), sum(len(c.after or b"") for c in changes))
+    if why is not None:
+        raise LimitExceeded(why)
     for c in changes:
         if c.after is not None and len(c.after) > MAX_NOTE_BYTES and c.path.lower().endswith(".md"):
             raise LimitExceeded(f"{c.path} would be {len(c.after)} bytes; a note may be {MAX_NOTE_BYTES}")

@@ -14,8 +14,20 @@ from dataclasses import dataclass, field
 from protocol.errors import Issue
 from protocol.limits import MAX_NOTE_BYTES as MAX_NOTE_BYTES  # the engine's bound is the protocol's
 
-MAX_OP_FILES = 1024
+#: Files one operation writes at most. A rename of a note linked from thousands of notes is one
+#: operation (one journal, one undo); its memory is bounded by MAX_OP_BYTES whatever the count,
+#: and its time grows with the count (measured in docs/performance.md, "Large renames").
+MAX_OP_FILES = 10_000
 MAX_OP_BYTES = 64 * 1024 * 1024
+
+
+def over_bounds(files: int, total: int) -> str | None:
+    """Why an operation writing ``files`` files of ``total`` bytes is refused, or None."""
+    if files > MAX_OP_FILES:
+        return f"the operation would write {files} files; the limit is {MAX_OP_FILES}"
+    if total > MAX_OP_BYTES:
+        return f"the operation would write {total} bytes; the limit is {MAX_OP_BYTES}"
+    return None
 
 
 def sha256(data: bytes | None) -> str | None:

@@ -19,3 +19,7 @@ COOKIE_PREFIX: Final = "cookie-"  #: freshness markers the watcher reports back,
 
 #: Folders never indexed, watched or written into by a note operation, at any depth.
 SKIPPED_DIRS: Final = frozenset({RUNTIME_DIR, ".git", ".obsidian", ".trash"})
+
+#: Obsidian's bookmarks: the one file inside a skipped folder that a write changes (a move or a
+#: merge repoints the bookmarks of the note). Never created, never indexed; journaled like a note.
+BOOKMARKS_FILE: Final = ".obsidian/bookmarks.json"
