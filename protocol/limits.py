@@ -26,3 +26,7 @@ def describe(n: int) -> str:
         if n >= size and n % size == 0:
             return f"{n // size} {unit}"
     return f"{n} bytes"
+
+
+MAX_EVENT_FRAME_BYTES: Final = 64 * KiB  #: about the most one ``subscription.events`` notification carries
+RETAINED_EVENT_BYTES: Final = 4 * MiB  #: a vault's retained events for ``since``, encoded

@@ -9,6 +9,7 @@ import msgspec
 
 from protocol.methods.common import Empty, Fingerprint, Params, Result, VaultId
 from protocol.methods.gate import ORG_DEFAULT, PERSONAL_DEFAULT, AgentPolicy
+from protocol.methods.indexing import BuildProgress
 from protocol.methods.spec import Effect, Trait, spec
 
 
@@ -112,6 +113,7 @@ class VaultHealth(msgspec.Struct, kw_only=True):
     message: str = ""
     notes: int = 0
     pending_proposals: int = 0  #: agent proposals waiting for a person (filled by daemon.status)
+    progress: BuildProgress | None = None  #: while a build runs (state indexing, or a rebuild)
 
 
 class VaultAddParams(Params):
