@@ -20,6 +20,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vaultd import faults
 from vaultd.vault.cache import IndexCache, SearchDoc
 from vaultd.vault.link_targets import LinkResolver, Resolution, Suggester, name_key
 from vaultd.vault.model import Link, NoteRecord
@@ -160,6 +161,7 @@ class VaultIndex:
             for start in range(0, len(to_parse), BUILD_CHUNK):
                 chunk = compute_updates(self.root, to_parse[start : start + BUILD_CHUNK], {})
                 tally.parsed = min(start + BUILD_CHUNK, len(to_parse))
+                faults.point("build-chunk")
                 updates.notes += chunk.notes
                 updates.skipped += chunk.skipped
                 if writing is not None:
