@@ -11,8 +11,8 @@ from typing import Any
 import msgspec
 
 from protocol.errors import ErrorCode
-from protocol.methods import events
 from protocol.issue_codes import IssueCode
+from protocol.methods import events
 from protocol.methods.receipts import OUTCOMES, NoDetail, detail_of
 from protocol.schema import method_schema
 from protocol.table import METHODS
@@ -129,8 +129,7 @@ def _notifications() -> list[str]:
         "",
         "### Events",
         "",
-        "Each event is a JSON object whose `kind` names it; every kind carries `vault`, `clock` and `at`, "
-        "and its own fields below.",
+        "Each event is a JSON object whose `kind` names it; every kind carries `vault`, `clock` and `at`, and its own fields below.",
         "",
     ]
     for event_type in events.EVENT_TYPES:

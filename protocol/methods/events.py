@@ -393,7 +393,8 @@ for a vault whose clock restarted while you were subscribed.
 `.obsidian` and `.trash`), whoever changed them: an editor, git, or vaultd's own operations (which
 are then followed by `operation.applied` or `operation.undone`). A note that disappears from one
 path while a note with identical bytes appears at another, in the same moment, is one
-`note.renamed` (an editor's rename, `git mv`, `note.move` of a note that does not link to itself). A change that leaves a note's bytes as they were is not reported.
+`note.renamed` (an editor's rename, `git mv`, `note.move` of a note that does not link to
+itself). A change that leaves a note's bytes as they were is not reported.
 
 **Bulk changes.** When {BULK_MIN_CHANGES} or more note changes are found at once (a git checkout, a
 move that rewrites many backlinks), the vault records `state.enter`, the note events, and

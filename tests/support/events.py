@@ -7,7 +7,6 @@ notifications that arrive while a reply is awaited are kept, never dropped.
 from __future__ import annotations
 
 import json
-import socket
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -61,7 +60,7 @@ class Subscriber:
         self.client.sock.settimeout(left)
         try:
             line = self.client.recv_line()
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             return None
         except ConnectionError:
             self.closed = True

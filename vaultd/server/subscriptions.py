@@ -43,14 +43,15 @@ from vaultd.errors import LimitExceeded, NotFound
 from vaultd.events.wake import Waker
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine
+    from collections.abc import Coroutine, Mapping
 
     from protocol.methods.vaults import VaultEntry
     from vaultd.api.event_filter import EventFilter
     from vaultd.api.streams import SubscriptionStart
     from vaultd.events.log import EventLog
-    from vaultd.server.budget import Share
-    from vaultd.server.host import SessionHost
+    from vaultd.events.wake import Wakers
+    from vaultd.registry.config import DaemonLimits
+    from vaultd.server.budget import ReplyBudget, Share
 
 log = structlog.get_logger("vaultd.subscriptions")
 
@@ -73,11 +74,37 @@ def after_reply() -> Iterator[list[AfterReply]]:
         _after_reply.reset(token)
 
 
+class Followed(Protocol):
+    """A vault as a subscription follows it: its current log, and its entry (for the filter)."""
+
+    @property
+    def events(self) -> EventLog: ...
+
+    @property
+    def entry(self) -> VaultEntry: ...
+
+
+class StreamsHost(Protocol):
+    """What subscriptions need of the daemon (a part of the session's host)."""
+
+    @property
+    def vaults(self) -> Mapping[str, Followed]: ...
+
+    @property
+    def vault_set(self) -> Wakers: ...
+
+    @property
+    def budget(self) -> ReplyBudget: ...
+
+    @property
+    def limits(self) -> DaemonLimits: ...
+
+
 class Outlet(Protocol):
     """What a subscription needs of the session it lives in."""
 
     @property
-    def host(self) -> SessionHost: ...
+    def host(self) -> StreamsHost: ...
 
     @property
     def share(self) -> Share: ...
@@ -108,7 +135,7 @@ class _Follow:
 
 
 class _Subscription:
-    def __init__(self, sub_id: int, start: SubscriptionStart, host: SessionHost) -> None:
+    def __init__(self, sub_id: int, start: SubscriptionStart, host: StreamsHost) -> None:
         self.id = sub_id
         self.vaults = start.vaults
         self.filter: EventFilter = start.filter
@@ -207,6 +234,7 @@ class SessionStreams:
             sub.done.set()
 
     async def _deliver(self, sub: _Subscription) -> None:
+        settled = False  #: the vault was quiet for settle_s since the subscription last caught up
         while not sub.closing:
             self._reconcile(sub)
             gathered = self._gather(sub)
@@ -221,9 +249,12 @@ class SessionStreams:
                     await self._drop(sub, DropReason.VAULTS_REMOVED, "every vault it followed was unregistered")
                     return
                 await sub.waker.wait()
-                if sub.settle_s:
-                    await self._settle(sub)
+                settled = False
                 continue
+            if sub.settle_s and not settled:
+                await self._settle(sub)
+                settled = True
+                continue  # gather again: the quiet wait may have brought more
             datas, upto = gathered
             if datas:
                 if not await self._room():
