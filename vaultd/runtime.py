@@ -127,7 +127,7 @@ class VaultRuntime:
         tasks.start_soon(self._report_build, self.live)
         if self._log_running is not self.events:
             self._log_running = self.events
-            tasks.start_soon(self.events.run)
+            tasks.start_soon(self.events.run, self._reading_changes)
 
     async def _run_index(self, home: Path) -> None:
         assert self.live is not None
@@ -298,6 +298,10 @@ class VaultRuntime:
     def _note_changes(self, changes: list[Event]) -> None:
         """The live index's feed: note events go to the vault's current log."""
         self.events.notes(changes)
+
+    def _reading_changes(self) -> bool:
+        """Whether the index is taking in changes now (a bulk state stays open meanwhile)."""
+        return self.live is not None and self.live.busy
 
     def publish_health(self) -> None:
         """Record ``vault.health`` when the state or its message differs from the last one recorded."""

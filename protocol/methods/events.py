@@ -254,7 +254,7 @@ def event_paths(event: Event) -> tuple[str, ...]:
 
 class SubscribeParams(Params, kw_only=True):
     vaults: Annotated[
-        Annotated[list[VaultId], msgspec.Meta(max_length=64)] | None,
+        Annotated[list[VaultId], msgspec.Meta(min_length=1, max_length=64)] | None,
         msgspec.Meta(description="The vaults to follow; omitted: every vault, including vaults added while subscribed."),
     ] = None
     kinds: Annotated[
@@ -270,7 +270,9 @@ class SubscribeParams(Params, kw_only=True):
     ] = []
     since: Annotated[
         dict[VaultId, ClockToken],
-        msgspec.Meta(description="Per vault, the last clock the client saw: the events after it are sent first (or fresh_instance)."),
+        msgspec.Meta(
+            max_length=64, description="Per vault, the last clock the client saw: the events after it are sent first (or fresh_instance)."
+        ),
     ] = {}
     settle_ms: Annotated[
         int,
@@ -398,7 +400,8 @@ itself). A change that leaves a note's bytes as they were is not reported.
 
 **Bulk changes.** When {BULK_MIN_CHANGES} or more note changes are found at once (a git checkout, a
 move that rewrites many backlinks), the vault records `state.enter`, the note events, and
-`state.leave` once it has had no note change for {BULK_QUIET_MS} ms. At most {BULK_LISTED:,} note
+`state.leave` once no note change has come, or been read, for {BULK_QUIET_MS} ms (a checkout that
+pauses longer than that is two bulk states). At most {BULK_LISTED:,} note
 events are listed in one bulk state; `state.leave` counts them all, and when `listed` is less than
 `changes`, re-query the vault instead of applying the events. Events travel up to
 {MAX_FRAME_EVENTS} to a notification (about {describe(MAX_EVENT_FRAME_BYTES)}), so a checkout of

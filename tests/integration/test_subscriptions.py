@@ -190,6 +190,11 @@ def test_unsubscribe_ends_the_stream_and_unknown_ids_and_vaults_are_refused(sub:
     assert stray["error"]["data"]["code"] == "INVALID_PARAMS" and "since" in stray["error"]["message"]
     bad = sub.request("subscribe", {"since": {"v": "yesterday"}})
     assert bad["error"]["data"]["code"] == "INVALID_PARAMS" and "$.params.since" in bad["error"]["message"]
+    none = sub.request("subscribe", {"vaults": []})
+    assert none["error"]["data"]["code"] == "INVALID_PARAMS" and "$.params.vaults" in none["error"]["message"]
+    assert "result" in sub.request("subscribe", {"vaults": ["v"], "settle_ms": 10_000})
+    over = sub.request("subscribe", {"vaults": ["v"], "settle_ms": 10_001})
+    assert over["error"]["data"]["code"] == "INVALID_PARAMS" and "settle_ms" in over["error"]["message"]
 
 
 def test_a_connection_holds_at_most_sixteen_subscriptions(sub: Subscriber, vault: Path) -> None:

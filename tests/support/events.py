@@ -24,6 +24,7 @@ class Subscriber:
         self.client = RawClient(socket_path)
         self.events: Events = []  #: every event received, in arrival order
         self.frames = 0  #: subscription.events notifications received
+        self.frame_sizes: list[int] = []  #: events in each
         self.dropped: dict[str, Any] | None = None  #: the params of subscription.dropped, once received
         self.closed = False  #: the daemon closed the connection
         self._id = 0
@@ -68,6 +69,7 @@ class Subscriber:
         message: dict[str, Any] = json.loads(line)
         if message.get("method") == "subscription.events":
             self.frames += 1
+            self.frame_sizes.append(len(message["params"]["events"]))
             self.events.extend(message["params"]["events"])
         elif message.get("method") == "subscription.dropped":
             self.dropped = message["params"]

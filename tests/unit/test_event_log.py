@@ -11,14 +11,19 @@ from protocol.methods.events import (
     BULK_LISTED,
     BULK_MIN_CHANGES,
     BULK_QUIET_MS,
+    MAX_EVENT_PATHS,
     AnyEvent,
     NoteChanged,
     NoteCreated,
+    OperationApplied,
+    OperationUndone,
     StateLeave,
     VaultRemoved,
 )
+from protocol.methods.receipts import Applied, ChangeAction, ChangeReceipt, LogReceipt, NoDetail, Preview
 from vaultd.events.log import EventLog, parse_clock
 from vaultd.events.wake import Waker
+from vaultd.ops.announce import receipt_event
 
 
 class FakeClock:
@@ -72,17 +77,38 @@ async def test_many_note_changes_open_a_bulk_state_that_closes_when_quiet() -> N
     clock = FakeClock()
     log = EventLog("notes", clock=clock)
     log.notes([NoteCreated(path="one.md")])
-    assert log.leave_bulk_if_quiet() is None, "a few changes are no bulk state"
+    log.notes([NoteChanged(path=f"{n}.md") for n in range(BULK_MIN_CHANGES - 1)])
+    assert log.leave_bulk_if_quiet() is None, "one fewer than the bound is no bulk state"
+    assert not any(r.kind == "state.enter" for r in log.after(0, 1000) or [])
+    log.record()  # nothing to record is nothing recorded
+    assert log.head == BULK_MIN_CHANGES
     log.notes([NoteCreated(path=f"{n}.md") for n in range(BULK_MIN_CHANGES)])
     log.notes([NoteChanged(path="late.md")])  # still inside: the state spans batches
     assert log.leave_bulk_if_quiet() == pytest.approx(BULK_QUIET_MS / 1000)
     clock.now += BULK_QUIET_MS / 1000
+    assert log.leave_bulk_if_quiet(busy=True) == pytest.approx(BULK_QUIET_MS / 1000), "still reading changes: not quiet"
+    clock.now += BULK_QUIET_MS / 1000
     assert log.leave_bulk_if_quiet() is None
     kinds = [str(type(e).__struct_config__.tag) for e in _decoded(log)]
-    assert kinds[:2] == ["note.created", "state.enter"] and kinds[-1] == "state.leave"
-    assert kinds.count("note.created") == 1 + BULK_MIN_CHANGES
+    assert kinds[: BULK_MIN_CHANGES + 1] == ["note.created"] + ["note.changed"] * (BULK_MIN_CHANGES - 1) + ["state.enter"]
+    assert kinds[-1] == "state.leave" and kinds.count("note.created") == 1 + BULK_MIN_CHANGES
     leave = _decoded(log)[-1]
     assert isinstance(leave, StateLeave) and leave.changes == leave.listed == BULK_MIN_CHANGES + 1
+
+
+def test_an_operation_event_lists_a_bounded_number_of_paths() -> None:
+    changes = [
+        ChangeReceipt(path=f"{n}.md", action=ChangeAction.MODIFY, before_sha="a", after_sha="b", bytes=1)
+        for n in range(MAX_EVENT_PATHS + 8)
+    ]
+    receipt = Applied(op="note.move", op_id="op-1", changes=changes, log=LogReceipt(appended=True), detail=NoDetail())
+    event = receipt_event(receipt, channel="cli", proposer="cli:vaultctl", undoes=None, proposal=None)
+    assert isinstance(event, OperationApplied)
+    assert len(event.paths) == MAX_EVENT_PATHS and event.paths_omitted == 8
+    undo = receipt_event(receipt, channel="cli", proposer="cli:vaultctl", undoes="op-0", proposal=None)
+    assert isinstance(undo, OperationUndone) and undo.undoes == "op-0"
+    preview = Preview(op="note.move", fingerprint="f" * 64, changes=changes, detail=NoDetail())
+    assert receipt_event(preview, channel="cli", proposer="cli:vaultctl", undoes=None, proposal=None) is None
 
 
 async def test_a_bulk_state_lists_a_bounded_number_of_changes_and_counts_the_rest() -> None:

@@ -158,12 +158,15 @@ class EventLog:
         bulk.last = self._now()
         self.record(*listed)
 
-    def leave_bulk_if_quiet(self) -> float | None:
+    def leave_bulk_if_quiet(self, busy: bool = False) -> float | None:
         """Leave the bulk state once the vault has been quiet for ``BULK_QUIET_MS``; else the
-        seconds until it may be (None when no bulk state is open)."""
+        seconds until it may be (None when no bulk state is open). ``busy``: changes are being
+        read right now (the index is refreshing), so the vault is not quiet yet."""
         bulk = self._bulk
         if bulk is None:
             return None
+        if busy:
+            bulk.last = self._now()
         wait = bulk.last + BULK_QUIET_MS / 1000 - self._now()
         if wait > 0:
             return wait
@@ -172,12 +175,14 @@ class EventLog:
         self.record(StateLeave(changes=bulk.changes, listed=bulk.listed))
         return None
 
-    async def run(self) -> None:
-        """Close bulk states once they go quiet, for as long as the log is open."""
+    async def run(self, busy: Callable[[], bool] = lambda: False) -> None:
+        """Close bulk states once they go quiet, for as long as the log is open. ``busy`` says
+        whether changes are being read now: a checkout's next batch is read while this one's
+        events wait, and a long read is no quiet moment."""
         while not self.closed:
             await self._bulk_opened.wait()
             # Polls a deadline that each note change moves later; no event marks "quiet".
-            while (wait := self.leave_bulk_if_quiet()) is not None:  # noqa: ASYNC110
+            while (wait := self.leave_bulk_if_quiet(busy())) is not None:  # noqa: ASYNC110
                 await anyio.sleep(wait)
 
     def close(self, final: Event | None = None, successor: EventLog | None = None) -> None:

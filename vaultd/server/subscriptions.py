@@ -203,10 +203,13 @@ class SessionStreams:
         await sub.done.wait()
 
     def close_all(self) -> None:
-        """The connection is going: stop every subscription at once."""
+        """The peer hung up: stop every subscription (a frame being written is finished first,
+        bounded by the send timeout, so a peer that only closed its sending side reads whole frames)."""
         for sub in self._subs.values():
             sub.closing = True
-            sub.scope.cancel()
+            sub.waker.wake()
+            if not sub.writing:
+                sub.scope.cancel()
         self._subs.clear()
 
     def _abandon(self, sub: _Subscription) -> None:

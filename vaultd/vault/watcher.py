@@ -132,6 +132,11 @@ class LiveIndex:
     def stop(self) -> None:
         self._stop.set()
 
+    @property
+    def busy(self) -> bool:
+        """A refresh is reading changes (or the index is held still for a plan or a rebuild)."""
+        return self._refreshing.locked()
+
     def close(self) -> None:
         if self.index.cache is not None:
             self.index.cache.close()
