@@ -235,3 +235,24 @@ def test_a_person_applying_an_agents_proposal_is_announced(home: Home, daemon: D
     assert decided["decided_by"] == "cli:vaultctl"
     agent.close()
     person.close()
+
+
+def test_a_vault_folder_lost_and_taken_back_restarts_its_clock(home: Home, sub: Subscriber, vault: Path, cli: Any) -> None:
+    (old,) = sub.subscribe(vaults=["v"])["vaults"]
+    away = home.root / "away"
+    os.rename(vault, away)
+    assert cli("status").code == 0  # every request checks the folder: it is gone
+    sub.read_until(has("vault.health", state="missing"), 10, "the missing state")
+    os.rename(away, vault)
+    assert cli("status").code == 0  # and back: taken again, re-indexed
+    sub.read_until(has("index.ready"), 20, "the new index")
+    kinds = [e["kind"] for e in sub.events]
+    fresh = kinds.index("fresh_instance")
+    assert kinds[fresh + 1 :].count("vault.health") >= 1 and kinds[-1] in ("index.ready", "vault.health")
+    before, after = sub.events[fresh - 1], sub.events[fresh]
+    assert sequence(before)[0] == old["clock"].split(":")[0]
+    assert sequence(after) == (sequence(after)[0], 1) and sequence(after)[0] != sequence(before)[0]
+    again = Subscriber(home.socket)
+    (clock,) = again.subscribe(vaults=["v"], since={"v": old["clock"]})["vaults"]
+    assert clock["fresh_instance"], "a clock from before the folder was lost cannot be resumed"
+    again.close()
