@@ -37,3 +37,7 @@ def over_bound(field: str, text: str, bound: int) -> str | None:
     if size <= bound:
         return None
     return f"{field} is {size} bytes as UTF-8; it may be at most {describe(bound)}"
+
+
+MAX_EVENT_FRAME_BYTES: Final = 64 * KiB  #: about the most one ``subscription.events`` notification carries
+RETAINED_EVENT_BYTES: Final = 4 * MiB  #: a vault's retained events for ``since``, encoded

@@ -10,10 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.methods import guard, proposals, reads, service, vaults, writes
+from protocol.methods import events, guard, indexing, proposals, reads, service, vaults, writes
 from protocol.methods.spec import Effect, MethodSpec, Trait
 
-SPECS: tuple[MethodSpec[Any, Any], ...] = (*service.SPECS, *vaults.SPECS, *reads.SPECS, *writes.SPECS, *proposals.SPECS, *guard.SPECS)
+SPECS: tuple[MethodSpec[Any, Any], ...] = (
+    *service.SPECS,
+    *vaults.SPECS,
+    *reads.SPECS,
+    *writes.SPECS,
+    *proposals.SPECS,
+    *indexing.SPECS,
+    *events.SPECS,
+    *guard.SPECS,
+)
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 
 __all__ = ["METHODS", "SPECS", "Effect", "MethodSpec", "Trait"]

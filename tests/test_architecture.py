@@ -88,6 +88,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd.registry",),
     ("vaultd.txn",),
     ("vaultd.gate",),  # the agent gate: verdicts and the stored proposals
+    ("vaultd.events",),  # a vault's event log and clock, for subscribers
     ("vaultd.runtime",),  # a vault as the daemon holds it: lock, recovery, live index
     ("vaultd.ops",),
     ("vaultd.api",),

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import typer
 
-from vaultctl.commands import admin, mcp_cmd, proposals, reads, setup_cmd, vault_settings, writes
+from vaultctl.commands import admin, mcp_cmd, proposals, reads, setup_cmd, vault_settings, watch, writes
 
 app = typer.Typer(
     name="vaultctl",
@@ -42,6 +42,7 @@ COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("merge", writes.merge),
     ("undo", writes.undo),
     ("ops", writes.ops),
+    ("watch", watch.watch),
 ]
 for name, fn in COMMANDS:
     app.command(name)(fn)

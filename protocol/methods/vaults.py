@@ -9,6 +9,7 @@ import msgspec
 
 from protocol.methods.common import Empty, Fingerprint, Params, Result, VaultId
 from protocol.methods.gate import ORG_DEFAULT, PERSONAL_DEFAULT, AgentPolicy, AgentPolicyChange
+from protocol.methods.indexing import BuildProgress
 from protocol.methods.spec import Effect, Trait, spec
 
 
@@ -126,6 +127,7 @@ class VaultHealth(msgspec.Struct, kw_only=True):
     message: str = ""
     notes: int = 0
     pending_proposals: int = 0  #: agent proposals waiting for a person (filled by daemon.status)
+    progress: BuildProgress | None = None  #: while a build runs (state indexing, or a rebuild)
 
 
 class VaultAddParams(Params):
@@ -216,6 +218,9 @@ class VaultSetParams(Params):
         Annotated[list[StampKey], msgspec.Meta(max_length=8, description="The new keys an edit stamps with today's date ([] for none).")]
         | None
     ) = None
+    dead_links: Annotated[
+        DeadLinks | None, msgspec.Meta(description="A write adding a link to no note yet: warn (written, reported) or refuse.")
+    ] = None
     agents: Annotated[
         AgentPolicyChange | None,
         msgspec.Meta(

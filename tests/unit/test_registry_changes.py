@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from protocol.methods import guard
 from protocol.methods.gate import AgentPolicy, AgentPolicyChange, Gate, OpClass
-from protocol.methods.vaults import Kind, PiiPattern, PiiPolicy, SchemaProfile, VaultEntry, VaultSetParams, WritePolicy
+from protocol.methods.vaults import DeadLinks, Kind, PiiPattern, PiiPolicy, SchemaProfile, VaultEntry, VaultSetParams, WritePolicy
 from protocol.table import METHODS
 from vaultd.registry.changes import changed_entry, setting_changes
 
@@ -25,10 +25,14 @@ def _changes(**params: object) -> dict[str, bool]:
 def test_each_setting_is_marked_by_its_direction() -> None:
     assert _changes(write=WritePolicy.CLI) == {"write": False}
     assert _changes(kind=Kind.ORG)["kind"] is False
-    assert _changes(schema=SchemaProfile.TYPED) == {"schema": False}
+    assert _changes(schema=SchemaProfile.TYPED) == {"schema": False, "dead_links": False}
     assert _changes(deny_paths=["secret/**"]) == {"deny_paths": False}
     assert _changes(private_paths=["diary/**"]) == {"private_paths": False}
     assert _changes(stamp_keys=[]) == {"stamp_keys": False}
+    assert _changes(dead_links=DeadLinks.REFUSE) == {"dead_links": False}
+    assert _changes(dead_links=DeadLinks.WARN) == {}, "warn is the open profile's default already"
+    typed = changed_entry(BASE, VaultSetParams(id="v", schema=SchemaProfile.TYPED))
+    assert {c.setting: c.loosens for c in setting_changes(BASE, typed)} == {"schema": False, "dead_links": False}
     assert _changes(agents=AgentPolicyChange(move=Gate.APPLY)) == {"agents.move": True}
     assert _changes(agents=AgentPolicyChange(create=Gate.PROPOSE, guard=False)) == {"agents.create": False, "agents.guard": True}
     assert _changes(agents=AgentPolicyChange(session_context=True, wide_files=5)) == {

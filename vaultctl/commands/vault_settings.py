@@ -20,6 +20,7 @@ from protocol.methods import vaults
 from protocol.methods.common import Empty
 from protocol.methods.gate import AgentPolicyChange, Gate, OpClass
 from protocol.methods.vaults import (
+    DeadLinks,
     Kind,
     PiiSetting,
     SchemaProfile,
@@ -109,6 +110,7 @@ def set_settings(
     stamp_key: Annotated[
         list[str] | None, typer.Option("--stamp-key", metavar="KEY", help="Repeatable: the new stamp keys; --stamp-key '' for none.")
     ] = None,
+    dead_links: Annotated[DeadLinks | None, typer.Option("--dead-links", help=doc(VaultSetParams, "dead_links"))] = None,
     confirm: ConfirmOpt = False,
     fingerprint: FingerprintOpt = None,
     as_json: JsonOpt = False,
@@ -129,11 +131,12 @@ def set_settings(
         deny_paths=[] if no_deny_paths else deny_path,
         private_paths=[] if no_private else private,
         stamp_keys=None if stamp_key is None else [k for k in stamp_key if k],
+        dead_links=dead_links,
         confirm=confirm,
         fingerprint=fingerprint,
     )
     cmd = ["vaultctl", "vault", "set", vault_id]
-    for flag, value in (("--kind", kind), ("--write", write), ("--schema", schema), ("--pii", pii)):
+    for flag, value in (("--kind", kind), ("--write", write), ("--schema", schema), ("--pii", pii), ("--dead-links", dead_links)):
         if value is not None:
             cmd += [flag, str(value)]
     cmd += ["--no-deny-paths"] if no_deny_paths else [a for g in deny_path or [] for a in ("--deny-path", g)]

@@ -2,4 +2,13 @@
 
 
 def load_handlers() -> None:
-    from vaultd.api import guard_methods, proposal_methods, read_methods, service_methods, vault_methods, write_methods  # noqa: F401
+    from vaultd.api import (  # noqa: F401
+        guard_methods,
+        index_methods,
+        proposal_methods,
+        read_methods,
+        service_methods,
+        subscription_methods,
+        vault_methods,
+        write_methods,
+    )

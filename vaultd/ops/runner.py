@@ -39,6 +39,7 @@ from protocol.methods.writes import EditParams, LogEvent, LogType, TwoStepParams
 from vaultd import faults
 from vaultd.errors import InvalidParams, StalePreview, ValidationFailed, VaultError
 from vaultd.ops import agent_gate
+from vaultd.ops.announce import receipt_event
 from vaultd.ops.context import OpContext
 from vaultd.ops.validate import check_policy, validate
 from vaultd.policy import pii_findings, secret_issues
@@ -168,6 +169,29 @@ def _plan_and_check(
 
 
 async def run_operation(
+    call: WriteCall,
+    params: P,
+    planner: Callable[[OpContext, P], Plan],
+    detail: Callable[[OpContext, Plan], D],
+    *,
+    undoes: str | None = None,
+    approval: Approval | None = None,
+) -> WriteReceipt[D]:
+    """Run one operation, then tell the vault's subscribers what it applied or proposed."""
+    receipt = await _run_operation(call, params, planner, detail, undoes=undoes, approval=approval)
+    event = receipt_event(
+        receipt,
+        channel=str(call.channel),
+        proposer=agent_gate.who(call),
+        undoes=undoes,
+        proposal=approval.proposal.id if approval is not None else None,
+    )
+    if event is not None:
+        call.host.vault(params.vault).events.record(event)
+    return receipt
+
+
+async def _run_operation(
     call: WriteCall,
     params: P,
     planner: Callable[[OpContext, P], Plan],

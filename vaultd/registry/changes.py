@@ -7,6 +7,7 @@ channel or an agent may now do something it could not, or something is screened 
 - ``write``: more channels may write (none < cli < mcp);
 - ``kind``: org to personal (personal data and agent defaults are more permissive there);
 - ``schema``: typed to open (fewer rules checked);
+- ``dead_links``: refuse to warn (a link to no note is written);
 - ``pii``: any category, pattern or surface whose effective action drops (deny > warn > allow), a
   pattern whose regex changed, or a new allow-list entry;
 - ``deny_paths`` / ``private_paths``: a glob removed;
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any, get_args
 import msgspec
 
 from protocol.methods.gate import AgentPolicy, Gate
-from protocol.methods.vaults import Kind, PiiPolicy, SchemaProfile, SettingChange, VaultEntry, VaultSetParams, WritePolicy
+from protocol.methods.vaults import DeadLinks, Kind, PiiPolicy, SchemaProfile, SettingChange, VaultEntry, VaultSetParams, WritePolicy
 from vaultd.policy.pii import Surface, effective_action
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ _SURFACES: tuple[Surface, ...] = get_args(Surface)
 def changed_entry(entry: VaultEntry, params: VaultSetParams) -> VaultEntry:
     """The entry as ``params`` would leave it (the caller validates it like a new one)."""
     updates: dict[str, Any] = {}
-    for name in ("kind", "write", "schema", "pii", "deny_paths", "private_paths", "stamp_keys"):
+    for name in ("kind", "write", "schema", "pii", "deny_paths", "private_paths", "stamp_keys", "dead_links"):
         value = getattr(params, name)
         if value is not None:
             updates[name] = value
@@ -73,6 +74,7 @@ def setting_changes(before: VaultEntry, after: VaultEntry) -> list[SettingChange
     add("deny_paths", before.deny_paths, after.deny_paths, not set(before.deny_paths) <= set(after.deny_paths))
     add("private_paths", before.private_paths, after.private_paths, not set(before.private_paths) <= set(after.private_paths))
     add("stamp_keys", before.stamp_keys, after.stamp_keys, False)
+    add("dead_links", before.dead_link_rule(), after.dead_link_rule(), after.dead_link_rule() is DeadLinks.WARN)
     out.extend(_agent_changes(before.agent_policy(), after.agent_policy()))
     return out
 
