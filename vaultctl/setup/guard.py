@@ -24,7 +24,7 @@ import msgspec
 
 from vaultctl.setup.commit import Change, FileState, sha
 from vaultctl.setup.entry import MANUAL, check_command
-from vaultctl.setup.errors import EntryChanged
+from vaultctl.setup.errors import EntryChanged, SetupError
 from vaultctl.setup.hooksfile import HOOKS_KEY, HooksDocument
 from vaultctl.setup.hostnotes import host_notes
 from vaultctl.setup.hosts import GUARD_ARGS, PORTABLE_COMMAND, GuardHooks, Host, launch_env
@@ -96,6 +96,16 @@ class GuardTarget:
     def manual(self, groups: dict[str, dict[str, Any]]) -> str:
         """What to add by hand: each group goes at the end of the array of its event."""
         return json.dumps({HOOKS_KEY: {event: [group] for event, group in groups.items()}}, indent=2, ensure_ascii=False) + "\n"
+
+    def manual_with(self, entry_manual: str, vaultctl: str) -> str:
+        """The entry's by-hand text for the same file, with the guard's groups added to it."""
+        try:
+            data = json.loads(entry_manual)
+            groups = self.hooks.groups(self.command(vaultctl))
+        except (ValueError, SetupError):
+            return entry_manual
+        data[HOOKS_KEY] = {event: [group] for event, group in groups.items()}
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
     def setup(self, vaultctl: str, mode: Mode, state: FileState | None = None) -> Change:
         """Plan appending the guard's groups on ``state`` (read from disk when None)."""
@@ -228,7 +238,7 @@ class GuardTarget:
     ) -> SetupPlan:
         if action is Action.CREATE_FILE and not self.path.parent.exists():
             notes = (*notes, f"{self.path.parent} will be created (mode 0700).")
-        return make_plan(self.host.name, self.path, mode, action, old=old, new=new, before=before, after=after, notes=notes)
+        return make_plan(self.host.name, self.path, mode, action, old=old, new=new, before=before, after=after, notes=notes, ours=True)
 
 
 def _runs(group: Any, commands: set[Any]) -> bool:

@@ -119,16 +119,19 @@ def make_plan(
     before: Any,
     after: Any,
     notes: tuple[str, ...] = (),
+    ours: bool = False,
 ) -> SetupPlan:
-    """A plan with its diff rendered and every shown value masked."""
+    """A plan with its diff rendered and every shown value masked. ``ours``: ``before`` and
+    ``after`` hold only what setup writes itself (the guard's groups, keyed by event names such as
+    ``SessionStart`` that the key rule would mask), so they are shown as they are."""
     diff = "" if action is Action.NONE else unified_diff(path, old, new)
     return SetupPlan(
         host=host,
         path=path,
         mode=mode,
         action=action,
-        before=redact_value(before),
-        after=redact_value(after),
+        before=before if ours else redact_value(before),
+        after=after if ours else redact_value(after),
         diff=diff,
         notes=notes,
     )

@@ -91,7 +91,12 @@ def run(
 
 
 def _setup(entry: EntryTarget, hooks: GuardTarget | None, command: str, mode: Mode, guard: bool) -> list[Change]:
-    first = entry.setup(command, mode)
+    try:
+        first = entry.setup(command, mode)
+    except SetupError as exc:
+        if hooks is not None and hooks.path == entry.path and exc.manual is not None:
+            exc.manual = hooks.manual_with(exc.manual, command)  # one file: one thing to add by hand
+        raise
     if hooks is None:
         if guard and entry.host.no_guard:
             note = f"No guard hook: {entry.host.no_guard}. See docs/agents.md (Guard)."
