@@ -578,3 +578,26 @@ def test_doctor_says_whether_the_guard_is_installed(env: dict[str, str], tmp_pat
     real.unlink()
     row = guard_row("codex", env, has_entry=False)
     assert row is not None and row[0] == "fail" and "cannot start" in row[2]
+
+
+@pytest.mark.parametrize("host", GUARD_HOSTS)
+def test_a_created_file_is_deleted_by_undo_after_vaultctl_moved(host: str, env: dict[str, str]) -> None:
+    """Regression: with the entry and the hooks in one created file (Gemini CLI), re-applying with a
+    moved vaultctl left undo a file holding `{}` instead of deleting the file setup created."""
+    path = hooks_path(host, env)
+    run(host, Mode.APPLY, COMMAND)
+    run(host, Mode.APPLY, OTHER_COMMAND)
+    run(host, Mode.UNDO, "")
+    assert not path.exists()
+    entry = HOSTS[host].config_path(env)
+    assert not entry.exists() and receipts(env) == []
+
+
+def test_a_bom_is_kept(env: dict[str, str]) -> None:
+    path = hooks_path("gemini", env)
+    original = write(path, '\ufeff{\n  "hooks": {\n    "BeforeTool": []\n  }\n}\n')
+    run("gemini", Mode.APPLY, COMMAND)
+    assert path.read_bytes().startswith("\ufeff".encode())
+    assert load(path)["hooks"]["BeforeTool"] == [groups_for("gemini", env)["BeforeTool"]]
+    run("gemini", Mode.UNDO, "")
+    assert path.read_bytes() == original

@@ -211,7 +211,9 @@ class EntryTarget:
                 "to take it over.",
                 path=self.path,
             )
-        if not receipt.file_existed and receipt.created_sha256 == state.sha():
+        if not receipt.file_existed and (receipt.created_sha256 == state.sha() or text == self.fmt.fresh(found.value)):
+            # Setup created the file and it still holds nothing else (the second test covers an
+            # entry updated since in a file that another change of setup's shares).
             plan = self._plan(Mode.UNDO, Action.DELETE_FILE, old=text, new=None, before=found.value, after=None)
             return Change(state, plan, None, drops=drops, receipt=self.receipt_path)
         doc = self.fmt.parse(text, self.path)

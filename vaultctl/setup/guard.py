@@ -214,7 +214,7 @@ class GuardTarget:
             note = "The guard's hook groups are already gone; the receipt was dropped."
             plan = self._plan(Mode.UNDO, Action.NONE, old=text, new=text, before=None, after=None, notes=(note,))
             return Change(state, plan, text, drops=drops, receipt=self.receipt_path)
-        if not receipt.file_existed and receipt.created_sha256 == state.sha():
+        if not receipt.file_existed and (receipt.created_sha256 == state.sha() or text == self._fresh(written)):
             plan = self._plan(Mode.UNDO, Action.DELETE_FILE, old=text, new=None, before=present, after=None)
             return Change(state, plan, None, drops=drops, receipt=self.receipt_path)
         new = text
@@ -224,6 +224,13 @@ class GuardTarget:
                 doc = HooksDocument(new, self.path)
         plan = self._plan(Mode.UNDO, Action.REMOVE, old=text, new=new, before=present, after=None)
         return Change(state, plan, new, drops=drops, receipt=self.receipt_path)
+
+    def _fresh(self, groups: dict[str, dict[str, Any]]) -> str:
+        """The text of a file setup creates holding only ``groups``."""
+        text = _EMPTY
+        for event, group in groups.items():
+            text = HooksDocument(text, self.path).add(event, group).splice.apply(text)
+        return text
 
     def _plan(
         self,

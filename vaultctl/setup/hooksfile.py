@@ -147,7 +147,7 @@ class HooksDocument:
     def _unfaithful(self) -> CannotEditFaithfully:
         return CannotEditFaithfully(
             f"setup cannot change the hooks in {self.path} without disturbing the rest of the file; "
-            "nothing was written. Add vaultd's hook groups by hand (shown below).",
+            "nothing was written. Add vaultd's hook groups by hand.",
             path=self.path,
         )
 

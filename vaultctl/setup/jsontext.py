@@ -295,7 +295,7 @@ def load(body: str, path: Path) -> dict[str, Any]:
         if _looks_like_jsonc(body, exc.pos):
             raise MalformedConfig(
                 f"{path} has comments or trailing commas (JSONC, line {exc.lineno}); setup edits only "
-                "strict JSON so that it never drops them. Add vaultd's part by hand (shown below).",
+                "strict JSON so that it never drops them. Add vaultd's part by hand.",
                 path=path,
             ) from exc
         # The decoder's own messages ("Expecting ',' delimiter") never quote the text.
