@@ -27,6 +27,7 @@ from vaultctl.setup import (
     Mode,
     NoReceipt,
     Status,
+    UnsafeFile,
     guard_command,
     run,
     setup_all,
@@ -601,3 +602,17 @@ def test_a_bom_is_kept(env: dict[str, str]) -> None:
     assert load(path)["hooks"]["BeforeTool"] == [groups_for("gemini", env)["BeforeTool"]]
     run("gemini", Mode.UNDO, "")
     assert path.read_bytes() == original
+
+
+def test_a_linked_settings_file_is_refused_and_nothing_is_written(env: dict[str, str], tmp_path: Path) -> None:
+    """Dotfile managers link ~/.claude/settings.json; setup does not edit through links."""
+    real = tmp_path / "dotfiles" / "settings.json"
+    original = write(real, '{"hooks": {}}')
+    link = hooks_path("claude", env)
+    link.parent.mkdir(parents=True)
+    link.symlink_to(real)
+    with pytest.raises(UnsafeFile) as info:
+        run("claude", Mode.APPLY, COMMAND)
+    assert "--no-guard" in info.value.message and info.value.manual is not None and "guard" in info.value.manual
+    assert real.read_bytes() == original and link.is_symlink()
+    assert not (Path(env["HOME"]) / ".claude.json").exists() and receipts(env) == []
