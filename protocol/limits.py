@@ -26,3 +26,8 @@ def describe(n: int) -> str:
         if n >= size and n % size == 0:
             return f"{n // size} {unit}"
     return f"{n} bytes"
+
+
+MAX_CAPTURE_BYTES: Final = 64 * MiB  #: one captured file's bytes (a raw copy), and every capture of one operation together
+MAX_INLINE_CAPTURE_BYTES: Final = 512 * KiB  #: content sent inside a capture call (text or base64 data), before encoding
+MAX_RETRIEVE_QUERY_CHARS: Final = 8000  #: a retrieval query, in characters after NFC and whitespace folding

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import typer
 
 from protocol.errors import ExitStatus
-from vaultctl.commands import admin, mcp_cmd, proposals, reads, setup_cmd, writes
+from vaultctl.commands import admin, mcp_cmd, proposals, reads, setup_cmd, sources, writes
 from vaultctl.terminal import escape
 
 app = typer.Typer(
@@ -50,6 +50,10 @@ COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("merge", writes.merge),
     ("undo", writes.undo),
     ("ops", writes.ops),
+    ("capture", sources.capture),
+    ("sources", sources.list_sources),
+    ("evidence", sources.evidence),
+    ("retrieve", sources.retrieve_passages),
 ]
 for name, fn in COMMANDS:
     app.command(name)(fn)
@@ -57,6 +61,7 @@ app.add_typer(writes.log_app, name="log")
 app.add_typer(admin.daemon_app, name="daemon")
 app.add_typer(admin.vault_app, name="vault")
 app.add_typer(proposals.app, name="proposals")
+app.add_typer(sources.claim_app, name="claim")
 
 
 DEBUG_ENV = "VAULTD_DEBUG"

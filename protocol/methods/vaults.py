@@ -73,6 +73,25 @@ StampKey = Annotated[
 ]
 
 
+FolderPath = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=512,
+        pattern=r"^(?!/)(?!.*(?:^|/)\.{1,2}(?:/|$))(?!.*//)[^\x00-\x1f\x7f\\]+$",
+        description="A vault-relative folder.",
+    ),
+]
+
+
+class SourcesSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """Where the source and claim ledgers live. Raw copies go where Obsidian puts attachments
+    (``.obsidian/app.json`` ``attachmentFolderPath``, relative to the source note when it says so)."""
+
+    folder: FolderPath = "sources"  #: source notes
+    claims: FolderPath = "claims"  #: claim notes
+
+
 class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """One registered vault, as stored in config.json and as returned by the vault methods."""
 
@@ -89,6 +108,10 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     #: profile the first of them is added when the note has none. Empty: never stamp.
     stamp_keys: Annotated[list[StampKey], msgspec.Meta(max_length=8)] = msgspec.field(default_factory=lambda: ["updated"])
     agents: AgentPolicy | None = None  #: None: the kind's default (see :meth:`agent_policy`)
+    sources: SourcesSettings | None = None  #: None: the default folders
+
+    def sources_settings(self) -> SourcesSettings:
+        return self.sources or SourcesSettings()
 
     def agent_policy(self) -> AgentPolicy:
         """What agents (the ``mcp`` channel) may do here."""
@@ -142,6 +165,9 @@ class VaultAddParams(Params):
         ]
         | None
     ) = None
+    sources: Annotated[
+        SourcesSettings | None, msgspec.Meta(description="Folders of the source and claim ledgers; omitted: sources/ and claims/.")
+    ] = None
 
 
 class VaultInfo(Result):

@@ -2,4 +2,12 @@
 
 
 def load_handlers() -> None:
-    from vaultd.api import proposal_methods, read_methods, service_methods, vault_methods, write_methods  # noqa: F401
+    from vaultd.api import (  # noqa: F401
+        proposal_methods,
+        read_methods,
+        retrieve_methods,
+        service_methods,
+        source_methods,
+        vault_methods,
+        write_methods,
+    )

@@ -42,6 +42,7 @@ from protocol.methods.reads import (
 from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Ambiguous, InvalidParams, NotFound
 from vaultd.policy.visibility import Visibility
+from vaultd.sources import references
 from vaultd.vault import frontmatter, markdown, oplog
 from vaultd.vault.cache import Hit
 from vaultd.vault.index import VaultIndex
@@ -103,8 +104,28 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
                 return shown[: params.limit]
             limit = min(limit * 4, MAX_SEARCH_FETCH)
 
+    exact: list[str] = []
+    if references.looks_like_identifier(params.query):
+        # A DOI, citekey or arXiv id names its reference note exactly: that note comes first.
+        async with live.held_still():
+            exact = await anyio.to_thread.run_sync(
+                lambda: [
+                    p
+                    for p in references.table(index).find(params.query)
+                    if p != log_path
+                    and view.visible(p)
+                    and references.matches_filters(index.notes[p], params.type, params.domain, params.tag, folder)
+                ]
+            )
     hits = await anyio.to_thread.run_sync(visible_hits)
-    return SearchResult(hits=[SearchHit(path=h.path, title=h.title, score=h.score, snippet=h.snippet) for h in hits])
+    top = max((h.score for h in hits), default=0.0)
+    found = [
+        SearchHit(path=p, title=index.title_of(p), score=top + 1.0, snippet=references.IDENTIFIER_SNIPPET)
+        for p in exact
+        if p in index.notes
+    ]
+    found += [SearchHit(path=h.path, title=h.title, score=h.score, snippet=h.snippet) for h in hits if h.path not in set(exact)]
+    return SearchResult(hits=found[: params.limit])
 
 
 def _read_file(root: str, path: str) -> bytes:

@@ -60,6 +60,7 @@ async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
         private_paths=params.private_paths,
         log_path=params.log_path,
         agents=params.agents,
+        sources=params.sources,
     )
     if params.stamp_keys is not None:
         entry = msgspec.structs.replace(entry, stamp_keys=params.stamp_keys)

@@ -15,6 +15,7 @@ from vaultd.ops.context import OpContext
 from vaultd.ops.validate import refuse_unsafe_path
 from vaultd.policy import disk_spelling, disk_twin, path_screen_issues
 from vaultd.policy.names import name_issue
+from vaultd.sources import references
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault.frontmatter_emit import emit
 from vaultd.vault.note import stem_of
@@ -65,7 +66,7 @@ def plan_create(ctx: OpContext, params: CreateParams) -> Plan:
         )
     title = params.title or stem_of(path)
     body = params.body if params.body is not None else f"# {title}\n"
-    fields = dict(params.frontmatter)
+    fields = references.normalized(dict(params.frontmatter))
     if params.title is not None:
         fields.setdefault("title", params.title)
     fields.setdefault("created", ctx.today)

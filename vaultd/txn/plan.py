@@ -10,12 +10,20 @@ from __future__ import annotations
 import enum
 import hashlib
 from dataclasses import dataclass, field
+from typing import Any
 
 from protocol.errors import Issue
+from protocol.limits import MAX_CAPTURE_BYTES as MAX_CAPTURE_BYTES  # a file that is not a note (a raw copy)
 from protocol.limits import MAX_NOTE_BYTES as MAX_NOTE_BYTES  # the engine's bound is the protocol's
 
 MAX_OP_FILES = 1024
 MAX_OP_BYTES = 64 * 1024 * 1024
+
+
+def read_limit(path: str) -> int:
+    """The most bytes the engine reads of ``path`` when it checks, re-checks or restores it: a
+    note's bound for a note, a raw copy's for any other file (an attachment a capture created)."""
+    return MAX_NOTE_BYTES if path[-3:].lower() == ".md" else MAX_CAPTURE_BYTES
 
 
 def sha256(data: bytes | None) -> str | None:
@@ -65,6 +73,8 @@ class Plan:
     session: str | None = None
     proposal: str | None = None
     proposed_by: str | None = None
+    #: What the planner found for the receipt's detail (read by the operation's detail function).
+    detail: Any = None
 
     @property
     def paths(self) -> list[str]:

@@ -30,7 +30,7 @@ import watchfiles
 
 from vaultd.errors import Unavailable
 from vaultd.vault.cache import IndexCache, cache_file_name
-from vaultd.vault.index import VaultIndex, compute_updates
+from vaultd.vault.index import Updates, VaultIndex, compute_updates
 from vaultd.vault.layout import COOKIE_PREFIX, RUNTIME_DIR, SKIPPED_DIRS
 from vaultd.vault.walk import walk
 
@@ -80,6 +80,9 @@ class LiveIndex:
         self._lost_in_build = False  #: a watcher failed while the first build ran: reconcile after it
         #: why the watcher is down (None while it runs): fresh reads then reconcile by stat
         self.watch_problem: str | None = None
+        #: Derived indexes kept beside this one (the chunk index): each gets every applied batch of
+        #: updates in a worker thread, right after the cache, before the refresh returns.
+        self.followers: list[Callable[[Updates], None]] = []
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -244,6 +247,15 @@ class LiveIndex:
             if updates:
                 index.apply(updates)
                 await anyio.to_thread.run_sync(index.write_cache, updates)
+                await self._tell_followers(updates)
+
+    async def _tell_followers(self, updates: Updates) -> None:
+        for follow in list(self.followers):
+            try:
+                await anyio.to_thread.run_sync(follow, updates)
+            except Exception:
+                log.exception("a follower of the index failed; it is dropped and rebuilt when next used", vault=str(self.root))
+                self.followers.remove(follow)
 
     async def reconcile(self) -> None:
         """Compare every file with the index by stat; re-read only what differs."""
@@ -256,6 +268,7 @@ class LiveIndex:
             if updates:
                 index.apply(updates)
                 await anyio.to_thread.run_sync(index.write_cache, updates)
+                await self._tell_followers(updates)
 
     # -- the freshness barrier -----------------------------------------------------------
 
