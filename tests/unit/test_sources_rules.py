@@ -21,7 +21,7 @@ def source(path: str, **fields: Any) -> SourceEntry:
 def claim(
     state: str = "accepted", risk: str = "low", support: list[str] | None = None, contradictions: list[str] | None = None
 ) -> ClaimEntry:
-    data = {"ledger": "claim", "claim": "X is true", "page": "[[Page]]", "state": state, "risk": risk}
+    data: dict[str, Any] = {"ledger": "claim", "claim": "X is true", "page": "[[Page]]", "state": state, "risk": risk}
     data["support"] = support or []
     data["contradictions"] = contradictions or []
     return ClaimEntry.read("claims/x.md", "x", data)
@@ -47,12 +47,13 @@ def test_an_invented_citation_is_refused_in_any_state() -> None:
 
 
 def test_support_must_be_current() -> None:
-    for name, fields in {
+    inactive: dict[str, dict[str, Any]] = {
         "retracted": {"state": "retracted"},
         "planned": {"state": "planned"},
         "synthetic": {"synthetic": True},
         "expired": {"expires": "2026-01-14"},
-    }.items():
+    }
+    for name, fields in inactive.items():
         assert judged(claim(support=[f"[[{name}]]"]), {name: source(name, **fields)})[1] == ["V21"], name
     assert judged(claim(support=["[[ok]]"]), {"ok": source("ok", expires="2026-01-15")}) == (Verdict.SUPPORTED, [])
     assert judged(claim(support=["[[moved]]"]), {"moved": source("moved")}, frozenset({"moved"}))[1] == ["V21"]
