@@ -69,7 +69,7 @@ async def retrieve_passages(ctx: CallContext, params: RetrieveParams) -> Retriev
     log_path = oplog.log_name(ctx.host.vault(params.vault).entry)
     folder = params.folder.strip("/") + "/" if params.folder and params.folder.strip("/") else None
     notes = live.index.notes
-    want = max(params.limit, min(reranker.MAX_CANDIDATES, params.limit * 3 + 30)) if params.rerank else params.limit
+    want = max(params.limit, min(reranker.MAX_CANDIDATES, params.limit * 2 + 20)) if params.rerank else params.limit
 
     def keep(chunk: StoredChunk) -> bool:
         return (

@@ -13,8 +13,10 @@ similarity. When the package is missing, or loading or embedding fails, the call
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,10 +31,14 @@ log = structlog.get_logger("vaultd.retrieve")
 
 WEIGHTS_ENV = "VAULTD_RERANK_WEIGHTS"
 BM25_SHARE = 0.5
-MAX_CANDIDATES = 200  #: passages embedded per query at most
-MAX_CANDIDATE_CHARS = 2000  #: of each passage's text
+MAX_CANDIDATES = 100  #: passages embedded per query at most
+#: Of each passage, its head is embedded (the heading line and about 80 words): tokenizing costs
+#: grow faster than linearly past this on 2 cores, and a static embedding of the head says most.
+MAX_CANDIDATE_CHARS = 512
+MAX_REMEMBERED = 20000  #: passage vectors kept (256 float32 each: about 20 MB at most)
 
 _lock = threading.Lock()
+_vectors: OrderedDict[bytes, Any] = OrderedDict()  #: a passage head's digest -> its vector, least recent first
 _model: Any = None
 _failure: tuple[RerankStatus, str] | None = None
 
@@ -65,6 +71,25 @@ def model() -> tuple[Any, RerankStatus, str]:
         return None, *_failure
 
 
+def _passage_vectors(found: Any, heads: list[str]) -> list[Any]:
+    """Each head's unit vector, embedding only those not seen lately (a passage's vector depends
+    on its text alone, so it is remembered by the text's digest)."""
+    keys = [hashlib.blake2b(h.encode("utf-8", "surrogatepass"), digest_size=16).digest() for h in heads]
+    with _lock:
+        known = {k: _vectors[k] for k in keys if k in _vectors}
+        for k in known:
+            _vectors.move_to_end(k)
+    missing = [i for i, k in enumerate(keys) if k not in known]
+    if missing:
+        fresh = found.embed([heads[i] for i in missing], norm=True)
+        with _lock:
+            for row, i in enumerate(missing):
+                known[keys[i]] = _vectors[keys[i]] = fresh[row]
+            while len(_vectors) > MAX_REMEMBERED:
+                _vectors.popitem(last=False)
+    return [known[k] for k in keys]
+
+
 def _scaled(values: Sequence[float]) -> list[float]:
     low, high = min(values), max(values)
     span = high - low
@@ -81,7 +106,7 @@ def rerank(query: str, texts: Sequence[str], bm25: Sequence[float]) -> tuple[lis
     try:
         import numpy as np
 
-        vectors = found.embed([t[:MAX_CANDIDATE_CHARS] for t in texts], norm=True)
+        vectors = np.stack(_passage_vectors(found, [t[:MAX_CANDIDATE_CHARS] for t in texts]))
         question = found.embed([query], norm=True)[0]
         cosine = [float(x) for x in np.nan_to_num(vectors @ question)]
     except Exception as exc:  # noqa: BLE001 - an embedding failure: BM25 order for this query
