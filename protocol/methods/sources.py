@@ -358,9 +358,10 @@ CAPTURE: MethodSpec[CaptureParams, WriteReceipt[CaptureDetail]] = MethodSpec(
     CaptureParams,
     receipt_type(CaptureDetail),
     "Capture files or text as content-addressed raw copies with a source note each (URLs and OCR become consent plans, "
-    "never fetched); more than one item is two-step.",
+    "never fetched). One item applies at once; more than one answers a preview with a fingerprint: call again with the "
+    "same items, confirm=true and that fingerprint.",
     Effect.WRITE,
-    Trait.MCP | Trait.TWO_STEP,
+    Trait.MCP,
 )
 SOURCE_LIST = spec(
     "source.list",
