@@ -136,6 +136,8 @@ class ChunkStore:
         self._slots = threading.BoundedSemaphore(MAX_READERS)
         self._generation = 0
         self._closed = False
+        self._writes = 0  #: bumped by every apply, so a reader knows its cached row count is stale
+        self._counted: tuple[int, int] | None = None
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -169,6 +171,7 @@ class ChunkStore:
                         (t, tg), (h, hg), (b, bg) = map(fts_query.prepare, (safe_title, heading.replace(HEADING_SEP, " "), text))
                         grams = " ".join(g for g in (tg, hg, bg) if g)
                         con.execute("INSERT INTO fts(rowid, title, heading, body, grams) VALUES (?, ?, ?, ?, ?)", (rowid, t, h, b, grams))
+            self._writes += 1
 
     @staticmethod
     def _drop(con: apsw.Connection, path: str) -> None:
@@ -217,6 +220,13 @@ class ChunkStore:
             self._writer.close()
             self._writer = _recreate(self.path)
 
+    def _rows(self, con: apsw.Connection) -> int:
+        """How many chunks there are, counted once per write (the count reads the whole table)."""
+        generation = self._writes
+        if self._counted is None or self._counted[0] != generation:
+            self._counted = (generation, con.execute("SELECT count(*) FROM chunk").get or 1)
+        return self._counted[1]
+
     def tokenize(self, con: apsw.Connection, text: str) -> list[str]:
         tokenizer = con.fts5_tokenizer("unicode61", ["remove_diacritics", "2"])
         return cast(
@@ -236,7 +246,7 @@ class ChunkStore:
                 grams = list(dict.fromkeys(cjk.split()))[:max_terms]
                 if not tokens and not grams:
                     return []
-                total = con.execute("SELECT count(*) FROM chunk").get or 1
+                total = self._rows(con)
                 if tokens:
                     marks = ",".join("?" * len(tokens))
                     df = dict(con.execute(f"SELECT term, doc FROM vocab WHERE term IN ({marks})", tokens))
@@ -246,14 +256,33 @@ class ChunkStore:
                 parts = [_quote(t) for t in tokens] + [f"grams:{_quote(g)}" for g in grams]
                 if not parts:
                     return []
-                rows = list(
+                # Rank on the full-text table alone, then read only the chunk rows kept: joining
+                # every matching row before the sort cost several times the ranking itself.
+                ranked = list(
                     con.execute(
-                        f"SELECT c.id, c.path, c.heading, c.line_start, c.line_end, c.title, c.text, bm25(fts, {_WEIGHTS}) AS r "
-                        "FROM fts CROSS JOIN chunk c ON c.id = fts.rowid WHERE fts MATCH ? ORDER BY r, c.path, c.line_start LIMIT ?",
+                        f"SELECT rowid, bm25(fts, {_WEIGHTS}) AS r FROM fts WHERE fts MATCH ? ORDER BY r LIMIT ?",
                         (" OR ".join(parts), limit),
                     )
                 )
-        return [StoredChunk(i, p, tuple(h.split(HEADING_SEP)) if h else (), s, e, t, x, -float(r)) for i, p, h, s, e, t, x, r in rows]
+                if not ranked:
+                    return []
+                marks = ",".join("?" * len(ranked))
+                rows = {
+                    r[0]: r
+                    for r in con.execute(
+                        f"SELECT id, path, heading, line_start, line_end, title, text FROM chunk WHERE id IN ({marks})",
+                        [i for i, _ in ranked],
+                    )
+                }
+        found = []
+        for rowid, rank in ranked:
+            row = rows.get(rowid)
+            if row is None:
+                continue
+            i, path, heading, start, end, title, text = row
+            found.append(StoredChunk(i, path, tuple(heading.split(HEADING_SEP)) if heading else (), start, end, title, text, -float(rank)))
+        found.sort(key=lambda c: (-c.score, c.path, c.line_start))
+        return found
 
     def close(self) -> None:
         with self._write_lock:
