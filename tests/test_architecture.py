@@ -100,6 +100,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "vaultd.sources.claims",
         "vaultd.sources.intake",
         "vaultd.sources.operations",
+        "vaultd.sources.rawfiles",
     ),
     ("vaultd.api",),
     ("vaultd.server",),

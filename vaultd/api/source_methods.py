@@ -4,14 +4,11 @@ the ledgers and the evidence view read from the in-memory index."""
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 from collections.abc import Callable
-from pathlib import Path
 from typing import TypeVar
 
 import anyio
 
-from protocol.limits import MAX_CAPTURE_BYTES
 from protocol.methods import sources
 from protocol.methods.receipts import WriteReceipt
 from protocol.methods.sources import (
@@ -32,28 +29,13 @@ from protocol.methods.sources import (
 )
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
-from vaultd.errors import Conflict, LimitExceeded
 from vaultd.ops.runner import run_operation
 from vaultd.sources import operations
-from vaultd.sources.evidence import Hasher, Ledgers
-from vaultd.txn.dirfd import VaultRoot
+from vaultd.sources.evidence import Ledgers
+from vaultd.sources.rawfiles import raw_hasher
 from vaultd.vault.lookup import find_note
 
 R = TypeVar("R")
-
-
-def raw_hasher(root: Path) -> Hasher:
-    """sha256 of a vault file through descriptors (no link followed); None when it cannot be read."""
-
-    def digest(rel: str) -> str | None:
-        try:
-            with VaultRoot(root) as vroot:
-                current = vroot.read_file(rel, MAX_CAPTURE_BYTES)
-        except (Conflict, LimitExceeded, OSError):
-            return None
-        return None if current is None else hashlib.sha256(current.data).hexdigest()
-
-    return digest
 
 
 @handles(sources.CAPTURE)
