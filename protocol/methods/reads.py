@@ -56,6 +56,9 @@ class SearchHit(msgspec.Struct, kw_only=True):
     title: str
     score: float  #: higher is better
     snippet: str  #: bounded; matched terms are wrapped in ** **
+    #: Where the matched terms are: each one's [start, end) in ``snippet``, in characters (code
+    #: points), the ``**`` around it just outside. A ``**`` of the note's own text is not listed.
+    marks: list[list[int]] = []
 
 
 class SearchResult(Result):

@@ -104,7 +104,9 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
             limit = min(limit * 4, MAX_SEARCH_FETCH)
 
     hits = await anyio.to_thread.run_sync(visible_hits)
-    return SearchResult(hits=[SearchHit(path=h.path, title=h.title, score=h.score, snippet=h.snippet) for h in hits])
+    return SearchResult(
+        hits=[SearchHit(path=h.path, title=h.title, score=h.score, snippet=h.snippet, marks=[list(m) for m in h.marks]) for h in hits]
+    )
 
 
 def _read_file(root: str, path: str) -> bytes:

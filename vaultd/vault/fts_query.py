@@ -171,6 +171,15 @@ def shape_snippet(raw: str, cjk_terms: Sequence[str] = (), *, cut_before: bool =
     Whitespace runs collapse to one space, CJK terms are marked too (FTS5 only marks what the
     ``fts`` query matched), a cut never leaves a mark open, and a cut is shown as an ellipsis.
     """
+    return marked_snippet(raw, cjk_terms, cut_before=cut_before, cut_after=cut_after)[0]
+
+
+def marked_snippet(
+    raw: str, cjk_terms: Sequence[str] = (), *, cut_before: bool = False, cut_after: bool = False
+) -> tuple[str, list[tuple[int, int]]]:
+    """:func:`shape_snippet`'s text and where its marks are: for each marked term, the
+    ``[start, end)`` character range of the term itself, the ``**`` right outside it. A ``**`` of
+    the note's own text is never in that list, so a client can tell the two apart."""
     text = " ".join(raw.replace(ZWSP, "").split())
     text = _mark_cjk(text, cjk_terms)
     budget = SNIPPET_MAX_CHARS - len(ELLIPSIS) - len(HIGHLIGHT_CLOSE)
@@ -178,6 +187,7 @@ def shape_snippet(raw: str, cjk_terms: Sequence[str] = (), *, cut_before: bool =
     used = len(out)
     inside = False
     truncated = False
+    marks: list[tuple[int, int]] = []
     for ch in text:
         if ch == MARK_OPEN:
             if inside:
@@ -199,20 +209,25 @@ def shape_snippet(raw: str, cjk_terms: Sequence[str] = (), *, cut_before: bool =
         used += cost
         if ch == MARK_OPEN:
             inside = True
+            marks.append((used, used))
         elif ch == MARK_CLOSE:
             inside = False
+            marks[-1] = (marks[-1][0], used - len(HIGHLIGHT_CLOSE))
     if inside:
         if out and out[-1] == HIGHLIGHT_OPEN:
             out.pop()
+            marks.pop()
         else:
             out.append(HIGHLIGHT_CLOSE)
+            marks[-1] = (marks[-1][0], used)
     if truncated or (cut_after and out):
         out.append(ELLIPSIS)
-    return "".join(out)
+    return "".join(out), [(start, end) for start, end in marks if end > start]
 
 
-def cjk_window(text: str, terms: Sequence[str], *, before: int = 80, width: int = 400) -> str | None:
-    """A snippet around the first occurrence of any CJK term in ``text``; None when none occurs."""
+def cjk_window(text: str, terms: Sequence[str], *, before: int = 80, width: int = 400) -> tuple[str, list[tuple[int, int]]] | None:
+    """A snippet (with its marks, as :func:`marked_snippet`) around the first occurrence of any
+    CJK term in ``text``; None when none occurs."""
     positions = [p for p in (text.find(t) for t in terms) if p >= 0]
     if not positions:
         return None
@@ -223,4 +238,4 @@ def cjk_window(text: str, terms: Sequence[str], *, before: int = 80, width: int 
         if space != -1 and space < min(positions):
             start = space + 1
     end = start + width
-    return shape_snippet(text[start:end], terms, cut_before=start > 0, cut_after=end < len(text))
+    return marked_snippet(text[start:end], terms, cut_before=start > 0, cut_after=end < len(text))

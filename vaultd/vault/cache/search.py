@@ -28,6 +28,7 @@ class Hit(msgspec.Struct, frozen=True):
     score: float  #: ``-bm25``: higher is better; comparable only within one search
     title: str
     snippet: str  #: at most 300 characters, matches in ``**``, cuts as ``…``
+    marks: list[tuple[int, int]] = []  #: each match's [start, end) in ``snippet``, its ``**`` outside
 
 
 def filters(*, type: str | None, domain: str | None, tag: str | None, folder: str | None) -> tuple[list[str], list[object]] | None:
@@ -80,10 +81,10 @@ def _search(con: apsw.Connection, q: fts_query.CompiledQuery, where: list[str], 
     for rowid, path, rank in list(con.execute(sql, [*args, *params, limit])):
         if q.main is not None:
             title, raw = con.execute(_SNIPPET_SQL, (q.main, rowid)).fetchone() or ("", "")
-            snippet = fts_query.shape_snippet(raw, q.cjk_terms)
+            snippet, marks = fts_query.marked_snippet(raw, q.cjk_terms)
         else:
             title, meta, body = con.execute(_TEXT_SQL, (rowid,)).fetchone() or ("", "", "")
             windows = (fts_query.cjk_window(text, q.cjk_terms) for text in (body, meta, title))
-            snippet = next((w for w in windows if w), "")
-        hits.append(Hit(path=path, score=-rank, title=title.replace(fts_query.ZWSP, ""), snippet=snippet))
+            snippet, marks = next((w for w in windows if w), ("", []))
+        hits.append(Hit(path=path, score=-rank, title=title.replace(fts_query.ZWSP, ""), snippet=snippet, marks=marks))
     return hits
