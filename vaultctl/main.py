@@ -12,12 +12,16 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
+from typing import Annotated
 
 import typer
 
 from protocol.errors import ExitStatus
-from vaultctl.commands import admin, mcp_cmd, proposals, reads, setup_cmd, writes
+from vaultctl import command_tree, display
+from vaultctl.commands import admin, completion_cmd, help_cmd, mcp_cmd, proposals, reads, setup_cmd, writes
 from vaultctl.terminal import escape
+
+HELP_MAX_WIDTH = 120  #: help wraps to the terminal (or $COLUMNS), but prose lines no wider than this
 
 app = typer.Typer(
     name="vaultctl",
@@ -25,7 +29,22 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"max_content_width": HELP_MAX_WIDTH},
 )
+
+
+@app.callback()
+def root(
+    color: Annotated[
+        display.ColorMode,
+        typer.Option("--color", help="Colour the output: auto (a terminal, unless NO_COLOR is set or TERM=dumb), always, never."),
+    ] = display.ColorMode.AUTO,
+) -> None:
+    """Keep Obsidian-compatible Markdown vaults through the vaultd daemon."""
+    display.set_mode(color)
+
+
 COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("status", admin.status),
     ("doctor", admin.doctor),
@@ -50,6 +69,8 @@ COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("merge", writes.merge),
     ("undo", writes.undo),
     ("ops", writes.ops),
+    ("help", help_cmd.help_command),
+    ("completion", completion_cmd.completion),
 ]
 for name, fn in COMMANDS:
     app.command(name)(fn)
@@ -60,6 +81,7 @@ app.add_typer(proposals.app, name="proposals")
 
 
 DEBUG_ENV = "VAULTD_DEBUG"
+COMPLETE_WORD = "__complete"  #: what the shell completion scripts call: ``vaultctl __complete ...``
 EXIT_BROKEN_PIPE = 128 + 13  # SIGPIPE
 
 
@@ -70,7 +92,11 @@ def _run() -> int:
         from vaultctl.mcp import run
 
         return run()
-    app()  # standalone: exits through SystemExit with the command's status
+    if sys.argv[1:2] == [COMPLETE_WORD]:
+        from vaultctl.completion.engine import answer
+
+        return answer(command_tree.build(app), sys.argv[2:])
+    command_tree.build(app)(prog_name="vaultctl")  # standalone: exits through SystemExit with the command's status
     return 0
 
 

@@ -16,7 +16,7 @@ from protocol.errors import ExitStatus
 from protocol.location import resolve_home, resolve_socket
 from protocol.methods import service, vaults
 from protocol.methods.common import Empty
-from protocol.methods.service import DaemonStatus, DoctorParams, DoctorResult
+from protocol.methods.service import DaemonStatus, DoctorParams, DoctorResult, Finding, Level
 from protocol.methods.vaults import (
     Kind,
     SchemaProfile,
@@ -28,9 +28,10 @@ from protocol.methods.vaults import (
     WritePolicy,
 )
 from protocol.schema import field_help as doc
-from vaultctl import render
+from vaultctl import local_checks, render
 from vaultctl.client import BadSetting, DaemonUnavailable, UnsafeSocket, connect
 from vaultctl.commands.common import JsonOpt, call, emit, fail
+from vaultctl.completion import Complete
 
 daemon_app = typer.Typer(help="Start, stop and inspect the daemon.", no_args_is_help=True)
 vault_app = typer.Typer(help="Register, list and unregister vaults.", no_args_is_help=True)
@@ -138,7 +139,7 @@ def _vault_text(info: VaultInfo) -> str:
 @vault_app.command("add")
 def vault_add(
     vault_id: Annotated[str, typer.Argument(metavar="ID", help=doc(VaultAddParams, "id"))],
-    path: Annotated[Path, typer.Argument(help="The vault folder (made absolute from the working folder).")],
+    path: Annotated[Path, typer.Argument(help="The vault folder (made absolute from the working folder)."), Complete.DIR],
     kind: Annotated[Kind, typer.Option(help=doc(VaultAddParams, "kind"))] = Kind.PERSONAL,
     write: Annotated[WritePolicy, typer.Option(help=doc(VaultAddParams, "write"))] = WritePolicy.MCP,
     schema: Annotated[SchemaProfile, typer.Option(help=doc(VaultAddParams, "schema"))] = SchemaProfile.OPEN,
@@ -186,7 +187,7 @@ def vault_list(as_json: JsonOpt = False) -> None:
 
 @vault_app.command("remove")
 def vault_remove(
-    vault_id: Annotated[str, typer.Argument(metavar="ID", help=doc(VaultRemoveParams, "id"))],
+    vault_id: Annotated[str, typer.Argument(metavar="ID", help=doc(VaultRemoveParams, "id")), Complete.VAULT],
     confirm: Annotated[bool, typer.Option("--confirm", help=doc(VaultRemoveParams, "confirm"))] = False,
     fingerprint: Annotated[str | None, typer.Option(help=doc(VaultRemoveParams, "fingerprint"))] = None,
     as_json: JsonOpt = False,
@@ -204,26 +205,41 @@ def vault_remove(
 
 
 def doctor(
-    vault: Annotated[str | None, typer.Option("--vault", help=doc(DoctorParams, "vault"))] = None,
+    vault: Annotated[str | None, typer.Option("--vault", help=doc(DoctorParams, "vault")), Complete.VAULT] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Check the home, socket, config and vaults; exits 1 when the verdict is fail."""
-    result = with_host_rows(call(service.DOCTOR, DoctorParams(vault=vault)))
+    """Check the home, socket, config and vaults (links, index issues, proposals); exits 1 when the verdict is fail.
+
+    When no daemon answers, vaultctl checks what it can itself: the home, the socket's folder,
+    config.json, each vault's folder and which process holds its lock, the daemon's last error."""
+    try:
+        client = connect()
+    except BadSetting as exc:
+        fail(str(exc), ExitStatus.USAGE)
+    except (DaemonUnavailable, OSError) as exc:
+        found = local_checks.findings(str(exc))
+        result = DoctorResult(verdict=_verdict(found, Level.OK), findings=found)
+    else:
+        with client:
+            result = call(service.DOCTOR, DoctorParams(vault=vault), client=client)
+    result = with_host_rows(result)
     emit(result, as_json, lambda r: render.checks(r.findings, r.verdict))
     if result.verdict == "fail":
         raise typer.Exit(int(ExitStatus.REFUSED))
 
 
+def _verdict(findings: list[Finding], floor: Level) -> Level:
+    order = [Level.OK, Level.WARN, Level.FAIL]
+    return max((f.level for f in findings), key=order.index, default=floor)
+
+
 def with_host_rows(result: DoctorResult) -> DoctorResult:
     """The daemon's findings and one row per agent host, as that host would start vaultd."""
-    from protocol.methods.service import Finding, Level
     from vaultctl.setup.probe import host_rows
 
     rows = [Finding(level=Level(r.level), check=r.check, finding=r.finding) for r in host_rows(os.environ, Path.cwd())]
     findings = [*result.findings, *rows]
-    order = [Level.OK, Level.WARN, Level.FAIL]
-    verdict = max((f.level for f in findings), key=order.index, default=result.verdict)
-    verdict = max(verdict, result.verdict, key=order.index)
+    verdict = max(_verdict(findings, result.verdict), result.verdict, key=[Level.OK, Level.WARN, Level.FAIL].index)
     return msgspec.structs.replace(result, findings=findings, verdict=verdict)
 
 
