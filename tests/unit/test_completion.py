@@ -57,8 +57,9 @@ def test_enum_values_complete_for_options_and_arguments() -> None:
 
 
 def test_an_option_value_after_equals_is_completed_for_each_shell() -> None:
-    assert _values("vaultctl --color=a")[1] == ["auto", "always"]  # bash and zsh replace what follows '='
-    assert _values("vaultctl --color=a", "fish")[1] == ["--color=auto", "--color=always"]  # fish the whole word
+    assert _values("vaultctl --color=a")[1] == ["auto", "always"]  # bash replaces what follows '='
+    for shell in ("zsh", "fish"):  # zsh and fish the whole word
+        assert _values("vaultctl --color=a", shell)[1] == ["--color=auto", "--color=always"]
 
 
 def test_files_and_folders_are_left_to_the_shell() -> None:

@@ -173,8 +173,8 @@ def complete(root: Any, line: str, shell: str = "bash") -> tuple[str, list[Item]
         param = _option(pos.command, name)
         if eq and param is not None and _takes_value(param):
             kind, items = _value_items(root, pos, param, value)
-            # bash and zsh complete the value alone (after '='); fish replaces the whole word
-            return kind, [(f"{name}={v}" if shell == "fish" else v, h) for v, h in items]
+            # bash completes the value alone (its word starts after '='); zsh and fish replace the whole word
+            return kind, [(v if shell == "bash" else f"{name}={v}", h) for v, h in items]
         opts = [
             (opt, param.help or "")
             for param in pos.command.params

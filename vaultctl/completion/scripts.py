@@ -48,16 +48,24 @@ _vaultctl() {
     line="${(j: :)${(@)words[1,CURRENT]}}"
     reply=("${(@f)$(vaultctl __complete zsh "$line" 2>/dev/null)}")
     kind=${reply[1]}
-    if [[ ${words[CURRENT]} == -*=* ]]; then compset -P '*='; fi
     case $kind in
         file) _files ;;
         dir) _files -/ ;;
         plain)
-            local entry
+            local entry value
+            local -a folders
             for entry in "${(@)reply[2,-1]}"; do
-                [[ -n $entry ]] && described+=("${${entry%%$'\t'*}//:/\\:}:${entry#*$'\t'}")
+                [[ -z $entry ]] && continue
+                value=${entry%%$'\t'*}
+                if [[ $value == */ ]]; then
+                    folders+=("$value")  # a folder: no space after it, its notes come next
+                else
+                    described+=("${value//:/\\:}:${entry#*$'\t'}")
+                fi
             done
-            _describe -t values vaultctl described -S ' ' -q
+            # -U: vaultctl matched them already (note names case-insensitively); zsh must not filter again
+            (( ${#folders} )) && compadd -U -S '' -- "${folders[@]}"
+            (( ${#described} )) && _describe -t values vaultctl described -U
             ;;
     esac
 }
