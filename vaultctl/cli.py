@@ -6,10 +6,26 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Annotated
 
 import typer
 
-from vaultctl.commands import admin, mcp_cmd, proposals, reads, setup_cmd, sources, vault_settings, watch, writes
+from vaultctl import display
+from vaultctl.commands import (
+    admin,
+    completion_cmd,
+    help_cmd,
+    mcp_cmd,
+    proposals,
+    reads,
+    setup_cmd,
+    sources,
+    vault_settings,
+    watch,
+    writes,
+)
+
+HELP_MAX_WIDTH = 120  #: help wraps to the terminal (or $COLUMNS), but prose lines no wider than this
 
 app = typer.Typer(
     name="vaultctl",
@@ -17,7 +33,22 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"max_content_width": HELP_MAX_WIDTH},
 )
+
+
+@app.callback()
+def root(
+    color: Annotated[
+        display.ColorMode,
+        typer.Option("--color", help="Colour the output: auto (a terminal, unless NO_COLOR is set or TERM=dumb), always, never."),
+    ] = display.ColorMode.AUTO,
+) -> None:
+    """Keep Obsidian-compatible Markdown vaults through the vaultd daemon."""
+    display.set_mode(color)
+
+
 COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("status", admin.status),
     ("doctor", admin.doctor),
@@ -47,6 +78,8 @@ COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("sources", sources.list_sources),
     ("evidence", sources.evidence),
     ("retrieve", sources.retrieve_passages),
+    ("help", help_cmd.help_command),
+    ("completion", completion_cmd.completion),
 ]
 for name, fn in COMMANDS:
     app.command(name)(fn)

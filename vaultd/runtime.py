@@ -22,6 +22,7 @@ import anyio
 import anyio.abc
 import structlog
 
+from protocol import lock_holder
 from protocol.methods.events import Event, IndexReady, VaultHealthChanged, VaultRemoved
 from protocol.methods.service import Finding
 from protocol.methods.vaults import VaultEntry, VaultHealth, VaultState
@@ -101,8 +102,9 @@ class VaultRuntime:
             _write_gitignore(self.runtime_dir)
             fd = take_lock(self.runtime_dir / LOCK_NAME)
         except LockHeld:
+            who = lock_holder.describe(lock_holder.holder(self.runtime_dir / LOCK_NAME))
             self.state = VaultState.LOCKED
-            self.message = "another process holds the vault lock; stop it, then run 'vaultctl doctor'"
+            self.message = f"{who} holds the vault lock; stop it (or let it give the vault up), then run 'vaultctl doctor'"
             return False
         except OSError as exc:
             self.state, self.message = VaultState.ERROR, f"cannot prepare {self.runtime_dir}: {exc.strerror}"

@@ -5,6 +5,7 @@ def load_handlers() -> None:
     from vaultd.api import (  # noqa: F401
         guard_methods,
         index_methods,
+        name_methods,
         proposal_methods,
         read_methods,
         retrieve_methods,

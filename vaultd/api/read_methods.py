@@ -104,17 +104,22 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
 
     exact: list[str] = []
     if references.looks_like_identifier(params.query):
-        # A DOI, citekey or arXiv id names its reference note exactly: that note comes first.
-        async with live.held_still():
-            exact = await anyio.to_thread.run_sync(
-                lambda: [
-                    p
-                    for p in references.table(index).find(params.query)
-                    if p != log_path
-                    and view.visible(p)
-                    and references.matches_filters(index.notes[p], params.type, params.domain, params.tag, folder)
-                ]
-            )
+        # A DOI, citekey or arXiv id names its reference note exactly: that note comes first. A
+        # search never waits for a refresh or a rebuild holding the index: it then uses the table
+        # built at the last change it saw (or none yet), as the full-text cache lags by as much.
+        table = references.latest(index) if live.busy else None
+        if table is None and not live.busy:
+            async with live.held_still():
+                table = await anyio.to_thread.run_sync(references.table, index)
+        if table is not None:
+            exact = [
+                p
+                for p in table.find(params.query)
+                if p in index.notes
+                and p != log_path
+                and view.visible(p)
+                and references.matches_filters(index.notes[p], params.type, params.domain, params.tag, folder)
+            ]
 
     def answer() -> SearchResult:
         hits = visible_hits(params.query)
