@@ -88,8 +88,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd.registry",),
     ("vaultd.txn",),
     ("vaultd.gate",),  # the agent gate: verdicts and the stored proposals
+    ("vaultd.git",),  # the repository: commits through vaultd's own index, history, remotes, merges
     ("vaultd.runtime",),  # a vault as the daemon holds it: lock, recovery, live index
-    ("vaultd.ops",),
+    # The git room's operations run on a vault's runtime, as every operation does.
+    ("vaultd.ops", "vaultd.git.sync", "vaultd.git.promote", "vaultd.git.revert", "vaultd.git.resolve"),
     ("vaultd.api",),
     ("vaultd.server",),
     ("vaultd.daemon",),

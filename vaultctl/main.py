@@ -16,7 +16,7 @@ from collections.abc import Callable
 import typer
 
 from protocol.errors import ExitStatus
-from vaultctl.commands import admin, mcp_cmd, proposals, reads, setup_cmd, writes
+from vaultctl.commands import admin, git, mcp_cmd, proposals, reads, setup_cmd, writes
 from vaultctl.terminal import escape
 
 app = typer.Typer(
@@ -50,6 +50,12 @@ COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("merge", writes.merge),
     ("undo", writes.undo),
     ("ops", writes.ops),
+    ("history", git.history),
+    ("diff", git.diff),
+    ("revert", git.revert),
+    ("promote", git.promote),
+    ("snapshot", git.snapshot),
+    ("sync", git.sync),
 ]
 for name, fn in COMMANDS:
     app.command(name)(fn)

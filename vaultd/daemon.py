@@ -20,6 +20,7 @@ from vaultd import __version__
 from vaultd.api import load_handlers
 from vaultd.api.handlers import check_complete
 from vaultd.errors import NotFound, VaultError
+from vaultd.git.sync import background as background_sync
 from vaultd.registry.config import ConfigStore, DaemonLimits
 from vaultd.runtime import VaultRuntime
 from vaultd.server.accept import accept_forever, refuse_over_cap
@@ -90,6 +91,7 @@ class Daemon:
         self.vaults[entry.id] = runtime
         if runtime.take():
             runtime.start_index(self.home, self._vault_tasks)
+            self._vault_tasks.start_soon(background_sync, runtime)  # idle unless the vault opts in
         log.info("vault attached", vault=entry.id, state=str(runtime.state))
         return runtime
 

@@ -15,7 +15,9 @@ Crash points: ``after-plan`` (planned and validated in its worker thread, nothin
 ``after-journal`` (journal durable, no target touched), ``after-rename`` (after each
 target rename; with @N after the Nth), ``before-commit`` (all targets written, no marker),
 ``after-commit``, ``during-recovery`` (after the first file recovery restores), ``during-prune``
-(a pruned journal renamed out of the live namespace and synced, not yet deleted).
+(a pruned journal renamed out of the live namespace and synced, not yet deleted),
+``git-after-commit-tree`` (a checkpoint's commit object written, the branch not moved) and
+``git-after-update-ref`` (the branch moved, vaultd's record of it not yet written).
 Primitives: ``write``, ``fsync``, ``rename``, ``fsync-dir``, ``unlink``.
 """
 
@@ -28,7 +30,17 @@ import time
 from dataclasses import dataclass, field
 
 CRASH_POINTS = frozenset(
-    {"after-plan", "after-journal", "after-rename", "before-commit", "after-commit", "during-recovery", "during-prune"}
+    {
+        "after-plan",
+        "after-journal",
+        "after-rename",
+        "before-commit",
+        "after-commit",
+        "during-recovery",
+        "during-prune",
+        "git-after-commit-tree",
+        "git-after-update-ref",
+    }
 )
 PRIMITIVES = frozenset({"write", "fsync", "rename", "fsync-dir", "unlink"})
 MAX_SLEEP_SECONDS = 10.0

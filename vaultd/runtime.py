@@ -26,6 +26,7 @@ from protocol.methods.service import Finding
 from protocol.methods.vaults import VaultEntry, VaultHealth, VaultState
 from vaultd.errors import Unavailable
 from vaultd.fsio import LockHeld, record_holder, take_lock
+from vaultd.git.keeper import GitKeeper
 from vaultd.txn import journal, seal
 from vaultd.txn.engine import RecoveryReport, recover
 from vaultd.vault.layout import GITIGNORE_NAME, LOCK_NAME, RUNTIME_DIR
@@ -64,6 +65,7 @@ class VaultRuntime:
         self.folder: FolderId | None = None  #: the root's identity when the lock was taken
         self._home: Path | None = None
         self._tasks: anyio.abc.TaskGroup | None = None
+        self.git = GitKeeper(self.root, entry, self.writer)  #: checkpoints and quiet snapshots
 
     @property
     def runtime_dir(self) -> Path:
@@ -110,8 +112,10 @@ class VaultRuntime:
         self._home, self._tasks = home, tasks
         self._failed = anyio.Event()
         self.live = LiveIndex(self.root, home, still_ours=self.still_ours)
+        self.live.on_change = self.git.saw
         self.state = VaultState.INDEXING
         tasks.start_soon(self._run_index, home)
+        tasks.start_soon(self.git.run)
 
     async def _run_index(self, home: Path) -> None:
         assert self.live is not None
@@ -133,6 +137,7 @@ class VaultRuntime:
                 )
             if r.refused:
                 self.message = f"{len(r.refused)} journal folder(s) this daemon did not write were left untouched; see 'vaultctl doctor'"
+            await anyio.to_thread.run_sync(self.git.prepare)
             await live.run()
         except Exception as exc:
             if live is not self.live:
@@ -244,6 +249,7 @@ class VaultRuntime:
         raise Unavailable(f"vault {self.entry.id!r} is still indexing; retry in a moment")
 
     def release(self) -> None:
+        self.git.stop()
         if self.live is not None:
             self.live.stop()
             self.live.close()

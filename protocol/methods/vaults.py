@@ -9,6 +9,7 @@ import msgspec
 
 from protocol.methods.common import Empty, Fingerprint, Params, Result, VaultId
 from protocol.methods.gate import ORG_DEFAULT, PERSONAL_DEFAULT, AgentPolicy
+from protocol.methods.git_settings import DEFAULT_QUIET_S, GitMode, QuietSeconds, RemoteUrl, SyncInterval
 from protocol.methods.spec import Effect, Trait, spec
 
 
@@ -89,6 +90,10 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     #: profile the first of them is added when the note has none. Empty: never stamp.
     stamp_keys: Annotated[list[StampKey], msgspec.Meta(max_length=8)] = msgspec.field(default_factory=lambda: ["updated"])
     agents: AgentPolicy | None = None  #: None: the kind's default (see :meth:`agent_policy`)
+    git: GitMode = GitMode.OFF  #: how vaultd records the vault's history in its git repository
+    remote: RemoteUrl | None = None  #: the remote vault.sync pushes to; origin must name exactly this
+    snapshot_quiet_s: QuietSeconds = DEFAULT_QUIET_S
+    sync_interval_s: SyncInterval | None = None  #: None: no background sync (vault.sync only)
 
     def agent_policy(self) -> AgentPolicy:
         """What agents (the ``mcp`` channel) may do here."""
@@ -142,6 +147,13 @@ class VaultAddParams(Params):
         ]
         | None
     ) = None
+    git: Annotated[
+        GitMode,
+        msgspec.Meta(description="off, checkpoint (a commit per operation) or snapshot (and hand edits after a quiet period)."),
+    ] = GitMode.OFF
+    remote: RemoteUrl | None = None
+    snapshot_quiet_s: QuietSeconds = DEFAULT_QUIET_S
+    sync_interval_s: SyncInterval | None = None
 
 
 class VaultInfo(Result):

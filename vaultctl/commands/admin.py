@@ -16,6 +16,7 @@ from protocol.errors import ExitStatus
 from protocol.location import resolve_home, resolve_socket
 from protocol.methods import service, vaults
 from protocol.methods.common import Empty
+from protocol.methods.git_settings import GitMode
 from protocol.methods.service import DaemonStatus, DoctorParams, DoctorResult
 from protocol.methods.vaults import (
     Kind,
@@ -117,7 +118,7 @@ def daemon_logs(lines: Annotated[int, typer.Option("--lines", "-n", min=1, max=1
     render.say("\n".join(tail))
 
 
-def _vault_text(info: VaultInfo) -> str:
+def vault_text(info: VaultInfo) -> str:
     e, h = info.entry, info.health
     return render.fields(
         f"vault {e.id}",
@@ -128,6 +129,9 @@ def _vault_text(info: VaultInfo) -> str:
             ("schema", e.schema),
             ("pii", e.pii if isinstance(e.pii, (str, type(None))) else "policy"),
             ("deny paths", e.deny_paths),
+            *([("git", e.git)] if e.git != "off" else []),
+            *([("remote", e.remote)] if e.remote else []),
+            *([("sync every", f"{e.sync_interval_s} s")] if e.sync_interval_s else []),
             ("state", h.state),
             ("notes", h.notes),
             *([("message", h.message)] if h.message else []),
@@ -156,6 +160,8 @@ def vault_add(
             help=doc(VaultAddParams, "stamp_keys") + " Repeatable: an edit stamps the first one the note has; --stamp-key '' never stamps.",
         ),
     ] = None,
+    git: Annotated[GitMode, typer.Option("--git", help=doc(VaultAddParams, "git"))] = GitMode.OFF,
+    remote: Annotated[str | None, typer.Option("--remote", help=doc(VaultAddParams, "remote"))] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Register an existing folder as a vault and index it. Never writes a note."""
@@ -169,8 +175,10 @@ def vault_add(
         private_paths=list(private or []),
         log_path=log_path,
         stamp_keys=stamps,
+        git=git,
+        remote=remote,
     )
-    emit(call(vaults.VAULT_ADD, params), as_json, _vault_text)
+    emit(call(vaults.VAULT_ADD, params), as_json, vault_text)
 
 
 @vault_app.command("list")

@@ -55,17 +55,22 @@ def call(spec: MethodSpec[P, R], params: P, client: Client | None = None) -> R:
     except UnicodeEncodeError:
         fail("an argument is not valid UTF-8 text", ExitStatus.USAGE)
     except CallError as exc:
-        for issue in exc.data.issues:
-            where = f" ({issue.path}{':' + str(issue.line) if issue.line else ''})" if issue.path else ""
-            render.say(f"  {issue.severity} {issue.code}{where}: {issue.message}", file=sys.stderr, multiline=False, reversible=False)
-        if exc.data.candidates:
-            render.say("  candidates: " + ", ".join(exc.data.candidates), file=sys.stderr, multiline=False, reversible=False)
-        fail(exc.data.message, exc.data.code.exit_status)
+        refused(exc)
     except DaemonUnavailable as exc:
         fail(str(exc), ExitStatus.UNAVAILABLE)
     finally:
         if own:
             c.close()
+
+
+def refused(exc: CallError) -> NoReturn:
+    """The daemon's refusal for a person: its issues and candidates, then the message and exit status."""
+    for issue in exc.data.issues:
+        where = f" ({issue.path}{':' + str(issue.line) if issue.line else ''})" if issue.path else ""
+        render.say(f"  {issue.severity} {issue.code}{where}: {issue.message}", file=sys.stderr, multiline=False, reversible=False)
+    if exc.data.candidates:
+        render.say("  candidates: " + ", ".join(exc.data.candidates), file=sys.stderr, multiline=False, reversible=False)
+    fail(exc.data.message, exc.data.code.exit_status)
 
 
 def emit(result: R, as_json: bool, text: Callable[[R], str]) -> None:

@@ -64,12 +64,13 @@ def show(
     offset: Annotated[int, typer.Option(help=doc(ReadParams, "offset"))] = 0,
     max_bytes: Annotated[int, typer.Option("--max-bytes", help=doc(ReadParams, "max_bytes"))] = DEFAULT_READ_PAGE_BYTES,
     fresh: FreshOpt = False,
+    at: Annotated[str | None, typer.Option("--at", metavar="REV", help=doc(ReadParams, "at"))] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Print a note (or one H2 section), paged by bytes."""
+    """Print a note (or one H2 section), paged by bytes; --at REV prints it as it was then."""
     with session() as c:
         chosen = pick_vault(c, vault)
-        params = ReadParams(target=target, vault=chosen, section=section, offset=offset, max_bytes=max_bytes, fresh=fresh)
+        params = ReadParams(target=target, vault=chosen, section=section, offset=offset, max_bytes=max_bytes, fresh=fresh, at=at)
         result = call(reads.READ, params, client=c)
 
     def text(r: ReadResult) -> str:
@@ -78,6 +79,8 @@ def show(
             more = [f"vaultctl show {shlex.quote(r.path)} --offset {r.next_offset}"]
             if section:
                 more.append(f"--section {shlex.quote(section)}")
+            if at:
+                more.append(f"--at {shlex.quote(at)}")
             if chosen:
                 more.append(f"--vault {chosen}")
             out += f"\n\n[truncated; sha256 {r.sha256}; next page: {' '.join(more)}]"

@@ -61,6 +61,10 @@ def _always_ours() -> bool:
     return True
 
 
+def _nobody(rels: set[str]) -> None:
+    return None
+
+
 class LiveIndex:
     def __init__(self, root: Path, home: Path, *, still_ours: Callable[[], bool] = _always_ours) -> None:
         self.root = root
@@ -80,6 +84,8 @@ class LiveIndex:
         self._lost_in_build = False  #: a watcher failed while the first build ran: reconcile after it
         #: why the watcher is down (None while it runs): fresh reads then reconcile by stat
         self.watch_problem: str | None = None
+        #: told of every batch of changed paths the watcher delivers (the vault's git keeper)
+        self.on_change: Callable[[set[str]], None] = _nobody
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -209,6 +215,8 @@ class LiveIndex:
             self._pending |= rels  # still building: re-read these once the build is in
         elif rels:
             await self.refresh(rels)
+        if rels:
+            self.on_change(rels)
         for name in cookies:
             event = self._cookies.pop(name, None)
             if event is not None:
