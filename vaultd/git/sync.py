@@ -20,6 +20,7 @@ operations arrive with their lines.
 from __future__ import annotations
 
 import datetime as dt
+import random
 from typing import TYPE_CHECKING
 
 import anyio
@@ -105,7 +106,9 @@ def _push(repo: Repo, head: str, short: str) -> bool:
     )
     if out.status == 0:
         return True
-    if "[rejected]" in out.text or "non-fast-forward" in out.stderr or "fetch first" in out.stderr:
+    said = out.text + out.stderr
+    # Origin moved under us: another machine pushed first, or its push held the ref's lock.
+    if any(m in said for m in ("[rejected]", "non-fast-forward", "fetch first", "failed to update ref", "cannot lock ref")):
         return False
     raise Unavailable(f"the push to origin failed: {command.redact(out.stderr) or command.redact(out.text)}; nothing was overwritten")
 
@@ -204,6 +207,7 @@ async def sync_vault(runtime: VaultRuntime, *, dry_run: bool = False, by: str = 
         assert result.head is not None
         if not await anyio.to_thread.run_sync(_push, repo, result.head, short):
             log.info("origin moved during the sync; fetching again", vault=entry.id)
+            await anyio.sleep(random.uniform(0.05, 0.5))  # two machines retrying in step would collide again
             continue
         there = await anyio.to_thread.run_sync(_remote_head, repo, short)
         if there != result.head:
