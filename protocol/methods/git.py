@@ -77,10 +77,8 @@ class NoteHistoryResult(Result):
 class NoteDiffParams(Params):
     target: Target
     vault: OptionalVault = None
-    from_: Annotated[Rev | None, msgspec.Meta(description="The older revision; omitted: the last commit that touched the note.")] = (
-        msgspec.field(name="from", default=None)
-    )
-    to: Annotated[Rev | None, msgspec.Meta(description="The newer revision; omitted: the note as it is on disk now.")] = None
+    from_rev: Annotated[Rev | None, msgspec.Meta(description="The older revision; omitted: the last commit that touched the note.")] = None
+    to_rev: Annotated[Rev | None, msgspec.Meta(description="The newer revision; omitted: the note as it is on disk now.")] = None
 
 
 class NoteDiffResult(Result):
@@ -153,6 +151,13 @@ class SyncResult(Result, kw_only=True):
         list[str], msgspec.Meta(description="The operations that integrated the remote's changes (op.undo reverses one).")
     ] = []
     conflicts: Annotated[list[SyncConflict], msgspec.Meta(description="Notes changed on both sides that did not merge.")] = []
+    untouched: Annotated[
+        list[str],
+        msgspec.Meta(
+            description="Files origin changed that vaultd never writes (Obsidian's folder, links): the branch has origin's version, "
+            "the files on disk are left as they were ('git checkout HEAD -- PATH' takes them)."
+        ),
+    ] = []
     message: Annotated[str, msgspec.Meta(description="What happened, in a line.")]
 
 
@@ -241,7 +246,7 @@ PROMOTE: MethodSpec[PromoteParams, WriteReceipt[PromoteDetail]] = MethodSpec(
     PromoteParams,
     receipt_type(PromoteDetail),
     "Copy a note into an org vault through a screen, recording provenance on both sides (two-step: preview, then confirm).",
-    Effect.WRITE,
+    Effect.DESTRUCTIVE,  # it publishes into a shared vault: hosts should ask before confirming
     Trait.MCP | Trait.TWO_STEP,
 )
 REVERT: MethodSpec[RevertParams, WriteReceipt[RevertDetail]] = MethodSpec(

@@ -156,7 +156,7 @@ def test_history_reads_follow_renames_and_undo_falls_back_to_a_revert(shared: tu
     assert history["entries"][0]["renamed_from"] == "Alpha.md" and history["entries"][0]["op_id"] == moved["op_id"]
     then = client.call("note.read", {"vault": vid, "target": "Alpha Old", "at": "HEAD~2"})
     assert then["path"] == "Alpha.md" and "The first note." in then["body"]
-    diff = client.call("note.diff", {"vault": vid, "target": "Alpha Old", "from": "HEAD~2"})
+    diff = client.call("note.diff", {"vault": vid, "target": "Alpha Old", "from_rev": "HEAD~2"})
     assert "-The first note." in diff["diff"] and "+The second note." in diff["diff"]
     missing = client.request("note.read", {"vault": vid, "target": "Alpha Old", "at": "no-such-branch"})
     assert missing["error"]["data"]["code"] == "NOT_FOUND"

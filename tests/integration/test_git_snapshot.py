@@ -41,7 +41,7 @@ def test_hand_edits_become_one_snapshot_after_the_quiet_period_and_never_half_wr
             fh.flush()
             written = time.monotonic()
 
-    snapped = wait_until(lambda: gitrepo.head(repo) != start and gitrepo.head(repo), 20, "the snapshot commit")
+    snapped: str = wait_until(lambda: gitrepo.head(repo) if gitrepo.head(repo) != start else "", 20, "the snapshot commit")
     assert time.monotonic() - written >= QUIET_S * 0.9, "no commit before the vault was quiet"
     assert git(repo, "rev-parse", f"{snapped}~1") == start, "one snapshot commit for both hand edits"
     assert sorted(git(repo, "show", "--name-only", "--format=", snapped).splitlines()) == ["Alpha.md", "Slow.md"]

@@ -66,14 +66,14 @@ def history(
 
 def diff(
     target: Annotated[str, typer.Argument(help=doc(NoteDiffParams, "target"))],
-    from_: Annotated[str | None, typer.Option("--from", help=doc(NoteDiffParams, "from_"))] = None,
-    to: Annotated[str | None, typer.Option("--to", help=doc(NoteDiffParams, "to"))] = None,
+    from_rev: Annotated[str | None, typer.Option("--from", metavar="REV", help=doc(NoteDiffParams, "from_rev"))] = None,
+    to_rev: Annotated[str | None, typer.Option("--to", metavar="REV", help=doc(NoteDiffParams, "to_rev"))] = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """A unified diff of a note between revisions (default: its last commit and the file now)."""
     with session() as c:
-        params = NoteDiffParams(target=target, vault=pick_vault(c, vault), from_=from_, to=to)
+        params = NoteDiffParams(target=target, vault=pick_vault(c, vault), from_rev=from_rev, to_rev=to_rev)
         result = call(git.NOTE_DIFF, params, client=c)
 
     def text(r: NoteDiffResult) -> str:

@@ -71,12 +71,12 @@ async def note_diff(ctx: CallContext, params: NoteDiffParams) -> NoteDiffResult:
     repo = await anyio.to_thread.run_sync(require, runtime.root, runtime.entry.id)
 
     def compute() -> NoteDiffResult:
-        if params.to is not None:
-            new = history.at(repo, path, params.to)
+        if params.to_rev is not None:
+            new = history.at(repo, path, params.to_rev)
         else:
             new = history.Version(None, path, read_current(runtime.root, path))
-        old = history.at(repo, new.path, params.from_) if params.from_ is not None else history.last_commit(repo, new.path)
-        if params.from_ is None and params.to is not None and old is not None:
+        old = history.at(repo, new.path, params.from_rev) if params.from_rev is not None else history.last_commit(repo, new.path)
+        if params.from_rev is None and params.to_rev is not None and old is not None:
             old = _before(repo, new)
         diff = history.unified(old, new)
         return NoteDiffResult(

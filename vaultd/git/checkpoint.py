@@ -12,7 +12,6 @@ commit was made before a crash is found by its trailer and never committed twice
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -26,7 +25,7 @@ from vaultd.git.staging import Entry, StagedContent, StagingArea
 from vaultd.txn import journal
 from vaultd.txn.engine import read_current
 from vaultd.txn.plan import MAX_OP_BYTES, Plan, sha256
-from vaultd.vault.layout import RUNTIME_DIR
+from vaultd.vault.layout import SKIPPED_DIRS
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -41,12 +40,14 @@ TRAILER_AGENT = "Vaultd-Agent"
 RECOVERY_DEPTH = 500  #: recent commits searched for op ids at start-up (more than the journal keeps)
 MAX_SUBJECT = 120
 MAX_BODY_PATHS = 50
-_NEVER = (f"{RUNTIME_DIR}/*", ".trash/*", ".obsidian/workspace*.json")
 
 
 def committable(rel: str) -> bool:
-    """False for what no vault commit holds (see :mod:`vaultd.git.exclude`)."""
-    return not (any(fnmatch.fnmatchcase(rel, p) for p in _NEVER) or is_temp_name(rel.rsplit("/", 1)[-1]))
+    """False for what vaultd never commits: anything in the folders it never indexes, watches or
+    writes (its own, ``.git``, ``.obsidian``, ``.trash``: Obsidian's settings and trash are the
+    person's to commit) and its temp files (see also :mod:`vaultd.git.exclude`)."""
+    parts = rel.split("/")
+    return not (any(p.casefold() in SKIPPED_DIRS for p in parts) or is_temp_name(parts[-1]))
 
 
 @dataclass(slots=True)
@@ -110,10 +111,12 @@ def entries_for(recorder: Recorder, files: dict[str, bytes | None]) -> dict[str,
 
 
 def _ignored(recorder: Recorder, rels: list[str]) -> set[str]:
-    """The paths git ignores and does not track (the person chose to keep them out)."""
+    """The paths git ignores and does not track (the person chose to keep them out). A path this
+    keeper committed since the mirror was last rebuilt is tracked: git is not asked again."""
+    repo = recorder.repo
+    rels = [r for r in rels if repo.path(r) not in recorder.tracked]
     if not rels:
         return set()
-    repo = recorder.repo
     paths = "\0".join(repo.path(r) for r in rels) + "\0"
     out = command.run(
         repo.top,
@@ -147,7 +150,7 @@ def commit_op(recorder: Recorder, staging: StagingArea, record: OpRecord) -> Mad
         raise StagedContent(staged)
     made = recorder.commit(entries, record.message(), reason=f"{record.op} {record.op_id}")
     if made is not None:
-        staging.refresh(entries, made.commit)
+        staging.refresh(entries, made.commit)  # before the receipt: git status is coherent when the caller hears back
     return made
 
 

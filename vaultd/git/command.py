@@ -45,6 +45,10 @@ HARDENING = (
     "diff.external=",
     "-c",
     "gc.auto=0",
+    # The loose objects vaultd writes (a commit's trees and blobs) are compressed lightly: a large
+    # folder's tree is rewritten on every commit, and git gc repacks them at the repository's level.
+    "-c",
+    "core.looseCompression=1",
     "-c",
     "maintenance.auto=false",
     "-c",

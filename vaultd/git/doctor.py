@@ -55,7 +55,7 @@ def findings(keeper: GitKeeper) -> list[Finding]:
     if entry.git is not GitMode.OFF and branch is not None:
         try:
             _, staging = keeper.tools()
-            staged = staging.staged(resolve(repo, branch))
+            staged = staging.staged(resolve(repo, branch), flush=False)
         except VaultError:
             staged = []
         if staged:

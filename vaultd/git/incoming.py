@@ -89,18 +89,21 @@ def writable(rel: str, side: Side | None) -> bool:
     return journal.path_issue(rel, created=True) is None
 
 
-def plan(repo: Repo, root: Path, base: str, remote: str, *, log_rel: str, labels: Labels, work: Path) -> Incoming:
+def plan(repo: Repo, root: Path, base: str, remote: str, *, local: str | None, log_rel: str, labels: Labels, work: Path) -> Incoming:
     """Decide every path the remote changed since ``base`` (see the module's rules)."""
     result = Incoming()
     remote_side = raw_changes(repo, base, remote)
+    local_side = raw_changes(repo, base, local) if local is not None and base != local else {}
     wanted: list[str] = []
     for path, (b, t) in remote_side.items():
         rel = repo.rel(path)
         if rel is None:
             continue
         if not writable(rel, t) or not writable(rel, b):
+            # Not written to disk. The merge takes origin's entry unless this side changed it too.
             result.untouched.append(rel)
-            result.tree[path] = None if t is None else (t.mode, t.oid)
+            if path not in local_side:
+                result.tree[path] = None if t is None else (t.mode, t.oid)
             continue
         wanted += [s.oid for s in (b, t) if s is not None]
     blobs = objects.read_blobs(repo, wanted, MAX_OP_BYTES)

@@ -224,22 +224,25 @@ class GitKeeper:
             return
         self._running = True
         try:
-            self.saw(set())  # hand edits made while vaultd was not running
-            while not self._stop.is_set():
-                await self._wait(self._wake)
-                if self._stop.is_set():
-                    return
-                self._wake = anyio.Event()
-                if self.mode is not GitMode.SNAPSHOT:
-                    continue
-                while (left := self._last_change + self.entry.snapshot_quiet_s - time.monotonic()) > 0:
-                    with anyio.move_on_after(left):
-                        await self._stop.wait()
-                    if self._stop.is_set():
-                        return
-                await self._snapshot_when_quiet()
+            await self._snapshots()
         finally:
             self._running = False
+
+    async def _snapshots(self) -> None:
+        self.saw(set())  # hand edits made while vaultd was not running
+        while not self._stop.is_set():
+            await self._wait(self._wake)
+            if self._stop.is_set():
+                return
+            self._wake = anyio.Event()
+            if self.mode is not GitMode.SNAPSHOT:
+                continue
+            while (left := self._last_change + self.entry.snapshot_quiet_s - time.monotonic()) > 0:
+                with anyio.move_on_after(left):
+                    await self._stop.wait()
+                if self._stop.is_set():
+                    return
+            await self._snapshot_when_quiet()
 
     async def _snapshot_when_quiet(self) -> None:
         try:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 log = structlog.get_logger("vaultd.git")
 
 STATE_DIR = f"{RUNTIME_DIR}/git"  #: vault-relative: vaultd's index file and its record
+MAX_TRACKED = 100_000  #: paths remembered as tracked (beyond it, git is asked)
 MAX_ATTEMPTS = 5  #: compare-and-swap attempts before giving up on a branch that keeps moving
 FALLBACK_IDENTITY = {
     "GIT_AUTHOR_NAME": "vaultd",
@@ -63,6 +64,9 @@ class Recorder:
         self.index = self.folder / "index"
         self._record = self.folder / "index.head"
         self.fallback_identity = False  #: git has no user.name/email: commits are by "vaultd"
+        #: Repository paths known to be in the mirrored tree (committed by this recorder since the
+        #: mirror was last rebuilt), so a checkpoint need not ask git whether they are ignored.
+        self.tracked: set[str] = set()
 
     @property
     def env(self) -> dict[str, str]:
@@ -97,6 +101,7 @@ class Recorder:
         have = self._mirrored()
         if have is not None and have[1] == key:
             return have[2]
+        self.tracked.clear()
         if head is None:
             command.run(self.repo.top, "read-tree", "--empty", env=self.env)
             tree = EMPTY_TREE
@@ -182,6 +187,8 @@ class Recorder:
             faults.point("git-after-commit-tree")
             if self.move_branch(branch, new, head, reason):
                 self.remember(branch, new, tree)
+                if len(self.tracked) < MAX_TRACKED:
+                    self.tracked.update(p for p, e in build.items() if e is not None)
                 faults.point("git-after-update-ref")
                 return Made(commit=new, parent=head, tree=tree, branch=branch)
             log.info("the branch moved while vaultd committed; committing again on its new head", vault=self.vault_id, branch=branch)

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
 from protocol.methods.git import ResolveParams
 from protocol.methods.proposals import ProposalDetail, ProposalState
 from vaultd.errors import NotFound
@@ -86,5 +88,14 @@ def proposal(vault_id: str, repo: Repo, work: Path, params: ResolveParams, curre
         reason="a sync found this note changed on this machine and on origin; the vault holds origin's version",
         created=now,
         diffs=[file_diff(Change(path=params.path, before=current, after=after))],
+        warnings=[
+            Issue(
+                code=IssueCode.R04,
+                severity=Severity.WARNING,
+                message=f"{params.path} changed here and on origin and did not merge; the vault holds origin's version, and "
+                "applying this writes both versions into the note for you to finish",
+                path=params.path,
+            )
+        ],
         params=msgspec.to_builtins(params),
     )

@@ -48,7 +48,8 @@ class StagedContent(Exception):
 class StagingArea:
     repo: Repo
     _clean: tuple[Identity | None, str | None] | None = None  #: (index identity, head) last seen with nothing staged
-    pending: dict[str, Entry] = field(default_factory=dict)  #: entries to refresh when the index was busy
+    pending: dict[str, Entry] = field(default_factory=dict)  #: entries to point at vaultd's last commit
+    _flushed_head: str | None = None  #: that commit
 
     @property
     def path(self) -> str:
@@ -61,8 +62,12 @@ class StagingArea:
             return None
         return (st.st_ino, st.st_size, st.st_mtime_ns)
 
-    def staged(self, head: str | None) -> list[str]:
-        """Repository paths under the vault's folder whose staged content differs from ``head``."""
+    def staged(self, head: str | None, *, flush: bool = True) -> list[str]:
+        """Repository paths under the vault's folder whose staged content differs from ``head``
+        (entries waiting for their refresh are refreshed first; ``flush=False``, for a reader
+        without the vault's writer, does not, and says nothing is staged while some wait)."""
+        if self.pending and not flush:
+            return []
         self.flush()
         ident = self._identity()
         if self._clean == (ident, head) or ident is None:
@@ -77,10 +82,8 @@ class StagingArea:
         """Point the person's index entries for ``entries`` at the new commit; False when the
         index was busy (another git command held its lock): kept and retried before the next check."""
         self.pending.update(entries)
-        ok = self.flush()
-        if ok:
-            self._clean = (self._identity(), head)
-        return ok
+        self._flushed_head = head
+        return self.flush()
 
     def flush(self) -> bool:
         if not self.pending:
@@ -96,6 +99,8 @@ class StagingArea:
             )
             return False
         self.pending.clear()
+        if self._flushed_head is not None:
+            self._clean = (self._identity(), self._flushed_head)  # we checked nothing was staged before
         return True
 
 

@@ -234,6 +234,8 @@ def _summary(r: SyncResult) -> str:
         parts.append(f"{'pushed' if r.pushed else 'would push'} {r.outgoing} commit(s)")
     if r.conflicts:
         parts.append(f"{len(r.conflicts)} conflict(s): see 'vaultctl proposals'")
+    if r.untouched:
+        parts.append(f"{len(r.untouched)} file(s) vaultd does not write changed on origin: 'git checkout HEAD -- PATH' takes them")
     return "; ".join(parts) or "up to date: nothing to integrate or push"
 
 
@@ -262,7 +264,7 @@ async def _integrate_fetched(
             work.mkdir(mode=0o700, parents=True, exist_ok=True)
             since, tip = base, fetched
             inc = await anyio.to_thread.run_sync(
-                lambda: incoming.plan(repo, runtime.root, since, tip, log_rel=oplog.log_name(entry), labels=labels, work=work)
+                lambda: incoming.plan(repo, runtime.root, since, tip, local=local, log_rel=oplog.log_name(entry), labels=labels, work=work)
             )
         if dry_run:
             outgoing = await anyio.to_thread.run_sync(_count, repo, f"{fetched}..{local}" if fetched and local else (local or "HEAD"))
@@ -299,6 +301,7 @@ async def _integrate_fetched(
         changes=receipts[:MAX_SYNC_LISTED],
         op_ids=op_ids,
         conflicts=conflicts,
+        untouched=inc.untouched[:MAX_SYNC_LISTED],
         message="",
     )
     result.message = _summary(result)
