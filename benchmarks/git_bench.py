@@ -128,6 +128,58 @@ def _syncs(client: Any, work: Path, source: Path, runs: int) -> dict[str, Figure
     return figs
 
 
+def _checkpoint_cost(repo: Path, n: int, label: str = "") -> dict[str, Figure]:
+    """The commit alone, in process (no daemon): wall time, and CPU time of vaultd and its git
+    processes together. On a loaded machine the wall time waits for the cores; the CPU time is
+    what a checkpoint costs an idle machine (git fsyncs nothing here, so little else is waited on)."""
+    import anyio
+
+    from protocol.methods.git_settings import GitMode
+    from protocol.methods.vaults import VaultEntry
+    from vaultd.git import checkpoint
+    from vaultd.git.keeper import GitKeeper
+    from vaultd.txn.plan import Change, Plan
+
+    keeper = GitKeeper(repo, VaultEntry(id="cost", path=str(repo), git=GitMode.CHECKPOINT), anyio.Lock())
+    keeper.prepare()
+    where = f" ({label})" if label else ""
+    wall, cpu = Figure("s", note=f"a checkpoint commit (note.patch of one note and the log), in process{where}: wall time"), Figure("s")
+    cpu.note = f"the same{where}, CPU time of vaultd and its git processes (what it costs an idle machine)"
+    target = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*.md") if ".git" not in p.parts and p.name != "log.md")[0]
+    for i in range(n):
+        before = (repo / target).read_bytes()
+        after = before + f"\ncost {i}\n".encode()
+        (repo / target).write_bytes(after)
+        plan = Plan(op="note.patch", changes=[Change(path=target, before=before, after=after)], summary=f"patched {target}")
+        record = checkpoint.record_for(plan, f"20990101T000000.{i:06d}-00000000", channel="cli", client="bench", session=None)
+        t0, c0 = time.perf_counter(), os.times()
+        made, warnings = keeper._flush(record)
+        c1 = os.times()
+        if made is None:
+            raise SystemExit(f"the checkpoint was not made: {warnings}")
+        wall.samples.append(time.perf_counter() - t0)
+        cpu.samples.append(
+            (c1.user - c0.user)
+            + (c1.system - c0.system)
+            + (c1.children_user - c0.children_user)
+            + (c1.children_system - c0.children_system)
+        )
+    _log(f"checkpoint in process{where}: wall p50 {wall.p50 * 1e3:.1f} ms, CPU p50 {cpu.p50 * 1e3:.1f} ms")
+    suffix = "_" + label.split()[0] if label else ""
+    return {f"checkpoint_wall{suffix}": wall, f"checkpoint_cpu{suffix}": cpu}
+
+
+def _foldered(source: corpus.Corpus, dest: Path, folders: int = 100) -> Path:
+    """The same notes spread over ``folders`` folders, committed: a vault organised in folders."""
+    for i, path in enumerate(sorted(p for p in source.vault.rglob("*.md"))):
+        target = dest / f"f{i % folders:03d}" / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.exists():
+            shutil.copyfile(path, target)
+    _repo(dest)
+    return dest
+
+
 def measure(notes: int, writes: int, runs: int, work: Path) -> dict[str, Figure]:
     source = corpus.ensure(notes, 1)
     plain, gitv = work / "plain", work / "gitv"
@@ -147,6 +199,8 @@ def measure(notes: int, writes: int, runs: int, work: Path) -> dict[str, Figure]
     finally:
         daemon.stop()
         home.cleanup()
+    figs.update(_checkpoint_cost(gitv, writes, "flat: 9,774 notes in the root folder"))
+    figs.update(_checkpoint_cost(_foldered(source, work / "foldered"), writes, "foldered: the same notes in 100 folders"))
     return figs
 
 

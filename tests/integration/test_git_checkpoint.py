@@ -232,3 +232,34 @@ def test_a_crash_at_each_step_of_a_checkpoint_commits_the_operation_exactly_once
             d.stop()
     finally:
         home.cleanup()
+
+
+def test_git_settings_and_history_bounds_are_enforced_at_their_edges(shared: tuple[Home, Daemon], client: RawClient) -> None:
+    home = shared[0]
+    vid, repo = _add(home, client)
+
+    def code(method: str, params: dict[str, Any]) -> str | None:
+        reply = client.request(method, params)
+        return None if "result" in reply else str(reply["error"]["data"]["code"])
+
+    assert code("note.history", {"vault": vid, "target": "Alpha", "limit": 200}) is None
+    assert code("note.history", {"vault": vid, "target": "Alpha", "limit": 201}) == "INVALID_PARAMS"
+    assert code("vault.git", {"id": vid, "snapshot_quiet_s": 1}) is None
+    assert code("vault.git", {"id": vid, "snapshot_quiet_s": 0}) == "INVALID_PARAMS"
+    assert code("vault.git", {"id": vid, "snapshot_quiet_s": 86400}) is None
+    assert code("vault.git", {"id": vid, "snapshot_quiet_s": 86401}) == "INVALID_PARAMS"
+    assert code("vault.git", {"id": vid, "sync_interval_s": 59}) == "INVALID_PARAMS"
+    info = client.call("vault.git", {"id": vid, "sync_interval_s": 60, "remote": str(home.root / "org.git")})
+    assert info["entry"]["sync_interval_s"] == 60 and info["entry"]["git"] == "checkpoint"
+    assert client.call("vault.git", {"id": vid, "sync_interval_s": 0})["entry"]["sync_interval_s"] is None
+    assert code("vault.git", {"id": vid, "remote": "--upload-pack=touch /tmp/x"}) == "INVALID_PARAMS", "a remote is never an option"
+    assert code("vault.git", {"id": vid, "remote": "x", "clear_remote": True}) == "INVALID_PARAMS"
+    assert client.call("vault.git", {"id": vid, "clear_remote": True})["entry"]["remote"] is None
+    plain = home.root / f"plain-{vid}"
+    plain.mkdir()
+    assert code("vault.add", {"id": f"p{vid}", "path": str(plain), "git": "checkpoint"}) == "UNAVAILABLE", "git needs a repository"
+    agent = RawClient(home.socket)
+    agent.hello("mcp")
+    assert agent.request("vault.git", {"id": vid, "mode": "off"})["error"]["data"]["code"] in ("POLICY", "METHOD_NOT_FOUND")
+    agent.close()
+    assert client.call("vault.list")["vaults"] and (repo / ".git").is_dir()
