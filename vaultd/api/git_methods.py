@@ -70,6 +70,8 @@ async def note_diff(ctx: CallContext, params: NoteDiffParams) -> NoteDiffResult:
     runtime, path = await _note_path(ctx, params.vault, params.target)
     repo = await anyio.to_thread.run_sync(require, runtime.root, runtime.entry.id)
 
+    seen = Visibility.of(runtime.entry, ctx.channel)
+
     def compute() -> NoteDiffResult:
         if params.to_rev is not None:
             new = history.at(repo, path, params.to_rev)
@@ -78,6 +80,8 @@ async def note_diff(ctx: CallContext, params: NoteDiffParams) -> NoteDiffResult:
         old = history.at(repo, new.path, params.from_rev) if params.from_rev is not None else history.last_commit(repo, new.path)
         if params.from_rev is None and params.to_rev is not None and old is not None:
             old = _before(repo, new)
+        if any(seen.hidden(v.path) for v in (old, new) if v is not None):
+            raise NotFound(f"no note {params.target!r} in vault {runtime.entry.id!r}")  # it was private at that revision
         diff = history.unified(old, new)
         return NoteDiffResult(
             path=new.path,
