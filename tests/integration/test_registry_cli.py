@@ -39,6 +39,10 @@ def test_add_list_remove_text_and_json(daemon: Daemon, cli, tmp_path: Path) -> N
         "log_path": None,
         "stamp_keys": ["updated"],
         "agents": None,
+        "git": "off",
+        "remote": None,
+        "snapshot_quiet_s": 300,
+        "sync_interval_s": None,
     }
     assert info["health"]["state"] == "ready"
     text = cli("vault", "list")
