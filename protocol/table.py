@@ -10,10 +10,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.methods import git, proposals, reads, service, vaults, writes
+from protocol.methods import events, git, guard, indexing, proposals, reads, retrieve, service, sources, vaults, writes
 from protocol.methods.spec import Effect, MethodSpec, Trait
 
-SPECS: tuple[MethodSpec[Any, Any], ...] = (*service.SPECS, *vaults.SPECS, *reads.SPECS, *writes.SPECS, *proposals.SPECS, *git.SPECS)
+SPECS: tuple[MethodSpec[Any, Any], ...] = (
+    *service.SPECS,
+    *vaults.SPECS,
+    *reads.SPECS,
+    *writes.SPECS,
+    *proposals.SPECS,
+    *indexing.SPECS,
+    *events.SPECS,
+    *guard.SPECS,
+    *sources.SPECS,
+    *retrieve.SPECS,
+    *git.SPECS,
+)
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 
 __all__ = ["METHODS", "SPECS", "Effect", "MethodSpec", "Trait"]

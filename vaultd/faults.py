@@ -1,4 +1,4 @@
-"""Fault injection for the write path: named crash points and injected I/O errors.
+"""Fault injection for the write path and the index build: named points and injected I/O errors.
 
 Off unless configured. The one switch is the ``VAULTD_FAULTS`` environment variable, read once
 when the daemon starts (documented in docs/reliability.md), so production code never asks
@@ -16,6 +16,7 @@ Crash points: ``after-plan`` (planned and validated in its worker thread, nothin
 target rename; with @N after the Nth), ``before-commit`` (all targets written, no marker),
 ``after-commit``, ``during-recovery`` (after the first file recovery restores), ``during-prune``
 (a pruned journal renamed out of the live namespace and synced, not yet deleted),
+``build-chunk`` (an index build parsed one more chunk of notes; its progress counts them),
 ``git-after-commit-tree`` (a checkpoint's commit object written, the branch not moved) and
 ``git-after-update-ref`` (the branch moved, vaultd's record of it not yet written).
 Primitives: ``write``, ``fsync``, ``rename``, ``fsync-dir``, ``unlink``.
@@ -40,6 +41,7 @@ CRASH_POINTS = frozenset(
         "during-prune",
         "git-after-commit-tree",
         "git-after-update-ref",
+        "build-chunk",
     }
 )
 PRIMITIVES = frozenset({"write", "fsync", "rename", "fsync-dir", "unlink"})

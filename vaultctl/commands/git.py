@@ -26,7 +26,7 @@ from protocol.methods.git_settings import GitMode
 from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.client import Client
-from vaultctl.commands.admin import vault_app, vault_text
+from vaultctl.commands.admin import vault_text
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, pick_vault, session
 from vaultctl.commands.writes import ConfirmOpt, DryRunOpt, FingerprintOpt, confirm_command, receipt_text, run_write
 
@@ -174,7 +174,6 @@ def revert_preview(c: Client, op_id: str, chosen: str | None, *, dry_run: bool, 
     emit(result, as_json, lambda r: receipt_text(r, confirm_command("revert", op_id, *(("--vault", vault_opt) if vault_opt else ()))))
 
 
-@vault_app.command("git")
 def vault_git(
     vault_id: Annotated[str, typer.Argument(metavar="ID", help=doc(VaultGitParams, "id"))],
     mode: Annotated[GitMode | None, typer.Option("--mode", help=doc(VaultGitParams, "mode"))] = None,

@@ -2,4 +2,16 @@
 
 
 def load_handlers() -> None:
-    from vaultd.api import git_methods, proposal_methods, read_methods, service_methods, vault_methods, write_methods  # noqa: F401
+    from vaultd.api import (  # noqa: F401
+        git_methods,
+        guard_methods,
+        index_methods,
+        proposal_methods,
+        read_methods,
+        retrieve_methods,
+        service_methods,
+        source_methods,
+        subscription_methods,
+        vault_methods,
+        write_methods,
+    )
