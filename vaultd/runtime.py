@@ -58,7 +58,7 @@ class VaultRuntime:
     """One registered vault as the daemon holds it."""
 
     def __init__(self, entry: VaultEntry) -> None:
-        self.entry = entry
+        self._entry = entry
         self.root = Path(entry.path)
         self.state = VaultState.INDEXING
         self.message = ""
@@ -77,6 +77,16 @@ class VaultRuntime:
         self._health_sent: tuple[VaultState, str] | None = None
         self._rebuild_lock = anyio.Lock()
         self.rebuilding: BuildTally | None = None  #: the tally of a vault.rebuild under way
+
+    @property
+    def entry(self) -> VaultEntry:
+        return self._entry
+
+    @entry.setter
+    def entry(self, entry: VaultEntry) -> None:
+        """New registry settings (vault.set, vault.git): the git keeper reads the same entry."""
+        self._entry = entry
+        self.git.entry = entry
 
     @property
     def runtime_dir(self) -> Path:

@@ -153,8 +153,8 @@ async def vault_git(ctx: CallContext, params: VaultGitParams) -> VaultInfo:
     config = await anyio.to_thread.run_sync(host.config.update, change)
     entry = next(e for e in config.vaults if e.id == params.id)
     async with runtime.writer:  # no commit is half-way while the keeper changes mode
+        await anyio.to_thread.run_sync(runtime.git.configure, entry)  # first: it compares the old mode with the new
         runtime.entry = entry
-        await anyio.to_thread.run_sync(runtime.git.configure, entry)
     return VaultInfo(entry=entry, health=runtime.health())
 
 
