@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.methods import events, guard, indexing, names, proposals, reads, retrieve, service, sources, vaults, writes
+from protocol.methods import events, git, guard, indexing, names, proposals, reads, retrieve, service, sources, vaults, writes
 from protocol.methods.spec import Effect, MethodSpec, Trait
 
 SPECS: tuple[MethodSpec[Any, Any], ...] = (
@@ -25,6 +25,7 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *sources.SPECS,
     *retrieve.SPECS,
     *names.SPECS,
+    *git.SPECS,
 )
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 

@@ -14,6 +14,7 @@ from vaultctl import display
 from vaultctl.commands import (
     admin,
     completion_cmd,
+    git,
     help_cmd,
     mcp_cmd,
     proposals,
@@ -78,6 +79,12 @@ COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("sources", sources.list_sources),
     ("evidence", sources.evidence),
     ("retrieve", sources.retrieve_passages),
+    ("history", git.history),
+    ("diff", git.diff),
+    ("revert", git.revert),
+    ("promote", git.promote),
+    ("snapshot", git.snapshot),
+    ("sync", git.sync),
     ("help", help_cmd.help_command),
     ("completion", completion_cmd.completion),
 ]
@@ -87,6 +94,7 @@ app.add_typer(writes.log_app, name="log")
 app.add_typer(admin.daemon_app, name="daemon")
 admin.vault_app.command("set")(vault_settings.set_settings)
 admin.vault_app.command("policy")(vault_settings.policy)
+admin.vault_app.command("git")(git.vault_git)
 app.add_typer(admin.vault_app, name="vault")
 app.add_typer(proposals.app, name="proposals")
 app.add_typer(sources.claim_app, name="claim")

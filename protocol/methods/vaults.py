@@ -9,6 +9,7 @@ import msgspec
 
 from protocol.methods.common import Empty, Fingerprint, Params, Result, VaultId
 from protocol.methods.gate import ORG_DEFAULT, PERSONAL_DEFAULT, AgentPolicy, AgentPolicyChange
+from protocol.methods.git_settings import DEFAULT_QUIET_S, GitMode, QuietSeconds, RemoteUrl, SyncInterval
 from protocol.methods.indexing import BuildProgress
 from protocol.methods.spec import Effect, Trait, spec
 
@@ -119,6 +120,11 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     dead_links: DeadLinks | None = None  #: None: the profile's default (see :meth:`dead_link_rule`)
     sources: SourcesSettings | None = None  #: None: the default folders
 
+    git: GitMode = GitMode.OFF  #: how vaultd records the vault's history in its git repository
+    remote: RemoteUrl | None = None  #: the remote vault.sync pushes to; origin must name exactly this
+    snapshot_quiet_s: QuietSeconds = DEFAULT_QUIET_S
+    sync_interval_s: SyncInterval | None = None  #: None: no background sync (vault.sync only)
+
     def dead_link_rule(self) -> DeadLinks:
         """Whether a new link to no note is refused: so in the typed profile, warned in the open one."""
         if self.dead_links is not None:
@@ -191,6 +197,13 @@ class VaultAddParams(Params):
     sources: Annotated[
         SourcesSettings | None, msgspec.Meta(description="Folders of the source and claim ledgers; omitted: sources/ and claims/.")
     ] = None
+    git: Annotated[
+        GitMode,
+        msgspec.Meta(description="off, checkpoint (a commit per operation) or snapshot (and hand edits after a quiet period)."),
+    ] = GitMode.OFF
+    remote: RemoteUrl | None = None
+    snapshot_quiet_s: QuietSeconds = DEFAULT_QUIET_S
+    sync_interval_s: SyncInterval | None = None
 
 
 class VaultInfo(Result):

@@ -41,6 +41,10 @@ def test_add_list_remove_text_and_json(daemon: Daemon, cli, tmp_path: Path) -> N
         "agents": None,
         "dead_links": None,  # the profile decides: the open one warns of a link to no note yet
         "sources": None,
+        "git": "off",
+        "remote": None,
+        "snapshot_quiet_s": 300,
+        "sync_interval_s": None,
     }
     assert info["health"]["state"] == "ready"
     text = cli("vault", "list")

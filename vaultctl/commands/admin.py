@@ -18,6 +18,7 @@ from protocol.location import resolve_home, resolve_socket
 from protocol.methods import events, indexing, service, vaults
 from protocol.methods.common import Empty, Params
 from protocol.methods.events import EventKind, SubscribeParams
+from protocol.methods.git_settings import GitMode
 from protocol.methods.indexing import VaultRebuildParams, VaultRebuildResult
 from protocol.methods.service import DaemonStatus, DoctorParams, DoctorResult, Finding, Level
 from protocol.methods.spec import MethodSpec
@@ -160,7 +161,7 @@ def daemon_logs(lines: Annotated[int, typer.Option("--lines", "-n", min=1, max=1
     render.say("\n".join(tail))
 
 
-def _vault_text(info: VaultInfo) -> str:
+def vault_text(info: VaultInfo) -> str:
     e, h = info.entry, info.health
     return render.fields(
         f"vault {e.id}",
@@ -172,6 +173,9 @@ def _vault_text(info: VaultInfo) -> str:
             ("dead links", e.dead_link_rule()),
             ("pii", e.pii if isinstance(e.pii, (str, type(None))) else "policy"),
             ("deny paths", e.deny_paths),
+            *([("git", e.git)] if e.git != "off" else []),
+            *([("remote", e.remote)] if e.remote else []),
+            *([("sync every", f"{e.sync_interval_s} s")] if e.sync_interval_s else []),
             ("state", h.state),
             ("notes", h.notes),
             *([("message", h.message)] if h.message else []),
@@ -201,6 +205,8 @@ def vault_add(
         ),
     ] = None,
     dead_links: Annotated[DeadLinks | None, typer.Option("--dead-links", help=doc(VaultAddParams, "dead_links"))] = None,
+    git: Annotated[GitMode, typer.Option("--git", help=doc(VaultAddParams, "git"))] = GitMode.OFF,
+    remote: Annotated[str | None, typer.Option("--remote", help=doc(VaultAddParams, "remote"))] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Register an existing folder as a vault and index it. Never writes a note."""
@@ -215,8 +221,10 @@ def vault_add(
         log_path=log_path,
         stamp_keys=stamps,
         dead_links=dead_links,
+        git=git,
+        remote=remote,
     )
-    emit(with_build_bar(vault_id, f"indexing {vault_id}", vaults.VAULT_ADD, params, any_vault=True), as_json, _vault_text)
+    emit(with_build_bar(vault_id, f"indexing {vault_id}", vaults.VAULT_ADD, params, any_vault=True), as_json, vault_text)
 
 
 @vault_app.command("rebuild")

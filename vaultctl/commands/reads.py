@@ -93,9 +93,11 @@ def show(
     whole: Annotated[bool, typer.Option("--all", help="The whole note, every page, however long.")] = False,
     no_pager: Annotated[bool, typer.Option("--no-pager", help="Never page the output, even on a terminal.")] = False,
     fresh: FreshOpt = False,
+    at: Annotated[str | None, typer.Option("--at", metavar="REV", help=doc(ReadParams, "at"))] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Print a note: a header (path, sha, size), its frontmatter, then its body (or one H2 section).
+    """Print a note: a header (path, sha, size), its frontmatter, then its body (or one H2 section);
+    --at REV prints it as it was then.
 
     On a terminal the whole note is shown, through a pager ($VAULTD_PAGER, $PAGER or less) when it
     is longer than the screen; elsewhere one page at a time, the next page's command on stderr."""
@@ -103,7 +105,7 @@ def show(
     page = max_bytes if max_bytes is not None else MAX_READ_PAGE_BYTES if whole else DEFAULT_READ_PAGE_BYTES
     with session() as c:
         chosen = pick_vault(c, vault)
-        params = ReadParams(target=target, vault=chosen, section=section, offset=offset, max_bytes=page, fresh=fresh)
+        params = ReadParams(target=target, vault=chosen, section=section, offset=offset, max_bytes=page, fresh=fresh, at=at)
         result = call(reads.READ, params, client=c)
         if whole:
             result = _read_rest(c, params, result)

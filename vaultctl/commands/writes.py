@@ -44,8 +44,8 @@ from protocol.methods.writes import (
 )
 from protocol.schema import field_help as doc
 from vaultctl import assignments, render
-from vaultctl.client import TIMEOUT_ENV, client_timeout
-from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, session
+from vaultctl.client import TIMEOUT_ENV, CallError, client_timeout
+from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, refuse, session
 from vaultctl.completion import Complete
 
 P = TypeVar("P", bound=WriteParams)
@@ -143,6 +143,8 @@ def receipt_text(r: Outcome, confirm_cmd: str | None = None, omit: frozenset[str
         lines.append(f"{key}: {value if not isinstance(value, list) else ', '.join(map(str, value)) or '-'}")
     if r.log is not None:
         lines.append(f"log: {r.log.line}" if r.log.appended else f"log: NOT appended ({r.log.error})")
+    if isinstance(r, Applied) and r.commit:
+        lines.append(f"commit: {r.commit}")
     if isinstance(r, Preview) and confirm_cmd:
         prefix = ""
         if len(r.changes) > LARGE_OP_FILES:
@@ -420,8 +422,23 @@ def undo(
     whole_session: Annotated[bool, typer.Option("--session", help=doc(UndoParams, "session"))] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Reverse a committed operation (refused if its files changed since)."""
-    run_write(writes.UNDO, lambda v: UndoParams(vault=v, op_id=op_id, dry_run=dry_run, session=whole_session), as_json, vault=vault)
+    """Reverse a committed operation (refused if its files changed since); past the kept ones, a revert from git history."""
+    with session() as c:
+        chosen = pick_vault(c, vault)
+        try:
+            result = c.call(writes.UNDO, UndoParams(vault=chosen, op_id=op_id, dry_run=dry_run, session=whole_session))
+        except CallError as exc:
+            if whole_session or not any(i.code == "R02" for i in exc.data.issues):
+                refuse(exc.data)
+            # Older than the journal's window, but git history has it: preview the revert instead.
+            render.say(f"vaultctl: {exc.data.message}", file=sys.stderr, multiline=False, reversible=False)
+            from vaultctl.commands.git import revert_preview
+
+            revert_preview(c, op_id, chosen, dry_run=dry_run, as_json=as_json, vault_opt=vault)
+            return
+    emit(result, as_json, lambda r: receipt_text(r))
+    if result.log is not None and not result.log.appended:
+        raise typer.Exit(int(ExitStatus.REFUSED))
 
 
 def _by(o: OpSummary) -> str:

@@ -3,6 +3,7 @@
 
 def load_handlers() -> None:
     from vaultd.api import (  # noqa: F401
+        git_methods,
         guard_methods,
         index_methods,
         name_methods,

@@ -100,7 +100,10 @@ async def apply(ctx: CallContext, params: ProposalRef) -> WriteReceipt[NoDetail]
         raise ValidationFailed(f"proposal {detail.id} holds arguments this vaultd does not accept: {exc}") from exc
     undoes = op_params.op_id if isinstance(op_params, UndoParams) else None
     try:
-        receipt = await run_operation(ctx, op_params, operation.planner, operation.detail, undoes=undoes, approval=Approval(detail))
+        if operation.apply is not None:
+            receipt = await operation.apply(ctx, op_params, Approval(detail))
+        else:
+            receipt = await run_operation(ctx, op_params, operation.planner, operation.detail, undoes=undoes, approval=Approval(detail))
     except StaleProposal as exc:
         async with runtime.writer:
             current = await anyio.to_thread.run_sync(store.get, detail.id)

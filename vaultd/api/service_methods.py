@@ -28,6 +28,7 @@ from vaultd.api import read_methods
 from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Unavailable, VaultError
 from vaultd.gate.store import store_for
+from vaultd.git import doctor as git_doctor
 from vaultd.runtime import VaultRuntime
 
 
@@ -152,5 +153,6 @@ async def doctor(ctx: CallContext, params: DoctorParams) -> DoctorResult:
             findings.extend(await _health_findings(ctx, health.id))
         if health.state in (VaultState.READY, VaultState.INDEXING):
             findings.extend(await _proposal_findings(runtime))
+            findings.extend(await anyio.to_thread.run_sync(git_doctor.findings, runtime.git))
     verdict = max((f.level for f in findings), key=[Level.OK, Level.WARN, Level.FAIL].index, default=Level.OK)
     return DoctorResult(verdict=verdict, findings=findings)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from protocol.methods.writes import OpSummary, UndoParams
 from vaultd.errors import Conflict, NotFound, PolicyRefused, ValidationFailed
+from vaultd.git import history
 from vaultd.ops.context import OpContext
 from vaultd.txn import journal
 from vaultd.txn.engine import read_current, undo_plan
@@ -28,6 +29,9 @@ def plan_undo(ctx: OpContext, params: UndoParams) -> Plan:
 def _plan_one(ctx: OpContext, params: UndoParams) -> tuple[Plan, journal.Manifest]:
     folder = journal.journal_root(ctx.root) / params.op_id
     if not os.path.lexists(folder) or journal.runtime_issue(ctx.root) is not None:
+        older = history.undo_hint(ctx.root, params.op_id)  # past the journal's window, git may still have it
+        if older:
+            raise NotFound(f"operation {params.op_id} is older than the operations kept for undo; {older[0].message}", issues=older)
         raise NotFound(f"no kept operation {params.op_id}; see 'vaultctl ops'")
     try:
         journal.open_journal(folder)
