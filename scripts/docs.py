@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from protocol.reference import render as render_methods
 from scripts.cli_reference import render as render_cli
+from vaultctl.service.units import SHIPPED
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -22,6 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 GENERATED: dict[str, Callable[[], str]] = {
     "docs/reference/methods.md": render_methods,
     "docs/reference/cli.md": render_cli,
+    **SHIPPED,  # systemd/ and launchd/: the service files, for a pipx or uv tool install
 }
 
 
@@ -40,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{rel} is stale: run `make docs`", file=sys.stderr)
         return 1 if behind else 0
     for rel, render in GENERATED.items():
+        (REPO / rel).parent.mkdir(exist_ok=True)
         (REPO / rel).write_text(render(), encoding="utf-8")
         print(f"wrote {rel}")
     return 0

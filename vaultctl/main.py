@@ -12,11 +12,13 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
+from typing import Annotated
 
 import typer
 
 from protocol.errors import ExitStatus
-from vaultctl.commands import admin, mcp_cmd, proposals, reads, setup_cmd, writes
+from protocol.version import VERSION
+from vaultctl.commands import admin, mcp_cmd, proposals, reads, service_cmd, setup_cmd, writes
 from vaultctl.terminal import escape
 
 app = typer.Typer(
@@ -53,10 +55,27 @@ COMMANDS: list[tuple[str, Callable[..., None]]] = [
 ]
 for name, fn in COMMANDS:
     app.command(name)(fn)
+admin.daemon_app.command("install")(service_cmd.install)
+admin.daemon_app.command("uninstall")(service_cmd.uninstall)
 app.add_typer(writes.log_app, name="log")
 app.add_typer(admin.daemon_app, name="daemon")
 app.add_typer(admin.vault_app, name="vault")
 app.add_typer(proposals.app, name="proposals")
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        print(f"vaultctl {VERSION}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print vaultctl's version and exit.")
+    ] = False,
+) -> None:
+    """Keep Obsidian-compatible Markdown vaults through the vaultd daemon."""
 
 
 DEBUG_ENV = "VAULTD_DEBUG"
