@@ -18,6 +18,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -143,6 +145,17 @@ def test_the_build_prints_no_warning(dist: Dist) -> None:
     noisy = [line for line in lines if "warn" in line.lower() or "deprecat" in line.lower()]
     assert not noisy, "\n".join(noisy)
     assert dist.wheel.exists() and dist.sdist.exists()
+
+
+def test_the_wheel_installs_only_our_packages(dist: Dist) -> None:
+    """Exactly the packages pyproject.toml names (no tests, no scripts), each with its __init__."""
+    packages = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]
+    with zipfile.ZipFile(dist.wheel) as wheel:
+        names = wheel.namelist()
+    tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert tops == set(packages)
+    assert all(f"{p}/__init__.py" in names for p in packages)
+    assert f"vaultd-{VERSION}.dist-info/licenses/LICENSE" in names
 
 
 def test_two_builds_of_the_same_tree_are_identical(dist: Dist, place: Path) -> None:
