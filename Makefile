@@ -6,7 +6,7 @@ RUFF   := $(VENV)/bin/ruff
 STAMP  := $(VENV)/.installed
 SOURCES := protocol vaultd vaultctl tests scripts
 
-.PHONY: demo test test-long test-interop interop-matrix bench check format lint types docs venv clean
+.PHONY: demo test test-long test-interop test-packaging dist zipapp interop-matrix bench check format lint types docs venv clean
 
 venv: $(STAMP)
 
@@ -20,7 +20,24 @@ demo: $(STAMP)
 	bash scripts/demo.sh
 
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not slow and not interop"
+	$(PY) -m pytest -q -m "not slow and not interop and not packaging"
+
+# The release artifacts (packaging/README.md): wheel and sdist, reproducible for one commit.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 315532800)
+export SOURCE_DATE_EPOCH
+dist: $(STAMP)
+	$(PY) -m pip install --quiet --group packaging
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+
+# A single file for machines without a venv: dist/vaultctl.pyz (shiv; this Python's version and platform).
+zipapp: dist
+	$(PY) -m shiv --reproducible --compressed -c vaultctl -o dist/vaultctl.pyz dist/vaultd-*.whl
+
+# Build every artifact and install each as a user would, in fresh environments.
+test-packaging: $(STAMP)
+	$(PY) -m pip install --quiet --group packaging
+	$(PY) -m pytest -q -m packaging
 
 # The MCP clients of other makers, pinned in interop/package.json (npm; Node >= 20).
 test-interop: $(STAMP)

@@ -17,6 +17,7 @@ from protocol.reference import render as render_methods
 from scripts.cli_doc import problems as guide_problems
 from scripts.cli_reference import render as render_cli
 from scripts.man_page import render as render_man
+from vaultctl.service.units import SHIPPED
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -26,6 +27,7 @@ GENERATED: dict[str, Callable[[], str]] = {
     "docs/reference/methods.md": render_methods,
     "docs/reference/cli.md": render_cli,
     "docs/man/vaultctl.1": render_man,
+    **SHIPPED,  # systemd/ and launchd/: the service files, for a pipx or uv tool install
 }
 
 

@@ -20,7 +20,7 @@ LITERAL = re.compile(r"""^\s*(?:__version__|[A-Z_]*VERSION)\s*(?::\s*\w+\s*)?=\s
 def test_pyproject_reads_the_version_from_the_one_module() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
-    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "protocol.version.VERSION"}
+    assert project["tool"]["hatch"]["version"] == {"path": "protocol/version.py"}
 
 
 def test_the_installed_metadata_daemon_and_client_agree() -> None:
@@ -30,6 +30,10 @@ def test_the_installed_metadata_daemon_and_client_agree() -> None:
         [sys.executable, "-m", "vaultd.main", "--version"], capture_output=True, text=True, cwd=REPO, timeout=30, check=True
     )
     assert out.stdout.strip() == f"vaultd {VERSION}"
+    cli = subprocess.run(
+        [sys.executable, "-m", "vaultctl.main", "--version"], capture_output=True, text=True, cwd=REPO, timeout=30, check=True
+    )
+    assert cli.stdout.strip() == f"vaultctl {VERSION}"
 
 
 def test_no_other_module_writes_a_version_number() -> None:

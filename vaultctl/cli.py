@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from protocol.version import VERSION
 from vaultctl import display
 from vaultctl.commands import (
     admin,
@@ -19,6 +20,7 @@ from vaultctl.commands import (
     mcp_cmd,
     proposals,
     reads,
+    service_cmd,
     setup_cmd,
     sources,
     vault_settings,
@@ -39,12 +41,21 @@ app = typer.Typer(
 )
 
 
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        print(f"vaultctl {VERSION}")
+        raise typer.Exit()
+
+
 @app.callback()
 def root(
     color: Annotated[
         display.ColorMode,
         typer.Option("--color", help="Colour the output: auto (a terminal, unless NO_COLOR is set or TERM=dumb), always, never."),
     ] = display.ColorMode.AUTO,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print vaultctl's version and exit.")
+    ] = False,
 ) -> None:
     """Keep Obsidian-compatible Markdown vaults through the vaultd daemon."""
     display.set_mode(color)
@@ -91,6 +102,8 @@ COMMANDS: list[tuple[str, Callable[..., None]]] = [
 for name, fn in COMMANDS:
     app.command(name)(fn)
 app.add_typer(writes.log_app, name="log")
+admin.daemon_app.command("install")(service_cmd.install)
+admin.daemon_app.command("uninstall")(service_cmd.uninstall)
 app.add_typer(admin.daemon_app, name="daemon")
 admin.vault_app.command("set")(vault_settings.set_settings)
 admin.vault_app.command("policy")(vault_settings.policy)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import itertools
 import os
 import socket
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -229,14 +228,28 @@ _SAFE_PLACES = "keep it in a folder only you can write to (unset VAULTD_SOCKET a
 
 
 def _spawn_daemon(home: Path, socket_path: Path) -> None:
+    """Start this installation's vaultd detached, unless a service manager owns the home's daemon.
+
+    Raises:
+        DaemonUnavailable: ``vaultctl daemon install`` gave the daemon to systemd or launchd; a
+            second daemon beside it would take its home or its socket. The message says how to
+            start the managed one.
+    """
     import subprocess
 
+    from vaultctl.service.launch import daemon_launch
+    from vaultctl.service.receipt import managed_refusal
+
+    if refusal := managed_refusal(home, socket_path):
+        raise DaemonUnavailable(refusal)
+    launch = daemon_launch()
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
     logs = home / "logs"
     logs.mkdir(exist_ok=True, mode=0o700)
     with open(logs / "vaultd.stdout", "ab") as out:
         subprocess.Popen(
-            [sys.executable, "-m", "vaultd.main", "--home", str(home), "--socket", str(socket_path)],
+            [*launch.argv, "--home", str(home), "--socket", str(socket_path)],
+            env={**os.environ, **dict(launch.env)},
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=out,

@@ -16,6 +16,7 @@ import anyio.abc
 import structlog
 
 from protocol.framing import MAX_FRAME_BYTES
+from protocol.methods.service import Activation
 from vaultd import __version__
 from vaultd.api import load_handlers
 from vaultd.api.handlers import check_complete
@@ -26,8 +27,10 @@ from vaultd.registry.config import ConfigStore, DaemonLimits
 from vaultd.runtime import VaultRuntime
 from vaultd.server.accept import accept_forever, refuse_over_cap
 from vaultd.server.budget import ReplyBudget
+from vaultd.server.idle import End, QuietTimer
 from vaultd.server.listener import peer_uid
 from vaultd.server.memory import TRIM_AFTER_BYTES, release_freed_memory
+from vaultd.server.notify import Notifier
 from vaultd.server.session import Session
 
 if TYPE_CHECKING:
@@ -43,7 +46,18 @@ SHUTDOWN_GRACE_S = 5.0  #: how long in-flight requests may run on after a stop
 
 
 class Daemon:
-    def __init__(self, home: Path, socket_path: Path, *, max_frame: int = MAX_FRAME_BYTES) -> None:
+    def __init__(
+        self,
+        home: Path,
+        socket_path: Path,
+        *,
+        max_frame: int = MAX_FRAME_BYTES,
+        activation: Activation = Activation.SELF,
+        idle_exit_s: float | None = None,
+        notifier: Notifier | None = None,
+    ) -> None:
+        """``idle_exit_s``: stop after that many quiet seconds; only a socket-activated daemon
+        may (see :mod:`vaultd.server.idle`), so it is ignored for ``Activation.SELF``."""
         load_handlers()
         check_complete()
         self.home = home
@@ -62,6 +76,10 @@ class Daemon:
         self._idle = anyio.Event()
         self._idle.set()
         self._vault_tasks: anyio.abc.TaskGroup  # set by serve(); vault indexers and watchers run in it
+        self.activation = activation
+        self.idle_exit_s = idle_exit_s if activation is not Activation.SELF and idle_exit_s else None
+        self.notifier = notifier or Notifier(None)
+        self._quiet = QuietTimer(self.idle_exit_s or 0.0)
 
     def _read_limits(self) -> DaemonLimits:
         """The ``daemon`` settings of config.json, read once; an unusable file means the defaults."""
@@ -139,14 +157,13 @@ class Daemon:
 
     async def serve(self, listener_sock: socket.socket) -> None:
         listener = await anyio.abc.SocketListener.from_socket(listener_sock)
-        log.info("listening", socket=str(self.socket_path), pid=os.getpid(), version=self.version)
+        log.info("listening", socket=str(self.socket_path), pid=os.getpid(), version=self.version, activation=str(self.activation))
         async with anyio.create_task_group() as self._vault_tasks:
             await self.open_registered()
+            self.notifier.ready(f"serving {len(self.vaults)} vault(s)")
             async with anyio.create_task_group() as conns:
-                async with anyio.create_task_group() as accept:
-                    accept.start_soon(self._accept_loop, listener, conns)
-                    await self.stop_requested.wait()
-                    accept.cancel_scope.cancel()
+                end = await self._accept_until_end(listener, conns)
+                self.notifier.stopping("idle; exiting" if end is End.IDLE else "stopping")
                 await listener.aclose()
                 with anyio.move_on_after(SHUTDOWN_GRACE_S):
                     await self._idle.wait()
@@ -154,7 +171,50 @@ class Daemon:
             for vault_id in list(self.vaults):
                 self.detach(vault_id)
             self._vault_tasks.cancel_scope.cancel()
-        log.info("stopped", peak_reply_bytes=self.budget.peak, replies_over_budget=self.budget.refused)
+        log.info("stopped", reason=end.value, peak_reply_bytes=self.budget.peak, replies_over_budget=self.budget.refused)
+
+    async def _accept_until_end(self, listener: anyio.abc.SocketListener, conns: anyio.abc.TaskGroup) -> End:
+        """Accept connections until a stop, or until the idle time passes with nothing open.
+
+        The boundary: a connection accepted while the accept loop was winding down is already
+        counted (``start`` counts it before anything can be cancelled), so an idle end with a
+        connection open goes back to serving instead of exiting. A connection not yet accepted
+        stays in the service manager's listen queue and starts the next daemon.
+        """
+        while True:
+            async with anyio.create_task_group() as accept:
+                accept.start_soon(self._accept_loop, listener, conns)
+                end = await self._wait_for_end()
+                accept.cancel_scope.cancel()
+            if end is End.STOP or self.connections == 0:
+                return end
+            log.info("a connection arrived as the idle time ran out; serving on", connections=self.connections)
+
+    async def _wait_for_end(self) -> End:
+        end = End.STOP
+        async with anyio.create_task_group() as tg:
+
+            async def stop() -> None:
+                await self.stop_requested.wait()
+                tg.cancel_scope.cancel()
+
+            async def quiet() -> None:
+                nonlocal end
+                await self._quiet.wait_quiet(self._busy)
+                end = End.IDLE
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(stop)
+            if self.idle_exit_s:
+                tg.start_soon(quiet)
+        if end is End.IDLE:
+            log.info("idle; exiting until the next connection", idle_exit_s=self.idle_exit_s)
+        return end
+
+    def _busy(self) -> bool:
+        """A connection is open, or a vault is still building its first index."""
+        indexing = any(v.live is not None and not v.live.ready.is_set() for v in self.vaults.values())
+        return self.connections > 0 or indexing
 
     async def _accept_loop(self, listener: anyio.abc.SocketListener, conns: anyio.abc.TaskGroup) -> None:
         def start(stream: anyio.abc.SocketStream) -> None:
@@ -162,6 +222,7 @@ class Daemon:
                 conns.start_soon(refuse_over_cap, stream, self.limits.max_connections)
                 return
             self.connections += 1  # counted here, before the task runs, so a burst cannot overshoot
+            self._quiet.activity()
             conns.start_soon(self._connection, stream)
 
         await accept_forever(listener, start)
@@ -183,6 +244,7 @@ class Daemon:
                     log.exception("session failed; its connection was closed")
         finally:
             self.connections -= 1
+            self._quiet.activity()
             self._maybe_trim()
 
     def _maybe_trim(self) -> None:

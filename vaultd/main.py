@@ -24,15 +24,49 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--home", type=Path, help="the daemon's home (default: $VAULTD_HOME or XDG data dir)")
     parser.add_argument("--socket", type=Path, help="the socket path (default: $VAULTD_SOCKET, XDG runtime dir, ...)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    parser.add_argument(
+        "--idle-exit",
+        type=_idle_exit,
+        default=0.0,
+        metavar="SECONDS",
+        help="when a service manager passed the socket (systemd, launchd): exit after this many quiet seconds; 0, never (default)",
+    )
     parser.add_argument("--version", action="version", version=f"vaultd {__version__}")
     return parser.parse_args(argv)
 
 
-async def _run(home: Path, socket_path: Path) -> int:
-    from vaultd.daemon import Daemon
-    from vaultd.server.listener import bind_socket, inherited_socket
+def _idle_exit(text: str) -> float:
+    from vaultd.server.idle import parse_idle_exit
 
-    daemon = Daemon(home, socket_path)
+    try:
+        return parse_idle_exit(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+async def _run(home: Path, socket_path: Path, idle_exit_s: float) -> int:
+    import structlog
+
+    from protocol.methods.service import Activation
+    from vaultd.daemon import Daemon
+    from vaultd.server.activation import inherited
+    from vaultd.server.listener import bind_socket
+    from vaultd.server.notify import Notifier
+
+    # Both read (and remove) their variables before anything can start a child process.
+    notifier = Notifier.from_environment()
+    passed = inherited()
+    if passed is not None and passed.path is not None:
+        socket_path = Path(passed.path)  # the socket the manager listens on is the one to report
+    if passed is None and idle_exit_s:
+        structlog.get_logger("vaultd").info("--idle-exit applies only to a socket-activated daemon; staying")
+    daemon = Daemon(
+        home,
+        socket_path,
+        activation=passed.manager if passed is not None else Activation.SELF,
+        idle_exit_s=idle_exit_s,
+        notifier=notifier,
+    )
 
     async def on_signals(*, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
@@ -45,13 +79,12 @@ async def _run(home: Path, socket_path: Path) -> int:
         # Handlers first, socket second: a SIGTERM that arrives as soon as the socket exists
         # must already mean a graceful stop.
         await tg.start(on_signals)
-        inherited = inherited_socket()
-        sock = inherited if inherited is not None else bind_socket(socket_path)
+        sock = passed.sock if passed is not None else bind_socket(socket_path)
         try:
             await daemon.serve(sock)
         finally:
-            if inherited is None:
-                socket_path.unlink(missing_ok=True)  # noqa: ASYNC240 - an await here could be cancelled before it ran
+            if passed is None:  # an inherited socket is the manager's: it stays, listening
+                socket_path.unlink(missing_ok=True)  # no await: a cancelled one would leave the file
         tg.cancel_scope.cancel()
     return 0
 
@@ -87,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     soft, hard = raise_fd_limit()
     structlog.get_logger("vaultd").info("descriptor limit", soft=soft, hard=hard)
     try:
-        return anyio.run(_run, home, socket_path)
+        return anyio.run(_run, home, socket_path, args.idle_exit)
     except BaseException as exc:  # only a StartupError is unwrapped; the rest re-raised
         startup = find_startup_error(exc)
         if startup is None:

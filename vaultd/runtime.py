@@ -14,6 +14,7 @@ again. The check is one ``stat`` per request, so an idle daemon spends nothing o
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import os
 import stat
 from pathlib import Path
@@ -120,6 +121,11 @@ class VaultRuntime:
             return False
         except OSError as exc:
             self.state, self.message = VaultState.ERROR, f"cannot prepare {self.runtime_dir}: {exc.strerror}"
+            if exc.errno == errno.EROFS:
+                self.message += (
+                    "; if a service manager runs vaultd, its sandbox lets it write only in your home and the vaults "
+                    "registered at install: run 'vaultctl daemon install' again to add this one"
+                )
             return False
         if folder_id(self.root) != folder:
             os.close(fd)  # the folder was swapped while we took it: its lock is not this path's

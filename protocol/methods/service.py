@@ -46,6 +46,14 @@ class HelloResult(Result):
     methods: list[str]
 
 
+class Activation(enum.StrEnum):
+    """Who opened the daemon's listening socket."""
+
+    SELF = "self"  #: the daemon bound it (started by vaultctl or by hand) and removes it at exit
+    SYSTEMD = "systemd"  #: vaultd.socket; the daemon was started on a connection and may exit when idle
+    LAUNCHD = "launchd"  #: the Sockets entry of org.vaultd.plist; likewise
+
+
 class DaemonStatus(Result):
     pid: int
     uptime_s: float
@@ -53,6 +61,8 @@ class DaemonStatus(Result):
     socket: str
     home: str
     vaults: list[VaultHealth]
+    activation: Activation = Activation.SELF
+    idle_exit_s: float | None = None  #: exits after this many quiet seconds (socket-activated only)
 
 
 class StopResult(Result):

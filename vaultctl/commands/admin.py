@@ -14,13 +14,13 @@ import msgspec
 import typer
 
 from protocol.errors import ExitStatus
-from protocol.location import resolve_home, resolve_socket
+from protocol.location import resolve_home
 from protocol.methods import events, indexing, service, vaults
 from protocol.methods.common import Empty, Params
 from protocol.methods.events import EventKind, SubscribeParams
 from protocol.methods.git_settings import GitMode
 from protocol.methods.indexing import VaultRebuildParams, VaultRebuildResult
-from protocol.methods.service import DaemonStatus, DoctorParams, DoctorResult, Finding, Level
+from protocol.methods.service import Activation, DaemonStatus, DoctorParams, DoctorResult, Finding, Level
 from protocol.methods.spec import MethodSpec
 from protocol.methods.vaults import (
     DeadLinks,
@@ -128,7 +128,7 @@ def daemon_start(as_json: JsonOpt = False) -> None:
 
 @daemon_app.command("stop")
 def daemon_stop(as_json: JsonOpt = False) -> None:
-    """Stop the daemon gracefully; waits until its socket is gone."""
+    """Stop the daemon gracefully; waits until it has exited (a service manager's socket stays)."""
     try:
         client = connect(autostart=False)
     except UnsafeSocket as exc:
@@ -139,12 +139,26 @@ def daemon_stop(as_json: JsonOpt = False) -> None:
         emit({"stopping": False}, as_json, lambda _: "vaultd is not running")
         return
     with client:
+        before = call(service.DAEMON_STATUS, Empty(), client=client)
         result = call(service.DAEMON_STOP, Empty(), client=client)
-    socket_path = resolve_socket(resolve_home())
+    # A daemon that bound its socket removes it just before it exits. A service manager's socket
+    # stays (and starts the daemon again on the next connection): then wait for the process.
+    managed = before.activation != Activation.SELF
+    socket_path = Path(before.socket)
     deadline = time.monotonic() + 10
-    while socket_path.exists() and time.monotonic() < deadline:
+    while (_alive(before.pid) if managed else socket_path.exists()) and time.monotonic() < deadline:
         time.sleep(0.02)
     emit(result, as_json, lambda _: "vaultd stopped")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False  # another user's process has that pid now: ours is gone
+    return True
 
 
 @daemon_app.command("logs")

@@ -13,6 +13,7 @@ from typing import Protocol
 
 import anyio
 
+from protocol.methods.service import Activation
 from protocol.methods.vaults import VaultEntry
 from vaultd.registry.config import ConfigStore
 from vaultd.runtime import VaultRuntime
@@ -27,6 +28,14 @@ class Host(Protocol):
 
     @property
     def version(self) -> str: ...
+
+    @property
+    def activation(self) -> Activation:
+        """Who opened the listening socket: the daemon itself or a service manager."""
+
+    @property
+    def idle_exit_s(self) -> float | None:
+        """Quiet seconds after which a socket-activated daemon exits; None: it stays."""
 
     @property
     def started(self) -> float:

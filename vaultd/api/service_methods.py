@@ -54,6 +54,8 @@ async def status(ctx: CallContext, params: Empty) -> DaemonStatus:
         socket=str(host.socket_path),
         home=str(host.home),
         vaults=[await _with_pending(v) for v in host.vaults.values()],
+        activation=host.activation,
+        idle_exit_s=host.idle_exit_s,
     )
 
 

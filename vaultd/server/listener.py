@@ -1,4 +1,5 @@
-"""The daemon's perimeter: the home lock, the socket file, an inherited listener, the peer's uid.
+"""The daemon's perimeter: the home lock, the socket file, the peer's uid (a listener a service
+manager passes in is taken in :mod:`vaultd.server.activation`).
 
 Order matters: the home lock is taken before the socket is touched, because binding replaces a
 socket file, and replacing a live daemon's socket would strand it.
@@ -7,7 +8,6 @@ socket file, and replacing a live daemon's socket would strand it.
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import socket
 import stat
@@ -101,21 +101,6 @@ def bind_socket(path: Path) -> socket.socket:
         os.umask(old_umask)
     os.chmod(path, 0o600)
     sock.listen(128)
-    return sock
-
-
-def inherited_socket() -> socket.socket | None:
-    """The listener systemd (LISTEN_FDS) passed us on fd 3, if any; the variables are then unset."""
-    pid, fds = os.environ.get("LISTEN_PID"), os.environ.get("LISTEN_FDS")
-    for name in ("LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"):
-        os.environ.pop(name, None)
-    if not pid or not fds or pid != str(os.getpid()) or int(fds) < 1:
-        return None
-    sock = socket.socket(fileno=3)
-    if sock.family != socket.AF_UNIX or sock.type != socket.SOCK_STREAM:
-        raise StartupError("the inherited socket is not a Unix stream socket")
-    flags = fcntl.fcntl(3, fcntl.F_GETFD)
-    fcntl.fcntl(3, fcntl.F_SETFD, flags | fcntl.FD_CLOEXEC)
     return sock
 
 
