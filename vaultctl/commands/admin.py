@@ -156,6 +156,10 @@ def vault_add(
             help=doc(VaultAddParams, "stamp_keys") + " Repeatable: an edit stamps the first one the note has; --stamp-key '' never stamps.",
         ),
     ] = None,
+    parent_key: Annotated[
+        list[str] | None,
+        typer.Option("--parent-key", metavar="KEY", help=doc(VaultAddParams, "parent_keys") + " Repeatable."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Register an existing folder as a vault and index it. Never writes a note."""
@@ -169,6 +173,7 @@ def vault_add(
         private_paths=list(private or []),
         log_path=log_path,
         stamp_keys=stamps,
+        parent_keys=parent_key or None,
     )
     emit(call(vaults.VAULT_ADD, params), as_json, _vault_text)
 

@@ -1,0 +1,63 @@
+"""What lint reads and what it reports: its input (a snapshot and the vault's settings, the date)
+and its findings, each with the mechanical fix where one is safe."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from protocol.methods.lint import LintCode, LintLevel
+from protocol.methods.vaults import SchemaProfile
+from vaultd.graph.snapshot import LinkSnapshot
+from vaultd.vault.link_targets import Resolution
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """Replace ``old`` at ``start:end`` of the note's text (as indexed) by ``new``."""
+
+    path: str
+    line: int
+    start: int
+    end: int
+    old: str
+    new: str
+
+    def __str__(self) -> str:
+        return f"{self.old} → {self.new}"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: LintCode
+    note: str
+    message: str
+    line: int | None = None
+    fix: Fix | None = None
+    hint: str | None = None  #: a dead link's text, to look a likely title up for (see ``engine.with_hints``)
+
+    @property
+    def level(self) -> LintLevel:
+        return self.code.level
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A ``.canvas`` or ``.base`` file as the handler read it: its text, or why it could not."""
+
+    text: str | None
+    problem: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LintInput:
+    snap: LinkSnapshot  #: what the caller may see
+    as_of: dt.date
+    schema: SchemaProfile = SchemaProfile.OPEN
+    stamp_keys: tuple[str, ...] = ("updated",)
+    resolve: Callable[[str, str], Resolution] | None = None  #: the vault's resolver (every file)
+    exists: Callable[[str], bool] = lambda _p: False  #: whether a vault-relative file exists (private ones too)
+    suggest: Callable[[str], str | None] = lambda _t: None  #: a dead link's likely title, among visible notes
+    by_alias: Callable[[str], list[str]] = lambda _a: []  #: visible notes carrying an alias
+    documents: Mapping[str, Document] = field(default_factory=dict)  #: .canvas and .base files by path
