@@ -85,6 +85,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd.fsio",),
     ("vaultd.vault",),  # notes, links, the index and its cache, the watcher
     ("vaultd.policy",),
+    ("vaultd.graph",),  # the link graph, its walks, communities and topic map: pure functions over the index
+    ("vaultd.lint",),  # vault-wide lint rules over the graph's snapshot
     ("vaultd.registry",),
     ("vaultd.txn",),
     ("vaultd.gate",),  # the agent gate: verdicts and the stored proposals

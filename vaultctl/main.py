@@ -16,7 +16,7 @@ from collections.abc import Callable
 import typer
 
 from protocol.errors import ExitStatus
-from vaultctl.commands import admin, mcp_cmd, proposals, reads, setup_cmd, writes
+from vaultctl.commands import admin, graph_cmd, lint_cmd, mcp_cmd, proposals, reads, setup_cmd, writes
 from vaultctl.terminal import escape
 
 app = typer.Typer(
@@ -50,6 +50,13 @@ COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("merge", writes.merge),
     ("undo", writes.undo),
     ("ops", writes.ops),
+    ("lint", lint_cmd.lint_vault),
+    ("neighbors", graph_cmd.neighbors),
+    ("communities", graph_cmd.communities),
+    ("path", graph_cmd.path),
+    ("hubs", graph_cmd.hubs),
+    ("mocs", graph_cmd.mocs),
+    ("nav", graph_cmd.nav),
 ]
 for name, fn in COMMANDS:
     app.command(name)(fn)

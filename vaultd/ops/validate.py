@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import msgspec
+
 from protocol.errors import Issue, Severity
 from vaultd.errors import PolicyRefused, ValidationFailed
 from vaultd.ops.context import OpContext
@@ -25,6 +27,7 @@ from vaultd.policy import (
     secret_line_issues,
     write_channel_issue,
 )
+from vaultd.ops.topic_check import topic_issues
 from vaultd.txn.plan import Action, Plan
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.link_targets import LinkResolver, ResolutionStatus
@@ -235,6 +238,10 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
                 view_before,
                 _dead_before(ctx, moved_origin.get(change.path, change.path)) if plan.op == "note.move" else None,
             )
+            if plan.op == "op.undo":
+                # An undo puts back bytes the note held before: their links are old debt, not new.
+                link_debt += [msgspec.structs.replace(i, severity=Severity.WARNING) for i in link_errors]
+                link_errors = []
             errors += link_errors
             warnings += link_debt
             # frontmatter values as decoded too: a YAML escape can hide a token from the raw text
@@ -243,6 +250,9 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
             errors += secret_line_issues(new_lines, change.path)
             for issue in pii_line_findings(new_lines, ctx.entry.pii, ctx.entry.kind, "notes", path=change.path):
                 (errors if issue.severity == Severity.ERROR else warnings).append(issue)
+    cycle_errors, cycle_warnings = topic_issues(ctx, plan)
+    errors += cycle_errors
+    warnings += cycle_warnings
     if errors:
         raise ValidationFailed(
             f"refused: {errors[0].message}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
