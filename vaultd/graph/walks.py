@@ -84,19 +84,20 @@ class Edges:
         return self.relation if self.relation in rels else None
 
     def steps(self, node: str, direction: str) -> list[tuple[str, str, str]]:
-        """(neighbour, direction, relation) from ``node``, in neighbour path order."""
-        found: list[tuple[str, str, str]] = []
+        """(neighbour, direction, relation) from ``node``, in neighbour path order; a note linked
+        both ways is reached ``out``."""
+        found: dict[str, tuple[str, str, str]] = {}
         if direction in (Way.OUT, Way.BOTH):
-            for target in sorted(self.snap.out.get(node, {})):
+            for target in self.snap.out.get(node, {}):
                 rel = self.label(node, target)
                 if rel is not None:
-                    found.append((target, Way.OUT, rel))
+                    found[target] = (target, Way.OUT, rel)
         if direction in (Way.IN, Way.BOTH):
-            for source in sorted(self.snap.into.get(node, {})):
+            for source in self.snap.into.get(node, {}):
                 rel = self.label(source, node)
-                if rel is not None:
-                    found.append((source, Way.IN, rel))
-        return sorted(found)
+                if rel is not None and source not in found:
+                    found[source] = (source, Way.IN, rel)
+        return [found[k] for k in sorted(found)]
 
 
 def neighbourhood(edges: Edges, center: str, hops: int, direction: str) -> list[Reached]:
