@@ -13,7 +13,15 @@ from typing import Any
 from protocol.methods import graph, lint, proposals, reads, service, vaults, writes
 from protocol.methods.spec import Effect, MethodSpec, Trait
 
-SPECS: tuple[MethodSpec[Any, Any], ...] = (*service.SPECS, *vaults.SPECS, *reads.SPECS, *writes.SPECS, *proposals.SPECS, *lint.SPECS, *graph.SPECS)
+SPECS: tuple[MethodSpec[Any, Any], ...] = (
+    *service.SPECS,
+    *vaults.SPECS,
+    *reads.SPECS,
+    *writes.SPECS,
+    *proposals.SPECS,
+    *lint.SPECS,
+    *graph.SPECS,
+)
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 
 __all__ = ["METHODS", "SPECS", "Effect", "MethodSpec", "Trait"]

@@ -82,9 +82,9 @@ class CommunitiesParams(Params):
     ] = 1.0
     min_size: Annotated[int, msgspec.Meta(ge=1, le=1000, description="List only communities with at least this many notes.")] = 2
     limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many communities, largest first.")] = 50
-    members: Annotated[int, msgspec.Meta(ge=0, le=1000, description="At most this many members listed per community, most central first.")] = (
-        10
-    )
+    members: Annotated[
+        int, msgspec.Meta(ge=0, le=1000, description="At most this many members listed per community, most central first.")
+    ] = 10
     fresh: Fresh = False
 
 
@@ -195,7 +195,10 @@ class NavResult(Result):
 CanvasPath = Annotated[
     str,
     msgspec.Meta(
-        min_length=1, max_length=1024, pattern=r"(?i)\.canvas$", description="A vault-relative path ending in .canvas; it must not exist yet."
+        min_length=1,
+        max_length=1024,
+        pattern=r"(?i)\.canvas$",
+        description="A vault-relative path ending in .canvas; it must not exist yet.",
     ),
 ]
 

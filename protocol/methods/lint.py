@@ -143,7 +143,9 @@ AsOf = Annotated[
     str,
     msgspec.Meta(
         pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
-        description="The date (YYYY-MM-DD) that review and staleness rules compare with; omitted, today. The same date gives the same findings.",
+        description=(
+            "The date (YYYY-MM-DD) that review and staleness rules compare with; omitted, today. The same date gives the same findings."
+        ),
     ),
 ]
 MAX_LINT_FINDINGS = 2000

@@ -152,7 +152,9 @@ class VaultAddParams(Params):
         Annotated[
             list[ParentKey],
             msgspec.Meta(
-                min_length=1, max_length=8, description="Frontmatter keys whose links name a note's parents in the topic map (default: up, parent)."
+                min_length=1,
+                max_length=8,
+                description="Frontmatter keys whose links name a note's parents in the topic map (default: up, parent).",
             ),
         ]
         | None

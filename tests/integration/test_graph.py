@@ -182,7 +182,8 @@ async def test_agents_see_no_private_note(topic_vault: Path, home: Home) -> None
     async with agent(home) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         for name in ("vault_lint", "graph_neighbors", "graph_communities", "graph_path", "graph_nav", "graph_hubs", "graph_mocs"):
-            assert tools[name].annotations is not None and tools[name].annotations.read_only_hint, name
+            hints = tools[name].annotations
+            assert hints is not None and hints.read_only_hint, name
         assert "graph_canvas" not in tools
         seen = json.dumps(
             [

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 
 _COLOR = {"type": "string", "pattern": "^(#[0-9A-Fa-f]{6}|[1-6])$"}
 _SIDE = {"enum": ["top", "right", "bottom", "left"]}

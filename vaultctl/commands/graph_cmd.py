@@ -84,7 +84,9 @@ def neighbors(
     with session() as c:
         chosen = pick_vault(c, vault)
         if canvas is None:
-            params = NeighborsParams(vault=chosen, target=target, hops=hops, relation=relation, direction=direction, limit=limit, fresh=fresh)
+            params = NeighborsParams(
+                vault=chosen, target=target, hops=hops, relation=relation, direction=direction, limit=limit, fresh=fresh
+            )
             emit(call(graph.NEIGHBORS, params, client=c), as_json, _neighbors_text)
             return
         if canvas.suffix.lower() != ".canvas":
@@ -94,7 +96,9 @@ def neighbors(
         if holder is not None:
             if vault is not None and vault != holder[0]:
                 fail(f"{out} is in vault {holder[0]!r}, not {vault!r}: a canvas names the notes of its own vault", ExitStatus.USAGE)
-            make = CanvasParams(vault=holder[0], target=target, path=holder[1], hops=hops, relation=relation, direction=direction, limit=limit)
+            make = CanvasParams(
+                vault=holder[0], target=target, path=holder[1], hops=hops, relation=relation, direction=direction, limit=limit
+            )
             receipt = call(graph.CANVAS, make, client=c)
             emit(receipt, as_json, lambda r: receipt_text(r))
             return
@@ -154,7 +158,9 @@ def path(
 ) -> None:
     """The shortest chain of links from A to B; exit 1 when none joins them."""
     with session() as c:
-        result = call(graph.PATH, PathParams(vault=pick_vault(c, vault), source=source, target=target, direction=direction, fresh=fresh), client=c)
+        result = call(
+            graph.PATH, PathParams(vault=pick_vault(c, vault), source=source, target=target, direction=direction, fresh=fresh), client=c
+        )
 
     def text(r: PathResult) -> str:
         if not r.found:
@@ -180,7 +186,9 @@ def hubs(
     emit(
         result,
         as_json,
-        lambda r: render.table(["pagerank", "in", "out", "path", "title"], [(h.pagerank, h.incoming, h.outgoing, h.path, h.title) for h in r.hubs]),
+        lambda r: render.table(
+            ["pagerank", "in", "out", "path", "title"], [(h.pagerank, h.incoming, h.outgoing, h.path, h.title) for h in r.hubs]
+        ),
     )
 
 

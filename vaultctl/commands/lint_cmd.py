@@ -19,8 +19,7 @@ from vaultctl.commands.writes import DryRunOpt, confirm_command, receipt_text
 
 def _text(r: LintResult, fix_cmd: str) -> str:
     rows = [
-        (f.level, f.code, f"{f.note}:{f.line}" if f.line else f.note, f.finding + (f" [fix: {f.fix}]" if f.fix else ""))
-        for f in r.findings
+        (f.level, f.code, f"{f.note}:{f.line}" if f.line else f.note, f.finding + (f" [fix: {f.fix}]" if f.fix else "")) for f in r.findings
     ]
     parts = [render.table(["level", "code", "note", "finding"], rows) if rows else f"no findings as of {r.as_of}"]
     counts = ", ".join(f"{code} {n}" for code, n in r.counts.items())

@@ -2,5 +2,4 @@
 
 
 def load_handlers() -> None:
-    from vaultd.api import proposal_methods, read_methods, service_methods, vault_methods, write_methods  # noqa: F401
-    from vaultd.api import graph_methods, lint_methods  # noqa: F401
+    from vaultd.api import graph_methods, lint_methods, proposal_methods, read_methods, service_methods, vault_methods, write_methods  # noqa: F401  # noqa: F401

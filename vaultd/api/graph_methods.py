@@ -86,7 +86,9 @@ async def neighbors(ctx: CallContext, params: NeighborsParams) -> NeighborsResul
             path=center,
             title=snap.title(center),
             neighbors=[
-                Neighbor(path=r.path, title=snap.title(r.path), hops=r.hops, via=r.via, direction=Direction(r.direction), relation=r.relation)
+                Neighbor(
+                    path=r.path, title=snap.title(r.path), hops=r.hops, via=r.via, direction=Direction(r.direction), relation=r.relation
+                )
                 for r in shown
             ],
             edges=lines,
@@ -158,7 +160,10 @@ async def mocs(ctx: CallContext, params: MocsParams) -> MocsResult:
     def work(live: LiveIndex, view: Visibility, snap: LinkSnapshot) -> MocsResult:
         found = centrality.mocs(snap)
         rows = sorted(
-            (Moc(path=p, title=snap.title(p), incoming=len(snap.into.get(p, {})), outgoing=len(snap.out.get(p, {})), why=why) for p, why in found),
+            (
+                Moc(path=p, title=snap.title(p), incoming=len(snap.into.get(p, {})), outgoing=len(snap.out.get(p, {})), why=why)
+                for p, why in found
+            ),
             key=lambda m: (-m.incoming, m.path),
         )
         return MocsResult(total=len(rows), mocs=rows[: params.limit], truncated=len(rows) > params.limit)

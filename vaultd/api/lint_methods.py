@@ -12,7 +12,7 @@ from collections import Counter
 import anyio
 
 from protocol.methods import lint
-from protocol.methods.lint import LintCode, LintFinding, LintFixDetail, LintFixParams, LintLevel, LintParams, LintResult
+from protocol.methods.lint import LintFinding, LintFixDetail, LintFixParams, LintLevel, LintParams, LintResult
 from protocol.methods.receipts import WriteReceipt
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
@@ -61,9 +61,7 @@ async def lint_vault(ctx: CallContext, params: LintParams) -> LintResult:
             fixable=sum(1 for f in found if f.fix is not None),
             counts={code: counts[code] for code in sorted(counts)},
             findings=[
-                LintFinding(
-                    level=f.level, code=LintCode(f.code), note=f.note, line=f.line, finding=f.message, fix=str(f.fix) if f.fix else None
-                )
+                LintFinding(level=f.level, code=f.code, note=f.note, line=f.line, finding=f.message, fix=str(f.fix) if f.fix else None)
                 for f in listed
             ],
             truncated=len(found) > params.limit,

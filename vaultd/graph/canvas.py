@@ -16,10 +16,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vaultd.graph.walks import Edges, Reached
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from vaultd.graph.walks import Edges, Reached
 
 CARD_WIDTH = 400
 CARD_HEIGHT = 240

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from vaultd.graph.snapshot import LinkSnapshot
+if TYPE_CHECKING:
+    from vaultd.graph.snapshot import LinkSnapshot
 
 _MOC_WORD = re.compile(r"(?<![A-Za-z])MOC(?![A-Za-z])")
 
@@ -36,9 +38,7 @@ def hubs(snap: LinkSnapshot, limit: int) -> list[HubRow]:
     graph = igraph.Graph(n=len(paths), edges=edges, directed=True)
     rank = graph.pagerank(directed=True)
     order = sorted(range(len(paths)), key=lambda v: (-rank[v], paths[v]))[:limit]
-    return [
-        HubRow(paths[v], len(snap.into.get(paths[v], {})), len(snap.out.get(paths[v], {})), round(float(rank[v]), 6)) for v in order
-    ]
+    return [HubRow(paths[v], len(snap.into.get(paths[v], {})), len(snap.out.get(paths[v], {})), round(float(rank[v]), 6)) for v in order]
 
 
 def moc_reason(snap: LinkSnapshot, path: str) -> str | None:

@@ -14,8 +14,10 @@ pay for them at start-up.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from vaultd.graph.snapshot import LinkSnapshot
+if TYPE_CHECKING:
+    from vaultd.graph.snapshot import LinkSnapshot
 
 SEED = 20240311  #: fixed: Leiden is randomized, and the same vault must give the same communities
 

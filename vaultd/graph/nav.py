@@ -14,9 +14,12 @@ only, never a tag or a folder: a marker tag would make siblings of unrelated not
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from vaultd.graph.snapshot import LinkSnapshot
 from vaultd.graph.topics import reaches
+
+if TYPE_CHECKING:
+    from vaultd.graph.snapshot import LinkSnapshot
 
 
 @dataclass(slots=True)

@@ -20,17 +20,20 @@ import gc
 import posixpath
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from vaultd.graph.topics import Misnamed, parents_of
 from vaultd.vault import markdown
-from vaultd.vault.index import VaultIndex
 from vaultd.vault.link_targets import ResolutionStatus
 from vaultd.vault.model import Link, LinkKind, NoteRecord
 from vaultd.vault.walk import is_note_path
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping
+
+    from vaultd.vault.index import VaultIndex
 
 #: What one link target resolves to: (status, path, candidates, reason, private). Shared by every
 #: link with the same answer, so a snapshot of 100,000 links allocates per distinct target only.

@@ -10,12 +10,16 @@ by :func:`typed_relations` for the notes a walk reaches, never for the whole vau
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from vaultd.graph.snapshot import LinkSnapshot
 from vaultd.vault.link_targets import ResolutionStatus
 from vaultd.vault.model import LinkKind
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from vaultd.graph.snapshot import LinkSnapshot
 
 #: The relations ``note.link`` writes after a link in a list item.
 TYPED = ("supports", "contradicts", "extends", "applies-to", "context-for")

@@ -3,14 +3,18 @@ and line, so the same vault and date always give the same list."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from protocol.methods.lint import LintCode, LintLevel
 from protocol.methods.service import Level
 from vaultd.lint import files, links, names, notes, topic_map
-from vaultd.lint.links import TextOf
-from vaultd.lint.model import Finding, LintInput
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from vaultd.lint.links import TextOf
+    from vaultd.lint.model import Finding, LintInput
 
 
 def run(inp: LintInput, code: LintCode | None = None, text_of: TextOf | None = None) -> list[Finding]:

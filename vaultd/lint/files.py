@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml  # type: ignore[import-untyped]
 
@@ -22,6 +21,9 @@ from protocol.methods.lint import LintCode
 from vaultd.lint.model import Document, Finding, LintInput
 from vaultd.vault import markdown
 from vaultd.vault.link_targets import ResolutionStatus, check_anchor
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 DOCUMENT_SUFFIXES = (".canvas", ".base")
 MAX_DOCUMENT_FINDINGS = 200  #: per file; past it the file gets one finding with the count

@@ -8,20 +8,24 @@ link and only when the file is still the bytes the index holds.
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import os
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from protocol.limits import MAX_NOTE_BYTES
-from protocol.methods.vaults import VaultEntry
 from vaultd.graph.snapshot import LinkSnapshot, snapshot
 from vaultd.lint.files import is_document
 from vaultd.lint.model import Document, LintInput
-from vaultd.policy.visibility import Visibility
 from vaultd.vault import oplog
-from vaultd.vault.index import VaultIndex
+
+if TYPE_CHECKING:
+    import datetime as dt
+    from collections.abc import Callable
+
+    from protocol.methods.vaults import VaultEntry
+    from vaultd.policy.visibility import Visibility
+    from vaultd.vault.index import VaultIndex
 
 MAX_DOCUMENTS = 5000  #: .canvas and .base files read per lint; past it the rest are not checked
 

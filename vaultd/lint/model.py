@@ -3,14 +3,18 @@ and its findings, each with the mechanical fix where one is safe."""
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from protocol.methods.lint import LintCode, LintLevel
 from protocol.methods.vaults import SchemaProfile
-from vaultd.graph.snapshot import LinkSnapshot
-from vaultd.vault.link_targets import Resolution
+
+if TYPE_CHECKING:
+    import datetime as dt
+    from collections.abc import Callable, Mapping
+
+    from protocol.methods.lint import LintCode, LintLevel
+    from vaultd.graph.snapshot import LinkSnapshot
+    from vaultd.vault.link_targets import Resolution
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,12 +15,15 @@ one gets a finding that names the spellings with their counts.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from protocol.methods.lint import LintCode
 from vaultd.lint.model import Finding, LintInput
 from vaultd.vault.index import note_key
 from vaultd.vault.link_targets import ResolutionStatus, name_key
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 MAX_NAMED = 5
 _AMBIGUOUS = ResolutionStatus.AMBIGUOUS
@@ -80,13 +83,12 @@ def tag_findings(inp: LintInput) -> Iterator[Finding]:
     for folded in groups:
         leaves.setdefault(folded.rpartition("/")[2], set()).add(folded)
     reported: set[tuple[str, str]] = set()
-    for folded, spellings in sorted(groups.items()):
+    for _folded, spellings in sorted(groups.items()):
         if len(spellings) > 1:
             yield from _twins(uses, sorted(spellings), "letter case", reported)
     for leaf, forms in sorted(leaves.items()):
         if leaf in forms and len(forms) > 1:  # used on its own and nested under another tag
-            spellings = sorted(s for f in forms for s in groups[f])
-            yield from _twins(uses, spellings, "nesting", reported)
+            yield from _twins(uses, sorted(s for f in forms for s in groups[f]), "nesting", reported)
 
 
 def _twins(uses: dict[str, set[str]], spellings: list[str], how: str, reported: set[tuple[str, str]]) -> Iterator[Finding]:

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from protocol.limits import KiB, describe
 from protocol.methods.lint import LintCode
 from vaultd.graph.centrality import mocs
 from vaultd.lint.model import Finding, LintInput
 from vaultd.policy.schema import schema_issues
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 STALE_DAYS = 365
 REVIEW_KEYS = ("review", "review_by", "next_review", "review_date")
@@ -82,8 +84,8 @@ def frontmatter_findings(inp: LintInput) -> Iterator[Finding]:
             continue  # the schema reads the parsed header; an unreadable one is reported above
         h1 = next((h.text for h in record.headings if h.level == 1), None)
         present = record.frontmatter is not None
-        for issue in schema_issues(inp.schema, record.frontmatter, present, path, h1=h1):
-            yield Finding(LintCode.L06, path, issue.message, issue.line)
+        for problem in schema_issues(inp.schema, record.frontmatter, present, path, h1=h1):
+            yield Finding(LintCode.L06, path, problem.message, problem.line)
 
 
 def _date(value: Any) -> dt.date | None:

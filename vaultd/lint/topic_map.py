@@ -2,24 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from protocol.methods.lint import LintCode
 from vaultd.graph.topics import cycles, reaches
 from vaultd.lint.model import Finding, LintInput
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 def cycle_findings(inp: LintInput) -> Iterator[Finding]:
     parents = inp.snap.parents
     for component in cycles(parents):
         members = set(component)
+
+        def inside(p: str, members: set[str] = members) -> list[str]:
+            return [q for q in parents.get(p, []) if q in members]
+
         for path in component:
             chain = None
-            for parent in parents.get(path, []):
-                if parent in members:
-                    chain = reaches(parent, path, lambda p: [q for q in parents.get(p, []) if q in members])
-                    if chain is not None:
-                        break
+            for parent in inside(path):
+                chain = reaches(parent, path, inside)
+                if chain is not None:
+                    break
             shown = " → ".join([path, *(chain or [path])])
             yield Finding(LintCode.L16, path, f"a topic-map cycle: {shown}")
 

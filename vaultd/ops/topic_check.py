@@ -102,7 +102,9 @@ def topic_issues(ctx: OpContext, plan: Plan) -> tuple[list[Issue], list[Issue]]:
                     )
                 )
                 continue
-            errors.append(Issue(code=IssueCode.V11, path=path, message=f"naming {name(parent)} as a parent closes a topic-map cycle: {shown}"))
+            errors.append(
+                Issue(code=IssueCode.V11, path=path, message=f"naming {name(parent)} as a parent closes a topic-map cycle: {shown}")
+            )
     return errors, warnings
 
 

@@ -14,6 +14,7 @@ import msgspec
 from protocol.errors import Issue, Severity
 from vaultd.errors import PolicyRefused, ValidationFailed
 from vaultd.ops.context import OpContext
+from vaultd.ops.topic_check import topic_issues
 from vaultd.policy import (
     added_lines,
     check_inside_vault,
@@ -27,7 +28,6 @@ from vaultd.policy import (
     secret_line_issues,
     write_channel_issue,
 )
-from vaultd.ops.topic_check import topic_issues
 from vaultd.txn.plan import Action, Plan
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.link_targets import LinkResolver, ResolutionStatus
