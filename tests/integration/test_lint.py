@@ -204,3 +204,30 @@ def test_cli_rows_verdict_and_exit(daemon: Daemon, raw: RawClient, sample_vault:
     only = cli("lint", "--code", "L07", "--json")
     assert only.code == 0 and only.json()["verdict"] == "warn"
     assert cli("lint", "--confirm").code == 2
+
+
+async def test_an_agent_lints_and_fixes_only_what_it_sees(daemon: Daemon, raw: RawClient, home: Home) -> None:
+    from tests.support.agent import agent, ok
+
+    root = home.root / "priv"
+    for rel, text in {
+        "Alpha.md": "---\naliases: [Al]\n---\n# Alpha\n\nText.\n",
+        "Pointer.md": "# Pointer\n\nSee [[Al]] and [[Hidden Alias]] and [[Secrt]].\n",
+        "diary/Secret.md": "---\naliases: [Hidden Alias]\n---\n# Secret\n\nLinks [[Al]]. #diarytag\n",
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    raw.call("vault.add", {"id": "priv", "path": str(root), "private_paths": ["diary/**"]})
+    person = raw.call("vault.lint", {"vault": "priv"})
+    assert {f["note"] for f in person["findings"] if f.get("fix")} == {"Pointer.md", "diary/Secret.md"}
+    async with agent(home) as client:
+        seen = ok(await client.call_tool("vault_lint", {"vault": "priv"}))
+        shown = json.dumps(seen)
+        assert "Secret" not in shown.replace("[[Secrt]]", "") and "diary" not in shown and "diarytag" not in shown
+        assert [f.get("fix") for f in seen["findings"] if f["code"] == "L01"] == ["[[Al]] → [[Alpha|Al]]", None, None]
+        preview = ok(await client.call_tool("lint_fix", {"vault": "priv"}))
+        assert preview["outcome"] == "preview" and [c["path"] for c in preview["changes"]] == ["Pointer.md"]
+        done = ok(await client.call_tool("lint_fix", {"vault": "priv", "confirm": True, "fingerprint": preview["fingerprint"]}))
+        assert done["outcome"] == "applied" and done["detail"]["fixed"] == 1
+    assert (root / "Pointer.md").read_text() == "# Pointer\n\nSee [[Alpha|Al]] and [[Hidden Alias]] and [[Secrt]].\n"
+    assert (root / "diary" / "Secret.md").read_text().endswith("Links [[Al]]. #diarytag\n")

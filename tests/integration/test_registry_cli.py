@@ -39,6 +39,7 @@ def test_add_list_remove_text_and_json(daemon: Daemon, cli, tmp_path: Path) -> N
         "log_path": None,
         "stamp_keys": ["updated"],
         "agents": None,
+        "parent_keys": ["up", "parent"],
     }
     assert info["health"]["state"] == "ready"
     text = cli("vault", "list")

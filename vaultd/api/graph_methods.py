@@ -102,7 +102,11 @@ async def neighbors(ctx: CallContext, params: NeighborsParams) -> NeighborsResul
 
 @handles(graph.COMMUNITIES)
 async def communities_of(ctx: CallContext, params: CommunitiesParams) -> CommunitiesResult:
-    def work(live: LiveIndex, view: Visibility, snap: LinkSnapshot) -> CommunitiesResult:
+    # Only the snapshot needs the index held still; Leiden runs on the snapshot after, so a long
+    # run never delays the watcher's refreshes.
+    snap = await _on_snapshot(ctx, params.vault, params.fresh, lambda live, view, snap: snap)
+
+    def work() -> CommunitiesResult:
         key = ("communities", params.resolution)
         found = snap.derived.get(key)
         if not isinstance(found, communities.Partition):
@@ -123,7 +127,7 @@ async def communities_of(ctx: CallContext, params: CommunitiesParams) -> Communi
             truncated=len(listed) > params.limit,
         )
 
-    return await _on_snapshot(ctx, params.vault, params.fresh, work)
+    return await anyio.to_thread.run_sync(work)
 
 
 @handles(graph.PATH)

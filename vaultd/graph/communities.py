@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from vaultd.graph.snapshot import LinkSnapshot
 
 SEED = 20240311  #: fixed: Leiden is randomized, and the same vault must give the same communities
+#: Leiden passes (leidenalg's default). Iterating until nothing moves (-1) gained 0.006 modularity
+#: on a generated 10,000-note vault and took 49 s instead of 2.8 s.
+ITERATIONS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +58,7 @@ def partition(snap: LinkSnapshot, resolution: float = 1.0, seed: int = SEED) -> 
         return Partition([], 0.0, 0)
     graph = igraph.Graph(n=len(paths), edges=edges, directed=False)
     found = leidenalg.find_partition(
-        graph, leidenalg.RBConfigurationVertexPartition, resolution_parameter=resolution, seed=seed, n_iterations=-1
+        graph, leidenalg.RBConfigurationVertexPartition, resolution_parameter=resolution, seed=seed, n_iterations=ITERATIONS
     )
     degree = graph.degree()
     rank = graph.pagerank()
