@@ -67,7 +67,11 @@ def bare_leiden(n: int, edges: list[tuple[int, int]]) -> list[int]:
 
     graph = igraph.Graph(n=n, edges=edges, directed=False)
     found = leidenalg.find_partition(
-        graph, leidenalg.RBConfigurationVertexPartition, resolution_parameter=1.0, seed=communities.SEED, n_iterations=communities.ITERATIONS
+        graph,
+        leidenalg.RBConfigurationVertexPartition,
+        resolution_parameter=1.0,
+        seed=communities.SEED,
+        n_iterations=communities.ITERATIONS,
     )
     return list(found.membership)
 

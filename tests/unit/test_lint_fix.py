@@ -18,9 +18,9 @@ from vaultd.lint.model import Fix
 from vaultd.ops.lint_fix import apply_fixes
 from vaultd.vault.markdown import parse_wiki_inner, scan
 
-name = st.text(alphabet=st.characters(blacklist_characters="[]|#^\\\n\r", blacklist_categories=("Cs", "Cc")), min_size=1, max_size=20).filter(
-    lambda s: s.strip() == s and s
-)
+name = st.text(
+    alphabet=st.characters(blacklist_characters="[]|#^\\\n\r", blacklist_categories=("Cs", "Cc")), min_size=1, max_size=20
+).filter(lambda s: s.strip() == s and s)
 anchor = st.one_of(st.none(), name.map(lambda s: "#" + s), name.map(lambda s: "#^" + "".join(c for c in s if c.isalnum()) or "#^b1"))
 label = st.one_of(st.none(), name)
 
