@@ -149,6 +149,7 @@ AsOf = Annotated[
     ),
 ]
 MAX_LINT_FINDINGS = 2000
+MAX_FINDING_CHARS = 500  #: a finding's text (it quotes links as written) is cut to this, with "…"
 
 
 class LintParams(Params):
@@ -167,8 +168,8 @@ class LintFinding(msgspec.Struct, kw_only=True, omit_defaults=True):
     code: LintCode
     note: str  #: the note or file the finding is about, vault-relative
     line: int | None = None
-    finding: str  #: what is wrong, in one sentence
-    fix: str | None = None  #: the rewrite ``lint.fix`` applies, ``old → new``; absent when no safe fix exists
+    finding: str  #: what is wrong, in one sentence, at most MAX_FINDING_CHARS characters
+    fix: str | None = None  #: the rewrite ``lint.fix`` applies, ``old → new``; absent when no safe fix exists (also cut)
 
 
 class LintResult(Result):

@@ -231,3 +231,14 @@ async def test_an_agent_lints_and_fixes_only_what_it_sees(daemon: Daemon, raw: R
         assert done["outcome"] == "applied" and done["detail"]["fixed"] == 1
     assert (root / "Pointer.md").read_text() == "# Pointer\n\nSee [[Alpha|Al]] and [[Hidden Alias]] and [[Secrt]].\n"
     assert (root / "diary" / "Secret.md").read_text().endswith("Links [[Al]]. #diarytag\n")
+
+
+def test_a_finding_is_cut_at_its_bound(daemon: Daemon, raw: RawClient, home: Home) -> None:
+    root = home.root / "long"
+    root.mkdir()
+    (root / "Long.md").write_text("# Long\n\n[[" + "x" * 480 + "]] and [[" + "y" * 200 + "]]\n")
+    raw.call("vault.add", {"id": "long", "path": str(root)})
+    found = raw.call("vault.lint", {"vault": "long", "code": "L01"})["findings"]
+    lengths = sorted(len(f["finding"]) for f in found)
+    assert lengths[-1] == 500 and found[[len(f["finding"]) for f in found].index(500)]["finding"].endswith("…")
+    assert lengths[0] < 500

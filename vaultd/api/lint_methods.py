@@ -12,7 +12,7 @@ from collections import Counter
 import anyio
 
 from protocol.methods import lint
-from protocol.methods.lint import LintFinding, LintFixDetail, LintFixParams, LintLevel, LintParams, LintResult
+from protocol.methods.lint import MAX_FINDING_CHARS, LintFinding, LintFixDetail, LintFixParams, LintLevel, LintParams, LintResult
 from protocol.methods.receipts import WriteReceipt
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
@@ -23,6 +23,10 @@ from vaultd.lint.gather import gather, text_reader
 from vaultd.ops.lint_fix import lint_fix_detail, plan_lint_fix
 from vaultd.ops.runner import run_operation
 from vaultd.vault.lookup import find_note
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_FINDING_CHARS else text[: MAX_FINDING_CHARS - 1] + "…"
 
 
 def as_of_date(text: str | None) -> dt.date:
@@ -61,7 +65,9 @@ async def lint_vault(ctx: CallContext, params: LintParams) -> LintResult:
             fixable=sum(1 for f in found if f.fix is not None),
             counts={code: counts[code] for code in sorted(counts)},
             findings=[
-                LintFinding(level=f.level, code=f.code, note=f.note, line=f.line, finding=f.message, fix=str(f.fix) if f.fix else None)
+                LintFinding(
+                    level=f.level, code=f.code, note=f.note, line=f.line, finding=_cut(f.message), fix=_cut(str(f.fix)) if f.fix else None
+                )
                 for f in listed
             ],
             truncated=len(found) > params.limit,
