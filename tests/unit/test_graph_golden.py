@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from protocol.methods.common import Channel
+from protocol.methods.graph import Direction
 from protocol.methods.vaults import VaultEntry
 from tests.support.corpus import generator
 from vaultd.graph import communities
@@ -106,9 +107,9 @@ def test_neighbourhoods_are_the_true_neighbours(manifest: list[dict[str, Any]], 
     edges = Edges(snap, None, lambda _p: None)
     for note in manifest[::25]:
         path = note["path"]
-        near = {r.path for r in neighbourhood(edges, path, 1, "both")}
+        near = {r.path for r in neighbourhood(edges, path, 1, Direction.BOTH)}
         assert near == out.get(path, set()) | into.get(path, set())
-        two = {r.path for r in neighbourhood(edges, path, 2, "out")}
+        two = {r.path for r in neighbourhood(edges, path, 2, Direction.OUT)}
         assert two == (out.get(path, set()) | {t for n in out.get(path, set()) for t in out.get(n, set())}) - {path}
 
 

@@ -11,6 +11,7 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from protocol.methods.graph import Direction
 from tests.support import jsoncanvas
 from tests.support.harness import REPO
 from vaultd.graph import communities
@@ -78,8 +79,8 @@ def test_communities_are_a_partition_and_deterministic(g: tuple[int, Pairs], rnd
 
 
 @settings(max_examples=60, deadline=None)
-@given(graphs, st.integers(min_value=1, max_value=3), st.sampled_from(["both", "out", "in"]))
-def test_every_canvas_is_valid_and_readable(g: tuple[int, Pairs], hops: int, direction: str) -> None:
+@given(graphs, st.integers(min_value=1, max_value=3), st.sampled_from(list(Direction)))
+def test_every_canvas_is_valid_and_readable(g: tuple[int, Pairs], hops: int, direction: Direction) -> None:
     n, pairs = g
     snap = graph(n, pairs)
     edges = Edges(snap, None, lambda _p: None)

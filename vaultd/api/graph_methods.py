@@ -138,7 +138,7 @@ async def path(ctx: CallContext, params: PathParams) -> PathResult:
         chain = shortest_path(Edges(snap, None, lambda _p: None), source, target, params.direction)
         if chain is None:
             return PathResult(found=False, hops=None, steps=[])
-        steps = [PathStep(path=p, title=snap.title(p), direction=Direction(how) if how else None) for p, how in chain]
+        steps = [PathStep(path=p, title=snap.title(p), direction=how) for p, how in chain]
         return PathResult(found=True, hops=len(steps) - 1, steps=steps)
 
     return await _on_snapshot(ctx, params.vault, params.fresh, work)

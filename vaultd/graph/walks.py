@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from protocol.methods.graph import Direction
 from vaultd.vault.link_targets import ResolutionStatus
 from vaultd.vault.model import LinkKind
 
@@ -26,18 +27,12 @@ TYPED = ("supports", "contradicts", "extends", "applies-to", "context-for")
 _TYPED_AFTER = re.compile(r"[ \t]*(?:—|–|--|-|:|\()[ \t]*(" + "|".join(TYPED) + r")\b", re.IGNORECASE)
 
 
-class Way:
-    OUT = "out"
-    IN = "in"
-    BOTH = "both"
-
-
 @dataclass(frozen=True, slots=True)
 class Reached:
     path: str
     hops: int
     via: str
-    direction: str  #: out: ``via`` links to it; in: it links to ``via``
+    direction: Direction  #: out: ``via`` links to it; in: it links to ``via``
     relation: str
 
 
@@ -87,24 +82,24 @@ class Edges:
             return ",".join(sorted(rels))
         return self.relation if self.relation in rels else None
 
-    def steps(self, node: str, direction: str) -> list[tuple[str, str, str]]:
+    def steps(self, node: str, direction: Direction) -> list[tuple[str, Direction, str]]:
         """(neighbour, direction, relation) from ``node``, in neighbour path order; a note linked
         both ways is reached ``out``."""
-        found: dict[str, tuple[str, str, str]] = {}
-        if direction in (Way.OUT, Way.BOTH):
+        found: dict[str, tuple[str, Direction, str]] = {}
+        if direction in (Direction.OUT, Direction.BOTH):
             for target in self.snap.out.get(node, {}):
                 rel = self.label(node, target)
                 if rel is not None:
-                    found[target] = (target, Way.OUT, rel)
-        if direction in (Way.IN, Way.BOTH):
+                    found[target] = (target, Direction.OUT, rel)
+        if direction in (Direction.IN, Direction.BOTH):
             for source in self.snap.into.get(node, {}):
                 rel = self.label(source, node)
                 if rel is not None and source not in found:
-                    found[source] = (source, Way.IN, rel)
+                    found[source] = (source, Direction.IN, rel)
         return [found[k] for k in sorted(found)]
 
 
-def neighbourhood(edges: Edges, center: str, hops: int, direction: str) -> list[Reached]:
+def neighbourhood(edges: Edges, center: str, hops: int, direction: Direction) -> list[Reached]:
     """Every note within ``hops`` of ``center``, nearest first, then by path."""
     seen = {center}
     reached: list[Reached] = []
@@ -124,11 +119,11 @@ def neighbourhood(edges: Edges, center: str, hops: int, direction: str) -> list[
     return sorted(reached, key=lambda r: (r.hops, r.path))
 
 
-def shortest_path(edges: Edges, source: str, target: str, direction: str) -> list[tuple[str, str | None]] | None:
+def shortest_path(edges: Edges, source: str, target: str, direction: Direction) -> list[tuple[str, Direction | None]] | None:
     """[(note, how it was reached)] from ``source`` to ``target``, or None when they are unconnected."""
     if source == target:
         return [(source, None)]
-    came: dict[str, tuple[str, str]] = {}
+    came: dict[str, tuple[str, Direction]] = {}
     frontier = [source]
     seen = {source}
     while frontier:
@@ -140,7 +135,7 @@ def shortest_path(edges: Edges, source: str, target: str, direction: str) -> lis
                 seen.add(other)
                 came[other] = (node, way)
                 if other == target:
-                    chain: list[tuple[str, str | None]] = []
+                    chain: list[tuple[str, Direction | None]] = []
                     at = target
                     while at != source:
                         prev, how = came[at]
