@@ -88,6 +88,8 @@ class LinkSnapshot:
 
     notes: dict[str, NoteRecord]  #: the graph's notes (vaultd's own log left out), by path
     answers: dict[str, list[Answer]]  #: each note's link answers, aligned with its record's links
+    #: Per note, the positions of the links lint must look at: not resolved, or with an anchor.
+    flagged: dict[str, list[int]] = field(default_factory=dict)
     out: dict[str, dict[str, set[str]]] = field(default_factory=dict)  #: source -> target note -> relations
     into: dict[str, dict[str, set[str]]] = field(default_factory=dict)  #: target note -> source -> relations
     linked_files: dict[str, set[str]] = field(default_factory=dict)  #: attachment -> notes linking or embedding it
@@ -133,6 +135,7 @@ class LinkSnapshot:
         view = LinkSnapshot(
             notes=notes,
             answers=answers,
+            flagged={p: marks for p, marks in self.flagged.items() if p in notes},
             attachments=[a for a in self.attachments if not hidden(a)],
             skipped={p: s for p, s in self.skipped.items() if not hidden(p)},
             parent_keys=self.parent_keys,
@@ -219,6 +222,9 @@ def _build(index: VaultIndex, parent_keys: tuple[str, ...], leave_out: frozenset
         fm_keys = _frontmatter_keys(record) if record.frontmatter else {}
         mine: dict[str, set[str]] | None = None
         found = answers[path] = [resolve_full(link.target, path) for link in record.links]
+        marks = [i for i, (link, answer) in enumerate(zip(record.links, found, strict=True)) if answer[0] is not _RESOLVED or link.anchor]
+        if marks:
+            snap.flagged[path] = marks
         for link, (status, target, _, _, _) in zip(record.links, found, strict=True):
             if status is not _RESOLVED or target is None or target == path:
                 continue

@@ -121,9 +121,11 @@ def link_findings(inp: LintInput, text_of: TextOf | None = None) -> Iterator[Fin
     snap = inp.snap
     notes = snap.notes
     anchors: dict[tuple[str, str], str | None] = {}  #: (note, anchor) -> problem; anchors recur across a vault
-    for source in sorted(snap.answers):
+    for source in sorted(snap.flagged):
         record = notes[source]
-        for link, answer in zip(record.links, snap.answers[source], strict=False):
+        answers = snap.answers[source]
+        for i in snap.flagged[source]:
+            link, answer = record.links[i], answers[i]
             status, path = answer[0], answer[1]
             if status is _RESOLVED:
                 if path is None or link.anchor is None or path not in notes:

@@ -43,10 +43,11 @@ def clash_findings(inp: LintInput) -> Iterator[Finding]:
     for path in snap.attachments:
         by_name.setdefault(name_key(path.rpartition("/")[2]), []).append(path)
     ambiguous: Counter[str] = Counter()
-    for path, answers in snap.answers.items():
-        for link, answer in zip(snap.notes[path].links, answers, strict=False):
-            if answer[0] is _AMBIGUOUS and "/" not in link.target:
-                ambiguous[note_key(link.target.strip())] += 1
+    for path, marks in snap.flagged.items():
+        links, answers = snap.notes[path].links, snap.answers[path]
+        for i in marks:
+            if answers[i][0] is _AMBIGUOUS and "/" not in links[i].target:
+                ambiguous[note_key(links[i].target.strip())] += 1
     for key, paths in sorted(by_name.items()):
         if len(paths) < 2:
             continue
