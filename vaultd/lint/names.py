@@ -44,10 +44,10 @@ def clash_findings(inp: LintInput) -> Iterator[Finding]:
         by_name.setdefault(name_key(path.rpartition("/")[2]), []).append(path)
     ambiguous: Counter[str] = Counter()
     for path, marks in snap.flagged.items():
-        links, answers = snap.notes[path].links, snap.answers[path]
+        written, answers = snap.notes[path].links, snap.answers[path]
         for i in marks:
-            if answers[i][0] is _AMBIGUOUS and "/" not in links[i].target:
-                ambiguous[note_key(links[i].target.strip())] += 1
+            if answers[i][0] is _AMBIGUOUS and "/" not in written[i].target:
+                ambiguous[note_key(written[i].target.strip())] += 1
     for key, paths in sorted(by_name.items()):
         if len(paths) < 2:
             continue
