@@ -201,3 +201,35 @@ async def test_agents_see_no_private_note(topic_vault: Path, home: Home) -> None
         assert hidden.is_error and "Secret" not in str(hidden.content).replace(SECRET, "")
         members = ok(await client.call_tool("graph_communities", {"vault": "map", "min_size": 1, "members": 100}))
         assert sorted(m for c in members["communities"] for m in c["members"]) == sorted(p for p in MAP if p != SECRET)
+
+
+def test_sample_vault_golden(daemon: Daemon, raw: RawClient, sample_vault: Path) -> None:
+    raw.call("vault.add", {"id": "sample", "path": str(sample_vault)})
+    near = raw.call("graph.neighbors", {"target": "Alpha Plan"})
+    assert [(n["path"], n["direction"], n["relation"]) for n in near["neighbors"]] == [
+        ("README.md", "out", "up"),
+        ("concepts/Link Syntax.md", "in", "link"),
+        ("concepts/Zettelkasten.md", "in", "link"),
+        ("daily/2024-05-01.md", "in", "link"),
+        ("people/Ada Lovelace.md", "out", "link"),
+        ("people/Grace Hopper.md", "out", "link"),
+        ("projects/alpha/Meeting Notes.md", "in", "link"),
+        ("projects/beta/Beta Overview.md", "out", "link"),
+        ("projects/해외사업단 킥오프.md", "out", "link"),
+    ]
+    nav = raw.call("graph.nav", {"target": "Alpha Plan"})
+    assert [e["path"] for e in nav["up"]] == ["README.md"]
+    assert [e["title"] for e in nav["sources"]] == ["Ada Lovelace", "Beta Overview", "Grace Hopper", "해외사업단 킥오프"]
+    assert [e["title"] for e in nav["cited_by"]] == ["2024-05-01", "Link Syntax", "Meeting Notes (Alpha)", "Zettelkasten"]
+    assert raw.call("graph.mocs", {})["mocs"] == [
+        {"path": "README.md", "title": "Sample vault", "incoming": 1, "outgoing": 14, "why": "type: moc"}
+    ]
+    embed = raw.call("graph.neighbors", {"target": "2024-05-01", "relation": "embed"})
+    assert embed["neighbors"] == []  # diagram.png is an attachment, not a note of the graph
+    route = raw.call("graph.path", {"source": "Grace Hopper", "target": "2024-05-02"})
+    assert [s["path"] for s in route["steps"]] == [
+        "people/Grace Hopper.md",
+        "projects/alpha/Alpha Plan.md",
+        "daily/2024-05-01.md",
+        "daily/2024-05-02.md",
+    ]
