@@ -227,9 +227,8 @@ def test_sample_vault_golden(daemon: Daemon, raw: RawClient, sample_vault: Path)
     embed = raw.call("graph.neighbors", {"target": "2024-05-01", "relation": "embed"})
     assert embed["neighbors"] == []  # diagram.png is an attachment, not a note of the graph
     route = raw.call("graph.path", {"source": "Grace Hopper", "target": "2024-05-02"})
-    assert [s["path"] for s in route["steps"]] == [
-        "people/Grace Hopper.md",
-        "projects/alpha/Alpha Plan.md",
-        "daily/2024-05-01.md",
-        "daily/2024-05-02.md",
+    assert [(s["path"], s["direction"]) for s in route["steps"]] == [
+        ("people/Grace Hopper.md", None),
+        ("README.md", "in"),
+        ("daily/2024-05-02.md", "out"),
     ]
