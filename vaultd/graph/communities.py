@@ -6,8 +6,8 @@ same vault always hands Leiden the same input, and with the fixed seed it gives 
 partition. Every note is in exactly one community; a note linked to no other is its own.
 
 Communities are numbered by size (largest first), then by their most central member's path; a
-community is named by its most central member: highest degree inside the whole graph, then
-PageRank, then path. igraph and leidenalg are imported on the first call, so the daemon does not
+community is named by its most central member: the most linked (degree in the whole graph),
+then the first by path. igraph and leidenalg are imported on the first call, so the daemon does not
 pay for them at start-up.
 """
 
@@ -33,9 +33,13 @@ class Partition:
 
 
 def undirected_edges(snap: LinkSnapshot, paths: list[str]) -> list[tuple[int, int]]:
-    """Each linked pair once, as (lower, higher) vertex numbers, sorted."""
+    """Each linked pair once, as (lower, higher) vertex numbers, sorted.
+
+    A pair is kept as one integer while collecting (``lower * n + higher``): a set of ints is
+    several times cheaper than a set of tuples at 70,000 links."""
+    n = len(paths)
     number = {p: i for i, p in enumerate(paths)}
-    pairs: set[tuple[int, int]] = set()
+    keys: set[int] = set()
     for source, targets in snap.out.items():
         a = number.get(source)
         if a is None:
@@ -43,8 +47,8 @@ def undirected_edges(snap: LinkSnapshot, paths: list[str]) -> list[tuple[int, in
         for target in targets:
             b = number.get(target)
             if b is not None and a != b:
-                pairs.add((a, b) if a < b else (b, a))
-    return sorted(pairs)
+                keys.add(a * n + b if a < b else b * n + a)
+    return [divmod(k, n) for k in sorted(keys)]
 
 
 def partition(snap: LinkSnapshot, resolution: float = 1.0, seed: int = SEED) -> Partition:
@@ -61,13 +65,12 @@ def partition(snap: LinkSnapshot, resolution: float = 1.0, seed: int = SEED) -> 
         graph, leidenalg.RBConfigurationVertexPartition, resolution_parameter=resolution, seed=seed, n_iterations=ITERATIONS
     )
     degree = graph.degree()
-    rank = graph.pagerank()
     groups: dict[int, list[int]] = {}
     for vertex, community in enumerate(found.membership):
         groups.setdefault(community, []).append(vertex)
 
     def central_first(members: list[int]) -> list[str]:
-        return [paths[v] for v in sorted(members, key=lambda v: (-degree[v], -rank[v], paths[v]))]
+        return [paths[v] for v in sorted(members, key=lambda v: (-degree[v], paths[v]))]
 
     ordered = [central_first(m) for m in groups.values()]
     ordered.sort(key=lambda c: (-len(c), c[0]))
