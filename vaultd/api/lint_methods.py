@@ -18,7 +18,7 @@ from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
 from vaultd.errors import InvalidParams
 from vaultd.graph.snapshot import collector_paused
-from vaultd.lint.engine import run, verdict, with_hints
+from vaultd.lint.engine import run, verdict, with_fixes, with_hints
 from vaultd.lint.gather import gather, text_reader
 from vaultd.ops.lint_fix import lint_fix_detail, plan_lint_fix
 from vaultd.ops.runner import run_operation
@@ -50,10 +50,10 @@ async def lint_vault(ctx: CallContext, params: LintParams) -> LintResult:
         with collector_paused():
             note = find_note(live.index, params.note, view.hidden) if params.note is not None else None
             inp = gather(live.index, entry, view, when)
-            found = run(inp, params.code, text_reader(runtime.root, inp.snap))
+            found = run(inp, params.code)
             if note is not None:
                 found = [f for f in found if f.note == note]
-            listed = with_hints(found[: params.limit], inp)
+            listed = with_fixes(with_hints(found[: params.limit], inp), text_reader(runtime.root, inp.snap))
         counts = Counter(str(f.code) for f in found)
         return LintResult(
             vault=entry.id,
@@ -62,7 +62,7 @@ async def lint_vault(ctx: CallContext, params: LintParams) -> LintResult:
             checked=1 if note is not None else len(inp.snap.notes),
             errors=sum(1 for f in found if f.level is LintLevel.ERROR),
             warnings=sum(1 for f in found if f.level is LintLevel.WARN),
-            fixable=sum(1 for f in found if f.fix is not None),
+            fixable=sum(1 for f in found if f.fixable),
             counts={code: counts[code] for code in sorted(counts)},
             findings=[
                 LintFinding(

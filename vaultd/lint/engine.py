@@ -17,15 +17,18 @@ if TYPE_CHECKING:
     from vaultd.lint.model import Finding, LintInput
 
 
-def run(inp: LintInput, code: LintCode | None = None, text_of: TextOf | None = None) -> list[Finding]:
-    """Every finding of the vault (of one rule when ``code`` is given), in report order."""
+def run(inp: LintInput, code: LintCode | None = None) -> list[Finding]:
+    """Every finding of the vault (of one rule when ``code`` is given), in report order.
+
+    Fixable findings carry their ``repair`` but no ``fix`` yet: :func:`with_fixes` makes the fixes
+    of the findings that need them from the notes' text."""
 
     def wanted(*codes: LintCode) -> bool:
         return code is None or code in codes
 
     found: list[Finding] = []
     if wanted(LintCode.L01, LintCode.L02, LintCode.L03, LintCode.L13):
-        found += links.link_findings(inp, text_of)
+        found += links.link_findings(inp)
     if wanted(LintCode.L04):
         found += notes.orphan_findings(inp)
     if wanted(LintCode.L05):
@@ -76,6 +79,11 @@ def with_hints(listed: Iterable[Finding], inp: LintInput) -> list[Finding]:
                 finding = replace(finding, message=f"{finding.message}; did you mean [[{title}]]?")
         out.append(finding)
     return out
+
+
+def with_fixes(found: Iterable[Finding], text_of: TextOf) -> list[Finding]:
+    """The findings, each fixable one with its fix made from its note's text as indexed."""
+    return [links.make_fix(f, text_of) if f.repair is not None else f for f in found]
 
 
 def ordered(found: Iterable[Finding]) -> list[Finding]:

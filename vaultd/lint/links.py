@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 from protocol.methods.lint import LintCode
 from vaultd.graph.snapshot import Resolved
@@ -26,12 +27,21 @@ from vaultd.vault.model import LinkKind
 from vaultd.vault.walk import is_note_path
 
 MAX_CANDIDATES_SHOWN = 5
+_WIKI_KINDS = (LinkKind.WIKI, LinkKind.EMBED)
 _RESOLVED = ResolutionStatus.RESOLVED
 _MISSING = ResolutionStatus.MISSING
 
 
 def link_text(inp: LintInput, path: str) -> str:
-    """The shortest text naming ``path`` unambiguously: its bare name, else its path."""
+    """The shortest text naming ``path`` unambiguously: its bare name, else its path (memoized
+    per lint: the same note is often the target of many fixes)."""
+    memo = inp.memo.setdefault("link_text", {})
+    if path not in memo:
+        memo[path] = _link_text(inp, path)
+    return memo[path]
+
+
+def _link_text(inp: LintInput, path: str) -> str:
     name = path.rpartition("/")[2]
     bare = name[:-3] if is_note_path(name) else name
     if inp.resolve is not None:
@@ -69,18 +79,32 @@ def _in_table(text_line: str) -> bool:
     return text_line.lstrip().startswith("|")
 
 
-def _fix(inp: LintInput, source: str, res: Resolved, raw: str, line_text: str, new_path: str) -> Fix | None:
+def _repair(inp: LintInput, source: str, res: Resolved, new_path: str) -> tuple[Resolved, str, str] | None:
+    """(link, new path, new target text) when the link can be pointed at ``new_path`` by a
+    rewrite of its target alone: a body wiki-link or embed whose new target resolves there."""
     link = res.link
-    if link.kind not in (LinkKind.WIKI, LinkKind.EMBED) or link.start < 0 or not raw.startswith(("[[", "![[")):
+    if link.kind not in _WIKI_KINDS or link.start < 0 or inp.resolve is None:
         return None
     target = link_text(inp, new_path)
-    new = _rewrite_wiki(raw, target, keep_shown=True, in_table=_in_table(line_text))
-    if new is None or new == raw or inp.resolve is None:
-        return None
     check = inp.resolve(target, source)
     if check.status is not ResolutionStatus.RESOLVED or check.path != new_path:
         return None
-    return Fix(source, link.line, link.start, link.end, raw, new)
+    return res, new_path, target
+
+
+def make_fix(finding: Finding, text_of: TextOf) -> Finding:
+    """``finding`` with its fix, made from the note's text as the index parsed it (unchanged
+    when the text is not at hand, or no longer holds a wiki-link there)."""
+    if finding.repair is None or finding.fix is not None:
+        return finding
+    res, _new_path, target = finding.repair
+    raw, line_text = _span(text_of(finding.note), res)
+    if raw is None or not raw.startswith(("[[", "![[")):
+        return finding
+    new = _rewrite_wiki(raw, target, keep_shown=True, in_table=_in_table(line_text))
+    if new is None or new == raw:
+        return finding
+    return replace(finding, fix=Fix(finding.note, res.link.line, res.link.start, res.link.end, raw, new))
 
 
 def _qualified(path: str) -> str:
@@ -111,16 +135,17 @@ def _span(text: str | None, res: Resolved) -> tuple[str | None, str]:
     return text[link.start : link.end], text[start : len(text) if end < 0 else end]
 
 
-def link_findings(inp: LintInput, text_of: TextOf | None = None) -> Iterator[Finding]:
+def link_findings(inp: LintInput) -> Iterator[Finding]:
     """L01, L02, L03 and L13 for every link of every note.
 
-    ``text_of`` gives a note's text as indexed (None when it changed since); it is asked only
-    for notes with a fixable link, so the fix is made from the bytes as written. Without it the
-    finding describes the link from the record and carries no fix.
+    A finding that can be fixed carries its ``repair``; the fix itself is made from the note's
+    text by :func:`make_fix`, for the findings that need it (those listed, or those lint.fix
+    applies), so a lint never reads a file for a finding nobody sees.
     """
     snap = inp.snap
     notes = snap.notes
     anchors: dict[tuple[str, str], str | None] = {}  #: (note, anchor) -> problem; anchors recur across a vault
+    nearby: dict[tuple[tuple[str, ...], str], list[str]] = {}  #: (candidates, folder) -> those in the folder
     for source in sorted(snap.flagged):
         record = notes[source]
         answers = snap.answers[source]
@@ -141,20 +166,17 @@ def link_findings(inp: LintInput, text_of: TextOf | None = None) -> Iterator[Fin
             elif not link.target.strip() and not link.anchor:
                 continue
             elif status is _MISSING:
-                yield _dead(inp, source, Resolved(link, *answer), text_of)
+                yield _dead(inp, source, Resolved(link, *answer))
             else:
-                yield _ambiguous(inp, source, Resolved(link, *answer), text_of)
+                folder = source.rpartition("/")[0]
+                near_key = (answer[2], folder)
+                near = nearby.get(near_key)
+                if near is None:
+                    near = nearby[near_key] = [c for c in answer[2] if c.rpartition("/")[0] == folder]
+                yield _ambiguous(inp, source, Resolved(link, *answer), near)
 
 
-def _fixed(inp: LintInput, source: str, res: Resolved, text_of: TextOf | None, new_path: str) -> tuple[str, Fix | None]:
-    """The link as written and its fix to ``new_path``, when the note's text is at hand."""
-    raw, line_text = _span(text_of(source) if text_of is not None else None, res)
-    if raw is None:
-        return _raw(res), None
-    return raw, _fix(inp, source, res, raw, line_text, new_path)
-
-
-def _dead(inp: LintInput, source: str, res: Resolved, text_of: TextOf | None) -> Finding:
+def _dead(inp: LintInput, source: str, res: Resolved) -> Finding:
     link = res.link
     target = link.target.strip()
     ext = posixpath.splitext(target)[1].lower()
@@ -162,19 +184,18 @@ def _dead(inp: LintInput, source: str, res: Resolved, text_of: TextOf | None) ->
         return Finding(LintCode.L13, source, f"{_raw(res)} embeds {target}, which does not exist", link.line)
     owners = inp.by_alias(target) if "/" not in target else []
     if len(owners) == 1 and link.kind in (LinkKind.WIKI, LinkKind.EMBED):
-        raw, fix = _fixed(inp, source, res, text_of, owners[0])
-        return Finding(LintCode.L01, source, f"{raw} names an alias of {owners[0]}; aliases are not link targets", link.line, fix)
+        message = f"{_raw(res)} names an alias of {owners[0]}; aliases are not link targets"
+        return Finding(LintCode.L01, source, message, link.line, repair=_repair(inp, source, res, owners[0]))
     return Finding(LintCode.L01, source, f"{_raw(res)} names no note or file", link.line, hint=target)
 
 
-def _ambiguous(inp: LintInput, source: str, res: Resolved, text_of: TextOf | None) -> Finding:
+def _ambiguous(inp: LintInput, source: str, res: Resolved, near: list[str]) -> Finding:
     link = res.link
     candidates = list(res.candidates)
-    near = [c for c in candidates if posixpath.dirname(c) == posixpath.dirname(source)]
-    if len(near) == 1:
-        raw, fix = _fixed(inp, source, res, text_of, near[0])
-        return Finding(LintCode.L02, source, f"{raw} matches {len(candidates)} files; Obsidian opens {near[0]}", link.line, fix)
     raw = _raw(res)
+    if len(near) == 1:
+        message = f"{raw} matches {len(candidates)} files; Obsidian opens {near[0]}"
+        return Finding(LintCode.L02, source, message, link.line, repair=_repair(inp, source, res, near[0]))
     if not candidates:
         return Finding(LintCode.L02, source, f"{raw} matches several files; write it with the folder path", link.line)
     shown = [f"[[{_qualified(c)}]]" for c in candidates[:MAX_CANDIDATES_SHOWN]]

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from protocol.methods.lint import LintCode, LintLevel
-    from vaultd.graph.snapshot import LinkSnapshot
+    from vaultd.graph.snapshot import LinkSnapshot, Resolved
     from vaultd.vault.link_targets import Resolution
 
 
@@ -40,6 +40,13 @@ class Finding:
     line: int | None = None
     fix: Fix | None = None
     hint: str | None = None  #: a dead link's text, to look a likely title up for (see ``engine.with_hints``)
+    #: For a fixable link: (the link, the note to point it at, the new target text); the ``fix``
+    #: is made from the note's text only for the findings that need it (``links.make_fix``).
+    repair: tuple[Resolved, str, str] | None = None
+
+    @property
+    def fixable(self) -> bool:
+        return self.repair is not None
 
     @property
     def level(self) -> LintLevel:
@@ -65,3 +72,4 @@ class LintInput:
     suggest: Callable[[str], str | None] = lambda _t: None  #: a dead link's likely title, among visible notes
     by_alias: Callable[[str], list[str]] = lambda _a: []  #: visible notes carrying an alias
     documents: Mapping[str, Document] = field(default_factory=dict)  #: .canvas and .base files by path
+    memo: dict[str, dict[str, str]] = field(default_factory=dict)  #: answers a lint computes once (link texts)

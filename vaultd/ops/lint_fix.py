@@ -19,7 +19,7 @@ from protocol.methods.lint import LintCode, LintFixDetail, LintFixParams
 from protocol.methods.receipts import MAX_DETAIL_LINKS
 from vaultd.errors import Conflict, InvalidParams
 from vaultd.graph.snapshot import collector_paused
-from vaultd.lint.engine import run
+from vaultd.lint.engine import run, with_fixes
 from vaultd.lint.gather import gather
 from vaultd.lint.links import TextOf
 from vaultd.lint.model import Fix
@@ -74,7 +74,7 @@ def plan_lint_fix(ctx: OpContext, params: LintFixParams) -> Plan:
     read, text_of = _texts(ctx)
     with collector_paused():
         inp = gather(ctx.index, ctx.entry, ctx.visibility, ctx.now.date())
-        found = run(inp, params.code, text_of)
+        found = with_fixes((f for f in run(inp, params.code) if note is None or f.note == note), text_of)
     by_note: dict[str, list[Fix]] = {}
     for finding in found:
         if finding.fix is not None and finding.code in FIXABLE and (note is None or finding.note == note):
