@@ -1,32 +1,43 @@
 """The contract between vaultd and its clients: messages, methods, errors, framing.
 
-Imports nothing from ``vaultd`` or ``vaultctl``; both import it.
+Imports nothing from ``vaultd`` or ``vaultctl``; both import it. The names below are re-exported
+lazily: importing one submodule (``protocol.location`` for the agent-host guard, say) must not
+build the whole method table, which a hook run before every tool call cannot afford.
 """
 
-from protocol.envelope import Notification, Request, Response, decode_request, decode_response, encode
-from protocol.errors import ErrorCode, ErrorData, ExitStatus, Issue, Severity
-from protocol.framing import MAX_FRAME_BYTES, LineBuffer, OversizedFrame
-from protocol.methods.common import PROTOCOL_VERSION, SUPPORTED_PROTOCOLS, Channel
-from protocol.table import METHODS, MethodSpec
+from __future__ import annotations
 
-__all__ = [
-    "MAX_FRAME_BYTES",
-    "METHODS",
-    "PROTOCOL_VERSION",
-    "SUPPORTED_PROTOCOLS",
-    "Channel",
-    "ErrorCode",
-    "ErrorData",
-    "ExitStatus",
-    "Issue",
-    "LineBuffer",
-    "MethodSpec",
-    "Notification",
-    "OversizedFrame",
-    "Request",
-    "Response",
-    "Severity",
-    "decode_request",
-    "decode_response",
-    "encode",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "Notification": "protocol.envelope",
+    "Request": "protocol.envelope",
+    "Response": "protocol.envelope",
+    "decode_request": "protocol.envelope",
+    "decode_response": "protocol.envelope",
+    "encode": "protocol.envelope",
+    "ErrorCode": "protocol.errors",
+    "ErrorData": "protocol.errors",
+    "ExitStatus": "protocol.errors",
+    "Issue": "protocol.errors",
+    "Severity": "protocol.errors",
+    "MAX_FRAME_BYTES": "protocol.framing",
+    "LineBuffer": "protocol.framing",
+    "OversizedFrame": "protocol.framing",
+    "PROTOCOL_VERSION": "protocol.methods.common",
+    "SUPPORTED_PROTOCOLS": "protocol.methods.common",
+    "Channel": "protocol.methods.common",
+    "METHODS": "protocol.table",
+    "MethodSpec": "protocol.table",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'protocol' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = sorted(_EXPORTS)

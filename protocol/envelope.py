@@ -55,6 +55,17 @@ class Response(msgspec.Struct, kw_only=True):
         return self.error is None
 
 
+class Incoming(Response, kw_only=True):
+    """Any frame a client reads: a reply (``id``), or a notification (``method`` and ``params``)."""
+
+    method: str | None = None
+    params: msgspec.Raw = _NULL
+
+    @property
+    def is_notification(self) -> bool:
+        return self.id is None and self.method is not None
+
+
 class Success(msgspec.Struct, kw_only=True):
     """What the daemon writes for a successful call (``jsonrpc`` always present)."""
 
@@ -91,6 +102,7 @@ class InvalidFrame(Exception):
 _request_decoder = msgspec.json.Decoder(Request)
 _id_probe = msgspec.json.Decoder(dict[str, Any])
 _response_decoder = msgspec.json.Decoder(Response)
+_incoming_decoder = msgspec.json.Decoder(Incoming)
 _encoder = msgspec.json.Encoder()
 
 
@@ -120,6 +132,11 @@ def _probe_id(frame: bytes) -> RequestId | None:
 
 def decode_response(frame: bytes) -> Response:
     return _response_decoder.decode(frame)
+
+
+def decode_incoming(frame: bytes) -> Incoming:
+    """Decode a frame a client reads, reply or notification."""
+    return _incoming_decoder.decode(frame)
 
 
 def encode(message: Any) -> bytes:

@@ -16,6 +16,8 @@ MiB: Final = 1024 * KiB
 MAX_NOTE_BYTES: Final = 2 * MiB  #: a note's whole file; larger files are skipped when indexing and never written
 MAX_FRAME_BYTES: Final = 1 * MiB  #: the default bound on one JSON-RPC message from a client
 MAX_QUERY_BYTES: Final = 1 * KiB  #: a search query, as UTF-8
+MAX_PATCH_TEXT_BYTES: Final = 64 * KiB  #: each old or new text of a patch, as UTF-8
+MAX_APPEND_BYTES: Final = 256 * KiB  #: the Markdown one append adds, as UTF-8
 MAX_READ_PAGE_BYTES: Final = 64 * KiB  #: the most ``note.read`` returns in one page
 DEFAULT_READ_PAGE_BYTES: Final = 16 * KiB  #: the page ``note.read`` returns when ``max_bytes`` is not given
 
@@ -26,3 +28,19 @@ def describe(n: int) -> str:
         if n >= size and n % size == 0:
             return f"{n // size} {unit}"
     return f"{n} bytes"
+
+
+def over_bound(field: str, text: str, bound: int) -> str | None:
+    """Why ``text`` is over its byte bound, or None. The schema's ``maxLength`` counts characters;
+    this is the check that counts what the bound is declared in."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size <= bound:
+        return None
+    return f"{field} is {size} bytes as UTF-8; it may be at most {describe(bound)}"
+
+
+MAX_EVENT_FRAME_BYTES: Final = 64 * KiB  #: about the most one ``subscription.events`` notification carries
+RETAINED_EVENT_BYTES: Final = 4 * MiB  #: a vault's retained events for ``since``, encoded
+MAX_CAPTURE_BYTES: Final = 64 * MiB  #: one captured file's bytes (a raw copy), and every capture of one operation together
+MAX_INLINE_CAPTURE_BYTES: Final = 512 * KiB  #: content sent inside a capture call (text or base64 data), before encoding
+MAX_RETRIEVE_QUERY_CHARS: Final = 8000  #: a retrieval query, in characters after NFC and whitespace folding

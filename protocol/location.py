@@ -1,4 +1,5 @@
-"""Where the daemon lives: its home and its socket. Shared so every client finds the same socket.
+"""Where the daemon lives: its home, its socket, its folder in each vault. Shared so every client
+finds the same socket, and the agent-host guard knows which folder is the daemon's.
 
 The socket search order matters for agent hosts, which strip ``XDG_RUNTIME_DIR`` from an MCP
 server's environment: ``/run/user/<uid>`` is used when it exists and is the user's, so the shim
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 SOCKET_NAME = "vaultd.sock"
+VAULT_RUNTIME_DIR = ".vaultd"  #: the daemon's own folder inside each vault (lock, journal, proposals)
 
 
 def resolve_home(environ: Mapping[str, str] | None = None) -> Path:

@@ -12,6 +12,7 @@ import msgspec
 
 from protocol.errors import ErrorCode
 from protocol.issue_codes import IssueCode
+from protocol.methods import events
 from protocol.methods.receipts import OUTCOMES, NoDetail, detail_of
 from protocol.schema import method_schema
 from protocol.table import METHODS
@@ -107,7 +108,38 @@ def render() -> str:
             *_result(spec.result, s),
             "",
         ]
+    out += _notifications()
     return "\n".join(out)
+
+
+def _notifications() -> list[str]:
+    """The notifications a subscription receives, the rules they follow, and every event kind."""
+    out = ["## Notifications", "", "What the daemon sends after `subscribe`, without an `id` (nothing answers a notification).", ""]
+    out += [events.GUIDE, "### Frames", ""]
+    for note in events.NOTIFICATIONS:
+        (schema,), defs = msgspec.json.schema_components([note.params])
+        out += [f"#### `{note.name}`", "", note.summary, "", "Params:", "", *_fields(schema, defs), ""]
+    out += [
+        "For example:",
+        "",
+        "```json",
+        '{"jsonrpc":"2.0","method":"subscription.events","params":{"subscription":1,"events":[{"kind":"note.renamed",'
+        '"vault":"notes","clock":"5f0c2a9e:42","at":1767225600.125,"path":"b.md","old_path":"a.md"}]}}',
+        "```",
+        "",
+        "### Events",
+        "",
+        "Each event is a JSON object whose `kind` names it; every kind carries `vault`, `clock` and `at`, and its own fields below.",
+        "",
+    ]
+    for event_type in events.EVENT_TYPES:
+        (schema,), defs = msgspec.json.schema_components([event_type])
+        body = defs[schema["$ref"].rsplit("/", 1)[-1]]
+        tag = body["properties"]["kind"]["enum"][0]
+        own = {k: v for k, v in body["properties"].items() if k not in ("kind", "vault", "clock", "at")}
+        fields = _fields({**body, "properties": own}, defs)
+        out += [f"#### `{tag}`", "", body.get("description", ""), "", *fields, ""]
+    return out
 
 
 def _result(result: Any, schema: dict[str, Any]) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.methods import graph, lint, proposals, reads, service, vaults, writes
+from protocol.methods import events, graph, guard, indexing, lint, proposals, reads, retrieve, service, sources, vaults, writes
 from protocol.methods.spec import Effect, MethodSpec, Trait
 
 SPECS: tuple[MethodSpec[Any, Any], ...] = (
@@ -19,6 +19,11 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *reads.SPECS,
     *writes.SPECS,
     *proposals.SPECS,
+    *indexing.SPECS,
+    *events.SPECS,
+    *guard.SPECS,
+    *sources.SPECS,
+    *retrieve.SPECS,
     *lint.SPECS,
     *graph.SPECS,
 )

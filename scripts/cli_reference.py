@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer.main
 
-from vaultctl.main import app
+from vaultctl.cli import app
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -84,14 +84,27 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd", "vaultd.errors", "vaultd.content_mode", "vaultd.faults", "vaultd.daemon_log"),
     ("vaultd.fsio",),
     ("vaultd.vault",),  # notes, links, the index and its cache, the watcher
+    ("vaultd.retrieve",),  # the chunk index beside the cache, following the live index; the optional rerank
+    ("vaultd.sources",),  # the ledgers' and identifiers' pure rules, below the validation that applies them
     ("vaultd.policy",),
     ("vaultd.graph",),  # the link graph, its walks, communities and topic map: pure functions over the index
     ("vaultd.lint",),  # vault-wide lint rules over the graph's snapshot
     ("vaultd.registry",),
     ("vaultd.txn",),
     ("vaultd.gate",),  # the agent gate: verdicts and the stored proposals
+    ("vaultd.events",),  # a vault's event log and clock, for subscribers
     ("vaultd.runtime",),  # a vault as the daemon holds it: lock, recovery, live index
-    ("vaultd.ops",),
+    (
+        "vaultd.ops",
+        # the ledgers' operations and the validation that applies their rules to every write
+        "vaultd.sources.attachments",
+        "vaultd.sources.capture",
+        "vaultd.sources.checks",
+        "vaultd.sources.claims",
+        "vaultd.sources.intake",
+        "vaultd.sources.operations",
+        "vaultd.sources.rawfiles",
+    ),
     ("vaultd.api",),
     ("vaultd.server",),
     ("vaultd.daemon",),

@@ -17,22 +17,21 @@ from __future__ import annotations
 import itertools
 import os
 import socket
-import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
 
-from protocol.envelope import Request, decode_response, encode
+from protocol.envelope import Request, decode_incoming, encode
 from protocol.errors import ErrorCode, ErrorData
 from protocol.framing import MAX_FRAME_BYTES, LineBuffer, OversizedFrame
 from protocol.location import resolve_home, resolve_socket
 from protocol.methods.common import PROTOCOL_VERSION, Channel, Params
 from protocol.methods.service import HELLO, HelloParams, HelloResult
 from protocol.methods.spec import MethodSpec
-from protocol.table import METHODS
 from protocol.version import VERSION
 from vaultctl import peer
 
@@ -44,6 +43,9 @@ CLIENT_VERSION = VERSION
 TIMEOUT_ENV = "VAULTD_CLIENT_TIMEOUT"
 DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 86400.0
+
+#: Told each notification that arrives while a call waits for its reply: (method, raw params).
+OnNotification = Callable[[str, bytes], None]
 
 
 class CallError(Exception):
@@ -117,17 +119,17 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def call(self, spec: MethodSpec[P, R], params: P) -> R:
+    def call(self, spec: MethodSpec[P, R], params: P, on_notification: OnNotification | None = None) -> R:
         """Call ``spec``'s method and return its result decoded into the spec's result type.
 
         Raises:
             CallError, ReplyTimeout, DaemonUnavailable: as :meth:`call_raw`.
         """
-        result: R = msgspec.json.decode(self.call_raw(spec.name, params), type=spec.result)
+        result: R = msgspec.json.decode(self.call_raw(spec.name, params, on_notification), type=spec.result)
         return result
 
-    def call_raw(self, method: str, params: Params | dict[str, Any] | None = None) -> bytes:
-        """Send one request and wait for its reply.
+    def call_raw(self, method: str, params: Params | dict[str, Any] | None = None, on_notification: OnNotification | None = None) -> bytes:
+        """Send one request and wait for its reply; notifications that come first go to ``on_notification``.
 
         Raises:
             CallError: the daemon refused or failed the call.
@@ -137,30 +139,47 @@ class Client:
         request_id = next(self._ids)
         payload = msgspec.Raw(msgspec.json.encode(params if params is not None else {}))
         frame = encode(Request(jsonrpc="2.0", method=method, params=payload, id=request_id))
-        spec = METHODS.get(method)
-        maybe_applied = spec is None or not spec.read_only
         try:
             self._sock.sendall(frame)
-            return self._reply(request_id)
+            return self._reply(request_id, on_notification)
         except TimeoutError as exc:
-            raise ReplyTimeout(method, self._sock.gettimeout(), maybe_applied) from exc
+            raise ReplyTimeout(method, self._sock.gettimeout(), _maybe_applied(method)) from exc
         except OSError as exc:
-            tail = "; the operation may have been applied: check with 'vaultctl ops'" if maybe_applied else ""
+            tail = "; the operation may have been applied: check with 'vaultctl ops'" if _maybe_applied(method) else ""
             raise DaemonUnavailable(f"the connection to the daemon broke during {method}: {exc.strerror or exc}{tail}") from exc
 
-    def _reply(self, request_id: int) -> bytes:
+    def _reply(self, request_id: int, on_notification: OnNotification | None = None) -> bytes:
         while True:
             frame = self._next_frame()
             try:
-                response = decode_response(frame)
+                response = decode_incoming(frame)
             except (msgspec.DecodeError, msgspec.ValidationError) as exc:
                 raise DaemonUnavailable(f"the daemon sent a reply that is not JSON-RPC: {exc}") from exc
+            if response.is_notification and on_notification is not None:
+                on_notification(response.method or "", bytes(response.params))
+                continue
             if response.id != request_id:
                 continue  # a notification or a stale reply
             if response.error is not None:
                 data = response.error.data or ErrorData(code=ErrorCode.from_rpc_code(response.error.code), message=response.error.message)
                 raise CallError(data)
             return bytes(response.result)
+
+    def notifications(self) -> Iterator[tuple[str, bytes]]:
+        """Every notification from now on, as (method, raw params), waiting as long as it takes.
+
+        Raises:
+            DaemonUnavailable: the daemon closed the connection or sent something not JSON-RPC.
+        """
+        self._sock.settimeout(None)
+        while True:
+            frame = self._next_frame()
+            try:
+                incoming = decode_incoming(frame)
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                raise DaemonUnavailable(f"the daemon sent a frame that is not JSON-RPC: {exc}") from exc
+            if incoming.is_notification:
+                yield incoming.method or "", bytes(incoming.params)
 
     def _next_frame(self) -> bytes:
         while not self._pending:
@@ -172,6 +191,14 @@ class Client:
                     raise DaemonUnavailable("the daemon sent an oversized frame")
                 self._pending.append(frame)
         return self._pending.pop(0)
+
+
+def _maybe_applied(method: str) -> bool:
+    """Could a call of ``method`` that got no answer have changed something?"""
+    from protocol.table import METHODS  # the whole table: only when a call went wrong
+
+    spec = METHODS.get(method)
+    return spec is None or not spec.read_only
 
 
 def _connect(path: Path, timeout: float) -> socket.socket | None:
@@ -202,6 +229,8 @@ _SAFE_PLACES = "keep it in a folder only you can write to (unset VAULTD_SOCKET a
 
 
 def _spawn_daemon(home: Path, socket_path: Path) -> None:
+    import subprocess
+
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
     logs = home / "logs"
     logs.mkdir(exist_ok=True, mode=0o700)

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 import msgspec
 
-from vaultctl.terminal import Escaped, compose, escape, escape_json
+from vaultctl.terminal import SGR, Escaped, compose, escape, escape_json
 
 
 def to_builtins(value: Any) -> Any:
@@ -36,6 +36,8 @@ def say(text: str, *, file: TextIO | None = None, multiline: bool = True, revers
 
 
 def _cell(value: Any) -> str:
+    if isinstance(value, Escaped):
+        return value  # escaped already, perhaps styled (its width is measured without the styling)
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -48,6 +50,8 @@ def _cell(value: Any) -> str:
 
 
 def _columns(shown: str) -> int:
+    if "\x1b" in shown:
+        shown = SGR.sub("", shown)
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in shown)
 
 

@@ -15,7 +15,11 @@ character that is itself escaped), so two different names never print alike.
 
 from __future__ import annotations
 
+import enum
+import os
 import re
+from collections.abc import Sequence
+from typing import TextIO
 
 # Everything a terminal may act on except tab, newline and carriage return, which depend on the mode:
 # C0, DEL and C1 controls, the bidi embeddings/overrides U+202A..U+202E and isolates U+2066..U+2069,
@@ -89,3 +93,40 @@ def escape_json(text: str) -> str:
     escape means exactly that character.
     """
     return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+class Colour(enum.StrEnum):
+    """When text output is coloured: on a terminal (``auto``, unless ``NO_COLOR`` is set or
+    ``TERM`` is ``dumb``), always, or never."""
+
+    AUTO = "auto"
+    ALWAYS = "always"
+    NEVER = "never"
+
+
+def wants_colour(stream: TextIO, choice: Colour = Colour.AUTO) -> bool:
+    if choice is not Colour.AUTO:
+        return choice is Colour.ALWAYS
+    return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+
+
+MATCH_ON = "\x1b[1;31m"  #: bold red, as grep and rg show a match
+MATCH_OFF = "\x1b[0m"
+SGR = re.compile("\x1b\\[[0-9;]*m")  #: our own styling; data never holds a raw ESC (it is escaped)
+
+
+def highlighted(text: str, spans: Sequence[tuple[int, int]], colour: bool) -> Escaped:
+    """``text`` escaped as one line, each span shown in :data:`MATCH_ON` when ``colour``, else
+    unmarked: a mark of ours in the text could be taken for the note's own ``**``."""
+    if not colour or not spans:
+        return Escaped(escape(text))
+    out: list[str] = []
+    pos = 0
+    for start, end in spans:
+        start, end = max(start, pos), min(end, len(text))
+        if start >= end:
+            continue
+        out += [escape(text[pos:start]), MATCH_ON, escape(text[start:end]), MATCH_OFF]
+        pos = end
+    out.append(escape(text[pos:]))
+    return Escaped("".join(out))

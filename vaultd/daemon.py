@@ -20,6 +20,7 @@ from vaultd import __version__
 from vaultd.api import load_handlers
 from vaultd.api.handlers import check_complete
 from vaultd.errors import NotFound, VaultError
+from vaultd.events.wake import Wakers
 from vaultd.registry.config import ConfigStore, DaemonLimits
 from vaultd.runtime import VaultRuntime
 from vaultd.server.accept import accept_forever, refuse_over_cap
@@ -53,6 +54,7 @@ class Daemon:
         self.budget = ReplyBudget(self.limits.reply_budget_bytes, self.limits.connection_reply_bytes)
         self.connections = 0
         self.vaults: dict[str, VaultRuntime] = {}
+        self.vault_set = Wakers()  #: subscribers woken when a vault is attached or detached
         self.started = time.monotonic()
         self.stop_requested = anyio.Event()
         self._in_flight = 0
@@ -90,6 +92,8 @@ class Daemon:
         self.vaults[entry.id] = runtime
         if runtime.take():
             runtime.start_index(self.home, self._vault_tasks)
+        runtime.publish_health()
+        self.vault_set.wake()
         log.info("vault attached", vault=entry.id, state=str(runtime.state))
         return runtime
 
@@ -104,6 +108,7 @@ class Daemon:
         runtime = self.vaults.pop(vault_id, None)
         if runtime is not None:
             runtime.release()
+            self.vault_set.wake()
 
     def vault(self, vault_id: str | None) -> VaultRuntime:
         """The named vault, or the default one (the first personal vault, else the first)."""

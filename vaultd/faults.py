@@ -1,4 +1,4 @@
-"""Fault injection for the write path: named crash points and injected I/O errors.
+"""Fault injection for the write path and the index build: named points and injected I/O errors.
 
 Off unless configured. The one switch is the ``VAULTD_FAULTS`` environment variable, read once
 when the daemon starts (documented in docs/reliability.md), so production code never asks
@@ -15,7 +15,8 @@ Crash points: ``after-plan`` (planned and validated in its worker thread, nothin
 ``after-journal`` (journal durable, no target touched), ``after-rename`` (after each
 target rename; with @N after the Nth), ``before-commit`` (all targets written, no marker),
 ``after-commit``, ``during-recovery`` (after the first file recovery restores), ``during-prune``
-(a pruned journal renamed out of the live namespace and synced, not yet deleted).
+(a pruned journal renamed out of the live namespace and synced, not yet deleted),
+``build-chunk`` (an index build parsed one more chunk of notes; its progress counts them).
 Primitives: ``write``, ``fsync``, ``rename``, ``fsync-dir``, ``unlink``.
 """
 
@@ -28,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 
 CRASH_POINTS = frozenset(
-    {"after-plan", "after-journal", "after-rename", "before-commit", "after-commit", "during-recovery", "during-prune"}
+    {"after-plan", "after-journal", "after-rename", "before-commit", "after-commit", "during-recovery", "during-prune", "build-chunk"}
 )
 PRIMITIVES = frozenset({"write", "fsync", "rename", "fsync-dir", "unlink"})
 MAX_SLEEP_SECONDS = 10.0

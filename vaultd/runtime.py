@@ -22,13 +22,18 @@ import anyio
 import anyio.abc
 import structlog
 
+from protocol.methods.events import Event, IndexReady, VaultHealthChanged, VaultRemoved
 from protocol.methods.service import Finding
 from protocol.methods.vaults import VaultEntry, VaultHealth, VaultState
 from vaultd.errors import Unavailable
+from vaultd.events.indexing import progress_of, report_progress
+from vaultd.events.log import EventLog
 from vaultd.fsio import LockHeld, record_holder, take_lock
 from vaultd.txn import journal, seal
 from vaultd.txn.engine import RecoveryReport, recover
+from vaultd.vault.index import BuildTally
 from vaultd.vault.layout import GITIGNORE_NAME, LOCK_NAME, RUNTIME_DIR
+from vaultd.vault.rebuild import Rebuilt, rebuild
 from vaultd.vault.watcher import LiveIndex
 
 log = structlog.get_logger("vaultd.vault")
@@ -64,6 +69,12 @@ class VaultRuntime:
         self.folder: FolderId | None = None  #: the root's identity when the lock was taken
         self._home: Path | None = None
         self._tasks: anyio.abc.TaskGroup | None = None
+        #: what happened here, for subscribers: a new log (a new clock instance) per taking of the folder
+        self.events = EventLog(entry.id)
+        self._log_running: EventLog | None = None  #: the log whose bulk-state task runs
+        self._health_sent: tuple[VaultState, str] | None = None
+        self._rebuild_lock = anyio.Lock()
+        self.rebuilding: BuildTally | None = None  #: the tally of a vault.rebuild under way
 
     @property
     def runtime_dir(self) -> Path:
@@ -109,9 +120,14 @@ class VaultRuntime:
     def start_index(self, home: Path, tasks: anyio.abc.TaskGroup) -> None:
         self._home, self._tasks = home, tasks
         self._failed = anyio.Event()
-        self.live = LiveIndex(self.root, home, still_ours=self.still_ours)
+        self.live = LiveIndex(self.root, home, still_ours=self.still_ours, feed=self._note_changes)
         self.state = VaultState.INDEXING
+        self.publish_health()
         tasks.start_soon(self._run_index, home)
+        tasks.start_soon(self._report_build, self.live)
+        if self._log_running is not self.events:
+            self._log_running = self.events
+            tasks.start_soon(self.events.run, self._reading_changes)
 
     async def _run_index(self, home: Path) -> None:
         assert self.live is not None
@@ -139,6 +155,7 @@ class VaultRuntime:
                 return  # the folder was lost meanwhile; that state says why
             log.exception("indexing failed", vault=self.entry.id)
             self.state, self.message = VaultState.ERROR, f"indexing failed: {exc}"
+            self.publish_health()
             self._failed.set()
         if live is not self.live:
             live.close()  # stopped because its folder was lost: nothing refreshes it any more
@@ -189,6 +206,7 @@ class VaultRuntime:
         live, self.live = self.live, None
         if live is not None:
             live.stop()
+        self.publish_health()
         self._failed.set()  # wakes whoever waits for the lost index
 
     def _retake(self) -> None:
@@ -197,7 +215,11 @@ class VaultRuntime:
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # flock conflicts across descriptors: let go, then take it anew
             self._lock_fd = None
+        # What happened while the folder was away was never seen: subscribers start over.
+        self.events = self.events.successor_for("the vault folder was lost and taken back; re-query the vault")
+        self._health_sent = None
         if not self.take():
+            self.publish_health()
             log.warning("vault folder is back but could not be taken", vault=self.entry.id, reason=self.message)
             return
         self.start_index(self._home, self._tasks)
@@ -209,6 +231,7 @@ class VaultRuntime:
     def quarantine(self, reason: str) -> None:
         """Stop serving this vault (reads and writes) until the daemon restarts and recovers it."""
         self.state, self.message = VaultState.ERROR, reason
+        self.publish_health()
         log.error("vault quarantined", vault=self.entry.id, reason=reason)
 
     async def wait_ready(self, timeout: float = INDEX_WAIT_S) -> None:
@@ -244,6 +267,7 @@ class VaultRuntime:
         raise Unavailable(f"vault {self.entry.id!r} is still indexing; retry in a moment")
 
     def release(self) -> None:
+        self.events.close(final=VaultRemoved())
         if self.live is not None:
             self.live.stop()
             self.live.close()
@@ -259,7 +283,66 @@ class VaultRuntime:
         self.still_ours()
         if self.state == VaultState.INDEXING and self.live is not None and self.live.ready.is_set():
             self.state = VaultState.READY
-        return VaultHealth(id=self.entry.id, path=self.entry.path, state=self.state, message=self.message, notes=self.note_count())
+        tally = self.rebuilding or (self.live.tally if self.live is not None and not self.live.ready.is_set() else None)
+        return VaultHealth(
+            id=self.entry.id,
+            path=self.entry.path,
+            state=self.state,
+            message=self.message,
+            notes=self.note_count(),
+            progress=progress_of(tally) if tally is not None else None,
+        )
+
+    # -- events ------------------------------------------------------------------------------
+
+    def _note_changes(self, changes: list[Event]) -> None:
+        """The live index's feed: note events go to the vault's current log."""
+        self.events.notes(changes)
+
+    def _reading_changes(self) -> bool:
+        """Whether the index is taking in changes now (a bulk state stays open meanwhile)."""
+        return self.live is not None and self.live.busy
+
+    def publish_health(self) -> None:
+        """Record ``vault.health`` when the state or its message differs from the last one recorded."""
+        now = (self.state, self.message)
+        if now != self._health_sent:
+            self._health_sent = now
+            self.events.record(VaultHealthChanged(state=self.state, message=self.message, notes=self.note_count()))
+
+    async def _report_build(self, live: LiveIndex) -> None:
+        """Progress while ``live`` builds, then ``index.ready`` and the ready state."""
+        await report_progress(lambda: self.events, live.tally, live.ready, lambda: live is self.live and self.state != VaultState.ERROR)
+        if live is not self.live or not live.ready.is_set():
+            return
+        self.events.record(IndexReady(notes=len(live.index.notes), seconds=round(live.build_seconds or 0.0, 3)))
+        if self.state == VaultState.INDEXING:
+            self.state = VaultState.READY
+        self.publish_health()
+
+    async def rebuild(self) -> Rebuilt:
+        """Re-read every note into a new index while the old one serves reads (see :mod:`vaultd.vault.rebuild`).
+
+        Raises:
+            Unavailable: UNAVAILABLE when the vault is not served (missing, locked, failed).
+        """
+        await self.wait_ready()
+        async with self._rebuild_lock:
+            live = self.owned_live()
+            tally = self.rebuilding = BuildTally(rebuild=True)
+            done = anyio.Event()
+            try:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(report_progress, lambda: self.events, tally, done, lambda: True)
+                    try:
+                        result = await rebuild(live, tally)
+                    finally:
+                        done.set()
+            finally:
+                self.rebuilding = None
+            self.events.record(IndexReady(notes=result.notes, seconds=round(result.seconds, 3), rebuild=True))
+            log.info("index rebuilt", vault=self.entry.id, notes=result.notes, changed=result.changed, seconds=round(result.seconds, 3))
+            return result
 
     def note_count(self) -> int:
         return len(self.live.index.notes) if self.live is not None else 0

@@ -29,15 +29,15 @@ class SearchParams(Params):
     query: Annotated[
         str,
         msgspec.Meta(
-            min_length=1,
             max_length=MAX_QUERY_BYTES,
             description=(
-                "Words to find; every word must match (AND). Punctuation and operators are taken literally. "
-                "Korean, Japanese and Chinese words match inside longer words. "
+                'Words to find, all required; "a phrase" in quotes; OR between alternatives; -word or NOT word to exclude; '
+                "( ) to group; tag:#t and path:folder/ to filter. Other punctuation is literal text. "
+                "Korean, Japanese and Chinese words match inside longer words. May be empty when a filter is given. "
                 f"At most {describe(MAX_QUERY_BYTES)} as UTF-8."
             ),
         ),
-    ]
+    ] = ""
     vault: OptionalVault = None
     type: Annotated[Filter, msgspec.Meta(description="Only notes whose frontmatter type is this.")] | None = None
     domain: Annotated[Filter, msgspec.Meta(description="Only notes whose frontmatter domain is this.")] | None = None
@@ -54,12 +54,15 @@ class SearchParams(Params):
 class SearchHit(msgspec.Struct, kw_only=True):
     path: str
     title: str
-    score: float  #: higher is better
-    snippet: str  #: bounded; matched terms are wrapped in ** **
+    score: float  #: higher is better; 0 for a note found only by its filters
+    snippet: str  #: bounded; matched terms are wrapped in ** ** (a matched link as a whole)
+    excerpt: str = ""  #: the snippet's text without the ** marks: the note's own characters only
+    highlights: list[tuple[int, int]] = []  #: [start, end) of each match in excerpt, in characters (code points)
 
 
 class SearchResult(Result):
     hits: list[SearchHit]
+    did_you_mean: str | None = None  #: when nothing matches: a corrected query that finds notes
 
 
 class ReadParams(Params):
@@ -231,7 +234,7 @@ SEARCH = _read(
     "note.search",
     SearchParams,
     SearchResult,
-    "Full-text search (every word must match); filters by type, domain, tag and folder. Start here.",
+    'Full-text search (words, "phrases", OR, -word, tag:#t, path:folder/); filters by type, domain, tag and folder. Start here.',
 )
 READ = _read(
     "note.read",

@@ -62,7 +62,7 @@ class NoDetail(msgspec.Struct, kw_only=True):
 class MoveDetail(msgspec.Struct, kw_only=True):
     from_: Annotated[str, _doc("The note's path before.")] = msgspec.field(name="from")
     to: Annotated[str, _doc("Its path after.")]
-    rewritten: Annotated[list[str], _doc("The notes whose links to it are rewritten, by path.")]
+    rewritten: Annotated[list[str], _doc("The files whose links to it are rewritten (notes, canvases, bases, bookmarks), by path.")]
     links: Annotated[list[str], _doc(f"Each rewritten link, as 'path:line old -> new'; at most {MAX_DETAIL_LINKS}.")]
 
 
@@ -75,7 +75,9 @@ class MergeDetail(msgspec.Struct, kw_only=True):
     keep: Annotated[str, _doc("The note that stays and receives the content.")]
     absorb: Annotated[str, _doc("The note folded in, then marked superseded.")]
     unions: Annotated[dict[str, list[Any]], _doc("The frontmatter lists merged as unions (source, sources, topics), by key.")] = {}
-    inbound: Annotated[list[str], _doc(f"Each link repointed from absorb to keep; at most {MAX_DETAIL_LINKS}.")]
+    inbound: Annotated[
+        list[str], _doc(f"Each link repointed from absorb to keep (in notes, canvases, bases, bookmarks); at most {MAX_DETAIL_LINKS}.")
+    ]
     body: Annotated[str, _doc("Keep's body after the merge.")]
 
 

@@ -8,7 +8,8 @@ from typing import Annotated, Literal
 import msgspec
 
 from protocol.methods.common import Empty, Fingerprint, Params, Result, VaultId
-from protocol.methods.gate import ORG_DEFAULT, PERSONAL_DEFAULT, AgentPolicy
+from protocol.methods.gate import ORG_DEFAULT, PERSONAL_DEFAULT, AgentPolicy, AgentPolicyChange
+from protocol.methods.indexing import BuildProgress
 from protocol.methods.spec import Effect, Trait, spec
 
 
@@ -28,6 +29,13 @@ class WritePolicy(enum.StrEnum):
 class SchemaProfile(enum.StrEnum):
     OPEN = "open"  #: structure only
     TYPED = "typed"  #: note types, required keys and enums
+
+
+class DeadLinks(enum.StrEnum):
+    """What a write meets when it adds a link to a note that does not exist yet (a forward link)."""
+
+    WARN = "warn"  #: written, with a V03 warning in the receipt (the open profile's default)
+    REFUSE = "refuse"  #: refused with V03, nothing written (the typed profile's default)
 
 
 PiiAction = Literal["allow", "warn", "deny"]
@@ -77,6 +85,25 @@ StampKey = Annotated[
 ]
 
 
+FolderPath = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=512,
+        pattern=r"^(?!/)(?!.*(?:^|/)\.{1,2}(?:/|$))(?!.*//)[^\x00-\x1f\x7f\\]+$",
+        description="A vault-relative folder.",
+    ),
+]
+
+
+class SourcesSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """Where the source and claim ledgers live. Raw copies go where Obsidian puts attachments
+    (``.obsidian/app.json`` ``attachmentFolderPath``, relative to the source note when it says so)."""
+
+    folder: FolderPath = "sources"  #: source notes
+    claims: FolderPath = "claims"  #: claim notes
+
+
 class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """One registered vault, as stored in config.json and as returned by the vault methods."""
 
@@ -95,6 +122,17 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     agents: AgentPolicy | None = None  #: None: the kind's default (see :meth:`agent_policy`)
     #: Frontmatter keys whose links name a note's parents in the topic map; several parents allowed.
     parent_keys: Annotated[list[ParentKey], msgspec.Meta(max_length=8)] = msgspec.field(default_factory=lambda: list(DEFAULT_PARENT_KEYS))
+    dead_links: DeadLinks | None = None  #: None: the profile's default (see :meth:`dead_link_rule`)
+    sources: SourcesSettings | None = None  #: None: the default folders
+
+    def dead_link_rule(self) -> DeadLinks:
+        """Whether a new link to no note is refused: so in the typed profile, warned in the open one."""
+        if self.dead_links is not None:
+            return self.dead_links
+        return DeadLinks.REFUSE if self.schema is SchemaProfile.TYPED else DeadLinks.WARN
+
+    def sources_settings(self) -> SourcesSettings:
+        return self.sources or SourcesSettings()
 
     def agent_policy(self) -> AgentPolicy:
         """What agents (the ``mcp`` channel) may do here."""
@@ -118,6 +156,7 @@ class VaultHealth(msgspec.Struct, kw_only=True):
     message: str = ""
     notes: int = 0
     pending_proposals: int = 0  #: agent proposals waiting for a person (filled by daemon.status)
+    progress: BuildProgress | None = None  #: while a build runs (state indexing, or a rebuild)
 
 
 class VaultAddParams(Params):
@@ -159,6 +198,16 @@ class VaultAddParams(Params):
         ]
         | None
     ) = None
+    dead_links: Annotated[
+        DeadLinks | None,
+        msgspec.Meta(
+            description="A write that adds a link to no note yet (a forward link): warn (written, reported) or refuse; "
+            "omitted: refuse in the typed profile, warn in the open one."
+        ),
+    ] = None
+    sources: Annotated[
+        SourcesSettings | None, msgspec.Meta(description="Folders of the source and claim ledgers; omitted: sources/ and claims/.")
+    ] = None
 
 
 class VaultInfo(Result):
@@ -185,6 +234,74 @@ class VaultRemoveResult(Result):
     note: str = "Unregisters the vault; its files are never deleted."
 
 
+class VaultSetParams(Params):
+    """Settings to change; an omitted one keeps its value. The path, id and log path stay."""
+
+    id: VaultId
+    kind: Annotated[Kind | None, msgspec.Meta(description="personal or org; an org vault denies personal data (PII) by default.")] = None
+    write: Annotated[
+        WritePolicy | None, msgspec.Meta(description="Which channels may write: mcp (the CLI and agents), cli (the CLI only), none.")
+    ] = None
+    schema: Annotated[
+        SchemaProfile | None, msgspec.Meta(description="open (structure only) or typed (note types, required keys and enums).")
+    ] = None
+    pii: Annotated[PiiSetting | None, msgspec.Meta(description="allow, deny, or a policy per category and surface.")] = None
+    pii_default: Annotated[bool, msgspec.Meta(description="Drop the vault's own PII policy: the kind's default applies.")] = False
+    deny_paths: (
+        Annotated[list[DenyPath], msgspec.Meta(max_length=64, description="The new list of globs no write may touch ([] for none).")] | None
+    ) = None
+    private_paths: (
+        Annotated[
+            list[PrivatePath],
+            msgspec.Meta(max_length=64, description="The new list of globs of notes agents (MCP) can neither see nor write ([] for none)."),
+        ]
+        | None
+    ) = None
+    stamp_keys: (
+        Annotated[list[StampKey], msgspec.Meta(max_length=8, description="The new keys an edit stamps with today's date ([] for none).")]
+        | None
+    ) = None
+    dead_links: Annotated[
+        DeadLinks | None, msgspec.Meta(description="A write adding a link to no note yet: warn (written, reported) or refuse.")
+    ] = None
+    parent_keys: (
+        Annotated[
+            list[ParentKey],
+            msgspec.Meta(min_length=1, max_length=8, description="The new frontmatter keys whose links name a note's parents (topic map)."),
+        ]
+        | None
+    ) = None
+    agents: Annotated[
+        AgentPolicyChange | None,
+        msgspec.Meta(
+            description="Cells of the agent policy to change (apply, propose or refuse per operation class; guard; session_context)."
+        ),
+    ] = None
+    agents_default: Annotated[
+        bool, msgspec.Meta(description="Start from the kind's default agent policy (then apply agents, if given).")
+    ] = False
+    confirm: Annotated[bool, msgspec.Meta(description="Apply the change previewed before.")] = False
+    fingerprint: Fingerprint | None = None
+
+
+class SettingChange(Result):
+    """One setting the change touches, shown as text, and whether it gives anyone more room."""
+
+    setting: Annotated[str, msgspec.Meta(description="The setting: 'write', 'deny_paths', 'pii.notes.email', 'agents.move', ...")]
+    before: str
+    after: str
+    loosens: Annotated[bool, msgspec.Meta(description="True when the change lets agents or channels do more, or screens less.")]
+
+
+class VaultSetResult(Result):
+    """A preview (``applied`` false, with the fingerprint to confirm) or the applied change."""
+
+    applied: bool
+    fingerprint: str
+    changes: list[SettingChange]
+    entry: Annotated[VaultEntry, msgspec.Meta(description="The registry entry as the change leaves it.")]
+
+
 VAULT_ADD = spec(
     "vault.add",
     VaultAddParams,
@@ -208,4 +325,13 @@ VAULT_REMOVE = spec(
     Effect.DESTRUCTIVE,
     Trait.TWO_STEP,
 )
-SPECS = (VAULT_ADD, VAULT_LIST, VAULT_REMOVE)
+VAULT_SET = spec(
+    "vault.set",
+    VaultSetParams,
+    VaultSetResult,
+    "Change a vault's policies (write, kind, schema, PII, deny and private paths, stamps, parent keys, agent policy): a preview "
+    "listing every loosened setting, then confirm with the fingerprint. Applied live.",
+    Effect.DESTRUCTIVE,
+    Trait.TWO_STEP,
+)
+SPECS = (VAULT_ADD, VAULT_LIST, VAULT_REMOVE, VAULT_SET)

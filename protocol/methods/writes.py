@@ -12,7 +12,7 @@ from typing import Annotated, Any, TypeVar
 
 import msgspec
 
-from protocol.limits import MAX_NOTE_BYTES, describe
+from protocol.limits import MAX_APPEND_BYTES, MAX_NOTE_BYTES, MAX_PATCH_TEXT_BYTES, describe
 from protocol.methods.common import Fingerprint, OptionalVault, Params, Reason, Result
 from protocol.methods.reads import Target
 from protocol.methods.receipts import (
@@ -35,7 +35,8 @@ NotePath = Annotated[
 Markdown = Annotated[
     str, msgspec.Meta(max_length=MAX_NOTE_BYTES, description=f"Markdown; the note may be at most {describe(MAX_NOTE_BYTES)} as UTF-8.")
 ]
-PatchText = Annotated[str, msgspec.Meta(min_length=1, max_length=65536)]
+PatchText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_PATCH_TEXT_BYTES)]
+NewText = Annotated[str, msgspec.Meta(max_length=MAX_PATCH_TEXT_BYTES)]
 OpId = Annotated[
     str,
     msgspec.Meta(
@@ -88,6 +89,10 @@ class TwoStepParams(WriteParams, kw_only=True):
     confirm: Annotated[bool, msgspec.Meta(description="Apply the previewed change.")] = False
     fingerprint: Fingerprint | None = None
 
+    def needs_preview(self) -> bool:
+        """Whether this call must be previewed before it applies (a capture of one file need not)."""
+        return True
+
 
 class CreateParams(WriteParams, kw_only=True):
     path: NotePath
@@ -103,8 +108,11 @@ class CreateParams(WriteParams, kw_only=True):
 
 
 class Edit(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    old: Annotated[PatchText, msgspec.Meta(description="Text that occurs exactly once in the note.")]
-    new: Annotated[str, msgspec.Meta(max_length=65536, description="Its replacement.")]
+    old: Annotated[
+        PatchText,
+        msgspec.Meta(description=f"Text that occurs exactly once in the note; at most {describe(MAX_PATCH_TEXT_BYTES)} as UTF-8."),
+    ]
+    new: Annotated[NewText, msgspec.Meta(description=f"Its replacement; at most {describe(MAX_PATCH_TEXT_BYTES)} as UTF-8.")]
 
 
 class PatchParams(EditParams, kw_only=True):
@@ -112,7 +120,9 @@ class PatchParams(EditParams, kw_only=True):
     old: Annotated[
         PatchText | None, msgspec.Meta(description="Text that occurs exactly once in the note; give it with new, or give edits.")
     ] = None
-    new: Annotated[str, msgspec.Meta(max_length=65536, description="The replacement of old.")] | None = None
+    new: Annotated[
+        NewText | None, msgspec.Meta(description=f"The replacement of old; at most {describe(MAX_PATCH_TEXT_BYTES)} as UTF-8.")
+    ] = None
     edits: (
         Annotated[
             list[Edit],
@@ -137,7 +147,12 @@ class AppendParams(EditParams, kw_only=True):
     target: Target
     section: Annotated[str, msgspec.Meta(min_length=1, max_length=200, description="The H2 heading to append under (created when absent).")]
     markdown: Annotated[
-        str, msgspec.Meta(min_length=1, max_length=256 * 1024, description="The Markdown to append at the end of the section.")
+        str,
+        msgspec.Meta(
+            min_length=1,
+            max_length=MAX_APPEND_BYTES,
+            description=f"The Markdown to append at the end of the section; at most {describe(MAX_APPEND_BYTES)} as UTF-8.",
+        ),
     ]
 
 

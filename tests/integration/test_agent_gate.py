@@ -268,6 +268,7 @@ def test_an_agent_channel_reaches_only_the_mcp_tools(vault: Path, home: Home, cl
     attempts = [
         ("vault.add", {"id": "loose", "path": str(other)}),
         ("vault.remove", {"id": "v"}),
+        ("vault.set", {"id": "v", "agents": {"delete": "apply"}}),
         ("daemon.stop", {}),
         ("doctor", {}),
         ("proposal.apply", {"id": "p20260101000000-00000000"}),

@@ -78,9 +78,14 @@ def test_search_filters_and_limits(vault: Path, raw: RawClient) -> None:
     by_folder = raw.call("note.search", {"query": "meeting", "folder": "projects/beta"})["hits"]
     assert by_folder and all(h["path"].startswith("projects/beta/") for h in by_folder)
     assert len(raw.call("note.search", {"query": "the", "limit": 1})["hits"]) <= 1
-    for bad in [{"query": "x", "limit": 0}, {"query": "x", "limit": 501}, {"query": ""}, {"query": "x" * 1025}, {"query": "가" * 400}]:
+    for bad in [{"query": "x", "limit": 0}, {"query": "x", "limit": 501}, {"query": "x" * 1025}, {"query": "가" * 400}]:
         reply = raw.request("note.search", bad)
         assert reply["error"]["data"]["code"] == "INVALID_PARAMS", bad
+    # An empty query is no error: with a filter it lists the filter's notes, without one nothing.
+    assert raw.call("note.search", {"query": ""}) == {"hits": [], "did_you_mean": None}
+    assert raw.call("note.search", {}) == {"hits": [], "did_you_mean": None}
+    listed = raw.call("note.search", {"folder": "projects/beta"})["hits"]
+    assert listed and all(h["path"].startswith("projects/beta/") and h["score"] == 0.0 for h in listed)
 
 
 def test_read_by_path_name_and_alias_with_sections_and_paging(vault: Path, raw: RawClient) -> None:

@@ -15,7 +15,7 @@ from tests.support.harness import Daemon, Home, RawClient, vaultctl
 if TYPE_CHECKING:
     from pathlib import Path
 
-BACKLINKERS = 1000  #: as many as one move may rewrite (an operation writes at most 1,024 files)
+BACKLINKERS = 1000  #: a wide move: a thousand notes rewritten in one operation
 FOLDERS = 20
 
 

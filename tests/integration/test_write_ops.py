@@ -101,7 +101,7 @@ def test_supersede_marks_old_and_links_back(vault: Path, raw: RawClient) -> None
 
 def _expected_after_alpha_move(text: str) -> str:
     return (
-        text.replace("[[Alpha Plan.md]]", "[[Alpha Roadmap]]")
+        text.replace("[[Alpha Plan.md]]", "[[Alpha Roadmap.md]]")  # the link keeps its ".md"
         .replace("[[Alpha Plan", "[[Alpha Roadmap")
         .replace("../projects/alpha/Alpha%20Plan.md", "../archive/Alpha%20Roadmap.md")
     )

@@ -120,12 +120,19 @@ def test_append_creates_section_before_topics_and_set_frontmatter_is_lossless(va
     assert [ln for ln in before_lines if ln not in after_lines] == [ln for ln in before_lines if ln.startswith("updated:")]
 
 
-def test_new_dead_links_are_refused_but_old_ones_only_warn(vault: Path, raw: RawClient) -> None:
-    bad = raw.request("note.create", {"path": "d/dead", "body": "see [[Nowhere At All]]\n"})
-    assert _err(bad)["code"] == "VALIDATION" and _err(bad)["issues"][0]["code"] == "V03"
-    assert not (vault / "d").exists()
+def test_new_dead_links_warn_in_the_open_profile_and_old_ones_only_warn(vault: Path, raw: RawClient) -> None:
+    # A link to a note not written yet (a forward link) is everyday Obsidian: written, and reported.
+    forward = raw.call("note.create", {"path": "d/dead", "body": "see [[Nowhere At All]]\n"})
+    assert forward["applied"] and (vault / "d" / "dead.md").read_text().endswith("---\nsee [[Nowhere At All]]\n")
+    [warning] = [w for w in forward["warnings"] if w["code"] == "V03"]
+    assert warning["severity"] == "warning" and "Nowhere At All" in warning["message"] and warning["line"] == 5
+    assert [d["target"] for d in raw.call("note.links", {"target": "d/dead"})["dead"]] == ["Nowhere At All"]
+    # An ambiguous link is still refused: no later note can make it name one note.
+    ambiguous = raw.request("note.create", {"path": "d/amb", "body": "see [[Meeting Notes]]\n"})
+    assert _err(ambiguous)["code"] == "VALIDATION" and _err(ambiguous)["issues"][0]["code"] == "V03"
+    assert not (vault / "d" / "amb.md").exists()
     ok = raw.call("note.create", {"path": "d/ok", "body": "see [[Alpha Plan]]\n"})
-    assert ok["applied"]
+    assert ok["applied"] and not ok["warnings"]
     dead_holder = raw.call("note.links", {"target": "people/Grace Hopper.md"})
     assert dead_holder["dead"], "the sample vault has a dead link here"
     r = raw.call("note.append", {"target": "people/Grace Hopper.md", "section": "More", "markdown": "fine"})

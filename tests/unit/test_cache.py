@@ -330,7 +330,16 @@ def test_search_doc_from_note() -> None:
         body_offset=text.index("# T"),
     )
     doc = SearchDoc.from_note(rec, text)
-    assert doc == SearchDoc(title="T", aliases=["Alias"], description="d", body="# T\nbody here", type="decision", tags=["A/b"])
+    assert doc == SearchDoc(
+        title="T",
+        aliases=["Alias"],
+        description="d",
+        body="# T\nbody here",
+        type="decision",
+        tags=["A/b"],
+        body_line=text.count("\n", 0, text.index("# T")) + 1,
+    )
+    assert text.split("\n")[doc.body_line - 1] == "# T", "body_line is the file line the body starts on"
 
 
 # -- search --------------------------------------------------------------------------------------
@@ -419,14 +428,22 @@ def test_nothing_searchable_gives_no_hits(cache: IndexCache, query: str) -> None
     assert paths(cache.search(f"{query} NEAR(")) == ["a.md"]  # the operators are words here
 
 
-def test_syntax_in_queries_is_literal(cache: IndexCache) -> None:
+def test_operators_are_ours_and_fts5_syntax_stays_literal(cache: IndexCache) -> None:
+    # OR, NOT, -word and quotes are the query language (see vaultd.vault.search_syntax); FTS5's
+    # own syntax (column filters, prefix *, NEAR, lower-case operators) is text, matched literally.
     cache.apply([*fillers(), note("a.md", "alpha beta"), note("b.md", "alpha or beta"), note("c.md", "x-ray body")])
-    assert paths(cache.search("alpha OR beta")) == ["b.md"]
+    assert sorted(paths(cache.search("alpha OR beta"))) == ["a.md", "b.md"]
+    assert paths(cache.search("alpha or beta")) == ["b.md"]  # an operator only in capitals
     assert paths(cache.search("alpha NOT beta")) == []
-    assert paths(cache.search('"alpha" beta*')) == ["a.md", "b.md"]
+    assert sorted(paths(cache.search("alpha OR x-ray NOT body"))) == ["a.md", "b.md"]
+    assert sorted(paths(cache.search('"alpha" beta*'))) == ["a.md", "b.md"]
+    assert paths(cache.search('"alpha or"')) == ["b.md"]  # a phrase: in order, next to each other
+    assert paths(cache.search('"beta alpha"')) == []
     assert paths(cache.search("body:x-ray")) == []
     assert paths(cache.search("x-ray")) == ["c.md"]
-    assert paths(cache.search("-alpha")) == ["a.md", "b.md"]
+    without = paths(cache.search("-alpha", limit=100))
+    assert "c.md" in without and "a.md" not in without and "b.md" not in without
+    assert all(h.score == 0.0 for h in cache.search("-alpha", limit=100))  # nothing to rank by: by path
     assert paths(cache.search("title:alpha")) == []
     assert cache.search("NEAR(alpha beta)") == []
 

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from vaultd.errors import ValidationFailed
-from vaultd.vault.frontmatter import _SUSPECT, find_header, load_careful, load_fast, parse
+from vaultd.vault.frontmatter import _SUSPECT, body_start, find_header, load_careful, load_fast, parse
 from vaultd.vault.frontmatter_emit import emit
 
 SLOW = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -214,10 +214,11 @@ def test_fast_and_careful_paths_agree_on_yaml_soup(header: str) -> None:
 @settings(max_examples=500, deadline=None)
 @given(st.text())
 def test_parse_never_raises_on_any_text(text: str) -> None:
-    for candidate in (text, f"---\n{text}\n---\n"):
+    for candidate in (text, f"---\n{text}\n---\n", f"\ufeff---\n{text}\n", f"---\r\n{text}\r\n---\r\nbody"):
         result = parse(candidate)
         assert result.data is None or isinstance(result.data, dict)
         assert 0 <= result.body_offset <= len(candidate)
+        assert body_start(candidate) == (result.body_offset, result.body_line)  # the same body, without the YAML
 
 
 @SLOW

@@ -188,7 +188,7 @@ def test_every_params_field_has_a_description() -> None:
 def test_cli_help_is_the_field_description() -> None:
     import typer.main
 
-    from vaultctl.main import app
+    from vaultctl.cli import app
 
     group = typer.main.get_command(app)
     search = group.commands["search"]  # type: ignore[attr-defined]

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from vaultd.ops.rewrite import Relocation, link_text_for, rewrite_links
 from vaultd.vault import frontmatter
+from vaultd.vault.app_config import LinkFormat, NewLinkFormat, parse_link_format
 from vaultd.vault.link_targets import LinkResolver, ResolutionStatus
 from vaultd.vault.markdown import scan
 
@@ -50,7 +51,7 @@ def test_wiki_forms_keep_anchor_label_and_table_escape() -> None:
     )
     assert rewrite(text, "README.md", r) == (
         "[[Roadmap]] [[Roadmap#Goals#Milestones|ms]] [[Roadmap#^goal-1]] ![[Roadmap]]\n"
-        "| a | [[Roadmap#Goals\\|goals]] |\n[[ Roadmap | spaced ]] [[Roadmap]]\n"
+        "| a | [[Roadmap#Goals\\|goals]] |\n[[ Roadmap | spaced ]] [[archive/Roadmap.md]]\n"
     )
 
 
@@ -60,7 +61,53 @@ def test_links_that_still_resolve_keep_their_bytes() -> None:
     new, found = rewrite_links(text, "README.md", r)
     assert new is text and found == []
     path_link = "[[projects/alpha/Alpha Plan]]\n"
-    assert rewrite(path_link, "README.md", r) == "[[Alpha Plan]]\n"
+    assert rewrite(path_link, "README.md", r) == "[[archive/Alpha Plan]]\n"  # a path-qualified link keeps its path
+
+
+def test_wiki_links_keep_the_style_they_were_written_in() -> None:
+    r = move("people/Ada Lovelace.md", "team/ada.md")
+    cases = {
+        ("concepts/Link Syntax.md", "[[Ada Lovelace]]"): "[[ada]]",
+        ("concepts/Link Syntax.md", "[[Ada Lovelace.md|A]]"): "[[ada.md|A]]",
+        ("concepts/Link Syntax.md", "[[people/Ada Lovelace]]"): "[[team/ada]]",
+        ("concepts/Link Syntax.md", "[[people/Ada Lovelace.md#Notes]]"): "[[team/ada.md#Notes]]",
+        ("concepts/Link Syntax.md", "[[/people/Ada Lovelace]]"): "[[/team/ada]]",
+        ("concepts/Link Syntax.md", "[[../people/Ada Lovelace]]"): "[[../team/ada]]",
+        ("concepts/Link Syntax.md", "![[./../people/Ada Lovelace|300]]"): "![[../team/ada|300]]",
+        ("people/Grace.md", "[[./Ada Lovelace]]"): "[[../team/ada]]",
+        ("README.md", '---\nup: "[[people/Ada Lovelace]]"\n---\n'): '---\nup: "[[team/ada]]"\n---\n',
+    }
+    for (source, before), expected in cases.items():
+        assert rewrite(before, source, r) == expected, before
+    # a folder path read from the linking note's folder stays relative to it
+    r2 = move("projects/alpha/Alpha Plan.md", "archive/Alpha Plan.md")
+    assert rewrite("[[alpha/Alpha Plan]]", "projects/x.md", r2) == "[[../archive/Alpha Plan]]"
+    assert rewrite("[[alpha/Alpha Plan]]", "README.md", r2) == "[[archive/Alpha Plan]]"  # a path suffix: the vault path
+    # moved to the root: the vault path of a root note is its bare name, when unique
+    assert rewrite("[[people/Ada Lovelace]]", "README.md", move("people/Ada Lovelace.md", "Ada.md")) == "[[Ada]]"
+
+
+def test_a_bare_link_that_cannot_stay_bare_follows_the_new_link_format() -> None:
+    text = "[[README]] and [[Alpha Plan#Goals|g]] and [x](README.md)\n"
+    source = "people/Ada Lovelace.md"
+    expected = {
+        NewLinkFormat.SHORTEST: "[[archive/Alpha Plan]] and [[projects/alpha/Alpha Plan#Goals|g]] and [x](archive/Alpha%20Plan.md)\n",
+        NewLinkFormat.ABSOLUTE: "[[archive/Alpha Plan]] and [[projects/alpha/Alpha Plan#Goals|g]] and [x](archive/Alpha%20Plan.md)\n",
+        NewLinkFormat.RELATIVE: "[[../archive/Alpha Plan]] and [[../projects/alpha/Alpha Plan#Goals|g]] and [x](../archive/Alpha%20Plan.md)\n",
+    }
+    for fmt, want in expected.items():
+        r = Relocation(LinkResolver(PATHS), {"README.md": "archive/Alpha Plan.md"}, fmt=LinkFormat(fmt))
+        assert rewrite(text, source, r) == want, fmt
+    # a bare name that stays unique stays bare whatever the format
+    r = Relocation(LinkResolver(PATHS), {"README.md": "archive/Home.md"}, fmt=LinkFormat(NewLinkFormat.ABSOLUTE))
+    assert rewrite("[[README]]", source, r) == "[[Home]]"
+
+
+def test_app_json_is_read_with_obsidians_defaults() -> None:
+    assert parse_link_format(b'{"newLinkFormat": "relative", "useMarkdownLinks": true}') == LinkFormat(NewLinkFormat.RELATIVE, True)
+    assert parse_link_format(b'{"newLinkFormat": "absolute"}') == LinkFormat(NewLinkFormat.ABSOLUTE, False)
+    for odd in (b"", b"not json", b"[]", b'{"newLinkFormat": "sideways", "useMarkdownLinks": "yes"}', b"\xff", b"[" * 100_000):
+        assert parse_link_format(odd) == LinkFormat(), odd
 
 
 def test_code_comments_and_other_targets_are_untouched() -> None:
@@ -220,10 +267,27 @@ def test_rewritten_links_resolve_to_the_new_path(case: tuple[list[str], str, str
         res = post.resolve(a.target, new_source)
         assert res.status == ResolutionStatus.RESOLVED and res.path == new, (b, a, res)
         assert (a.kind, a.anchor, a.label) == (b.kind, b.anchor, b.label)
+        if a.target != b.target:
+            _assert_same_style(b.target, a.target, new, post)
     # everything outside the links (the code spans included) keeps its bytes
     assert [out[x.end : y.start] for x, y in pairwise(after)] == [text[x.end : y.start] for x, y in pairwise(before)]
     assert out[: after[0].start] == text[: before[0].start] and out[after[-1].end :] == text[before[-1].end :]
     assert len(found) == sum(1 for b, a in zip(before, after) if text[b.start : b.end] != out[a.start : a.end])
+
+
+def _assert_same_style(was: str, now: str, new: str, post: LinkResolver) -> None:
+    """A rewritten target keeps its style: rooted, relative, path-qualified or bare, and ``.md``."""
+    assert was.lower().endswith(".md") == now.lower().endswith(".md"), (was, now)
+    if was.startswith("/"):
+        assert now.startswith("/"), (was, now)
+    elif was.startswith(("./", "../")):
+        assert now.startswith(("./", "../")), (was, now)
+    elif "/" in was:
+        assert "/" in now or "/" not in new, (was, now)  # a note moved to the root is named by its name
+    else:
+        name = new.rpartition("/")[2][:-3]
+        bare_unique = post.resolve(name, "").path == new
+        assert ("/" not in now) == bare_unique, (was, now)
 
 
 @st.composite

@@ -5,22 +5,28 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import msgspec
 import typer
 
 from protocol.errors import ExitStatus
 from protocol.location import resolve_home, resolve_socket
-from protocol.methods import service, vaults
-from protocol.methods.common import Empty
+from protocol.methods import events, indexing, service, vaults
+from protocol.methods.common import Empty, Params
+from protocol.methods.events import EventKind, SubscribeParams
+from protocol.methods.indexing import VaultRebuildParams, VaultRebuildResult
 from protocol.methods.service import DaemonStatus, DoctorParams, DoctorResult
+from protocol.methods.spec import MethodSpec
 from protocol.methods.vaults import (
+    DeadLinks,
     Kind,
     SchemaProfile,
     VaultAddParams,
+    VaultHealth,
     VaultInfo,
     VaultListResult,
     VaultRemoveParams,
@@ -30,7 +36,11 @@ from protocol.methods.vaults import (
 from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.client import BadSetting, DaemonUnavailable, UnsafeSocket, connect
-from vaultctl.commands.common import JsonOpt, call, emit, fail
+from vaultctl.commands.common import JsonOpt, call, emit, fail, session
+from vaultctl.progress import ProgressBar, on_terminal
+
+P = TypeVar("P", bound=Params)
+R = TypeVar("R")
 
 daemon_app = typer.Typer(help="Start, stop and inspect the daemon.", no_args_is_help=True)
 vault_app = typer.Typer(help="Register, list and unregister vaults.", no_args_is_help=True)
@@ -50,12 +60,44 @@ def _status_text(s: DaemonStatus) -> str:
     vaults = s.vaults
     if not vaults:
         return head + "\n\nno vaults registered; add one with 'vaultctl vault add ID PATH'"
-    rows = [(v.id, v.state, v.notes, v.pending_proposals, v.path, v.message or "") for v in vaults]
+    rows = [(v.id, _state(v), v.notes, v.pending_proposals, v.path, v.message or "") for v in vaults]
     text = head + "\n\n" + render.table(["id", "state", "notes", "waiting", "path", "message"], rows)
     waiting = sum(v.pending_proposals for v in vaults)
     if waiting:
         text += f"\n\n{waiting} agent proposal(s) wait for you: 'vaultctl proposals' lists them"
     return text
+
+
+def _state(v: VaultHealth) -> str:
+    """The state, with a build's progress when one runs: ``indexing 1,234/5,000``."""
+    p = v.progress
+    if p is None:
+        return str(v.state)
+    doing = f"{v.state}, rebuilding" if p.rebuild else str(v.state)
+    if p.total is None:
+        return f"{doing} (listing files)"
+    percent = f" {100 * p.parsed // p.total}%" if p.total else ""
+    return f"{doing} {p.parsed:,}/{p.total:,}{percent}"
+
+
+def with_build_bar(vault_id: str, label: str, spec: MethodSpec[P, R], params: P, *, any_vault: bool = False) -> R:
+    """Call ``spec`` with a progress bar of ``vault_id``'s build on stderr when it is a terminal.
+
+    The bar is drawn from the ``index.progress`` events of a subscription made on the same
+    connection first; ``any_vault`` subscribes to every vault (the one being added is not
+    registered yet, so it cannot be named).
+    """
+    if not on_terminal(sys.stderr):
+        return call(spec, params)
+    bar = ProgressBar(vault_id, label)
+    client = session()
+    try:
+        kinds = [EventKind.INDEX_PROGRESS]
+        call(events.SUBSCRIBE, SubscribeParams(vaults=None if any_vault else [vault_id], kinds=kinds), client=client)
+        return call(spec, params, client=client, on_notification=bar.notification)
+    finally:
+        bar.close()
+        client.close()
 
 
 def status(as_json: JsonOpt = False) -> None:
@@ -126,6 +168,7 @@ def _vault_text(info: VaultInfo) -> str:
             ("kind", e.kind),
             ("write", e.write),
             ("schema", e.schema),
+            ("dead links", e.dead_link_rule()),
             ("pii", e.pii if isinstance(e.pii, (str, type(None))) else "policy"),
             ("deny paths", e.deny_paths),
             ("state", h.state),
@@ -160,6 +203,7 @@ def vault_add(
         list[str] | None,
         typer.Option("--parent-key", metavar="KEY", help=doc(VaultAddParams, "parent_keys") + " Repeatable."),
     ] = None,
+    dead_links: Annotated[DeadLinks | None, typer.Option("--dead-links", help=doc(VaultAddParams, "dead_links"))] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Register an existing folder as a vault and index it. Never writes a note."""
@@ -174,8 +218,23 @@ def vault_add(
         log_path=log_path,
         stamp_keys=stamps,
         parent_keys=parent_key or None,
+        dead_links=dead_links,
     )
-    emit(call(vaults.VAULT_ADD, params), as_json, _vault_text)
+    emit(with_build_bar(vault_id, f"indexing {vault_id}", vaults.VAULT_ADD, params, any_vault=True), as_json, _vault_text)
+
+
+@vault_app.command("rebuild")
+def vault_rebuild(
+    vault_id: Annotated[str, typer.Argument(metavar="ID", help="The vault to rebuild.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Re-read and re-parse every note of a vault (a progress bar on a terminal). Never writes a note."""
+
+    def text(r: VaultRebuildResult) -> str:
+        return f"rebuilt vault {r.vault}: {r.notes:,} notes, {r.parsed:,} parsed, {r.changed:,} changed, in {r.seconds:.2f} s"
+
+    result = with_build_bar(vault_id, f"rebuilding {vault_id}", indexing.VAULT_REBUILD, VaultRebuildParams(vault=vault_id))
+    emit(result, as_json, text)
 
 
 @vault_app.command("list")

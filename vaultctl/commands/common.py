@@ -18,7 +18,7 @@ from protocol.methods import vaults
 from protocol.methods.common import Channel, Empty, Params
 from protocol.methods.spec import MethodSpec
 from vaultctl import render
-from vaultctl.client import BadSetting, CallError, Client, DaemonUnavailable, connect
+from vaultctl.client import BadSetting, CallError, Client, DaemonUnavailable, OnNotification, connect
 
 P = TypeVar("P", bound=Params)
 R = TypeVar("R")
@@ -46,12 +46,12 @@ def session() -> Client:
         fail(f"cannot reach the daemon: {exc.strerror or exc}", ExitStatus.UNAVAILABLE)
 
 
-def call(spec: MethodSpec[P, R], params: P, client: Client | None = None) -> R:
+def call(spec: MethodSpec[P, R], params: P, client: Client | None = None, on_notification: OnNotification | None = None) -> R:
     """Call the daemon; refusals become ``vaultctl: <message>`` and the mapped exit status."""
     own = client is None
     c = client or session()
     try:
-        return c.call(spec, params)
+        return c.call(spec, params, on_notification)
     except UnicodeEncodeError:
         fail("an argument is not valid UTF-8 text", ExitStatus.USAGE)
     except CallError as exc:

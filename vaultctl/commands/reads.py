@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import shlex
+import sys
 from typing import Annotated
 
 import typer
 
+from protocol.errors import ExitStatus
 from protocol.limits import DEFAULT_READ_PAGE_BYTES
 from protocol.methods import reads
 from protocol.methods.reads import (
@@ -26,35 +28,47 @@ from protocol.methods.reads import (
 )
 from protocol.schema import field_help as doc
 from vaultctl import render
-from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, pick_vault, session
+from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, session
+from vaultctl.terminal import Colour, highlighted, wants_colour
 
 FreshOpt = Annotated[bool, typer.Option("--fresh", help=doc(VaultParams, "fresh"))]
 
 
 def search(
-    query: Annotated[str, typer.Argument(help=doc(SearchParams, "query"))],
+    query: Annotated[str | None, typer.Argument(help=doc(SearchParams, "query"))] = None,
     vault: VaultOpt = None,
     type_: Annotated[str | None, typer.Option("--type", help=doc(SearchParams, "type"))] = None,
     domain: Annotated[str | None, typer.Option(help=doc(SearchParams, "domain"))] = None,
     tag: Annotated[str | None, typer.Option(help=doc(SearchParams, "tag"))] = None,
     folder: Annotated[str | None, typer.Option(help=doc(SearchParams, "folder"))] = None,
     limit: Annotated[int, typer.Option(help=doc(SearchParams, "limit"))] = 20,
+    color: Annotated[
+        Colour, typer.Option("--color", help="Show matches in colour: auto (on a terminal, unless NO_COLOR is set), always, never.")
+    ] = Colour.AUTO,
     fresh: FreshOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Full-text search; results with path, title, score and a snippet."""
+    """Full-text search: path, title, score and the matching text; exit 1 when nothing matches (as grep and rg do)."""
+    if not (query or "").strip() and not any((type_, domain, tag, folder)):
+        fail("give words to search for, or a filter (--tag, --folder, --type, --domain)", ExitStatus.USAGE)
     with session() as c:
         params = SearchParams(
-            query=query, vault=pick_vault(c, vault), type=type_, domain=domain, tag=tag, folder=folder, limit=limit, fresh=fresh
+            query=query or "", vault=pick_vault(c, vault), type=type_, domain=domain, tag=tag, folder=folder, limit=limit, fresh=fresh
         )
         result = call(reads.SEARCH, params, client=c)
+    colour = wants_colour(sys.stdout, color)
 
     def text(r: SearchResult) -> str:
-        if not r.hits:
-            return f"no notes match {query!r}"
-        return render.table(["score", "path", "title", "snippet"], [(h.score, h.path, h.title, h.snippet) for h in r.hits])
+        rows = [(h.score, h.path, h.title, highlighted(h.excerpt, h.highlights, colour)) for h in r.hits]
+        return render.table(["score", "path", "title", "match"], rows)
 
-    emit(result, as_json, text)
+    if result.hits or as_json:
+        emit(result, as_json, text)
+    if not result.hits:
+        what = "no notes match" if query else "no notes match the filters"  # the query is not echoed: it may hold anything
+        hint = f"; did you mean: vaultctl search {shlex.quote(result.did_you_mean)}" if result.did_you_mean else ""
+        render.say(what + hint, file=sys.stderr, multiline=False, reversible=False)
+        raise typer.Exit(ExitStatus.REFUSED)
 
 
 def show(

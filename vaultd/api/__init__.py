@@ -2,4 +2,17 @@
 
 
 def load_handlers() -> None:
-    from vaultd.api import graph_methods, lint_methods, proposal_methods, read_methods, service_methods, vault_methods, write_methods  # noqa: F401  # noqa: F401
+    from vaultd.api import (  # noqa: F401
+        graph_methods,
+        guard_methods,
+        index_methods,
+        lint_methods,
+        proposal_methods,
+        read_methods,
+        retrieve_methods,
+        service_methods,
+        source_methods,
+        subscription_methods,
+        vault_methods,
+        write_methods,
+    )

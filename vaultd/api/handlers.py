@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from protocol.methods.common import Channel, Params
 from protocol.table import METHODS, MethodSpec
 from vaultd.api.host import Host
+from vaultd.api.streams import EventStreams
 
 
 @dataclass(slots=True)
@@ -27,6 +28,7 @@ class CallContext:
     client: str
     session: str | None = None  #: an agent session's id, from hello
     opened: bool = False  #: set by the hello handler once the session is accepted
+    streams: EventStreams | None = None  #: the connection's subscriptions (None: it cannot carry notifications)
 
 
 P = TypeVar("P", bound=Params)

@@ -30,6 +30,7 @@ from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Conflict, InvalidParams, PolicyRefused
 from vaultd.gate.store import ProposalStore, store_for, summary_of
 from vaultd.ops.agent_gate import StaleProposal, who
+from vaultd.ops.announce import decided_event
 from vaultd.ops.catalog import OPERATIONS
 from vaultd.ops.runner import Approval, run_operation
 from vaultd.runtime import VaultRuntime
@@ -56,6 +57,15 @@ def _decide(store: ProposalStore, detail: ProposalDetail, state: ProposalState, 
     decided = msgspec.structs.replace(detail, state=state, decided=time.time(), decided_by=by, **extra)
     store.replace(decided)
     log.info("proposal decided", proposal=detail.id, vault=detail.vault, state=str(state), by=by)
+    return decided
+
+
+async def _decided(
+    runtime: VaultRuntime, store: ProposalStore, detail: ProposalDetail, state: ProposalState, by: str, **extra: Any
+) -> ProposalDetail:
+    """Decide (in a worker thread), then tell the vault's subscribers."""
+    decided = await anyio.to_thread.run_sync(lambda: _decide(store, detail, state, by, **extra))
+    runtime.events.record(decided_event(decided))
     return decided
 
 
@@ -96,11 +106,11 @@ async def apply(ctx: CallContext, params: ProposalRef) -> WriteReceipt[NoDetail]
             current = await anyio.to_thread.run_sync(store.get, detail.id)
             if current.state is ProposalState.PENDING:
                 note = exc.message[: proposals.MAX_REASON_CHARS]
-                await anyio.to_thread.run_sync(lambda: _decide(store, current, ProposalState.STALE, who(ctx), note=note))
+                await _decided(runtime, store, current, ProposalState.STALE, who(ctx), note=note)
         raise exc from None
     if isinstance(receipt, Applied):
         async with runtime.writer:
-            await anyio.to_thread.run_sync(lambda: _decide(store, detail, ProposalState.APPLIED, who(ctx), applied_op=receipt.op_id))
+            await _decided(runtime, store, detail, ProposalState.APPLIED, who(ctx), applied_op=receipt.op_id)
     # The operation's own detail was in the proposal the person reviewed.
     data = msgspec.to_builtins(receipt)
     data["detail"] = {}
@@ -116,7 +126,7 @@ async def reject(ctx: CallContext, params: ProposalRejectParams) -> ProposalSumm
     async with runtime.writer:
         detail = await anyio.to_thread.run_sync(store.get, params.id)
         _pending(detail)
-        decided = await anyio.to_thread.run_sync(lambda: _decide(store, detail, ProposalState.REJECTED, who(ctx), note=params.note))
+        decided = await _decided(runtime, store, detail, ProposalState.REJECTED, who(ctx), note=params.note)
     return summary_of(decided)
 
 
@@ -130,5 +140,5 @@ async def withdraw(ctx: CallContext, params: ProposalRef) -> ProposalSummary:
         if ctx.channel != Channel.MCP or not mine:
             raise PolicyRefused(f"only the agent session that made proposal {detail.id} may withdraw it; a person rejects it instead")
         _pending(detail)
-        decided = await anyio.to_thread.run_sync(lambda: _decide(store, detail, ProposalState.WITHDRAWN, who(ctx)))
+        decided = await _decided(runtime, store, detail, ProposalState.WITHDRAWN, who(ctx))
     return summary_of(decided)

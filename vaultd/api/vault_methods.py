@@ -8,6 +8,7 @@ from pathlib import Path
 
 import anyio
 import msgspec
+import structlog
 
 from protocol.errors import Issue
 from protocol.issue_codes import IssueCode
@@ -20,13 +21,18 @@ from protocol.methods.vaults import (
     VaultListResult,
     VaultRemoveParams,
     VaultRemoveResult,
+    VaultSetParams,
+    VaultSetResult,
 )
 from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import InvalidParams, NotFound, StalePreview, ValidationFailed
-from vaultd.policy import check_inside_vault, check_new_path
+from vaultd.policy import check_inside_vault, check_new_path, validate_pii_policy
+from vaultd.registry.changes import changed_entry, setting_changes
 from vaultd.registry.config import Config
 from vaultd.registry.entries import canonical_folder, check_new_entry
 from vaultd.vault.oplog import LogFile, foreign_message, log_file_kind, log_name
+
+log = structlog.get_logger("vaultd.registry")
 
 
 def check_log_path(entry: VaultEntry) -> None:
@@ -45,6 +51,14 @@ def _info(ctx: CallContext, entry: VaultEntry) -> VaultInfo:
     return VaultInfo(entry=entry, health=ctx.host.vault(entry.id).health())
 
 
+def check_pii_policy(entry: VaultEntry) -> None:
+    """Refuse a PII policy whose patterns cannot screen (P03): a vault must never believe it is
+    screened by a pattern that matches nothing."""
+    problems = validate_pii_policy(entry.pii)
+    if problems:
+        raise ValidationFailed(f"the PII policy is not usable: {problems[0].message}", issues=problems)
+
+
 @handles(vaults.VAULT_ADD)
 async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
     host = ctx.host
@@ -60,11 +74,14 @@ async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
         private_paths=params.private_paths,
         log_path=params.log_path,
         agents=params.agents,
+        dead_links=params.dead_links,
+        sources=params.sources,
     )
     if params.stamp_keys is not None:
         entry = msgspec.structs.replace(entry, stamp_keys=params.stamp_keys)
     if params.parent_keys is not None:
         entry = msgspec.structs.replace(entry, parent_keys=params.parent_keys)
+    check_pii_policy(entry)
     await anyio.to_thread.run_sync(check_log_path, entry)
 
     def change(config: Config) -> Config:
@@ -114,3 +131,50 @@ async def remove(ctx: CallContext, params: VaultRemoveParams) -> VaultRemoveResu
     await anyio.to_thread.run_sync(host.config.update, change)
     host.detach(params.id)
     return VaultRemoveResult(applied=True, fingerprint=fingerprint, entry=entry)
+
+
+def setting_fingerprint(entry: VaultEntry, params: VaultSetParams) -> str:
+    """Covers the entry as registered and the change asked for: a preview confirms only itself."""
+    asked = msgspec.structs.replace(params, confirm=False, fingerprint=None)
+    return hashlib.sha256(b"vault.set\0" + msgspec.json.encode(entry) + b"\0" + msgspec.json.encode(asked)).hexdigest()
+
+
+def _registered(config: Config, vault_id: str) -> VaultEntry:
+    entry = next((e for e in config.vaults if e.id == vault_id), None)
+    if entry is None:
+        raise NotFound(f"no vault {vault_id!r} is registered; see 'vaultctl vault list'")
+    return entry
+
+
+@handles(vaults.VAULT_SET)
+async def set_settings(ctx: CallContext, params: VaultSetParams) -> VaultSetResult:
+    host = ctx.host
+    config = await anyio.to_thread.run_sync(host.config.load)
+    entry = _registered(config, params.id)
+    after = changed_entry(entry, params)
+    check_pii_policy(after)
+    changes = setting_changes(entry, after)
+    fingerprint = setting_fingerprint(entry, params)
+    if not params.confirm or not changes:
+        return VaultSetResult(applied=False, fingerprint=fingerprint, changes=changes, entry=after)
+    if params.fingerprint is None:
+        raise InvalidParams("confirm needs the fingerprint from the preview")
+    runtime = host.vaults.get(params.id)
+
+    def change(current: Config) -> Config:
+        now = _registered(current, params.id)
+        if setting_fingerprint(now, params) != params.fingerprint:
+            raise StalePreview("the vault's settings changed since the preview, or the change asked is another; preview again")
+        return msgspec.structs.replace(current, vaults=[after if e.id == params.id else e for e in current.vaults])
+
+    if runtime is None:
+        await anyio.to_thread.run_sync(host.config.update, change)
+    else:
+        # Under the writer, so no operation plans under the old policy and applies under the new.
+        async with runtime.writer:
+            await anyio.to_thread.run_sync(host.config.update, change)
+            runtime.entry = after
+    log.info(
+        "vault settings changed", vault=params.id, settings=[c.setting for c in changes], loosened=[c.setting for c in changes if c.loosens]
+    )
+    return VaultSetResult(applied=True, fingerprint=fingerprint, changes=changes, entry=after)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from protocol.limits import MAX_APPEND_BYTES, over_bound
 from protocol.methods.writes import AppendParams
-from vaultd.errors import Ambiguous, InvalidParams
+from vaultd.errors import Ambiguous, InvalidParams, LimitExceeded
 from vaultd.ops.context import OpContext
 from vaultd.ops.stamps import stamp_updated
 from vaultd.txn.plan import Change, Plan
@@ -42,6 +43,8 @@ def plan_append(ctx: OpContext, params: AppendParams) -> Plan:
         raise InvalidParams("append does not write to Topics; use note.set_frontmatter or note.link")
     if "\n" in params.section or params.section.startswith("#"):
         raise InvalidParams("section is the heading text alone, on one line, without '#'")
+    if problem := over_bound("markdown", params.markdown, MAX_APPEND_BYTES):
+        raise LimitExceeded(problem)
     path = ctx.find(params.target)
     raw, text = ctx.read_target(path)
     changed = stamp_updated(ctx, path, append_to_section(text, params.section.strip(), params.markdown))

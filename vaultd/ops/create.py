@@ -12,9 +12,11 @@ from protocol.errors import Issue
 from protocol.methods.writes import CreateParams
 from vaultd.errors import InvalidParams, PolicyRefused, ValidationFailed
 from vaultd.ops.context import OpContext
+from vaultd.ops.name_clash import guard_name
 from vaultd.ops.validate import refuse_unsafe_path
 from vaultd.policy import disk_spelling, disk_twin, path_screen_issues
 from vaultd.policy.names import name_issue
+from vaultd.sources import references
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault.frontmatter_emit import emit
 from vaultd.vault.note import stem_of
@@ -63,9 +65,10 @@ def plan_create(ctx: OpContext, params: CreateParams) -> Plan:
             f"{path} already exists{also}; use note.patch or note.append to change it",
             issues=[Issue(code="V08", message=f"the note already exists{also}", path=path)],
         )
+    warnings = guard_name(ctx, path)
     title = params.title or stem_of(path)
     body = params.body if params.body is not None else f"# {title}\n"
-    fields = dict(params.frontmatter)
+    fields = references.normalized(dict(params.frontmatter))
     if params.title is not None:
         fields.setdefault("title", params.title)
     fields.setdefault("created", ctx.today)
@@ -77,4 +80,5 @@ def plan_create(ctx: OpContext, params: CreateParams) -> Plan:
         changes=[Change(path=path, before=None, after=text.encode("utf-8"))],
         summary=f"created {path}",
         log_type="EXTRACT",
+        warnings=warnings,
     )

@@ -1,6 +1,7 @@
 """note.merge: fold one note (absorb) into another (keep), losslessly, and repoint its links.
 
-The merged keep is keep's header and prose first, then ``## Merged from [[absorb]]`` with absorb's
+The merged keep is keep's header and prose first, then ``## Merged from [[absorb]]`` (a Markdown
+link in a vault whose Obsidian writes those, see :func:`~vaultd.ops.link_style.new_link`) with absorb's
 body: its leading ``# title`` line dropped (only when it is the first non-blank line), its other
 ATX headings one level deeper (H6 stays H6; Setext headings and code are left as they are), and
 its ``## Topics`` moved into one final ``## Topics`` that lists keep's items then absorb's new
@@ -8,8 +9,9 @@ ones. The ``source``/``sources`` and ``topics`` frontmatter lists become unions,
 first. Nothing is summarized or dropped.
 
 Absorb stays, marked ``status: superseded`` and ``superseded_by: "[[keep]]"``. Links to absorb
-elsewhere are repointed to keep with move's path-only rewrite (labels and anchors kept); keep's
-own links to absorb are provenance and stay. Only keep and absorb get ``updated``.
+elsewhere (in notes, canvases, bases and bookmarks) are repointed to keep with move's rewrite
+(each link's style, label and anchor kept); keep's own links to absorb are provenance and stay.
+Only keep and absorb get ``updated``.
 
 Refused: the same note twice; different ``type`` values; person and MOC notes (V01); a keep that
 is older than absorb by their supersession fields (V10, swap them); a merge done already (V10);
@@ -27,12 +29,16 @@ from protocol.errors import Issue
 from protocol.methods.receipts import MAX_DETAIL_LINKS, MergeDetail
 from protocol.methods.writes import MergeParams
 from vaultd.errors import InvalidParams, LimitExceeded, ValidationFailed
+from vaultd.ops.bounds import check_size_first
 from vaultd.ops.context import OpContext
-from vaultd.ops.rewrite import Relocation, Rewrite, link_text_for, rewrite_links
+from vaultd.ops.link_style import new_link
+from vaultd.ops.obsidian_files import rewrite_obsidian_files
+from vaultd.ops.rewrite import Relocation, Rewrite, rewrite_links
 from vaultd.ops.stamps import stamp_updated
 from vaultd.ops.supersede import linked_notes, mark_superseded
 from vaultd.txn.plan import MAX_NOTE_BYTES, Change, Plan
 from vaultd.vault import frontmatter, markdown
+from vaultd.vault.app_config import LinkFormat, read_link_format
 from vaultd.vault.frontmatter_emit import emit
 from vaultd.vault.link_targets import check_anchor
 
@@ -156,7 +162,9 @@ def _check_anchors(ctx: OpContext, keep: str, keep_text: str, merged: str, absor
         raise ValidationFailed(f"refused: {issues[0].message}", issues=issues)
 
 
-def merged_text(ctx: OpContext, keep: str, keep_text: str, absorb: str, absorb_text: str, unions: dict[str, list[Any]]) -> str:
+def merged_text(
+    ctx: OpContext, keep: str, keep_text: str, absorb: str, absorb_text: str, unions: dict[str, list[Any]], fmt: LinkFormat
+) -> str:
     nl = "\r\n" if "\r\n" in keep_text else "\n"
     kfm = frontmatter.parse(keep_text)
     afm = frontmatter.parse(absorb_text)
@@ -164,7 +172,7 @@ def merged_text(ctx: OpContext, keep: str, keep_text: str, absorb: str, absorb_t
     body = drop_leading_h1(absorb_text[afm.body_offset :])
     body, absorb_topics = take_topics(body, 0, absorb)
     body = demote_headings(body).strip("\r\n").replace("\r\n", "\n").replace("\n", nl)
-    heading = f"## Merged from [[{link_text_for(ctx.index.resolver, absorb)}]]"
+    heading = f"## Merged from {new_link(Relocation(ctx.index.resolver, {}, fmt=fmt), absorb, keep)}"
     text = keep_rest.rstrip("\r\n") + nl + nl + heading + nl + (nl + body + nl if body.strip() else "")
     topics = union(keep_topics, absorb_topics)
     if topics:
@@ -194,7 +202,8 @@ def plan_merge(ctx: OpContext, params: MergeParams) -> MergePlan:
         raise _issue("V01", keep, f"{kd.get('type')} notes are not merged; link them instead")
     _check_supersession(ctx, keep, kd, absorb, ad)
     unions: dict[str, list[Any]] = {}
-    merged = merged_text(ctx, keep, k_text, absorb, a_text, unions)
+    fmt = read_link_format(ctx.root)
+    merged = merged_text(ctx, keep, k_text, absorb, a_text, unions, fmt)
     size = len(merged.encode("utf-8"))
     if size > MAX_NOTE_BYTES:
         raise LimitExceeded(f"the merged note would be {size} bytes; a note may be {MAX_NOTE_BYTES}")
@@ -203,15 +212,21 @@ def plan_merge(ctx: OpContext, params: MergeParams) -> MergePlan:
         Change(path=keep, before=k_raw, after=merged.encode("utf-8")),
         Change(path=absorb, before=a_raw, after=mark_superseded(ctx, absorb, a_text, keep).encode()),
     ]
-    reloc = Relocation(ctx.index.resolver, {}, repoint={absorb: keep})
+    reloc = Relocation(ctx.index.resolver, {}, repoint={absorb: keep}, fmt=fmt)
     rewrites: list[Rewrite] = []
-    for source in sorted({src for src, _ in ctx.index.backlinks(absorb)} - {keep, absorb}):
+    sources = sorted({src for src, _ in ctx.index.backlinks(absorb)} - {keep, absorb})
+    check_size_first(ctx, f"merging {absorb} into {keep}", sources, [keep, absorb])
+    for source in sources:
         raw, text = ctx.read_text(source)
         fixed, found = rewrite_links(text, source, reloc)
         if found:
             changes.append(Change(path=source, before=raw, after=fixed.encode("utf-8")))
             rewrites += found
+    others = rewrite_obsidian_files(ctx, reloc)
+    changes += others.changes
+    rewrites += others.rewrites
     return MergePlan(
+        warnings=others.warnings,
         op="note.merge",
         changes=changes,
         log_type="RETHINK",

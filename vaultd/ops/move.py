@@ -15,11 +15,15 @@ from protocol.errors import Issue
 from protocol.methods.receipts import MAX_DETAIL_LINKS, MoveDetail
 from protocol.methods.writes import MoveParams
 from vaultd.errors import InvalidParams, ValidationFailed
+from vaultd.ops.bounds import check_size_first
 from vaultd.ops.context import OpContext
 from vaultd.ops.create import existing_twin, new_note_path
+from vaultd.ops.name_clash import guard_name
+from vaultd.ops.obsidian_files import rewrite_obsidian_files
 from vaultd.ops.rewrite import Relocation, Rewrite, link_name, rewrite_links
 from vaultd.policy import check_new_path
 from vaultd.txn.plan import Action, Change, Plan
+from vaultd.vault.app_config import read_link_format
 
 
 @dataclass(slots=True)
@@ -66,22 +70,36 @@ def plan_move(ctx: OpContext, params: MoveParams) -> MovePlan:
     # A destination ending in '/' is a folder: the note keeps its file name there.
     new = new_note_path(ctx, to + old.rpartition("/")[2] if to.endswith("/") else to)
     check_destination(ctx, old, new)
-    reloc = Relocation(ctx.index.resolver, {old: new})
+    warnings = guard_name(ctx, new, moved_from=old)
+    reloc = Relocation(ctx.index.resolver, {old: new}, fmt=read_link_format(ctx.root))
+    sources = affected_sources(ctx, reloc, old, new)
+    check_size_first(ctx, f"moving {old}", sources, [old], removed=1)  # written at its new path, removed at the old
     raw, text = ctx.read_text(old)
     moved_text, rewrites = rewrite_links(text, old, reloc)
     changes = [
         Change(path=new, before=None, after=moved_text.encode("utf-8"), mode=ctx.mode(old)),
         Change(path=old, before=raw, after=None),
     ]
-    for source in affected_sources(ctx, reloc, old, new):
+    for source in sources:
         src_raw, src_text = ctx.read_text(source)
         fixed, found = rewrite_links(src_text, source, reloc)
         if found:
             changes.append(Change(path=source, before=src_raw, after=fixed.encode("utf-8")))
             rewrites += found
-    notes = len({r.path for r in rewrites})
-    summary = f"moved {old} to {new}" + (f"; rewrote links in {notes} note{'s' if notes != 1 else ''}" if notes else "")
-    return MovePlan(op="note.move", changes=changes, summary=summary, log_type="ROUTE", log_dest=new, rewrites=rewrites)
+    others = rewrite_obsidian_files(ctx, reloc)
+    changes += others.changes
+    rewrites += others.rewrites
+    files = len({r.path for r in rewrites})
+    summary = f"moved {old} to {new}" + (f"; rewrote links in {files} file{'s' if files != 1 else ''}" if files else "")
+    return MovePlan(
+        op="note.move",
+        changes=changes,
+        summary=summary,
+        log_type="ROUTE",
+        log_dest=new,
+        rewrites=rewrites,
+        warnings=warnings + others.warnings,
+    )
 
 
 def move_detail(ctx: OpContext, plan: Plan) -> MoveDetail:

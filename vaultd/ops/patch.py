@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from protocol.limits import MAX_PATCH_TEXT_BYTES, over_bound
 from protocol.methods.writes import Edit, PatchParams
-from vaultd.errors import InvalidParams, ValidationFailed
+from vaultd.errors import InvalidParams, LimitExceeded, ValidationFailed
 from vaultd.ops.anchors import broken_links, repointed, warnings_for
 from vaultd.ops.context import OpContext
 from vaultd.ops.stamps import stamp_updated
@@ -52,6 +53,11 @@ def plan_patch(ctx: OpContext, params: PatchParams) -> Plan:
     if single and (params.old is None or params.new is None):
         raise InvalidParams("old and new go together")
     edits = params.edits if params.edits is not None else [Edit(old=params.old or "", new=params.new or "")]
+    for n, edit in enumerate(edits):
+        where = "" if params.edits is None else f"edits[{n}]."
+        problem = over_bound(f"{where}old", edit.old, MAX_PATCH_TEXT_BYTES) or over_bound(f"{where}new", edit.new, MAX_PATCH_TEXT_BYTES)
+        if problem:
+            raise LimitExceeded(problem)
     path = ctx.find(params.target)
     raw, text = ctx.read_target(path)
     changed = apply_edits(text, frontmatter.parse(text).body_offset, edits)

@@ -1,26 +1,15 @@
-"""Link rewriting for move and merge: which links a change breaks, and what they should say now.
+"""Link rewriting for move and merge: which links of a note a change breaks, and what they say now.
 
-A :class:`Relocation` describes the vault after some files move (``moved``: old path to new path,
-or None for a file that goes away) and where links should point (``repoint``: a move repoints
-each moved file to its new place; a merge repoints ``absorb`` to ``keep``). It resolves targets
-against the vault as it is (``before``) and as the change leaves it (``after``) without copying
-the index: every lookup a target can make (by name, by path, by path suffix) only ever returns
-files whose link name equals the target's last component, so the after-state of one target is a
-tiny resolver over just those files, with the moved ones swapped.
+Where links should point after the change, and how a target resolves before and after it, is a
+:class:`~vaultd.ops.relocation.Relocation`. Every link of every note that could be affected is
+judged: one that still resolves where it should keeps its bytes; one that would not is rewritten
+in the style it was written in (:mod:`vaultd.ops.link_style`: rooted, relative, vault path or
+bare name, ``.md`` kept when written), and then:
 
-The rule, applied to every link of every note that could be affected: a link that resolved to
-``P`` before must resolve to ``repoint[P]`` (or ``P``) after. One that still does keeps its bytes
-(a folder move leaves ``[[Name]]`` alone, as Obsidian does); one that would not is rewritten:
-
-- wiki-links, embeds and frontmatter wiki-links get the shortest unambiguous text Obsidian
-  writes: the bare name when no other file has it, else the vault path without ``.md`` (with a
-  leading ``/`` for a note at the root, whose path would read as its bare name); the
-  ``#heading``/``#^block`` anchor, the ``|label`` (also the ``\\|`` of a table row) and the
-  spacing inside the brackets are kept;
-- Markdown links keep their style: rooted (``/x.md``), relative to the note (``../x.md``, or
-  ``./sub/x.md``: without ``./`` a path would be read from the vault root first), vault path, or
-  bare name; ``.md`` when it was written; angle brackets, or percent-encoding (fully, or only
-  where needed, as the original did);
+- wiki-links, embeds and frontmatter wiki-links keep the ``#heading``/``#^block`` anchor, the
+  ``|label`` (also the ``\\|`` of a table row) and the spacing inside the brackets;
+- Markdown links keep angle brackets, or percent-encoding (fully, or only where needed, as the
+  original did);
 - code spans, fences and comments are never touched (the scanner does not report links there).
 
 A frontmatter rewrite is done in the header's text and read back; when the YAML quoting would
@@ -29,53 +18,42 @@ not carry the new text, the changed keys are emitted losslessly instead (only th
 
 from __future__ import annotations
 
-import posixpath
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
 
-from protocol.errors import Issue
-from vaultd.errors import ValidationFailed
+from vaultd.ops.link_style import styled_target
+from vaultd.ops.relocation import Relocation, link_name, link_path, link_text_for
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.frontmatter_emit import emit
-from vaultd.vault.link_targets import LinkResolver, Resolution, ResolutionStatus, name_key
 from vaultd.vault.model import Link, LinkKind
 
-__all__ = ["Relocation", "Rewrite", "link_name", "link_path", "link_text_for", "rewrite_links"]
+__all__ = [
+    "WIKI_LINK_RE",
+    "LinkEdit",
+    "Relocation",
+    "Rewrite",
+    "apply_edits",
+    "link_edits",
+    "link_name",
+    "link_path",
+    "link_text_for",
+    "rewrite_links",
+    "rewrite_wiki_link",
+]
 
-_WIKI_RE = re.compile(r"(!?)\[\[([^\[\]\n]+)\]\]")
+WIKI_LINK_RE = re.compile(r"(!?)\[\[([^\[\]\n]+)\]\]")
 # Characters a Markdown link destination cannot hold raw (outside angle brackets).
 _MD_UNSAFE = re.compile(r"[\s%()<>\[\]\\`{}|\"^#?]")
 _URI_SAFE = "/!$&'*+,;=:@~-._"
-
-
-def _is_note(path: str) -> bool:
-    return path[-3:].lower() == ".md"
-
-
-def link_name(path: str) -> str:
-    """The name a bare link uses: the stem of a note, the whole file name of an attachment."""
-    name = path.rpartition("/")[2]
-    return name[:-3] if _is_note(path) else name
-
-
-def link_path(path: str) -> str:
-    """The vault path a link uses: ``.md`` dropped for notes."""
-    return path[:-3] if _is_note(path) else path
-
-
-def link_text_for(resolver: LinkResolver, path: str) -> str:
-    """The shortest text that names ``path`` unambiguously in the vault as it is."""
-    return Relocation(resolver, {}).link_text(path)
 
 
 @dataclass(frozen=True, slots=True)
 class Rewrite:
     """One rewritten link, for previews and receipts."""
 
-    path: str  #: the note holding the link (where it is before the change)
+    path: str  #: the file holding the link (where it is before the change)
     line: int
     kind: str
     old: str  #: the link as written
@@ -85,73 +63,14 @@ class Rewrite:
         return f"{self.path}:{self.line} {self.old} → {self.new}"
 
 
-class Relocation:
-    """The vault before and after files move, and where links should point afterwards."""
+@dataclass(frozen=True, slots=True)
+class LinkEdit:
+    """One link's new text, at its character span in the text it was found in."""
 
-    def __init__(self, resolver: LinkResolver, moved: Mapping[str, str | None], repoint: Mapping[str, str] | None = None) -> None:
-        self.base = resolver
-        self.moved = dict(moved)
-        self.repoint = {old: new for old, new in moved.items() if new is not None} | dict(repoint or {})
-        self._added = [new for new in moved.values() if new is not None]
-
-    def new_source(self, source: str) -> str:
-        return self.moved.get(source) or source
-
-    def before(self, target: str, source: str) -> Resolution:
-        return self.base.resolve(target, source)
-
-    def named(self, name: str) -> list[str]:
-        """The files the after-state holds under one link name (note stem or attachment name)."""
-        if not name.strip() or "/" in name:
-            return []
-        res = self.base.resolve(name, "")
-        found = ({res.path} if res.path else set(res.candidates)) - self.moved.keys()
-        found |= {new for new in self._added if LinkResolver([new]).resolve(name, "").path == new}
-        return sorted(found)
-
-    def after(self, target: str, source: str) -> Resolution:
-        """What ``target`` written in ``source`` (its after-state path) resolves to after the change."""
-        target = target.strip()
-        if not target:
-            return Resolution(ResolutionStatus.RESOLVED, source, reason="a link to the note itself")
-        rel = target.lstrip("/")
-        names = {
-            posixpath.normpath(rel).rpartition("/")[2],
-            posixpath.normpath(posixpath.join(posixpath.dirname(source), rel)).rpartition("/")[2],
-        }
-        files = {p for name in names for p in self.named(name)}
-        return LinkResolver(sorted(files)).resolve(target, source)
-
-    def link_text(self, path: str) -> str:
-        """The shortest text that names ``path`` unambiguously after the change."""
-        name = link_name(path)
-        if self.named(name) == [path]:
-            return name
-        # A note at the root shares its path with its bare name: the leading '/' says "the root".
-        return link_path(path) if "/" in path else "/" + link_path(path)
-
-    def wanted(self, target: str, source: str) -> tuple[str, str] | None:
-        """(what the link named before, what it must name after) when the link needs rewriting."""
-        if not target.strip():
-            return None
-        was = self.before(target, source)
-        if was.status != ResolutionStatus.RESOLVED or was.path is None:
-            return None  # missing or ambiguous links stay as written
-        if was.path in self.moved and self.moved[was.path] is None:
-            return None  # its file goes away; a delete reports these, it does not rewrite them
-        want = self.repoint.get(was.path, was.path)
-        now = self.after(target, self.new_source(source))
-        if now.status == ResolutionStatus.RESOLVED and now.path == want:
-            return None
-        return was.path, want
-
-    def check_link(self, target: str, source: str, want: str, written: str, line: int) -> None:
-        now = self.after(target, self.new_source(source))
-        if now.path != want:
-            raise ValidationFailed(
-                f"cannot write a link to {want} that resolves unambiguously from {self.new_source(source)}",
-                issues=[Issue(code="V03", path=source, line=line, message=f"{written} cannot be rewritten to name {want} unambiguously")],
-            )
+    start: int
+    end: int
+    new: str
+    rewrite: Rewrite
 
 
 # -- wiki-links ---------------------------------------------------------------------------------
@@ -170,7 +89,7 @@ def _target_span(inner: str) -> tuple[int, int]:
     return start, start + len(part.strip())
 
 
-def _rewrite_wiki(raw: str, source: str, reloc: Relocation, line: int) -> str | None:
+def rewrite_wiki_link(raw: str, source: str, reloc: Relocation, line: int) -> str | None:
     """The new text of one ``[[...]]`` or ``![[...]]``, or None when it stays."""
     open_len = 3 if raw.startswith("!") else 2
     inner = raw[open_len:-2]
@@ -180,7 +99,7 @@ def _rewrite_wiki(raw: str, source: str, reloc: Relocation, line: int) -> str | 
     need = reloc.wanted(parsed[0], source)
     if need is None:
         return None
-    text = reloc.link_text(need[1])
+    text = styled_target(parsed[0], source, need[0], need[1], reloc)
     reloc.check_link(text, source, need[1], raw, line)
     start, end = _target_span(inner)
     return raw[:open_len] + inner[:start] + text + inner[end:] + "]]"
@@ -192,8 +111,8 @@ def _rewrite_wiki_string(s: str, source: str, reloc: Relocation, line: int, foun
         return s
     out: list[str] = []
     pos = 0
-    for m in _WIKI_RE.finditer(s):
-        new = _rewrite_wiki(m.group(0), source, reloc, line + s.count("\n", 0, m.start()))
+    for m in WIKI_LINK_RE.finditer(s):
+        new = rewrite_wiki_link(m.group(0), source, reloc, line + s.count("\n", 0, m.start()))
         if new is None:
             continue
         if found is not None:
@@ -253,28 +172,6 @@ def _encode(path: str, written: str, angle: bool) -> str:
     return _MD_UNSAFE.sub(lambda m: quote(m.group()), path)  # only where a raw character would break it
 
 
-def _markdown_path(written: str, target: str, source: str, was: str, want: str, reloc: Relocation) -> str:
-    """The new destination path of a Markdown link, in the style ``written`` had."""
-    new_source = reloc.new_source(source)
-    keep_ext = not _is_note(want) or target.lower().endswith(".md")
-    from_source = posixpath.normpath(posixpath.join(posixpath.dirname(source), target))
-    if target.startswith("/"):
-        path = "/" + want
-    elif target.startswith(("./", "../")) or (
-        "/" in target and name_key(from_source).removesuffix(".md") == name_key(was).removesuffix(".md")
-    ):
-        path = posixpath.relpath(want, posixpath.dirname(new_source) or ".")
-        if not path.startswith("../"):
-            path = "./" + path  # without it, a path reads as vault-relative first (or as a bare name)
-    elif "/" in target and "/" in want:
-        path = want
-    else:
-        path = reloc.link_text(want) + (".md" if _is_note(want) else "")
-    if _is_note(want) and not keep_ext:
-        path = path[:-3]
-    return path
-
-
 def _rewrite_markdown(raw: str, link: Link, source: str, reloc: Relocation) -> str | None:
     need = reloc.wanted(link.target, source)
     if need is None:
@@ -284,7 +181,7 @@ def _rewrite_markdown(raw: str, link: Link, source: str, reloc: Relocation) -> s
         return None
     written = raw[span[0] : span[1]]
     angle = raw[span[0] - 1] == "<"
-    path = _markdown_path(written, link.target.strip(), source, need[0], need[1], reloc)
+    path = styled_target(link.target.strip(), source, need[0], need[1], reloc)
     encoded = _encode(path, written, angle)
     reloc.check_link(unquote(encoded) if "%" in encoded else encoded, source, need[1], raw, link.line)
     return raw[: span[0]] + encoded + raw[span[1] :]
@@ -307,14 +204,14 @@ def _rewrite_header(text: str, source: str, reloc: Relocation, rewrites: list[Re
     bounds = frontmatter.find_header(text)
     if bounds is None or not bounds.closed:
         return text
-    parsed = frontmatter.parse(text)
-    if parsed.data is None or parsed.issues:
-        return text
     header = text[bounds.start : bounds.end]
     first_line = text.count("\n", 0, bounds.start) + 1
     found: list[tuple[int, str, str]] = []
     new_header = _rewrite_wiki_string(header, source, reloc, first_line, found)
     if new_header == header:
+        return text
+    parsed = frontmatter.parse(text)
+    if parsed.data is None or parsed.issues:
         return text
     expected = _map_strings(parsed.data, lambda s: _rewrite_wiki_string(s, source, reloc, first_line))
     result = text[: bounds.start] + new_header + text[bounds.end :]
@@ -327,6 +224,38 @@ def _rewrite_header(text: str, source: str, reloc: Relocation, rewrites: list[Re
     return result
 
 
+def link_edits(text: str, source: str, reloc: Relocation, *, body_offset: int = 0, body_line: int = 1) -> list[LinkEdit]:
+    """The links of ``text`` (Markdown, read from ``body_offset``) that ``reloc`` breaks, each
+    with its new text; ``source`` is the file holding the text, before the change.
+
+    Raises:
+        ValidationFailed: VALIDATION (V03) when a link cannot be written unambiguously.
+    """
+    edits: list[LinkEdit] = []
+    for link in markdown.scan(text, body_offset, body_line, count_words=False).links:
+        raw = text[link.start : link.end]
+        if link.kind in (LinkKind.WIKI, LinkKind.EMBED) and raw.endswith("]]"):
+            new = rewrite_wiki_link(raw, source, reloc, link.line)
+        elif link.kind in (LinkKind.MARKDOWN, LinkKind.EMBED):
+            new = _rewrite_markdown(raw, link, source, reloc)
+        else:
+            new = None
+        if new is not None and new != raw:
+            edits.append(LinkEdit(link.start, link.end, new, Rewrite(source, link.line, str(link.kind), raw, new)))
+    return edits
+
+
+def apply_edits(text: str, edits: list[LinkEdit]) -> str:
+    """``text`` with each edit's span replaced (edits in order, not overlapping)."""
+    out: list[str] = []
+    pos = 0
+    for edit in edits:
+        out += [text[pos : edit.start], edit.new]
+        pos = edit.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def rewrite_links(text: str, source: str, reloc: Relocation, *, header: bool = True) -> tuple[str, list[Rewrite]]:
     """``text`` (the note at ``source`` before the change) with every link ``reloc`` breaks fixed.
 
@@ -337,26 +266,10 @@ def rewrite_links(text: str, source: str, reloc: Relocation, *, header: bool = T
         ValidationFailed: VALIDATION (V01) when a frontmatter link needs a header that cannot be
             edited losslessly.
     """
-    rewrites: list[Rewrite] = []
-    fm = frontmatter.parse(text)
-    scan = markdown.scan(text, fm.body_offset, fm.body_line)
-    out: list[str] = []
-    pos = 0
-    for link in scan.links:
-        raw = text[link.start : link.end]
-        if link.kind in (LinkKind.WIKI, LinkKind.EMBED) and raw.endswith("]]"):
-            new = _rewrite_wiki(raw, source, reloc, link.line)
-        elif link.kind in (LinkKind.MARKDOWN, LinkKind.EMBED):
-            new = _rewrite_markdown(raw, link, source, reloc)
-        else:
-            new = None
-        if new is None or new == raw:
-            continue
-        rewrites.append(Rewrite(source, link.line, str(link.kind), raw, new))
-        out += [text[pos : link.start], new]
-        pos = link.end
-    out.append(text[pos:])
-    result = "".join(out) if rewrites else text
+    body_offset, body_line = frontmatter.body_start(text)
+    edits = link_edits(text, source, reloc, body_offset=body_offset, body_line=body_line)
+    rewrites = [e.rewrite for e in edits]
+    result = apply_edits(text, edits) if edits else text
     if header:
         head_rewrites: list[Rewrite] = []
         result = _rewrite_header(result, source, reloc, head_rewrites)

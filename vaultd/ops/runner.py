@@ -39,12 +39,13 @@ from protocol.methods.writes import EditParams, LogEvent, LogType, TwoStepParams
 from vaultd import faults
 from vaultd.errors import InvalidParams, StalePreview, ValidationFailed, VaultError
 from vaultd.ops import agent_gate
+from vaultd.ops.announce import receipt_event
 from vaultd.ops.context import OpContext
 from vaultd.ops.validate import check_policy, validate
 from vaultd.policy import pii_findings, secret_issues
 from vaultd.runtime import VaultRuntime
 from vaultd.txn import journal, opids
-from vaultd.txn.engine import RollbackFailed, apply_plan
+from vaultd.txn.engine import RollbackFailed, apply_plan, check_bounds
 from vaultd.txn.plan import Plan
 from vaultd.vault import oplog
 
@@ -156,6 +157,7 @@ def _plan_and_check(
 ) -> tuple[Plan, list[Issue], D]:
     """Plan, then validate: policy, the vault as the plan leaves it, the log event (worker thread)."""
     plan = planner(ctx, params)
+    check_bounds(plan)  # a preview over a bound says so now, not at the confirm
     check_policy(ctx, plan)
     warnings = validate(ctx, plan)
     info = detail(ctx, plan)
@@ -167,6 +169,29 @@ def _plan_and_check(
 
 
 async def run_operation(
+    call: WriteCall,
+    params: P,
+    planner: Callable[[OpContext, P], Plan],
+    detail: Callable[[OpContext, Plan], D],
+    *,
+    undoes: str | None = None,
+    approval: Approval | None = None,
+) -> WriteReceipt[D]:
+    """Run one operation, then tell the vault's subscribers what it applied or proposed."""
+    receipt = await _run_operation(call, params, planner, detail, undoes=undoes, approval=approval)
+    event = receipt_event(
+        receipt,
+        channel=str(call.channel),
+        proposer=agent_gate.who(call),
+        undoes=undoes,
+        proposal=approval.proposal.id if approval is not None else None,
+    )
+    if event is not None:
+        call.host.vault(params.vault).events.record(event)
+    return receipt
+
+
+async def _run_operation(
     call: WriteCall,
     params: P,
     planner: Callable[[OpContext, P], Plan],
@@ -205,7 +230,7 @@ async def run_operation(
             agent_gate.check_unchanged(plan, approval.proposal)
             plan.proposal, plan.proposed_by = approval.proposal.id, approval.proposal.proposer
             plan.summary = f"{plan.summary} (proposal {approval.proposal.id} by {approval.proposal.proposer})"[:500]
-        elif isinstance(params, TwoStepParams):
+        elif isinstance(params, TwoStepParams) and params.needs_preview():
             fp = fingerprint(ctx, plan, params)
             if not params.confirm:
                 if held and verdict is not None:

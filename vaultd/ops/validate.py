@@ -12,6 +12,7 @@ from collections.abc import Callable
 import msgspec
 
 from protocol.errors import Issue, Severity
+from protocol.methods.vaults import DeadLinks
 from vaultd.errors import PolicyRefused, ValidationFailed
 from vaultd.ops.context import OpContext
 from vaultd.ops.topic_check import topic_issues
@@ -28,7 +29,8 @@ from vaultd.policy import (
     secret_line_issues,
     write_channel_issue,
 )
-from vaultd.txn.plan import Action, Plan
+from vaultd.sources.checks import PlanView, ledger_issues
+from vaultd.txn.plan import Action, Change, Plan
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.link_targets import LinkResolver, ResolutionStatus
 from vaultd.vault.walk import is_note_path
@@ -96,11 +98,17 @@ class _NoteView:
     def __init__(self, text: str) -> None:
         self.text = text
         self.fm = frontmatter.parse(text)
-        self.scan = markdown.scan(text, self.fm.body_offset, self.fm.body_line)
+        self.scan = markdown.scan(text, self.fm.body_offset, self.fm.body_line, count_words=False)
         self.h1 = next((h.text for h in self.scan.headings if h.level == 1), None)
 
     def link_issues(
-        self, path: str, post: _PostState, before: _NoteView | None, already_dead: Callable[[str], bool] | None = None
+        self,
+        path: str,
+        post: _PostState,
+        before: _NoteView | None,
+        already_dead: Callable[[str], bool] | None = None,
+        *,
+        forward_links: bool = False,
     ) -> tuple[list[Issue], list[Issue]]:
         """(errors, warnings) for this version's links, each target judged once.
 
@@ -109,6 +117,9 @@ class _NoteView:
         vast number of dead links costs an edit no more than that. Every target the write adds is
         judged. With ``already_dead`` (a move, which changes no link's text on purpose) an old link
         that did not resolve before the write either is not the write's doing and is left out.
+        With ``forward_links`` a new link to no note yet is a warning (people link to a note
+        before writing it); a new ambiguous link is refused either way, since no later note can
+        make it name one note.
         """
         old_targets = {link.target for link in before.scan.links} if before is not None else set()
         errors: list[Issue] = []
@@ -132,6 +143,10 @@ class _NoteView:
             issue = Issue(code="V03", path=path, line=link.line, message=f"link [[{link.target}]] would be {status}")
             if old:
                 issue.severity = Severity.WARNING
+                warnings.append(issue)
+            elif forward_links and status == ResolutionStatus.MISSING:
+                issue.severity = Severity.WARNING
+                issue.message = f"link [[{link.target}]] names no note yet (a forward link); it resolves once that note exists"
                 warnings.append(issue)
             else:
                 errors.append(issue)
@@ -197,6 +212,18 @@ def _collisions(ctx: OpContext, path: str, deleted: set[str]) -> Callable[[str],
     return existing
 
 
+def kept_file_issues(change: Change) -> list[Issue]:
+    """A file that is not a note (a captured raw copy) is kept byte for byte, whatever its format:
+    never parsed or required to be UTF-8, but refused if, read as text, it holds a secret."""
+    assert change.after is not None
+    try:
+        after = change.after.decode("utf-8")
+    except UnicodeDecodeError:
+        return []
+    before = change.before.decode("utf-8", "replace") if change.before is not None else None
+    return secret_line_issues(added_lines(before, after), change.path)
+
+
 def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
     """Raise ValidationFailed with every error; return the warnings."""
     check_policy(ctx, plan)
@@ -206,6 +233,8 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
     post = _PostState(ctx, plan)
     moved_from = _moved_from(plan)
     moved_origin = _moved_paths(plan)
+    forward_links = ctx.entry.dead_link_rule() is DeadLinks.WARN
+    ledger_view: PlanView | None = None
 
     for change in plan.effective():
         if change.action == Action.CREATE and change.path.startswith(TRASH_PREFIX):
@@ -216,6 +245,9 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
         if change.after is None:
             continue
         errors += check_inside_vault(ctx.root, change.path)
+        if not is_note_path(change.path):
+            errors += kept_file_issues(change)
+            continue
         try:
             after = change.after.decode("utf-8")
         except UnicodeDecodeError:
@@ -237,6 +269,7 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
                 post,
                 view_before,
                 _dead_before(ctx, moved_origin.get(change.path, change.path)) if plan.op == "note.move" else None,
+                forward_links=forward_links,
             )
             if plan.op == "op.undo":
                 # An undo puts back bytes the note held before: their links are old debt, not new.
@@ -244,6 +277,12 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
                 link_errors = []
             errors += link_errors
             warnings += link_debt
+            ledger_view = ledger_view or PlanView(ctx, plan)
+            ledger_errors, ledger_debt = ledger_issues(
+                ledger_view, change.path, view_before.fm.data if view_before else None, view_after.fm.data
+            )
+            errors += ledger_errors
+            warnings += ledger_debt
             # frontmatter values as decoded too: a YAML escape can hide a token from the raw text
             new_lines += sorted(view_after.decoded() - (view_before.decoded() if view_before else set()))
         if new_lines:

@@ -13,6 +13,7 @@ from vaultd.api.host import Host
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
 
+    from vaultd.events.wake import Wakers
     from vaultd.registry.config import DaemonLimits
     from vaultd.server.budget import ReplyBudget
 
@@ -29,6 +30,10 @@ class SessionHost(Host, Protocol):
     @property
     def budget(self) -> ReplyBudget:
         """The reply bytes every session's queued replies count against."""
+
+    @property
+    def vault_set(self) -> Wakers:
+        """Woken when a vault is attached or detached (subscriptions to every vault follow it)."""
 
     def tracking_request(self) -> AbstractAsyncContextManager[None]:
         """Counts a request in flight, so a stop waits for it."""

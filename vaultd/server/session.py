@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import fcntl
 import math
+import socket
 import sys
 import termios
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -33,11 +34,12 @@ from protocol.framing import LineBuffer, OversizedFrame
 from protocol.methods.common import Channel
 from vaultd.api.handlers import CallContext
 from vaultd.server.dispatch import INTERNAL_MESSAGE, dispatch
+from vaultd.server.subscriptions import SessionStreams, after_reply
 
 if TYPE_CHECKING:
-    import socket
+    from collections.abc import Callable, Coroutine
 
-    from vaultd.server.budget import Reservation
+    from vaultd.server.budget import Reservation, Share
     from vaultd.server.host import SessionHost
 
 log = structlog.get_logger("vaultd.session")
@@ -72,19 +74,55 @@ class Session:
         self._raw: socket.socket | None = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
         self._scope = anyio.CancelScope()  # cancelled to drop the connection
         self._hello_deadline = anyio.CancelScope()  # given a deadline in run(); lifted by hello
+        self._tasks: anyio.abc.TaskGroup | None = None  # the connection's tasks, once run() starts them
+        self.streams = SessionStreams(self)  #: the connection's subscriptions
+
+    # -- what its subscriptions need (vaultd.server.subscriptions.Outlet) ------------------------
+
+    @property
+    def host(self) -> SessionHost:
+        return self.daemon
+
+    @property
+    def share(self) -> Share:
+        return self._share
+
+    def peer_caught_up(self) -> bool:
+        return self._peer_caught_up()
+
+    def unread_bytes(self) -> int | None:
+        if self._raw is None or _TIOCOUTQ is None:
+            return None
+        try:
+            pending = fcntl.ioctl(self._raw.fileno(), _TIOCOUTQ, _OUTQ)
+        except OSError:
+            return None
+        return int.from_bytes(pending, sys.byteorder, signed=True)
+
+    def hold_back_bytes(self) -> int | None:
+        if self._raw is None:
+            return None
+        try:
+            return int(self._raw.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)) // 2
+        except OSError:
+            return None
+
+    async def write(self, data: bytes) -> None:
+        await self._write(data)
+
+    def drop(self) -> None:
+        self._scope.cancel()
+
+    def start(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
+        assert self._tasks is not None, "a subscription is opened by a request, inside run()"
+        self._tasks.start_soon(fn, *args)
 
     def _peer_caught_up(self) -> bool:
         """Whether the peer has read every byte sent to it (the kernel's send queue is empty).
 
         Where the queue cannot be asked about (not Linux, not a socket), it is taken as not.
         """
-        if self._raw is None or _TIOCOUTQ is None:
-            return False
-        try:
-            pending = fcntl.ioctl(self._raw.fileno(), _TIOCOUTQ, _OUTQ)
-        except OSError:
-            return False
-        return int.from_bytes(pending, sys.byteorder, signed=True) == 0
+        return self.unread_bytes() == 0
 
     async def _write(self, data: bytes) -> None:
         async with self._send_lock:
@@ -103,6 +141,7 @@ class Session:
         self._hello_deadline.deadline = anyio.current_time() + self.daemon.limits.hello_timeout_s
         with self._scope, self._hello_deadline:
             async with anyio.create_task_group() as tg:
+                self._tasks = tg
                 try:
                     async for chunk in self.stream:
                         for frame in buffer.feed(chunk):
@@ -120,6 +159,7 @@ class Session:
                             tg.start_soon(self._handle, frame, reservation)
                 except _GONE:
                     pass
+                self.streams.close_all()  # the peer hung up: nobody reads what they would send
                 if buffer.pending:
                     log.info("peer hung up mid-frame", pending_bytes=buffer.pending)
         if self._hello_deadline.cancelled_caught:
@@ -129,23 +169,28 @@ class Session:
         """Answer one frame within its reservation, released once the reply is with the kernel."""
         budget, share = self.daemon.budget, self._share
         held = reservation.size
-        try:
-            reply = await self._answer(frame)
-            if reply is None:
-                return
-            request_id = reply.id
-            data = encode_reply(reply, request_id)
-            del reply  # the decoded result is as big as the reply: it must not wait for the socket
-            note = budget.settle(share, reservation, len(data))  # releases the reservation on refusal
-            held = len(data) if note is None else 0
-            if note is not None:
-                data = encode(error_response(request_id, ErrorData(code=ErrorCode.LIMIT, message=note)))
-            await self._write(data)
-        except _GONE:
-            pass  # the peer left before its answer; others are unaffected
-        finally:
-            budget.release(share, held)
-            self._slots.release()
+        answered = False  # the reply went out as the handler answered (a subscription may then send)
+        with after_reply() as hooks:
+            try:
+                reply = await self._answer(frame)
+                if reply is None:
+                    return
+                request_id = reply.id
+                data = encode_reply(reply, request_id)
+                del reply  # the decoded result is as big as the reply: it must not wait for the socket
+                note = budget.settle(share, reservation, len(data))  # releases the reservation on refusal
+                held = len(data) if note is None else 0
+                if note is not None:
+                    data = encode(error_response(request_id, ErrorData(code=ErrorCode.LIMIT, message=note)))
+                await self._write(data)
+                answered = note is None
+            except _GONE:
+                pass  # the peer left before its answer; others are unaffected
+            finally:
+                budget.release(share, held)
+                self._slots.release()
+                for hook in hooks:
+                    hook(answered)
 
     async def _answer(self, frame: bytes | OversizedFrame) -> Reply | None:
         if isinstance(frame, OversizedFrame):
@@ -171,7 +216,7 @@ class Session:
         return None if request.is_notification else response
 
     async def _hello(self, request: Request) -> Reply:
-        provisional = CallContext(host=self.daemon, channel=Channel.CLI, client="?")
+        provisional = CallContext(host=self.daemon, channel=Channel.CLI, client="?", streams=self.streams)
         response = await dispatch(request, provisional)
         if provisional.opened:  # the hello handler accepted the client and filled in who it is
             self.ctx = provisional

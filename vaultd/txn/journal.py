@@ -32,7 +32,7 @@ from vaultd.fsio import ReadRefused, Refusal, fsync_dir, is_temp_name, read_regu
 from vaultd.policy import RESERVED_NAMES, check_new_path
 from vaultd.txn import opids, seal
 from vaultd.txn.plan import MAX_OP_BYTES, MAX_OP_FILES, Plan, sha256
-from vaultd.vault.layout import JOURNAL_DIR, RUNTIME_DIR
+from vaultd.vault.layout import BOOKMARKS_FILE, JOURNAL_DIR, RUNTIME_DIR
 
 log = structlog.get_logger("vaultd.txn")
 
@@ -40,10 +40,10 @@ MANIFEST = "manifest.json"
 MAC = "manifest.mac"
 COMMITTED = "committed"
 TRASH_PREFIX = ".trash/"  #: deletes move notes into Obsidian's trash (see vaultd/ops/validate.py)
-MAX_MANIFEST_BYTES = 4 * 1024 * 1024  #: 1,024 entries of 1 KiB paths fit with room to spare
+MAX_MANIFEST_BYTES = 16 * 1024 * 1024  #: MAX_OP_FILES (10,000) entries of 1 KiB paths fit with room to spare
 MAC_BYTES = 64
 
-_ORIGINAL = re.compile(r"orig-[0-9]{1,4}")
+_ORIGINAL = re.compile(r"orig-[0-9]{1,4}")  #: orig-0 .. orig-9999: one per entry, MAX_OP_FILES at most
 _SHA = re.compile(r"[0-9a-f]{64}")
 _TRANSIENT = re.compile(r"(?P<op_id>[0-9]{8}T[0-9]{6}(?:\.[0-9]{6})?-[0-9a-f]{8})\.(?P<tag>[0-9a-f]{32})\.(?P<state>tmp|dead)")
 
@@ -232,11 +232,14 @@ def path_issue(rel: str, created: bool) -> str | None:
     """Why a journal entry's path is not one a write could have had, or None.
 
     Every path must be plain and vault-relative (no absolute path, no ``.``, ``..`` or empty
-    component, no NUL, no reserved folder other than the trash a delete moves into, no temp
-    name); a created file's path must pass the write rules of :func:`check_new_path` too.
+    component, no NUL, no reserved folder other than the trash a delete moves into and
+    Obsidian's bookmarks file a move rewrites, no temp name); a created file's path must pass
+    the write rules of :func:`check_new_path` too.
     """
     if rel == "" or rel.startswith("/") or "\x00" in rel:
         return "a path is empty, absolute or holds a NUL byte"
+    if rel == BOOKMARKS_FILE and not created:
+        return None  # the one file of .obsidian/ an operation changes (never creates)
     inner = rel.removeprefix(TRASH_PREFIX)
     for comp in inner.split("/"):
         if comp in ("", ".", "..") or comp.casefold() in RESERVED_NAMES or is_temp_name(comp):

@@ -122,6 +122,15 @@ def split(text: str) -> tuple[str | None, int]:
     return text[bounds.start : bounds.end], bounds.body_offset
 
 
+def body_start(text: str) -> tuple[int, int]:
+    """Where the body starts (character offset, 1-based line), as :func:`parse` says, without
+    reading the YAML: for a caller that only needs the body (a link rewrite of many notes)."""
+    bounds = find_header(text)
+    if bounds is None or not bounds.closed:
+        return (1 if text.startswith("\ufeff") else 0), 1
+    return bounds.body_offset, text.count("\n", 0, bounds.body_offset) + 1
+
+
 def parse(text: str) -> FrontmatterParse:
     """Read a note's header. Never raises: a bad header gives ``data=None`` and an issue.
 

@@ -15,10 +15,15 @@ Two FTS5 tables hold the same three columns (title, meta, body); see :mod:`vault
   from matching across two runs. ``ascii`` treats every non-ASCII code point as a token
   character, so bigrams survive whatever Unicode version SQLite's tables know.
 
-A query is whitespace-separated literal terms, all required. Each term is cut into CJK runs and
-the rest; the rest is quoted as one FTS5 string (so ``"``, ``*``, ``-``, ``NEAR``, ``OR``,
-``:`` and parentheses are only text) and dropped when the table's own tokenizer finds nothing
-indexable in it.
+A query's words (parsed by :mod:`vaultd.vault.search_syntax`, planned by
+:mod:`vaultd.vault.cache.query_plan`) are cut into CJK runs and the rest; the rest is quoted as
+one FTS5 string (:func:`quote`: so ``"``, ``*``, ``-``, ``NEAR``, ``OR``, ``:`` and parentheses
+inside it are only text) and dropped when the table's own tokenizer finds nothing indexable in it.
+
+Snippets (:func:`shape_snippet`) mark what matched with ``**``; a mark that would fall inside a
+``[[link]]`` or a Markdown link covers the whole link instead, so the snippet's links stay links.
+The same text without the marks and the marked spans (:class:`Shaped`) let a client highlight it
+in a way the note's own ``**`` cannot be confused with.
 """
 
 from __future__ import annotations
@@ -38,7 +43,8 @@ _CJK = (
     "\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff"
     "\uff66-\uff9f\uffa1-\uffdc\U0001b000-\U0001b16f\U00020000-\U000323af"
 )
-_CJK_RUN = re.compile(f"[{_CJK}]+")
+CJK_RUN = re.compile(f"[{_CJK}]+")
+_CJK_RUN = CJK_RUN
 _SPLIT_RUNS = re.compile(f"([{_CJK}]+)")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -58,19 +64,6 @@ MAX_QUERY_CHARS = 1024
 MAX_TERMS = 32
 
 Tokenize = Callable[[str], Sequence[str]]
-
-
-class CompiledQuery(msgspec.Struct, frozen=True):
-    """A query split by table; either side may be absent, and both absent means "no results"."""
-
-    main: str | None  #: MATCH expression for ``fts`` (non-CJK terms), None when there are none
-    cjk: str | None  #: MATCH expression for ``cjk``, None when there are no CJK terms
-    latin: tuple[str, ...] = ()  #: the non-CJK pieces kept, as typed (NFC)
-    cjk_terms: tuple[str, ...] = ()  #: the CJK runs kept (NFC), for snippet marking
-
-    @property
-    def empty(self) -> bool:
-        return self.main is None and self.cjk is None
 
 
 def is_storable(text: str) -> bool:
@@ -116,45 +109,21 @@ def prepare(text: str) -> tuple[str, str]:
     return "".join(out), " ".join(grams)
 
 
-def _cjk_phrase(run: str) -> str:
+def cjk_phrase(run: str) -> str:
+    """The bigram-table atom of one CJK run: the phrase of its bigrams, or a prefix for one character."""
     if len(run) == 1:
         return f'"{run}"*'
     return '"' + " ".join(a + b for a, b in itertools.pairwise(run)) + '"'
 
 
-def compile_query(query: str, tokenize: Tokenize) -> CompiledQuery:
-    """Compile user text into AND-ed literal phrases; never raises, whatever ``query`` holds.
+def quote(text: str) -> str:
+    """``text`` as one FTS5 string: everything inside is literal text, a ``"`` doubled."""
+    return '"' + text.replace('"', '""') + '"'
 
-    ``tokenize`` must be the ``fts`` table's tokenizer (see ``IndexCache``), so that "has
-    something indexable" means exactly what FTS5 will do with the quoted string.
-    """
-    # Lone surrogates cannot be encoded for SQLite; NUL ends an FTS5 string early.
-    text = query[:MAX_QUERY_CHARS].encode("utf-8", "ignore").decode("utf-8")
-    text = unicodedata.normalize("NFC", text.replace("\x00", " "))
-    main: list[str] = []
-    latin: list[str] = []
-    cjk: list[str] = []
-    cjk_terms: list[str] = []
-    for term in text.split()[: MAX_TERMS * 4]:
-        for index, piece in enumerate(_SPLIT_RUNS.split(term)):
-            if not piece:
-                continue
-            if index % 2:  # a CJK run
-                phrase = _cjk_phrase(piece)
-                if phrase not in cjk and len(cjk) + len(main) < MAX_TERMS:
-                    cjk.append(phrase)
-                    cjk_terms.append(piece)
-            elif tokenize(piece):
-                phrase = '"' + piece.replace('"', '""') + '"'
-                if phrase not in main and len(cjk) + len(main) < MAX_TERMS:
-                    main.append(phrase)
-                    latin.append(piece)
-    return CompiledQuery(
-        main=" AND ".join(main) or None,
-        cjk=" AND ".join(cjk) or None,
-        latin=tuple(latin),
-        cjk_terms=tuple(cjk_terms),
-    )
+
+def pieces(term: str) -> list[tuple[str, bool]]:
+    """``term`` cut into its CJK runs and the rest, in order: (piece, is a CJK run)."""
+    return [(piece, bool(i % 2)) for i, piece in enumerate(_SPLIT_RUNS.split(term)) if piece]
 
 
 def _mark_cjk(text: str, terms: Sequence[str]) -> str:
@@ -165,53 +134,109 @@ def _mark_cjk(text: str, terms: Sequence[str]) -> str:
     return re.sub(pattern, lambda m: MARK_OPEN + m.group(0) + MARK_CLOSE, text)
 
 
-def shape_snippet(raw: str, cjk_terms: Sequence[str] = (), *, cut_before: bool = False, cut_after: bool = False) -> str:
-    """Turn sentinel-marked text into what callers see: one line, ``**`` marks, at most 300 chars.
+class Shaped(msgspec.Struct, frozen=True):
+    """A snippet as text plus marked spans, and as Markdown with ``**`` around them."""
+
+    snippet: str  #: at most SNIPPET_MAX_CHARS, matches in ``**``, cuts as ``…``
+    excerpt: str  #: the same text without the marks
+    highlights: tuple[tuple[int, int], ...]  #: [start, end) of each match in ``excerpt``, in order
+
+
+# A link the snippet may show whole: [[...]] or ![[...]], and [label](dest) or ![alt](dest).
+_LINK = re.compile(r"!?\[\[[^\[\]\n]*\]\]|!?\[[^\[\]\n]*\]\([^()\n]*\)")
+
+
+def _link_spans(plain: str) -> list[tuple[int, int]]:
+    """The links in ``plain``, and a wiki-link the snippet's cut left open at either end."""
+    spans = [m.span() for m in _LINK.finditer(plain)]
+    first_close, first_open = plain.find("]]"), plain.find("[[")
+    if first_close >= 0 and (first_open < 0 or first_close < first_open):
+        spans.append((1 if plain.startswith(ELLIPSIS) else 0, first_close + 2))
+    last_open, last_close = plain.rfind("[["), plain.rfind("]]")
+    if last_open > last_close:
+        spans.append((last_open, len(plain) - (1 if plain.endswith(ELLIPSIS) else 0)))
+    return spans
+
+
+_SENTINEL_SPLIT = re.compile(f"([{MARK_OPEN}{MARK_CLOSE}])")
+
+
+def _marked(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """The text without sentinels, and the marked spans in it (merged, in order); a mark
+    touching a link is widened to the whole link."""
+    plain: list[str] = []
+    spans: list[tuple[int, int]] = []
+    at = 0
+    inside = False
+    for piece in _SENTINEL_SPLIT.split(text):
+        if piece == MARK_OPEN:
+            inside = True
+        elif piece == MARK_CLOSE:
+            inside = False
+        elif piece:
+            if inside:
+                spans.append((at, at + len(piece)))
+            plain.append(piece)
+            at += len(piece)
+    joined = "".join(plain)
+    if spans and ("[" in joined or "]" in joined):
+        spans += [(a, b) for a, b in _link_spans(joined) if any(s < b and a < e for s, e in spans)]
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return joined, merged
+
+
+def shape_snippet(raw: str, cjk_terms: Sequence[str] = (), *, cut_before: bool = False, cut_after: bool = False) -> Shaped:
+    """Turn sentinel-marked text into what callers see: one line, marks, at most 300 chars.
 
     Whitespace runs collapse to one space, CJK terms are marked too (FTS5 only marks what the
-    ``fts`` query matched), a cut never leaves a mark open, and a cut is shown as an ellipsis.
+    ``fts`` query matched), a mark never lands inside a link (it covers the link), a cut never
+    leaves a mark open, and a cut is shown as an ellipsis.
     """
     text = " ".join(raw.replace(ZWSP, "").split())
-    text = _mark_cjk(text, cjk_terms)
+    plain, spans = _marked(_mark_cjk(text, cjk_terms))
     budget = SNIPPET_MAX_CHARS - len(ELLIPSIS) - len(HIGHLIGHT_CLOSE)
-    out: list[str] = [ELLIPSIS] if cut_before else []
-    used = len(out)
-    inside = False
+    lead = ELLIPSIS if cut_before else ""
+    out: list[str] = [lead]
+    kept: list[tuple[int, int]] = []
+    used, pos, cut = len(lead), 0, len(plain)
     truncated = False
-    for ch in text:
-        if ch == MARK_OPEN:
-            if inside:
-                continue
-            cost = len(HIGHLIGHT_OPEN)
-            piece = HIGHLIGHT_OPEN
-        elif ch == MARK_CLOSE:
-            if not inside:
-                continue
-            cost = len(HIGHLIGHT_CLOSE)
-            piece = HIGHLIGHT_CLOSE
-        else:
-            cost = 1
-            piece = ch
-        if used + cost > budget:
+    for start, end in [*spans, (len(plain), len(plain))]:
+        if start - pos > budget - used:  # the unmarked text before the next mark
+            cut = pos + max(budget - used, 0)
+            out.append(plain[pos:cut])
             truncated = True
             break
-        out.append(piece)
-        used += cost
-        if ch == MARK_OPEN:
-            inside = True
-        elif ch == MARK_CLOSE:
-            inside = False
-    if inside:
-        if out and out[-1] == HIGHLIGHT_OPEN:
-            out.pop()
-        else:
-            out.append(HIGHLIGHT_CLOSE)
-    if truncated or (cut_after and out):
-        out.append(ELLIPSIS)
-    return "".join(out)
+        out.append(plain[pos:start])
+        used += start - pos
+        if start == end:
+            break
+        room = budget - used - len(HIGHLIGHT_OPEN)
+        if room < 1:
+            cut, truncated = start, True
+            break
+        take = min(end, start + room)
+        out += [HIGHLIGHT_OPEN, plain[start:take], HIGHLIGHT_CLOSE]
+        kept.append((len(lead) + start, len(lead) + take))
+        used += len(HIGHLIGHT_OPEN) + (take - start) + len(HIGHLIGHT_CLOSE)
+        if take < end:
+            cut, truncated = take, True
+            break
+        pos = end
+    tail = ELLIPSIS if truncated or (cut_after and (lead or plain)) else ""
+    return Shaped("".join(out) + tail, lead + plain[:cut] + tail, tuple(kept))
 
 
-def cjk_window(text: str, terms: Sequence[str], *, before: int = 80, width: int = 400) -> str | None:
+def lead_snippet(text: str) -> Shaped:
+    """The start of a note's text, unmarked: the snippet of a hit found by filters alone."""
+    return shape_snippet(text[:400], cut_after=len(text) > 400)
+
+
+def cjk_window(text: str, terms: Sequence[str], *, before: int = 80, width: int = 400) -> Shaped | None:
     """A snippet around the first occurrence of any CJK term in ``text``; None when none occurs."""
     positions = [p for p in (text.find(t) for t in terms) if p >= 0]
     if not positions:

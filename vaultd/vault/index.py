@@ -14,11 +14,13 @@ a link; each candidate is then resolved to confirm it.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vaultd import faults
 from vaultd.vault.cache import IndexCache, SearchDoc
 from vaultd.vault.link_targets import LinkResolver, Resolution, Suggester, name_key
 from vaultd.vault.model import Link, NoteRecord
@@ -52,6 +54,18 @@ class Updates:
 
     def __bool__(self) -> bool:
         return bool(self.notes or self.attachments or self.skipped or self.gone)
+
+
+@dataclass(slots=True)
+class BuildTally:
+    """How far a build has come: written by the build's thread, read on the event loop (each field
+    is one plain value, so a read sees it whole; the reader only reports, never decides by it)."""
+
+    rebuild: bool = False  #: every note is re-parsed, whatever the cache holds
+    started: float | None = None  #: ``time.monotonic()`` when the walk began
+    total: int | None = None  #: notes to parse, once the walk is done
+    parsed: int = 0
+    reused: int = 0  #: notes taken from the cache unchanged
 
 
 def read_note(root: Path, fs: FileStat) -> tuple[NoteRecord, SearchDoc] | SkippedFile:
@@ -117,14 +131,17 @@ class VaultIndex:
 
     # -- building ------------------------------------------------------------------------
 
-    def build(self) -> tuple[Updates, int]:
+    def build(self, tally: BuildTally | None = None) -> tuple[Updates, int]:
         """Fill a fresh index from the cache and the disk (worker thread; not yet shared).
 
-        Notes whose stat matches their cached record are reused; the rest are parsed in chunks,
+        Notes whose stat matches their cached record are reused (none in a rebuild, see
+        ``tally``, which also counts the progress); the rest are parsed in chunks,
         and each chunk is written to the FTS cache on a second thread while the next is parsed
         (SQLite releases the GIL, so parsing and indexing overlap on two cores).
         Returns what had to be re-read and how many cached records were reused.
         """
+        tally = tally if tally is not None else BuildTally()
+        tally.started = time.monotonic()
         cached = self.cache.load_records() if self.cache is not None else {}
         found = list(walk(self.root))
         on_disk = {f.path for f in found}
@@ -135,12 +152,16 @@ class VaultIndex:
                 updates.skipped.append(item)
             elif not item.is_note:
                 updates.attachments.append(item)
-            elif (record := cached.get(item.path)) is None or not _same_stat(record, item):
+            elif tally.rebuild or (record := cached.get(item.path)) is None or not _same_stat(record, item):
                 to_parse.append(item)
+        tally.reused = sum(1 for item in found if isinstance(item, FileStat) and item.is_note) - len(to_parse)
+        tally.total = len(to_parse)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="vaultd-cache") as writer:
             writing: Future[None] | None = None
             for start in range(0, len(to_parse), BUILD_CHUNK):
                 chunk = compute_updates(self.root, to_parse[start : start + BUILD_CHUNK], {})
+                tally.parsed = min(start + BUILD_CHUNK, len(to_parse))
+                faults.point("build-chunk")
                 updates.notes += chunk.notes
                 updates.skipped += chunk.skipped
                 if writing is not None:

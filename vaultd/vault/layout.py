@@ -1,6 +1,6 @@
 """What vaultd keeps inside a vault folder, and which folders are not notes.
 
-A leaf: it imports nothing, so the scanner, the watcher, the journal and the code that takes a
+A leaf (it imports only the contract's name for the runtime folder), so the scanner, the watcher, the journal and the code that takes a
 vault can all name the same folders without importing one another.
 """
 
@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Final
 
-RUNTIME_DIR: Final = ".vaultd"  #: the daemon's folder inside each vault (lock, journal, cookies)
+from protocol.location import VAULT_RUNTIME_DIR
+
+RUNTIME_DIR: Final = VAULT_RUNTIME_DIR  #: the daemon's folder inside each vault (lock, journal, cookies)
 JOURNAL_DIR: Final = f"{RUNTIME_DIR}/journal"  #: vault-relative
 LOCK_NAME: Final = "lock"  #: the vault lock, inside RUNTIME_DIR
 LOG_LOCK_NAME: Final = "log.lock"  #: serialises appends to the vault's operation log, inside RUNTIME_DIR
@@ -17,3 +19,7 @@ COOKIE_PREFIX: Final = "cookie-"  #: freshness markers the watcher reports back,
 
 #: Folders never indexed, watched or written into by a note operation, at any depth.
 SKIPPED_DIRS: Final = frozenset({RUNTIME_DIR, ".git", ".obsidian", ".trash"})
+
+#: Obsidian's bookmarks: the one file inside a skipped folder that a write changes (a move or a
+#: merge repoints the bookmarks of the note). Never created, never indexed; journaled like a note.
+BOOKMARKS_FILE: Final = ".obsidian/bookmarks.json"

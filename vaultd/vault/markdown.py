@@ -342,13 +342,15 @@ def _count_words(clean: str) -> int:
 # -- public API ---------------------------------------------------------------------------------
 
 
-def scan(text: str, body_offset: int = 0, body_line: int = 1) -> MarkdownScan:
+def scan(text: str, body_offset: int = 0, body_line: int = 1, *, count_words: bool = True) -> MarkdownScan:
     """Scan the body of one note.
 
     Args:
         text: the whole note text (frontmatter included); only ``text[body_offset:]`` is read.
         body_offset: where the body starts, as a character offset into ``text``.
         body_line: the 1-based line of ``text`` on which the body starts.
+        count_words: off for callers that only want the structure (a write checking links):
+            counting is a third of the scan, and ``words`` is then 0.
 
     Returns:
         Headings, block ids, links, inline tags and the word count, each line and offset relative
@@ -365,7 +367,7 @@ def scan(text: str, body_offset: int = 0, body_line: int = 1) -> MarkdownScan:
         blocks=_scan_blocks(clean, nls, line0),
         links=links,
         tags=tags,
-        words=_count_words(clean),
+        words=_count_words(clean) if count_words else 0,
     )
 
 

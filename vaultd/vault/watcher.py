@@ -28,9 +28,11 @@ import anyio.abc
 import structlog
 import watchfiles
 
+from protocol.methods.events import Event
 from vaultd.errors import Unavailable
 from vaultd.vault.cache import IndexCache, cache_file_name
-from vaultd.vault.index import VaultIndex, compute_updates
+from vaultd.vault.changes import refresh_changes
+from vaultd.vault.index import BuildTally, Updates, VaultIndex, compute_updates
 from vaultd.vault.layout import COOKIE_PREFIX, RUNTIME_DIR, SKIPPED_DIRS
 from vaultd.vault.walk import walk
 
@@ -61,9 +63,15 @@ def _always_ours() -> bool:
     return True
 
 
+#: Told the note events of each change applied to the index (on the event loop, never waiting).
+NoteFeed = Callable[[list[Event]], None]
+
+
 class LiveIndex:
-    def __init__(self, root: Path, home: Path, *, still_ours: Callable[[], bool] = _always_ours) -> None:
+    def __init__(self, root: Path, home: Path, *, still_ours: Callable[[], bool] = _always_ours, feed: NoteFeed | None = None) -> None:
         self.root = root
+        self.feed = feed
+        self.tally = BuildTally()  #: the first build's progress
         #: False once the path no longer leads to the folder the vault lock is on (the owner
         #: gives the vault up and stops this index); nothing is then read by that path.
         self.still_ours = still_ours
@@ -80,6 +88,9 @@ class LiveIndex:
         self._lost_in_build = False  #: a watcher failed while the first build ran: reconcile after it
         #: why the watcher is down (None while it runs): fresh reads then reconcile by stat
         self.watch_problem: str | None = None
+        #: Derived indexes kept beside this one (the chunk index): each gets every applied batch of
+        #: updates in a worker thread, right after the cache, before the refresh returns.
+        self.followers: list[Callable[[Updates], None]] = []
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -124,6 +135,11 @@ class LiveIndex:
     def stop(self) -> None:
         self._stop.set()
 
+    @property
+    def busy(self) -> bool:
+        """A refresh is reading changes (or the index is held still for a plan or a rebuild)."""
+        return self._refreshing.locked()
+
     def close(self) -> None:
         if self.index.cache is not None:
             self.index.cache.close()
@@ -132,7 +148,7 @@ class LiveIndex:
         self.cache_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         cache = IndexCache.open(self.cache_path)
         index = VaultIndex(self.root, cache)
-        updates, reused = index.build()
+        updates, reused = index.build(self.tally)
         note = f"cache {cache.outcome}; {len(updates.notes)} parsed, {reused} reused"
         return index, note
 
@@ -242,8 +258,17 @@ class LiveIndex:
             found, gone = await anyio.to_thread.run_sync(index.stat_paths, rels)
             updates = await anyio.to_thread.run_sync(compute_updates, self.root, found, index.notes, gone)
             if updates:
-                index.apply(updates)
+                self._apply(index, updates)
                 await anyio.to_thread.run_sync(index.write_cache, updates)
+                await self._tell_followers(updates)
+
+    async def _tell_followers(self, updates: Updates) -> None:
+        for follow in list(self.followers):
+            try:
+                await anyio.to_thread.run_sync(follow, updates)
+            except Exception:
+                log.exception("a follower of the index failed; it is dropped and rebuilt when next used", vault=str(self.root))
+                self.followers.remove(follow)
 
     async def reconcile(self) -> None:
         """Compare every file with the index by stat; re-read only what differs."""
@@ -254,8 +279,16 @@ class LiveIndex:
             gone = [p for p in (*index.notes, *index.attachments, *index.skipped) if p not in present]
             updates = await anyio.to_thread.run_sync(compute_updates, self.root, found, index.notes, gone)
             if updates:
-                index.apply(updates)
+                self._apply(index, updates)
                 await anyio.to_thread.run_sync(index.write_cache, updates)
+                await self._tell_followers(updates)
+
+    def _apply(self, index: VaultIndex, updates: Updates) -> None:
+        """Apply a refresh, and tell the feed which notes it created, changed, removed or renamed."""
+        changes = refresh_changes(index.notes, updates) if self.feed is not None else []
+        index.apply(updates)
+        if self.feed is not None and changes:
+            self.feed(changes)
 
     # -- the freshness barrier -----------------------------------------------------------
 

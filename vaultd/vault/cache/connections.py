@@ -31,6 +31,20 @@ class Reader:
         self.con = con
         self.generation = generation
         self._tokenizer = con.fts5_tokenizer("unicode61", ["remove_diacritics", "2"])
+        self._vocab = False
+
+    def vocab(self) -> str:
+        """The name of a view of the word table's terms (``term``, ``doc``: notes holding it),
+        made on first use. It is a TEMP table of this connection: the cache file never changes
+        for it, so the read-only guard is lifted only while it is made."""
+        if not self._vocab:
+            self.con.execute("PRAGMA query_only = 0")
+            try:
+                self.con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, fts, row)")
+            finally:
+                self.con.execute("PRAGMA query_only = 1")
+            self._vocab = True
+        return "temp.vocab"
 
     def tokenize(self, text: str) -> list[str]:
         """The ``fts`` table's query tokens of ``text``, as FTS5 will see a quoted string."""

@@ -16,9 +16,10 @@ import apsw
 import msgspec
 
 from vaultd.errors import Unavailable
-from vaultd.vault.cache import records
+from vaultd.vault.cache import query_plan, records, spelling
 from vaultd.vault.cache import search as fts_search
 from vaultd.vault.cache.connections import CacheConnections
+from vaultd.vault.cache.query_plan import Mode, QueryPlan
 from vaultd.vault.cache.records import SearchDoc
 from vaultd.vault.cache.search import MAX_LIMIT, Hit
 from vaultd.vault.cache.sqlite_file import OpenOutcome, open_checked
@@ -105,11 +106,13 @@ class IndexCache(CacheConnections):
         folder: str | None = None,
         limit: int = 20,
     ) -> list[Hit]:
-        """Notes containing every term of ``query``, best first; [] when nothing is searchable.
+        """The notes ``query`` finds (:mod:`~vaultd.vault.search_syntax`), best first; [] when
+        it holds nothing searchable and no filter is given.
 
         ``type`` and ``domain`` match exactly; ``tag`` matches the tag or any tag nested under
         it, case-insensitively; ``folder`` matches the folder and everything below it. Filters
-        run in SQL before the limit, so ``limit`` hits come back whenever that many match.
+        run in SQL before the limit, so ``limit`` hits come back whenever that many match. With
+        filters and no searchable words, every note the filters keep is a hit, by path.
 
         Raises:
             Unavailable: (UNAVAILABLE) the cache is closed, or was found damaged and reset.
@@ -121,7 +124,17 @@ class IndexCache(CacheConnections):
         if conditions is None:
             return []
         with self._damage_guard(), self._reader() as reader:
-            return fts_search.search(reader, query, *conditions, limit)
+            planned = query_plan.plan(query, reader.tokenize)
+            if planned.mode is Mode.EMPTY and conditions[0]:
+                planned = QueryPlan(Mode.GENERAL)
+            return fts_search.search(reader, planned, *conditions, limit)
+
+    def suggest(self, query: str) -> str | None:
+        """``query`` with its unknown words and tags replaced by the nearest the vault has, or
+        None (see :mod:`~vaultd.vault.cache.spelling`); whether it finds anything is the caller's
+        to check."""
+        with self._damage_guard(), self._reader() as reader:
+            return spelling.suggest(reader, query)
 
     # -- housekeeping --------------------------------------------------------------------------
 

@@ -1,0 +1,52 @@
+"""A subscription's filter: kinds (with what they imply), path globs, and what a channel may see."""
+
+from __future__ import annotations
+
+from protocol.methods.common import Channel
+from protocol.methods.events import EventKind
+from protocol.methods.vaults import VaultEntry
+from vaultd.api.event_filter import EventFilter
+from vaultd.events.log import Record
+
+ENTRY = VaultEntry(id="v", path="/vault", private_paths=["private", "**/*.secret.md"])
+
+
+def rec(kind: EventKind, *paths: str) -> Record:
+    return Record(seq=1, kind=kind, paths=paths, data=b"{}")
+
+
+def test_no_filter_passes_everything_a_person_may_see() -> None:
+    f = EventFilter(None, [], Channel.CLI)
+    assert all(f.passes(ENTRY, rec(kind, "private/a.md")) for kind in EventKind)
+
+
+def test_kinds_bring_the_state_markers_with_note_kinds_and_always_the_clock_resets() -> None:
+    notes = EventFilter([EventKind.NOTE_CHANGED], [], Channel.CLI)
+    assert notes.passes(ENTRY, rec(EventKind.NOTE_CHANGED, "a.md"))
+    assert not notes.passes(ENTRY, rec(EventKind.NOTE_CREATED, "a.md"))
+    assert notes.passes(ENTRY, rec(EventKind.STATE_ENTER)) and notes.passes(ENTRY, rec(EventKind.STATE_LEAVE))
+    health = EventFilter([EventKind.VAULT_HEALTH], [], Channel.CLI)
+    assert not health.passes(ENTRY, rec(EventKind.STATE_ENTER))
+    assert health.passes(ENTRY, rec(EventKind.FRESH_INSTANCE)) and health.passes(ENTRY, rec(EventKind.VAULT_REMOVED))
+
+
+def test_globs_match_any_path_an_event_names_and_spare_vault_level_events() -> None:
+    f = EventFilter(None, ["projects", "*.canvas.md"], Channel.CLI)
+    assert f.passes(ENTRY, rec(EventKind.NOTE_CREATED, "projects/deep/a.md"))
+    assert f.passes(ENTRY, rec(EventKind.NOTE_CREATED, "Projects/A.md")), "case-insensitive, like deny_paths"
+    assert f.passes(ENTRY, rec(EventKind.NOTE_RENAMED, "elsewhere/a.md", "projects/a.md")), "a rename out of the folder"
+    assert f.passes(ENTRY, rec(EventKind.OPERATION_APPLIED, "x.md", "board.canvas.md"))
+    assert not f.passes(ENTRY, rec(EventKind.NOTE_CHANGED, "notes/a.md"))
+    assert f.passes(ENTRY, rec(EventKind.INDEX_PROGRESS)) and f.passes(ENTRY, rec(EventKind.VAULT_HEALTH))
+
+
+def test_an_agent_never_gets_an_event_naming_a_private_path() -> None:
+    agent = EventFilter(None, [], Channel.MCP)
+    assert not agent.passes(ENTRY, rec(EventKind.NOTE_CREATED, "private/plan.md"))
+    assert not agent.passes(ENTRY, rec(EventKind.NOTE_RENAMED, "public.md", "private/plan.md")), "not even as where it came from"
+    assert not agent.passes(ENTRY, rec(EventKind.OPERATION_APPLIED, "a.md", "notes/x.secret.md"))
+    assert not agent.passes(ENTRY, rec(EventKind.PROPOSAL_CREATED, "private/b.md"))
+    assert agent.passes(ENTRY, rec(EventKind.NOTE_CREATED, "public.md"))
+    assert agent.passes(ENTRY, rec(EventKind.INDEX_READY))
+    person = EventFilter(None, [], Channel.EDITOR)
+    assert person.passes(ENTRY, rec(EventKind.NOTE_CREATED, "private/plan.md"))

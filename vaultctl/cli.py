@@ -1,0 +1,75 @@
+"""The ``vaultctl`` commands, built with typer: one table of command names and functions.
+
+:mod:`vaultctl.main` is the entry point; it builds this only for commands that need it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import typer
+
+from vaultctl.commands import admin, graph_cmd, lint_cmd, mcp_cmd, proposals, reads, setup_cmd, sources, vault_settings, watch, writes
+
+app = typer.Typer(
+    name="vaultctl",
+    help="Keep Obsidian-compatible Markdown vaults through the vaultd daemon.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+COMMANDS: list[tuple[str, Callable[..., None]]] = [
+    ("status", admin.status),
+    ("doctor", admin.doctor),
+    ("schema", admin.schema),
+    ("mcp", mcp_cmd.mcp),
+    ("setup", setup_cmd.setup),
+    ("search", reads.search),
+    ("show", reads.show),
+    ("links", reads.links),
+    ("list", reads.list_notes),
+    ("tags", reads.tags),
+    ("stats", reads.stats),
+    ("issues", reads.issues),
+    ("new", writes.new),
+    ("patch", writes.patch),
+    ("append", writes.append),
+    ("set", writes.set_fields),
+    ("link", writes.link),
+    ("supersede", writes.supersede),
+    ("move", writes.move),
+    ("delete", writes.delete),
+    ("merge", writes.merge),
+    ("undo", writes.undo),
+    ("ops", writes.ops),
+    ("watch", watch.watch),
+    ("capture", sources.capture),
+    ("sources", sources.list_sources),
+    ("evidence", sources.evidence),
+    ("retrieve", sources.retrieve_passages),
+    ("lint", lint_cmd.lint_vault),
+    ("neighbors", graph_cmd.neighbors),
+    ("communities", graph_cmd.communities),
+    ("path", graph_cmd.path),
+    ("hubs", graph_cmd.hubs),
+    ("mocs", graph_cmd.mocs),
+    ("nav", graph_cmd.nav),
+]
+for name, fn in COMMANDS:
+    app.command(name)(fn)
+app.add_typer(writes.log_app, name="log")
+app.add_typer(admin.daemon_app, name="daemon")
+admin.vault_app.command("set")(vault_settings.set_settings)
+admin.vault_app.command("policy")(vault_settings.policy)
+app.add_typer(admin.vault_app, name="vault")
+app.add_typer(proposals.app, name="proposals")
+app.add_typer(sources.claim_app, name="claim")
+
+
+@app.command("guard")
+def guard() -> None:
+    """The hook agent hosts run before their own edit and shell tools: reads the host's JSON
+    payload on stdin; exit 2 refuses the tool (installed by 'vaultctl setup HOST --apply')."""
+    from vaultctl.guard import run
+
+    raise typer.Exit(run())

@@ -1,0 +1,59 @@
+"""subscribe and unsubscribe: where a subscription starts in each vault's events, and its filter.
+
+Everything from reading each vault's clock to registering the subscription happens in one step
+on the event loop, with no wait in between, so no event can fall between the clocks the reply
+names and the first event sent.
+"""
+
+from __future__ import annotations
+
+from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
+from protocol.methods import events
+from protocol.methods.events import SubscribeParams, SubscribeResult, UnsubscribeParams, UnsubscribeResult, VaultClock
+from vaultd.api.event_filter import EventFilter
+from vaultd.api.handlers import CallContext, handles
+from vaultd.api.streams import SubscriptionStart
+from vaultd.errors import InvalidParams, Unavailable
+from vaultd.events.log import EventLog
+
+
+@handles(events.SUBSCRIBE)
+async def subscribe(ctx: CallContext, params: SubscribeParams) -> SubscribeResult:
+    if ctx.streams is None:
+        raise Unavailable("this connection cannot carry notifications")
+    host = ctx.host
+    runtimes = list(host.vaults.values()) if params.vaults is None else [host.vault(v) for v in dict.fromkeys(params.vaults)]
+    followed = {r.entry.id for r in runtimes}
+    stray = sorted(set(params.since) - followed)
+    if stray:
+        message = f"since names vault {stray[0]!r}, which this subscription does not follow (or which is not registered)"
+        raise InvalidParams(message, issues=[Issue(code=IssueCode.PARAM, message=message, path="$.params.since")])
+    starts: dict[str, tuple[EventLog, int]] = {}
+    clocks = []
+    for runtime in runtimes:
+        log = runtime.events
+        token = params.since.get(runtime.entry.id)
+        resumed = None if token is None else log.resume(token)
+        start = log.head if resumed is None else resumed
+        starts[runtime.entry.id] = (log, start)
+        clocks.append(
+            VaultClock(
+                vault=runtime.entry.id, clock=log.clock, fresh_instance=token is not None and resumed is None, replay=log.head - start
+            )
+        )
+    start_at = SubscriptionStart(
+        vaults=None if params.vaults is None else frozenset(followed),
+        filter=EventFilter(params.kinds, params.paths, ctx.channel),
+        settle_s=params.settle_ms / 1000,
+        starts=starts,
+    )
+    return SubscribeResult(subscription=ctx.streams.open(start_at), vaults=clocks)
+
+
+@handles(events.UNSUBSCRIBE)
+async def unsubscribe(ctx: CallContext, params: UnsubscribeParams) -> UnsubscribeResult:
+    if ctx.streams is None:
+        raise Unavailable("this connection cannot carry notifications")
+    await ctx.streams.close(params.subscription)
+    return UnsubscribeResult(subscription=params.subscription)
