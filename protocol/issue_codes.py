@@ -172,6 +172,11 @@ class IssueCode(enum.StrEnum):
         "The supersession would contradict an existing one (a cycle, or a note already superseded).",
         "Check which note is the newer one and swap them if needed.",
     )
+    V11 = (
+        "V11",
+        "The change would close a cycle in the topic map: a note would become its own ancestor through its parent properties (up).",
+        "Link the other way, or remove a parent; cycles that exist already only warn (lint L16).",
+    )
     V12 = (
         "V12",
         "The new note name is another note's too: the links that name that note bare ([[Name]]) would turn ambiguous.",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.methods import events, git, guard, indexing, names, proposals, reads, retrieve, service, sources, vaults, writes
+from protocol.methods import events, git, graph, guard, indexing, lint, names, proposals, reads, retrieve, service, sources, vaults, writes
 from protocol.methods.spec import Effect, MethodSpec, Trait
 
 SPECS: tuple[MethodSpec[Any, Any], ...] = (
@@ -26,6 +26,8 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *retrieve.SPECS,
     *names.SPECS,
     *git.SPECS,
+    *lint.SPECS,
+    *graph.SPECS,
 )
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 

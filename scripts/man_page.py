@@ -9,6 +9,8 @@ fails when it is stale. Read it with ``man -l docs/man/vaultctl.1``.
 
 from __future__ import annotations
 
+import re
+
 from protocol.errors import ExitStatus
 from protocol.version import VERSION
 from scripts.cli_reference import Entry, entries, root
@@ -42,13 +44,28 @@ def roff(text: str) -> str:
     return "\n".join("\\&" + line if line.startswith((".", "'")) else line for line in out.splitlines())
 
 
+CHOICES = re.compile(r"<([^<>\s]+(?:\|[^<>\s]+)+)>")
+MAX_DECLARATION = 48  #: a longer word cannot be fitted on a line; its choices go into the text instead
+
+
+def _item(declaration: str, meaning: str) -> list[str]:
+    """One option: a long list of choices (``<L01|L02|...>``) becomes ``<CHOICE>`` and its values
+    are listed in the text, where roff can break the line between them."""
+    text = " ".join(meaning.split())
+    match = CHOICES.search(declaration)
+    if match and len(declaration) > MAX_DECLARATION:
+        declaration = declaration.replace(match.group(0), "<CHOICE>")
+        text = f"{text} One of: {', '.join(match.group(1).split('|'))}."
+    return [".TP", f"\\fB{roff(declaration)}\\fR", roff(text)]
+
+
 def _section(entry: Entry) -> list[str]:
     lines = [f".SS {roff(entry.path)}"]
     for verbatim, text in entry.help_paragraphs():
         lines += [".PP", ".nf", roff(text), ".fi"] if verbatim else [".PP", roff(text)]
     lines += [".PP", f"Usage: \\fB{roff(entry.usage())}\\fR"]
     for declaration, meaning in entry.params():
-        lines += [".TP", f"\\fB{roff(declaration)}\\fR", roff(" ".join(meaning.split()))]
+        lines += _item(declaration, meaning)
     return lines
 
 
@@ -71,7 +88,7 @@ def render() -> str:
         ".SH OPTIONS",
     ]
     for declaration, meaning in top.params():
-        lines += [".TP", f"\\fB{roff(declaration)}\\fR", roff(" ".join(meaning.split()))]
+        lines += _item(declaration, meaning)
     lines.append(".SH COMMANDS")
     for entry in entries():
         lines += _section(entry)

@@ -16,7 +16,9 @@ from vaultctl.commands import (
     admin,
     completion_cmd,
     git,
+    graph_cmd,
     help_cmd,
+    lint_cmd,
     mcp_cmd,
     proposals,
     reads,
@@ -98,6 +100,13 @@ COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("sync", git.sync),
     ("help", help_cmd.help_command),
     ("completion", completion_cmd.completion),
+    ("lint", lint_cmd.lint_vault),
+    ("neighbors", graph_cmd.neighbors),
+    ("communities", graph_cmd.communities),
+    ("path", graph_cmd.path),
+    ("hubs", graph_cmd.hubs),
+    ("mocs", graph_cmd.mocs),
+    ("nav", graph_cmd.nav),
 ]
 for name, fn in COMMANDS:
     app.command(name)(fn)

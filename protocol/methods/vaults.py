@@ -77,6 +77,10 @@ LogPath = Annotated[
     ),
 ]
 PrivatePath = DenyPath  #: the same glob, matched the same way; hides notes from agents instead
+ParentKey = Annotated[
+    str, msgspec.Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$", description="A frontmatter key whose links name a note's parents.")
+]
+DEFAULT_PARENT_KEYS = ("up", "parent")  #: the topic map's parent keys: ``up``, and Breadcrumbs' ``parent``
 StampKey = Annotated[
     str, msgspec.Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$", description="A frontmatter key that records when a note was last edited.")
 ]
@@ -117,6 +121,8 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     #: profile the first of them is added when the note has none. Empty: never stamp.
     stamp_keys: Annotated[list[StampKey], msgspec.Meta(max_length=8)] = msgspec.field(default_factory=lambda: ["updated"])
     agents: AgentPolicy | None = None  #: None: the kind's default (see :meth:`agent_policy`)
+    #: Frontmatter keys whose links name a note's parents in the topic map; several parents allowed.
+    parent_keys: Annotated[list[ParentKey], msgspec.Meta(max_length=8)] = msgspec.field(default_factory=lambda: list(DEFAULT_PARENT_KEYS))
     dead_links: DeadLinks | None = None  #: None: the profile's default (see :meth:`dead_link_rule`)
     sources: SourcesSettings | None = None  #: None: the default folders
 
@@ -184,6 +190,17 @@ class VaultAddParams(Params):
     stamp_keys: (
         Annotated[
             list[StampKey], msgspec.Meta(max_length=8, description="Keys an edit stamps with today's date (default: updated); [] for none.")
+        ]
+        | None
+    ) = None
+    parent_keys: (
+        Annotated[
+            list[ParentKey],
+            msgspec.Meta(
+                min_length=1,
+                max_length=8,
+                description="Frontmatter keys whose links name a note's parents in the topic map (default: up, parent).",
+            ),
         ]
         | None
     ) = None
@@ -260,6 +277,13 @@ class VaultSetParams(Params):
     dead_links: Annotated[
         DeadLinks | None, msgspec.Meta(description="A write adding a link to no note yet: warn (written, reported) or refuse.")
     ] = None
+    parent_keys: (
+        Annotated[
+            list[ParentKey],
+            msgspec.Meta(min_length=1, max_length=8, description="The new frontmatter keys whose links name a note's parents (topic map)."),
+        ]
+        | None
+    ) = None
     agents: Annotated[
         AgentPolicyChange | None,
         msgspec.Meta(
@@ -318,7 +342,7 @@ VAULT_SET = spec(
     "vault.set",
     VaultSetParams,
     VaultSetResult,
-    "Change a vault's policies (write, kind, schema, PII, deny and private paths, stamps, agent policy): a preview "
+    "Change a vault's policies (write, kind, schema, PII, deny and private paths, stamps, parent keys, agent policy): a preview "
     "listing every loosened setting, then confirm with the fingerprint. Applied live.",
     Effect.DESTRUCTIVE,
     Trait.TWO_STEP,

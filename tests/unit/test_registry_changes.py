@@ -29,6 +29,8 @@ def test_each_setting_is_marked_by_its_direction() -> None:
     assert _changes(deny_paths=["secret/**"]) == {"deny_paths": False}
     assert _changes(private_paths=["diary/**"]) == {"private_paths": False}
     assert _changes(stamp_keys=[]) == {"stamp_keys": False}
+    assert _changes(parent_keys=["parent"]) == {"parent_keys": False}
+    assert _changes(parent_keys=["up", "parent"]) == {}, "up and parent are the default already"
     assert _changes(dead_links=DeadLinks.REFUSE) == {"dead_links": False}
     assert _changes(dead_links=DeadLinks.WARN) == {}, "warn is the open profile's default already"
     typed = changed_entry(BASE, VaultSetParams(id="v", schema=SchemaProfile.TYPED))

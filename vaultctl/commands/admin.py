@@ -218,6 +218,10 @@ def vault_add(
             help=doc(VaultAddParams, "stamp_keys") + " Repeatable: an edit stamps the first one the note has; --stamp-key '' never stamps.",
         ),
     ] = None,
+    parent_key: Annotated[
+        list[str] | None,
+        typer.Option("--parent-key", metavar="KEY", help=doc(VaultAddParams, "parent_keys") + " Repeatable."),
+    ] = None,
     dead_links: Annotated[DeadLinks | None, typer.Option("--dead-links", help=doc(VaultAddParams, "dead_links"))] = None,
     git: Annotated[GitMode, typer.Option("--git", help=doc(VaultAddParams, "git"))] = GitMode.OFF,
     remote: Annotated[str | None, typer.Option("--remote", help=doc(VaultAddParams, "remote"))] = None,
@@ -234,6 +238,7 @@ def vault_add(
         private_paths=list(private or []),
         log_path=log_path,
         stamp_keys=stamps,
+        parent_keys=parent_key or None,
         dead_links=dead_links,
         git=git,
         remote=remote,

@@ -113,6 +113,9 @@ def set_settings(
     stamp_key: Annotated[
         list[str] | None, typer.Option("--stamp-key", metavar="KEY", help="Repeatable: the new stamp keys; --stamp-key '' for none.")
     ] = None,
+    parent_key: Annotated[
+        list[str] | None, typer.Option("--parent-key", metavar="KEY", help=doc(VaultSetParams, "parent_keys") + " Repeatable.")
+    ] = None,
     dead_links: Annotated[DeadLinks | None, typer.Option("--dead-links", help=doc(VaultSetParams, "dead_links"))] = None,
     confirm: ConfirmOpt = False,
     fingerprint: FingerprintOpt = None,
@@ -134,6 +137,7 @@ def set_settings(
         deny_paths=[] if no_deny_paths else deny_path,
         private_paths=[] if no_private else private,
         stamp_keys=None if stamp_key is None else [k for k in stamp_key if k],
+        parent_keys=parent_key or None,
         dead_links=dead_links,
         confirm=confirm,
         fingerprint=fingerprint,
@@ -145,6 +149,7 @@ def set_settings(
     cmd += ["--no-deny-paths"] if no_deny_paths else [a for g in deny_path or [] for a in ("--deny-path", g)]
     cmd += ["--no-private"] if no_private else [a for g in private or [] for a in ("--private", g)]
     cmd += [a for k in stamp_key or [] for a in ("--stamp-key", k)]
+    cmd += [a for k in parent_key or [] for a in ("--parent-key", k)]
     _submit(params, cmd, as_json)
 
 

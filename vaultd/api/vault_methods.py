@@ -84,6 +84,8 @@ async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
     )
     if params.stamp_keys is not None:
         entry = msgspec.structs.replace(entry, stamp_keys=params.stamp_keys)
+    if params.parent_keys is not None:
+        entry = msgspec.structs.replace(entry, parent_keys=params.parent_keys)
     check_pii_policy(entry)
     await anyio.to_thread.run_sync(check_log_path, entry)
     await anyio.to_thread.run_sync(check_git_entry, entry)

@@ -14,7 +14,8 @@ channel or an agent may now do something it could not, or something is screened 
 - ``agents.<class>``: a cell moves towards apply (refuse > propose > apply); ``wide_files`` grows;
   the host guard is turned off; session context is turned on (it sends vault facts to the model).
 
-Stamp keys change what an edit records, not who may edit: never a loosening.
+Stamp keys change what an edit records, and parent keys which links the topic map reads, not who
+may edit: never a loosening.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ _SURFACES: tuple[Surface, ...] = get_args(Surface)
 def changed_entry(entry: VaultEntry, params: VaultSetParams) -> VaultEntry:
     """The entry as ``params`` would leave it (the caller validates it like a new one)."""
     updates: dict[str, Any] = {}
-    for name in ("kind", "write", "schema", "pii", "deny_paths", "private_paths", "stamp_keys", "dead_links"):
+    for name in ("kind", "write", "schema", "pii", "deny_paths", "private_paths", "stamp_keys", "parent_keys", "dead_links"):
         value = getattr(params, name)
         if value is not None:
             updates[name] = value
@@ -74,6 +75,7 @@ def setting_changes(before: VaultEntry, after: VaultEntry) -> list[SettingChange
     add("deny_paths", before.deny_paths, after.deny_paths, not set(before.deny_paths) <= set(after.deny_paths))
     add("private_paths", before.private_paths, after.private_paths, not set(before.private_paths) <= set(after.private_paths))
     add("stamp_keys", before.stamp_keys, after.stamp_keys, False)
+    add("parent_keys", before.parent_keys, after.parent_keys, False)
     add("dead_links", before.dead_link_rule(), after.dead_link_rule(), after.dead_link_rule() is DeadLinks.WARN)
     out.extend(_agent_changes(before.agent_policy(), after.agent_policy()))
     return out
