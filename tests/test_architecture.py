@@ -90,6 +90,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd.gate",),  # the agent gate: verdicts and the stored proposals
     ("vaultd.events",),  # a vault's event log and clock, for subscribers
     ("vaultd.runtime",),  # a vault as the daemon holds it: lock, recovery, live index
+    ("vaultd.console",),  # the web console's child process: started, asked for tokens, stopped
     ("vaultd.ops",),
     ("vaultd.api",),
     ("vaultd.server",),

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import typer
 
-from vaultctl.commands import admin, mcp_cmd, proposals, reads, setup_cmd, vault_settings, watch, writes
+from vaultctl.commands import admin, console_cmd, mcp_cmd, proposals, reads, setup_cmd, vault_settings, watch, writes
 
 app = typer.Typer(
     name="vaultctl",
@@ -43,6 +43,7 @@ COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("undo", writes.undo),
     ("ops", writes.ops),
     ("watch", watch.watch),
+    ("console", console_cmd.console_cmd),
 ]
 for name, fn in COMMANDS:
     app.command(name)(fn)

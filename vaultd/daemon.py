@@ -19,6 +19,7 @@ from protocol.framing import MAX_FRAME_BYTES
 from vaultd import __version__
 from vaultd.api import load_handlers
 from vaultd.api.handlers import check_complete
+from vaultd.console.supervisor import ConsoleSupervisor
 from vaultd.errors import NotFound, VaultError
 from vaultd.events.wake import Wakers
 from vaultd.registry.config import ConfigStore, DaemonLimits
@@ -55,6 +56,7 @@ class Daemon:
         self.connections = 0
         self.vaults: dict[str, VaultRuntime] = {}
         self.vault_set = Wakers()  #: subscribers woken when a vault is attached or detached
+        self.console = ConsoleSupervisor(home, socket_path)  #: the web console's child process, when asked for
         self.started = time.monotonic()
         self.stop_requested = anyio.Event()
         self._in_flight = 0
@@ -139,6 +141,7 @@ class Daemon:
         listener = await anyio.abc.SocketListener.from_socket(listener_sock)
         log.info("listening", socket=str(self.socket_path), pid=os.getpid(), version=self.version)
         async with anyio.create_task_group() as self._vault_tasks:
+            self.console.bind(self._vault_tasks)
             await self.open_registered()
             async with anyio.create_task_group() as conns:
                 async with anyio.create_task_group() as accept:
@@ -149,6 +152,7 @@ class Daemon:
                 with anyio.move_on_after(SHUTDOWN_GRACE_S):
                     await self._idle.wait()
                 conns.cancel_scope.cancel()
+            await self.console.stop()
             for vault_id in list(self.vaults):
                 self.detach(vault_id)
             self._vault_tasks.cancel_scope.cancel()

@@ -3,6 +3,7 @@
 
 def load_handlers() -> None:
     from vaultd.api import (  # noqa: F401
+        console_methods,
         guard_methods,
         index_methods,
         proposal_methods,

@@ -14,6 +14,7 @@ from typing import Protocol
 import anyio
 
 from protocol.methods.vaults import VaultEntry
+from vaultd.console.supervisor import ConsoleSupervisor
 from vaultd.registry.config import ConfigStore
 from vaultd.runtime import VaultRuntime
 
@@ -56,3 +57,7 @@ class Host(Protocol):
 
     def detach(self, vault_id: str) -> None:
         """Stop serving a vault (its files are untouched)."""
+
+    @property
+    def console(self) -> ConsoleSupervisor:
+        """The web console's process: started on demand, stopped with the daemon."""
