@@ -13,7 +13,8 @@ from vaultd.api.handlers import CallContext, handles
 
 @handles(console.CONSOLE_OPEN)
 async def console_open(ctx: CallContext, params: ConsoleOpenParams) -> ConsoleOpenResult:
-    vault = ctx.host.vault(params.vault).entry.id  # NOT_FOUND for an unknown vault, before anything starts
+    # NOT_FOUND for an unknown vault, before anything starts; with no vault at all the page opens on none
+    vault = ctx.host.vault(params.vault).entry.id if params.vault is not None or ctx.host.vaults else None
     return await ctx.host.console.open(vault)
 
 
