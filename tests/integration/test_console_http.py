@@ -274,3 +274,18 @@ def test_a_killed_daemon_takes_its_console_with_it(home: Home, sample_vault: Pat
         wait_until(lambda: not _alive(console.pid), 10, "the console gone once its control pipe closed")
     finally:
         daemon.stop()
+
+
+@pytest.mark.slow
+def test_a_console_that_stops_answering_is_replaced(home: Home, daemon: Daemon) -> None:
+    """A hung console fails one console.open within its bound (UNAVAILABLE), is killed, and the
+    next console.open starts a fresh one; the daemon answers everyone else meanwhile."""
+    stuck = open_console(home)
+    os.kill(stuck.pid, signal.SIGSTOP)
+    started = time.monotonic()
+    refused = vaultctl(home, "console", "--no-open", "--json")
+    assert refused.code == 69 and "the console did not answer" in refused.err, refused.err
+    assert time.monotonic() - started < 15
+    wait_until(lambda: not _alive(stuck.pid), 10, "the hung console killed")
+    assert_alive(home, daemon)
+    assert open_console(home).pid != stuck.pid

@@ -7,7 +7,7 @@ crashes, hangs or eats memory costs the console, never a write or a subscriber. 
 holds the two ends of a pipe (:mod:`protocol.console_control`), and every wait on them is bounded.
 
 The console exits when its standard input closes, so it ends with the daemon whichever way the
-daemon ends; :meth:`ConsoleSupervisor.stop` closes it first and then waits, terminates, kills.
+daemon ends; :meth:`ConsoleSupervisor.stop` closes it first, waits a moment, then kills it.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ log = structlog.get_logger("vaultd.console")
 CONSOLE_MODULE = "vaultctl.console"  #: started with this interpreter; the daemon never imports it
 START_TIMEOUT_S = 20.0  #: from spawn to Ready (the console imports its web stack on a shared machine)
 MINT_TIMEOUT_S = 5.0  #: from Mint to Minted
-STOP_GRACE_S = 3.0  #: after its stdin closes, before SIGTERM (and as long again before SIGKILL)
+STOP_GRACE_S = 3.0  #: after its stdin closes, before SIGKILL
 LOG_KEEP_BYTES = 1024 * 1024  #: the console's log is rotated once at a start when it is larger
 
 
@@ -177,7 +177,7 @@ class ConsoleSupervisor:
             log.warning("console exited", pid=child.process.pid, status=code)
 
     async def _end(self, child: _Child, why: str) -> None:
-        """Close the console's stdin, then wait, terminate, kill: each step bounded."""
+        """Close the console's stdin (its signal to stop), then wait, then kill: each step bounded."""
         if self._child is child:
             self._child = None
         process = child.process
@@ -186,15 +186,15 @@ class ConsoleSupervisor:
                 await child.stdin.aclose()
             except (OSError, anyio.BrokenResourceError):
                 pass
-            for signal_next in (process.terminate, process.kill, None):
+            with anyio.move_on_after(STOP_GRACE_S):
+                await process.wait()
+            if process.returncode is None:  # it keeps nothing worth a second chance: a hung console is killed
+                try:
+                    process.kill()
+                except ProcessLookupError:
+                    pass
                 with anyio.move_on_after(STOP_GRACE_S):
                     await process.wait()
-                if process.returncode is not None or signal_next is None:
-                    break
-                try:
-                    signal_next()
-                except ProcessLookupError:
-                    break
             await child.stdout.aclose()
         log.info("console ended", pid=process.pid, why=why, status=process.returncode)
 
