@@ -68,8 +68,9 @@ def install(bench: Path) -> tuple[Path | None, str]:
         with open(log, "w") as out:
             made = subprocess.run([python, "-m", "venv", str(venv)], stdout=out, stderr=out, check=False)
             if made.returncode == 0:
-                made = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install",
-                                       f"basic-memory=={VERSION}"], stdout=out, stderr=out, check=False)
+                made = subprocess.run(
+                    [str(venv / "bin" / "python"), "-m", "pip", "install", f"basic-memory=={VERSION}"], stdout=out, stderr=out, check=False
+                )
         if made.returncode != 0 or not exe.exists():
             return None, f"cannot install basic-memory=={VERSION}: pip failed, see {log}"
     shown = subprocess.run([str(exe), "--version"], capture_output=True, text=True, check=False).stdout.split()
@@ -85,8 +86,7 @@ class Sandbox:
         self.vault = self.root / "vault"
         (self.root / "home").mkdir()
         env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "BASIC_MEMORY_", "VAULTD_"))}
-        env.update(HOME=str(self.root / "home"), BASIC_MEMORY_CONFIG_DIR=str(self.root / "config"),
-                   HF_HUB_OFFLINE="1", DO_NOT_TRACK="1")
+        env.update(HOME=str(self.root / "home"), BASIC_MEMORY_CONFIG_DIR=str(self.root / "config"), HF_HUB_OFFLINE="1", DO_NOT_TRACK="1")
         self.env = env
         self.index_cpu = 0.0
 
@@ -112,8 +112,9 @@ def measure(corpus: Corpus, plan: Plan, bench: Path, work: Path) -> tuple[dict[s
     try:
         corpus.copy_to(box.vault)
         figs = {"cold_build": _index(box, corpus, plan)}
-        figs["cold_build_cpu"] = Figure("s", [box.index_cpu], "CPU time of `project add` (its process tree, reaped)",
-                                        extrapolated=figs["cold_build"].extrapolated)
+        figs["cold_build_cpu"] = Figure(
+            "s", [box.index_cpu], "CPU time of `project add` (its process tree, reaped)", extrapolated=figs["cold_build"].extrapolated
+        )
         if figs["cold_build"].extrapolated and figs["cold_build"].samples:
             capped = box.indexed_notes()
             figs["cold_build_cpu"].samples = [box.index_cpu * corpus.notes / capped] if capped else []
@@ -140,8 +141,7 @@ def _index(box: Sandbox, corpus: Corpus, plan: Plan) -> Figure:
     tail = (box.root / "index.out").read_text(errors="replace").strip().splitlines()[-1:]
     if proc.returncode == 0:
         _log(f"indexed {done} notes in {elapsed:.0f} s ({done / elapsed:.2f} notes/s)")
-        return Figure("s", [elapsed], f"`basic-memory project add` (indexes before it returns): {done} notes, "
-                      f"{done / elapsed:.2f} notes/s")
+        return Figure("s", [elapsed], f"`basic-memory project add` (indexes before it returns): {done} notes, {done / elapsed:.2f} notes/s")
     if proc.returncode is not None and proc.returncode > 0:
         return missing("s", f"`project add` failed ({proc.returncode}): {' '.join(tail)[:200]}")
     rate = done / elapsed if done else 0.0
@@ -149,9 +149,14 @@ def _index(box: Sandbox, corpus: Corpus, plan: Plan) -> Figure:
         return missing("s", f"capped at {plan.index_cap_s:.0f} s with no note indexed")
     full = corpus.notes / rate
     _log(f"capped at {elapsed:.0f} s: {done} notes indexed ({rate:.2f}/s), full time extrapolated {full:.0f} s")
-    return Figure("s", [full], f"EXTRAPOLATED: capped at {elapsed:.0f} s with {done}/{corpus.notes} notes "
-                  f"indexed ({rate:.2f} notes/s measured); its MCP server then indexes the rest while it "
-                  "answers the searches below", extrapolated=True)
+    return Figure(
+        "s",
+        [full],
+        f"EXTRAPOLATED: capped at {elapsed:.0f} s with {done}/{corpus.notes} notes "
+        f"indexed ({rate:.2f} notes/s measured); its MCP server then indexes the rest while it "
+        "answers the searches below",
+        extrapolated=True,
+    )
 
 
 def _children_cpu() -> float:
@@ -172,8 +177,12 @@ def _mcp(box: Sandbox, corpus: Corpus, plan: Plan) -> dict[str, Figure]:
         if pid is not None:
             rss.append(float(tree_rss_bytes(pid)))
         for i in range(plan.writes):
-            args = {"title": f"Bench write {i}", "content": f"# Bench write {i}\n\nA benchmark note, number {i}.\n",
-                    "directory": "bench-writes", "project": PROJECT}
+            args = {
+                "title": f"Bench write {i}",
+                "content": f"# Bench write {i}\n\nA benchmark note, number {i}.\n",
+                "directory": "bench-writes",
+                "project": PROJECT,
+            }
             t = time.perf_counter()
             result = await session.call_tool("write_note", args)
             writes.samples.append(time.perf_counter() - t)
@@ -185,18 +194,31 @@ def _mcp(box: Sandbox, corpus: Corpus, plan: Plan) -> dict[str, Figure]:
     except Exception as exc:  # noqa: BLE001 - a product under test failed: report it, run on
         cause: BaseException = exc.exceptions[0] if isinstance(exc, BaseExceptionGroup) else exc
         why = f"MCP server failed: {type(cause).__name__}: {str(cause)[:200]}"
-        return {"mcp_search": missing("s", why), "create": missing("s", why), "rss_indexed": missing("B", why),
-                "rss_mcp": missing("B", why)}
+        return {
+            "mcp_search": missing("s", why),
+            "create": missing("s", why),
+            "rss_indexed": missing("B", why),
+            "rss_mcp": missing("B", why),
+        }
     empty = sum(1 for t in times.texts if t.startswith("No results"))
-    search = Figure("s", times.latencies, f"tools/call search_notes via `basic-memory mcp` (mcp SDK client, stdio); "
-                    f"handshake {times.handshake:.1f} s; {empty}/{len(queries)} queries found nothing")
+    search = Figure(
+        "s",
+        times.latencies,
+        f"tools/call search_notes via `basic-memory mcp` (mcp SDK client, stdio); "
+        f"handshake {times.handshake:.1f} s; {empty}/{len(queries)} queries found nothing",
+    )
     if times.errors:
         search.note += f"; {len(times.errors)} tool errors, first: {times.errors[0][:120]}"
     if write_errors:
         writes.note += f"; {len(write_errors)} errors, first: {write_errors[0]}"
     _log(f"search p50 {search.p50 * 1e3:.1f} ms, write_note p50 {writes.p50 * 1e3:.0f} ms")
-    return {"mcp_search": search, "create": writes,
-            "rss_indexed": Figure("B", rss, "VmRSS of the MCP server process tree after the searches")
-            if rss else missing("B", "MCP server process not found"),
-            "rss_mcp": Figure("B", rss, "the same process: its MCP server is the whole of it")
-            if rss else missing("B", "MCP server process not found")}
+    return {
+        "mcp_search": search,
+        "create": writes,
+        "rss_indexed": Figure("B", rss, "VmRSS of the MCP server process tree after the searches")
+        if rss
+        else missing("B", "MCP server process not found"),
+        "rss_mcp": Figure("B", rss, "the same process: its MCP server is the whole of it")
+        if rss
+        else missing("B", "MCP server process not found"),
+    }

@@ -68,6 +68,7 @@ def ensure(notes: int, seed: int, where: Path | None = None) -> Corpus:
             shutil.rmtree(root)
         root.parent.mkdir(parents=True, exist_ok=True)
         print(f"generating {notes} notes (seed {seed}) into {root}", file=sys.stderr, flush=True)
-        subprocess.run([sys.executable, str(GENERATOR), str(root), "--notes", str(notes), "--seed", str(seed)],
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, str(GENERATOR), str(root), "--notes", str(notes), "--seed", str(seed)], check=True, stdout=subprocess.DEVNULL
+        )
     return Corpus(root, notes, seed)

@@ -22,8 +22,10 @@ import apsw
 from benchmarks.corpus import Corpus
 from benchmarks.stats import Figure, Stopwatch, missing
 
-_SEARCH = ("SELECT rowid, -bm25(fts, 5.0, 2.0, 1.0), snippet(fts, -1, '**', '**', '…', 16) FROM fts "
-           "WHERE fts MATCH ? ORDER BY bm25(fts, 5.0, 2.0, 1.0) LIMIT 20")
+_SEARCH = (
+    "SELECT rowid, -bm25(fts, 5.0, 2.0, 1.0), snippet(fts, -1, '**', '**', '…', 16) FROM fts "
+    "WHERE fts MATCH ? ORDER BY bm25(fts, 5.0, 2.0, 1.0) LIMIT 20"
+)
 
 
 def _split(text: str, stem: str) -> tuple[str, str, str]:
@@ -35,7 +37,7 @@ def _split(text: str, stem: str) -> tuple[str, str, str]:
                 title = line[6:].strip().strip('"')
             else:
                 meta.append(line)
-        return title, "\n".join(meta), text[end + 5:]
+        return title, "\n".join(meta), text[end + 5 :]
     return stem, "", text
 
 
@@ -66,8 +68,7 @@ def fts(corpus: Corpus, runs: int, queries: int, work: Path) -> dict[str, Figure
             with Stopwatch() as sw:
                 con = apsw.Connection(str(path))
                 con.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
-                con.execute("CREATE VIRTUAL TABLE fts USING fts5(title, meta, body, "
-                            "tokenize='unicode61 remove_diacritics 2')")
+                con.execute("CREATE VIRTUAL TABLE fts USING fts5(title, meta, body, tokenize='unicode61 remove_diacritics 2')")
                 rows = [_split(f.read_text(encoding="utf-8"), f.stem) for f in files]
                 with con:
                     con.executemany("INSERT INTO fts(title, meta, body) VALUES (?, ?, ?)", rows)
@@ -89,8 +90,12 @@ def fts(corpus: Corpus, runs: int, queries: int, work: Path) -> dict[str, Figure
         con.close()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    return {"cold_build": build, "cold_build_cpu": build_cpu, "search": search,
-            "index_cache": Figure("B", [float(size)], "the bare FTS5 file")}
+    return {
+        "cold_build": build,
+        "cold_build_cpu": build_cpu,
+        "search": search,
+        "index_cache": Figure("B", [float(size)], "the bare FTS5 file"),
+    }
 
 
 def ripgrep(corpus: Corpus, queries: int) -> Figure:
@@ -103,13 +108,11 @@ def ripgrep(corpus: Corpus, queries: int) -> Figure:
     for q in corpus.queries()[:queries]:
         words = q.split()
         with Stopwatch() as sw:
-            found = subprocess.run([rg, "-l", "-i", "-F", "--", words[0], root], capture_output=True, env=env,
-                                   check=False).stdout
+            found = subprocess.run([rg, "-l", "-i", "-F", "--", words[0], root], capture_output=True, env=env, check=False).stdout
             for word in words[1:]:
                 names = found.decode().splitlines()
                 if not names:
                     break
-                found = subprocess.run([rg, "-l", "-i", "-F", "--", word, *names], capture_output=True, env=env,
-                                       check=False).stdout
+                found = subprocess.run([rg, "-l", "-i", "-F", "--", word, *names], capture_output=True, env=env, check=False).stdout
         fig.samples.append(sw.seconds)
     return fig

@@ -51,12 +51,18 @@ def text_of(result: Any) -> str:
     return ""
 
 
-async def _drive(server: StdioServerParameters, calls: Sequence[tuple[str, dict[str, Any]]], err: TextIO,
-                 timeout: float, warmup: int, before: Hook | None, after: Hook | None) -> CallTimes:
+async def _drive(
+    server: StdioServerParameters,
+    calls: Sequence[tuple[str, dict[str, Any]]],
+    err: TextIO,
+    timeout: float,
+    warmup: int,
+    before: Hook | None,
+    after: Hook | None,
+) -> CallTimes:
     times = CallTimes()
     started = time.perf_counter()
-    async with stdio_client(server, errlog=err) as (read, write), \
-            ClientSession(read, write, read_timeout_seconds=timeout) as session:
+    async with stdio_client(server, errlog=err) as (read, write), ClientSession(read, write, read_timeout_seconds=timeout) as session:
         await session.initialize()
         times.handshake = time.perf_counter() - started
         times.tools = [t.name for t in (await session.list_tools()).tools]
@@ -77,8 +83,16 @@ async def _drive(server: StdioServerParameters, calls: Sequence[tuple[str, dict[
     return times
 
 
-def drive(server: StdioServerParameters, calls: Sequence[tuple[str, dict[str, Any]]], errlog: Path, *,
-          timeout: float = 120.0, warmup: int = 0, before: Hook | None = None, after: Hook | None = None) -> CallTimes:
+def drive(
+    server: StdioServerParameters,
+    calls: Sequence[tuple[str, dict[str, Any]]],
+    errlog: Path,
+    *,
+    timeout: float = 120.0,
+    warmup: int = 0,
+    before: Hook | None = None,
+    after: Hook | None = None,
+) -> CallTimes:
     """Start the server, hand-shake, list tools, run ``warmup`` untimed calls, then time every call."""
     with open(errlog, "a") as err:
         return anyio.run(_drive, server, calls, err, timeout, warmup, before, after)

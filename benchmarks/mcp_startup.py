@@ -16,8 +16,14 @@ sys.path.insert(0, str(REPO))
 
 from tests.support.harness import Daemon, Home  # noqa: E402
 
-INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}).encode()
+INIT = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+    }
+).encode()
 SDK_SERVER = (
     "from mcp.server.mcpserver import MCPServer\n"
     "server = MCPServer('probe')\n"
@@ -30,8 +36,7 @@ SDK_SERVER = (
 
 def start_to_initialize(argv: list[str], env: dict[str, str]) -> float:
     started = time.perf_counter()
-    proc = subprocess.Popen(argv, env=env, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, env=env, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert proc.stdin and proc.stdout
     proc.stdin.write(INIT + b"\n")
     proc.stdin.flush()
@@ -52,8 +57,14 @@ def wall(argv: list[str], env: dict[str, str]) -> float:
 
 
 def round_trips(env: dict[str, str], n: int = 50) -> list[float]:
-    proc = subprocess.Popen([sys.executable, "-m", "vaultctl.main", "mcp"], env=env, cwd=REPO,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vaultctl.main", "mcp"],
+        env=env,
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     assert proc.stdin and proc.stdout
 
     def ask(i: int, method: str, params: dict) -> dict:  # type: ignore[type-arg]
@@ -83,10 +94,8 @@ def main() -> None:
         figures = {
             "python -c pass": [wall([py, "-c", "pass"], env) for _ in range(10)],
             "import mcp.server (SDK)": [wall([py, "-c", "import mcp.server"], env) for _ in range(10)],
-            "start -> initialize answered: vaultctl mcp": [
-                start_to_initialize([py, "-m", "vaultctl.main", "mcp"], env) for _ in range(10)],
-            "start -> initialize answered: SDK MCPServer": [
-                start_to_initialize([py, "-c", SDK_SERVER], env) for _ in range(10)],
+            "start -> initialize answered: vaultctl mcp": [start_to_initialize([py, "-m", "vaultctl.main", "mcp"], env) for _ in range(10)],
+            "start -> initialize answered: SDK MCPServer": [start_to_initialize([py, "-c", SDK_SERVER], env) for _ in range(10)],
         }
         trips = round_trips(env)
     finally:
@@ -94,8 +103,10 @@ def main() -> None:
         home.cleanup()
     for name, values in figures.items():
         print(f"{name}: median {statistics.median(values) * 1000:.0f} ms (min {min(values) * 1000:.0f})")
-    print(f"tools/call vault_list round trip: p50 {statistics.median(trips) * 1000:.2f} ms, "
-          f"p95 {sorted(trips)[int(len(trips) * 0.95)] * 1000:.2f} ms")
+    print(
+        f"tools/call vault_list round trip: p50 {statistics.median(trips) * 1000:.2f} ms, "
+        f"p95 {sorted(trips)[int(len(trips) * 0.95)] * 1000:.2f} ms"
+    )
 
 
 if __name__ == "__main__":

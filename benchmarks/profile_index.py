@@ -50,8 +50,10 @@ def main() -> None:
         profile = cProfile.Profile()
         profile.runcall(build, vault, cache_file)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        print(f"{'warm' if args.warm else 'cold'} build of {args.notes:,} notes under cProfile: "
-              f"{wall:.2f} s wall, {cpu:.2f} s CPU (profiling inflates both)")
+        print(
+            f"{'warm' if args.warm else 'cold'} build of {args.notes:,} notes under cProfile: "
+            f"{wall:.2f} s wall, {cpu:.2f} s CPU (profiling inflates both)"
+        )
         stats = pstats.Stats(profile)
         stats.sort_stats("tottime").print_stats(args.top)
         stats.sort_stats("cumulative").print_stats(args.top)

@@ -21,8 +21,7 @@ class Row:
 
 
 ROWS = (
-    Row("cold index build (vault.add until ready; limit: bare FTS5 build)", "p50",
-        "cold_build", "cold_build", "cold_build"),
+    Row("cold index build (vault.add until ready; limit: bare FTS5 build)", "p50", "cold_build", "cold_build", "cold_build"),
     Row("cold index build, CPU seconds", "p50", "cold_build_cpu", "cold_build_cpu", "cold_build_cpu"),
     Row("cold index build, daemon's own 'index ready' log", "p50", "cold_build_log"),
     Row("read every note (limit: Python read loop)", "p50", limit="read_loop"),
@@ -78,8 +77,7 @@ def ratio(a: Figure | None, b: Figure | None, stat: str) -> str:
 
 
 def table(results: Results) -> str:
-    lines = ["| metric | vaultd | basic-memory | limit | vaultd/basic-memory | vaultd/limit |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| metric | vaultd | basic-memory | limit | vaultd/basic-memory | vaultd/limit |", "|---|---|---|---|---|---|"]
     for notes, systems in sorted(results.items()):
         for row in ROWS:
             v = systems.get(VAULTD, {}).get(row.vaultd) if row.vaultd else None
@@ -87,8 +85,10 @@ def table(results: Results) -> str:
             lim = systems.get(LIMIT, {}).get(row.limit) if row.limit else None
             if v is None and b is None and lim is None:
                 continue
-            lines.append(f"| {notes:,} notes: {row.label} | {fmt(v, row.stat)} | {fmt(b, row.stat)} | "
-                         f"{fmt(lim, row.stat)} | {ratio(v, b, row.stat)} | {ratio(v, lim, row.stat)} |")
+            lines.append(
+                f"| {notes:,} notes: {row.label} | {fmt(v, row.stat)} | {fmt(b, row.stat)} | "
+                f"{fmt(lim, row.stat)} | {ratio(v, b, row.stat)} | {ratio(v, lim, row.stat)} |"
+            )
     return "\n".join(lines)
 
 
@@ -103,26 +103,40 @@ def goals(results: Results) -> list[dict[str, Any]]:
 
     def add(goal: str, notes: int | None, measured: str, target: str, ok: bool | None, note: str = "") -> None:
         verdict = "n/a" if ok is None else "PASS" if ok else "MISS"
-        out.append({"goal": goal, "notes": notes, "measured": measured, "target": target, "verdict": verdict,
-                    "note": note})
+        out.append({"goal": goal, "notes": notes, "measured": measured, "target": target, "verdict": verdict, "note": note})
 
     ms = 1e3
     for n in sorted(results):
         vs, ls = _get(results, n, VAULTD, "search"), _get(results, n, LIMIT, "search")
         bs = _get(results, n, BM, "mcp_search")
         if vs and ls:
-            add("note.search p50 <= 2x bare FTS5 query + 1 ms", n, f"{vs.p50 * ms:.2f} ms",
-                f"<= {(2 * ls.p50 + 1e-3) * ms:.2f} ms", vs.p50 <= 2 * ls.p50 + 1e-3)
+            add(
+                "note.search p50 <= 2x bare FTS5 query + 1 ms",
+                n,
+                f"{vs.p50 * ms:.2f} ms",
+                f"<= {(2 * ls.p50 + 1e-3) * ms:.2f} ms",
+                vs.p50 <= 2 * ls.p50 + 1e-3,
+            )
         if vs and bs:
-            add("note.search p50 >= 20x faster than basic-memory's MCP search", n,
-                f"{bs.p50 / vs.p50:.1f}x", ">= 20x", bs.p50 / vs.p50 >= 20)
+            add(
+                "note.search p50 >= 20x faster than basic-memory's MCP search",
+                n,
+                f"{bs.p50 / vs.p50:.1f}x",
+                ">= 20x",
+                bs.p50 / vs.p50 >= 20,
+            )
         vc, lc, bc = (_get(results, n, s, "cold_build") for s in (VAULTD, LIMIT, BM))
         if vc and bc:
-            add("cold index build >= 5x faster than basic-memory's", n, f"{bc.p50 / vc.p50:.1f}x", ">= 5x",
-                bc.p50 / vc.p50 >= 5, "basic-memory's time is extrapolated" if bc.extrapolated else "")
+            add(
+                "cold index build >= 5x faster than basic-memory's",
+                n,
+                f"{bc.p50 / vc.p50:.1f}x",
+                ">= 5x",
+                bc.p50 / vc.p50 >= 5,
+                "basic-memory's time is extrapolated" if bc.extrapolated else "",
+            )
         if vc and lc:
-            add("cold index build <= 3x the bare FTS5 build", n, f"{vc.p50 / lc.p50:.2f}x", "<= 3x",
-                vc.p50 / lc.p50 <= 3)
+            add("cold index build <= 3x the bare FTS5 build", n, f"{vc.p50 / lc.p50:.2f}x", "<= 3x", vc.p50 / lc.p50 <= 3)
         if n >= 10000 and (w := _get(results, n, VAULTD, "warm_restart")):
             add("warm restart < 1.5 s", n, f"{w.p50:.2f} s", "< 1.5 s", w.p50 < 1.5)
         if f := _get(results, n, VAULTD, "freshness"):
@@ -131,12 +145,16 @@ def goals(results: Results) -> list[dict[str, Any]]:
         if vw:
             add("note.create p50 < 15 ms", n, f"{vw.p50 * ms:.2f} ms", "< 15 ms", vw.p50 < 0.015)
             if bw:
-                add("note.create >= 10x faster than basic-memory's write_note", n, f"{bw.p50 / vw.p50:.1f}x",
-                    ">= 10x", bw.p50 / vw.p50 >= 10)
+                add(
+                    "note.create >= 10x faster than basic-memory's write_note",
+                    n,
+                    f"{bw.p50 / vw.p50:.1f}x",
+                    ">= 10x",
+                    bw.p50 / vw.p50 >= 10,
+                )
         elif n == min(results):
             why = results[n].get(VAULTD, {}).get("create")
-            add("note.create p50 < 15 ms and >= 10x basic-memory's write_note", n, why.note if why else "—",
-                "< 15 ms, >= 10x", None)
+            add("note.create p50 < 15 ms and >= 10x basic-memory's write_note", n, why.note if why else "—", "< 15 ms, >= 10x", None)
         if i := _get(results, n, VAULTD, "idle_cpu"):
             add("idle CPU < 1%", n, f"{i.p50:.3f} %", "< 1 %", i.p50 < 1.0)
     big = [n for n in results if n >= 10000 and _get(results, n, VAULTD, "rss_indexed")]
@@ -147,9 +165,14 @@ def goals(results: Results) -> list[dict[str, Any]]:
         m = n if same else max(bm_sizes)
         v, b = _get(results, n, VAULTD, "rss_indexed"), _get(results, m, BM, "rss_indexed")
         assert v and b
-        add("daemon RSS at 10,000 notes <= basic-memory MCP server's RSS on the same vault", n,
-            f"{v.p50 / 1e6:.0f} MB", f"<= {b.p50 / 1e6:.0f} MB", v.p50 <= b.p50,
-            "" if same else f"basic-memory measured at {m:,} notes only; its 10,000-note run is behind --bm-10k")
+        add(
+            "daemon RSS at 10,000 notes <= basic-memory MCP server's RSS on the same vault",
+            n,
+            f"{v.p50 / 1e6:.0f} MB",
+            f"<= {b.p50 / 1e6:.0f} MB",
+            v.p50 <= b.p50,
+            "" if same else f"basic-memory measured at {m:,} notes only; its 10,000-note run is behind --bm-10k",
+        )
     return out
 
 
@@ -162,5 +185,4 @@ def goals_table(rows: list[dict[str, Any]]) -> str:
 
 
 def to_json(results: Results) -> dict[str, Any]:
-    return {str(n): {sys_: {k: f.to_json() for k, f in figs.items()} for sys_, figs in systems.items()}
-            for n, systems in results.items()}
+    return {str(n): {sys_: {k: f.to_json() for k, f in figs.items()} for sys_, figs in systems.items()} for n, systems in results.items()}

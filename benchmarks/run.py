@@ -38,8 +38,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--no-basic-memory", action="store_true", help="skip basic-memory")
     p.add_argument("--bm-10k", action="store_true", help="also measure basic-memory at 10,000 notes (hours)")
-    p.add_argument("--bm-cap", type=float, help="seconds basic-memory may index before it is stopped and "
-                   "its full time extrapolated (default 600; 40 with --quick)")
+    p.add_argument(
+        "--bm-cap",
+        type=float,
+        help="seconds basic-memory may index before it is stopped and its full time extrapolated (default 600; 40 with --quick)",
+    )
     p.add_argument("--idle", type=float, help="seconds of idle CPU measurement (default 30; 5 with --quick)")
     p.add_argument("--out", type=Path, default=OUT, help="where the report goes (default benchmarks/out)")
     return p.parse_args(argv)
@@ -48,8 +51,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 def plans(args: argparse.Namespace) -> tuple[vaultd_bench.Plan, basic_memory.Plan]:
     vp, bp = vaultd_bench.Plan(), basic_memory.Plan()
     if args.quick:
-        vp = vaultd_bench.Plan(cold_runs=3, restart_runs=3, queries=100, reads=100, cli_runs=5, writes=40,
-                               fresh_writes=20, idle_seconds=5.0)
+        vp = vaultd_bench.Plan(
+            cold_runs=3, restart_runs=3, queries=100, reads=100, cli_runs=5, writes=40, fresh_writes=20, idle_seconds=5.0
+        )
         bp = basic_memory.Plan(index_cap_s=40.0, queries=30, writes=3)
     if args.idle is not None:
         vp = replace(vp, idle_seconds=args.idle)
@@ -65,15 +69,24 @@ def versions(bm: dict[str, Any]) -> dict[str, Any]:
     import mcp  # noqa: F401
 
     out: dict[str, Any] = {
-        "vaultd": version("vaultd"), "apsw": apsw.apswversion(), "sqlite": apsw.sqlite_lib_version(),
-        "mcp": version("mcp"), "ripgrep": tool_version(["rg", "--version"]),
+        "vaultd": version("vaultd"),
+        "apsw": apsw.apswversion(),
+        "sqlite": apsw.sqlite_lib_version(),
+        "mcp": version("mcp"),
+        "ripgrep": tool_version(["rg", "--version"]),
         "generator": str(corpus.GENERATOR),
     }
     try:
-        out["git"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                    cwd=corpus.REPO, check=False).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "protocol", "vaultd", "vaultctl"],
-                               capture_output=True, text=True, cwd=corpus.REPO, check=False).stdout
+        out["git"] = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=corpus.REPO, check=False
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "protocol", "vaultd", "vaultctl"],
+            capture_output=True,
+            text=True,
+            cwd=corpus.REPO,
+            check=False,
+        ).stdout
         out["git_dirty"] = bool(dirty.strip())
     except OSError:
         pass
@@ -110,8 +123,14 @@ def main(argv: list[str] | None = None) -> int:
         lim = limits.fts(c, runs, plan.queries, work)
         lim["read_loop"] = limits.read_loop(c, runs)
         lim["ripgrep"] = limits.ripgrep(c, plan.queries)
-        print(f"  limits: FTS5 build {lim['cold_build'].p50:.2f} s, query p50 {lim['search'].p50 * 1e3:.2f} ms, "
-              f"rg p50 {lim['ripgrep'].p50 * 1e3:.1f} ms" if lim["ripgrep"].ok else "", file=sys.stderr, flush=True)
+        print(
+            f"  limits: FTS5 build {lim['cold_build'].p50:.2f} s, query p50 {lim['search'].p50 * 1e3:.2f} ms, "
+            f"rg p50 {lim['ripgrep'].p50 * 1e3:.1f} ms"
+            if lim["ripgrep"].ok
+            else "",
+            file=sys.stderr,
+            flush=True,
+        )
         systems[LIMIT] = lim
         if n in bm_sizes:
             systems[BM], facts = basic_memory.measure(c, bplan, bench, work)
@@ -129,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine_facts(),
         "load_average": load,
         "versions": {**measured, **({"basic-memory": bm_facts} if bm_facts else {})},
-        "sizes": sizes, "basic_memory_sizes": bm_sizes, "seed": args.seed,
+        "sizes": sizes,
+        "basic_memory_sizes": bm_sizes,
+        "seed": args.seed,
         "plan": {"vaultd": vplan.__dict__, "basic_memory": bplan.__dict__},
         "results": report.to_json(results),
         "goals": goal_rows,
@@ -148,12 +169,16 @@ def main(argv: list[str] | None = None) -> int:
 def render(doc: dict[str, Any], results: report.Results, goal_rows: list[dict[str, Any]]) -> str:
     m, v = doc["machine"], doc["versions"]
     bm = v.get("basic-memory", {})
-    facts = (f"`{doc['command']}` at {doc['when']} ({doc['elapsed_s']:.0f} s): {m['cpu_count']} CPUs "
-             f"({m['cpu_model']}), {m['memory']}, Linux {m['kernel']}, Python {m['python']}; vaultd {v['vaultd']}"
-             f" (git {v.get('git', '?')}{', with uncommitted changes' if v.get('git_dirty') else ''}), "
-             f"SQLite {v['sqlite']}, apsw {v['apsw']}, mcp {v['mcp']}, {v['ripgrep']}"
-             + (f", basic-memory {bm.get('version', '')}" if bm else "") + ". 1-minute load average: "
-             + ", ".join(f"{k} {v[0]:.1f}" for k, v in doc["load_average"].items()) + ".")
+    facts = (
+        f"`{doc['command']}` at {doc['when']} ({doc['elapsed_s']:.0f} s): {m['cpu_count']} CPUs "
+        f"({m['cpu_model']}), {m['memory']}, Linux {m['kernel']}, Python {m['python']}; vaultd {v['vaultd']}"
+        f" (git {v.get('git', '?')}{', with uncommitted changes' if v.get('git_dirty') else ''}), "
+        f"SQLite {v['sqlite']}, apsw {v['apsw']}, mcp {v['mcp']}, {v['ripgrep']}"
+        + (f", basic-memory {bm.get('version', '')}" if bm else "")
+        + ". 1-minute load average: "
+        + ", ".join(f"{k} {v[0]:.1f}" for k, v in doc["load_average"].items())
+        + "."
+    )
     return "\n\n".join([facts, report.table(results), "Goals:", report.goals_table(goal_rows)])
 
 

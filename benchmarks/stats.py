@@ -51,8 +51,14 @@ class Figure:
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"unit": self.unit, "n": len(self.samples), "note": self.note}
         if self.samples:
-            out.update(p50=self.p50, p95=self.p95, min=min(self.samples), max=max(self.samples),
-                       mean=statistics.fmean(self.samples), samples=[float(f"{x:.6g}") for x in self.samples])
+            out.update(
+                p50=self.p50,
+                p95=self.p95,
+                min=min(self.samples),
+                max=max(self.samples),
+                mean=statistics.fmean(self.samples),
+                samples=[float(f"{x:.6g}") for x in self.samples],
+            )
         if self.extrapolated:
             out["extrapolated"] = True
         return out

@@ -141,8 +141,9 @@ def _mcp(home: Home, corpus: Corpus, plan: Plan) -> tuple[Figure, Figure]:
         return missing("s", f"failed: {type(cause).__name__}: {str(cause)[:200]}"), shim
     if "note_search" not in times.tools:
         return missing("s", NOT_BUILT), shim
-    fig = Figure("s", times.latencies, f"tools/call note_search via `vaultctl mcp` (mcp SDK client, stdio); "
-                 f"handshake {times.handshake:.2f} s")
+    fig = Figure(
+        "s", times.latencies, f"tools/call note_search via `vaultctl mcp` (mcp SDK client, stdio); handshake {times.handshake:.2f} s"
+    )
     if times.errors:
         fig.note += f"; {len(times.errors)} tool errors, first: {times.errors[0][:120]}"
     _log(f"mcp search p50 {fig.p50 * 1e3:.2f} ms")
@@ -153,8 +154,7 @@ def _cli(home: Home, corpus: Corpus, plan: Plan) -> Figure:
     fig = Figure("s", note="whole `vaultctl search QUERY --vault bench` command, process start to exit")
     for q in (corpus.queries() * 2)[: plan.cli_runs]:
         with Stopwatch() as sw:
-            out = subprocess.run([*VAULTCTL, "search", q, "--vault", VAULT_ID], env=home.env, capture_output=True,
-                                 check=False)
+            out = subprocess.run([*VAULTCTL, "search", q, "--vault", VAULT_ID], env=home.env, capture_output=True, check=False)
         if out.returncode != 0:
             return missing("s", f"failed ({out.returncode}): {out.stderr.decode(errors='replace')[:200]}")
         fig.samples.append(sw.seconds)
@@ -163,8 +163,7 @@ def _cli(home: Home, corpus: Corpus, plan: Plan) -> Figure:
 
 
 def _writes(daemon: Daemon, plan: Plan) -> dict[str, Figure]:
-    figs = {"create": missing("s", NOT_BUILT), "patch": missing("s", NOT_BUILT),
-            "writes_per_s": missing("/s", NOT_BUILT)}
+    figs = {"create": missing("s", NOT_BUILT), "patch": missing("s", NOT_BUILT), "writes_per_s": missing("/s", NOT_BUILT)}
     if "note.create" not in METHODS:
         return figs
     client = daemon.client()
@@ -172,8 +171,12 @@ def _writes(daemon: Daemon, plan: Plan) -> dict[str, Figure]:
     try:
         started = time.perf_counter()
         for i in range(plan.writes):
-            params = {"vault": VAULT_ID, "path": f"bench-writes/w{i:05d}.md", "title": f"Bench write {i}",
-                      "body": f"A benchmark note, number {i}, with the word benchpatchold{i}.\n"}
+            params = {
+                "vault": VAULT_ID,
+                "path": f"bench-writes/w{i:05d}.md",
+                "title": f"Bench write {i}",
+                "body": f"A benchmark note, number {i}, with the word benchpatchold{i}.\n",
+            }
             with Stopwatch() as sw:
                 call(client, "note.create", params)
             create.samples.append(sw.seconds)
@@ -192,8 +195,7 @@ def _writes(daemon: Daemon, plan: Plan) -> dict[str, Figure]:
         patch = Figure("s", note="note.patch replacing one unique word, sequential")
         try:
             for i in range(plan.writes):
-                params = {"vault": VAULT_ID, "target": f"bench-writes/w{i:05d}.md", "old": f"benchpatchold{i}",
-                          "new": f"benchpatchnew{i}"}
+                params = {"vault": VAULT_ID, "target": f"bench-writes/w{i:05d}.md", "old": f"benchpatchold{i}", "new": f"benchpatchnew{i}"}
                 with Stopwatch() as sw:
                     call(client, "note.patch", params)
                 patch.samples.append(sw.seconds)

@@ -70,6 +70,12 @@ class IssueCode(enum.StrEnum):
         "The path is private to the CLI: agents can neither see nor write it.",
         "Choose another path, or make the change from the CLI.",
     )
+    P20 = (
+        "P20",
+        "An agent may capture only files inside the vault or content it sends; the daemon reads a file outside the vault "
+        "for a person only, and never the vault's .vaultd, .git, .obsidian or .trash folders.",
+        "Ask your user to run 'vaultctl capture FILE', or send the content itself.",
+    )
 
     G01 = (
         "G01",
@@ -129,4 +135,34 @@ class IssueCode(enum.StrEnum):
         "V12",
         "The new note name is another note's too: the links that name that note bare ([[Name]]) would turn ambiguous.",
         "Choose another name, or write those links with the folder path; the typed profile refuses the name, the open one warns.",
+    )
+    V20 = (
+        "V20",
+        "A ledger note (ledger: source or claim) has a field without its shape: an unknown state, a bad hash, a missing claim or page.",
+        "Correct the named field as the message says (docs/sources.md lists the ledger keys).",
+    )
+    V21 = (
+        "V21",
+        "An accepted claim has no current support: no active, non-synthetic, unexpired source whose raw copy is as captured.",
+        "Leave the claim proposed (unsupported is a valid state), or cite a current source.",
+    )
+    V22 = (
+        "V22",
+        "An accepted high-risk claim has fewer than two lines of current support with distinct independence keys.",
+        "Cite a second, independent source, or lower the risk, or leave the claim proposed.",
+    )
+    V23 = (
+        "V23",
+        "A claim cites something that is not a source note: an invented citation.",
+        "Capture the source first (vaultctl capture), then cite its note; or drop the citation.",
+    )
+    V24 = (
+        "V24",
+        "A reference identifier is malformed (DOI, arXiv id, citekey), a DOI is not lowercase, or a citekey is already used.",
+        "Fix the identifier; choose another citekey (they are unique ignoring case).",
+    )
+    V25 = (
+        "V25",
+        "A content-addressed raw copy does not hold the bytes its name says: it was changed after capture.",
+        "Restore the raw copy (or move it away), then capture again; 'vaultctl evidence' lists drifted sources.",
     )

@@ -41,3 +41,6 @@ def over_bound(field: str, text: str, bound: int) -> str | None:
 
 MAX_EVENT_FRAME_BYTES: Final = 64 * KiB  #: about the most one ``subscription.events`` notification carries
 RETAINED_EVENT_BYTES: Final = 4 * MiB  #: a vault's retained events for ``since``, encoded
+MAX_CAPTURE_BYTES: Final = 64 * MiB  #: one captured file's bytes (a raw copy), and every capture of one operation together
+MAX_INLINE_CAPTURE_BYTES: Final = 512 * KiB  #: content sent inside a capture call (text or base64 data), before encoding
+MAX_RETRIEVE_QUERY_CHARS: Final = 8000  #: a retrieval query, in characters after NFC and whitespace folding

@@ -84,6 +84,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd", "vaultd.errors", "vaultd.content_mode", "vaultd.faults", "vaultd.daemon_log"),
     ("vaultd.fsio",),
     ("vaultd.vault",),  # notes, links, the index and its cache, the watcher
+    ("vaultd.retrieve",),  # the chunk index beside the cache, following the live index; the optional rerank
+    ("vaultd.sources",),  # the ledgers' and identifiers' pure rules, below the validation that applies them
     ("vaultd.policy",),
     ("vaultd.registry",),
     ("vaultd.txn",),
@@ -91,7 +93,17 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd.events",),  # a vault's event log and clock, for subscribers
     ("vaultd.runtime",),  # a vault as the daemon holds it: lock, recovery, live index
     ("vaultd.console",),  # the web console's child process: started, asked for tokens, stopped
-    ("vaultd.ops",),
+    (
+        "vaultd.ops",
+        # the ledgers' operations and the validation that applies their rules to every write
+        "vaultd.sources.attachments",
+        "vaultd.sources.capture",
+        "vaultd.sources.checks",
+        "vaultd.sources.claims",
+        "vaultd.sources.intake",
+        "vaultd.sources.operations",
+        "vaultd.sources.rawfiles",
+    ),
     ("vaultd.api",),
     ("vaultd.server",),
     ("vaultd.daemon",),

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import typer
 
-from vaultctl.commands import admin, console_cmd, mcp_cmd, proposals, reads, setup_cmd, vault_settings, watch, writes
+from vaultctl.commands import admin, console_cmd, mcp_cmd, proposals, reads, setup_cmd, sources, vault_settings, watch, writes
 
 app = typer.Typer(
     name="vaultctl",
@@ -43,6 +43,10 @@ COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("undo", writes.undo),
     ("ops", writes.ops),
     ("watch", watch.watch),
+    ("capture", sources.capture),
+    ("sources", sources.list_sources),
+    ("evidence", sources.evidence),
+    ("retrieve", sources.retrieve_passages),
     ("console", console_cmd.console_cmd),
 ]
 for name, fn in COMMANDS:
@@ -53,6 +57,7 @@ admin.vault_app.command("set")(vault_settings.set_settings)
 admin.vault_app.command("policy")(vault_settings.policy)
 app.add_typer(admin.vault_app, name="vault")
 app.add_typer(proposals.app, name="proposals")
+app.add_typer(sources.claim_app, name="claim")
 
 
 @app.command("guard")

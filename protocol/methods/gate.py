@@ -42,6 +42,9 @@ class OpClass(enum.StrEnum):
     WIDE = "wide"  #: any operation changing more than ``wide_files`` files
     UNDO_OWN = "undo_own"  #: undoing an operation the same agent session made
     UNDO_OTHERS = "undo_others"  #: undoing anyone else's operation (a person's, another session's)
+    CAPTURE = "capture"  #: source.capture: raw copies and source notes (files inside the vault, or sent content)
+    CLAIM = "claim"  #: claim.add and claim.update
+    VERDICT = "verdict"  #: any write that makes a claim accepted or rejected: a judgement, a person's by default
 
 
 WideFiles = Annotated[int, msgspec.Meta(ge=1, le=1024, description="An operation changing more files than this is 'wide'.")]
@@ -62,6 +65,9 @@ class AgentPolicy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit
     wide: Gate = Gate.PROPOSE
     undo_own: Gate = Gate.APPLY
     undo_others: Gate = Gate.REFUSE
+    capture: Gate = Gate.APPLY
+    claim: Gate = Gate.APPLY
+    verdict: Gate = Gate.PROPOSE
     wide_files: WideFiles = 10
     #: The agent-host hook refuses the host's own edit tools on this vault's files.
     guard: bool = True
@@ -87,6 +93,9 @@ class AgentPolicyChange(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
     wide: Gate | None = None
     undo_own: Gate | None = None
     undo_others: Gate | None = None
+    capture: Gate | None = None
+    claim: Gate | None = None
+    verdict: Gate | None = None
     wide_files: WideFiles | None = None
     guard: bool | None = None
     session_context: bool | None = None
@@ -103,5 +112,7 @@ ORG_DEFAULT = AgentPolicy(
     patch=Gate.PROPOSE,
     set_frontmatter=Gate.PROPOSE,
     link=Gate.PROPOSE,
+    capture=Gate.PROPOSE,
+    claim=Gate.PROPOSE,
 )
 PERSONAL_DEFAULT = AgentPolicy()

@@ -81,6 +81,25 @@ StampKey = Annotated[
 ]
 
 
+FolderPath = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=512,
+        pattern=r"^(?!/)(?!.*(?:^|/)\.{1,2}(?:/|$))(?!.*//)[^\x00-\x1f\x7f\\]+$",
+        description="A vault-relative folder.",
+    ),
+]
+
+
+class SourcesSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """Where the source and claim ledgers live. Raw copies go where Obsidian puts attachments
+    (``.obsidian/app.json`` ``attachmentFolderPath``, relative to the source note when it says so)."""
+
+    folder: FolderPath = "sources"  #: source notes
+    claims: FolderPath = "claims"  #: claim notes
+
+
 class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """One registered vault, as stored in config.json and as returned by the vault methods."""
 
@@ -98,12 +117,16 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     stamp_keys: Annotated[list[StampKey], msgspec.Meta(max_length=8)] = msgspec.field(default_factory=lambda: ["updated"])
     agents: AgentPolicy | None = None  #: None: the kind's default (see :meth:`agent_policy`)
     dead_links: DeadLinks | None = None  #: None: the profile's default (see :meth:`dead_link_rule`)
+    sources: SourcesSettings | None = None  #: None: the default folders
 
     def dead_link_rule(self) -> DeadLinks:
         """Whether a new link to no note is refused: so in the typed profile, warned in the open one."""
         if self.dead_links is not None:
             return self.dead_links
         return DeadLinks.REFUSE if self.schema is SchemaProfile.TYPED else DeadLinks.WARN
+
+    def sources_settings(self) -> SourcesSettings:
+        return self.sources or SourcesSettings()
 
     def agent_policy(self) -> AgentPolicy:
         """What agents (the ``mcp`` channel) may do here."""
@@ -164,6 +187,9 @@ class VaultAddParams(Params):
             description="A write that adds a link to no note yet (a forward link): warn (written, reported) or refuse; "
             "omitted: refuse in the typed profile, warn in the open one."
         ),
+    ] = None
+    sources: Annotated[
+        SourcesSettings | None, msgspec.Meta(description="Folders of the source and claim ledgers; omitted: sources/ and claims/.")
     ] = None
 
 

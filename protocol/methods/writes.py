@@ -89,6 +89,10 @@ class TwoStepParams(WriteParams, kw_only=True):
     confirm: Annotated[bool, msgspec.Meta(description="Apply the previewed change.")] = False
     fingerprint: Fingerprint | None = None
 
+    def needs_preview(self) -> bool:
+        """Whether this call must be previewed before it applies (a capture of one file need not)."""
+        return True
+
 
 class CreateParams(WriteParams, kw_only=True):
     path: NotePath

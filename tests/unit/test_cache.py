@@ -330,7 +330,16 @@ def test_search_doc_from_note() -> None:
         body_offset=text.index("# T"),
     )
     doc = SearchDoc.from_note(rec, text)
-    assert doc == SearchDoc(title="T", aliases=["Alias"], description="d", body="# T\nbody here", type="decision", tags=["A/b"])
+    assert doc == SearchDoc(
+        title="T",
+        aliases=["Alias"],
+        description="d",
+        body="# T\nbody here",
+        type="decision",
+        tags=["A/b"],
+        body_line=text.count("\n", 0, text.index("# T")) + 1,
+    )
+    assert text.split("\n")[doc.body_line - 1] == "# T", "body_line is the file line the body starts on"
 
 
 # -- search --------------------------------------------------------------------------------------

@@ -103,3 +103,11 @@ def test_the_guard_names_only_tools_that_exist() -> None:
     reason = guard.verdict([BASE], "/v/a.md").reason
     named = set(re.findall(r"\b(?:note|vault|op|log|proposal)_[a-z_]+\b", reason))
     assert named and named <= tools
+
+
+def test_every_policy_cell_can_be_changed() -> None:
+    """A class added to the policy is a cell vault.set can change, and the CLI can describe."""
+    from vaultctl.commands.vault_settings import _CLASS_HELP
+
+    assert set(AgentPolicyChange.__struct_fields__) == set(AgentPolicy.__struct_fields__)
+    assert set(_CLASS_HELP) == set(OpClass)

@@ -1,4 +1,5 @@
-"""vaultctl setup HOST|all [--apply | --undo]: register ``vaultctl mcp`` in agent hosts, reversibly."""
+"""vaultctl setup HOST|all [--apply | --undo] [--no-guard]: register ``vaultctl mcp`` and the guard's
+hooks in agent hosts, reversibly."""
 
 from __future__ import annotations
 
@@ -27,33 +28,51 @@ def _vaultctl_path() -> str:
 
 
 def _plan_text(plan: Any) -> str:
+    lines = _change_text(plan, "")
+    if plan.guard is not None:
+        lines += _change_text(plan.guard, " guard hooks")
+    if str(plan.mode.value) == "plan" and (plan.changes or (plan.guard is not None and plan.guard.changes)):
+        lines.append(f"  to apply: vaultctl setup {plan.host} --apply")
+    return "\n".join(lines)
+
+
+def _change_text(plan: Any, what: str) -> list[str]:
     verb = {"plan": "would", "apply": "did", "undo": "undo:"}.get(str(plan.mode.value), "")
-    lines = [f"{plan.host}: {plan.path}", f"  {verb} {plan.action.value}".rstrip()]
+    lines = [f"{plan.host}{what}: {plan.path}", f"  {verb} {plan.action.value}".rstrip()]
     if plan.diff:
         lines.append(plan.diff.rstrip("\n"))
     lines += [f"  note: {n}" for n in plan.notes]
-    if str(plan.mode.value) == "plan" and plan.changes:
-        lines.append(f"  to apply: vaultctl setup {plan.host} --apply")
-    return "\n".join(lines)
+    return lines
 
 
 def setup(
     host: Annotated[str, typer.Argument(help="claude, codex, cursor, gemini, windsurf, or all.")],
     apply: Annotated[bool, typer.Option("--apply", help="Write the change (default: show it only).")] = False,
     undo: Annotated[bool, typer.Option("--undo", help="Restore what setup replaced.")] = False,
-    project: Annotated[Path | None, typer.Option(help="claude only: the project whose .mcp.json to edit.")] = None,
+    project: Annotated[
+        Path | None, typer.Option(help="claude only: the project whose .mcp.json and .claude/settings.json to edit.")
+    ] = None,
+    no_guard: Annotated[
+        bool, typer.Option("--no-guard", help="Register the MCP entry only; leave the host's hooks alone (no guard).")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Register 'vaultctl mcp' in an agent host's MCP config (a dry run unless --apply)."""
+    """Register 'vaultctl mcp' and the guard's hooks in an agent host's config (a dry run unless --apply).
+
+    The guard hooks ('vaultctl guard') refuse the host's own edit tools on files of a registered
+    vault; --undo takes out both.
+    """
     from vaultctl.setup import HOSTS, Mode, SetupError, run, setup_all
 
     if apply and undo:
         fail("--apply and --undo go alone", ExitStatus.USAGE)
+    if undo and no_guard:
+        fail("--undo takes out everything setup added; --no-guard goes with a dry run or --apply", ExitStatus.USAGE)
     mode = Mode.APPLY if apply else Mode.UNDO if undo else Mode.PLAN
     command = "" if undo else _vaultctl_path()
     try:
         if host == "all":
-            outcomes = setup_all(mode, command, env=os.environ)
+            outcomes = setup_all(mode, command, env=os.environ, guard=not no_guard)
             if as_json:
                 print(json.dumps([o.to_dict() for o in outcomes]))
             else:
@@ -64,11 +83,11 @@ def setup(
             return
         if host not in HOSTS:
             fail(f"unknown host {host!r}; choose one of: {', '.join(HOSTS)}, all", ExitStatus.USAGE)
-        plan = run(host, mode, command, project=project, env=os.environ)
+        plan = run(host, mode, command, project=project, env=os.environ, guard=not no_guard)
     except SetupError as exc:
         manual = getattr(exc, "manual", None)
         if manual:
-            render.say(f"add this entry by hand:\n{manual}", file=sys.stderr)
+            render.say(f"add this by hand:\n{manual}", file=sys.stderr)
         fail(exc.message, exc.code.exit_status)
     if as_json:
         print(json.dumps(plan.to_dict()))

@@ -50,6 +50,9 @@ _CLASS_HELP = {
     OpClass.WIDE: "any operation changing more than wide_files files",
     OpClass.UNDO_OWN: "op.undo of the agent session's own operation",
     OpClass.UNDO_OTHERS: "op.undo of anyone else's operation",
+    OpClass.CAPTURE: "source.capture: raw copies and source notes",
+    OpClass.CLAIM: "claim.add and claim.update",
+    OpClass.VERDICT: "any write that accepts or rejects a claim",
 }
 
 

@@ -1,8 +1,10 @@
-"""Reversible registration of ``vaultctl mcp`` in agent hosts' MCP configuration.
+"""Reversible registration of ``vaultctl mcp`` in agent hosts' MCP configuration, and of the
+guard (``vaultctl guard``) in the hooks of the hosts whose hooks can refuse an edit.
 
-``vaultctl setup HOST`` shows the change (a dry run), ``--apply`` makes it and keeps a receipt,
-``--undo`` reverses it byte for byte while the entry is still the one setup wrote. Only the
-``vaultd`` entry is ever touched; a file setup cannot edit faithfully is refused, not rewritten.
+``vaultctl setup HOST`` shows the change (a dry run), ``--apply`` makes it and keeps a receipt
+per change, ``--undo`` reverses it byte for byte while what setup wrote is still there unchanged.
+Only the ``vaultd`` entry and the guard's own hook groups are ever touched; a file setup cannot
+edit faithfully is refused, not rewritten.
 
 The CLI calls :func:`run` (or :func:`plan_setup`, :func:`apply_setup`, :func:`undo_setup`) and
 :func:`setup_all`, and maps a :class:`SetupError`'s ``code`` to an exit status. This package
@@ -23,14 +25,16 @@ from vaultctl.setup.errors import (
     UsageError,
 )
 from vaultctl.setup.files import MAX_FILE_BYTES
+from vaultctl.setup.guard import guard_command
 from vaultctl.setup.homes import vaultd_home
-from vaultctl.setup.hosts import ENTRY_NAME, HOSTS, FileFormat, Host
+from vaultctl.setup.hosts import ENTRY_NAME, GUARD_NAME, HOSTS, FileFormat, GuardHooks, Host
 from vaultctl.setup.plan import Action, HostOutcome, Mode, SetupPlan, Status
-from vaultctl.setup.receipts import Receipt, ReceiptStore
+from vaultctl.setup.receipts import GuardReceipt, Receipt, ReceiptStore
 from vaultctl.setup.runner import apply_setup, plan_setup, run, setup_all, undo_setup
 
 __all__ = [
     "ENTRY_NAME",
+    "GUARD_NAME",
     "HOSTS",
     "MAX_FILE_BYTES",
     "Action",
@@ -41,6 +45,8 @@ __all__ = [
     "FileFormat",
     "FileTooLarge",
     "FolderNotFound",
+    "GuardHooks",
+    "GuardReceipt",
     "Host",
     "HostOutcome",
     "MalformedConfig",
@@ -54,6 +60,7 @@ __all__ = [
     "UnsafeFile",
     "UsageError",
     "apply_setup",
+    "guard_command",
     "plan_setup",
     "run",
     "setup_all",

@@ -1,8 +1,10 @@
-"""The agent hosts setup knows: where each keeps its MCP servers, and in what shape.
+"""The agent hosts setup knows: where each keeps its MCP servers and its hooks, and in what shape.
 
 Adding a host is one row in :data:`HOSTS`. The entry is always named ``vaultd`` and launches
 ``<vaultctl> mcp`` over stdio; only where a host wants more (Claude Code writes ``"type":
-"stdio"`` itself) does its row say so.
+"stdio"`` itself) does its row say so. A host whose hooks can refuse a file edit before it
+happens gets the guard's hook groups (:class:`GuardHooks`): ``<vaultctl> guard`` on the events
+that edit files or run commands, and on session start.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from vaultctl.setup.homes import home_of
 
 ENTRY_NAME = "vaultd"
 MCP_ARGS = ("mcp",)
+GUARD_ARGS = ("guard",)
+GUARD_NAME = "vaultd-guard"  #: the hook's name where a host names hooks (Gemini CLI's /hooks)
 PORTABLE_COMMAND = "vaultctl"  #: what a shared (project) file names: the command on each user's PATH
 LOCATION_VARS = ("VAULTD_HOME", "VAULTD_SOCKET")
 
@@ -32,6 +36,41 @@ class FileFormat(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class HookEvent:
+    """One event the guard's group is added to; ``matcher`` None matches every occurrence."""
+
+    name: str
+    matcher: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GuardHooks:
+    """Where and how a host keeps its hooks (all three known ones share the matcher-group shape)."""
+
+    _file: Callable[[Env], Path]
+    events: tuple[HookEvent, ...]
+    project_file: str | None = None  #: relative to a project folder, for hosts with one
+    hook_name: str | None = None  #: written as the hook's ``name`` where the host shows names
+
+    def path(self, env: Env, project: Path | None = None) -> Path:
+        if project is not None and self.project_file is not None:
+            return project / self.project_file
+        return self._file(env)
+
+    def groups(self, command: str) -> dict[str, dict[str, Any]]:
+        """Event name -> the matcher group setup appends to that event's array."""
+        hook: dict[str, Any] = {"type": "command", "command": command}
+        if self.hook_name:
+            hook["name"] = self.hook_name
+        out: dict[str, dict[str, Any]] = {}
+        for event in self.events:
+            group: dict[str, Any] = {"matcher": event.matcher} if event.matcher is not None else {}
+            group["hooks"] = [dict(hook)]
+            out[event.name] = group
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class Host:
     """One agent host's MCP configuration."""
 
@@ -43,6 +82,8 @@ class Host:
     _markers: Callable[[Env], tuple[Path, ...]]  #: any of these existing means it is installed
     stdio_type: bool = False  #: write ``"type": "stdio"`` too
     projects: bool = False  #: has a per-project file (``project=`` option)
+    guard: GuardHooks | None = None  #: its hooks, when the guard can refuse an edit there
+    no_guard: str = ""  #: why it has no guard hook (said when setup leaves its hooks alone)
 
     def config_path(self, env: Env, project: Path | None = None) -> Path:
         """The file setup edits: the user's, or the project's when ``project`` is given."""
@@ -96,6 +137,11 @@ def _claude_config(env: Env) -> Path:
     return (folder or home_of(env)) / ".claude.json"
 
 
+def _claude_settings(env: Env) -> Path:
+    folder = _claude_dir(env)
+    return (folder or home_of(env) / ".claude") / "settings.json"
+
+
 def _claude_markers(env: Env) -> tuple[Path, ...]:
     folder = _claude_dir(env)
     if folder is not None:
@@ -127,6 +173,11 @@ HOSTS: dict[str, Host] = {
             _claude_markers,
             stdio_type=True,
             projects=True,
+            guard=GuardHooks(
+                _claude_settings,
+                (HookEvent("PreToolUse", "Edit|Write|MultiEdit|NotebookEdit|Bash"), HookEvent("SessionStart")),
+                project_file=".claude/settings.json",
+            ),
         ),
         Host(
             "codex",
@@ -135,6 +186,10 @@ HOSTS: dict[str, Host] = {
             "mcp_servers",
             lambda env: _codex_dir(env) / "config.toml",
             lambda env: (_codex_dir(env),),
+            guard=GuardHooks(
+                lambda env: _codex_dir(env) / "hooks.json",
+                (HookEvent("PreToolUse", "Bash|apply_patch"), HookEvent("SessionStart")),
+            ),
         ),
         Host(
             "cursor",
@@ -143,6 +198,10 @@ HOSTS: dict[str, Host] = {
             "mcpServers",
             _in_home(".cursor", "mcp.json"),
             _parent_of(_in_home(".cursor", "mcp.json")),
+            no_guard=(
+                "Cursor's hooks (~/.cursor/hooks.json) name their events and answer in a shape of their own "
+                "(preToolUse, a JSON permission), which vaultd's guard does not speak yet"
+            ),
         ),
         Host(
             "gemini",
@@ -151,6 +210,11 @@ HOSTS: dict[str, Host] = {
             "mcpServers",
             _in_home(".gemini", "settings.json"),
             _parent_of(_in_home(".gemini", "settings.json")),
+            guard=GuardHooks(
+                _in_home(".gemini", "settings.json"),
+                (HookEvent("BeforeTool", "write_file|replace|run_shell_command"), HookEvent("SessionStart")),
+                hook_name=GUARD_NAME,
+            ),
         ),
         Host(
             "windsurf",
@@ -159,6 +223,10 @@ HOSTS: dict[str, Host] = {
             "mcpServers",
             _in_home(".codeium", "windsurf", "mcp_config.json"),
             _parent_of(_in_home(".codeium", "windsurf", "mcp_config.json")),
+            no_guard=(
+                "Windsurf's Cascade hooks (~/.codeium/windsurf/hooks.json: pre_write_code, pre_run_command) "
+                "send a payload of their own shape, which vaultd's guard does not speak yet"
+            ),
         ),
     )
 }

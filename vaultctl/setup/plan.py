@@ -1,4 +1,8 @@
-"""What setup will do (or did) to one host file, in a form the CLI can print or emit as JSON."""
+"""What setup will do (or did) to one host file, in a form the CLI can print or emit as JSON.
+
+``vaultctl setup HOST`` changes up to two things, the MCP entry and the guard's hooks: its plan is
+the entry's, and the hooks' plan rides along as its ``guard``.
+"""
 
 from __future__ import annotations
 
@@ -26,10 +30,10 @@ class Action(enum.StrEnum):
     """What happens to the host file."""
 
     CREATE_FILE = "create-file"  #: there was no file; it is created holding only the entry
-    ADD = "add"  #: the file gains the entry
-    REPLACE = "replace"  #: the entry was there with another value
+    ADD = "add"  #: the file gains the entry (or the guard's hook groups)
+    REPLACE = "replace"  #: the entry (or setup's hook group) was there with another value
     NONE = "none"  #: already as asked; nothing is written
-    REMOVE = "remove"  #: undo: the entry (and a server table setup added) goes
+    REMOVE = "remove"  #: undo: the entry (and a server table setup added) or the hook groups go
     RESTORE = "restore"  #: undo: the entry gets back the value it had before setup
     DELETE_FILE = "delete-file"  #: undo: setup created the file and it is still just that
 
@@ -56,6 +60,7 @@ class SetupPlan:
     applied: bool = False  #: the change is on disk
     receipt: Path | None = None  #: the receipt written (apply) or consumed (undo)
     notes: tuple[str, ...] = ()
+    guard: SetupPlan | None = None  #: the guard's hooks, changed with the entry (None: not this time)
 
     @property
     def changes(self) -> bool:
@@ -74,6 +79,7 @@ class SetupPlan:
             "applied": self.applied,
             "receipt": str(self.receipt) if self.receipt else None,
             "notes": list(self.notes),
+            "guard": None if self.guard is None else self.guard.to_dict(),
         }
 
 
@@ -113,16 +119,19 @@ def make_plan(
     before: Any,
     after: Any,
     notes: tuple[str, ...] = (),
+    ours: bool = False,
 ) -> SetupPlan:
-    """A plan with its diff rendered and every shown value masked."""
+    """A plan with its diff rendered and every shown value masked. ``ours``: ``before`` and
+    ``after`` hold only what setup writes itself (the guard's groups, keyed by event names such as
+    ``SessionStart`` that the key rule would mask), so they are shown as they are."""
     diff = "" if action is Action.NONE else unified_diff(path, old, new)
     return SetupPlan(
         host=host,
         path=path,
         mode=mode,
         action=action,
-        before=redact_value(before),
-        after=redact_value(after),
+        before=before if ours else redact_value(before),
+        after=after if ours else redact_value(after),
         diff=diff,
         notes=notes,
     )

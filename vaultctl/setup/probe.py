@@ -6,7 +6,9 @@ nearer Claude Code scope wins, or the host starts servers with an environment of
 shim finds another daemon (or none). So for each host with an entry, doctor starts exactly the
 entry's command, arguments and ``env`` on top of a minimal environment (PATH and HOME, no vaultd
 variables of this shell, no autostart), does the MCP handshake, lists the tools and asks
-``daemon_status``, and compares the daemon it reached with this shell's. One row per host.
+``daemon_status``, and compares the daemon it reached with this shell's. One row per host, and one
+``guard:HOST`` row saying whether the host's hooks run ``vaultctl guard`` on every event setup
+gives them (and whether that vaultctl is there to run).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 from protocol.location import resolve_socket
 from vaultctl.setup.errors import SetupError
+from vaultctl.setup.guardcheck import guard_row
 from vaultctl.setup.hosts import HOSTS
 from vaultctl.setup.scopes import claude_shadows
 
@@ -41,7 +44,8 @@ class HostRow:
 
 
 def host_rows(env: Mapping[str, str], cwd: Path) -> list[HostRow]:
-    """A row for every host whose user file has a vaultd entry, and one per shadowing entry."""
+    """A row for every host whose user file has a vaultd entry, one per shadowing entry, and a
+    guard row for each host with an entry or with the guard's hooks."""
     rows: list[HostRow] = []
     for name, host in HOSTS.items():
         path = Path(os.path.abspath(host.config_path(env)))
@@ -49,13 +53,16 @@ def host_rows(env: Mapping[str, str], cwd: Path) -> list[HostRow]:
             entry = _entry_of(name, path)
         except SetupError as exc:
             rows.append(HostRow("warn", f"host:{name}", f"{path}: {exc.message}"))
-            continue
-        if entry is None:
-            continue
-        level, finding = probe(entry, env)
-        rows.append(HostRow(level, f"host:{name}", f"{path}: {finding}"))
-        if name == "claude":
-            rows.extend(HostRow("warn", "host:claude", s.advice()) for s in claude_shadows(env, cwd))
+            entry = None
+        else:
+            if entry is not None:
+                level, finding = probe(entry, env)
+                rows.append(HostRow(level, f"host:{name}", f"{path}: {finding}"))
+                if name == "claude":
+                    rows.extend(HostRow("warn", "host:claude", s.advice()) for s in claude_shadows(env, cwd))
+        guard = guard_row(name, env, has_entry=entry is not None)
+        if guard is not None:
+            rows.append(HostRow(*guard))
     if not rows:
         rows.append(HostRow("ok", "hosts", "no agent host has a vaultd entry (`vaultctl setup HOST` adds one)"))
     return rows
@@ -63,7 +70,7 @@ def host_rows(env: Mapping[str, str], cwd: Path) -> list[HostRow]:
 
 def _entry_of(name: str, path: Path) -> dict[str, Any] | None:
     from vaultctl.setup import files
-    from vaultctl.setup.runner import format_for
+    from vaultctl.setup.entry import format_for
 
     snap = files.read(path)
     if snap is None:

@@ -1,9 +1,10 @@
 """Receipts: what setup changed in a host file, kept so that undo can put it back exactly.
 
-One JSON file per host file, under ``<vaultd home>/setup/``, named for the host and a hash of the
-file's path. A receipt holds the entry's prior text (which may carry the user's own tokens, so
-receipts are 0600 in a 0700 folder), the entry setup wrote (undo acts only while that is still
-what the file holds) and the spacing undo needs to give back the same bytes.
+One JSON file per change to a host file, under ``<vaultd home>/setup/``, named for the host, the
+kind of change (the MCP entry, or the guard's hooks) and a hash of the file's path. A receipt
+holds the entry's prior text (which may carry the user's own tokens, so receipts are 0600 in a
+0700 folder), what setup wrote (undo acts only while that is still what the file holds) and the
+spacing undo needs to give back the same bytes.
 """
 
 from __future__ import annotations
@@ -13,19 +14,22 @@ import os
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 import msgspec
 
 from vaultctl.setup import files
 from vaultctl.setup.errors import DiskError, MalformedConfig
 from vaultctl.setup.homes import vaultd_home
+from vaultctl.setup.hooksfile import Created
 
 RECEIPT_VERSION = 1
 
 
 class Receipt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """The record of one applied setup, enough to reverse it."""
+    """The record of one applied setup of the MCP entry, enough to reverse it."""
+
+    KIND: ClassVar[str] = ""  #: names the receipt file (the MCP entry's keep the first naming)
 
     version: int = RECEIPT_VERSION
     host: str
@@ -39,6 +43,33 @@ class Receipt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     applied_at: str = ""  #: ISO 8601, UTC; for people reading the folder
 
 
+class GuardStep(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One hook group setup added, in the order it added them (undo goes in reverse)."""
+
+    event: str  #: the host's event name (``PreToolUse``, ``BeforeTool``, ``SessionStart``)
+    created: Created  #: what setup had to create to hold the group
+    spacing: str | None = None  #: whitespace of the empty object or array it filled, for undo
+
+
+class GuardReceipt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """The record of the guard's hook groups setup added to one host file."""
+
+    KIND: ClassVar[str] = "guard"
+
+    version: int = RECEIPT_VERSION
+    host: str
+    path: str  #: the host file, absolute
+    file_existed: bool  #: False: setup created the file
+    created_sha256: str | None = None  #: the file as setup created it; undo deletes only that
+    written: dict[str, dict[str, Any]]  #: event -> the group setup wrote
+    steps: list[GuardStep]
+    applied_at: str = ""
+
+
+AnyReceipt = Receipt | GuardReceipt
+_R = TypeVar("_R", Receipt, GuardReceipt)
+
+
 class ReceiptStore:
     """The ``setup/`` folder of receipts."""
 
@@ -49,22 +80,30 @@ class ReceiptStore:
     def for_env(cls, env: Mapping[str, str]) -> ReceiptStore:
         return cls(vaultd_home(env) / "setup")
 
-    def path_for(self, host: str, target: Path) -> Path:
+    def path_for(self, host: str, target: Path, kind: type[AnyReceipt] = Receipt) -> Path:
         digest = hashlib.sha256(os.fsencode(str(target))).hexdigest()[:16]
-        return self.folder / f"{host}-{digest}.json"
+        middle = f"{kind.KIND}-" if kind.KIND else ""
+        return self.folder / f"{host}-{middle}{digest}.json"
 
     def load(self, host: str, target: Path) -> Receipt | None:
-        """The receipt for ``target``, or None.
+        """The MCP entry's receipt for ``target``, or None.
 
         Raises:
             MalformedConfig: VALIDATION, the receipt is unreadable (it names the file to delete).
         """
-        where = self.path_for(host, target)
+        return self._load(host, target, Receipt)
+
+    def load_guard(self, host: str, target: Path) -> GuardReceipt | None:
+        """The guard's receipt for ``target``, or None (raises as :meth:`load`)."""
+        return self._load(host, target, GuardReceipt)
+
+    def _load(self, host: str, target: Path, kind: type[_R]) -> _R | None:
+        where = self.path_for(host, target, kind)
         snap = files.read(where)
         if snap is None:
             return None
         try:
-            receipt = msgspec.json.decode(snap.data, type=Receipt)
+            receipt = msgspec.json.decode(snap.data, type=kind)
         except msgspec.DecodeError as exc:
             raise MalformedConfig(
                 f"The setup receipt {where} is unreadable; delete it (undo will then not be possible for that file) and run setup again.",
@@ -74,15 +113,29 @@ class ReceiptStore:
             raise MalformedConfig(f"The setup receipt {where} is for another file; delete it.", path=where)
         return receipt
 
-    def save(self, receipt: Receipt) -> Path:
-        where = self.path_for(receipt.host, Path(receipt.path))
+    def save(self, receipt: AnyReceipt) -> Path:
+        where = self.path_for(receipt.host, Path(receipt.path), type(receipt))
         files.make_folder(self.folder)
         stamped = msgspec.structs.replace(receipt, applied_at=datetime.now(UTC).isoformat(timespec="seconds"))
         files.write(where, msgspec.json.format(msgspec.json.encode(stamped)) + b"\n", before=files.read(where))
         return where
 
+    def raw(self, where: Path) -> bytes | None:
+        """A receipt file's bytes as they are (to put back if the change it precedes fails)."""
+        snap = files.read(where)
+        return None if snap is None else snap.data
+
+    def restore(self, where: Path, data: bytes | None) -> None:
+        """Put a receipt file back as :meth:`raw` read it (None: it was not there)."""
+        if data is None:
+            self.drop_path(where)
+        else:
+            files.write(where, data, before=files.read(where))
+
     def drop(self, host: str, target: Path) -> None:
-        where = self.path_for(host, target)
+        self.drop_path(self.path_for(host, target))
+
+    def drop_path(self, where: Path) -> None:
         try:
             os.unlink(where)
         except FileNotFoundError:

@@ -43,6 +43,7 @@ from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Ambiguous, InvalidParams, NotFound
 from vaultd.policy import secret_issues
 from vaultd.policy.visibility import Visibility
+from vaultd.sources import references
 from vaultd.vault import frontmatter, markdown, oplog
 from vaultd.vault.cache import Hit
 from vaultd.vault.index import VaultIndex
@@ -101,22 +102,42 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
                 return shown[: params.limit]
             limit = min(limit * 4, MAX_SEARCH_FETCH)
 
+    exact: list[str] = []
+    if references.looks_like_identifier(params.query):
+        # A DOI, citekey or arXiv id names its reference note exactly: that note comes first.
+        async with live.held_still():
+            exact = await anyio.to_thread.run_sync(
+                lambda: [
+                    p
+                    for p in references.table(index).find(params.query)
+                    if p != log_path
+                    and view.visible(p)
+                    and references.matches_filters(index.notes[p], params.type, params.domain, params.tag, folder)
+                ]
+            )
+
     def answer() -> SearchResult:
         hits = visible_hits(params.query)
         suggestion = None
-        if not hits and params.query.strip():
+        if not hits and not exact and params.query.strip():
             # Only a correction that finds notes this caller sees is offered.
             # A query is echoed back in it: one that looks like a secret never is.
             corrected = index.cache.suggest(params.query)  # type: ignore[union-attr]
             if corrected is not None and not secret_issues(corrected, "query") and visible_hits(corrected):
                 suggestion = corrected
-        return SearchResult(
-            hits=[
-                SearchHit(path=h.path, title=h.title, score=h.score, snippet=h.snippet, excerpt=h.excerpt, highlights=list(h.highlights))
-                for h in hits
-            ],
-            did_you_mean=suggestion,
-        )
+        top = max((h.score for h in hits), default=0.0)
+        named = set(exact)
+        found = [
+            SearchHit(path=p, title=index.title_of(p), score=top + 1.0, snippet=references.IDENTIFIER_SNIPPET)
+            for p in exact
+            if p in index.notes
+        ]
+        found += [
+            SearchHit(path=h.path, title=h.title, score=h.score, snippet=h.snippet, excerpt=h.excerpt, highlights=list(h.highlights))
+            for h in hits
+            if h.path not in named
+        ]
+        return SearchResult(hits=found[: params.limit], did_you_mean=suggestion)
 
     return await anyio.to_thread.run_sync(answer)
 

@@ -75,6 +75,7 @@ async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
         log_path=params.log_path,
         agents=params.agents,
         dead_links=params.dead_links,
+        sources=params.sources,
     )
     if params.stamp_keys is not None:
         entry = msgspec.structs.replace(entry, stamp_keys=params.stamp_keys)

@@ -26,6 +26,9 @@ METHOD_CLASSES: dict[str, OpClass] = {
     "note.merge": OpClass.MERGE,
     "note.supersede": OpClass.SUPERSEDE,
     "lint.fix": OpClass.PATCH,
+    "source.capture": OpClass.CAPTURE,
+    "claim.add": OpClass.CLAIM,
+    "claim.update": OpClass.CLAIM,
 }
 
 
@@ -39,18 +42,19 @@ class Verdict:
         return f"vault '{vault}' lets agents {self.gate.value} '{self.op_class.value}' operations"
 
 
-def classes_of(op: str, files: int, policy: AgentPolicy, *, own_undo: bool = False) -> tuple[OpClass, ...]:
+def classes_of(op: str, files: int, policy: AgentPolicy, *, own_undo: bool = False, extra: tuple[OpClass, ...] = ()) -> tuple[OpClass, ...]:
+    """The method's class, ``wide`` past the policy's bound, and ``extra``: classes found in what the
+    plan does rather than in its method (a write that makes a claim accepted is a ``verdict``)."""
     if op == "op.undo":
         first = OpClass.UNDO_OWN if own_undo else OpClass.UNDO_OTHERS
     else:
         first = METHOD_CLASSES.get(op, OpClass.WIDE)
-    if files > policy.wide_files and first is not OpClass.WIDE:
-        return (first, OpClass.WIDE)
-    return (first,)
+    found = (first, OpClass.WIDE) if files > policy.wide_files and first is not OpClass.WIDE else (first,)
+    return found + tuple(c for c in extra if c not in found)
 
 
-def verdict(op: str, files: int, policy: AgentPolicy, *, own_undo: bool = False) -> Verdict:
+def verdict(op: str, files: int, policy: AgentPolicy, *, own_undo: bool = False, extra: tuple[OpClass, ...] = ()) -> Verdict:
     """The strictest gate among the operation's classes (the first of equals decides)."""
-    classes = classes_of(op, files, policy, own_undo=own_undo)
+    classes = classes_of(op, files, policy, own_undo=own_undo, extra=extra)
     deciding = max(classes, key=lambda c: policy.gate(c).rank)
     return Verdict(gate=policy.gate(deciding), op_class=deciding, classes=classes)

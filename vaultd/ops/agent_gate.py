@@ -18,7 +18,7 @@ import structlog
 from protocol.errors import Issue, Severity
 from protocol.issue_codes import IssueCode
 from protocol.methods.common import Channel
-from protocol.methods.gate import Gate
+from protocol.methods.gate import Gate, OpClass
 from protocol.methods.proposals import ProposalDetail, ProposalState
 from protocol.methods.receipts import MAX_RECEIPT_WARNINGS, ChangeAction, ChangeReceipt, Proposed
 from protocol.methods.vaults import VaultEntry
@@ -27,8 +27,10 @@ from vaultd.errors import Conflict, PolicyRefused
 from vaultd.gate.diffs import file_diff
 from vaultd.gate.store import new_id, store_for
 from vaultd.gate.verdict import Verdict, verdict
+from vaultd.sources.rules import makes_verdict
 from vaultd.txn import journal
 from vaultd.txn.plan import Plan
+from vaultd.vault import frontmatter
 
 log = structlog.get_logger("vaultd.gate")
 
@@ -61,6 +63,24 @@ def _undo_is_own(root: Path, params: UndoParams, session: str | None) -> bool:
     return manifest.channel == Channel.MCP and manifest.session == session
 
 
+def content_classes(plan: Plan) -> tuple[OpClass, ...]:
+    """Classes an operation falls into by what it writes, whatever its method: a claim made
+    accepted or rejected is a ``verdict``, by ``claim.update`` or by a frontmatter edit alike."""
+    for change in plan.effective():
+        if not change.path.lower().endswith(".md") or change.after is None or b"ledger" not in change.after:
+            continue
+        after = _frontmatter(change.after)
+        if after is not None and makes_verdict(_frontmatter(change.before), after):
+            return (OpClass.VERDICT,)
+    return ()
+
+
+def _frontmatter(data: bytes | None) -> dict[str, Any] | None:
+    if data is None:
+        return None
+    return frontmatter.parse(data.decode("utf-8", "replace")).data
+
+
 def judge(root: Path, entry: VaultEntry, plan: Plan, params: WriteParams, caller: Caller) -> Verdict | None:
     """The verdict for an agent's operation; None for a person's (people are not gated).
 
@@ -71,7 +91,7 @@ def judge(root: Path, entry: VaultEntry, plan: Plan, params: WriteParams, caller
         return None
     policy = entry.agent_policy()
     own = isinstance(params, UndoParams) and _undo_is_own(root, params, caller.session)
-    found = verdict(plan.op, len(plan.effective()), policy, own_undo=own)
+    found = verdict(plan.op, len(plan.effective()), policy, own_undo=own, extra=content_classes(plan))
     if found.gate is Gate.REFUSE:
         what = "undo an operation this agent session did not make" if found.op_class.value == "undo_others" else f"run {plan.op}"
         message = f"refused: agents may not {what} in vault '{entry.id}' ({found.explain(entry.id)}); ask your user"

@@ -16,6 +16,7 @@ from vaultd.ops.name_clash import guard_name
 from vaultd.ops.validate import refuse_unsafe_path
 from vaultd.policy import disk_spelling, disk_twin, path_screen_issues
 from vaultd.policy.names import name_issue
+from vaultd.sources import references
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault.frontmatter_emit import emit
 from vaultd.vault.note import stem_of
@@ -67,7 +68,7 @@ def plan_create(ctx: OpContext, params: CreateParams) -> Plan:
     warnings = guard_name(ctx, path)
     title = params.title or stem_of(path)
     body = params.body if params.body is not None else f"# {title}\n"
-    fields = dict(params.frontmatter)
+    fields = references.normalized(dict(params.frontmatter))
     if params.title is not None:
         fields.setdefault("title", params.title)
     fields.setdefault("created", ctx.today)

@@ -230,7 +230,7 @@ async def _run_operation(
             agent_gate.check_unchanged(plan, approval.proposal)
             plan.proposal, plan.proposed_by = approval.proposal.id, approval.proposal.proposer
             plan.summary = f"{plan.summary} (proposal {approval.proposal.id} by {approval.proposal.proposer})"[:500]
-        elif isinstance(params, TwoStepParams):
+        elif isinstance(params, TwoStepParams) and params.needs_preview():
             fp = fingerprint(ctx, plan, params)
             if not params.confirm:
                 if held and verdict is not None:

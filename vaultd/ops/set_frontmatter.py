@@ -8,6 +8,7 @@ from protocol.methods.writes import SetFrontmatterParams
 from vaultd.errors import InvalidParams
 from vaultd.ops.context import OpContext
 from vaultd.ops.stamps import updated_key
+from vaultd.sources import references
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter
 from vaultd.vault.frontmatter_emit import emit
@@ -26,7 +27,7 @@ def plan_set_frontmatter(ctx: OpContext, params: SetFrontmatterParams) -> Plan:
     no_op = all(k in current and msgspec.json.encode(current[k]) == msgspec.json.encode(v) for k, v in params.set.items()) and not any(
         k in current for k in params.unset
     )
-    fields = dict(params.set)
+    fields = references.normalized(dict(params.set))
     key = updated_key(ctx.entry, {**current, **fields})
     if not no_op and key is not None and key not in params.unset and key not in params.set:
         fields[key] = ctx.today

@@ -15,7 +15,7 @@ from vaultd.errors import Conflict, NotFound, PolicyRefused
 from vaultd.ops.context import OpContext
 from vaultd.txn import journal
 from vaultd.txn.engine import read_current, undo_plan
-from vaultd.txn.plan import Change, Plan, sha256
+from vaultd.txn.plan import Change, Plan, read_limit, sha256
 
 
 def plan_undo(ctx: OpContext, params: UndoParams) -> Plan:
@@ -90,7 +90,7 @@ def _plan_session(ctx: OpContext, chosen: journal.Manifest) -> Plan:
         raise Conflict(f"cannot undo session {chosen.session}: changed by another operation in between: {', '.join(sorted(set(between)))}")
     changes, moved = [], []
     for path, (folder, entry) in source.items():
-        current = read_current(ctx.root, path)
+        current = read_current(ctx.root, path, read_limit(path))
         if sha256(current) != expect[path]:
             moved.append(path)
             continue

@@ -26,7 +26,8 @@ from vaultd.policy import (
     secret_line_issues,
     write_channel_issue,
 )
-from vaultd.txn.plan import Action, Plan
+from vaultd.sources.checks import PlanView, ledger_issues
+from vaultd.txn.plan import Action, Change, Plan
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.link_targets import LinkResolver, ResolutionStatus
 from vaultd.vault.walk import is_note_path
@@ -208,6 +209,18 @@ def _collisions(ctx: OpContext, path: str, deleted: set[str]) -> Callable[[str],
     return existing
 
 
+def kept_file_issues(change: Change) -> list[Issue]:
+    """A file that is not a note (a captured raw copy) is kept byte for byte, whatever its format:
+    never parsed or required to be UTF-8, but refused if, read as text, it holds a secret."""
+    assert change.after is not None
+    try:
+        after = change.after.decode("utf-8")
+    except UnicodeDecodeError:
+        return []
+    before = change.before.decode("utf-8", "replace") if change.before is not None else None
+    return secret_line_issues(added_lines(before, after), change.path)
+
+
 def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
     """Raise ValidationFailed with every error; return the warnings."""
     check_policy(ctx, plan)
@@ -218,6 +231,7 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
     moved_from = _moved_from(plan)
     moved_origin = _moved_paths(plan)
     forward_links = ctx.entry.dead_link_rule() is DeadLinks.WARN
+    ledger_view: PlanView | None = None
 
     for change in plan.effective():
         if change.action == Action.CREATE and change.path.startswith(TRASH_PREFIX):
@@ -228,6 +242,9 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
         if change.after is None:
             continue
         errors += check_inside_vault(ctx.root, change.path)
+        if not is_note_path(change.path):
+            errors += kept_file_issues(change)
+            continue
         try:
             after = change.after.decode("utf-8")
         except UnicodeDecodeError:
@@ -253,6 +270,12 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
             )
             errors += link_errors
             warnings += link_debt
+            ledger_view = ledger_view or PlanView(ctx, plan)
+            ledger_errors, ledger_debt = ledger_issues(
+                ledger_view, change.path, view_before.fm.data if view_before else None, view_after.fm.data
+            )
+            errors += ledger_errors
+            warnings += ledger_debt
             # frontmatter values as decoded too: a YAML escape can hide a token from the raw text
             new_lines += sorted(view_after.decoded() - (view_before.decoded() if view_before else set()))
         if new_lines:

@@ -39,6 +39,7 @@ import msgspec
 
 from protocol.errors import Issue, Severity
 from protocol.methods.vaults import SchemaProfile
+from vaultd.sources.ledger import LEDGER_KEYS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -151,7 +152,9 @@ def _typed_issues(
     citekey_owners: Callable[[str], list[str]] | None,
 ) -> list[Issue]:
     issues: list[Issue] = []
-    unknown = sorted(k for k in data if k not in _KNOWN_KEYS)
+    # A ledger note (source or claim) carries the ledger's keys too; their rules are the ledger's (V20-V23).
+    known = _KNOWN_KEYS | LEDGER_KEYS if "ledger" in data else _KNOWN_KEYS
+    unknown = sorted(k for k in data if k not in known)
     issues += [_v01(path, f"{k}: is not a key of the typed schema; remove or rename it") for k in unknown]
     note_type = data.get("type")
     if note_type is None:

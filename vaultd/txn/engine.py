@@ -47,7 +47,7 @@ from vaultd.txn.journal import (
     remove_journal,
     write_journal,
 )
-from vaultd.txn.plan import MAX_NOTE_BYTES, Change, Plan, over_bounds, sha256
+from vaultd.txn.plan import MAX_CAPTURE_BYTES, MAX_NOTE_BYTES, Change, Plan, over_bounds, read_limit, sha256
 from vaultd.vault.layout import JOURNAL_DIR
 
 log = structlog.get_logger("vaultd.txn")
@@ -79,13 +79,15 @@ def check_bounds(plan: Plan) -> None:
     for c in changes:
         if c.after is not None and len(c.after) > MAX_NOTE_BYTES and c.path.lower().endswith(".md"):
             raise LimitExceeded(f"{c.path} would be {len(c.after)} bytes; a note may be {MAX_NOTE_BYTES}")
+        if c.after is not None and len(c.after) > MAX_CAPTURE_BYTES:
+            raise LimitExceeded(f"{c.path} would be {len(c.after)} bytes; a file may be {MAX_CAPTURE_BYTES}")
 
 
 def _verify(vroot: VaultRoot, plan: Plan) -> None:
     """Every target as planned, recording each one's mode for the journal."""
     changed = []
     for change in plan.effective():
-        current = vroot.read_file(change.path, MAX_NOTE_BYTES)
+        current = vroot.read_file(change.path, read_limit(change.path))
         if sha256(current.data if current else None) != change.before_sha:
             changed.append(change.path)
         elif current is not None:
@@ -100,7 +102,7 @@ def _verify(vroot: VaultRoot, plan: Plan) -> None:
 def _recheck(folder: Folder, name: str, change: Change) -> Current | None:
     """The target right before its own rename or unlink; CONFLICT naming it if it moved on."""
     try:
-        current = folder.read(name, MAX_NOTE_BYTES)
+        current = folder.read(name, read_limit(change.path))
     except LimitExceeded:
         current, grown = None, True
     else:
@@ -164,7 +166,7 @@ class Restore(enum.Enum):
 
 def _restore(vroot: VaultRoot, folder: Path, entry: Entry) -> Restore:
     try:
-        current = vroot.read_file(entry.path, MAX_NOTE_BYTES)
+        current = vroot.read_file(entry.path, read_limit(entry.path))
     except (Conflict, LimitExceeded):
         return Restore.LEFT
     current_sha = sha256(current.data if current else None)
@@ -353,7 +355,7 @@ def undo_plan(root: Path, folder: Path) -> tuple[Plan, Manifest]:
     changes = []
     moved = []
     for entry in manifest.entries:
-        current = read_current(root, entry.path)
+        current = read_current(root, entry.path, read_limit(entry.path))
         if sha256(current) != entry.after_sha:
             moved.append(entry.path)
             continue

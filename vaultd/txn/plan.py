@@ -10,8 +10,10 @@ from __future__ import annotations
 import enum
 import hashlib
 from dataclasses import dataclass, field
+from typing import Any
 
 from protocol.errors import Issue
+from protocol.limits import MAX_CAPTURE_BYTES as MAX_CAPTURE_BYTES  # a file that is not a note (a raw copy)
 from protocol.limits import MAX_NOTE_BYTES as MAX_NOTE_BYTES  # the engine's bound is the protocol's
 
 #: Files one operation writes at most. A rename of a note linked from thousands of notes is one
@@ -28,6 +30,12 @@ def over_bounds(files: int, total: int) -> str | None:
     if total > MAX_OP_BYTES:
         return f"the operation would write {total} bytes; the limit is {MAX_OP_BYTES}"
     return None
+
+
+def read_limit(path: str) -> int:
+    """The most bytes the engine reads of ``path`` when it checks, re-checks or restores it: a
+    note's bound for a note, a raw copy's for any other file (an attachment a capture created)."""
+    return MAX_NOTE_BYTES if path[-3:].lower() == ".md" else MAX_CAPTURE_BYTES
 
 
 def sha256(data: bytes | None) -> str | None:
@@ -77,6 +85,8 @@ class Plan:
     session: str | None = None
     proposal: str | None = None
     proposed_by: str | None = None
+    #: What the planner found for the receipt's detail (read by the operation's detail function).
+    detail: Any = None
 
     @property
     def paths(self) -> list[str]:

@@ -88,6 +88,9 @@ class LiveIndex:
         self._lost_in_build = False  #: a watcher failed while the first build ran: reconcile after it
         #: why the watcher is down (None while it runs): fresh reads then reconcile by stat
         self.watch_problem: str | None = None
+        #: Derived indexes kept beside this one (the chunk index): each gets every applied batch of
+        #: updates in a worker thread, right after the cache, before the refresh returns.
+        self.followers: list[Callable[[Updates], None]] = []
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -257,6 +260,15 @@ class LiveIndex:
             if updates:
                 self._apply(index, updates)
                 await anyio.to_thread.run_sync(index.write_cache, updates)
+                await self._tell_followers(updates)
+
+    async def _tell_followers(self, updates: Updates) -> None:
+        for follow in list(self.followers):
+            try:
+                await anyio.to_thread.run_sync(follow, updates)
+            except Exception:
+                log.exception("a follower of the index failed; it is dropped and rebuilt when next used", vault=str(self.root))
+                self.followers.remove(follow)
 
     async def reconcile(self) -> None:
         """Compare every file with the index by stat; re-read only what differs."""
@@ -269,6 +281,7 @@ class LiveIndex:
             if updates:
                 self._apply(index, updates)
                 await anyio.to_thread.run_sync(index.write_cache, updates)
+                await self._tell_followers(updates)
 
     def _apply(self, index: VaultIndex, updates: Updates) -> None:
         """Apply a refresh, and tell the feed which notes it created, changed, removed or renamed."""

@@ -36,6 +36,7 @@ class SearchDoc(msgspec.Struct, kw_only=True):
     domain: str | None = None
     folder: str | None = None  #: vault-relative folder; None derives it from the record's path
     tags: list[str] = []  #: tag names as written (``#`` optional); matched lowercased, with parents
+    body_line: int = 1  #: the file line the body starts on (after the frontmatter), for passages' line ranges
 
     @classmethod
     def from_note(cls, record: NoteRecord, text: str) -> SearchDoc:
@@ -54,6 +55,7 @@ class SearchDoc(msgspec.Struct, kw_only=True):
             type=scalar("type"),
             domain=scalar("domain"),
             tags=[t.name for t in record.tags],
+            body_line=text.count("\n", 0, record.body_offset) + 1,
         )
 
 

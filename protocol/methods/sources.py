@@ -1,0 +1,406 @@
+"""Sources and evidence: capture with provenance, the source and claim ledgers, the evidence view.
+
+A **source** is a note (``ledger: source``) describing one captured thing: the bytes' identity
+(sha256, size, media type), where the user said it came from, its authority and independence,
+its state and review. The bytes themselves are a content-addressed raw copy in the vault's
+attachment folder, named by their sha256, created once and never rewritten. A URL, a YouTube
+video or an OCR request is a **consent plan**: a source note saying what would be fetched and by
+which runner; vaultd never fetches anything.
+
+A **claim** is a note (``ledger: claim``) holding one falsifiable statement about a page, the
+sources that support it and those that contradict it, its state, confidence and risk. The ledger
+rules are write validation: an accepted claim needs current, active, non-synthetic support, a
+high-risk accepted claim two sources with distinct independence keys, and every cited source
+must exist (unsupported is a valid state; an invented citation is not).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated
+
+import msgspec
+
+from protocol.limits import MAX_CAPTURE_BYTES, MAX_INLINE_CAPTURE_BYTES, describe
+from protocol.methods.common import OptionalVault, Params, Result
+from protocol.methods.reads import Fresh, Target
+from protocol.methods.receipts import WriteReceipt, receipt_type
+from protocol.methods.spec import Effect, MethodSpec, Trait, spec
+from protocol.methods.writes import EditParams, NotePath, TwoStepParams, WriteParams
+
+MAX_CAPTURE_ITEMS = 64
+MAX_CITATIONS = 32  #: sources one claim cites for or against
+MAX_CLAIM_CHARS = 500
+MAX_LISTED = 1000  #: sources, claims or findings one listing returns at most
+
+
+def _doc(text: str) -> msgspec.Meta:
+    return msgspec.Meta(description=text)
+
+
+OneLine = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_CLAIM_CHARS, pattern=r"^[^\x00-\x1f\x7f]*$")]
+Label = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")]
+
+
+class SourceKind(enum.StrEnum):
+    """What a source holds; the ``*-plan`` kinds are consent plans, nothing captured yet."""
+
+    PDF = "pdf"
+    EPUB = "epub"
+    IMAGE = "image"
+    TEXT = "text"
+    FILE = "file"
+    URL_PLAN = "url-plan"
+    YOUTUBE_PLAN = "youtube-plan"
+    OCR_PLAN = "ocr-plan"
+
+
+class Authority(enum.StrEnum):
+    PRIMARY = "primary"  #: the original: the paper, the dataset, the statute, the recording
+    SECONDARY = "secondary"  #: a report about a primary source
+    TERTIARY = "tertiary"  #: a summary of summaries (an encyclopedia, a digest)
+    UNKNOWN = "unknown"
+
+
+class SourceState(enum.StrEnum):
+    ACTIVE = "active"  #: captured and usable as support
+    PLANNED = "planned"  #: a consent plan: nothing captured, so no support yet
+    RETRACTED = "retracted"  #: withdrawn by its author or found wrong: supports nothing
+    SUPERSEDED = "superseded"  #: replaced by a newer version: supports nothing
+
+
+class Review(enum.StrEnum):
+    UNREVIEWED = "unreviewed"
+    REVIEWED = "reviewed"
+    DISPUTED = "disputed"
+
+
+class ClaimState(enum.StrEnum):
+    PROPOSED = "proposed"  #: stated, not yet judged; may be unsupported
+    ACCEPTED = "accepted"  #: judged true: needs current support (two independent sources at high risk)
+    DISPUTED = "disputed"  #: contradicted and unresolved
+    REJECTED = "rejected"  #: judged false
+
+
+class Confidence(enum.StrEnum):
+    """The typed schema's confidence scale."""
+
+    SPECULATIVE = "speculative"
+    TENTATIVE = "tentative"
+    LIKELY = "likely"
+    PROVEN = "proven"
+
+
+class Risk(enum.StrEnum):
+    """What being wrong would cost; a high-risk claim needs two independent sources to be accepted."""
+
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+
+# -- capture --------------------------------------------------------------------------------
+
+
+class CaptureItem(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One thing to capture: exactly one of path, vault_path, text, data or url."""
+
+    path: Annotated[
+        str | None,
+        _doc("An absolute path of a file to copy in. Read only for a person (cli, editor): an agent may not name files outside the vault."),
+    ] = None
+    vault_path: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                min_length=1, max_length=1024, description="A file inside the vault (vault-relative), e.g. one in the inbox; never changed."
+            ),
+        ]
+        | None
+    ) = None
+    text: Annotated[str, msgspec.Meta(max_length=MAX_INLINE_CAPTURE_BYTES, description="Text to capture as it is (UTF-8).")] | None = None
+    data: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                max_length=(MAX_INLINE_CAPTURE_BYTES * 4) // 3 + 4,
+                description=f"Bytes to capture, base64; at most {describe(MAX_INLINE_CAPTURE_BYTES)} decoded.",
+            ),
+        ]
+        | None
+    ) = None
+    url: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                min_length=1,
+                max_length=2048,
+                description="An http(s) URL to record as a consent plan (a YouTube URL as a YouTube plan); nothing is fetched.",
+            ),
+        ]
+        | None
+    ) = None
+    ocr: Annotated[bool, _doc("Also record a consent plan to OCR this file (an image or a PDF); nothing is run.")] = False
+    name: (
+        Annotated[
+            str, msgspec.Meta(min_length=1, max_length=255, description="A file name for text or data (its extension sets the media type).")
+        ]
+        | None
+    ) = None
+    title: Annotated[Label | None, _doc("The source note's title; default: the document's own title, else the file name.")] = None
+    origin: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                min_length=1, max_length=2048, description="Where it came from, as you say (a URL or a description); default: the path."
+            ),
+        ]
+        | None
+    ) = None
+    authority: Annotated[Authority, _doc("primary, secondary, tertiary or unknown.")] = Authority.UNKNOWN
+    independence: Annotated[
+        Label | None, _doc("Sources sharing this key count as one line of evidence; default: the origin's host, else the content hash.")
+    ] = None
+    synthetic: Annotated[bool, _doc("Generated by a model or a tool, not an outside source: it never supports a claim.")] = False
+    doi: Annotated[str, msgspec.Meta(min_length=1, max_length=256, description="A DOI (stored lowercase).")] | None = None
+    arxiv_id: Annotated[str, msgspec.Meta(min_length=1, max_length=64, description="An arXiv id (YYMM.NNNNN[vN]).")] | None = None
+    citekey: (
+        Annotated[str, msgspec.Meta(min_length=1, max_length=64, description="A citation key, unique in the vault ignoring case.")] | None
+    ) = None
+
+
+class CaptureParams(TwoStepParams, kw_only=True):
+    items: Annotated[
+        list[CaptureItem],
+        msgspec.Meta(
+            min_length=1,
+            max_length=MAX_CAPTURE_ITEMS,
+            description=f"What to capture, one operation for all; more than one is two-step. At most {describe(MAX_CAPTURE_BYTES)} "
+            "of bytes in all.",
+        ),
+    ]
+    note: Annotated[Target | None, _doc("The page these sources are for: recorded in each source note's pages.")] = None
+    runner: Annotated[
+        Label | None, _doc("The runner a URL, YouTube or OCR plan names (one you configure outside vaultd); default: none configured.")
+    ] = None
+
+    def needs_preview(self) -> bool:
+        """One item applies at once; several are previewed first."""
+        return len(self.items) > 1
+
+
+class CapturedSource(msgspec.Struct, kw_only=True):
+    note: Annotated[str, _doc("The source note (created or updated).")]
+    kind: Annotated[SourceKind, _doc("What the source holds.")]
+    raw: Annotated[str | None, _doc("The content-addressed raw copy; null for a plan.")] = None
+    sha256: Annotated[str | None, _doc("The captured bytes' sha256; null for a plan.")] = None
+    size: Annotated[int, _doc("The captured bytes' size.")] = 0
+    media_type: Annotated[str | None, _doc("The media type, from the bytes and the name.")] = None
+    deduplicated: Annotated[bool, _doc("The same bytes were captured before: no second raw copy.")] = False
+    metadata: Annotated[dict[str, str], _doc("What the format's metadata says (title, author, pages), read locally.")] = {}
+
+
+class CaptureDetail(msgspec.Struct, kw_only=True):
+    sources: Annotated[list[CapturedSource], _doc("One per item, in order.")]
+
+
+# -- claims -----------------------------------------------------------------------------------
+
+Citations = Annotated[list[Target], msgspec.Meta(max_length=MAX_CITATIONS, description="Source notes, by path, name or alias.")]
+
+
+class ClaimAddParams(WriteParams, kw_only=True):
+    page: Annotated[Target, _doc("The note the claim is about.")]
+    claim: Annotated[OneLine, _doc("The claim: one falsifiable statement, one line.")]
+    support: Annotated[Citations, _doc("Source notes that support it; may be empty (unsupported is a valid state).")] = []
+    contradictions: Annotated[Citations, _doc("Source notes that contradict it.")] = []
+    state: Annotated[ClaimState, _doc("proposed, accepted (needs current support), disputed or rejected.")] = ClaimState.PROPOSED
+    confidence: Annotated[Confidence | None, _doc("speculative, tentative, likely or proven.")] = None
+    risk: Annotated[Risk, _doc("low, medium or high (high needs two independent sources to be accepted).")] = Risk.LOW
+    assessment: Annotated[OneLine | None, _doc("Why the claim stands as it does, in one line.")] = None
+    path: Annotated[NotePath | None, _doc("Where the claim note goes; default: the claims folder, named after the claim.")] = None
+
+
+class ClaimUpdateParams(EditParams, kw_only=True):
+    target: Annotated[Target, _doc("The claim note.")]
+    state: Annotated[ClaimState | None, _doc("The new state.")] = None
+    confidence: Annotated[Confidence | None, _doc("The new confidence.")] = None
+    risk: Annotated[Risk | None, _doc("The new risk.")] = None
+    assessment: Annotated[OneLine | None, _doc("The new assessment.")] = None
+    add_support: Annotated[Citations, _doc("Sources to add to its support.")] = []
+    remove_support: Annotated[Citations, _doc("Sources to drop from its support.")] = []
+    add_contradictions: Annotated[Citations, _doc("Sources to add to its contradictions (which stay visible: none is removed).")] = []
+
+
+class ClaimDetail(msgspec.Struct, kw_only=True):
+    claim: Annotated[str, _doc("The claim note's path.")]
+
+
+class SupportStatus(enum.StrEnum):
+    """What one citation of a claim is worth."""
+
+    CURRENT = "current"  #: an active, non-synthetic, unexpired source whose raw copy is as captured
+    INACTIVE = "inactive"  #: retracted, superseded, only planned, or past its expiry
+    SYNTHETIC = "synthetic"  #: generated: supports nothing
+    DRIFTED = "drifted"  #: its raw copy no longer holds the captured bytes
+    MISSING = "missing"  #: names no source note (an invented citation)
+
+
+class Citation(msgspec.Struct, kw_only=True):
+    cited: Annotated[str, _doc("The citation as written in the claim.")]
+    path: Annotated[str | None, _doc("The source note it names; null when it names none.")] = None
+    title: Annotated[str | None, _doc("The source's title.")] = None
+    status: Annotated[SupportStatus, _doc("What it is worth as evidence.")]
+    independence: Annotated[str | None, _doc("The source's independence key.")] = None
+
+
+class Verdict(enum.StrEnum):
+    """How well a claim's support holds up, whatever its state says."""
+
+    SUPPORTED = "supported"  #: enough current support for its risk
+    UNDER_SUPPORTED = "under-supported"  #: current support from fewer independent lines than its risk needs
+    UNSUPPORTED = "unsupported"  #: no current support
+    INVENTED = "invented"  #: cites something that is not a source note
+
+
+class ClaimView(msgspec.Struct, kw_only=True):
+    path: Annotated[str, _doc("The claim note.")]
+    claim: Annotated[str, _doc("The statement.")]
+    page: Annotated[str | None, _doc("The page it is about (a path); null when the link resolves to no note.")] = None
+    state: Annotated[str, _doc("Its state as written.")]
+    confidence: Annotated[str | None, _doc("Its confidence.")] = None
+    risk: Annotated[str, _doc("Its risk.")]
+    assessment: Annotated[str | None, _doc("Its assessment.")] = None
+    support: Annotated[list[Citation], _doc("What supports it.")] = []
+    contradictions: Annotated[list[Citation], _doc("What contradicts it; always shown.")] = []
+    verdict: Annotated[Verdict, _doc("How its support holds up.")]
+    independent_lines: Annotated[int, _doc("Distinct independence keys among its current support.")] = 0
+
+
+class ClaimListParams(Params):
+    vault: OptionalVault = None
+    page: Annotated[Target | None, _doc("Only claims about this note.")] = None
+    state: Annotated[ClaimState | None, _doc("Only claims in this state.")] = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LISTED, description="At most this many claims, by path.")] = 100
+    fresh: Fresh = False
+
+
+class ClaimListResult(Result):
+    claims: list[ClaimView]
+    total: int
+
+
+# -- the source ledger --------------------------------------------------------------------------
+
+
+class DriftState(enum.StrEnum):
+    UNCHECKED = "unchecked"  #: not hashed in this call
+    INTACT = "intact"  #: the raw copy holds the bytes its sha256 names
+    CHANGED = "changed"  #: the raw copy's bytes differ from the captured ones
+    MISSING = "missing"  #: the raw copy is gone (or is not a regular file)
+    NONE = "none"  #: a plan: no raw copy
+
+
+class SourceView(msgspec.Struct, kw_only=True):
+    path: Annotated[str, _doc("The source note.")]
+    title: Annotated[str, _doc("Its title.")]
+    kind: Annotated[str | None, _doc("What it holds.")] = None
+    state: Annotated[str, _doc("active, planned, retracted or superseded.")]
+    review: Annotated[str | None, _doc("Its review state.")] = None
+    authority: Annotated[str | None, _doc("Its authority.")] = None
+    independence: Annotated[str, _doc("Its independence key (explicit, else derived from the origin or the hash).")]
+    origin: Annotated[str | None, _doc("Where it came from, as recorded.")] = None
+    sha256: Annotated[str | None, _doc("The captured bytes' sha256.")] = None
+    size: Annotated[int | None, _doc("The captured bytes' size.")] = None
+    media_type: Annotated[str | None, _doc("Its media type.")] = None
+    captured: Annotated[str | None, _doc("When it was captured (YYYY-MM-DD).")] = None
+    raw: Annotated[str | None, _doc("The raw copy's path.")] = None
+    synthetic: Annotated[bool, _doc("Generated, not an outside source.")] = False
+    pages: Annotated[list[str], _doc("The pages it is linked to, as written.")] = []
+    drift: Annotated[DriftState, _doc("Whether the raw copy still holds the captured bytes.")] = DriftState.UNCHECKED
+
+
+class SourceListParams(Params):
+    vault: OptionalVault = None
+    kind: Annotated[SourceKind | None, _doc("Only sources of this kind.")] = None
+    state: Annotated[SourceState | None, _doc("Only sources in this state.")] = None
+    verify: Annotated[bool, _doc("Hash every raw copy to report drift (reads every captured file).")] = False
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LISTED, description="At most this many sources, by path.")] = 100
+    fresh: Fresh = False
+
+
+class SourceListResult(Result):
+    sources: list[SourceView]
+    total: int
+
+
+class EvidenceParams(Params):
+    vault: OptionalVault = None
+    target: Annotated[
+        Target | None,
+        _doc("A page: its claims, their support and contradictions. Omitted: the vault's unsupported accepted claims and drifted sources."),
+    ] = None
+    verify: Annotated[bool, _doc("Hash the raw copies of the sources involved, to find drift.")] = True
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LISTED, description="At most this many claims and sources each.")] = 200
+    fresh: Fresh = False
+
+
+class EvidenceResult(Result, kw_only=True):
+    page: Annotated[str | None, _doc("The page shown; null for the vault-wide check.")] = None
+    claims: Annotated[list[ClaimView], _doc("The page's claims (vault-wide: every accepted claim whose support does not hold).")]
+    drifted: Annotated[list[SourceView], _doc("Sources whose raw copy changed or vanished since capture.")]
+    sources_checked: Annotated[int, _doc("Source notes looked at.")]
+    claims_checked: Annotated[int, _doc("Claim notes looked at.")]
+
+
+CAPTURE: MethodSpec[CaptureParams, WriteReceipt[CaptureDetail]] = MethodSpec(
+    "source.capture",
+    CaptureParams,
+    receipt_type(CaptureDetail),
+    "Capture files or text as content-addressed raw copies with a source note each (URLs and OCR become consent plans, "
+    "never fetched). One item applies at once; more than one answers a preview with a fingerprint: call again with the "
+    "same items, confirm=true and that fingerprint.",
+    Effect.WRITE,
+    Trait.MCP,
+)
+SOURCE_LIST = spec(
+    "source.list",
+    SourceListParams,
+    SourceListResult,
+    "The source ledger: captured sources and plans with their identity, origin, independence and drift.",
+    Effect.READ,
+    Trait.MCP,
+)
+CLAIM_ADD: MethodSpec[ClaimAddParams, WriteReceipt[ClaimDetail]] = MethodSpec(
+    "claim.add",
+    ClaimAddParams,
+    receipt_type(ClaimDetail),
+    "Record a claim about a page with the sources that support or contradict it (an accepted claim needs current support).",
+    Effect.WRITE,
+    Trait.MCP,
+)
+CLAIM_UPDATE: MethodSpec[ClaimUpdateParams, WriteReceipt[ClaimDetail]] = MethodSpec(
+    "claim.update",
+    ClaimUpdateParams,
+    receipt_type(ClaimDetail),
+    "Change a claim's state, confidence, risk or assessment, or add support and contradictions.",
+    Effect.WRITE,
+    Trait.MCP,
+)
+CLAIM_LIST = spec(
+    "claim.list",
+    ClaimListParams,
+    ClaimListResult,
+    "The claim ledger: claims with their support, contradictions and verdict, optionally of one page or state.",
+    Effect.READ,
+    Trait.MCP,
+)
+EVIDENCE = spec(
+    "source.evidence",
+    EvidenceParams,
+    EvidenceResult,
+    "A page's claims with their support and contradictions; without a page, unsupported accepted claims and drifted sources.",
+    Effect.READ,
+    Trait.MCP,
+)
+SPECS = (CAPTURE, SOURCE_LIST, CLAIM_ADD, CLAIM_UPDATE, CLAIM_LIST, EVIDENCE)

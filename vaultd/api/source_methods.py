@@ -1,0 +1,123 @@
+"""Handlers of the sources and evidence methods: capture and claims through the operation runner,
+the ledgers and the evidence view read from the in-memory index."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import TypeVar
+
+import anyio
+
+from protocol.methods import sources
+from protocol.methods.receipts import WriteReceipt
+from protocol.methods.sources import (
+    CaptureDetail,
+    CaptureParams,
+    ClaimAddParams,
+    ClaimDetail,
+    ClaimListParams,
+    ClaimListResult,
+    ClaimState,
+    ClaimUpdateParams,
+    DriftState,
+    EvidenceParams,
+    EvidenceResult,
+    SourceListParams,
+    SourceListResult,
+    Verdict,
+)
+from vaultd.api.handlers import CallContext, handles
+from vaultd.api.read_methods import live_view
+from vaultd.ops.runner import run_operation
+from vaultd.sources import operations
+from vaultd.sources.evidence import Ledgers
+from vaultd.sources.rawfiles import raw_hasher
+from vaultd.vault.lookup import find_note
+
+R = TypeVar("R")
+
+
+@handles(sources.CAPTURE)
+async def capture(ctx: CallContext, params: CaptureParams) -> WriteReceipt[CaptureDetail]:
+    return await run_operation(ctx, params, operations.CAPTURE.planner, operations.CAPTURE.detail)
+
+
+@handles(sources.CLAIM_ADD)
+async def claim_add(ctx: CallContext, params: ClaimAddParams) -> WriteReceipt[ClaimDetail]:
+    return await run_operation(ctx, params, operations.CLAIM_ADD.planner, operations.CLAIM_ADD.detail)
+
+
+@handles(sources.CLAIM_UPDATE)
+async def claim_update(ctx: CallContext, params: ClaimUpdateParams) -> WriteReceipt[ClaimDetail]:
+    return await run_operation(ctx, params, operations.CLAIM_UPDATE.planner, operations.CLAIM_UPDATE.detail)
+
+
+async def _with_ledgers(ctx: CallContext, vault: str | None, fresh: bool, verify: bool, answer: Callable[[Ledgers], R]) -> R:
+    """``answer`` over the vault's ledgers, in a worker thread, with the index held still (the
+    watcher's refreshes change it on the event loop meanwhile otherwise)."""
+    live, view = await live_view(ctx, vault, fresh)
+    root = ctx.host.vault(vault).root
+    today = dt.datetime.now().astimezone().date()
+
+    def run() -> R:
+        return answer(Ledgers(live.index, today, raw_hasher(root) if verify else None, view.visible))
+
+    async with live.held_still():
+        return await anyio.to_thread.run_sync(run)
+
+
+def _page(book: Ledgers, target: str) -> str:
+    return find_note(book.index, target, lambda p: not book.visible(p))
+
+
+@handles(sources.SOURCE_LIST)
+async def source_list(ctx: CallContext, params: SourceListParams) -> SourceListResult:
+    def answer(book: Ledgers) -> SourceListResult:
+        chosen = [
+            s
+            for _, s in sorted(book.sources.items())
+            if (params.kind is None or s.kind == params.kind.value) and (params.state is None or s.state == params.state.value)
+        ]
+        return SourceListResult(sources=[book.source_view(s, verify=params.verify) for s in chosen[: params.limit]], total=len(chosen))
+
+    return await _with_ledgers(ctx, params.vault, params.fresh, params.verify, answer)
+
+
+@handles(sources.CLAIM_LIST)
+async def claim_list(ctx: CallContext, params: ClaimListParams) -> ClaimListResult:
+    def answer(book: Ledgers) -> ClaimListResult:
+        chosen = (
+            book.claims_about(_page(book, params.page)) if params.page is not None else sorted(book.claims.values(), key=lambda c: c.path)
+        )
+        if params.state is not None:
+            chosen = [c for c in chosen if c.state == params.state.value]
+        return ClaimListResult(claims=[book.claim_view(c, verify=False) for c in chosen[: params.limit]], total=len(chosen))
+
+    return await _with_ledgers(ctx, params.vault, params.fresh, False, answer)
+
+
+@handles(sources.EVIDENCE)
+async def evidence(ctx: CallContext, params: EvidenceParams) -> EvidenceResult:
+
+    def page_view(book: Ledgers) -> EvidenceResult:
+        assert params.target is not None
+        page = _page(book, params.target)
+        claims = book.claims_about(page)[: params.limit]
+        views = [book.claim_view(c, verify=params.verify) for c in claims]
+        cited = {c.path for v in views for c in (*v.support, *v.contradictions) if c.path}
+        involved = [book.sources[p] for p in sorted(cited | ({page} & book.sources.keys())) if p in book.sources]
+        drifted = [
+            v for v in (book.source_view(s, verify=params.verify) for s in involved) if v.drift in (DriftState.CHANGED, DriftState.MISSING)
+        ]
+        return EvidenceResult(page=page, claims=views, drifted=drifted, sources_checked=len(involved), claims_checked=len(claims))
+
+    def vault_view(book: Ledgers) -> EvidenceResult:
+        accepted = [c for _, c in sorted(book.claims.items()) if c.state == ClaimState.ACCEPTED.value]
+        views = [book.claim_view(c, verify=params.verify) for c in accepted]
+        weak = [v for v in views if v.verdict is not Verdict.SUPPORTED][: params.limit]
+        all_sources = [book.source_view(s, verify=params.verify) for _, s in sorted(book.sources.items())]
+        drifted = [v for v in all_sources if v.drift in (DriftState.CHANGED, DriftState.MISSING)][: params.limit]
+        return EvidenceResult(page=None, claims=weak, drifted=drifted, sources_checked=len(all_sources), claims_checked=len(accepted))
+
+    return await _with_ledgers(ctx, params.vault, params.fresh, params.verify, page_view if params.target is not None else vault_view)

@@ -1,0 +1,301 @@
+"""The chunk index: one SQLite file per vault beside the FTS cache, ``<digest>-chunks-v1.sqlite``.
+
+Derived like the FTS cache: deleting it costs a rebuild, and a file that is not this version,
+or that SQLite finds damaged, is deleted and made again. Mode 0600, never followed through a
+link. Schema::
+
+    doc(path PRIMARY KEY, size, mtime_ns, ino)      the stat each note was chunked at
+    chunk(id PRIMARY KEY, path, heading, line_start, line_end, title, text)
+    fts   fts5(title, heading, body, grams; contentless)  rowid = chunk.id; grams: CJK bigrams
+
+BM25 weights: heading 3, title 1.5, body 1, grams 1. One writer at a time; readers borrow a
+pooled connection and see the last committed state (WAL).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import stat
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+import apsw
+
+from vaultd.errors import Unavailable
+from vaultd.vault import fts_query
+from vaultd.vault.cache.sqlite_file import connect
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+    from vaultd.retrieve.chunks import Chunk
+
+VERSION = 1
+HEADING_SEP = "\x1f"
+MAX_READERS = 4
+_SCHEMA = f"""
+CREATE TABLE doc(path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE chunk(
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL, heading TEXT NOT NULL,
+    line_start INTEGER NOT NULL, line_end INTEGER NOT NULL, title TEXT NOT NULL, text TEXT NOT NULL
+);
+CREATE INDEX chunk_path ON chunk(path);
+CREATE VIRTUAL TABLE fts USING fts5(title, heading, body, grams, content='', contentless_delete=1,
+    tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row');
+PRAGMA user_version = {VERSION};
+"""
+_WEIGHTS = "1.5, 3.0, 1.0, 1.0"
+
+
+def file_name(cache_name: str) -> str:
+    """The chunk index's name beside the FTS cache named ``cache_name``."""
+    return cache_name.rsplit("-v", 1)[0] + f"-chunks-v{VERSION}.sqlite"
+
+
+@dataclass(frozen=True, slots=True)
+class DocStat:
+    size: int
+    mtime_ns: int
+    ino: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    id: int
+    path: str
+    heading: tuple[str, ...]
+    line_start: int
+    line_end: int
+    title: str
+    text: str
+    score: float  #: -bm25: higher is better
+
+
+def _signed64(value: int) -> int:
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def _prepare_file(path: Path) -> None:
+    for suffix in ("-wal", "-shm", "-journal"):
+        if Path(str(path) + suffix).is_symlink():
+            raise Unavailable(f"chunk index {path}{suffix} is a symlink; remove it")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise Unavailable(f"cannot open chunk index {path}: {exc.strerror}") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+            raise Unavailable(f"chunk index {path} is not a regular file of this user; remove it")
+        if st.st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+
+
+def _recreate(path: Path) -> apsw.Connection:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    _prepare_file(path)
+    con = connect(path)
+    with con:
+        con.execute(_SCHEMA)
+    return con
+
+
+def _open(path: Path) -> apsw.Connection:
+    _prepare_file(path)
+    try:
+        con = connect(path)
+        version = con.execute("PRAGMA user_version").get
+        if version == 0 and con.execute("SELECT count(*) FROM sqlite_schema").get == 0:
+            with con:
+                con.execute(_SCHEMA)
+            return con
+        if version == VERSION:
+            return con
+        con.close()
+    except apsw.Error:
+        pass
+    return _recreate(path)
+
+
+class ChunkStore:
+    """One vault's chunk index: stat rows, chunk rows and their full-text index."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._writer = _open(path)
+        self._write_lock = threading.Lock()
+        self._idle: queue.SimpleQueue[tuple[apsw.Connection, int]] = queue.SimpleQueue()
+        self._slots = threading.BoundedSemaphore(MAX_READERS)
+        self._generation = 0
+        self._closed = False
+        self._writes = 0  #: bumped by every apply, so a reader knows its cached row count is stale
+        self._counted: tuple[int, int] | None = None
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def stats(self) -> dict[str, DocStat]:
+        with self._reader() as con:
+            return {p: DocStat(s, m, i) for p, s, m, i in con.execute("SELECT path, size, mtime_ns, ino FROM doc")}
+
+    def apply(self, upserts: Iterable[tuple[str, DocStat, str, list[Chunk]]], deletes: Iterable[str] = ()) -> None:
+        """Replace the chunks of ``upserts`` (path, stat, title, chunks) and drop ``deletes``, in one transaction."""
+        with self._guard(), self._write_lock:
+            if self._closed:
+                raise Unavailable(f"chunk index {self.path} is closed")
+            con = self._writer
+            with con:
+                for path in deletes:
+                    self._drop(con, path)
+                for path, st, title, chunks in upserts:
+                    if not fts_query.is_storable(path):
+                        continue
+                    self._drop(con, path)
+                    con.execute("INSERT INTO doc VALUES (?, ?, ?, ?)", (path, st.size, st.mtime_ns, _signed64(st.ino)))
+                    safe_title = fts_query.storable(title)
+                    for chunk in chunks:
+                        text = fts_query.storable(chunk.text)
+                        heading = fts_query.storable(HEADING_SEP.join(chunk.heading))
+                        con.execute(
+                            "INSERT INTO chunk(path, heading, line_start, line_end, title, text) VALUES (?, ?, ?, ?, ?, ?)",
+                            (path, heading, chunk.line_start, chunk.line_end, safe_title, text),
+                        )
+                        rowid = con.last_insert_rowid()
+                        (t, tg), (h, hg), (b, bg) = map(fts_query.prepare, (safe_title, heading.replace(HEADING_SEP, " "), text))
+                        grams = " ".join(g for g in (tg, hg, bg) if g)
+                        con.execute("INSERT INTO fts(rowid, title, heading, body, grams) VALUES (?, ?, ?, ?, ?)", (rowid, t, h, b, grams))
+            self._writes += 1
+
+    @staticmethod
+    def _drop(con: apsw.Connection, path: str) -> None:
+        ids = [(r[0],) for r in con.execute("SELECT id FROM chunk WHERE path = ?", (path,))]
+        if ids:
+            con.executemany("DELETE FROM fts WHERE rowid = ?", ids)
+            con.executemany("DELETE FROM chunk WHERE id = ?", ids)
+        con.execute("DELETE FROM doc WHERE path = ?", (path,))
+
+    # -- reading ---------------------------------------------------------------------------
+
+    @contextmanager
+    def _reader(self) -> Iterator[apsw.Connection]:
+        if self._closed:
+            raise Unavailable(f"chunk index {self.path} is closed")
+        with self._slots:
+            try:
+                con, generation = self._idle.get_nowait()
+            except queue.Empty:
+                con, generation = connect(self.path), self._generation
+                con.execute("PRAGMA query_only = 1")
+            try:
+                yield con
+            finally:
+                if self._closed or generation != self._generation:
+                    con.close()
+                else:
+                    self._idle.put((con, generation))
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        try:
+            yield
+        except (apsw.CorruptError, apsw.NotADBError) as exc:
+            self.reset()
+            raise Unavailable(f"the chunk index {self.path} was damaged and has been recreated; retry") from exc
+
+    def reset(self) -> None:
+        with self._write_lock:
+            self._generation += 1
+            while True:
+                try:
+                    self._idle.get_nowait()[0].close()
+                except queue.Empty:
+                    break
+            self._writer.close()
+            self._writer = _recreate(self.path)
+
+    def _rows(self, con: apsw.Connection) -> int:
+        """How many chunks there are, counted once per write (the count reads the whole table)."""
+        generation = self._writes
+        if self._counted is None or self._counted[0] != generation:
+            self._counted = (generation, con.execute("SELECT count(*) FROM chunk").get or 1)
+        return self._counted[1]
+
+    def tokenize(self, con: apsw.Connection, text: str) -> list[str]:
+        tokenizer = con.fts5_tokenizer("unicode61", ["remove_diacritics", "2"])
+        return cast(
+            "list[str]", tokenizer(text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False, include_colocated=False)
+        )
+
+    def search(self, terms_text: str, limit: int, max_terms: int = 64) -> list[StoredChunk]:
+        """Chunks matching any word of ``terms_text``, best BM25 first.
+
+        Words found in more than a quarter of the chunks add little to BM25 and make the match
+        touch most rows; they are left out unless nothing rarer is asked for.
+        """
+        with self._guard(), self._reader() as con:
+            with con:  # one read transaction: ranks and rows from one snapshot
+                latin, cjk = fts_query.prepare(terms_text)
+                tokens = list(dict.fromkeys(self.tokenize(con, latin)))[:max_terms]
+                grams = list(dict.fromkeys(cjk.split()))[:max_terms]
+                if not tokens and not grams:
+                    return []
+                total = self._rows(con)
+                if tokens:
+                    marks = ",".join("?" * len(tokens))
+                    df = dict(con.execute(f"SELECT term, doc FROM vocab WHERE term IN ({marks})", tokens))
+                    known = sorted((t for t in tokens if t in df), key=lambda t: df[t])
+                    rare = [t for t in known if df[t] <= total / 4]
+                    tokens = rare or known[:3]
+                parts = [_quote(t) for t in tokens] + [f"grams:{_quote(g)}" for g in grams]
+                if not parts:
+                    return []
+                # Rank on the full-text table alone, then read only the chunk rows kept: joining
+                # every matching row before the sort cost several times the ranking itself.
+                ranked = list(
+                    con.execute(
+                        f"SELECT rowid, bm25(fts, {_WEIGHTS}) AS r FROM fts WHERE fts MATCH ? ORDER BY r LIMIT ?",
+                        (" OR ".join(parts), limit),
+                    )
+                )
+                if not ranked:
+                    return []
+                marks = ",".join("?" * len(ranked))
+                rows = {
+                    r[0]: r
+                    for r in con.execute(
+                        f"SELECT id, path, heading, line_start, line_end, title, text FROM chunk WHERE id IN ({marks})",
+                        [i for i, _ in ranked],
+                    )
+                }
+        found = []
+        for rowid, rank in ranked:
+            row = rows.get(rowid)
+            if row is None:
+                continue
+            i, path, heading, start, end, title, text = row
+            found.append(StoredChunk(i, path, tuple(heading.split(HEADING_SEP)) if heading else (), start, end, title, text, -float(rank)))
+        found.sort(key=lambda c: (-c.score, c.path, c.line_start))
+        return found
+
+    def close(self) -> None:
+        with self._write_lock:
+            if self._closed:
+                return
+            self._closed = True
+            while True:
+                try:
+                    self._idle.get_nowait()[0].close()
+                except queue.Empty:
+                    break
+            self._writer.close()
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'

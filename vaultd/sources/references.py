@@ -1,0 +1,115 @@
+"""Reference notes by identifier: citekey uniqueness, and finding a note by DOI, citekey or arXiv id.
+
+The table is built from the index's records (frontmatter is already parsed there) once per index
+generation and only when asked for, so a vault that never uses identifiers never pays for it.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from protocol.errors import Issue
+from vaultd.sources.identifiers import arxiv_key, citekey_key, doi_key, valid_arxiv, valid_citekey, valid_doi
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from vaultd.vault.index import VaultIndex
+    from vaultd.vault.model import NoteRecord
+
+IDENTIFIER_KEYS = ("doi", "arxiv_id", "citekey")
+IDENTIFIER_SNIPPET = "matches the note's DOI, citekey or arXiv id"
+
+
+def looks_like_identifier(query: str) -> bool:
+    """One token that could be a DOI, a citekey or an arXiv id (with or without a prefix)."""
+    q = query.strip()
+    return 0 < len(q) <= 512 and not any(ch.isspace() for ch in q.removeprefix("doi: ").removeprefix("arXiv: "))
+
+
+def matches_filters(record: NoteRecord, type_: str | None, domain: str | None, tag: str | None, folder: str | None) -> bool:
+    """The search filters, applied to a note found by identifier (the FTS query applies them in SQL)."""
+    fm = record.frontmatter or {}
+    if type_ is not None and fm.get("type") != type_:
+        return False
+    if domain is not None and fm.get("domain") != domain:
+        return False
+    if folder is not None and not (record.path.startswith(folder + "/") or record.path.rpartition("/")[0] == folder):
+        return False
+    if tag is not None:
+        wanted = tag.strip().lstrip("#").strip("/").lower()
+        names = {t.name.strip().lstrip("#").strip("/").lower() for t in record.tags}
+        return any(n == wanted or n.startswith(wanted + "/") for n in names)
+    return True
+
+
+@dataclass
+class ReferenceTable:
+    generation: int
+    citekeys: dict[str, set[str]] = field(default_factory=dict)
+    dois: dict[str, set[str]] = field(default_factory=dict)
+    arxiv: dict[str, set[str]] = field(default_factory=dict)
+
+    def add(self, path: str, data: dict[str, Any]) -> None:
+        if isinstance(key := data.get("citekey"), str) and key.strip():
+            self.citekeys.setdefault(citekey_key(key), set()).add(path)
+        if isinstance(doi := data.get("doi"), str) and doi.strip():
+            self.dois.setdefault(doi_key(doi), set()).add(path)
+        if isinstance(arxiv := data.get("arxiv_id"), str) and arxiv.strip():
+            self.arxiv.setdefault(arxiv_key(arxiv), set()).add(path)
+
+    def find(self, query: str) -> list[str]:
+        """Notes whose DOI, citekey or arXiv id (without version) is exactly ``query``."""
+        q = query.strip()
+        if not q or len(q) > 512:
+            return []
+        found = self.dois.get(doi_key(q), set()) | self.citekeys.get(citekey_key(q), set()) | self.arxiv.get(arxiv_key(q), set())
+        return sorted(found)
+
+
+_tables: weakref.WeakKeyDictionary[VaultIndex, ReferenceTable] = weakref.WeakKeyDictionary()
+
+
+def table(index: VaultIndex) -> ReferenceTable:
+    """The index's identifier table, rebuilt when the index changed since it was built."""
+    current = _tables.get(index)
+    if current is not None and current.generation == index.generation:
+        return current
+    built = ReferenceTable(generation=index.generation)
+    for path, record in index.notes.items():
+        fm = record.frontmatter
+        if fm and ("citekey" in fm or "doi" in fm or "arxiv_id" in fm):
+            built.add(path, fm)
+    _tables[index] = built
+    return built
+
+
+def normalized(fields: dict[str, Any]) -> dict[str, Any]:
+    """Identifier values as they are stored: a DOI lowercase and without a resolver prefix."""
+    if isinstance(doi := fields.get("doi"), str):
+        return {**fields, "doi": doi_key(doi)}
+    return fields
+
+
+def identifier_issues(data: dict[str, Any], path: str, others: Iterable[str], *, syntax: bool) -> list[Issue]:
+    """V24 for an identifier that is malformed (``syntax``: the typed schema reports its own) or a
+    citekey another note already uses; ``others`` are the notes holding the same citekey."""
+    issues: list[Issue] = []
+    if syntax:
+        if "doi" in data and not valid_doi(data["doi"]):
+            issues.append(Issue(code="V24", path=path, message="doi: must be 10.<4-9 digit registrant>/<suffix without spaces>"))
+        elif "doi" in data and data["doi"] != doi_key(data["doi"]):
+            issues.append(Issue(code="V24", path=path, message="doi: is stored lowercase; write it in lowercase"))
+        if "arxiv_id" in data and not valid_arxiv(data["arxiv_id"]):
+            issues.append(
+                Issue(
+                    code="V24", path=path, message="arxiv_id: must be YYMM.NNNN (before 2015), YYMM.NNNNN or archive/YYMMNNN, optionally vN"
+                )
+            )
+        if "citekey" in data and not valid_citekey(data["citekey"]):
+            issues.append(Issue(code="V24", path=path, message="citekey: must be 1-64 of A-Z a-z 0-9 _ : -"))
+    for other in sorted(set(others) - {path}):
+        issues.append(Issue(code="V24", path=path, message=f"citekey: already used by {other!r} (ignoring case); choose another"))
+    return issues
