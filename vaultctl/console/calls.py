@@ -17,7 +17,6 @@ from protocol.methods.spec import AnySpec
 READS: tuple[AnySpec, ...] = (
     reads.SEARCH,
     reads.LINKS,
-    reads.LIST,
     reads.STATS,
     vaults.VAULT_LIST,
     service.DAEMON_STATUS,
