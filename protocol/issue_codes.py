@@ -166,3 +166,8 @@ class IssueCode(enum.StrEnum):
         "A content-addressed raw copy does not hold the bytes its name says: it was changed after capture.",
         "Restore the raw copy (or move it away), then capture again; 'vaultctl evidence' lists drifted sources.",
     )
+    V11 = (
+        "V11",
+        "The change would close a cycle in the topic map: a note would become its own ancestor through its parent properties (up).",
+        "Link the other way, or remove a parent; cycles that exist already only warn (lint L16).",
+    )

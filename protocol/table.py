@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.methods import console, events, guard, indexing, proposals, reads, retrieve, service, sources, vaults, writes
+from protocol.methods import console, events, graph, guard, indexing, lint, proposals, reads, retrieve, service, sources, vaults, writes
 from protocol.methods.spec import Effect, MethodSpec, Trait
 
 SPECS: tuple[MethodSpec[Any, Any], ...] = (
@@ -24,6 +24,8 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *guard.SPECS,
     *sources.SPECS,
     *retrieve.SPECS,
+    *lint.SPECS,
+    *graph.SPECS,
     *console.SPECS,
 )
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}

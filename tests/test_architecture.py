@@ -87,6 +87,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd.retrieve",),  # the chunk index beside the cache, following the live index; the optional rerank
     ("vaultd.sources",),  # the ledgers' and identifiers' pure rules, below the validation that applies them
     ("vaultd.policy",),
+    ("vaultd.graph",),  # the link graph, its walks, communities and topic map: pure functions over the index
+    ("vaultd.lint",),  # vault-wide lint rules over the graph's snapshot
     ("vaultd.registry",),
     ("vaultd.txn",),
     ("vaultd.gate",),  # the agent gate: verdicts and the stored proposals

@@ -9,7 +9,20 @@ from collections.abc import Callable
 
 import typer
 
-from vaultctl.commands import admin, console_cmd, mcp_cmd, proposals, reads, setup_cmd, sources, vault_settings, watch, writes
+from vaultctl.commands import (
+    admin,
+    console_cmd,
+    graph_cmd,
+    lint_cmd,
+    mcp_cmd,
+    proposals,
+    reads,
+    setup_cmd,
+    sources,
+    vault_settings,
+    watch,
+    writes,
+)
 
 app = typer.Typer(
     name="vaultctl",
@@ -47,6 +60,13 @@ COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("sources", sources.list_sources),
     ("evidence", sources.evidence),
     ("retrieve", sources.retrieve_passages),
+    ("lint", lint_cmd.lint_vault),
+    ("neighbors", graph_cmd.neighbors),
+    ("communities", graph_cmd.communities),
+    ("path", graph_cmd.path),
+    ("hubs", graph_cmd.hubs),
+    ("mocs", graph_cmd.mocs),
+    ("nav", graph_cmd.nav),
     ("console", console_cmd.console_cmd),
 ]
 for name, fn in COMMANDS:

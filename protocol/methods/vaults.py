@@ -76,6 +76,10 @@ LogPath = Annotated[
     ),
 ]
 PrivatePath = DenyPath  #: the same glob, matched the same way; hides notes from agents instead
+ParentKey = Annotated[
+    str, msgspec.Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$", description="A frontmatter key whose links name a note's parents.")
+]
+DEFAULT_PARENT_KEYS = ("up", "parent")  #: the topic map's parent keys: ``up``, and Breadcrumbs' ``parent``
 StampKey = Annotated[
     str, msgspec.Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$", description="A frontmatter key that records when a note was last edited.")
 ]
@@ -118,6 +122,8 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     agents: AgentPolicy | None = None  #: None: the kind's default (see :meth:`agent_policy`)
     dead_links: DeadLinks | None = None  #: None: the profile's default (see :meth:`dead_link_rule`)
     sources: SourcesSettings | None = None  #: None: the default folders
+    #: Frontmatter keys whose links name a note's parents in the topic map; several parents allowed.
+    parent_keys: Annotated[list[ParentKey], msgspec.Meta(max_length=8)] = msgspec.field(default_factory=lambda: list(DEFAULT_PARENT_KEYS))
 
     def dead_link_rule(self) -> DeadLinks:
         """Whether a new link to no note is refused: so in the typed profile, warned in the open one."""
@@ -191,6 +197,17 @@ class VaultAddParams(Params):
     sources: Annotated[
         SourcesSettings | None, msgspec.Meta(description="Folders of the source and claim ledgers; omitted: sources/ and claims/.")
     ] = None
+    parent_keys: (
+        Annotated[
+            list[ParentKey],
+            msgspec.Meta(
+                min_length=1,
+                max_length=8,
+                description="Frontmatter keys whose links name a note's parents in the topic map (default: up, parent).",
+            ),
+        ]
+        | None
+    ) = None
 
 
 class VaultInfo(Result):

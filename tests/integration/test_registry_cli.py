@@ -41,6 +41,7 @@ def test_add_list_remove_text_and_json(daemon: Daemon, cli, tmp_path: Path) -> N
         "agents": None,
         "dead_links": None,  # the profile decides: the open one warns of a link to no note yet
         "sources": None,
+        "parent_keys": ["up", "parent"],
     }
     assert info["health"]["state"] == "ready"
     text = cli("vault", "list")

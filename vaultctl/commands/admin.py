@@ -200,6 +200,10 @@ def vault_add(
         ),
     ] = None,
     dead_links: Annotated[DeadLinks | None, typer.Option("--dead-links", help=doc(VaultAddParams, "dead_links"))] = None,
+    parent_key: Annotated[
+        list[str] | None,
+        typer.Option("--parent-key", metavar="KEY", help=doc(VaultAddParams, "parent_keys") + " Repeatable."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Register an existing folder as a vault and index it. Never writes a note."""
@@ -214,6 +218,7 @@ def vault_add(
         log_path=log_path,
         stamp_keys=stamps,
         dead_links=dead_links,
+        parent_keys=parent_key or None,
     )
     emit(with_build_bar(vault_id, f"indexing {vault_id}", vaults.VAULT_ADD, params, any_vault=True), as_json, _vault_text)
 

@@ -4,8 +4,10 @@
 def load_handlers() -> None:
     from vaultd.api import (  # noqa: F401
         console_methods,
+        graph_methods,
         guard_methods,
         index_methods,
+        lint_methods,
         proposal_methods,
         read_methods,
         retrieve_methods,

@@ -80,6 +80,8 @@ async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
     if params.stamp_keys is not None:
         entry = msgspec.structs.replace(entry, stamp_keys=params.stamp_keys)
     check_pii_policy(entry)
+    if params.parent_keys is not None:
+        entry = msgspec.structs.replace(entry, parent_keys=params.parent_keys)
     await anyio.to_thread.run_sync(check_log_path, entry)
 
     def change(config: Config) -> Config:

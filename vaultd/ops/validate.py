@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import msgspec
+
 from protocol.errors import Issue, Severity
 from protocol.methods.vaults import DeadLinks
 from vaultd.errors import PolicyRefused, ValidationFailed
 from vaultd.ops.context import OpContext
+from vaultd.ops.topic_check import topic_issues
 from vaultd.policy import (
     added_lines,
     check_inside_vault,
@@ -268,6 +271,10 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
                 _dead_before(ctx, moved_origin.get(change.path, change.path)) if plan.op == "note.move" else None,
                 forward_links=forward_links,
             )
+            if plan.op == "op.undo":
+                # An undo puts back bytes the note held before: their links are old debt, not new.
+                link_debt += [msgspec.structs.replace(i, severity=Severity.WARNING) for i in link_errors]
+                link_errors = []
             errors += link_errors
             warnings += link_debt
             ledger_view = ledger_view or PlanView(ctx, plan)
@@ -282,6 +289,9 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
             errors += secret_line_issues(new_lines, change.path)
             for issue in pii_line_findings(new_lines, ctx.entry.pii, ctx.entry.kind, "notes", path=change.path):
                 (errors if issue.severity == Severity.ERROR else warnings).append(issue)
+    cycle_errors, cycle_warnings = topic_issues(ctx, plan)
+    errors += cycle_errors
+    warnings += cycle_warnings
     if errors:
         raise ValidationFailed(
             f"refused: {errors[0].message}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),

@@ -1,0 +1,82 @@
+"""Handlers of vault.lint (a read) and lint.fix (an operation through the runner).
+
+Lint runs in a worker thread with the index held still, on the snapshot the caller may see: a
+note private to an agent's channel is neither linted, nor named in another note's finding.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+
+import anyio
+
+from protocol.methods import lint
+from protocol.methods.lint import MAX_FINDING_CHARS, LintFinding, LintFixDetail, LintFixParams, LintLevel, LintParams, LintResult
+from protocol.methods.receipts import WriteReceipt
+from vaultd.api.handlers import CallContext, handles
+from vaultd.api.read_methods import live_view
+from vaultd.errors import InvalidParams
+from vaultd.graph.snapshot import collector_paused
+from vaultd.lint.engine import run, verdict, with_fixes, with_hints
+from vaultd.lint.gather import gather, text_reader
+from vaultd.ops.lint_fix import lint_fix_detail, plan_lint_fix
+from vaultd.ops.runner import run_operation
+from vaultd.vault.lookup import find_note
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_FINDING_CHARS else text[: MAX_FINDING_CHARS - 1] + "…"
+
+
+def as_of_date(text: str | None) -> dt.date:
+    """The lint's date: the one declared, else today on the daemon's clock."""
+    if text is None:
+        return dt.datetime.now().astimezone().date()
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError as exc:
+        raise InvalidParams(f"as_of {text!r} is not a calendar date (YYYY-MM-DD)") from exc
+
+
+@handles(lint.LINT)
+async def lint_vault(ctx: CallContext, params: LintParams) -> LintResult:
+    when = as_of_date(params.as_of)
+    live, view = await live_view(ctx, params.vault, params.fresh)
+    runtime = ctx.host.vault(params.vault)
+    entry = runtime.entry
+
+    def work() -> LintResult:
+        with collector_paused():
+            note = find_note(live.index, params.note, view.hidden) if params.note is not None else None
+            inp = gather(live.index, entry, view, when)
+            found = run(inp, params.code)
+            if note is not None:
+                found = [f for f in found if f.note == note]
+            listed = with_fixes(with_hints(found[: params.limit], inp), text_reader(runtime.root, inp.snap))
+        counts = Counter(str(f.code) for f in found)
+        return LintResult(
+            vault=entry.id,
+            as_of=when.isoformat(),
+            verdict=verdict(found),
+            checked=1 if note is not None else len(inp.snap.notes),
+            errors=sum(1 for f in found if f.level is LintLevel.ERROR),
+            warnings=sum(1 for f in found if f.level is LintLevel.WARN),
+            fixable=sum(1 for f in found if f.fixable),
+            counts={code: counts[code] for code in sorted(counts)},
+            findings=[
+                LintFinding(
+                    level=f.level, code=f.code, note=f.note, line=f.line, finding=_cut(f.message), fix=_cut(str(f.fix)) if f.fix else None
+                )
+                for f in listed
+            ],
+            truncated=len(found) > params.limit,
+        )
+
+    async with live.held_still():
+        return await anyio.to_thread.run_sync(work)
+
+
+@handles(lint.LINT_FIX)
+async def lint_fix(ctx: CallContext, params: LintFixParams) -> WriteReceipt[LintFixDetail]:
+    return await run_operation(ctx, params, plan_lint_fix, lint_fix_detail)

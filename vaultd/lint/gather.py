@@ -1,0 +1,117 @@
+"""What lint reads before its rules run: the snapshot the caller may see, the vault's settings,
+and the ``.canvas`` and ``.base`` files (the index keeps their names, not their text).
+
+Run it in a worker thread with the index held still. The rules themselves read nothing; the one
+other read is a note's text for a fix (:func:`text_reader`), made only for notes with a fixable
+link and only when the file is still the bytes the index holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from protocol.limits import MAX_NOTE_BYTES
+from vaultd.graph.snapshot import LinkSnapshot, snapshot
+from vaultd.lint.files import is_document
+from vaultd.lint.model import Document, LintInput
+from vaultd.vault import oplog
+
+if TYPE_CHECKING:
+    import datetime as dt
+    from collections.abc import Callable
+
+    from protocol.methods.vaults import VaultEntry
+    from vaultd.policy.visibility import Visibility
+    from vaultd.vault.index import VaultIndex
+
+MAX_DOCUMENTS = 5000  #: .canvas and .base files read per lint; past it the rest are not checked
+
+
+def read_bounded(root: Path, rel: str) -> bytes:
+    """A file's bytes without following a link, at most the note bound plus one."""
+    fd = os.open(root / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(MAX_NOTE_BYTES + 1)
+    finally:
+        os.close(fd)
+
+
+def _document(root: Path, rel: str) -> Document:
+    try:
+        raw = read_bounded(root, rel)
+    except OSError as exc:
+        return Document(None, exc.strerror or "unreadable")
+    if len(raw) > MAX_NOTE_BYTES:
+        return Document(None, f"over {MAX_NOTE_BYTES} bytes")
+    try:
+        return Document(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return Document(None, "not valid UTF-8")
+
+
+def view_of(index: VaultIndex, entry: VaultEntry, visibility: Visibility) -> LinkSnapshot:
+    """The snapshot of the vault as this caller sees it (vaultd's own log left out)."""
+    leave_out = frozenset({oplog.log_name(entry)})
+    keys = tuple(entry.parent_keys)
+    if not visibility.hides_anything:
+        return snapshot(index, keys, leave_out)
+    return snapshot(index, keys, leave_out, visibility.hidden, tuple(entry.private_paths))
+
+
+def gather(index: VaultIndex, entry: VaultEntry, visibility: Visibility, as_of: dt.date) -> LintInput:
+    snap = view_of(index, entry, visibility)
+    root = Path(entry.path)
+    documents = {p: _document(root, p) for p in [a for a in snap.attachments if is_document(a)][:MAX_DOCUMENTS]}
+    folders: set[str] | None = None
+
+    def exists(rel: str) -> bool:
+        nonlocal folders
+        if rel.endswith("/"):
+            if folders is None:
+                folders = {p.rpartition("/")[0] + "/" for p in (*index.notes, *index.attachments)}
+                folders |= {f[: i + 1] for f in list(folders) for i, ch in enumerate(f) if ch == "/"}
+            return rel in folders
+        return rel in index.notes or rel in index.attachments or rel in index.skipped
+
+    titles = {r.title for r in snap.notes.values()}
+
+    def suggest(text: str) -> str | None:
+        hint = index.suggester.suggest(text)
+        return hint[0] if hint and hint[0] in titles else None
+
+    def by_alias(text: str) -> list[str]:
+        return [p for p in index.notes_by_alias(text) if p in snap.notes]
+
+    return LintInput(
+        snap=snap,
+        as_of=as_of,
+        schema=entry.schema,
+        stamp_keys=tuple(entry.stamp_keys),
+        resolve=index.resolver.resolve,
+        exists=exists,
+        suggest=suggest,
+        by_alias=by_alias,
+        documents=documents,
+    )
+
+
+def text_reader(root: Path, snap: LinkSnapshot) -> Callable[[str], str | None]:
+    """A note's text, read once, when the file still holds the bytes the index parsed."""
+    cache: dict[str, str | None] = {}
+
+    def text_of(rel: str) -> str | None:
+        if rel not in cache:
+            record = snap.notes.get(rel)
+            try:
+                raw = read_bounded(root, rel)
+            except OSError:
+                raw = b""
+            ok = record is not None and hashlib.sha256(raw).hexdigest() == record.sha256
+            cache[rel] = raw.decode("utf-8", "replace") if ok else None
+        return cache[rel]
+
+    return text_of

@@ -1,0 +1,143 @@
+"""Note rules: orphans (L04), notes no map reaches (L05), frontmatter (L06), stale dates (L08),
+empty notes (L09), oversized notes (L10).
+
+Dates are compared with the lint's ``as_of`` date only, never the clock, so a declared date gives
+the same findings on any day. A review key (``review``, ``review_by``, ``next_review``,
+``review_date``) holding a date before it has passed; a last-edited key (the vault's
+``stamp_keys``, ``updated`` by default) more than :data:`STALE_DAYS` before it is stale.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import TYPE_CHECKING, Any
+
+from protocol.limits import KiB, describe
+from protocol.methods.lint import LintCode
+from vaultd.graph.centrality import mocs
+from vaultd.lint.model import Finding, LintInput
+from vaultd.policy.schema import schema_issues
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+STALE_DAYS = 365
+REVIEW_KEYS = ("review", "review_by", "next_review", "review_date")
+OVERSIZED_BYTES = 256 * KiB
+_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+
+
+def orphans(inp: LintInput) -> set[str]:
+    """Notes with no link to another note or file, and no link from another note."""
+    snap = inp.snap
+    found = set()
+    for path in snap.notes:
+        if snap.out.get(path) or snap.into.get(path):
+            continue
+        if any(a[4] or (a[1] is not None and a[1] != path) for a in snap.answers.get(path, [])):
+            continue
+        found.add(path)
+    return found
+
+
+def orphan_findings(inp: LintInput) -> Iterator[Finding]:
+    for path in sorted(orphans(inp)):
+        yield Finding(LintCode.L04, path, "no note links here, and it links to no other note or file")
+
+
+def unreachable_findings(inp: LintInput) -> Iterator[Finding]:
+    """Notes that no map of content or topic-map root reaches by links or parent properties.
+
+    Without any map in the vault the rule has nothing to start from and reports nothing; orphans
+    are L04's and are not reported twice.
+    """
+    snap = inp.snap
+    roots = [p for p, _ in mocs(snap)]
+    if not roots:
+        return
+    below: dict[str, list[str]] = {}
+    for child, parents in snap.parents.items():
+        for parent in parents:
+            below.setdefault(parent, []).append(child)
+    seen = set(roots)
+    frontier = list(roots)
+    while frontier:
+        nxt = []
+        for node in frontier:
+            for other in (*snap.out.get(node, {}), *below.get(node, ())):
+                if other not in seen:
+                    seen.add(other)
+                    nxt.append(other)
+        frontier = nxt
+    lonely = orphans(inp)
+    for path in sorted(set(snap.notes) - seen - lonely):
+        yield Finding(LintCode.L05, path, "no map of content or topic map reaches this note")
+
+
+def frontmatter_findings(inp: LintInput) -> Iterator[Finding]:
+    for path in sorted(inp.snap.notes):
+        record = inp.snap.notes[path]
+        for issue in record.issues:
+            yield Finding(LintCode.L06, path, f"{issue.code}: {issue.message}", issue.line)
+        if record.issues:
+            continue  # the schema reads the parsed header; an unreadable one is reported above
+        h1 = next((h.text for h in record.headings if h.level == 1), None)
+        present = record.frontmatter is not None
+        for problem in schema_issues(inp.schema, record.frontmatter, present, path, h1=h1):
+            yield Finding(LintCode.L06, path, problem.message, problem.line)
+
+
+def _date(value: Any) -> dt.date | None:
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        m = _DATE.match(value.strip())
+        if m:
+            try:
+                return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+            except ValueError:
+                return None
+    return None
+
+
+def stale_findings(inp: LintInput) -> Iterator[Finding]:
+    oldest = inp.as_of - dt.timedelta(days=STALE_DAYS)
+    for path in sorted(inp.snap.notes):
+        data = inp.snap.notes[path].frontmatter
+        if not data:
+            continue
+        for key in REVIEW_KEYS:
+            if key not in data:
+                continue
+            when = _date(data[key])
+            if when is not None and when < inp.as_of:
+                yield Finding(LintCode.L08, path, f"{key}: the review was due on {when.isoformat()} (as of {inp.as_of.isoformat()})")
+        for key in inp.stamp_keys:
+            if key not in data:
+                continue
+            when = _date(data[key])
+            if when is not None and when < oldest:
+                days = (inp.as_of - when).days
+                yield Finding(LintCode.L08, path, f"{key}: last edited {when.isoformat()}, {days} days before {inp.as_of.isoformat()}")
+                break
+
+
+def empty_findings(inp: LintInput) -> Iterator[Finding]:
+    for path in sorted(inp.snap.notes):
+        record = inp.snap.notes[path]
+        heading_words = sum(len(h.text.split()) for h in record.headings)
+        if record.words - heading_words <= 0 and not record.links and not record.blocks:
+            yield Finding(LintCode.L09, path, "the note has no text beyond its headings")
+
+
+def size_findings(inp: LintInput) -> Iterator[Finding]:
+    for path in sorted(inp.snap.notes):
+        size = inp.snap.notes[path].size
+        if size > OVERSIZED_BYTES:
+            yield Finding(LintCode.L10, path, f"{size} bytes, over {describe(OVERSIZED_BYTES)}")
+    for path, (code, reason) in sorted(inp.snap.skipped.items()):
+        if code == "S01":
+            yield Finding(LintCode.L10, path, f"not indexed: {reason}")

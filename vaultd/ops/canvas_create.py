@@ -1,0 +1,59 @@
+"""graph.canvas: create a ``.canvas`` file (JSON Canvas 1.0) drawing one note's neighbourhood.
+
+It is a create like ``note.create``: the path is screened before anything can echo it, its
+folders are spelled as on disk, it must not exist (by any case or Unicode form), and the file is
+written by the runner as one journaled, undoable operation. The canvas shows only what the caller
+may see, so a private note never lands on a canvas made for a channel that cannot see it.
+"""
+
+from __future__ import annotations
+
+from protocol.errors import Issue
+from protocol.methods.graph import CanvasParams
+from vaultd.errors import InvalidParams, PolicyRefused, ValidationFailed
+from vaultd.graph.canvas import canvas_bytes, canvas_document
+from vaultd.graph.walks import Edges, neighbourhood
+from vaultd.lint.gather import text_reader, view_of
+from vaultd.ops.context import OpContext
+from vaultd.ops.create import existing_twin
+from vaultd.ops.validate import refuse_unsafe_path
+from vaultd.policy import disk_spelling, path_screen_issues
+from vaultd.policy.names import name_issue
+from vaultd.txn.plan import Change, Plan
+
+
+def canvas_path(ctx: OpContext, raw: str) -> str:
+    """The vault-relative path the canvas will have, screened like a new note's."""
+    path = raw.strip("/")
+    if not path.lower().endswith(".canvas") or path.lower() == ".canvas":
+        raise InvalidParams("the canvas path must end in .canvas")
+    refuse_unsafe_path(path_screen_issues(path, ctx.entry.pii, ctx.entry.kind))
+    if (issue := name_issue(path)) is not None:
+        raise ValidationFailed(f"refused: {issue.message}", issues=[issue])
+    path, issues = disk_spelling(ctx.root, path)
+    if issues:
+        raise ValidationFailed(f"refused: {issues[0].message}", issues=issues)
+    if (issue := ctx.visibility.write_issue(path)) is not None:
+        raise PolicyRefused(issue.message, issues=[issue])
+    return path
+
+
+def plan_canvas(ctx: OpContext, params: CanvasParams) -> Plan:
+    path = canvas_path(ctx, params.path)
+    if (twin := existing_twin(ctx, path)) is not None:
+        also = "" if twin == path else f" as {twin} (the same name but for letter case or Unicode form)"
+        raise ValidationFailed(
+            f"{path} already exists{also}; choose another name, or delete it first",
+            issues=[Issue(code="V08", message=f"the file already exists{also}", path=path)],
+        )
+    center = ctx.find(params.target)
+    snap = view_of(ctx.index, ctx.entry, ctx.visibility)
+    edges = Edges(snap, params.relation, text_reader(ctx.root, snap))
+    reached = neighbourhood(edges, center, params.hops, params.direction)[: params.limit]
+    document = canvas_document(center, reached, edges)
+    return Plan(
+        op="graph.canvas",
+        changes=[Change(path=path, before=None, after=canvas_bytes(document))],
+        summary=f"drew {center} and {len(reached)} neighbour(s) in {path}",
+        log_type="GRAPH",
+    )
