@@ -161,6 +161,23 @@ def test_a_person_signs_in_searches_reads_approves_and_undoes(site: Site, browse
     wait_until(lambda: path.read_bytes() == before, 10, "the note back as it was before the proposal")
     expect(page.locator("#ops tbody tr").first).to_contain_text("op.undo")
 
+    # Lint: the vault's findings, errors first; the sample vault has dead links (L01).
+    page.click("#nav a[data-view=lint]")
+    expect(page.locator("#lint-summary .verdict")).to_contain_text("error(s)")
+    expect(page.locator("#lint-findings tr.finding[data-code=L01]").first).to_contain_text("L01")
+    _shot(page, "lint")
+
+    # The neighbourhood graph of a note, from the note's page; a click on a neighbour centres on it.
+    page.goto(page.url.split("#")[0] + "#/note/sample/projects%2Falpha%2FAlpha%20Plan.md")
+    page.click("a.graph-link")
+    ada = page.locator("svg.graph a.node[data-path='people/Ada Lovelace.md']")
+    expect(page.locator("svg.graph a.node.hop0")).to_have_attribute("data-path", "projects/alpha/Alpha Plan.md")
+    expect(ada).to_have_count(1)
+    assert page.locator("svg.graph line.edge").count() >= page.locator("svg.graph a.node.hop1").count() > 3
+    _shot(page, "graph")
+    ada.click()
+    expect(page.locator("svg.graph a.node.hop0")).to_have_attribute("data-path", "people/Ada Lovelace.md")
+
     # Status: the daemon and the vault, with the vault's counts.
     page.click("#nav a[data-view=status]")
     expect(page.locator("#vaults tbody tr[data-vault=sample]")).to_contain_text("ready")

@@ -132,7 +132,10 @@ def test_only_json_is_accepted_and_bodies_are_bounded(console: Console) -> None:
     assert big.status == 413
 
 
-@pytest.mark.parametrize("method", ["note.patch", "note.create", "vault.set", "vault.remove", "daemon.stop", "console.open", "log.append"])
+@pytest.mark.parametrize(
+    "method",
+    ["note.patch", "note.create", "vault.set", "vault.remove", "daemon.stop", "console.open", "log.append", "lint.fix", "graph.canvas"],
+)
 def test_the_console_calls_only_its_own_methods(console: Console, method: str) -> None:
     reply = console.call(method, {})
     assert reply.status == 403 and "does not call" in reply.json()["error"]["message"]

@@ -31,7 +31,7 @@ def console_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Open the web console: search, notes, proposals waiting for you, the operation log with undo,
-    and the vault's status, live. It listens on 127.0.0.1 only; the address opened carries a
+    lint findings, a note's neighbourhood graph and the vault's status, live. It listens on 127.0.0.1 only; the address opened carries a
     sign-in token that works once, for two minutes."""
     if stop:
         stopped = call(console.CONSOLE_STOP, Empty())

@@ -10,7 +10,7 @@ file: a change is the daemon's operation, on the ``editor`` channel, under the v
 from __future__ import annotations
 
 from protocol.errors import ErrorCode
-from protocol.methods import proposals, reads, service, vaults, writes
+from protocol.methods import graph, lint, proposals, reads, service, vaults, writes
 from protocol.methods.spec import AnySpec
 
 #: Reads the views make.
@@ -23,6 +23,9 @@ READS: tuple[AnySpec, ...] = (
     proposals.PROPOSAL_LIST,
     proposals.PROPOSAL_SHOW,
     writes.OP_LIST,
+    lint.LINT,
+    graph.NEIGHBORS,
+    graph.HUBS,
 )
 #: A person's decisions. op.undo is previewed with dry_run before it is confirmed.
 DECISIONS: tuple[AnySpec, ...] = (

@@ -2,13 +2,15 @@
 // feed of the vault's events that every view listens to.
 import { call, startSession } from "./api.js";
 import { clear, el } from "./dom.js";
+import * as graph from "./graph.js";
+import * as lint from "./lint.js";
 import * as note from "./note.js";
 import * as ops from "./ops.js";
 import * as search from "./search.js";
 import * as status from "./status.js";
 import * as waiting from "./waiting.js";
 
-const VIEWS = { search, note, waiting, ops, status };
+const VIEWS = { search, note, waiting, ops, lint, graph, status };
 const state = { vault: null, view: null, feed: null, route: null };
 const main = document.getElementById("view");
 const notice = document.getElementById("notice");

@@ -43,7 +43,8 @@ function sidebar(view) {
     el("h2", { text: `Backlinks (${lines.size})` }),
     view.backlinks.length ? back : el("p", { class: "hint", text: "No note links here." }),
     el("h2", { text: `Dead links (${view.dead.length})` }),
-    view.dead.length ? dead : el("p", { class: "hint", text: "Every link resolves." }));
+    view.dead.length ? dead : el("p", { class: "hint", text: "Every link resolves." }),
+    el("p", {}, el("a", { class: "graph-link", href: `#/graph?note=${encodeURIComponent(view.path)}`, text: "Neighbourhood graph" })));
 }
 
 export async function show(root, ctx, route) {
