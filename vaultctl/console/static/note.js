@@ -68,20 +68,38 @@ export async function show(root, ctx, route) {
     root.append(el("div", { class: "note-layout" }, column, sidebar(view)));
   }
 
+  // Reloads are gathered: a checkout of thousands of files is one reload after its bulk state.
+  let timer = null;
+  let bulk = false;
+  function reloadSoon(delay = 250) {
+    clearTimeout(timer);
+    timer = setTimeout(() => load().catch((err) => ctx.tell(err.message, "error")), delay);
+  }
+
   await load();
   return {
     refresh: load,
     onEvent(event) {
+      if (event.kind === "state.enter") bulk = true;
+      if (event.kind === "state.leave") {
+        bulk = false;
+        reloadSoon();
+      }
       if (event.kind === "note.renamed" && event.old_path === path) {
         location.hash = noteHref(vault, event.path);
       } else if (event.kind === "note.removed" && event.path === path) {
         banner = el("p", { class: "error", text: "This note was removed." });
         root.querySelector(".note-head")?.after(banner);
+      } else if (bulk) {
+        return;
       } else if ((event.kind === "note.changed" || event.kind === "note.created") && event.path === path) {
-        load().catch((err) => ctx.tell(err.message, "error"));
+        reloadSoon(50);
       } else if (event.kind.startsWith("note.") && event.kind !== "note.changed") {
-        load().catch(() => {}); // backlinks and dead links may have changed
+        reloadSoon(); // backlinks and dead links may have changed
       }
+    },
+    leave() {
+      clearTimeout(timer);
     },
   };
 }
