@@ -46,8 +46,9 @@ def site() -> Iterator[tuple[Home, Daemon, Path]]:
         home.cleanup()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def console(site: tuple[Home, Daemon, Path]) -> Console:
+    """One signed-in page for the checks that change nothing about it."""
     return open_console(site[0]).sign_in()
 
 
