@@ -3,7 +3,8 @@
 An error names what kind of refusal a call met (:class:`~protocol.errors.ErrorCode`); its issues
 name the rules, by these codes. The letter says where the rule lives: ``S`` a file the index
 skipped, ``N`` a note's frontmatter as read, ``P`` a vault policy, ``G`` the agent gate (what an
-agent may apply, propose or not do at all), ``V`` a write's validation.
+agent may apply, propose or not do at all), ``R`` the vault's git repository and its remote,
+``V`` a write's validation.
 ``Issue.code`` stays a string on the wire, so an older client still reads a code added later;
 every code the daemon emits is one of these (a test holds the source to that), and the
 reference docs list them from here.
@@ -91,6 +92,46 @@ class IssueCode(enum.StrEnum):
         "G03",
         "A file the proposal read changed after it was proposed, so its plan no longer holds.",
         "Nothing was written; propose the change again on the current notes.",
+    )
+
+    R01 = (
+        "R01",
+        "The change was applied but not committed: your git staging area holds changes in the vault's paths, and vaultd "
+        "never commits what you staged.",
+        "Commit or unstage them (git restore --staged PATH); the next operation or snapshot commits what is pending.",
+    )
+    R02 = (
+        "R02",
+        "The operation is older than the journal vaultd keeps for undo, but git history records it.",
+        "Preview its reversal as a new operation with op.revert ('vaultctl revert OP_ID').",
+    )
+    R03 = (
+        "R03",
+        "The change was applied but its commit could not be made (git failed or the repository is busy).",
+        "See 'vaultctl doctor'; the next operation commits what is pending.",
+    )
+    R04 = (
+        "R04",
+        "A note changed both here and on the remote did not merge; both versions are kept in a proposal and origin's is in the vault.",
+        "Review it with 'vaultctl proposals show ID', then apply it (both versions, for you to finish) or reject it.",
+    )
+    R05 = (
+        "R05",
+        "The remote is not the registered one: origin's fetch or push URL differs, or a url.insteadOf rewrite applies, so the "
+        "real destination cannot be verified.",
+        "Set origin's URLs to the registered remote ('git remote set-url'), remove the rewrite, or change the vault's remote "
+        "with 'vaultctl vault git'.",
+    )
+    R06 = (
+        "R06",
+        "The remote branch was rewritten (force-pushed) since the last sync; vaultd never integrates or overwrites rewritten "
+        "shared history.",
+        "Find out who rewrote it and restore the commits on the remote, then sync again.",
+    )
+    R07 = (
+        "R07",
+        "A link in the promoted note names no note of the org vault, so it became plain text in the copy.",
+        "Promote the linked note first if the org should have it, or keep the link as text.",
     )
 
     V01 = (

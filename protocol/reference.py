@@ -84,7 +84,8 @@ def render() -> str:
         "## Issue codes",
         "",
         "An error's `issues` (and a receipt's `warnings`) name the rules by these codes: `S` a file the "
-        "index skipped, `N` a note's frontmatter, `P` a vault policy, `V` a write's validation.",
+        "index skipped, `N` a note's frontmatter, `P` a vault policy, `G` the agent gate, `R` the vault's git "
+        "repository and remote, `V` a write's validation.",
         "",
         "| code | meaning | what to do |",
         "|---|---|---|",

@@ -39,6 +39,9 @@ def inline_schema(tp: type) -> dict[str, Any]:
     return msgspec.json.schema(tp)
 
 
+MAX_SHOWN_PATTERN = 48  #: a longer pattern (a path rule of lookaheads) helps nobody in a help line
+
+
 @functools.cache
 def _hints(params: type) -> dict[str, Any]:
     return typing.get_type_hints(params, include_extras=True)
@@ -55,7 +58,8 @@ def _metas(tp: Any) -> list[msgspec.Meta]:
 
 
 def field_help(params: type, name: str) -> str:
-    """A params field's description with its numeric bounds, as the CLI's help for its option.
+    """A params field's description with its numeric bounds and its pattern, as the CLI's help for
+    its option.
 
     It is the description the field's JSON Schema carries, so a person reading ``--help`` and a
     model reading a tool's ``inputSchema`` read one account of each argument. Read from the type
@@ -71,4 +75,7 @@ def field_help(params: type, name: str) -> str:
     high = next((m.le for m in metas if m.le is not None), None)
     if low is not None and high is not None:
         text = f"{text.rstrip('.')} ({low}..{high})."
+    pattern = next((m.pattern for m in metas if m.pattern), None)
+    if pattern is not None and len(pattern) <= MAX_SHOWN_PATTERN:
+        text = f"{text} Matches {pattern}"  # shown as written: vaultctl's help has no markup
     return text

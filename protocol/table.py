@@ -10,7 +10,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.methods import console, events, graph, guard, indexing, lint, proposals, reads, retrieve, service, sources, vaults, writes
+from protocol.methods import (
+    console,
+    events,
+    git,
+    graph,
+    guard,
+    indexing,
+    lint,
+    names,
+    proposals,
+    reads,
+    retrieve,
+    service,
+    sources,
+    vaults,
+    writes,
+)
 from protocol.methods.spec import Effect, MethodSpec, Trait
 
 SPECS: tuple[MethodSpec[Any, Any], ...] = (
@@ -24,6 +40,8 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *guard.SPECS,
     *sources.SPECS,
     *retrieve.SPECS,
+    *names.SPECS,
+    *git.SPECS,
     *lint.SPECS,
     *graph.SPECS,
     *console.SPECS,

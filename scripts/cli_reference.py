@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import typer.main
-
+from vaultctl import command_tree
 from vaultctl.cli import app
 
 if TYPE_CHECKING:
@@ -37,6 +36,16 @@ class Entry:
     def help(self) -> str:
         return str(self.command.help or "").strip()
 
+    def help_paragraphs(self) -> list[tuple[bool, str]]:
+        """The help text by paragraph: (verbatim, text). A paragraph click keeps as written (it
+        starts with ``\\b``) is verbatim, the others are prose to reflow."""
+        out = []
+        for paragraph in self.help.split("\n\n"):
+            verbatim = paragraph.startswith("\b")
+            text = paragraph.removeprefix("\b").strip("\n")
+            out.append((verbatim, text if verbatim else " ".join(text.split())))
+        return out
+
     def usage(self) -> str:
         pieces = self.command.collect_usage_pieces(self.context)
         return " ".join([self.path, *pieces])
@@ -47,29 +56,17 @@ class Entry:
         for param in self.command.get_params(self.context):
             if param.hidden or param.name == "help":
                 continue
-            record = param.get_help_record(self.context)
+            record = command_tree.help_record(param, self.context)
             if record is not None:
-                rows.append((record[0], record[1]))
+                rows.append(record)
         return rows
 
 
 def entries(root: Any = None) -> Iterator[Entry]:
     """Every command of ``vaultctl`` in the order ``--help`` lists them, groups before their members."""
-    command = root if root is not None else typer.main.get_command(app)
-    top = command.context_class(command, info_name=PROG)
-    yield from _walk(command, top, PROG)
-
-
-def _walk(group: Any, parent: Any, prefix: str) -> Iterator[Entry]:
-    for name in group.list_commands(parent):
-        command = group.get_command(parent, name)
-        if command is None or command.hidden:
-            continue
-        context = command.context_class(command, info_name=name, parent=parent)
-        entry = Entry(f"{prefix} {name}", command, context)
-        yield entry
-        if entry.is_group:
-            yield from _walk(command, context, entry.path)
+    command = root if root is not None else command_tree.build(app)
+    for path, sub, context in command_tree.walk(command, PROG):
+        yield Entry(path, sub, context)
 
 
 def undocumented(root: Any = None) -> list[str]:
@@ -77,28 +74,51 @@ def undocumented(root: Any = None) -> list[str]:
     return [entry.path for entry in entries(root) if not entry.help]
 
 
+def help_markdown(entry: Entry) -> str:
+    """The entry's help as Markdown: prose paragraphs, and verbatim ones as indented code."""
+    parts = []
+    for verbatim, text in entry.help_paragraphs():
+        parts.append("\n".join("    " + line for line in text.splitlines()) if verbatim else text)
+    return "\n\n".join(parts)
+
+
 def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
+def root() -> Entry:
+    """``vaultctl`` itself: the options that go before the command (``vaultctl --color never ...``)."""
+    command = command_tree.build(app)
+    return Entry(PROG, command, command.context_class(command, info_name=PROG))
+
+
+def _table(entry: Entry) -> list[str]:
+    rows = entry.params()
+    if not rows:
+        return []
+    return ["| argument or option | meaning |", "|---|---|", *(f"| `{_cell(decl)}` | {_cell(text)} |" for decl, text in rows), ""]
+
+
 def render() -> str:
+    top = root()
     out = [
         "# CLI reference",
         "",
         "Generated from the typer commands of `vaultctl` by `python -m scripts.docs` (`make docs`);",
         "do not edit by hand. [../cli.md](../cli.md) tells what the commands are for.",
         "",
+        f"Usage: `{top.usage()}`",
+        "",
+        "Options before the command apply to every command:",
+        "",
+        *_table(top),
     ]
     for entry in entries():
-        out += [f"## `{entry.path}`", "", entry.help, "", f"Usage: `{entry.usage()}`", ""]
+        out += [f"## `{entry.path}`", "", help_markdown(entry), "", f"Usage: `{entry.usage()}`", ""]
         if entry.is_group:
             members = [e for e in entries() if e.path.rsplit(" ", 1)[0] == entry.path]
             out += [f"Commands: {', '.join(f'`{m.path}`' for m in members)}.", ""]
-        rows = entry.params()
-        if rows:
-            out += ["| argument or option | meaning |", "|---|---|"]
-            out += [f"| `{_cell(decl)}` | {_cell(text)} |" for decl, text in rows]
-            out.append("")
+        out += _table(entry)
     return "\n".join(out).rstrip("\n") + "\n"
 
 

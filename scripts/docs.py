@@ -2,7 +2,8 @@
 
 ``python -m scripts.docs`` writes them (``make docs``); ``--check`` writes nothing and exits 1
 naming each stale file (``make check``, CI), so a change to the protocol table or to a command is
-committed together with its reference.
+committed together with its reference. ``--check`` also holds docs/cli.md, which is written by
+hand, to the commands (:mod:`scripts.cli_doc`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from protocol.reference import render as render_methods
+from scripts.cli_doc import problems as guide_problems
 from scripts.cli_reference import render as render_cli
+from scripts.man_page import render as render_man
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -22,6 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 GENERATED: dict[str, Callable[[], str]] = {
     "docs/reference/methods.md": render_methods,
     "docs/reference/cli.md": render_cli,
+    "docs/man/vaultctl.1": render_man,
 }
 
 
@@ -38,8 +42,12 @@ def main(argv: list[str] | None = None) -> int:
         behind = stale()
         for rel in behind:
             print(f"{rel} is stale: run `make docs`", file=sys.stderr)
-        return 1 if behind else 0
+        disagree = guide_problems()
+        for problem in disagree:
+            print(problem, file=sys.stderr)
+        return 1 if behind or disagree else 0
     for rel, render in GENERATED.items():
+        (REPO / rel).parent.mkdir(parents=True, exist_ok=True)
         (REPO / rel).write_text(render(), encoding="utf-8")
         print(f"wrote {rel}")
     return 0

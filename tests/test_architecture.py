@@ -92,6 +92,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd.registry",),
     ("vaultd.txn",),
     ("vaultd.gate",),  # the agent gate: verdicts and the stored proposals
+    ("vaultd.git",),  # the repository: commits through vaultd's own index, history, remotes, merges
     ("vaultd.events",),  # a vault's event log and clock, for subscribers
     ("vaultd.runtime",),  # a vault as the daemon holds it: lock, recovery, live index
     ("vaultd.console",),  # the web console's child process: started, asked for tokens, stopped
@@ -105,6 +106,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "vaultd.sources.intake",
         "vaultd.sources.operations",
         "vaultd.sources.rawfiles",
+        # the git room's operations run on a vault's runtime, as every operation does
+        "vaultd.git.sync",
+        "vaultd.git.promote",
+        "vaultd.git.revert",
+        "vaultd.git.resolve",
     ),
     ("vaultd.api",),
     ("vaultd.server",),

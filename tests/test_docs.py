@@ -43,7 +43,7 @@ def test_cli_reference_is_current() -> None:
 def test_the_cli_reference_lists_every_command_and_option() -> None:
     reference = (REPO / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
     for entry in cli_reference.entries():
-        assert f"## `{entry.path}`\n\n{entry.help}\n" in reference, entry.path
+        assert f"## `{entry.path}`\n\n{cli_reference.help_markdown(entry)}\n" in reference, entry.path
         for declaration, _ in entry.params():
             assert f"| `{declaration.replace('|', chr(92) + '|')}` |" in reference, (entry.path, declaration)
 

@@ -6,13 +6,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Annotated
 
 import typer
 
+from vaultctl import display
 from vaultctl.commands import (
     admin,
+    completion_cmd,
     console_cmd,
+    git,
     graph_cmd,
+    help_cmd,
     lint_cmd,
     mcp_cmd,
     proposals,
@@ -24,13 +29,30 @@ from vaultctl.commands import (
     writes,
 )
 
+HELP_MAX_WIDTH = 120  #: help wraps to the terminal (or $COLUMNS), but prose lines no wider than this
+
 app = typer.Typer(
     name="vaultctl",
     help="Keep Obsidian-compatible Markdown vaults through the vaultd daemon.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"max_content_width": HELP_MAX_WIDTH},
 )
+
+
+@app.callback()
+def root(
+    color: Annotated[
+        display.ColorMode,
+        typer.Option("--color", help="Colour the output: auto (a terminal, unless NO_COLOR is set or TERM=dumb), always, never."),
+    ] = display.ColorMode.AUTO,
+) -> None:
+    """Keep Obsidian-compatible Markdown vaults through the vaultd daemon."""
+    display.set_mode(color)
+
+
 COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("status", admin.status),
     ("doctor", admin.doctor),
@@ -60,6 +82,14 @@ COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("sources", sources.list_sources),
     ("evidence", sources.evidence),
     ("retrieve", sources.retrieve_passages),
+    ("history", git.history),
+    ("diff", git.diff),
+    ("revert", git.revert),
+    ("promote", git.promote),
+    ("snapshot", git.snapshot),
+    ("sync", git.sync),
+    ("help", help_cmd.help_command),
+    ("completion", completion_cmd.completion),
     ("lint", lint_cmd.lint_vault),
     ("neighbors", graph_cmd.neighbors),
     ("communities", graph_cmd.communities),
@@ -75,6 +105,7 @@ app.add_typer(writes.log_app, name="log")
 app.add_typer(admin.daemon_app, name="daemon")
 admin.vault_app.command("set")(vault_settings.set_settings)
 admin.vault_app.command("policy")(vault_settings.policy)
+admin.vault_app.command("git")(git.vault_git)
 app.add_typer(admin.vault_app, name="vault")
 app.add_typer(proposals.app, name="proposals")
 app.add_typer(sources.claim_app, name="claim")

@@ -16,6 +16,7 @@ import os
 import sys
 
 DEBUG_ENV = "VAULTD_DEBUG"
+COMPLETE_WORD = "__complete"  #: what the shell completion scripts call: ``vaultctl __complete ...``
 EXIT_BROKEN_PIPE = 128 + 13  # SIGPIPE
 
 
@@ -28,9 +29,14 @@ def _run() -> int:
         from vaultctl.guard import run as guard
 
         return guard()
+    from vaultctl import command_tree
     from vaultctl.cli import app
 
-    app()  # standalone: exits through SystemExit with the command's status
+    if sys.argv[1:2] == [COMPLETE_WORD]:
+        from vaultctl.completion.engine import answer
+
+        return answer(command_tree.build(app), sys.argv[2:])
+    command_tree.build(app)(prog_name="vaultctl")  # standalone: exits through SystemExit with the command's status
     return 0
 
 

@@ -22,6 +22,7 @@ from vaultd.api.handlers import check_complete
 from vaultd.console.supervisor import ConsoleSupervisor
 from vaultd.errors import NotFound, VaultError
 from vaultd.events.wake import Wakers
+from vaultd.git.sync import background as background_sync
 from vaultd.registry.config import ConfigStore, DaemonLimits
 from vaultd.runtime import VaultRuntime
 from vaultd.server.accept import accept_forever, refuse_over_cap
@@ -94,6 +95,7 @@ class Daemon:
         self.vaults[entry.id] = runtime
         if runtime.take():
             runtime.start_index(self.home, self._vault_tasks)
+            self._vault_tasks.start_soon(background_sync, runtime)  # idle unless the vault opts in
         runtime.publish_health()
         self.vault_set.wake()
         log.info("vault attached", vault=entry.id, state=str(runtime.state))

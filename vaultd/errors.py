@@ -11,7 +11,8 @@
     ├── LimitExceeded      LIMIT
     ├── Locked             LOCKED
     ├── Unavailable        UNAVAILABLE
-    ├── ConfigError        INVALID_PARAMS (the config file is unusable; names the file, never its text)
+    ├── ConfigError        VALIDATION (the registry refuses the entry, or config.json is unusable;
+    │                      names the file, never its text)
     └── Internal           INTERNAL
 
 The dispatcher translates a ``VaultError`` into a JSON-RPC error once; nothing else builds
@@ -82,7 +83,10 @@ class Unavailable(VaultError):
 
 
 class ConfigError(VaultError):
-    code = ErrorCode.INVALID_PARAMS
+    """Not INVALID_PARAMS: the request may be well formed, and what is wrong is the registry's state
+    (a duplicate id, a nested path) or the config file itself, which no change of arguments fixes."""
+
+    code = ErrorCode.VALIDATION
 
 
 class Internal(VaultError):

@@ -16,7 +16,9 @@ Crash points: ``after-plan`` (planned and validated in its worker thread, nothin
 target rename; with @N after the Nth), ``before-commit`` (all targets written, no marker),
 ``after-commit``, ``during-recovery`` (after the first file recovery restores), ``during-prune``
 (a pruned journal renamed out of the live namespace and synced, not yet deleted),
-``build-chunk`` (an index build parsed one more chunk of notes; its progress counts them).
+``build-chunk`` (an index build parsed one more chunk of notes; its progress counts them),
+``git-after-commit-tree`` (a checkpoint's commit object written, the branch not moved) and
+``git-after-update-ref`` (the branch moved, vaultd's record of it not yet written).
 Primitives: ``write``, ``fsync``, ``rename``, ``fsync-dir``, ``unlink``.
 """
 
@@ -29,7 +31,18 @@ import time
 from dataclasses import dataclass, field
 
 CRASH_POINTS = frozenset(
-    {"after-plan", "after-journal", "after-rename", "before-commit", "after-commit", "during-recovery", "during-prune", "build-chunk"}
+    {
+        "after-plan",
+        "after-journal",
+        "after-rename",
+        "before-commit",
+        "after-commit",
+        "during-recovery",
+        "during-prune",
+        "git-after-commit-tree",
+        "git-after-update-ref",
+        "build-chunk",
+    }
 )
 PRIMITIVES = frozenset({"write", "fsync", "rename", "fsync-dir", "unlink"})
 MAX_SLEEP_SECONDS = 10.0

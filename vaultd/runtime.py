@@ -22,6 +22,7 @@ import anyio
 import anyio.abc
 import structlog
 
+from protocol import lock_holder
 from protocol.methods.events import Event, IndexReady, VaultHealthChanged, VaultRemoved
 from protocol.methods.service import Finding
 from protocol.methods.vaults import VaultEntry, VaultHealth, VaultState
@@ -29,6 +30,7 @@ from vaultd.errors import Unavailable
 from vaultd.events.indexing import progress_of, report_progress
 from vaultd.events.log import EventLog
 from vaultd.fsio import LockHeld, record_holder, take_lock
+from vaultd.git.keeper import GitKeeper
 from vaultd.txn import journal, seal
 from vaultd.txn.engine import RecoveryReport, recover
 from vaultd.vault.index import BuildTally
@@ -57,7 +59,7 @@ class VaultRuntime:
     """One registered vault as the daemon holds it."""
 
     def __init__(self, entry: VaultEntry) -> None:
-        self.entry = entry
+        self._entry = entry
         self.root = Path(entry.path)
         self.state = VaultState.INDEXING
         self.message = ""
@@ -69,12 +71,23 @@ class VaultRuntime:
         self.folder: FolderId | None = None  #: the root's identity when the lock was taken
         self._home: Path | None = None
         self._tasks: anyio.abc.TaskGroup | None = None
+        self.git = GitKeeper(self.root, entry, self.writer)  #: checkpoints and quiet snapshots
         #: what happened here, for subscribers: a new log (a new clock instance) per taking of the folder
         self.events = EventLog(entry.id)
         self._log_running: EventLog | None = None  #: the log whose bulk-state task runs
         self._health_sent: tuple[VaultState, str] | None = None
         self._rebuild_lock = anyio.Lock()
         self.rebuilding: BuildTally | None = None  #: the tally of a vault.rebuild under way
+
+    @property
+    def entry(self) -> VaultEntry:
+        return self._entry
+
+    @entry.setter
+    def entry(self, entry: VaultEntry) -> None:
+        """New registry settings (vault.set, vault.git): the git keeper reads the same entry."""
+        self._entry = entry
+        self.git.entry = entry
 
     @property
     def runtime_dir(self) -> Path:
@@ -101,8 +114,9 @@ class VaultRuntime:
             _write_gitignore(self.runtime_dir)
             fd = take_lock(self.runtime_dir / LOCK_NAME)
         except LockHeld:
+            who = lock_holder.describe(lock_holder.holder(self.runtime_dir / LOCK_NAME))
             self.state = VaultState.LOCKED
-            self.message = "another process holds the vault lock; stop it, then run 'vaultctl doctor'"
+            self.message = f"{who} holds the vault lock; stop it (or let it give the vault up), then run 'vaultctl doctor'"
             return False
         except OSError as exc:
             self.state, self.message = VaultState.ERROR, f"cannot prepare {self.runtime_dir}: {exc.strerror}"
@@ -121,9 +135,11 @@ class VaultRuntime:
         self._home, self._tasks = home, tasks
         self._failed = anyio.Event()
         self.live = LiveIndex(self.root, home, still_ours=self.still_ours, feed=self._note_changes)
+        self.live.on_change = self.git.saw
         self.state = VaultState.INDEXING
         self.publish_health()
         tasks.start_soon(self._run_index, home)
+        tasks.start_soon(self.git.run)
         tasks.start_soon(self._report_build, self.live)
         if self._log_running is not self.events:
             self._log_running = self.events
@@ -149,6 +165,7 @@ class VaultRuntime:
                 )
             if r.refused:
                 self.message = f"{len(r.refused)} journal folder(s) this daemon did not write were left untouched; see 'vaultctl doctor'"
+            await anyio.to_thread.run_sync(self.git.prepare)
             await live.run()
         except Exception as exc:
             if live is not self.live:
@@ -267,6 +284,7 @@ class VaultRuntime:
         raise Unavailable(f"vault {self.entry.id!r} is still indexing; retry in a moment")
 
     def release(self) -> None:
+        self.git.stop()
         self.events.close(final=VaultRemoved())
         if self.live is not None:
             self.live.stop()

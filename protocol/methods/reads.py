@@ -77,6 +77,19 @@ class ReadParams(Params):
         int, msgspec.Meta(ge=1, le=MAX_READ_PAGE_BYTES, description="At most this many UTF-8 bytes of text in this page.")
     ] = DEFAULT_READ_PAGE_BYTES
     fresh: Fresh = False
+    at: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                min_length=1,
+                max_length=256,
+                pattern=r"^(?![-.])[A-Za-z0-9_./~^@{}+-]+$",
+                description="Read the note as it was at this git revision (a commit id, branch, tag or HEAD~N); the vault must be in a "
+                "git repository.",
+            ),
+        ]
+        | None
+    ) = None
 
 
 class ReadResult(Result):

@@ -136,6 +136,7 @@ class Applied(_Receipt[D], Generic[D], kw_only=True, tag="applied"):
     op_id: Annotated[str, _doc("The operation's id; pass to op.undo.")]
     applied: Annotated[bool, _doc("Always true.")] = True
     log: Annotated[LogReceipt, _doc("Whether the log line was appended (the write stands even when it was not).")]
+    commit: Annotated[str | None, _doc("The git commit recording the operation, when the vault keeps checkpoints.")] = None
 
 
 class Proposed(_Receipt[D], Generic[D], kw_only=True, tag="proposed"):

@@ -9,6 +9,7 @@ import msgspec
 
 from protocol.methods.common import Empty, Fingerprint, Params, Result, VaultId
 from protocol.methods.gate import ORG_DEFAULT, PERSONAL_DEFAULT, AgentPolicy, AgentPolicyChange
+from protocol.methods.git_settings import DEFAULT_QUIET_S, GitMode, QuietSeconds, RemoteUrl, SyncInterval
 from protocol.methods.indexing import BuildProgress
 from protocol.methods.spec import Effect, Trait, spec
 
@@ -125,6 +126,11 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     #: Frontmatter keys whose links name a note's parents in the topic map; several parents allowed.
     parent_keys: Annotated[list[ParentKey], msgspec.Meta(max_length=8)] = msgspec.field(default_factory=lambda: list(DEFAULT_PARENT_KEYS))
 
+    git: GitMode = GitMode.OFF  #: how vaultd records the vault's history in its git repository
+    remote: RemoteUrl | None = None  #: the remote vault.sync pushes to; origin must name exactly this
+    snapshot_quiet_s: QuietSeconds = DEFAULT_QUIET_S
+    sync_interval_s: SyncInterval | None = None  #: None: no background sync (vault.sync only)
+
     def dead_link_rule(self) -> DeadLinks:
         """Whether a new link to no note is refused: so in the typed profile, warned in the open one."""
         if self.dead_links is not None:
@@ -208,6 +214,13 @@ class VaultAddParams(Params):
         ]
         | None
     ) = None
+    git: Annotated[
+        GitMode,
+        msgspec.Meta(description="off, checkpoint (a commit per operation) or snapshot (and hand edits after a quiet period)."),
+    ] = GitMode.OFF
+    remote: RemoteUrl | None = None
+    snapshot_quiet_s: QuietSeconds = DEFAULT_QUIET_S
+    sync_interval_s: SyncInterval | None = None
 
 
 class VaultInfo(Result):

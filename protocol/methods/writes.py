@@ -28,7 +28,14 @@ from protocol.methods.spec import Effect, MethodSpec, P, Trait, spec
 
 D = TypeVar("D")
 
-Sha = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$", description="A sha256 from a read or receipt.")]
+MIN_SHA_PREFIX = 12  #: hex digits of a sha256 a caller may give instead of all 64 (what receipts print)
+Sha = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=rf"^[0-9a-f]{{{MIN_SHA_PREFIX},64}}$",
+        description=f"A sha256 from a read or receipt, whole or its first {MIN_SHA_PREFIX} or more hex digits.",
+    ),
+]
 NotePath = Annotated[
     str, msgspec.Meta(min_length=1, max_length=1024, description="A vault-relative path; '.md' is added when missing; folders are created.")
 ]
@@ -82,7 +89,15 @@ class WriteParams(Params, kw_only=True):
 
 
 class EditParams(WriteParams, kw_only=True):
-    expected_sha: Annotated[Sha | None, msgspec.Meta(description="Refuse with CONFLICT unless the note still has this sha256.")] = None
+    expected_sha: Annotated[
+        Sha | None,
+        msgspec.Meta(
+            description=(
+                f"Refuse with CONFLICT unless the note still has this sha256; its first {MIN_SHA_PREFIX} or more hex digits "
+                "(as receipts print them) will do."
+            )
+        ),
+    ] = None
 
 
 class TwoStepParams(WriteParams, kw_only=True):

@@ -42,6 +42,10 @@ def test_add_list_remove_text_and_json(daemon: Daemon, cli, tmp_path: Path) -> N
         "dead_links": None,  # the profile decides: the open one warns of a link to no note yet
         "sources": None,
         "parent_keys": ["up", "parent"],
+        "git": "off",
+        "remote": None,
+        "snapshot_quiet_s": 300,
+        "sync_interval_s": None,
     }
     assert info["health"]["state"] == "ready"
     text = cli("vault", "list")
@@ -95,7 +99,9 @@ def test_bad_vault_paths_are_refused_and_config_unchanged(daemon: Daemon, raw: R
     }[case]
     reply = raw.request("vault.add", params)
     assert "error" in reply, reply
-    assert reply["error"]["data"]["code"] in {"INVALID_PARAMS", "NOT_FOUND"}
+    # Only a malformed id is the command line's fault (exit 2); the rest are refusals (exit 1).
+    expected = {"missing": "NOT_FOUND", "bad-id": "INVALID_PARAMS"}.get(case, "VALIDATION")
+    assert reply["error"]["data"]["code"] == expected
     assert reply["error"]["message"]
     assert _config(daemon).read_bytes() == before
 
@@ -121,7 +127,7 @@ def test_bad_config_fails_closed_and_is_never_overwritten(daemon: Daemon, raw: R
     content = None if case == "fifo" else cfg.read_bytes()
     (tmp_path / "v").mkdir()
     reply = raw.request("vault.add", {"id": "v", "path": str(tmp_path / "v")})
-    assert reply["error"]["data"]["code"] == "INVALID_PARAMS"
+    assert reply["error"]["data"]["code"] == "VALIDATION"  # config.json is at fault, not the request
     assert str(cfg) in reply["error"]["message"]
     if case == "unknown-key":
         assert "colour" in reply["error"]["message"] and "$.vaults[0]" in reply["error"]["message"]

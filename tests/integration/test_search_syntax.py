@@ -82,7 +82,8 @@ def test_nothing_found_exits_1_and_says_what_might_have_been_meant(vault: Path, 
 def test_highlights_are_colour_not_stars_and_cover_whole_links(vault: Path, cli: Any) -> None:
     coloured = cli("search", "heron", "--tag", "project", "--color", "always")
     assert coloured.code == 0, coloured.err
-    line = next(ln for ln in coloured.out.splitlines() if "Plan.md" in ln)
+    block = coloured.out.split("\n\n")
+    line = next(b for b in block if "Plan.md" in b.splitlines()[0])  # a hit: its path, then its snippet
     assert "The **bold** " + MATCH_ON + "heron" + MATCH_OFF in line  # the note's own ** stays, ours is colour
     plain = cli("search", "heron", "--tag", "project")  # not a terminal: no marks of ours at all
     assert "\x1b" not in plain.out and "The **bold** heron plan" in plain.out

@@ -71,7 +71,7 @@ def test_link_both_ways_once_with_relation(vault: Path, raw: RawClient) -> None:
     one_way = raw.call("note.link", {"source": "Zettelkasten", "target": "projects/beta/Meeting Notes.md", "bidirectional": False})
     assert [c["path"] for c in one_way["changes"]] == ["concepts/Zettelkasten.md"]
     assert "- [[projects/beta/Meeting Notes]]\n" in (vault / "concepts" / "Zettelkasten.md").read_text()
-    assert _err(raw.request("note.link", {"source": "Ideas", "target": "inbox/Ideas.md"}))["code"] == "INVALID_PARAMS"
+    assert _err(raw.request("note.link", {"source": "Ideas", "target": "inbox/Ideas.md"}))["code"] == "VALIDATION"
     assert _err(raw.request("note.link", {"source": "Ideas", "target": "Ada", "relation": "likes"}))["code"] == "INVALID_PARAMS"
     assert _err(raw.request("note.link", {"source": "Ideas", "target": "No Such Note"}))["code"] == "NOT_FOUND"
     assert _err(raw.request("note.link", {"source": "Ideas", "target": "Meeting Notes"}))["code"] == "AMBIGUOUS"
@@ -93,7 +93,7 @@ def test_supersede_marks_old_and_links_back(vault: Path, raw: RawClient) -> None
     assert raw.call("note.supersede", {"old": "Old Finding", "new": "New Finding"})["outcome"] == "unchanged"
     cycle = _err(raw.request("note.supersede", {"old": "New Finding", "new": "Old Finding"}))
     assert cycle["code"] == "VALIDATION" and cycle["issues"][0]["code"] == "V10"
-    assert _err(raw.request("note.supersede", {"old": "Ideas", "new": "inbox/Ideas"}))["code"] == "INVALID_PARAMS"
+    assert _err(raw.request("note.supersede", {"old": "Ideas", "new": "inbox/Ideas"}))["code"] == "VALIDATION"
 
 
 # -- note.move ------------------------------------------------------------------------------------
@@ -220,7 +220,7 @@ def test_move_preview_goes_stale_and_refusals(vault: Path, raw: RawClient) -> No
     assert _err(raw.request("note.move", {**params, "confirm": True}))["code"] == "INVALID_PARAMS"
     taken = _err(raw.request("note.move", {"target": "Ada Lovelace", "to": "people/Grace Hopper"}))
     assert taken["code"] == "VALIDATION" and taken["issues"][0]["code"] == "V08"
-    assert _err(raw.request("note.move", {"target": "Ada Lovelace", "to": "people/Ada Lovelace"}))["code"] == "INVALID_PARAMS"
+    assert _err(raw.request("note.move", {"target": "Ada Lovelace", "to": "people/Ada Lovelace"}))["code"] == "VALIDATION"
     for bad in ("team/Ada #1", "team/Ada|x", ".obsidian/Ada", "../outside/Ada", "team/Ada /x"):
         reply = _err(raw.request("note.move", {"target": "Ada Lovelace", "to": bad}))
         assert reply["code"] == "VALIDATION" and reply["issues"][0]["code"] == "V04", bad
@@ -303,7 +303,7 @@ def test_merge_folds_content_repoints_links_and_marks_absorb(vault: Path, raw: R
 
 
 def test_merge_refusals(vault: Path, raw: RawClient) -> None:
-    assert _err(raw.request("note.merge", {"keep": "Ideas", "absorb": "inbox/Ideas"}))["code"] == "INVALID_PARAMS"
+    assert _err(raw.request("note.merge", {"keep": "Ideas", "absorb": "inbox/Ideas"}))["code"] == "VALIDATION"
     types = _err(raw.request("note.merge", {"keep": "Alpha Plan", "absorb": "Ideas"}))
     assert types["code"] == "VALIDATION" and types["issues"][0]["code"] == "V01"
     people = _err(raw.request("note.merge", {"keep": "Ada Lovelace", "absorb": "Grace Hopper"}))
@@ -335,7 +335,8 @@ def test_cli_link_supersede_move_delete_merge(vault: Path, cli) -> None:  # type
     assert cli("link", "Zettelkasten", "Meeting Notes").code == 1
     assert cli("link", "Zettelkasten", "Ideas", "--relation", "likes").code == 2
     assert cli("supersede", "Ideas", "Zettelkasten", "--dry-run", "--json").json()["dry_run"]
-    assert cli("supersede", "Ideas", "Ideas").code == 2
+    assert cli("supersede", "Ideas", "Ideas").code == 2  # the command line names one note twice
+    assert cli("supersede", "Ideas", "inbox/Ideas").code == 1  # two names the vault resolves to one note
 
     preview = cli("move", "Ada Lovelace", "team/Ada")
     assert preview.code == 0 and preview.out.startswith("preview of note.move"), preview.err

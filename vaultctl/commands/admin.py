@@ -18,8 +18,9 @@ from protocol.location import resolve_home, resolve_socket
 from protocol.methods import events, indexing, service, vaults
 from protocol.methods.common import Empty, Params
 from protocol.methods.events import EventKind, SubscribeParams
+from protocol.methods.git_settings import GitMode
 from protocol.methods.indexing import VaultRebuildParams, VaultRebuildResult
-from protocol.methods.service import DaemonStatus, DoctorParams, DoctorResult
+from protocol.methods.service import DaemonStatus, DoctorParams, DoctorResult, Finding, Level
 from protocol.methods.spec import MethodSpec
 from protocol.methods.vaults import (
     DeadLinks,
@@ -34,9 +35,10 @@ from protocol.methods.vaults import (
     WritePolicy,
 )
 from protocol.schema import field_help as doc
-from vaultctl import render
+from vaultctl import local_checks, render
 from vaultctl.client import BadSetting, DaemonUnavailable, UnsafeSocket, connect
 from vaultctl.commands.common import JsonOpt, call, emit, fail, session
+from vaultctl.completion import Complete
 from vaultctl.progress import ProgressBar, on_terminal
 
 P = TypeVar("P", bound=Params)
@@ -159,7 +161,7 @@ def daemon_logs(lines: Annotated[int, typer.Option("--lines", "-n", min=1, max=1
     render.say("\n".join(tail))
 
 
-def _vault_text(info: VaultInfo) -> str:
+def vault_text(info: VaultInfo) -> str:
     e, h = info.entry, info.health
     return render.fields(
         f"vault {e.id}",
@@ -171,6 +173,9 @@ def _vault_text(info: VaultInfo) -> str:
             ("dead links", e.dead_link_rule()),
             ("pii", e.pii if isinstance(e.pii, (str, type(None))) else "policy"),
             ("deny paths", e.deny_paths),
+            *([("git", e.git)] if e.git != "off" else []),
+            *([("remote", e.remote)] if e.remote else []),
+            *([("sync every", f"{e.sync_interval_s} s")] if e.sync_interval_s else []),
             ("state", h.state),
             ("notes", h.notes),
             *([("message", h.message)] if h.message else []),
@@ -181,7 +186,7 @@ def _vault_text(info: VaultInfo) -> str:
 @vault_app.command("add")
 def vault_add(
     vault_id: Annotated[str, typer.Argument(metavar="ID", help=doc(VaultAddParams, "id"))],
-    path: Annotated[Path, typer.Argument(help="The vault folder (made absolute from the working folder).")],
+    path: Annotated[Path, typer.Argument(help="The vault folder (made absolute from the working folder)."), Complete.DIR],
     kind: Annotated[Kind, typer.Option(help=doc(VaultAddParams, "kind"))] = Kind.PERSONAL,
     write: Annotated[WritePolicy, typer.Option(help=doc(VaultAddParams, "write"))] = WritePolicy.MCP,
     schema: Annotated[SchemaProfile, typer.Option(help=doc(VaultAddParams, "schema"))] = SchemaProfile.OPEN,
@@ -204,6 +209,8 @@ def vault_add(
         list[str] | None,
         typer.Option("--parent-key", metavar="KEY", help=doc(VaultAddParams, "parent_keys") + " Repeatable."),
     ] = None,
+    git: Annotated[GitMode, typer.Option("--git", help=doc(VaultAddParams, "git"))] = GitMode.OFF,
+    remote: Annotated[str | None, typer.Option("--remote", help=doc(VaultAddParams, "remote"))] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Register an existing folder as a vault and index it. Never writes a note."""
@@ -219,8 +226,10 @@ def vault_add(
         stamp_keys=stamps,
         dead_links=dead_links,
         parent_keys=parent_key or None,
+        git=git,
+        remote=remote,
     )
-    emit(with_build_bar(vault_id, f"indexing {vault_id}", vaults.VAULT_ADD, params, any_vault=True), as_json, _vault_text)
+    emit(with_build_bar(vault_id, f"indexing {vault_id}", vaults.VAULT_ADD, params, any_vault=True), as_json, vault_text)
 
 
 @vault_app.command("rebuild")
@@ -250,7 +259,7 @@ def vault_list(as_json: JsonOpt = False) -> None:
 
 @vault_app.command("remove")
 def vault_remove(
-    vault_id: Annotated[str, typer.Argument(metavar="ID", help=doc(VaultRemoveParams, "id"))],
+    vault_id: Annotated[str, typer.Argument(metavar="ID", help=doc(VaultRemoveParams, "id")), Complete.VAULT],
     confirm: Annotated[bool, typer.Option("--confirm", help=doc(VaultRemoveParams, "confirm"))] = False,
     fingerprint: Annotated[str | None, typer.Option(help=doc(VaultRemoveParams, "fingerprint"))] = None,
     as_json: JsonOpt = False,
@@ -268,26 +277,41 @@ def vault_remove(
 
 
 def doctor(
-    vault: Annotated[str | None, typer.Option("--vault", help=doc(DoctorParams, "vault"))] = None,
+    vault: Annotated[str | None, typer.Option("--vault", help=doc(DoctorParams, "vault")), Complete.VAULT] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Check the home, socket, config and vaults; exits 1 when the verdict is fail."""
-    result = with_host_rows(call(service.DOCTOR, DoctorParams(vault=vault)))
+    """Check the home, socket, config and vaults (links, index issues, proposals); exits 1 when the verdict is fail.
+
+    When no daemon answers, vaultctl checks what it can itself: the home, the socket's folder,
+    config.json, each vault's folder and which process holds its lock, the daemon's last error."""
+    try:
+        client = connect()
+    except BadSetting as exc:
+        fail(str(exc), ExitStatus.USAGE)
+    except (DaemonUnavailable, OSError) as exc:
+        found = local_checks.findings(str(exc))
+        result = DoctorResult(verdict=_verdict(found, Level.OK), findings=found)
+    else:
+        with client:
+            result = call(service.DOCTOR, DoctorParams(vault=vault), client=client)
+    result = with_host_rows(result)
     emit(result, as_json, lambda r: render.checks(r.findings, r.verdict))
     if result.verdict == "fail":
         raise typer.Exit(int(ExitStatus.REFUSED))
 
 
+def _verdict(findings: list[Finding], floor: Level) -> Level:
+    order = [Level.OK, Level.WARN, Level.FAIL]
+    return max((f.level for f in findings), key=order.index, default=floor)
+
+
 def with_host_rows(result: DoctorResult) -> DoctorResult:
     """The daemon's findings and one row per agent host, as that host would start vaultd."""
-    from protocol.methods.service import Finding, Level
     from vaultctl.setup.probe import host_rows
 
     rows = [Finding(level=Level(r.level), check=r.check, finding=r.finding) for r in host_rows(os.environ, Path.cwd())]
     findings = [*result.findings, *rows]
-    order = [Level.OK, Level.WARN, Level.FAIL]
-    verdict = max((f.level for f in findings), key=order.index, default=result.verdict)
-    verdict = max(verdict, result.verdict, key=order.index)
+    verdict = max(_verdict(findings, result.verdict), result.verdict, key=[Level.OK, Level.WARN, Level.FAIL].index)
     return msgspec.structs.replace(result, findings=findings, verdict=verdict)
 
 

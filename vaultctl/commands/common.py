@@ -13,12 +13,13 @@ from typing import Annotated, NoReturn, TypeVar
 
 import typer
 
-from protocol.errors import ExitStatus
+from protocol.errors import ErrorCode, ErrorData, ExitStatus
 from protocol.methods import vaults
 from protocol.methods.common import Channel, Empty, Params
 from protocol.methods.spec import MethodSpec
-from vaultctl import render
+from vaultctl import command_tree, render
 from vaultctl.client import BadSetting, CallError, Client, DaemonUnavailable, OnNotification, connect
+from vaultctl.completion import Complete
 
 P = TypeVar("P", bound=Params)
 R = TypeVar("R")
@@ -27,6 +28,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print compact JSON for sc
 VaultOpt = Annotated[
     str | None,
     typer.Option("--vault", help="Vault id (default: $VAULTD_VAULT, the vault holding the working folder, or the default vault)."),
+    Complete.VAULT,
 ]
 
 
@@ -55,17 +57,48 @@ def call(spec: MethodSpec[P, R], params: P, client: Client | None = None, on_not
     except UnicodeEncodeError:
         fail("an argument is not valid UTF-8 text", ExitStatus.USAGE)
     except CallError as exc:
-        for issue in exc.data.issues:
-            where = f" ({issue.path}{':' + str(issue.line) if issue.line else ''})" if issue.path else ""
-            render.say(f"  {issue.severity} {issue.code}{where}: {issue.message}", file=sys.stderr, multiline=False, reversible=False)
-        if exc.data.candidates:
-            render.say("  candidates: " + ", ".join(exc.data.candidates), file=sys.stderr, multiline=False, reversible=False)
-        fail(exc.data.message, exc.data.code.exit_status)
+        refuse(exc.data)
     except DaemonUnavailable as exc:
         fail(str(exc), ExitStatus.UNAVAILABLE)
     finally:
         if own:
             c.close()
+
+
+_PARAMS = "$.params"
+
+
+def _param_flag(path: str) -> str:
+    """``--max-bytes`` for ``$.params.max_bytes``: the flag that set the field, as the user typed
+    it; a field inside one (``$.params.log.type``) is named after it, ``--log (at type)``."""
+    rest = path[len(_PARAMS) :].lstrip(".")
+    field, _, inner = rest.partition(".")
+    field, bracket, index = field.partition("[")
+    inner = (bracket + index + ("." + inner if inner else "")).lstrip(".")
+    flag = command_tree.flag_for(field) or field or "the command line"
+    return f"{flag} (at {inner})" if inner else flag
+
+
+def refuse(data: ErrorData) -> NoReturn:
+    """Print a refusal once (its issues, candidates, then one ``vaultctl:`` line) and exit with
+    its status. An issue about a params field names the command-line flag that set it."""
+    params = [i for i in data.issues if i.path and i.path.startswith(_PARAMS)]
+    for issue in params:
+        render.say(f"vaultctl: {_param_flag(issue.path or '')}: {issue.message}", file=sys.stderr, multiline=False, reversible=False)
+    if params and len(params) == len(data.issues) and data.code is ErrorCode.INVALID_PARAMS:
+        raise typer.Exit(int(data.code.exit_status))  # the generic "invalid params" line would say it again
+    folded: list[str] = []  # the codes of issues that only repeat the message: said once, on its line
+    for issue in data.issues:
+        if issue in params:
+            continue
+        if issue.message == data.message:
+            folded.append(issue.code)
+            continue
+        where = f" ({issue.path}{':' + str(issue.line) if issue.line else ''})" if issue.path else ""
+        render.say(f"  {issue.severity} {issue.code}{where}: {issue.message}", file=sys.stderr, multiline=False, reversible=False)
+    if data.candidates:
+        render.say("  candidates: " + ", ".join(data.candidates), file=sys.stderr, multiline=False, reversible=False)
+    fail(data.message + (f" ({', '.join(dict.fromkeys(folded))})" if folded else ""), data.code.exit_status)
 
 
 def emit(result: R, as_json: bool, text: Callable[[R], str]) -> None:

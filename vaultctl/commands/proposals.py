@@ -8,8 +8,6 @@ says it is stale when a note changed since; ``reject ID --note`` turns it down.
 from __future__ import annotations
 
 import datetime as dt
-import os
-import sys
 import time
 from typing import Annotated
 
@@ -26,17 +24,17 @@ from protocol.methods.proposals import (
     ProposalSummary,
 )
 from protocol.schema import field_help as doc
-from vaultctl import render
+from vaultctl import display, render
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, pick_vault, session
 from vaultctl.commands.writes import receipt_text
+from vaultctl.completion import Complete
 from vaultctl.terminal import Escaped, escape
 
 app = typer.Typer(help="Agent changes waiting for you: list, show, apply, reject.", invoke_without_command=True)
 
-IdArg = Annotated[str, typer.Argument(metavar="ID", help=doc(ProposalRef, "id"))]
+IdArg = Annotated[str, typer.Argument(metavar="ID", help=doc(ProposalRef, "id")), Complete.PROPOSAL]
 
-_COLOURS = {"+": "\x1b[32m", "-": "\x1b[31m", "@": "\x1b[36m"}
-_RESET = "\x1b[0m"
+_COLOURS = {"+": display.Paint.ADDED, "-": display.Paint.REMOVED, "@": display.Paint.HUNK}
 
 
 def _age(created: float) -> str:
@@ -65,16 +63,12 @@ def _list_text(r: ProposalListResult) -> str:
     return render.compose(lines)
 
 
-def _colour() -> bool:
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
-
-
 def _diff_text(diff: str, colour: bool) -> Escaped:
     out = []
     for line in diff.splitlines():
         shown = escape(line)
-        code = _COLOURS.get(line[:1]) if colour and not line.startswith(("+++", "---")) else None
-        out.append(f"{code}{shown}{_RESET}" if code else shown)
+        code = _COLOURS.get(line[:1]) if not line.startswith(("+++", "---")) else None
+        out.append(display.paint(shown, code, colour) if code else shown)
     return Escaped("\n".join(out))
 
 
@@ -83,7 +77,7 @@ def _when(stamp: float | None) -> str:
 
 
 def _show_text(p: ProposalDetail) -> str:
-    colour = _colour()
+    colour = display.colour()
     items = [
         ("operation", p.op),
         ("summary", p.summary),

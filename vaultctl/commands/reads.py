@@ -6,10 +6,11 @@ import shlex
 import sys
 from typing import Annotated
 
+import msgspec
 import typer
 
 from protocol.errors import ExitStatus
-from protocol.limits import DEFAULT_READ_PAGE_BYTES
+from protocol.limits import DEFAULT_READ_PAGE_BYTES, MAX_READ_PAGE_BYTES, describe
 from protocol.methods import reads
 from protocol.methods.reads import (
     IssuesParams,
@@ -27,9 +28,12 @@ from protocol.methods.reads import (
     VaultParams,
 )
 from protocol.schema import field_help as doc
-from vaultctl import render
+from vaultctl import command_tree, display, note_view, pager, render
+from vaultctl.client import Client
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, session
-from vaultctl.terminal import Colour, highlighted, wants_colour
+from vaultctl.completion import Complete
+from vaultctl.hits import hits_text
+from vaultctl.terminal import Escaped
 
 FreshOpt = Annotated[bool, typer.Option("--fresh", help=doc(VaultParams, "fresh"))]
 
@@ -43,24 +47,26 @@ def search(
     folder: Annotated[str | None, typer.Option(help=doc(SearchParams, "folder"))] = None,
     limit: Annotated[int, typer.Option(help=doc(SearchParams, "limit"))] = 20,
     color: Annotated[
-        Colour, typer.Option("--color", help="Show matches in colour: auto (on a terminal, unless NO_COLOR is set), always, never.")
-    ] = Colour.AUTO,
+        display.ColorMode | None,
+        typer.Option("--color", help="Show matches in colour: auto (on a terminal, unless NO_COLOR is set), always, never."),
+    ] = None,
     fresh: FreshOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Full-text search: path, title, score and the matching text; exit 1 when nothing matches (as grep and rg do)."""
+    """Full-text search: each hit's path, title and snippet, best first (--json adds the scores); exit 1 when
+    nothing matches (as grep and rg do)."""
     if not (query or "").strip() and not any((type_, domain, tag, folder)):
         fail("give words to search for, or a filter (--tag, --folder, --type, --domain)", ExitStatus.USAGE)
+    if color is not None:
+        display.set_mode(color)
     with session() as c:
         params = SearchParams(
             query=query or "", vault=pick_vault(c, vault), type=type_, domain=domain, tag=tag, folder=folder, limit=limit, fresh=fresh
         )
         result = call(reads.SEARCH, params, client=c)
-    colour = wants_colour(sys.stdout, color)
 
     def text(r: SearchResult) -> str:
-        rows = [(h.score, h.path, h.title, highlighted(h.excerpt, h.highlights, colour)) for h in r.hits]
-        return render.table(["score", "path", "title", "match"], rows)
+        return hits_text(r.hits)
 
     if result.hits or as_json:
         emit(result, as_json, text)
@@ -72,36 +78,64 @@ def search(
 
 
 def show(
-    target: Annotated[str, typer.Argument(help=doc(ReadParams, "target"))],
+    target: Annotated[str, typer.Argument(help=doc(ReadParams, "target")), Complete.NOTE],
     vault: VaultOpt = None,
     section: Annotated[str | None, typer.Option(help=doc(ReadParams, "section"))] = None,
     offset: Annotated[int, typer.Option(help=doc(ReadParams, "offset"))] = 0,
-    max_bytes: Annotated[int, typer.Option("--max-bytes", help=doc(ReadParams, "max_bytes"))] = DEFAULT_READ_PAGE_BYTES,
+    max_bytes: Annotated[
+        int | None,
+        typer.Option(
+            "--max-bytes",
+            help=doc(ReadParams, "max_bytes") + f" Default: {describe(DEFAULT_READ_PAGE_BYTES)}, or the whole note on a terminal.",
+            show_default=False,
+        ),
+    ] = None,
+    whole: Annotated[bool, typer.Option("--all", help="The whole note, every page, however long.")] = False,
+    no_pager: Annotated[bool, typer.Option("--no-pager", help="Never page the output, even on a terminal.")] = False,
     fresh: FreshOpt = False,
+    at: Annotated[str | None, typer.Option("--at", metavar="REV", help=doc(ReadParams, "at"))] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Print a note (or one H2 section), paged by bytes."""
+    """Print a note: a header (path, sha, size), its frontmatter, then its body (or one H2 section);
+    --at REV prints it as it was then.
+
+    On a terminal the whole note is shown, through a pager ($VAULTD_PAGER, $PAGER or less) when it
+    is longer than the screen; elsewhere one page at a time, the next page's command on stderr."""
+    whole = whole or (sys.stdout.isatty() and not as_json and offset == 0 and max_bytes is None)
+    page = max_bytes if max_bytes is not None else MAX_READ_PAGE_BYTES if whole else DEFAULT_READ_PAGE_BYTES
     with session() as c:
         chosen = pick_vault(c, vault)
-        params = ReadParams(target=target, vault=chosen, section=section, offset=offset, max_bytes=max_bytes, fresh=fresh)
+        params = ReadParams(target=target, vault=chosen, section=section, offset=offset, max_bytes=page, fresh=fresh, at=at)
         result = call(reads.READ, params, client=c)
+        if whole:
+            result = _read_rest(c, params, result)
+    if as_json:
+        print(render.json_line(result))
+        return
+    on = display.colour()
+    lines = [note_view.header(result, on)]
+    if result.offset == 0 and result.section is None:
+        lines += note_view.frontmatter(result.frontmatter)
+    pager.show(Escaped("\n".join(lines)) + "\n" + result.body.rstrip("\n"), enabled=not no_pager)
+    if result.truncated and result.next_offset is not None:
+        shown = f"bytes {result.offset}..{result.next_offset} of {result.size}"
+        more = command_tree.again(target=result.path, offset=result.next_offset, vault=chosen)
+        render.say(f"[{shown}; next page: {more}; --all shows the whole note]", file=sys.stderr)
 
-    def text(r: ReadResult) -> str:
-        out: str = r.body
-        if r.truncated:
-            more = [f"vaultctl show {shlex.quote(r.path)} --offset {r.next_offset}"]
-            if section:
-                more.append(f"--section {shlex.quote(section)}")
-            if chosen:
-                more.append(f"--vault {chosen}")
-            out += f"\n\n[truncated; sha256 {r.sha256}; next page: {' '.join(more)}]"
-        return out
 
-    emit(result, as_json, text)
+def _read_rest(client: Client, params: ReadParams, first: ReadResult) -> ReadResult:
+    """``first`` with every following page appended; refused (exit 75) if the note changes meanwhile."""
+    body, page = [first.body], first
+    while page.truncated and page.next_offset is not None:
+        page = call(reads.READ, msgspec.structs.replace(params, target=first.path, offset=page.next_offset), client=client)
+        if page.sha256 != first.sha256:
+            fail(f"{first.path} changed while it was read page by page; run the command again", ExitStatus.CONFLICT)
+        body.append(page.body)
+    return msgspec.structs.replace(first, body="".join(body), truncated=False, next_offset=None)
 
 
 def links(
-    target: Annotated[str, typer.Argument(help=doc(LinksParams, "target"))],
+    target: Annotated[str, typer.Argument(help=doc(LinksParams, "target")), Complete.NOTE],
     vault: VaultOpt = None,
     limit: Annotated[int, typer.Option(help=doc(LinksParams, "limit"))] = 50,
     fresh: FreshOpt = False,
@@ -109,7 +143,8 @@ def links(
 ) -> None:
     """A note's outgoing links (with status) and its backlinks."""
     with session() as c:
-        result = call(reads.LINKS, LinksParams(target=target, vault=pick_vault(c, vault), limit=limit, fresh=fresh), client=c)
+        chosen = pick_vault(c, vault)
+        result = call(reads.LINKS, LinksParams(target=target, vault=chosen, limit=limit, fresh=fresh), client=c)
 
     def text(r: LinksResult) -> str:
         out_rows = [
@@ -132,11 +167,13 @@ def links(
             "backlinks:",
             render.table(["path", "line", "kind"], [(i.path, i.line, i.kind) for i in r.incoming]) if r.incoming else "  none",
         ]
-        if r.truncated:
-            parts.append(f"\n[truncated at {limit}; raise --limit]")
         return render.compose(parts)
 
     emit(result, as_json, text)
+    if result.truncated and not as_json:
+        render.say(
+            f"[the first {limit} links each way; more with: {command_tree.again(limit=min(limit * 4, 500), vault=chosen)}]", file=sys.stderr
+        )
 
 
 def list_notes(
@@ -153,13 +190,15 @@ def list_notes(
         result = call(reads.LIST, ListParams(vault=chosen, folder=folder, limit=limit, cursor=cursor, fresh=fresh), client=c)
 
     def text(r: ListResult) -> str:
-        body = render.table(["path", "title", "type", "tags"], [(n.path, n.title, n.type, n.tags) for n in r.notes])
-        tail = f"\n\n{len(r.notes)} of {r.total} notes"
-        if r.next_cursor:
-            tail += f"; next page: vaultctl list{' ' + shlex.quote(folder) if folder else ''} --cursor {r.next_cursor}"
-        return body + tail
+        if not r.notes:
+            return "no notes" + (f" under {folder}" if folder else "")
+        return render.table(["path", "title", "type", "tags"], [(n.path, n.title, n.type, n.tags) for n in r.notes])
 
     emit(result, as_json, text)
+    if not as_json:
+        tail = f"[{len(result.notes)} of {result.total} notes"
+        tail += f"; next page: {command_tree.again(cursor=result.next_cursor, vault=chosen)}]" if result.next_cursor else "]"
+        render.say(tail, file=sys.stderr)
 
 
 def tags(
@@ -170,8 +209,13 @@ def tags(
 ) -> None:
     """Every tag with the number of notes carrying it."""
     with session() as c:
-        result = call(reads.TAGS, TagsParams(vault=pick_vault(c, vault), prefix=prefix, limit=limit), client=c)
-    emit(result, as_json, lambda r: render.table(["tag", "notes"], [(t.tag, t.notes) for t in r.tags]))
+        chosen = pick_vault(c, vault)
+        result = call(reads.TAGS, TagsParams(vault=chosen, prefix=prefix, limit=limit), client=c)
+    emit(result, as_json, lambda r: render.table(["tag", "notes"], [(t.tag, t.notes) for t in r.tags]) if r.tags else "no tags")
+    if result.truncated and not as_json:
+        render.say(
+            f"[the {limit} most used tags; more with: {command_tree.again(limit=min(limit * 4, 5000), vault=chosen)}]", file=sys.stderr
+        )
 
 
 def stats(vault: VaultOpt = None, fresh: FreshOpt = False, as_json: JsonOpt = False) -> None:
@@ -212,13 +256,16 @@ def issues(
 ) -> None:
     """Problems found while indexing: malformed frontmatter, skipped files and why."""
     with session() as c:
-        result = call(reads.ISSUES, IssuesParams(vault=pick_vault(c, vault), limit=limit, cursor=cursor), client=c)
+        chosen = pick_vault(c, vault)
+        result = call(reads.ISSUES, IssuesParams(vault=chosen, limit=limit, cursor=cursor), client=c)
 
     def text(r: IssuesResult) -> str:
         if not r.issues:
             return "no issues"
-        body = render.table(["path", "line", "code", "issue"], [(i.path, i.line, i.code, i.message) for i in r.issues])
-        more = f"\nnext page: vaultctl issues --cursor {r.next_cursor}" if r.next_cursor else ""
-        return body + f"\n\n{len(r.issues)} of {r.total}{more}"
+        return render.table(["path", "line", "code", "issue"], [(i.path, i.line, i.code, i.message) for i in r.issues])
 
     emit(result, as_json, text)
+    if result.issues and not as_json:
+        tail = f"[{len(result.issues)} of {result.total} issues"
+        tail += f"; next page: {command_tree.again(cursor=result.next_cursor, vault=chosen)}]" if result.next_cursor else "]"
+        render.say(tail, file=sys.stderr)

@@ -105,7 +105,9 @@ def watch(
             "--vault", help="Vault id (default: $VAULTD_VAULT, or the vault holding the working folder; else every vault, later ones too)."
         ),
     ] = None,
-    kind: Annotated[list[EventKind] | None, typer.Option("--kind", help=doc(SubscribeParams, "kinds") + " Repeatable.")] = None,
+    kind: Annotated[
+        list[EventKind] | None, typer.Option("--kind", metavar="KIND", help=doc(SubscribeParams, "kinds") + " Repeatable.")
+    ] = None,
     path: Annotated[list[str] | None, typer.Option("--path", metavar="GLOB", help=doc(SubscribeParams, "paths") + " Repeatable.")] = None,
     since: Annotated[
         list[str] | None,

@@ -43,9 +43,10 @@ from protocol.methods.writes import (
     WriteParams,
 )
 from protocol.schema import field_help as doc
-from vaultctl import render
-from vaultctl.client import TIMEOUT_ENV, client_timeout
-from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, session
+from vaultctl import assignments, render
+from vaultctl.client import TIMEOUT_ENV, CallError, client_timeout
+from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, refuse, session
+from vaultctl.completion import Complete
 
 P = TypeVar("P", bound=WriteParams)
 D = TypeVar("D")
@@ -64,6 +65,18 @@ def _json_arg(value: str | None, what: str) -> Any:
         return json.loads(value)
     except json.JSONDecodeError as exc:
         fail(f"{what} is not valid JSON: {exc.msg}", ExitStatus.USAGE)
+
+
+SET_HELP = (
+    ' Repeatable: key=value sets a string, key:=JSON any JSON value (key:=3, key:=\'["a","b"]\'); a JSON object sets each of its keys.'
+)
+
+
+def _assignments(values: list[str] | None) -> dict[str, Any]:
+    try:
+        return assignments.parse(values or [])
+    except assignments.BadAssignment as exc:
+        fail(str(exc), ExitStatus.USAGE)
 
 
 def _log_event(value: str | None) -> LogEvent | None:
@@ -130,6 +143,8 @@ def receipt_text(r: Outcome, confirm_cmd: str | None = None, omit: frozenset[str
         lines.append(f"{key}: {value if not isinstance(value, list) else ', '.join(map(str, value)) or '-'}")
     if r.log is not None:
         lines.append(f"log: {r.log.line}" if r.log.appended else f"log: NOT appended ({r.log.error})")
+    if isinstance(r, Applied) and r.commit:
+        lines.append(f"commit: {r.commit}")
     if isinstance(r, Preview) and confirm_cmd:
         prefix = ""
         if len(r.changes) > LARGE_OP_FILES:
@@ -162,17 +177,17 @@ def run_write(
 def new(
     path: Annotated[str, typer.Argument(help=doc(CreateParams, "path"))],
     title: Annotated[str | None, typer.Option(help=doc(CreateParams, "title"))] = None,
-    set_: Annotated[str | None, typer.Option("--set", help=doc(CreateParams, "frontmatter") + " As a JSON object.")] = None,
-    body: Annotated[str | None, typer.Option(help="A file to read the body from, or - for stdin. " + doc(CreateParams, "body"))] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", metavar="KEY=VALUE", help=doc(CreateParams, "frontmatter") + SET_HELP)] = None,
+    body: Annotated[
+        str | None, typer.Option(help="A file to read the body from, or - for stdin. " + doc(CreateParams, "body")), Complete.FILE
+    ] = None,
     vault: VaultOpt = None,
     dry_run: DryRunOpt = False,
     log: LogOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Create a note; refuses an existing path or a name that collides by case or normalization."""
-    fields = _json_arg(set_, "--set") or {}
-    if not isinstance(fields, dict):
-        fail("--set must be a JSON object", ExitStatus.USAGE)
+    fields = _assignments(set_)
     text = _read_source(body)
     run_write(
         writes.CREATE,
@@ -183,11 +198,11 @@ def new(
 
 
 def patch(
-    target: Annotated[str, typer.Argument(help=doc(PatchParams, "target"))],
+    target: Annotated[str, typer.Argument(help=doc(PatchParams, "target")), Complete.NOTE],
     old: Annotated[str | None, typer.Option(help=doc(PatchParams, "old"))] = None,
     new_: Annotated[str | None, typer.Option("--new", help=doc(PatchParams, "new"))] = None,
     edits: Annotated[
-        str | None, typer.Option(help=doc(PatchParams, "edits") + ' A JSON file (or -) of [{"old": ..., "new": ...}].')
+        str | None, typer.Option(help=doc(PatchParams, "edits") + ' A JSON file (or -) of [{"old": ..., "new": ...}].'), Complete.FILE
     ] = None,
     rewrite_anchors: Annotated[bool, typer.Option("--rewrite-anchors", help=doc(PatchParams, "rewrite_anchors"))] = False,
     vault: VaultOpt = None,
@@ -223,7 +238,7 @@ def patch(
 
 
 def append(
-    target: Annotated[str, typer.Argument(help=doc(AppendParams, "target"))],
+    target: Annotated[str, typer.Argument(help=doc(AppendParams, "target")), Complete.NOTE],
     section: Annotated[str, typer.Option(help=doc(AppendParams, "section"))],
     markdown: Annotated[str, typer.Option(help=doc(AppendParams, "markdown") + " - reads it from stdin.")],
     vault: VaultOpt = None,
@@ -245,8 +260,8 @@ def append(
 
 
 def set_fields(
-    target: Annotated[str, typer.Argument(help=doc(SetFrontmatterParams, "target"))],
-    set_: Annotated[str | None, typer.Option("--set", help=doc(SetFrontmatterParams, "set") + " As a JSON object.")] = None,
+    target: Annotated[str, typer.Argument(help=doc(SetFrontmatterParams, "target")), Complete.NOTE],
+    set_: Annotated[list[str] | None, typer.Option("--set", metavar="KEY=VALUE", help=doc(SetFrontmatterParams, "set") + SET_HELP)] = None,
     unset: Annotated[str | None, typer.Option(help=doc(SetFrontmatterParams, "unset") + " Comma-separated.")] = None,
     vault: VaultOpt = None,
     dry_run: DryRunOpt = False,
@@ -255,9 +270,7 @@ def set_fields(
     as_json: JsonOpt = False,
 ) -> None:
     """Set or unset frontmatter keys; other keys keep their bytes."""
-    fields = _json_arg(set_, "--set") or {}
-    if not isinstance(fields, dict):
-        fail("--set must be a JSON object", ExitStatus.USAGE)
+    fields = _assignments(set_)
     keys = [k.strip() for k in (unset or "").split(",") if k.strip()]
     run_write(
         writes.SET_FRONTMATTER,
@@ -273,13 +286,20 @@ ConfirmOpt = Annotated[bool, typer.Option("--confirm", help=doc(TwoStepParams, "
 FingerprintOpt = Annotated[str | None, typer.Option("--fingerprint", help=doc(TwoStepParams, "fingerprint"))]
 
 
+def _two(first: str, second: str, names: str) -> None:
+    """Refuse as a usage error a command line that gives one note twice, as typed (``link A A``).
+    Two different names of one note are the daemon's to refuse (exit 1): only it can resolve them."""
+    if first == second:
+        fail(f"{names} are both {first!r}; give two different notes", ExitStatus.USAGE)
+
+
 def _confirm_cmd(*words: str, vault: str | None = None) -> str:
     return confirm_command(*words, *(("--vault", vault) if vault else ()))
 
 
 def link(
-    source: Annotated[str, typer.Argument(metavar="FROM", help=doc(LinkParams, "source"))],
-    target: Annotated[str, typer.Argument(metavar="TO", help=doc(LinkParams, "target"))],
+    source: Annotated[str, typer.Argument(metavar="FROM", help=doc(LinkParams, "source")), Complete.NOTE],
+    target: Annotated[str, typer.Argument(metavar="TO", help=doc(LinkParams, "target")), Complete.NOTE],
     relation: Annotated[Relation | None, typer.Option(help=doc(LinkParams, "relation"))] = None,
     one_way: Annotated[bool, typer.Option("--one-way", help="Do not add the link back from TO.")] = False,
     vault: VaultOpt = None,
@@ -288,6 +308,7 @@ def link(
     as_json: JsonOpt = False,
 ) -> None:
     """Link two notes under '## Relevant Notes' (both ways unless --one-way); an existing link is kept."""
+    _two(source, target, "FROM and TO")
     run_write(
         writes.LINK,
         lambda v: LinkParams(
@@ -299,21 +320,22 @@ def link(
 
 
 def supersede(
-    old: Annotated[str, typer.Argument(metavar="OLD", help=doc(SupersedeParams, "old"))],
-    new_: Annotated[str, typer.Argument(metavar="NEW", help=doc(SupersedeParams, "new"))],
+    old: Annotated[str, typer.Argument(metavar="OLD", help=doc(SupersedeParams, "old")), Complete.NOTE],
+    new_: Annotated[str, typer.Argument(metavar="NEW", help=doc(SupersedeParams, "new")), Complete.NOTE],
     vault: VaultOpt = None,
     dry_run: DryRunOpt = False,
     log: LogOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Mark OLD superseded by NEW (status, superseded_by) and link NEW back to OLD."""
+    _two(old, new_, "OLD and NEW")
     run_write(
         writes.SUPERSEDE, lambda v: SupersedeParams(vault=v, old=old, new=new_, dry_run=dry_run, log=_log_event(log)), as_json, vault=vault
     )
 
 
 def move(
-    source: Annotated[str, typer.Argument(metavar="FROM", help=doc(MoveParams, "target"))],
+    source: Annotated[str, typer.Argument(metavar="FROM", help=doc(MoveParams, "target")), Complete.NOTE],
     to: Annotated[str, typer.Argument(metavar="TO", help=doc(MoveParams, "to"))],
     confirm: ConfirmOpt = False,
     fingerprint: FingerprintOpt = None,
@@ -323,6 +345,7 @@ def move(
     as_json: JsonOpt = False,
 ) -> None:
     """Rename or move a note and rewrite every link to it: a preview first, then --confirm --fingerprint F."""
+    _two(source, to, "FROM and TO")
     run_write(
         writes.MOVE,
         lambda v: MoveParams(vault=v, target=source, to=to, confirm=confirm, fingerprint=fingerprint, dry_run=dry_run, log=_log_event(log)),
@@ -333,7 +356,7 @@ def move(
 
 
 def delete(
-    target: Annotated[str, typer.Argument(metavar="TARGET", help=doc(DeleteParams, "target"))],
+    target: Annotated[str, typer.Argument(metavar="TARGET", help=doc(DeleteParams, "target")), Complete.NOTE],
     leave_broken_links: Annotated[bool, typer.Option("--leave-broken-links", help=doc(DeleteParams, "leave_broken_links"))] = False,
     confirm: ConfirmOpt = False,
     fingerprint: FingerprintOpt = None,
@@ -362,8 +385,8 @@ def delete(
 
 
 def merge(
-    keep: Annotated[str, typer.Argument(metavar="KEEP", help=doc(MergeParams, "keep"))],
-    absorb: Annotated[str, typer.Argument(metavar="ABSORB", help=doc(MergeParams, "absorb"))],
+    keep: Annotated[str, typer.Argument(metavar="KEEP", help=doc(MergeParams, "keep")), Complete.NOTE],
+    absorb: Annotated[str, typer.Argument(metavar="ABSORB", help=doc(MergeParams, "absorb")), Complete.NOTE],
     confirm: ConfirmOpt = False,
     fingerprint: FingerprintOpt = None,
     vault: VaultOpt = None,
@@ -374,6 +397,7 @@ def merge(
     """Fold ABSORB into KEEP and repoint its links: a preview first, then --confirm --fingerprint F.
 
     The text preview leaves out the merged body; --json carries it in detail.body."""
+    _two(keep, absorb, "KEEP and ABSORB")
     confirm_cmd = _confirm_cmd("merge", keep, absorb, vault=vault)
     with session() as c:
         params = MergeParams(
@@ -392,14 +416,29 @@ def merge(
 
 
 def undo(
-    op_id: Annotated[str, typer.Argument(metavar="OP_ID", help=doc(UndoParams, "op_id"))],
+    op_id: Annotated[str, typer.Argument(metavar="OP_ID", help=doc(UndoParams, "op_id")), Complete.OP],
     vault: VaultOpt = None,
     dry_run: DryRunOpt = False,
     whole_session: Annotated[bool, typer.Option("--session", help=doc(UndoParams, "session"))] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Reverse a committed operation (refused if its files changed since)."""
-    run_write(writes.UNDO, lambda v: UndoParams(vault=v, op_id=op_id, dry_run=dry_run, session=whole_session), as_json, vault=vault)
+    """Reverse a committed operation (refused if its files changed since); past the kept ones, a revert from git history."""
+    with session() as c:
+        chosen = pick_vault(c, vault)
+        try:
+            result = c.call(writes.UNDO, UndoParams(vault=chosen, op_id=op_id, dry_run=dry_run, session=whole_session))
+        except CallError as exc:
+            if whole_session or not any(i.code == "R02" for i in exc.data.issues):
+                refuse(exc.data)
+            # Older than the journal's window, but git history has it: preview the revert instead.
+            render.say(f"vaultctl: {exc.data.message}", file=sys.stderr, multiline=False, reversible=False)
+            from vaultctl.commands.git import revert_preview
+
+            revert_preview(c, op_id, chosen, dry_run=dry_run, as_json=as_json, vault_opt=vault)
+            return
+    emit(result, as_json, lambda r: receipt_text(r))
+    if result.log is not None and not result.log.appended:
+        raise typer.Exit(int(ExitStatus.REFUSED))
 
 
 def _by(o: OpSummary) -> str:

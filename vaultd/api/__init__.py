@@ -4,10 +4,12 @@
 def load_handlers() -> None:
     from vaultd.api import (  # noqa: F401
         console_methods,
+        git_methods,
         graph_methods,
         guard_methods,
         index_methods,
         lint_methods,
+        name_methods,
         proposal_methods,
         read_methods,
         retrieve_methods,

@@ -27,7 +27,7 @@ from protocol.methods.proposals import (
 from protocol.methods.receipts import Applied, NoDetail, WriteReceipt, receipt_type
 from protocol.methods.writes import UndoParams
 from vaultd.api.handlers import CallContext, handles
-from vaultd.errors import Conflict, InvalidParams, PolicyRefused
+from vaultd.errors import Conflict, PolicyRefused, ValidationFailed
 from vaultd.gate.store import ProposalStore, store_for, summary_of
 from vaultd.ops.agent_gate import StaleProposal, who
 from vaultd.ops.announce import decided_event
@@ -93,14 +93,17 @@ async def apply(ctx: CallContext, params: ProposalRef) -> WriteReceipt[NoDetail]
     _pending(detail)
     operation = OPERATIONS.get(detail.op)
     if operation is None:
-        raise InvalidParams(f"proposal {detail.id} names {detail.op}, which this vaultd cannot apply")
+        raise ValidationFailed(f"proposal {detail.id} names {detail.op}, which this vaultd cannot apply")
     try:
         op_params = msgspec.convert({**detail.params, "vault": runtime.entry.id}, operation.params)
     except msgspec.ValidationError as exc:
-        raise InvalidParams(f"proposal {detail.id} holds arguments this vaultd does not accept: {exc}") from exc
+        raise ValidationFailed(f"proposal {detail.id} holds arguments this vaultd does not accept: {exc}") from exc
     undoes = op_params.op_id if isinstance(op_params, UndoParams) else None
     try:
-        receipt = await run_operation(ctx, op_params, operation.planner, operation.detail, undoes=undoes, approval=Approval(detail))
+        if operation.apply is not None:
+            receipt = await operation.apply(ctx, op_params, Approval(detail))
+        else:
+            receipt = await run_operation(ctx, op_params, operation.planner, operation.detail, undoes=undoes, approval=Approval(detail))
     except StaleProposal as exc:
         async with runtime.writer:
             current = await anyio.to_thread.run_sync(store.get, detail.id)

@@ -41,6 +41,9 @@ from protocol.methods.reads import (
 )
 from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Ambiguous, InvalidParams, NotFound
+from vaultd.git import history
+from vaultd.git.repo import require
+from vaultd.ops.create import note_path
 from vaultd.policy import secret_issues
 from vaultd.policy.visibility import Visibility
 from vaultd.sources import references
@@ -50,6 +53,7 @@ from vaultd.vault.index import VaultIndex
 from vaultd.vault.link_targets import ResolutionStatus, check_anchor
 from vaultd.vault.lookup import find_note
 from vaultd.vault.model import Link, LinkKind, NoteRecord
+from vaultd.vault.note import Skipped, parse_note
 from vaultd.vault.paging import decode_cursor, encode_cursor, utf8_page
 from vaultd.vault.walk import shown_path
 from vaultd.vault.watcher import LiveIndex
@@ -104,17 +108,22 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
 
     exact: list[str] = []
     if references.looks_like_identifier(params.query):
-        # A DOI, citekey or arXiv id names its reference note exactly: that note comes first.
-        async with live.held_still():
-            exact = await anyio.to_thread.run_sync(
-                lambda: [
-                    p
-                    for p in references.table(index).find(params.query)
-                    if p != log_path
-                    and view.visible(p)
-                    and references.matches_filters(index.notes[p], params.type, params.domain, params.tag, folder)
-                ]
-            )
+        # A DOI, citekey or arXiv id names its reference note exactly: that note comes first. A
+        # search never waits for a refresh or a rebuild holding the index: it then uses the table
+        # built at the last change it saw (or none yet), as the full-text cache lags by as much.
+        table = references.latest(index) if live.busy else None
+        if table is None and not live.busy:
+            async with live.held_still():
+                table = await anyio.to_thread.run_sync(references.table, index)
+        if table is not None:
+            exact = [
+                p
+                for p in table.find(params.query)
+                if p in index.notes
+                and p != log_path
+                and view.visible(p)
+                and references.matches_filters(index.notes[p], params.type, params.domain, params.tag, folder)
+            ]
 
     def answer() -> SearchResult:
         hits = visible_hits(params.query)
@@ -153,26 +162,60 @@ def _read_file(root: str, path: str) -> bytes:
 
 @handles(reads.READ)
 async def read(ctx: CallContext, params: ReadParams) -> ReadResult:
+    if params.at is not None:
+        return await _read_at(ctx, params, params.at)
     live, view = await live_view(ctx, params.vault, params.fresh)
     path = find_note(live.index, params.target, view.hidden)
     try:
         raw = await anyio.to_thread.run_sync(_read_file, str(live.root), path)
     except FileNotFoundError as exc:
         raise NotFound(f"{path} was removed; search again") from exc
+    return read_result(path, raw, params, live.index.notes.get(path))
+
+
+async def history_path(ctx: CallContext, vault: str | None, target: str) -> str:
+    """The note a read of the past is about: a current note by path, name or alias, else a path
+    the note had (a deleted or renamed note still has history); never one private to the caller."""
+    live, view = await live_view(ctx, vault)
+    try:
+        return find_note(live.index, target, view.hidden)
+    except NotFound:
+        path = note_path(target)
+        if view.hidden(path):
+            raise
+        return path
+
+
+async def _read_at(ctx: CallContext, params: ReadParams, rev: str) -> ReadResult:
+    """The note as it was at a git revision, renames followed."""
+    runtime = ctx.host.vault(params.vault)
+    path = await history_path(ctx, params.vault, params.target)
+    repo = await anyio.to_thread.run_sync(require, runtime.root, runtime.entry.id)
+    version = await anyio.to_thread.run_sync(history.at, repo, path, rev)
+    if Visibility.of(runtime.entry, ctx.channel).hidden(version.path):
+        raise NotFound(f"{path} did not exist at {rev}")
+    raw = version.data or b""
+    try:
+        record = parse_note(version.path, raw, size=len(raw), mtime_ns=0, ino=0)[0]
+    except Skipped:
+        record = None
+    return read_result(version.path, raw, params, record)
+
+
+def read_result(path: str, raw: bytes, params: ReadParams, record: NoteRecord | None) -> ReadResult:
+    """A page of ``raw`` (a note's bytes now, or at a revision) as ``note.read`` answers it."""
     text = raw.decode("utf-8", "replace")
     fm = frontmatter.parse(text)
     selected = text[fm.body_offset :]
     if params.section is not None:
         spans = markdown.section_spans(text, fm.body_offset, params.section)
         if not spans:
-            record = live.index.notes.get(path)
             names = [h.text for h in (record.headings if record else []) if h.level == 2]
             raise NotFound(f"no H2 section {params.section!r} in {path}; sections: {', '.join(names) or 'none'}")
         if len(spans) > 1:
             raise Ambiguous(f"{path} has {len(spans)} H2 sections named {params.section!r}")
         selected = text[spans[0][0] : spans[0][1]]
     body, next_offset = utf8_page(selected, params.offset, params.max_bytes)
-    record = live.index.notes.get(path)
     outline = [h.text for h in (record.headings if record else []) if h.level <= 3][:MAX_OUTLINE]
     return ReadResult(
         path=path,

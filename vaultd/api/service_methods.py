@@ -11,6 +11,7 @@ import msgspec
 
 from protocol.methods import service
 from protocol.methods.common import SUPPORTED_PROTOCOLS, Empty
+from protocol.methods.reads import VaultParams
 from protocol.methods.service import (
     DaemonStatus,
     DoctorParams,
@@ -23,9 +24,11 @@ from protocol.methods.service import (
 )
 from protocol.methods.vaults import VaultHealth, VaultState
 from protocol.table import METHODS
+from vaultd.api import read_methods
 from vaultd.api.handlers import CallContext, handles
-from vaultd.errors import InvalidParams, VaultError
+from vaultd.errors import Unavailable, VaultError
 from vaultd.gate.store import store_for
+from vaultd.git import doctor as git_doctor
 from vaultd.runtime import VaultRuntime
 
 
@@ -33,7 +36,7 @@ from vaultd.runtime import VaultRuntime
 async def hello(ctx: CallContext, params: HelloParams) -> HelloResult:
     usable = [v for v in SUPPORTED_PROTOCOLS if v <= params.protocol]
     if not usable:
-        raise InvalidParams(
+        raise Unavailable(
             f"protocol {params.protocol} is older than this daemon supports ({min(SUPPORTED_PROTOCOLS)}..."
             f"{max(SUPPORTED_PROTOCOLS)}); upgrade the client"
         )
@@ -68,6 +71,33 @@ async def _proposal_findings(runtime: VaultRuntime) -> list[Finding]:
     if pending:
         found.append(Finding(level=Level.OK, check=check, finding=f"{pending} pending; review with 'vaultctl proposals'"))
     return found
+
+
+async def _health_findings(ctx: CallContext, vault: str) -> list[Finding]:
+    """What a ready vault's notes need: links that do not resolve, notes the index could not read."""
+    s = await read_methods.stats(ctx, VaultParams(vault=vault))
+    broken = s.dead_links + s.ambiguous_links
+    links = Finding(
+        level=Level.WARN if broken else Level.OK,
+        check=f"links:{vault}",
+        finding=(
+            f"{s.dead_links} dead and {s.ambiguous_links} ambiguous of {s.links} links; 'vaultctl stats --vault {vault}' counts them, "
+            "'vaultctl links NOTE' shows a note's"
+            if broken
+            else f"all {s.links} links resolve"
+        ),
+    )
+    index = Finding(
+        level=Level.WARN if s.issues else Level.OK,
+        check=f"index:{vault}",
+        finding=(
+            f"{s.issues - s.skipped} note issue(s) and {s.skipped} skipped file(s) in {s.notes} notes; "
+            f"'vaultctl issues --vault {vault}' lists them"
+            if s.issues
+            else f"{s.notes} notes indexed, none with issues"
+        ),
+    )
+    return [links, index]
 
 
 async def _with_pending(runtime: VaultRuntime) -> VaultHealth:
@@ -119,7 +149,10 @@ async def doctor(ctx: CallContext, params: DoctorParams) -> DoctorResult:
         text = f"{health.path}: {health.state}" + (f" ({health.message})" if health.message else "")
         findings.append(Finding(level=level, check=f"vault:{health.id}", finding=text))
         findings.extend(runtime.doctor_findings())
+        if health.state is VaultState.READY:
+            findings.extend(await _health_findings(ctx, health.id))
         if health.state in (VaultState.READY, VaultState.INDEXING):
             findings.extend(await _proposal_findings(runtime))
+            findings.extend(await anyio.to_thread.run_sync(git_doctor.findings, runtime.git))
     verdict = max((f.level for f in findings), key=[Level.OK, Level.WARN, Level.FAIL].index, default=Level.OK)
     return DoctorResult(verdict=verdict, findings=findings)

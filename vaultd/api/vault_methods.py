@@ -24,6 +24,7 @@ from protocol.methods.vaults import (
     VaultSetParams,
     VaultSetResult,
 )
+from vaultd.api.git_methods import check_git_entry
 from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import InvalidParams, NotFound, StalePreview, ValidationFailed
 from vaultd.policy import check_inside_vault, check_new_path, validate_pii_policy
@@ -76,6 +77,10 @@ async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
         agents=params.agents,
         dead_links=params.dead_links,
         sources=params.sources,
+        git=params.git,
+        remote=params.remote,
+        snapshot_quiet_s=params.snapshot_quiet_s,
+        sync_interval_s=params.sync_interval_s,
     )
     if params.stamp_keys is not None:
         entry = msgspec.structs.replace(entry, stamp_keys=params.stamp_keys)
@@ -83,6 +88,7 @@ async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
     if params.parent_keys is not None:
         entry = msgspec.structs.replace(entry, parent_keys=params.parent_keys)
     await anyio.to_thread.run_sync(check_log_path, entry)
+    await anyio.to_thread.run_sync(check_git_entry, entry)
 
     def change(config: Config) -> Config:
         check_new_entry(config, entry, host.home)

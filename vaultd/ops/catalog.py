@@ -7,7 +7,7 @@ would have applied it when it was made.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,9 @@ class Operation:
     params: type[WriteParams]
     planner: Callable[[OpContext, Any], Plan]
     detail: Callable[[OpContext, Plan], Any]
+    #: For an operation that writes more than one vault (``note.promote``): applies an approved
+    #: proposal itself, as ``apply(call, params, approval)``, instead of the one-vault runner.
+    apply: Callable[[Any, Any, Any], Awaitable[Any]] | None = None
 
 
 OPERATIONS: dict[str, Operation] = {

@@ -25,7 +25,11 @@ class OpContext:
     channel: Channel
     now: dt.datetime  #: local time, one clock for stamps and the log line
     warnings: list[Issue] = field(default_factory=list)
-    expected_sha: str | None = None  #: the caller's sha256 of the note it edits, checked on first read
+    #: The caller's sha256 of the note it edits (whole, or a prefix of at least 12 hex digits, as
+    #: receipts print it), checked on first read. A prefix is compared with this one file's sha,
+    #: never looked up among others, so it cannot be ambiguous; 48 bits make a false match as
+    #: unlikely as a collision needs to be for a "did it change?" check.
+    expected_sha: str | None = None
 
     @property
     def visibility(self) -> Visibility:
@@ -51,7 +55,7 @@ class OpContext:
     def read_target(self, rel: str) -> tuple[bytes, str]:
         """Read the note being edited, refusing with CONFLICT if it is not what the caller read."""
         data, text = self.read_text(rel)
-        if self.expected_sha is not None and hashlib.sha256(data).hexdigest() != self.expected_sha:
+        if self.expected_sha is not None and not hashlib.sha256(data).hexdigest().startswith(self.expected_sha):
             raise Conflict(f"{rel} changed since you read it (sha256 differs); read it again, then retry")
         return data, text
 

@@ -10,7 +10,7 @@ Obsidian writes it. The reverse link carries the relation only when it reads the
 from __future__ import annotations
 
 from protocol.methods.writes import LinkParams, Relation
-from vaultd.errors import InvalidParams
+from vaultd.errors import ValidationFailed
 from vaultd.ops.append import append_to_section
 from vaultd.ops.context import OpContext
 from vaultd.ops.rewrite import link_text_for
@@ -49,7 +49,7 @@ def plan_link(ctx: OpContext, params: LinkParams) -> Plan:
     source = ctx.find(params.source)
     target = ctx.find(params.target)
     if source == target:
-        raise InvalidParams(f"{source} cannot be linked to itself")
+        raise ValidationFailed(f"{source} cannot be linked to itself")
     relation = str(params.relation) if params.relation is not None else None
     raw, text = ctx.read_text(source)
     changes = [Change(path=source, before=raw, after=add_relevant_link(ctx, source, text, target, relation).encode())]

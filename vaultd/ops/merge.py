@@ -28,7 +28,7 @@ from typing import Any
 from protocol.errors import Issue
 from protocol.methods.receipts import MAX_DETAIL_LINKS, MergeDetail
 from protocol.methods.writes import MergeParams
-from vaultd.errors import InvalidParams, LimitExceeded, ValidationFailed
+from vaultd.errors import LimitExceeded, ValidationFailed
 from vaultd.ops.bounds import check_size_first
 from vaultd.ops.context import OpContext
 from vaultd.ops.link_style import new_link
@@ -190,7 +190,7 @@ def plan_merge(ctx: OpContext, params: MergeParams) -> MergePlan:
     keep = ctx.find(params.keep)
     absorb = ctx.find(params.absorb)
     if keep == absorb:
-        raise InvalidParams(f"{keep} cannot be merged into itself")
+        raise ValidationFailed(f"{keep} cannot be merged into itself")
     k_raw, k_text = ctx.read_text(keep)
     a_raw, a_text = ctx.read_text(absorb)
     kd = frontmatter.parse(k_text).data or {}

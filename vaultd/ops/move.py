@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from protocol.errors import Issue
 from protocol.methods.receipts import MAX_DETAIL_LINKS, MoveDetail
 from protocol.methods.writes import MoveParams
-from vaultd.errors import InvalidParams, ValidationFailed
+from vaultd.errors import ValidationFailed
 from vaultd.ops.bounds import check_size_first
 from vaultd.ops.context import OpContext
 from vaultd.ops.create import existing_twin, new_note_path
@@ -33,7 +33,7 @@ class MovePlan(Plan):
 
 def check_destination(ctx: OpContext, old: str, new: str) -> None:
     if new == old:
-        raise InvalidParams(f"{old} is already at that path")
+        raise ValidationFailed(f"{old} is already at that path")
     twin = existing_twin(ctx, new)
     if twin is not None and twin != old:
         also = "" if twin == new else f" as {twin} (the same name but for letter case or Unicode form)"

@@ -251,19 +251,47 @@ async def _run_operation(
         if agent:
             plan.session = call.session
         op_id = new_op_id(now, runtime.root)
-        runtime.check_root()  # never write by a path that now leads into another folder
-        try:
-            await anyio.to_thread.run_sync(apply_plan, runtime.root, plan, op_id, str(call.channel), undoes)
-        except RollbackFailed:
-            runtime.quarantine("a failed operation could not be rolled back; restart the daemon to recover it")
-            raise
-        log.info("applied", op=plan.op, op_id=op_id, files=len(plan.effective()), channel=str(call.channel))
-        await live.refresh(set(plan.paths))
-        line = oplog.format_line(_log_event(plan, params.log, op_id), now, agent=agent)
-        try:
-            await anyio.to_thread.run_sync(oplog.append, runtime.root, line, oplog.log_name(runtime.entry))
-            log_receipt = LogReceipt(appended=True, line=line.rstrip("\n"))
-        except (OSError, VaultError) as exc:
-            log_receipt = LogReceipt(appended=False, error=getattr(exc, "message", None) or str(exc))
-        await anyio.to_thread.run_sync(journal.prune, runtime.root, JOURNAL_KEEP, JOURNAL_MAX_BYTES)
-        return _receipt(Applied, plan, op_id=op_id, warnings=warnings, log=log_receipt, detail=info)
+        log_receipt, commit, git_warnings = await apply_planned(runtime, plan, op_id, call, now=now, log_override=params.log, undoes=undoes)
+        return _receipt(Applied, plan, op_id=op_id, warnings=[*git_warnings, *warnings], log=log_receipt, detail=info, commit=commit)
+
+
+async def apply_planned(
+    runtime: VaultRuntime,
+    plan: Plan,
+    op_id: str,
+    call: WriteCall,
+    *,
+    now: dt.datetime,
+    log_override: LogEvent | None = None,
+    undoes: str | None = None,
+) -> tuple[LogReceipt, str | None, list[Issue]]:
+    """Apply a planned, validated, allowed operation (the caller holds the vault's writer): the
+    engine, the index, the log line, the checkpoint commit, the journal's bound. Returns the log
+    receipt, the commit (when the vault keeps checkpoints) and the warnings of a commit not made."""
+    live = runtime.owned_live()
+    agent = call.channel == Channel.MCP
+    runtime.check_root()  # never write by a path that now leads into another folder
+    try:
+        await anyio.to_thread.run_sync(apply_plan, runtime.root, plan, op_id, str(call.channel), undoes)
+    except RollbackFailed:
+        runtime.quarantine("a failed operation could not be rolled back; restart the daemon to recover it")
+        raise
+    log.info("applied", op=plan.op, op_id=op_id, files=len(plan.effective()), channel=str(call.channel))
+    await live.refresh(set(plan.paths))
+    line = oplog.format_line(_log_event(plan, log_override, op_id), now, agent=agent)
+    try:
+        await anyio.to_thread.run_sync(oplog.append, runtime.root, line, oplog.log_name(runtime.entry))
+        log_receipt = LogReceipt(appended=True, line=line.rstrip("\n"))
+    except (OSError, VaultError) as exc:
+        log_receipt = LogReceipt(appended=False, error=getattr(exc, "message", None) or str(exc))
+    # One commit per operation when the vault keeps checkpoints (its log line included).
+    commit, git_warnings = await runtime.git.checkpoint_plan(
+        plan,
+        op_id,
+        channel=str(call.channel),
+        client=call.client,
+        session=call.session,
+        log_rel=oplog.log_name(runtime.entry) if log_receipt.appended else None,
+    )
+    await anyio.to_thread.run_sync(journal.prune, runtime.root, JOURNAL_KEEP, JOURNAL_MAX_BYTES)
+    return log_receipt, commit, git_warnings

@@ -13,7 +13,7 @@ from typing import Any
 
 from protocol.errors import Issue
 from protocol.methods.writes import SupersedeParams
-from vaultd.errors import InvalidParams, ValidationFailed
+from vaultd.errors import ValidationFailed
 from vaultd.ops.context import OpContext
 from vaultd.ops.link import add_relevant_link
 from vaultd.ops.rewrite import link_text_for
@@ -56,7 +56,7 @@ def plan_supersede(ctx: OpContext, params: SupersedeParams) -> Plan:
     old = ctx.find(params.old)
     new = ctx.find(params.new)
     if old == new:
-        raise InvalidParams(f"{old} cannot supersede itself")
+        raise ValidationFailed(f"{old} cannot supersede itself")
     old_raw, old_text = ctx.read_text(old)
     new_raw, new_text = ctx.read_text(new)
     new_data = frontmatter.parse(new_text).data or {}

@@ -11,7 +11,8 @@ import os
 from pathlib import Path
 
 from protocol.methods.writes import OpSummary, UndoParams
-from vaultd.errors import Conflict, NotFound, PolicyRefused
+from vaultd.errors import Conflict, NotFound, PolicyRefused, ValidationFailed
+from vaultd.git import history
 from vaultd.ops.context import OpContext
 from vaultd.txn import journal
 from vaultd.txn.engine import read_current, undo_plan
@@ -28,6 +29,9 @@ def plan_undo(ctx: OpContext, params: UndoParams) -> Plan:
 def _plan_one(ctx: OpContext, params: UndoParams) -> tuple[Plan, journal.Manifest]:
     folder = journal.journal_root(ctx.root) / params.op_id
     if not os.path.lexists(folder) or journal.runtime_issue(ctx.root) is not None:
+        older = history.undo_hint(ctx.root, params.op_id)  # past the journal's window, git may still have it
+        if older:
+            raise NotFound(f"operation {params.op_id} is older than the operations kept for undo; {older[0].message}", issues=older)
         raise NotFound(f"no kept operation {params.op_id}; see 'vaultctl ops'")
     try:
         journal.open_journal(folder)
@@ -37,6 +41,11 @@ def _plan_one(ctx: OpContext, params: UndoParams) -> tuple[Plan, journal.Manifes
         ) from exc
     if not journal.is_committed(folder):
         raise Conflict(f"operation {params.op_id} never committed; nothing to undo")
+    by = undone_by(ctx.root, params.op_id)
+    if by is not None:
+        raise ValidationFailed(
+            f"operation {params.op_id} was undone already, by {by}; nothing to undo (to redo it, undo that: 'vaultctl undo {by}')"
+        )
     try:
         plan, manifest = undo_plan(ctx.root, folder)
     except journal.UntrustedJournal as exc:
@@ -46,6 +55,29 @@ def _plan_one(ctx: OpContext, params: UndoParams) -> tuple[Plan, journal.Manifes
     if manifest.op == "op.undo" and manifest.undoes:
         plan.summary = f"redo {manifest.undoes} (undoing its undo {manifest.op_id})"
     return plan, manifest
+
+
+def undone_by(root: Path, op_id: str) -> str | None:
+    """The kept undo that reversed ``op_id`` and still stands (was not itself undone), or None.
+
+    Undoing an undo redoes what it undid, so the chain is followed oldest first: each undo marks
+    its target undone and brings back whatever its target had undone.
+    """
+    undone: dict[str, str] = {}  #: op id -> the undo that reversed it
+    undid: dict[str, str] = {}  #: undo's op id -> the op id it reversed
+    for folder in journal.journals(root):
+        if not journal.is_committed(folder):
+            continue
+        try:
+            m = journal.open_journal(folder)
+        except journal.UntrustedJournal:
+            continue
+        if m.op == "op.undo" and m.undoes:
+            undone[m.undoes] = m.op_id
+            undid[m.op_id] = m.undoes
+            if (revived := undid.get(m.undoes)) is not None:
+                undone.pop(revived, None)
+    return undone.get(op_id)
 
 
 def _session_ops(ctx: OpContext, session: str) -> list[tuple[Path, journal.Manifest]]:

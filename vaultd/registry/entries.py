@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vaultd.errors import ConfigError, InvalidParams, NotFound
+from vaultd.errors import ConfigError, InvalidParams, NotFound, ValidationFailed
 
 if TYPE_CHECKING:
     from protocol.methods.vaults import VaultEntry
@@ -25,11 +25,11 @@ def canonical_folder(raw: str) -> str:
     except (RuntimeError, OSError) as exc:  # RuntimeError: a symlink loop on older Pythons
         if isinstance(exc, FileNotFoundError):
             raise NotFound(f"no folder at {raw}") from exc
-        raise InvalidParams(f"cannot resolve {raw}: {getattr(exc, 'strerror', None) or exc}") from exc
+        raise ValidationFailed(f"cannot resolve {raw}: {getattr(exc, 'strerror', None) or exc}") from exc
     if not resolved.is_dir():
-        raise InvalidParams(f"{raw} is not a folder")
+        raise ValidationFailed(f"{raw} is not a folder")
     if not os.access(resolved, os.R_OK | os.X_OK):
-        raise InvalidParams(f"{raw} is not readable")
+        raise ValidationFailed(f"{raw} is not readable")
     return str(resolved)
 
 

@@ -72,6 +72,12 @@ class ReferenceTable:
 _tables: weakref.WeakKeyDictionary[VaultIndex, ReferenceTable] = weakref.WeakKeyDictionary()
 
 
+def latest(index: VaultIndex) -> ReferenceTable | None:
+    """The table last built for the index, current or not: for a reader that must not wait for a
+    refresh or a rebuild holding the index (it answers as of the last change it saw)."""
+    return _tables.get(index)
+
+
 def table(index: VaultIndex) -> ReferenceTable:
     """The index's identifier table, rebuilt when the index changed since it was built."""
     current = _tables.get(index)

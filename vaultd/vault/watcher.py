@@ -63,6 +63,10 @@ def _always_ours() -> bool:
     return True
 
 
+def _nobody(rels: set[str]) -> None:
+    return None
+
+
 #: Told the note events of each change applied to the index (on the event loop, never waiting).
 NoteFeed = Callable[[list[Event]], None]
 
@@ -88,6 +92,8 @@ class LiveIndex:
         self._lost_in_build = False  #: a watcher failed while the first build ran: reconcile after it
         #: why the watcher is down (None while it runs): fresh reads then reconcile by stat
         self.watch_problem: str | None = None
+        #: told of every batch of changed paths the watcher delivers (the vault's git keeper)
+        self.on_change: Callable[[set[str]], None] = _nobody
         #: Derived indexes kept beside this one (the chunk index): each gets every applied batch of
         #: updates in a worker thread, right after the cache, before the refresh returns.
         self.followers: list[Callable[[Updates], None]] = []
@@ -225,6 +231,8 @@ class LiveIndex:
             self._pending |= rels  # still building: re-read these once the build is in
         elif rels:
             await self.refresh(rels)
+        if rels:
+            self.on_change(rels)
         for name in cookies:
             event = self._cookies.pop(name, None)
             if event is not None:

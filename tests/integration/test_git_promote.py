@@ -1,0 +1,128 @@
+"""Promotion from a personal vault into an org vault: previewed with a fingerprint, screened (fail
+closed), provenance on both sides, committed in the org vault and pushed by its next sync; an
+agent's promotion is only ever a proposal a person applies."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.support import gitrepo
+from tests.support.agent import agent, ok
+from tests.support.gitrepo import git
+from tests.support.harness import Daemon, Home, RawClient, vaultctl
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+GITHUB = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+PERSONAL = {
+    "ideas/Method.md": "---\ntags: [method]\n---\n# Method\n\nHow we review, see [[Glossary]] and [[My Diary]].\n",
+    "My Diary.md": "# My Diary\n\nPrivate.\n",
+    "Leaky.md": f"# Leaky\n\ntoken {GITHUB}\n",
+    "Contact.md": "# Contact\n\nwrite to ada@example.org\n",
+}
+ORG = {"Glossary.md": "# Glossary\n\nTerms.\n"}
+
+
+@pytest.fixture(scope="module")
+def shared() -> Iterator[Home]:
+    """One daemon for the module; each test registers its own pair of vaults."""
+    home = Home.create()
+    daemon = Daemon(home)
+    yield home
+    daemon.stop()
+    home.cleanup()
+
+
+@pytest.fixture
+def home(shared: Home) -> Home:
+    return shared
+
+
+@pytest.fixture
+def setup(shared: Home, tmp_path: Path) -> Iterator[tuple[RawClient, Path, Path, Path]]:
+    """Vaults 'me' (personal) and 'team' (org, with a bare remote), fresh for each test."""
+    c = RawClient(shared.socket)
+    c.hello()
+    for vid in ("me", "team"):  # the previous test's pair
+        removal = c.request("vault.remove", {"id": vid})
+        if "result" in removal:
+            c.call("vault.remove", {"id": vid, "confirm": True, "fingerprint": removal["result"]["fingerprint"]})
+    personal = gitrepo.init(tmp_path / "personal", PERSONAL)
+    seed = gitrepo.init(tmp_path / "seed", ORG)
+    remote = gitrepo.bare(tmp_path / "org.git")
+    git(seed, "push", "-q", str(remote), "main")
+    org = gitrepo.clone(remote, tmp_path / "org")
+    c.call("vault.add", {"id": "me", "path": str(personal), "git": "checkpoint"})
+    c.call("vault.add", {"id": "team", "path": str(org), "kind": "org", "git": "checkpoint", "remote": str(remote)})
+    yield c, personal, org, remote
+    c.close()
+
+
+def _error(reply: dict[str, Any]) -> tuple[str, list[str]]:
+    data = reply["error"]["data"]
+    return data["code"], [i["code"] for i in data.get("issues", [])]
+
+
+def test_a_person_promotes_with_provenance_on_both_sides_and_sync_pushes_it(setup: tuple[RawClient, Path, Path, Path], home: Home) -> None:
+    c, personal, org, remote = setup
+    preview = vaultctl(home, "promote", "Method", "--to", "team", "--vault", "me")
+    assert preview.code == 0 and "vaultctl promote Method --to team --vault me --confirm --fingerprint" in preview.out
+    shown = c.call("note.promote", {"vault": "me", "target": "Method", "to": "team"})
+    assert shown["outcome"] == "preview" and shown["changes"][0]["path"] == "ideas/Method.md"
+    assert shown["detail"]["dropped_links"] == ["6: [[My Diary]]"], "a link the org cannot resolve becomes text"
+    assert "R07" in [w["code"] for w in shown["warnings"]]
+    assert not (org / "ideas" / "Method.md").exists(), "a preview writes nothing"
+
+    done = c.call("note.promote", {"vault": "me", "target": "Method", "to": "team", "confirm": True, "fingerprint": shown["fingerprint"]})
+    assert done["outcome"] == "applied"
+    copy = c.call("note.read", {"vault": "team", "target": "ideas/Method.md"})
+    source = c.call("note.read", {"vault": "me", "target": "ideas/Method.md"})
+    assert copy["frontmatter"]["promoted_from"] == f"me:ideas/Method.md (op {done['detail']['source_op_id']})"
+    assert source["frontmatter"]["promoted_to"] == f"team:ideas/Method.md (op {done['op_id']})"
+    assert "see [[Glossary]] and My Diary." in copy["body"] and "[[My Diary]]" in source["body"]
+    assert done["commit"] == gitrepo.head(org) and done["detail"]["source_commit"] == gitrepo.head(personal)
+    assert git(org, "status", "--porcelain") == "" and git(personal, "status", "--porcelain") == ""
+
+    again = c.request("note.promote", {"vault": "me", "target": "Method", "to": "team"})
+    assert _error(again) == ("VALIDATION", ["V08"]), "a second promotion needs again"
+    elsewhere = c.request("note.promote", {"vault": "me", "target": "Method", "to": "team", "again": True})
+    assert _error(elsewhere) == ("VALIDATION", ["V08"]), "an org note is never overwritten"
+
+    synced = c.call("vault.sync", {"vault": "team"})
+    assert synced["pushed"] and "ideas/Method.md" in gitrepo.tree(remote, "main")
+
+
+def test_the_screen_fails_closed(setup: tuple[RawClient, Path, Path, Path]) -> None:
+    c, _, org, _ = setup
+    code, issues = _error(c.request("note.promote", {"vault": "me", "target": "Leaky", "to": "team"}))
+    assert code == "VALIDATION" and "V06" in issues, "a secret never reaches the org"
+    code, issues = _error(c.request("note.promote", {"vault": "me", "target": "Contact", "to": "team"}))
+    assert code == "VALIDATION" and "V07" in issues, "personal data is refused by the org's policy"
+    assert _error(c.request("note.promote", {"vault": "team", "target": "Glossary", "to": "me"}))[0] == "POLICY", "only into org vaults"
+    assert sorted(p.name for p in org.iterdir() if not p.name.startswith(".")) == ["Glossary.md"], "a refusal writes nothing"
+
+
+async def test_an_agents_promotion_is_a_proposal_a_person_applies(setup: tuple[RawClient, Path, Path, Path], home: Home) -> None:
+    c, personal, org, _ = setup
+    async with agent(home) as client:
+        preview = ok(await client.call_tool("note_promote", {"vault": "me", "target": "Method", "to": "team"}))
+        assert preview["outcome"] == "preview" and [w["code"] for w in preview["warnings"]][0] == "G01"
+        held = ok(
+            await client.call_tool(
+                "note_promote", {"vault": "me", "target": "Method", "to": "team", "confirm": True, "fingerprint": preview["fingerprint"]}
+            )
+        )
+        assert held["outcome"] == "proposed" and not (org / "ideas" / "Method.md").exists()
+    listed = c.call("proposal.list", {"vault": "me"})
+    assert [p["id"] for p in listed["proposals"]] == [held["proposal"]]
+    assert listed["proposals"][0]["targets"] == ["ideas/Method.md", "me:ideas/Method.md"]
+    applied = vaultctl(home, "proposals", "apply", held["proposal"], "--vault", "me")
+    assert applied.code == 0, applied.err
+    assert "promoted_from: me:ideas/Method.md (op " in (org / "ideas" / "Method.md").read_text()
+    assert "promoted_to: team:ideas/Method.md (op " in (personal / "ideas" / "Method.md").read_text()
+    message = git(org, "log", "-1", "--format=%B")
+    assert f"Vaultd-Proposal: {held['proposal']} by mcp:" in message

@@ -1,0 +1,130 @@
+"""What ``vaultctl doctor`` can still check when no daemon answers: the home, the socket's folder,
+config.json, each registered vault's folder and who holds its lock, and the daemon's last
+logged error. Nothing here writes, and no vault lock is taken, not even to test it.
+
+The findings read like the daemon's (LEVEL/CHECK/FINDING); the first one says the daemon is not
+running and why, so the rest reads as "what stands in its way".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import msgspec
+
+from protocol import lock_holder
+from protocol.location import resolve_home, resolve_socket
+from protocol.methods.service import Finding, Level
+from protocol.methods.vaults import VaultEntry
+from vaultctl import peer
+
+MAX_CONFIG_BYTES = 64 * 1024  #: the daemon refuses a larger config.json; so does this reader
+LOG_TAIL_BYTES = 64 * 1024  #: how much of the daemon's log is searched for its last error
+LOCK = Path(".vaultd") / "lock"
+
+
+class _Registry(msgspec.Struct, kw_only=True):
+    """The part of config.json these checks read; the daemon checks the rest strictly."""
+
+    vaults: list[VaultEntry] = []
+
+
+def findings(why_down: str) -> list[Finding]:
+    """Every local check, the daemon's absence (``why_down``) first."""
+    home = resolve_home()
+    socket_path = resolve_socket(home)
+    found = [Finding(level=Level.FAIL, check="daemon", finding=why_down)]
+    found += _last_error(home)
+    found.append(_home(home))
+    problem = peer.check_folder(socket_path)
+    found.append(
+        Finding(level=Level.FAIL, check="socket-folder", finding=problem)
+        if problem
+        else Finding(level=Level.OK, check="socket-folder", finding=f"{socket_path.parent} is a safe place for the socket")
+    )
+    entries, config = _config(home)
+    found.append(config)
+    found += [_vault(entry) for entry in entries]
+    return found
+
+
+def _home(home: Path) -> Finding:
+    try:
+        st = home.lstat()
+    except FileNotFoundError:
+        return Finding(level=Level.OK, check="home", finding=f"{home} does not exist yet; the daemon creates it (mode 700)")
+    except OSError as exc:
+        return Finding(level=Level.FAIL, check="home", finding=f"{home}: {exc.strerror}")
+    if not stat.S_ISDIR(st.st_mode):
+        return Finding(level=Level.FAIL, check="home", finding=f"{home} is not a folder")
+    mode = stat.S_IMODE(st.st_mode)
+    if st.st_uid != os.getuid():
+        return Finding(level=Level.FAIL, check="home", finding=f"{home} belongs to uid {st.st_uid}, not to you")
+    if mode & 0o077:
+        return Finding(level=Level.WARN, check="home", finding=f"{home} has mode {mode:o}, expected 700")
+    return Finding(level=Level.OK, check="home", finding=f"{home} ({mode:o})")
+
+
+def _config(home: Path) -> tuple[list[VaultEntry], Finding]:
+    path = home / "config.json"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return [], Finding(level=Level.OK, check="config", finding=f"no {path} yet: no vault registered")
+    except OSError as exc:
+        return [], Finding(level=Level.FAIL, check="config", finding=f"cannot open {path}: {exc.strerror}")
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return [], Finding(level=Level.FAIL, check="config", finding=f"{path} is not a regular file")
+        raw = os.read(fd, MAX_CONFIG_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_CONFIG_BYTES:
+        return [], Finding(level=Level.FAIL, check="config", finding=f"{path} is over {MAX_CONFIG_BYTES} bytes; the daemon refuses it")
+    try:
+        registry = msgspec.json.decode(raw, type=_Registry)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return [], Finding(level=Level.FAIL, check="config", finding=f"{path} is invalid: {exc}; the daemon refuses it: fix or move it")
+    return registry.vaults, Finding(level=Level.OK, check="config", finding=f"{len(registry.vaults)} vault(s) registered")
+
+
+def _vault(entry: VaultEntry) -> Finding:
+    check = f"vault:{entry.id}"
+    root = Path(entry.path)
+    if not root.is_dir():
+        return Finding(level=Level.FAIL, check=check, finding=f"{root} is not a folder (moved or removed?)")
+    held = lock_holder.holder(root / LOCK)
+    if held is not None:
+        return Finding(
+            level=Level.FAIL,
+            check=check,
+            finding=f"{root}: locked by {lock_holder.describe(held)}; no daemon can serve it while that process holds it",
+        )
+    return Finding(level=Level.OK, check=check, finding=f"{root}: a folder, not locked")
+
+
+def _last_error(home: Path) -> list[Finding]:
+    """The daemon's last logged error (JSON lines in logs/vaultd.log), if its log has one."""
+    log = home / "logs" / "vaultd.log"
+    try:
+        with open(log, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - LOG_TAIL_BYTES))
+            lines = fh.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return []
+    for line in reversed(lines):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("level") in ("error", "critical"):
+            when = str(record.get("timestamp", ""))[:19].replace("T", " ")
+            event = " ".join(str(record.get("event", "")).split())[:200]
+            return [
+                Finding(level=Level.WARN, check="daemon-log", finding=f"last error logged at {when}: {event} (see 'vaultctl daemon logs')")
+            ]
+    return []

@@ -1,0 +1,325 @@
+"""``note.promote``: copy a note from a vault into an org vault, through a screen that fails closed.
+
+The copy is planned and validated as a note of the *org* vault: its write policy and deny paths,
+secrets (always refused), personal data by the org's PII policy (an org vault denies it by
+default), its schema, and its links: a link that names no note of the org vault becomes plain
+text (listed in the detail, warning R07), so no dead link lands there. The source gets
+``promoted_to``; the copy gets ``promoted_from`` and ``promoted_at``. Each names the other side's
+note and the operation that wrote it there, so either can be traced to the other.
+
+Two operations, one per vault, applied in order (the org copy first) under both vaults' writers
+(taken in id order, so two promotions cannot deadlock), each journaled, logged and committed
+when its vault keeps checkpoints; the org copy is pushed by that vault's next sync. An existing
+org note is never overwritten. For an agent the promotion is never applied directly: whatever the
+policies say it is at least proposed, and a person applies it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import msgspec
+
+from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
+from protocol.methods.common import Channel
+from protocol.methods.gate import Gate
+from protocol.methods.git import PromoteDetail, PromoteParams
+from protocol.methods.proposals import FileDiff, ProposalDetail, ProposalState
+from protocol.methods.receipts import MAX_RECEIPT_WARNINGS, Applied, ChangeAction, ChangeReceipt, DryRun, Preview, Proposed, WriteReceipt
+from protocol.methods.vaults import Kind
+from vaultd.errors import InvalidParams, PolicyRefused, StalePreview, ValidationFailed
+from vaultd.gate.diffs import file_diff
+from vaultd.gate.store import new_id, store_for
+from vaultd.gate.verdict import Verdict
+from vaultd.ops import agent_gate
+from vaultd.ops.agent_gate import StaleProposal, stored_params, who
+from vaultd.ops.catalog import Operation, register
+from vaultd.ops.context import OpContext
+from vaultd.ops.create import existing_twin, new_note_path
+from vaultd.ops.runner import Approval, WriteCall, apply_planned, new_op_id, no_detail
+from vaultd.ops.validate import check_policy, validate
+from vaultd.txn.plan import Change, Plan
+from vaultd.vault import frontmatter, markdown
+from vaultd.vault.frontmatter_emit import emit
+from vaultd.vault.link_targets import LinkResolver, ResolutionStatus
+from vaultd.vault.model import LinkKind
+
+if TYPE_CHECKING:
+    from vaultd.runtime import VaultRuntime
+
+PENDING_OP = "(op pending)"  #: stands for an op id in a preview: the ids exist only once applied
+
+
+@dataclass(slots=True)
+class Planned:
+    org: Plan
+    source: Plan
+    detail: PromoteDetail
+    warnings: list[Issue]
+
+
+def _provenance(vault: str, path: str, op_id: str) -> str:
+    return f"{vault}:{path} (op {op_id})"
+
+
+def _copy_text(text: str, org: LinkResolver, dest: str) -> tuple[str, list[str]]:
+    """The note's text with every link the org vault cannot resolve turned into its text."""
+    parsed = frontmatter.parse(text)
+    scan = markdown.scan(text, parsed.body_offset, parsed.body_line)
+    dropped: list[str] = []
+    out, at = [], 0
+    for link in scan.links:
+        if link.kind is LinkKind.FRONTMATTER or not link.target.strip():
+            continue
+        if org.resolve(link.target, dest).status == ResolutionStatus.RESOLVED:
+            continue
+        out.append(text[at : link.start])
+        shown = link.label if link.label and link.kind is not LinkKind.EMBED else link.target
+        out.append(shown)
+        at = link.end
+        dropped.append(f"{link.line}: {text[link.start : link.end]}")
+    out.append(text[at:])
+    copied = "".join(out)
+    dead_keys = sorted(
+        {
+            key
+            for key, value in (parsed.data or {}).items()
+            for link in markdown.links_in_value(msgspec.json.encode(value).decode(), 0)
+            if link.target.strip() and org.resolve(link.target, dest).status != ResolutionStatus.RESOLVED
+        }
+    )
+    if dead_keys:
+        copied = emit(copied, {}, dead_keys)
+        dropped += [f"frontmatter: {k}" for k in dead_keys]
+    return copied, dropped
+
+
+def _plan_both(source: OpContext, org: OpContext, params: PromoteParams, s_op: str, o_op: str) -> Planned:
+    """Both plans, screened and validated (worker thread)."""
+    src_path = source.find(params.target)
+    raw, text = source.read_target(src_path)
+    fields = frontmatter.parse(text).data or {}
+    if "promoted_to" in fields and not params.again:
+        raise ValidationFailed(
+            f"{src_path} was promoted before ({fields['promoted_to']}); pass again to promote it once more (to a new path)",
+            issues=[Issue(code=IssueCode.V08, message="the note was promoted before", path=src_path)],
+        )
+    dest = new_note_path(org, params.path or src_path)
+    if (twin := existing_twin(org, dest)) is not None:
+        raise ValidationFailed(
+            f"{twin} already exists in vault '{org.entry.id}'; an org note is never overwritten: choose another path",
+            issues=[Issue(code=IssueCode.V08, message="the destination already exists", path=dest)],
+        )
+    resolver = LinkResolver([*org.index.notes, *org.index.attachments, dest])
+    copied, dropped = _copy_text(text, resolver, dest)
+    copied = emit(
+        copied,
+        {"promoted_from": _provenance(source.entry.id, src_path, s_op), "promoted_at": org.today},
+        [k for k in ("promoted_to",) if k in fields],
+    )
+    org_plan = Plan(
+        op="note.promote",
+        changes=[Change(path=dest, before=None, after=copied.encode("utf-8"))],
+        summary=f"promoted {source.entry.id}:{src_path} to {dest}",
+        log_type="SYNC",
+    )
+    earlier = fields.get("promoted_to")
+    mark = _provenance(org.entry.id, dest, o_op)
+    value: Any = mark if earlier is None else [*(earlier if isinstance(earlier, list) else [earlier]), mark]
+    source_plan = Plan(
+        op="note.promote",
+        changes=[Change(path=src_path, before=raw, after=emit(text, {"promoted_to": value}).encode("utf-8"))],
+        summary=f"promoted {src_path} to {org.entry.id}:{dest}",
+        log_type="SYNC",
+    )
+    for ctx, plan in ((org, org_plan), (source, source_plan)):
+        check_policy(ctx, plan)
+    warnings = validate(org, org_plan) + validate(source, source_plan)
+    warnings += [Issue(code=IssueCode.R07, severity=Severity.WARNING, message=f"became text in the copy: {d}") for d in dropped[:20]]
+    detail = PromoteDetail(
+        from_vault=source.entry.id,
+        from_path=src_path,
+        to_vault=org.entry.id,
+        to_path=dest,
+        dropped_links=dropped,
+        source_change=_receipts(source_plan)[0],
+    )
+    return Planned(org_plan, source_plan, detail, warnings)
+
+
+def _receipts(plan: Plan) -> list[ChangeReceipt]:
+    return [
+        ChangeReceipt(path=c.path, action=ChangeAction(c.action), before_sha=c.before_sha, after_sha=c.after_sha, bytes=len(c.after or b""))
+        for c in plan.effective()
+    ]
+
+
+def _fingerprint(planned: Planned, params: PromoteParams, source: OpContext, org: OpContext) -> str:
+    core = msgspec.structs.asdict(params)
+    for key in ("confirm", "fingerprint", "dry_run", "log", "reason"):
+        core.pop(key, None)
+    payload = msgspec.json.encode(
+        [
+            "note.promote",
+            core,
+            source.entry,
+            org.entry,
+            *[(c.path, c.before_sha, c.after_sha) for p in (planned.org, planned.source) for c in p.changes],
+        ],
+        order="sorted",
+    )
+    return hashlib.sha256(payload).hexdigest()
+
+
+def _targets(planned: Planned, source_vault: str) -> dict[str, tuple[str, str | None]]:
+    """What a proposal records per file: the org copy by its path, the source note as 'vault:path'."""
+    out = {c.path: (str(c.action), c.before_sha) for c in planned.org.effective()}
+    out |= {f"{source_vault}:{c.path}": (str(c.action), c.before_sha) for c in planned.source.effective()}
+    return out
+
+
+def _gate(call: WriteCall, source: VaultRuntime, org: VaultRuntime, planned: Planned, params: PromoteParams) -> Verdict | None:
+    """An agent's promotion: refused if either vault's policy refuses it, else at least proposed."""
+    if call.channel != Channel.MCP:
+        return None
+    found = [agent_gate.judge(rt.root, rt.entry, plan, params, call) for rt, plan in ((org, planned.org), (source, planned.source))]
+    strictest = max((v for v in found if v is not None), key=lambda v: v.gate.rank)
+    if strictest.gate is Gate.APPLY:
+        return Verdict(gate=Gate.PROPOSE, op_class=strictest.op_class, classes=strictest.classes)
+    return strictest
+
+
+async def run_promote(call: WriteCall, params: PromoteParams, approval: Approval | None = None) -> WriteReceipt[PromoteDetail]:
+    source = call.host.vault(params.vault)
+    org = call.host.vault(params.to)
+    if source is org:
+        raise InvalidParams("promote copies a note into another vault; 'to' names the vault it is in")
+    if org.entry.kind is not Kind.ORG:
+        raise PolicyRefused(f"vault {org.entry.id!r} is a personal vault; notes are promoted into org vaults")
+    await source.wait_ready()
+    await org.wait_ready()
+    async with AsyncExitStack() as stack:
+        for runtime in sorted((source, org), key=lambda r: r.entry.id):
+            await stack.enter_async_context(runtime.writer)
+        await source.owned_live().barrier()
+        await org.owned_live().barrier()
+        now = dt.datetime.now().astimezone()
+
+        async def plan(s_op: str, o_op: str) -> tuple[Planned, OpContext, OpContext]:
+            async with source.owned_live().held_still() as s_index, org.owned_live().held_still() as o_index:
+                s_ctx = OpContext(root=source.root, entry=source.entry, index=s_index, channel=call.channel, now=now)
+                o_ctx = OpContext(root=org.root, entry=org.entry, index=o_index, channel=call.channel, now=now)
+                planned = await anyio.to_thread.run_sync(_plan_both, s_ctx, o_ctx, params, s_op, o_op)
+            return planned, s_ctx, o_ctx
+
+        planned, s_ctx, o_ctx = await plan(PENDING_OP, PENDING_OP)
+        verdict = await anyio.to_thread.run_sync(_gate, call, source, org, planned, params)
+        warnings = planned.warnings
+        if approval is not None:
+            _check_unchanged(planned, approval, source.entry.id)
+        else:
+            fp = _fingerprint(planned, params, s_ctx, o_ctx)
+            if not params.confirm:
+                if verdict is not None:
+                    warnings = [agent_gate.held_notice(verdict, source.entry), *warnings]
+                return _receipt(Preview, planned, warnings, fingerprint=fp)
+            if params.fingerprint is None:
+                raise InvalidParams("confirm needs the fingerprint from the preview")
+            if params.fingerprint != fp:
+                raise StalePreview("a note changed since the preview (or the input differs); preview again")
+        if params.dry_run:
+            return _receipt(DryRun, planned, warnings)
+        if verdict is not None:
+            return await anyio.to_thread.run_sync(_propose, source, planned, params, call, verdict)
+        o_op = new_op_id(now, org.root)
+        s_op = new_op_id(now, source.root)
+        planned, _, _ = await plan(s_op, o_op)
+        if approval is not None:
+            for p in (planned.org, planned.source):
+                p.proposal, p.proposed_by = approval.proposal.id, approval.proposal.proposer
+        log_receipt, org_commit, org_warnings = await apply_planned(org, planned.org, o_op, call, now=now)
+        _, source_commit, source_warnings = await apply_planned(source, planned.source, s_op, call, now=now)
+        planned.detail.source_op_id, planned.detail.source_commit = s_op, source_commit
+        return Applied(
+            op="note.promote",
+            op_id=o_op,
+            changes=_receipts(planned.org),
+            warnings=[*org_warnings, *source_warnings, *warnings][:MAX_RECEIPT_WARNINGS],
+            log=log_receipt,
+            detail=planned.detail,
+            commit=org_commit,
+        )
+    raise AssertionError("unreachable")
+
+
+def _receipt(outcome: Any, planned: Planned, warnings: list[Issue], **extra: Any) -> WriteReceipt[PromoteDetail]:
+    receipt: WriteReceipt[PromoteDetail] = outcome(
+        op="note.promote",
+        changes=_receipts(planned.org),
+        warnings=warnings[:MAX_RECEIPT_WARNINGS],
+        warnings_omitted=max(0, len(warnings) - MAX_RECEIPT_WARNINGS),
+        detail=planned.detail,
+        **extra,
+    )
+    return receipt
+
+
+def _check_unchanged(planned: Planned, approval: Approval, source_vault: str) -> None:
+    """Applying a proposal: every file must be as the proposal found it (G03), or nothing is written."""
+    then = {d.path: (d.action, d.before_sha) for d in approval.proposal.diffs}
+    now = _targets(planned, source_vault)
+    differ = sorted(p for p in then.keys() | now.keys() if then.get(p) != now.get(p))
+    if differ:
+        message = f"proposal {approval.proposal.id} is stale: changed since it was proposed: {', '.join(differ[:10])}; nothing was written"
+        raise StaleProposal(message, issues=[Issue(code=IssueCode.G03, message=message)], candidates=differ[:100])
+
+
+def _propose(source: VaultRuntime, planned: Planned, params: PromoteParams, call: WriteCall, verdict: Verdict) -> Proposed[PromoteDetail]:
+    """Keep an agent's promotion for a person, in the source vault's proposals (worker thread)."""
+    now = dt.datetime.now().timestamp()
+    diffs: list[FileDiff] = [file_diff(c) for c in planned.org.effective()]
+    diffs += [msgspec.structs.replace(file_diff(c), path=f"{source.entry.id}:{c.path}") for c in planned.source.effective()]
+    detail = ProposalDetail(
+        id=new_id(now),
+        vault=source.entry.id,
+        op="note.promote",
+        summary=planned.org.summary,
+        targets=[d.path for d in diffs],
+        state=ProposalState.PENDING,
+        proposer=who(call),
+        session=call.session,
+        reason=params.reason,
+        created=now,
+        diffs=diffs,
+        warnings=planned.warnings[:MAX_RECEIPT_WARNINGS],
+        params=stored_params(params),
+    )
+    store_for(source.root).add(detail)
+    message = (
+        f"held for your user as proposal {detail.id} in vault '{source.entry.id}': agents never promote into an org vault "
+        f"directly. Nothing changed yet; they apply it with 'vaultctl proposals apply {detail.id} --vault {source.entry.id}'."
+    )
+    notice = agent_gate.held_notice(verdict, source.entry)
+    listed = [notice, *planned.warnings]
+    return Proposed(
+        op="note.promote",
+        changes=_receipts(planned.org),
+        warnings=listed[:MAX_RECEIPT_WARNINGS],
+        warnings_omitted=max(0, len(listed) - MAX_RECEIPT_WARNINGS),
+        detail=planned.detail,
+        proposal=detail.id,
+        message=message,
+    )
+
+
+def _plan_for_proposal(ctx: OpContext, params: PromoteParams) -> Plan:
+    raise InvalidParams("note.promote writes two vaults; it is applied by its own runner")
+
+
+register("note.promote", Operation(PromoteParams, _plan_for_proposal, no_detail, apply=run_promote))

@@ -1,0 +1,364 @@
+"""``vault.sync``: the one way vaultd talks to a remote. Fetch, integrate as operations, push
+fast-forward only, verify.
+
+1. Origin must be exactly the registered remote, with no URL rewrite (:mod:`vaultd.git.remote`).
+2. Under the writer: pending checkpoints and hand edits are committed, so everything is pushed.
+3. Fetch origin's branch (no writer: reads and writes go on meanwhile).
+4. The remote's branch must contain what the last sync saw (``refs/vaultd/synced/BRANCH``): a
+   remote that was force-pushed is refused, nothing integrated, nothing pushed.
+5. Under the writer: the remote's changes are decided file by file (:mod:`vaultd.git.incoming`)
+   and written as journaled operations through the engine (so the index, the watchers and undo
+   agree); conflicts become proposals. Then the branch moves: fast-forward when nothing local is
+   new, else a merge commit of both heads.
+6. Push the branch, never forced (a remote that moved meanwhile rejects it: back to 3, bounded),
+   then check origin has exactly the local head, and remember it for step 4.
+
+Integration writes no line to the vault's operation log: the log is shared, and the remote's own
+operations arrive with their lines.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from typing import TYPE_CHECKING
+
+import anyio
+import structlog
+
+from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
+from protocol.methods.git import MAX_SYNC_LISTED, ResolveParams, SyncConflict, SyncOutcome, SyncResult
+from protocol.methods.receipts import ChangeAction, ChangeReceipt
+from vaultd.errors import Conflict, PolicyRefused, Unavailable, VaultError
+from vaultd.gate.store import store_for
+from vaultd.git import command, incoming, remote, resolve
+from vaultd.git.checkpoint import TRAILER_CHANNEL, TRAILER_OP
+from vaultd.git.merge import Labels
+from vaultd.git.objects import EMPTY_TREE
+from vaultd.git.record import STATE_DIR
+from vaultd.git.repo import Repo, checked_branch, is_ancestor, merge_base
+from vaultd.git.repo import resolve as resolve_rev
+from vaultd.git.staging import StagedContent, describe
+from vaultd.ops.runner import JOURNAL_KEEP, JOURNAL_MAX_BYTES, new_op_id
+from vaultd.txn import journal
+from vaultd.txn.engine import RollbackFailed, apply_plan, read_current
+from vaultd.txn.plan import MAX_OP_BYTES, MAX_OP_FILES, Change, Plan
+from vaultd.vault import oplog
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from vaultd.git.keeper import GitKeeper
+    from vaultd.runtime import VaultRuntime
+
+log = structlog.get_logger("vaultd.git")
+
+MAX_ATTEMPTS = 3  #: fetch-integrate-push rounds when the remote moves during a sync
+IDLE_CHECK_S = 60.0  #: how often a vault without background sync looks whether it was turned on
+SYNCED_PREFIX = "refs/vaultd/synced/"
+
+
+def _short(branch: str) -> str:
+    return branch.removeprefix("refs/heads/")
+
+
+def _fetch(repo: Repo, short: str) -> str | None:
+    """Fetch origin's branch into its tracking ref; its commit, or None when origin lacks it."""
+    tracking = f"refs/remotes/{remote.REMOTE}/{short}"
+    listed = command.run(repo.top, "ls-remote", "--heads", remote.REMOTE, f"refs/heads/{short}", timeout=command.NETWORK_TIMEOUT_S)
+    if not listed.text.strip():
+        return None
+    command.run(
+        repo.top,
+        "fetch",
+        "--no-tags",
+        "--no-write-fetch-head",
+        remote.REMOTE,
+        f"+refs/heads/{short}:{tracking}",
+        timeout=command.NETWORK_TIMEOUT_S,
+    )
+    return resolve_rev(repo, tracking)
+
+
+def _check_history(repo: Repo, short: str, fetched: str | None, vault_id: str) -> None:
+    """Refuse a remote branch that no longer contains what the last sync saw (R06)."""
+    last = resolve_rev(repo, SYNCED_PREFIX + short)
+    if last is None:
+        return
+    if fetched is None or not is_ancestor(repo, last, fetched):
+        what = "is gone" if fetched is None else f"was rewritten (it no longer contains {last[:12]}, which the last sync saw)"
+        message = f"origin's {short} {what}; vaultd never integrates or overwrites rewritten shared history, so nothing was synced"
+        raise PolicyRefused(f"vault {vault_id!r}: {message}", issues=[Issue(code=IssueCode.R06, message=message)])
+
+
+def _push(repo: Repo, head: str, short: str) -> bool:
+    """Push ``head`` to origin's branch, fast-forward only; False when origin moved meanwhile."""
+    out = command.run(
+        repo.top,
+        "push",
+        "--porcelain",
+        "--no-verify",
+        remote.REMOTE,
+        f"{head}:refs/heads/{short}",
+        ok=(0, 1),
+        timeout=command.NETWORK_TIMEOUT_S,
+    )
+    if out.status == 0:
+        return True
+    said = out.text + out.stderr
+    # Origin moved under us: another machine pushed first, or its push held the ref's lock.
+    if any(m in said for m in ("[rejected]", "non-fast-forward", "fetch first", "failed to update ref", "cannot lock ref")):
+        return False
+    raise Unavailable(f"the push to origin failed: {command.redact(out.stderr) or command.redact(out.text)}; nothing was overwritten")
+
+
+def _remote_head(repo: Repo, short: str) -> str | None:
+    out = command.run(repo.top, "ls-remote", "--heads", remote.REMOTE, f"refs/heads/{short}", timeout=command.NETWORK_TIMEOUT_S)
+    first = out.text.split()
+    return first[0] if first else None
+
+
+def _count(repo: Repo, spec: str) -> int:
+    return int(command.line(repo.top, "rev-list", "--count", spec) or 0)
+
+
+def _batches(inc: incoming.Incoming) -> list[list[Change]]:
+    """The writes as engine plans within the engine's bounds (files and bytes per operation)."""
+    batches: list[list[Change]] = [[]]
+    size = 0
+    for rel in sorted(inc.writes):
+        after = inc.writes[rel]
+        grown = len(after or b"")
+        if batches[-1] and (len(batches[-1]) >= MAX_OP_FILES or size + grown > MAX_OP_BYTES):
+            batches.append([])
+            size = 0
+        batches[-1].append(Change(path=rel, before=inc.befores.get(rel), after=after))
+        size += grown
+    return [b for b in batches if b]
+
+
+async def _integrate(runtime: VaultRuntime, inc: incoming.Incoming, short: str) -> tuple[list[str], list[ChangeReceipt]]:
+    """Write the remote's changes as journaled operations; their op ids and changes."""
+    assert runtime.live is not None
+    op_ids: list[str] = []
+    receipts: list[ChangeReceipt] = []
+    for changes in _batches(inc):
+        plan = Plan(op="vault.sync", changes=changes, summary=f"integrated {len(changes)} file(s) from origin/{short}", log_type="SYNC")
+        op_id = new_op_id(dt.datetime.now().astimezone(), runtime.root)
+        runtime.check_root()
+        try:
+            await anyio.to_thread.run_sync(apply_plan, runtime.root, plan, op_id, "sync")
+        except RollbackFailed:
+            runtime.quarantine("a failed sync could not be rolled back; restart the daemon to recover it")
+            raise
+        await runtime.live.refresh({c.path for c in changes})
+        op_ids.append(op_id)
+        receipts += [
+            ChangeReceipt(
+                path=c.path, action=ChangeAction(c.action), before_sha=c.before_sha, after_sha=c.after_sha, bytes=len(c.after or b"")
+            )
+            for c in plan.effective()
+        ]
+    await anyio.to_thread.run_sync(journal.prune, runtime.root, JOURNAL_KEEP, JOURNAL_MAX_BYTES)
+    return op_ids, receipts
+
+
+def _merge_message(short: str, inc: incoming.Incoming, op_ids: list[str], by: str) -> str:
+    lines = [f"sync: merge origin/{short} ({inc.count} file(s) from origin)", ""]
+    if inc.conflicts:
+        lines += ["Changed on both sides (origin's version kept, this machine's in the first parent):"]
+        lines += [f"  {c.rel}" for c in inc.conflicts[:50]] + [""]
+    lines += [f"{TRAILER_OP}: {op}" for op in op_ids]
+    lines += [f"{TRAILER_CHANNEL}: sync", f"Vaultd-Synced-By: {by}"]
+    return "\n".join(lines) + "\n"
+
+
+async def sync_vault(runtime: VaultRuntime, *, dry_run: bool = False, by: str = "cli") -> SyncResult:
+    """Sync one vault with its remote (see the module's steps)."""
+    await runtime.wait_ready()
+    entry = runtime.entry
+    keeper = runtime.git
+    repo = await anyio.to_thread.run_sync(keeper.repo)
+    if not repo.is_root:
+        raise PolicyRefused(f"vault {entry.id!r} is a folder inside a repository; only a vault that is its repository's root syncs")
+    await anyio.to_thread.run_sync(remote.check, repo, entry.remote, entry.id)
+    branch = await anyio.to_thread.run_sync(checked_branch, repo, entry.id)
+    short = _short(branch)
+    for _attempt in range(MAX_ATTEMPTS):
+        if not dry_run:
+            async with runtime.writer:
+                await runtime.owned_live().barrier()
+                try:
+                    await anyio.to_thread.run_sync(keeper.commit_local)
+                except StagedContent as exc:
+                    message = f"you have staged changes in the vault's paths ({describe(exc.paths)}); commit or unstage them, then sync"
+                    raise PolicyRefused(
+                        f"vault {entry.id!r} does not sync: {message}", issues=[Issue(code=IssueCode.R01, message=message)]
+                    ) from None
+        fetched = await anyio.to_thread.run_sync(_fetch, repo, short)
+        await anyio.to_thread.run_sync(_check_history, repo, short, fetched, entry.id)
+        result = await _integrate_fetched(runtime, repo, branch, short, fetched, dry_run=dry_run, by=by)
+        if dry_run or result.outgoing == 0:
+            if not dry_run and fetched is not None and result.head == fetched:
+                await anyio.to_thread.run_sync(_remember, repo, short, fetched)
+            return result
+        await anyio.to_thread.run_sync(remote.check, repo, entry.remote, entry.id)  # again, right before the push
+        assert result.head is not None
+        if not await anyio.to_thread.run_sync(_push, repo, result.head, short):
+            log.info("origin moved during the sync; fetching again", vault=entry.id)
+            await anyio.sleep(random.uniform(0.05, 0.5))  # two machines retrying in step would collide again
+            continue
+        there = await anyio.to_thread.run_sync(_remote_head, repo, short)
+        if there != result.head:
+            raise Conflict(f"vault {entry.id!r}: the push was accepted but origin's {short} is {there}, not {result.head}; sync again")
+        await anyio.to_thread.run_sync(_remember, repo, short, result.head)
+        result.pushed, result.remote_head = True, there
+        result.message = _summary(result)
+        log.info(
+            "synced", vault=entry.id, head=result.head, incoming=result.incoming, outgoing=result.outgoing, conflicts=len(result.conflicts)
+        )
+        return result
+    raise Conflict(f"vault {entry.id!r}: origin kept moving during {MAX_ATTEMPTS} sync rounds; nothing was overwritten, sync again")
+
+
+def _remember(repo: Repo, short: str, commit: str) -> None:
+    command.run(repo.top, "update-ref", "-m", "vaultd: synced", SYNCED_PREFIX + short, commit)
+
+
+def _summary(r: SyncResult) -> str:
+    parts = []
+    if r.incoming:
+        parts.append(f"integrated {r.incoming} file(s) from origin")
+    if r.outgoing:
+        parts.append(f"{'pushed' if r.pushed else 'would push'} {r.outgoing} commit(s)")
+    if r.conflicts:
+        parts.append(f"{len(r.conflicts)} conflict(s): see 'vaultctl proposals'")
+    if r.untouched:
+        parts.append(f"{len(r.untouched)} file(s) vaultd does not write changed on origin: 'git checkout HEAD -- PATH' takes them")
+    return "; ".join(parts) or "up to date: nothing to integrate or push"
+
+
+async def _integrate_fetched(
+    runtime: VaultRuntime, repo: Repo, branch: str, short: str, fetched: str | None, *, dry_run: bool, by: str
+) -> SyncResult:
+    entry = runtime.entry
+    keeper = runtime.git
+    work = runtime.root / STATE_DIR
+    labels = Labels()
+    async with runtime.writer:
+        await runtime.owned_live().barrier()
+        local = await anyio.to_thread.run_sync(resolve_rev, repo, branch)
+        inc = incoming.Incoming()
+        base: str | None = None
+        moves = False  #: origin has commits the local branch lacks
+        if fetched is not None and fetched != local:
+            if local is None:
+                base, moves = EMPTY_TREE, True
+            elif not await anyio.to_thread.run_sync(is_ancestor, repo, fetched, local):
+                base = await anyio.to_thread.run_sync(merge_base, repo, local, fetched)
+                if base is None:
+                    raise PolicyRefused(f"vault {entry.id!r}: origin's {short} shares no history with the local branch; nothing was synced")
+                moves = True
+        if moves and base is not None and fetched is not None:
+            work.mkdir(mode=0o700, parents=True, exist_ok=True)
+            since, tip = base, fetched
+            inc = await anyio.to_thread.run_sync(
+                lambda: incoming.plan(repo, runtime.root, since, tip, local=local, log_rel=oplog.log_name(entry), labels=labels, work=work)
+            )
+        if dry_run:
+            outgoing = await anyio.to_thread.run_sync(_count, repo, f"{fetched}..{local}" if fetched and local else (local or "HEAD"))
+            result = SyncResult(
+                vault=entry.id,
+                outcome=SyncOutcome.PREVIEW,
+                branch=short,
+                head=local,
+                remote_head=fetched,
+                incoming=inc.count,
+                outgoing=outgoing if local else 0,
+                pushed=False,
+                conflicts=[SyncConflict(path=c.rel, proposal=None, kept=c.kept) for c in inc.conflicts[:MAX_SYNC_LISTED]],
+                message="",
+            )
+            result.message = _summary(result)
+            return result
+        op_ids, receipts = await _integrate(runtime, inc, short) if inc.writes else ([], [])
+        head = local
+        if moves and fetched is not None:
+            message = _merge_message(short, inc, op_ids, by)
+            head = await anyio.to_thread.run_sync(_move, keeper, branch, local, fetched, base, inc, message)
+        conflicts = await anyio.to_thread.run_sync(_propose, runtime, repo, work, inc, labels)
+    outgoing = await anyio.to_thread.run_sync(_count, repo, f"{fetched}..{head}" if fetched else (head or "HEAD")) if head else 0
+    result = SyncResult(
+        vault=entry.id,
+        outcome=SyncOutcome.SYNCED if (inc.writes or outgoing or head != local) else SyncOutcome.UP_TO_DATE,
+        branch=short,
+        head=head,
+        remote_head=fetched,
+        incoming=inc.count,
+        outgoing=outgoing,
+        pushed=False,
+        changes=receipts[:MAX_SYNC_LISTED],
+        op_ids=op_ids,
+        conflicts=conflicts,
+        untouched=inc.untouched[:MAX_SYNC_LISTED],
+        message="",
+    )
+    result.message = _summary(result)
+    return result
+
+
+def _move(keeper: GitKeeper, branch: str, local: str | None, fetched: str, base: str | None, inc: incoming.Incoming, message: str) -> str:
+    """Move the branch to include origin's commits: fast-forward, or a merge commit of both heads."""
+    recorder, staging = keeper.tools()
+    if local is None or base == local:  # nothing local is new: the branch simply moves to origin's head
+        if not recorder.move_branch(branch, fetched, local, f"sync: fast-forward to origin {fetched[:12]}"):
+            raise Conflict("the branch moved during the sync; nothing was overwritten, sync again")
+        recorder.mirror(branch, fetched)
+        staging.refresh(inc.tree, fetched)
+        return fetched
+    made = recorder.commit(inc.tree, message, reason="sync merge", extra_parents=(fetched,), allow_empty=True)
+    assert made is not None
+    staging.refresh(inc.tree, made.commit)
+    return made.commit
+
+
+def _propose(runtime: VaultRuntime, repo: Repo, work: Path, inc: incoming.Incoming, labels: Labels) -> list[SyncConflict]:
+    """One proposal per note that did not merge (worker thread; the writer is held)."""
+    out: list[SyncConflict] = []
+    store = store_for(runtime.root)
+    for c in inc.conflicts:
+        proposal_id = None
+        if c.needs_proposal:
+            params = ResolveParams(
+                path=c.rel,
+                base=c.base,
+                ours=c.ours,
+                theirs=c.theirs,
+                ours_label=labels.ours,
+                theirs_label=labels.theirs,
+                vault=runtime.entry.id,
+            )
+            try:
+                detail = resolve.proposal(runtime.entry.id, repo, work, params, read_current(runtime.root, c.rel))
+                store.add(detail)
+                proposal_id = detail.id
+            except (VaultError, OSError) as exc:
+                log.error("a sync conflict could not be kept as a proposal", vault=runtime.entry.id, path=c.rel, error=str(exc))
+        out.append(SyncConflict(path=c.rel, proposal=proposal_id, kept=c.kept))
+    return out[:MAX_SYNC_LISTED]
+
+
+async def background(runtime: VaultRuntime) -> None:
+    """Sync on the vault's ``sync_interval_s`` (opt-in), until the vault is released. A failure is
+    logged and tried again next interval; it never stops the daemon."""
+    keeper = runtime.git
+    while not keeper.stopped:
+        interval = runtime.entry.sync_interval_s
+        await keeper.sleep(interval or IDLE_CHECK_S)
+        if keeper.stopped or not runtime.entry.sync_interval_s:
+            continue
+        try:
+            await sync_vault(runtime, by="background")
+        except (VaultError, OSError) as exc:
+            log.warning("background sync failed", vault=runtime.entry.id, error=getattr(exc, "message", None) or str(exc))
