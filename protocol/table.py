@@ -10,7 +10,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.methods import events, git, graph, guard, indexing, lint, names, proposals, reads, retrieve, service, sources, vaults, writes
+from protocol.methods import (
+    console,
+    events,
+    git,
+    graph,
+    guard,
+    indexing,
+    lint,
+    names,
+    proposals,
+    reads,
+    retrieve,
+    service,
+    sources,
+    vaults,
+    writes,
+)
 from protocol.methods.spec import Effect, MethodSpec, Trait
 
 SPECS: tuple[MethodSpec[Any, Any], ...] = (
@@ -28,6 +44,7 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *git.SPECS,
     *lint.SPECS,
     *graph.SPECS,
+    *console.SPECS,
 )
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 

@@ -95,6 +95,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd.git",),  # the repository: commits through vaultd's own index, history, remotes, merges
     ("vaultd.events",),  # a vault's event log and clock, for subscribers
     ("vaultd.runtime",),  # a vault as the daemon holds it: lock, recovery, live index
+    ("vaultd.console",),  # the web console's child process: started, asked for tokens, stopped
     (
         "vaultd.ops",
         # the ledgers' operations and the validation that applies their rules to every write

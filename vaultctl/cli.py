@@ -15,6 +15,7 @@ from vaultctl import display
 from vaultctl.commands import (
     admin,
     completion_cmd,
+    console_cmd,
     git,
     graph_cmd,
     help_cmd,
@@ -107,6 +108,7 @@ COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("hubs", graph_cmd.hubs),
     ("mocs", graph_cmd.mocs),
     ("nav", graph_cmd.nav),
+    ("console", console_cmd.console_cmd),
 ]
 for name, fn in COMMANDS:
     app.command(name)(fn)

@@ -20,6 +20,7 @@ from protocol.methods.service import Activation
 from vaultd import __version__
 from vaultd.api import load_handlers
 from vaultd.api.handlers import check_complete
+from vaultd.console.supervisor import ConsoleSupervisor
 from vaultd.errors import NotFound, VaultError
 from vaultd.events.wake import Wakers
 from vaultd.git.sync import background as background_sync
@@ -70,6 +71,7 @@ class Daemon:
         self.connections = 0
         self.vaults: dict[str, VaultRuntime] = {}
         self.vault_set = Wakers()  #: subscribers woken when a vault is attached or detached
+        self.console = ConsoleSupervisor(home, socket_path)  #: the web console's child process, when asked for
         self.started = time.monotonic()
         self.stop_requested = anyio.Event()
         self._in_flight = 0
@@ -159,6 +161,7 @@ class Daemon:
         listener = await anyio.abc.SocketListener.from_socket(listener_sock)
         log.info("listening", socket=str(self.socket_path), pid=os.getpid(), version=self.version, activation=str(self.activation))
         async with anyio.create_task_group() as self._vault_tasks:
+            self.console.bind(self._vault_tasks)
             await self.open_registered()
             self.notifier.ready(f"serving {len(self.vaults)} vault(s)")
             async with anyio.create_task_group() as conns:
@@ -168,6 +171,7 @@ class Daemon:
                 with anyio.move_on_after(SHUTDOWN_GRACE_S):
                     await self._idle.wait()
                 conns.cancel_scope.cancel()
+            await self.console.stop()
             for vault_id in list(self.vaults):
                 self.detach(vault_id)
             self._vault_tasks.cancel_scope.cancel()

@@ -121,10 +121,10 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     #: profile the first of them is added when the note has none. Empty: never stamp.
     stamp_keys: Annotated[list[StampKey], msgspec.Meta(max_length=8)] = msgspec.field(default_factory=lambda: ["updated"])
     agents: AgentPolicy | None = None  #: None: the kind's default (see :meth:`agent_policy`)
-    #: Frontmatter keys whose links name a note's parents in the topic map; several parents allowed.
-    parent_keys: Annotated[list[ParentKey], msgspec.Meta(max_length=8)] = msgspec.field(default_factory=lambda: list(DEFAULT_PARENT_KEYS))
     dead_links: DeadLinks | None = None  #: None: the profile's default (see :meth:`dead_link_rule`)
     sources: SourcesSettings | None = None  #: None: the default folders
+    #: Frontmatter keys whose links name a note's parents in the topic map; several parents allowed.
+    parent_keys: Annotated[list[ParentKey], msgspec.Meta(max_length=8)] = msgspec.field(default_factory=lambda: list(DEFAULT_PARENT_KEYS))
 
     git: GitMode = GitMode.OFF  #: how vaultd records the vault's history in its git repository
     remote: RemoteUrl | None = None  #: the remote vault.sync pushes to; origin must name exactly this

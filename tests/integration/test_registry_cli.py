@@ -39,9 +39,9 @@ def test_add_list_remove_text_and_json(daemon: Daemon, cli, tmp_path: Path) -> N
         "log_path": None,
         "stamp_keys": ["updated"],
         "agents": None,
-        "parent_keys": ["up", "parent"],
         "dead_links": None,  # the profile decides: the open one warns of a link to no note yet
         "sources": None,
+        "parent_keys": ["up", "parent"],
         "git": "off",
         "remote": None,
         "snapshot_quiet_s": 300,

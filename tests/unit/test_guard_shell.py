@@ -62,6 +62,8 @@ CASES: list[tuple[str, list[str], list[str]]] = [
     ("vaultctl setup claude --apply", [], ["setup"]),
     ("/usr/bin/vaultctl --json delete Gamma --confirm", [], ["delete"]),
     ("vaultctl undo 2026 && vaultctl new x", [], ["undo", "new"]),
+    ("vaultctl console --no-open --json", [], ["console"]),  # its address signs in as the person
+    ("vaultctl console --stop", [], ["console"]),
 ]
 
 

@@ -15,6 +15,7 @@ import anyio
 
 from protocol.methods.service import Activation
 from protocol.methods.vaults import VaultEntry
+from vaultd.console.supervisor import ConsoleSupervisor
 from vaultd.registry.config import ConfigStore
 from vaultd.runtime import VaultRuntime
 
@@ -65,3 +66,7 @@ class Host(Protocol):
 
     def detach(self, vault_id: str) -> None:
         """Stop serving a vault (its files are untouched)."""
+
+    @property
+    def console(self) -> ConsoleSupervisor:
+        """The web console's process: started on demand, stopped with the daemon."""

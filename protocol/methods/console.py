@@ -1,0 +1,56 @@
+"""The console: a local web page for a person, served by a child process of the daemon.
+
+``console.open`` starts the console when none runs (on 127.0.0.1, on a free port) and answers an
+address carrying a one-time token; the page exchanges the token for a cookie. The console is a
+client of the socket like ``vaultctl``: every view and every action is a method of this table,
+called on the ``editor`` channel, so it reaches nothing the CLI could not and adds no write path.
+Neither method is an MCP tool: an agent cannot open a person's console.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+from protocol.methods.common import Empty, OptionalVault, Params, Result
+from protocol.methods.spec import Effect, spec
+
+TOKEN_TTL_S = 120  #: how long the token in a console address stays usable (once)
+
+
+def _doc(text: str) -> msgspec.Meta:
+    return msgspec.Meta(description=text)
+
+
+class ConsoleOpenParams(Params):
+    vault: Annotated[OptionalVault, _doc("The vault the page opens on; omitted: the default vault.")] = None
+
+
+class ConsoleOpenResult(Result):
+    url: Annotated[str, _doc(f"The address to open: it carries a token that works once, within {TOKEN_TTL_S} s. Never log it.")]
+    origin: Annotated[str, _doc("The console's address without the token: http://127.0.0.1:PORT.")]
+    pid: Annotated[int, _doc("The console process.")]
+    started: Annotated[bool, _doc("True when this call started the console; false when it was running.")]
+    expires_s: Annotated[int, _doc("Seconds the token stays usable.")] = TOKEN_TTL_S
+
+
+class ConsoleStopResult(Result):
+    stopped: Annotated[bool, _doc("True when a console was running and is stopped now.")]
+
+
+CONSOLE_OPEN = spec(
+    "console.open",
+    ConsoleOpenParams,
+    ConsoleOpenResult,
+    "Start the web console (127.0.0.1, a free port) if it is not running and answer an address with a one-time login token.",
+    Effect.WRITE,
+)
+CONSOLE_STOP = spec(
+    "console.stop",
+    Empty,
+    ConsoleStopResult,
+    "Stop the web console; every page signed in to it is signed out.",
+    Effect.IDEMPOTENT_WRITE,
+)
+SPECS = (CONSOLE_OPEN, CONSOLE_STOP)
