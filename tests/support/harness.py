@@ -96,7 +96,13 @@ class Daemon:
             umask=umask,
         )
         if wait:
-            wait_for_socket(home.socket, self.proc)
+            try:
+                wait_for_socket(home.socket, self.proc)
+            except BaseException:
+                # A daemon that never listened is not left running, nor its log file open: a
+                # failed start must not turn into a stray process or a resource warning later.
+                self.stop(signal.SIGKILL, timeout=5.0)
+                raise
 
     @property
     def pid(self) -> int:
