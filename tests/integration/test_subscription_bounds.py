@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from protocol.methods.events import MAX_FRAME_EVENTS
@@ -44,10 +45,21 @@ def _write_bulk(root: Path) -> None:
         path.write_text(f"# {path.stem}\n\nLinks to [[Home]].\n")
 
 
+def _remove_bulk(root: Path) -> None:
+    for rel in _bulk_paths():
+        os.unlink(root / rel)
+
+
 def _closed(events: list[dict[str, Any]]) -> bool:
     """Every bulk state that was entered has been left."""
     kinds = [e["kind"] for e in events]
     return kinds.count("state.enter") == kinds.count("state.leave") >= 1
+
+
+def _none_open(events: list[dict[str, Any]]) -> bool:
+    """Every bulk state that was entered (if any) has been left."""
+    kinds = [e["kind"] for e in events]
+    return kinds.count("state.enter") == kinds.count("state.leave")
 
 
 def _inside_states(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -146,11 +158,19 @@ def test_consumers_that_never_read_are_dropped_with_a_final_notification(home: H
         reader.subscribe(vaults=["v"], kinds=["note.created", "note.removed"])
         before = _rss_kib(daemon.pid)
 
-        _write_bulk(root)
-        reader.read_until(lambda ev: len(of_kind(ev, "note.created")) == BULK, 60, "every note created")
-        for rel in _bulk_paths():
-            os.unlink(root / rel)
-        reader.read_until(lambda ev: len(of_kind(ev, "note.removed")) == BULK, 60, "every note removed")
+        # The files change on another thread while this one reads, as an editor's reader would:
+        # a reader that stops reading for the send timeout is rightly dropped, so it must not wait
+        # for 3,000 writes on a loaded machine before it reads again.
+        with ThreadPoolExecutor(1) as pool:
+            writing = pool.submit(_write_bulk, root)
+            reader.read_until(lambda ev: len(of_kind(ev, "note.created")) == BULK, 60, "every note created")
+            writing.result()
+            # A bulk state lists at most BULK_LISTED events: let the creations' state close first
+            # (it does once the vault is quiet), so the removals are listed in a state of their own.
+            reader.read_until(_none_open, 60, "the creations' bulk state closed")
+            removing = pool.submit(_remove_bulk, root)
+            reader.read_until(lambda ev: len(of_kind(ev, "note.removed")) == BULK, 60, "every note removed")
+            removing.result()
         assert reader.dropped is None, "a subscriber that reads is never dropped"
 
         time.sleep(2.5)  # the send timeout passes for the quiet ones

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from tests.support.harness import RawClient
@@ -81,7 +82,11 @@ class Subscriber:
         while not done(self.events):
             if self._next(deadline) is None and (self.closed or time.monotonic() >= deadline):
                 seen = [(e["kind"], e.get("path")) for e in self.events[-20:]]
-                raise AssertionError(f"gave up after {timeout} s waiting for {what}; the last events: {seen}")
+                counts = Counter(e["kind"] for e in self.events)
+                raise AssertionError(
+                    f"gave up after {timeout} s waiting for {what}; dropped: {self.dropped}; events by kind: {dict(counts)};"
+                    f" the last events: {seen}"
+                )
         return self.events
 
     def read_for(self, seconds: float) -> Events:
