@@ -1,47 +1,26 @@
-"""The ``vaultctl`` commands, built with typer: one table of command names and functions.
+"""The ``vaultctl`` commands, built with typer: one table of command names and where each lives.
 
-:mod:`vaultctl.main` is the entry point; it builds this only for commands that need it.
+:mod:`vaultctl.main` is the entry point. A command line that names one command builds an app with
+just that command (:func:`make_app`), importing only its module: typer and the protocol modules
+that command needs, not all forty. ``vaultctl``, ``vaultctl --help``, a mistyped command,
+completion and the generated reference build the whole tree, ``app``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated
+import functools
+import importlib
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from protocol.version import VERSION
 from vaultctl import display
-from vaultctl.commands import (
-    admin,
-    completion_cmd,
-    console_cmd,
-    git,
-    graph_cmd,
-    help_cmd,
-    lint_cmd,
-    mcp_cmd,
-    proposals,
-    reads,
-    service_cmd,
-    setup_cmd,
-    sources,
-    vault_settings,
-    watch,
-    writes,
-)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 HELP_MAX_WIDTH = 120  #: help wraps to the terminal (or $COLUMNS), but prose lines no wider than this
-
-app = typer.Typer(
-    name="vaultctl",
-    help="Keep Obsidian-compatible Markdown vaults through the vaultd daemon.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"max_content_width": HELP_MAX_WIDTH},
-)
 
 
 def _print_version(wanted: bool) -> None:
@@ -50,7 +29,6 @@ def _print_version(wanted: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def root(
     color: Annotated[
         display.ColorMode,
@@ -64,70 +42,158 @@ def root(
     display.set_mode(color)
 
 
-COMMANDS: list[tuple[str, Callable[..., None]]] = [
-    ("status", admin.status),
-    ("doctor", admin.doctor),
-    ("schema", admin.schema),
-    ("mcp", mcp_cmd.mcp),
-    ("setup", setup_cmd.setup),
-    ("search", reads.search),
-    ("show", reads.show),
-    ("links", reads.links),
-    ("list", reads.list_notes),
-    ("tags", reads.tags),
-    ("stats", reads.stats),
-    ("issues", reads.issues),
-    ("new", writes.new),
-    ("patch", writes.patch),
-    ("append", writes.append),
-    ("set", writes.set_fields),
-    ("link", writes.link),
-    ("supersede", writes.supersede),
-    ("move", writes.move),
-    ("delete", writes.delete),
-    ("merge", writes.merge),
-    ("undo", writes.undo),
-    ("ops", writes.ops),
-    ("watch", watch.watch),
-    ("capture", sources.capture),
-    ("sources", sources.list_sources),
-    ("evidence", sources.evidence),
-    ("retrieve", sources.retrieve_passages),
-    ("history", git.history),
-    ("diff", git.diff),
-    ("revert", git.revert),
-    ("promote", git.promote),
-    ("snapshot", git.snapshot),
-    ("sync", git.sync),
-    ("help", help_cmd.help_command),
-    ("completion", completion_cmd.completion),
-    ("lint", lint_cmd.lint_vault),
-    ("neighbors", graph_cmd.neighbors),
-    ("communities", graph_cmd.communities),
-    ("path", graph_cmd.path),
-    ("hubs", graph_cmd.hubs),
-    ("mocs", graph_cmd.mocs),
-    ("nav", graph_cmd.nav),
-    ("console", console_cmd.console_cmd),
-]
-for name, fn in COMMANDS:
-    app.command(name)(fn)
-app.add_typer(writes.log_app, name="log")
-admin.daemon_app.command("install")(service_cmd.install)
-admin.daemon_app.command("uninstall")(service_cmd.uninstall)
-app.add_typer(admin.daemon_app, name="daemon")
-admin.vault_app.command("set")(vault_settings.set_settings)
-admin.vault_app.command("policy")(vault_settings.policy)
-admin.vault_app.command("git")(git.vault_git)
-app.add_typer(admin.vault_app, name="vault")
-app.add_typer(proposals.app, name="proposals")
-app.add_typer(sources.claim_app, name="claim")
-
-
-@app.command("guard")
 def guard() -> None:
     """The hook agent hosts run before their own edit and shell tools: reads the host's JSON
     payload on stdin; exit 2 refuses the tool (installed by 'vaultctl setup HOST --apply')."""
     from vaultctl.guard import run
 
     raise typer.Exit(run())
+
+
+#: Each top-level command: its name and the module and function that implement it, in help order.
+COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("status", "admin", "status"),
+    ("doctor", "admin", "doctor"),
+    ("schema", "admin", "schema"),
+    ("mcp", "mcp_cmd", "mcp"),
+    ("setup", "setup_cmd", "setup"),
+    ("search", "reads", "search"),
+    ("show", "reads", "show"),
+    ("links", "reads", "links"),
+    ("list", "reads", "list_notes"),
+    ("tags", "reads", "tags"),
+    ("stats", "reads", "stats"),
+    ("issues", "reads", "issues"),
+    ("new", "writes", "new"),
+    ("patch", "writes", "patch"),
+    ("append", "writes", "append"),
+    ("set", "writes", "set_fields"),
+    ("link", "writes", "link"),
+    ("supersede", "writes", "supersede"),
+    ("move", "writes", "move"),
+    ("delete", "writes", "delete"),
+    ("merge", "writes", "merge"),
+    ("undo", "writes", "undo"),
+    ("ops", "writes", "ops"),
+    ("watch", "watch", "watch"),
+    ("capture", "sources", "capture"),
+    ("sources", "sources", "list_sources"),
+    ("evidence", "sources", "evidence"),
+    ("retrieve", "sources", "retrieve_passages"),
+    ("history", "git", "history"),
+    ("diff", "git", "diff"),
+    ("revert", "git", "revert"),
+    ("promote", "git", "promote"),
+    ("snapshot", "git", "snapshot"),
+    ("sync", "git", "sync"),
+    ("help", "help_cmd", "help_command"),
+    ("completion", "completion_cmd", "completion"),
+    ("lint", "lint_cmd", "lint_vault"),
+    ("neighbors", "graph_cmd", "neighbors"),
+    ("communities", "graph_cmd", "communities"),
+    ("path", "graph_cmd", "path"),
+    ("hubs", "graph_cmd", "hubs"),
+    ("mocs", "graph_cmd", "mocs"),
+    ("nav", "graph_cmd", "nav"),
+    ("console", "console_cmd", "console_cmd"),
+)
+
+
+def _command(module: str, name: str) -> Callable[..., None]:
+    fn: Callable[..., None] = getattr(importlib.import_module(f"vaultctl.commands.{module}"), name)
+    return fn
+
+
+@functools.cache
+def _log_group() -> typer.Typer:
+    from vaultctl.commands import writes
+
+    return writes.log_app
+
+
+@functools.cache
+def _daemon_group() -> typer.Typer:
+    from vaultctl.commands import admin, service_cmd
+
+    admin.daemon_app.command("install")(service_cmd.install)
+    admin.daemon_app.command("uninstall")(service_cmd.uninstall)
+    return admin.daemon_app
+
+
+@functools.cache
+def _vault_group() -> typer.Typer:
+    from vaultctl.commands import admin, git, vault_settings
+
+    admin.vault_app.command("set")(vault_settings.set_settings)
+    admin.vault_app.command("policy")(vault_settings.policy)
+    admin.vault_app.command("git")(git.vault_git)
+    return admin.vault_app
+
+
+@functools.cache
+def _proposals_group() -> typer.Typer:
+    from vaultctl.commands import proposals
+
+    return proposals.app
+
+
+@functools.cache
+def _claim_group() -> typer.Typer:
+    from vaultctl.commands import sources
+
+    return sources.claim_app
+
+
+#: Each command group: its name and what assembles it (once per process: groups are shared).
+GROUPS: tuple[tuple[str, Callable[[], typer.Typer]], ...] = (
+    ("log", _log_group),
+    ("daemon", _daemon_group),
+    ("vault", _vault_group),
+    ("proposals", _proposals_group),
+    ("claim", _claim_group),
+)
+
+NAMES = frozenset([name for name, _, _ in COMMANDS] + [name for name, _ in GROUPS] + ["guard"])
+WALKS_THE_TREE = frozenset({"help"})  #: commands that read every other command's help
+
+
+def app_for(word: str | None) -> typer.Typer:
+    """The app a command line naming ``word`` needs: that command alone when it stands alone."""
+    if word in NAMES and word not in WALKS_THE_TREE:
+        return make_app(word)
+    return whole_app()
+
+
+def make_app(only: str | None = None) -> typer.Typer:
+    """The vaultctl app with every command, or with just the command or group ``only``."""
+    made = typer.Typer(
+        name="vaultctl",
+        help="Keep Obsidian-compatible Markdown vaults through the vaultd daemon.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+        context_settings={"max_content_width": HELP_MAX_WIDTH},
+    )
+    made.callback()(root)
+    for name, module, function in COMMANDS:
+        if only in (None, name):
+            made.command(name)(_command(module, function))
+    for name, group in GROUPS:
+        if only in (None, name):
+            made.add_typer(group(), name=name)
+    if only in (None, "guard"):
+        made.command("guard")(guard)
+    return made
+
+
+@functools.cache
+def whole_app() -> typer.Typer:
+    """The app with every command: for the top-level help, completion and the reference."""
+    return make_app()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # ``from vaultctl.cli import app``: the whole tree, built on first use
+        return whole_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,6 +5,7 @@ and an exit status in the commands; anything else becomes one line and exit 70, 
 only when ``VAULTD_DEBUG=1``. A closed stdout (``vaultctl list | head``) ends quietly with 141,
 as a program killed by SIGPIPE would.
 
+A command line naming one command builds only that command (:func:`vaultctl.cli.make_app`).
 Two commands skip building the CLI (:mod:`vaultctl.cli`, typer): ``vaultctl mcp``, which agent
 hosts start once per session and whose handshake should answer soon, and ``vaultctl guard``, the
 hook hosts run before every matching tool call. ``vaultctl mcp --help`` still goes through typer.
@@ -30,14 +31,28 @@ def _run() -> int:
 
         return guard()
     from vaultctl import command_tree
-    from vaultctl.cli import app
+    from vaultctl.cli import app_for, whole_app
 
     if sys.argv[1:2] == [COMPLETE_WORD]:
         from vaultctl.completion.engine import answer
 
-        return answer(command_tree.build(app), sys.argv[2:])
-    command_tree.build(app)(prog_name="vaultctl")  # standalone: exits through SystemExit with the command's status
+        return answer(command_tree.build(whole_app()), sys.argv[2:])
+    command_tree.build(app_for(command_word(sys.argv[1:])))(
+        prog_name="vaultctl"
+    )  # standalone: exits through SystemExit with the command's status
     return 0
+
+
+def command_word(args: list[str]) -> str | None:
+    """The command a command line names (``search`` in ``vaultctl --color never search x``), or
+    None when the root's own options come first (``--help``, ``--version``): those need every command."""
+    rest = iter(args)
+    for arg in rest:
+        if arg == "--color":
+            next(rest, None)
+        elif not arg.startswith("--color="):
+            return None if arg.startswith("-") else arg
+    return None
 
 
 def main() -> None:
