@@ -15,7 +15,7 @@ from protocol.envelope import Reply, Request, Success, encode_value, error_respo
 from protocol.errors import ErrorCode, ErrorData, Issue
 from protocol.issue_codes import IssueCode
 from protocol.methods.common import Channel
-from protocol.table import METHODS
+from protocol.table import METHODS, MethodSpec
 from vaultd.api.handlers import HANDLERS, CallContext
 from vaultd.errors import VaultError
 
@@ -23,7 +23,16 @@ log = structlog.get_logger("vaultd.dispatch")
 
 INTERNAL_MESSAGE = "internal error; see the daemon log ('vaultctl daemon logs')"
 
-_param_decoders: dict[str, msgspec.json.Decoder[Any]] = {name: msgspec.json.Decoder(spec.params) for name, spec in METHODS.items()}
+_param_decoders: dict[str, msgspec.json.Decoder[Any]] = {}
+
+
+def _decoder(spec: MethodSpec[Any, Any]) -> msgspec.json.Decoder[Any]:
+    """The params decoder of a method, built at its first call: building all of them costs a
+    daemon start some 50 ms, most of it for methods a session never calls."""
+    decoder = _param_decoders.get(spec.name)
+    if decoder is None:
+        decoder = _param_decoders[spec.name] = msgspec.json.Decoder(spec.params)
+    return decoder
 
 
 def _params_error(exc: msgspec.ValidationError) -> ErrorData:
@@ -54,7 +63,7 @@ async def dispatch(request: Request, ctx: CallContext) -> Reply:
         message = f"{request.method} is not open to agents (the mcp channel); a person runs it with vaultctl"
         return error_response(request.id, ErrorData(code=ErrorCode.POLICY, message=message))
     try:
-        params = _param_decoders[request.method].decode(request.params)
+        params = _decoder(spec).decode(request.params)
     except msgspec.ValidationError as exc:
         return error_response(request.id, _params_error(exc))
     except msgspec.DecodeError:
