@@ -6,6 +6,12 @@ RUFF   := $(VENV)/bin/ruff
 STAMP  := $(VENV)/.installed
 SOURCES := protocol vaultd vaultctl tests scripts
 
+# Every process the tests and benchmarks start imports vaultd from this tree: let Python keep its
+# bytecode (in the venv, not beside the sources), as an installed wheel does, so a daemon start or a
+# vaultctl call is timed and tested as users run it, not recompiled from source each time.
+export PYTHONDONTWRITEBYTECODE :=
+export PYTHONPYCACHEPREFIX := $(CURDIR)/$(VENV)/pycache
+
 .PHONY: demo test test-long test-interop test-packaging dist zipapp interop-matrix bench check format lint types docs venv clean
 
 venv: $(STAMP)
@@ -19,8 +25,9 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	bash scripts/demo.sh
 
+# One worker per core: every test has its own home, socket and daemon, so they share nothing.
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not slow and not interop and not packaging"
+	$(PY) -m pytest -q -n auto -m "not slow and not interop and not packaging"
 
 # The release artifacts (packaging/README.md): wheel and sdist, reproducible for one commit.
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 315532800)
