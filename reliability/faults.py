@@ -42,12 +42,10 @@ def _op(i: int, c: Client) -> tuple[str, dict[str, Any]]:
         body = c.call("note.read", {"target": PATCHED, "max_bytes": 65536})["body"]
         old, new = PHRASES if PHRASES[0] in body else PHRASES[::-1]
         return "note.patch", {"target": PATCHED, "old": old, "new": new}
-    return "note.append", {"target": "people/Ada Lovelace.md", "section": "Full",
-                           "markdown": f"- entry {i} " * 20}
+    return "note.append", {"target": "people/Ada Lovelace.md", "section": "Full", "markdown": f"- entry {i} " * 20}
 
 
-def _apply(tally: Tally, c: Client, model: dict[str, str], method: str, params: dict[str, Any],
-           words: tuple[str, ...]) -> bool:
+def _apply(tally: Tally, c: Client, model: dict[str, str], method: str, params: dict[str, Any], words: tuple[str, ...]) -> bool:
     """One operation; True when it was refused. A refusal must name the fault."""
     tally.add("ops")
     try:
@@ -113,8 +111,7 @@ def enospc(tally: Tally, levels: tuple[int, ...] = LEVELS) -> str | None:
     mnt = home.root / "small"
     mnt.mkdir()
     try:
-        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0755", "tmpfs", str(mnt)],
-                              capture_output=True, text=True)
+        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0755", "tmpfs", str(mnt)], capture_output=True, text=True)
         if proc.returncode:
             return f"mount -t tmpfs failed: {proc.stderr.strip()}"
         try:
@@ -180,9 +177,22 @@ def eio(tally: Tally, trials: int) -> str | None:
             log = (vault / "log.md").read_bytes() if (vault / "log.md").exists() else b""
             for n in range(1, trials + 1):
                 trace = subprocess.Popen(
-                    ["strace", "-qq", "-f", "-p", str(p.proc.pid), "-e", "trace=fsync,fdatasync",
-                     "-e", f"inject=fsync,fdatasync:error=EIO:when={n}", "-o", "/dev/null"],
-                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                    [
+                        "strace",
+                        "-qq",
+                        "-f",
+                        "-p",
+                        str(p.proc.pid),
+                        "-e",
+                        "trace=fsync,fdatasync",
+                        "-e",
+                        f"inject=fsync,fdatasync:error=EIO:when={n}",
+                        "-o",
+                        "/dev/null",
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                )
                 time.sleep(0.5)  # strace attaches to every thread
                 if trace.poll() is not None:
                     _, err = trace.communicate()

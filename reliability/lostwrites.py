@@ -63,8 +63,11 @@ class Mount:
     def __init__(self, backing: Path, point: Path, durable_out: Path) -> None:
         self.backing, self.point, self.durable_out = backing, point, durable_out
         self.log = open(point.parent / "lazyfs.out", "ab")  # noqa: SIM115 - closed in crash()
-        self.proc = subprocess.Popen([sys.executable, "-m", "reliability.lazyfs", str(backing), str(point),
-                                      "--durable-out", str(durable_out)], stdout=self.log, stderr=self.log)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "reliability.lazyfs", str(backing), str(point), "--durable-out", str(durable_out)],
+            stdout=self.log,
+            stderr=self.log,
+        )
         deadline = time.monotonic() + 20
         while not os.path.ismount(point):
             if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -85,8 +88,7 @@ class Mount:
 
 
 class LostWritesRun:
-    def __init__(self, home: Home, seed: int, module: str, rebuild_every: int,
-                 faults: str | None = None) -> None:
+    def __init__(self, home: Home, seed: int, module: str, rebuild_every: int, faults: str | None = None) -> None:
         self.home = home
         self.faults = faults
         self.rng = random.Random(seed)
@@ -137,8 +139,7 @@ class LostWritesRun:
             p.stop()
             self.tally.add("rebuild_checks")
             if rebuild_view(self.point) != view:
-                self.tally.violation("index-not-rebuild",
-                                     f"{where}: the recovered index differs from a fresh build")
+                self.tally.violation("index-not-rebuild", f"{where}: the recovered index differs from a fresh build")
             p = Proc(self.home, self.faults, module=self.module)
             p.listening()
             c = connect_ready(self.home)
@@ -178,8 +179,9 @@ class LostWritesRun:
         return self.tally.report()
 
 
-def run(cycles: int, seed: int, negative_control: bool = False, rebuild_every: int = 5,
-        keep: bool = False, faults: str | None = None) -> dict[str, Any]:
+def run(
+    cycles: int, seed: int, negative_control: bool = False, rebuild_every: int = 5, keep: bool = False, faults: str | None = None
+) -> dict[str, Any]:
     reason = unavailable()
     if reason:
         return {"skipped": reason}
@@ -203,16 +205,17 @@ def run(cycles: int, seed: int, negative_control: bool = False, rebuild_every: i
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m reliability.lostwrites",
-                                 description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m reliability.lostwrites", description=__doc__.split("\n\n")[0])
     ap.add_argument("--cycles", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--negative-control", action="store_true",
-                    help="run a daemon without folder fsyncs; succeed only if violations are found")
+    ap.add_argument(
+        "--negative-control", action="store_true", help="run a daemon without folder fsyncs; succeed only if violations are found"
+    )
     ap.add_argument("--rebuild-every", type=int, default=5)
     ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--faults", help="VAULTD_FAULTS for the daemon, e.g. crash=after-rename@1: "
-                    "the power loss then follows a crash at that point")
+    ap.add_argument(
+        "--faults", help="VAULTD_FAULTS for the daemon, e.g. crash=after-rename@1: the power loss then follows a crash at that point"
+    )
     args = ap.parse_args(argv)
     report = run(args.cycles, args.seed, args.negative_control, args.rebuild_every, args.keep, args.faults)
     json.dump(report, sys.stdout, indent=2, sort_keys=True)

@@ -48,8 +48,7 @@ class Proc:
         if faults:
             env["VAULTD_FAULTS"] = faults
         self.log = open(home.root / "daemon.out", "ab")  # noqa: SIM115 - closed in wait()
-        self.proc = subprocess.Popen([sys.executable, "-m", module], env=env, stdin=subprocess.DEVNULL,
-                                     stdout=self.log, stderr=self.log)
+        self.proc = subprocess.Popen([sys.executable, "-m", module], env=env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
 
     def listening(self, timeout: float = 30.0) -> bool:
         deadline = time.monotonic() + timeout
