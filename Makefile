@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 RUFF   := $(VENV)/bin/ruff
 STAMP  := $(VENV)/.installed
-SOURCES := protocol vaultd vaultctl tests scripts
+SOURCES := protocol vaultd vaultctl tests scripts reliability benchmarks
 
 .PHONY: demo test test-long test-interop test-packaging dist zipapp interop-matrix bench check format lint types docs venv clean
 

@@ -55,14 +55,17 @@ async def _drive(
     server: StdioServerParameters,
     calls: Sequence[tuple[str, dict[str, Any]]],
     err: TextIO,
-    timeout: float,
+    read_timeout_s: float,
     warmup: int,
     before: Hook | None,
     after: Hook | None,
 ) -> CallTimes:
     times = CallTimes()
     started = time.perf_counter()
-    async with stdio_client(server, errlog=err) as (read, write), ClientSession(read, write, read_timeout_seconds=timeout) as session:
+    async with (
+        stdio_client(server, errlog=err) as (read, write),
+        ClientSession(read, write, read_timeout_seconds=read_timeout_s) as session,
+    ):
         await session.initialize()
         times.handshake = time.perf_counter() - started
         times.tools = [t.name for t in (await session.list_tools()).tools]
@@ -88,11 +91,15 @@ def drive(
     calls: Sequence[tuple[str, dict[str, Any]]],
     errlog: Path,
     *,
-    timeout: float = 120.0,
+    read_timeout_s: float = 120.0,
     warmup: int = 0,
     before: Hook | None = None,
     after: Hook | None = None,
 ) -> CallTimes:
-    """Start the server, hand-shake, list tools, run ``warmup`` untimed calls, then time every call."""
+    """Start the server, hand-shake, list tools, run ``warmup`` untimed calls, then time every call.
+
+    ``read_timeout_s`` bounds the wait for each answer (the SDK's per-request read timeout), so a
+    server that stops answering fails the run instead of hanging it.
+    """
     with open(errlog, "a") as err:
-        return anyio.run(_drive, server, calls, err, timeout, warmup, before, after)
+        return anyio.run(_drive, server, calls, err, read_timeout_s, warmup, before, after)

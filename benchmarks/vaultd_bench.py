@@ -8,12 +8,11 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcp.client.stdio import StdioServerParameters
 
 from benchmarks import mcp_drive
-from benchmarks.corpus import Corpus
 from benchmarks.stats import (
     Figure,
     Stopwatch,
@@ -27,6 +26,11 @@ from benchmarks.stats import (
 from benchmarks.timed_daemon import VAULT_ID, VAULTCTL, Daemon, Home, call
 from protocol.table import METHODS
 from vaultctl.client import CallError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from benchmarks.corpus import Corpus
 
 NOT_BUILT = "not built yet"
 

@@ -17,8 +17,7 @@ import random
 import sys
 import threading
 import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reliability.checks import (
     Tally,
@@ -34,6 +33,9 @@ from reliability.checks import (
 from reliability.session import Client, Died, Proc, connect_ready, register
 from reliability.workload import Workload
 from tests.support.harness import Home, copy_sample_vault, snapshot
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: One kill per entry, in this order, round and round. ``during-recovery`` first leaves an
 #: uncommitted operation (crash before its commit), then crashes the restart while it restores.

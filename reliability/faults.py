@@ -23,12 +23,14 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reliability.checks import Tally, check_index, check_log, compare_state, disk_state, index_view, leftovers
 from reliability.session import Client, Proc, Refused, connect_ready, register
 from tests.support.harness import Home, copy_sample_vault
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 PATCHED = "projects/alpha/Alpha Plan.md"
 PHRASES = ("ships the search", "ships the find")

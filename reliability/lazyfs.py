@@ -28,12 +28,12 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import mfusepy  # type: ignore[import-untyped]
+import mfusepy  # type: ignore[import-untyped]  # mfusepy ships no type information
 
 _STAT_KEYS = ("st_mode", "st_nlink", "st_uid", "st_gid", "st_size", "st_atime", "st_mtime", "st_ctime")
 
 
-class LossyFS(mfusepy.Operations):  # type: ignore[misc]
+class LossyFS(mfusepy.Operations):  # type: ignore[misc]  # an untyped base class is Any to mypy
     use_ns = True
 
     def __init__(self, backing: Path) -> None:

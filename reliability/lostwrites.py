@@ -25,8 +25,7 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reliability.checks import (
     Tally,
@@ -43,6 +42,9 @@ from reliability.session import Died, Proc, connect_ready, register
 from reliability.workload import Workload
 from tests.support.harness import Home, copy_sample_vault
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 
 def unavailable() -> str | None:
     """Why this suite cannot run here, or None."""
@@ -51,7 +53,7 @@ def unavailable() -> str | None:
     if shutil.which("fusermount3") is None:
         return "fusermount3 is not installed (apt-get install fuse3)"
     try:
-        import mfusepy  # type: ignore[import-untyped]  # noqa: F401
+        import mfusepy  # type: ignore[import-untyped]  # noqa: F401 - the import is the probe: it loads libfuse
     except (ImportError, OSError) as exc:
         return f"mfusepy cannot load libfuse: {exc}"
     return None
@@ -62,7 +64,7 @@ class Mount:
 
     def __init__(self, backing: Path, point: Path, durable_out: Path) -> None:
         self.backing, self.point, self.durable_out = backing, point, durable_out
-        self.log = open(point.parent / "lazyfs.out", "ab")  # noqa: SIM115 - closed in crash()
+        self.log = open(point.parent / "lazyfs.out", "ab")  # closed in crash()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "reliability.lazyfs", str(backing), str(point), "--durable-out", str(durable_out)],
             stdout=self.log,

@@ -15,10 +15,12 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tests.support.harness import Home
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tests.support.harness import Home
 
 
 class Died(Exception):
@@ -47,7 +49,7 @@ class Proc:
         env.pop("VAULTD_FAULTS", None)
         if faults:
             env["VAULTD_FAULTS"] = faults
-        self.log = open(home.root / "daemon.out", "ab")  # noqa: SIM115 - closed in wait()
+        self.log = open(home.root / "daemon.out", "ab")  # closed in wait()
         self.proc = subprocess.Popen([sys.executable, "-m", module], env=env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
 
     def listening(self, timeout: float = 30.0) -> bool:

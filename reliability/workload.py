@@ -8,13 +8,15 @@ an unacknowledged one is resolved after recovery: it must be wholly applied or w
 
 from __future__ import annotations
 
-import random
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reliability.checks import LOG, Tally
 from reliability.session import Client, Died, Refused
+
+if TYPE_CHECKING:
+    import random
 
 FOLDERS = ("w", "w/a", "w/b/c", "wx")
 _MARK = re.compile(r"m(\d+)v(\d+)")

@@ -36,12 +36,14 @@ import sys
 import termios
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reliability.stress.harness import rss_kib
 from tests.support.harness import Daemon, Home, RawClient, wait_for_socket
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 BIG_NOTE = "big.md"
 BIG_BODY_CHARS = 200_000  #: of U+0001, each six bytes in JSON: a 64 KiB read is a ~390 KB reply
@@ -62,7 +64,7 @@ class LimitedDaemon(Daemon):
 
     def __init__(self, home: Home, soft: int, hard: int) -> None:
         self.home = home
-        self.log = open(home.root / "daemon.out", "ab")  # noqa: SIM115 - closed in stop()
+        self.log = open(home.root / "daemon.out", "ab")  # closed in stop()
 
         def limit() -> None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

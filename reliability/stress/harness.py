@@ -111,7 +111,7 @@ class McpClient:
     kind = "mcp"
 
     def __init__(self, home: Home, stderr_dir: Path) -> None:
-        self._err = open(stderr_dir / f"shim-{time.monotonic_ns()}.err", "wb")  # noqa: SIM115
+        self._err = open(stderr_dir / f"shim-{time.monotonic_ns()}.err", "wb")  # closed in close()
         self.proc = subprocess.Popen(
             SHIM, env={**home.env, "VAULTD_NO_AUTOSTART": "1"}, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err
         )
@@ -139,9 +139,9 @@ class McpClient:
         rid = next(self._ids)
         self._send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
         while True:
-            msg = json.loads(self._lines.get(timeout=CALL_TIMEOUT))
+            msg: dict[str, Any] = json.loads(self._lines.get(timeout=CALL_TIMEOUT))
             if msg.get("id") == rid:
-                return msg  # type: ignore[no-any-return]
+                return msg
 
     def call(self, method: str, params: dict[str, Any]) -> Reply:
         t0 = time.monotonic()

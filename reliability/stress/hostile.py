@@ -27,8 +27,7 @@ import threading
 import time
 import unicodedata
 from collections import Counter
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -36,6 +35,9 @@ from hypothesis import strategies as st
 from reliability.stress import names
 from reliability.stress.fuzz import FUZZED, check_reply, encode, frames, params_for
 from tests.support.harness import Daemon, Home, RawClient
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SOCKET_TIMEOUT = 30.0
 

@@ -33,15 +33,17 @@ import subprocess
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support.harness import REPO, VAULTCTL, Daemon, Home, RawClient
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from pathlib import Path
 
 SOCKET_TIMEOUT = 30.0
 NAME_MAX = 255  #: bytes in one file name on ext4 (and most Linux filesystems)
@@ -312,7 +314,8 @@ class NameTally:
         """Count one reply; a failure unless it is a result or a structured, non-INTERNAL error."""
         self.counts["replies.checked"] += 1
         if "result" in reply:
-            return reply["result"]  # type: ignore[no-any-return]
+            result: dict[str, Any] = reply["result"]
+            return result
         err = reply.get("error")
         code = (err or {}).get("data", {}).get("code") if isinstance(err, dict) else None
         if not isinstance(code, str):
@@ -751,7 +754,7 @@ def cli_round(home: Home, nv: NameVault, tally: NameTally, where: str, shows: in
                         tally.fail(f"{label}: answered for {got!r}")
 
 
-async def _mcp_calls(home: Home, nv: NameVault, tally: NameTally, where: str, limit: int | None) -> None:
+async def _mcp_calls(home: Home, nv: NameVault, tally: NameTally, where: str, limit: int | None, errlog: TextIO) -> None:
     import sys
 
     from mcp.client.session import ClientSession
@@ -761,56 +764,56 @@ async def _mcp_calls(home: Home, nv: NameVault, tally: NameTally, where: str, li
         command=sys.executable, args=["-m", "vaultctl.main", "mcp"], env={**home.env, "VAULTD_NO_AUTOSTART": "1"}, cwd=str(REPO)
     )
     want = nv.notes()
-    with open(home.root / f"mcp-{nv.vid}.err", "w") as errlog:
-        async with stdio_client(server, errlog=errlog) as (read, write), ClientSession(read, write, read_timeout_seconds=60) as session:
-            await session.initialize()
+    async with stdio_client(server, errlog=errlog) as (read, write), ClientSession(read, write, read_timeout_seconds=60) as session:
+        await session.initialize()
 
-            async def tool(name: str, args: dict[str, Any]) -> dict[str, Any] | None:
-                tally.counts["mcp.calls"] += 1
-                result = await session.call_tool(name, {"vault": nv.vid, **args})
-                content = result.structured_content
-                if not isinstance(content, dict):
-                    tally.fail(f"{where} mcp {name} {args!r:.200}: no structured content")
-                    return None
-                if result.is_error:
-                    code = content.get("code")
-                    tally.counts[f"mcp.refusals.{code}"] += 1
-                    if code == "INTERNAL" or not isinstance(code, str):
-                        tally.fail(f"{where} mcp {name} {args!r:.200}: {content!r:.300}")
-                    return None
-                return content
+        async def tool(name: str, args: dict[str, Any]) -> dict[str, Any] | None:
+            tally.counts["mcp.calls"] += 1
+            result = await session.call_tool(name, {"vault": nv.vid, **args})
+            content = result.structured_content
+            if not isinstance(content, dict):
+                tally.fail(f"{where} mcp {name} {args!r:.200}: no structured content")
+                return None
+            if result.is_error:
+                code = content.get("code")
+                tally.counts[f"mcp.refusals.{code}"] += 1
+                if code == "INTERNAL" or not isinstance(code, str):
+                    tally.fail(f"{where} mcp {name} {args!r:.200}: {content!r:.300}")
+                return None
+            return content
 
-            listed: set[str] = set()
-            cursor: str | None = None
-            while True:
-                page = await tool("note_list", {"limit": 500, **({"cursor": cursor} if cursor else {})})
-                if page is None:
-                    break
-                listed |= {n["path"] for n in page["notes"]}
-                cursor = page.get("next_cursor")
-                if not cursor:
-                    break
-            if listed != set(want):
-                tally.fail(
-                    f"{where} mcp note_list differs: missing {sorted(set(want) - listed)!r:.300}, extra {sorted(listed - set(want))!r:.300}"
-                )
-            tally.counts["mcp.names_listed"] += len(listed)
-            for path, rel in _targets(nv, limit):
-                r = await tool("note_read", {"target": path})
-                if r is not None and r["path"] != path:
-                    tally.fail(f"{where} mcp note_read {path!r} answered {r['path']!r}")
-                hits = await tool("note_search", {"query": nv.files[rel]})
-                if hits is not None and [h["path"] for h in hits["hits"]] != [path]:
-                    tally.fail(f"{where} mcp search {path!r}: {[h['path'] for h in hits['hits']]!r:.200}")
-                await tool("note_links", {"target": path})
-            for name, args in (("vault_issues", {"limit": 500}), ("vault_stats", {}), ("vault_tags", {}), ("log_tail", {})):
-                await tool(name, args)
+        listed: set[str] = set()
+        cursor: str | None = None
+        while True:
+            page = await tool("note_list", {"limit": 500, **({"cursor": cursor} if cursor else {})})
+            if page is None:
+                break
+            listed |= {n["path"] for n in page["notes"]}
+            cursor = page.get("next_cursor")
+            if not cursor:
+                break
+        if listed != set(want):
+            tally.fail(
+                f"{where} mcp note_list differs: missing {sorted(set(want) - listed)!r:.300}, extra {sorted(listed - set(want))!r:.300}"
+            )
+        tally.counts["mcp.names_listed"] += len(listed)
+        for path, rel in _targets(nv, limit):
+            r = await tool("note_read", {"target": path})
+            if r is not None and r["path"] != path:
+                tally.fail(f"{where} mcp note_read {path!r} answered {r['path']!r}")
+            hits = await tool("note_search", {"query": nv.files[rel]})
+            if hits is not None and [h["path"] for h in hits["hits"]] != [path]:
+                tally.fail(f"{where} mcp search {path!r}: {[h['path'] for h in hits['hits']]!r:.200}")
+            await tool("note_links", {"target": path})
+        for name, args in (("vault_issues", {"limit": 500}), ("vault_stats", {}), ("vault_tags", {}), ("log_tail", {})):
+            await tool(name, args)
 
 
 def mcp_round(home: Home, nv: NameVault, tally: NameTally, where: str, limit: int | None) -> None:
     import anyio
 
-    anyio.run(_mcp_calls, home, nv, tally, where, limit)
+    with open(home.root / f"mcp-{nv.vid}.err", "w") as errlog:
+        anyio.run(_mcp_calls, home, nv, tally, where, limit, errlog)
 
 
 # -- the round -------------------------------------------------------------------------------------
