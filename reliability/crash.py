@@ -135,8 +135,7 @@ class CrashRun:
                     pass
         except TimeoutError:
             pass
-        time.sleep(0.05)
-        if p.alive():
+        if not p.exited_within(0.05):  # one that reached the crash point is gone by now
             self.tally.add("during_recovery_not_reached")  # nothing was left to restore
             p.kill()
             return

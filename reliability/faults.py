@@ -22,15 +22,14 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from pathlib import Path
+from typing import Any
 
 from reliability.checks import Tally, check_index, check_log, compare_state, disk_state, index_view, leftovers
 from reliability.session import Client, Proc, Refused, connect_ready, register
 from tests.support.harness import Home, copy_sample_vault
-
-if TYPE_CHECKING:
-    from pathlib import Path
+from tests.support.wait import wait_until
 
 PATCHED = "projects/alpha/Alpha Plan.md"
 PHRASES = ("ships the search", "ships the find")
@@ -164,6 +163,18 @@ def _enospc_on(tally: Tally, home: Home, mnt: Path, levels: tuple[int, ...]) -> 
         p.stop()
 
 
+def _strace_settled(trace: subprocess.Popen[bytes], daemon: subprocess.Popen[bytes]) -> bool:
+    """strace is attached to every thread of the daemon (each one's TracerPid in /proc), or one of
+    the two has exited: strace when it could not attach, which the caller reports."""
+    if trace.poll() is not None or daemon.poll() is not None:
+        return True
+    marker = f"\nTracerPid:\t{trace.pid}\n"
+    try:
+        return all(marker in (task / "status").read_text() for task in Path(f"/proc/{daemon.pid}/task").iterdir())
+    except FileNotFoundError:  # a thread ended while we looked: look again
+        return False
+
+
 def eio(tally: Tally, trials: int) -> str | None:
     if shutil.which("strace") is None:
         return "strace is not installed (apt-get install strace)"
@@ -195,7 +206,7 @@ def eio(tally: Tally, trials: int) -> str | None:
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.PIPE,
                 )
-                time.sleep(0.5)  # strace attaches to every thread
+                wait_until(partial(_strace_settled, trace, p.proc), 10, f"strace to attach to every thread of vaultd {p.proc.pid}")
                 if trace.poll() is not None:
                     _, err = trace.communicate()
                     return f"strace could not attach: {err.decode().strip()}"

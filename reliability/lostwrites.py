@@ -41,6 +41,7 @@ from reliability.checks import (
 from reliability.session import Died, Proc, connect_ready, register
 from reliability.workload import Workload
 from tests.support.harness import Home, copy_sample_vault
+from tests.support.wait import wait_until
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -64,25 +65,30 @@ class Mount:
 
     def __init__(self, backing: Path, point: Path, durable_out: Path) -> None:
         self.backing, self.point, self.durable_out = backing, point, durable_out
-        self.log = open(point.parent / "lazyfs.out", "ab")  # closed in crash()
+        log = point.parent / "lazyfs.out"
+        self.log = open(log, "ab")  # closed in unmount()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "reliability.lazyfs", str(backing), str(point), "--durable-out", str(durable_out)],
             stdout=self.log,
             stderr=self.log,
         )
-        deadline = time.monotonic() + 20
-        while not os.path.ismount(point):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"lazyfs did not mount: see {point.parent / 'lazyfs.out'}")
-            time.sleep(0.02)
+
+        def mounted() -> bool:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"lazyfs exited with {self.proc.returncode} before mounting: see {log}")
+            return os.path.ismount(point)
+
+        wait_until(mounted, 20, f"lazyfs to mount {point} (see {log})")
 
     def unmount(self) -> Path:
         """Unmount; returns the folder holding the durable state."""
-        for _ in range(100):
-            if subprocess.run(["fusermount3", "-u", str(self.point)], capture_output=True).returncode == 0:
-                break
-            time.sleep(0.05)
-        else:
+
+        def unmounted() -> bool:
+            return subprocess.run(["fusermount3", "-u", str(self.point)], capture_output=True).returncode == 0
+
+        try:
+            wait_until(unmounted, 5.0, f"{self.point} to unmount", poll=0.05)
+        except TimeoutError:  # still busy: detach it lazily rather than leave it mounted
             subprocess.run(["fusermount3", "-u", "-z", str(self.point)], capture_output=True)
         self.proc.wait(60)
         self.log.close()

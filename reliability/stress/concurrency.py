@@ -167,7 +167,7 @@ def editor_main(vault: Path, stop: Path, log_path: Path, seed: int, max_seconds:
             }
         )
         k += 1
-        time.sleep(rnd.uniform(0.1, 0.5))
+        time.sleep(rnd.uniform(0.1, 0.5))  # an editor's pause between saves
     log_path.write_text(json.dumps(records))
 
 

@@ -111,7 +111,7 @@ def editor_main(vault: Path, stop: Path, log_path: Path, seed: int, backlinks: i
             }
         )
         k += 1
-        time.sleep(rnd.uniform(0.02, 0.15))
+        time.sleep(rnd.uniform(0.02, 0.15))  # an editor's pause between saves
     log_path.write_text(json.dumps(records))
 
 

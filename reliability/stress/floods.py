@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from reliability.stress.harness import rss_kib
 from tests.support.harness import Daemon, Home, RawClient, wait_for_socket
+from tests.support.wait import wait_until
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -112,24 +113,28 @@ def close_all(socks: list[socket.socket]) -> None:
 
 def connect(home: Home, timeout: float) -> RawClient | None:
     """A client connected within ``timeout``, retrying while the listen backlog is full (EAGAIN)."""
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def connected() -> socket.socket | None:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.settimeout(timeout)
         try:
             s.connect(str(home.socket))
         except (BlockingIOError, ConnectionRefusedError, FileNotFoundError):
             s.close()
-            if time.monotonic() > deadline:
-                return None
-            time.sleep(0.05)
-            continue
+            return None
         except OSError:
             s.close()
-            return None
-        c = RawClient.__new__(RawClient)
-        c.sock, c.buf, c._id = s, b"", 0
-        return c
+            raise
+        return s
+
+    try:
+        s = wait_until(connected, timeout, f"a connection to {home.socket}", poll=0.05)
+    except OSError:  # any other refusal, and the wait's own TimeoutError (an OSError too)
+        return None
+    assert s is not None  # wait_until returns only what the predicate returned truthy
+    c = RawClient.__new__(RawClient)
+    c.sock, c.buf, c._id = s, b"", 0
+    return c
 
 
 def served(home: Home, timeout: float = 30.0) -> bool:
@@ -264,13 +269,13 @@ def unread_pipelines(
         while time.monotonic() < deadline or checks == 0:
             checks += 1
             normal_ok += during()
-            time.sleep(0.05)
+            time.sleep(0.05)  # the pace of the normal client's checks over the whole window
         waited = time.monotonic() - sent
         times = hang_up_times(socks, send_timeout * 4 + 10 if patience is None else patience)
     finally:
         peak = sampler.stop()
         close_all(socks)  # also when a check raised: a leaked socket fails a later test's warnings
-    time.sleep(0.5)
+    time.sleep(0.5)  # a quiet moment to see the closes and free their buffers before RSS after is read
     seen = sorted(waited + t for t in times if t is not None)
     return {
         "clients": clients,
@@ -294,6 +299,8 @@ def over_cap(home: Home, cap: int, extra: int, hello_timeout: float) -> dict[str
     """``cap`` idle connections fill the cap; ``extra`` more must each get one LIMIT line and be
     closed; then the idle ones must be closed by the hello timeout and a fresh client served."""
     held = flood(home, cap)
+    # Time for the daemon to accept the held ones before the extra ones come; no client can ask
+    # how many it holds, since at the cap the asking connection is itself refused.
     time.sleep(0.5)
     refused = closed = 0
     for _ in range(extra):
@@ -362,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
             result: dict[str, Any] = {"round": k}
             if "fd" in phases:
                 socks = flood(home, args.connections)
-                time.sleep(1.0)
+                time.sleep(1.0)  # time to accept what the backlog still holds before its fds are counted
                 held = {"connected": len(socks), "daemon_fds": open_fds(pid), "alive": daemon.proc.poll() is None}
                 close_all(socks)
                 held["served_after"] = served(home)

@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         assert added.ok, added.value
         report["vault_add_seconds"] = round(time.monotonic() - t0, 2)
         report["indexed_notes"] = setup.call("vault.stats", {"fresh": True}).value["notes"]
-        time.sleep(2)
+        time.sleep(2)  # a quiet start: the baseline sample follows the indexing, not part of it
         samples = [{"t": 0, "rss_kib": rss_kib(pid), "cpu_s": cpu_ticks(pid) / CLK_TCK}]
         stats = Stats()
         start = time.monotonic()
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
             t.start()
         next_sample = start + 10
         while any(t.is_alive() for t in threads) and time.monotonic() < until + 120:
-            time.sleep(0.2)
+            time.sleep(0.2)  # the tick of the sampler while the clients run; they end at ``until``
             if time.monotonic() >= next_sample and time.monotonic() < until + 1:
                 samples.append({"t": round(time.monotonic() - start), "rss_kib": rss_kib(pid), "cpu_s": round(cpu_ticks(pid) / CLK_TCK, 1)})
                 next_sample += 10
@@ -198,9 +198,9 @@ def main(argv: list[str] | None = None) -> int:
         elapsed = time.monotonic() - start
         stuck = sum(t.is_alive() for t in threads)
         samples.append({"t": round(elapsed), "rss_kib": rss_kib(pid), "cpu_s": round(cpu_ticks(pid) / CLK_TCK, 1)})
-        time.sleep(2)
+        time.sleep(2)  # let the last replies and watcher batches finish before idle is measured
         c0, t_idle = cpu_ticks(pid), time.monotonic()
-        time.sleep(args.idle_seconds)
+        time.sleep(args.idle_seconds)  # the idle period measured
         idle_cpu = (cpu_ticks(pid) - c0) / CLK_TCK
         idle_wall = time.monotonic() - t_idle
         rss_after = rss_kib(pid)
