@@ -15,6 +15,7 @@ from typing import Any, TextIO
 import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.types import CallToolResult, TextContent
 
 from benchmarks.stats import descendants
 
@@ -44,10 +45,11 @@ def child_pid(*words: bytes) -> int | None:
     return None
 
 
-def text_of(result: Any) -> str:
-    for item in result.content or []:
-        if getattr(item, "type", "") == "text":
-            return str(item.text)[:2000]
+def text_of(result: CallToolResult) -> str:
+    """The first text content of a tool call's result (bounded), or ""."""
+    for item in result.content:
+        if isinstance(item, TextContent):
+            return item.text[:2000]
     return ""
 
 

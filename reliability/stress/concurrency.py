@@ -74,7 +74,7 @@ def shared_note(k: int, clients: int) -> str:
     return f"---\ntitle: Shared {k}\n---\n# Shared {k}\n\n{slots}\n## Log\n\n- start\n"
 
 
-def run_client(i: int, client: Any, ops: int, seed: int, deadline: float, out: ClientRun) -> None:
+def run_client(i: int, client: SocketClient | CliClient | McpClient, ops: int, seed: int, deadline: float, out: ClientRun) -> None:
     rnd = random.Random(seed * 1000 + i)
     for j in range(ops):
         if time.monotonic() > deadline:

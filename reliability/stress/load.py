@@ -22,9 +22,12 @@ import threading
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reliability.stress.harness import CLK_TCK, SocketClient, cpu_ticks, percentile, rss_kib, start_daemon
+
+if TYPE_CHECKING:
+    from tests.support.harness import Home
 
 GEN = Path("/work/shared/bench/gen_vault.py")
 MIX = [("search", 0.35), ("read", 0.20), ("links", 0.12), ("list", 0.08), ("create", 0.08), ("patch", 0.09), ("append", 0.08)]
@@ -49,7 +52,7 @@ class Stats:
 
 def client_loop(
     i: int,
-    home: Any,
+    home: Home,
     paths: list[str],
     hot: list[str],
     queries: list[str],
@@ -116,11 +119,20 @@ def client_loop(
     c.close()
 
 
-def guarded_client_loop(*args: Any) -> None:
+def guarded_client_loop(
+    i: int,
+    home: Home,
+    paths: list[str],
+    hot: list[str],
+    queries: list[str],
+    until: float,
+    stats: Stats,
+    seed: int,
+    mix: list[tuple[str, float]] = MIX,
+) -> None:
     """client_loop, with a failure counted instead of ending the thread unseen."""
-    stats: Stats = args[6]
     try:
-        client_loop(*args)
+        client_loop(i, home, paths, hot, queries, until, stats, seed, mix)
     except Exception as exc:  # noqa: BLE001 - a driver must count every failure
         stats.add("client", 0.0, "DIED", exc)
 
