@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 RUFF   := $(VENV)/bin/ruff
 STAMP  := $(VENV)/.installed
-SOURCES := protocol vaultd vaultctl tests scripts
+SOURCES := protocol vaultd vaultctl tests scripts reliability benchmarks
 
 # Every process the tests and benchmarks start imports vaultd from this tree: let Python keep its
 # bytecode (in the venv, not beside the sources), as an installed wheel does, so a daemon start or a

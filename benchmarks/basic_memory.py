@@ -19,14 +19,17 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters
 
 from benchmarks import mcp_drive
-from benchmarks.corpus import Corpus
 from benchmarks.stats import Figure, missing, tree_rss_bytes
+
+if TYPE_CHECKING:
+    from mcp.client.session import ClientSession
+
+    from benchmarks.corpus import Corpus
 
 VERSION = os.environ.get("VAULTD_BENCH_BM_VERSION", "0.24.1")  #: newest on PyPI when this was written
 PROJECT = "bench"
@@ -190,7 +193,7 @@ def _mcp(box: Sandbox, corpus: Corpus, plan: Plan) -> dict[str, Figure]:
                 write_errors.append(mcp_drive.text_of(result)[:200])
 
     try:
-        times = mcp_drive.drive(server, searches, box.root / "mcp.err", timeout=600, warmup=5, after=after)
+        times = mcp_drive.drive(server, searches, box.root / "mcp.err", read_timeout_s=600, warmup=5, after=after)
     except Exception as exc:  # noqa: BLE001 - a product under test failed: report it, run on
         cause: BaseException = exc.exceptions[0] if isinstance(exc, BaseExceptionGroup) else exc
         why = f"MCP server failed: {type(cause).__name__}: {str(cause)[:200]}"

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Self
 
 import apsw
-import yaml
+import yaml  # type: ignore[import-untyped]  # PyYAML ships no type information
 
 from vaultd.vault.cache import IndexCache, SearchDoc
 from vaultd.vault.cache.sqlite_file import _FTS_HASH_BYTES
@@ -73,7 +73,8 @@ def load_corpus(root: Path) -> list[tuple[NoteRecord, SearchDoc]]:
             )
             for m in _LINK.finditer(text, offset)
         ]
-        tags = [Tag(name=str(t), line=0) for t in (fm.get("tags") or []) if isinstance(fm.get("tags"), list)]
+        listed_tags = fm.get("tags")
+        tags = [Tag(name=str(t), line=0) for t in listed_tags] if isinstance(listed_tags, list) else []
         tags += [Tag(name=m.group(1), line=0) for m in _TAG.finditer(text, offset)]
         aliases = fm.get("aliases")
         st = file.stat()

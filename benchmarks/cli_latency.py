@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.support.harness import Daemon, Home, copy_sample_vault  # noqa: E402
+from tests.support.harness import Daemon, Home, copy_sample_vault  # noqa: E402 - after REPO is on sys.path, for a run as a script
 
 COMMANDS: tuple[tuple[str, list[str]], ...] = (
     ("vaultctl --help", ["--help"]),
@@ -78,9 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         stem = next(iter(sorted(vault.rglob("*.md")))).stem
         prefix = stem[: max(3, len(stem) // 3)].replace(" ", "\\ ")
         checkouts = [("this", REPO)] + ([("base", args.base.resolve())] if args.base else [])
-        print(
-            f"vault: {'sample' if not args.notes else f'{args.notes} generated notes'}; runs: {args.runs}; machine load: {os.getloadavg()[0]:.2f}"
-        )
+        vault_kind = f"{args.notes} generated notes" if args.notes else "sample"
+        print(f"vault: {vault_kind}; runs: {args.runs}; machine load: {os.getloadavg()[0]:.2f}")
         print(f"| command | {' | '.join(f'{name} (median ms)' for name, _ in checkouts)}{' | ratio' if args.base else ''} |")
         print("|---|" + "---|" * (len(checkouts) + (1 if args.base else 0)))
         for label, command in COMMANDS:

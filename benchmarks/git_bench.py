@@ -26,11 +26,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchmarks import corpus
 from benchmarks.stats import Figure, machine_facts, pct
 from benchmarks.timed_daemon import Daemon, Home
+
+if TYPE_CHECKING:
+    from vaultctl.client import Client
 
 OUT = Path(__file__).resolve().parent / "out"
 GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
@@ -52,13 +55,13 @@ def _repo(folder: Path) -> None:
     git(folder, "commit", "-q", "-m", "the corpus")
 
 
-def _call(client: Any, method: str, params: dict[str, Any]) -> tuple[float, Any]:
+def _call(client: Client, method: str, params: dict[str, Any]) -> tuple[float, Any]:
     started = time.perf_counter()
     result = client.call_raw(method, params)
     return time.perf_counter() - started, json.loads(result)
 
 
-def _writes(client: Any, n: int) -> dict[str, Figure]:
+def _writes(client: Client, n: int) -> dict[str, Figure]:
     """Interleaved: each write goes to the plain vault, then the same write to the git vault (creates
     of new notes, then patches of those notes)."""
     figs: dict[str, Figure] = {}
@@ -88,7 +91,7 @@ def _writes(client: Any, n: int) -> dict[str, Figure]:
     return figs
 
 
-def _syncs(client: Any, work: Path, source: Path, runs: int) -> dict[str, Figure]:
+def _syncs(client: Client, work: Path, source: Path, runs: int) -> dict[str, Figure]:
     """A bare remote of the git vault, a second clone ('peer'); syncs of 0, 100 and 1,000 notes."""
     remote = work / "remote.git"
     git(work, "clone", "-q", "--bare", str(source), str(remote))

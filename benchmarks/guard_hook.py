@@ -18,7 +18,6 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from benchmarks.stats import pct
 from benchmarks.timed_daemon import VAULTCTL, Daemon, Home

@@ -16,11 +16,14 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import apsw
 
-from benchmarks.corpus import Corpus
 from benchmarks.stats import Figure, Stopwatch, missing
+
+if TYPE_CHECKING:
+    from benchmarks.corpus import Corpus
 
 _SEARCH = (
     "SELECT rowid, -bm25(fts, 5.0, 2.0, 1.0), snippet(fts, -1, '**', '**', '…', 16) FROM fts "

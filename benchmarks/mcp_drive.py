@@ -15,6 +15,7 @@ from typing import Any, TextIO
 import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.types import CallToolResult, TextContent
 
 from benchmarks.stats import descendants
 
@@ -44,10 +45,11 @@ def child_pid(*words: bytes) -> int | None:
     return None
 
 
-def text_of(result: Any) -> str:
-    for item in result.content or []:
-        if getattr(item, "type", "") == "text":
-            return str(item.text)[:2000]
+def text_of(result: CallToolResult) -> str:
+    """The first text content of a tool call's result (bounded), or ""."""
+    for item in result.content:
+        if isinstance(item, TextContent):
+            return item.text[:2000]
     return ""
 
 
@@ -55,14 +57,17 @@ async def _drive(
     server: StdioServerParameters,
     calls: Sequence[tuple[str, dict[str, Any]]],
     err: TextIO,
-    timeout: float,
+    read_timeout_s: float,
     warmup: int,
     before: Hook | None,
     after: Hook | None,
 ) -> CallTimes:
     times = CallTimes()
     started = time.perf_counter()
-    async with stdio_client(server, errlog=err) as (read, write), ClientSession(read, write, read_timeout_seconds=timeout) as session:
+    async with (
+        stdio_client(server, errlog=err) as (read, write),
+        ClientSession(read, write, read_timeout_seconds=read_timeout_s) as session,
+    ):
         await session.initialize()
         times.handshake = time.perf_counter() - started
         times.tools = [t.name for t in (await session.list_tools()).tools]
@@ -88,11 +93,15 @@ def drive(
     calls: Sequence[tuple[str, dict[str, Any]]],
     errlog: Path,
     *,
-    timeout: float = 120.0,
+    read_timeout_s: float = 120.0,
     warmup: int = 0,
     before: Hook | None = None,
     after: Hook | None = None,
 ) -> CallTimes:
-    """Start the server, hand-shake, list tools, run ``warmup`` untimed calls, then time every call."""
+    """Start the server, hand-shake, list tools, run ``warmup`` untimed calls, then time every call.
+
+    ``read_timeout_s`` bounds the wait for each answer (the SDK's per-request read timeout), so a
+    server that stops answering fails the run instead of hanging it.
+    """
     with open(errlog, "a") as err:
-        return anyio.run(_drive, server, calls, err, timeout, warmup, before, after)
+        return anyio.run(_drive, server, calls, err, read_timeout_s, warmup, before, after)

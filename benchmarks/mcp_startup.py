@@ -10,11 +10,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.support.harness import Daemon, Home  # noqa: E402
+from tests.support.harness import Daemon, Home  # noqa: E402 - after REPO is on sys.path, for a run as a script
 
 INIT = json.dumps(
     {
@@ -66,11 +67,13 @@ def round_trips(env: dict[str, str], n: int = 50) -> list[float]:
         stderr=subprocess.DEVNULL,
     )
     assert proc.stdin and proc.stdout
+    stdin, stdout = proc.stdin, proc.stdout
 
-    def ask(i: int, method: str, params: dict) -> dict:  # type: ignore[type-arg]
-        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}).encode() + b"\n")
-        proc.stdin.flush()
-        return json.loads(proc.stdout.readline())  # type: ignore[no-any-return]
+    def ask(i: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}).encode() + b"\n")
+        stdin.flush()
+        reply: dict[str, Any] = json.loads(stdout.readline())
+        return reply
 
     ask(0, "initialize", json.loads(INIT)["params"])
     ask(1, "tools/call", {"name": "vault_list", "arguments": {}})

@@ -24,11 +24,14 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchmarks.corpus import Corpus, bench_dir, ensure
 from benchmarks.stats import rss_bytes
 from benchmarks.timed_daemon import VAULT_ID, Daemon, Home, call
+
+if TYPE_CHECKING:
+    from vaultctl.client import Client
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -56,7 +59,7 @@ def _peak(pid: int) -> int:
     raise RuntimeError("no VmHWM")
 
 
-def _timed(daemon: Daemon, client: Any, method: str, params: dict[str, Any]) -> tuple[float, int, int, Any]:
+def _timed(daemon: Daemon, client: Client, method: str, params: dict[str, Any]) -> tuple[float, int, int, Any]:
     """(seconds, reply bytes, peak RSS during the call, decoded reply or error)"""
     _peak_reset(daemon.pid)
     t = time.perf_counter()

@@ -184,7 +184,8 @@ def table(result: dict[str, Any]) -> str:
     ]
     for mode, m in result["modes"].items():
         lines.append(
-            f"| {mode} ({m['rerank_status']}) | {m['recall_at_1']:.3f} | {m['recall_at_10']:.3f} | {m['mrr_at_10']:.3f} | {m['p50_ms']} | {m['p95_ms']} | {m['first_pass_p50_ms']} / {m['first_pass_p95_ms']} |"
+            f"| {mode} ({m['rerank_status']}) | {m['recall_at_1']:.3f} | {m['recall_at_10']:.3f} | {m['mrr_at_10']:.3f} "
+            f"| {m['p50_ms']} | {m['p95_ms']} | {m['first_pass_p50_ms']} / {m['first_pass_p95_ms']} |"
         )
     return "\n".join(lines)
 

@@ -66,7 +66,6 @@ def versions(bm: dict[str, Any]) -> dict[str, Any]:
     from importlib.metadata import version
 
     import apsw
-    import mcp  # noqa: F401
 
     out: dict[str, Any] = {
         "vaultd": version("vaultd"),

@@ -14,10 +14,14 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchmarks.corpus import ensure
 from vaultd.vault.cache import IndexCache
 from vaultd.vault.index import VaultIndex
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 FORMS = {
     "phrase": '"system memory"',
@@ -30,9 +34,9 @@ FORMS = {
 }
 
 
-def _cpu_ms(fn: object, *args: object) -> float:
+def _cpu_ms(fn: Callable[..., object], *args: object) -> float:
     start = time.process_time()
-    fn(*args)  # type: ignore[operator]
+    fn(*args)
     return (time.process_time() - start) * 1000
 
 

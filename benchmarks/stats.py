@@ -8,10 +8,12 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 

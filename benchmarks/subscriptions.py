@@ -26,12 +26,15 @@ import platform
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from benchmarks import corpus
 from benchmarks.stats import Figure
 from benchmarks.timed_daemon import VAULT_ID, Daemon, Home, call
 from tests.support.events import Subscriber, has
+
+if TYPE_CHECKING:
+    from vaultctl.client import Client
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -73,7 +76,7 @@ def editor_latency(home: Home, vault: Path, notes: list[str], samples: int) -> F
     return figure
 
 
-def _append(client: Any, rel: str, n: int) -> str:
+def _append(client: Client, rel: str, n: int) -> str:
     receipt = call(client, "note.append", {"target": rel, "section": "Bench", "markdown": f"line {n}"})
     return str(receipt["op_id"])
 

@@ -11,7 +11,6 @@ import json
 import signal
 import socket
 import sys
-import time
 from pathlib import Path
 from typing import Any, Self
 
@@ -19,6 +18,7 @@ import msgspec
 
 from protocol.methods.common import Channel
 from tests.support import harness
+from tests.support.wait import wait_until
 from vaultctl.client import Client
 
 BIN = Path(sys.executable).parent
@@ -60,9 +60,9 @@ class Daemon(harness.Daemon):
         super().__init__(home, command=VAULTD, wait=False)
 
     def client(self, timeout: float = 30.0) -> Client:
-        """A session as soon as the socket accepts (polling every 2 ms)."""
-        deadline = time.monotonic() + timeout
-        while True:
+        """A session as soon as the socket accepts (polling every 2 ms: start-up is what is timed)."""
+
+        def accepted() -> socket.socket | None:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"vaultd exited with {self.proc.returncode}; see {self.home.root / 'daemon.out'}")
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -70,12 +70,13 @@ class Daemon(harness.Daemon):
                 sock.connect(str(self.home.socket))
             except OSError:
                 sock.close()
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"no vaultd on {self.home.socket} after {timeout} s") from None
-                time.sleep(0.002)
-                continue
-            sock.settimeout(600)
-            return Client(sock, Channel.CLI, "vaultd-bench")
+                return None
+            return sock
+
+        sock = wait_until(accepted, timeout, f"vaultd on {self.home.socket}", poll=0.002)
+        assert sock is not None  # wait_until returns only what the predicate returned truthy
+        sock.settimeout(600)
+        return Client(sock, Channel.CLI, "vaultd-bench")
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
         return super().stop(sig, timeout)

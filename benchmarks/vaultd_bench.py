@@ -8,12 +8,12 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from functools import partial
+from typing import TYPE_CHECKING
 
 from mcp.client.stdio import StdioServerParameters
 
 from benchmarks import mcp_drive
-from benchmarks.corpus import Corpus
 from benchmarks.stats import (
     Figure,
     Stopwatch,
@@ -26,7 +26,13 @@ from benchmarks.stats import (
 )
 from benchmarks.timed_daemon import VAULT_ID, VAULTCTL, Daemon, Home, call
 from protocol.table import METHODS
+from tests.support.wait import wait_until
 from vaultctl.client import CallError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from benchmarks.corpus import Corpus
 
 NOT_BUILT = "not built yet"
 
@@ -217,17 +223,18 @@ def _freshness(daemon: Daemon, home: Home, plan: Plan) -> dict[str, Figure]:
     polled = Figure("s", note="external file write until note.search (polled every 2 ms) finds its word")
     barrier = Figure("s", note="external file write, then one note.search with fresh: true that finds it")
     misses = 0
+
+    def search_finds(word: str) -> bool:
+        return bool(call(client, "note.search", {"query": word, "vault": VAULT_ID})["hits"])
+
     for i in range(plan.fresh_writes):
         word = f"freshpoll{i}q"
         started = time.perf_counter()
         (folder / f"p{i}.md").write_text(f"# Fresh {i}\n\nThe word {word} is new.\n", encoding="utf-8")
-        while True:
-            if call(client, "note.search", {"query": word, "vault": VAULT_ID})["hits"]:
-                break
-            if time.perf_counter() - started > 10:
-                misses += 1
-                break
-            time.sleep(0.002)
+        try:
+            wait_until(partial(search_finds, word), 10, f"a hit for {word}", poll=0.002)
+        except TimeoutError:
+            misses += 1
         polled.samples.append(time.perf_counter() - started)
         time.sleep(0.05)  # let the watcher settle so each write starts from quiet
     for i in range(plan.fresh_writes):
@@ -237,7 +244,7 @@ def _freshness(daemon: Daemon, home: Home, plan: Plan) -> dict[str, Figure]:
         found = call(client, "note.search", {"query": word, "vault": VAULT_ID, "fresh": True})["hits"]
         barrier.samples.append(time.perf_counter() - started)
         misses += 0 if found else 1
-        time.sleep(0.05)
+        time.sleep(0.05)  # the same quiet before the next write
     client.close()
     if misses:
         polled.note += f"; {misses} writes not found in time"
@@ -248,7 +255,7 @@ def _freshness(daemon: Daemon, home: Home, plan: Plan) -> dict[str, Figure]:
 def _idle(daemon: Daemon, seconds: float) -> Figure:
     time.sleep(1.0)  # let the last watcher batch and log writes finish
     before, t = cpu_seconds(daemon.pid), time.perf_counter()
-    time.sleep(seconds)
+    time.sleep(seconds)  # the idle period measured
     used, elapsed = cpu_seconds(daemon.pid) - before, time.perf_counter() - t
     return Figure("%", [100 * used / elapsed], f"utime+stime over {seconds:.0f} s with no file activity or calls")
 

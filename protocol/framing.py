@@ -8,10 +8,13 @@ usable after a bad frame.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from protocol.limits import MAX_FRAME_BYTES as MAX_FRAME_BYTES  # declared with the other bounds
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 @dataclass(frozen=True, slots=True)

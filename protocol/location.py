@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 SOCKET_NAME = "vaultd.sock"
 VAULT_RUNTIME_DIR = ".vaultd"  #: the daemon's own folder inside each vault (lock, journal, proposals)

@@ -53,8 +53,9 @@ def leftovers(vault: Path) -> list[str]:
     found = [str(p.relative_to(vault)) for p in vault.rglob(".vaultd-*.tmp")]
     journal = vault / RUNTIME / "journal"
     if journal.is_dir():
-        found += [f"journal/{p.name}" for p in journal.iterdir()
-                  if p.is_dir() and (p.name.endswith(".tmp") or not (p / "committed").exists())]
+        found += [
+            f"journal/{p.name}" for p in journal.iterdir() if p.is_dir() and (p.name.endswith(".tmp") or not (p / "committed").exists())
+        ]
     return found
 
 
@@ -88,8 +89,7 @@ def index_view(c: Client) -> dict[str, Any]:
     stats = c.call("vault.stats", {"fresh": True})
     return {
         "notes": sorted((n["path"], n["title"], n["size"], tuple(n["tags"])) for n in notes),
-        "shas": {n["path"]: c.call("note.read", {"target": n["path"], "max_bytes": 1})["sha256"]
-                 for n in notes},
+        "shas": {n["path"]: c.call("note.read", {"target": n["path"], "max_bytes": 1})["sha256"] for n in notes},
         "stats": {k: v for k, v in stats.items() if k != "vault"},
     }
 
@@ -132,8 +132,12 @@ class Tally:
             self.violations.append(f"{kind}: {detail}")
 
     def report(self) -> dict[str, Any]:
-        return {**self.counts, "violations": sum(self.by_kind.values()), "violations_by_kind": self.by_kind,
-                "violation_samples": self.violations[:20]}
+        return {
+            **self.counts,
+            "violations": sum(self.by_kind.values()),
+            "violations_by_kind": self.by_kind,
+            "violation_samples": self.violations[:20],
+        }
 
 
 def compare_state(tally: Tally, model: dict[str, str], disk: dict[str, str], where: str) -> None:

@@ -17,8 +17,7 @@ import random
 import sys
 import threading
 import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reliability.checks import (
     Tally,
@@ -35,15 +34,35 @@ from reliability.session import Client, Died, Proc, connect_ready, register
 from reliability.workload import Workload
 from tests.support.harness import Home, copy_sample_vault, snapshot
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 #: One kill per entry, in this order, round and round. ``during-recovery`` first leaves an
 #: uncommitted operation (crash before its commit), then crashes the restart while it restores.
 #: ``during-prune`` kills between a pruned journal's rename out of the live namespace and its
 #: deletion, after the operation that pruned it committed and before its receipt.
 SCHEDULE = (
-    "after-journal", "after-rename@1", "random", "after-rename@2", "before-commit", "random",
-    "after-rename@3", "after-commit", "random", "during-recovery", "after-rename@5", "random",
-    "during-prune", "after-journal@9", "after-rename@13", "random", "before-commit@6", "after-commit@11",
-    "random", "during-prune@4", "after-rename@21",
+    "after-journal",
+    "after-rename@1",
+    "random",
+    "after-rename@2",
+    "before-commit",
+    "random",
+    "after-rename@3",
+    "after-commit",
+    "random",
+    "during-recovery",
+    "after-rename@5",
+    "random",
+    "during-prune",
+    "after-journal@9",
+    "after-rename@13",
+    "random",
+    "before-commit@6",
+    "after-commit@11",
+    "random",
+    "during-prune@4",
+    "after-rename@21",
 )
 SEGMENT_OPS = 40  #: a point that has not fired after this many operations is given up on
 JOURNAL_KEEP = 8  #: committed journals kept (VAULTD_JOURNAL_KEEP), so nearly every operation prunes one
@@ -116,8 +135,7 @@ class CrashRun:
                     pass
         except TimeoutError:
             pass
-        time.sleep(0.05)
-        if p.alive():
+        if not p.exited_within(0.05):  # one that reached the crash point is gone by now
             self.tally.add("during_recovery_not_reached")  # nothing was left to restore
             p.kill()
             return
@@ -152,8 +170,7 @@ class CrashRun:
         if self.cycles % self.check_rebuild_every == 0:
             self.tally.add("rebuild_checks")
             if rebuild_view(self.vault) != view1:
-                self.tally.violation("index-not-rebuild",
-                                     f"{where}: the recovered index differs from a fresh build")
+                self.tally.violation("index-not-rebuild", f"{where}: the recovered index differs from a fresh build")
 
     def _files(self) -> tuple[dict[str, bytes], list[str]]:
         journal = self.vault / ".vaultd" / "journal"
@@ -167,8 +184,7 @@ class CrashRun:
         self.first = None
         self.tally.add("second_restarts")
         if self._files() != files or index_view(c) != view:
-            self.tally.violation("recovery-not-idempotent",
-                                 f"cycle {self.cycles}: a second restart changed the vault or the index")
+            self.tally.violation("recovery-not-idempotent", f"cycle {self.cycles}: a second restart changed the vault or the index")
 
     def run(self, ops: int, kills: int | None = None) -> dict[str, Any]:
         i = 0
@@ -179,8 +195,11 @@ class CrashRun:
             self.check()
             if self.progress:
                 n = self.tally.counts
-                print(f"cycle {self.cycles}: ops {n.get('ops', 0)} kills {n.get('kills', 0)} "
-                      f"violations {len(self.tally.violations)}", file=sys.stderr, flush=True)
+                print(
+                    f"cycle {self.cycles}: ops {n.get('ops', 0)} kills {n.get('kills', 0)} violations {len(self.tally.violations)}",
+                    file=sys.stderr,
+                    flush=True,
+                )
         p = Proc(self.home)
         if p.listening():
             c = connect_ready(self.home)
@@ -190,8 +209,9 @@ class CrashRun:
         return self.tally.report()
 
 
-def run(ops: int, seed: int, kills: int | None = None, keep: bool = False,
-        check_rebuild_every: int = 1, progress: bool = False) -> dict[str, Any]:
+def run(
+    ops: int, seed: int, kills: int | None = None, keep: bool = False, check_rebuild_every: int = 1, progress: bool = False
+) -> dict[str, Any]:
     """One crash run on a fresh copy of the sample vault; returns the counted results."""
     home = Home.create()
     home.env["VAULTD_JOURNAL_KEEP"] = str(JOURNAL_KEEP)

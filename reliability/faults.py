@@ -22,13 +22,14 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from reliability.checks import Tally, check_index, check_log, compare_state, disk_state, index_view, leftovers
 from reliability.session import Client, Proc, Refused, connect_ready, register
 from tests.support.harness import Home, copy_sample_vault
+from tests.support.wait import wait_until
 
 PATCHED = "projects/alpha/Alpha Plan.md"
 PHRASES = ("ships the search", "ships the find")
@@ -42,12 +43,10 @@ def _op(i: int, c: Client) -> tuple[str, dict[str, Any]]:
         body = c.call("note.read", {"target": PATCHED, "max_bytes": 65536})["body"]
         old, new = PHRASES if PHRASES[0] in body else PHRASES[::-1]
         return "note.patch", {"target": PATCHED, "old": old, "new": new}
-    return "note.append", {"target": "people/Ada Lovelace.md", "section": "Full",
-                           "markdown": f"- entry {i} " * 20}
+    return "note.append", {"target": "people/Ada Lovelace.md", "section": "Full", "markdown": f"- entry {i} " * 20}
 
 
-def _apply(tally: Tally, c: Client, model: dict[str, str], method: str, params: dict[str, Any],
-           words: tuple[str, ...]) -> bool:
+def _apply(tally: Tally, c: Client, model: dict[str, str], method: str, params: dict[str, Any], words: tuple[str, ...]) -> bool:
     """One operation; True when it was refused. A refusal must name the fault."""
     tally.add("ops")
     try:
@@ -113,8 +112,7 @@ def enospc(tally: Tally, levels: tuple[int, ...] = LEVELS) -> str | None:
     mnt = home.root / "small"
     mnt.mkdir()
     try:
-        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0755", "tmpfs", str(mnt)],
-                              capture_output=True, text=True)
+        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0755", "tmpfs", str(mnt)], capture_output=True, text=True)
         if proc.returncode:
             return f"mount -t tmpfs failed: {proc.stderr.strip()}"
         try:
@@ -165,6 +163,18 @@ def _enospc_on(tally: Tally, home: Home, mnt: Path, levels: tuple[int, ...]) -> 
         p.stop()
 
 
+def _strace_settled(trace: subprocess.Popen[bytes], daemon: subprocess.Popen[bytes]) -> bool:
+    """strace is attached to every thread of the daemon (each one's TracerPid in /proc), or one of
+    the two has exited: strace when it could not attach, which the caller reports."""
+    if trace.poll() is not None or daemon.poll() is not None:
+        return True
+    marker = f"\nTracerPid:\t{trace.pid}\n"
+    try:
+        return all(marker in (task / "status").read_text() for task in Path(f"/proc/{daemon.pid}/task").iterdir())
+    except FileNotFoundError:  # a thread ended while we looked: look again
+        return False
+
+
 def eio(tally: Tally, trials: int) -> str | None:
     if shutil.which("strace") is None:
         return "strace is not installed (apt-get install strace)"
@@ -180,10 +190,23 @@ def eio(tally: Tally, trials: int) -> str | None:
             log = (vault / "log.md").read_bytes() if (vault / "log.md").exists() else b""
             for n in range(1, trials + 1):
                 trace = subprocess.Popen(
-                    ["strace", "-qq", "-f", "-p", str(p.proc.pid), "-e", "trace=fsync,fdatasync",
-                     "-e", f"inject=fsync,fdatasync:error=EIO:when={n}", "-o", "/dev/null"],
-                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-                time.sleep(0.5)  # strace attaches to every thread
+                    [
+                        "strace",
+                        "-qq",
+                        "-f",
+                        "-p",
+                        str(p.proc.pid),
+                        "-e",
+                        "trace=fsync,fdatasync",
+                        "-e",
+                        f"inject=fsync,fdatasync:error=EIO:when={n}",
+                        "-o",
+                        "/dev/null",
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                )
+                wait_until(partial(_strace_settled, trace, p.proc), 10, f"strace to attach to every thread of vaultd {p.proc.pid}")
                 if trace.poll() is not None:
                     _, err = trace.communicate()
                     return f"strace could not attach: {err.decode().strip()}"

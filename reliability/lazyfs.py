@@ -28,12 +28,12 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import mfusepy  # type: ignore[import-untyped]
+import mfusepy  # type: ignore[import-untyped]  # mfusepy ships no type information
 
 _STAT_KEYS = ("st_mode", "st_nlink", "st_uid", "st_gid", "st_size", "st_atime", "st_mtime", "st_ctime")
 
 
-class LossyFS(mfusepy.Operations):  # type: ignore[misc]
+class LossyFS(mfusepy.Operations):  # type: ignore[misc]  # an untyped base class is Any to mypy
     use_ns = True
 
     def __init__(self, backing: Path) -> None:
@@ -217,8 +217,7 @@ class LossyFS(mfusepy.Operations):  # type: ignore[misc]
 
     def statfs(self, path: str) -> dict[str, int]:
         sv = os.statvfs(self._full(path))
-        keys = ("f_bavail", "f_bfree", "f_blocks", "f_bsize", "f_favail", "f_ffree", "f_files", "f_flag",
-                "f_frsize", "f_namemax")
+        keys = ("f_bavail", "f_bfree", "f_blocks", "f_bsize", "f_favail", "f_ffree", "f_files", "f_flag", "f_frsize", "f_namemax")
         return {k: getattr(sv, k) for k in keys}
 
 
@@ -226,15 +225,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m reliability.lazyfs", description=__doc__.split("\n\n")[0])
     ap.add_argument("backing", type=Path)
     ap.add_argument("mountpoint", type=Path)
-    ap.add_argument("--durable-out", type=Path, required=True,
-                    help="where the durable state is written on unmount")
+    ap.add_argument("--durable-out", type=Path, required=True, help="where the durable state is written on unmount")
     args = ap.parse_args(argv)
     fs = LossyFS(args.backing.resolve())
-    mfusepy.FUSE(fs, str(args.mountpoint), foreground=True, nothreads=True, hard_remove=True,
-                 default_permissions=True, fsname="lazyfs")
+    mfusepy.FUSE(fs, str(args.mountpoint), foreground=True, nothreads=True, hard_remove=True, default_permissions=True, fsname="lazyfs")
     fs.materialize(args.durable_out)
-    print(f"durable state written to {args.durable_out} (fsync {fs.syncs['fsync']}, "
-          f"fsyncdir {fs.syncs['fsyncdir']})", flush=True)
+    print(f"durable state written to {args.durable_out} (fsync {fs.syncs['fsync']}, fsyncdir {fs.syncs['fsyncdir']})", flush=True)
     return 0
 
 

@@ -25,8 +25,7 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reliability.checks import (
     Tally,
@@ -42,6 +41,10 @@ from reliability.checks import (
 from reliability.session import Died, Proc, connect_ready, register
 from reliability.workload import Workload
 from tests.support.harness import Home, copy_sample_vault
+from tests.support.wait import wait_until
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def unavailable() -> str | None:
@@ -51,7 +54,7 @@ def unavailable() -> str | None:
     if shutil.which("fusermount3") is None:
         return "fusermount3 is not installed (apt-get install fuse3)"
     try:
-        import mfusepy  # type: ignore[import-untyped]  # noqa: F401
+        import mfusepy  # type: ignore[import-untyped]  # noqa: F401 - the import is the probe: it loads libfuse
     except (ImportError, OSError) as exc:
         return f"mfusepy cannot load libfuse: {exc}"
     return None
@@ -62,22 +65,30 @@ class Mount:
 
     def __init__(self, backing: Path, point: Path, durable_out: Path) -> None:
         self.backing, self.point, self.durable_out = backing, point, durable_out
-        self.log = open(point.parent / "lazyfs.out", "ab")  # noqa: SIM115 - closed in crash()
-        self.proc = subprocess.Popen([sys.executable, "-m", "reliability.lazyfs", str(backing), str(point),
-                                      "--durable-out", str(durable_out)], stdout=self.log, stderr=self.log)
-        deadline = time.monotonic() + 20
-        while not os.path.ismount(point):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"lazyfs did not mount: see {point.parent / 'lazyfs.out'}")
-            time.sleep(0.02)
+        log = point.parent / "lazyfs.out"
+        self.log = open(log, "ab")  # closed in unmount()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "reliability.lazyfs", str(backing), str(point), "--durable-out", str(durable_out)],
+            stdout=self.log,
+            stderr=self.log,
+        )
+
+        def mounted() -> bool:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"lazyfs exited with {self.proc.returncode} before mounting: see {log}")
+            return os.path.ismount(point)
+
+        wait_until(mounted, 20, f"lazyfs to mount {point} (see {log})")
 
     def unmount(self) -> Path:
         """Unmount; returns the folder holding the durable state."""
-        for _ in range(100):
-            if subprocess.run(["fusermount3", "-u", str(self.point)], capture_output=True).returncode == 0:
-                break
-            time.sleep(0.05)
-        else:
+
+        def unmounted() -> bool:
+            return subprocess.run(["fusermount3", "-u", str(self.point)], capture_output=True).returncode == 0
+
+        try:
+            wait_until(unmounted, 5.0, f"{self.point} to unmount", poll=0.05)
+        except TimeoutError:  # still busy: detach it lazily rather than leave it mounted
             subprocess.run(["fusermount3", "-u", "-z", str(self.point)], capture_output=True)
         self.proc.wait(60)
         self.log.close()
@@ -85,8 +96,7 @@ class Mount:
 
 
 class LostWritesRun:
-    def __init__(self, home: Home, seed: int, module: str, rebuild_every: int,
-                 faults: str | None = None) -> None:
+    def __init__(self, home: Home, seed: int, module: str, rebuild_every: int, faults: str | None = None) -> None:
         self.home = home
         self.faults = faults
         self.rng = random.Random(seed)
@@ -137,8 +147,7 @@ class LostWritesRun:
             p.stop()
             self.tally.add("rebuild_checks")
             if rebuild_view(self.point) != view:
-                self.tally.violation("index-not-rebuild",
-                                     f"{where}: the recovered index differs from a fresh build")
+                self.tally.violation("index-not-rebuild", f"{where}: the recovered index differs from a fresh build")
             p = Proc(self.home, self.faults, module=self.module)
             p.listening()
             c = connect_ready(self.home)
@@ -178,8 +187,9 @@ class LostWritesRun:
         return self.tally.report()
 
 
-def run(cycles: int, seed: int, negative_control: bool = False, rebuild_every: int = 5,
-        keep: bool = False, faults: str | None = None) -> dict[str, Any]:
+def run(
+    cycles: int, seed: int, negative_control: bool = False, rebuild_every: int = 5, keep: bool = False, faults: str | None = None
+) -> dict[str, Any]:
     reason = unavailable()
     if reason:
         return {"skipped": reason}
@@ -203,16 +213,17 @@ def run(cycles: int, seed: int, negative_control: bool = False, rebuild_every: i
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m reliability.lostwrites",
-                                 description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m reliability.lostwrites", description=__doc__.split("\n\n")[0])
     ap.add_argument("--cycles", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--negative-control", action="store_true",
-                    help="run a daemon without folder fsyncs; succeed only if violations are found")
+    ap.add_argument(
+        "--negative-control", action="store_true", help="run a daemon without folder fsyncs; succeed only if violations are found"
+    )
     ap.add_argument("--rebuild-every", type=int, default=5)
     ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--faults", help="VAULTD_FAULTS for the daemon, e.g. crash=after-rename@1: "
-                    "the power loss then follows a crash at that point")
+    ap.add_argument(
+        "--faults", help="VAULTD_FAULTS for the daemon, e.g. crash=after-rename@1: the power loss then follows a crash at that point"
+    )
     args = ap.parse_args(argv)
     report = run(args.cycles, args.seed, args.negative_control, args.rebuild_every, args.keep, args.faults)
     json.dump(report, sys.stdout, indent=2, sort_keys=True)

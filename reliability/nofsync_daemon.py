@@ -9,10 +9,13 @@ violations with it (renames and creates that never became durable).
 from __future__ import annotations
 
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import vaultd.fsio
 import vaultd.txn.dirfd
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _skip(folder: Path) -> None:

@@ -14,11 +14,14 @@ import signal
 import socket
 import subprocess
 import sys
-import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tests.support.harness import Home
+from tests.support.wait import WaitTimeout, wait_until
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tests.support.harness import Home
 
 
 class Died(Exception):
@@ -47,24 +50,23 @@ class Proc:
         env.pop("VAULTD_FAULTS", None)
         if faults:
             env["VAULTD_FAULTS"] = faults
-        self.log = open(home.root / "daemon.out", "ab")  # noqa: SIM115 - closed in wait()
-        self.proc = subprocess.Popen([sys.executable, "-m", module], env=env, stdin=subprocess.DEVNULL,
-                                     stdout=self.log, stderr=self.log)
+        self.log = open(home.root / "daemon.out", "ab")  # closed in wait()
+        self.proc = subprocess.Popen([sys.executable, "-m", module], env=env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
 
     def listening(self, timeout: float = 30.0) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        """True once the socket accepts a connection, False if the daemon exits first (a crash
+        point before it listens); raises :class:`TimeoutError` if neither happens within ``timeout``."""
+        accepted = False
+
+        def settled() -> bool:
+            nonlocal accepted
             if self.proc.poll() is not None:
-                return False
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                s.connect(str(self.home.socket))
                 return True
-            except OSError:
-                time.sleep(0.01)
-            finally:
-                s.close()
-        raise TimeoutError(f"vaultd did not listen on {self.home.socket} within {timeout} s")
+            accepted = _accepts(self.home.socket)
+            return accepted
+
+        wait_until(settled, timeout, f"vaultd to listen on {self.home.socket} or exit", poll=0.01)
+        return accepted
 
     def exited_within(self, seconds: float) -> bool:
         try:
@@ -105,6 +107,17 @@ class Proc:
     @property
     def killed(self) -> bool:
         return self.proc.poll() == -signal.SIGKILL
+
+
+def _accepts(path: Path) -> bool:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(str(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
 
 
 class Client:
@@ -159,13 +172,25 @@ def register(home: Home, vault: Path, vault_id: str = "v") -> None:
 
 def connect_ready(home: Home, timeout: float = 60.0) -> Client:
     """A client once the vault answers reads (its recovery and scan are done)."""
-    deadline = time.monotonic() + timeout
-    while True:
+    refusals: list[Refused] = []
+
+    def answered() -> Client | None:
         try:
             c = Client(home.socket)
-            c.call("vault.stats", {"fresh": True})
-            return c
         except Refused as exc:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the vault never became ready: {exc.error}") from exc
-            time.sleep(0.05)
+            refusals.append(exc)
+            return None
+        try:
+            c.call("vault.stats", {"fresh": True})
+        except Refused as exc:
+            c.close()
+            refusals.append(exc)
+            return None
+        return c
+
+    try:
+        ready = wait_until(answered, timeout, f"the vault behind {home.socket} to answer reads", poll=0.05)
+    except WaitTimeout as exc:
+        raise RuntimeError(f"the vault never became ready: {refusals[-1].error}") from exc
+    assert ready is not None  # wait_until returns only what the predicate returned truthy
+    return ready

@@ -8,13 +8,15 @@ an unacknowledged one is resolved after recovery: it must be wholly applied or w
 
 from __future__ import annotations
 
-import random
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reliability.checks import LOG, Tally
 from reliability.session import Client, Died, Refused
+
+if TYPE_CHECKING:
+    import random
 
 FOLDERS = ("w", "w/a", "w/b/c", "wx")
 _MARK = re.compile(r"m(\d+)v(\d+)")
@@ -52,31 +54,40 @@ class Workload:
         self.k += 1
         k, rng = self.k, self.rng
         ours, notes = self._ours(), self._notes()
-        kind = "create" if len(ours) < 4 else rng.choices(
-            ["create", "patch", "append", "set_frontmatter", "link", "move", "delete", "merge"],
-            weights=[3, 2, 2, 2, 2, 2, 1, 1])[0]
+        kind = (
+            "create"
+            if len(ours) < 4
+            else rng.choices(
+                ["create", "patch", "append", "set_frontmatter", "link", "move", "delete", "merge"], weights=[3, 2, 2, 2, 2, 2, 1, 1]
+            )[0]
+        )
         if kind == "create":
             target = rng.choice(notes) if notes else None
             link = f"\n\nSee [[{target[:-3]}]].\n" if target else "\n"
             fm: dict[str, Any] = {"tags": ["rel", f"t{k % 5}"]} if rng.random() < 0.7 else {}
-            return "note.create", {"path": f"{rng.choice(FOLDERS)}/n{k}", "frontmatter": fm,
-                                   "body": f"# Note {k}\n\nmarker m{k}v0{link}"}, False
+            return (
+                "note.create",
+                {"path": f"{rng.choice(FOLDERS)}/n{k}", "frontmatter": fm, "body": f"# Note {k}\n\nmarker m{k}v0{link}"},
+                False,
+            )
         if kind == "patch":
             [target] = self._pick(ours)
             body = c.call("note.read", {"target": target, "max_bytes": 65536})["body"]
             m = _MARK.search(body)
             if m is None:
                 return self._append(rng.choice(notes), k)
-            return "note.patch", {"target": target, "old": m.group(0),
-                                  "new": f"m{m.group(1)}v{int(m.group(2)) + 1}"}, False
+            return "note.patch", {"target": target, "old": m.group(0), "new": f"m{m.group(1)}v{int(m.group(2)) + 1}"}, False
         if kind == "append":
             return self._append(rng.choice(notes), k)
         if kind == "set_frontmatter":
             target = rng.choice(ours if rng.random() < 0.8 else notes)
             if rng.random() < 0.2:
                 return "note.set_frontmatter", {"target": target, "unset": ["counter"]}, False
-            return "note.set_frontmatter", {"target": target, "set": {
-                "status": rng.choice(["draft", "active", "done"]), "counter": k}}, False
+            return (
+                "note.set_frontmatter",
+                {"target": target, "set": {"status": rng.choice(["draft", "active", "done"]), "counter": k}},
+                False,
+            )
         if kind == "link":
             pair = self._pick(notes, 2)
             return "note.link", {"source": pair[0], "target": pair[1]}, False
@@ -159,10 +170,8 @@ class Workload:
             self.tally.add("unacknowledged_absent")
         else:
             torn = [p for p, _, after in pending.changes if disk.get(p) not in (self.model.get(p), after)]
-            half = [p for p, _, after in pending.changes
-                    if disk.get(p) == after and self.model.get(p) != after]
-            self.tally.violation("torn-operation", f"{where}: {pending.method} partly applied "
-                                 f"(applied: {half}, neither: {torn})")
+            half = [p for p, _, after in pending.changes if disk.get(p) == after and self.model.get(p) != after]
+            self.tally.violation("torn-operation", f"{where}: {pending.method} partly applied (applied: {half}, neither: {torn})")
             for p, _, _ in pending.changes:  # carry on from what is there, so one fault counts once
                 if p in disk:
                     self.model[p] = disk[p]

@@ -173,7 +173,7 @@ def _rank(module: str) -> int | None:
     return None
 
 
-@pytest.mark.parametrize("package", ["protocol", "vaultd", "vaultctl"])
+@pytest.mark.parametrize("package", ["protocol", "vaultd", "vaultctl", "reliability", "benchmarks"])
 def test_every_package_has_an_init(package: str) -> None:
     """A folder of modules without ``__init__.py`` is a namespace package: it imports, but mypy,
     the layer table above and the wheel each see it differently."""

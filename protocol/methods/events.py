@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 
 from protocol.limits import MAX_EVENT_FRAME_BYTES, RETAINED_EVENT_BYTES, describe
 from protocol.methods.common import Params, Result, VaultId
-from protocol.methods.indexing import BuildProgress
 from protocol.methods.proposals import ProposalState
 from protocol.methods.spec import Effect, spec
 from protocol.methods.vaults import DenyPath, VaultState
+
+if TYPE_CHECKING:
+    from protocol.methods.indexing import BuildProgress
 
 MAX_SUBSCRIPTIONS = 16  #: open subscriptions on one connection
 RETAINED_EVENTS = 10_000  #: events a vault keeps for ``since`` (and at most RETAINED_EVENT_BYTES of them)

@@ -14,14 +14,16 @@ from the registry file) apply the same one.
 from __future__ import annotations
 
 import os
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 
 from protocol.location import VAULT_RUNTIME_DIR
 from protocol.methods.common import Empty, Params, Result
 from protocol.methods.spec import Effect, spec
-from protocol.methods.vaults import VaultEntry
+
+if TYPE_CHECKING:
+    from protocol.methods.vaults import VaultEntry
 
 MAX_GUARD_PATHS = 64
 GuardPath = Annotated[str, msgspec.Meta(min_length=1, max_length=4096, pattern=r"^/[^\x00]*$", description="An absolute path.")]

@@ -74,7 +74,7 @@ def shared_note(k: int, clients: int) -> str:
     return f"---\ntitle: Shared {k}\n---\n# Shared {k}\n\n{slots}\n## Log\n\n- start\n"
 
 
-def run_client(i: int, client: Any, ops: int, seed: int, deadline: float, out: ClientRun) -> None:
+def run_client(i: int, client: SocketClient | CliClient | McpClient, ops: int, seed: int, deadline: float, out: ClientRun) -> None:
     rnd = random.Random(seed * 1000 + i)
     for j in range(ops):
         if time.monotonic() > deadline:
@@ -126,6 +126,7 @@ def run_client(i: int, client: Any, ops: int, seed: int, deadline: float, out: C
 
 # -- the editor -----------------------------------------------------------------------------------
 
+
 def editor_main(vault: Path, stop: Path, log_path: Path, seed: int, max_seconds: float) -> None:
     """Append tokens to the shared notes as a text editor would, until ``stop`` exists."""
     rnd = random.Random(seed)
@@ -153,15 +154,25 @@ def editor_main(vault: Path, stop: Path, log_path: Path, seed: int, max_seconds:
             tmp.write_bytes(new)
             os.replace(tmp, path)
         t_done = time.monotonic()
-        records.append({"note": note, "token": token, "mode": mode, "t_read": t_read, "t_done": t_done,
-                        "orphaned": orphaned, "base_sha": hashlib.sha256(base).hexdigest(),
-                        "new_sha": hashlib.sha256(new).hexdigest()})
+        records.append(
+            {
+                "note": note,
+                "token": token,
+                "mode": mode,
+                "t_read": t_read,
+                "t_done": t_done,
+                "orphaned": orphaned,
+                "base_sha": hashlib.sha256(base).hexdigest(),
+                "new_sha": hashlib.sha256(new).hexdigest(),
+            }
+        )
         k += 1
-        time.sleep(rnd.uniform(0.1, 0.5))
+        time.sleep(rnd.uniform(0.1, 0.5))  # an editor's pause between saves
     log_path.write_text(json.dumps(records))
 
 
 # -- the checks -----------------------------------------------------------------------------------
+
 
 def overlaps(edits: list[dict[str, Any]], note: str, t0: float, t1: float) -> bool:
     return any(e["note"] == note and e["t_read"] <= t1 and e["t_done"] >= t0 for e in edits)
@@ -255,8 +266,7 @@ def check(home: Home, vault: Path, runs: list[ClientRun], edits: list[dict[str, 
         cursor = page["next_cursor"]
         if not cursor:
             break
-    on_disk = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md")
-                     if ".vaultd" not in p.parts and ".trash" not in p.parts)
+    on_disk = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md") if ".vaultd" not in p.parts and ".trash" not in p.parts)
     c["violation.list_differs_from_disk"] = int(sorted(notes) != on_disk)
     for note in on_disk:
         r = probe.call("note.read", {"target": note, "fresh": True})
@@ -270,8 +280,7 @@ def check(home: Home, vault: Path, runs: list[ClientRun], edits: list[dict[str, 
             if not r.ok or (r.value["frontmatter"] or {}).get(f"c{op.client}") != op.token:
                 if not overlaps(edits, op.note, op.reply.sent, op.reply.answered):
                     c["violation.frontmatter_value_differs"] += 1
-    present_tokens = [(op.token, op.note) for op in ops
-                      if op.reply.ok and op.op != "set_frontmatter" and op.token in text(op.note)]
+    present_tokens = [(op.token, op.note) for op in ops if op.reply.ok and op.op != "set_frontmatter" and op.token in text(op.note)]
     present_tokens += [(e["token"], e["note"]) for e in edits if e["token"] in text(e["note"])]
     for token, note in present_tokens:
         r = probe.call("note.search", {"query": token, "fresh": True})
@@ -294,8 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--editor", nargs=4, metavar=("VAULT", "STOP", "LOG", "SECONDS"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.editor:
-        editor_main(Path(args.editor[0]), Path(args.editor[1]), Path(args.editor[2]), args.seed,
-                    float(args.editor[3]))
+        editor_main(Path(args.editor[0]), Path(args.editor[1]), Path(args.editor[2]), args.seed, float(args.editor[3]))
         return 0
     report = run(args.clients, args.ops, args.seed, args.max_seconds, args.kinds.split(","), not args.no_editor)
     print(json.dumps(report, indent=1))
@@ -320,16 +328,27 @@ def run(clients: int, ops: int, seed: int, max_seconds: float, kinds: list[str],
     made: list[Any] = []
     for i in range(clients):
         kind = kinds[i % len(kinds)]
-        made.append(SocketClient(home) if kind == "raw" else CliClient(home) if kind == "cli"
-                    else McpClient(home, home.root))
+        made.append(SocketClient(home) if kind == "raw" else CliClient(home) if kind == "cli" else McpClient(home, home.root))
     stop, edlog = home.root / "editor.stop", home.root / "editor.json"
     ed = None
     if editor:
-        ed = subprocess.Popen([sys.executable, "-m", "reliability.stress.concurrency", "--seed", str(seed),
-                               "--editor", str(vault), str(stop), str(edlog), str(max_seconds)],
-                              cwd=REPO, env=home.env)
-    threads = [threading.Thread(target=run_client, args=(i, made[i], ops, seed, deadline, runs[i]))
-               for i in range(clients)]
+        ed = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "reliability.stress.concurrency",
+                "--seed",
+                str(seed),
+                "--editor",
+                str(vault),
+                str(stop),
+                str(edlog),
+                str(max_seconds),
+            ],
+            cwd=REPO,
+            env=home.env,
+        )
+    threads = [threading.Thread(target=run_client, args=(i, made[i], ops, seed, deadline, runs[i])) for i in range(clients)]
     for t in threads:
         t.start()
     for t in threads:
@@ -350,24 +369,29 @@ def run(clients: int, ops: int, seed: int, max_seconds: float, kinds: list[str],
         for op in r.ops:
             lat[f"{op.kind}.{op.op}"].append(op.reply.seconds)
     report = {
-        "clients": clients, "ops_per_client": ops, "kinds": kinds, "seed": seed,
-        "wall_seconds": round(elapsed, 1), "requests": sum(len(r.ops) for r in runs),
-        "editor_writes": len(edits), "editor_modes": dict(Counter(e["mode"] for e in edits)),
-        "stuck_clients": stuck, "hangs": sum(r.hangs for r in runs), "daemon_alive": alive,
+        "clients": clients,
+        "ops_per_client": ops,
+        "kinds": kinds,
+        "seed": seed,
+        "wall_seconds": round(elapsed, 1),
+        "requests": sum(len(r.ops) for r in runs),
+        "editor_writes": len(edits),
+        "editor_modes": dict(Counter(e["mode"] for e in edits)),
+        "stuck_clients": stuck,
+        "hangs": sum(r.hangs for r in runs),
+        "daemon_alive": alive,
         "unexpected_errors": sum(len(r.unexpected) for r in runs),
         "unexpected_samples": [u for r in runs for u in r.unexpected][:10],
-        "latency_p50_p99_s": {k: [round(percentile(v, .5), 3), round(percentile(v, .99), 3)] for k, v in sorted(lat.items())},
+        "latency_p50_p99_s": {k: [round(percentile(v, 0.5), 3), round(percentile(v, 0.99), 3)] for k, v in sorted(lat.items())},
         "checks": result,
     }
-    logs = (home.home / "logs" / "vaultd.log")
-    errors_in_log = sum(1 for ln in logs.read_text(errors="replace").splitlines() if '"level": "error"' in ln) \
-        if logs.exists() else 0
+    logs = home.home / "logs" / "vaultd.log"
+    errors_in_log = sum(1 for ln in logs.read_text(errors="replace").splitlines() if '"level": "error"' in ln) if logs.exists() else 0
     report["daemon_log_error_lines"] = errors_in_log
     daemon.stop()
     violations = sum(v for k, v in result.items() if k.startswith("violation."))
     report["violations"] = violations
-    report["bad"] = violations + stuck + report["hangs"] + report["unexpected_errors"] + (not alive) + errors_in_log \
-        + (not result)
+    report["bad"] = violations + stuck + report["hangs"] + report["unexpected_errors"] + (not alive) + errors_in_log + (not result)
     if report["bad"] == 0:
         home.cleanup()
     else:

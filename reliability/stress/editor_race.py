@@ -72,8 +72,8 @@ def build(vault: Path, backlinks: int) -> None:
 
 # -- the editor -----------------------------------------------------------------------------------
 
-def editor_main(vault: Path, stop: Path, log_path: Path, seed: int, backlinks: int, share: float,
-                max_seconds: float) -> None:
+
+def editor_main(vault: Path, stop: Path, log_path: Path, seed: int, backlinks: int, share: float, max_seconds: float) -> None:
     """Append tokens to notes as an editor would, until ``stop`` exists."""
     rnd = random.Random(seed)
     records = []
@@ -99,28 +99,36 @@ def editor_main(vault: Path, stop: Path, log_path: Path, seed: int, backlinks: i
                 f.flush()
                 orphaned = os.fstat(f.fileno()).st_nlink == 0
         t_done = time.monotonic()
-        records.append({"note": note, "token": token, "mode": mode, "t_read": t_read, "t_done": t_done,
-                        "orphaned": orphaned, "new_sha": hashlib.sha256(new).hexdigest()})
+        records.append(
+            {
+                "note": note,
+                "token": token,
+                "mode": mode,
+                "t_read": t_read,
+                "t_done": t_done,
+                "orphaned": orphaned,
+                "new_sha": hashlib.sha256(new).hexdigest(),
+            }
+        )
         k += 1
-        time.sleep(rnd.uniform(0.02, 0.15))
+        time.sleep(rnd.uniform(0.02, 0.15))  # an editor's pause between saves
     log_path.write_text(json.dumps(records))
 
 
 # -- the mover ------------------------------------------------------------------------------------
 
+
 def confirm_by_cli(home: Home, src: str, dst: str, fingerprint: str) -> Reply:
     argv = [*VAULTCTL, "move", src, dst, "--confirm", "--fingerprint", fingerprint, "--json"]
     t0 = time.monotonic()
-    proc = subprocess.run(argv, env={**home.env, "VAULTD_NO_AUTOSTART": "1"}, capture_output=True, text=True,
-                          cwd=REPO, timeout=120)
+    proc = subprocess.run(argv, env={**home.env, "VAULTD_NO_AUTOSTART": "1"}, capture_output=True, text=True, cwd=REPO, timeout=120)
     t1 = time.monotonic()
     if proc.returncode == 0:
         return Reply(True, json.loads(proc.stdout), t1 - t0, t0, t1)
     code = {75: "CONFLICT", 1: "REFUSED"}.get(proc.returncode, f"EXIT{proc.returncode}")
     if proc.returncode == 75 and "since the preview" in proc.stderr:
         code = "STALE_PREVIEW"  # exit 75 too: both mean read again, then retry
-    return Reply(False, {"code": code, "message": proc.stderr.strip()[-600:], "exit": proc.returncode},
-                 t1 - t0, t0, t1)
+    return Reply(False, {"code": code, "message": proc.stderr.strip()[-600:], "exit": proc.returncode}, t1 - t0, t0, t1)
 
 
 def run_moves(home: Home, vault: Path, moves: int, cli_every: int, c: Counter[str]) -> list[Move]:
@@ -138,8 +146,7 @@ def run_moves(home: Home, vault: Path, moves: int, cli_every: int, c: Counter[st
             continue
         params = {"target": current, "to": dst, "confirm": True, "fingerprint": preview.value["fingerprint"]}
         via_cli = cli_every > 0 and n % cli_every == 0
-        reply = confirm_by_cli(home, current, dst, params["fingerprint"]) if via_cli \
-            else client.call("note.move", params)
+        reply = confirm_by_cli(home, current, dst, params["fingerprint"]) if via_cli else client.call("note.move", params)
         move = Move(n, current, dst, "cli" if via_cli else "raw", reply)
         done.append(move)
         c[f"moves.{move.channel}.{reply.code}"] += 1
@@ -157,14 +164,15 @@ def run_moves(home: Home, vault: Path, moves: int, cli_every: int, c: Counter[st
 
 # -- the checks -----------------------------------------------------------------------------------
 
+
 def _saved_during(edits: list[dict[str, Any]], note: str, m: Move) -> bool:
     return any(e["note"] == note and e["t_done"] >= m.reply.sent and e["t_read"] <= m.reply.answered for e in edits)
 
 
-def check(home: Home, vault: Path, backlinks: int, moves: list[Move], edits: list[dict[str, Any]],
-          c: Counter[str]) -> None:
-    texts = {p.relative_to(vault).as_posix(): p.read_text() for p in vault.rglob("*.md")
-             if ".vaultd" not in p.parts and ".trash" not in p.parts}
+def check(home: Home, vault: Path, backlinks: int, moves: list[Move], edits: list[dict[str, Any]], c: Counter[str]) -> None:
+    texts = {
+        p.relative_to(vault).as_posix(): p.read_text() for p in vault.rglob("*.md") if ".vaultd" not in p.parts and ".trash" not in p.parts
+    }
     for e in edits:
         c[f"editor.saves.{e['mode']}"] += 1
         if re.search(rf"\b{e['token']}\b", texts.get(e["note"], "")):
@@ -234,8 +242,7 @@ def check(home: Home, vault: Path, backlinks: int, moves: list[Move], edits: lis
     probe.close()
 
 
-def run(moves: int, backlinks: int, seed: int, slow: float, share: float, cli_every: int,
-        max_seconds: float) -> dict[str, Any]:
+def run(moves: int, backlinks: int, seed: int, slow: float, share: float, cli_every: int, max_seconds: float) -> dict[str, Any]:
     """One run; the report's ``bad`` sums every violation, unexpected error and dead daemon."""
     home = Home.create()
     vault = home.root / "vault"
@@ -246,9 +253,26 @@ def run(moves: int, backlinks: int, seed: int, slow: float, share: float, cli_ev
     assert setup.call("vault.add", {"id": "race", "path": str(vault)}).ok
     setup.close()
     stop, edlog = home.root / "editor.stop", home.root / "editor.json"
-    ed = subprocess.Popen([sys.executable, "-m", "reliability.stress.editor_race", "--seed", str(seed),
-                           "--backlinks", str(backlinks), "--share", str(share),
-                           "--editor", str(vault), str(stop), str(edlog), str(max_seconds)], cwd=REPO, env=home.env)
+    ed = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "reliability.stress.editor_race",
+            "--seed",
+            str(seed),
+            "--backlinks",
+            str(backlinks),
+            "--share",
+            str(share),
+            "--editor",
+            str(vault),
+            str(stop),
+            str(edlog),
+            str(max_seconds),
+        ],
+        cwd=REPO,
+        env=home.env,
+    )
     c: Counter[str] = Counter()
     started = time.monotonic()
     made = run_moves(home, vault, moves, cli_every, c)
@@ -262,10 +286,19 @@ def run(moves: int, backlinks: int, seed: int, slow: float, share: float, cli_ev
     daemon.stop()
     violations = sum(v for k, v in c.items() if k.startswith("violation."))
     unexpected = sum(v for k, v in c.items() if k.startswith("unexpected."))
-    report = {"moves": moves, "backlinks": backlinks, "seed": seed, "slow_per_rename_s": slow,
-              "editor_share_on_backlinks": share, "wall_seconds": round(elapsed, 1), "editor_saves": len(edits),
-              "daemon_alive": alive, "counts": dict(sorted(c.items())), "violations": violations,
-              "bad": violations + unexpected + (not alive)}
+    report = {
+        "moves": moves,
+        "backlinks": backlinks,
+        "seed": seed,
+        "slow_per_rename_s": slow,
+        "editor_share_on_backlinks": share,
+        "wall_seconds": round(elapsed, 1),
+        "editor_saves": len(edits),
+        "daemon_alive": alive,
+        "counts": dict(sorted(c.items())),
+        "violations": violations,
+        "bad": violations + unexpected + (not alive),
+    }
     if report["bad"] == 0:
         home.cleanup()
     else:
@@ -285,8 +318,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--editor", nargs=4, metavar=("VAULT", "STOP", "LOG", "SECONDS"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.editor:
-        editor_main(Path(args.editor[0]), Path(args.editor[1]), Path(args.editor[2]), args.seed, args.backlinks,
-                    args.share, float(args.editor[3]))
+        editor_main(
+            Path(args.editor[0]), Path(args.editor[1]), Path(args.editor[2]), args.seed, args.backlinks, args.share, float(args.editor[3])
+        )
         return 0
     report = run(args.moves, args.backlinks, args.seed, args.slow, args.share, args.cli_every, args.max_seconds)
     print(json.dumps(report, indent=1))

@@ -36,12 +36,15 @@ import sys
 import termios
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reliability.stress.harness import rss_kib
 from tests.support.harness import Daemon, Home, RawClient, wait_for_socket
+from tests.support.wait import wait_until
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 BIG_NOTE = "big.md"
 BIG_BODY_CHARS = 200_000  #: of U+0001, each six bytes in JSON: a 64 KiB read is a ~390 KB reply
@@ -62,13 +65,19 @@ class LimitedDaemon(Daemon):
 
     def __init__(self, home: Home, soft: int, hard: int) -> None:
         self.home = home
-        self.log = open(home.root / "daemon.out", "ab")  # noqa: SIM115 - closed in stop()
+        self.log = open(home.root / "daemon.out", "ab")  # closed in stop()
 
         def limit() -> None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
-        self.proc = subprocess.Popen([sys.executable, "-m", "vaultd.main"], env=home.env, stdin=subprocess.DEVNULL,
-                                     stdout=self.log, stderr=self.log, preexec_fn=limit)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "vaultd.main"],
+            env=home.env,
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=self.log,
+            preexec_fn=limit,
+        )
         wait_for_socket(home.socket, self.proc)
 
 
@@ -104,24 +113,28 @@ def close_all(socks: list[socket.socket]) -> None:
 
 def connect(home: Home, timeout: float) -> RawClient | None:
     """A client connected within ``timeout``, retrying while the listen backlog is full (EAGAIN)."""
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def connected() -> socket.socket | None:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.settimeout(timeout)
         try:
             s.connect(str(home.socket))
         except (BlockingIOError, ConnectionRefusedError, FileNotFoundError):
             s.close()
-            if time.monotonic() > deadline:
-                return None
-            time.sleep(0.05)
-            continue
+            return None
         except OSError:
             s.close()
-            return None
-        c = RawClient.__new__(RawClient)
-        c.sock, c.buf, c._id = s, b"", 0
-        return c
+            raise
+        return s
+
+    try:
+        s = wait_until(connected, timeout, f"a connection to {home.socket}", poll=0.05)
+    except OSError:  # any other refusal, and the wait's own TimeoutError (an OSError too)
+        return None
+    assert s is not None  # wait_until returns only what the predicate returned truthy
+    c = RawClient.__new__(RawClient)
+    c.sock, c.buf, c._id = s, b"", 0
+    return c
 
 
 def served(home: Home, timeout: float = 30.0) -> bool:
@@ -164,6 +177,7 @@ def log_lines(home: Home, needle: str) -> int:
 
 # -- unread pipelines ---------------------------------------------------------------------------------
 
+
 def big_vault(home: Home, name: str = "big") -> Path:
     vault = home.root / name
     vault.mkdir()
@@ -201,9 +215,12 @@ def pipeline_unread(home: Home, vault_id: str, depth: int) -> socket.socket:
     RawClient.open_clients.remove(c)
     c.hello()
     frames = b"".join(
-        json.dumps({"jsonrpc": "2.0", "id": i, "method": "note.read",
-                    "params": {"vault": vault_id, "target": BIG_NOTE, "max_bytes": 65536}}).encode() + b"\n"
-        for i in range(depth))
+        json.dumps(
+            {"jsonrpc": "2.0", "id": i, "method": "note.read", "params": {"vault": vault_id, "target": BIG_NOTE, "max_bytes": 65536}}
+        ).encode()
+        + b"\n"
+        for i in range(depth)
+    )
     c.send_bytes(frames)
     return c.sock
 
@@ -219,8 +236,7 @@ def hang_up_times(socks: list[socket.socket], timeout: float) -> list[float | No
         poller.register(s, select.POLLHUP | select.POLLRDHUP | select.POLLERR)
         index[s.fileno()] = i
     while index and (left := start + timeout - time.monotonic()) > 0:
-        hung = [fd for fd, events in poller.poll(max(1, int(left * 1000)))
-                if events & (select.POLLHUP | select.POLLRDHUP | select.POLLERR)]
+        hung = [fd for fd, events in poller.poll(max(1, int(left * 1000))) if events & (select.POLLHUP | select.POLLRDHUP | select.POLLERR)]
         for fd in hung:
             times[index.pop(fd)] = time.monotonic() - start
             poller.unregister(fd)
@@ -229,8 +245,16 @@ def hang_up_times(socks: list[socket.socket], timeout: float) -> list[float | No
     return times
 
 
-def unread_pipelines(home: Home, pid: int, vault_id: str, clients: int, depth: int, send_timeout: float,
-                     during: Callable[[], bool], patience: float | None = None) -> dict[str, Any]:
+def unread_pipelines(
+    home: Home,
+    pid: int,
+    vault_id: str,
+    clients: int,
+    depth: int,
+    send_timeout: float,
+    during: Callable[[], bool],
+    patience: float | None = None,
+) -> dict[str, Any]:
     """Run the non-readers; ``during`` is a normal client's check, called while they hold replies
     (for half the send timeout) and once more while the last of them are being dropped."""
     sampler = RssSampler(pid)
@@ -245,26 +269,38 @@ def unread_pipelines(home: Home, pid: int, vault_id: str, clients: int, depth: i
         while time.monotonic() < deadline or checks == 0:
             checks += 1
             normal_ok += during()
-            time.sleep(0.05)
+            time.sleep(0.05)  # the pace of the normal client's checks over the whole window
         waited = time.monotonic() - sent
         times = hang_up_times(socks, send_timeout * 4 + 10 if patience is None else patience)
     finally:
         peak = sampler.stop()
         close_all(socks)  # also when a check raised: a leaked socket fails a later test's warnings
-    time.sleep(0.5)
+    time.sleep(0.5)  # a quiet moment to see the closes and free their buffers before RSS after is read
     seen = sorted(waited + t for t in times if t is not None)
-    return {"clients": clients, "depth": depth, "rss_before_kib": sampler.first, "rss_peak_kib": peak,
-            "rss_after_kib": rss_kib(pid), "connect_s": round(connected, 2), "normal_checks": checks, "normal_ok": normal_ok,
-            "dropped": len(seen), "drop_s_median": round(statistics.median(seen), 2) if seen else None,
-            "drop_s_max": round(seen[-1], 2) if seen else None}
+    return {
+        "clients": clients,
+        "depth": depth,
+        "rss_before_kib": sampler.first,
+        "rss_peak_kib": peak,
+        "rss_after_kib": rss_kib(pid),
+        "connect_s": round(connected, 2),
+        "normal_checks": checks,
+        "normal_ok": normal_ok,
+        "dropped": len(seen),
+        "drop_s_median": round(statistics.median(seen), 2) if seen else None,
+        "drop_s_max": round(seen[-1], 2) if seen else None,
+    }
 
 
 # -- the long run -------------------------------------------------------------------------------------
+
 
 def over_cap(home: Home, cap: int, extra: int, hello_timeout: float) -> dict[str, Any]:
     """``cap`` idle connections fill the cap; ``extra`` more must each get one LIMIT line and be
     closed; then the idle ones must be closed by the hello timeout and a fresh client served."""
     held = flood(home, cap)
+    # Time for the daemon to accept the held ones before the extra ones come; no client can ask
+    # how many it holds, since at the cap the asking connection is itself refused.
     time.sleep(0.5)
     refused = closed = 0
     for _ in range(extra):
@@ -285,9 +321,15 @@ def over_cap(home: Home, cap: int, extra: int, hello_timeout: float) -> dict[str
     finally:
         close_all(held)
     seen = sorted(t for t in times if t is not None)
-    return {"held": count, "extra": extra, "refused_with_limit": refused, "refused_closed": closed,
-            "hello_timeout_closes": len(seen), "hello_close_s_median": round(statistics.median(seen), 2) if seen else None,
-            "served_after": served(home)}
+    return {
+        "held": count,
+        "extra": extra,
+        "refused_with_limit": refused,
+        "refused_closed": closed,
+        "hello_timeout_closes": len(seen),
+        "hello_close_s_median": round(statistics.median(seen), 2) if seen else None,
+        "served_after": served(home),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -308,8 +350,14 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {"rounds": []}
     failures: list[str] = []
     home = Home.create()
-    write_limits(home, max_connections=args.fd_hard * 2, hello_timeout_s=600, send_timeout_s=args.send_timeout,
-                 reply_budget_bytes=16 * 1024 * 1024, connection_reply_bytes=2 * 1024 * 1024)
+    write_limits(
+        home,
+        max_connections=args.fd_hard * 2,
+        hello_timeout_s=600,
+        send_timeout_s=args.send_timeout,
+        reply_budget_bytes=16 * 1024 * 1024,
+        connection_reply_bytes=2 * 1024 * 1024,
+    )
     daemon = LimitedDaemon(home, args.fd_hard // 2, args.fd_hard)
     pid = daemon.proc.pid
     try:
@@ -321,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
             result: dict[str, Any] = {"round": k}
             if "fd" in phases:
                 socks = flood(home, args.connections)
-                time.sleep(1.0)
+                time.sleep(1.0)  # time to accept what the backlog still holds before its fds are counted
                 held = {"connected": len(socks), "daemon_fds": open_fds(pid), "alive": daemon.proc.poll() is None}
                 close_all(socks)
                 held["served_after"] = served(home)
@@ -330,8 +378,14 @@ def main(argv: list[str] | None = None) -> int:
                     failures.append(f"round {k}: flood {held}")
             if "pipelines" in phases:
                 piped = unread_pipelines(
-                    home, pid, "big", args.pipelines, args.depth, args.send_timeout,
-                    lambda: "result" in c.request("note.read", {"vault": "big", "target": "small.md"}))
+                    home,
+                    pid,
+                    "big",
+                    args.pipelines,
+                    args.depth,
+                    args.send_timeout,
+                    lambda: "result" in c.request("note.read", {"vault": "big", "target": "small.md"}),
+                )
                 result["pipelines"] = piped
                 if piped["dropped"] != args.pipelines or piped["normal_ok"] != piped["normal_checks"]:
                     failures.append(f"round {k}: pipelines {piped}")
@@ -357,8 +411,12 @@ def main(argv: list[str] | None = None) -> int:
             report["cap"]["daemon_log_error_lines"] = log_lines(capped, '"level": "error"')
             capped.cleanup()
         cap = report["cap"]
-        if not (cap["refused_with_limit"] == cap["extra"] and cap["hello_timeout_closes"] == cap["held"]
-                and cap["served_after"] and cap["daemon_log_error_lines"] == 0):
+        if not (
+            cap["refused_with_limit"] == cap["extra"]
+            and cap["hello_timeout_closes"] == cap["held"]
+            and cap["served_after"]
+            and cap["daemon_log_error_lines"] == 0
+        ):
             failures.append(f"cap: {cap}")
     report["failures"] = failures
     print(json.dumps(report, indent=1))

@@ -51,9 +51,34 @@ def encode(message: Any) -> bytes:
 _odd_text = st.one_of(
     st.text(max_size=40),
     st.text(alphabet=st.characters(codec="utf-8"), max_size=80),
-    st.sampled_from(["", " ", "..", "../../etc/passwd", "/etc/passwd", "a/../../b", "C:\\x", "\u0000", "\ud800",
-                     "e\u0301", "\u00e9", "\u202e", "\ufeff", "🙂" * 30, "a" * 255, ".vaultd/x", ".git/config",
-                     "%2e%2e/x", "~/x", "\\..\\x", "x\ny", "[[x]]", "#tag", "---"]),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "..",
+            "../../etc/passwd",
+            "/etc/passwd",
+            "a/../../b",
+            "C:\\x",
+            "\u0000",
+            "\ud800",
+            "e\u0301",
+            "\u00e9",
+            "\u202e",
+            "\ufeff",
+            "🙂" * 30,
+            "a" * 255,
+            ".vaultd/x",
+            ".git/config",
+            "%2e%2e/x",
+            "~/x",
+            "\\..\\x",
+            "x\ny",
+            "[[x]]",
+            "#tag",
+            "---",
+        ]
+    ),
 )
 
 
@@ -65,12 +90,16 @@ def _deep(draw: st.DrawFn) -> Raw:
 
 
 hostile_values: st.SearchStrategy[Any] = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.integers(min_value=2**63, max_value=2**200),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=2**63, max_value=2**200),
     st.floats(allow_nan=False, allow_infinity=False),
     st.sampled_from([Raw("NaN"), Raw("Infinity"), Raw("-Infinity"), Raw("1e999"), Raw("-0"), Raw("1E400")]),
     _odd_text,
     st.integers(min_value=1, max_value=700_000).map(lambda n: "x" * n),
-    st.lists(st.integers(), max_size=5), st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
+    st.lists(st.integers(), max_size=5),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
     _deep(),
 )
 
@@ -112,7 +141,8 @@ def shaped(schema: dict[str, Any], defs: dict[str, Any], depth: int = 0) -> st.S
         required = set(schema.get("required", []))
         return st.fixed_dictionaries(
             {k: shaped(v, defs, depth + 1) for k, v in props.items() if k in required},
-            optional={k: shaped(v, defs, depth + 1) for k, v in props.items() if k not in required})
+            optional={k: shaped(v, defs, depth + 1) for k, v in props.items() if k not in required},
+        )
     return hostile_values
 
 
@@ -140,14 +170,31 @@ def params_for(draw: st.DrawFn, method: str) -> Any:
 frames: st.SearchStrategy[bytes] = st.one_of(
     st.binary(max_size=2048),
     st.binary(max_size=64).map(lambda b: b.replace(b"\n", b"")),
-    st.sampled_from([b"{", b"}", b"[]", b"null", b"{}", b'{"jsonrpc":"2.0"}', b'{"jsonrpc":"2.0","id":1}',
-                     b'{"jsonrpc":"2.0","id":1,"method":"hello","params":null}', b"\xef\xbb\xbf{}",
-                     b'{"jsonrpc":"2.0","id":NaN,"method":"daemon.status"}', b"\xff\xfe\xfd",
-                     b'{"jsonrpc":"2.0","id":1,"method":"note.read","params":{"target":"\\ud800"}}',
-                     b"[" * 100_000, b'{"a":' * 50_000, b"\r\n", b"\x00" * 100]),
-    st.builds(lambda m, i: json.dumps({"jsonrpc": "2.0", "id": i, "method": m}).encode(),
-              st.sampled_from(FUZZED + ["", "hello ", "note.READ", "__class__"]),
-              st.one_of(st.integers(), st.text(max_size=8), st.none(), st.floats(allow_nan=False))),
+    st.sampled_from(
+        [
+            b"{",
+            b"}",
+            b"[]",
+            b"null",
+            b"{}",
+            b'{"jsonrpc":"2.0"}',
+            b'{"jsonrpc":"2.0","id":1}',
+            b'{"jsonrpc":"2.0","id":1,"method":"hello","params":null}',
+            b"\xef\xbb\xbf{}",
+            b'{"jsonrpc":"2.0","id":NaN,"method":"daemon.status"}',
+            b"\xff\xfe\xfd",
+            b'{"jsonrpc":"2.0","id":1,"method":"note.read","params":{"target":"\\ud800"}}',
+            b"[" * 100_000,
+            b'{"a":' * 50_000,
+            b"\r\n",
+            b"\x00" * 100,
+        ]
+    ),
+    st.builds(
+        lambda m, i: json.dumps({"jsonrpc": "2.0", "id": i, "method": m}).encode(),
+        st.sampled_from(FUZZED + ["", "hello ", "note.READ", "__class__"]),
+        st.one_of(st.integers(), st.text(max_size=8), st.none(), st.floats(allow_nan=False)),
+    ),
 )
 
 

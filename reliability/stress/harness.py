@@ -57,8 +57,7 @@ class SocketClient:
         reply = self.raw.request(method, params)
         t1 = time.monotonic()
         if "error" in reply:
-            data = reply["error"].get("data") or {"code": str(reply["error"]["code"]),
-                                                   "message": reply["error"]["message"]}
+            data = reply["error"].get("data") or {"code": str(reply["error"]["code"]), "message": reply["error"]["message"]}
             return Reply(False, data, t1 - t0, t0, t1)
         return Reply(True, reply["result"], t1 - t0, t0, t1)
 
@@ -95,8 +94,7 @@ class CliClient:
     def call(self, method: str, params: dict[str, Any]) -> Reply:
         argv = [*VAULTCTL, *self._argv(method, params), "--json"]
         t0 = time.monotonic()
-        proc = subprocess.run(argv, env=self.env, input=params.get("body"), capture_output=True, text=True,
-                              cwd=REPO, timeout=CALL_TIMEOUT)
+        proc = subprocess.run(argv, env=self.env, input=params.get("body"), capture_output=True, text=True, cwd=REPO, timeout=CALL_TIMEOUT)
         t1 = time.monotonic()
         if proc.returncode == 0:
             return Reply(True, json.loads(proc.stdout), t1 - t0, t0, t1)
@@ -113,15 +111,17 @@ class McpClient:
     kind = "mcp"
 
     def __init__(self, home: Home, stderr_dir: Path) -> None:
-        self._err = open(stderr_dir / f"shim-{time.monotonic_ns()}.err", "wb")  # noqa: SIM115
-        self.proc = subprocess.Popen(SHIM, env={**home.env, "VAULTD_NO_AUTOSTART": "1"}, cwd=REPO,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err)
+        self._err = open(stderr_dir / f"shim-{time.monotonic_ns()}.err", "wb")  # closed in close()
+        self.proc = subprocess.Popen(
+            SHIM, env={**home.env, "VAULTD_NO_AUTOSTART": "1"}, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err
+        )
         self._lines: queue.Queue[bytes] = queue.Queue()
         self._ids = itertools.count(1)
         self._pump_thread = threading.Thread(target=self._pump, daemon=True)
         self._pump_thread.start()
-        reply = self._request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                             "clientInfo": {"name": "vaultd-stress", "version": "1"}})
+        reply = self._request(
+            "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "vaultd-stress", "version": "1"}}
+        )
         assert "result" in reply, reply
         self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
@@ -139,17 +139,16 @@ class McpClient:
         rid = next(self._ids)
         self._send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
         while True:
-            msg = json.loads(self._lines.get(timeout=CALL_TIMEOUT))
+            msg: dict[str, Any] = json.loads(self._lines.get(timeout=CALL_TIMEOUT))
             if msg.get("id") == rid:
-                return msg  # type: ignore[no-any-return]
+                return msg
 
     def call(self, method: str, params: dict[str, Any]) -> Reply:
         t0 = time.monotonic()
         reply = self._request("tools/call", {"name": method.replace(".", "_"), "arguments": params})
         t1 = time.monotonic()
         if "error" in reply:
-            return Reply(False, {"code": f"RPC{reply['error']['code']}", "message": reply["error"]["message"]},
-                         t1 - t0, t0, t1)
+            return Reply(False, {"code": f"RPC{reply['error']['code']}", "message": reply["error"]["message"]}, t1 - t0, t0, t1)
         result = reply["result"]
         structured = result.get("structuredContent")
         if structured is None:
@@ -171,6 +170,7 @@ class McpClient:
 
 
 # -- /proc probes ----------------------------------------------------------------------------------
+
 
 def rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():

@@ -27,8 +27,7 @@ import threading
 import time
 import unicodedata
 from collections import Counter
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -36,6 +35,9 @@ from hypothesis import strategies as st
 from reliability.stress import names
 from reliability.stress.fuzz import FUZZED, check_reply, encode, frames, params_for
 from tests.support.harness import Daemon, Home, RawClient
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SOCKET_TIMEOUT = 30.0
 
@@ -66,8 +68,9 @@ def _client(home: Home, hello: bool = True) -> RawClient:
 
 
 def _settings(examples: int, seed: int | None) -> settings:
-    return settings(max_examples=examples, deadline=None, database=None, derandomize=seed is not None,
-                    suppress_health_check=list(HealthCheck))
+    return settings(
+        max_examples=examples, deadline=None, database=None, derandomize=seed is not None, suppress_health_check=list(HealthCheck)
+    )
 
 
 def fuzz_frames(home: Home, examples: int, tally: Tally, seed: int | None = None) -> None:
@@ -81,8 +84,7 @@ def fuzz_frames(home: Home, examples: int, tally: Tally, seed: int | None = None
             for frame in batch:
                 tally.counts["frames.sent"] += 1
                 c.send_bytes(frame + b"\n")
-            marker = {"jsonrpc": "2.0", "id": "marker", "method": "hello",
-                      "params": {"client": "fuzz", "version": "1", "channel": "cli"}}
+            marker = {"jsonrpc": "2.0", "id": "marker", "method": "hello", "params": {"client": "fuzz", "version": "1", "channel": "cli"}}
             c.send_bytes(b"\n" + json.dumps(marker).encode() + b"\n")
             while True:
                 reply = c.recv_message()
@@ -135,6 +137,7 @@ def fuzz_params(home: Home, examples: int, tally: Tally, seed: int | None = None
 
 # -- the hostile vault ------------------------------------------------------------------------------
 
+
 def _alias_bomb() -> str:
     lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     prev = "a"
@@ -146,8 +149,13 @@ def _alias_bomb() -> str:
 
 #: file -> the skip code vault.issues must report for it
 EXPECTED_SKIPS = {
-    "big.md": "S01", "bad-utf8.md": "S02", "nul.md": "S03", "loop.md": "S04", "outside-link.md": "S04",
-    "fifo.md": "S06", "sock.md": "S06",
+    "big.md": "S01",
+    "bad-utf8.md": "S02",
+    "nul.md": "S03",
+    "loop.md": "S04",
+    "outside-link.md": "S04",
+    "fifo.md": "S06",
+    "sock.md": "S06",
 }
 
 
@@ -168,8 +176,9 @@ def build_hostile_vault(vault: Path, outside: Path, filler: int = 300, folder_lo
         line = b"all work and no play makes a big note " * 26 + b"\n"
         for _ in range((50 * 1024 * 1024) // len(line) + 1):
             f.write(line)
-    (vault / "Deep.md").write_text("# Deep\n\n" + "- " * 100_000 + "deepword\n\n" + "> " * 100_000 + "quoted\n\n"
-                                   + "[" * 50_000 + "x" + "]" * 50_000 + "\n")
+    (vault / "Deep.md").write_text(
+        "# Deep\n\n" + "- " * 100_000 + "deepword\n\n" + "> " * 100_000 + "quoted\n\n" + "[" * 50_000 + "x" + "]" * 50_000 + "\n"
+    )
     (vault / "bomb.md").write_text(_alias_bomb())
     (vault / "nul.md").write_bytes(b"# Nul\n\nnul\x00byte\n")
     os.symlink("loop.md", vault / "loop.md")
@@ -222,8 +231,7 @@ def _flipper(vault: Path, stop: threading.Event, counts: Counter[str], limit: in
             os.rename(aside, target)
 
 
-def hostile_vault_round(home: Home, daemon: Daemon, name: str, tally: Tally, folder_loop: bool = True,
-                        filler: int = 300) -> dict[str, Any]:
+def hostile_vault_round(home: Home, daemon: Daemon, name: str, tally: Tally, folder_loop: bool = True, filler: int = 300) -> dict[str, Any]:
     vault = home.root / f"hv-{name}"
     facts = build_hostile_vault(vault, home.root / f"outside-{name}", filler, folder_loop)
     tally.counts["vault.hostile_files"] += 16
@@ -247,8 +255,14 @@ def hostile_vault_round(home: Home, daemon: Daemon, name: str, tally: Tally, fol
             tally.counts["vault.expected_skips_checked"] += 1
             if found.get(path) != code:
                 tally.fail(f"vault.issues: {path} expected {code}, got {found.get(path)}")
-        reads = {"ok.md": "plainword", "Deep.md": "deepword", "bomb.md": "bombword", "Note.md": "upperword",
-                 "note.md": "lowerword", unicodedata.normalize("NFC", "Café") + ".md": "nfcword"}
+        reads = {
+            "ok.md": "plainword",
+            "Deep.md": "deepword",
+            "bomb.md": "bombword",
+            "Note.md": "upperword",
+            "note.md": "lowerword",
+            unicodedata.normalize("NFC", "Café") + ".md": "nfcword",
+        }
         for key, fname in facts["names"].items():
             if not fname.startswith("refused"):
                 reads[fname] = f"{key}word"
@@ -282,8 +296,7 @@ def hostile_vault_round(home: Home, daemon: Daemon, name: str, tally: Tally, fol
                 tally.fail(f"the watcher missed a new note after the hostile scan: {hits}")
         if daemon.proc.poll() is not None:
             tally.fail("the daemon died")
-        return {"vault_add_seconds": round(add_s, 2), "flips": dict(flips), "issues": len(issues),
-                "names": facts["names"]}
+        return {"vault_add_seconds": round(add_s, 2), "flips": dict(flips), "issues": len(issues), "names": facts["names"]}
     finally:
         stop.set()
         facts["socket"].close()
@@ -296,8 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--params", type=int, default=20000, help="hypothesis examples of method params")
     ap.add_argument("--vault-rounds", type=int, default=5)
     ap.add_argument("--names-rounds", type=int, default=0, help="rounds of hostile file names (names.py)")
-    ap.add_argument("--names-drawn", type=int, default=100,
-                    help="hypothesis names in the first names round; round k draws k times as many")
+    ap.add_argument("--names-drawn", type=int, default=100, help="hypothesis names in the first names round; round k draws k times as many")
     ap.add_argument("--seed", type=int, default=None, help="derandomize hypothesis")
     args = ap.parse_args(argv)
     home = Home.create()
@@ -314,8 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         for k in range(args.vault_rounds):
             rounds.append(hostile_vault_round(home, daemon, f"hostile-{k}", tally, folder_loop=k % 2 == 0))
         for k in range(args.names_rounds):
-            size = names.RoundSize(drawn=args.names_drawn * (k + 1), watch_names=40 * (k + 1), cli_shows=6 * (k + 1),
-                                   mcp_limit=None)
+            size = names.RoundSize(drawn=args.names_drawn * (k + 1), watch_names=40 * (k + 1), cli_shows=6 * (k + 1), mcp_limit=None)
             rounds.append(names.names_round(home, daemon, f"names-{k}", name_tally, size, seed=args.seed))
         tally.counts.update({f"names.{key}": n for key, n in name_tally.counts.items()})
         tally.failures += name_tally.failures
@@ -329,12 +340,17 @@ def main(argv: list[str] | None = None) -> int:
             tally.fail("daemon.status failed at the end")
     finally:
         log = home.home / "logs" / "vaultd.log"
-        errors = [ln for ln in log.read_text(errors="replace").splitlines() if '"level": "error"' in ln] \
-            if log.exists() else []
+        errors = [ln for ln in log.read_text(errors="replace").splitlines() if '"level": "error"' in ln] if log.exists() else []
         code = daemon.stop()
-    report = {"seconds": round(time.monotonic() - started, 1), "counts": dict(sorted(tally.counts.items())),
-              "failures": tally.failures, "vault_rounds": rounds, "daemon_log_error_lines": len(errors),
-              "daemon_log_error_samples": errors[:5], "daemon_exit": code}
+    report = {
+        "seconds": round(time.monotonic() - started, 1),
+        "counts": dict(sorted(tally.counts.items())),
+        "failures": tally.failures,
+        "vault_rounds": rounds,
+        "daemon_log_error_lines": len(errors),
+        "daemon_log_error_samples": errors[:5],
+        "daemon_exit": code,
+    }
     print(json.dumps(report, indent=1, default=str))
     ok = tally.counts["failures"] == 0 and tally.counts["names.failures"] == 0 and not errors
     if ok:

@@ -22,13 +22,15 @@ import threading
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reliability.stress.harness import CLK_TCK, SocketClient, cpu_ticks, percentile, rss_kib, start_daemon
 
+if TYPE_CHECKING:
+    from tests.support.harness import Home
+
 GEN = Path("/work/shared/bench/gen_vault.py")
-MIX = [("search", 0.35), ("read", 0.20), ("links", 0.12), ("list", 0.08),
-       ("create", 0.08), ("patch", 0.09), ("append", 0.08)]
+MIX = [("search", 0.35), ("read", 0.20), ("links", 0.12), ("list", 0.08), ("create", 0.08), ("patch", 0.09), ("append", 0.08)]
 READS_ONLY = [(kind, weight) for kind, weight in MIX if kind in ("search", "read", "links", "list")]
 HOT = 8  #: notes every client appends to, so writers contend
 
@@ -48,8 +50,17 @@ class Stats:
                 self.unexpected.append(f"{kind}: {detail!r:.300}")
 
 
-def client_loop(i: int, home: Any, paths: list[str], hot: list[str], queries: list[str], until: float,
-                stats: Stats, seed: int, mix: list[tuple[str, float]] = MIX) -> None:
+def client_loop(
+    i: int,
+    home: Home,
+    paths: list[str],
+    hot: list[str],
+    queries: list[str],
+    until: float,
+    stats: Stats,
+    seed: int,
+    mix: list[tuple[str, float]] = MIX,
+) -> None:
     rnd = random.Random(seed * 7919 + i)
     c = SocketClient(home)
     own: list[tuple[str, int]] = []  # (path, marker counter) of notes this client created
@@ -71,8 +82,9 @@ def client_loop(i: int, home: Any, paths: list[str], hot: list[str], queries: li
             r = c.call("note.list", {"folder": folder, "limit": 100})
         elif kind == "create":
             path = f"load/c{i}/n{n}.md"
-            r = c.call("note.create", {"path": path, "title": f"Load {i} {n}",
-                                       "body": f"# Load {i} {n}\n\nmarker c{i}n{n} 0\n\nloadword{i}x{n}\n"})
+            r = c.call(
+                "note.create", {"path": path, "title": f"Load {i} {n}", "body": f"# Load {i} {n}\n\nmarker c{i}n{n} 0\n\nloadword{i}x{n}\n"}
+            )
             if r.ok:
                 own.append((path, 0))
         elif kind == "patch":
@@ -80,26 +92,47 @@ def client_loop(i: int, home: Any, paths: list[str], hot: list[str], queries: li
             path, counter = own[k]
             read = c.call("note.read", {"target": path})
             stats.add("patch.read", read.seconds, read.code, read.value)
-            r = c.call("note.patch", {"target": path, "old": f"marker c{i}n{path_n(path)} {counter}",
-                                      "new": f"marker c{i}n{path_n(path)} {counter + 1}",
-                                      "expected_sha": read.value["sha256"]} if read.ok else {"target": path})
+            r = c.call(
+                "note.patch",
+                {
+                    "target": path,
+                    "old": f"marker c{i}n{path_n(path)} {counter}",
+                    "new": f"marker c{i}n{path_n(path)} {counter + 1}",
+                    "expected_sha": read.value["sha256"],
+                }
+                if read.ok
+                else {"target": path},
+            )
             if r.ok:
                 own[k] = (path, counter + 1)
         else:  # append to a hot note with the sha just read: CONFLICT under contention is expected
             path = rnd.choice(hot)
             read = c.call("note.read", {"target": path})
             stats.add("append.read", read.seconds, read.code, read.value)
-            r = c.call("note.append", {"target": path, "section": "Load log", "markdown": f"- c{i} op {n}",
-                                       "expected_sha": read.value["sha256"]} if read.ok else {"target": path})
+            r = c.call(
+                "note.append",
+                {"target": path, "section": "Load log", "markdown": f"- c{i} op {n}", "expected_sha": read.value["sha256"]}
+                if read.ok
+                else {"target": path},
+            )
         stats.add(kind, r.seconds, r.code, r.value)
     c.close()
 
 
-def guarded_client_loop(*args: Any) -> None:
+def guarded_client_loop(
+    i: int,
+    home: Home,
+    paths: list[str],
+    hot: list[str],
+    queries: list[str],
+    until: float,
+    stats: Stats,
+    seed: int,
+    mix: list[tuple[str, float]] = MIX,
+) -> None:
     """client_loop, with a failure counted instead of ending the thread unseen."""
-    stats: Stats = args[6]
     try:
-        client_loop(*args)
+        client_loop(i, home, paths, hot, queries, until, stats, seed, mix)
     except Exception as exc:  # noqa: BLE001 - a driver must count every failure
         stats.add("client", 0.0, "DIED", exc)
 
@@ -114,8 +147,7 @@ def generate(out: Path, notes: int, seed: int) -> float:
             raise SystemExit(f"{out} exists and is not a generated vault; pick another --out")
         shutil.rmtree(out)
     t0 = time.monotonic()
-    subprocess.run([sys.executable, str(GEN), str(out), "--notes", str(notes), "--seed", str(seed)], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, str(GEN), str(out), "--notes", str(notes), "--seed", str(seed)], check=True, stdout=subprocess.DEVNULL)
     return time.monotonic() - t0
 
 
@@ -139,9 +171,13 @@ def main(argv: list[str] | None = None) -> int:
     hot = rnd.sample(paths, HOT)
     home, daemon = start_daemon()
     pid = daemon.proc.pid
-    report: dict[str, Any] = {"notes": args.notes, "clients": args.clients, "seconds": args.seconds,
-                              "mix": "reads-only" if args.reads_only else "mixed",
-                              "generate_seconds": round(gen_s, 1)}
+    report: dict[str, Any] = {
+        "notes": args.notes,
+        "clients": args.clients,
+        "seconds": args.seconds,
+        "mix": "reads-only" if args.reads_only else "mixed",
+        "generate_seconds": round(gen_s, 1),
+    }
     try:
         setup = SocketClient(home)
         t0 = time.monotonic()
@@ -149,31 +185,34 @@ def main(argv: list[str] | None = None) -> int:
         assert added.ok, added.value
         report["vault_add_seconds"] = round(time.monotonic() - t0, 2)
         report["indexed_notes"] = setup.call("vault.stats", {"fresh": True}).value["notes"]
-        time.sleep(2)
+        time.sleep(2)  # a quiet start: the baseline sample follows the indexing, not part of it
         samples = [{"t": 0, "rss_kib": rss_kib(pid), "cpu_s": cpu_ticks(pid) / CLK_TCK}]
         stats = Stats()
         start = time.monotonic()
         until = start + args.seconds
-        threads = [threading.Thread(target=guarded_client_loop, args=(i, home, paths, hot, queries, until, stats, args.seed,
-                                                               READS_ONLY if args.reads_only else MIX))
-                   for i in range(args.clients)]
+        threads = [
+            threading.Thread(
+                target=guarded_client_loop,
+                args=(i, home, paths, hot, queries, until, stats, args.seed, READS_ONLY if args.reads_only else MIX),
+            )
+            for i in range(args.clients)
+        ]
         for t in threads:
             t.start()
         next_sample = start + 10
         while any(t.is_alive() for t in threads) and time.monotonic() < until + 120:
-            time.sleep(0.2)
+            time.sleep(0.2)  # the tick of the sampler while the clients run; they end at ``until``
             if time.monotonic() >= next_sample and time.monotonic() < until + 1:
-                samples.append({"t": round(time.monotonic() - start), "rss_kib": rss_kib(pid),
-                                "cpu_s": round(cpu_ticks(pid) / CLK_TCK, 1)})
+                samples.append({"t": round(time.monotonic() - start), "rss_kib": rss_kib(pid), "cpu_s": round(cpu_ticks(pid) / CLK_TCK, 1)})
                 next_sample += 10
         for t in threads:
             t.join(5)
         elapsed = time.monotonic() - start
         stuck = sum(t.is_alive() for t in threads)
         samples.append({"t": round(elapsed), "rss_kib": rss_kib(pid), "cpu_s": round(cpu_ticks(pid) / CLK_TCK, 1)})
-        time.sleep(2)
+        time.sleep(2)  # let the last replies and watcher batches finish before idle is measured
         c0, t_idle = cpu_ticks(pid), time.monotonic()
-        time.sleep(args.idle_seconds)
+        time.sleep(args.idle_seconds)  # the idle period measured
         idle_cpu = (cpu_ticks(pid) - c0) / CLK_TCK
         idle_wall = time.monotonic() - t_idle
         rss_after = rss_kib(pid)
@@ -182,27 +221,43 @@ def main(argv: list[str] | None = None) -> int:
         total = sum(len(v) for k, v in stats.latency.items() if "." not in k)
         conflicts = sum(v for k, v in stats.outcomes.items() if k.endswith(".CONFLICT"))
         unexpected = sum(v for k, v in stats.outcomes.items() if not k.endswith((".OK", ".CONFLICT")))
-        report.update({
-            "elapsed_seconds": round(elapsed, 1), "stuck_clients": stuck, "requests": total,
-            "throughput_rps": round(total / elapsed, 1),
-            "per_kind": {k: {"n": len(v), "p50_ms": round(percentile(v, .5) * 1000, 1),
-                             "p99_ms": round(percentile(v, .99) * 1000, 1)} for k, v in sorted(stats.latency.items())},
-            "outcomes": dict(sorted(stats.outcomes.items())),
-            "conflicts_expected": conflicts, "unexpected_errors": unexpected, "unexpected_samples": stats.unexpected,
-            "rss_samples": samples, "rss_after_idle_kib": rss_after,
-            "idle_cpu_seconds": round(idle_cpu, 3), "idle_wall_seconds": round(idle_wall, 1),
-            "idle_cpu_percent": round(100 * idle_cpu / idle_wall, 2),
-            "notes_after": final_stats["notes"], "daemon_alive": daemon.proc.poll() is None,
-        })
+        report.update(
+            {
+                "elapsed_seconds": round(elapsed, 1),
+                "stuck_clients": stuck,
+                "requests": total,
+                "throughput_rps": round(total / elapsed, 1),
+                "per_kind": {
+                    k: {"n": len(v), "p50_ms": round(percentile(v, 0.5) * 1000, 1), "p99_ms": round(percentile(v, 0.99) * 1000, 1)}
+                    for k, v in sorted(stats.latency.items())
+                },
+                "outcomes": dict(sorted(stats.outcomes.items())),
+                "conflicts_expected": conflicts,
+                "unexpected_errors": unexpected,
+                "unexpected_samples": stats.unexpected,
+                "rss_samples": samples,
+                "rss_after_idle_kib": rss_after,
+                "idle_cpu_seconds": round(idle_cpu, 3),
+                "idle_wall_seconds": round(idle_wall, 1),
+                "idle_cpu_percent": round(100 * idle_cpu / idle_wall, 2),
+                "notes_after": final_stats["notes"],
+                "daemon_alive": daemon.proc.poll() is None,
+            }
+        )
     finally:
         daemon.stop()
         log = home.home / "logs" / "vaultd.log"
-        report["daemon_log_error_lines"] = sum(
-            1 for ln in log.read_text(errors="replace").splitlines() if '"level": "error"' in ln) if log.exists() else -1
+        report["daemon_log_error_lines"] = (
+            sum(1 for ln in log.read_text(errors="replace").splitlines() if '"level": "error"' in ln) if log.exists() else -1
+        )
         home.cleanup()
     print(json.dumps(report, indent=1))
-    bad = report.get("unexpected_errors", 1) + report.get("stuck_clients", 1) + (not report.get("daemon_alive")) \
+    bad = (
+        report.get("unexpected_errors", 1)
+        + report.get("stuck_clients", 1)
+        + (not report.get("daemon_alive"))
         + report["daemon_log_error_lines"]
+    )
     return 0 if bad == 0 else 1
 
 

@@ -33,15 +33,17 @@ import subprocess
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support.harness import REPO, VAULTCTL, Daemon, Home, RawClient
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from pathlib import Path
 
 SOCKET_TIMEOUT = 30.0
 NAME_MAX = 255  #: bytes in one file name on ext4 (and most Linux filesystems)
@@ -55,6 +57,7 @@ TEMP_PREFIX, TEMP_SUFFIX = ".vaultd-", ".tmp"
 
 
 # -- the names -------------------------------------------------------------------------------------
+
 
 def _u(text: str) -> bytes:
     return text.encode("utf-8")
@@ -70,21 +73,33 @@ def _padded(unit: str, total: int, suffix: str = ".md") -> str:
 def fixed_names() -> list[tuple[str, bytes]]:
     """(label, file name bytes): every class of hostile name once; none holds '/' or NUL."""
     out: list[tuple[str, bytes]] = [
-        ("utf8.ff", b"bad\xff.md"), ("utf8.c328", b"\xc3\x28 broken pair.md"),
-        ("utf8.surrogate", b"cesu \xed\xa0\x80.md"), ("utf8.overlong", b"over\xc0\xaflong.md"),
-        ("utf8.truncated", b"cut \xe2\x82.md"), ("utf8.f8", b"five\xf8\x88\x80\x80\x80.md"),
-        ("utf8.latin1", "caf\xe9".encode("latin-1") + b".md"), ("utf8.in_suffix", b"x.m\xffd"),
+        ("utf8.ff", b"bad\xff.md"),
+        ("utf8.c328", b"\xc3\x28 broken pair.md"),
+        ("utf8.surrogate", b"cesu \xed\xa0\x80.md"),
+        ("utf8.overlong", b"over\xc0\xaflong.md"),
+        ("utf8.truncated", b"cut \xe2\x82.md"),
+        ("utf8.f8", b"five\xf8\x88\x80\x80\x80.md"),
+        ("utf8.latin1", "caf\xe9".encode("latin-1") + b".md"),
+        ("utf8.in_suffix", b"x.m\xffd"),
     ]
     out += [(f"c0.{i:02x}", _u(f"c0 {i:02x} {chr(i)} end.md")) for i in range(1, 0x20)]
     out += [(f"c1.{i:02x}", _u(f"c1 {i:02x} {chr(i)} end.md")) for i in range(0x80, 0xA0)]
     out += [
         ("del", _u("del \x7f end.md")),
-        ("esc.osc_title", _u("\x1b]0;pwned\x07 title.md")), ("esc.osc_st", _u("\x1b]2;pwned\x1b\\ st.md")),
-        ("esc.csi_clear", _u("\x1b[2J\x1b[H clear.md")), ("esc.csi_color", _u("\x1b[31mred\x1b[0m.md")),
-        ("esc.c1_csi", _u("\x9b2J c1 clear.md")), ("esc.osc8_link", _u("\x1b]8;;http:x\x1b\\link\x1b]8;;\x1b\\.md")),
-        ("nl.lf", _u("line\nbreak.md")), ("nl.cr", _u("carriage\rreturn.md")), ("nl.crlf", _u("crlf\r\nname.md")),
-        ("nl.tab", _u("tab\tname.md")), ("nl.trailing_lf", _u("trailing lf.md\n")), ("nl.lf_only", _u("\n.md")),
-        ("nl.ls_ps", _u("line\u2028para\u2029sep.md")), ("nl.nel", _u("next\x85line.md")),
+        ("esc.osc_title", _u("\x1b]0;pwned\x07 title.md")),
+        ("esc.osc_st", _u("\x1b]2;pwned\x1b\\ st.md")),
+        ("esc.csi_clear", _u("\x1b[2J\x1b[H clear.md")),
+        ("esc.csi_color", _u("\x1b[31mred\x1b[0m.md")),
+        ("esc.c1_csi", _u("\x9b2J c1 clear.md")),
+        ("esc.osc8_link", _u("\x1b]8;;http:x\x1b\\link\x1b]8;;\x1b\\.md")),
+        ("nl.lf", _u("line\nbreak.md")),
+        ("nl.cr", _u("carriage\rreturn.md")),
+        ("nl.crlf", _u("crlf\r\nname.md")),
+        ("nl.tab", _u("tab\tname.md")),
+        ("nl.trailing_lf", _u("trailing lf.md\n")),
+        ("nl.lf_only", _u("\n.md")),
+        ("nl.ls_ps", _u("line\u2028para\u2029sep.md")),
+        ("nl.nel", _u("next\x85line.md")),
     ]
     for cp in (0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069, 0x200E, 0x200F, 0x061C):
         out.append((f"bidi.{cp:04x}", _u(f"bidi {chr(cp)}dm.exe.md")))
@@ -92,48 +107,101 @@ def fixed_names() -> list[tuple[str, bytes]]:
     for cp in (0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x00AD, 0x034F):
         out.append((f"zw.{cp:04x}", _u(f"zero{chr(cp)}width.md")))
     out += [
-        ("zw.alone", _u("\u200b.md")), ("zw.bom_lead", _u("\ufeffbom.md")),
-        ("len255.ascii", _u(_padded("a", NAME_MAX))), ("len255.2byte", _u(_padded("\u00e9", NAME_MAX))),
-        ("len255.3byte", _u(_padded("\u20ac", NAME_MAX))), ("len255.4byte", _u(_padded("\U0001f600", NAME_MAX))),
+        ("zw.alone", _u("\u200b.md")),
+        ("zw.bom_lead", _u("\ufeffbom.md")),
+        ("len255.ascii", _u(_padded("a", NAME_MAX))),
+        ("len255.2byte", _u(_padded("\u00e9", NAME_MAX))),
+        ("len255.3byte", _u(_padded("\u20ac", NAME_MAX))),
+        ("len255.4byte", _u(_padded("\U0001f600", NAME_MAX))),
         ("len255.mixed", _u(_padded("a\u00e9\u20ac\U0001f600", NAME_MAX))),
-        ("case.title", b"Twin.md"), ("case.lower", b"twin.md"), ("case.upper", b"TWIN.md"),
-        ("case.sharp_s", _u("stra\u00dfe.md")), ("case.ss", b"strasse.md"), ("case.dotless_i", _u("\u0131stanbul.md")),
+        ("case.title", b"Twin.md"),
+        ("case.lower", b"twin.md"),
+        ("case.upper", b"TWIN.md"),
+        ("case.sharp_s", _u("stra\u00dfe.md")),
+        ("case.ss", b"strasse.md"),
+        ("case.dotless_i", _u("\u0131stanbul.md")),
         ("nf.nfc", _u(unicodedata.normalize("NFC", "\u00dcn\u00efc\u00f6de.md"))),
         ("nf.nfd", _u(unicodedata.normalize("NFD", "\u00dcn\u00efc\u00f6de.md"))),
         ("nf.hangul_nfd", _u(unicodedata.normalize("NFD", "\ud55c\uae00.md"))),
-        ("nf.combining_alone", _u("\u0301.md")), ("nf.fullwidth", _u("\uff26\uff55\uff4c\uff4c.md")),
-        ("obs.lbracket", b"a[b.md"), ("obs.rbracket", b"a]b.md"), ("obs.hash", b"a#b.md"), ("obs.caret", b"a^b.md"),
-        ("obs.pipe", b"a|b.md"), ("obs.wikilink", b"[[wiki]].md"), ("obs.all", b"[x]#^|y.md"),
-        ("obs.embed", b"![[embed]].md"), ("obs.colon", b"a:b.md"), ("obs.percent", b"100%25 a%2Fb.md"),
-        ("dash.one", b"-rf.md"), ("dash.two", b"--help.md"), ("dash.json", b"--json.md"),
-        ("dash.vault", b"--vault=other.md"), ("dash.alone", b"-.md"), ("dash.double_alone", b"--.md"),
-        ("dot.hidden", b".hidden.md"), ("dot.two", b"..double.md"), ("dot.three", b"...md"),
-        ("dot.md_alone", b".md"), ("dot.md_upper", b".MD"), ("dot.upper_suffix", b"Upper.MD"),
-        ("dot.md_md", b"x.md.md"), ("dot.double_suffix", b"x..md"),
-        ("trail.space", b"trailing space.md "), ("trail.dot", b"trailing dot.md."),
-        ("trail.stem_space", b"stem space .md"), ("trail.stem_dot", b"stem dot..md"),
+        ("nf.combining_alone", _u("\u0301.md")),
+        ("nf.fullwidth", _u("\uff26\uff55\uff4c\uff4c.md")),
+        ("obs.lbracket", b"a[b.md"),
+        ("obs.rbracket", b"a]b.md"),
+        ("obs.hash", b"a#b.md"),
+        ("obs.caret", b"a^b.md"),
+        ("obs.pipe", b"a|b.md"),
+        ("obs.wikilink", b"[[wiki]].md"),
+        ("obs.all", b"[x]#^|y.md"),
+        ("obs.embed", b"![[embed]].md"),
+        ("obs.colon", b"a:b.md"),
+        ("obs.percent", b"100%25 a%2Fb.md"),
+        ("dash.one", b"-rf.md"),
+        ("dash.two", b"--help.md"),
+        ("dash.json", b"--json.md"),
+        ("dash.vault", b"--vault=other.md"),
+        ("dash.alone", b"-.md"),
+        ("dash.double_alone", b"--.md"),
+        ("dot.hidden", b".hidden.md"),
+        ("dot.two", b"..double.md"),
+        ("dot.three", b"...md"),
+        ("dot.md_alone", b".md"),
+        ("dot.md_upper", b".MD"),
+        ("dot.upper_suffix", b"Upper.MD"),
+        ("dot.md_md", b"x.md.md"),
+        ("dot.double_suffix", b"x..md"),
+        ("trail.space", b"trailing space.md "),
+        ("trail.dot", b"trailing dot.md."),
+        ("trail.stem_space", b"stem space .md"),
+        ("trail.stem_dot", b"stem dot..md"),
         ("trail.nbsp", _u("nbsp\u00a0.md")),
-        ("path.backslash", b"a\\b.md"), ("path.dotdot_backslash", b"..\\..\\etc.md"), ("path.drive", b"C:.md"),
-        ("path.tilde", b"~.md"), ("path.home", b"$HOME.md"), ("path.subst", b"$(id).md"), ("path.backtick", b"`id`.md"),
-        ("path.quote", b"'; rm -rf ~; '.md"), ("path.dquote", b'"quoted".md'), ("path.glob", b"*?.md"),
-        ("path.format", b"%s%n%x.md"), ("path.braces", b"{}.md"), ("path.url", b"http:..evil.md"),
-        ("path.windows_con", b"CON.md"), ("path.windows_nul", b"nul.md"), ("path.escaped_lookalike", b"\\x1b.md"),
-        ("path.u_lookalike", b"\\u202e.md"), ("path.backslash_end", b"end\\.md"), ("path.space_only", b" .md"),
-        ("path.looks_skipped", b".git.md"), ("path.trash_twin", b".Trash.md"), ("path.temp_like", b".vaultd-x.tmp.md"),
-        ("wide.cjk", _u("\u65e5\u672c\u8a9e\u306e\u30ce\u30fc\u30c8.md")), ("wide.astral", _u("\U0001d518\U0001d52b\U0001d526.md")),
-        ("wide.emoji_zwj", _u("\U0001f468\u200d\U0001f469\u200d\U0001f467.md")), ("wide.private_use", _u("\ue000\U000f0000.md")),
-        ("wide.noncharacter", _u("\ufffe\uffff.md")), ("wide.replacement", _u("\ufffd.md")),
-        ("attach.png", b"\x1b[2J picture.png"), ("attach.no_suffix", b"\x1b]0;x\x07"),
+        ("path.backslash", b"a\\b.md"),
+        ("path.dotdot_backslash", b"..\\..\\etc.md"),
+        ("path.drive", b"C:.md"),
+        ("path.tilde", b"~.md"),
+        ("path.home", b"$HOME.md"),
+        ("path.subst", b"$(id).md"),
+        ("path.backtick", b"`id`.md"),
+        ("path.quote", b"'; rm -rf ~; '.md"),
+        ("path.dquote", b'"quoted".md'),
+        ("path.glob", b"*?.md"),
+        ("path.format", b"%s%n%x.md"),
+        ("path.braces", b"{}.md"),
+        ("path.url", b"http:..evil.md"),
+        ("path.windows_con", b"CON.md"),
+        ("path.windows_nul", b"nul.md"),
+        ("path.escaped_lookalike", b"\\x1b.md"),
+        ("path.u_lookalike", b"\\u202e.md"),
+        ("path.backslash_end", b"end\\.md"),
+        ("path.space_only", b" .md"),
+        ("path.looks_skipped", b".git.md"),
+        ("path.trash_twin", b".Trash.md"),
+        ("path.temp_like", b".vaultd-x.tmp.md"),
+        ("wide.cjk", _u("\u65e5\u672c\u8a9e\u306e\u30ce\u30fc\u30c8.md")),
+        ("wide.astral", _u("\U0001d518\U0001d52b\U0001d526.md")),
+        ("wide.emoji_zwj", _u("\U0001f468\u200d\U0001f469\u200d\U0001f467.md")),
+        ("wide.private_use", _u("\ue000\U000f0000.md")),
+        ("wide.noncharacter", _u("\ufffe\uffff.md")),
+        ("wide.replacement", _u("\ufffd.md")),
+        ("attach.png", b"\x1b[2J picture.png"),
+        ("attach.no_suffix", b"\x1b]0;x\x07"),
     ]
     return out
 
 
 #: (label, folder name bytes) for the folders the fixed names are also written into.
 FOLDERS: list[tuple[str, bytes]] = [
-    ("dir.esc", _u("\x1b[2J\x1b]0;dir\x07 folder")), ("dir.dash", b"-rf"), ("dir.dot", b".hidden dir"),
-    ("dir.lf", _u("dir\nline")), ("dir.bidi", _u("\u202eriD")), ("dir.twin_a", b"Twins"), ("dir.twin_b", b"twins"),
-    ("dir.nfd", _u(unicodedata.normalize("NFD", "Ordn\u00e9r"))), ("dir.bad", b"bad\xfedir"),
-    ("dir.len255", _u(_padded("\u20ac", NAME_MAX, ""))), ("dir.obsidian", b"a[#^|]b"), ("dir.trailing", b"trail. "),
+    ("dir.esc", _u("\x1b[2J\x1b]0;dir\x07 folder")),
+    ("dir.dash", b"-rf"),
+    ("dir.dot", b".hidden dir"),
+    ("dir.lf", _u("dir\nline")),
+    ("dir.bidi", _u("\u202eriD")),
+    ("dir.twin_a", b"Twins"),
+    ("dir.twin_b", b"twins"),
+    ("dir.nfd", _u(unicodedata.normalize("NFD", "Ordn\u00e9r"))),
+    ("dir.bad", b"bad\xfedir"),
+    ("dir.len255", _u(_padded("\u20ac", NAME_MAX, ""))),
+    ("dir.obsidian", b"a[#^|]b"),
+    ("dir.trailing", b"trail. "),
 ]
 
 
@@ -143,11 +211,16 @@ def _name_byte(b: int) -> bool:
 
 #: hypothesis: one file name's bytes (1..255, no '/' or NUL), most of them ending in .md
 _hostile_chars = st.sampled_from(
-    [chr(i) for i in range(1, 0x20)] + ["\x7f"] + [chr(i) for i in range(0x80, 0xA0)]
+    [chr(i) for i in range(1, 0x20)]
+    + ["\x7f"]
+    + [chr(i) for i in range(0x80, 0xA0)]
     + list("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u200b\u200c\u200d\u2060\ufeff")
-    + list("[]#^|-. \\:*?\"'`$%~") + ["\u00e9", "e\u0301", "\u20ac", "\U0001f600", "\u00df", "\u0130", "\u2028"])
-_text = st.lists(st.one_of(_hostile_chars, st.characters(exclude_categories=["Cs"], exclude_characters="/\x00")),
-                 min_size=1, max_size=40).map("".join)
+    + list("[]#^|-. \\:*?\"'`$%~")
+    + ["\u00e9", "e\u0301", "\u20ac", "\U0001f600", "\u00df", "\u0130", "\u2028"]
+)
+_text = st.lists(
+    st.one_of(_hostile_chars, st.characters(exclude_categories=["Cs"], exclude_characters="/\x00")), min_size=1, max_size=40
+).map("".join)
 _raw = st.binary(min_size=1, max_size=60).map(lambda b: bytes(x for x in b if _name_byte(x)) or b"x")
 
 
@@ -155,14 +228,18 @@ def _fit(name: bytes) -> bytes:
     return name[:NAME_MAX]
 
 
-drawn_names: st.SearchStrategy[bytes] = st.one_of(
-    _text.map(lambda t: _fit(_u(t) + b".md")),
-    _text.map(lambda t: _fit(_u(t))),
-    _raw.map(lambda b: _fit(b + b".md")),
-    st.tuples(_text, st.sampled_from(["a", "\u00e9", "\u20ac", "\U0001f600"])).map(
-        lambda p: _u(_padded(p[1], NAME_MAX))[:NAME_MAX - len(_u(p[0])[:60]) - 3] + _u(p[0])[:60] + b".md"),
-).map(lambda b: _fit(b) if len(b) <= NAME_MAX else b[:NAME_MAX]).filter(
-    lambda b: b not in (b".", b"..") and all(_name_byte(x) for x in b))
+drawn_names: st.SearchStrategy[bytes] = (
+    st.one_of(
+        _text.map(lambda t: _fit(_u(t) + b".md")),
+        _text.map(lambda t: _fit(_u(t))),
+        _raw.map(lambda b: _fit(b + b".md")),
+        st.tuples(_text, st.sampled_from(["a", "\u00e9", "\u20ac", "\U0001f600"])).map(
+            lambda p: _u(_padded(p[1], NAME_MAX))[: NAME_MAX - len(_u(p[0])[:60]) - 3] + _u(p[0])[:60] + b".md"
+        ),
+    )
+    .map(lambda b: _fit(b) if len(b) <= NAME_MAX else b[:NAME_MAX])
+    .filter(lambda b: b not in (b".", b"..") and all(_name_byte(x) for x in b))
+)
 
 
 def draw_names(count: int, seed: int | None) -> list[bytes]:
@@ -171,8 +248,7 @@ def draw_names(count: int, seed: int | None) -> list[bytes]:
         return []
     found: list[bytes] = []
 
-    @settings(max_examples=count, deadline=None, database=None, derandomize=seed is not None,
-              suppress_health_check=list(HealthCheck))
+    @settings(max_examples=count, deadline=None, database=None, derandomize=seed is not None, suppress_health_check=list(HealthCheck))
     @given(drawn_names)
     def collect(name: bytes) -> None:
         found.append(name)
@@ -182,6 +258,7 @@ def draw_names(count: int, seed: int | None) -> list[bytes]:
 
 
 # -- what the index should make of a path ----------------------------------------------------------
+
 
 def decode(rel: bytes) -> str:
     """A path's ``str`` as the daemon's ``os`` calls give it (undecodable bytes as surrogates)."""
@@ -222,6 +299,7 @@ def expect(rel: bytes) -> Expect:
 
 # -- the tally -------------------------------------------------------------------------------------
 
+
 class NameTally:
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
@@ -236,7 +314,8 @@ class NameTally:
         """Count one reply; a failure unless it is a result or a structured, non-INTERNAL error."""
         self.counts["replies.checked"] += 1
         if "result" in reply:
-            return reply["result"]  # type: ignore[no-any-return]
+            result: dict[str, Any] = reply["result"]
+            return result
         err = reply.get("error")
         code = (err or {}).get("data", {}).get("code") if isinstance(err, dict) else None
         if not isinstance(code, str):
@@ -250,6 +329,7 @@ class NameTally:
 
 
 # -- files on disk ---------------------------------------------------------------------------------
+
 
 def _at(root: Path, rel: bytes) -> bytes:
     return os.fsencode(str(root)) + b"/" + rel
@@ -294,6 +374,7 @@ def disk_state(root: Path) -> dict[bytes, tuple[int, bytes]]:
 
 
 # -- one vault of hostile names --------------------------------------------------------------------
+
 
 @dataclass
 class NameVault:
@@ -358,6 +439,7 @@ def build_name_vault(root: Path, vid: str, names: Iterable[bytes], tally: NameTa
 
 # -- talking to the daemon -------------------------------------------------------------------------
 
+
 def client(home: Home) -> RawClient:
     c = RawClient(home.socket, timeout=SOCKET_TIMEOUT)
     RawClient.open_clients.remove(c)  # owned here, not by the test fixture
@@ -413,8 +495,7 @@ def check_listing(s: Session, nv: NameVault, where: str) -> None:
         missing, extra = set(want) - set(listed), set(listed) - set(want)
         tally.counts["checks.listed_names"] += len(want)
         if missing or extra:
-            tally.fail(f"{where}: note.list differs from the disk: missing {sorted(missing)!r:.300}, "
-                       f"extra {sorted(extra)!r:.300}")
+            tally.fail(f"{where}: note.list differs from the disk: missing {sorted(missing)!r:.300}, extra {sorted(extra)!r:.300}")
     issues = s.pages(where, "vault.issues", {"vault": nv.vid, "limit": 500}, "issues")
     if issues is not None:
         found: dict[str, set[str]] = {}
@@ -460,8 +541,13 @@ def check_reads(s: Session, nv: NameVault, where: str, limit: int | None = None)
         if folder:
             s.ask(f"{where} list-folder {folder!r}", "note.list", {"vault": v, "folder": folder})
             s.ask(f"{where} search-folder {folder!r}", "note.search", {"vault": v, "query": "body", "folder": folder})
-    for method, params in (("vault.tags", {}), ("vault.stats", {"fresh": True}), ("log.tail", {}),
-                           ("note.search", {"query": "body", "limit": 500}), ("note.search", {"query": "heading"})):
+    for method, params in (
+        ("vault.tags", {}),
+        ("vault.stats", {"fresh": True}),
+        ("log.tail", {}),
+        ("note.search", {"query": "body", "limit": 500}),
+        ("note.search", {"query": "heading"}),
+    ):
         s.ask(f"{where} {method}", method, {"vault": v, **params})
     s.ask(f"{where} doctor", "doctor", {"vault": v})
     s.ask(f"{where} doctor-all", "doctor", {})
@@ -495,6 +581,7 @@ def check_links(s: Session, nv: NameVault, where: str) -> None:
 
 
 # -- (b) the watcher -------------------------------------------------------------------------------
+
 
 def _wait_listed(s: Session, nv: NameVault, where: str) -> None:
     """fresh: true makes every change before the call visible; then the listing must match."""
@@ -533,6 +620,7 @@ def watch_round(s: Session, nv: NameVault, names: list[bytes], where: str) -> No
 
 # -- (f) writes ------------------------------------------------------------------------------------
 
+
 def _on_disk(root: Path, rel: str) -> bool:
     try:
         return stat.S_ISREG(os.lstat(_at(root, os.fsencode(rel))).st_mode)
@@ -568,8 +656,11 @@ def write_round(s: Session, nv: NameVault, names: list[bytes], where: str) -> No
         pre = s.ask(f"{where} move-preview {text!r}", "note.move", {"vault": v, "target": "move-source.md", "to": text})
         if pre is None:
             continue
-        r = s.ask(f"{where} move {text!r}", "note.move", {"vault": v, "target": "move-source.md", "to": text,
-                                                          "confirm": True, "fingerprint": pre["fingerprint"]})
+        r = s.ask(
+            f"{where} move {text!r}",
+            "note.move",
+            {"vault": v, "target": "move-source.md", "to": text, "confirm": True, "fingerprint": pre["fingerprint"]},
+        )
         if r is not None:
             _check_applied(s, nv, r, text, where)
             if r.get("applied"):
@@ -599,9 +690,9 @@ def _check_applied(s: Session, nv: NameVault, r: dict[str, Any], asked: str, whe
 
 # -- (d) vaultctl and (e) the MCP shim -------------------------------------------------------------
 
+
 def run_vaultctl(home: Home, *args: str) -> tuple[int, str, str]:
-    proc = subprocess.run([*VAULTCTL, *args], env={**home.env, "VAULTD_NO_AUTOSTART": "1"}, capture_output=True,
-                          cwd=REPO, timeout=120)
+    proc = subprocess.run([*VAULTCTL, *args], env={**home.env, "VAULTD_NO_AUTOSTART": "1"}, capture_output=True, cwd=REPO, timeout=120)
     return proc.returncode, proc.stdout.decode("utf-8", "surrogateescape"), proc.stderr.decode("utf-8", "surrogateescape")
 
 
@@ -622,7 +713,10 @@ def cli_round(home: Home, nv: NameVault, tally: NameTally, where: str, shows: in
     commands: list[tuple[list[str], Callable[[Any], set[str]] | None]] = [
         (["list", "--limit", "500"], lambda r: {n["path"] for n in r["notes"]}),
         (["search", "body", "--limit", "500"], lambda r: {h["path"] for h in r["hits"]}),
-        (["issues", "--limit", "500"], None), (["tags"], None), (["stats"], None), (["log", "tail"], None),
+        (["issues", "--limit", "500"], None),
+        (["tags"], None),
+        (["stats"], None),
+        (["log", "tail"], None),
         (["doctor"], None),
     ]
     for path, _ in _targets(nv, shows):
@@ -660,72 +754,72 @@ def cli_round(home: Home, nv: NameVault, tally: NameTally, where: str, shows: in
                         tally.fail(f"{label}: answered for {got!r}")
 
 
-async def _mcp_calls(home: Home, nv: NameVault, tally: NameTally, where: str, limit: int | None) -> None:
+async def _mcp_calls(home: Home, nv: NameVault, tally: NameTally, where: str, limit: int | None, errlog: TextIO) -> None:
     import sys
 
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    server = StdioServerParameters(command=sys.executable, args=["-m", "vaultctl.main", "mcp"],
-                                   env={**home.env, "VAULTD_NO_AUTOSTART": "1"}, cwd=str(REPO))
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "vaultctl.main", "mcp"], env={**home.env, "VAULTD_NO_AUTOSTART": "1"}, cwd=str(REPO)
+    )
     want = nv.notes()
-    with open(home.root / f"mcp-{nv.vid}.err", "w") as errlog:
-        async with stdio_client(server, errlog=errlog) as (read, write), \
-                ClientSession(read, write, read_timeout_seconds=60) as session:
-            await session.initialize()
+    async with stdio_client(server, errlog=errlog) as (read, write), ClientSession(read, write, read_timeout_seconds=60) as session:
+        await session.initialize()
 
-            async def tool(name: str, args: dict[str, Any]) -> dict[str, Any] | None:
-                tally.counts["mcp.calls"] += 1
-                result = await session.call_tool(name, {"vault": nv.vid, **args})
-                content = result.structured_content
-                if not isinstance(content, dict):
-                    tally.fail(f"{where} mcp {name} {args!r:.200}: no structured content")
-                    return None
-                if result.is_error:
-                    code = content.get("code")
-                    tally.counts[f"mcp.refusals.{code}"] += 1
-                    if code == "INTERNAL" or not isinstance(code, str):
-                        tally.fail(f"{where} mcp {name} {args!r:.200}: {content!r:.300}")
-                    return None
-                return content
+        async def tool(name: str, args: dict[str, Any]) -> dict[str, Any] | None:
+            tally.counts["mcp.calls"] += 1
+            result = await session.call_tool(name, {"vault": nv.vid, **args})
+            content = result.structured_content
+            if not isinstance(content, dict):
+                tally.fail(f"{where} mcp {name} {args!r:.200}: no structured content")
+                return None
+            if result.is_error:
+                code = content.get("code")
+                tally.counts[f"mcp.refusals.{code}"] += 1
+                if code == "INTERNAL" or not isinstance(code, str):
+                    tally.fail(f"{where} mcp {name} {args!r:.200}: {content!r:.300}")
+                return None
+            return content
 
-            listed: set[str] = set()
-            cursor: str | None = None
-            while True:
-                page = await tool("note_list", {"limit": 500, **({"cursor": cursor} if cursor else {})})
-                if page is None:
-                    break
-                listed |= {n["path"] for n in page["notes"]}
-                cursor = page.get("next_cursor")
-                if not cursor:
-                    break
-            if listed != set(want):
-                tally.fail(f"{where} mcp note_list differs: missing {sorted(set(want) - listed)!r:.300}, "
-                           f"extra {sorted(listed - set(want))!r:.300}")
-            tally.counts["mcp.names_listed"] += len(listed)
-            for path, rel in _targets(nv, limit):
-                r = await tool("note_read", {"target": path})
-                if r is not None and r["path"] != path:
-                    tally.fail(f"{where} mcp note_read {path!r} answered {r['path']!r}")
-                hits = await tool("note_search", {"query": nv.files[rel]})
-                if hits is not None and [h["path"] for h in hits["hits"]] != [path]:
-                    tally.fail(f"{where} mcp search {path!r}: {[h['path'] for h in hits['hits']]!r:.200}")
-                await tool("note_links", {"target": path})
-            for name, args in (("vault_issues", {"limit": 500}), ("vault_stats", {}), ("vault_tags", {}),
-                               ("log_tail", {})):
-                await tool(name, args)
+        listed: set[str] = set()
+        cursor: str | None = None
+        while True:
+            page = await tool("note_list", {"limit": 500, **({"cursor": cursor} if cursor else {})})
+            if page is None:
+                break
+            listed |= {n["path"] for n in page["notes"]}
+            cursor = page.get("next_cursor")
+            if not cursor:
+                break
+        if listed != set(want):
+            tally.fail(
+                f"{where} mcp note_list differs: missing {sorted(set(want) - listed)!r:.300}, extra {sorted(listed - set(want))!r:.300}"
+            )
+        tally.counts["mcp.names_listed"] += len(listed)
+        for path, rel in _targets(nv, limit):
+            r = await tool("note_read", {"target": path})
+            if r is not None and r["path"] != path:
+                tally.fail(f"{where} mcp note_read {path!r} answered {r['path']!r}")
+            hits = await tool("note_search", {"query": nv.files[rel]})
+            if hits is not None and [h["path"] for h in hits["hits"]] != [path]:
+                tally.fail(f"{where} mcp search {path!r}: {[h['path'] for h in hits['hits']]!r:.200}")
+            await tool("note_links", {"target": path})
+        for name, args in (("vault_issues", {"limit": 500}), ("vault_stats", {}), ("vault_tags", {}), ("log_tail", {})):
+            await tool(name, args)
 
 
 def mcp_round(home: Home, nv: NameVault, tally: NameTally, where: str, limit: int | None) -> None:
     import anyio
 
-    anyio.run(_mcp_calls, home, nv, tally, where, limit)
+    with open(home.root / f"mcp-{nv.vid}.err", "w") as errlog:
+        anyio.run(_mcp_calls, home, nv, tally, where, limit, errlog)
 
 
 # -- the round -------------------------------------------------------------------------------------
 
-def _unchanged(tally: NameTally, before: dict[bytes, tuple[int, bytes]], root: Path,
-               where: str) -> dict[bytes, tuple[int, bytes]]:
+
+def _unchanged(tally: NameTally, before: dict[bytes, tuple[int, bytes]], root: Path, where: str) -> dict[bytes, tuple[int, bytes]]:
     """Every file of ``before`` still there has its mode and bytes; returns the state now."""
     after = disk_state(root)
     for rel, was in before.items():
@@ -746,8 +840,9 @@ class RoundSize:
     write_names: int | None = None  #: None: every name
 
 
-def names_round(home: Home, daemon: Daemon, vid: str, tally: NameTally, size: RoundSize,
-                seed: int | None = None, cli: bool = True, mcp: bool = True) -> dict[str, Any]:
+def names_round(
+    home: Home, daemon: Daemon, vid: str, tally: NameTally, size: RoundSize, seed: int | None = None, cli: bool = True, mcp: bool = True
+) -> dict[str, Any]:
     started = time.monotonic()
     names = [n for _, n in fixed_names()] + draw_names(size.drawn, seed)
     names = list(dict.fromkeys(names))
@@ -761,7 +856,7 @@ def names_round(home: Home, daemon: Daemon, vid: str, tally: NameTally, size: Ro
         check_reads(s, nv, "(c) reads", size.read_limit)
         check_links(s, nv, "(c) links")  # writes its hub note: a new file, so not compared
         state = _unchanged(tally, state, nv.root, "(a) add and (c) reads")
-        watch_round(s, nv, names[: size.watch_names] + names[-size.watch_names:], "(b) watch")
+        watch_round(s, nv, names[: size.watch_names] + names[-size.watch_names :], "(b) watch")
         state = _unchanged(tally, state, nv.root, "(b) watching")  # the files it renamed or deleted are gone
         if cli:
             cli_round(home, nv, tally, "(d) cli", size.cli_shows)
@@ -777,8 +872,14 @@ def names_round(home: Home, daemon: Daemon, vid: str, tally: NameTally, size: Ro
             tally.counts["daemon.crashes"] += 1
             tally.fail("the daemon exited")
         tally.counts["rounds"] += 1
-        return {"vault": vid, "names": len(names), "files": len(nv.files), "notes": len(nv.notes()),
-                "skips": len(nv.skips()), "seconds": round(time.monotonic() - started, 1),
-                "written_under_another_name": nv.renamed_writes}
+        return {
+            "vault": vid,
+            "names": len(names),
+            "files": len(nv.files),
+            "notes": len(nv.notes()),
+            "skips": len(nv.skips()),
+            "seconds": round(time.monotonic() - started, 1),
+            "written_under_another_name": nv.renamed_writes,
+        }
     finally:
         s.close()
