@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.harness import Daemon, Home, RawClient, Result, copy_sample_vault, vaultctl
+from tests.support.harness import INHERITED_NOT, Daemon, Home, RawClient, Result, copy_sample_vault, vaultctl
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def _isolate_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test sees the developer's HOME, XDG folders or a real daemon."""
     for key in list(os.environ):
-        if key.startswith(("XDG_", "VAULTD_", "CLAUDE_CONFIG_DIR", "CODEX_HOME")):
+        if key.startswith(("XDG_", "VAULTD_", "CLAUDE_CONFIG_DIR", "CODEX_HOME")) or key in INHERITED_NOT:
             monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("VAULTD_NO_AUTOSTART", "1")

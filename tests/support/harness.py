@@ -33,6 +33,15 @@ VAULTCTL = [sys.executable, "-m", "vaultctl.main"]
 VAULTD = [sys.executable, "-m", "vaultd.main"]
 
 
+#: What the processes a test starts never inherit from the run. PYTHONDONTWRITEBYTECODE: an
+#: installed vaultd runs from compiled bytecode, and a daemon or vaultctl recompiling every module at
+#: each start would be timed and tested at two to three times what a user waits (the Makefile keeps
+#: the bytecode in the venv). COLUMNS and LINES: the runner's terminal, not the test's; pytest-xdist
+#: sets them in its workers, and vaultctl would wrap its output to them. A test that wants a width
+#: passes COLUMNS itself.
+INHERITED_NOT = frozenset({"PYTHONDONTWRITEBYTECODE", "COLUMNS", "LINES"})
+
+
 @dataclass
 class Home:
     """An isolated vaultd home and socket; ``env`` is what every child process gets."""
@@ -47,10 +56,7 @@ class Home:
         """A new home in a fresh temp folder (under ``parent`` when given)."""
         root = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
         home, sock = root / "home", root / "run" / "v.sock"
-        # PYTHONDONTWRITEBYTECODE is dropped: an installed vaultd runs from compiled bytecode, and a
-        # daemon or vaultctl recompiling every module at each start would be timed and tested at
-        # two to three times what a user waits. (The Makefile keeps the bytecode in the venv.)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "VAULTD_")) and k != "PYTHONDONTWRITEBYTECODE"}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "VAULTD_")) and k not in INHERITED_NOT}
         env.update(
             {
                 "HOME": str(root / "user"),
