@@ -173,29 +173,6 @@ def through_daemon(vault_src: Path, rounds: int) -> dict[str, Any]:
         home.cleanup()
 
 
-def composite(notes: int, seed: int) -> Path:
-    """A vault of ``notes`` notes made of 10,000-note generated vaults side by side, one folder each.
-
-    The generator cannot write 100,000 notes: 8 % of its notes are people, and its 63 first and 59
-    last names give 3,717 distinct people, so it looks for a new name forever. Ten generated vaults
-    (seeds ``seed`` to ``seed + 9``) in ten folders are 100,000 notes with the same link shapes;
-    their people share names across folders, so bare links to them are ambiguous, as in a big
-    vault. The folders are hard links of the generated files (no copy, nothing written in the repo).
-    """
-    parts = notes // 10_000
-    root = corpus.bench_dir() / "corpora" / f"n{notes}-s{seed}-composite"
-    done = root.parent / (root.name + ".complete")
-    if not done.exists():
-        if root.exists():
-            shutil.rmtree(root)
-        root.mkdir(parents=True)
-        for k in range(parts):
-            made = corpus.ensure(10_000, seed + k)
-            shutil.copytree(made.vault, root / f"part{k + 1:02d}", copy_function=os.link)
-        done.write_text("")
-    return root
-
-
 def table(rows: list[dict[str, Any]]) -> str:
     head = (
         "| notes | links | snapshot | lint warm | lint cold | communities (vaultd) | bare igraph+leidenalg | ratio "
@@ -235,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [*args.notes, *([100_000] if args.with_100k else [])]
     rows = []
     for notes in sizes:
-        vault = composite(notes, args.seed) if notes >= 100_000 else corpus.ensure(notes, args.seed).vault
+        vault = corpus.for_size(notes, args.seed).vault
         print(f"{notes} notes: in process", file=sys.stderr, flush=True)
         row = in_process(vault, args.rounds)
         if not args.no_daemon:

@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     bm_facts: dict[str, Any] = {}
     load: dict[str, list[float]] = {"start": list(os.getloadavg())}
     for n in sizes:
-        c = corpus.ensure(n, args.seed)
+        c = corpus.for_size(n, args.seed)
         print(f"== {n:,} notes ({c.root})", file=sys.stderr, flush=True)
         plan = vplan if n < 100000 else replace(vplan, cold_runs=1, restart_runs=3)
         systems: dict[str, dict[str, Figure]] = {}
