@@ -74,6 +74,20 @@ def undocumented(root: Any = None) -> list[str]:
     return [entry.path for entry in entries(root) if not entry.help]
 
 
+def unexplained_options(root: Any = None) -> list[str]:
+    """``vaultctl daemon logs --lines`` for each visible option or argument with no help text:
+    ``--help`` would list it with nothing beside it."""
+    out = []
+    for entry in entries(root):
+        for param in entry.command.get_params(entry.context):
+            if param.hidden or param.name == "help":
+                continue
+            if not str(getattr(param, "help", "") or "").strip():
+                rows = command_tree.help_record(param, entry.context)
+                out.append(f"{entry.path} {rows[0] if rows else param.name}")
+    return out
+
+
 def help_markdown(entry: Entry) -> str:
     """The entry's help as Markdown: prose paragraphs, and verbatim ones as indented code."""
     parts = []

@@ -13,7 +13,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import pytest
 import typer
@@ -51,6 +51,28 @@ def test_the_cli_reference_lists_every_command_and_option() -> None:
 def test_every_command_has_help_text() -> None:
     assert len(COMMANDS) > 20
     assert cli_reference.undocumented() == []
+
+
+def test_every_option_and_argument_has_help_text() -> None:
+    assert cli_reference.unexplained_options() == []
+
+
+def test_an_option_without_help_text_is_found() -> None:
+    app = typer.Typer()
+
+    @app.callback()
+    def root() -> None:
+        """A root, so that the one command below stays a command of a group, as in vaultctl."""
+
+    @app.command("told")
+    def told(
+        size: Annotated[int, typer.Option(help="How big.")] = 1,
+        bare: Annotated[int, typer.Option()] = 2,
+        name: Annotated[str, typer.Argument()] = "x",
+    ) -> None:
+        """Has its help."""
+
+    assert cli_reference.unexplained_options(typer.main.get_command(app)) == ["vaultctl told --bare <int>", "vaultctl told NAME"]
 
 
 def test_a_command_without_help_text_is_found() -> None:

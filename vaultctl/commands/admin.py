@@ -162,7 +162,9 @@ def _alive(pid: int) -> bool:
 
 
 @daemon_app.command("logs")
-def daemon_logs(lines: Annotated[int, typer.Option("--lines", "-n", min=1, max=10000)] = 40) -> None:
+def daemon_logs(
+    lines: Annotated[int, typer.Option("--lines", "-n", min=1, max=10000, help="How many of the last lines to print.")] = 40,
+) -> None:
     """Print the last lines of the daemon's log."""
     log_file = resolve_home() / "logs" / "vaultd.log"
     try:
