@@ -98,7 +98,13 @@ def _get(results: Results, notes: int, system: str, key: str) -> Figure | None:
 
 
 def goals(results: Results) -> list[dict[str, Any]]:
-    """Each goal at each size where its inputs were measured; a goal with no input is reported as such."""
+    """Each goal at each size where its inputs were measured; a goal with no input is reported as such.
+
+    The targets are the limits the scale work aims at: ratios against the same work with nothing of
+    vaultd's around it (bare FTS5), absolute bounds where a person waits, and the peer goals
+    against basic-memory where it was measured. A size past 10,000 notes has its own targets
+    where the design allows more (warm restart, memory).
+    """
     out: list[dict[str, Any]] = []
 
     def add(goal: str, notes: int | None, measured: str, target: str, ok: bool | None, note: str = "") -> None:
@@ -107,43 +113,40 @@ def goals(results: Results) -> list[dict[str, Any]]:
 
     ms = 1e3
     for n in sorted(results):
+        big = n > 10_000
+        vc, lc, bc = (_get(results, n, s, "cold_build") for s in (VAULTD, LIMIT, BM))
+        vcc, lcc = _get(results, n, VAULTD, "cold_build_cpu"), _get(results, n, LIMIT, "cold_build_cpu")
+        if vc and lc:
+            cpu = f"; CPU {vcc.p50 / lcc.p50:.2f}x" if vcc and lcc else ""
+            add("cold build <= 2x the bare FTS5 build of the same corpus", n, f"{vc.p50 / lc.p50:.2f}x{cpu}", "<= 2x", vc.p50 / lc.p50 <= 2)
+        if vc and bc:
+            note = "basic-memory's time is extrapolated" if bc.extrapolated else ""
+            add("cold build >= 5x faster than basic-memory's", n, f"{bc.p50 / vc.p50:.1f}x", ">= 5x", bc.p50 / vc.p50 >= 5, note)
+        if w := _get(results, n, VAULTD, "warm_restart"):
+            bound = 2.0 if big else 0.5
+            add("warm restart to first answer", n, f"{w.p50:.2f} s", f"< {bound:g} s", w.p50 < bound)
         vs, ls = _get(results, n, VAULTD, "search"), _get(results, n, LIMIT, "search")
-        bs = _get(results, n, BM, "mcp_search")
         if vs and ls:
+            bound = 1.3 * ls.p50 + 0.3e-3
             add(
-                "note.search p50 <= 2x bare FTS5 query + 1 ms",
+                "search p50 <= 1.3x bare FTS5 with snippets + 0.3 ms",
                 n,
                 f"{vs.p50 * ms:.2f} ms",
-                f"<= {(2 * ls.p50 + 1e-3) * ms:.2f} ms",
-                vs.p50 <= 2 * ls.p50 + 1e-3,
+                f"<= {bound * ms:.2f} ms",
+                vs.p50 <= bound,
             )
-        if vs and bs:
-            add(
-                "note.search p50 >= 20x faster than basic-memory's MCP search",
-                n,
-                f"{bs.p50 / vs.p50:.1f}x",
-                ">= 20x",
-                bs.p50 / vs.p50 >= 20,
-            )
-        vc, lc, bc = (_get(results, n, s, "cold_build") for s in (VAULTD, LIMIT, BM))
-        if vc and bc:
-            add(
-                "cold index build >= 5x faster than basic-memory's",
-                n,
-                f"{bc.p50 / vc.p50:.1f}x",
-                ">= 5x",
-                bc.p50 / vc.p50 >= 5,
-                "basic-memory's time is extrapolated" if bc.extrapolated else "",
-            )
-        if vc and lc:
-            add("cold index build <= 3x the bare FTS5 build", n, f"{vc.p50 / lc.p50:.2f}x", "<= 3x", vc.p50 / lc.p50 <= 3)
-        if n >= 10000 and (w := _get(results, n, VAULTD, "warm_restart")):
-            add("warm restart < 1.5 s", n, f"{w.p50:.2f} s", "< 1.5 s", w.p50 < 1.5)
+        if vs and (bs := _get(results, n, BM, "mcp_search")):
+            add("search p50 >= 20x faster than basic-memory's MCP search", n, f"{bs.p50 / vs.p50:.1f}x", ">= 20x", bs.p50 / vs.p50 >= 20)
+        if vs and (vm := _get(results, n, VAULTD, "mcp_search")):
+            extra = vm.p50 - vs.p50
+            add("search via MCP minus search via the socket (the shim's cost), p50", n, f"{extra * ms:.2f} ms", "< 1 ms", extra < 1e-3)
+        if c := _get(results, n, VAULTD, "cli_search"):
+            add("`vaultctl search`, the whole command, median", n, f"{c.p50 * ms:.0f} ms", "< 120 ms", c.p50 < 0.120)
         if f := _get(results, n, VAULTD, "freshness"):
-            add("freshness p95 < 300 ms", n, f"{f.p95 * ms:.0f} ms", "< 300 ms", f.p95 < 0.3)
+            add("freshness p95 (an external write until search finds it)", n, f"{f.p95 * ms:.0f} ms", "< 30 ms", f.p95 < 0.030)
         vw, bw = _get(results, n, VAULTD, "create"), _get(results, n, BM, "create")
         if vw:
-            add("note.create p50 < 15 ms", n, f"{vw.p50 * ms:.2f} ms", "< 15 ms", vw.p50 < 0.015)
+            add("note.create p50 with every fsync", n, f"{vw.p50 * ms:.2f} ms", "< 8 ms", vw.p50 < 0.008)
             if bw:
                 add(
                     "note.create >= 10x faster than basic-memory's write_note",
@@ -154,25 +157,12 @@ def goals(results: Results) -> list[dict[str, Any]]:
                 )
         elif n == min(results):
             why = results[n].get(VAULTD, {}).get("create")
-            add("note.create p50 < 15 ms and >= 10x basic-memory's write_note", n, why.note if why else "—", "< 15 ms, >= 10x", None)
+            add("note.create p50 with every fsync", n, why.note if why else "—", "< 8 ms", None)
+        if n >= 10_000 and (r := _get(results, n, VAULTD, "rss_indexed")):
+            bound = 600e6 if big else 100e6
+            add("daemon RSS after indexing", n, f"{r.p50 / 1e6:.0f} MB", f"< {bound / 1e6:.0f} MB", r.p50 < bound)
         if i := _get(results, n, VAULTD, "idle_cpu"):
-            add("idle CPU < 1%", n, f"{i.p50:.3f} %", "< 1 %", i.p50 < 1.0)
-    big = [n for n in results if n >= 10000 and _get(results, n, VAULTD, "rss_indexed")]
-    bm_sizes = [n for n in results if _get(results, n, BM, "rss_indexed")]
-    if big and bm_sizes:
-        n = min(big)
-        same = n in bm_sizes
-        m = n if same else max(bm_sizes)
-        v, b = _get(results, n, VAULTD, "rss_indexed"), _get(results, m, BM, "rss_indexed")
-        assert v and b
-        add(
-            "daemon RSS at 10,000 notes <= basic-memory MCP server's RSS on the same vault",
-            n,
-            f"{v.p50 / 1e6:.0f} MB",
-            f"<= {b.p50 / 1e6:.0f} MB",
-            v.p50 <= b.p50,
-            "" if same else f"basic-memory measured at {m:,} notes only; its 10,000-note run is behind --bm-10k",
-        )
+            add("idle CPU (% of one core)", n, f"{i.p50:.3f} %", "< 0.3 %", i.p50 < 0.3)
     return out
 
 
