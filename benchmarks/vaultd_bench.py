@@ -4,6 +4,7 @@ memory, idle CPU and cache size. Every daemon runs in a fresh temporary home on 
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import time
@@ -46,6 +47,8 @@ class Plan:
     cli_runs: int = 20
     writes: int = 200
     fresh_writes: int = 50
+    checkout_files: int = 3000
+    checkout_runs: int = 3
     idle_seconds: float = 30.0
     mcp: bool = True
 
@@ -95,6 +98,7 @@ def measure(corpus: Corpus, plan: Plan, work: Path) -> dict[str, Figure]:
         figs["cli_search"] = _cli(home, corpus, plan)
         figs.update(_writes(daemon, plan))
         figs.update(_freshness(daemon, home, plan))
+        figs["checkout"] = _checkout(daemon, home, plan)
         figs["rss_after_run"] = Figure("B", [float(rss_bytes(daemon.pid))], "VmRSS after the reads and writes")
         figs["idle_cpu"] = _idle(daemon, plan.idle_seconds)
         figs.update(_restarts(home, running, plan))
@@ -250,6 +254,49 @@ def _freshness(daemon: Daemon, home: Home, plan: Plan) -> dict[str, Figure]:
         polled.note += f"; {misses} writes not found in time"
     _log(f"freshness p50 {polled.p50 * 1e3:.1f} ms, fresh:true p50 {barrier.p50 * 1e3:.1f} ms")
     return {"freshness": polled, "freshness_barrier": barrier}
+
+
+def _checkout(daemon: Daemon, home: Home, plan: Plan) -> Figure:
+    """A checkout's worth of new notes written at once, until every one of them is searchable.
+
+    ``plan.checkout_files`` notes land in one new folder as fast as Python writes them (what a
+    ``git checkout`` of a branch does to a worktree), each with a word of its own. The clock runs
+    from the first write until the last note written and a sample spread over the rest are all
+    found (polled every 5 ms); then, untimed, every one of the words is searched, and any not found
+    is named in the figure's note, so the figure can only be as good as the whole batch.
+    """
+    client = daemon.client()
+    samples: list[float] = []
+    unfound = 0
+    for run in range(plan.checkout_runs):
+        folder = home.vault / f"bench-checkout-{run}"
+        words = [f"chk{run}x{i}q" for i in range(plan.checkout_files)]
+        probe = [words[-1], *words[:: max(1, len(words) // 20)]]
+
+        def all_found(probe: list[str] = probe) -> bool:
+            return all(call(client, "note.search", {"query": w, "vault": VAULT_ID, "limit": 1})["hits"] for w in probe)
+
+        started = time.perf_counter()
+        folder.mkdir()
+        for i, word in enumerate(words):
+            (folder / f"c{i:05d}.md").write_text(f"# Checked out {i}\n\nThe word {word} arrives with a checkout.\n", encoding="utf-8")
+        try:
+            wait_until(all_found, 120, "every checked-out note found", poll=0.005)
+        except TimeoutError:
+            pass  # counted below, word by word
+        samples.append(time.perf_counter() - started)
+        unfound += sum(not call(client, "note.search", {"query": w, "vault": VAULT_ID, "limit": 1})["hits"] for w in words)
+        _log(f"checkout {run + 1}/{plan.checkout_runs}: {plan.checkout_files} notes searchable after {samples[-1]:.2f} s")
+        shutil.rmtree(folder)  # checked out again the other way: the vault is as it was for what follows
+
+        def gone(word: str = words[-1]) -> bool:
+            return not call(client, "note.search", {"query": word, "vault": VAULT_ID, "limit": 1})["hits"]
+
+        wait_until(gone, 120, "the checked-out notes removed from the index", poll=0.05)
+        time.sleep(1.0)  # quiet before the next run, as between two checkouts
+    client.close()
+    note = f"{plan.checkout_files} new notes written at once in a new folder, until the last and a sample of 20 are found"
+    return Figure("s", samples, note + (f"; {unfound} notes NOT found after the wait" if unfound else "; every note then found"))
 
 
 def _idle(daemon: Daemon, seconds: float) -> Figure:
