@@ -9,8 +9,10 @@ beyond the shell's, and numbers, booleans, lists and null are still one ``:=`` a
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 class BadAssignment(ValueError):

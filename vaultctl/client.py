@@ -19,8 +19,7 @@ import os
 import socket
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
@@ -30,9 +29,13 @@ from protocol.framing import MAX_FRAME_BYTES, LineBuffer, OversizedFrame
 from protocol.location import resolve_home, resolve_socket
 from protocol.methods.common import PROTOCOL_VERSION, Channel, Params
 from protocol.methods.service import HELLO, HelloParams, HelloResult
-from protocol.methods.spec import MethodSpec
 from protocol.version import VERSION
 from vaultctl import peer
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from protocol.methods.spec import MethodSpec
 
 P = TypeVar("P", bound=Params)
 R = TypeVar("R")

@@ -18,12 +18,14 @@ the same tree, with the same :func:`help_record`.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 import typer.main
 from typer.core import TyperCommand, TyperGroup
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 _current: list[Any] = []  #: the contexts of the commands being invoked, innermost last
 

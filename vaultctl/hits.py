@@ -9,11 +9,15 @@ our ``**``, while a ``**`` that is part of the note's own text stays as written.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from protocol.methods.reads import SearchHit
 from vaultctl import display, layout
 from vaultctl.terminal import Escaped, escape
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from protocol.methods.reads import SearchHit
 
 INDENT = "  "
 

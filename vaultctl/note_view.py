@@ -10,11 +10,13 @@ is shown in JSON's double quotes, and lists in flow style.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from protocol.methods.reads import ReadResult
 from vaultctl import display
 from vaultctl.terminal import escape
+
+if TYPE_CHECKING:
+    from protocol.methods.reads import ReadResult
 
 SHORT_SHA = 12
 _PLAIN_PUNCTUATION = frozenset(" _./()+-")

@@ -21,9 +21,12 @@ import os
 import socket
 import struct
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from protocol.location import socket_dir_problem
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def peer_problem(socket_path: str, peer: int, me: int) -> str | None:

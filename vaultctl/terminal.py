@@ -18,8 +18,10 @@ from __future__ import annotations
 import enum
 import os
 import re
-from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 # Everything a terminal may act on except tab, newline and carriage return, which depend on the mode:
 # C0, DEL and C1 controls, the bidi embeddings/overrides U+202A..U+202E and isolates U+2066..U+2069,

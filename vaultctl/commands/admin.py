@@ -8,7 +8,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import msgspec
 import typer
@@ -21,7 +21,6 @@ from protocol.methods.events import EventKind, SubscribeParams
 from protocol.methods.git_settings import GitMode
 from protocol.methods.indexing import VaultRebuildParams, VaultRebuildResult
 from protocol.methods.service import Activation, DaemonStatus, DoctorParams, DoctorResult, Finding, Level
-from protocol.methods.spec import MethodSpec
 from protocol.methods.vaults import (
     DeadLinks,
     Kind,
@@ -40,6 +39,9 @@ from vaultctl.client import BadSetting, DaemonUnavailable, UnsafeSocket, connect
 from vaultctl.commands.common import JsonOpt, call, emit, fail, session
 from vaultctl.completion import Complete
 from vaultctl.progress import ProgressBar, on_terminal
+
+if TYPE_CHECKING:
+    from protocol.methods.spec import MethodSpec
 
 P = TypeVar("P", bound=Params)
 R = TypeVar("R")

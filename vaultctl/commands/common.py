@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
-from typing import Annotated, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
 
 import typer
 
 from protocol.errors import ErrorCode, ErrorData, ExitStatus
 from protocol.methods import vaults
 from protocol.methods.common import Channel, Empty, Params
-from protocol.methods.spec import MethodSpec
 from vaultctl import command_tree, render
 from vaultctl.client import BadSetting, CallError, Client, DaemonUnavailable, OnNotification, connect
 from vaultctl.completion import Complete
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from protocol.methods.spec import MethodSpec
 
 P = TypeVar("P", bound=Params)
 R = TypeVar("R")

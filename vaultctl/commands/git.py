@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -22,13 +22,15 @@ from protocol.methods.git import (
     SyncResult,
     VaultGitParams,
 )
-from protocol.methods.git_settings import GitMode
+from protocol.methods.git_settings import GitMode  # noqa: TC001 - typer reads the command annotations at run time (vault git --mode)
 from protocol.schema import field_help as doc
 from vaultctl import render
-from vaultctl.client import Client
 from vaultctl.commands.admin import vault_text
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, pick_vault, session
 from vaultctl.commands.writes import ConfirmOpt, DryRunOpt, FingerprintOpt, confirm_command, receipt_text, run_write
+
+if TYPE_CHECKING:
+    from vaultctl.client import Client
 
 
 def _when(ts: float) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -33,9 +33,11 @@ from protocol.methods.graph import (
 )
 from protocol.schema import field_help as doc
 from vaultctl import render
-from vaultctl.client import Client
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, session
 from vaultctl.commands.writes import receipt_text
+
+if TYPE_CHECKING:
+    from vaultctl.client import Client
 
 FreshOpt = Annotated[bool, typer.Option("--fresh", help=doc(NeighborsParams, "fresh"))]
 HopsOpt = Annotated[int, typer.Option(help=doc(NeighborsParams, "hops"))]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 import typer
@@ -29,11 +29,13 @@ from protocol.methods.reads import (
 )
 from protocol.schema import field_help as doc
 from vaultctl import command_tree, display, note_view, pager, render
-from vaultctl.client import Client
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, session
 from vaultctl.completion import Complete
 from vaultctl.hits import hits_text
 from vaultctl.terminal import Escaped
+
+if TYPE_CHECKING:
+    from vaultctl.client import Client
 
 FreshOpt = Annotated[bool, typer.Option("--fresh", help=doc(VaultParams, "fresh"))]
 

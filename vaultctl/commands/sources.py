@@ -12,16 +12,14 @@ import base64
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from protocol.errors import ExitStatus
 from protocol.limits import MAX_INLINE_CAPTURE_BYTES
 from protocol.methods import retrieve, sources
-from protocol.methods.receipts import Outcome
 from protocol.methods.retrieve import RetrieveParams, RetrieveResult
 from protocol.methods.sources import (
     Authority,
@@ -47,6 +45,11 @@ from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, session
 from vaultctl.commands.writes import ConfirmOpt, DryRunOpt, FingerprintOpt, ShaOpt, confirm_command, receipt_text, run_write
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from protocol.methods.receipts import Outcome
 
 claim_app = typer.Typer(help="The claim ledger: record, update and list claims about pages.", no_args_is_help=True)
 FreshOpt = Annotated[bool, typer.Option("--fresh", help=doc(SourceListParams, "fresh"))]

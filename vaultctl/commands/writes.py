@@ -7,9 +7,8 @@ import json
 import math
 import shlex
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import msgspec
 import typer
@@ -17,7 +16,6 @@ import typer
 from protocol.errors import ExitStatus
 from protocol.methods import writes
 from protocol.methods.receipts import Applied, DryRun, MergeDetail, Outcome, Preview, Proposed, WriteReceipt
-from protocol.methods.spec import MethodSpec
 from protocol.methods.writes import (
     AppendParams,
     CreateParams,
@@ -47,6 +45,11 @@ from vaultctl import assignments, render
 from vaultctl.client import TIMEOUT_ENV, CallError, client_timeout
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, refuse, session
 from vaultctl.completion import Complete
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from protocol.methods.spec import MethodSpec
 
 P = TypeVar("P", bound=WriteParams)
 D = TypeVar("D")

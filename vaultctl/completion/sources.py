@@ -8,7 +8,7 @@ nothing when the daemon is down or refuses.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from protocol.methods import proposals, vaults, writes
 from protocol.methods.common import Empty
@@ -17,6 +17,9 @@ from protocol.methods.proposals import ProposalListParams
 from protocol.methods.writes import OpListParams
 from vaultctl.client import BadSetting, CallError, Client, DaemonUnavailable, connect
 from vaultctl.completion import Complete
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 WAIT_S = 2.0
 MAX_ITEMS = 200

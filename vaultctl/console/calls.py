@@ -9,9 +9,13 @@ file: a change is the daemon's operation, on the ``editor`` channel, under the v
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from protocol.errors import ErrorCode
 from protocol.methods import graph, lint, proposals, reads, service, vaults, writes
-from protocol.methods.spec import AnySpec
+
+if TYPE_CHECKING:
+    from protocol.methods.spec import AnySpec
 
 #: Reads the views make.
 READS: tuple[AnySpec, ...] = (

@@ -12,10 +12,8 @@ returned, so a late reply can never be read as the answer to another call.
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -28,6 +26,10 @@ from protocol.methods.common import PROTOCOL_VERSION, Channel
 from protocol.methods.service import HelloParams
 from protocol.version import VERSION
 from vaultctl import peer
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
 
 CLIENT_NAME = "vaultd-console"
 POOL_SIZE = 4  #: connections kept for calls; more calls at once wait for one

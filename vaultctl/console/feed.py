@@ -10,13 +10,16 @@ it (``since``); when the clock cannot be resumed the page is told to re-read eve
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import anyio
 import msgspec
 
 from protocol.methods.events import DROPPED, EVENTS, ClockToken, DroppedParams, EventsParams, SubscribeParams, SubscribeResult
 from vaultctl.console.daemon_link import CallFailed, DaemonGone, DaemonLink
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 MAX_FEEDS = 8  #: pages following a vault at once; one more is refused (429)
 KEEPALIVE_S = 15.0  #: a comment line this often, so a dead page is noticed and proxies stay quiet

@@ -21,17 +21,20 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlsplit
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
-from markdown_it.renderer import RendererHTML
-from markdown_it.rules_inline import StateInline
-from markdown_it.token import Token
-from markdown_it.utils import OptionsDict
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from markdown_it.renderer import RendererHTML
+    from markdown_it.rules_inline import StateInline
+    from markdown_it.token import Token
+    from markdown_it.utils import OptionsDict
 
 MAX_EMBEDS = 8  #: embedded notes rendered in one note; later embeds show as links
 MAX_WIKILINK_CHARS = 1024

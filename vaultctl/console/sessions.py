@@ -16,8 +16,11 @@ import hashlib
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 MAX_GRANTS = 16  #: unused tokens kept; an older one stops working when a seventeenth is minted
 MAX_SESSIONS = 32  #: signed-in pages kept; the oldest is signed out first

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import logging
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from starlette.applications import Starlette
-from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
@@ -26,7 +25,11 @@ from vaultctl.console.daemon_link import CallFailed, DaemonGone, DaemonLink
 from vaultctl.console.feed import Feeds, valid_vault
 from vaultctl.console.note_view import note_view
 from vaultctl.console.perimeter import Perimeter
-from vaultctl.console.sessions import Session, Sessions
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+
+    from vaultctl.console.sessions import Session, Sessions
 
 log = logging.getLogger("vaultd.console")
 

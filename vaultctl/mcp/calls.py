@@ -8,20 +8,23 @@ was meant, and the model can correct the call.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from protocol.methods.common import Empty, Params
-from protocol.methods.spec import AnySpec
 from protocol.methods.vaults import VAULT_LIST, Kind, VaultListResult
 from vaultctl.client import CallError
-from vaultctl.mcp.daemon_link import DaemonLink
 from vaultctl.mcp.errors import PAGING_FIELDS, ToolFailure, too_large
 from vaultctl.mcp.schemas import VaultChoice
 from vaultctl.mcp.settings import bounded_int
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from protocol.methods.spec import AnySpec
+    from vaultctl.mcp.daemon_link import DaemonLink
 
 log = logging.getLogger("vaultctl.mcp")
 

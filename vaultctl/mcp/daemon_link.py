@@ -15,12 +15,14 @@ import select
 import socket
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from protocol.methods.common import Channel, Params
-from protocol.methods.spec import AnySpec
 from vaultctl.client import BadSetting, Client, DaemonUnavailable, ReplyTimeout, connect
 from vaultctl.mcp.errors import unavailable
+
+if TYPE_CHECKING:
+    from protocol.methods.spec import AnySpec
 
 log = logging.getLogger("vaultctl.mcp")
 

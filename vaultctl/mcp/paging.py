@@ -11,11 +11,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultctl.mcp.errors import invalid_params
 from vaultctl.mcp.settings import bounded_int
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 TOOLS_PAGE_ENV = "VAULTD_MCP_TOOLS_PAGE"  #: tools per page (1..1000), for hosts that want smaller pages
 DEFAULT_TOOLS_PAGE = 100

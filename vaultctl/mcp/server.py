@@ -11,17 +11,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from vaultctl.client import CLIENT_VERSION
 from vaultctl.mcp import paging, versions, wire
 from vaultctl.mcp.calls import RESULT_BOUND, run_tool, vault_choice
-from vaultctl.mcp.daemon_link import DaemonLink
 from vaultctl.mcp.errors import McpError, RpcCode, invalid_params
 from vaultctl.mcp.tools import ToolCatalogue, decode_arguments
 from vaultctl.mcp.versions import Served
+
+if TYPE_CHECKING:
+    from vaultctl.mcp.daemon_link import DaemonLink
 
 log = logging.getLogger("vaultctl.mcp")
 

@@ -6,7 +6,10 @@ an unparsable value means the default and an out-of-range one the nearest bound.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
 def bounded_int(environ: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:

@@ -7,16 +7,19 @@ order, so a method added to the table is a tool with no change to the shim.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from protocol.methods.common import Params
-from protocol.methods.spec import AnySpec
 from protocol.table import METHODS
 from vaultctl.mcp.errors import invalid_params
 from vaultctl.mcp.schemas import VaultChoice, self_contained, with_vault_enum
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from protocol.methods.common import Params
+    from protocol.methods.spec import AnySpec
 
 _AT_PATH = re.compile(r" - at `(\$[^`]*)`$")
 _UNKNOWN_FIELD = re.compile(r"unknown field `([^`]*)`")

@@ -19,11 +19,13 @@ clients do.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultctl.mcp.errors import McpError, RpcCode
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 #: Oldest to newest. 2024-11-05 is still what some hosts and SDK clients built before spring 2025
 #: send; answering them with a newer version makes them hang up, and all it costs is leaving out

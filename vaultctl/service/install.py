@@ -15,10 +15,9 @@ import hashlib
 import os
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from protocol.errors import ErrorCode
 from protocol.location import resolve_home, resolve_socket
@@ -30,6 +29,9 @@ from vaultctl.service.units import systemd_socket as render_socket
 from vaultctl.setup import files
 from vaultctl.setup.errors import EntryChanged, MalformedConfig, NoReceipt, SetupError, UsageError
 from vaultctl.setup.homes import home_of
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 MANAGER_TIMEOUT_S = 30.0
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 import enum
 import os
 from datetime import UTC, datetime
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 RECEIPT_VERSION = 1
 

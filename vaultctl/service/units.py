@@ -26,10 +26,13 @@ Why these settings:
 from __future__ import annotations
 
 import plistlib
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from vaultctl.service.launch import Launch
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 LABEL = "org.vaultd"
 """launchd's job label, and the plist's file name."""

@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import groupby
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vaultctl.setup import files
 from vaultctl.setup.errors import MalformedConfig, SetupError
 from vaultctl.setup.plan import Action, SetupPlan
-from vaultctl.setup.receipts import AnyReceipt, ReceiptStore
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from vaultctl.setup.receipts import AnyReceipt, ReceiptStore
 
 
 @dataclass(frozen=True, slots=True)

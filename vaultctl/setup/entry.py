@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from vaultctl.setup.commit import Change, FileState, sha
-from vaultctl.setup.edits import Format
 from vaultctl.setup.errors import (
     CannotEditFaithfully,
     EntryChanged,
@@ -31,6 +29,11 @@ from vaultctl.setup.hosts import ENTRY_NAME, HOSTS, PORTABLE_COMMAND, FileFormat
 from vaultctl.setup.plan import Action, Mode, SetupPlan, make_plan
 from vaultctl.setup.receipts import Receipt, ReceiptStore
 from vaultctl.setup.scopes import claude_shadows
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from vaultctl.setup.edits import Format
 
 MANUAL = (MalformedConfig, CannotEditFaithfully, UnsafeFile, FileTooLarge)
 """Refusals about the file itself: the user can still make the change by hand."""

@@ -19,10 +19,12 @@ Messages name the file but never quote its contents: host files hold other serve
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class SetupError(Exception):

@@ -13,9 +13,12 @@ import os
 import stat
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vaultctl.setup.errors import DiskError, FileChanged, FileTooLarge, UnsafeFile
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 """Host configs are small; anything larger is not one we should be rewriting."""

@@ -15,10 +15,9 @@ import json
 import os
 import re
 import shlex
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -30,6 +29,9 @@ from vaultctl.setup.hostnotes import host_notes
 from vaultctl.setup.hosts import GUARD_ARGS, PORTABLE_COMMAND, GuardHooks, Host, launch_env
 from vaultctl.setup.plan import Action, Mode, SetupPlan, make_plan
 from vaultctl.setup.receipts import GuardReceipt, GuardStep, ReceiptStore
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _EMPTY = "{}\n"

@@ -10,9 +10,8 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultctl.setup.commit import FileState
 from vaultctl.setup.errors import SetupError
@@ -20,6 +19,9 @@ from vaultctl.setup.guard import ASSIGNMENT, is_guard_hook
 from vaultctl.setup.hooksfile import HooksDocument
 from vaultctl.setup.hostnotes import hooks_off
 from vaultctl.setup.hosts import HOSTS
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
 def guard_row(name: str, env: Mapping[str, str], *, has_entry: bool) -> tuple[str, str, str] | None:

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultctl.setup.edits import Splice
 from vaultctl.setup.errors import CannotEditFaithfully, MalformedConfig
 from vaultctl.setup.jsontext import Arr, Element, JsonText, Member, Obj, remove_element, remove_member
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 HOOKS_KEY = "hooks"
 

@@ -7,13 +7,15 @@ Codex, is the person's decision, so setup names the setting and where it is.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultctl.setup import files
 from vaultctl.setup.errors import SetupError
 from vaultctl.setup.hosts import GUARD_NAME, PORTABLE_COMMAND, Host
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
 
 
 def host_notes(

@@ -7,12 +7,14 @@ only the top-level object and the ``mcpServers`` object, and proves each edit by
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultctl.setup.edits import Found, Put, Splice, expected_data
 from vaultctl.setup.errors import CannotEditFaithfully, EntryChanged, MalformedConfig
 from vaultctl.setup.jsontext import JsonText, Member, Obj, remove_member
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class JsonFormat:

@@ -15,11 +15,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultctl.setup.edits import Splice
 from vaultctl.setup.errors import MalformedConfig
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _WS = re.compile(r"[ \t\n\r]*")
 BOM = "\ufeff"

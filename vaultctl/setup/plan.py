@@ -9,13 +9,16 @@ from __future__ import annotations
 import difflib
 import enum
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from vaultctl.setup.errors import SetupError
 from vaultctl.setup.redact import redact_text, redact_value
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from vaultctl.setup.errors import SetupError
 
 
 class Mode(enum.Enum):

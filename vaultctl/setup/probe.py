@@ -18,16 +18,18 @@ import os
 import selectors
 import subprocess
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from protocol.location import resolve_socket
 from vaultctl.setup.errors import SetupError
 from vaultctl.setup.guardcheck import guard_row
 from vaultctl.setup.hosts import HOSTS
 from vaultctl.setup.scopes import claude_shadows
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 PROBE_TIMEOUT_S = 20.0  #: per host: start, handshake, two calls
 PROBE_VERSION = "2025-06-18"  #: what most hosts send today

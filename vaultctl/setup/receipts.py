@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import msgspec
 
@@ -22,6 +21,9 @@ from vaultctl.setup import files
 from vaultctl.setup.errors import DiskError, MalformedConfig
 from vaultctl.setup.homes import vaultd_home
 from vaultctl.setup.hooksfile import Created
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 RECEIPT_VERSION = 1
 

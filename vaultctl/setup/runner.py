@@ -10,9 +10,8 @@ keeps both in its settings.json) come off in the order they went on and give bac
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vaultctl.setup.commit import Change, FileState, commit
 from vaultctl.setup.entry import EntryTarget, format_for
@@ -20,6 +19,10 @@ from vaultctl.setup.errors import SetupError
 from vaultctl.setup.guard import GuardTarget
 from vaultctl.setup.hosts import HOSTS
 from vaultctl.setup.plan import HostOutcome, Mode, SetupPlan, Status
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
 
 __all__ = ["apply_setup", "format_for", "plan_setup", "run", "setup_all", "undo_setup"]
 

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultctl.setup import files
 from vaultctl.setup.errors import SetupError
 from vaultctl.setup.hosts import ENTRY_NAME, HOSTS
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 PROJECT_FILE = ".mcp.json"
 

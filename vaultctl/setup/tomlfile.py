@@ -14,11 +14,13 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultctl.setup.edits import Found, Put, Splice, expected_data
 from vaultctl.setup.errors import CannotEditFaithfully, EntryChanged, MalformedConfig
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _KEY = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\r\n]|\\.)*"|'[^'\r\n]*')"""
 _TABLE_HEADER = re.compile(

@@ -6,7 +6,7 @@ The address is answered to the caller only; it is never logged (the token in it 
 from __future__ import annotations
 
 from protocol.methods import console
-from protocol.methods.common import Empty
+from protocol.methods.common import Empty  # noqa: TC001 - handler annotation, read by get_type_hints in tests/unit/test_protocol_table.py
 from protocol.methods.console import ConsoleOpenParams, ConsoleOpenResult, ConsoleStopResult
 from vaultd.api.handlers import CallContext, handles
 

@@ -9,6 +9,7 @@ daemon refuses them to agents; promotion and reverts go through the agent gate l
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import msgspec
@@ -30,7 +31,7 @@ from protocol.methods.git import (
     VaultGitParams,
 )
 from protocol.methods.git_settings import GitMode
-from protocol.methods.receipts import WriteReceipt
+from protocol.methods.receipts import WriteReceipt  # noqa: TC001 - handler annotation, read by get_type_hints in tests/unit/test_protocol_table.py
 from protocol.methods.vaults import VaultEntry, VaultInfo
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import history_path
@@ -42,9 +43,11 @@ from vaultd.git.revert import revert_detail
 from vaultd.git.sync import sync_vault
 from vaultd.ops.runner import run_operation
 from vaultd.policy.visibility import Visibility
-from vaultd.registry.config import Config
-from vaultd.runtime import VaultRuntime
 from vaultd.txn.engine import read_current
+
+if TYPE_CHECKING:
+    from vaultd.registry.config import Config
+    from vaultd.runtime import VaultRuntime
 
 MAX_LISTED = git.MAX_SYNC_LISTED
 

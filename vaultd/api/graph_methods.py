@@ -8,8 +8,7 @@ again before the vault changes costs nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -37,7 +36,7 @@ from protocol.methods.graph import (
     PathResult,
     PathStep,
 )
-from protocol.methods.receipts import NoDetail, WriteReceipt
+from protocol.methods.receipts import NoDetail, WriteReceipt  # noqa: TC001 - handler annotation, read by get_type_hints in tests/unit/test_protocol_table.py
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
 from vaultd.graph import centrality, communities
@@ -48,9 +47,13 @@ from vaultd.graph.walks import Edges, neighbourhood, shortest_path
 from vaultd.lint.gather import text_reader, view_of
 from vaultd.ops.canvas_create import plan_canvas
 from vaultd.ops.runner import no_detail, run_operation
-from vaultd.policy.visibility import Visibility
 from vaultd.vault.lookup import find_note
-from vaultd.vault.watcher import LiveIndex
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from vaultd.policy.visibility import Visibility
+    from vaultd.vault.watcher import LiveIndex
 
 T = TypeVar("T")
 

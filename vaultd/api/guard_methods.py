@@ -6,17 +6,21 @@ itself is :func:`protocol.methods.guard.verdict`, shared with the hook's fallbac
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import anyio
 
 from protocol.methods import guard
-from protocol.methods.common import Empty
+from protocol.methods.common import Empty  # noqa: TC001 - handler annotation, read by get_type_hints in tests/unit/test_protocol_table.py
 from protocol.methods.gate import Gate, OpClass
 from protocol.methods.guard import GuardCheckParams, GuardCheckResult, GuardContextResult, VaultContext, canonical, guarded, verdict
 from protocol.methods.vaults import VaultState
 from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import VaultError
 from vaultd.gate.store import store_for
-from vaultd.runtime import VaultRuntime
+
+if TYPE_CHECKING:
+    from vaultd.runtime import VaultRuntime
 
 MAX_CONTEXT_VAULTS = 8  #: what a session-start hook may put in a model's context stays short
 

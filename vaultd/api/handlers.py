@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from protocol.methods.common import Channel, Params
 from protocol.table import METHODS, MethodSpec
-from vaultd.api.host import Host
-from vaultd.api.streams import EventStreams
+
+if TYPE_CHECKING:
+    from vaultd.api.host import Host
+    from vaultd.api.streams import EventStreams
 
 
 @dataclass(slots=True)

@@ -7,17 +7,19 @@ tested without the process around them (its listener, sessions, budgets and shut
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import anyio
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
 
-from protocol.methods.service import Activation
-from protocol.methods.vaults import VaultEntry
-from vaultd.console.supervisor import ConsoleSupervisor
-from vaultd.registry.config import ConfigStore
-from vaultd.runtime import VaultRuntime
+    import anyio
+
+    from protocol.methods.service import Activation
+    from protocol.methods.vaults import VaultEntry
+    from vaultd.console.supervisor import ConsoleSupervisor
+    from vaultd.registry.config import ConfigStore
+    from vaultd.runtime import VaultRuntime
 
 
 class Host(Protocol):

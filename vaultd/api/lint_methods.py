@@ -13,7 +13,7 @@ import anyio
 
 from protocol.methods import lint
 from protocol.methods.lint import MAX_FINDING_CHARS, LintFinding, LintFixDetail, LintFixParams, LintLevel, LintParams, LintResult
-from protocol.methods.receipts import WriteReceipt
+from protocol.methods.receipts import WriteReceipt  # noqa: TC001 - handler annotation, read by get_type_hints in tests/unit/test_protocol_table.py
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
 from vaultd.errors import InvalidParams

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import weakref
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -11,7 +12,9 @@ from protocol.methods.names import NamesParams, NamesResult
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
 from vaultd.vault.completion import NameTable, build_table, complete
-from vaultd.vault.index import VaultIndex
+
+if TYPE_CHECKING:
+    from vaultd.vault.index import VaultIndex
 
 _tables: weakref.WeakKeyDictionary[VaultIndex, NameTable] = weakref.WeakKeyDictionary()
 

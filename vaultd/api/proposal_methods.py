@@ -7,7 +7,7 @@ rejected or withdrawn half way, and two people applying one proposal apply it on
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
@@ -33,7 +33,9 @@ from vaultd.ops.agent_gate import StaleProposal, who
 from vaultd.ops.announce import decided_event
 from vaultd.ops.catalog import OPERATIONS
 from vaultd.ops.runner import Approval, run_operation
-from vaultd.runtime import VaultRuntime
+
+if TYPE_CHECKING:
+    from vaultd.runtime import VaultRuntime
 
 log = structlog.get_logger("vaultd.gate")
 

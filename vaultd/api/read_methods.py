@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -48,15 +49,17 @@ from vaultd.policy import secret_issues
 from vaultd.policy.visibility import Visibility
 from vaultd.sources import references
 from vaultd.vault import frontmatter, markdown, oplog
-from vaultd.vault.cache import Hit
-from vaultd.vault.index import VaultIndex
 from vaultd.vault.link_targets import ResolutionStatus, check_anchor
 from vaultd.vault.lookup import find_note
 from vaultd.vault.model import Link, LinkKind, NoteRecord
 from vaultd.vault.note import Skipped, parse_note
 from vaultd.vault.paging import decode_cursor, encode_cursor, utf8_page
 from vaultd.vault.walk import shown_path
-from vaultd.vault.watcher import LiveIndex
+
+if TYPE_CHECKING:
+    from vaultd.vault.cache import Hit
+    from vaultd.vault.index import VaultIndex
+    from vaultd.vault.watcher import LiveIndex
 
 MAX_OUTLINE = 64
 MAX_SEARCH_FETCH = 1000  #: ranked hits fetched at most to fill a page past private notes

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -14,8 +15,10 @@ from vaultd.api.read_methods import live_view
 from vaultd.errors import InvalidParams
 from vaultd.retrieve import rerank as reranker
 from vaultd.retrieve.live import passages_for
-from vaultd.retrieve.store import StoredChunk
 from vaultd.vault import oplog
+
+if TYPE_CHECKING:
+    from vaultd.retrieve.store import StoredChunk
 
 MAX_FETCH = 20000  #: ranked chunks fetched at most to fill a page past private notes and the per-note cap
 

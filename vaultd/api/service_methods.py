@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import time
+from typing import TYPE_CHECKING
 
 import anyio
 import msgspec
@@ -29,7 +30,9 @@ from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Unavailable, VaultError
 from vaultd.gate.store import store_for
 from vaultd.git import doctor as git_doctor
-from vaultd.runtime import VaultRuntime
+
+if TYPE_CHECKING:
+    from vaultd.runtime import VaultRuntime
 
 
 @handles(service.HELLO)

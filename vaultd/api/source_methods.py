@@ -4,13 +4,12 @@ the ledgers and the evidence view read from the in-memory index."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 
 from protocol.methods import sources
-from protocol.methods.receipts import WriteReceipt
+from protocol.methods.receipts import WriteReceipt  # noqa: TC001 - handler annotation, read by get_type_hints in tests/unit/test_protocol_table.py
 from protocol.methods.sources import (
     CaptureDetail,
     CaptureParams,
@@ -34,6 +33,10 @@ from vaultd.sources import operations
 from vaultd.sources.evidence import Ledgers
 from vaultd.sources.rawfiles import raw_hasher
 from vaultd.vault.lookup import find_note
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 
 R = TypeVar("R")
 

@@ -7,6 +7,8 @@ names and the first event sent.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from protocol.errors import Issue
 from protocol.issue_codes import IssueCode
 from protocol.methods import events
@@ -15,7 +17,9 @@ from vaultd.api.event_filter import EventFilter
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.streams import SubscriptionStart
 from vaultd.errors import InvalidParams, Unavailable
-from vaultd.events.log import EventLog
+
+if TYPE_CHECKING:
+    from vaultd.events.log import EventLog
 
 
 @handles(events.SUBSCRIBE)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import msgspec
@@ -13,7 +14,7 @@ import structlog
 from protocol.errors import Issue
 from protocol.issue_codes import IssueCode
 from protocol.methods import vaults
-from protocol.methods.common import Empty
+from protocol.methods.common import Empty  # noqa: TC001 - handler annotation, read by get_type_hints in tests/unit/test_protocol_table.py
 from protocol.methods.vaults import (
     VaultAddParams,
     VaultEntry,
@@ -29,9 +30,11 @@ from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import InvalidParams, NotFound, StalePreview, ValidationFailed
 from vaultd.policy import check_inside_vault, check_new_path, validate_pii_policy
 from vaultd.registry.changes import changed_entry, setting_changes
-from vaultd.registry.config import Config
 from vaultd.registry.entries import canonical_folder, check_new_entry
 from vaultd.vault.oplog import LogFile, foreign_message, log_file_kind, log_name
+
+if TYPE_CHECKING:
+    from vaultd.registry.config import Config
 
 log = structlog.get_logger("vaultd.registry")
 

@@ -9,8 +9,7 @@ will review. A proposal is applied by a person through the same runner, which th
 from __future__ import annotations
 
 import time
-from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 import structlog
@@ -21,7 +20,6 @@ from protocol.methods.common import Channel
 from protocol.methods.gate import Gate, OpClass
 from protocol.methods.proposals import ProposalDetail, ProposalState
 from protocol.methods.receipts import MAX_RECEIPT_WARNINGS, ChangeAction, ChangeReceipt, Proposed
-from protocol.methods.vaults import VaultEntry
 from protocol.methods.writes import UndoParams, WriteParams
 from vaultd.errors import Conflict, PolicyRefused
 from vaultd.gate.diffs import file_diff
@@ -29,8 +27,13 @@ from vaultd.gate.store import new_id, store_for
 from vaultd.gate.verdict import Verdict, verdict
 from vaultd.sources.rules import makes_verdict
 from vaultd.txn import journal
-from vaultd.txn.plan import Plan
 from vaultd.vault import frontmatter
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from protocol.methods.vaults import VaultEntry
+    from vaultd.txn.plan import Plan
 
 log = structlog.get_logger("vaultd.gate")
 

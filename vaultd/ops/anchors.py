@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from protocol.errors import Issue, Severity
-from vaultd.ops.context import OpContext
 from vaultd.txn.plan import Change
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.link_targets import check_anchor, heading_key
 from vaultd.vault.model import Heading, Link, LinkKind, MarkdownScan
+
+if TYPE_CHECKING:
+    from vaultd.ops.context import OpContext
 
 MAX_LISTED = 20  #: broken links named in the warning; the rest are counted
 _LINK_UNSAFE = re.compile(r"[#^|\[\]:\\]+")

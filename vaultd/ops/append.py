@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from protocol.limits import MAX_APPEND_BYTES, over_bound
-from protocol.methods.writes import AppendParams
 from vaultd.errors import Ambiguous, InvalidParams, LimitExceeded
-from vaultd.ops.context import OpContext
 from vaultd.ops.stamps import stamp_updated
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter, markdown
+
+if TYPE_CHECKING:
+    from protocol.methods.writes import AppendParams
+    from vaultd.ops.context import OpContext
 
 TOPICS = "Topics"
 

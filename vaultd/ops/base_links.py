@@ -18,15 +18,18 @@ rather than write a base Obsidian would read differently.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from protocol.errors import Issue
 from vaultd.errors import ValidationFailed
 from vaultd.ops.link_style import styled_target
-from vaultd.ops.relocation import Relocation
 from vaultd.ops.rewrite import WIKI_LINK_RE, Rewrite, rewrite_wiki_link
 from vaultd.vault import frontmatter
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from vaultd.ops.relocation import Relocation
 
 # A call whose first argument is a quoted string without backslashes or line breaks.
 _CALL: Final = re.compile(r"""\b(?P<fn>link|hasLink|file)\(\s*(?P<q>["'])(?P<arg>[^"'\\\n]*)(?P=q)""")

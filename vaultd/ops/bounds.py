@@ -8,9 +8,13 @@ that one over a bound is refused at once rather than after reading and rewriting
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from vaultd.errors import LimitExceeded
-from vaultd.ops.context import OpContext
 from vaultd.txn.plan import over_bounds
+
+if TYPE_CHECKING:
+    from vaultd.ops.context import OpContext
 
 
 def check_size_first(ctx: OpContext, what: str, sources: list[str], written: list[str], removed: int = 0) -> None:

@@ -8,18 +8,22 @@ may see, so a private note never lands on a canvas made for a channel that canno
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from protocol.errors import Issue
-from protocol.methods.graph import CanvasParams
 from vaultd.errors import InvalidParams, PolicyRefused, ValidationFailed
 from vaultd.graph.canvas import canvas_bytes, canvas_document
 from vaultd.graph.walks import Edges, neighbourhood
 from vaultd.lint.gather import text_reader, view_of
-from vaultd.ops.context import OpContext
 from vaultd.ops.create import existing_twin
 from vaultd.ops.validate import refuse_unsafe_path
 from vaultd.policy import disk_spelling, path_screen_issues
 from vaultd.policy.names import name_issue
 from vaultd.txn.plan import Change, Plan
+
+if TYPE_CHECKING:
+    from protocol.methods.graph import CanvasParams
+    from vaultd.ops.context import OpContext
 
 
 def canvas_path(ctx: OpContext, raw: str) -> str:

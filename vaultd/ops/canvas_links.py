@@ -13,14 +13,16 @@ and compared with the intended document before anything is planned.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from protocol.errors import Issue
 from vaultd.errors import ValidationFailed
-from vaultd.ops.relocation import Relocation
 from vaultd.ops.rewrite import Rewrite, link_edits
 from vaultd.vault import json_text
 from vaultd.vault.layout import BOOKMARKS_FILE
+
+if TYPE_CHECKING:
+    from vaultd.ops.relocation import Relocation
 
 BOOKMARKS = BOOKMARKS_FILE
 

@@ -7,14 +7,11 @@ would have applied it when it was made.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from protocol.methods import writes
-from protocol.methods.writes import WriteParams
 from vaultd.ops.append import plan_append
-from vaultd.ops.context import OpContext
 from vaultd.ops.create import plan_create
 from vaultd.ops.delete import delete_detail, plan_delete
 from vaultd.ops.link import plan_link
@@ -25,7 +22,13 @@ from vaultd.ops.runner import no_detail
 from vaultd.ops.set_frontmatter import plan_set_frontmatter
 from vaultd.ops.supersede import plan_supersede
 from vaultd.ops.undo import plan_undo
-from vaultd.txn.plan import Plan
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from protocol.methods.writes import WriteParams
+    from vaultd.ops.context import OpContext
+    from vaultd.txn.plan import Plan
 
 
 @dataclass(frozen=True, slots=True)

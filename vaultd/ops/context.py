@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from protocol.errors import Issue
-from protocol.methods.common import Channel
-from protocol.methods.vaults import VaultEntry
 from vaultd.errors import Conflict
 from vaultd.policy.visibility import Visibility
 from vaultd.txn.engine import read_current, read_state
-from vaultd.vault.index import VaultIndex
 from vaultd.vault.lookup import find_note
+
+if TYPE_CHECKING:
+    import datetime as dt
+    from pathlib import Path
+
+    from protocol.errors import Issue
+    from protocol.methods.common import Channel
+    from protocol.methods.vaults import VaultEntry
+    from vaultd.vault.index import VaultIndex
 
 
 @dataclass

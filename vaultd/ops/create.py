@@ -8,10 +8,10 @@ would split the note in two for Obsidian, sync tools and every other machine.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from protocol.errors import Issue
-from protocol.methods.writes import CreateParams
 from vaultd.errors import InvalidParams, PolicyRefused, ValidationFailed
-from vaultd.ops.context import OpContext
 from vaultd.ops.name_clash import guard_name
 from vaultd.ops.validate import refuse_unsafe_path
 from vaultd.policy import disk_spelling, disk_twin, path_screen_issues
@@ -20,6 +20,10 @@ from vaultd.sources import references
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault.frontmatter_emit import emit
 from vaultd.vault.note import stem_of
+
+if TYPE_CHECKING:
+    from protocol.methods.writes import CreateParams
+    from vaultd.ops.context import OpContext
 
 
 def note_path(raw: str) -> str:

@@ -8,14 +8,18 @@ indexed. A delete that would newly break inbound links is refused (V03) unless t
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from protocol.errors import Issue, Severity
 from protocol.methods.receipts import DeleteDetail
-from protocol.methods.writes import DeleteParams
 from vaultd.errors import Conflict, ValidationFailed
-from vaultd.ops.context import OpContext
 from vaultd.ops.rewrite import Relocation
 from vaultd.txn.plan import Action, Change, Plan
 from vaultd.vault.link_targets import ResolutionStatus
+
+if TYPE_CHECKING:
+    from protocol.methods.writes import DeleteParams
+    from vaultd.ops.context import OpContext
 
 TRASH = ".trash"
 MAX_SUFFIX = 999

@@ -9,16 +9,20 @@ Obsidian writes it. The reverse link carries the relation only when it reads the
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from protocol.methods.writes import LinkParams, Relation
 from vaultd.errors import ValidationFailed
 from vaultd.ops.append import append_to_section
-from vaultd.ops.context import OpContext
 from vaultd.ops.rewrite import link_text_for
 from vaultd.ops.stamps import stamp_updated
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.link_targets import ResolutionStatus
 from vaultd.vault.model import LinkKind
+
+if TYPE_CHECKING:
+    from vaultd.ops.context import OpContext
 
 RELEVANT = "Relevant Notes"
 SYMMETRIC = frozenset({Relation.CONTRADICTS})

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from protocol.methods import lint as lint_methods
 from protocol.methods.lint import LintCode, LintFixDetail, LintFixParams
@@ -21,11 +22,13 @@ from vaultd.errors import Conflict, InvalidParams
 from vaultd.graph.snapshot import collector_paused
 from vaultd.lint.engine import run, with_fixes
 from vaultd.lint.gather import gather
-from vaultd.lint.links import TextOf
-from vaultd.lint.model import Fix
 from vaultd.ops.catalog import Operation, register
-from vaultd.ops.context import OpContext
 from vaultd.txn.plan import MAX_OP_FILES, Change, Plan
+
+if TYPE_CHECKING:
+    from vaultd.lint.links import TextOf
+    from vaultd.lint.model import Fix
+    from vaultd.ops.context import OpContext
 
 FIXABLE = tuple(code for code in LintCode if code.fixable)
 

@@ -23,14 +23,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from protocol.errors import Issue
 from protocol.methods.receipts import MAX_DETAIL_LINKS, MergeDetail
-from protocol.methods.writes import MergeParams
 from vaultd.errors import LimitExceeded, ValidationFailed
 from vaultd.ops.bounds import check_size_first
-from vaultd.ops.context import OpContext
 from vaultd.ops.link_style import new_link
 from vaultd.ops.obsidian_files import rewrite_obsidian_files
 from vaultd.ops.rewrite import Relocation, Rewrite, rewrite_links
@@ -41,6 +39,10 @@ from vaultd.vault import frontmatter, markdown
 from vaultd.vault.app_config import LinkFormat, read_link_format
 from vaultd.vault.frontmatter_emit import emit
 from vaultd.vault.link_targets import check_anchor
+
+if TYPE_CHECKING:
+    from protocol.methods.writes import MergeParams
+    from vaultd.ops.context import OpContext
 
 TOPICS = "Topics"
 UNION_KEYS = ("source", "sources", "topics")

@@ -10,13 +10,12 @@ mechanical, so no ``updated`` stamp is added (see :mod:`vaultd.ops.rewrite` for 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from protocol.errors import Issue
 from protocol.methods.receipts import MAX_DETAIL_LINKS, MoveDetail
-from protocol.methods.writes import MoveParams
 from vaultd.errors import ValidationFailed
 from vaultd.ops.bounds import check_size_first
-from vaultd.ops.context import OpContext
 from vaultd.ops.create import existing_twin, new_note_path
 from vaultd.ops.name_clash import guard_name
 from vaultd.ops.obsidian_files import rewrite_obsidian_files
@@ -24,6 +23,10 @@ from vaultd.ops.rewrite import Relocation, Rewrite, link_name, rewrite_links
 from vaultd.policy import check_new_path
 from vaultd.txn.plan import Action, Change, Plan
 from vaultd.vault.app_config import read_link_format
+
+if TYPE_CHECKING:
+    from protocol.methods.writes import MoveParams
+    from vaultd.ops.context import OpContext
 
 
 @dataclass(slots=True)

@@ -13,13 +13,16 @@ caller's private notes included; a note the caller cannot see is never named.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from protocol.errors import Issue, Severity
 from protocol.methods.vaults import SchemaProfile
 from vaultd.errors import ValidationFailed
-from vaultd.ops.context import OpContext
 from vaultd.ops.relocation import link_name
 from vaultd.vault.link_targets import ResolutionStatus
+
+if TYPE_CHECKING:
+    from vaultd.ops.context import OpContext
 
 
 @dataclass(frozen=True, slots=True)

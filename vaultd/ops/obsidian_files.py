@@ -13,16 +13,19 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from protocol.errors import Issue, Severity
 from vaultd.errors import Conflict, LimitExceeded
 from vaultd.ops.base_links import rewrite_base
 from vaultd.ops.canvas_links import BOOKMARKS, rewrite_bookmarks, rewrite_canvas
-from vaultd.ops.context import OpContext
 from vaultd.ops.relocation import Relocation, link_name
-from vaultd.ops.rewrite import Rewrite
 from vaultd.txn.plan import MAX_NOTE_BYTES, Change
 from vaultd.vault.link_targets import name_key
+
+if TYPE_CHECKING:
+    from vaultd.ops.context import OpContext
+    from vaultd.ops.rewrite import Rewrite
 
 CANVAS_SUFFIX = ".canvas"
 BASE_SUFFIX = ".base"

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from protocol.limits import MAX_PATCH_TEXT_BYTES, over_bound
 from protocol.methods.writes import Edit, PatchParams
 from vaultd.errors import InvalidParams, LimitExceeded, ValidationFailed
 from vaultd.ops.anchors import broken_links, repointed, warnings_for
-from vaultd.ops.context import OpContext
 from vaultd.ops.stamps import stamp_updated
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter
 from vaultd.vault.model import LinkKind
+
+if TYPE_CHECKING:
+    from vaultd.ops.context import OpContext
 
 
 def _occurrences(text: str, needle: str) -> list[int]:

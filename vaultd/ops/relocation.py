@@ -17,12 +17,15 @@ it was written in (:mod:`vaultd.ops.link_style`).
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from protocol.errors import Issue
 from vaultd.errors import ValidationFailed
 from vaultd.vault.app_config import LinkFormat, NewLinkFormat
 from vaultd.vault.link_targets import LinkResolver, Resolution, ResolutionStatus, name_key
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = ["Relocation", "link_name", "link_path", "link_text_for"]
 

@@ -12,8 +12,7 @@ import datetime as dt
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 import msgspec
@@ -22,7 +21,6 @@ import structlog
 from protocol.errors import Issue, Severity
 from protocol.methods.common import Channel
 from protocol.methods.gate import Gate
-from protocol.methods.proposals import ProposalDetail
 from protocol.methods.receipts import (
     MAX_RECEIPT_WARNINGS,
     Applied,
@@ -43,11 +41,16 @@ from vaultd.ops.announce import receipt_event
 from vaultd.ops.context import OpContext
 from vaultd.ops.validate import check_policy, validate
 from vaultd.policy import pii_findings, secret_issues
-from vaultd.runtime import VaultRuntime
 from vaultd.txn import journal, opids
 from vaultd.txn.engine import RollbackFailed, apply_plan, check_bounds
 from vaultd.txn.plan import Plan
 from vaultd.vault import oplog
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from protocol.methods.proposals import ProposalDetail
+    from vaultd.runtime import VaultRuntime
 
 log = structlog.get_logger("vaultd.ops")
 

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import msgspec
 
-from protocol.methods.writes import SetFrontmatterParams
 from vaultd.errors import InvalidParams
-from vaultd.ops.context import OpContext
 from vaultd.ops.stamps import updated_key
 from vaultd.sources import references
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter
 from vaultd.vault.frontmatter_emit import emit
+
+if TYPE_CHECKING:
+    from protocol.methods.writes import SetFrontmatterParams
+    from vaultd.ops.context import OpContext
 
 
 def plan_set_frontmatter(ctx: OpContext, params: SetFrontmatterParams) -> Plan:

@@ -11,15 +11,18 @@ warning instead. A created note gets ``created`` and the first key.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from protocol.errors import Issue, Severity
 from protocol.methods.vaults import SchemaProfile, VaultEntry
 from vaultd.errors import ValidationFailed
-from vaultd.ops.context import OpContext
 from vaultd.vault import frontmatter
 from vaultd.vault.frontmatter_emit import emit
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from vaultd.ops.context import OpContext
 
 
 def updated_key(entry: VaultEntry, data: Mapping[str, Any]) -> str | None:

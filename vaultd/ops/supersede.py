@@ -9,18 +9,20 @@ refused rather than silently re-pointed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from protocol.errors import Issue
-from protocol.methods.writes import SupersedeParams
 from vaultd.errors import ValidationFailed
-from vaultd.ops.context import OpContext
 from vaultd.ops.link import add_relevant_link
 from vaultd.ops.rewrite import link_text_for
 from vaultd.ops.stamps import stamp_updated
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.frontmatter_emit import emit
+
+if TYPE_CHECKING:
+    from protocol.methods.writes import SupersedeParams
+    from vaultd.ops.context import OpContext
 
 SUPERSEDES = "supersedes"
 

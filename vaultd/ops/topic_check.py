@@ -12,16 +12,20 @@ written note, whatever the vault's size. For an agent, a private note in a cycle
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from protocol.errors import Issue, Severity
 from protocol.issue_codes import IssueCode
 from vaultd.graph.topics import parents_of, reaches
-from vaultd.ops.context import OpContext
 from vaultd.txn.plan import Action, Plan
 from vaultd.vault import frontmatter
 from vaultd.vault.link_targets import LinkResolver, ResolutionStatus
 from vaultd.vault.walk import is_note_path
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from vaultd.ops.context import OpContext
 
 PRIVATE = "(a private note)"
 

@@ -8,15 +8,19 @@ and never listed.
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from protocol.methods.writes import OpSummary, UndoParams
 from vaultd.errors import Conflict, NotFound, PolicyRefused, ValidationFailed
 from vaultd.git import history
-from vaultd.ops.context import OpContext
 from vaultd.txn import journal
 from vaultd.txn.engine import read_current, undo_plan
 from vaultd.txn.plan import Change, Plan, read_limit, sha256
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from vaultd.ops.context import OpContext
 
 
 def plan_undo(ctx: OpContext, params: UndoParams) -> Plan:

@@ -7,14 +7,13 @@ write introduces is an error. Secrets are always refused. Nothing here writes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from protocol.errors import Issue, Severity
 from protocol.methods.vaults import DeadLinks
 from vaultd.errors import PolicyRefused, ValidationFailed
-from vaultd.ops.context import OpContext
 from vaultd.ops.topic_check import topic_issues
 from vaultd.policy import (
     added_lines,
@@ -34,6 +33,11 @@ from vaultd.txn.plan import Action, Change, Plan
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.link_targets import LinkResolver, ResolutionStatus
 from vaultd.vault.walk import is_note_path
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from vaultd.ops.context import OpContext
 
 MAX_OLD_LINK_WARNINGS = 100  #: dead links a note already had, reported per note; the rest are counted
 MAX_QUIET_OLD_LINKS = 1000  #: old dead links a move checks and leaves out; past it they are counted

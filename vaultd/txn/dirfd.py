@@ -19,12 +19,15 @@ import os
 import secrets
 import stat
 from dataclasses import dataclass
-from pathlib import Path
-from types import TracebackType
+from typing import TYPE_CHECKING
 
 from vaultd import content_mode, faults
 from vaultd.errors import Conflict, InvalidParams, LimitExceeded
 from vaultd.fsio import TEMP_PREFIX, TEMP_SUFFIX, ReadRefused, Refusal, read_regular
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from types import TracebackType
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC

@@ -27,7 +27,7 @@ from __future__ import annotations
 import enum
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import structlog
 
@@ -49,6 +49,9 @@ from vaultd.txn.journal import (
 )
 from vaultd.txn.plan import MAX_CAPTURE_BYTES, MAX_NOTE_BYTES, Change, Plan, over_bounds, read_limit, sha256
 from vaultd.vault.layout import JOURNAL_DIR
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 log = structlog.get_logger("vaultd.txn")
 

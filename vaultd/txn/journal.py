@@ -21,7 +21,7 @@ import shutil
 import stat
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 import structlog
@@ -33,6 +33,9 @@ from vaultd.policy import RESERVED_NAMES, check_new_path
 from vaultd.txn import opids, seal
 from vaultd.txn.plan import MAX_OP_BYTES, MAX_OP_FILES, Plan, sha256
 from vaultd.vault.layout import BOOKMARKS_FILE, JOURNAL_DIR, RUNTIME_DIR
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 log = structlog.get_logger("vaultd.txn")
 

@@ -15,8 +15,11 @@ from __future__ import annotations
 import datetime as dt
 import re
 import secrets
-from collections.abc import Callable
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
 
 OP_ID = re.compile(r"(?P<second>[0-9]{8}T[0-9]{6})(?:\.(?P<micro>[0-9]{6}))?-[0-9a-f]{8}")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)

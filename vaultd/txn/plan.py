@@ -10,11 +10,13 @@ from __future__ import annotations
 import enum
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from protocol.errors import Issue
 from protocol.limits import MAX_CAPTURE_BYTES as MAX_CAPTURE_BYTES  # a file that is not a note (a raw copy)
 from protocol.limits import MAX_NOTE_BYTES as MAX_NOTE_BYTES  # the engine's bound is the protocol's
+
+if TYPE_CHECKING:
+    from protocol.errors import Issue
 
 #: Files one operation writes at most. A rename of a note linked from thousands of notes is one
 #: operation (one journal, one undo); its memory is bounded by MAX_OP_BYTES whatever the count,

@@ -20,9 +20,12 @@ import os
 import secrets
 import stat
 import threading
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vaultd.errors import Unavailable
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 KEY_FILE = "journal.key"
 KEY_BYTES = 32

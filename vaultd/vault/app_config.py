@@ -11,10 +11,12 @@ from __future__ import annotations
 import enum
 import json
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from vaultd.fsio import ReadRefused, read_regular
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 APP_JSON: Final = ".obsidian/app.json"
 MAX_APP_JSON_BYTES: Final = 256 * 1024  #: Obsidian's own file is a few hundred bytes

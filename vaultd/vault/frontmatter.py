@@ -30,8 +30,7 @@ from __future__ import annotations
 import datetime
 import math
 import re
-from collections.abc import Callable
-from typing import Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import msgspec
 import yaml  # type: ignore[import-untyped]
@@ -45,6 +44,9 @@ from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.util import create_timestamp, timestamp_regexp
 
 from vaultd.vault.model import NoteIssue
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 MAX_HEADER_BYTES: Final = 64 * 1024  #: a bigger header is refused (N05) without being parsed
 MAX_DEPTH: Final = 64  #: deeper nesting is refused (N01); real properties nest two or three levels

@@ -15,17 +15,21 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vaultd import faults
-from vaultd.vault.cache import IndexCache, SearchDoc
 from vaultd.vault.link_targets import LinkResolver, Resolution, Suggester, name_key
-from vaultd.vault.model import Link, NoteRecord
 from vaultd.vault.note import MAX_NOTE_BYTES, Skipped, parse_note, stem_of
 from vaultd.vault.walk import FileStat, SkippedFile, classify, is_ignored, is_valid_name, walk
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from pathlib import Path
+
+    from vaultd.vault.cache import IndexCache, SearchDoc
+    from vaultd.vault.model import Link, NoteRecord
 
 BUILD_CHUNK = 256  #: notes parsed per cache write during a build
 

@@ -27,12 +27,15 @@ import functools
 import posixpath
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import msgspec
 from rapidfuzz import fuzz, process, utils
 
-from vaultd.vault.model import Block, Heading
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from vaultd.vault.model import Block, Heading
 
 __all__ = [
     "SUGGEST_MIN_SCORE",

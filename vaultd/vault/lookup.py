@@ -6,12 +6,16 @@ refused with the candidates instead of silently picking one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from vaultd.errors import Ambiguous, InvalidParams, NotFound
-from vaultd.vault.index import VaultIndex
 from vaultd.vault.link_targets import ResolutionStatus, name_key
 from vaultd.vault.walk import is_note_path
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from vaultd.vault.index import VaultIndex
 
 
 def _never(_path: str) -> bool:

@@ -12,21 +12,25 @@ newline (an editor that strips it) is ended with one before the next event.
 
 from __future__ import annotations
 
-import datetime as dt
 import enum
 import os
 import re
 import stat
-from collections.abc import Callable
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from protocol.errors import Issue
-from protocol.methods.vaults import VaultEntry
-from protocol.methods.writes import LogEvent, LogType
 from vaultd.content_mode import new_file_mode
 from vaultd.errors import Conflict, InvalidParams, ValidationFailed
 from vaultd.fsio import fsync_dir, locked
 from vaultd.vault.layout import LOG_LOCK_NAME, RUNTIME_DIR, SKIPPED_DIRS
+
+if TYPE_CHECKING:
+    import datetime as dt
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from protocol.methods.vaults import VaultEntry
+    from protocol.methods.writes import LogEvent, LogType
 
 LOG_NAME = "log.md"  #: the default log path
 LOG_HEADER = "# vaultd operation log\n"

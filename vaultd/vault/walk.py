@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vaultd.fsio import is_temp_name
 from vaultd.vault.layout import SKIPPED_DIRS
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 
 @dataclass(frozen=True, slots=True)

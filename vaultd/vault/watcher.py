@@ -21,7 +21,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
@@ -35,6 +35,9 @@ from vaultd.vault.changes import refresh_changes
 from vaultd.vault.index import BuildTally, Updates, VaultIndex, compute_updates
 from vaultd.vault.layout import COOKIE_PREFIX, RUNTIME_DIR, SKIPPED_DIRS
 from vaultd.vault.walk import walk
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 log = structlog.get_logger("vaultd.index")
 

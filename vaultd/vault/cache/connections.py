@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import apsw
 
 from vaultd.errors import Unavailable
 from vaultd.vault.cache.sqlite_file import OpenOutcome, connect, recreate
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 #: Read connections kept at most; more concurrent searches queue for one.
 MAX_READERS = 4

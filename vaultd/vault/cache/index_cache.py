@@ -9,8 +9,8 @@ queries are :mod:`~vaultd.vault.cache.search`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import apsw
 import msgspec
@@ -20,10 +20,14 @@ from vaultd.vault.cache import query_plan, records, spelling
 from vaultd.vault.cache import search as fts_search
 from vaultd.vault.cache.connections import CacheConnections
 from vaultd.vault.cache.query_plan import Mode, QueryPlan
-from vaultd.vault.cache.records import SearchDoc
 from vaultd.vault.cache.search import MAX_LIMIT, Hit
 from vaultd.vault.cache.sqlite_file import OpenOutcome, open_checked
 from vaultd.vault.model import NoteRecord
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from vaultd.vault.cache.records import SearchDoc
 
 
 class CacheStats(msgspec.Struct, frozen=True):

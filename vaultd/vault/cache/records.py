@@ -10,16 +10,20 @@ import functools
 import gc
 import posixpath
 import unicodedata
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-import apsw
 import msgspec
 
 from vaultd.vault import fts_query
-from vaultd.vault.model import NoteRecord
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+    import apsw
+
+    from vaultd.vault.model import NoteRecord
 
 _CHUNK = 512
 _T = TypeVar("_T")

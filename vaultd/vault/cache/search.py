@@ -8,13 +8,18 @@ below is :mod:`vaultd.vault.cache.query_plan`.
 
 from __future__ import annotations
 
-import apsw
+from typing import TYPE_CHECKING
+
 import msgspec
 
 from vaultd.vault import fts_query
-from vaultd.vault.cache.connections import Reader
 from vaultd.vault.cache.query_plan import FolderIs, Mode, QueryPlan
 from vaultd.vault.cache.records import normalize_folder, normalize_tag
+
+if TYPE_CHECKING:
+    import apsw
+
+    from vaultd.vault.cache.connections import Reader
 
 _WEIGHTS = "5.0, 2.0, 1.0"
 _SNIPPET_TOKENS = 24

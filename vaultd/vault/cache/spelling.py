@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from rapidfuzz import fuzz, process
 
 from vaultd.vault import fts_query, search_syntax
-from vaultd.vault.cache.connections import Reader
 from vaultd.vault.cache.records import normalize_tag
 from vaultd.vault.search_syntax import All, Any, Node, Not, Tag, Text
+
+if TYPE_CHECKING:
+    from vaultd.vault.cache.connections import Reader
 
 MIN_SCORE: Final = 75.0  #: "alpah" finds "alpha" (80), "serch" finds "search" (91)
 MAX_LENGTH_GAP: Final = 2  #: a candidate is at most this many characters longer or shorter
