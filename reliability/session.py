@@ -16,6 +16,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING, Any
 
+from tests.support.harness import accepts
 from tests.support.wait import WaitTimeout, wait_until
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ class Proc:
             nonlocal accepted
             if self.proc.poll() is not None:
                 return True
-            accepted = _accepts(self.home.socket)
+            accepted = accepts(self.home.socket)
             return accepted
 
         wait_until(settled, timeout, f"vaultd to listen on {self.home.socket} or exit", poll=0.01)
@@ -107,17 +108,6 @@ class Proc:
     @property
     def killed(self) -> bool:
         return self.proc.poll() == -signal.SIGKILL
-
-
-def _accepts(path: Path) -> bool:
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        s.connect(str(path))
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
 
 
 class Client:

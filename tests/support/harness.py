@@ -132,18 +132,23 @@ class Daemon:
         return (self.home.root / "daemon.out").read_text(errors="replace")
 
 
+def accepts(path: Path) -> bool:
+    """Whether something listens on the socket at ``path`` (a connection is made and closed)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(str(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
 def wait_for_socket(path: Path, proc: subprocess.Popen[bytes] | None = None, timeout: float = 20.0) -> None:
     def listening() -> bool:
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"vaultd exited with {proc.returncode} before listening")
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            s.connect(str(path))
-            return True
-        except OSError:
-            return False
-        finally:
-            s.close()
+        return accepts(path)
 
     wait_until(listening, timeout, f"a daemon listening on {path}")
 
