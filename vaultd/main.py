@@ -91,7 +91,6 @@ async def _run(home: Path, socket_path: Path, idle_exit_s: float) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
-    _without_rich()
     home = (args.home or resolve_home()).absolute()
     socket_path = (args.socket or resolve_socket(home)).absolute()
     import structlog
@@ -130,16 +129,6 @@ def main(argv: list[str] | None = None) -> int:
         return startup.status
     finally:
         os.close(home_lock)
-
-
-def _without_rich() -> None:
-    """Tell structlog that rich is absent before it is imported.
-
-    structlog imports rich, when it can, to draw tracebacks for a terminal: a tenth of a second of
-    every daemon start on these machines. The daemon writes JSON lines and plain console lines,
-    never rich output, so it goes without; a process that already imported rich keeps it.
-    """
-    sys.modules.setdefault("rich", None)  # type: ignore[arg-type]  # None marks a module as absent
 
 
 def find_startup_error(exc: BaseException) -> StartupError | None:
