@@ -104,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.bm_10k and 10000 in sizes and not args.no_basic_memory:
         bm_sizes.append(10000)
     vplan, bplan = plans(args)
+    limits.ensure_ripgrep()  # before the versions are read, so the facts line names the one measured
     measured = versions({})  # the commit is read before the run: it is the code that gets measured
     bench = corpus.bench_dir()
     work = bench / "work"
