@@ -106,9 +106,9 @@ def _command(module: str, name: str) -> Callable[..., None]:
 
 @functools.cache
 def _log_group() -> typer.Typer:
-    from vaultctl.commands import writes
+    from vaultctl.commands import log_cmd
 
-    return writes.log_app
+    return log_cmd.log_app
 
 
 @functools.cache

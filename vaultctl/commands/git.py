@@ -27,7 +27,7 @@ from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.commands.admin import vault_text
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, pick_vault, session
-from vaultctl.commands.writes import ConfirmOpt, DryRunOpt, FingerprintOpt, confirm_command, receipt_text, run_write
+from vaultctl.commands.receipts import ConfirmOpt, DryRunOpt, FingerprintOpt, confirm_command, receipt_text, run_write
 
 if TYPE_CHECKING:
     from vaultctl.client import Client

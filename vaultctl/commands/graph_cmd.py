@@ -34,7 +34,7 @@ from protocol.methods.graph import (
 from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, session
-from vaultctl.commands.writes import receipt_text
+from vaultctl.commands.receipts import receipt_text
 
 if TYPE_CHECKING:
     from vaultctl.client import Client

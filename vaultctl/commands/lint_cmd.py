@@ -14,7 +14,7 @@ from protocol.methods.writes import TwoStepParams
 from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, session
-from vaultctl.commands.writes import DryRunOpt, confirm_command, receipt_text
+from vaultctl.commands.receipts import DryRunOpt, confirm_command, exit_if_not_logged, receipt_text
 
 
 def _text(r: LintResult, fix_cmd: str) -> str:
@@ -56,8 +56,7 @@ def lint_vault(
             params = LintFixParams(vault=chosen, note=note, code=code, confirm=confirm, fingerprint=fingerprint, dry_run=dry_run)
             receipt = call(lint.LINT_FIX, params, client=c)
             emit(receipt, as_json, lambda r: receipt_text(r, fix_cmd))
-            if receipt.log is not None and not receipt.log.appended:
-                raise typer.Exit(int(ExitStatus.REFUSED))
+            exit_if_not_logged(receipt)
             return
         if confirm or fingerprint or dry_run:
             fail("--confirm, --fingerprint and --dry-run go with --fix", ExitStatus.USAGE)

@@ -26,7 +26,7 @@ from protocol.methods.proposals import (
 from protocol.schema import field_help as doc
 from vaultctl import display, render
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, pick_vault, session
-from vaultctl.commands.writes import receipt_text
+from vaultctl.commands.receipts import receipt_text
 from vaultctl.completion import Complete
 from vaultctl.terminal import Escaped, escape
 

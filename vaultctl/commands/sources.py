@@ -44,7 +44,7 @@ from protocol.methods.sources import (
 from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, session
-from vaultctl.commands.writes import ConfirmOpt, DryRunOpt, FingerprintOpt, ShaOpt, confirm_command, receipt_text, run_write
+from vaultctl.commands.receipts import ConfirmOpt, DryRunOpt, FingerprintOpt, ShaOpt, confirm_command, receipt_text, run_write
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -1,33 +1,24 @@
-"""new, patch, append, set, undo, ops, log: writes print their receipt (or preview) and exit 1
-when refused; --json prints the receipt itself."""
+"""new, patch, append, set, link, supersede, move, delete, merge, undo, ops: writes print their
+receipt (or preview, through :mod:`vaultctl.commands.receipts`) and exit 1 when refused; --json
+prints the receipt itself. The log commands are in log_cmd.py."""
 
 from __future__ import annotations
 
-import json
-import math
-import shlex
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import msgspec
 import typer
 
 from protocol.errors import ExitStatus
 from protocol.methods import writes
-from protocol.methods.receipts import Applied, DryRun, MergeDetail, Outcome, Preview, Proposed, WriteReceipt
 from protocol.methods.writes import (
     AppendParams,
     CreateParams,
     DeleteParams,
     Edit,
-    EditParams,
     LinkParams,
-    LogAppendParams,
-    LogEvent,
-    LogGrepParams,
-    LogTailParams,
-    LogType,
     MergeParams,
     MoveParams,
     OpListParams,
@@ -36,39 +27,26 @@ from protocol.methods.writes import (
     Relation,
     SetFrontmatterParams,
     SupersedeParams,
-    TwoStepParams,
     UndoParams,
-    WriteParams,
 )
 from protocol.schema import field_help as doc
 from vaultctl import assignments, render
-from vaultctl.client import TIMEOUT_ENV, CallError, client_timeout
+from vaultctl.client import CallError
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, refuse, session
+from vaultctl.commands.receipts import (
+    ConfirmOpt,
+    DryRunOpt,
+    FingerprintOpt,
+    LogOpt,
+    ShaOpt,
+    confirm_command,
+    exit_if_not_logged,
+    json_arg,
+    log_event,
+    receipt_text,
+    run_write,
+)
 from vaultctl.completion import Complete
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from protocol.methods.spec import MethodSpec
-
-P = TypeVar("P", bound=WriteParams)
-D = TypeVar("D")
-
-DryRunOpt = Annotated[bool, typer.Option("--dry-run", help=doc(WriteParams, "dry_run"))]
-ShaOpt = Annotated[str | None, typer.Option("--expected-sha", help=doc(EditParams, "expected_sha"))]
-LogOpt = Annotated[str | None, typer.Option("--log", help=doc(WriteParams, "log") + ' As JSON: {"type","source","note",...}.')]
-
-log_app = typer.Typer(help="Read and append the vault's log.", no_args_is_help=True)
-
-
-def _json_arg(value: str | None, what: str) -> Any:
-    if value is None:
-        return None
-    try:
-        return json.loads(value)
-    except json.JSONDecodeError as exc:
-        fail(f"{what} is not valid JSON: {exc.msg}", ExitStatus.USAGE)
-
 
 SET_HELP = (
     ' Repeatable: key=value sets a string, key:=JSON any JSON value (key:=3, key:=\'["a","b"]\'); a JSON object sets each of its keys.'
@@ -82,16 +60,6 @@ def _assignments(values: list[str] | None) -> dict[str, Any]:
         fail(str(exc), ExitStatus.USAGE)
 
 
-def _log_event(value: str | None) -> LogEvent | None:
-    data = _json_arg(value, "--log")
-    if data is None:
-        return None
-    try:
-        return msgspec.convert(data, LogEvent)
-    except msgspec.ValidationError as exc:
-        fail(f"--log: {exc}", ExitStatus.USAGE)
-
-
 def _read_source(value: str | None) -> str | None:
     if value is None:
         return None
@@ -101,80 +69,6 @@ def _read_source(value: str | None) -> str | None:
         return Path(value).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         fail(f"cannot read {value}: {exc}", ExitStatus.USAGE)
-
-
-def _detail_items(detail: object, omit: frozenset[str]) -> list[tuple[str, Any]]:
-    """The detail's fields in wire order; a merge's unions read as fields of their own."""
-    items: list[tuple[str, Any]] = []
-    for key, value in msgspec.to_builtins(detail).items():
-        if key in omit:
-            continue
-        items += list(value.items()) if isinstance(detail, MergeDetail) and key == "unions" else [(key, value)]
-    return items
-
-
-#: Past this many files a preview says the operation is large, and its confirm command waits longer.
-LARGE_OP_FILES = 1000
-#: Seconds per file the confirm waits: generous; about 0.01 s were measured on a busy 2-core
-#: machine (docs/performance.md, "Large renames").
-SECONDS_PER_FILE = 0.05
-
-
-def receipt_text(r: Outcome, confirm_cmd: str | None = None, omit: frozenset[str] = frozenset()) -> str:
-    """The receipt for a person; ``omit`` leaves out detail fields too long to print."""
-    if isinstance(r, Preview):
-        head = f"preview of {r.op}: would change {len(r.changes)} file(s)"
-    elif isinstance(r, DryRun):
-        head = f"dry run of {r.op}: would change {len(r.changes)} file(s); nothing was written"
-    elif isinstance(r, Applied):
-        head = f"applied {r.op} (op {r.op_id})"
-    elif isinstance(r, Proposed):
-        head = f"proposed {r.op}: held as proposal {r.proposal}; nothing was written\n{r.message}"
-    else:
-        head = f"{r.op}: nothing to change"
-    lines = [head]
-    if r.changes:
-        lines.append(
-            render.table(
-                ["action", "path", "before", "after"],
-                [(c.action, c.path, (c.before_sha or "-")[:12], (c.after_sha or "-")[:12]) for c in r.changes],
-            )
-        )
-    for w in r.warnings:
-        lines.append(f"warning {w.code}{' ' + w.path if w.path else ''}{':' + str(w.line) if w.line else ''}: {w.message}")
-    for key, value in _detail_items(r.detail, omit):
-        lines.append(f"{key}: {value if not isinstance(value, list) else ', '.join(map(str, value)) or '-'}")
-    if r.log is not None:
-        lines.append(f"log: {r.log.line}" if r.log.appended else f"log: NOT appended ({r.log.error})")
-    if isinstance(r, Applied) and r.commit:
-        lines.append(f"commit: {r.commit}")
-    if isinstance(r, Preview) and confirm_cmd:
-        prefix = ""
-        if len(r.changes) > LARGE_OP_FILES:
-            lines.append(
-                f"this operation writes {len(r.changes)} files in one journaled transaction (one undo): applying it "
-                "takes a while; reads go on meanwhile"
-            )
-            wait = math.ceil(len(r.changes) * SECONDS_PER_FILE)
-            if wait > client_timeout():
-                prefix = f"{TIMEOUT_ENV}={wait} "  # so the confirm waits for the receipt instead of giving up
-        lines.append(f"to confirm, run:\n  {prefix}{confirm_cmd} --confirm --fingerprint {r.fingerprint}")
-    return render.compose(lines)
-
-
-def run_write(
-    spec: MethodSpec[P, WriteReceipt[D]],
-    build: Callable[[str | None], P],
-    as_json: bool,
-    confirm_cmd: str | None = None,
-    vault: str | None = None,
-) -> None:
-    with session() as c:
-        params = build(pick_vault(c, vault))
-        result = call(spec, params, client=c)
-    emit(result, as_json, lambda r: receipt_text(r, confirm_cmd))
-    if result.log is not None and not result.log.appended:
-        raise typer.Exit(int(ExitStatus.REFUSED))
 
 
 def new(
@@ -194,7 +88,7 @@ def new(
     text = _read_source(body)
     run_write(
         writes.CREATE,
-        lambda v: CreateParams(vault=v, path=path, title=title, frontmatter=fields, body=text, dry_run=dry_run, log=_log_event(log)),
+        lambda v: CreateParams(vault=v, path=path, title=title, frontmatter=fields, body=text, dry_run=dry_run, log=log_event(log)),
         as_json,
         vault=vault,
     )
@@ -217,7 +111,7 @@ def patch(
     """Replace exact text in a note (all edits apply, or none)."""
     edit_list = None
     if edits is not None:
-        data = _json_arg(_read_source(edits), "--edits")
+        data = json_arg(_read_source(edits), "--edits")
         try:
             edit_list = msgspec.convert(data, list[Edit])
         except msgspec.ValidationError as exc:
@@ -233,7 +127,7 @@ def patch(
             rewrite_anchors=rewrite_anchors,
             dry_run=dry_run,
             expected_sha=expected_sha,
-            log=_log_event(log),
+            log=log_event(log),
         ),
         as_json,
         vault=vault,
@@ -255,7 +149,7 @@ def append(
     run_write(
         writes.APPEND,
         lambda v: AppendParams(
-            vault=v, target=target, section=section, markdown=text, dry_run=dry_run, expected_sha=expected_sha, log=_log_event(log)
+            vault=v, target=target, section=section, markdown=text, dry_run=dry_run, expected_sha=expected_sha, log=log_event(log)
         ),
         as_json,
         vault=vault,
@@ -278,15 +172,11 @@ def set_fields(
     run_write(
         writes.SET_FRONTMATTER,
         lambda v: SetFrontmatterParams(
-            vault=v, target=target, set=fields, unset=keys, dry_run=dry_run, expected_sha=expected_sha, log=_log_event(log)
+            vault=v, target=target, set=fields, unset=keys, dry_run=dry_run, expected_sha=expected_sha, log=log_event(log)
         ),
         as_json,
         vault=vault,
     )
-
-
-ConfirmOpt = Annotated[bool, typer.Option("--confirm", help=doc(TwoStepParams, "confirm"))]
-FingerprintOpt = Annotated[str | None, typer.Option("--fingerprint", help=doc(TwoStepParams, "fingerprint"))]
 
 
 def _two(first: str, second: str, names: str) -> None:
@@ -315,7 +205,7 @@ def link(
     run_write(
         writes.LINK,
         lambda v: LinkParams(
-            vault=v, source=source, target=target, relation=relation, bidirectional=not one_way, dry_run=dry_run, log=_log_event(log)
+            vault=v, source=source, target=target, relation=relation, bidirectional=not one_way, dry_run=dry_run, log=log_event(log)
         ),
         as_json,
         vault=vault,
@@ -333,7 +223,7 @@ def supersede(
     """Mark OLD superseded by NEW (status, superseded_by) and link NEW back to OLD."""
     _two(old, new_, "OLD and NEW")
     run_write(
-        writes.SUPERSEDE, lambda v: SupersedeParams(vault=v, old=old, new=new_, dry_run=dry_run, log=_log_event(log)), as_json, vault=vault
+        writes.SUPERSEDE, lambda v: SupersedeParams(vault=v, old=old, new=new_, dry_run=dry_run, log=log_event(log)), as_json, vault=vault
     )
 
 
@@ -351,7 +241,7 @@ def move(
     _two(source, to, "FROM and TO")
     run_write(
         writes.MOVE,
-        lambda v: MoveParams(vault=v, target=source, to=to, confirm=confirm, fingerprint=fingerprint, dry_run=dry_run, log=_log_event(log)),
+        lambda v: MoveParams(vault=v, target=source, to=to, confirm=confirm, fingerprint=fingerprint, dry_run=dry_run, log=log_event(log)),
         as_json,
         confirm_cmd=_confirm_cmd("move", source, to, vault=vault),
         vault=vault,
@@ -379,7 +269,7 @@ def delete(
             confirm=confirm,
             fingerprint=fingerprint,
             dry_run=dry_run,
-            log=_log_event(log),
+            log=log_event(log),
         ),
         as_json,
         confirm_cmd=_confirm_cmd(*words, vault=vault),
@@ -410,12 +300,11 @@ def merge(
             confirm=confirm,
             fingerprint=fingerprint,
             dry_run=dry_run,
-            log=_log_event(log),
+            log=log_event(log),
         )
         result = call(writes.MERGE, params, client=c)
     emit(result, as_json, lambda r: receipt_text(r, confirm_cmd, omit=frozenset({"body"})))
-    if result.log is not None and not result.log.appended:
-        raise typer.Exit(int(ExitStatus.REFUSED))
+    exit_if_not_logged(result)
 
 
 def undo(
@@ -440,8 +329,7 @@ def undo(
             revert_preview(c, op_id, chosen, dry_run=dry_run, as_json=as_json, vault_opt=vault)
             return
     emit(result, as_json, lambda r: receipt_text(r))
-    if result.log is not None and not result.log.appended:
-        raise typer.Exit(int(ExitStatus.REFUSED))
+    exit_if_not_logged(result)
 
 
 def _by(o: OpSummary) -> str:
@@ -472,51 +360,3 @@ def ops(
             else "no operations kept"
         ),
     )
-
-
-@log_app.command("tail")
-def log_tail(
-    vault: VaultOpt = None,
-    limit: Annotated[int, typer.Option(min=1, max=200, help=doc(LogTailParams, "limit"))] = 50,
-    type_: Annotated[LogType | None, typer.Option("--type", help=doc(LogTailParams, "type"))] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """The last events of the vault's log."""
-    with session() as c:
-        result = call(writes.LOG_TAIL, LogTailParams(vault=pick_vault(c, vault), limit=limit, type=type_), client=c)
-    emit(result, as_json, lambda r: "\n".join(r.lines + [f"warning: {w}" for w in r.warnings]) or "the log is empty")
-
-
-@log_app.command("grep")
-def log_grep(
-    pattern: Annotated[str, typer.Argument(help=doc(LogGrepParams, "pattern"))],
-    vault: VaultOpt = None,
-    limit: Annotated[int, typer.Option(min=1, max=200, help=doc(LogGrepParams, "limit"))] = 50,
-    type_: Annotated[LogType | None, typer.Option("--type", help=doc(LogGrepParams, "type"))] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Log events matching a pattern (no groups or backreferences)."""
-    with session() as c:
-        result = call(writes.LOG_GREP, LogGrepParams(vault=pick_vault(c, vault), pattern=pattern, limit=limit, type=type_), client=c)
-    emit(result, as_json, lambda r: "\n".join(r.lines + [f"warning: {w}" for w in r.warnings]) or "no match")
-
-
-@log_app.command("append")
-def log_append(
-    type_: Annotated[LogType, typer.Argument(metavar="TYPE", help=doc(LogEvent, "type"))],
-    source: Annotated[str, typer.Argument(help=doc(LogEvent, "source"))],
-    note: Annotated[str, typer.Argument(help=doc(LogEvent, "note"))],
-    project: Annotated[str, typer.Option(help=doc(LogEvent, "project"))] = "-",
-    dest: Annotated[str | None, typer.Option(help=doc(LogEvent, "dest"))] = None,
-    vault: VaultOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Append one event to the vault's log."""
-    with session() as c:
-        event = LogEvent(type=type_, project=project, source=source, note=note, dest=dest)
-        result = call(writes.LOG_APPEND, LogAppendParams(vault=pick_vault(c, vault), event=event), client=c)
-    emit(result, as_json, lambda r: f"appended: {r.line}")
-
-
-def confirm_command(*words: str) -> str:
-    return " ".join(shlex.quote(w) for w in ("vaultctl", *words))
