@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 
 from reliability.stress import names
 from reliability.stress.fuzz import FUZZED, check_reply, encode, frames, params_for
+from reliability.stress.name_vault import NameTally
 from tests.support.harness import Daemon, Home, RawClient
 
 if TYPE_CHECKING:
@@ -315,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     home = Home.create()
     daemon = Daemon(home)
     tally = Tally()
-    name_tally = names.NameTally()
+    name_tally = NameTally()
     started = time.monotonic()
     rounds = []
     try:

@@ -20,421 +20,38 @@ other note is listed exactly as its bytes on disk; no raw terminal control reach
 text output and ``--json`` decodes to the exact name; a write to a hostile name is applied inside
 the vault under that exact name or refused with a structured code; reading and watching change no
 byte of the vault. The fast slice is tests/reliability/test_hostile_names.py.
+
+The names and what the index should make of each are in :mod:`reliability.stress.name_catalogue`;
+the vault on disk and the round's tally in :mod:`reliability.stress.name_vault`; this module talks
+to the daemon and its clients and runs the round.
 """
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import re
 import stat
 import subprocess
 import time
-import unicodedata
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
+from reliability.stress.name_catalogue import NAME_MAX, draw_names, fixed_names
+from reliability.stress.name_vault import NameTally, NameVault, at_path, build_name_vault, disk_state
 from tests.support.harness import REPO, VAULTCTL, Daemon, Home, RawClient
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable
     from pathlib import Path
 
 SOCKET_TIMEOUT = 30.0
-NAME_MAX = 255  #: bytes in one file name on ext4 (and most Linux filesystems)
 #: What must never reach a terminal raw from vaultctl's text output: C0 but newline, DEL, C1,
 #: bidi embeddings/overrides/isolates, lone surrogates.
 ACTIVE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 #: The same for a note body (``vaultctl show``), whose tabs and CRLF line ends are the author's layout.
 ACTIVE_IN_BODY = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
-SKIPPED_DIRS = frozenset({".vaultd", ".git", ".obsidian", ".trash"})
-TEMP_PREFIX, TEMP_SUFFIX = ".vaultd-", ".tmp"
-
-
-# -- the names -------------------------------------------------------------------------------------
-
-
-def _u(text: str) -> bytes:
-    return text.encode("utf-8")
-
-
-def _padded(unit: str, total: int, suffix: str = ".md") -> str:
-    """``unit`` repeated to exactly ``total`` UTF-8 bytes with ``suffix`` (filler 'x' if needed)."""
-    room = total - len(_u(suffix))
-    n = room // len(_u(unit))
-    return unit * n + "x" * (room - n * len(_u(unit))) + suffix
-
-
-def fixed_names() -> list[tuple[str, bytes]]:
-    """(label, file name bytes): every class of hostile name once; none holds '/' or NUL."""
-    out: list[tuple[str, bytes]] = [
-        ("utf8.ff", b"bad\xff.md"),
-        ("utf8.c328", b"\xc3\x28 broken pair.md"),
-        ("utf8.surrogate", b"cesu \xed\xa0\x80.md"),
-        ("utf8.overlong", b"over\xc0\xaflong.md"),
-        ("utf8.truncated", b"cut \xe2\x82.md"),
-        ("utf8.f8", b"five\xf8\x88\x80\x80\x80.md"),
-        ("utf8.latin1", "caf\xe9".encode("latin-1") + b".md"),
-        ("utf8.in_suffix", b"x.m\xffd"),
-    ]
-    out += [(f"c0.{i:02x}", _u(f"c0 {i:02x} {chr(i)} end.md")) for i in range(1, 0x20)]
-    out += [(f"c1.{i:02x}", _u(f"c1 {i:02x} {chr(i)} end.md")) for i in range(0x80, 0xA0)]
-    out += [
-        ("del", _u("del \x7f end.md")),
-        ("esc.osc_title", _u("\x1b]0;pwned\x07 title.md")),
-        ("esc.osc_st", _u("\x1b]2;pwned\x1b\\ st.md")),
-        ("esc.csi_clear", _u("\x1b[2J\x1b[H clear.md")),
-        ("esc.csi_color", _u("\x1b[31mred\x1b[0m.md")),
-        ("esc.c1_csi", _u("\x9b2J c1 clear.md")),
-        ("esc.osc8_link", _u("\x1b]8;;http:x\x1b\\link\x1b]8;;\x1b\\.md")),
-        ("nl.lf", _u("line\nbreak.md")),
-        ("nl.cr", _u("carriage\rreturn.md")),
-        ("nl.crlf", _u("crlf\r\nname.md")),
-        ("nl.tab", _u("tab\tname.md")),
-        ("nl.trailing_lf", _u("trailing lf.md\n")),
-        ("nl.lf_only", _u("\n.md")),
-        ("nl.ls_ps", _u("line\u2028para\u2029sep.md")),
-        ("nl.nel", _u("next\x85line.md")),
-    ]
-    for cp in (0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069, 0x200E, 0x200F, 0x061C):
-        out.append((f"bidi.{cp:04x}", _u(f"bidi {chr(cp)}dm.exe.md")))
-    out.append(("bidi.rlo_suffix", _u("invoice\u202egpj.md")))
-    for cp in (0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x00AD, 0x034F):
-        out.append((f"zw.{cp:04x}", _u(f"zero{chr(cp)}width.md")))
-    out += [
-        ("zw.alone", _u("\u200b.md")),
-        ("zw.bom_lead", _u("\ufeffbom.md")),
-        ("len255.ascii", _u(_padded("a", NAME_MAX))),
-        ("len255.2byte", _u(_padded("\u00e9", NAME_MAX))),
-        ("len255.3byte", _u(_padded("\u20ac", NAME_MAX))),
-        ("len255.4byte", _u(_padded("\U0001f600", NAME_MAX))),
-        ("len255.mixed", _u(_padded("a\u00e9\u20ac\U0001f600", NAME_MAX))),
-        ("case.title", b"Twin.md"),
-        ("case.lower", b"twin.md"),
-        ("case.upper", b"TWIN.md"),
-        ("case.sharp_s", _u("stra\u00dfe.md")),
-        ("case.ss", b"strasse.md"),
-        ("case.dotless_i", _u("\u0131stanbul.md")),
-        ("nf.nfc", _u(unicodedata.normalize("NFC", "\u00dcn\u00efc\u00f6de.md"))),
-        ("nf.nfd", _u(unicodedata.normalize("NFD", "\u00dcn\u00efc\u00f6de.md"))),
-        ("nf.hangul_nfd", _u(unicodedata.normalize("NFD", "\ud55c\uae00.md"))),
-        ("nf.combining_alone", _u("\u0301.md")),
-        ("nf.fullwidth", _u("\uff26\uff55\uff4c\uff4c.md")),
-        ("obs.lbracket", b"a[b.md"),
-        ("obs.rbracket", b"a]b.md"),
-        ("obs.hash", b"a#b.md"),
-        ("obs.caret", b"a^b.md"),
-        ("obs.pipe", b"a|b.md"),
-        ("obs.wikilink", b"[[wiki]].md"),
-        ("obs.all", b"[x]#^|y.md"),
-        ("obs.embed", b"![[embed]].md"),
-        ("obs.colon", b"a:b.md"),
-        ("obs.percent", b"100%25 a%2Fb.md"),
-        ("dash.one", b"-rf.md"),
-        ("dash.two", b"--help.md"),
-        ("dash.json", b"--json.md"),
-        ("dash.vault", b"--vault=other.md"),
-        ("dash.alone", b"-.md"),
-        ("dash.double_alone", b"--.md"),
-        ("dot.hidden", b".hidden.md"),
-        ("dot.two", b"..double.md"),
-        ("dot.three", b"...md"),
-        ("dot.md_alone", b".md"),
-        ("dot.md_upper", b".MD"),
-        ("dot.upper_suffix", b"Upper.MD"),
-        ("dot.md_md", b"x.md.md"),
-        ("dot.double_suffix", b"x..md"),
-        ("trail.space", b"trailing space.md "),
-        ("trail.dot", b"trailing dot.md."),
-        ("trail.stem_space", b"stem space .md"),
-        ("trail.stem_dot", b"stem dot..md"),
-        ("trail.nbsp", _u("nbsp\u00a0.md")),
-        ("path.backslash", b"a\\b.md"),
-        ("path.dotdot_backslash", b"..\\..\\etc.md"),
-        ("path.drive", b"C:.md"),
-        ("path.tilde", b"~.md"),
-        ("path.home", b"$HOME.md"),
-        ("path.subst", b"$(id).md"),
-        ("path.backtick", b"`id`.md"),
-        ("path.quote", b"'; rm -rf ~; '.md"),
-        ("path.dquote", b'"quoted".md'),
-        ("path.glob", b"*?.md"),
-        ("path.format", b"%s%n%x.md"),
-        ("path.braces", b"{}.md"),
-        ("path.url", b"http:..evil.md"),
-        ("path.windows_con", b"CON.md"),
-        ("path.windows_nul", b"nul.md"),
-        ("path.escaped_lookalike", b"\\x1b.md"),
-        ("path.u_lookalike", b"\\u202e.md"),
-        ("path.backslash_end", b"end\\.md"),
-        ("path.space_only", b" .md"),
-        ("path.looks_skipped", b".git.md"),
-        ("path.trash_twin", b".Trash.md"),
-        ("path.temp_like", b".vaultd-x.tmp.md"),
-        ("wide.cjk", _u("\u65e5\u672c\u8a9e\u306e\u30ce\u30fc\u30c8.md")),
-        ("wide.astral", _u("\U0001d518\U0001d52b\U0001d526.md")),
-        ("wide.emoji_zwj", _u("\U0001f468\u200d\U0001f469\u200d\U0001f467.md")),
-        ("wide.private_use", _u("\ue000\U000f0000.md")),
-        ("wide.noncharacter", _u("\ufffe\uffff.md")),
-        ("wide.replacement", _u("\ufffd.md")),
-        ("attach.png", b"\x1b[2J picture.png"),
-        ("attach.no_suffix", b"\x1b]0;x\x07"),
-    ]
-    return out
-
-
-#: (label, folder name bytes) for the folders the fixed names are also written into.
-FOLDERS: list[tuple[str, bytes]] = [
-    ("dir.esc", _u("\x1b[2J\x1b]0;dir\x07 folder")),
-    ("dir.dash", b"-rf"),
-    ("dir.dot", b".hidden dir"),
-    ("dir.lf", _u("dir\nline")),
-    ("dir.bidi", _u("\u202eriD")),
-    ("dir.twin_a", b"Twins"),
-    ("dir.twin_b", b"twins"),
-    ("dir.nfd", _u(unicodedata.normalize("NFD", "Ordn\u00e9r"))),
-    ("dir.bad", b"bad\xfedir"),
-    ("dir.len255", _u(_padded("\u20ac", NAME_MAX, ""))),
-    ("dir.obsidian", b"a[#^|]b"),
-    ("dir.trailing", b"trail. "),
-]
-
-
-def _name_byte(b: int) -> bool:
-    return b not in (0, 0x2F)
-
-
-#: hypothesis: one file name's bytes (1..255, no '/' or NUL), most of them ending in .md
-_hostile_chars = st.sampled_from(
-    [chr(i) for i in range(1, 0x20)]
-    + ["\x7f"]
-    + [chr(i) for i in range(0x80, 0xA0)]
-    + list("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u200b\u200c\u200d\u2060\ufeff")
-    + list("[]#^|-. \\:*?\"'`$%~")
-    + ["\u00e9", "e\u0301", "\u20ac", "\U0001f600", "\u00df", "\u0130", "\u2028"]
-)
-_text = st.lists(
-    st.one_of(_hostile_chars, st.characters(exclude_categories=["Cs"], exclude_characters="/\x00")), min_size=1, max_size=40
-).map("".join)
-_raw = st.binary(min_size=1, max_size=60).map(lambda b: bytes(x for x in b if _name_byte(x)) or b"x")
-
-
-def _fit(name: bytes) -> bytes:
-    return name[:NAME_MAX]
-
-
-drawn_names: st.SearchStrategy[bytes] = (
-    st.one_of(
-        _text.map(lambda t: _fit(_u(t) + b".md")),
-        _text.map(lambda t: _fit(_u(t))),
-        _raw.map(lambda b: _fit(b + b".md")),
-        st.tuples(_text, st.sampled_from(["a", "\u00e9", "\u20ac", "\U0001f600"])).map(
-            lambda p: _u(_padded(p[1], NAME_MAX))[: NAME_MAX - len(_u(p[0])[:60]) - 3] + _u(p[0])[:60] + b".md"
-        ),
-    )
-    .map(lambda b: _fit(b) if len(b) <= NAME_MAX else b[:NAME_MAX])
-    .filter(lambda b: b not in (b".", b"..") and all(_name_byte(x) for x in b))
-)
-
-
-def draw_names(count: int, seed: int | None) -> list[bytes]:
-    """``count`` names from :data:`drawn_names` (reproducible with ``seed``)."""
-    if count <= 0:
-        return []
-    found: list[bytes] = []
-
-    @settings(max_examples=count, deadline=None, database=None, derandomize=seed is not None, suppress_health_check=list(HealthCheck))
-    @given(drawn_names)
-    def collect(name: bytes) -> None:
-        found.append(name)
-
-    collect()
-    return found
-
-
-# -- what the index should make of a path ----------------------------------------------------------
-
-
-def decode(rel: bytes) -> str:
-    """A path's ``str`` as the daemon's ``os`` calls give it (undecodable bytes as surrogates)."""
-    return os.fsdecode(rel)
-
-
-def shown(rel: bytes) -> str:
-    """How replies name a path: valid UTF-8 as is, other bytes as ``\\xNN``."""
-    return rel.decode("utf-8", "backslashreplace")
-
-
-def _valid(part: bytes) -> bool:
-    try:
-        part.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-@dataclass(frozen=True)
-class Expect:
-    """What the index should do with one path: ``note``, ``attachment``, ``ignored`` or a skip code."""
-
-    kind: str
-    skip_path: bytes | None = None  #: the component whose S07 issue covers it
-
-
-def expect(rel: bytes) -> Expect:
-    parts = rel.split(b"/")
-    for i, part in enumerate(parts):
-        text = part.decode("utf-8", "surrogateescape")
-        if text in SKIPPED_DIRS or (i == len(parts) - 1 and text.startswith(TEMP_PREFIX) and text.endswith(TEMP_SUFFIX)):
-            return Expect("ignored")
-        if not _valid(part):
-            return Expect("S07", b"/".join(parts[: i + 1]))
-    return Expect("note" if rel[-3:].lower() == b".md" else "attachment")
-
-
-# -- the tally -------------------------------------------------------------------------------------
-
-
-class NameTally:
-    def __init__(self) -> None:
-        self.counts: Counter[str] = Counter()
-        self.failures: list[str] = []
-
-    def fail(self, what: str) -> None:
-        self.counts["failures"] += 1
-        if len(self.failures) < 40:
-            self.failures.append(what[:600])
-
-    def reply(self, where: str, reply: dict[str, Any]) -> dict[str, Any] | None:
-        """Count one reply; a failure unless it is a result or a structured, non-INTERNAL error."""
-        self.counts["replies.checked"] += 1
-        if "result" in reply:
-            result: dict[str, Any] = reply["result"]
-            return result
-        err = reply.get("error")
-        code = (err or {}).get("data", {}).get("code") if isinstance(err, dict) else None
-        if not isinstance(code, str):
-            self.fail(f"{where}: malformed reply {reply!r:.300}")
-        elif code == "INTERNAL":
-            self.counts["replies.internal"] += 1
-            self.fail(f"{where}: INTERNAL {reply!r:.300}")
-        else:
-            self.counts[f"refusals.{code}"] += 1
-        return None
-
-
-# -- files on disk ---------------------------------------------------------------------------------
-
-
-def _at(root: Path, rel: bytes) -> bytes:
-    return os.fsencode(str(root)) + b"/" + rel
-
-
-def write_file(root: Path, rel: bytes, text: str) -> bool:
-    """Create ``root/rel`` (folders too); False when the filesystem refuses the name."""
-    try:
-        folder = rel.rpartition(b"/")[0]
-        if folder:
-            os.makedirs(_at(root, folder), exist_ok=True)
-        fd = os.open(_at(root, rel), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except OSError as exc:
-        if exc.errno in (errno.ENAMETOOLONG, errno.EEXIST, errno.EILSEQ, errno.EINVAL, errno.ENOTDIR, errno.EISDIR):
-            return False
-        raise
-    try:
-        os.write(fd, text.encode("utf-8"))
-    finally:
-        os.close(fd)
-    return True
-
-
-def disk_state(root: Path) -> dict[bytes, tuple[int, bytes]]:
-    """Every file below ``root`` (bytes path) with its mode and bytes, ``.vaultd`` left out."""
-    out: dict[bytes, tuple[int, bytes]] = {}
-    base = os.fsencode(str(root))
-    for folder, dirs, files in os.walk(base):
-        rel_folder = os.path.relpath(folder, base)
-        if rel_folder == b"." and b".vaultd" in dirs:
-            dirs.remove(b".vaultd")
-        for name in files:
-            full = os.path.join(folder, name)
-            st_ = os.lstat(full)
-            rel = os.path.relpath(full, base)
-            if stat.S_ISREG(st_.st_mode):
-                with open(full, "rb") as fh:
-                    out[rel] = (st_.st_mode, fh.read())
-            else:
-                out[rel] = (st_.st_mode, b"")
-    return out
-
-
-# -- one vault of hostile names --------------------------------------------------------------------
-
-
-@dataclass
-class NameVault:
-    root: Path
-    vid: str
-    files: dict[bytes, str] = field(default_factory=dict)  #: rel -> its unique search word
-    refused: Counter[str] = field(default_factory=Counter)  #: names the filesystem refused, by errno
-    words: Iterator[int] = field(default_factory=lambda: iter(range(1, 10**9)))
-    renamed_writes: list[tuple[str, list[str]]] = field(default_factory=list)  #: asked, written
-
-    def add(self, rel: bytes) -> bool:
-        word = f"qzname{next(self.words):06d}"
-        if rel in self.files:
-            return False
-        if write_file(self.root, rel, f"# heading {word}\n\nbody {word} #nametag\n"):
-            self.files[rel] = word
-            return True
-        self.refused["filesystem"] += 1
-        return False
-
-    def notes(self) -> dict[str, bytes]:
-        """Path as replies carry it -> rel, for every file the index should list as a note."""
-        return {decode(rel): rel for rel in self.files if expect(rel).kind == "note"}
-
-    def skips(self) -> dict[str, str]:
-        """Shown path -> code, one per skipped file or top-most skipped folder."""
-        out: dict[str, str] = {}
-        for rel in self.files:
-            e = expect(rel)
-            if e.skip_path is not None:
-                out[shown(e.skip_path)] = e.kind
-        return out
-
-
-def build_name_vault(root: Path, vid: str, names: Iterable[bytes], tally: NameTally) -> NameVault:
-    """Every name at the root and inside each hostile folder, plus 256-byte names the disk refuses."""
-    root.mkdir(parents=True)
-    nv = NameVault(root, vid)
-    names = list(names)
-    for name in names:
-        tally.counts["names.tried"] += 1
-        nv.add(name)
-    for _, folder in FOLDERS:
-        for name in names[:: max(1, len(names) // 25)]:
-            tally.counts["names.tried"] += 1
-            nv.add(folder + b"/" + name)
-    nv.add(FOLDERS[0][1] + b"/" + FOLDERS[4][1] + b"/" + b"-nested.md")
-    for unit in ("a", "\u00e9", "\u20ac", "\U0001f600"):
-        too_long = _u(_padded(unit, NAME_MAX + 1))
-        if len(too_long) == NAME_MAX + 1:
-            tally.counts["names.tried"] += 1
-            try:
-                fd = os.open(_at(root, too_long), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-                os.close(fd)
-                tally.counts["names.256_accepted_by_fs"] += 1  # not ext4: then it is one more name
-                nv.files[too_long] = "-"
-            except OSError as exc:
-                tally.counts[f"names.refused_by_fs.{errno.errorcode.get(exc.errno or 0, '?')}"] += 1
-    tally.counts["names.files_written"] += len(nv.files)
-    return nv
 
 
 # -- talking to the daemon -------------------------------------------------------------------------
@@ -605,14 +222,14 @@ def watch_round(s: Session, nv: NameVault, names: list[bytes], where: str) -> No
         if new in nv.files:
             continue
         try:
-            os.rename(_at(nv.root, rel), _at(nv.root, new))
+            os.rename(at_path(nv.root, rel), at_path(nv.root, new))
         except OSError:
             continue
         nv.files[new] = nv.files.pop(rel)
         tally.counts["watch.renamed"] += 1
     _wait_listed(s, nv, f"{where} renamed")
     for rel in [r for r in nv.files if r.startswith(b"watched/")][::2]:
-        os.unlink(_at(nv.root, rel))
+        os.unlink(at_path(nv.root, rel))
         del nv.files[rel]
         tally.counts["watch.deleted"] += 1
     _wait_listed(s, nv, f"{where} deleted")
@@ -623,7 +240,7 @@ def watch_round(s: Session, nv: NameVault, names: list[bytes], where: str) -> No
 
 def _on_disk(root: Path, rel: str) -> bool:
     try:
-        return stat.S_ISREG(os.lstat(_at(root, os.fsencode(rel))).st_mode)
+        return stat.S_ISREG(os.lstat(at_path(root, os.fsencode(rel))).st_mode)
     except OSError:
         return False
 

@@ -14,21 +14,9 @@ import time
 
 import pytest
 
-from reliability.stress.names import (
-    ACTIVE,
-    NameTally,
-    RoundSize,
-    Session,
-    build_name_vault,
-    check_listing,
-    disk_state,
-    draw_names,
-    expect,
-    fixed_names,
-    names_round,
-    run_vaultctl,
-    watch_round,
-)
+from reliability.stress.name_catalogue import draw_names, expect, fixed_names
+from reliability.stress.name_vault import NameTally, build_name_vault, disk_state
+from reliability.stress.names import ACTIVE, RoundSize, Session, check_listing, names_round, run_vaultctl, watch_round
 from tests.support.harness import Daemon, Home, RawClient, assert_alive
 
 
