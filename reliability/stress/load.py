@@ -21,12 +21,15 @@ import sys
 import threading
 import time
 from collections import Counter, defaultdict
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reliability.stress.harness import CLK_TCK, SocketClient, cpu_ticks, percentile, rss_kib, start_daemon
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tests.support.harness import Home
 
 GEN = Path("/work/shared/bench/gen_vault.py")
@@ -119,20 +122,10 @@ def client_loop(
     c.close()
 
 
-def guarded_client_loop(
-    i: int,
-    home: Home,
-    paths: list[str],
-    hot: list[str],
-    queries: list[str],
-    until: float,
-    stats: Stats,
-    seed: int,
-    mix: list[tuple[str, float]] = MIX,
-) -> None:
-    """client_loop, with a failure counted instead of ending the thread unseen."""
+def counting_failures(stats: Stats, loop: Callable[[], None]) -> None:
+    """Run one client's loop, a failure counted instead of ending the thread unseen."""
     try:
-        client_loop(i, home, paths, hot, queries, until, stats, seed, mix)
+        loop()
     except Exception as exc:  # noqa: BLE001 - a driver must count every failure
         stats.add("client", 0.0, "DIED", exc)
 
@@ -192,8 +185,11 @@ def main(argv: list[str] | None = None) -> int:
         until = start + args.seconds
         threads = [
             threading.Thread(
-                target=guarded_client_loop,
-                args=(i, home, paths, hot, queries, until, stats, args.seed, READS_ONLY if args.reads_only else MIX),
+                target=counting_failures,
+                args=(
+                    stats,
+                    partial(client_loop, i, home, paths, hot, queries, until, stats, args.seed, READS_ONLY if args.reads_only else MIX),
+                ),
             )
             for i in range(args.clients)
         ]
