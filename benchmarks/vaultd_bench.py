@@ -28,7 +28,7 @@ from benchmarks.stats import (
 from benchmarks.timed_daemon import VAULT_ID, VAULTCTL, Daemon, Home, call
 from protocol.table import METHODS
 from tests.support.wait import wait_until
-from vaultctl.client import CallError
+from vaultctl.client import CallError, Client
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -223,6 +223,11 @@ def _writes(daemon: Daemon, plan: Plan) -> dict[str, Figure]:
     return figs
 
 
+def _finds(client: Client, word: str) -> bool:
+    """Whether note.search finds a note holding ``word`` now."""
+    return bool(call(client, "note.search", {"query": word, "vault": VAULT_ID})["hits"])
+
+
 def _freshness(daemon: Daemon, home: Home, plan: Plan) -> dict[str, Figure]:
     """An outside write (as an editor makes), then how long until search finds its unique word."""
     client = daemon.client()
@@ -232,15 +237,12 @@ def _freshness(daemon: Daemon, home: Home, plan: Plan) -> dict[str, Figure]:
     barrier = Figure("s", note="external file write, then one note.search with fresh: true that finds it")
     misses = 0
 
-    def search_finds(word: str) -> bool:
-        return bool(call(client, "note.search", {"query": word, "vault": VAULT_ID})["hits"])
-
     for i in range(plan.fresh_writes):
         word = f"freshpoll{i}q"
         started = time.perf_counter()
         (folder / f"p{i}.md").write_text(f"# Fresh {i}\n\nThe word {word} is new.\n", encoding="utf-8")
         try:
-            wait_until(partial(search_finds, word), 10, f"a hit for {word}", poll=0.002)
+            wait_until(partial(_finds, client, word), 10, f"a hit for {word}", poll=0.002)
         except TimeoutError:
             misses += 1
         polled.samples.append(time.perf_counter() - started)
@@ -278,7 +280,7 @@ def _checkout(daemon: Daemon, home: Home, plan: Plan) -> Figure:
         probe = [words[-1], *words[:: max(1, len(words) // 20)]]
 
         def all_found(probe: list[str] = probe) -> bool:
-            return all(call(client, "note.search", {"query": w, "vault": VAULT_ID, "limit": 1})["hits"] for w in probe)
+            return all(_finds(client, w) for w in probe)
 
         started = time.perf_counter()
         folder.mkdir()
@@ -289,12 +291,12 @@ def _checkout(daemon: Daemon, home: Home, plan: Plan) -> Figure:
         except TimeoutError:
             pass  # counted below, word by word
         samples.append(time.perf_counter() - started)
-        unfound += sum(not call(client, "note.search", {"query": w, "vault": VAULT_ID, "limit": 1})["hits"] for w in words)
+        unfound += sum(not _finds(client, w) for w in words)
         _log(f"checkout {run + 1}/{plan.checkout_runs}: {plan.checkout_files} notes searchable after {samples[-1]:.2f} s")
         shutil.rmtree(folder)  # checked out again the other way: the vault is as it was for what follows
 
-        def gone(word: str = words[-1]) -> bool:
-            return not call(client, "note.search", {"query": word, "vault": VAULT_ID, "limit": 1})["hits"]
+        def gone(last: str = words[-1]) -> bool:
+            return not _finds(client, last)
 
         wait_until(gone, 120, "the checked-out notes removed from the index", poll=0.05)
         time.sleep(1.0)  # quiet before the next run, as between two checkouts
