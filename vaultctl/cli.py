@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import functools
 import importlib
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
 from protocol.version import VERSION
 from vaultctl import display
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
 HELP_MAX_WIDTH = 120  #: help wraps to the terminal (or $COLUMNS), but prose lines no wider than this
 
@@ -99,61 +96,36 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def _command(module: str, name: str) -> Callable[..., None]:
-    fn: Callable[..., None] = getattr(importlib.import_module(f"vaultctl.commands.{module}"), name)
-    return fn
-
-
-@functools.cache
-def _log_group() -> typer.Typer:
-    from vaultctl.commands import log_cmd
-
-    return log_cmd.log_app
-
-
-@functools.cache
-def _daemon_group() -> typer.Typer:
-    from vaultctl.commands import admin, service_cmd
-
-    admin.daemon_app.command("install")(service_cmd.install)
-    admin.daemon_app.command("uninstall")(service_cmd.uninstall)
-    return admin.daemon_app
-
-
-@functools.cache
-def _vault_group() -> typer.Typer:
-    from vaultctl.commands import admin, git, vault_settings
-
-    admin.vault_app.command("set")(vault_settings.set_settings)
-    admin.vault_app.command("policy")(vault_settings.policy)
-    admin.vault_app.command("git")(git.vault_git)
-    return admin.vault_app
-
-
-@functools.cache
-def _proposals_group() -> typer.Typer:
-    from vaultctl.commands import proposals
-
-    return proposals.app
-
-
-@functools.cache
-def _claim_group() -> typer.Typer:
-    from vaultctl.commands import sources
-
-    return sources.claim_app
-
-
-#: Each command group: its name and what assembles it (once per process: groups are shared).
-GROUPS: tuple[tuple[str, Callable[[], typer.Typer]], ...] = (
-    ("log", _log_group),
-    ("daemon", _daemon_group),
-    ("vault", _vault_group),
-    ("proposals", _proposals_group),
-    ("claim", _claim_group),
+#: Each command group: its name and the module and Typer that hold it, in help order.
+GROUPS: tuple[tuple[str, str, str], ...] = (
+    ("log", "log_cmd", "log_app"),
+    ("daemon", "admin", "daemon_app"),
+    ("vault", "admin", "vault_app"),
+    ("proposals", "proposals", "app"),
+    ("claim", "sources", "claim_app"),
 )
+#: Subcommands a group gets from other modules (kept out of admin.py, so 'vaultctl status' does not
+#: import them).
+GROUP_MEMBERS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "daemon": (("install", "service_cmd", "install"), ("uninstall", "service_cmd", "uninstall")),
+    "vault": (("set", "vault_settings", "set_settings"), ("policy", "vault_settings", "policy"), ("git", "git", "vault_git")),
+}
 
-NAMES = frozenset([name for name, _, _ in COMMANDS] + [name for name, _ in GROUPS] + ["guard"])
+
+def _attr(module: str, name: str) -> Any:
+    return getattr(importlib.import_module(f"vaultctl.commands.{module}"), name)
+
+
+@functools.cache
+def _group(name: str, module: str, attr: str) -> typer.Typer:
+    """A group with its members from other modules, assembled once per process (groups are shared)."""
+    group: typer.Typer = _attr(module, attr)
+    for member, member_module, function in GROUP_MEMBERS.get(name, ()):
+        group.command(member)(_attr(member_module, function))
+    return group
+
+
+NAMES = frozenset([name for name, _, _ in COMMANDS] + [name for name, _, _ in GROUPS] + ["guard"])
 WALKS_THE_TREE = frozenset({"help"})  #: commands that read every other command's help
 
 
@@ -178,10 +150,10 @@ def make_app(only: str | None = None) -> typer.Typer:
     made.callback()(root)
     for name, module, function in COMMANDS:
         if only in (None, name):
-            made.command(name)(_command(module, function))
-    for name, group in GROUPS:
+            made.command(name)(_attr(module, function))
+    for name, module, attr in GROUPS:
         if only in (None, name):
-            made.add_typer(group(), name=name)
+            made.add_typer(_group(name, module, attr), name=name)
     if only in (None, "guard"):
         made.command("guard")(guard)
     return made
