@@ -46,15 +46,29 @@ def _log(msg: str) -> None:
     print(f"  basic-memory: {msg}", file=sys.stderr, flush=True)
 
 
+def runs_python312(candidate: str) -> bool:
+    """Whether ``candidate`` really is a Python >= 3.12: a pyenv shim for a version that is not
+    selected is on PATH under that name but only prints "command not found", so the name proves
+    nothing until the interpreter answers."""
+    try:
+        answered = subprocess.run(
+            [candidate, "-c", "import sys; print(sys.version_info >= (3, 12))"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return answered.returncode == 0 and answered.stdout.strip() == "True"
+
+
 def _python312() -> str | None:
-    """A Python >= 3.12 (basic-memory requires it): on PATH, else a pyenv version."""
-    for name in ("python3.13", "python3.12"):
-        if found := shutil.which(name):
-            return found
+    """A Python >= 3.12 (basic-memory requires it): on PATH, else a pyenv version, each one asked."""
+    named = [found for name in ("python3.13", "python3.12") if (found := shutil.which(name))]
     root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
-    for candidate in sorted(glob.glob(str(root / "versions" / "3.1[2-9]*" / "bin" / "python3")), reverse=True):
-        return candidate
-    return None
+    installed = sorted(glob.glob(str(root / "versions" / "3.1[2-9]*" / "bin" / "python3")), reverse=True)
+    return next((candidate for candidate in [*named, *installed] if runs_python312(candidate)), None)
 
 
 def install(bench: Path) -> tuple[Path | None, str]:
