@@ -257,20 +257,25 @@ class VaultIndex:
         return [p for p in (*self.notes, *self.attachments, *self.skipped) if p == prefix or p.startswith(base)]
 
     def stat_paths(self, rels: Iterable[str]) -> tuple[list[FileStat | SkippedFile], list[str]]:
-        """Classify changed paths for a refresh: what exists now (folders expanded), what is gone."""
-        found: list[FileStat | SkippedFile] = []
-        gone: list[str] = []
+        """Classify changed paths for a refresh: what exists now (folders expanded), what is gone.
+
+        Each path comes out once: a batch that names a folder and the files in it (a checkout
+        or an unpacked archive creates both) would otherwise have every such file read, parsed
+        and stored twice.
+        """
+        found: dict[str, FileStat | SkippedFile] = {}
+        gone: dict[str, None] = {}
         for rel in rels:
             if is_ignored(rel):
                 continue
             item = classify(self.root, rel)
             if item is not None:
-                found.append(item)
+                found[item.path] = item
             elif (self.root / rel).is_dir() and not (self.root / rel).is_symlink():
-                found.extend(walk(self.root, rel))
+                found.update((each.path, each) for each in walk(self.root, rel))
             else:
-                gone.extend(self.known_under(rel))
-        return found, gone
+                gone.update(dict.fromkeys(self.known_under(rel)))
+        return list(found.values()), [path for path in gone if path not in found]
 
     # -- reading ----------------------------------------------------------------------------
 
