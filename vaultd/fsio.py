@@ -79,6 +79,7 @@ def write_atomic(target: Path, data: bytes, mode: int = 0o600, *, sync_dir: bool
 
 # -- reading a regular file, bounded, never through a link ------------------------------------
 
+_READ_CHUNK = 1 << 16  #: what each further read asks for, once a file is past its status size
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
@@ -126,13 +127,16 @@ def read_regular(
             check(st)
         if st.st_size > limit:
             raise ReadRefused(Refusal.TOO_BIG, st.st_size)
-        chunks, size = [], 0
+        # Ask for what the status promised and one byte more (a file that grew shows itself),
+        # not for the whole limit: a read of ``limit`` bytes allocates that much every time.
+        chunks, size, want = [], 0, st.st_size + 1
         while size <= limit:
-            chunk = os.read(fd, limit + 1 - size)
+            chunk = os.read(fd, min(want, limit + 1 - size))
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
+            want = _READ_CHUNK
     finally:
         os.close(fd)
     if size > limit:

@@ -1,11 +1,15 @@
-"""A refresh reads each changed file once, however the watcher's batch names it."""
+"""A refresh reads each changed file once, however the watcher's batch names it, and reads it
+the way a note must be read: never through a link, never blocking, never past the limit."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from typing import TYPE_CHECKING
 
-from vaultd.vault.index import VaultIndex, compute_updates
+from vaultd.vault.index import VaultIndex, compute_updates, read_note
+from vaultd.vault.note import MAX_NOTE_BYTES
+from vaultd.vault.walk import LINK_REASON, NOT_REGULAR_REASON, FileStat, SkippedFile
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -42,3 +46,37 @@ def test_a_removed_folder_and_its_files_are_each_gone_once(tmp_path: Path) -> No
     found, gone = index.stat_paths({"chk", "chk/deep", *rels})
     assert found == []
     assert sorted(gone) == sorted(rels)
+
+
+def _stat(rel: str) -> FileStat:
+    # What the walk saw before the file changed under it: a regular note.
+    return FileStat(rel, 10, 0, 0, is_note=True)
+
+
+def test_a_note_that_became_a_link_is_skipped_not_followed(tmp_path: Path) -> None:
+    (tmp_path / "secret.md").write_text("# outside\n")
+    (tmp_path / "a.md").symlink_to(tmp_path / "secret.md")
+    skipped = read_note(tmp_path, _stat("a.md"))
+    assert skipped == SkippedFile("a.md", "S04", LINK_REASON)
+
+
+def test_a_note_that_became_a_fifo_is_skipped_without_blocking(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "a.md")
+    assert read_note(tmp_path, _stat("a.md")) == SkippedFile("a.md", "S06", NOT_REGULAR_REASON)
+
+
+def test_a_note_over_the_limit_is_skipped_with_its_size(tmp_path: Path) -> None:
+    with open(tmp_path / "big.md", "wb") as fh:
+        fh.truncate(MAX_NOTE_BYTES + 1)
+    skipped = read_note(tmp_path, _stat("big.md"))
+    assert isinstance(skipped, SkippedFile)
+    assert (skipped.code, str(MAX_NOTE_BYTES + 1) in skipped.reason) == ("S01", True)
+
+
+def test_a_note_at_the_limit_is_read_whole(tmp_path: Path) -> None:
+    body = b"# Edge\n\n" + b"x" * (MAX_NOTE_BYTES - 8)
+    (tmp_path / "edge.md").write_bytes(body)
+    parsed = read_note(tmp_path, _stat("edge.md"))
+    assert not isinstance(parsed, SkippedFile)
+    record, _doc = parsed
+    assert (record.size, record.title) == (MAX_NOTE_BYTES, "Edge")

@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from vaultd import faults
+from vaultd.fsio import ReadRefused, Refusal, read_regular
 from vaultd.vault.link_targets import LinkResolver, Resolution, Suggester, name_key
-from vaultd.vault.note import MAX_NOTE_BYTES, Skipped, parse_note, stem_of
-from vaultd.vault.walk import FileStat, SkippedFile, classify, is_ignored, is_valid_name, walk
+from vaultd.vault.note import MAX_NOTE_BYTES, Skipped, parse_note, stem_of, too_big
+from vaultd.vault.walk import LINK_REASON, NOT_REGULAR_REASON, FileStat, SkippedFile, classify, is_ignored, is_valid_name, walk
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -75,20 +76,16 @@ class BuildTally:
 def read_note(root: Path, fs: FileStat) -> tuple[NoteRecord, SearchDoc] | SkippedFile:
     """Read and parse one note without following links; a file that changed type is skipped."""
     try:
-        fd = os.open(root / fs.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        return SkippedFile(fs.path, "S05", f"cannot open: {exc.strerror}")
-    try:
-        st = os.fstat(fd)
-        if st.st_size > MAX_NOTE_BYTES + 1:
-            raw = b"\0" * (MAX_NOTE_BYTES + 1)  # only the size matters to the parser's refusal
-        else:
-            with os.fdopen(fd, "rb", closefd=False) as fh:
-                raw = fh.read(MAX_NOTE_BYTES + 1)
+        raw, st = read_regular(os.path.join(root, fs.path), MAX_NOTE_BYTES)
+    except ReadRefused as exc:
+        if exc.refusal is Refusal.LINK:
+            return SkippedFile(fs.path, "S04", LINK_REASON)
+        if exc.refusal is Refusal.NOT_REGULAR:
+            return SkippedFile(fs.path, "S06", NOT_REGULAR_REASON)
+        refused = too_big(exc.size)
+        return SkippedFile(fs.path, refused.code, refused.reason)
     except OSError as exc:
         return SkippedFile(fs.path, "S05", f"cannot read: {exc.strerror}")
-    finally:
-        os.close(fd)
     try:
         return parse_note(fs.path, raw, size=st.st_size, mtime_ns=st.st_mtime_ns, ino=st.st_ino)
     except Skipped as exc:
@@ -265,8 +262,8 @@ class VaultIndex:
         """
         found: dict[str, FileStat | SkippedFile] = {}
         gone: dict[str, None] = {}
-        for rel in rels:
-            if is_ignored(rel):
+        for rel in sorted(rels):  # a folder before its files: a file its walk found is not looked at again
+            if rel in found or is_ignored(rel):
                 continue
             item = classify(self.root, rel)
             if item is not None:

@@ -64,10 +64,16 @@ def stem_of(path: str) -> str:
     return name[:-3] if name[-3:].lower() == ".md" else name
 
 
+def too_big(size: int | None) -> Skipped:
+    """The refusal of a note over the limit (``size`` None: it grew past the limit while read)."""
+    shown = f"{size} bytes" if size is not None else "it grew while read"
+    return Skipped("S01", f"over the {MAX_NOTE_BYTES // (1024 * 1024)} MiB note limit ({shown})")
+
+
 def parse_note(path: str, raw: bytes, *, size: int, mtime_ns: int, ino: int) -> tuple[NoteRecord, SearchDoc]:
     """Parse one note. Raises :class:`Skipped` for a file the index must not hold."""
     if len(raw) > MAX_NOTE_BYTES:
-        raise Skipped("S01", f"over the {MAX_NOTE_BYTES // (1024 * 1024)} MiB note limit ({len(raw)} bytes)")
+        raise too_big(len(raw))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

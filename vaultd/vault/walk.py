@@ -72,10 +72,14 @@ def is_ignored(rel: str) -> bool:
     return any(p in SKIPPED_DIRS for p in parts[:-1]) or parts[-1] in SKIPPED_DIRS or is_temp_name(parts[-1])
 
 
+LINK_REASON = "a symbolic link; links are never followed"
+NOT_REGULAR_REASON = "not a regular file (FIFO, socket or device)"
+
+
 def classify(root: Path, rel: str) -> FileStat | SkippedFile | None:
     """Stat one vault-relative path without following links; None when it is gone or a folder."""
     try:
-        st = os.lstat(root / rel)
+        st = os.lstat(os.path.join(root, rel))
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
@@ -90,9 +94,9 @@ def _from_stat(rel: str, st: os.stat_result) -> FileStat | SkippedFile | None:
     if stat.S_ISDIR(mode):
         return None
     if stat.S_ISLNK(mode):
-        return SkippedFile(rel, "S04", "a symbolic link; links are never followed")
+        return SkippedFile(rel, "S04", LINK_REASON)
     if not stat.S_ISREG(mode):
-        return SkippedFile(rel, "S06", "not a regular file (FIFO, socket or device)")
+        return SkippedFile(rel, "S06", NOT_REGULAR_REASON)
     return FileStat(rel, st.st_size, st.st_mtime_ns, st.st_ino, is_note_path(rel))
 
 
