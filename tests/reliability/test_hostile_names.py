@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -18,6 +19,9 @@ from reliability.stress.name_catalogue import draw_names, expect, fixed_names
 from reliability.stress.name_vault import NameTally, build_name_vault, disk_state
 from reliability.stress.names import ACTIVE, RoundSize, Session, check_listing, names_round, run_vaultctl, watch_round
 from tests.support.harness import Daemon, Home, RawClient, assert_alive
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def test_the_name_classes_are_what_they_claim() -> None:
@@ -56,10 +60,14 @@ def _log_lines(home: Home, event: str) -> int:
     return sum(1 for line in log.read_text(errors="replace").splitlines() if f'"event": "{event}' in line)
 
 
-def test_a_non_utf8_folder_name_does_not_stop_the_watcher_for_good(home: Home, daemon: Daemon, raw: RawClient) -> None:
-    """Regression: watchfiles fails on any event naming a non-UTF-8 path, and opening such a folder
-    while setting up a watcher is one, so every new watcher failed at once: the daemon re-walked the
-    vault in a tight loop and every fresh read waited 5 s for a cookie before walking it again."""
+@pytest.fixture
+def watchfiles_home(home: Home) -> Home:
+    """A daemon that watches with watchfiles (its choice off Linux), so its failure path stays tested."""
+    home.env["VAULTD_WATCHER"] = "watchfiles"
+    return home
+
+
+def _bad_folder_vault(home: Home, raw: RawClient) -> Path:
     vault = home.root / "v"
     vault.mkdir()
     (vault / "Good.md").write_text("# Good\n\ngoodword\n")
@@ -74,6 +82,30 @@ def test_a_non_utf8_folder_name_does_not_stop_the_watcher_for_good(home: Home, d
         (vault / f"new{k}.md").write_text(f"# New {k}\n\nfreshword{k}\n")
         hits = raw.call("note.search", {"query": f"freshword{k}", "fresh": True})["hits"]
         assert [h["path"] for h in hits] == [f"new{k}.md"], hits
+    return vault
+
+
+def test_a_non_utf8_folder_name_does_not_stop_the_watcher(home: Home, daemon: Daemon, raw: RawClient) -> None:
+    """inotify hands names over as bytes: a folder named with any bytes is skipped by the index
+    (S07) and watched like any other, so the watcher never fails and changes elsewhere, and in
+    the folder once renamed, are seen at once."""
+    vault = _bad_folder_vault(home, raw)
+    assert [f for f in raw.call("doctor", {"vault": "v"})["findings"] if f["check"] == "watcher:v"] == []
+    assert _log_lines(home, "watcher failed") == 0
+    assert _log_lines(home, "freshness cookie not delivered") == 0
+    assert raw.call("note.search", {"query": "hiddenword", "fresh": True})["hits"] == []
+    os.rename(os.fsencode(str(vault)) + b"/bad\xfedir", vault / "renamed")
+    hits = raw.call("note.search", {"query": "hiddenword", "fresh": True})["hits"]
+    assert [h["path"] for h in hits] == ["renamed/sub/hidden.md"]
+    assert raw.call("vault.issues", {})["issues"] == []
+
+
+def test_a_non_utf8_folder_name_does_not_stop_watchfiles_for_good(watchfiles_home: Home, daemon: Daemon, raw: RawClient) -> None:
+    """Regression: watchfiles fails on any event naming a non-UTF-8 path, and opening such a folder
+    while setting up a watcher is one, so every new watcher failed at once: the daemon re-walked the
+    vault in a tight loop and every fresh read waited 5 s for a cookie before walking it again."""
+    home = watchfiles_home
+    _bad_folder_vault(home, raw)
     findings = raw.call("doctor", {"vault": "v"})["findings"]
     watcher = [f for f in findings if f["check"] == "watcher:v"]
     assert len(watcher) == 1 and watcher[0]["level"] == "warn" and "not valid UTF-8" in watcher[0]["finding"], findings
@@ -83,7 +115,8 @@ def test_a_non_utf8_folder_name_does_not_stop_the_watcher_for_good(home: Home, d
     assert raw.call("note.search", {"query": "hiddenword", "fresh": True})["hits"] == []
 
 
-def test_the_watcher_comes_back_once_the_folder_is_renamed(home: Home, daemon: Daemon, raw: RawClient) -> None:
+def test_watchfiles_comes_back_once_the_folder_is_renamed(watchfiles_home: Home, daemon: Daemon, raw: RawClient) -> None:
+    home = watchfiles_home
     vault = home.root / "v"
     (vault / "ok").mkdir(parents=True)
     bad = os.fsencode(str(vault)) + b"/ok/bad\xfe"

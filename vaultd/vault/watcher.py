@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
@@ -33,7 +33,8 @@ from vaultd.errors import Unavailable
 from vaultd.vault.cache import IndexCache, cache_file_name
 from vaultd.vault.changes import refresh_changes
 from vaultd.vault.index import BuildTally, Updates, VaultIndex, compute_updates
-from vaultd.vault.layout import COOKIE_PREFIX, RUNTIME_DIR, SKIPPED_DIRS
+from vaultd.vault.inotify import TreeWatch, available, reported
+from vaultd.vault.layout import COOKIE_PREFIX, RUNTIME_DIR
 from vaultd.vault.walk import walk
 
 if TYPE_CHECKING:
@@ -42,24 +43,27 @@ if TYPE_CHECKING:
 log = structlog.get_logger("vaultd.index")
 
 BARRIER_TIMEOUT_S = 5.0  #: past this, a fresh read falls back to a full stat reconcile
-WATCH_STEP_MS = 30  #: how long the watcher waits for more events before delivering a batch
+WATCH_STEP_MS = 30  #: watchfiles: how long it waits for more events before delivering a batch
+WATCHER_ENV = "VAULTD_WATCHER"  #: "watchfiles" picks the portable watcher where inotify would serve
 WATCH_RETRY_S = 0.25  #: the pause after the second failure in a row, doubled after each further one
 WATCH_RETRY_MAX_S = 10.0  #: the longest pause between attempts to start a watcher again
 
 
 class _WatchFilter(watchfiles.DefaultFilter):
-    """Everything but the skipped folders, except our own cookies inside ``.vaultd/``."""
+    """The paths :func:`reported` keeps, for watchfiles (which hands over absolute paths)."""
 
     def __init__(self, root: Path) -> None:
         super().__init__(ignore_dirs=(), ignore_entity_patterns=())
         self._root = str(root)
 
     def __call__(self, change: watchfiles.Change, path: str) -> bool:
-        rel = os.path.relpath(path, self._root).replace(os.sep, "/")
-        parts = rel.split("/")
-        if parts[0] == RUNTIME_DIR:
-            return len(parts) == 2 and parts[1].startswith(COOKIE_PREFIX)
-        return not any(p in SKIPPED_DIRS for p in parts)
+        return reported(os.path.relpath(path, self._root).replace(os.sep, "/"))
+
+
+def watch_backend() -> str:
+    """inotify where the kernel has it (woken by changes, not by a timer); watchfiles elsewhere,
+    or when ``$VAULTD_WATCHER`` asks for it (the tests keep it exercised on Linux that way)."""
+    return "inotify" if available() and os.environ.get(WATCHER_ENV) != "watchfiles" else "watchfiles"
 
 
 def _always_ours() -> bool:
@@ -78,6 +82,7 @@ class LiveIndex:
     def __init__(self, root: Path, home: Path, *, still_ours: Callable[[], bool] = _always_ours, feed: NoteFeed | None = None) -> None:
         self.root = root
         self.feed = feed
+        self.backend = watch_backend()
         self.tally = BuildTally()  #: the first build's progress
         #: False once the path no longer leads to the folder the vault lock is on (the owner
         #: gives the vault up and stops this index); nothing is then read by that path.
@@ -165,6 +170,12 @@ class LiveIndex:
 
     async def _watch(self) -> None:
         failures = 0  #: watchers in a row that failed before delivering a batch
+
+        async def delivered(rels: set[str]) -> None:
+            nonlocal failures
+            failures, self.watch_problem = 0, None
+            await self._on_paths(rels)
+
         while not self._stop.is_set():
             if failures > 1:
                 with anyio.move_on_after(min(WATCH_RETRY_S * 2 ** (failures - 2), WATCH_RETRY_MAX_S)):
@@ -175,16 +186,10 @@ class LiveIndex:
                 async with anyio.create_task_group() as tg:
                     if failures:
                         tg.start_soon(self._probe)
-                    async for changes in watchfiles.awatch(
-                        self.root,
-                        watch_filter=_WatchFilter(self.root),
-                        step=WATCH_STEP_MS,
-                        stop_event=self._stop,
-                        ignore_permission_denied=True,
-                        recursive=True,
-                    ):
-                        failures, self.watch_problem = 0, None
-                        await self._on_changes(changes)
+                    if self.backend == "inotify":
+                        await self._watch_inotify(delivered)
+                    else:
+                        await self._watch_watchfiles(delivered)
             except Exception as exc:  # noqa: BLE001 - any watcher failure (overflow, folder gone): reconcile, rewatch
                 failures += 1
                 self.watch_problem = _watch_problem(exc)
@@ -200,6 +205,24 @@ class LiveIndex:
                     continue
                 await self.reconcile()
 
+    async def _watch_inotify(self, delivered: Callable[[set[str]], Awaitable[None]]) -> None:
+        tree = await anyio.to_thread.run_sync(TreeWatch, self.root)  # a watch per folder: a walk
+        try:
+            await tree.run(delivered)
+        finally:
+            tree.close()
+
+    async def _watch_watchfiles(self, delivered: Callable[[set[str]], Awaitable[None]]) -> None:
+        async for changes in watchfiles.awatch(
+            self.root,
+            watch_filter=_WatchFilter(self.root),
+            step=WATCH_STEP_MS,
+            stop_event=self._stop,
+            ignore_permission_denied=True,
+            recursive=True,
+        ):
+            await delivered(self._relative(changes))
+
     async def _probe(self) -> None:
         """Drop a cookie for a watcher started after a failure: one that runs delivers it (and so
         clears ``watch_problem``) even when nothing else in the vault changes."""
@@ -212,20 +235,26 @@ class LiveIndex:
             await self._cookies[name].wait()
         self._forget_cookie(name)
 
-    async def _on_changes(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
-        if not self.still_ours():
-            return  # the events name paths that now lead into another folder
+    def _relative(self, changes: set[tuple[watchfiles.Change, str]]) -> set[str]:
+        """watchfiles' absolute paths as vault-relative ones. It follows folder links (the index
+        never does): a path reached through one is kept only when its real place is inside the
+        vault, under that name."""
         rels: set[str] = set()
-        cookies: list[str] = []
         for _change, path in changes:
             if not self._inside(path):
-                # Reached through a folder link (the watcher follows them; the index never
-                # does): keep it only when its real place is inside the vault, under that name.
                 real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
                 if not self._inside(real):
                     continue
                 path = real
-            rel = os.path.relpath(path, self.root).replace(os.sep, "/")
+            rels.add(os.path.relpath(path, self.root).replace(os.sep, "/"))
+        return rels
+
+    async def _on_paths(self, paths: set[str]) -> None:
+        if not self.still_ours():
+            return  # the events name paths that now lead into another folder
+        rels: set[str] = set()
+        cookies: list[str] = []
+        for rel in paths:
             if rel.startswith(RUNTIME_DIR + "/"):
                 cookies.append(rel.partition("/")[2])
             else:
