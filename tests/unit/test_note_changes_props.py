@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from protocol.methods.events import NoteChanged, NoteCreated, NoteRemoved, NoteRenamed, event_paths
 from vaultd.vault.cache import SearchDoc
 from vaultd.vault.changes import index_changes, refresh_changes
-from vaultd.vault.index import Updates
 from vaultd.vault.model import NoteRecord
+from vaultd.vault.reading import Updates
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -7,8 +7,9 @@ import os
 import shutil
 from typing import TYPE_CHECKING
 
-from vaultd.vault.index import VaultIndex, compute_updates, read_note
+from vaultd.vault.index import VaultIndex
 from vaultd.vault.note import MAX_NOTE_BYTES
+from vaultd.vault.reading import compute_updates, read_note
 from vaultd.vault.walk import LINK_REASON, NOT_REGULAR_REASON, FileStat, SkippedFile
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ import structlog
 
 from vaultd.retrieve.chunks import Chunk, chunk_note
 from vaultd.retrieve.store import ChunkStore, DocStat, file_name
-from vaultd.vault.index import Updates, read_note
+from vaultd.vault.reading import Updates, read_note
 from vaultd.vault.walk import FileStat
 
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ from protocol.methods.events import Event, NoteChanged, NoteCreated, NoteRemoved
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from vaultd.vault.index import Updates
     from vaultd.vault.model import NoteRecord
+    from vaultd.vault.reading import Updates
 
 
 def refresh_changes(known: Mapping[str, NoteRecord], updates: Updates) -> list[Event]:

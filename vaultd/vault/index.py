@@ -13,23 +13,23 @@ a link; each candidate is then resolved to confirm it.
 
 from __future__ import annotations
 
-import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vaultd import faults
-from vaultd.fsio import ReadRefused, Refusal, read_regular
 from vaultd.vault.link_targets import LinkResolver, Resolution, Suggester, name_key
-from vaultd.vault.note import MAX_NOTE_BYTES, Skipped, parse_note, stem_of, too_big
-from vaultd.vault.walk import LINK_REASON, NOT_REGULAR_REASON, FileStat, SkippedFile, classify, is_ignored, is_valid_name, walk
+from vaultd.vault.note import stem_of
+from vaultd.vault.parse_pool import parsed_chunks, worker_count
+from vaultd.vault.reading import Updates, same_stat
+from vaultd.vault.walk import FileStat, SkippedFile, classify, is_ignored, is_valid_name, walk
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from pathlib import Path
 
-    from vaultd.vault.cache import IndexCache, SearchDoc
+    from vaultd.vault.cache import IndexCache
     from vaultd.vault.model import Link, NoteRecord
 
 BUILD_CHUNK = 256  #: notes parsed per cache write during a build
@@ -49,19 +49,6 @@ def note_key(path: str) -> str:
 
 
 @dataclass(slots=True)
-class Updates:
-    """What a refresh found: parsed notes, attachments, skipped files, and paths now gone."""
-
-    notes: list[tuple[NoteRecord, SearchDoc]] = field(default_factory=list)
-    attachments: list[FileStat] = field(default_factory=list)
-    skipped: list[SkippedFile] = field(default_factory=list)
-    gone: list[str] = field(default_factory=list)
-
-    def __bool__(self) -> bool:
-        return bool(self.notes or self.attachments or self.skipped or self.gone)
-
-
-@dataclass(slots=True)
 class BuildTally:
     """How far a build has come: written by the build's thread, read on the event loop (each field
     is one plain value, so a read sees it whole; the reader only reports, never decides by it)."""
@@ -71,49 +58,6 @@ class BuildTally:
     total: int | None = None  #: notes to parse, once the walk is done
     parsed: int = 0
     reused: int = 0  #: notes taken from the cache unchanged
-
-
-def read_note(root: Path, fs: FileStat) -> tuple[NoteRecord, SearchDoc] | SkippedFile:
-    """Read and parse one note without following links; a file that changed type is skipped."""
-    try:
-        raw, st = read_regular(os.path.join(root, fs.path), MAX_NOTE_BYTES)
-    except ReadRefused as exc:
-        if exc.refusal is Refusal.LINK:
-            return SkippedFile(fs.path, "S04", LINK_REASON)
-        if exc.refusal is Refusal.NOT_REGULAR:
-            return SkippedFile(fs.path, "S06", NOT_REGULAR_REASON)
-        refused = too_big(exc.size)
-        return SkippedFile(fs.path, refused.code, refused.reason)
-    except OSError as exc:
-        return SkippedFile(fs.path, "S05", f"cannot read: {exc.strerror}")
-    try:
-        return parse_note(fs.path, raw, size=st.st_size, mtime_ns=st.st_mtime_ns, ino=st.st_ino)
-    except Skipped as exc:
-        return SkippedFile(fs.path, exc.code, exc.reason)
-
-
-def _same_stat(record: NoteRecord, fs: FileStat) -> bool:
-    return (record.size, record.mtime_ns, record.ino) == (fs.size, fs.mtime_ns, fs.ino)
-
-
-def compute_updates(root: Path, found: Iterable[FileStat | SkippedFile], known: dict[str, NoteRecord], gone: Iterable[str] = ()) -> Updates:
-    """Parse what changed among ``found``; ``known`` holds current records to skip unchanged notes."""
-    updates = Updates(gone=list(gone))
-    for item in found:
-        if isinstance(item, SkippedFile):
-            updates.skipped.append(item)
-        elif not item.is_note:
-            updates.attachments.append(item)
-        else:
-            record = known.get(item.path)
-            if record is not None and _same_stat(record, item):
-                continue
-            parsed = read_note(root, item)
-            if isinstance(parsed, SkippedFile):
-                updates.skipped.append(parsed)
-            else:
-                updates.notes.append(parsed)
-    return updates
 
 
 class VaultIndex:
@@ -136,9 +80,9 @@ class VaultIndex:
         """Fill a fresh index from the cache and the disk (worker thread; not yet shared).
 
         Notes whose stat matches their cached record are reused (none in a rebuild, see
-        ``tally``, which also counts the progress); the rest are parsed in chunks,
-        and each chunk is written to the FTS cache on a second thread while the next is parsed
-        (SQLite releases the GIL, so parsing and indexing overlap on two cores).
+        ``tally``, which also counts the progress); the rest are parsed in chunks, on a process
+        per core when there are many (``parse_pool``), and each chunk is written to the FTS cache
+        on a second thread while the next is parsed (SQLite releases the GIL).
         Returns what had to be re-read and how many cached records were reused.
         """
         tally = tally if tally is not None else BuildTally()
@@ -153,15 +97,15 @@ class VaultIndex:
                 updates.skipped.append(item)
             elif not item.is_note:
                 updates.attachments.append(item)
-            elif tally.rebuild or (record := cached.get(item.path)) is None or not _same_stat(record, item):
+            elif tally.rebuild or (record := cached.get(item.path)) is None or not same_stat(record, item):
                 to_parse.append(item)
         tally.reused = sum(1 for item in found if isinstance(item, FileStat) and item.is_note) - len(to_parse)
         tally.total = len(to_parse)
+        chunks = [to_parse[start : start + BUILD_CHUNK] for start in range(0, len(to_parse), BUILD_CHUNK)]
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="vaultd-cache") as writer:
             writing: Future[None] | None = None
-            for start in range(0, len(to_parse), BUILD_CHUNK):
-                chunk = compute_updates(self.root, to_parse[start : start + BUILD_CHUNK], {})
-                tally.parsed = min(start + BUILD_CHUNK, len(to_parse))
+            for done, chunk in enumerate(parsed_chunks(self.root, chunks, worker_count(len(to_parse))), start=1):
+                tally.parsed = min(done * BUILD_CHUNK, len(to_parse))
                 faults.point("build-chunk")
                 updates.notes += chunk.notes
                 updates.skipped += chunk.skipped

@@ -7,11 +7,17 @@ The barrier follows Watchman's cookies: to answer "every change made before this
 indexed", drop a marker file into ``.vaultd/`` and wait until the watcher delivers it; the
 watcher reports events in order, so everything before the marker has been refreshed by then.
 
+Two watchers deliver the same thing, batches of vault-relative paths: on Linux the daemon's own
+inotify watch (``inotify.py``: woken by the kernel, so a cookie comes back in about a millisecond
+and an idle daemon is never woken), elsewhere watchfiles (a batch once its queue has been still
+for one 30 ms step).
+
 A watcher that cannot run is not retried in a loop. watchfiles gives up on the first event that
 names a path which is not UTF-8, and the error sticks to that watcher; a folder so named anywhere
-in the vault fails every new watcher at once (setting it up opens the folder, which is an event).
-So failures in a row back off, the first alone is logged, doctor reports it, and a fresh read
-walks the vault by stat rather than wait for a cookie that cannot come back.
+in the vault fails every new watcher at once (setting it up opens the folder, which is an event);
+inotify fails when its queue overflows or the vault folder goes. So failures in a row back off,
+the first alone is logged, doctor reports it, and a fresh read walks the vault by stat rather
+than wait for a cookie that cannot come back.
 """
 
 from __future__ import annotations
@@ -32,9 +38,10 @@ from protocol.methods.events import Event
 from vaultd.errors import Unavailable
 from vaultd.vault.cache import IndexCache, cache_file_name
 from vaultd.vault.changes import refresh_changes
-from vaultd.vault.index import BuildTally, Updates, VaultIndex, compute_updates
+from vaultd.vault.index import BuildTally, VaultIndex
 from vaultd.vault.inotify import TreeWatch, available, reported
 from vaultd.vault.layout import COOKIE_PREFIX, RUNTIME_DIR
+from vaultd.vault.reading import Updates, compute_updates
 from vaultd.vault.walk import walk
 
 if TYPE_CHECKING:
