@@ -1,11 +1,14 @@
 """Driving a stdio MCP server with the official ``mcp`` SDK client, timing each tool call.
 
-Used for both ``vaultctl mcp`` and basic-memory's MCP server, so both pay the same client costs.
+Used for both ``vaultctl mcp`` and basic-memory's MCP server, so both pay the same client costs;
+:func:`drive_raw` times the same calls with no client library, to isolate the server's own.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -105,3 +108,48 @@ def drive(
     """
     with open(errlog, "a") as err:
         return anyio.run(_drive, server, calls, err, read_timeout_s, warmup, before, after)
+
+
+def drive_raw(command: Sequence[str], env: dict[str, str], calls: Sequence[tuple[str, dict[str, Any]]], *, warmup: int = 0) -> CallTimes:
+    """The same calls as :func:`drive`, written as bare JSON-RPC lines on the server's stdin.
+
+    No SDK on the client side: what is timed is the pipe and the server, so the difference
+    from a socket call is the shim's own cost, not the cost of a host's client library.
+    """
+    times = CallTimes()
+    started = time.perf_counter()
+    proc = subprocess.Popen([*command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
+    ids = iter(range(1, 1 << 30))
+
+    def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        rid = next(ids)
+        stdin.write(json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode() + b"\n")
+        stdin.flush()
+        while line := stdout.readline():
+            message = json.loads(line)
+            if message.get("id") == rid:
+                return message  # type: ignore[no-any-return]
+        raise RuntimeError(f"the server closed its output before answering {method}")
+
+    try:
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "vaultd-bench", "version": "0"}}
+        ask("initialize", hello)
+        stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        stdin.flush()
+        times.handshake = time.perf_counter() - started
+        times.tools = [t["name"] for t in ask("tools/list", {})["result"]["tools"]]
+        for name, args in calls[:warmup]:
+            ask("tools/call", {"name": name, "arguments": args})
+        for name, args in calls:
+            t = time.perf_counter()
+            answer = ask("tools/call", {"name": name, "arguments": args})
+            times.latencies.append(time.perf_counter() - t)
+            result = answer.get("result") or {}
+            if "error" in answer or result.get("isError"):
+                times.errors.append(json.dumps(answer)[:300])
+    finally:
+        stdin.close()
+        proc.wait(timeout=30)
+    return times

@@ -33,6 +33,7 @@ ROWS = (
     Row("search p50 (limit: ripgrep literal AND)", "p50", "search", limit="ripgrep"),
     Row("search via MCP tools/call p50", "p50", "mcp_search", "mcp_search"),
     Row("search via MCP tools/call p95", "p95", "mcp_search", "mcp_search"),
+    Row("search via MCP tools/call p50, no client library (vaultd only)", "p50", "mcp_raw_search", None),
     Row("note.read by path p50", "p50", "read"),
     Row("`vaultctl search` whole command, median of runs", "p50", "cli_search"),
     Row("note.create p50 (basic-memory: MCP write_note)", "p50", "create", "create"),
@@ -138,9 +139,15 @@ def goals(results: Results) -> list[dict[str, Any]]:
             )
         if vs and (bs := _get(results, n, BM, "mcp_search")):
             add("search p50 >= 20x faster than basic-memory's MCP search", n, f"{bs.p50 / vs.p50:.1f}x", ">= 20x", bs.p50 / vs.p50 >= 20)
-        if vs and (vm := _get(results, n, VAULTD, "mcp_search")):
-            extra = vm.p50 - vs.p50
-            add("search via MCP minus search via the socket (the shim's cost), p50", n, f"{extra * ms:.2f} ms", "< 1 ms", extra < 1e-3)
+        vm, vr = _get(results, n, VAULTD, "mcp_search"), _get(results, n, VAULTD, "mcp_raw_search")
+        if vs and (vr or vm):
+            # The shim's own cost is measured without a client library; the SDK client's share
+            # (a host's, not vaultd's) is named beside it.
+            shim = vr or vm
+            assert shim is not None
+            extra = shim.p50 - vs.p50
+            sdk = f"with the mcp SDK client: {(vm.p50 - vs.p50) * ms:.2f} ms" if vr and vm else ""
+            add("search via MCP minus search via the socket (the shim's cost), p50", n, f"{extra * ms:.2f} ms", "< 1 ms", extra < 1e-3, sdk)
         if c := _get(results, n, VAULTD, "cli_search"):
             add("`vaultctl search`, the whole command, median", n, f"{c.p50 * ms:.0f} ms", "< 120 ms", c.p50 < 0.120)
         if f := _get(results, n, VAULTD, "freshness"):

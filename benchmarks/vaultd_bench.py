@@ -95,6 +95,7 @@ def measure(corpus: Corpus, plan: Plan, work: Path) -> dict[str, Figure]:
         figs.update(_reads(daemon, corpus, plan))
         if plan.mcp:
             figs["mcp_search"], figs["rss_mcp"] = _mcp(home, corpus, plan)
+            figs["mcp_raw_search"] = _mcp_raw(home, corpus, plan)
         figs["cli_search"] = _cli(home, corpus, plan)
         figs.update(_writes(daemon, plan))
         figs.update(_freshness(daemon, home, plan))
@@ -158,6 +159,22 @@ def _mcp(home: Home, corpus: Corpus, plan: Plan) -> tuple[Figure, Figure]:
         fig.note += f"; {len(times.errors)} tool errors, first: {times.errors[0][:120]}"
     _log(f"mcp search p50 {fig.p50 * 1e3:.2f} ms")
     return fig, shim
+
+
+def _mcp_raw(home: Home, corpus: Corpus, plan: Plan) -> Figure:
+    """The shim alone: the same tools/call lines written on its stdin with no SDK client."""
+    calls = [("note_search", {"query": q, "vault": VAULT_ID}) for q in corpus.queries()[: plan.queries]]
+    try:
+        times = mcp_drive.drive_raw([*VAULTCTL, "mcp"], home.env, calls, warmup=5)
+    except (OSError, RuntimeError, ValueError, KeyError) as exc:
+        return missing("s", f"failed: {type(exc).__name__}: {str(exc)[:200]}")
+    if "note_search" not in times.tools:
+        return missing("s", NOT_BUILT)
+    fig = Figure("s", times.latencies, "tools/call note_search as bare JSON-RPC lines on `vaultctl mcp`'s stdin (no client library)")
+    if times.errors:
+        fig.note += f"; {len(times.errors)} tool errors, first: {times.errors[0][:120]}"
+    _log(f"mcp search without a client library p50 {fig.p50 * 1e3:.2f} ms")
+    return fig
 
 
 NO_MATCH = 1  #: vaultctl search's exit status when nothing matches (it says "no notes match")
