@@ -18,17 +18,15 @@ rather than write a base Obsidian would read differently.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from protocol.errors import Issue
 from vaultd.errors import ValidationFailed
 from vaultd.ops.link_style import styled_target
-from vaultd.ops.rewrite import WIKI_LINK_RE, Rewrite, rewrite_wiki_link
+from vaultd.ops.rewrite import WIKI_LINK_RE, Rewrite, map_strings, rewrite_wiki_link
 from vaultd.vault import frontmatter
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from vaultd.ops.relocation import Relocation
 
 # A call whose first argument is a quoted string without backslashes or line breaks.
@@ -79,16 +77,6 @@ def _rewrite_text(text: str, path: str, reloc: Relocation, first_line: int = 1) 
     return ("".join(out), found) if found else (text, [])
 
 
-def _map_strings(value: Any, fn: Callable[[str], str]) -> Any:
-    if isinstance(value, str):
-        return fn(value)
-    if isinstance(value, list):
-        return [_map_strings(v, fn) for v in value]
-    if isinstance(value, dict):
-        return {k: _map_strings(v, fn) for k, v in value.items()}
-    return value
-
-
 def rewrite_base(text: str, path: str, reloc: Relocation) -> tuple[str, list[Rewrite]]:
     """The base ``text`` (at ``path``) with its links fixed for ``reloc``.
 
@@ -103,7 +91,7 @@ def rewrite_base(text: str, path: str, reloc: Relocation) -> tuple[str, list[Rew
         if found:
             raise ValueError("not a readable YAML mapping")
         return text, []
-    expected = _map_strings(before, lambda s: _rewrite_text(s, path, reloc)[0])
+    expected = map_strings(before, lambda s: _rewrite_text(s, path, reloc)[0])
     if not found and expected == before:
         return text, []
     after, issues = frontmatter.load_header(new)

@@ -11,14 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from protocol.errors import Issue
-from vaultd.errors import InvalidParams, PolicyRefused, ValidationFailed
+from vaultd.errors import InvalidParams, ValidationFailed
 from vaultd.graph.canvas import canvas_bytes, canvas_document
 from vaultd.graph.walks import Edges, neighbourhood
 from vaultd.lint.gather import text_reader, view_of
-from vaultd.ops.create import existing_twin
-from vaultd.ops.validate import refuse_unsafe_path
-from vaultd.policy import disk_spelling, path_screen_issues
-from vaultd.policy.names import name_issue
+from vaultd.ops.create import existing_twin, screen_new_path
 from vaultd.txn.plan import Change, Plan
 
 if TYPE_CHECKING:
@@ -31,15 +28,7 @@ def canvas_path(ctx: OpContext, raw: str) -> str:
     path = raw.strip("/")
     if not path.lower().endswith(".canvas") or path.lower() == ".canvas":
         raise InvalidParams("the canvas path must end in .canvas")
-    refuse_unsafe_path(path_screen_issues(path, ctx.entry.pii, ctx.entry.kind))
-    if (issue := name_issue(path)) is not None:
-        raise ValidationFailed(f"refused: {issue.message}", issues=[issue])
-    path, issues = disk_spelling(ctx.root, path)
-    if issues:
-        raise ValidationFailed(f"refused: {issues[0].message}", issues=issues)
-    if (issue := ctx.visibility.write_issue(path)) is not None:
-        raise PolicyRefused(issue.message, issues=[issue])
-    return path
+    return screen_new_path(ctx, path)
 
 
 def plan_canvas(ctx: OpContext, params: CanvasParams) -> Plan:

@@ -42,7 +42,12 @@ def new_note_path(ctx: OpContext, raw: str) -> str:
     Refuses (before anything names the path) a secret or denied PII in it, and a path private to
     the caller, whether or not a note is there: an agent cannot learn a private name by probing.
     """
-    path = note_path(raw)
+    return screen_new_path(ctx, note_path(raw))
+
+
+def screen_new_path(ctx: OpContext, path: str) -> str:
+    """A new file's vault-relative path as it will be written, or a refusal: unsafe, a name the
+    vault's names policy refuses, a clash with the disk's spelling, or out of the caller's sight."""
     refuse_unsafe_path(path_screen_issues(path, ctx.entry.pii, ctx.entry.kind))
     if (issue := name_issue(path)) is not None:  # before the log line or anything else judges the name
         raise ValidationFailed(f"refused: {issue.message}", issues=[issue])

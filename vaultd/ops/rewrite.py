@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 from vaultd.ops.link_style import styled_target
@@ -28,6 +28,9 @@ from vaultd.ops.relocation import Relocation, link_name, link_path, link_text_fo
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.frontmatter_emit import emit
 from vaultd.vault.model import Link, LinkKind
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = [
     "WIKI_LINK_RE",
@@ -39,6 +42,7 @@ __all__ = [
     "link_name",
     "link_path",
     "link_text_for",
+    "map_strings",
     "rewrite_links",
     "rewrite_wiki_link",
 ]
@@ -190,13 +194,14 @@ def _rewrite_markdown(raw: str, link: Link, source: str, reloc: Relocation) -> s
 # -- whole notes --------------------------------------------------------------------------------
 
 
-def _map_strings(value: Any, fn: Any) -> Any:
+def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
+    """``value`` (frontmatter: lists, maps, scalars) with ``fn`` applied to every string in it."""
     if isinstance(value, str):
         return fn(value)
     if isinstance(value, list):
-        return [_map_strings(v, fn) for v in value]
+        return [map_strings(v, fn) for v in value]
     if isinstance(value, dict):
-        return {k: _map_strings(v, fn) for k, v in value.items()}
+        return {k: map_strings(v, fn) for k, v in value.items()}
     return value
 
 
@@ -213,7 +218,7 @@ def _rewrite_header(text: str, source: str, reloc: Relocation, rewrites: list[Re
     parsed = frontmatter.parse(text)
     if parsed.data is None or parsed.issues:
         return text
-    expected = _map_strings(parsed.data, lambda s: _rewrite_wiki_string(s, source, reloc, first_line))
+    expected = map_strings(parsed.data, lambda s: _rewrite_wiki_string(s, source, reloc, first_line))
     result = text[: bounds.start] + new_header + text[bounds.end :]
     again = frontmatter.parse(result)
     if again.data != expected or again.issues:

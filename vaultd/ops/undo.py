@@ -18,6 +18,7 @@ from vaultd.txn.engine import read_current, undo_plan
 from vaultd.txn.plan import Change, Plan, read_limit, sha256
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
     from vaultd.ops.context import OpContext
@@ -61,6 +62,20 @@ def _plan_one(ctx: OpContext, params: UndoParams) -> tuple[Plan, journal.Manifes
     return plan, manifest
 
 
+def _kept(root: Path, *, newest_first: bool = False) -> Iterator[tuple[Path, journal.Manifest]]:
+    """Every committed journal whose seal holds, with its manifest, oldest first unless asked.
+    An untrusted one is left out: recovery and doctor report it, and it is never offered for undo."""
+    folders = journal.journals(root)
+    for folder in reversed(folders) if newest_first else folders:
+        if not journal.is_committed(folder):
+            continue
+        try:
+            manifest = journal.open_journal(folder)
+        except journal.UntrustedJournal:
+            continue
+        yield folder, manifest
+
+
 def undone_by(root: Path, op_id: str) -> str | None:
     """The kept undo that reversed ``op_id`` and still stands (was not itself undone), or None.
 
@@ -69,13 +84,7 @@ def undone_by(root: Path, op_id: str) -> str | None:
     """
     undone: dict[str, str] = {}  #: op id -> the undo that reversed it
     undid: dict[str, str] = {}  #: undo's op id -> the op id it reversed
-    for folder in journal.journals(root):
-        if not journal.is_committed(folder):
-            continue
-        try:
-            m = journal.open_journal(folder)
-        except journal.UntrustedJournal:
-            continue
+    for _folder, m in _kept(root):
         if m.op == "op.undo" and m.undoes:
             undone[m.undoes] = m.op_id
             undid[m.op_id] = m.undoes
@@ -88,13 +97,7 @@ def _session_ops(ctx: OpContext, session: str) -> list[tuple[Path, journal.Manif
     """The session's kept operations not undone since, newest first."""
     found: list[tuple[Path, journal.Manifest]] = []
     undone: set[str] = set()
-    for folder in reversed(journal.journals(ctx.root)):
-        if not journal.is_committed(folder):
-            continue
-        try:
-            m = journal.open_journal(folder)
-        except journal.UntrustedJournal:
-            continue
+    for folder, m in _kept(ctx.root, newest_first=True):
         if m.op == "op.undo":
             if m.undoes:
                 undone.add(m.undoes)
@@ -144,13 +147,7 @@ def _plan_session(ctx: OpContext, chosen: journal.Manifest) -> Plan:
 
 def list_ops(ctx: OpContext, limit: int) -> list[OpSummary]:
     out = []
-    for folder in reversed(journal.journals(ctx.root)):
-        if not journal.is_committed(folder):
-            continue
-        try:
-            m = journal.open_journal(folder)
-        except journal.UntrustedJournal:
-            continue  # reported by recovery and doctor; never offered for undo
+    for _folder, m in _kept(ctx.root, newest_first=True):
         if any(ctx.visibility.hidden(e.path.removeprefix(".trash/")) for e in m.entries):
             continue  # an operation on a note the caller may not see is not shown either
         out.append(

@@ -212,12 +212,7 @@ class ChunkStore:
     def reset(self) -> None:
         with self._write_lock:
             self._generation += 1
-            while True:
-                try:
-                    self._idle.get_nowait()[0].close()
-                except queue.Empty:
-                    break
-            self._writer.close()
+            self._close_connections()
             self._writer = _recreate(self.path)
 
     def _rows(self, con: apsw.Connection) -> int:
@@ -289,12 +284,17 @@ class ChunkStore:
             if self._closed:
                 return
             self._closed = True
-            while True:
-                try:
-                    self._idle.get_nowait()[0].close()
-                except queue.Empty:
-                    break
-            self._writer.close()
+            self._close_connections()
+
+    def _close_connections(self) -> None:
+        """Close the idle readers and the writer (the caller holds the write lock); a reader
+        still out is closed when it comes back."""
+        while True:
+            try:
+                self._idle.get_nowait()[0].close()
+            except queue.Empty:
+                break
+        self._writer.close()
 
 
 def _quote(term: str) -> str:
