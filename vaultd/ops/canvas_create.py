@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from protocol.errors import Issue
-from vaultd.errors import InvalidParams, ValidationFailed
+from vaultd.errors import InvalidParams
 from vaultd.graph.canvas import canvas_bytes, canvas_document
 from vaultd.graph.walks import Edges, neighbourhood
 from vaultd.lint.gather import text_reader, view_of
-from vaultd.ops.create import existing_twin, screen_new_path
+from vaultd.ops.create import refuse_existing, screen_new_path
 from vaultd.txn.plan import Change, Plan
 
 if TYPE_CHECKING:
@@ -33,12 +32,7 @@ def canvas_path(ctx: OpContext, raw: str) -> str:
 
 def plan_canvas(ctx: OpContext, params: CanvasParams) -> Plan:
     path = canvas_path(ctx, params.path)
-    if (twin := existing_twin(ctx, path)) is not None:
-        also = "" if twin == path else f" as {twin} (the same name but for letter case or Unicode form)"
-        raise ValidationFailed(
-            f"{path} already exists{also}; choose another name, or delete it first",
-            issues=[Issue(code="V08", message=f"the file already exists{also}", path=path)],
-        )
+    refuse_existing(ctx, path, "file", "choose another name, or delete it first")
     center = ctx.find(params.target)
     snap = view_of(ctx.index, ctx.entry, ctx.visibility)
     edges = Edges(snap, params.relation, text_reader(ctx.root, snap))

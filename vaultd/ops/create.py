@@ -66,14 +66,20 @@ def existing_twin(ctx: OpContext, path: str) -> str | None:
     return disk_twin(ctx.root, path) or next(iter(ctx.index.resolver.same_key(path)), None)
 
 
-def plan_create(ctx: OpContext, params: CreateParams) -> Plan:
-    path = new_note_path(ctx, params.path)
+def refuse_existing(ctx: OpContext, path: str, what: str, instead: str) -> None:
+    """Refuse (V08) a new file whose name is taken, on disk or in the index, exactly or but for
+    letter case or Unicode form; ``instead`` says what the caller may do."""
     if (twin := existing_twin(ctx, path)) is not None:
         also = "" if twin == path else f" as {twin} (the same name but for letter case or Unicode form)"
         raise ValidationFailed(
-            f"{path} already exists{also}; use note.patch or note.append to change it",
-            issues=[Issue(code="V08", message=f"the note already exists{also}", path=path)],
+            f"{path} already exists{also}; {instead}",
+            issues=[Issue(code="V08", message=f"the {what} already exists{also}", path=path)],
         )
+
+
+def plan_create(ctx: OpContext, params: CreateParams) -> Plan:
+    path = new_note_path(ctx, params.path)
+    refuse_existing(ctx, path, "note", "use note.patch or note.append to change it")
     warnings = guard_name(ctx, path)
     title = params.title or stem_of(path)
     body = params.body if params.body is not None else f"# {title}\n"

@@ -63,21 +63,12 @@ class VaultFinder(Protocol):
     def vault(self, vault_id: str | None) -> VaultRuntime: ...
 
 
-class WriteCall(Protocol):
-    """What a write needs of the call that asks for it, so operations sit below the handlers that
-    call them and never import them."""
+class WriteCall(agent_gate.Caller, Protocol):
+    """What a write needs of the call that asks for it (who calls, as the gate sees it, and the
+    vaults), so operations sit below the handlers that call them and never import them."""
 
     @property
     def host(self) -> VaultFinder: ...
-
-    @property
-    def channel(self) -> Channel: ...
-
-    @property
-    def client(self) -> str: ...
-
-    @property
-    def session(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
