@@ -244,8 +244,6 @@ class EntryTarget:
         after: Any,
         notes: tuple[str, ...] = (),
     ) -> SetupPlan:
-        if action is Action.CREATE_FILE and not self.path.parent.exists():
-            notes = (*notes, f"{self.path.parent} will be created (mode 0700).")
         return make_plan(self.host.name, self.path, mode, action, old=old, new=new, before=before, after=after, notes=notes)
 
 

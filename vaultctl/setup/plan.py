@@ -126,7 +126,10 @@ def make_plan(
 ) -> SetupPlan:
     """A plan with its diff rendered and every shown value masked. ``ours``: ``before`` and
     ``after`` hold only what setup writes itself (the guard's groups, keyed by event names such as
-    ``SessionStart`` that the key rule would mask), so they are shown as they are."""
+    ``SessionStart`` that the key rule would mask), so they are shown as they are. A file to be
+    created in a folder that is not there yet says that the folder will be made too."""
+    if action is Action.CREATE_FILE and not path.parent.exists():
+        notes = (*notes, f"{path.parent} will be created (mode 0700).")
     diff = "" if action is Action.NONE else unified_diff(path, old, new)
     return SetupPlan(
         host=host,
