@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 from starlette.applications import Starlette
@@ -58,6 +58,9 @@ class LoginBody(msgspec.Struct, forbid_unknown_fields=True):
 
 def _json(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     return Response(_encode(value), status_code=status, media_type="application/json", headers=headers)
+
+
+B = TypeVar("B", bound=msgspec.Struct)  #: a view's request body
 
 
 def _error(status: int, code: ErrorCode, message: str) -> Response:
@@ -183,22 +186,27 @@ class Console:
     # -- the views' data -------------------------------------------------------------------
 
     async def call(self, request: Request) -> Response:
-        allowed = self._change_allowed(request)
-        if isinstance(allowed, Response):
-            return allowed
-        body = await _body(request, calls.MAX_CALL_BODY)
-        if isinstance(body, Response):
-            return body
-        try:
-            asked = msgspec.json.decode(body, type=CallBody)
-        except msgspec.DecodeError:
-            return _error(400, ErrorCode.INVALID_PARAMS, 'send {"method": "...", "params": {...}}')
+        asked = await self._asked(request, CallBody, 'send {"method": "...", "params": {...}}')
+        if isinstance(asked, Response):
+            return asked
         spec = calls.ALLOWED.get(asked.method)
         if spec is None:
             return _error(403, ErrorCode.POLICY, f"the console does not call {asked.method[:64]!r}")
         return await self._answer(lambda: self.daemon.call(spec.name, asked.params))
 
     async def note(self, request: Request) -> Response:
+        asked = await self._asked(request, NoteBody, 'send {"vault": "...", "target": "..."}')
+        if isinstance(asked, Response):
+            return asked
+
+        async def view() -> bytes:
+            return _encode(await note_view(self.daemon, asked.vault, asked.target))
+
+        return await self._answer(view)
+
+    async def _asked(self, request: Request, shape: type[B], hint: str) -> B | Response:
+        """A view's request body decoded as ``shape``, from a signed-in page of this console, or
+        the refusal to send (``hint`` shows what a body looks like)."""
         allowed = self._change_allowed(request)
         if isinstance(allowed, Response):
             return allowed
@@ -206,14 +214,9 @@ class Console:
         if isinstance(body, Response):
             return body
         try:
-            asked = msgspec.json.decode(body, type=NoteBody)
+            return msgspec.json.decode(body, type=shape)
         except msgspec.DecodeError:
-            return _error(400, ErrorCode.INVALID_PARAMS, 'send {"vault": "...", "target": "..."}')
-
-        async def view() -> bytes:
-            return _encode(await note_view(self.daemon, asked.vault, asked.target))
-
-        return await self._answer(view)
+            return _error(400, ErrorCode.INVALID_PARAMS, hint)
 
     async def _answer(self, fetch: Any) -> Response:
         try:
