@@ -36,6 +36,7 @@ import watchfiles
 
 from protocol.methods.events import Event
 from vaultd.errors import Unavailable
+from vaultd.memory import give_back
 from vaultd.vault.cache import IndexCache, cache_file_name
 from vaultd.vault.changes import refresh_changes
 from vaultd.vault.index import BuildTally, VaultIndex
@@ -129,6 +130,7 @@ class LiveIndex:
             await self._prove_watching()
             index, note = await anyio.to_thread.run_sync(self._build)
             self.index, self.build_note = index, note
+            await anyio.to_thread.run_sync(give_back)  # the build's parsed notes and texts are freed by now
             pending, self._pending = self._pending, None
             if pending:
                 await self.refresh(pending)
