@@ -25,18 +25,20 @@ pytestmark = pytest.mark.skipif(not inotify.available(), reason="inotify is Linu
 class Seen:
     def __init__(self) -> None:
         self.paths: set[str] = set()
+        self.each: list[set[str]] = []
         self.batches = 0
         self.failure: BaseException | None = None
         self.changed = anyio.Event()
 
     async def take(self, batch: set[str]) -> None:
         self.paths |= batch
+        self.each.append(batch)
         self.batches += 1
         self.changed.set()
         self.changed = anyio.Event()
 
-    async def until(self, *paths: str, timeout: float = 5.0) -> None:
-        with anyio.fail_after(timeout):
+    async def until(self, *paths: str, within: float = 5.0) -> None:
+        with anyio.fail_after(within):
             while not set(paths) <= self.paths:
                 await self.changed.wait()
 
@@ -110,6 +112,31 @@ async def test_a_folder_renamed_inside_reports_under_its_new_name(tmp_path: Path
         assert not {p for p in seen.paths if p.startswith("old/")}
 
 
+async def test_a_rename_into_another_folder_is_one_batch(tmp_path: Path) -> None:
+    """Its two halves are queued one after the other; a batch handed over between them would
+    read as a removal and a creation, not as a rename."""
+    (tmp_path / "projects").mkdir()
+    async with watching(tmp_path) as seen:
+        for i in range(20):
+            (tmp_path / f"d{i}.md").write_text("x")
+            await seen.until(f"d{i}.md")
+            os.rename(tmp_path / f"d{i}.md", tmp_path / "projects" / f"f{i}.md")
+            await seen.until(f"projects/f{i}.md")
+            assert any({f"d{i}.md", f"projects/f{i}.md"} <= batch for batch in seen.each), seen.each[-3:]
+
+
+async def test_a_burst_is_gathered_into_few_batches(tmp_path: Path) -> None:
+    async with watching(tmp_path) as seen:
+
+        def write() -> None:  # as an editor or git would, while the event loop runs
+            for i in range(500):
+                (tmp_path / f"b{i}.md").write_text("x")
+
+        await anyio.to_thread.run_sync(write)
+        await seen.until(*(f"b{i}.md" for i in range(500)))
+    assert seen.batches <= 50, f"{seen.batches} batches for 500 files: not gathered"
+
+
 async def test_skipped_folders_are_silent_but_the_cookies_are_not(tmp_path: Path) -> None:
     for folder in (".git/objects", ".obsidian", ".trash", ".vaultd/journal", "notes/.git"):
         (tmp_path / folder).mkdir(parents=True)
@@ -164,7 +191,7 @@ async def test_many_files_at_once_are_each_reported(tmp_path: Path) -> None:
                 (tmp_path / rel).write_text(rel)
 
         await anyio.to_thread.run_sync(write_all)
-        await seen.until(*names, timeout=30)
+        await seen.until(*names, within=30)
     assert seen.failure is None
 
 

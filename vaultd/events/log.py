@@ -108,6 +108,11 @@ class EventLog:
         return self.token(self.head)
 
     @property
+    def in_bulk(self) -> bool:
+        """A bulk state is open: more note events are likely on their way."""
+        return self._bulk is not None
+
+    @property
     def oldest(self) -> int:
         """The sequence of the oldest event kept (``head + 1`` when none is)."""
         return self._records[0].seq if self._records else self.head + 1

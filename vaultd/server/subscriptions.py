@@ -5,7 +5,9 @@ A subscription holds no events of its own, only its position in each vault's log
 gathers what follows its position (up to ``MAX_FRAME_EVENTS`` and about
 ``MAX_EVENT_FRAME_BYTES``), sends it as one ``subscription.events`` notification and moves on.
 Recording never waits for it, so a slow subscriber costs a writer nothing and the daemon's
-memory nothing beyond one frame in flight. Its bounds, each ending in ``subscription.dropped``:
+memory nothing beyond one frame in flight. While a followed vault is in a bulk state (a
+checkout), a frame that is not full waits up to half a second for more, so thousands of changes
+are a handful of full notifications however finely the watcher delivered them. Its bounds, each ending in ``subscription.dropped``:
 
 - **lagged**: the events after its position are no longer kept; it could only skip them.
 - **not_reading**: before each frame it asks the kernel how much the peer has not read yet
@@ -56,6 +58,7 @@ if TYPE_CHECKING:
 log = structlog.get_logger("vaultd.subscriptions")
 
 HOLD_POLL_S = 0.05  #: how often a held-back subscription asks whether its peer has read
+BULK_HOLD_S = 0.5  #: the longest a frame that is not full waits for more of a bulk state's events
 _GONE = (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError)
 
 AfterReply = Callable[[bool], None]
@@ -147,6 +150,7 @@ class _Subscription:
         self.done = anyio.Event()
         self.closing = False
         self.writing = False  #: a frame is being handed to the kernel: not to be cut short
+        self.held_since: float | None = None  #: when a frame began to be held for a bulk state
 
     def clocks(self) -> dict[str, str]:
         return {vid: f.log.token(f.seq) for vid, f in self.follows.items()}
@@ -259,6 +263,8 @@ class SessionStreams:
                 settled = True
                 continue  # gather again: the quiet wait may have brought more
             datas, upto = gathered
+            if datas and await self._hold_for_bulk(sub, len(datas)):
+                continue  # gather again: the frame has filled, or the hold is over
             if datas:
                 if not await self._room():
                     seconds = self._outlet.host.limits.send_timeout_s
@@ -312,6 +318,24 @@ class SessionStreams:
             if last != follow.seq:
                 upto.append((follow, last))
         return (datas, upto) if upto else None
+
+    async def _hold_for_bulk(self, sub: _Subscription, gathered: int) -> bool:
+        """While a followed vault is in a bulk state, hold a frame that is not full for more of its
+        events (at most ``BULK_HOLD_S`` a frame): a checkout is then a handful of full
+        notifications however the watcher happened to batch it. True when it waited."""
+        if gathered >= MAX_FRAME_EVENTS or not any(f.log.in_bulk for f in sub.follows.values()):
+            sub.held_since = None
+            return False
+        now = anyio.current_time()
+        if sub.held_since is None:
+            sub.held_since = now
+        left = sub.held_since + BULK_HOLD_S - now
+        if left <= 0:
+            sub.held_since = None
+            return False
+        with anyio.move_on_after(left):
+            await sub.waker.wait()
+        return True
 
     async def _settle(self, sub: _Subscription) -> None:
         """Wait until no event came for ``settle_s``, at most ten times that long."""

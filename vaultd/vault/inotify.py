@@ -4,7 +4,7 @@ watchfiles polls a queue its thread fills: it sleeps ``step`` ms, and delivers a
 queue has not grown for one step. A change therefore waits one to two steps (45 ms on average at
 30 ms) before the index hears of it, and every step wakes the process, watched or not (0.2 % of
 a core, idle). Here the event loop waits on the inotify descriptor: a change is read the moment
-the kernel queues it, a write's freshness barrier comes back in about a millisecond, and an idle
+the kernel queues it, a write's freshness barrier comes back in a few milliseconds, and an idle
 daemon is not woken at all.
 
 What a recursive watch must do itself, and watchfiles (the notify crate) did for us:
@@ -17,7 +17,9 @@ What a recursive watch must do itself, and watchfiles (the notify crate) did for
   fails and its owner reconciles by stat and starts a new one, as after any watcher failure.
 
 A reader drains the descriptor into a set of paths while the consumer refreshes, so a checkout
-of many thousands of files does not overflow the queue while a batch is being indexed.
+of many thousands of files does not overflow the queue while a batch is being indexed. A batch
+is handed over once the folder has been quiet for 5 ms (at most 100 ms after its first event):
+the halves of a rename arrive together, and a checkout comes in batches, not one file at a time.
 
 Names are bytes to the kernel and decoded with surrogateescape, as ``os`` does: a name that is
 not UTF-8 is reported like any other (the index skips it with S07) and does not stop the watch.
@@ -74,6 +76,8 @@ WATCH_MASK = (
     | _IN_DONT_FOLLOW
     | _IN_EXCL_UNLINK
 )
+QUIET_S = 0.005  #: a batch is handed over once no event has come for this long...
+GATHER_S = 0.1  #: ...or this long after its first event, however busy the folder is
 _HEADER = struct.Struct("iIII")  #: struct inotify_event: wd, mask, cookie, len (then the name)
 _READ_BYTES = 1 << 16
 
@@ -261,9 +265,27 @@ class TreeWatch:
             tg.start_soon(self._drain)
             while True:
                 await self._ready.wait()
+                await self._gather()
                 self._ready = anyio.Event()
                 batch, self._pending = self._pending, set()
                 if batch:
                     await on_batch(batch)
                 if self._failure is not None:
                     raise self._failure
+
+    async def _gather(self) -> None:
+        """Let a batch grow while its events keep coming: until none has come for ``QUIET_S``, at
+        most ``GATHER_S`` after the first. One syscall's events arrive as one batch this way (a
+        rename into another folder queues its two halves one after the other, and a reader on
+        another core could take the first alone), and a checkout arrives in batches big enough to
+        be one bulk change, not as thousands of tiny ones."""
+        first = anyio.current_time()
+        while self._failure is None:
+            left = first + GATHER_S - anyio.current_time()
+            if left <= 0:
+                return
+            self._ready = anyio.Event()
+            with anyio.move_on_after(min(QUIET_S, left)) as quiet:
+                await self._ready.wait()
+            if quiet.cancelled_caught:
+                return

@@ -8,7 +8,7 @@ indexed", drop a marker file into ``.vaultd/`` and wait until the watcher delive
 watcher reports events in order, so everything before the marker has been refreshed by then.
 
 Two watchers deliver the same thing, batches of vault-relative paths: on Linux the daemon's own
-inotify watch (``inotify.py``: woken by the kernel, so a cookie comes back in about a millisecond
+inotify watch (``inotify.py``: woken by the kernel, so a cookie comes back in a few milliseconds
 and an idle daemon is never woken), elsewhere watchfiles (a batch once its queue has been still
 for one 30 ms step).
 
