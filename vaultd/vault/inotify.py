@@ -18,8 +18,9 @@ What a recursive watch must do itself, and watchfiles (the notify crate) did for
 
 A reader drains the descriptor into a set of paths while the consumer refreshes, so a checkout
 of many thousands of files does not overflow the queue while a batch is being indexed. A batch
-is handed over once the folder has been quiet for 5 ms (at most 100 ms after its first event):
-the halves of a rename arrive together, and a checkout comes in batches, not one file at a time.
+is handed over once the folder has been quiet for 5 ms (30 ms in a burst; at most 100 ms after
+its first event, 250 ms for the batch that opens a burst): the halves of a rename arrive together, and a checkout comes in batches big
+enough to be one bulk change, not one file at a time.
 
 Names are bytes to the kernel and decoded with surrogateescape, as ``os`` does: a name that is
 not UTF-8 is reported like any other (the index skips it with S07) and does not stop the watch.
@@ -77,7 +78,11 @@ WATCH_MASK = (
     | _IN_EXCL_UNLINK
 )
 QUIET_S = 0.005  #: a batch is handed over once no event has come for this long...
-GATHER_S = 0.1  #: ...or this long after its first event, however busy the folder is
+BUSY_PATHS = 4  #: ...but a batch of more than one save's few paths is a burst (a checkout), which may stall:
+BUSY_QUIET_S = 0.03  #: it waits this long for the next event, as watchfiles' step did...
+GATHER_S = 0.1  #: ...and a batch is handed over this long after its first event, or, when it
+OPENING_GATHER_S = 0.25  #: opens a burst, after this long: a checkout starts slowly, and its
+#: first batch should be big enough to be seen as one bulk change (BULK_MIN_CHANGES)
 _HEADER = struct.Struct("iIII")  #: struct inotify_event: wd, mask, cookie, len (then the name)
 _READ_BYTES = 1 << 16
 
@@ -142,6 +147,7 @@ class TreeWatch:
         self._pending: set[str] = set()
         self._ready: anyio.Event | None = None  #: made in run(): the watch may be set up in a worker thread
         self._failure: WatchFailed | None = None
+        self._busy_until = 0.0  #: until when a new batch counts as the rest of a burst
         try:
             self._add_tree("")
         except BaseException:
@@ -274,18 +280,24 @@ class TreeWatch:
                     raise self._failure
 
     async def _gather(self) -> None:
-        """Let a batch grow while its events keep coming: until none has come for ``QUIET_S``, at
-        most ``GATHER_S`` after the first. One syscall's events arrive as one batch this way (a
+        """Let a batch grow while its events keep coming: until none has come for ``QUIET_S``
+        (``BUSY_QUIET_S`` in a burst), at most ``GATHER_S`` after the first (``OPENING_GATHER_S`` for
+        the batch that opens a burst). One syscall's events arrive as one batch this way (a
         rename into another folder queues its two halves one after the other, and a reader on
         another core could take the first alone), and a checkout arrives in batches big enough to
         be one bulk change, not as thousands of tiny ones."""
         first = anyio.current_time()
+        busy = self._busy_until > first  #: the batch before was a burst, handed over moments ago
+        limit = GATHER_S if busy else OPENING_GATHER_S
         while self._failure is None:
-            left = first + GATHER_S - anyio.current_time()
+            left = first + limit - anyio.current_time()
             if left <= 0:
-                return
+                break
+            busy = busy or len(self._pending) >= BUSY_PATHS
             self._ready = anyio.Event()
-            with anyio.move_on_after(min(QUIET_S, left)) as quiet:
+            with anyio.move_on_after(min(BUSY_QUIET_S if busy else QUIET_S, left)) as quiet:
                 await self._ready.wait()
             if quiet.cancelled_caught:
-                return
+                break
+        if busy or len(self._pending) >= BUSY_PATHS:
+            self._busy_until = anyio.current_time() + GATHER_S
