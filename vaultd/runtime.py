@@ -70,6 +70,7 @@ class VaultRuntime:
         self.writer = anyio.Lock()  #: one mutation at a time per vault
         self.recovery: RecoveryReport | None = None
         self.folder: FolderId | None = None  #: the root's identity when the lock was taken
+        self._lost_to = False  #: while MISSING: whether another folder was at the path when last looked
         self._home: Path | None = None
         self._tasks: anyio.abc.TaskGroup | None = None
         self.git = GitKeeper(self.root, entry, self.writer)  #: checkpoints and quiet snapshots
@@ -198,6 +199,9 @@ class VaultRuntime:
         if self.state == VaultState.MISSING:
             if now == self.folder:
                 self._retake()
+            elif self._lost_to != (now is not None):
+                self._describe_loss(now)  # what is at the path changed since: say what is there now
+                self.publish_health()
             return self.state != VaultState.MISSING
         if now != self.folder:
             self._lose(now)
@@ -216,15 +220,20 @@ class VaultRuntime:
             raise Unavailable(f"vault {self.entry.id!r} is unavailable: {self.message}")
         return self.live
 
-    def _lose(self, now: FolderId | None) -> None:
+    def _describe_loss(self, now: FolderId | None) -> None:
+        """Say what is at the path now: a rename and a new folder's mkdir are two steps, seen apart."""
         there = "nothing is at that path now" if now is None else "another folder is at that path now"
-        self.state = VaultState.MISSING
+        self._lost_to = now is not None
         self.message = (
             f"the vault folder {self.root} was renamed or removed and {there}; vaultd stopped reading and "
             f"writing it. Put the original folder back at that path and it is taken again, or register what is "
             f"there now: 'vaultctl vault remove {self.entry.id}', then 'vaultctl vault add {self.entry.id} "
             f"{self.root}'"
         )
+
+    def _lose(self, now: FolderId | None) -> None:
+        self.state = VaultState.MISSING
+        self._describe_loss(now)
         log.error("vault folder replaced; vault given up", vault=self.entry.id, path=str(self.root), replaced=now is not None)
         live, self.live = self.live, None
         if live is not None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.support.harness import Daemon, Home, RawClient, snapshot, vaultctl
+from tests.support.wait import wait_until
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -76,6 +77,26 @@ def test_a_replaced_vault_folder_is_neither_read_nor_written_until_it_comes_back
     status = raw.call("daemon.status")["vaults"][0]
     assert status["state"] == "ready" and "came back" in status["message"]
     assert "vault folder came back" in (home.home / "logs" / "vaultd.log").read_text()
+
+
+def test_a_lost_vault_says_what_is_at_its_path_now_not_when_it_was_lost(vault: Path, raw: RawClient) -> None:
+    """A rename and the next folder's mkdir are two steps; the watcher may see the loss between them."""
+    away = vault.with_name(vault.name + "-renamed")
+    os.rename(vault, away)
+
+    def status() -> dict:  # type: ignore[type-arg]
+        return raw.call("daemon.status")["vaults"][0]  # type: ignore[no-any-return]
+
+    lost = wait_until(lambda: (s := status())["state"] == "missing" and s, 10, "the vault is seen missing")
+    assert "nothing is at that path now" in lost["message"]
+    vault.mkdir()
+    now = status()
+    assert now["state"] == "missing" and "another folder is at that path now" in now["message"], now
+    vault.rmdir()
+    assert "nothing is at that path now" in status()["message"]
+    os.rename(away, vault)
+    assert status()["state"] in ("indexing", "ready"), "the original back at its path is taken again"
+    wait_until(lambda: status()["state"] == "ready", 10, "the vault taken back is ready")
 
 
 def test_two_daemons_never_write_one_folder(vault: Path, raw: RawClient, other_home: Home) -> None:
