@@ -86,6 +86,16 @@ async def test_a_new_folder_is_reported_and_then_watched(tmp_path: Path) -> None
         await seen.until("new/deep/later.md")
 
 
+async def test_what_a_new_folder_held_before_its_watch_is_reported_too(tmp_path: Path) -> None:
+    """No await between the steps: the reader sees the folder only after its files were made,
+    so those files raised no event of their own (a checkout writes into folders it just made)."""
+    async with watching(tmp_path) as seen:
+        (tmp_path / "new" / "sub").mkdir(parents=True)
+        (tmp_path / "new" / "a.md").write_text("a")
+        (tmp_path / "new" / "sub" / "b.md").write_text("b")
+        await seen.until("new", "new/a.md", "new/sub", "new/sub/b.md")
+
+
 async def test_a_folder_moved_out_is_no_longer_reported_and_one_moved_in_is(tmp_path: Path) -> None:
     vault, outside = tmp_path / "vault", tmp_path / "outside"
     (vault / "going" / "sub").mkdir(parents=True)
@@ -147,6 +157,18 @@ async def test_skipped_folders_are_silent_but_the_cookies_are_not(tmp_path: Path
         await seen.until(".vaultd/cookie-1")
         assert seen.paths == {".vaultd/cookie-1"}
         assert await seen.quiet() == set()
+
+
+async def test_a_batch_holding_a_cookie_is_handed_over_without_waiting_for_quiet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write's freshness barrier is a cookie: once it is read, everything before it is too."""
+    monkeypatch.setattr(inotify, "QUIET_S", 30.0)
+    monkeypatch.setattr(inotify, "OPENING_GATHER_S", 60.0)
+    (tmp_path / ".vaultd").mkdir()
+    async with watching(tmp_path) as seen:
+        (tmp_path / "note.md").write_text("x")
+        (tmp_path / ".vaultd" / "cookie-1").write_text("")
+        await seen.until("note.md", ".vaultd/cookie-1", within=10)  # not the 30 s a quiet folder waits
+        assert seen.each == [{"note.md", ".vaultd/cookie-1"}]
 
 
 async def test_a_change_to_the_folder_itself_names_the_folder(tmp_path: Path) -> None:

@@ -89,3 +89,18 @@ def test_any_clock_gives_strictly_increasing_accepted_ids(steps: list[int]) -> N
     assert keys == sorted(keys) and len(set(keys)) == len(keys)
     assert ids == sorted(ids)
     assert all(_accepted(i) for i in ids)
+
+
+_IDS = st.builds(
+    lambda second, micro, tail: f"{second:%Y%m%dT%H%M%S}{'' if micro is None else f'.{micro:06d}'}-{tail:08x}",
+    st.datetimes(min_value=dt.datetime(2000, 1, 1), max_value=dt.datetime(2200, 1, 1)),
+    st.none() | st.integers(min_value=0, max_value=999_999),
+    st.integers(min_value=0, max_value=2**32 - 1),
+)
+
+
+@given(st.lists(_IDS, max_size=40))
+def test_the_sort_key_orders_ids_by_their_time(ids: list[str]) -> None:
+    """The key is the id's text; it must order as the time the id names, the earlier form first."""
+    by_time = sorted(ids, key=lambda i: (opids.op_time_us(i), i))
+    assert sorted(ids, key=opids.sort_key) == by_time

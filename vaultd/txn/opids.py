@@ -44,8 +44,11 @@ def op_time_us(op_id: str) -> int:
     return _us(second) + int(m["micro"] or 0)
 
 
-def sort_key(op_id: str) -> tuple[int, str]:
-    return op_time_us(op_id), op_id
+def sort_key(op_id: str) -> str:
+    """The id itself: its time is fixed-width UTC digits, so the text sorts as the time does,
+    and an id of the earlier form sorts before the new ones of its second ('-' before '.').
+    Parsing each time instead cost a pruning daemon a fifth of every write."""
+    return op_id
 
 
 def _us(when: dt.datetime) -> int:

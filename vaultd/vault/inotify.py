@@ -78,7 +78,7 @@ WATCH_MASK = (
     | _IN_EXCL_UNLINK
 )
 QUIET_S = 0.005  #: a batch is handed over once no event has come for this long...
-BUSY_PATHS = 4  #: ...but a batch of more than one save's few paths is a burst (a checkout), which may stall:
+BUSY_PATHS = 8  #: ...but a batch of more than one write's few paths is a burst (a checkout), which may stall:
 BUSY_QUIET_S = 0.03  #: it waits this long for the next event, as watchfiles' step did...
 GATHER_S = 0.1  #: ...and a batch is handed over this long after its first event, or, when it
 OPENING_GATHER_S = 0.25  #: opens a burst, after this long: a checkout starts slowly, and its
@@ -148,8 +148,9 @@ class TreeWatch:
         self._ready: anyio.Event | None = None  #: made in run(): the watch may be set up in a worker thread
         self._failure: WatchFailed | None = None
         self._busy_until = 0.0  #: until when a new batch counts as the rest of a burst
+        self._cookie_seen = False  #: the pending batch holds a freshness cookie: hand it over now
         try:
-            self._add_tree("")
+            self._add_tree("", report=False)  # what is there now is the index's to read
         except BaseException:
             self.close()
             raise
@@ -182,8 +183,13 @@ class TreeWatch:
         self._watches[rel] = wd
         return True
 
-    def _add_tree(self, rel: str) -> None:
-        """Watch ``rel`` and every folder below it, never through a link."""
+    def _add_tree(self, rel: str, *, report: bool = True) -> None:
+        """Watch ``rel`` and every folder below it, never through a link.
+
+        What a new folder held before its watch was added (a checkout writes into a folder
+        moments after making it) raised no event of its own: with ``report``, every entry found
+        is reported as if it had.
+        """
         stack = [rel]
         while stack:
             folder = stack.pop()
@@ -192,8 +198,11 @@ class TreeWatch:
             try:
                 with os.scandir(os.path.join(self.root, folder) if folder else self.root) as entries:
                     for entry in entries:
+                        child = f"{folder}/{entry.name}" if folder else entry.name
+                        if report and reported(child):
+                            self._pending.add(child)
                         if entry.is_dir(follow_symlinks=False):
-                            stack.append(f"{folder}/{entry.name}" if folder else entry.name)
+                            stack.append(child)
             except OSError:
                 continue  # gone meanwhile: its parent's events say so
 
@@ -249,6 +258,8 @@ class TreeWatch:
                 self._drop_tree(rel)
         if reported(rel):
             self._pending.add(rel)
+            if folder == RUNTIME_DIR and mask & _IN_CREATE:  # a cookie dropped (not one taken away)
+                self._cookie_seen = True
 
     # -- running ----------------------------------------------------------------------------
 
@@ -273,7 +284,7 @@ class TreeWatch:
                 await self._ready.wait()
                 await self._gather()
                 self._ready = anyio.Event()
-                batch, self._pending = self._pending, set()
+                batch, self._pending, self._cookie_seen = self._pending, set(), False
                 if batch:
                     await on_batch(batch)
                 if self._failure is not None:
@@ -285,11 +296,13 @@ class TreeWatch:
         the batch that opens a burst). One syscall's events arrive as one batch this way (a
         rename into another folder queues its two halves one after the other, and a reader on
         another core could take the first alone), and a checkout arrives in batches big enough to
-        be one bulk change, not as thousands of tiny ones."""
+        be one bulk change, not as thousands of tiny ones. A batch that holds a freshness cookie
+        is handed over at once: the kernel queues events in order, so every change made before
+        the cookie was dropped is in it already, and a write's barrier waits for nothing more."""
         first = anyio.current_time()
         busy = self._busy_until > first  #: the batch before was a burst, handed over moments ago
         limit = GATHER_S if busy else OPENING_GATHER_S
-        while self._failure is None:
+        while self._failure is None and not self._cookie_seen:
             left = first + limit - anyio.current_time()
             if left <= 0:
                 break
@@ -299,5 +312,5 @@ class TreeWatch:
                 await self._ready.wait()
             if quiet.cancelled_caught:
                 break
-        if busy or len(self._pending) >= BUSY_PATHS:
+        if len(self._pending) >= BUSY_PATHS:  # a burst goes on only while its batches stay big
             self._busy_until = anyio.current_time() + GATHER_S
