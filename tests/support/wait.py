@@ -37,3 +37,18 @@ def wait_until(predicate: Callable[[], T], timeout: float, what: str, *, poll: f
         if time.monotonic() >= deadline:
             raise WaitTimeout(f"gave up after {timeout} s waiting for {what}")
         time.sleep(poll)
+
+
+async def wait_until_async(predicate: Callable[[], T], timeout: float, what: str, *, poll: float = POLL_S) -> T:  # noqa: ASYNC109 - the same signature as wait_until
+    """:func:`wait_until` for a test running on the event loop, whose predicate needs the loop to
+    run meanwhile (a watcher task in the same loop) and which has no event of its own to await."""
+    import anyio  # the sync helper stays importable without it
+
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise WaitTimeout(f"gave up after {timeout} s waiting for {what}")
+        await anyio.sleep(poll)

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.wait import wait_until_async
 from vaultd.vault import inotify
 from vaultd.vault.inotify import TreeWatch, WatchFailed
 
@@ -29,6 +30,7 @@ class Seen:
         self.batches = 0
         self.failure: BaseException | None = None
         self.changed = anyio.Event()
+        self.tree: TreeWatch | None = None
 
     async def take(self, batch: set[str]) -> None:
         self.paths |= batch
@@ -53,10 +55,11 @@ class Seen:
 async def watching(root: Path) -> AsyncIterator[Seen]:
     seen = Seen()
     tree = TreeWatch(root)
+    seen.tree = tree
 
     async def run() -> None:
         try:
-            await tree.run(seen.take)
+            await tree.run(lambda batch: seen.take(batch))  # looked up per batch: a test may slow it
         except BaseExceptionGroup as group:
             seen.failure = group.exceptions[0]
             seen.changed.set()
@@ -169,6 +172,32 @@ async def test_a_batch_holding_a_cookie_is_handed_over_without_waiting_for_quiet
         (tmp_path / ".vaultd" / "cookie-1").write_text("")
         await seen.until("note.md", ".vaultd/cookie-1", within=10)  # not the 30 s a quiet folder waits
         assert seen.each == [{"note.md", ".vaultd/cookie-1"}]
+
+
+async def test_caught_up_only_once_every_queued_change_was_applied(tmp_path: Path) -> None:
+    """What lets a barrier skip the cookie: never caught up while an event is queued, gathered
+    or with the batch's receiver."""
+    async with watching(tmp_path) as seen:
+        tree = seen.tree
+        assert tree is not None
+        await wait_until_async(tree.caught_up, 5, "the watch caught up after starting")
+        (tmp_path / "n.md").write_text("x")
+        assert not tree.caught_up(), "the event is in the kernel's queue"
+        applying = anyio.Event()
+        release = anyio.Event()
+        taken = seen.take
+
+        async def slow_take(batch: set[str]) -> None:
+            applying.set()
+            await release.wait()
+            await taken(batch)
+
+        seen.take = slow_take  # type: ignore[method-assign]
+        await applying.wait()
+        assert not tree.caught_up(), "the batch is being applied"
+        release.set()
+        await seen.until("n.md")
+        await wait_until_async(tree.caught_up, 5, "the watch caught up once the batch was applied")
 
 
 async def test_a_change_to_the_folder_itself_names_the_folder(tmp_path: Path) -> None:

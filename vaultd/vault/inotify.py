@@ -28,12 +28,15 @@ not UTF-8 is reported like any other (the index skips it with S07) and does not 
 
 from __future__ import annotations
 
+import array
 import ctypes
 import ctypes.util
 import errno
+import fcntl
 import os
 import struct
 import sys
+import termios
 from typing import TYPE_CHECKING
 
 import anyio
@@ -149,6 +152,7 @@ class TreeWatch:
         self._failure: WatchFailed | None = None
         self._busy_until = 0.0  #: until when a new batch counts as the rest of a burst
         self._cookie_seen = False  #: the pending batch holds a freshness cookie: hand it over now
+        self._handing = False  #: a batch is with ``on_batch`` (being applied to the index)
         try:
             self._add_tree("", report=False)  # what is there now is the index's to read
         except BaseException:
@@ -263,6 +267,22 @@ class TreeWatch:
 
     # -- running ----------------------------------------------------------------------------
 
+    def caught_up(self) -> bool:
+        """Every change made before this call has been handed over and applied.
+
+        The kernel queues a change's event before the call that made it returns, so an empty
+        queue, nothing gathered and no batch being applied mean nothing made earlier is still on
+        its way: a freshness barrier that needs no cookie (no file made, no round trip).
+        """
+        if self._failure is not None or self._pending or self._handing or self.fd < 0:
+            return False
+        queued = array.array("i", [0])
+        try:
+            fcntl.ioctl(self.fd, termios.FIONREAD, queued)
+        except OSError:
+            return False
+        return queued[0] == 0
+
     async def _drain(self) -> None:
         while self._failure is None:
             await anyio.wait_readable(self.fd)
@@ -286,7 +306,11 @@ class TreeWatch:
                 self._ready = anyio.Event()
                 batch, self._pending, self._cookie_seen = self._pending, set(), False
                 if batch:
-                    await on_batch(batch)
+                    self._handing = True
+                    try:
+                        await on_batch(batch)
+                    finally:
+                        self._handing = False
                 if self._failure is not None:
                     raise self._failure
 

@@ -6,6 +6,8 @@ has a single writer and the in-memory maps change in one place. Reads never wait
 The barrier follows Watchman's cookies: to answer "every change made before this call is
 indexed", drop a marker file into ``.vaultd/`` and wait until the watcher delivers it; the
 watcher reports events in order, so everything before the marker has been refreshed by then.
+The inotify watch needs no cookie when it is caught up (its kernel queue empty, no batch
+gathering or being applied): a change's event is queued before the call that made it returns.
 
 Two watchers deliver the same thing, batches of vault-relative paths: on Linux the daemon's own
 inotify watch (``inotify.py``: woken by the kernel, so a cookie comes back in a few milliseconds
@@ -102,6 +104,7 @@ class LiveIndex:
         self.build_note = ""
         self._refreshing = anyio.Lock()
         self._cookies: dict[str, anyio.Event] = {}
+        self._tree: TreeWatch | None = None  #: the inotify watch while it runs (its queue answers barriers)
         self._cookie_ids = itertools.count(1)
         self._stop = anyio.Event()
         self._pending: set[str] | None = None  #: paths reported while the first build runs
@@ -217,8 +220,10 @@ class LiveIndex:
     async def _watch_inotify(self, delivered: Callable[[set[str]], Awaitable[None]]) -> None:
         tree = await anyio.to_thread.run_sync(TreeWatch, self.root)  # a watch per folder: a walk
         try:
+            self._tree = tree
             await tree.run(delivered)
         finally:
+            self._tree = None
             tree.close()
 
     async def _watch_watchfiles(self, delivered: Callable[[set[str]], Awaitable[None]]) -> None:
@@ -363,6 +368,8 @@ class LiveIndex:
         if self.watch_problem is not None:
             await self.reconcile()  # no watcher to deliver a cookie: a stat walk sees every change before now
             return
+        if self._tree is not None and self._tree.caught_up():
+            return  # the kernel holds no event for this vault and none is being applied
         try:
             name = self._drop_cookie()
         except OSError as exc:
