@@ -5,7 +5,10 @@
   removed, as vaultd's), read + crude frontmatter split + one ``executemany``; queries ranked by
   bm25 with vaultd's column weights, with a snippet, limit 20, every word a quoted phrase (AND);
 * ripgrep: a literal, case-insensitive AND: ``rg -l -i -F`` for the first word over the vault,
-  then each further word over the files still matching (one process per word).
+  then each further word over the files still matching (one process per word);
+* durable create: the least a journaled, crash-safe create of a new note can do on this disk: a
+  journal file written and synced with its folder, the note written to a temporary file, synced,
+  renamed into place and its folder synced, then a commit marker made and its folder synced.
 """
 
 from __future__ import annotations
@@ -57,6 +60,46 @@ def read_loop(corpus: Corpus, runs: int) -> Figure:
             for f in files:
                 f.read_text(encoding="utf-8")
         fig.samples.append(sw.seconds)
+    return fig
+
+
+def durable_create(work: Path, writes: int) -> Figure:
+    """Timed in the same run as vaultd's creates, in a folder of the same disk."""
+    root = Path(tempfile.mkdtemp(prefix="durable-", dir=work))
+    journal, notes = root / "journal", root / "notes"
+    journal.mkdir()
+    notes.mkdir()
+    fig = Figure("s", note="journal file + fsync + folder fsync; temp note + fsync, rename, folder fsync; marker + folder fsync")
+
+    def write_synced(path: Path, data: bytes) -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def sync_folder(path: Path) -> None:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    try:
+        for i in range(writes):
+            body = f"---\ntitle: Bench write {i}\n---\nA benchmark note, number {i}, with the word benchpatchold{i}.\n".encode()
+            with Stopwatch() as sw:
+                write_synced(journal / f"{i}.json", b'{"op":"create","path":"w%d.md"}' % i)
+                sync_folder(journal)
+                write_synced(notes / f".w{i}.tmp", body)
+                os.rename(notes / f".w{i}.tmp", notes / f"w{i}.md")
+                sync_folder(notes)
+                os.close(os.open(journal / f"{i}.done", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+                sync_folder(journal)
+            fig.samples.append(sw.seconds)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
     return fig
 
 

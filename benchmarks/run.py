@@ -123,9 +123,10 @@ def main(argv: list[str] | None = None) -> int:
         lim = limits.fts(c, runs, plan.queries, work)
         lim["read_loop"] = limits.read_loop(c, runs)
         lim["ripgrep"] = limits.ripgrep(c, plan.queries)
+        lim["create"] = limits.durable_create(work, plan.writes)
         print(
             f"  limits: FTS5 build {lim['cold_build'].p50:.2f} s, query p50 {lim['search'].p50 * 1e3:.2f} ms, "
-            f"rg p50 {lim['ripgrep'].p50 * 1e3:.1f} ms"
+            f"rg p50 {lim['ripgrep'].p50 * 1e3:.1f} ms, durable create p50 {lim['create'].p50 * 1e3:.2f} ms"
             if lim["ripgrep"].ok
             else "",
             file=sys.stderr,
