@@ -96,6 +96,63 @@ def table(results: Results) -> str:
     return "\n".join(lines)
 
 
+#: The scaling table: one row per figure, one column per vault size, each cell vaultd's figure and,
+#: where there is one, the same work's limit after a slash.
+SCALE_ROWS: tuple[tuple[str, str, str, str | None], ...] = (
+    ("cold build, vaultd / bare FTS5 (wall)", "p50", "cold_build", "cold_build"),
+    ("cold build, CPU seconds, vaultd / bare FTS5", "p50", "cold_build_cpu", "cold_build_cpu"),
+    ("warm restart to the first `note.list` answer", "p50", "warm_restart", None),
+    ("search p50, vaultd socket / bare FTS5 with snippets", "p50", "search", "search"),
+    ("search p95, vaultd socket / bare FTS5 with snippets", "p95", "search", "search"),
+    ("search via MCP p50, no client library", "p50", "mcp_raw_search", None),
+    ("search via MCP p50, the mcp SDK client", "p50", "mcp_search", None),
+    ("`vaultctl search`, whole command", "p50", "cli_search", None),
+    ("note.create p50, vaultd / the least durable journaled create", "p50", "create", "create"),
+    ("freshness p50", "p50", "freshness", None),
+    ("freshness p95", "p95", "freshness", None),
+    ("freshness with `fresh: true`, p50", "p50", "freshness_barrier", None),
+    ("3,000 new notes: after the last write until all searchable", "p50", "checkout_after", None),
+    ("3,000 new notes: from the first write (the writes alone)", "p50", "checkout", "checkout_writes"),
+    ("daemon RSS after indexing", "p50", "rss_indexed", None),
+    ("daemon RSS after a warm restart", "p50", "rss_restarted", None),
+    ("index cache on disk, vaultd / bare FTS5 file", "p50", "index_cache", "index_cache"),
+    ("idle CPU (% of one core)", "p50", "idle_cpu", None),
+)
+
+
+def scale_table(results: Results) -> str:
+    """How each figure grows with the vault: flat, linear or worse shows along a row."""
+    sizes = sorted(results)
+    lines = ["| figure | " + " | ".join(f"{n:,}" for n in sizes) + " |", "|---|" + "---|" * len(sizes)]
+    for label, stat, key, limit in SCALE_ROWS:
+        cells = []
+        for n in sizes:
+            v = results[n].get(VAULTD, {}).get(key)
+            # a limit of vaultd's own run (the checkout's writes) sits with vaultd's figures
+            lim = results[n].get(LIMIT, {}).get(limit) or results[n].get(VAULTD, {}).get(limit) if limit else None
+            cell = fmt(v, stat) if v is not None and v.ok else ""
+            if cell and lim is not None and lim.ok:
+                cell += f" / {fmt(lim, stat)}"
+            cells.append(cell)
+        if any(cells):
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def from_json(results: dict[str, Any]) -> Results:
+    """The figures of a ``latest.json`` back as figures, to render a report again."""
+    out: Results = {}
+    for n, systems in results.items():
+        out[int(n)] = {
+            system: {
+                key: Figure(f["unit"], list(f.get("samples", [])), f.get("note", ""), bool(f.get("extrapolated", False)))
+                for key, f in figs.items()
+            }
+            for system, figs in systems.items()
+        }
+    return out
+
+
 def _get(results: Results, notes: int, system: str, key: str) -> Figure | None:
     fig = results.get(notes, {}).get(system, {}).get(key)
     return fig if fig is not None and fig.ok else None

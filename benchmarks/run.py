@@ -45,6 +45,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--idle", type=float, help="seconds of idle CPU measurement (default 30; 5 with --quick)")
     p.add_argument("--out", type=Path, default=OUT, help="where the report goes (default benchmarks/out)")
+    p.add_argument("--render", type=Path, metavar="JSON", help="measure nothing: print the report of a run's JSON again")
     return p.parse_args(argv)
 
 
@@ -96,6 +97,11 @@ def versions(bm: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    if args.render is not None:  # the tables and goals as today's code draws them, from a run's figures
+        doc = json.loads(args.render.read_text())
+        figures = report.from_json(doc["results"])
+        print(render(doc, figures, report.goals(figures)))
+        return 0
     started = time.perf_counter()
     sizes = args.notes or ([1000] if args.quick else [1000, 10000])
     if args.with_100k and 100000 not in sizes:
@@ -180,7 +186,10 @@ def render(doc: dict[str, Any], results: report.Results, goal_rows: list[dict[st
         + ", ".join(f"{k} {v[0]:.1f}" for k, v in doc["load_average"].items())
         + "."
     )
-    return "\n\n".join([facts, report.table(results), "Goals:", report.goals_table(goal_rows)])
+    parts = [facts, report.table(results)]
+    if len(results) > 1:
+        parts += ["How each figure grows with the vault (vaultd / the limit, medians unless p95):", report.scale_table(results)]
+    return "\n\n".join([*parts, "Goals:", report.goals_table(goal_rows)])
 
 
 if __name__ == "__main__":
