@@ -23,20 +23,28 @@ class WaitTimeout(AssertionError, TimeoutError):
     (a :class:`TimeoutError` too, for callers that give up on a slow start)."""
 
 
+def _deadline(timeout: float, what: str) -> Callable[[], None]:
+    """A check that raises :class:`WaitTimeout` once ``timeout`` seconds have passed."""
+    at = time.monotonic() + timeout
+
+    def give_up() -> None:
+        if time.monotonic() >= at:
+            raise WaitTimeout(f"gave up after {timeout} s waiting for {what}")
+
+    return give_up
+
+
 def wait_until(predicate: Callable[[], T], timeout: float, what: str, *, poll: float = POLL_S) -> T:
     """Call ``predicate`` until it returns something truthy and return that value.
 
     It is called at least once, even with a zero timeout. An exception it raises propagates at
     once: a predicate that can tell the wait is hopeless (a process exited) raises to say so.
     """
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise WaitTimeout(f"gave up after {timeout} s waiting for {what}")
+    give_up = _deadline(timeout, what)
+    while not (value := predicate()):
+        give_up()
         time.sleep(poll)
+    return value
 
 
 async def wait_until_async(predicate: Callable[[], T], timeout: float, what: str, *, poll: float = POLL_S) -> T:  # noqa: ASYNC109 - the same signature as wait_until
@@ -44,11 +52,8 @@ async def wait_until_async(predicate: Callable[[], T], timeout: float, what: str
     run meanwhile (a watcher task in the same loop) and which has no event of its own to await."""
     import anyio  # the sync helper stays importable without it
 
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise WaitTimeout(f"gave up after {timeout} s waiting for {what}")
+    give_up = _deadline(timeout, what)
+    while not (value := predicate()):
+        give_up()
         await anyio.sleep(poll)
+    return value
