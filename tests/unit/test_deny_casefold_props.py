@@ -3,6 +3,8 @@ spelled as the disk spells them; note paths are screened like text; private path
 
 from __future__ import annotations
 
+import os
+import time
 import unicodedata
 from typing import TYPE_CHECKING
 
@@ -154,3 +156,35 @@ def test_private_paths_hide_from_mcp_only() -> None:
     for channel in (Channel.CLI, Channel.EDITOR):
         person = Visibility.of(entry, channel)
         assert not person.hides_anything and person.visible("diary/a.md")
+
+
+def test_a_twin_made_at_once_after_a_listing_is_seen(tmp_path: Path) -> None:
+    """A folder changed moments ago is listed again at each write: a change within the clock's
+    granularity cannot hide behind an equal change time."""
+    (tmp_path / "inbox").mkdir()
+    assert disk_twin(tmp_path, "Inbox") == "inbox"
+    assert disk_spelling(tmp_path, "INBOX/a.md") == ("inbox/a.md", [])
+    (tmp_path / "Inbox").mkdir()
+    _path, issues = disk_spelling(tmp_path, "INBOX/a.md")
+    assert [i.code for i in issues] == ["V04"]
+
+
+def test_a_settled_folders_listing_is_reused_until_it_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vaultd.policy import paths
+
+    monkeypatch.setattr(paths, "SETTLED_NS", 0)  # every listing counts as settled
+    monkeypatch.setattr(paths, "_listings", paths._Listings())
+    (tmp_path / "inbox").mkdir()
+    assert paths._listings.like(str(tmp_path), "INBOX") == ["inbox"]
+    kept = paths._listings._kept[str(tmp_path)]
+    assert paths._listings.like(str(tmp_path), "Inbox") == ["inbox"]
+    assert paths._listings._kept[str(tmp_path)] is kept, "unchanged: the listing is reused"
+    time.sleep(0.05)  # past the file system's timestamp granularity
+    (tmp_path / "Inbox").mkdir()
+    assert sorted(paths._names_like(str(tmp_path), "INBOX")) == ["Inbox", "inbox"], "the new twin is seen"
+    os.utime(tmp_path, ns=(0, 0))  # a tool setting the folder's times back cannot hide a change: its ctime moves
+    assert sorted(paths._names_like(str(tmp_path), "INBOX")) == ["Inbox", "inbox"]  # kept with mtime 0
+    time.sleep(0.05)
+    (tmp_path / "Inbox").rmdir()
+    os.utime(tmp_path, ns=(0, 0))
+    assert paths._names_like(str(tmp_path), "INBOX") == ["inbox"]

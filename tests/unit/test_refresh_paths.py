@@ -7,13 +7,18 @@ import os
 import shutil
 from typing import TYPE_CHECKING
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from vaultd.vault.index import VaultIndex
 from vaultd.vault.note import MAX_NOTE_BYTES
-from vaultd.vault.reading import compute_updates, read_note
+from vaultd.vault.reading import Updates, compute_updates, read_note
 from vaultd.vault.walk import LINK_REASON, NOT_REGULAR_REASON, FileStat, SkippedFile
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    import pytest
 
 
 def _vault(tmp_path: Path, files: int) -> tuple[Path, list[str]]:
@@ -81,3 +86,37 @@ def test_a_note_at_the_limit_is_read_whole(tmp_path: Path) -> None:
     assert not isinstance(parsed, SkippedFile)
     record, _doc = parsed
     assert (record.size, record.title) == (MAX_NOTE_BYTES, "Edge")
+
+
+_PARTS = st.sampled_from(["a", "b", "a.md", "b c", "ä"])
+_PATHS = st.lists(_PARTS, min_size=1, max_size=4).map("/".join)
+_STEPS = st.lists(st.tuples(st.sampled_from(["note", "attachment", "skipped", "gone"]), _PATHS), max_size=40)
+
+
+@given(steps=_STEPS, asked=st.lists(_PATHS, max_size=10))
+def test_what_is_known_under_a_path_is_what_a_scan_of_the_index_finds(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, str]], asked: list[str]
+) -> None:
+    """A gone path is looked for below itself only when it was a folder; the folder counts that
+    decide it must agree with a scan after any mix of notes, attachments and skipped files."""
+    root = tmp_path_factory.mktemp("vault")
+    index = VaultIndex(root, None)
+    for kind, rel in steps:
+        if kind == "note":
+            try:  # a real file to parse; a step the disk cannot take (a file where a folder is) is left out
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                (root / rel).write_text(f"# {rel}\n")
+            except OSError:
+                continue
+            updates = compute_updates(root, [FileStat(rel, 1, 0, 0, is_note=True)], index.notes, [])
+        elif kind == "attachment":
+            updates = Updates(attachments=[FileStat(rel, 1, 0, 0, is_note=False)])
+        elif kind == "skipped":
+            updates = Updates(skipped=[SkippedFile(rel, "S01", "test")])
+        else:
+            updates = Updates(gone=[rel])
+        index.apply(updates)
+    everything = [*index.notes, *index.attachments, *index.skipped]
+    for rel in {*asked, *(r for _k, r in steps)}:
+        scanned = sorted(p for p in everything if p == rel or p.startswith(rel + "/"))
+        assert sorted(index.known_under(rel)) == scanned, rel

@@ -1,7 +1,9 @@
 """Reference notes by identifier: citekey uniqueness, and finding a note by DOI, citekey or arXiv id.
 
-The table is built from the index's records (frontmatter is already parsed there) once per index
-generation and only when asked for, so a vault that never uses identifiers never pays for it.
+The table is built from the index's records (frontmatter is already parsed there) when first
+asked for, so a vault that never uses identifiers never pays for it; after a change it catches up
+by the paths the change touched (``VaultIndex.changed_since``), not by every note: a one-word
+search asks for it, and a rebuild per change made freshness grow with the vault.
 """
 
 from __future__ import annotations
@@ -51,14 +53,33 @@ class ReferenceTable:
     citekeys: dict[str, set[str]] = field(default_factory=dict)
     dois: dict[str, set[str]] = field(default_factory=dict)
     arxiv: dict[str, set[str]] = field(default_factory=dict)
+    #: each listed note's keys, so a changed note leaves the table without a scan of it
+    keys: dict[str, tuple[str | None, str | None, str | None]] = field(default_factory=dict)
 
     def add(self, path: str, data: dict[str, Any]) -> None:
-        if isinstance(key := data.get("citekey"), str) and key.strip():
-            self.citekeys.setdefault(citekey_key(key), set()).add(path)
-        if isinstance(doi := data.get("doi"), str) and doi.strip():
-            self.dois.setdefault(doi_key(doi), set()).add(path)
-        if isinstance(arxiv := data.get("arxiv_id"), str) and arxiv.strip():
-            self.arxiv.setdefault(arxiv_key(arxiv), set()).add(path)
+        cite = citekey_key(key) if isinstance(key := data.get("citekey"), str) and key.strip() else None
+        doi = doi_key(value) if isinstance(value := data.get("doi"), str) and value.strip() else None
+        arxiv = arxiv_key(value) if isinstance(value := data.get("arxiv_id"), str) and value.strip() else None
+        for table, k in ((self.citekeys, cite), (self.dois, doi), (self.arxiv, arxiv)):
+            if k is not None:
+                table.setdefault(k, set()).add(path)
+        if cite or doi or arxiv:
+            self.keys[path] = (cite, doi, arxiv)
+
+    def remove(self, path: str) -> None:
+        for table, k in zip((self.citekeys, self.dois, self.arxiv), self.keys.pop(path, (None, None, None)), strict=True):
+            if k is not None and (holders := table.get(k)) is not None:
+                holders.discard(path)
+                if not holders:
+                    del table[k]
+
+    def copy(self, generation: int) -> ReferenceTable:
+        """A table of its own to change: readers may be using this one on another thread."""
+
+        def each(table: dict[str, set[str]]) -> dict[str, set[str]]:
+            return {k: set(v) for k, v in table.items()}
+
+        return ReferenceTable(generation, each(self.citekeys), each(self.dois), each(self.arxiv), dict(self.keys))
 
     def find(self, query: str) -> list[str]:
         """Notes whose DOI, citekey or arXiv id (without version) is exactly ``query``."""
@@ -79,17 +100,29 @@ def latest(index: VaultIndex) -> ReferenceTable | None:
 
 
 def table(index: VaultIndex) -> ReferenceTable:
-    """The index's identifier table, rebuilt when the index changed since it was built."""
+    """The index's identifier table as of now: the last one caught up by what changed since, or
+    built from every note when the index no longer knows what that was."""
     current = _tables.get(index)
     if current is not None and current.generation == index.generation:
         return current
-    built = ReferenceTable(generation=index.generation)
-    for path, record in index.notes.items():
-        fm = record.frontmatter
-        if fm and ("citekey" in fm or "doi" in fm or "arxiv_id" in fm):
-            built.add(path, fm)
+    changed = index.changed_since(current.generation) if current is not None else None
+    if current is not None and changed is not None:
+        built = current.copy(index.generation)
+        for path in changed:
+            built.remove(path)
+            _add_if_listed(built, path, index.notes.get(path))
+    else:
+        built = ReferenceTable(generation=index.generation)
+        for path, record in index.notes.items():
+            _add_if_listed(built, path, record)
     _tables[index] = built
     return built
+
+
+def _add_if_listed(table: ReferenceTable, path: str, record: NoteRecord | None) -> None:
+    fm = record.frontmatter if record is not None else None
+    if fm and ("citekey" in fm or "doi" in fm or "arxiv_id" in fm):
+        table.add(path, fm)
 
 
 def normalized(fields: dict[str, Any]) -> dict[str, Any]:

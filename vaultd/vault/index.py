@@ -14,6 +14,7 @@ a link; each candidate is then resolved to confirm it.
 from __future__ import annotations
 
 import time
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -60,6 +61,10 @@ class BuildTally:
     reused: int = 0  #: notes taken from the cache unchanged
 
 
+RECENT_CHANGES = 256  #: changes whose paths the index remembers (see ``changed_since``)
+RECENT_PATHS = 5000  #: a change touching more paths is remembered as "too many"
+
+
 class VaultIndex:
     def __init__(self, root: Path, cache: IndexCache | None) -> None:
         self.root = root
@@ -72,7 +77,13 @@ class VaultIndex:
         self._linkers: dict[str, set[str]] = {}
         self._titles: dict[str, int] = {}  #: title -> notes carrying it (the suggester holds each once)
         self.suggester = Suggester()
+        #: folder -> how many indexed paths (notes, attachments, skipped) lie below it: a path that
+        #: is gone is looked for below itself only when it was a folder, not across the vault
+        self._folders: dict[str, int] = {}
         self.generation = 0  #: bumped by every applied change; readers may cache by it
+        #: the paths each recent change touched, by the generation it made (None: too many to keep),
+        #: so a table derived from the index can catch up by those paths instead of every note
+        self._recent: deque[tuple[int, list[str] | None]] = deque(maxlen=RECENT_CHANGES)
 
     # -- building ------------------------------------------------------------------------
 
@@ -137,14 +148,38 @@ class VaultIndex:
         for item in updates.skipped:
             self._forget(item.path)
             self.skipped[item.path] = item
+            self._count_folders(item.path, 1)
         for fs in updates.attachments:
             self._forget(fs.path)
             self.attachments[fs.path] = fs
+            self._count_folders(fs.path, 1)
             self.resolver.add(fs.path)
         for record, _doc in updates.notes:
             self._forget(record.path)
             self._put_note(record)
         self.generation += 1
+        touched = len(updates.gone) + len(updates.skipped) + len(updates.attachments) + len(updates.notes)
+        paths = None
+        if touched <= RECENT_PATHS:
+            paths = [*updates.gone, *(s.path for s in updates.skipped), *(a.path for a in updates.attachments)]
+            paths += (r.path for r, _doc in updates.notes)
+        self._recent.append((self.generation, paths))
+
+    def changed_since(self, generation: int) -> set[str] | None:
+        """Every path changed after ``generation``; None when the index no longer knows (too long
+        ago, or a change too big to list): the asker then derives its table from every note."""
+        if generation >= self.generation:
+            return set()
+        if not self._recent or self._recent[0][0] > generation + 1:
+            return None
+        changed: set[str] = set()
+        for made, paths in self._recent:
+            if made <= generation:
+                continue
+            if paths is None:
+                return None
+            changed.update(paths)
+        return changed
 
     def write_cache(self, updates: Updates) -> None:
         """Mirror ``updates`` into the SQLite cache (worker thread, one writer per vault)."""
@@ -155,6 +190,7 @@ class VaultIndex:
 
     def _put_note(self, record: NoteRecord) -> None:
         self.notes[record.path] = record
+        self._count_folders(record.path, 1)
         self.resolver.add(record.path)
         self._titles[record.title] = self._titles.get(record.title, 0) + 1
         if self._titles[record.title] == 1:
@@ -166,12 +202,15 @@ class VaultIndex:
                 self._linkers.setdefault(link_key(link), set()).add(record.path)
 
     def _forget(self, path: str) -> None:
-        self.skipped.pop(path, None)
+        if self.skipped.pop(path, None) is not None:
+            self._count_folders(path, -1)
         if self.attachments.pop(path, None) is not None:
+            self._count_folders(path, -1)
             self.resolver.remove(path)
         record = self.notes.pop(path, None)
         if record is None:
             return
+        self._count_folders(path, -1)
         self.resolver.remove(path)
         left = self._titles.pop(record.title, 1) - 1
         if left:
@@ -192,10 +231,28 @@ class VaultIndex:
             if not entries:
                 del table[key]
 
+    def _count_folders(self, path: str, step: int) -> None:
+        folder = path
+        while (cut := folder.rfind("/")) > 0:
+            folder = folder[:cut]
+            below = self._folders.get(folder, 0) + step
+            if below:
+                self._folders[folder] = below
+            else:
+                del self._folders[folder]
+
     def known_under(self, prefix: str) -> list[str]:
-        """Indexed paths at or below a vault-relative folder (for a folder moved away)."""
-        base = prefix.rstrip("/") + "/"
-        return [p for p in (*self.notes, *self.attachments, *self.skipped) if p == prefix or p.startswith(base)]
+        """Indexed paths at or below a vault-relative path (a file gone, or a folder moved away).
+
+        Only a folder with indexed paths below it is looked for across the index: a write's
+        temporary file, renamed away, is one of these per write.
+        """
+        prefix = prefix.rstrip("/")
+        own = [prefix] if prefix in self.notes or prefix in self.attachments or prefix in self.skipped else []
+        if prefix not in self._folders:
+            return own
+        base = prefix + "/"
+        return own + [p for p in (*self.notes, *self.attachments, *self.skipped) if p.startswith(base)]
 
     def stat_paths(self, rels: Iterable[str]) -> tuple[list[FileStat | SkippedFile], list[str]]:
         """Classify changed paths for a refresh: what exists now (folders expanded), what is gone.
