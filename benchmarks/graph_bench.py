@@ -40,9 +40,10 @@ from benchmarks.timed_daemon import VAULT_ID, Daemon, Home, call
 from protocol.methods.common import Channel
 from protocol.methods.vaults import VaultEntry
 from vaultd.graph import communities
-from vaultd.graph.snapshot import build, collector_paused
+from vaultd.graph.snapshot import build
 from vaultd.lint.engine import run, with_fixes, with_hints
 from vaultd.lint.gather import gather, text_reader
+from vaultd.memory import collector_paused
 from vaultd.policy.visibility import Visibility
 from vaultd.vault.index import VaultIndex
 

@@ -42,9 +42,9 @@ from vaultd.api.read_methods import live_view
 from vaultd.graph import centrality, communities
 from vaultd.graph.canvas import canvas_document
 from vaultd.graph.nav import navigate
-from vaultd.graph.snapshot import LinkSnapshot, collector_paused
 from vaultd.graph.walks import Edges, neighbourhood, shortest_path
 from vaultd.lint.gather import text_reader, view_of
+from vaultd.memory import collector_paused
 from vaultd.ops.canvas_create import plan_canvas
 from vaultd.ops.runner import no_detail, run_operation
 from vaultd.vault.lookup import find_note
@@ -52,6 +52,7 @@ from vaultd.vault.lookup import find_note
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from vaultd.graph.snapshot import LinkSnapshot
     from vaultd.policy.visibility import Visibility
     from vaultd.vault.watcher import LiveIndex
 

@@ -17,9 +17,9 @@ from protocol.methods.receipts import WriteReceipt  # noqa: TC001 - handler anno
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
 from vaultd.errors import InvalidParams
-from vaultd.graph.snapshot import collector_paused
 from vaultd.lint.engine import run, verdict, with_fixes, with_hints
 from vaultd.lint.gather import gather, text_reader
+from vaultd.memory import collector_paused
 from vaultd.ops.lint_fix import lint_fix_detail, plan_lint_fix
 from vaultd.ops.runner import run_operation
 from vaultd.vault.lookup import find_note

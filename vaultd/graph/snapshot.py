@@ -16,15 +16,14 @@ immutable and may be read from any thread.
 
 from __future__ import annotations
 
-import gc
 import posixpath
 import threading
 import weakref
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from vaultd.graph.topics import Misnamed, parents_of
+from vaultd.memory import collector_paused
 from vaultd.vault import markdown
 from vaultd.vault.link_targets import ResolutionStatus
 from vaultd.vault.model import Link, LinkKind, NoteRecord
@@ -79,7 +78,6 @@ def _frontmatter_keys(record: NoteRecord) -> dict[str, str]:
 
 
 _LOCK = threading.Lock()
-_PAUSED = 0
 
 
 @dataclass(slots=True)
@@ -155,24 +153,6 @@ class LinkSnapshot:
             if path in self.misnamed:
                 view.misnamed[path] = self.misnamed[path]
         return view
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Build without the cyclic garbage collector: the build allocates many small objects and no
-    cycles, and a collection over a large heap would otherwise take half its time."""
-    with _LOCK:
-        global _PAUSED
-        _PAUSED += 1
-        if _PAUSED == 1:
-            gc.disable()
-    try:
-        yield
-    finally:
-        with _LOCK:
-            _PAUSED -= 1
-            if _PAUSED == 0:
-                gc.enable()
 
 
 def build(index: VaultIndex, parent_keys: tuple[str, ...], leave_out: frozenset[str] = frozenset()) -> LinkSnapshot:

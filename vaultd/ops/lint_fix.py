@@ -19,9 +19,9 @@ from protocol.methods import lint as lint_methods
 from protocol.methods.lint import LintCode, LintFixDetail, LintFixParams
 from protocol.methods.receipts import MAX_DETAIL_LINKS
 from vaultd.errors import Conflict, InvalidParams
-from vaultd.graph.snapshot import collector_paused
 from vaultd.lint.engine import run, with_fixes
 from vaultd.lint.gather import gather
+from vaultd.memory import collector_paused
 from vaultd.ops.catalog import Operation, register
 from vaultd.txn.plan import MAX_OP_FILES, Change, Plan
 

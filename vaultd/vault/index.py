@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vaultd import faults
+from vaultd.memory import collector_paused
 from vaultd.vault.link_targets import LinkResolver, Resolution, Suggester, name_key
 from vaultd.vault.note import stem_of
 from vaultd.vault.parse_pool import parsed_chunks, worker_count
@@ -96,7 +97,10 @@ class VaultIndex:
         on a second thread while the next is parsed (SQLite releases the GIL).
         Returns what had to be re-read and how many cached records were reused.
         """
-        tally = tally if tally is not None else BuildTally()
+        with collector_paused():
+            return self._build(tally if tally is not None else BuildTally())
+
+    def _build(self, tally: BuildTally) -> tuple[Updates, int]:
         tally.started = time.monotonic()
         cached = self.cache.load_records() if self.cache is not None else {}
         found = list(walk(self.root))

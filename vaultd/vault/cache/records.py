@@ -7,7 +7,6 @@ one statement per table; ids of paths already stored are reused.
 from __future__ import annotations
 
 import functools
-import gc
 import posixpath
 import unicodedata
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
+from vaultd.memory import collector_paused
 from vaultd.vault import fts_query
 
 if TYPE_CHECKING:
@@ -120,18 +120,13 @@ def load_records(con: apsw.Connection, decoder: msgspec.msgpack.Decoder[NoteReco
     records: dict[str, NoteRecord] = {}
     # Decoding allocates a few objects per link and heading; with the collector on, its
     # full passes over the growing heap cost ten times the decode itself.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         rows = con.execute("SELECT note.path, record.data FROM note JOIN record USING (id)")
         for path, data in rows:
             try:
                 records[path] = decode(data)
             except msgspec.DecodeError:
                 continue
-    finally:
-        if collecting:
-            gc.enable()
     return records
 
 
