@@ -10,7 +10,8 @@ daemon is not woken at all.
 What a recursive watch must do itself, and watchfiles (the notify crate) did for us:
 
 - A watch per folder. A folder created or moved in gets its own watches, and the folder itself
-  is reported: the refresh walks it, so files made before its watch existed are found.
+  is reported, with every entry found in it while its watches were added: files made before
+  its watch existed raised no event of their own.
 - A folder moved away (or out of the vault) loses its watches at once, or events from wherever
   it went would be reported under its old name.
 - The kernel's queue is bounded; when it overflows, or the vault folder itself goes, the watch
@@ -18,9 +19,12 @@ What a recursive watch must do itself, and watchfiles (the notify crate) did for
 
 A reader drains the descriptor into a set of paths while the consumer refreshes, so a checkout
 of many thousands of files does not overflow the queue while a batch is being indexed. A batch
-is handed over once the folder has been quiet for 5 ms (30 ms in a burst; at most 100 ms after
-its first event, 250 ms for the batch that opens a burst): the halves of a rename arrive together, and a checkout comes in batches big
-enough to be one bulk change, not one file at a time.
+is handed over once the folder has been quiet for 5 ms (30 ms in a burst, a batch of 8 paths or
+more; at most 100 ms after its first event, 250 ms for the batch that opens a burst): the halves
+of a rename arrive together, and a checkout comes in batches big enough to be one bulk change,
+not one file at a time. A burst lasts only while its batches stay big, so one write after another
+is never held as one. A batch holding a freshness cookie is handed over at once, and while the
+queue is empty and no batch is gathered or applied a barrier needs no cookie (``caught_up``).
 
 Names are bytes to the kernel and decoded with surrogateescape, as ``os`` does: a name that is
 not UTF-8 is reported like any other (the index skips it with S07) and does not stop the watch.
