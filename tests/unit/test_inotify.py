@@ -200,6 +200,24 @@ async def test_caught_up_only_once_every_queued_change_was_applied(tmp_path: Pat
         await wait_until_async(tree.caught_up, 5, "the watch caught up once the batch was applied")
 
 
+async def test_settle_returns_once_the_batch_holding_earlier_changes_is_applied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The barrier without a cookie: what was queued before the call is read, handed over at once
+    (not after the folder's quiet) and applied before settle returns."""
+    monkeypatch.setattr(inotify, "QUIET_S", 30.0)
+    monkeypatch.setattr(inotify, "OPENING_GATHER_S", 60.0)
+    async with watching(tmp_path) as seen:
+        tree = seen.tree
+        assert tree is not None
+        await wait_until_async(lambda: tree._ready is not None, 5, "the watch running")
+        assert await tree.settle(), "nothing queued: settled at once"
+        (tmp_path / "a.md").write_text("a")
+        (tmp_path / "b.md").write_text("b")
+        with anyio.fail_after(10):  # not the 30 s a quiet folder waits
+            assert await tree.settle()
+        assert {"a.md", "b.md"} <= seen.paths, "applied before settle returned"
+    assert not await tree.settle(), "a watch that ended cannot say"
+
+
 async def test_a_change_to_the_folder_itself_names_the_folder(tmp_path: Path) -> None:
     (tmp_path / "f").mkdir()
     async with watching(tmp_path) as seen:

@@ -157,6 +157,11 @@ class TreeWatch:
         self._busy_until = 0.0  #: until when a new batch counts as the rest of a burst
         self._cookie_seen = False  #: the pending batch holds a freshness cookie: hand it over now
         self._handing = False  #: a batch is with ``on_batch`` (being applied to the index)
+        self._cut = False  #: a barrier waits: hand the batch over now, without waiting for quiet
+        self._taken = 0  #: batches taken for ``on_batch`` so far
+        self._applied = 0  #: batches ``on_batch`` has finished
+        self._applied_event: anyio.Event | None = None  #: set (and replaced) as each batch is finished; made in run()
+        self._stopped = False  #: run() has ended: no batch will be applied any more
         try:
             self._add_tree("", report=False)  # what is there now is the index's to read
         except BaseException:
@@ -287,6 +292,36 @@ class TreeWatch:
             return False
         return queued[0] == 0
 
+    async def settle(self) -> bool:
+        """Return once every change made before this call has been handed over and applied.
+
+        The kernel queues a change's event before the call that made it returns: what is queued
+        now is read at once, the batch gathering it is handed over without waiting for quiet, and
+        this waits for that batch to be applied. A freshness barrier without a cookie file.
+        Returns False when the watch cannot say (it failed, or is not running yet).
+        """
+        if self._failure is not None or self._stopped or self.fd < 0 or self._ready is None or self._applied_event is None:
+            return False
+        try:
+            self._read()
+        except WatchFailed as exc:
+            self._failure = exc
+            self._ready.set()
+            return False
+        if self._pending:
+            target = self._taken + 1
+            self._cut = True
+            self._ready.set()
+        elif self._handing:
+            target = self._taken
+        else:
+            return True
+        while self._applied < target:
+            if self._failure is not None or self._stopped:
+                return False
+            await self._applied_event.wait()
+        return True
+
     async def _drain(self) -> None:
         while self._failure is None:
             await anyio.wait_readable(self.fd)
@@ -302,21 +337,30 @@ class TreeWatch:
         kernel reported them, until cancelled. Raises :class:`WatchFailed` when the watch can no
         longer be trusted; the paths read before the failure are handed over first."""
         self._ready = anyio.Event()
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._drain)
-            while True:
-                await self._ready.wait()
-                await self._gather()
-                self._ready = anyio.Event()
-                batch, self._pending, self._cookie_seen = self._pending, set(), False
-                if batch:
-                    self._handing = True
-                    try:
-                        await on_batch(batch)
-                    finally:
-                        self._handing = False
-                if self._failure is not None:
-                    raise self._failure
+        self._applied_event = anyio.Event()
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._drain)
+                while True:
+                    await self._ready.wait()
+                    await self._gather()
+                    self._ready = anyio.Event()
+                    batch, self._pending, self._cookie_seen, self._cut = self._pending, set(), False, False
+                    if batch:
+                        self._taken += 1
+                        self._handing = True
+                        try:
+                            await on_batch(batch)
+                        finally:
+                            self._handing = False
+                            self._applied += 1
+                            done, self._applied_event = self._applied_event, anyio.Event()
+                            done.set()
+                    if self._failure is not None:
+                        raise self._failure
+        finally:
+            self._stopped = True
+            self._applied_event.set()  # a barrier waiting on a watch that ended learns it here
 
     async def _gather(self) -> None:
         """Let a batch grow while its events keep coming: until none has come for ``QUIET_S``
@@ -330,7 +374,7 @@ class TreeWatch:
         first = anyio.current_time()
         busy = self._busy_until > first  #: the batch before was a burst, handed over moments ago
         limit = GATHER_S if busy else OPENING_GATHER_S
-        while self._failure is None and not self._cookie_seen:
+        while self._failure is None and not self._cookie_seen and not self._cut:
             left = first + limit - anyio.current_time()
             if left <= 0:
                 break

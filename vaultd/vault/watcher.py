@@ -6,8 +6,9 @@ has a single writer and the in-memory maps change in one place. Reads never wait
 The barrier follows Watchman's cookies: to answer "every change made before this call is
 indexed", drop a marker file into ``.vaultd/`` and wait until the watcher delivers it; the
 watcher reports events in order, so everything before the marker has been refreshed by then.
-The inotify watch needs no cookie when it is caught up (its kernel queue empty, no batch
-gathering or being applied): a change's event is queued before the call that made it returns.
+The inotify watch needs no cookie: a change's event is queued before the call that made it
+returns, so the barrier reads the queue, has the batch holding it handed over at once, and
+waits until that batch is applied (``TreeWatch.settle``).
 
 Two watchers deliver the same thing, batches of vault-relative paths: on Linux the daemon's own
 inotify watch (``inotify.py``: woken by the kernel, so a cookie comes back in a few milliseconds
@@ -368,8 +369,15 @@ class LiveIndex:
         if self.watch_problem is not None:
             await self.reconcile()  # no watcher to deliver a cookie: a stat walk sees every change before now
             return
-        if self._tree is not None and self._tree.caught_up():
-            return  # the kernel holds no event for this vault and none is being applied
+        if (tree := self._tree) is not None:
+            with anyio.move_on_after(BARRIER_TIMEOUT_S) as waited:
+                if await tree.settle():
+                    return  # every event queued before the call is applied: no cookie needed
+            if waited.cancelled_caught:
+                log.warning("watcher did not settle; reconciling by stat", vault=str(self.root))
+                await self.reconcile()
+                return
+            # the watch ended or failed meanwhile: a cookie tells whether its successor runs
         try:
             name = self._drop_cookie()
         except OSError as exc:
