@@ -23,8 +23,9 @@ is handed over once the folder has been quiet for 5 ms (30 ms in a burst, a batc
 more; at most 100 ms after its first event, 250 ms for the batch that opens a burst): the halves
 of a rename arrive together, and a checkout comes in batches big enough to be one bulk change,
 not one file at a time. A burst lasts only while its batches stay big, so one write after another
-is never held as one. A batch holding a freshness cookie is handed over at once, and while the
-queue is empty and no batch is gathered or applied a barrier needs no cookie (``caught_up``).
+is never held as one. A batch holding a freshness cookie is handed over at once, and a barrier
+needs no cookie at all: ``settle`` reads the queue, cuts the gather short and waits until the
+batch is applied.
 
 Names are bytes to the kernel and decoded with surrogateescape, as ``os`` does: a name that is
 not UTF-8 is reported like any other (the index skips it with S07) and does not stop the watch.
