@@ -174,17 +174,13 @@ async def test_a_batch_holding_a_cookie_is_handed_over_without_waiting_for_quiet
         assert seen.each == [{"note.md", ".vaultd/cookie-1"}]
 
 
-async def test_caught_up_only_once_every_queued_change_was_applied(tmp_path: Path) -> None:
-    """What lets a barrier skip the cookie: never caught up while an event is queued, gathered
-    or with the batch's receiver."""
+async def test_settle_waits_for_a_batch_being_applied(tmp_path: Path) -> None:
+    """A barrier called while the batch holding an earlier change is with its receiver returns
+    only once the receiver is done with it."""
     async with watching(tmp_path) as seen:
         tree = seen.tree
         assert tree is not None
-        await wait_until_async(tree.caught_up, 5, "the watch caught up after starting")
-        (tmp_path / "n.md").write_text("x")
-        assert not tree.caught_up(), "the event is in the kernel's queue"
-        applying = anyio.Event()
-        release = anyio.Event()
+        applying, release = anyio.Event(), anyio.Event()
         taken = seen.take
 
         async def slow_take(batch: set[str]) -> None:
@@ -193,11 +189,19 @@ async def test_caught_up_only_once_every_queued_change_was_applied(tmp_path: Pat
             await taken(batch)
 
         seen.take = slow_take  # type: ignore[method-assign]
+        (tmp_path / "n.md").write_text("x")
         await applying.wait()
-        assert not tree.caught_up(), "the batch is being applied"
-        release.set()
-        await seen.until("n.md")
-        await wait_until_async(tree.caught_up, 5, "the watch caught up once the batch was applied")
+        settled: list[bool] = []
+        async with anyio.create_task_group() as tg:
+
+            async def barrier() -> None:
+                settled.append(await tree.settle())
+
+            tg.start_soon(barrier)
+            await anyio.sleep(0.2)
+            assert settled == [], "returned while the batch was still being applied"
+            release.set()
+        assert settled == [True] and "n.md" in seen.paths
 
 
 async def test_settle_returns_once_the_batch_holding_earlier_changes_is_applied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

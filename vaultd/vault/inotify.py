@@ -33,15 +33,12 @@ not UTF-8 is reported like any other (the index skips it with S07) and does not 
 
 from __future__ import annotations
 
-import array
 import ctypes
 import ctypes.util
 import errno
-import fcntl
 import os
 import struct
 import sys
-import termios
 from typing import TYPE_CHECKING
 
 import anyio
@@ -276,22 +273,6 @@ class TreeWatch:
                 self._cookie_seen = True
 
     # -- running ----------------------------------------------------------------------------
-
-    def caught_up(self) -> bool:
-        """Every change made before this call has been handed over and applied.
-
-        The kernel queues a change's event before the call that made it returns, so an empty
-        queue, nothing gathered and no batch being applied mean nothing made earlier is still on
-        its way: a freshness barrier that needs no cookie (no file made, no round trip).
-        """
-        if self._failure is not None or self._pending or self._handing or self.fd < 0:
-            return False
-        queued = array.array("i", [0])
-        try:
-            fcntl.ioctl(self.fd, termios.FIONREAD, queued)
-        except OSError:
-            return False
-        return queued[0] == 0
 
     async def settle(self) -> bool:
         """Return once every change made before this call has been handed over and applied.
