@@ -41,7 +41,7 @@ from vaultd.git.repo import Repo, checked_branch, is_ancestor, merge_base
 from vaultd.git.repo import resolve as resolve_rev
 from vaultd.git.staging import StagedContent, describe
 from vaultd.ops.runner import JOURNAL_KEEP, JOURNAL_MAX_BYTES, new_op_id
-from vaultd.txn import journal
+from vaultd.txn import prune
 from vaultd.txn.engine import RollbackFailed, apply_plan, read_current
 from vaultd.txn.plan import MAX_OP_BYTES, MAX_OP_FILES, Change, Plan
 from vaultd.vault import oplog
@@ -160,7 +160,7 @@ async def _integrate(runtime: VaultRuntime, inc: incoming.Incoming, short: str) 
             )
             for c in plan.effective()
         ]
-    await anyio.to_thread.run_sync(journal.prune, runtime.root, JOURNAL_KEEP, JOURNAL_MAX_BYTES)
+    await anyio.to_thread.run_sync(prune.prune, runtime.root, JOURNAL_KEEP, JOURNAL_MAX_BYTES)
     return op_ids, receipts
 
 

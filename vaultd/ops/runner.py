@@ -41,7 +41,7 @@ from vaultd.ops.announce import receipt_event
 from vaultd.ops.context import OpContext
 from vaultd.ops.validate import check_policy, validate
 from vaultd.policy import pii_findings, secret_issues
-from vaultd.txn import journal, opids
+from vaultd.txn import journal, opids, prune
 from vaultd.txn.engine import RollbackFailed, apply_plan, check_bounds
 from vaultd.txn.plan import Plan
 from vaultd.vault import oplog
@@ -287,5 +287,5 @@ async def apply_planned(
         session=call.session,
         log_rel=oplog.log_name(runtime.entry) if log_receipt.appended else None,
     )
-    await anyio.to_thread.run_sync(journal.prune, runtime.root, JOURNAL_KEEP, JOURNAL_MAX_BYTES)
+    await anyio.to_thread.run_sync(prune.prune, runtime.root, JOURNAL_KEEP, JOURNAL_MAX_BYTES)
     return log_receipt, commit, git_warnings

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import msgspec
-import structlog
 
 from vaultd import faults
 from vaultd.errors import Unavailable
@@ -37,8 +36,6 @@ from vaultd.vault.layout import BOOKMARKS_FILE, JOURNAL_DIR, RUNTIME_DIR
 if TYPE_CHECKING:
     from pathlib import Path
 
-log = structlog.get_logger("vaultd.txn")
-
 MANIFEST = "manifest.json"
 MAC = "manifest.mac"
 COMMITTED = "committed"
@@ -49,16 +46,6 @@ MAC_BYTES = 64
 _ORIGINAL = re.compile(r"orig-[0-9]{1,4}")  #: orig-0 .. orig-9999: one per entry, MAX_OP_FILES at most
 _SHA = re.compile(r"[0-9a-f]{64}")
 _TRANSIENT = re.compile(r"(?P<op_id>[0-9]{8}T[0-9]{6}(?:\.[0-9]{6})?-[0-9a-f]{8})\.(?P<tag>[0-9a-f]{32})\.(?P<state>tmp|dead)")
-
-
-def _keep_override() -> int | None:
-    """``VAULTD_JOURNAL_KEEP`` lowers how many committed journals are kept (reliability runs and
-    tests prune quickly with it); read once, when the daemon loads this module."""
-    raw = os.environ.get("VAULTD_JOURNAL_KEEP", "")
-    return int(raw) if raw.isdigit() and int(raw) >= 1 else None
-
-
-KEEP_OVERRIDE = _keep_override()
 
 
 class Entry(msgspec.Struct, kw_only=True):
@@ -161,7 +148,7 @@ def write_journal(vault: Path, op_id: str, plan: Plan, channel: str, undoes: str
         shutil.rmtree(building, ignore_errors=True)
         if (root / op_id).is_dir():  # renamed, but its folder fsync failed
             try:
-                _retire(key, root / op_id)
+                retire(key, root / op_id)
             except OSError:
                 shutil.rmtree(root / op_id, ignore_errors=True)
         raise
@@ -372,7 +359,7 @@ def newest_op_id(vault: Path) -> str | None:
     return None
 
 
-def _retire(key: bytes, folder: Path, point: str | None = None) -> None:
+def retire(key: bytes, folder: Path, point: str | None = None) -> None:
     """Rename the journal out of the live namespace, sync, then delete it."""
     dead = folder.with_name(_tagged(key, folder.name, "dead"))
     replace(folder, dead)
@@ -389,52 +376,4 @@ def delete_leftover(folder: Path) -> None:
 
 
 def remove_journal(folder: Path) -> None:
-    _retire(seal.installed_key(), folder)
-
-
-_sizes: dict[Path, int] = {}  #: committed journals never change, so each is measured once
-_sealed: set[Path] = set()  #: committed journals already checked by open_journal
-
-
-def _size(folder: Path) -> int:
-    if folder not in _sizes:
-        with os.scandir(folder) as entries:
-            _sizes[folder] = sum(e.stat(follow_symlinks=False).st_size for e in entries if e.is_file())
-    return _sizes[folder]
-
-
-def _is_own_committed(folder: Path, key: bytes) -> bool:
-    if folder in _sealed:
-        return True
-    if not is_committed(folder):
-        return False
-    try:
-        open_journal(folder, key)
-    except UntrustedJournal:
-        return False
-    _sealed.add(folder)
-    return True
-
-
-def prune(vault: Path, keep: int, max_bytes: int) -> int:
-    """Drop the oldest committed journals beyond ``keep`` or ``max_bytes``; returns how many.
-
-    Only this daemon's sealed journals are counted and dropped, and never the newest: it
-    carries the vault's op id clock. Pruning is housekeeping after an acknowledged operation, so
-    an I/O error stops it and is logged, never raised.
-    """
-    key = seal.installed_key()
-    keep = max(1, min(keep, KEEP_OVERRIDE or keep))
-    committed = [p for p in journals(vault) if _is_own_committed(p, key)]
-    total, dropped = sum(_size(p) for p in committed), 0
-    while len(committed) > 1 and (len(committed) > keep or total > max_bytes):
-        oldest = committed.pop(0)
-        total -= _sizes.pop(oldest, 0)
-        _sealed.discard(oldest)
-        try:
-            _retire(key, oldest, "during-prune")
-        except OSError as exc:
-            log.warning("journal pruning stopped", op_id=oldest.name, error=exc.strerror or str(exc))
-            break
-        dropped += 1
-    return dropped
+    retire(seal.installed_key(), folder)
