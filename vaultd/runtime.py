@@ -25,7 +25,6 @@ import structlog
 
 from protocol import lock_holder
 from protocol.methods.events import Event, IndexReady, VaultHealthChanged, VaultRemoved
-from protocol.methods.service import Finding
 from protocol.methods.vaults import VaultEntry, VaultHealth, VaultState
 from vaultd.errors import Unavailable
 from vaultd.events.indexing import progress_of, report_progress
@@ -379,50 +378,6 @@ class VaultRuntime:
 
     def note_count(self) -> int:
         return len(self.live.index.notes) if self.live is not None else 0
-
-    def doctor_findings(self) -> list[Finding]:
-        from protocol.methods.service import Level
-
-        findings = []
-        r = self.recovery
-        if r is not None and (r.rolled_back or r.discarded or r.temp_files):
-            left = [p for rb in r.rolled_back for p in rb.left]
-            findings.append(
-                Finding(
-                    level=Level.WARN if left else Level.OK,
-                    check=f"recovery:{self.entry.id}",
-                    finding=f"rolled back {len(r.rolled_back)} unfinished operation(s), removed {r.temp_files} temp "
-                    f"file(s)" + (f"; changed by others and left as found: {', '.join(left)}" if left else ""),
-                )
-            )
-        if r is not None and r.remarked:
-            findings.append(
-                Finding(
-                    level=Level.WARN,
-                    check=f"recovery:{self.entry.id}",
-                    finding=f"{len(r.remarked)} committed operation(s) had lost their commit marker and were "
-                    f"finished, not rolled back: {', '.join(r.remarked)}",
-                )
-            )
-        if self.live is not None and self.live.watch_problem is not None:
-            findings.append(
-                Finding(
-                    level=Level.WARN,
-                    check=f"watcher:{self.entry.id}",
-                    finding=f"the watcher cannot run: {self.live.watch_problem}; until it can, changes are found "
-                    "by a stat walk after each retry (at most 10 s apart) and by every fresh read or write",
-                )
-            )
-        for refused in r.refused if r is not None else []:
-            findings.append(
-                Finding(
-                    level=Level.WARN,
-                    check=f"journal:{self.entry.id}",
-                    finding=f"{self.root / refused.name}: {refused.reason}; not written by this daemon, so never "
-                    "applied, undone or deleted: check it, then move it out of the vault",
-                )
-            )
-        return findings
 
 
 def _write_gitignore(runtime_dir: Path) -> None:

@@ -153,7 +153,7 @@ async def doctor(ctx: CallContext, params: DoctorParams) -> DoctorResult:
         level = {VaultState.READY: Level.OK, VaultState.INDEXING: Level.WARN}.get(health.state, Level.FAIL)
         text = f"{health.path}: {health.state}" + (f" ({health.message})" if health.message else "")
         findings.append(Finding(level=level, check=f"vault:{health.id}", finding=text))
-        findings.extend(runtime.doctor_findings())
+        findings.extend(_runtime_findings(runtime))
         if health.state is VaultState.READY:
             findings.extend(await _health_findings(ctx, health.id))
         if health.state in (VaultState.READY, VaultState.INDEXING):
@@ -161,3 +161,47 @@ async def doctor(ctx: CallContext, params: DoctorParams) -> DoctorResult:
             findings.extend(await anyio.to_thread.run_sync(git_doctor.findings, runtime.git))
     verdict = max((f.level for f in findings), key=[Level.OK, Level.WARN, Level.FAIL].index, default=Level.OK)
     return DoctorResult(verdict=verdict, findings=findings)
+
+
+def _runtime_findings(runtime: VaultRuntime) -> list[Finding]:
+    """What taking the vault found: operations recovered or refused, a watcher that cannot run."""
+    findings: list[Finding] = []
+    r = runtime.recovery
+    if r is not None and (r.rolled_back or r.discarded or r.temp_files):
+        left = [p for rb in r.rolled_back for p in rb.left]
+        findings.append(
+            Finding(
+                level=Level.WARN if left else Level.OK,
+                check=f"recovery:{runtime.entry.id}",
+                finding=f"rolled back {len(r.rolled_back)} unfinished operation(s), removed {r.temp_files} temp "
+                f"file(s)" + (f"; changed by others and left as found: {', '.join(left)}" if left else ""),
+            )
+        )
+    if r is not None and r.remarked:
+        findings.append(
+            Finding(
+                level=Level.WARN,
+                check=f"recovery:{runtime.entry.id}",
+                finding=f"{len(r.remarked)} committed operation(s) had lost their commit marker and were "
+                f"finished, not rolled back: {', '.join(r.remarked)}",
+            )
+        )
+    if runtime.live is not None and runtime.live.watch_problem is not None:
+        findings.append(
+            Finding(
+                level=Level.WARN,
+                check=f"watcher:{runtime.entry.id}",
+                finding=f"the watcher cannot run: {runtime.live.watch_problem}; until it can, changes are found "
+                "by a stat walk after each retry (at most 10 s apart) and by every fresh read or write",
+            )
+        )
+    for refused in r.refused if r is not None else []:
+        findings.append(
+            Finding(
+                level=Level.WARN,
+                check=f"journal:{runtime.entry.id}",
+                finding=f"{runtime.root / refused.name}: {refused.reason}; not written by this daemon, so never "
+                "applied, undone or deleted: check it, then move it out of the vault",
+            )
+        )
+    return findings
