@@ -8,6 +8,7 @@ def load_handlers() -> None:
         graph_methods,
         guard_methods,
         index_methods,
+        link_methods,
         lint_methods,
         name_methods,
         proposal_methods,

@@ -19,16 +19,11 @@ from protocol.limits import MAX_NOTE_BYTES, MAX_QUERY_BYTES
 from protocol.methods import reads
 from protocol.methods.reads import (
     FileIssue,
-    InLink,
     IssuesParams,
     IssuesResult,
-    LinksParams,
-    LinksResult,
-    LinkStatus,
     ListParams,
     ListResult,
     NoteSummary,
-    OutLink,
     ReadParams,
     ReadResult,
     SearchHit,
@@ -49,16 +44,15 @@ from vaultd.policy import secret_issues
 from vaultd.policy.visibility import Visibility
 from vaultd.sources import references
 from vaultd.vault import frontmatter, markdown, oplog
-from vaultd.vault.link_targets import ResolutionStatus, check_anchor
+from vaultd.vault.link_targets import ResolutionStatus
 from vaultd.vault.lookup import find_note
-from vaultd.vault.model import Link, LinkKind, NoteRecord
 from vaultd.vault.note import Skipped, parse_note
 from vaultd.vault.paging import decode_cursor, encode_cursor, utf8_page
 from vaultd.vault.walk import shown_path
 
 if TYPE_CHECKING:
     from vaultd.vault.cache import Hit
-    from vaultd.vault.index import VaultIndex
+    from vaultd.vault.model import NoteRecord
     from vaultd.vault.watcher import LiveIndex
 
 MAX_OUTLINE = 64
@@ -232,78 +226,6 @@ def read_result(path: str, raw: bytes, params: ReadParams, record: NoteRecord | 
         truncated=next_offset is not None,
         next_offset=next_offset,
         headings=outline,
-    )
-
-
-PRIVATE_TARGET = "a note that is private to this channel"
-
-
-class _VisibleTitles:
-    """Whether a suggested title belongs to a note the caller sees (built once, on first need)."""
-
-    def __init__(self, index: VaultIndex, view: Visibility) -> None:
-        self.index, self.view = index, view
-        self.titles: set[str] | None = None
-
-    def __contains__(self, title: str) -> bool:
-        if not self.view.hides_anything:
-            return True
-        if self.titles is None:
-            self.titles = {r.title for p, r in self.index.notes.items() if self.view.visible(p)}
-        return title in self.titles
-
-
-def _out_link(index: VaultIndex, source: str, link: Link, view: Visibility, titles: _VisibleTitles) -> OutLink:
-    res = index.resolve(link, source)
-    out = OutLink(
-        target=link.target,
-        anchor=link.anchor,
-        kind=reads.LinkKind(link.kind),
-        line=link.line,
-        status=LinkStatus.RESOLVED,
-        resolved=res.path,
-        reason=res.reason or None,
-    )
-    if res.status == ResolutionStatus.AMBIGUOUS:
-        out.status, out.candidates, out.resolved = LinkStatus.AMBIGUOUS, view.only_visible(res.candidates), None
-    elif res.status == ResolutionStatus.MISSING:
-        out.status, out.resolved = LinkStatus.MISSING, None
-        hint = index.suggester.suggest(link.target)
-        out.suggestion = hint[0] if hint and hint[0] in titles else None
-    elif res.path is not None and view.hidden(res.path):
-        # The link is not dead, and that is all this caller learns: no path, no anchor check.
-        out.resolved, out.reason = None, PRIVATE_TARGET
-    elif link.anchor and res.path in index.notes:
-        target = index.notes[res.path]
-        problem = check_anchor(link.anchor, target.headings, target.blocks)
-        if problem:
-            out.status, out.reason = LinkStatus.BAD_ANCHOR, problem
-    return out
-
-
-def _source_order(record: NoteRecord) -> list[Link]:
-    return sorted(record.links, key=lambda lk: (lk.kind != LinkKind.FRONTMATTER, lk.start, lk.line))
-
-
-@handles(reads.LINKS)
-async def links(ctx: CallContext, params: LinksParams) -> LinksResult:
-    live, view = await live_view(ctx, params.vault, params.fresh)
-    index = live.index
-    path = find_note(index, params.target, view.hidden)
-    record = index.notes[path]
-    ordered = _source_order(record)
-    titles = _VisibleTitles(index, view)
-    out = [_out_link(index, path, lk, view, titles) for lk in ordered[: params.limit]]
-    incoming: list[InLink] = []
-    for source, link in index.backlinks(path):
-        if view.hidden(source):
-            continue
-        if len(incoming) > params.limit:
-            break
-        incoming.append(InLink(path=source, line=link.line, kind=reads.LinkKind(link.kind)))
-    truncated = len(ordered) > params.limit or len(incoming) > params.limit
-    return LinksResult(
-        path=path, out=out, incoming=incoming[: params.limit], dead=[o for o in out if o.status != LinkStatus.RESOLVED], truncated=truncated
     )
 
 
