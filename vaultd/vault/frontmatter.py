@@ -7,8 +7,8 @@ closes it, never ``...``. LF and CRLF both count as line ends.
 Reading has two paths that must agree on the data:
 
 - The **fast path** lets libyaml (PyYAML's ``CParser``) compose the node tree in C and walks it in
-  Python, resolving plain scalars with ruamel.yaml's own YAML 1.2 core rules (only ``true`` and
-  ``false`` are booleans, ``012`` is the integer 12, ``1e3`` is a float). It takes about 50 µs
+  Python, resolving plain scalars with ruamel.yaml's own YAML 1.2 core rules
+  (:mod:`.yaml_scalars`: only ``true`` and ``false`` are booleans, ``012`` is the integer 12). It takes about 50 µs
   for a ten-key header (ruamel.yaml takes about 2 ms); the index parses up to 100,000 notes.
 - The **careful path** is ruamel.yaml's round-trip loader, the reference view. The fast path hands
   over whenever it meets anything unusual: a possible anchor, alias or tag (a cheap regex over the
@@ -28,9 +28,8 @@ Writing a header back, byte for byte except the keys that change, is :mod:`.fron
 from __future__ import annotations
 
 import datetime
-import math
 import re
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import msgspec
 import yaml  # type: ignore[import-untyped]
@@ -39,14 +38,10 @@ from ruamel.yaml.comments import TaggedScalar
 from ruamel.yaml.constructor import DuplicateKeyError, RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError
 from ruamel.yaml.events import AliasEvent, MappingStartEvent, NodeEvent
-from ruamel.yaml.resolver import implicit_resolvers
 from ruamel.yaml.scalarbool import ScalarBoolean
-from ruamel.yaml.util import create_timestamp, timestamp_regexp
 
 from vaultd.vault.model import NoteIssue
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
+from vaultd.vault.yaml_scalars import float_value, key_string, resolve_plain
 
 MAX_HEADER_BYTES: Final = 64 * 1024  #: a bigger header is refused (N05) without being parsed
 MAX_DEPTH: Final = 64  #: deeper nesting is refused (N01); real properties nest two or three levels
@@ -63,7 +58,6 @@ _CLOSE = re.compile(r"^---[ \t]*(?:\r?\n|\r?\Z)", re.MULTILINE)
 _SUSPECT = re.compile(r"(?:^|[\[{,:?\-\r])[ \t]*[&*!]|[\t\ufeff\x85\u2028\u2029]|[|>][-+0-9]*#", re.MULTILINE)
 _ODD = re.compile(r"[&*!|>\t\ufeff\x85\u2028\u2029]")  # a quick scan: without these, _SUSPECT cannot match
 
-_YAML12: Final = (1, 2)
 _STR_TAG: Final = "tag:yaml.org,2002:str"
 _CORE_TAGS: Final = frozenset(
     {"!"} | {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp", "seq", "map")}
@@ -168,83 +162,6 @@ def load_header(header: str, first_line: int = 1) -> tuple[dict[str, Any] | None
     # Anything the fast path cannot vouch for, error or not, is the careful path's to judge.
     except Exception:  # noqa: BLE001
         return load_careful(header, first_line)
-
-
-# -- resolving plain scalars: YAML 1.2 core as ruamel.yaml does it --------------------------------
-
-
-def _to_int(s: str) -> int:
-    v = s.replace("_", "")
-    sign = -1 if v[0] == "-" else 1
-    if v[0] in "+-":
-        v = v[1:]
-    for prefix, base in (("0b", 2), ("0x", 16), ("0o", 8)):
-        if v.startswith(prefix):
-            return sign * int(v[2:], base)
-    return sign * int(v)
-
-
-def _to_float(s: str) -> float | str:
-    v = s.replace("_", "").lower()
-    sign = -1 if v[0] == "-" else 1
-    if v[0] in "+-":
-        v = v[1:]
-    value = math.nan if v == ".nan" else math.inf if v == ".inf" else float(v)
-    return _float_value(sign * value)
-
-
-def _float_value(value: float) -> float | str:
-    """Non-finite floats are not JSON; keep them as the YAML spelling instead."""
-    if math.isfinite(value):
-        return value
-    return ".nan" if math.isnan(value) else ".inf" if value > 0 else "-.inf"
-
-
-def _to_timestamp(s: str) -> str:
-    match = timestamp_regexp.match(s)
-    if match is None:
-        return s
-    try:
-        return create_timestamp(**match.groupdict()).isoformat()
-    except ValueError:  # 2023-02-30 and friends stay as written
-        return s
-
-
-_CONVERTERS: dict[str, Callable[[str], Any]] = {
-    "tag:yaml.org,2002:bool": lambda s: s.lower() == "true",
-    "tag:yaml.org,2002:float": _to_float,
-    "tag:yaml.org,2002:int": _to_int,
-    "tag:yaml.org,2002:null": lambda s: None,
-    "tag:yaml.org,2002:timestamp": _to_timestamp,
-}
-# ruamel.yaml's own YAML 1.2 implicit resolvers, by first character, in ruamel's order. A plain
-# "<<" or "=" stays a string (ruamel keeps those as tagged strings); a "<<" key is a merge key,
-# which the walk leaves to the careful path.
-_RESOLVERS: dict[str, list[tuple[Any, Callable[[str], Any]]]] = {}
-for _versions, _tag, _regexp, _firsts in implicit_resolvers:
-    if _YAML12 in _versions and _tag in _CONVERTERS:
-        for _first in _firsts:
-            _RESOLVERS.setdefault(_first, []).append((_regexp, _CONVERTERS[_tag]))
-
-
-def resolve_plain(s: str) -> Any:
-    """The value of an untagged plain scalar under YAML 1.2 core, as ruamel.yaml reads it."""
-    for regexp, convert in _RESOLVERS.get(s[:1], ()):
-        if regexp.match(s):
-            return convert(s)
-    return s
-
-
-def key_string(key: Any) -> str:
-    """A mapping key as a string: its JSON spelling when it is not one already."""
-    if isinstance(key, str):
-        return key
-    if key is None or isinstance(key, bool):
-        return "null" if key is None else "true" if key else "false"
-    if isinstance(key, float):
-        value = _float_value(key)
-        return value if isinstance(value, str) else repr(value)
-    return str(key)
 
 
 # -- the fast path -----------------------------------------------------------------------------
@@ -399,7 +316,7 @@ def _plain_data(value: Any, depth: int) -> Any:
     if isinstance(value, int):  # also ruamel's ScalarInt, HexInt and ScalarBoolean
         return bool(value) if isinstance(value, ScalarBoolean) else int(value)
     if isinstance(value, float):
-        return _float_value(float(value))
+        return float_value(float(value))
     if isinstance(value, datetime.date):  # datetime is a date too; both know isoformat
         return value.isoformat()
     if isinstance(value, TaggedScalar) and str(value.tag) in _STRING_TAGS:

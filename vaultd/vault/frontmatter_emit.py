@@ -35,7 +35,8 @@ from ruamel.yaml.resolver import implicit_resolvers
 
 from protocol.errors import Issue
 from vaultd.errors import Internal, InvalidParams, LimitExceeded, ValidationFailed
-from vaultd.vault.frontmatter import MAX_HEADER_BYTES, find_header, key_string, parse, resolve_plain
+from vaultd.vault.frontmatter import MAX_HEADER_BYTES, find_header, parse
+from vaultd.vault.yaml_scalars import key_string, resolve_plain
 
 MAX_VALUE_DEPTH: Final = 32  #: nesting allowed in a value a caller sets
 MAX_KEY_CHARS: Final = 1000  #: YAML caps an implicit key at 1024 characters
