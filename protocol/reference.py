@@ -12,7 +12,7 @@ import msgspec
 
 from protocol.errors import ErrorCode
 from protocol.issue_codes import IssueCode
-from protocol.methods import events
+from protocol.methods import events, subscriptions
 from protocol.methods.receipts import OUTCOMES, NoDetail, detail_of
 from protocol.schema import method_schema
 from protocol.table import METHODS
@@ -116,8 +116,8 @@ def render() -> str:
 def _notifications() -> list[str]:
     """The notifications a subscription receives, the rules they follow, and every event kind."""
     out = ["## Notifications", "", "What the daemon sends after `subscribe`, without an `id` (nothing answers a notification).", ""]
-    out += [events.GUIDE, "### Frames", ""]
-    for note in events.NOTIFICATIONS:
+    out += [subscriptions.GUIDE, "### Frames", ""]
+    for note in subscriptions.NOTIFICATIONS:
         (schema,), defs = msgspec.json.schema_components([note.params])
         out += [f"#### `{note.name}`", "", note.summary, "", "Params:", "", *_fields(schema, defs), ""]
     out += [

@@ -12,7 +12,6 @@ from typing import Any
 
 from protocol.methods import (
     console,
-    events,
     git,
     graph,
     guard,
@@ -24,6 +23,7 @@ from protocol.methods import (
     retrieve,
     service,
     sources,
+    subscriptions,
     vaults,
     writes,
 )
@@ -36,7 +36,7 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *writes.SPECS,
     *proposals.SPECS,
     *indexing.SPECS,
-    *events.SPECS,
+    *subscriptions.SPECS,
     *guard.SPECS,
     *sources.SPECS,
     *retrieve.SPECS,

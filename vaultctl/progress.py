@@ -14,7 +14,8 @@ from typing import TextIO
 
 import msgspec
 
-from protocol.methods.events import EVENTS, EventsParams, IndexProgress
+from protocol.methods.events import IndexProgress
+from protocol.methods.subscriptions import EVENTS, EventsParams
 from vaultctl.terminal import escape
 
 _ERASE = "\r\x1b[K"

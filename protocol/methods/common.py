@@ -10,6 +10,12 @@ import msgspec
 PROTOCOL_VERSION = 1  #: bump when a method changes incompatibly; new optional fields do not bump it
 SUPPORTED_PROTOCOLS = (1,)
 
+
+def described(text: str) -> msgspec.Meta:
+    """A field's description: the one text the reference, the MCP schema and the CLI help show."""
+    return msgspec.Meta(description=text)
+
+
 VaultId = Annotated[
     str,
     msgspec.Meta(

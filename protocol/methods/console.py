@@ -11,32 +11,26 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import msgspec
-
-from protocol.methods.common import Empty, OptionalVault, Params, Result
+from protocol.methods.common import Empty, OptionalVault, Params, Result, described
 from protocol.methods.spec import Effect, spec
 
 TOKEN_TTL_S = 120  #: how long the token in a console address stays usable (once)
 
 
-def _doc(text: str) -> msgspec.Meta:
-    return msgspec.Meta(description=text)
-
-
 class ConsoleOpenParams(Params):
-    vault: Annotated[OptionalVault, _doc("The vault the page opens on; omitted: the default vault.")] = None
+    vault: Annotated[OptionalVault, described("The vault the page opens on; omitted: the default vault.")] = None
 
 
 class ConsoleOpenResult(Result):
-    url: Annotated[str, _doc(f"The address to open: it carries a token that works once, within {TOKEN_TTL_S} s. Never log it.")]
-    origin: Annotated[str, _doc("The console's address without the token: http://127.0.0.1:PORT.")]
-    pid: Annotated[int, _doc("The console process.")]
-    started: Annotated[bool, _doc("True when this call started the console; false when it was running.")]
-    expires_s: Annotated[int, _doc("Seconds the token stays usable.")] = TOKEN_TTL_S
+    url: Annotated[str, described(f"The address to open: it carries a token that works once, within {TOKEN_TTL_S} s. Never log it.")]
+    origin: Annotated[str, described("The console's address without the token: http://127.0.0.1:PORT.")]
+    pid: Annotated[int, described("The console process.")]
+    started: Annotated[bool, described("True when this call started the console; false when it was running.")]
+    expires_s: Annotated[int, described("Seconds the token stays usable.")] = TOKEN_TTL_S
 
 
 class ConsoleStopResult(Result):
-    stopped: Annotated[bool, _doc("True when a console was running and is stopped now.")]
+    stopped: Annotated[bool, described("True when a console was running and is stopped now.")]
 
 
 CONSOLE_OPEN = spec(

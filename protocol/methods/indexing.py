@@ -12,22 +12,18 @@ from typing import Annotated
 
 import msgspec
 
-from protocol.methods.common import OptionalVault, Params, Result
+from protocol.methods.common import OptionalVault, Params, Result, described
 from protocol.methods.spec import Effect, spec
-
-
-def _doc(text: str) -> msgspec.Meta:
-    return msgspec.Meta(description=text)
 
 
 class BuildProgress(msgspec.Struct, kw_only=True):
     """How far a vault's index build has come."""
 
-    parsed: Annotated[int, _doc("Notes read and parsed so far.")]
-    total: Annotated[int | None, _doc("Notes the build has to parse; null while it is still listing the vault's files.")]
-    reused: Annotated[int, _doc("Notes taken from the cache unchanged (not counted in total).")] = 0
-    elapsed_s: Annotated[float, _doc("Seconds since the build started.")]
-    rebuild: Annotated[bool, _doc("A vault.rebuild (every note re-parsed), not a start-up or vault.add build.")] = False
+    parsed: Annotated[int, described("Notes read and parsed so far.")]
+    total: Annotated[int | None, described("Notes the build has to parse; null while it is still listing the vault's files.")]
+    reused: Annotated[int, described("Notes taken from the cache unchanged (not counted in total).")] = 0
+    elapsed_s: Annotated[float, described("Seconds since the build started.")]
+    rebuild: Annotated[bool, described("A vault.rebuild (every note re-parsed), not a start-up or vault.add build.")] = False
 
 
 class VaultRebuildParams(Params):
@@ -35,11 +31,11 @@ class VaultRebuildParams(Params):
 
 
 class VaultRebuildResult(Result):
-    vault: Annotated[str, _doc("The vault rebuilt.")]
-    notes: Annotated[int, _doc("Notes in the index after the rebuild.")]
-    parsed: Annotated[int, _doc("Notes read and parsed.")]
-    changed: Annotated[int, _doc("Notes whose indexed state differed from the disk (each reported to subscribers).")]
-    seconds: Annotated[float, _doc("How long the rebuild took.")]
+    vault: Annotated[str, described("The vault rebuilt.")]
+    notes: Annotated[int, described("Notes in the index after the rebuild.")]
+    parsed: Annotated[int, described("Notes read and parsed.")]
+    changed: Annotated[int, described("Notes whose indexed state differed from the disk (each reported to subscribers).")]
+    seconds: Annotated[float, described("How long the rebuild took.")]
 
 
 VAULT_REBUILD = spec(

@@ -25,7 +25,7 @@ from typing import Annotated, Any, ClassVar, Generic, TypeVar, Union
 import msgspec
 
 from protocol.errors import Issue
-from protocol.methods.common import Result
+from protocol.methods.common import Result, described
 
 MAX_RECEIPT_WARNINGS = 100  #: warnings a receipt lists; the rest are counted in ``warnings_omitted``
 MAX_DETAIL_LINKS = 500  #: rewritten links a move or merge detail lists
@@ -37,22 +37,18 @@ class ChangeAction(enum.StrEnum):
     DELETE = "delete"
 
 
-def _doc(text: str) -> msgspec.Meta:
-    return msgspec.Meta(description=text)
-
-
 class ChangeReceipt(msgspec.Struct, kw_only=True):
-    path: Annotated[str, _doc("The vault-relative path of a file the operation writes.")]
-    action: Annotated[ChangeAction, _doc("Whether the file is created, modified or deleted.")]
-    before_sha: Annotated[str | None, _doc("The file's sha256 before; null for a create.")]
-    after_sha: Annotated[str | None, _doc("The file's sha256 after; null for a delete.")]
-    bytes: Annotated[int, _doc("The file's size after (0 for a delete).")]
+    path: Annotated[str, described("The vault-relative path of a file the operation writes.")]
+    action: Annotated[ChangeAction, described("Whether the file is created, modified or deleted.")]
+    before_sha: Annotated[str | None, described("The file's sha256 before; null for a create.")]
+    after_sha: Annotated[str | None, described("The file's sha256 after; null for a delete.")]
+    bytes: Annotated[int, described("The file's size after (0 for a delete).")]
 
 
 class LogReceipt(Result):
-    appended: Annotated[bool, _doc("Whether the line was appended to the vault's log.")]
-    line: Annotated[str | None, _doc("The line appended.")] = None
-    error: Annotated[str | None, _doc("Why it was not appended; the write itself stands.")] = None
+    appended: Annotated[bool, described("Whether the line was appended to the vault's log.")]
+    line: Annotated[str | None, described("The line appended.")] = None
+    error: Annotated[str | None, described("Why it was not appended; the write itself stands.")] = None
 
 
 class NoDetail(msgspec.Struct, kw_only=True):
@@ -60,25 +56,25 @@ class NoDetail(msgspec.Struct, kw_only=True):
 
 
 class MoveDetail(msgspec.Struct, kw_only=True):
-    from_: Annotated[str, _doc("The note's path before.")] = msgspec.field(name="from")
-    to: Annotated[str, _doc("Its path after.")]
-    rewritten: Annotated[list[str], _doc("The files whose links to it are rewritten (notes, canvases, bases, bookmarks), by path.")]
-    links: Annotated[list[str], _doc(f"Each rewritten link, as 'path:line old -> new'; at most {MAX_DETAIL_LINKS}.")]
+    from_: Annotated[str, described("The note's path before.")] = msgspec.field(name="from")
+    to: Annotated[str, described("Its path after.")]
+    rewritten: Annotated[list[str], described("The files whose links to it are rewritten (notes, canvases, bases, bookmarks), by path.")]
+    links: Annotated[list[str], described(f"Each rewritten link, as 'path:line old -> new'; at most {MAX_DETAIL_LINKS}.")]
 
 
 class DeleteDetail(msgspec.Struct, kw_only=True):
-    trash: Annotated[str, _doc("Where the note goes in .trash; op.undo brings it back.")]
-    backlinks: Annotated[list[str], _doc("'path:line' of each link the delete breaks, in notes the caller sees.")]
+    trash: Annotated[str, described("Where the note goes in .trash; op.undo brings it back.")]
+    backlinks: Annotated[list[str], described("'path:line' of each link the delete breaks, in notes the caller sees.")]
 
 
 class MergeDetail(msgspec.Struct, kw_only=True):
-    keep: Annotated[str, _doc("The note that stays and receives the content.")]
-    absorb: Annotated[str, _doc("The note folded in, then marked superseded.")]
-    unions: Annotated[dict[str, list[Any]], _doc("The frontmatter lists merged as unions (source, sources, topics), by key.")] = {}
+    keep: Annotated[str, described("The note that stays and receives the content.")]
+    absorb: Annotated[str, described("The note folded in, then marked superseded.")]
+    unions: Annotated[dict[str, list[Any]], described("The frontmatter lists merged as unions (source, sources, topics), by key.")] = {}
     inbound: Annotated[
-        list[str], _doc(f"Each link repointed from absorb to keep (in notes, canvases, bases, bookmarks); at most {MAX_DETAIL_LINKS}.")
+        list[str], described(f"Each link repointed from absorb to keep (in notes, canvases, bases, bookmarks); at most {MAX_DETAIL_LINKS}.")
     ]
-    body: Annotated[str, _doc("Keep's body after the merge.")]
+    body: Annotated[str, described("Keep's body after the merge.")]
 
 
 D = TypeVar("D")
@@ -89,19 +85,19 @@ class _Receipt(Result, Generic[D], kw_only=True, tag_field="outcome"):
 
     _flags: ClassVar[tuple[bool, bool, bool]]  #: (applied, dry_run, preview) of the variant
 
-    op: Annotated[str, _doc("The method, e.g. note.move.")]
-    op_id: Annotated[str | None, _doc("Set when applied; pass to op.undo.")] = None
-    applied: Annotated[bool, _doc("True for outcome applied only.")] = False
-    dry_run: Annotated[bool, _doc("True for outcome dry_run only.")] = False
-    preview: Annotated[bool, _doc("True for outcome preview only.")] = False
-    fingerprint: Annotated[str | None, _doc("For a preview: pass with confirm to apply.")] = None
-    changes: Annotated[list[ChangeReceipt], _doc("Every file written (or that would be).")] = []
+    op: Annotated[str, described("The method, e.g. note.move.")]
+    op_id: Annotated[str | None, described("Set when applied; pass to op.undo.")] = None
+    applied: Annotated[bool, described("True for outcome applied only.")] = False
+    dry_run: Annotated[bool, described("True for outcome dry_run only.")] = False
+    preview: Annotated[bool, described("True for outcome preview only.")] = False
+    fingerprint: Annotated[str | None, described("For a preview: pass with confirm to apply.")] = None
+    changes: Annotated[list[ChangeReceipt], described("Every file written (or that would be).")] = []
     warnings: Annotated[
-        list[Issue], _doc(f"Problems that did not block the write; at most {MAX_RECEIPT_WARNINGS}, in the order found.")
+        list[Issue], described(f"Problems that did not block the write; at most {MAX_RECEIPT_WARNINGS}, in the order found.")
     ] = []
-    warnings_omitted: Annotated[int, _doc("Warnings found beyond the listed ones.")] = 0
-    log: Annotated[LogReceipt | None, _doc("For an applied write: the log line.")] = None
-    detail: Annotated[D, _doc("The operation's own facts; its Struct is given with each method.")]
+    warnings_omitted: Annotated[int, described("Warnings found beyond the listed ones.")] = 0
+    log: Annotated[LogReceipt | None, described("For an applied write: the log line.")] = None
+    detail: Annotated[D, described("The operation's own facts; its Struct is given with each method.")]
 
     def __post_init__(self) -> None:
         if (self.applied, self.dry_run, self.preview) != self._flags:
@@ -112,15 +108,15 @@ class Preview(_Receipt[D], Generic[D], kw_only=True, tag="preview"):
     """A two-step operation's first call: what it would change, and the fingerprint to confirm it."""
 
     _flags = (False, False, True)
-    preview: Annotated[bool, _doc("Always true.")] = True
-    fingerprint: Annotated[str, _doc("Pass with confirm=true and the same arguments to apply.")]
+    preview: Annotated[bool, described("Always true.")] = True
+    fingerprint: Annotated[str, described("Pass with confirm=true and the same arguments to apply.")]
 
 
 class DryRun(_Receipt[D], Generic[D], kw_only=True, tag="dry_run"):
     """What the operation would change; nothing was written."""
 
     _flags = (False, True, False)
-    dry_run: Annotated[bool, _doc("Always true.")] = True
+    dry_run: Annotated[bool, described("Always true.")] = True
 
 
 class Unchanged(_Receipt[D], Generic[D], kw_only=True, tag="unchanged"):
@@ -133,10 +129,10 @@ class Applied(_Receipt[D], Generic[D], kw_only=True, tag="applied"):
     """Written and indexed."""
 
     _flags = (True, False, False)
-    op_id: Annotated[str, _doc("The operation's id; pass to op.undo.")]
-    applied: Annotated[bool, _doc("Always true.")] = True
-    log: Annotated[LogReceipt, _doc("Whether the log line was appended (the write stands even when it was not).")]
-    commit: Annotated[str | None, _doc("The git commit recording the operation, when the vault keeps checkpoints.")] = None
+    op_id: Annotated[str, described("The operation's id; pass to op.undo.")]
+    applied: Annotated[bool, described("Always true.")] = True
+    log: Annotated[LogReceipt, described("Whether the log line was appended (the write stands even when it was not).")]
+    commit: Annotated[str | None, described("The git commit recording the operation, when the vault keeps checkpoints.")] = None
 
 
 class Proposed(_Receipt[D], Generic[D], kw_only=True, tag="proposed"):
@@ -144,8 +140,10 @@ class Proposed(_Receipt[D], Generic[D], kw_only=True, tag="proposed"):
     written; ``changes`` are what applying the proposal would write."""
 
     _flags = (False, False, False)
-    proposal: Annotated[str, _doc("The proposal's id: poll it with proposal.list or proposal.show; withdraw it with proposal.withdraw.")]
-    message: Annotated[str, _doc("What happens next, for the agent to tell its user.")]
+    proposal: Annotated[
+        str, described("The proposal's id: poll it with proposal.list or proposal.show; withdraw it with proposal.withdraw.")
+    ]
+    message: Annotated[str, described("What happens next, for the agent to tell its user.")]
 
 
 WriteReceipt = Union[Preview[D], DryRun[D], Unchanged[D], Applied[D], Proposed[D]]  # noqa: UP007 - a generic alias

@@ -14,16 +14,12 @@ from typing import Annotated
 import msgspec
 
 from protocol.limits import MAX_RETRIEVE_QUERY_CHARS
-from protocol.methods.common import OptionalVault, Params, Result
+from protocol.methods.common import OptionalVault, Params, Result, described
 from protocol.methods.reads import Fresh
 from protocol.methods.spec import Effect, Trait, spec
 
 MAX_PASSAGES = 1000
 MAX_PASSAGE_CHARS = 1200  #: a passage's text is cut here (its line range still names the whole chunk)
-
-
-def _doc(text: str) -> msgspec.Meta:
-    return msgspec.Meta(description=text)
 
 
 class Ranking(enum.StrEnum):
@@ -51,26 +47,26 @@ class RetrieveParams(Params):
     limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_PASSAGES, description="At most this many passages, best first.")] = 10
     per_note: Annotated[int, msgspec.Meta(ge=1, le=MAX_PASSAGES, description="At most this many passages from one note.")] = 3
     folder: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="Only notes below this folder.")] | None = None
-    rerank: Annotated[bool, _doc("Rerank with the local embedding model when it is installed; false: BM25 order.")] = True
+    rerank: Annotated[bool, described("Rerank with the local embedding model when it is installed; false: BM25 order.")] = True
     fresh: Fresh = False
 
 
 class Passage(msgspec.Struct, kw_only=True):
-    path: Annotated[str, _doc("The note.")]
-    title: Annotated[str, _doc("The note's title.")]
-    heading: Annotated[list[str], _doc("The headings above the passage, outermost first; empty before the first heading.")]
-    line_start: Annotated[int, _doc("The passage's first line in the file (1-based).")]
-    line_end: Annotated[int, _doc("Its last line.")]
-    text: Annotated[str, _doc(f"The passage, cut at {MAX_PASSAGE_CHARS} characters.")]
-    score: Annotated[float, _doc("Higher is better; comparable within one answer only.")]
-    citation: Annotated[str, _doc("path#heading (the path alone before the first heading): cite it with line_start-line_end.")]
+    path: Annotated[str, described("The note.")]
+    title: Annotated[str, described("The note's title.")]
+    heading: Annotated[list[str], described("The headings above the passage, outermost first; empty before the first heading.")]
+    line_start: Annotated[int, described("The passage's first line in the file (1-based).")]
+    line_end: Annotated[int, described("Its last line.")]
+    text: Annotated[str, described(f"The passage, cut at {MAX_PASSAGE_CHARS} characters.")]
+    score: Annotated[float, described("Higher is better; comparable within one answer only.")]
+    citation: Annotated[str, described("path#heading (the path alone before the first heading): cite it with line_start-line_end.")]
 
 
 class RetrieveResult(Result):
     passages: list[Passage]
-    ranking: Annotated[Ranking, _doc("How the passages are ordered.")]
-    rerank: Annotated[RerankStatus, _doc("What became of the rerank step.")]
-    note: Annotated[str, _doc("Why the rerank was not used, when it was not.")] = ""
+    ranking: Annotated[Ranking, described("How the passages are ordered.")]
+    rerank: Annotated[RerankStatus, described("What became of the rerank step.")]
+    note: Annotated[str, described("Why the rerank was not used, when it was not.")] = ""
 
 
 RETRIEVE = spec(

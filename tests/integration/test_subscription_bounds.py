@@ -11,7 +11,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from protocol.methods.events import MAX_FRAME_EVENTS
+from protocol.methods.subscriptions import MAX_FRAME_EVENTS
 from tests.support.events import Subscriber, of_kind
 from tests.support.harness import Daemon, Home, RawClient
 

@@ -6,7 +6,8 @@ import io
 
 import msgspec
 
-from protocol.methods.events import EventsParams, IndexProgress, IndexReady
+from protocol.methods.events import IndexProgress, IndexReady
+from protocol.methods.subscriptions import EventsParams
 from vaultctl.progress import ProgressBar, bar_line, on_terminal
 
 

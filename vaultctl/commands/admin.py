@@ -15,12 +15,13 @@ import typer
 
 from protocol.errors import ExitStatus
 from protocol.location import resolve_home
-from protocol.methods import events, indexing, service, vaults
+from protocol.methods import indexing, service, subscriptions, vaults
 from protocol.methods.common import Empty, Params
-from protocol.methods.events import EventKind, SubscribeParams
+from protocol.methods.events import EventKind
 from protocol.methods.git_settings import GitMode
 from protocol.methods.indexing import VaultRebuildParams, VaultRebuildResult
 from protocol.methods.service import Activation, DaemonStatus, DoctorParams, DoctorResult, Finding, Level
+from protocol.methods.subscriptions import SubscribeParams
 from protocol.methods.vaults import (
     DeadLinks,
     Kind,
@@ -97,7 +98,7 @@ def with_build_bar(vault_id: str, label: str, spec: MethodSpec[P, R], params: P,
     client = session()
     try:
         kinds = [EventKind.INDEX_PROGRESS]
-        call(events.SUBSCRIBE, SubscribeParams(vaults=None if any_vault else [vault_id], kinds=kinds), client=client)
+        call(subscriptions.SUBSCRIBE, SubscribeParams(vaults=None if any_vault else [vault_id], kinds=kinds), client=client)
         return call(spec, params, client=client, on_notification=bar.notification)
     finally:
         bar.close()

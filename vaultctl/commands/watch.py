@@ -10,14 +10,10 @@ import msgspec
 import typer
 
 from protocol.errors import ExitStatus
-from protocol.methods import events
+from protocol.methods import subscriptions
 from protocol.methods.events import (
-    DROPPED,
-    EVENTS,
-    DroppedParams,
     Event,
     EventKind,
-    EventsParams,
     FreshInstance,
     IndexProgress,
     IndexReady,
@@ -31,10 +27,10 @@ from protocol.methods.events import (
     ProposalDecided,
     StateEnter,
     StateLeave,
-    SubscribeParams,
     VaultHealthChanged,
     kind_of,
 )
+from protocol.methods.subscriptions import DROPPED, EVENTS, DroppedParams, EventsParams, SubscribeParams
 from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.client import DaemonUnavailable
@@ -127,7 +123,7 @@ def watch(
             since=_since(list(since or [])),
             settle_ms=settle,
         )
-        answer = call(events.SUBSCRIBE, params, client=client)
+        answer = call(subscriptions.SUBSCRIBE, params, client=client)
         for clock in answer.vaults:
             if clock.fresh_instance:
                 render.say(

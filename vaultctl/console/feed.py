@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import anyio
 import msgspec
 
-from protocol.methods.events import DROPPED, EVENTS, ClockToken, DroppedParams, EventsParams, SubscribeParams, SubscribeResult
+from protocol.methods.subscriptions import DROPPED, EVENTS, ClockToken, DroppedParams, EventsParams, SubscribeParams, SubscribeResult
 from vaultctl.console.daemon_link import CallFailed, DaemonGone, DaemonLink
 
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from protocol.errors import Issue
 from protocol.issue_codes import IssueCode
-from protocol.methods import events
-from protocol.methods.events import SubscribeParams, SubscribeResult, UnsubscribeParams, UnsubscribeResult, VaultClock
+from protocol.methods import subscriptions
+from protocol.methods.subscriptions import SubscribeParams, SubscribeResult, UnsubscribeParams, UnsubscribeResult, VaultClock
 from vaultd.api.event_filter import EventFilter
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.streams import SubscriptionStart
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from vaultd.events.log import EventLog
 
 
-@handles(events.SUBSCRIBE)
+@handles(subscriptions.SUBSCRIBE)
 async def subscribe(ctx: CallContext, params: SubscribeParams) -> SubscribeResult:
     if ctx.streams is None:
         raise Unavailable("this connection cannot carry notifications")
@@ -55,7 +55,7 @@ async def subscribe(ctx: CallContext, params: SubscribeParams) -> SubscribeResul
     return SubscribeResult(subscription=ctx.streams.open(start_at), vaults=clocks)
 
 
-@handles(events.UNSUBSCRIBE)
+@handles(subscriptions.UNSUBSCRIBE)
 async def unsubscribe(ctx: CallContext, params: UnsubscribeParams) -> UnsubscribeResult:
     if ctx.streams is None:
         raise Unavailable("this connection cannot carry notifications")

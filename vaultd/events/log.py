@@ -30,7 +30,6 @@ from protocol.methods.events import (
     BULK_LISTED,
     BULK_MIN_CHANGES,
     BULK_QUIET_MS,
-    RETAINED_EVENTS,
     Event,
     EventKind,
     FreshInstance,
@@ -39,6 +38,7 @@ from protocol.methods.events import (
     event_paths,
     kind_of,
 )
+from protocol.methods.subscriptions import RETAINED_EVENTS
 from vaultd.events.wake import Waker, Wakers
 
 if TYPE_CHECKING:

@@ -40,7 +40,7 @@ import structlog
 
 from protocol.envelope import Notification, encode
 from protocol.limits import MAX_EVENT_FRAME_BYTES
-from protocol.methods.events import DROPPED, EVENTS, MAX_FRAME_EVENTS, MAX_SUBSCRIPTIONS, DroppedParams, DropReason
+from protocol.methods.subscriptions import DROPPED, EVENTS, MAX_FRAME_EVENTS, MAX_SUBSCRIPTIONS, DroppedParams, DropReason
 from vaultd.errors import LimitExceeded, NotFound
 from vaultd.events.wake import Waker
 
