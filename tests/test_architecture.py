@@ -247,3 +247,31 @@ def test_cycle_finder_finds_a_cycle() -> None:
 def test_no_import_cycles_in_vaultd() -> None:
     graph = {m: {t for _, t in EDGES[m]} for m in MODULES}
     assert _cycles(graph) == []
+
+
+MODULE_LINES = 400  #: past this, a module is read as two concepts unless named below with its one
+ONE_CONCEPT = {
+    "protocol/methods/sources.py": "the sources room's shapes: capture, the two ledgers and the evidence view over both",
+    "vaultd/server/subscriptions.py": "a connection's subscriptions: their positions in the event logs and the one sender",
+    "vaultd/vault/markdown.py": "the body scanner: the mask, then headings, links, tags and blocks found through it",
+    "vaultd/vault/watcher.py": "LiveIndex: one vault's index kept fresh (build, watch, refresh, barrier)",
+}
+
+
+def _lines() -> dict[str, int]:
+    return {
+        str(path.relative_to(REPO)): len(path.read_text(encoding="utf-8").splitlines())
+        for package in ("protocol", "vaultd", "vaultctl")
+        for path in (REPO / package).rglob("*.py")
+        if "__pycache__" not in path.parts
+    }
+
+
+def test_a_long_module_holds_one_named_concept() -> None:
+    """A module grows past the budget only on purpose: split it where it holds two things, or
+    name the one thing it holds here. A module back under the budget leaves the list."""
+    over = {path: n for path, n in _lines().items() if n > MODULE_LINES}
+    unnamed = sorted(f"{path} ({over[path]} lines)" for path in set(over) - set(ONE_CONCEPT))
+    assert not unnamed, f"over {MODULE_LINES} lines: split these, or name their one concept in ONE_CONCEPT: {unnamed}"
+    shrunk = sorted(set(ONE_CONCEPT) - set(over))
+    assert not shrunk, f"no longer over {MODULE_LINES} lines: remove from ONE_CONCEPT: {shrunk}"
