@@ -102,3 +102,30 @@ def test_a_note_put_at_the_log_path_later_is_never_appended_to(home: Home, raw: 
     assert (root / "log.md").read_text() == DIARY
     tail = raw.call("log.tail", {})
     assert tail["lines"] == [] and "not a vaultd log" in tail["warnings"][0]
+
+
+@pytest.mark.parametrize("log_path", [None, "meta/vaultd-log.md"])
+def test_the_log_is_indexed_by_its_header_alone(home: Home, raw: RawClient, log_path: str | None) -> None:
+    """Every write appends to the log, so the index never parses its lines: they would add a
+    backlink from the log to every note a line names (and re-read the whole history per write)."""
+    root = _vault(home, {"b.md": "# B\n", "index.md": f"# Index\n\n[[{(log_path or 'log.md')[:-3]}]]\n"})
+    raw.call("vault.add", {"id": "v", "path": str(root), **({"log_path": log_path} if log_path else {})})
+    event = {"type": "TASK", "source": "user", "note": "asked about [[b]] and #otters"}
+    assert raw.call("log.append", {"event": event})["appended"]
+    assert raw.call("note.create", {"path": "c", "body": "see [[b]]\n", "log": event})["log"]["appended"]
+    rel = log_path or "log.md"
+    assert "[[b]]" in (root / rel).read_text(), "the lines are on disk"
+    incoming = raw.call("note.links", {"target": "b", "fresh": True})["incoming"]
+    assert [i["path"] for i in incoming] == ["c.md"], "no backlink from the log's lines"
+    assert raw.call("note.links", {"target": rel})["out"] == []
+    to_log = raw.call("note.links", {"target": "index"})["out"]
+    assert [(o["status"], o["resolved"]) for o in to_log] == [("resolved", rel)], "still a link target"
+    assert raw.call("note.read", {"target": rel})["body"].startswith(HEADER + "20"), "and read whole"
+    assert any("#otters" in ln for ln in raw.call("log.grep", {"pattern": "otters"})["lines"])
+
+
+def test_a_users_note_that_only_looks_like_the_log_is_parsed_as_a_note(home: Home, raw: RawClient) -> None:
+    root = _vault(home, {"notes/copied.md": "# vaultd operation logs\n\nabout [[b]]\n", "b.md": "# B\n"})
+    raw.call("vault.add", {"id": "v", "path": str(root)})
+    incoming = raw.call("note.links", {"target": "b"})["incoming"]
+    assert [i["path"] for i in incoming] == ["notes/copied.md"]

@@ -16,6 +16,9 @@ LOCK_NAME: Final = "lock"  #: the vault lock, inside RUNTIME_DIR
 LOG_LOCK_NAME: Final = "log.lock"  #: serialises appends to the vault's operation log, inside RUNTIME_DIR
 GITIGNORE_NAME: Final = ".gitignore"  #: keeps RUNTIME_DIR out of a vault that is a git repository
 COOKIE_PREFIX: Final = "cookie-"  #: freshness markers the watcher reports back, inside RUNTIME_DIR
+#: The first line of vaultd's operation log (log.md, or the vault's log_path): what marks the
+#: file as vaultd's record rather than a user's note.
+LOG_HEADER: Final = "# vaultd operation log\n"
 
 #: Folders never indexed, watched or written into by a note operation, at any depth.
 SKIPPED_DIRS: Final = frozenset({RUNTIME_DIR, ".git", ".obsidian", ".trash"})

@@ -4,6 +4,12 @@ Combines the frontmatter parser and the Markdown scanner, and decides what the i
 note's title, aliases and tags: the frontmatter ``title`` when it is a string, else the first H1,
 else the file name; ``aliases`` (or the legacy ``alias``) as a string or a list of strings;
 frontmatter ``tags`` (string, comma/space separated string, or list) plus inline tags.
+
+vaultd's own operation log is a file of the vault but not one of the user's notes: search, lists,
+stats and lint leave it out, and ``log.tail`` and ``log.grep`` read its lines. So it is indexed by
+its header alone (a link target with its title; no body, links or tags), and an append, which every
+write makes, costs a read and a hash of the file instead of a parse and a re-index of the vault's
+whole history.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from typing import Any
 from protocol.limits import MAX_NOTE_BYTES as MAX_NOTE_BYTES  # larger notes are skipped and reported, never indexed
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.cache import SearchDoc
+from vaultd.vault.layout import LOG_HEADER
 from vaultd.vault.model import Link, NoteIssue, NoteRecord, Tag
 
 
@@ -70,16 +77,27 @@ def too_big(size: int | None) -> Skipped:
     return Skipped("S01", f"over the {MAX_NOTE_BYTES // (1024 * 1024)} MiB note limit ({shown})")
 
 
+_LOG_FIRST_LINE = LOG_HEADER.rstrip("\n").encode("utf-8")
+
+
+def is_operation_log(raw: bytes) -> bool:
+    """Whether these are the bytes of vaultd's operation log: its header is the first line."""
+    return raw.startswith(_LOG_FIRST_LINE) and raw[len(_LOG_FIRST_LINE) : len(_LOG_FIRST_LINE) + 1] in (b"", b"\n", b"\r")
+
+
 def parse_note(path: str, raw: bytes, *, size: int, mtime_ns: int, ino: int) -> tuple[NoteRecord, SearchDoc]:
     """Parse one note. Raises :class:`Skipped` for a file the index must not hold."""
     if len(raw) > MAX_NOTE_BYTES:
         raise too_big(len(raw))
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise Skipped("S02", f"not valid UTF-8 (byte {exc.start})") from exc
-    if "\x00" in text:
-        raise Skipped("S03", "contains NUL bytes; not a text note")
+    if is_operation_log(raw):
+        text = LOG_HEADER  # the log's lines are log.tail's and log.grep's, never a note's body
+    else:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise Skipped("S02", f"not valid UTF-8 (byte {exc.start})") from exc
+        if "\x00" in text:
+            raise Skipped("S03", "contains NUL bytes; not a text note")
     fm = frontmatter.parse(text)
     scan = markdown.scan(text, fm.body_offset, fm.body_line)
     data = fm.data or {}

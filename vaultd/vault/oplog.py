@@ -22,7 +22,7 @@ from protocol.errors import Issue
 from vaultd.content_mode import new_file_mode
 from vaultd.errors import Conflict, InvalidParams, ValidationFailed
 from vaultd.fsio import fsync_dir, locked
-from vaultd.vault.layout import LOG_LOCK_NAME, RUNTIME_DIR, SKIPPED_DIRS
+from vaultd.vault.layout import LOG_HEADER, LOG_LOCK_NAME, RUNTIME_DIR, SKIPPED_DIRS
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from protocol.methods.writes import LogEvent, LogType
 
 LOG_NAME = "log.md"  #: the default log path
-LOG_HEADER = "# vaultd operation log\n"
 MAX_LINE_BYTES = 1000
 MAX_READ_BYTES = 32 * 1024 * 1024
 MAX_HISTORIC_LINE = 4096
