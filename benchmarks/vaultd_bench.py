@@ -46,6 +46,8 @@ class Plan:
     reads: int = 200
     cli_runs: int = 20
     writes: int = 200
+    history_lines: int = 10_000  #: earlier events put in the operation log before the creates timed against it
+    history_writes: int = 50
     fresh_writes: int = 50
     checkout_files: int = 3000
     checkout_runs: int = 3
@@ -98,6 +100,7 @@ def measure(corpus: Corpus, plan: Plan, work: Path) -> dict[str, Figure]:
             figs["mcp_raw_search"] = _mcp_raw(home, corpus, plan)
         figs["cli_search"] = _cli(home, corpus, plan)
         figs.update(_writes(daemon, plan))
+        figs["create_long_log"] = _create_after_history(daemon, home, plan)
         figs.update(_freshness(daemon, home, plan))
         figs.update(_checkout(daemon, home, plan))
         figs["rss_after_run"] = Figure("B", [float(rss_bytes(daemon.pid))], "VmRSS after the reads and writes")
@@ -238,6 +241,32 @@ def _writes(daemon: Daemon, plan: Plan) -> dict[str, Figure]:
             figs["patch"] = missing("s", f"refused: {exc.data.code}: {exc.data.message[:200]}")
     client.close()
     return figs
+
+
+HISTORY_LINE = "2026-01-01 09:00  EXTRACT  -  vaultd:note.create → history/h{i:06d}.md  —  create history/h{i:06d}.md ({i:08d})\n"
+
+
+def _create_after_history(daemon: Daemon, home: Home, plan: Plan) -> Figure:
+    """note.create once the operation log holds a long history, as in a vault of many past writes:
+    every write appends to the log, so its cost must not grow with the lines already there."""
+    log = home.vault / "log.md"
+    with log.open("a", encoding="utf-8") as fh:  # the lines of earlier operations, in the log's own format
+        fh.writelines(HISTORY_LINE.format(i=i) for i in range(plan.history_lines))
+    kib = log.stat().st_size / 1024
+    fig = Figure("s", note=f"note.create with {plan.history_lines:,} earlier lines in log.md ({kib:.0f} KiB), sequential")
+    client = daemon.client()
+    try:
+        for i in range(plan.history_writes):
+            params = {"vault": VAULT_ID, "path": f"bench-history/h{i:05d}.md", "title": f"After history {i}", "body": f"Note {i}.\n"}
+            with Stopwatch() as sw:
+                call(client, "note.create", params)
+            fig.samples.append(sw.seconds)
+    except CallError as exc:
+        return missing("s", f"refused: {exc.data.code}: {exc.data.message[:200]}")
+    finally:
+        client.close()
+    _log(f"create after {plan.history_lines} log lines p50 {fig.p50 * 1e3:.2f} ms")
+    return fig
 
 
 def _finds(client: Client, word: str) -> bool:
