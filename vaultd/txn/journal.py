@@ -341,12 +341,23 @@ def scan(vault: Path, key: bytes) -> Listing:
     return out
 
 
+def journal_names(vault: Path) -> list[str]:
+    """The op ids that name a journal folder, oldest first: the listing alone, with no path
+    object per journal (pruning lists the folder after every write)."""
+    root = journal_root(vault)
+    if runtime_issue(vault) is not None:
+        return []
+    try:
+        names = os.listdir(root)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted((n for n in names if opids.is_op_id(n)), key=opids.sort_key)
+
+
 def journals(vault: Path) -> list[Path]:
     """Every journal folder named by an op id, oldest first; each still needs :func:`open_journal`."""
     root = journal_root(vault)
-    if runtime_issue(vault) is not None or not root.is_dir():
-        return []
-    return sorted((root / n for n in os.listdir(root) if opids.is_op_id(n)), key=lambda p: opids.sort_key(p.name))
+    return [root / name for name in journal_names(vault)]
 
 
 def newest_op_id(vault: Path) -> str | None:

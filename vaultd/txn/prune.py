@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from vaultd.txn import seal
-from vaultd.txn.journal import UntrustedJournal, is_committed, journals, open_journal, retire
+from vaultd.txn.journal import UntrustedJournal, is_committed, journal_names, journal_root, open_journal, retire
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -31,27 +31,31 @@ def _keep_override() -> int | None:
 KEEP_OVERRIDE = _keep_override()
 
 
-_sizes: dict[Path, int] = {}  #: committed journals never change, so each is measured once
-_sealed: set[Path] = set()  #: committed journals already checked by open_journal
+#: Keyed by (journal folder, op id). Committed journals never change, so each is measured and
+#: checked once; the keys are strings because prune runs after every write over every kept journal.
+_sizes: dict[tuple[str, str], int] = {}
+_sealed: set[tuple[str, str]] = set()  #: committed journals already checked by open_journal
 
 
-def _size(folder: Path) -> int:
-    if folder not in _sizes:
-        with os.scandir(folder) as entries:
-            _sizes[folder] = sum(e.stat(follow_symlinks=False).st_size for e in entries if e.is_file())
-    return _sizes[folder]
+def _size(root: Path, name: str) -> int:
+    key = (str(root), name)
+    if key not in _sizes:
+        with os.scandir(root / name) as entries:
+            _sizes[key] = sum(e.stat(follow_symlinks=False).st_size for e in entries if e.is_file())
+    return _sizes[key]
 
 
-def _is_own_committed(folder: Path, key: bytes) -> bool:
-    if folder in _sealed:
+def _is_own_committed(root: Path, name: str, seal_key: bytes) -> bool:
+    if (str(root), name) in _sealed:
         return True
+    folder = root / name
     if not is_committed(folder):
         return False
     try:
-        open_journal(folder, key)
+        open_journal(folder, seal_key)
     except UntrustedJournal:
         return False
-    _sealed.add(folder)
+    _sealed.add((str(root), name))
     return True
 
 
@@ -62,18 +66,19 @@ def prune(vault: Path, keep: int, max_bytes: int) -> int:
     carries the vault's op id clock. Pruning is housekeeping after an acknowledged operation, so
     an I/O error stops it and is logged, never raised.
     """
-    key = seal.installed_key()
+    seal_key = seal.installed_key()
     keep = max(1, min(keep, KEEP_OVERRIDE or keep))
-    committed = [p for p in journals(vault) if _is_own_committed(p, key)]
-    total, dropped = sum(_size(p) for p in committed), 0
+    root = journal_root(vault)
+    committed = [n for n in journal_names(vault) if _is_own_committed(root, n, seal_key)]
+    total, dropped = sum(_size(root, n) for n in committed), 0
     while len(committed) > 1 and (len(committed) > keep or total > max_bytes):
         oldest = committed.pop(0)
-        total -= _sizes.pop(oldest, 0)
-        _sealed.discard(oldest)
+        total -= _sizes.pop((str(root), oldest), 0)
+        _sealed.discard((str(root), oldest))
         try:
-            retire(key, oldest, "during-prune")
+            retire(seal_key, root / oldest, "during-prune")
         except OSError as exc:
-            log.warning("journal pruning stopped", op_id=oldest.name, error=exc.strerror or str(exc))
+            log.warning("journal pruning stopped", op_id=oldest, error=exc.strerror or str(exc))
             break
         dropped += 1
     return dropped
