@@ -176,6 +176,9 @@ def connect_ready(home: Home, timeout: float = 60.0) -> Client:
             c.close()
             refusals.append(exc)
             return None
+        except BaseException:
+            c.close()  # a daemon that died mid-call (a crash point): the caller sees Died, not a leaked socket
+            raise
         return c
 
     try:
