@@ -10,7 +10,7 @@ import sys
 import time
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcp.client.stdio import StdioServerParameters
 
@@ -31,6 +31,7 @@ from tests.support.wait import wait_until
 from vaultctl.client import CallError, Client
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path
 
     from benchmarks.corpus import Corpus
@@ -196,49 +197,57 @@ def _cli(home: Home, corpus: Corpus, plan: Plan) -> Figure:
     return fig
 
 
+def _timed(client: Client, method: str, calls: Iterable[dict[str, Any]], fig: Figure) -> Figure:
+    """Make the calls one after the other on one session, each call's time a sample of ``fig``."""
+    for params in calls:
+        with Stopwatch() as sw:
+            call(client, method, params)
+        fig.samples.append(sw.seconds)
+    if len(fig.samples) >= 40:  # a latency that grows with the number of writes shows here
+        first, last = (pct(fig.samples[sl], 50) * 1e3 for sl in (slice(0, 20), slice(-20, None)))
+        fig.note += f"; p50 of the first 20: {first:.1f} ms, of the last 20: {last:.1f} ms"
+    return fig
+
+
+def _refused(exc: CallError) -> Figure:
+    return missing("s", f"refused: {exc.data.code}: {exc.data.message[:200]}")
+
+
 def _writes(daemon: Daemon, plan: Plan) -> dict[str, Figure]:
     figs = {"create": missing("s", NOT_BUILT), "patch": missing("s", NOT_BUILT), "writes_per_s": missing("/s", NOT_BUILT)}
     if "note.create" not in METHODS:
         return figs
+    creates = (
+        {
+            "vault": VAULT_ID,
+            "path": f"bench-writes/w{i:05d}.md",
+            "title": f"Bench write {i}",
+            "body": f"A benchmark note, number {i}, with the word benchpatchold{i}.\n",
+        }
+        for i in range(plan.writes)
+    )
+    patches = (
+        {"vault": VAULT_ID, "target": f"bench-writes/w{i:05d}.md", "old": f"benchpatchold{i}", "new": f"benchpatchnew{i}"}
+        for i in range(plan.writes)
+    )
     client = daemon.client()
-    create = Figure("s", note="note.create of a new note (path, title, body), sequential")
     try:
         started = time.perf_counter()
-        for i in range(plan.writes):
-            params = {
-                "vault": VAULT_ID,
-                "path": f"bench-writes/w{i:05d}.md",
-                "title": f"Bench write {i}",
-                "body": f"A benchmark note, number {i}, with the word benchpatchold{i}.\n",
-            }
-            with Stopwatch() as sw:
-                call(client, "note.create", params)
-            create.samples.append(sw.seconds)
-        total = time.perf_counter() - started
+        create = _timed(client, "note.create", creates, Figure("s", note="note.create of a new note (path, title, body), sequential"))
+        figs["create"] = create
+        figs["writes_per_s"] = Figure(
+            "/s", [plan.writes / (time.perf_counter() - started)], "sequential note.create calls per second, one session"
+        )
+        _log(f"create p50 {create.p50 * 1e3:.2f} ms")
     except CallError as exc:
         client.close()
-        figs["create"] = missing("s", f"refused: {exc.data.code}: {exc.data.message[:200]}")
+        figs["create"] = _refused(exc)
         return figs
-    if len(create.samples) >= 40:  # a latency that grows with the number of writes shows here
-        first, last = (pct(create.samples[sl], 50) * 1e3 for sl in (slice(0, 20), slice(-20, None)))
-        create.note += f"; p50 of the first 20: {first:.1f} ms, of the last 20: {last:.1f} ms"
-    figs["create"] = create
-    figs["writes_per_s"] = Figure("/s", [plan.writes / total], "sequential note.create calls per second, one session")
-    _log(f"create p50 {create.p50 * 1e3:.2f} ms")
     if "note.patch" in METHODS:
-        patch = Figure("s", note="note.patch replacing one unique word, sequential")
         try:
-            for i in range(plan.writes):
-                params = {"vault": VAULT_ID, "target": f"bench-writes/w{i:05d}.md", "old": f"benchpatchold{i}", "new": f"benchpatchnew{i}"}
-                with Stopwatch() as sw:
-                    call(client, "note.patch", params)
-                patch.samples.append(sw.seconds)
-            if len(patch.samples) >= 40:
-                first, last = (pct(patch.samples[sl], 50) * 1e3 for sl in (slice(0, 20), slice(-20, None)))
-                patch.note += f"; p50 of the first 20: {first:.1f} ms, of the last 20: {last:.1f} ms"
-            figs["patch"] = patch
+            figs["patch"] = _timed(client, "note.patch", patches, Figure("s", note="note.patch replacing one unique word, sequential"))
         except CallError as exc:
-            figs["patch"] = missing("s", f"refused: {exc.data.code}: {exc.data.message[:200]}")
+            figs["patch"] = _refused(exc)
     client.close()
     return figs
 
@@ -254,15 +263,15 @@ def _create_after_history(daemon: Daemon, home: Home, plan: Plan) -> Figure:
         fh.writelines(HISTORY_LINE.format(i=i) for i in range(plan.history_lines))
     kib = log.stat().st_size / 1024
     fig = Figure("s", note=f"note.create with {plan.history_lines:,} earlier lines in log.md ({kib:.0f} KiB), sequential")
+    creates = (
+        {"vault": VAULT_ID, "path": f"bench-history/h{i:05d}.md", "title": f"After history {i}", "body": f"Note {i}.\n"}
+        for i in range(plan.history_writes)
+    )
     client = daemon.client()
     try:
-        for i in range(plan.history_writes):
-            params = {"vault": VAULT_ID, "path": f"bench-history/h{i:05d}.md", "title": f"After history {i}", "body": f"Note {i}.\n"}
-            with Stopwatch() as sw:
-                call(client, "note.create", params)
-            fig.samples.append(sw.seconds)
+        _timed(client, "note.create", creates, fig)
     except CallError as exc:
-        return missing("s", f"refused: {exc.data.code}: {exc.data.message[:200]}")
+        return _refused(exc)
     finally:
         client.close()
     _log(f"create after {plan.history_lines} log lines p50 {fig.p50 * 1e3:.2f} ms")
