@@ -186,12 +186,22 @@ class CrashRun:
         if self._files() != files or index_view(c) != view:
             self.tally.violation("recovery-not-idempotent", f"cycle {self.cycles}: a second restart changed the vault or the index")
 
+    def _budget(self, kind: str, ops: int, kills: int | None) -> int:
+        """The operations a segment may run. A named point takes what it needs from what is left;
+        a random kill lands after as many operations as its timer allows, so with a number of kills
+        asked for it gets its share of what is left: faster writes must not let one timer spend the
+        whole run's operations and leave the kills asked for undone."""
+        left = ops - self.tally.counts.get("ops", 0)
+        if kind != "random" or kills is None:
+            return left
+        return max(1, -(-left // max(1, kills - self.cycles)))
+
     def run(self, ops: int, kills: int | None = None) -> dict[str, Any]:
         i = 0
         while self.tally.counts.get("ops", 0) < ops and (kills is None or self.cycles < kills):
             kind = SCHEDULE[i % len(SCHEDULE)]
             i += 1
-            self.segment(kind, ops - self.tally.counts.get("ops", 0))
+            self.segment(kind, self._budget(kind, ops, kills))
             self.check()
             if self.progress:
                 n = self.tally.counts
