@@ -131,7 +131,14 @@ def test_escaped_json_decodes_to_the_same_value(text: str) -> None:
 
 
 def _columns(shown: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in shown)
+    """Columns by the terminal's rule (wcwidth): a combining mark draws on the character before it
+    and takes none, East Asian wide and fullwidth characters take two, the rest one."""
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in shown)
+
+
+def test_a_decomposed_accent_takes_one_column_and_keeps_the_columns_in_line() -> None:
+    lines = escape(table(["a", "b"], [("e\u0301", "z"), ("ee", "z")]), multiline=True).splitlines()
+    assert [line.index("z") - line.count("\u0301") for line in lines[1:]] == [lines[0].index("B")] * 2
 
 
 @given(st.lists(st.tuples(texts.map(lambda t: t.replace("\t", " ")), texts.map(lambda t: t + "z")), min_size=1, max_size=5))
