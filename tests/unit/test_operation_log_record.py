@@ -7,8 +7,8 @@ import hashlib
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vaultd.vault.layout import LOG_HEADER
-from vaultd.vault.note import is_operation_log, parse_note
+from vaultd.vault.layout import LOG_HEADER, is_operation_log
+from vaultd.vault.note import parse_note
 
 HEAD = LOG_HEADER.rstrip("\n")
 

@@ -19,6 +19,7 @@ COOKIE_PREFIX: Final = "cookie-"  #: freshness markers the watcher reports back,
 #: The first line of vaultd's operation log (log.md, or the vault's log_path): what marks the
 #: file as vaultd's record rather than a user's note.
 LOG_HEADER: Final = "# vaultd operation log\n"
+_LOG_HEADER_LINE: Final = LOG_HEADER.rstrip("\n").encode("utf-8")
 
 #: Folders never indexed, watched or written into by a note operation, at any depth.
 SKIPPED_DIRS: Final = frozenset({RUNTIME_DIR, ".git", ".obsidian", ".trash"})
@@ -26,3 +27,12 @@ SKIPPED_DIRS: Final = frozenset({RUNTIME_DIR, ".git", ".obsidian", ".trash"})
 #: Obsidian's bookmarks: the one file inside a skipped folder that a write changes (a move or a
 #: merge repoints the bookmarks of the note). Never created, never indexed; journaled like a note.
 BOOKMARKS_FILE: Final = ".obsidian/bookmarks.json"
+
+
+def is_operation_log(data: bytes) -> bool:
+    """Whether ``data`` (a file's first bytes, or all of them) starts with the log's header line:
+    the one test both the log's appender and the index use to tell vaultd's log from a note."""
+    if not data.startswith(_LOG_HEADER_LINE):
+        return False
+    end = data.find(b"\n")
+    return (data if end < 0 else data[:end]).rstrip(b"\r") == _LOG_HEADER_LINE

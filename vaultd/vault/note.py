@@ -20,7 +20,7 @@ from typing import Any
 from protocol.limits import MAX_NOTE_BYTES as MAX_NOTE_BYTES  # larger notes are skipped and reported, never indexed
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.cache import SearchDoc
-from vaultd.vault.layout import LOG_HEADER
+from vaultd.vault.layout import LOG_HEADER, is_operation_log
 from vaultd.vault.model import Link, NoteIssue, NoteRecord, Tag
 
 
@@ -75,14 +75,6 @@ def too_big(size: int | None) -> Skipped:
     """The refusal of a note over the limit (``size`` None: it grew past the limit while read)."""
     shown = f"{size} bytes" if size is not None else "it grew while read"
     return Skipped("S01", f"over the {MAX_NOTE_BYTES // (1024 * 1024)} MiB note limit ({shown})")
-
-
-_LOG_FIRST_LINE = LOG_HEADER.rstrip("\n").encode("utf-8")
-
-
-def is_operation_log(raw: bytes) -> bool:
-    """Whether these are the bytes of vaultd's operation log: its header is the first line."""
-    return raw.startswith(_LOG_FIRST_LINE) and raw[len(_LOG_FIRST_LINE) : len(_LOG_FIRST_LINE) + 1] in (b"", b"\n", b"\r")
 
 
 def parse_note(path: str, raw: bytes, *, size: int, mtime_ns: int, ino: int) -> tuple[NoteRecord, SearchDoc]:

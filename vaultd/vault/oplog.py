@@ -22,7 +22,7 @@ from protocol.errors import Issue
 from vaultd.content_mode import new_file_mode
 from vaultd.errors import Conflict, InvalidParams, ValidationFailed
 from vaultd.fsio import fsync_dir, locked
-from vaultd.vault.layout import LOG_HEADER, LOG_LOCK_NAME, RUNTIME_DIR, SKIPPED_DIRS
+from vaultd.vault.layout import LOG_HEADER, LOG_LOCK_NAME, RUNTIME_DIR, SKIPPED_DIRS, is_operation_log
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -55,15 +55,11 @@ def log_name(entry: VaultEntry) -> str:
     return entry.log_path or LOG_NAME
 
 
-def _first_line(data: bytes) -> str:
-    return data.split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
-
-
 def _kind_of(head: bytes) -> LogFile:
-    first = _first_line(head)
-    if first == LOG_HEADER.rstrip("\n") or _EVENT_RE.match(first):
+    if is_operation_log(head):
         return LogFile.OURS
-    return LogFile.FOREIGN
+    first = head.split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
+    return LogFile.OURS if _EVENT_RE.match(first) else LogFile.FOREIGN  # a log from before the header
 
 
 def log_file_kind(root: Path, rel: str) -> LogFile:
