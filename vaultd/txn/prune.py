@@ -31,32 +31,23 @@ def _keep_override() -> int | None:
 KEEP_OVERRIDE = _keep_override()
 
 
-#: Keyed by (journal folder, op id). Committed journals never change, so each is measured and
-#: checked once; the keys are strings because prune runs after every write over every kept journal.
-_sizes: dict[tuple[str, str], int] = {}
-_sealed: set[tuple[str, str]] = set()  #: committed journals already checked by open_journal
+#: Per journal folder, the journals found to be this daemon's, sealed and committed, with their
+#: size in bytes. A committed journal never changes, so each is checked and measured once; names
+#: no longer listed (pruned, undone, rolled back) leave at the next prune.
+_checked: dict[str, dict[str, int]] = {}
 
 
-def _size(root: Path, name: str) -> int:
-    key = (str(root), name)
-    if key not in _sizes:
-        with os.scandir(root / name) as entries:
-            _sizes[key] = sum(e.stat(follow_symlinks=False).st_size for e in entries if e.is_file())
-    return _sizes[key]
-
-
-def _is_own_committed(root: Path, name: str, seal_key: bytes) -> bool:
-    if (str(root), name) in _sealed:
-        return True
+def _own_committed_size(root: Path, name: str, seal_key: bytes) -> int | None:
+    """The journal's size when it is this daemon's sealed, committed journal; else None."""
     folder = root / name
     if not is_committed(folder):
-        return False
+        return None
     try:
         open_journal(folder, seal_key)
     except UntrustedJournal:
-        return False
-    _sealed.add((str(root), name))
-    return True
+        return None
+    with os.scandir(folder) as entries:
+        return sum(e.stat(follow_symlinks=False).st_size for e in entries if e.is_file())
 
 
 def prune(vault: Path, keep: int, max_bytes: int) -> int:
@@ -69,12 +60,17 @@ def prune(vault: Path, keep: int, max_bytes: int) -> int:
     seal_key = seal.installed_key()
     keep = max(1, min(keep, KEEP_OVERRIDE or keep))
     root = journal_root(vault)
-    committed = [n for n in journal_names(vault) if _is_own_committed(root, n, seal_key)]
-    total, dropped = sum(_size(root, n) for n in committed), 0
+    before = _checked.get(str(root), {})
+    known: dict[str, int] = {}
+    for name in journal_names(vault):
+        size = before[name] if name in before else _own_committed_size(root, name, seal_key)
+        if size is not None:
+            known[name] = size
+    _checked[str(root)] = known
+    committed, total, dropped = list(known), sum(known.values()), 0  # oldest first, as listed
     while len(committed) > 1 and (len(committed) > keep or total > max_bytes):
         oldest = committed.pop(0)
-        total -= _sizes.pop((str(root), oldest), 0)
-        _sealed.discard((str(root), oldest))
+        total -= known.pop(oldest)
         try:
             retire(seal_key, root / oldest, "during-prune")
         except OSError as exc:
