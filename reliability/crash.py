@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import sys
@@ -194,7 +195,7 @@ class CrashRun:
         left = ops - self.tally.counts.get("ops", 0)
         if kind != "random" or kills is None:
             return left
-        return max(1, -(-left // max(1, kills - self.cycles)))
+        return max(1, math.ceil(left / max(1, kills - self.cycles)))
 
     def run(self, ops: int, kills: int | None = None) -> dict[str, Any]:
         i = 0
