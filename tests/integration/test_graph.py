@@ -166,6 +166,28 @@ def test_canvas_outside_every_vault_is_a_plain_file(topic_vault: Path, home: Hom
     assert cli("neighbors", "Topic A", "--vault", "map", "--canvas", str(home.root / "x.json")).code == 2
 
 
+def test_a_canvas_takes_dry_run_and_log(topic_vault: Path, home: Home, cli: Any) -> None:
+    inside = topic_vault / "maps" / "dry.canvas"
+    dry = cli("neighbors", "Note 1", "--canvas", str(inside), "--dry-run", "--json")
+    assert dry.code == 0, dry.err
+    assert dry.json()["outcome"] == "dry_run" and not inside.exists()
+    own = {"type": "GRAPH", "source": "cli-test", "note": "a map for the review"}
+    made = cli("neighbors", "Note 1", "--canvas", str(inside), "--log", json.dumps(own))
+    assert made.code == 0, made.err
+    assert inside.exists() and "a map for the review" in (topic_vault / "log.md").read_text().splitlines()[-1]
+
+    outside = home.root / "elsewhere" / "dry.canvas"
+    outside.parent.mkdir()
+    plain = cli("neighbors", "Topic A", "--vault", "map", "--canvas", str(outside), "--dry-run", "--json")
+    assert plain.code == 0, plain.err
+    assert plain.json() == {"path": str(outside), "nodes": plain.json()["nodes"], "edges": plain.json()["edges"], "dry_run": True}
+    assert plain.json()["nodes"] > 0 and not outside.exists()
+    assert "nothing was written" in cli("neighbors", "Topic A", "--vault", "map", "--canvas", str(outside), "--dry-run").out
+    logged = cli("neighbors", "Topic A", "--vault", "map", "--canvas", str(outside), "--log", json.dumps(own))
+    assert logged.code == 2 and "outside every vault" in logged.err and not outside.exists()
+    assert cli("neighbors", "Note 1", "--dry-run").code == 2  # goes with --canvas
+
+
 def test_cli_commands_print_their_tables(topic_vault: Path, cli: Any) -> None:
     for args, expect in (
         (("neighbors", "Note 1"), "HOPS"),

@@ -18,14 +18,14 @@ from protocol.location import resolve_home
 from protocol.methods import indexing, service, subscriptions, vaults
 from protocol.methods.common import Empty, Params
 from protocol.methods.events import EventKind
-from protocol.methods.git_settings import GitMode
+from protocol.methods.git_settings import DEFAULT_QUIET_S, GitMode
 from protocol.methods.indexing import VaultRebuildParams, VaultRebuildResult
 from protocol.methods.service import Activation, DaemonStatus, DoctorParams, DoctorResult, Finding, Level
 from protocol.methods.subscriptions import SubscribeParams
 from protocol.methods.vaults import (
-    DeadLinks,
     Kind,
     SchemaProfile,
+    SourcesSettings,
     VaultAddParams,
     VaultHealth,
     VaultInfo,
@@ -38,6 +38,17 @@ from protocol.schema import field_help as doc
 from vaultctl import local_checks, render
 from vaultctl.client import BadSetting, DaemonUnavailable, UnsafeSocket, connect
 from vaultctl.commands.common import JsonOpt, call, emit, fail, session
+from vaultctl.commands.vault_options import (
+    DeadLinksOpt,
+    DenyPathOpt,
+    ParentKeyOpt,
+    PiiOpt,
+    PrivateOpt,
+    QuietOpt,
+    StampKeyOpt,
+    pii_setting,
+    stamp_keys,
+)
 from vaultctl.completion import Complete
 from vaultctl.progress import ProgressBar, on_terminal
 
@@ -209,44 +220,54 @@ def vault_add(
     kind: Annotated[Kind, typer.Option(help=doc(VaultAddParams, "kind"))] = Kind.PERSONAL,
     write: Annotated[WritePolicy, typer.Option(help=doc(VaultAddParams, "write"))] = WritePolicy.MCP,
     schema: Annotated[SchemaProfile, typer.Option(help=doc(VaultAddParams, "schema"))] = SchemaProfile.OPEN,
-    private: Annotated[
-        list[str] | None, typer.Option("--private", metavar="PATTERN", help=doc(VaultAddParams, "private_paths") + " Repeatable.")
-    ] = None,
+    pii: PiiOpt = None,
+    deny_path: DenyPathOpt = None,
+    private: PrivateOpt = None,
     log_path: Annotated[
         str | None, typer.Option("--log-path", help=doc(VaultAddParams, "log_path") + " Needed when log.md is a note of yours.")
     ] = None,
-    stamp_key: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--stamp-key",
-            metavar="KEY",
-            help=doc(VaultAddParams, "stamp_keys") + " Repeatable: an edit stamps the first one the note has; --stamp-key '' never stamps.",
-        ),
+    stamp_key: StampKeyOpt = None,
+    parent_key: ParentKeyOpt = None,
+    dead_links: DeadLinksOpt = None,
+    sources_folder: Annotated[
+        str | None, typer.Option("--sources-folder", metavar="FOLDER", help="Where source notes go (default: sources).")
     ] = None,
-    parent_key: Annotated[
-        list[str] | None,
-        typer.Option("--parent-key", metavar="KEY", help=doc(VaultAddParams, "parent_keys") + " Repeatable."),
+    claims_folder: Annotated[
+        str | None, typer.Option("--claims-folder", metavar="FOLDER", help="Where claim notes go (default: claims).")
     ] = None,
-    dead_links: Annotated[DeadLinks | None, typer.Option("--dead-links", help=doc(VaultAddParams, "dead_links"))] = None,
     git: Annotated[GitMode, typer.Option("--git", help=doc(VaultAddParams, "git"))] = GitMode.OFF,
     remote: Annotated[str | None, typer.Option("--remote", help=doc(VaultAddParams, "remote"))] = None,
+    quiet: QuietOpt = None,
+    interval: Annotated[int | None, typer.Option("--sync-interval", help=doc(VaultAddParams, "sync_interval_s"))] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Register an existing folder as a vault and index it. Never writes a note."""
-    stamps = None if stamp_key is None else [k for k in stamp_key if k]
+    pii_value, _ = pii_setting(pii)  # "default" is what an omitted --pii gives a new vault
+    ledgers = None
+    if sources_folder is not None or claims_folder is not None:
+        default = SourcesSettings()
+        ledgers = SourcesSettings(
+            folder=default.folder if sources_folder is None else sources_folder,
+            claims=default.claims if claims_folder is None else claims_folder,
+        )
     params = VaultAddParams(
         id=vault_id,
         path=os.path.abspath(path),
         kind=kind,
         write=write,
         schema=schema,
+        pii=pii_value,
+        deny_paths=list(deny_path or []),
         private_paths=list(private or []),
         log_path=log_path,
-        stamp_keys=stamps,
+        stamp_keys=stamp_keys(stamp_key),
         parent_keys=parent_key or None,
         dead_links=dead_links,
+        sources=ledgers,
         git=git,
         remote=remote,
+        snapshot_quiet_s=DEFAULT_QUIET_S if quiet is None else quiet,
+        sync_interval_s=interval,
     )
     emit(with_build_bar(vault_id, f"indexing {vault_id}", vaults.VAULT_ADD, params, any_vault=True), as_json, vault_text)
 

@@ -27,9 +27,11 @@ from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.commands.admin import vault_text
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, pick_vault, session
-from vaultctl.commands.receipts import ConfirmOpt, DryRunOpt, FingerprintOpt, confirm_command, receipt_text, run_write
+from vaultctl.commands.receipts import receipt_text
+from vaultctl.commands.write_command import WriteFlags, write_command
 
 if TYPE_CHECKING:
+    from protocol.methods.writes import UndoParams
     from vaultctl.client import Client
 
 
@@ -128,52 +130,36 @@ def snapshot(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     emit(result, as_json, text)
 
 
+@write_command(git.PROMOTE)
 def promote(
     target: Annotated[str, typer.Argument(help=doc(PromoteParams, "target"))],
     to: Annotated[str, typer.Option("--to", metavar="ORG_VAULT", help=doc(PromoteParams, "to"))],
     as_path: Annotated[str | None, typer.Option("--as", metavar="PATH", help=doc(PromoteParams, "path"))] = None,
     again: Annotated[bool, typer.Option("--again", help=doc(PromoteParams, "again"))] = False,
-    confirm: ConfirmOpt = False,
-    fingerprint: FingerprintOpt = None,
-    vault: VaultOpt = None,
-    dry_run: DryRunOpt = False,
-    as_json: JsonOpt = False,
+    *,
+    flags: WriteFlags[PromoteParams],
 ) -> None:
     """Copy a note into an org vault through the screen, with provenance on both sides: a preview first."""
     words = ["promote", target, "--to", to, *(["--as", as_path] if as_path else []), *(["--again"] if again else [])]
-    run_write(
-        git.PROMOTE,
-        lambda v: PromoteParams(
-            vault=v, target=target, to=to, path=as_path, again=again, confirm=confirm, fingerprint=fingerprint, dry_run=dry_run
-        ),
-        as_json,
-        confirm_cmd=confirm_command(*words, *(("--vault", vault) if vault else ())),
-        vault=vault,
-    )
+    flags.run(lambda steering: PromoteParams(target=target, to=to, path=as_path, again=again, **steering), *words)
 
 
+@write_command(git.REVERT)
 def revert(
     op_id: Annotated[str, typer.Argument(metavar="OP_ID", help=doc(RevertParams, "op_id"))],
-    confirm: ConfirmOpt = False,
-    fingerprint: FingerprintOpt = None,
-    vault: VaultOpt = None,
-    dry_run: DryRunOpt = False,
-    as_json: JsonOpt = False,
+    *,
+    flags: WriteFlags[RevertParams],
 ) -> None:
     """Reverse an operation recorded in git history as a new operation: a preview first."""
-    run_write(
-        git.REVERT,
-        lambda v: RevertParams(vault=v, op_id=op_id, confirm=confirm, fingerprint=fingerprint, dry_run=dry_run),
-        as_json,
-        confirm_cmd=confirm_command("revert", op_id, *(("--vault", vault) if vault else ())),
-        vault=vault,
-    )
+    flags.run(lambda steering: RevertParams(op_id=op_id, **steering), "revert", op_id)
 
 
-def revert_preview(c: Client, op_id: str, chosen: str | None, *, dry_run: bool, as_json: bool, vault_opt: str | None) -> None:
-    """``vaultctl undo`` of an operation past the journal's window: the revert's preview."""
-    result = call(git.REVERT, RevertParams(vault=chosen, op_id=op_id, dry_run=dry_run), client=c)
-    emit(result, as_json, lambda r: receipt_text(r, confirm_command("revert", op_id, *(("--vault", vault_opt) if vault_opt else ()))))
+def revert_preview(c: Client, op_id: str, chosen: str | None, undo: WriteFlags[UndoParams]) -> None:
+    """``vaultctl undo`` of an operation past the journal's window: the revert's preview, with the
+    undo's --vault, --dry-run and --log."""
+    flags = WriteFlags(git.REVERT, vault=undo.vault, dry_run=undo.dry_run, log=undo.log, as_json=undo.as_json)
+    result = call(git.REVERT, RevertParams(op_id=op_id, **flags.fields(chosen)), client=c)
+    emit(result, flags.as_json, lambda r: receipt_text(r, flags.confirm_command("revert", op_id)))
 
 
 def vault_git(

@@ -34,7 +34,7 @@ from protocol.methods.graph import (
 from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, session
-from vaultctl.commands.receipts import receipt_text
+from vaultctl.commands.receipts import exit_if_not_logged, log_event, receipt_text
 
 if TYPE_CHECKING:
     from vaultctl.client import Client
@@ -78,11 +78,15 @@ def neighbors(
             "a plain file outside every vault; never overwritten.",
         ),
     ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help=doc(CanvasParams, "dry_run") + " With --canvas.")] = False,
+    log: Annotated[str | None, typer.Option("--log", help=doc(CanvasParams, "log") + " With --canvas inside a vault.")] = None,
     vault: VaultOpt = None,
     fresh: FreshOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """The notes up to --hops links away from NOTE; --canvas OUT.canvas draws them for Obsidian."""
+    if canvas is None and (dry_run or log):
+        fail("--dry-run and --log go with --canvas", ExitStatus.USAGE)
     with session() as c:
         chosen = pick_vault(c, vault)
         if canvas is None:
@@ -99,11 +103,22 @@ def neighbors(
             if vault is not None and vault != holder[0]:
                 fail(f"{out} is in vault {holder[0]!r}, not {vault!r}: a canvas names the notes of its own vault", ExitStatus.USAGE)
             make = CanvasParams(
-                vault=holder[0], target=target, path=holder[1], hops=hops, relation=relation, direction=direction, limit=limit
+                vault=holder[0],
+                target=target,
+                path=holder[1],
+                hops=hops,
+                relation=relation,
+                direction=direction,
+                limit=limit,
+                dry_run=dry_run,
+                log=log_event(log),
             )
             receipt = call(graph.CANVAS, make, client=c)
-            emit(receipt, as_json, lambda r: receipt_text(r))
+            emit(receipt, as_json, receipt_text)
+            exit_if_not_logged(receipt)
             return
+        if log:
+            fail(f"{out} is outside every vault: a plain file, written with no operation and no log line", ExitStatus.USAGE)
         if out.exists() or out.is_symlink():
             fail(f"{out} exists; choose another name (a canvas is never overwritten)", ExitStatus.REFUSED)
         params = NeighborsParams(
@@ -111,6 +126,10 @@ def neighbors(
         )
         result = call(graph.NEIGHBORS, params, client=c)
     document = result.canvas or {"nodes": [], "edges": []}
+    if dry_run:
+        summary = {"path": str(out), "nodes": len(document["nodes"]), "edges": len(document["edges"]), "dry_run": True}
+        emit(summary, as_json, lambda s: f"dry run: would write {out}: {s['nodes']} cards, {s['edges']} edges; nothing was written")
+        return
     try:
         with open(out, "x", encoding="utf-8") as fh:
             fh.write(json.dumps(document, indent="\t", ensure_ascii=False) + "\n")

@@ -14,7 +14,8 @@ from protocol.methods.writes import TwoStepParams
 from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, session
-from vaultctl.commands.receipts import DryRunOpt, confirm_command, exit_if_not_logged, receipt_text
+from vaultctl.commands.receipts import confirm_command, exit_if_not_logged, log_event, receipt_text
+from vaultctl.commands.write_command import DryRunOpt  # noqa: TC001 - typer reads the command annotations at run time
 
 
 def _text(r: LintResult, fix_cmd: str) -> str:
@@ -40,6 +41,7 @@ def lint_vault(
     confirm: Annotated[bool, typer.Option("--confirm", help=doc(TwoStepParams, "confirm") + " With --fix.")] = False,
     fingerprint: Annotated[str | None, typer.Option("--fingerprint", help=doc(TwoStepParams, "fingerprint") + " With --fix.")] = None,
     dry_run: DryRunOpt = False,
+    log: Annotated[str | None, typer.Option("--log", help=doc(LintFixParams, "log") + " With --fix.")] = None,
     vault: VaultOpt = None,
     fresh: Annotated[bool, typer.Option("--fresh", help=doc(LintParams, "fresh"))] = False,
     as_json: JsonOpt = False,
@@ -53,13 +55,15 @@ def lint_vault(
     with session() as c:
         chosen = pick_vault(c, vault)
         if fix:
-            params = LintFixParams(vault=chosen, note=note, code=code, confirm=confirm, fingerprint=fingerprint, dry_run=dry_run)
+            params = LintFixParams(
+                vault=chosen, note=note, code=code, confirm=confirm, fingerprint=fingerprint, dry_run=dry_run, log=log_event(log)
+            )
             receipt = call(lint.LINT_FIX, params, client=c)
-            emit(receipt, as_json, lambda r: receipt_text(r, fix_cmd))
+            emit(receipt, as_json, lambda r: receipt_text(r, confirm_command("lint", "--fix", *narrow, *(("--log", log) if log else ()))))
             exit_if_not_logged(receipt)
             return
-        if confirm or fingerprint or dry_run:
-            fail("--confirm, --fingerprint and --dry-run go with --fix", ExitStatus.USAGE)
+        if confirm or fingerprint or dry_run or log:
+            fail("--confirm, --fingerprint, --dry-run and --log go with --fix", ExitStatus.USAGE)
         result = call(lint.LINT, LintParams(vault=chosen, note=note, code=code, as_of=as_of, limit=limit, fresh=fresh), client=c)
     emit(result, as_json, lambda r: _text(r, fix_cmd))
     if result.verdict == Level.FAIL:

@@ -1,39 +1,27 @@
-"""What every write command shares: its options (--dry-run, --expected-sha, --log, --confirm,
---fingerprint), running the call, and printing the receipt or preview a person reads (with the
-confirm command a preview asks for). The write commands live in writes.py and in the modules of
-their rooms (git, sources, lint); they all print receipts through here."""
+"""The receipt or preview of a write as a person reads it (with the confirm command a preview asks
+for), and the parsing of the arguments writes share (--log, JSON values). The write commands live
+in writes.py and in the modules of their rooms (git, sources, lint); their shared options are
+added by :mod:`vaultctl.commands.write_command`, and they all print receipts through here."""
 
 from __future__ import annotations
 
 import json
 import math
 import shlex
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 import typer
 
 from protocol.errors import ExitStatus
 from protocol.methods.receipts import Applied, DryRun, MergeDetail, Outcome, Preview, Proposed, WriteReceipt
-from protocol.methods.writes import EditParams, LogEvent, TwoStepParams, WriteParams
-from protocol.schema import field_help as doc
+from protocol.methods.writes import LogEvent, WriteParams
 from vaultctl import render
 from vaultctl.client import TIMEOUT_ENV, client_timeout
-from vaultctl.commands.common import call, emit, fail, pick_vault, session
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from protocol.methods.spec import MethodSpec
+from vaultctl.commands.common import fail
 
 P = TypeVar("P", bound=WriteParams)
 D = TypeVar("D")
-
-DryRunOpt = Annotated[bool, typer.Option("--dry-run", help=doc(WriteParams, "dry_run"))]
-ShaOpt = Annotated[str | None, typer.Option("--expected-sha", help=doc(EditParams, "expected_sha"))]
-LogOpt = Annotated[str | None, typer.Option("--log", help=doc(WriteParams, "log") + ' As JSON: {"type","source","note",...}.')]
-ConfirmOpt = Annotated[bool, typer.Option("--confirm", help=doc(TwoStepParams, "confirm"))]
-FingerprintOpt = Annotated[str | None, typer.Option("--fingerprint", help=doc(TwoStepParams, "fingerprint"))]
 
 
 def json_arg(value: str | None, what: str) -> Any:
@@ -112,20 +100,6 @@ def receipt_text(r: Outcome, confirm_cmd: str | None = None, omit: frozenset[str
                 prefix = f"{TIMEOUT_ENV}={wait} "  # so the confirm waits for the receipt instead of giving up
         lines.append(f"to confirm, run:\n  {prefix}{confirm_cmd} --confirm --fingerprint {r.fingerprint}")
     return render.compose(lines)
-
-
-def run_write(
-    spec: MethodSpec[P, WriteReceipt[D]],
-    build: Callable[[str | None], P],
-    as_json: bool,
-    confirm_cmd: str | None = None,
-    vault: str | None = None,
-) -> None:
-    with session() as c:
-        params = build(pick_vault(c, vault))
-        result = call(spec, params, client=c)
-    emit(result, as_json, lambda r: receipt_text(r, confirm_cmd))
-    exit_if_not_logged(result)
 
 
 def exit_if_not_logged(result: WriteReceipt[Any]) -> None:

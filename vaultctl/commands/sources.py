@@ -44,7 +44,8 @@ from protocol.methods.sources import (
 from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, session
-from vaultctl.commands.receipts import ConfirmOpt, DryRunOpt, FingerprintOpt, ShaOpt, confirm_command, receipt_text, run_write
+from vaultctl.commands.receipts import receipt_text
+from vaultctl.commands.write_command import WriteFlags, write_command
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -72,7 +73,7 @@ def _stdin_item(origin: str | None) -> Iterator[CaptureItem]:
         os.unlink(spool)
 
 
-def _capture_text(r: Outcome, confirm_cmd: str) -> str:
+def _capture_text(r: Outcome, confirm_cmd: str | None) -> str:
     lines = [receipt_text(r, confirm_cmd, omit=frozenset({"sources"}))]
     detail = r.detail
     if isinstance(detail, CaptureDetail) and detail.sources:
@@ -85,6 +86,7 @@ def _capture_text(r: Outcome, confirm_cmd: str) -> str:
     return "\n".join(lines)
 
 
+@write_command(sources.CAPTURE)
 def capture(
     files: Annotated[list[str] | None, typer.Argument(metavar="FILE...", help="Files to capture; - reads standard input.")] = None,
     url: Annotated[list[str] | None, typer.Option("--url", help=doc(CaptureItem, "url") + " Repeatable.")] = None,
@@ -99,11 +101,8 @@ def capture(
     arxiv_id: Annotated[str | None, typer.Option("--arxiv", help=doc(CaptureItem, "arxiv_id") + " One item only.")] = None,
     citekey: Annotated[str | None, typer.Option(help=doc(CaptureItem, "citekey") + " One item only.")] = None,
     runner: Annotated[str | None, typer.Option(help=doc(CaptureParams, "runner"))] = None,
-    confirm: ConfirmOpt = False,
-    fingerprint: FingerprintOpt = None,
-    vault: VaultOpt = None,
-    dry_run: DryRunOpt = False,
-    as_json: JsonOpt = False,
+    *,
+    flags: WriteFlags[CaptureParams],
 ) -> None:
     """Copy files into content-addressed raw copies with a source note each (URLs become consent plans, never fetched)."""
     names = list(files or [])
@@ -142,25 +141,13 @@ def capture(
         *names,
         *(w for u in urls for w in ("--url", u)),
         *(("--note", note) if note else ()),
-        *(("--vault", vault) if vault else ()),
     ]
     with _maybe_stdin("-" in names, origin) as from_stdin:
         if from_stdin is not None:
             items.insert(
                 names.index("-"), item(data=from_stdin.data, path=from_stdin.path, name=from_stdin.name, origin=from_stdin.origin, ocr=ocr)
             )
-        with session() as c:
-            params = CaptureParams(
-                vault=pick_vault(c, vault),
-                items=items,
-                note=note,
-                runner=runner,
-                confirm=confirm,
-                fingerprint=fingerprint,
-                dry_run=dry_run,
-            )
-            result = call(sources.CAPTURE, params, client=c)
-    emit(result, as_json, lambda r: _capture_text(r, confirm_command(*words)))
+        flags.run(lambda steering: CaptureParams(items=items, note=note, runner=runner, **steering), *words, text=_capture_text)
 
 
 @contextmanager
@@ -243,6 +230,7 @@ def evidence(
 
 
 @claim_app.command("add")
+@write_command(sources.CLAIM_ADD)
 def claim_add(
     page: Annotated[str, typer.Argument(metavar="PAGE", help=doc(ClaimAddParams, "page"))],
     claim: Annotated[str, typer.Argument(metavar="CLAIM", help=doc(ClaimAddParams, "claim"))],
@@ -255,15 +243,12 @@ def claim_add(
     risk: Annotated[Risk, typer.Option(help=doc(ClaimAddParams, "risk"))] = Risk.LOW,
     assessment: Annotated[str | None, typer.Option(help=doc(ClaimAddParams, "assessment"))] = None,
     path: Annotated[str | None, typer.Option(help=doc(ClaimAddParams, "path"))] = None,
-    vault: VaultOpt = None,
-    dry_run: DryRunOpt = False,
-    as_json: JsonOpt = False,
+    *,
+    flags: WriteFlags[ClaimAddParams],
 ) -> None:
     """Record a claim about PAGE (an accepted claim needs current support)."""
-    run_write(
-        sources.CLAIM_ADD,
-        lambda v: ClaimAddParams(
-            vault=v,
+    flags.run(
+        lambda steering: ClaimAddParams(
             page=page,
             claim=claim,
             support=list(support or []),
@@ -273,14 +258,13 @@ def claim_add(
             risk=risk,
             assessment=assessment,
             path=path,
-            dry_run=dry_run,
-        ),
-        as_json,
-        vault=vault,
+            **steering,
+        )
     )
 
 
 @claim_app.command("update")
+@write_command(sources.CLAIM_UPDATE)
 def claim_update(
     target: Annotated[str, typer.Argument(metavar="CLAIM_NOTE", help=doc(ClaimUpdateParams, "target"))],
     state: Annotated[ClaimState | None, typer.Option(help=doc(ClaimUpdateParams, "state"))] = None,
@@ -294,16 +278,12 @@ def claim_update(
     contradicts: Annotated[
         list[str] | None, typer.Option("--contradicted-by", help=doc(ClaimUpdateParams, "add_contradictions") + " Repeatable.")
     ] = None,
-    vault: VaultOpt = None,
-    dry_run: DryRunOpt = False,
-    expected_sha: ShaOpt = None,
-    as_json: JsonOpt = False,
+    *,
+    flags: WriteFlags[ClaimUpdateParams],
 ) -> None:
     """Change a claim's state, confidence, risk or assessment, or its support (contradictions are only added)."""
-    run_write(
-        sources.CLAIM_UPDATE,
-        lambda v: ClaimUpdateParams(
-            vault=v,
+    flags.run(
+        lambda steering: ClaimUpdateParams(
             target=target,
             state=state,
             confidence=confidence,
@@ -312,11 +292,8 @@ def claim_update(
             add_support=list(support or []),
             remove_support=list(drop or []),
             add_contradictions=list(contradicts or []),
-            dry_run=dry_run,
-            expected_sha=expected_sha,
-        ),
-        as_json,
-        vault=vault,
+            **steering,
+        )
     )
 
 

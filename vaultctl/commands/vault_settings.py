@@ -20,9 +20,7 @@ from protocol.methods import vaults
 from protocol.methods.common import Empty
 from protocol.methods.gate import AgentPolicyChange, Gate, OpClass
 from protocol.methods.vaults import (
-    DeadLinks,
     Kind,
-    PiiSetting,
     SchemaProfile,
     VaultEntry,
     VaultSetParams,
@@ -32,6 +30,16 @@ from protocol.methods.vaults import (
 from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.commands.common import JsonOpt, call, emit, fail
+from vaultctl.commands.vault_options import (
+    DeadLinksOpt,
+    DenyPathOpt,
+    ParentKeyOpt,
+    PiiOpt,
+    PrivateOpt,
+    StampKeyOpt,
+    pii_setting,
+    stamp_keys,
+)
 
 IdArg = Annotated[str, typer.Argument(metavar="ID", help=doc(VaultSetParams, "id"))]
 ConfirmOpt = Annotated[bool, typer.Option("--confirm", help=doc(VaultSetParams, "confirm"))]
@@ -78,45 +86,19 @@ def _submit(params: VaultSetParams, confirm_cmd: list[str], as_json: bool) -> No
     emit(result, as_json, lambda r: _preview_text(params.id, r, confirm_cmd))
 
 
-def _pii(value: str | None) -> tuple[PiiSetting | None, bool]:
-    """``allow``, ``deny``, ``default`` or a JSON policy object."""
-    if value is None:
-        return None, False
-    if value == "default":
-        return None, True
-    text = json.dumps(value) if value in ("allow", "deny") else value
-    try:
-        setting: PiiSetting = msgspec.json.decode(text, type=PiiSetting)
-        return setting, False
-    except msgspec.DecodeError as exc:
-        fail(f"--pii: allow, deny, default or a JSON policy object ({exc})", ExitStatus.USAGE)
-
-
 def set_settings(
     vault_id: IdArg,
     kind: Annotated[Kind | None, typer.Option(help=doc(VaultSetParams, "kind"))] = None,
     write: Annotated[WritePolicy | None, typer.Option(help=doc(VaultSetParams, "write"))] = None,
     schema: Annotated[SchemaProfile | None, typer.Option(help=doc(VaultSetParams, "schema"))] = None,
-    pii: Annotated[
-        str | None,
-        typer.Option(metavar="POLICY", help="allow, deny, default (the kind's), or a JSON policy object per category and surface."),
-    ] = None,
-    deny_path: Annotated[
-        list[str] | None, typer.Option("--deny-path", metavar="GLOB", help="Repeatable: the new list of globs no write may touch.")
-    ] = None,
+    pii: PiiOpt = None,
+    deny_path: DenyPathOpt = None,
     no_deny_paths: Annotated[bool, typer.Option("--no-deny-paths", help="Clear the deny paths.")] = False,
-    private: Annotated[
-        list[str] | None,
-        typer.Option("--private", metavar="GLOB", help="Repeatable: the new list of globs of notes agents can neither see nor write."),
-    ] = None,
+    private: PrivateOpt = None,
     no_private: Annotated[bool, typer.Option("--no-private", help="Clear the private paths.")] = False,
-    stamp_key: Annotated[
-        list[str] | None, typer.Option("--stamp-key", metavar="KEY", help="Repeatable: the new stamp keys; --stamp-key '' for none.")
-    ] = None,
-    parent_key: Annotated[
-        list[str] | None, typer.Option("--parent-key", metavar="KEY", help=doc(VaultSetParams, "parent_keys") + " Repeatable.")
-    ] = None,
-    dead_links: Annotated[DeadLinks | None, typer.Option("--dead-links", help=doc(VaultSetParams, "dead_links"))] = None,
+    stamp_key: StampKeyOpt = None,
+    parent_key: ParentKeyOpt = None,
+    dead_links: DeadLinksOpt = None,
     confirm: ConfirmOpt = False,
     fingerprint: FingerprintOpt = None,
     as_json: JsonOpt = False,
@@ -126,7 +108,7 @@ def set_settings(
         fail("--deny-path and --no-deny-paths go alone", ExitStatus.USAGE)
     if private and no_private:
         fail("--private and --no-private go alone", ExitStatus.USAGE)
-    pii_value, pii_default = _pii(pii)
+    pii_value, pii_default = pii_setting(pii)
     params = VaultSetParams(
         id=vault_id,
         kind=kind,
@@ -136,7 +118,7 @@ def set_settings(
         pii_default=pii_default,
         deny_paths=[] if no_deny_paths else deny_path,
         private_paths=[] if no_private else private,
-        stamp_keys=None if stamp_key is None else [k for k in stamp_key if k],
+        stamp_keys=stamp_keys(stamp_key),
         parent_keys=parent_key or None,
         dead_links=dead_links,
         confirm=confirm,

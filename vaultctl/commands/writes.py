@@ -33,19 +33,8 @@ from protocol.schema import field_help as doc
 from vaultctl import assignments, render
 from vaultctl.client import CallError
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, refuse, session
-from vaultctl.commands.receipts import (
-    ConfirmOpt,
-    DryRunOpt,
-    FingerprintOpt,
-    LogOpt,
-    ShaOpt,
-    confirm_command,
-    exit_if_not_logged,
-    json_arg,
-    log_event,
-    receipt_text,
-    run_write,
-)
+from vaultctl.commands.receipts import exit_if_not_logged, json_arg, receipt_text
+from vaultctl.commands.write_command import WriteFlags, write_command
 from vaultctl.completion import Complete
 
 SET_HELP = (
@@ -71,6 +60,7 @@ def _read_source(value: str | None) -> str | None:
         fail(f"cannot read {value}: {exc}", ExitStatus.USAGE)
 
 
+@write_command(writes.CREATE)
 def new(
     path: Annotated[str, typer.Argument(help=doc(CreateParams, "path"))],
     title: Annotated[str | None, typer.Option(help=doc(CreateParams, "title"))] = None,
@@ -78,22 +68,16 @@ def new(
     body: Annotated[
         str | None, typer.Option(help="A file to read the body from, or - for stdin. " + doc(CreateParams, "body")), Complete.FILE
     ] = None,
-    vault: VaultOpt = None,
-    dry_run: DryRunOpt = False,
-    log: LogOpt = None,
-    as_json: JsonOpt = False,
+    *,
+    flags: WriteFlags[CreateParams],
 ) -> None:
     """Create a note; refuses an existing path or a name that collides by case or normalization."""
     fields = _assignments(set_)
     text = _read_source(body)
-    run_write(
-        writes.CREATE,
-        lambda v: CreateParams(vault=v, path=path, title=title, frontmatter=fields, body=text, dry_run=dry_run, log=log_event(log)),
-        as_json,
-        vault=vault,
-    )
+    flags.run(lambda steering: CreateParams(path=path, title=title, frontmatter=fields, body=text, **steering))
 
 
+@write_command(writes.PATCH)
 def patch(
     target: Annotated[str, typer.Argument(help=doc(PatchParams, "target")), Complete.NOTE],
     old: Annotated[str | None, typer.Option(help=doc(PatchParams, "old"))] = None,
@@ -102,11 +86,8 @@ def patch(
         str | None, typer.Option(help=doc(PatchParams, "edits") + ' A JSON file (or -) of [{"old": ..., "new": ...}].'), Complete.FILE
     ] = None,
     rewrite_anchors: Annotated[bool, typer.Option("--rewrite-anchors", help=doc(PatchParams, "rewrite_anchors"))] = False,
-    vault: VaultOpt = None,
-    dry_run: DryRunOpt = False,
-    expected_sha: ShaOpt = None,
-    log: LogOpt = None,
-    as_json: JsonOpt = False,
+    *,
+    flags: WriteFlags[PatchParams],
 ) -> None:
     """Replace exact text in a note (all edits apply, or none)."""
     edit_list = None
@@ -116,67 +97,34 @@ def patch(
             edit_list = msgspec.convert(data, list[Edit])
         except msgspec.ValidationError as exc:
             fail(f"--edits: {exc}", ExitStatus.USAGE)
-    run_write(
-        writes.PATCH,
-        lambda v: PatchParams(
-            vault=v,
-            target=target,
-            old=old,
-            new=new_,
-            edits=edit_list,
-            rewrite_anchors=rewrite_anchors,
-            dry_run=dry_run,
-            expected_sha=expected_sha,
-            log=log_event(log),
-        ),
-        as_json,
-        vault=vault,
-    )
+    flags.run(lambda steering: PatchParams(target=target, old=old, new=new_, edits=edit_list, rewrite_anchors=rewrite_anchors, **steering))
 
 
+@write_command(writes.APPEND)
 def append(
     target: Annotated[str, typer.Argument(help=doc(AppendParams, "target")), Complete.NOTE],
     section: Annotated[str, typer.Option(help=doc(AppendParams, "section"))],
     markdown: Annotated[str, typer.Option(help=doc(AppendParams, "markdown") + " - reads it from stdin.")],
-    vault: VaultOpt = None,
-    dry_run: DryRunOpt = False,
-    expected_sha: ShaOpt = None,
-    log: LogOpt = None,
-    as_json: JsonOpt = False,
+    *,
+    flags: WriteFlags[AppendParams],
 ) -> None:
     """Append Markdown to an H2 section."""
     text = sys.stdin.read() if markdown == "-" else markdown
-    run_write(
-        writes.APPEND,
-        lambda v: AppendParams(
-            vault=v, target=target, section=section, markdown=text, dry_run=dry_run, expected_sha=expected_sha, log=log_event(log)
-        ),
-        as_json,
-        vault=vault,
-    )
+    flags.run(lambda steering: AppendParams(target=target, section=section, markdown=text, **steering))
 
 
+@write_command(writes.SET_FRONTMATTER)
 def set_fields(
     target: Annotated[str, typer.Argument(help=doc(SetFrontmatterParams, "target")), Complete.NOTE],
     set_: Annotated[list[str] | None, typer.Option("--set", metavar="KEY=VALUE", help=doc(SetFrontmatterParams, "set") + SET_HELP)] = None,
     unset: Annotated[str | None, typer.Option(help=doc(SetFrontmatterParams, "unset") + " Comma-separated.")] = None,
-    vault: VaultOpt = None,
-    dry_run: DryRunOpt = False,
-    expected_sha: ShaOpt = None,
-    log: LogOpt = None,
-    as_json: JsonOpt = False,
+    *,
+    flags: WriteFlags[SetFrontmatterParams],
 ) -> None:
     """Set or unset frontmatter keys; other keys keep their bytes."""
     fields = _assignments(set_)
     keys = [k.strip() for k in (unset or "").split(",") if k.strip()]
-    run_write(
-        writes.SET_FRONTMATTER,
-        lambda v: SetFrontmatterParams(
-            vault=v, target=target, set=fields, unset=keys, dry_run=dry_run, expected_sha=expected_sha, log=log_event(log)
-        ),
-        as_json,
-        vault=vault,
-    )
+    flags.run(lambda steering: SetFrontmatterParams(target=target, set=fields, unset=keys, **steering))
 
 
 def _two(first: str, second: str, names: str) -> None:
@@ -186,139 +134,88 @@ def _two(first: str, second: str, names: str) -> None:
         fail(f"{names} are both {first!r}; give two different notes", ExitStatus.USAGE)
 
 
-def _confirm_cmd(*words: str, vault: str | None = None) -> str:
-    return confirm_command(*words, *(("--vault", vault) if vault else ()))
-
-
+@write_command(writes.LINK)
 def link(
     source: Annotated[str, typer.Argument(metavar="FROM", help=doc(LinkParams, "source")), Complete.NOTE],
     target: Annotated[str, typer.Argument(metavar="TO", help=doc(LinkParams, "target")), Complete.NOTE],
     relation: Annotated[Relation | None, typer.Option(help=doc(LinkParams, "relation"))] = None,
     one_way: Annotated[bool, typer.Option("--one-way", help="Do not add the link back from TO.")] = False,
-    vault: VaultOpt = None,
-    dry_run: DryRunOpt = False,
-    log: LogOpt = None,
-    as_json: JsonOpt = False,
+    *,
+    flags: WriteFlags[LinkParams],
 ) -> None:
     """Link two notes under '## Relevant Notes' (both ways unless --one-way); an existing link is kept."""
     _two(source, target, "FROM and TO")
-    run_write(
-        writes.LINK,
-        lambda v: LinkParams(
-            vault=v, source=source, target=target, relation=relation, bidirectional=not one_way, dry_run=dry_run, log=log_event(log)
-        ),
-        as_json,
-        vault=vault,
-    )
+    flags.run(lambda steering: LinkParams(source=source, target=target, relation=relation, bidirectional=not one_way, **steering))
 
 
+@write_command(writes.SUPERSEDE)
 def supersede(
     old: Annotated[str, typer.Argument(metavar="OLD", help=doc(SupersedeParams, "old")), Complete.NOTE],
     new_: Annotated[str, typer.Argument(metavar="NEW", help=doc(SupersedeParams, "new")), Complete.NOTE],
-    vault: VaultOpt = None,
-    dry_run: DryRunOpt = False,
-    log: LogOpt = None,
-    as_json: JsonOpt = False,
+    *,
+    flags: WriteFlags[SupersedeParams],
 ) -> None:
     """Mark OLD superseded by NEW (status, superseded_by) and link NEW back to OLD."""
     _two(old, new_, "OLD and NEW")
-    run_write(
-        writes.SUPERSEDE, lambda v: SupersedeParams(vault=v, old=old, new=new_, dry_run=dry_run, log=log_event(log)), as_json, vault=vault
-    )
+    flags.run(lambda steering: SupersedeParams(old=old, new=new_, **steering))
 
 
+@write_command(writes.MOVE)
 def move(
     source: Annotated[str, typer.Argument(metavar="FROM", help=doc(MoveParams, "target")), Complete.NOTE],
     to: Annotated[str, typer.Argument(metavar="TO", help=doc(MoveParams, "to"))],
-    confirm: ConfirmOpt = False,
-    fingerprint: FingerprintOpt = None,
-    vault: VaultOpt = None,
-    dry_run: DryRunOpt = False,
-    log: LogOpt = None,
-    as_json: JsonOpt = False,
+    *,
+    flags: WriteFlags[MoveParams],
 ) -> None:
     """Rename or move a note and rewrite every link to it: a preview first, then --confirm --fingerprint F."""
     _two(source, to, "FROM and TO")
-    run_write(
-        writes.MOVE,
-        lambda v: MoveParams(vault=v, target=source, to=to, confirm=confirm, fingerprint=fingerprint, dry_run=dry_run, log=log_event(log)),
-        as_json,
-        confirm_cmd=_confirm_cmd("move", source, to, vault=vault),
-        vault=vault,
-    )
+    flags.run(lambda steering: MoveParams(target=source, to=to, **steering), "move", source, to)
 
 
+@write_command(writes.DELETE)
 def delete(
     target: Annotated[str, typer.Argument(metavar="TARGET", help=doc(DeleteParams, "target")), Complete.NOTE],
     leave_broken_links: Annotated[bool, typer.Option("--leave-broken-links", help=doc(DeleteParams, "leave_broken_links"))] = False,
-    confirm: ConfirmOpt = False,
-    fingerprint: FingerprintOpt = None,
-    vault: VaultOpt = None,
-    dry_run: DryRunOpt = False,
-    log: LogOpt = None,
-    as_json: JsonOpt = False,
+    *,
+    flags: WriteFlags[DeleteParams],
 ) -> None:
     """Move a note to .trash (undo restores it): a preview first, then --confirm --fingerprint F."""
     words = ("delete", target, *(("--leave-broken-links",) if leave_broken_links else ()))
-    run_write(
-        writes.DELETE,
-        lambda v: DeleteParams(
-            vault=v,
-            target=target,
-            leave_broken_links=leave_broken_links,
-            confirm=confirm,
-            fingerprint=fingerprint,
-            dry_run=dry_run,
-            log=log_event(log),
-        ),
-        as_json,
-        confirm_cmd=_confirm_cmd(*words, vault=vault),
-        vault=vault,
-    )
+    flags.run(lambda steering: DeleteParams(target=target, leave_broken_links=leave_broken_links, **steering), *words)
 
 
+@write_command(writes.MERGE)
 def merge(
     keep: Annotated[str, typer.Argument(metavar="KEEP", help=doc(MergeParams, "keep")), Complete.NOTE],
     absorb: Annotated[str, typer.Argument(metavar="ABSORB", help=doc(MergeParams, "absorb")), Complete.NOTE],
-    confirm: ConfirmOpt = False,
-    fingerprint: FingerprintOpt = None,
-    vault: VaultOpt = None,
-    dry_run: DryRunOpt = False,
-    log: LogOpt = None,
-    as_json: JsonOpt = False,
+    *,
+    flags: WriteFlags[MergeParams],
 ) -> None:
     """Fold ABSORB into KEEP and repoint its links: a preview first, then --confirm --fingerprint F.
 
     The text preview leaves out the merged body; --json carries it in detail.body."""
     _two(keep, absorb, "KEEP and ABSORB")
-    confirm_cmd = _confirm_cmd("merge", keep, absorb, vault=vault)
-    with session() as c:
-        params = MergeParams(
-            vault=pick_vault(c, vault),
-            keep=keep,
-            absorb=absorb,
-            confirm=confirm,
-            fingerprint=fingerprint,
-            dry_run=dry_run,
-            log=log_event(log),
-        )
-        result = call(writes.MERGE, params, client=c)
-    emit(result, as_json, lambda r: receipt_text(r, confirm_cmd, omit=frozenset({"body"})))
-    exit_if_not_logged(result)
+    flags.run(
+        lambda steering: MergeParams(keep=keep, absorb=absorb, **steering),
+        "merge",
+        keep,
+        absorb,
+        text=lambda r, confirm: receipt_text(r, confirm, omit=frozenset({"body"})),
+    )
 
 
+@write_command(writes.UNDO)
 def undo(
     op_id: Annotated[str, typer.Argument(metavar="OP_ID", help=doc(UndoParams, "op_id")), Complete.OP],
-    vault: VaultOpt = None,
-    dry_run: DryRunOpt = False,
     whole_session: Annotated[bool, typer.Option("--session", help=doc(UndoParams, "session"))] = False,
-    as_json: JsonOpt = False,
+    *,
+    flags: WriteFlags[UndoParams],
 ) -> None:
     """Reverse a committed operation (refused if its files changed since); past the kept ones, a revert from git history."""
     with session() as c:
-        chosen = pick_vault(c, vault)
+        chosen = pick_vault(c, flags.vault)
         try:
-            result = c.call(writes.UNDO, UndoParams(vault=chosen, op_id=op_id, dry_run=dry_run, session=whole_session))
+            result = c.call(writes.UNDO, UndoParams(op_id=op_id, session=whole_session, **flags.fields(chosen)))
         except CallError as exc:
             if whole_session or not any(i.code == "R02" for i in exc.data.issues):
                 refuse(exc.data)
@@ -326,9 +223,9 @@ def undo(
             render.say(f"vaultctl: {exc.data.message}", file=sys.stderr, multiline=False, reversible=False)
             from vaultctl.commands.git import revert_preview
 
-            revert_preview(c, op_id, chosen, dry_run=dry_run, as_json=as_json, vault_opt=vault)
+            revert_preview(c, op_id, chosen, flags)
             return
-    emit(result, as_json, lambda r: receipt_text(r))
+    emit(result, flags.as_json, receipt_text)
     exit_if_not_logged(result)
 
 
