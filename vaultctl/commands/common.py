@@ -6,7 +6,6 @@ terminal would act on; daemon messages and note names are other people's text.
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
 
@@ -15,7 +14,7 @@ import typer
 from protocol.errors import ErrorCode, ErrorData, ExitStatus
 from protocol.methods import vaults
 from protocol.methods.common import Channel, Empty, Params
-from vaultctl import command_tree, render
+from vaultctl import command_tree, render, vault_choice
 from vaultctl.client import BadSetting, CallError, Client, DaemonUnavailable, OnNotification, connect
 from vaultctl.completion import Complete
 
@@ -114,14 +113,4 @@ def emit(result: R, as_json: bool, text: Callable[[R], str]) -> None:
 def pick_vault(client: Client, explicit: str | None) -> str | None:
     """--vault, else $VAULTD_VAULT, else the registered vault holding the working folder, else
     None (the daemon's default vault)."""
-    if explicit or os.environ.get("VAULTD_VAULT"):
-        return explicit or os.environ["VAULTD_VAULT"]
-    try:
-        here = os.path.realpath(os.getcwd())
-    except OSError:
-        return None
-    for info in call(vaults.VAULT_LIST, Empty(), client=client).vaults:
-        root = info.entry.path
-        if here == root or here.startswith(root.rstrip("/") + "/"):
-            return str(info.entry.id)
-    return None
+    return vault_choice.chosen(explicit, lambda: call(vaults.VAULT_LIST, Empty(), client=client).vaults)

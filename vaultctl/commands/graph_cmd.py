@@ -32,7 +32,7 @@ from protocol.methods.graph import (
     PathResult,
 )
 from protocol.schema import field_help as doc
-from vaultctl import render
+from vaultctl import render, vault_choice
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, session
 from vaultctl.commands.receipts import exit_if_not_logged, log_event, receipt_text
 
@@ -47,12 +47,8 @@ DirectionOpt = Annotated[Direction, typer.Option(help=doc(NeighborsParams, "dire
 
 def _vault_holding(client: Client, path: Path) -> tuple[str, str] | None:
     """(vault id, vault-relative path) of the registered vault holding ``path``, else None."""
-    where = os.path.realpath(path.parent) + "/"
-    for info in call(vaults.VAULT_LIST, Empty(), client=client).vaults:
-        root = os.path.realpath(info.entry.path).rstrip("/") + "/"
-        if where.startswith(root):
-            return str(info.entry.id), (where[len(root) :] + path.name).lstrip("/")
-    return None
+    found = vault_choice.holding(call(vaults.VAULT_LIST, Empty(), client=client).vaults, os.path.realpath(path.parent))
+    return None if found is None else (found[0], f"{found[1]}/{path.name}".lstrip("/"))
 
 
 def _neighbors_text(r: NeighborsResult) -> str:

@@ -7,7 +7,6 @@ nothing when the daemon is down or refuses.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 from protocol.methods import proposals, vaults, writes
@@ -15,6 +14,7 @@ from protocol.methods.common import Empty
 from protocol.methods.names import NOTE_NAMES, NamesParams
 from protocol.methods.proposals import ProposalListParams
 from protocol.methods.writes import OpListParams
+from vaultctl import vault_choice
 from vaultctl.client import BadSetting, CallError, Client, DaemonUnavailable, connect
 from vaultctl.completion import Complete
 
@@ -36,18 +36,8 @@ def _ask(ask: Callable[[Client], list[Item]]) -> list[Item]:
 
 
 def _vault_here(client: Client, explicit: str | None) -> str | None:
-    """The vault the command would use: --vault, $VAULTD_VAULT, the one holding the working folder."""
-    if explicit or os.environ.get("VAULTD_VAULT"):
-        return explicit or os.environ["VAULTD_VAULT"]
-    try:
-        here = os.path.realpath(os.getcwd())
-    except OSError:
-        return None
-    for info in client.call(vaults.VAULT_LIST, Empty()).vaults:
-        root = info.entry.path.rstrip("/")
-        if here == root or here.startswith(root + "/"):
-            return str(info.entry.id)
-    return None
+    """The vault the command would use (:func:`vaultctl.vault_choice.chosen`)."""
+    return vault_choice.chosen(explicit, lambda: client.call(vaults.VAULT_LIST, Empty()).vaults)
 
 
 def values(kind: Complete, prefix: str, vault: str | None) -> list[Item]:
