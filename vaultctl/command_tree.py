@@ -25,7 +25,7 @@ import typer.main
 from typer.core import TyperCommand, TyperGroup
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 _current: list[Any] = []  #: the contexts of the commands being invoked, innermost last
 
@@ -69,6 +69,15 @@ def _options(command: Any, ctx: Any, formatter: Any) -> None:
                 formatter.write_dl(rows)
 
 
+def _kept(ctx: Any, invoke: Callable[[Any], Any]) -> Any:
+    """Run ``invoke(ctx)`` with ``ctx`` kept as the current context (:func:`current`)."""
+    _current.append(ctx)
+    try:
+        return invoke(ctx)
+    finally:
+        _current.pop()
+
+
 class Command(TyperCommand):
     """A vaultctl command: plain help, argument names in capitals, its context kept while it runs."""
 
@@ -79,11 +88,7 @@ class Command(TyperCommand):
         _options(self, ctx, formatter)
 
     def invoke(self, ctx: Any) -> Any:
-        _current.append(ctx)
-        try:
-            return super().invoke(ctx)
-        finally:
-            _current.pop()
+        return _kept(ctx, super().invoke)
 
 
 class Group(TyperGroup):
@@ -97,11 +102,7 @@ class Group(TyperGroup):
         self.format_commands(ctx, formatter)
 
     def invoke(self, ctx: Any) -> Any:
-        _current.append(ctx)
-        try:
-            return super().invoke(ctx)
-        finally:
-            _current.pop()
+        return _kept(ctx, super().invoke)
 
 
 def _restyle(command: Any) -> None:
