@@ -82,7 +82,7 @@ def test_handlers_see_the_daemon_only_as_a_host() -> None:
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("protocol",),
     ("vaultd", "vaultd.errors", "vaultd.content_mode", "vaultd.faults", "vaultd.daemon_log"),
-    ("vaultd.fsio", "vaultd.memory"),
+    ("vaultd.fsio", "vaultd.memory", "vaultd.waits"),
     ("vaultd.vault",),  # notes, links, the index and its cache, the watcher
     ("vaultd.retrieve",),  # the chunk index beside the cache, following the live index; the optional rerank
     ("vaultd.sources",),  # the ledgers' and identifiers' pure rules, below the validation that applies them

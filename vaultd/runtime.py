@@ -37,6 +37,7 @@ from vaultd.vault.index import BuildTally
 from vaultd.vault.layout import GITIGNORE_NAME, LOCK_NAME, RUNTIME_DIR
 from vaultd.vault.rebuild import Rebuilt, rebuild
 from vaultd.vault.watcher import LiveIndex
+from vaultd.waits import first_of
 
 log = structlog.get_logger("vaultd.vault")
 
@@ -274,18 +275,7 @@ class VaultRuntime:
         if live is None:
             raise Unavailable(f"vault {self.entry.id!r} is {self.state}: {self.message}")
         with anyio.move_on_after(timeout):
-            async with anyio.create_task_group() as tg:
-
-                async def ready() -> None:
-                    await live.ready.wait()
-                    tg.cancel_scope.cancel()
-
-                async def failed() -> None:
-                    await failed_event.wait()
-                    tg.cancel_scope.cancel()
-
-                tg.start_soon(ready)
-                tg.start_soon(failed)
+            await first_of(live.ready, failed_event)
         self.check_root()
         if live is not self.live:
             raise Unavailable(f"vault {self.entry.id!r} was re-taken while this call waited; retry")

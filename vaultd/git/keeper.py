@@ -29,6 +29,7 @@ from vaultd.git.staging import StagedContent, StagingArea, catch_up, describe
 from vaultd.txn.engine import read_current
 from vaultd.txn.plan import MAX_OP_BYTES, Plan
 from vaultd.vault import oplog
+from vaultd.waits import first_of
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -231,7 +232,7 @@ class GitKeeper:
     async def _snapshots(self) -> None:
         self.saw(set())  # hand edits made while vaultd was not running
         while not self._stop.is_set():
-            await self._wait(self._wake)
+            await first_of(self._stop, self._wake)
             if self._stop.is_set():
                 return
             self._wake = anyio.Event()
@@ -261,20 +262,6 @@ class GitKeeper:
         elif taken.made is not None:
             self.problem = None
             log.info("snapshot committed", vault=self.entry.id, commit=taken.made.commit, files=len(taken.paths))
-
-    async def _wait(self, event: anyio.Event) -> None:
-        async with anyio.create_task_group() as tg:
-
-            async def stop() -> None:
-                await self._stop.wait()
-                tg.cancel_scope.cancel()
-
-            async def woken() -> None:
-                await event.wait()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(stop)
-            tg.start_soon(woken)
 
     def stop(self) -> None:
         self._stop.set()

@@ -31,7 +31,7 @@ from protocol.methods.common import Channel
 from protocol.methods.gate import Gate
 from protocol.methods.git import PromoteDetail, PromoteParams
 from protocol.methods.proposals import FileDiff, ProposalDetail, ProposalState
-from protocol.methods.receipts import MAX_RECEIPT_WARNINGS, Applied, ChangeAction, ChangeReceipt, DryRun, Preview, Proposed, WriteReceipt
+from protocol.methods.receipts import MAX_RECEIPT_WARNINGS, Applied, DryRun, Preview, Proposed, WriteReceipt
 from protocol.methods.vaults import Kind
 from vaultd.errors import InvalidParams, PolicyRefused, StalePreview, ValidationFailed
 from vaultd.gate.diffs import file_diff
@@ -42,6 +42,7 @@ from vaultd.ops.agent_gate import StaleProposal, stored_params, who
 from vaultd.ops.catalog import Operation, register
 from vaultd.ops.context import OpContext
 from vaultd.ops.create import existing_twin, new_note_path
+from vaultd.ops.receipts import change_receipts, receipt_of
 from vaultd.ops.runner import Approval, WriteCall, apply_planned, new_op_id, no_detail
 from vaultd.ops.validate import check_policy, validate
 from vaultd.txn.plan import Change, Plan
@@ -148,16 +149,9 @@ def _plan_both(source: OpContext, org: OpContext, params: PromoteParams, s_op: s
         to_vault=org.entry.id,
         to_path=dest,
         dropped_links=dropped,
-        source_change=_receipts(source_plan)[0],
+        source_change=change_receipts(source_plan)[0],
     )
     return Planned(org_plan, source_plan, detail, warnings)
-
-
-def _receipts(plan: Plan) -> list[ChangeReceipt]:
-    return [
-        ChangeReceipt(path=c.path, action=ChangeAction(c.action), before_sha=c.before_sha, after_sha=c.after_sha, bytes=len(c.after or b""))
-        for c in plan.effective()
-    ]
 
 
 def _fingerprint(planned: Planned, params: PromoteParams, source: OpContext, org: OpContext) -> str:
@@ -228,13 +222,13 @@ async def run_promote(call: WriteCall, params: PromoteParams, approval: Approval
             if not params.confirm:
                 if verdict is not None:
                     warnings = [agent_gate.held_notice(verdict, source.entry), *warnings]
-                return _receipt(Preview, planned, warnings, fingerprint=fp)
+                return receipt_of(Preview, planned.org, warnings=warnings, detail=planned.detail, fingerprint=fp)
             if params.fingerprint is None:
                 raise InvalidParams("confirm needs the fingerprint from the preview")
             if params.fingerprint != fp:
                 raise StalePreview("a note changed since the preview (or the input differs); preview again")
         if params.dry_run:
-            return _receipt(DryRun, planned, warnings)
+            return receipt_of(DryRun, planned.org, warnings=warnings, detail=planned.detail)
         if verdict is not None:
             return await anyio.to_thread.run_sync(_propose, source, planned, params, call, verdict)
         o_op = new_op_id(now, org.root)
@@ -249,25 +243,13 @@ async def run_promote(call: WriteCall, params: PromoteParams, approval: Approval
         return Applied(
             op="note.promote",
             op_id=o_op,
-            changes=_receipts(planned.org),
+            changes=change_receipts(planned.org),
             warnings=[*org_warnings, *source_warnings, *warnings][:MAX_RECEIPT_WARNINGS],
             log=log_receipt,
             detail=planned.detail,
             commit=org_commit,
         )
     raise AssertionError("unreachable")
-
-
-def _receipt(outcome: Any, planned: Planned, warnings: list[Issue], **extra: Any) -> WriteReceipt[PromoteDetail]:
-    receipt: WriteReceipt[PromoteDetail] = outcome(
-        op="note.promote",
-        changes=_receipts(planned.org),
-        warnings=warnings[:MAX_RECEIPT_WARNINGS],
-        warnings_omitted=max(0, len(warnings) - MAX_RECEIPT_WARNINGS),
-        detail=planned.detail,
-        **extra,
-    )
-    return receipt
 
 
 def _check_unchanged(planned: Planned, approval: Approval, source_vault: str) -> None:
@@ -306,15 +288,8 @@ def _propose(source: VaultRuntime, planned: Planned, params: PromoteParams, call
         f"directly. Nothing changed yet; they apply it with 'vaultctl proposals apply {detail.id} --vault {source.entry.id}'."
     )
     notice = agent_gate.held_notice(verdict, source.entry)
-    listed = [notice, *planned.warnings]
-    return Proposed(
-        op="note.promote",
-        changes=_receipts(planned.org),
-        warnings=listed[:MAX_RECEIPT_WARNINGS],
-        warnings_omitted=max(0, len(listed) - MAX_RECEIPT_WARNINGS),
-        detail=planned.detail,
-        proposal=detail.id,
-        message=message,
+    return receipt_of(
+        Proposed, planned.org, warnings=[notice, *planned.warnings], detail=planned.detail, proposal=detail.id, message=message
     )
 
 

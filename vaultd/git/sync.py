@@ -29,7 +29,6 @@ import structlog
 from protocol.errors import Issue
 from protocol.issue_codes import IssueCode
 from protocol.methods.git import MAX_SYNC_LISTED, ResolveParams, SyncConflict, SyncOutcome, SyncResult
-from protocol.methods.receipts import ChangeAction, ChangeReceipt
 from vaultd.errors import Conflict, PolicyRefused, Unavailable, VaultError
 from vaultd.gate.store import store_for
 from vaultd.git import command, incoming, remote, resolve
@@ -40,6 +39,7 @@ from vaultd.git.record import STATE_DIR
 from vaultd.git.repo import Repo, checked_branch, is_ancestor, merge_base
 from vaultd.git.repo import resolve as resolve_rev
 from vaultd.git.staging import StagedContent, describe
+from vaultd.ops.receipts import change_receipts
 from vaultd.ops.runner import JOURNAL_KEEP, JOURNAL_MAX_BYTES, new_op_id
 from vaultd.txn import prune
 from vaultd.txn.engine import RollbackFailed, apply_plan, read_current
@@ -49,6 +49,7 @@ from vaultd.vault import oplog
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from protocol.methods.receipts import ChangeReceipt
     from vaultd.git.keeper import GitKeeper
     from vaultd.runtime import VaultRuntime
 
@@ -154,12 +155,7 @@ async def _integrate(runtime: VaultRuntime, inc: incoming.Incoming, short: str) 
             raise
         await runtime.live.refresh({c.path for c in changes})
         op_ids.append(op_id)
-        receipts += [
-            ChangeReceipt(
-                path=c.path, action=ChangeAction(c.action), before_sha=c.before_sha, after_sha=c.after_sha, bytes=len(c.after or b"")
-            )
-            for c in plan.effective()
-        ]
+        receipts += change_receipts(plan)
     await anyio.to_thread.run_sync(prune.prune, runtime.root, JOURNAL_KEEP, JOURNAL_MAX_BYTES)
     return op_ids, receipts
 

@@ -19,12 +19,13 @@ from protocol.issue_codes import IssueCode
 from protocol.methods.common import Channel
 from protocol.methods.gate import Gate, OpClass
 from protocol.methods.proposals import ProposalDetail, ProposalState
-from protocol.methods.receipts import MAX_RECEIPT_WARNINGS, ChangeAction, ChangeReceipt, Proposed
+from protocol.methods.receipts import MAX_RECEIPT_WARNINGS, Proposed
 from protocol.methods.writes import UndoParams, WriteParams
 from vaultd.errors import Conflict, PolicyRefused
 from vaultd.gate.diffs import file_diff
 from vaultd.gate.store import new_id, store_for
 from vaultd.gate.verdict import Verdict, verdict
+from vaultd.ops.receipts import receipt_of
 from vaultd.sources.rules import makes_verdict
 from vaultd.txn import journal
 from vaultd.vault import frontmatter
@@ -154,20 +155,7 @@ def propose(
     )
     if expired:
         message += f" ({len(expired)} old proposal(s) expired to keep the vault's proposals bounded.)"
-    changes = [
-        ChangeReceipt(path=c.path, action=ChangeAction(c.action), before_sha=c.before_sha, after_sha=c.after_sha, bytes=len(c.after or b""))
-        for c in plan.effective()
-    ]
-    listed = [notice, *warnings]
-    return Proposed(
-        op=plan.op,
-        changes=changes,
-        warnings=listed[:MAX_RECEIPT_WARNINGS],
-        warnings_omitted=max(0, len(listed) - MAX_RECEIPT_WARNINGS),
-        detail=info,
-        proposal=detail.id,
-        message=message,
-    )
+    return receipt_of(Proposed, plan, warnings=[notice, *warnings], detail=info, proposal=detail.id, message=message)
 
 
 class StaleProposal(Conflict):

@@ -30,8 +30,8 @@ from protocol.methods.receipts import MAX_DETAIL_LINKS, MergeDetail
 from vaultd.errors import LimitExceeded, ValidationFailed
 from vaultd.ops.bounds import check_size_first
 from vaultd.ops.link_style import new_link
-from vaultd.ops.obsidian_files import rewrite_obsidian_files
-from vaultd.ops.rewrite import Relocation, Rewrite, rewrite_links
+from vaultd.ops.relink import relink
+from vaultd.ops.rewrite import Relocation, Rewrite
 from vaultd.ops.stamps import stamp_updated
 from vaultd.ops.supersede import linked_notes, mark_superseded
 from vaultd.txn.plan import MAX_NOTE_BYTES, Change, Plan
@@ -215,20 +215,12 @@ def plan_merge(ctx: OpContext, params: MergeParams) -> MergePlan:
         Change(path=absorb, before=a_raw, after=mark_superseded(ctx, absorb, a_text, keep).encode()),
     ]
     reloc = Relocation(ctx.index.resolver, {}, repoint={absorb: keep}, fmt=fmt)
-    rewrites: list[Rewrite] = []
     sources = sorted({src for src, _ in ctx.index.backlinks(absorb)} - {keep, absorb})
     check_size_first(ctx, f"merging {absorb} into {keep}", sources, [keep, absorb])
-    for source in sources:
-        raw, text = ctx.read_text(source)
-        fixed, found = rewrite_links(text, source, reloc)
-        if found:
-            changes.append(Change(path=source, before=raw, after=fixed.encode("utf-8")))
-            rewrites += found
-    others = rewrite_obsidian_files(ctx, reloc)
-    changes += others.changes
-    rewrites += others.rewrites
+    relinked = relink(ctx, reloc, sources)
+    changes += relinked.changes
     return MergePlan(
-        warnings=others.warnings,
+        warnings=relinked.warnings,
         op="note.merge",
         changes=changes,
         log_type="RETHINK",
@@ -238,7 +230,7 @@ def plan_merge(ctx: OpContext, params: MergeParams) -> MergePlan:
         absorb=absorb,
         body=merged[frontmatter.parse(merged).body_offset :],
         unions=unions,
-        rewrites=rewrites,
+        rewrites=relinked.rewrites,
     )
 
 

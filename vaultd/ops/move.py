@@ -18,7 +18,7 @@ from vaultd.errors import ValidationFailed
 from vaultd.ops.bounds import check_size_first
 from vaultd.ops.create import existing_twin, new_note_path
 from vaultd.ops.name_clash import guard_name
-from vaultd.ops.obsidian_files import rewrite_obsidian_files
+from vaultd.ops.relink import relink
 from vaultd.ops.rewrite import Relocation, Rewrite, link_name, rewrite_links
 from vaultd.policy import check_new_path
 from vaultd.txn.plan import Action, Change, Plan
@@ -83,15 +83,9 @@ def plan_move(ctx: OpContext, params: MoveParams) -> MovePlan:
         Change(path=new, before=None, after=moved_text.encode("utf-8"), mode=ctx.mode(old)),
         Change(path=old, before=raw, after=None),
     ]
-    for source in sources:
-        src_raw, src_text = ctx.read_text(source)
-        fixed, found = rewrite_links(src_text, source, reloc)
-        if found:
-            changes.append(Change(path=source, before=src_raw, after=fixed.encode("utf-8")))
-            rewrites += found
-    others = rewrite_obsidian_files(ctx, reloc)
-    changes += others.changes
-    rewrites += others.rewrites
+    relinked = relink(ctx, reloc, sources)
+    changes += relinked.changes
+    rewrites += relinked.rewrites
     files = len({r.path for r in rewrites})
     summary = f"moved {old} to {new}" + (f"; rewrote links in {files} file{'s' if files != 1 else ''}" if files else "")
     return MovePlan(
@@ -101,7 +95,7 @@ def plan_move(ctx: OpContext, params: MoveParams) -> MovePlan:
         log_type="ROUTE",
         log_dest=new,
         rewrites=rewrites,
-        warnings=warnings + others.warnings,
+        warnings=warnings + relinked.warnings,
     )
 
 

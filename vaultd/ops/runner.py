@@ -22,10 +22,7 @@ from protocol.errors import Issue, Severity
 from protocol.methods.common import Channel
 from protocol.methods.gate import Gate
 from protocol.methods.receipts import (
-    MAX_RECEIPT_WARNINGS,
     Applied,
-    ChangeAction,
-    ChangeReceipt,
     DryRun,
     LogReceipt,
     NoDetail,
@@ -39,6 +36,7 @@ from vaultd.errors import InvalidParams, StalePreview, ValidationFailed, VaultEr
 from vaultd.ops import agent_gate
 from vaultd.ops.announce import receipt_event
 from vaultd.ops.context import OpContext
+from vaultd.ops.receipts import receipt_of
 from vaultd.ops.validate import check_policy, validate
 from vaultd.policy import pii_findings, secret_issues
 from vaultd.txn import journal, opids, prune
@@ -110,23 +108,6 @@ def fingerprint(ctx: OpContext, plan: Plan, params: WriteParams) -> str:
 def no_detail(ctx: OpContext, plan: Plan) -> NoDetail:
     """The detail of an operation whose changes say it all."""
     return NoDetail()
-
-
-def _receipt(outcome: type[WriteReceipt[D]], plan: Plan, *, warnings: list[Issue], detail: D, **extra: Any) -> WriteReceipt[D]:
-    """The receipt, its warnings bounded: a write to a note with a vast debt of old problems answers
-    with the first ones and a count, never a list as long as the debt."""
-    changes = [
-        ChangeReceipt(path=c.path, action=ChangeAction(c.action), before_sha=c.before_sha, after_sha=c.after_sha, bytes=len(c.after or b""))
-        for c in plan.effective()
-    ]
-    return outcome(
-        op=plan.op,
-        changes=changes,
-        warnings=warnings[:MAX_RECEIPT_WARNINGS],
-        warnings_omitted=max(0, len(warnings) - MAX_RECEIPT_WARNINGS),
-        detail=detail,
-        **extra,
-    )
 
 
 def _log_event(plan: Plan, override: LogEvent | None, op_id: str) -> LogEvent:
@@ -229,15 +210,15 @@ async def _run_operation(
             if not params.confirm:
                 if held and verdict is not None:
                     warnings = [agent_gate.held_notice(verdict, runtime.entry), *warnings]
-                return _receipt(Preview, plan, fingerprint=fp, warnings=warnings, detail=info)
+                return receipt_of(Preview, plan, fingerprint=fp, warnings=warnings, detail=info)
             if params.fingerprint is None:
                 raise InvalidParams("confirm needs the fingerprint from the preview")
             if params.fingerprint != fp:
                 raise StalePreview("the vault changed since the preview (or the input differs); preview again")
         if params.dry_run:
-            return _receipt(DryRun, plan, warnings=warnings, detail=info)
+            return receipt_of(DryRun, plan, warnings=warnings, detail=info)
         if not plan.effective():
-            return _receipt(Unchanged, plan, warnings=warnings, detail=info)
+            return receipt_of(Unchanged, plan, warnings=warnings, detail=info)
         if held and verdict is not None:
             return await anyio.to_thread.run_sync(
                 agent_gate.propose, runtime.root, runtime.entry, plan, params, call, verdict, warnings, info
@@ -246,7 +227,7 @@ async def _run_operation(
             plan.session = call.session
         op_id = new_op_id(now, runtime.root)
         log_receipt, commit, git_warnings = await apply_planned(runtime, plan, op_id, call, now=now, log_override=params.log, undoes=undoes)
-        return _receipt(Applied, plan, op_id=op_id, warnings=[*git_warnings, *warnings], log=log_receipt, detail=info, commit=commit)
+        return receipt_of(Applied, plan, op_id=op_id, warnings=[*git_warnings, *warnings], log=log_receipt, detail=info, commit=commit)
 
 
 async def apply_planned(

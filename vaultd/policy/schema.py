@@ -39,6 +39,7 @@ import msgspec
 
 from protocol.errors import Issue, Severity
 from protocol.methods.vaults import SchemaProfile
+from vaultd.sources.identifiers import valid_arxiv, valid_citekey, valid_doi
 from vaultd.sources.ledger import LEDGER_KEYS
 
 if TYPE_CHECKING:
@@ -75,10 +76,6 @@ _KNOWN_KEYS: Final = (
 )
 
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_CITEKEY = re.compile(r"[A-Za-z0-9_:-]{1,64}")
-_DOI = re.compile(r"10\.[0-9]{4,9}/[^\s\x00-\x1f\x7f-\x9f]+")
-_ARXIV_NEW = re.compile(r"([0-9]{2})([0-9]{2})\.([0-9]{4,5})(?:v[1-9][0-9]*)?")
-_ARXIV_OLD = re.compile(r"[a-z][a-z-]*(?:\.[A-Z]{2})?/[0-9]{2}([0-9]{2})[0-9]{3}(?:v[1-9][0-9]*)?")
 
 
 def _v01(path: str, message: str) -> Issue:
@@ -87,15 +84,6 @@ def _v01(path: str, message: str) -> Issue:
 
 def _one_line(value: Any) -> bool:
     return isinstance(value, str) and value.strip() != "" and "\n" not in value and "\r" not in value
-
-
-def _valid_arxiv(value: str) -> bool:
-    m = _ARXIV_NEW.fullmatch(value)
-    if m:
-        yy, mm, number = int(m.group(1)), int(m.group(2)), m.group(3)
-        return 1 <= mm <= 12 and len(number) == (4 if yy < 15 else 5)
-    old = _ARXIV_OLD.fullmatch(value)
-    return old is not None and 1 <= int(old.group(1)) <= 12
 
 
 def _string_list(key: str, value: Any, path: str) -> list[Issue]:
@@ -108,15 +96,15 @@ def _reference_issues(data: dict[str, Any], path: str, citekey_owners: Callable[
     issues: list[Issue] = []
     if "citekey" in data:
         key = data["citekey"]
-        if not isinstance(key, str) or not _CITEKEY.fullmatch(key):
+        if not valid_citekey(key):
             issues.append(_v01(path, "citekey: must be 1-64 of A-Z a-z 0-9 _ : -"))
         elif citekey_owners is not None:
             for other in sorted(set(citekey_owners(key.lower()))):
                 if other != path:
                     issues.append(_v01(path, f"citekey: already used by {other!r} (ignoring case); choose another"))
-    if "doi" in data and not (isinstance(data["doi"], str) and _DOI.fullmatch(data["doi"])):
+    if "doi" in data and not valid_doi(data["doi"]):
         issues.append(_v01(path, "doi: must be 10.<4-9 digit registrant>/<suffix without spaces>"))
-    if "arxiv_id" in data and not (isinstance(data["arxiv_id"], str) and _valid_arxiv(data["arxiv_id"])):
+    if "arxiv_id" in data and not valid_arxiv(data["arxiv_id"]):
         issues.append(
             _v01(
                 path,

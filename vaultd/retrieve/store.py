@@ -14,23 +14,21 @@ pooled connection and see the last committed state (WAL).
 
 from __future__ import annotations
 
-import os
 import queue
-import stat
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import apsw
 
 from vaultd.errors import Unavailable
 from vaultd.vault import fts_query
-from vaultd.vault.cache.sqlite_file import connect
+from vaultd.vault.cache.sqlite_file import connect, prepare_file, recreate, signed64
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
+    from pathlib import Path
 
     from vaultd.retrieve.chunks import Chunk
 
@@ -50,6 +48,7 @@ CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row');
 PRAGMA user_version = {VERSION};
 """
 _WEIGHTS = "1.5, 3.0, 1.0, 1.0"
+_WHAT = "chunk index"  #: how messages name the file
 
 
 def file_name(cache_name: str) -> str:
@@ -76,40 +75,8 @@ class StoredChunk:
     score: float  #: -bm25: higher is better
 
 
-def _signed64(value: int) -> int:
-    return value - (1 << 64) if value >= 1 << 63 else value
-
-
-def _prepare_file(path: Path) -> None:
-    for suffix in ("-wal", "-shm", "-journal"):
-        if Path(str(path) + suffix).is_symlink():
-            raise Unavailable(f"chunk index {path}{suffix} is a symlink; remove it")
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
-    except OSError as exc:
-        raise Unavailable(f"cannot open chunk index {path}: {exc.strerror}") from exc
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
-            raise Unavailable(f"chunk index {path} is not a regular file of this user; remove it")
-        if st.st_mode & 0o077:
-            os.fchmod(fd, 0o600)
-    finally:
-        os.close(fd)
-
-
-def _recreate(path: Path) -> apsw.Connection:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        Path(str(path) + suffix).unlink(missing_ok=True)
-    _prepare_file(path)
-    con = connect(path)
-    with con:
-        con.execute(_SCHEMA)
-    return con
-
-
 def _open(path: Path) -> apsw.Connection:
-    _prepare_file(path)
+    prepare_file(path, _WHAT)
     try:
         con = connect(path)
         version = con.execute("PRAGMA user_version").get
@@ -122,7 +89,7 @@ def _open(path: Path) -> apsw.Connection:
         con.close()
     except apsw.Error:
         pass
-    return _recreate(path)
+    return recreate(path, _SCHEMA, _WHAT)
 
 
 class ChunkStore:
@@ -158,7 +125,7 @@ class ChunkStore:
                     if not fts_query.is_storable(path):
                         continue
                     self._drop(con, path)
-                    con.execute("INSERT INTO doc VALUES (?, ?, ?, ?)", (path, st.size, st.mtime_ns, _signed64(st.ino)))
+                    con.execute("INSERT INTO doc VALUES (?, ?, ?, ?)", (path, st.size, st.mtime_ns, signed64(st.ino)))
                     safe_title = fts_query.storable(title)
                     for chunk in chunks:
                         text = fts_query.storable(chunk.text)
@@ -213,7 +180,7 @@ class ChunkStore:
         with self._write_lock:
             self._generation += 1
             self._close_connections()
-            self._writer = _recreate(self.path)
+            self._writer = recreate(self.path, _SCHEMA, _WHAT)
 
     def _rows(self, con: apsw.Connection) -> int:
         """How many chunks there are, counted once per write (the count reads the whole table)."""

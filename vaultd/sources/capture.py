@@ -10,6 +10,7 @@ fetched and by which runner. Nothing is fetched or run, and the input is never c
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import posixpath
 import re
@@ -61,6 +62,14 @@ def page_link(ctx: OpContext, target: str) -> str:
     return f"[[{path[:-3] if path.lower().endswith('.md') else path}]]"
 
 
+@dataclass(slots=True)
+class _Sources:
+    """The vault's source notes as a capture looks them up, kept up to date by the capture."""
+
+    by_sha: dict[str, str] = field(default_factory=dict)  #: sha256 -> the source note recording those bytes
+    by_origin: dict[str, str] = field(default_factory=dict)  #: normalized plan URL -> its source note
+
+
 @dataclass
 class _Capture:
     """The plan being built, so items of one call see each other (two of the same bytes: one copy)."""
@@ -72,44 +81,33 @@ class _Capture:
     found: list[CapturedSource] = field(default_factory=list)
     warnings: list[Issue] = field(default_factory=list)
     total: int = 0
-    by_sha: dict[str, str] | None = None  #: sha256 -> the source note recording those bytes
-    by_origin: dict[str, str] | None = None  #: normalized plan URL -> its source note
 
-    def _index_sources(self) -> None:
-        self.by_sha, self.by_origin = {}, {}
+    @functools.cached_property
+    def _sources(self) -> _Sources:
+        """Made on first use: a capture that never asks does not walk every note of the vault."""
+        known = _Sources()
         for path, record in self.ctx.index.notes.items():
             data = record.frontmatter
             if ledger_kind(data) != SOURCE or data is None:
                 continue
             if isinstance(sha := data.get("sha256"), str):
-                self.by_sha.setdefault(sha, path)
+                known.by_sha.setdefault(sha, path)
             if data.get("state") == SourceState.PLANNED.value and isinstance(origin := data.get("origin"), str):
-                self.by_origin.setdefault(origin, path)
+                known.by_origin.setdefault(origin, path)
+        return known
 
     def source_for_sha(self, sha: str) -> str | None:
-        if self.by_sha is None:
-            self._index_sources()
-        assert self.by_sha is not None
-        return self.by_sha.get(sha)
+        return self._sources.by_sha.get(sha)
 
     def remember_sha(self, sha: str, note: str) -> None:
         """A later item of the same call with the same bytes updates this note instead of making another."""
-        if self.by_sha is None:
-            self._index_sources()
-        assert self.by_sha is not None
-        self.by_sha.setdefault(sha, note)
+        self._sources.by_sha.setdefault(sha, note)
 
     def remember_origin(self, origin: str, note: str) -> None:
-        if self.by_origin is None:
-            self._index_sources()
-        assert self.by_origin is not None
-        self.by_origin.setdefault(origin, note)
+        self._sources.by_origin.setdefault(origin, note)
 
     def plan_for_origin(self, origin: str) -> str | None:
-        if self.by_origin is None:
-            self._index_sources()
-        assert self.by_origin is not None
-        return self.by_origin.get(origin)
+        return self._sources.by_origin.get(origin)
 
     def new_path(self, folder: str, title: str, tag: str) -> str:
         """A new note path in ``folder``: the title's slug, with ``tag`` added if the name is taken."""

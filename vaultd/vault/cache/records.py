@@ -17,6 +17,7 @@ import msgspec
 
 from vaultd.memory import collector_paused
 from vaultd.vault import fts_query
+from vaultd.vault.cache.sqlite_file import signed64
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -90,11 +91,6 @@ def _one_tag_keys(tag: str) -> tuple[str, ...]:
     # Cached: a vault reuses a few hundred tags across thousands of notes.
     parts = [p for p in normalize_tag(tag).split("/") if p]
     return tuple("/".join(parts[: i + 1]) for i in range(len(parts)))
-
-
-def _signed64(value: int) -> int:
-    """Inode numbers are unsigned 64-bit; SQLite integers are signed."""
-    return value - (1 << 64) if value >= 1 << 63 else value
 
 
 @dataclass
@@ -190,7 +186,7 @@ def _prepare(chunk: list[tuple[NoteRecord, SearchDoc]], encoder: msgspec.msgpack
                 path,
                 record.size,
                 record.mtime_ns,
-                _signed64(record.ino),
+                signed64(record.ino),
                 type_,
                 domain,
                 normalize_folder(folder),

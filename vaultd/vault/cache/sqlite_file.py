@@ -2,7 +2,8 @@
 
 The file only saves work, so any file we cannot trust (another schema version, corruption, not a
 database) is deleted and recreated on open, never fatal. It is opened without following links
-and must be a regular file of this user, mode 0600.
+and must be a regular file of this user, mode 0600. The chunk index (:mod:`vaultd.retrieve.store`)
+is trusted the same way: it prepares, connects and recreates its own file through this module.
 
 Schema (``PRAGMA user_version`` = ``SCHEMA_VERSION * 1000 + RECORD_VERSION``)::
 
@@ -63,6 +64,7 @@ CREATE VIRTUAL TABLE cjk USING fts5(title, meta, body, tokenize='ascii', content
 PRAGMA user_version = {_USER_VERSION};
 """
 _TABLES = {"note", "record", "tag", "fts", "cjk"}
+_WHAT = "index cache"  #: how messages name the file
 
 
 class OpenOutcome(enum.StrEnum):
@@ -85,6 +87,11 @@ def _remove_sidecars(path: Path) -> None:
         Path(str(path) + suffix).unlink(missing_ok=True)
 
 
+def signed64(value: int) -> int:
+    """Inode numbers are unsigned 64-bit; SQLite integers are signed."""
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
 def connect(path: Path) -> apsw.Connection:
     flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_NOFOLLOW
     con = apsw.Connection(str(path), flags=flags)
@@ -101,34 +108,39 @@ def _create(con: apsw.Connection) -> None:
         con.execute(_SCHEMA)
 
 
-def recreate(path: Path) -> apsw.Connection:
-    """Delete whatever is at ``path`` and start an empty cache there."""
+def recreate(path: Path, schema: str = _SCHEMA, what: str = _WHAT) -> apsw.Connection:
+    """Delete whatever is at ``path`` and start an empty database of ``schema`` there: the cache's
+    way, and the chunk index's, of dropping a file they cannot trust (``what`` names it in errors)."""
     path.unlink(missing_ok=True)
     _remove_sidecars(path)
-    _prepare_file(path)
+    prepare_file(path, what)
     con = connect(path)
-    _create(con)
+    with con:
+        con.execute(schema)
     return con
 
 
-def _prepare_file(path: Path) -> bool:
+def prepare_file(path: Path, what: str = _WHAT) -> bool:
     """Create ``path`` 0600 if absent, without following links; return whether it has content.
+
+    Another user's file, or a link planted beside it, would let someone else feed or read the
+    index, so each is refused rather than opened (``what`` names the file in the message).
 
     Raises:
         Unavailable: the path or a sidecar is a symlink, or not a regular file we own.
     """
     for suffix in _SIDECARS:
         if Path(str(path) + suffix).is_symlink():
-            raise Unavailable(f"index cache {path}{suffix} is a symlink; remove it and retry")
+            raise Unavailable(f"{what} {path}{suffix} is a symlink; remove it and retry")
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
         fd = os.open(path, flags, 0o600)
     except OSError as exc:
-        raise Unavailable(f"cannot open index cache {path}: {exc.strerror}; remove it and retry") from exc
+        raise Unavailable(f"cannot open {what} {path}: {exc.strerror}; remove it and retry") from exc
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
-            raise Unavailable(f"index cache {path} is not a regular file of this user; remove it")
+            raise Unavailable(f"{what} {path} is not a regular file of this user; remove it")
         if st.st_mode & 0o077:
             os.fchmod(fd, 0o600)
         return st.st_size > 0
@@ -144,7 +156,7 @@ def open_checked(path: Path, *, verify: bool) -> tuple[apsw.Connection, OpenOutc
             file of this user, or another process holds the database locked.
     """
     path = Path(path)
-    had_content = _prepare_file(path)
+    had_content = prepare_file(path)
     if not had_content:
         _remove_sidecars(path)  # a log left beside an empty file must not be replayed into it
     outcome = OpenOutcome.REUSED if had_content else OpenOutcome.CREATED
