@@ -175,7 +175,10 @@ class PromoteDetail(msgspec.Struct, kw_only=True):
     from_path: Annotated[str, msgspec.Meta(description="The note's path there.")]
     to_vault: Annotated[str, msgspec.Meta(description="The org vault.")]
     to_path: Annotated[str, msgspec.Meta(description="The copy's path there.")]
-    dropped_links: Annotated[list[str], msgspec.Meta(description="Links that resolve in no note of the org vault, turned into their text.")]
+    dropped_links: Annotated[
+        list[str], msgspec.Meta(description="Links that resolve in no note of the org vault, turned into their text (the first 100).")
+    ]
+    dropped_omitted: Annotated[int, msgspec.Meta(description="How many more links were turned into text than dropped_links lists.")] = 0
     source_change: Annotated[ChangeReceipt | None, msgspec.Meta(description="The provenance written to the source note.")] = None
     source_op_id: Annotated[str | None, msgspec.Meta(description="The operation that wrote it, in the source vault.")] = None
     source_commit: Annotated[str | None, msgspec.Meta(description="Its commit in the source vault, when that vault keeps checkpoints.")] = (

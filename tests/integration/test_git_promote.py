@@ -126,3 +126,20 @@ async def test_an_agents_promotion_is_a_proposal_a_person_applies(setup: tuple[R
     assert "promoted_to: team:ideas/Method.md (op " in (personal / "ideas" / "Method.md").read_text()
     message = git(org, "log", "-1", "--format=%B")
     assert f"Vaultd-Proposal: {held['proposal']} by mcp:" in message
+
+
+def test_a_promotion_of_a_note_full_of_dead_links_keeps_its_receipts_bounded(setup: tuple[RawClient, Path, Path, Path]) -> None:
+    """Every receipt of a promotion, applied as well as previewed, lists at most the cap and counts the rest."""
+    c, _, org, _ = setup
+    cap, dead = 100, 150
+    body = "".join(f"[[gone{i:04d}]]\n" for i in range(dead))
+    c.call("note.create", {"vault": "me", "path": "Debt", "body": body})
+    shown = c.call("note.promote", {"vault": "me", "target": "Debt", "to": "team"})
+    total = len(shown["warnings"]) + shown["warnings_omitted"]
+    assert len(shown["warnings"]) == cap and total > cap
+    assert len(shown["detail"]["dropped_links"]) == cap and shown["detail"]["dropped_omitted"] == dead - cap
+    done = c.call("note.promote", {"vault": "me", "target": "Debt", "to": "team", "confirm": True, "fingerprint": shown["fingerprint"]})
+    assert done["outcome"] == "applied" and len(done["warnings"]) == cap
+    assert done["warnings_omitted"] == total - cap, "an applied receipt counts what it leaves out, as the preview did"
+    assert done["detail"]["dropped_omitted"] == dead - cap
+    assert (org / "Debt.md").read_text().count("[[") == 0, "every dead link became text"

@@ -148,7 +148,8 @@ def _plan_both(source: OpContext, org: OpContext, params: PromoteParams, s_op: s
         from_path=src_path,
         to_vault=org.entry.id,
         to_path=dest,
-        dropped_links=dropped,
+        dropped_links=dropped[:MAX_RECEIPT_WARNINGS],
+        dropped_omitted=max(0, len(dropped) - MAX_RECEIPT_WARNINGS),
         source_change=change_receipts(source_plan)[0],
     )
     return Planned(org_plan, source_plan, detail, warnings)
@@ -240,13 +241,13 @@ async def run_promote(call: WriteCall, params: PromoteParams, approval: Approval
         log_receipt, org_commit, org_warnings = await apply_planned(org, planned.org, o_op, call, now=now)
         _, source_commit, source_warnings = await apply_planned(source, planned.source, s_op, call, now=now)
         planned.detail.source_op_id, planned.detail.source_commit = s_op, source_commit
-        return Applied(
-            op="note.promote",
-            op_id=o_op,
-            changes=change_receipts(planned.org),
-            warnings=[*org_warnings, *source_warnings, *warnings][:MAX_RECEIPT_WARNINGS],
-            log=log_receipt,
+        return receipt_of(
+            Applied,
+            planned.org,
+            warnings=[*org_warnings, *source_warnings, *warnings],
             detail=planned.detail,
+            op_id=o_op,
+            log=log_receipt,
             commit=org_commit,
         )
     raise AssertionError("unreachable")
