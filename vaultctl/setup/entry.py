@@ -10,7 +10,7 @@ import os
 import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
@@ -26,7 +26,7 @@ from vaultctl.setup.errors import (
     UsageError,
 )
 from vaultctl.setup.hosts import ENTRY_NAME, HOSTS, PORTABLE_COMMAND, FileFormat, Host, launch_env
-from vaultctl.setup.plan import Action, Mode, SetupPlan, make_plan
+from vaultctl.setup.plan import Action, Mode, make_plan
 from vaultctl.setup.receipts import Receipt, ReceiptStore
 from vaultctl.setup.scopes import claude_shadows
 
@@ -68,6 +68,8 @@ class EntryTarget:
     store: ReceiptStore
     env: Mapping[str, str]
     project: Path | None = None  #: set for a per-project file, which is shared through its repository
+
+    ours: ClassVar[bool] = False  #: the entry may hold the user's secrets: its plans mask them
 
     @classmethod
     def resolve(cls, name: str, project: Path | None, env: Mapping[str, str]) -> EntryTarget:
@@ -142,13 +144,13 @@ class EntryTarget:
                 container_existed=False,
                 spacing="",
             )
-            plan = self._plan(mode, Action.CREATE_FILE, old=None, new=new, before=None, after=entry)
+            plan = make_plan(self, mode, Action.CREATE_FILE, old=None, new=new, before=None, after=entry)
             return Change(state, plan, new, saves=(receipt,), receipt=self.receipt_path)
         text = state.text
         doc = self.fmt.parse(text, self.path)
         found = doc.entry()
         if found is not None and found.value == entry:
-            plan = self._plan(mode, Action.NONE, old=text, new=text, before=entry, after=entry)
+            plan = make_plan(self, mode, Action.NONE, old=text, new=text, before=entry, after=entry)
             return Change(state, plan, text)
         put = doc.put(entry)
         new = put.splice.apply(text)
@@ -171,7 +173,7 @@ class EntryTarget:
             )
         action = Action.ADD if found is None else Action.REPLACE
         before = None if found is None else found.value
-        plan = self._plan(mode, action, old=text, new=new, before=before, after=entry)
+        plan = make_plan(self, mode, action, old=text, new=new, before=before, after=entry)
         return Change(state, plan, new, saves=(receipt,), receipt=self.receipt_path)
 
     def has_receipt(self) -> bool:
@@ -204,7 +206,7 @@ class EntryTarget:
                     path=self.path,
                 )
             notes = ("The vaultd entry is already gone; the receipt was dropped.",)
-            plan = self._plan(Mode.UNDO, Action.NONE, old=text, new=text, before=None, after=None, notes=notes)
+            plan = make_plan(self, Mode.UNDO, Action.NONE, old=text, new=text, before=None, after=None, notes=notes)
             return Change(state, plan, text, drops=drops, receipt=self.receipt_path)
         assert text is not None
         if found.value != receipt.written:
@@ -217,34 +219,21 @@ class EntryTarget:
         if not receipt.file_existed and (receipt.created_sha256 == state.sha() or text == self.fmt.fresh(found.value)):
             # Setup created the file and it still holds nothing else (the second test covers an
             # entry updated since in a file that another change of setup's shares).
-            plan = self._plan(Mode.UNDO, Action.DELETE_FILE, old=text, new=None, before=found.value, after=None)
+            plan = make_plan(self, Mode.UNDO, Action.DELETE_FILE, old=text, new=None, before=found.value, after=None)
             return Change(state, plan, None, drops=drops, receipt=self.receipt_path)
         doc = self.fmt.parse(text, self.path)
         splice = doc.revert(receipt.prior_text, receipt.container_existed, receipt.spacing)
         new = splice.apply(text)
         action = Action.REMOVE if receipt.prior_text is None else Action.RESTORE
-        plan = self._plan(Mode.UNDO, action, old=text, new=new, before=found.value, after=prior)
+        plan = make_plan(self, Mode.UNDO, action, old=text, new=new, before=found.value, after=prior)
         return Change(state, plan, new, drops=drops, receipt=self.receipt_path)
 
     def untouched(self, state: FileState | None = None) -> Change:
         """Undo's answer when setup has no record of the entry (the guard alone is undone)."""
         state = state or FileState.read(self.path)
         note = f"setup has no record of adding vaultd's MCP entry to {self.path}; it was left alone."
-        plan = self._plan(Mode.UNDO, Action.NONE, old=state.text, new=state.text, before=None, after=None, notes=(note,))
+        plan = make_plan(self, Mode.UNDO, Action.NONE, old=state.text, new=state.text, before=None, after=None, notes=(note,))
         return Change(state, plan, state.text)
-
-    def _plan(
-        self,
-        mode: Mode,
-        action: Action,
-        *,
-        old: str | None,
-        new: str | None,
-        before: Any,
-        after: Any,
-        notes: tuple[str, ...] = (),
-    ) -> SetupPlan:
-        return make_plan(self.host.name, self.path, mode, action, old=old, new=new, before=before, after=after, notes=notes)
 
 
 def format_for(host: Host) -> Format:

@@ -17,7 +17,7 @@ import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
@@ -27,7 +27,7 @@ from vaultctl.setup.errors import EntryChanged, SetupError
 from vaultctl.setup.hooksfile import HOOKS_KEY, HooksDocument
 from vaultctl.setup.hostnotes import host_notes
 from vaultctl.setup.hosts import GUARD_ARGS, PORTABLE_COMMAND, GuardHooks, Host, launch_env
-from vaultctl.setup.plan import Action, Mode, SetupPlan, make_plan
+from vaultctl.setup.plan import Action, Mode, make_plan
 from vaultctl.setup.receipts import GuardReceipt, GuardStep, ReceiptStore
 
 if TYPE_CHECKING:
@@ -72,6 +72,8 @@ class GuardTarget:
     store: ReceiptStore
     env: Mapping[str, str]
     project: Path | None = None
+
+    ours: ClassVar[bool] = True  #: its plans show the hook groups setup wrote as they are
 
     @classmethod
     def resolve(cls, host: Host, project: Path | None, env: Mapping[str, str]) -> GuardTarget | None:
@@ -152,11 +154,11 @@ class GuardTarget:
         old = state.text
         notes = host_notes(self.host, self.path, doc.data, self.env, self.project, changed=text != old)
         if old is not None and text == old:
-            plan = self._plan(mode, Action.NONE, old=old, new=old, before=before or None, after=groups, notes=notes)
+            plan = make_plan(self, mode, Action.NONE, old=old, new=old, before=before or None, after=groups, notes=notes)
             return Change(state, plan, old)
         receipt = self._receipt(previous, state, text, groups, list(before), steps)
         action = Action.CREATE_FILE if old is None else Action.ADD if steps else Action.REPLACE
-        plan = self._plan(mode, action, old=old, new=text, before=before or None, after=groups, notes=notes)
+        plan = make_plan(self, mode, action, old=old, new=text, before=before or None, after=groups, notes=notes)
         return Change(state, plan, text, saves=(receipt,), receipt=self.receipt_path)
 
     def _receipt(
@@ -199,7 +201,7 @@ class GuardTarget:
         text, drops = state.text, (self.receipt_path,)
         if text is None:
             note = "The guard's hooks file is gone; the receipt was dropped."
-            plan = self._plan(Mode.UNDO, Action.NONE, old=None, new=None, before=None, after=None, notes=(note,))
+            plan = make_plan(self, Mode.UNDO, Action.NONE, old=None, new=None, before=None, after=None, notes=(note,))
             return Change(state, plan, None, drops=drops, receipt=self.receipt_path)
         doc = HooksDocument(text, self.path)
         written = receipt.written
@@ -214,17 +216,17 @@ class GuardTarget:
             )
         if not present:
             note = "The guard's hook groups are already gone; the receipt was dropped."
-            plan = self._plan(Mode.UNDO, Action.NONE, old=text, new=text, before=None, after=None, notes=(note,))
+            plan = make_plan(self, Mode.UNDO, Action.NONE, old=text, new=text, before=None, after=None, notes=(note,))
             return Change(state, plan, text, drops=drops, receipt=self.receipt_path)
         if not receipt.file_existed and (receipt.created_sha256 == state.sha() or text == self._fresh(written)):
-            plan = self._plan(Mode.UNDO, Action.DELETE_FILE, old=text, new=None, before=present, after=None)
+            plan = make_plan(self, Mode.UNDO, Action.DELETE_FILE, old=text, new=None, before=present, after=None)
             return Change(state, plan, None, drops=drops, receipt=self.receipt_path)
         new = text
         for step in reversed(receipt.steps):
             if step.event in present:
                 new = doc.remove(step.event, written[step.event], step.created, step.spacing).apply(new)
                 doc = HooksDocument(new, self.path)
-        plan = self._plan(Mode.UNDO, Action.REMOVE, old=text, new=new, before=present, after=None)
+        plan = make_plan(self, Mode.UNDO, Action.REMOVE, old=text, new=new, before=present, after=None)
         return Change(state, plan, new, drops=drops, receipt=self.receipt_path)
 
     def _fresh(self, groups: dict[str, dict[str, Any]]) -> str:
@@ -233,19 +235,6 @@ class GuardTarget:
         for event, group in groups.items():
             text = HooksDocument(text, self.path).add(event, group).splice.apply(text)
         return text
-
-    def _plan(
-        self,
-        mode: Mode,
-        action: Action,
-        *,
-        old: str | None,
-        new: str | None,
-        before: Any,
-        after: Any,
-        notes: tuple[str, ...] = (),
-    ) -> SetupPlan:
-        return make_plan(self.host.name, self.path, mode, action, old=old, new=new, before=before, after=after, notes=notes, ours=True)
 
 
 def _runs(group: Any, commands: set[Any]) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import msgspec
 
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from vaultctl.setup.errors import SetupError
+    from vaultctl.setup.hosts import Host
 
 
 class Mode(enum.Enum):
@@ -111,9 +112,22 @@ class HostOutcome:
         return out
 
 
+class PlanTarget(Protocol):
+    """A host file setup plans a change to (its MCP entry, or its guard hooks)."""
+
+    #: ``before`` and ``after`` hold only what setup writes itself (the guard's groups, keyed by
+    #: event names such as ``SessionStart`` that the key rule would mask), so they are shown as they are
+    ours: ClassVar[bool]
+
+    @property
+    def host(self) -> Host: ...
+
+    @property
+    def path(self) -> Path: ...
+
+
 def make_plan(
-    host: str,
-    path: Path,
+    target: PlanTarget,
     mode: Mode,
     action: Action,
     *,
@@ -122,17 +136,16 @@ def make_plan(
     before: Any,
     after: Any,
     notes: tuple[str, ...] = (),
-    ours: bool = False,
 ) -> SetupPlan:
-    """A plan with its diff rendered and every shown value masked. ``ours``: ``before`` and
-    ``after`` hold only what setup writes itself (the guard's groups, keyed by event names such as
-    ``SessionStart`` that the key rule would mask), so they are shown as they are. A file to be
-    created in a folder that is not there yet says that the folder will be made too."""
+    """A plan for ``target`` with its diff rendered and every shown value masked (unless setup
+    wrote it, see ``PlanTarget.ours``). A file to be created in a folder that is not there yet says
+    that the folder will be made too."""
+    path, ours = target.path, target.ours
     if action is Action.CREATE_FILE and not path.parent.exists():
         notes = (*notes, f"{path.parent} will be created (mode 0700).")
     diff = "" if action is Action.NONE else unified_diff(path, old, new)
     return SetupPlan(
-        host=host,
+        host=target.host.name,
         path=path,
         mode=mode,
         action=action,
