@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
-from protocol.envelope import Request, decode_incoming, encode
+from protocol.envelope import Incoming, Request, decode_incoming, encode
 from protocol.errors import ErrorCode, ErrorData
 from protocol.framing import MAX_FRAME_BYTES, LineBuffer, OversizedFrame
 from protocol.location import resolve_home, resolve_socket
@@ -150,13 +150,17 @@ class Client:
             tail = "; the operation may have been applied: check with 'vaultctl ops'" if _maybe_applied(method) else ""
             raise DaemonUnavailable(f"the connection to the daemon broke during {method}: {exc.strerror or exc}{tail}") from exc
 
+    def _next_incoming(self) -> Incoming:
+        """The next frame, decoded as a reply or a notification."""
+        frame = self._next_frame()
+        try:
+            return decode_incoming(frame)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise DaemonUnavailable(f"the daemon sent a frame that is not JSON-RPC: {exc}") from exc
+
     def _reply(self, request_id: int, on_notification: OnNotification | None = None) -> bytes:
         while True:
-            frame = self._next_frame()
-            try:
-                response = decode_incoming(frame)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                raise DaemonUnavailable(f"the daemon sent a reply that is not JSON-RPC: {exc}") from exc
+            response = self._next_incoming()
             if response.is_notification and on_notification is not None:
                 on_notification(response.method or "", bytes(response.params))
                 continue
@@ -175,11 +179,7 @@ class Client:
         """
         self._sock.settimeout(None)
         while True:
-            frame = self._next_frame()
-            try:
-                incoming = decode_incoming(frame)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                raise DaemonUnavailable(f"the daemon sent a frame that is not JSON-RPC: {exc}") from exc
+            incoming = self._next_incoming()
             if incoming.is_notification:
                 yield incoming.method or "", bytes(incoming.params)
 

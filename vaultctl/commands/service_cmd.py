@@ -20,7 +20,11 @@ from vaultctl.commands.common import JsonOpt, fail
 STOP_WAIT_S = 15.0
 
 
-def _plan_text(plan: Any, show_text: bool) -> str:
+def _show(plan: Any, as_json: bool, show_text: bool) -> None:
+    """Print an install or uninstall plan (done or not), the files' text too when ``show_text``."""
+    if as_json:
+        print(json.dumps(plan.to_dict()))
+        return
     verb = "did" if plan.applied else "would"
     lines = [f"{plan.action} vaultd as a {plan.manager} service (socket {plan.socket})"]
     for f in plan.files:
@@ -31,7 +35,7 @@ def _plan_text(plan: Any, show_text: bool) -> str:
     lines += [f"  note: {n}" for n in plan.notes]
     if not plan.applied:
         lines.append(f"  to apply: vaultctl daemon {plan.action}" + (f" --{plan.manager}" if plan.action == "install" else ""))
-    return "\n".join(lines)
+    render.say("\n".join(lines))
 
 
 def _running() -> tuple[Any, list[str]] | None:
@@ -100,10 +104,7 @@ def install(
             apply_install(plan, os.environ)
     except SetupError as exc:
         fail(exc.message, exc.code.exit_status)
-    if as_json:
-        print(json.dumps(plan.to_dict()))
-    else:
-        render.say(_plan_text(plan, show_text=dry_run))
+    _show(plan, as_json, show_text=dry_run)
 
 
 def uninstall(
@@ -120,7 +121,4 @@ def uninstall(
             apply_uninstall(plan, os.environ)
     except SetupError as exc:
         fail(exc.message, exc.code.exit_status)
-    if as_json:
-        print(json.dumps(plan.to_dict()))
-    else:
-        render.say(_plan_text(plan, show_text=False))
+    _show(plan, as_json, show_text=False)

@@ -7,6 +7,7 @@ only the top-level object and the ``mcpServers`` object, and proves each edit by
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vaultctl.setup.edits import Found, Put, Splice, expected_data
@@ -17,12 +18,12 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
+@dataclass(frozen=True, slots=True)
 class JsonFormat:
     """JSON host files keyed ``mcpServers`` -> name -> entry."""
 
-    def __init__(self, container: str, name: str) -> None:
-        self.container = container
-        self.name = name
+    container: str  #: the table holding every server's entry (``mcpServers``, ``mcp_servers``)
+    name: str  #: vaultd's entry in it
 
     def parse(self, text: str, path: Path) -> JsonDocument:
         """Validate strictly and index the members setup may touch.

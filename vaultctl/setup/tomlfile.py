@@ -38,12 +38,12 @@ class _Block:
     content_end: int  #: end of the last key line's text; trailing blanks and comments stay out
 
 
+@dataclass(frozen=True, slots=True)
 class TomlFormat:
     """TOML host files keyed ``[mcp_servers.<name>]``."""
 
-    def __init__(self, container: str, name: str) -> None:
-        self.container = container
-        self.name = name
+    container: str  #: the table holding every server's entry (``mcpServers``, ``mcp_servers``)
+    name: str  #: vaultd's entry in it
 
     def parse(self, text: str, path: Path) -> TomlDocument:
         """Validate and index the table setup may touch.
