@@ -326,6 +326,7 @@ def test_snippets_are_bounded_and_balanced(raw: str, cjk_terms: list[str]) -> No
         st.sampled_from(["see ", "[[", "]]", "Alpha", " Plan", "](", "[", ")", "x", fts_query.MARK_OPEN, fts_query.MARK_CLOSE]), max_size=30
     )
 )
+@example(["[[", "](", "[[", ")", fts_query.MARK_OPEN, "see "])  # a link cut open inside another link's destination
 @settings(max_examples=400, deadline=None)
 def test_a_highlight_never_lands_inside_a_link(parts: list[str]) -> None:
     shaped = fts_query.shape_snippet("".join(parts))

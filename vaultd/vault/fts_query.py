@@ -163,7 +163,7 @@ _SENTINEL_SPLIT = re.compile(f"([{MARK_OPEN}{MARK_CLOSE}])")
 
 def _marked(text: str) -> tuple[str, list[tuple[int, int]]]:
     """The text without sentinels, and the marked spans in it (merged, in order); a mark
-    touching a link is widened to the whole link."""
+    touching a link is widened to the whole link, and to every link that one touches."""
     plain: list[str] = []
     spans: list[tuple[int, int]] = []
     at = 0
@@ -180,7 +180,12 @@ def _marked(text: str) -> tuple[str, list[tuple[int, int]]]:
             at += len(piece)
     joined = "".join(plain)
     if spans and ("[" in joined or "]" in joined):
-        spans += [(a, b) for a, b in _link_spans(joined) if any(s < b and a < e for s, e in spans)]
+        # Until no link is left half covered: a link that widens a mark may itself overlap
+        # another link (a wiki-link cut open inside a Markdown link's destination, say).
+        links = _link_spans(joined)
+        while touching := [(a, b) for a, b in links if any(s < b and a < e for s, e in spans)]:
+            spans += touching
+            links = [link for link in links if link not in touching]
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):
         if merged and start <= merged[-1][1]:
