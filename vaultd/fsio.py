@@ -99,19 +99,20 @@ class ReadRefused(Exception):
         self.size = size
 
 
-def read_regular(
-    path: str | Path, limit: int, *, dir_fd: int | None = None, check: Callable[[os.stat_result], None] | None = None
-) -> tuple[bytes, os.stat_result]:
-    """The bytes (at most ``limit``) and the status of the regular file at ``path``.
+@contextmanager
+def opened_regular(
+    path: str | Path, *, dir_fd: int | None = None, check: Callable[[os.stat_result], None] | None = None
+) -> Iterator[tuple[int, os.stat_result]]:
+    """The open descriptor and status of the regular file at ``path``, closed on leaving.
 
     Opened without following a link and without blocking, checked on the open descriptor, so
     what is checked is what is read. ``check`` sees the status before anything is read and may
-    raise.
+    raise. For a reader that decides from a file's first bytes how much more to read.
 
     Raises:
         FileNotFoundError: nothing is there.
-        ReadRefused: a link, not a regular file, or over ``limit`` bytes (before or while read).
-        OSError: any other reason it cannot be opened or read.
+        ReadRefused: a link or not a regular file.
+        OSError: any other reason it cannot be opened.
     """
     try:
         fd = os.open(path, _READ_FLAGS, dir_fd=dir_fd)
@@ -125,23 +126,47 @@ def read_regular(
             raise ReadRefused(Refusal.NOT_REGULAR)
         if check is not None:
             check(st)
-        if st.st_size > limit:
-            raise ReadRefused(Refusal.TOO_BIG, st.st_size)
-        # Ask for what the status promised and one byte more (a file that grew shows itself),
-        # not for the whole limit: a read of ``limit`` bytes allocates that much every time.
-        chunks, size, want = [], 0, st.st_size + 1
-        while size <= limit:
-            chunk = os.read(fd, min(want, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            want = _READ_CHUNK
+        yield fd, st
     finally:
         os.close(fd)
+
+
+def read_bounded(fd: int, st: os.stat_result, limit: int) -> bytes:
+    """All the bytes of the file open at ``fd`` (from its current offset), at most ``limit``.
+
+    Raises:
+        ReadRefused: TOO_BIG, by its status before anything is read or by what it gave while read.
+    """
+    if st.st_size > limit:
+        raise ReadRefused(Refusal.TOO_BIG, st.st_size)
+    # Ask for what the status promised and one byte more (a file that grew shows itself),
+    # not for the whole limit: a read of ``limit`` bytes allocates that much every time.
+    chunks, size, want = [], 0, st.st_size + 1
+    while size <= limit:
+        chunk = os.read(fd, min(want, limit + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        want = _READ_CHUNK
     if size > limit:
         raise ReadRefused(Refusal.TOO_BIG)
-    return b"".join(chunks), st
+    return b"".join(chunks)
+
+
+def read_regular(
+    path: str | Path, limit: int, *, dir_fd: int | None = None, check: Callable[[os.stat_result], None] | None = None
+) -> tuple[bytes, os.stat_result]:
+    """The bytes (at most ``limit``) and the status of the regular file at ``path``, read as
+    :func:`opened_regular` opens it.
+
+    Raises:
+        FileNotFoundError: nothing is there.
+        ReadRefused: a link, not a regular file, or over ``limit`` bytes (before or while read).
+        OSError: any other reason it cannot be opened or read.
+    """
+    with opened_regular(path, dir_fd=dir_fd, check=check) as (fd, st):
+        return read_bounded(fd, st, limit), st
 
 
 # -- lock files ---------------------------------------------------------------------------------

@@ -78,6 +78,31 @@ def test_a_log_from_before_the_header_is_still_vaultds_and_a_large_one_is_no_iss
     assert (root / "log.md").read_text() == big + r["log"]["line"] + "\n"
 
 
+def test_a_log_past_the_note_bound_stays_indexed_and_is_never_read_in_part(home: Home, raw: RawClient) -> None:
+    """About 14,000 writes take the log past the 2 MiB a note may be: it stays a link target, and
+    a read of it is refused whole, never a first part with a wrong size and sha."""
+    root = _vault(home, {"a.md": "# A\n\nsee [[log]]\n"})
+    raw.call("vault.add", {"id": "v", "path": str(root)})
+    raw.call("note.create", {"path": "b", "body": "b\n"})
+    line = (root / "log.md").read_text().splitlines()[1] + "\n"
+    with (root / "log.md").open("a") as fh:  # the history of a busy vault
+        fh.write(line * (2 * 1024 * 1024 // len(line.encode()) + 10))
+    last = raw.call("note.create", {"path": "c", "body": "c\n"})["log"]["line"]
+    size = (root / "log.md").stat().st_size
+    assert size > 2 * 1024 * 1024
+    out = raw.call("note.links", {"target": "a", "fresh": True})["out"]
+    assert [(o["status"], o.get("resolved")) for o in out] == [("resolved", "log.md")], out
+    assert raw.call("vault.lint", {"code": "L01"})["findings"] == [], "[[log]] is no dead link"
+    assert raw.call("vault.issues", {})["issues"] == []
+    listed = {n["path"]: n["size"] for n in raw.call("note.list", {})["notes"]}
+    on_disk = {p: (root / p).stat().st_size for p in ("a.md", "b.md", "c.md", "log.md")}
+    assert listed == on_disk and listed["log.md"] == size, "a file of the vault, at its whole size"
+    refused = raw.request("note.read", {"target": "log"})["error"]
+    assert refused["data"]["code"] == "LIMIT", refused
+    assert f"({size} bytes)" in refused["message"] and "log.tail" in refused["message"], refused
+    assert raw.call("log.tail", {"limit": 1})["lines"] == [last.rstrip("\n")]
+
+
 def test_a_log_without_its_final_newline_gets_a_new_line_and_the_write_succeeds(home: Home, raw: RawClient) -> None:
     root = _vault(home, {"a.md": "# A\n"})
     raw.call("vault.add", {"id": "v", "path": str(root)})

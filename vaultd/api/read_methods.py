@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from protocol.limits import MAX_NOTE_BYTES, MAX_QUERY_BYTES
+from protocol.limits import MAX_NOTE_BYTES, MAX_QUERY_BYTES, describe
 from protocol.methods import reads
 from protocol.methods.reads import (
     FileIssue,
@@ -36,7 +36,8 @@ from protocol.methods.reads import (
     VaultParams,
 )
 from vaultd.api.handlers import CallContext, handles
-from vaultd.errors import Ambiguous, InvalidParams, NotFound
+from vaultd.errors import Ambiguous, InvalidParams, LimitExceeded, NotFound
+from vaultd.fsio import ReadRefused, Refusal, read_regular
 from vaultd.git import history
 from vaultd.git.repo import require
 from vaultd.ops.create import note_path
@@ -148,13 +149,19 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
     return await anyio.to_thread.run_sync(answer)
 
 
-def _read_file(root: str, path: str) -> bytes:
-    fd = os.open(os.path.join(root, path), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+def _note_bytes(root: str, path: str, log_path: str) -> bytes:
+    """A note's bytes, whole or refused: never a first part passed off as the note (with its
+    size and sha) when the file grew past the note bound since it was indexed, nor for vaultd's
+    log, which is indexed at any length."""
     try:
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read(MAX_NOTE_BYTES + 1)
-    finally:
-        os.close(fd)
+        raw, _ = read_regular(os.path.join(root, path), MAX_NOTE_BYTES)
+    except ReadRefused as exc:
+        if exc.refusal is not Refusal.TOO_BIG:
+            raise NotFound(f"{path} is no longer a regular file; search again") from exc
+        size = f" ({exc.size} bytes)" if exc.size is not None else ""
+        lines = "; read its lines with log.tail or log.grep" if path == log_path else ""
+        raise LimitExceeded(f"{path} is over the {describe(MAX_NOTE_BYTES)} a note read returns{size}{lines}") from exc
+    return raw
 
 
 @handles(reads.READ)
@@ -163,8 +170,9 @@ async def read(ctx: CallContext, params: ReadParams) -> ReadResult:
         return await _read_at(ctx, params, params.at)
     live, view = await live_view(ctx, params.vault, params.fresh)
     path = find_note(live.index, params.target, view.hidden)
+    log_path = oplog.log_name(ctx.host.vault(params.vault).entry)
     try:
-        raw = await anyio.to_thread.run_sync(_read_file, str(live.root), path)
+        raw = await anyio.to_thread.run_sync(_note_bytes, str(live.root), path, log_path)
     except FileNotFoundError as exc:
         raise NotFound(f"{path} was removed; search again") from exc
     return read_result(path, raw, params, live.index.notes.get(path))

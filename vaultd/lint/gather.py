@@ -9,11 +9,11 @@ link and only when the file is still the bytes the index holds.
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from protocol.limits import MAX_NOTE_BYTES
+from vaultd.fsio import ReadRefused, Refusal, read_regular
 from vaultd.graph.snapshot import LinkSnapshot, snapshot
 from vaultd.lint.files import is_document
 from vaultd.lint.model import Document, LintInput
@@ -30,23 +30,13 @@ if TYPE_CHECKING:
 MAX_DOCUMENTS = 5000  #: .canvas and .base files read per lint; past it the rest are not checked
 
 
-def read_bounded(root: Path, rel: str) -> bytes:
-    """A file's bytes without following a link, at most the note bound plus one."""
-    fd = os.open(root / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    try:
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read(MAX_NOTE_BYTES + 1)
-    finally:
-        os.close(fd)
-
-
 def _document(root: Path, rel: str) -> Document:
     try:
-        raw = read_bounded(root, rel)
+        raw, _ = read_regular(root / rel, MAX_NOTE_BYTES)
     except OSError as exc:
         return Document(None, exc.strerror or "unreadable")
-    if len(raw) > MAX_NOTE_BYTES:
-        return Document(None, f"over {MAX_NOTE_BYTES} bytes")
+    except ReadRefused as exc:
+        return Document(None, f"over {MAX_NOTE_BYTES} bytes" if exc.refusal is Refusal.TOO_BIG else exc.refusal.value)
     try:
         return Document(raw.decode("utf-8"))
     except UnicodeDecodeError:
@@ -107,8 +97,8 @@ def text_reader(root: Path, snap: LinkSnapshot) -> Callable[[str], str | None]:
         if rel not in cache:
             record = snap.notes.get(rel)
             try:
-                raw = read_bounded(root, rel)
-            except OSError:
+                raw, _ = read_regular(root / rel, MAX_NOTE_BYTES)
+            except (OSError, ReadRefused):
                 raw = b""
             ok = record is not None and hashlib.sha256(raw).hexdigest() == record.sha256
             cache[rel] = raw.decode("utf-8", "replace") if ok else None

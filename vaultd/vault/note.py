@@ -7,9 +7,10 @@ frontmatter ``tags`` (string, comma/space separated string, or list) plus inline
 
 vaultd's own operation log is a file of the vault but not one of the user's notes: search, lists,
 stats and lint leave it out, and ``log.tail`` and ``log.grep`` read its lines. So it is indexed by
-its header alone (a link target with its title; no body, links or tags), and an append, which every
-write makes, costs a read and a hash of the file instead of a parse and a re-index of the vault's
-whole history.
+its header alone (a link target with its title; no body, links or tags), read from the file's
+first bytes whatever its length: an append, which every write makes, costs the same after ten
+lines as after a million, and a log past the note bound stays indexed. Its record's ``sha256`` is
+therefore of its header and its status (size, mtime), not of its lines (see :func:`log_note`).
 """
 
 from __future__ import annotations
@@ -77,19 +78,37 @@ def too_big(size: int | None) -> Skipped:
     return Skipped("S01", f"over the {MAX_NOTE_BYTES // (1024 * 1024)} MiB note limit ({shown})")
 
 
+def log_note(path: str, *, size: int, mtime_ns: int, ino: int) -> tuple[NoteRecord, SearchDoc]:
+    """vaultd's operation log as the index holds it, from its status alone (its first line is the
+    header :func:`is_operation_log` recognised).
+
+    Its ``sha256`` stands for the file's identity, made of the header, the size and the mtime:
+    hashing the lines would make every write cost more the longer the vault's history, and
+    nothing compares the log's bytes with it (an edit of the log is checked against the bytes it
+    reads, as any edit is). It changes with every append, so subscribers still see the log change.
+    """
+    identity = f"{LOG_HEADER}{size}:{mtime_ns}".encode()
+    return _record(path, LOG_HEADER, hashlib.sha256(identity).hexdigest(), size=size, mtime_ns=mtime_ns, ino=ino)
+
+
 def parse_note(path: str, raw: bytes, *, size: int, mtime_ns: int, ino: int) -> tuple[NoteRecord, SearchDoc]:
     """Parse one note. Raises :class:`Skipped` for a file the index must not hold."""
+    if is_operation_log(raw):
+        # the log's lines are log.tail's and log.grep's, never a note's body; whole bytes at hand
+        # (a revision's, say) are hashed as they are
+        return _record(path, LOG_HEADER, hashlib.sha256(raw).hexdigest(), size=size, mtime_ns=mtime_ns, ino=ino)
     if len(raw) > MAX_NOTE_BYTES:
         raise too_big(len(raw))
-    if is_operation_log(raw):
-        text = LOG_HEADER  # the log's lines are log.tail's and log.grep's, never a note's body
-    else:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise Skipped("S02", f"not valid UTF-8 (byte {exc.start})") from exc
-        if "\x00" in text:
-            raise Skipped("S03", "contains NUL bytes; not a text note")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Skipped("S02", f"not valid UTF-8 (byte {exc.start})") from exc
+    if "\x00" in text:
+        raise Skipped("S03", "contains NUL bytes; not a text note")
+    return _record(path, text, hashlib.sha256(raw).hexdigest(), size=size, mtime_ns=mtime_ns, ino=ino)
+
+
+def _record(path: str, text: str, sha: str, *, size: int, mtime_ns: int, ino: int) -> tuple[NoteRecord, SearchDoc]:
     fm = frontmatter.parse(text)
     scan = markdown.scan(text, fm.body_offset, fm.body_line)
     data = fm.data or {}
@@ -110,7 +129,7 @@ def parse_note(path: str, raw: bytes, *, size: int, mtime_ns: int, ino: int) -> 
         size=size,
         mtime_ns=mtime_ns,
         ino=ino,
-        sha256=hashlib.sha256(raw).hexdigest(),
+        sha256=sha,
         title=title,
         frontmatter=fm.data,
         aliases=aliases,

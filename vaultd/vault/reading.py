@@ -11,8 +11,9 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from vaultd.fsio import ReadRefused, Refusal, read_regular
-from vaultd.vault.note import MAX_NOTE_BYTES, Skipped, parse_note, too_big
+from vaultd.fsio import ReadRefused, Refusal, opened_regular, read_bounded
+from vaultd.vault.layout import is_operation_log
+from vaultd.vault.note import MAX_NOTE_BYTES, Skipped, log_note, parse_note, too_big
 from vaultd.vault.walk import LINK_REASON, NOT_REGULAR_REASON, FileStat, SkippedFile
 
 if TYPE_CHECKING:
@@ -36,10 +37,24 @@ class Updates:
         return bool(self.notes or self.attachments or self.skipped or self.gone)
 
 
+#: A file at least this long has its first bytes read on their own, so vaultd's operation log,
+#: which grows by a line with every write, is recognised without reading its lines. Below it a
+#: note is read in one call, as most are.
+HEAD_FIRST_BYTES = 64 * 1024
+_HEAD_BYTES = 4096  #: enough for the log's header line
+
+
 def read_note(root: Path, fs: FileStat) -> tuple[NoteRecord, SearchDoc] | SkippedFile:
-    """Read and parse one note without following links; a file that changed type is skipped."""
+    """Read and parse one note without following links; a file that changed type is skipped.
+
+    vaultd's operation log is indexed from its first line and its status at any length (see
+    :mod:`vaultd.vault.note`): its lines are never read here.
+    """
     try:
-        raw, st = read_regular(os.path.join(root, fs.path), MAX_NOTE_BYTES)
+        with opened_regular(os.path.join(root, fs.path)) as (fd, st):
+            if st.st_size >= HEAD_FIRST_BYTES and is_operation_log(os.pread(fd, _HEAD_BYTES, 0)):
+                return log_note(fs.path, size=st.st_size, mtime_ns=st.st_mtime_ns, ino=st.st_ino)
+            raw = read_bounded(fd, st, MAX_NOTE_BYTES)
     except ReadRefused as exc:
         if exc.refusal is Refusal.LINK:
             return SkippedFile(fs.path, "S04", LINK_REASON)
@@ -49,6 +64,8 @@ def read_note(root: Path, fs: FileStat) -> tuple[NoteRecord, SearchDoc] | Skippe
         return SkippedFile(fs.path, refused.code, refused.reason)
     except OSError as exc:
         return SkippedFile(fs.path, "S05", f"cannot read: {exc.strerror}")
+    if is_operation_log(raw):
+        return log_note(fs.path, size=st.st_size, mtime_ns=st.st_mtime_ns, ino=st.st_ino)
     try:
         return parse_note(fs.path, raw, size=st.st_size, mtime_ns=st.st_mtime_ns, ino=st.st_ino)
     except Skipped as exc:
