@@ -5,12 +5,13 @@ note's title, aliases and tags: the frontmatter ``title`` when it is a string, e
 else the file name; ``aliases`` (or the legacy ``alias``) as a string or a list of strings;
 frontmatter ``tags`` (string, comma/space separated string, or list) plus inline tags.
 
-vaultd's own operation log is a file of the vault but not one of the user's notes: search, lists,
-stats and lint leave it out, and ``log.tail`` and ``log.grep`` read its lines. So it is indexed by
-its header alone (a link target with its title; no body, links or tags), read from the file's
-first bytes whatever its length: an append, which every write makes, costs the same after ten
-lines as after a million, and a log past the note bound stays indexed. Its record's ``sha256`` is
-therefore of its header and its status (size, mtime), not of its lines (see :func:`log_note`).
+vaultd's own operation log is a file of the vault but not one of the user's notes: search, stats,
+tags and lint leave it out (``note.list`` lists it as a file), and ``log.tail`` and ``log.grep``
+read its lines. So it is indexed by its header alone (a link target with its title; no body, links
+or tags), read from the file's first bytes whatever its length: an append, which every write makes,
+costs the same after ten lines as after a million, and a log past the note bound stays indexed. Its
+record's ``sha256`` is therefore of its header and its status (size, mtime), not of its lines (see
+:func:`log_note`).
 """
 
 from __future__ import annotations
