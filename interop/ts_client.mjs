@@ -13,7 +13,7 @@ const transport = new StdioClientTransport({ command: server.command, args: serv
                                              cwd: server.cwd, stderr: "ignore" });
 
 function errorBody(result) {
-  // A refusal carries {code, message, issues, candidates} as JSON in its text content.
+  // A refusal carries {code, message, issues, issues_omitted, candidates} as JSON in its text content.
   return JSON.parse(result.content[0].text);
 }
 

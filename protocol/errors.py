@@ -98,5 +98,6 @@ class ErrorData(msgspec.Struct, kw_only=True, omit_defaults=True):
 
     code: ErrorCode
     message: str
-    issues: list[Issue] = []
+    issues: list[Issue] = []  #: at most :data:`~protocol.limits.MAX_ERROR_ISSUES`, in the order found
+    issues_omitted: int = 0  #: issues found beyond the listed ones
     candidates: list[str] = []  #: for AMBIGUOUS

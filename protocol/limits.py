@@ -18,6 +18,7 @@ MAX_FRAME_BYTES: Final = 1 * MiB  #: the default bound on one JSON-RPC message f
 MAX_QUERY_BYTES: Final = 1 * KiB  #: a search query, as UTF-8
 MAX_PATCH_TEXT_BYTES: Final = 64 * KiB  #: each old or new text of a patch, as UTF-8
 MAX_APPEND_BYTES: Final = 256 * KiB  #: the Markdown one append adds, as UTF-8
+MAX_ERROR_ISSUES: Final = 100  #: issues an error lists; the rest are counted in ``issues_omitted``
 MAX_READ_PAGE_BYTES: Final = 64 * KiB  #: the most ``note.read`` returns in one page
 DEFAULT_READ_PAGE_BYTES: Final = 16 * KiB  #: the page ``note.read`` returns when ``max_bytes`` is not given
 

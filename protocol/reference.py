@@ -12,6 +12,7 @@ import msgspec
 
 from protocol.errors import ErrorCode
 from protocol.issue_codes import IssueCode
+from protocol.limits import MAX_ERROR_ISSUES
 from protocol.methods import events, subscriptions
 from protocol.methods.receipts import OUTCOMES, NoDetail, detail_of
 from protocol.schema import method_schema
@@ -80,6 +81,9 @@ def render() -> str:
     ]
     out += [f"| `{c}` | {c.rpc_code} | {int(c.exit_status)} |" for c in ErrorCode]
     out += [
+        "",
+        f"An error's `data` holds its `code`, `message`, the `issues` that refused the call (at most {MAX_ERROR_ISSUES}, in the order "
+        "found; `issues_omitted` counts the rest) and, for `AMBIGUOUS`, the `candidates`.",
         "",
         "## Issue codes",
         "",

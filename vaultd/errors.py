@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from protocol.errors import ErrorCode, ErrorData, Issue
+from protocol.limits import MAX_ERROR_ISSUES
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -39,7 +40,12 @@ class VaultError(Exception):
         self.candidates = list(candidates)
 
     def to_data(self) -> ErrorData:
-        return ErrorData(code=self.code, message=self.message, issues=self.issues, candidates=self.candidates)
+        """The error as it travels: its issues bounded here, once for every refusal, so one that
+        finds an issue per backlink or per path never grows a reply without limit."""
+        listed = self.issues[:MAX_ERROR_ISSUES]
+        return ErrorData(
+            code=self.code, message=self.message, issues=listed, issues_omitted=len(self.issues) - len(listed), candidates=self.candidates
+        )
 
 
 class InvalidParams(VaultError):

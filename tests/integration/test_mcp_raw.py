@@ -391,7 +391,7 @@ def test_handshake_does_not_wait_for_a_daemon_and_calls_report_unavailable(home:
         result = proc.call("vault_list", {})["result"]
         body = tool_error(result)
         assert body["code"] == "UNAVAILABLE" and "vaultctl daemon start" in body["message"]
-        assert body["issues"] == [] and body["candidates"] == []
+        assert body["issues"] == [] and body["issues_omitted"] == 0 and body["candidates"] == []
         proc.still_answers()
     finally:
         assert proc.close() == 0

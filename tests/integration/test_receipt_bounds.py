@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -67,5 +67,26 @@ def test_a_refusal_lists_at_most_the_cap_and_counts_the_rest(vault: Path, raw: R
     reply = raw.request("note.create", {"path": "New", "body": _dead_links(dead, "nowhere")})
     data = reply["error"]["data"]
     assert data["code"] == "VALIDATION" and len(data["issues"]) == listed
+    assert data.get("issues_omitted", 0) == dead - listed
     assert data["message"].endswith(f"(and {dead - 1} more)")
     assert not (vault / "New.md").exists()
+
+
+# Every refusal is bounded where errors are sent, not by each check: a delete finds one issue per
+# link it would break, however many notes link in.
+@pytest.mark.parametrize(("links", "listed", "omitted"), [(CAP, CAP, 0), (CAP + 1, CAP, 1), (CAP + 50, CAP, 50)])
+def test_a_delete_refused_for_its_backlinks_lists_at_most_the_cap(
+    vault: Path, raw: RawClient, cli: Any, links: int, listed: int, omitted: int
+) -> None:
+    (vault / "Target.md").write_text("# Target\n")
+    for i in range(links):
+        (vault / f"in{i:04d}.md").write_text("[[Target]]\n")
+    _add(raw, vault)
+    reply = raw.request("note.delete", {"target": "Target"})
+    data = reply["error"]["data"]
+    assert data["code"] == "VALIDATION" and f"would break {links} links" in data["message"]
+    assert len(data["issues"]) == listed and data.get("issues_omitted", 0) == omitted
+    refused = cli("delete", "Target")
+    assert refused.code == 1 and f"would break {links} links" in refused.err
+    assert (f"... and {omitted} more issue(s)" in refused.err) is bool(omitted), refused.err
+    assert (vault / "Target.md").exists()

@@ -7,7 +7,7 @@ from typing import Any
 
 
 def tool_error(result: Any) -> dict[str, Any]:
-    """The ``{code, message, issues, candidates}`` of an error result (an SDK ``CallToolResult``
+    """The ``{code, message, issues, issues_omitted, candidates}`` of an error result (an SDK ``CallToolResult``
     or a raw result dict), checking it has no structuredContent a strict client would validate."""
     if isinstance(result, dict):
         assert result["isError"] is True, result
@@ -18,5 +18,5 @@ def tool_error(result: Any) -> dict[str, Any]:
         assert result.structured_content is None, result.structured_content
         text = result.content[0].text
     body = json.loads(text)
-    assert isinstance(body, dict) and set(body) == {"code", "message", "issues", "candidates"}, body
+    assert isinstance(body, dict) and set(body) == {"code", "message", "issues", "issues_omitted", "candidates"}, body
     return body

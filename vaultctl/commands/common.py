@@ -98,6 +98,8 @@ def refuse(data: ErrorData) -> NoReturn:
             continue
         where = f" ({issue.path}{':' + str(issue.line) if issue.line else ''})" if issue.path else ""
         render.say(f"  {issue.severity} {issue.code}{where}: {issue.message}", file=sys.stderr, multiline=False, reversible=False)
+    if data.issues_omitted:
+        render.say(f"  ... and {data.issues_omitted} more issue(s)", file=sys.stderr, multiline=False, reversible=False)
     if data.candidates:
         render.say("  candidates: " + ", ".join(data.candidates), file=sys.stderr, multiline=False, reversible=False)
     fail(data.message + (f" ({', '.join(dict.fromkeys(folded))})" if folded else ""), data.code.exit_status)

@@ -50,7 +50,7 @@ class ToolOutcome:
     def as_result(self, *, structured: bool) -> dict[str, Any]:
         """The ``tools/call`` result body; ``structured`` False for clients before 2025-06-18.
 
-        An error result carries its ``{code, message, issues, candidates}`` as JSON in the text
+        An error result carries its ``{code, message, issues, issues_omitted, candidates}`` as JSON in the text
         content and no ``structuredContent``: the spec asks clients to validate structured content
         against the tool's ``outputSchema`` (MCP 2025-06-18, server/tools, "Output Schema"), which
         describes the tool's result, not a refusal, and strict clients (the TypeScript SDK, the

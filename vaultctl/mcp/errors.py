@@ -60,11 +60,13 @@ class ToolFailure(Exception):
         self.data = data
 
     def structured(self) -> dict[str, Any]:
-        """``{code, message, issues, candidates}``, every key present so agents need not guess."""
+        """``{code, message, issues, issues_omitted, candidates}``, every key present so agents
+        need not guess."""
         return {
             "code": self.data.code.value,
             "message": self.data.message,
             "issues": msgspec.to_builtins(self.data.issues),
+            "issues_omitted": self.data.issues_omitted,
             "candidates": list(self.data.candidates),
         }
 

@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 
 MAX_OLD_LINK_WARNINGS = 100  #: dead links a note already had, reported per note; the rest are counted
 MAX_QUIET_OLD_LINKS = 1000  #: old dead links a move checks and leaves out; past it they are counted
-MAX_REFUSAL_ISSUES = 100  #: issues a refusal lists; its message counts them all
 
 
 def new_path_issues(ctx: OpContext, plan: Plan) -> list[Issue]:
@@ -299,6 +298,6 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
     if errors:
         raise ValidationFailed(
             f"refused: {errors[0].message}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
-            issues=errors[:MAX_REFUSAL_ISSUES],
+            issues=errors,
         )
     return warnings
