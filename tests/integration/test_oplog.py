@@ -103,6 +103,15 @@ def test_a_log_past_the_note_bound_stays_indexed_and_is_never_read_in_part(home:
     assert raw.call("log.tail", {"limit": 1})["lines"] == [last.rstrip("\n")]
 
 
+def test_a_log_from_before_the_header_gives_no_tags(home: Home, raw: RawClient) -> None:
+    """Such a log is parsed as a note, so its lines' #tags are in the index; vault.tags, like
+    search and stats, leaves vaultd's log out."""
+    root = _vault(home, {"a.md": "# A\n\n#otters\n", "log.md": EVENT.replace("create a.md", "create a.md #idea") * 3})
+    raw.call("vault.add", {"id": "v", "path": str(root)})
+    assert raw.call("note.read", {"target": "log"})["body"].count("#idea") == 3, "the log is there, with its tags"
+    assert [t["tag"] for t in raw.call("vault.tags", {})["tags"]] == ["otters"]
+
+
 def test_a_log_without_its_final_newline_gets_a_new_line_and_the_write_succeeds(home: Home, raw: RawClient) -> None:
     root = _vault(home, {"a.md": "# A\n"})
     raw.call("vault.add", {"id": "v", "path": str(root)})

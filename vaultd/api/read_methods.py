@@ -269,8 +269,9 @@ async def tags(ctx: CallContext, params: TagsParams) -> TagsResult:
     live, view = await live_view(ctx, params.vault)
     counts: Counter[str] = Counter()
     spelled: dict[str, str] = {}
+    log_path = oplog.log_name(ctx.host.vault(params.vault).entry)  # a log from before the header is parsed as a note
     for path, record in live.index.notes.items():
-        if view.hidden(path):
+        if view.hidden(path) or path == log_path:
             continue
         seen = set()
         for tag in record.tags:
