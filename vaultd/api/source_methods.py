@@ -17,20 +17,18 @@ from protocol.methods.sources import (
     ClaimDetail,
     ClaimListParams,
     ClaimListResult,
-    ClaimState,
     ClaimUpdateParams,
     DriftState,
     EvidenceParams,
     EvidenceResult,
     SourceListParams,
     SourceListResult,
-    Verdict,
 )
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
 from vaultd.ops.runner import run_operation
 from vaultd.sources import operations
-from vaultd.sources.evidence import Ledgers
+from vaultd.sources.evidence import Ledgers, accepted_claims, drift_findings, unsupported_claims
 from vaultd.sources.rawfiles import raw_hasher
 from vaultd.vault.lookup import find_note
 
@@ -116,11 +114,9 @@ async def evidence(ctx: CallContext, params: EvidenceParams) -> EvidenceResult:
         return EvidenceResult(page=page, claims=views, drifted=drifted, sources_checked=len(involved), claims_checked=len(claims))
 
     def vault_view(book: Ledgers) -> EvidenceResult:
-        accepted = [c for _, c in sorted(book.claims.items()) if c.state == ClaimState.ACCEPTED.value]
-        views = [book.claim_view(c, verify=params.verify) for c in accepted]
-        weak = [v for v in views if v.verdict is not Verdict.SUPPORTED][: params.limit]
-        all_sources = [book.source_view(s, verify=params.verify) for _, s in sorted(book.sources.items())]
-        drifted = [v for v in all_sources if v.drift in (DriftState.CHANGED, DriftState.MISSING)][: params.limit]
-        return EvidenceResult(page=None, claims=weak, drifted=drifted, sources_checked=len(all_sources), claims_checked=len(accepted))
+        accepted = accepted_claims(book)
+        weak = unsupported_claims(book, accepted, verify=params.verify)[: params.limit]
+        drifted = drift_findings(book, verify=params.verify)[: params.limit]
+        return EvidenceResult(page=None, claims=weak, drifted=drifted, sources_checked=len(book.sources), claims_checked=len(accepted))
 
     return await _with_ledgers(ctx, params.vault, params.fresh, params.verify, page_view if params.target is not None else vault_view)

@@ -1,9 +1,8 @@
 """The ledgers as the index holds them: claims with what their citations are worth, sources with
-their drift, and the two vault-wide checks lint reports.
+their drift, and the two vault-wide checks of ``source.evidence`` without a target.
 
 Pure over a :class:`~vaultd.vault.index.VaultIndex` and a hasher the caller provides (the daemon
-hashes raw copies through its descriptor-bound reader), so lint and the evidence view ask the
-same questions the same way:
+hashes raw copies through its descriptor-bound reader):
 
 - :func:`drift_findings`: sources whose raw copy no longer holds the bytes captured (changed,
   or gone);
@@ -139,16 +138,18 @@ class Ledgers:
         return sorted(about, key=lambda c: c.path)
 
 
-def drift_findings(index: VaultIndex, hasher: Hasher | None, today: dt.date) -> list[SourceView]:
-    """Sources whose raw copy changed or is gone since capture, by path (hashing when ``hasher``)."""
-    book = Ledgers(index, today, hasher)
-    views = [book.source_view(s, verify=hasher is not None) for _, s in sorted(book.sources.items())]
+def drift_findings(book: Ledgers, *, verify: bool) -> list[SourceView]:
+    """Sources whose raw copy changed or is gone since capture, by path (hashed when ``verify``)."""
+    views = [book.source_view(s, verify=verify) for _, s in sorted(book.sources.items())]
     return [v for v in views if v.drift in (DriftState.CHANGED, DriftState.MISSING)]
 
 
-def unsupported_claims(index: VaultIndex, today: dt.date, hasher: Hasher | None = None) -> list[ClaimView]:
-    """Accepted claims whose support does not hold up today, by path."""
-    book = Ledgers(index, today, hasher)
-    accepted = [c for _, c in sorted(book.claims.items()) if c.state == ClaimState.ACCEPTED.value]
-    views = [book.claim_view(c, verify=hasher is not None) for c in accepted]
+def accepted_claims(book: Ledgers) -> list[ClaimEntry]:
+    """The claims a person (or an approved verdict) accepted, by path."""
+    return [c for _, c in sorted(book.claims.items()) if c.state == ClaimState.ACCEPTED.value]
+
+
+def unsupported_claims(book: Ledgers, accepted: list[ClaimEntry], *, verify: bool) -> list[ClaimView]:
+    """Those of the ``accepted`` claims whose support does not hold up today, in their order."""
+    views = [book.claim_view(c, verify=verify) for c in accepted]
     return [v for v in views if v.verdict is not Verdict.SUPPORTED]
