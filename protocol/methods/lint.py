@@ -172,6 +172,9 @@ class LintFinding(msgspec.Struct, kw_only=True, omit_defaults=True):
     fix: str | None = None  #: the rewrite ``lint.fix`` applies, ``old → new``; absent when no safe fix exists (also cut)
 
 
+MAX_LINT_DOCUMENTS = 5000  #: .canvas and .base files one lint reads; past it the rest are counted, not checked
+
+
 class LintResult(Result):
     vault: str
     as_of: str  #: the date the date rules used
@@ -183,6 +186,9 @@ class LintResult(Result):
     counts: dict[str, int]  #: findings by code, all of them (not only the listed ones)
     findings: list[LintFinding]  #: errors first, then by code, note and line
     truncated: bool
+    #: canvases and bases past the MAX_LINT_DOCUMENTS one lint reads: their links are not checked
+    #: (L14, L15), and while any is unread no attachment is called unused (L12), since it may embed it
+    unread_documents: int = 0
 
 
 class LintFixParams(TwoStepParams, kw_only=True):

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from protocol.methods.lint import MAX_LINT_DOCUMENTS
 from tests.support.harness import Daemon, RawClient, snapshot
 
 if TYPE_CHECKING:
@@ -242,3 +243,28 @@ def test_a_finding_is_cut_at_its_bound(daemon: Daemon, raw: RawClient, home: Hom
     lengths = sorted(len(f["finding"]) for f in found)
     assert lengths[-1] == 500 and found[[len(f["finding"]) for f in found].index(500)]["finding"].endswith("…")
     assert lengths[0] < 500
+
+
+@pytest.mark.parametrize("past", [0, 1])
+def test_canvases_past_the_bound_are_counted_and_no_attachment_is_called_unused(
+    daemon: Daemon, raw: RawClient, home: Home, cli: Any, past: int
+) -> None:
+    """Lint reads MAX_LINT_DOCUMENTS canvases and bases; one it did not read may embed any
+    attachment, so past the bound L12 says nothing rather than something false."""
+    root = home.root / "canvases"
+    (root / "c").mkdir(parents=True)
+    (root / "pics").mkdir()
+    empty = json.dumps({"nodes": [], "edges": []})
+    for i in range(MAX_LINT_DOCUMENTS - 1 + past):
+        (root / "c" / f"{i:05d}.canvas").write_text(empty)
+    embeds = {"nodes": [{"id": "p", "type": "file", "file": "pics/in-a-canvas.png", "x": 0, "y": 0, "width": 9, "height": 9}], "edges": []}
+    (root / "c" / "embeds.canvas").write_text(json.dumps(embeds))
+    (root / "pics" / "in-a-canvas.png").write_bytes(b"\x89PNG")
+    (root / "pics" / "unused.png").write_bytes(b"\x89PNG")
+    (root / "Home.md").write_text("# Home\n\nA note.\n")
+    raw.call("vault.add", {"id": "cv", "path": str(root)})
+    result = raw.call("vault.lint", {"vault": "cv", "code": "L12"})
+    assert result.get("unread_documents", 0) == past
+    assert [f["note"] for f in result["findings"]] == ([] if past else ["pics/unused.png"])
+    shown = cli("lint", "--vault", "cv", "--code", "L12")
+    assert ("past the 5,000 one lint reads were not checked" in shown.out) is bool(past), shown.out

@@ -8,7 +8,7 @@ import typer
 
 from protocol.errors import ExitStatus
 from protocol.methods import lint
-from protocol.methods.lint import LintCode, LintFixParams, LintParams, LintResult
+from protocol.methods.lint import MAX_LINT_DOCUMENTS, LintCode, LintFixParams, LintParams, LintResult
 from protocol.methods.service import Level
 from protocol.methods.writes import TwoStepParams
 from protocol.schema import field_help as doc
@@ -27,6 +27,11 @@ def _text(r: LintResult, fix_cmd: str) -> str:
     tail = f"{r.errors} error(s), {r.warnings} warning(s) in {r.checked} note(s) as of {r.as_of}" + (f" ({counts})" if counts else "")
     if r.truncated:
         tail += f"; {len(r.findings)} listed, raise --limit or narrow with --code/--note"
+    if r.unread_documents:
+        tail += (
+            f"\n{r.unread_documents} canvas and base file(s) past the {MAX_LINT_DOCUMENTS:,} one lint reads were not checked,"
+            " and no attachment is called unused (L12) while any is unread"
+        )
     if r.fixable:
         tail += f"\n{r.fixable} can be fixed mechanically: {fix_cmd}"
     return render.compose([*parts, "", tail, f"verdict: {r.verdict}"])

@@ -71,6 +71,7 @@ async def lint_vault(ctx: CallContext, params: LintParams) -> LintResult:
                 for f in listed
             ],
             truncated=len(found) > params.limit,
+            unread_documents=inp.unread_documents,
         )
 
     async with live.held_still():

@@ -48,7 +48,7 @@ def run(inp: LintInput, code: LintCode | None = None) -> list[Finding]:
     if wanted(LintCode.L12, LintCode.L14, LintCode.L15):
         documented, referenced = files.document_findings(inp)
         found += documented
-        if wanted(LintCode.L12):
+        if wanted(LintCode.L12) and not inp.unread_documents:  # an unread canvas may embed any of them
             found += files.unused_attachment_findings(inp, referenced)
     if wanted(LintCode.L16):
         found += topic_map.cycle_findings(inp)

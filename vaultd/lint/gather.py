@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from protocol.limits import MAX_NOTE_BYTES
+from protocol.methods.lint import MAX_LINT_DOCUMENTS
 from vaultd.fsio import ReadRefused, Refusal, read_regular
 from vaultd.graph.snapshot import LinkSnapshot, snapshot
 from vaultd.lint.files import is_document
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
     from protocol.methods.vaults import VaultEntry
     from vaultd.policy.visibility import Visibility
     from vaultd.vault.index import VaultIndex
-
-MAX_DOCUMENTS = 5000  #: .canvas and .base files read per lint; past it the rest are not checked
 
 
 def _document(root: Path, rel: str) -> Document:
@@ -55,7 +54,8 @@ def view_of(index: VaultIndex, entry: VaultEntry, visibility: Visibility) -> Lin
 def gather(index: VaultIndex, entry: VaultEntry, visibility: Visibility, as_of: dt.date) -> LintInput:
     snap = view_of(index, entry, visibility)
     root = Path(entry.path)
-    documents = {p: _document(root, p) for p in [a for a in snap.attachments if is_document(a)][:MAX_DOCUMENTS]}
+    every_document = [a for a in snap.attachments if is_document(a)]
+    documents = {p: _document(root, p) for p in every_document[:MAX_LINT_DOCUMENTS]}
     folders: set[str] | None = None
 
     def exists(rel: str) -> bool:
@@ -86,6 +86,7 @@ def gather(index: VaultIndex, entry: VaultEntry, visibility: Visibility, as_of: 
         suggest=suggest,
         by_alias=by_alias,
         documents=documents,
+        unread_documents=max(len(every_document) - MAX_LINT_DOCUMENTS, 0),
     )
 
 
