@@ -20,6 +20,9 @@ COOKIE_PREFIX: Final = "cookie-"  #: freshness markers the watcher reports back,
 #: file as vaultd's record rather than a user's note.
 LOG_HEADER: Final = "# vaultd operation log\n"
 _LOG_HEADER_LINE: Final = LOG_HEADER.rstrip("\n").encode("utf-8")
+#: How much of a file's start the appender and the index read to tell vaultd's log from a note
+#: (the header, or for a log from before it, its first event line).
+LOG_HEAD_BYTES: Final = 4096
 
 #: Folders never indexed, watched or written into by a note operation, at any depth.
 SKIPPED_DIRS: Final = frozenset({RUNTIME_DIR, ".git", ".obsidian", ".trash"})

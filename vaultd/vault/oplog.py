@@ -22,7 +22,7 @@ from protocol.errors import Issue
 from vaultd.content_mode import new_file_mode
 from vaultd.errors import Conflict, InvalidParams, ValidationFailed
 from vaultd.fsio import fsync_dir, locked
-from vaultd.vault.layout import LOG_HEADER, LOG_LOCK_NAME, RUNTIME_DIR, SKIPPED_DIRS, is_operation_log
+from vaultd.vault.layout import LOG_HEAD_BYTES, LOG_HEADER, LOG_LOCK_NAME, RUNTIME_DIR, SKIPPED_DIRS, is_operation_log
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -73,7 +73,7 @@ def log_file_kind(root: Path, rel: str) -> LogFile:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return LogFile.FOREIGN
-        return _kind_of(os.pread(fd, 4096, 0))
+        return _kind_of(os.pread(fd, LOG_HEAD_BYTES, 0))
     finally:
         os.close(fd)
 
@@ -143,7 +143,7 @@ def append(root: Path, line: str, rel: str = LOG_NAME) -> None:
                 data = LOG_HEADER.encode("utf-8") + data
             else:
                 with open(path, "rb") as fh:
-                    if st.st_size == 0 or _kind_of(fh.read(4096)) != LogFile.OURS:
+                    if st.st_size == 0 or _kind_of(fh.read(LOG_HEAD_BYTES)) != LogFile.OURS:
                         raise Conflict(
                             f"{rel} is not a vaultd log, so vaultd does not append to it; register the vault with another --log-path"
                         )
@@ -169,7 +169,7 @@ def _lines(root: Path, rel: str) -> tuple[list[str], list[str]]:
     warnings: list[str] = []
     try:
         size = os.fstat(fd).st_size
-        if _kind_of(os.pread(fd, 4096, 0)) != LogFile.OURS:
+        if _kind_of(os.pread(fd, LOG_HEAD_BYTES, 0)) != LogFile.OURS:
             return [], [f"{rel} is not a vaultd log; its lines are not read as events"]
         start = max(0, size - MAX_READ_BYTES)
         with os.fdopen(fd, "rb", closefd=False) as fh:
@@ -186,7 +186,7 @@ def _lines(root: Path, rel: str) -> tuple[list[str], list[str]]:
     out = []
     for raw in chunks[:-1]:
         if len(raw) > MAX_HISTORIC_LINE:
-            warnings.append("a line over 4096 bytes was skipped")
+            warnings.append(f"a line over {MAX_HISTORIC_LINE} bytes was skipped")
             continue
         text = raw.decode("utf-8", "replace")
         if text.strip() and not text.startswith("#"):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from vaultd.fsio import ReadRefused, Refusal, opened_regular, read_bounded
-from vaultd.vault.layout import is_operation_log
+from vaultd.vault.layout import LOG_HEAD_BYTES, is_operation_log
 from vaultd.vault.note import MAX_NOTE_BYTES, Skipped, log_note, parse_note, too_big
 from vaultd.vault.walk import LINK_REASON, NOT_REGULAR_REASON, FileStat, SkippedFile
 
@@ -41,7 +41,6 @@ class Updates:
 #: which grows by a line with every write, is recognised without reading its lines. Below it a
 #: note is read in one call, as most are.
 HEAD_FIRST_BYTES = 64 * 1024
-_HEAD_BYTES = 4096  #: enough for the log's header line
 
 
 def read_note(root: Path, fs: FileStat) -> tuple[NoteRecord, SearchDoc] | SkippedFile:
@@ -52,7 +51,7 @@ def read_note(root: Path, fs: FileStat) -> tuple[NoteRecord, SearchDoc] | Skippe
     """
     try:
         with opened_regular(os.path.join(root, fs.path)) as (fd, st):
-            if st.st_size >= HEAD_FIRST_BYTES and is_operation_log(os.pread(fd, _HEAD_BYTES, 0)):
+            if st.st_size >= HEAD_FIRST_BYTES and is_operation_log(os.pread(fd, LOG_HEAD_BYTES, 0)):
                 return log_note(fs.path, size=st.st_size, mtime_ns=st.st_mtime_ns, ino=st.st_ino)
             raw = read_bounded(fd, st, MAX_NOTE_BYTES)
     except ReadRefused as exc:
