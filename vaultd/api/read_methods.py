@@ -75,6 +75,11 @@ async def live_view(ctx: CallContext, vault: str | None, fresh: bool = False) ->
     return live, Visibility.of(ctx.host.vault(vault).entry, ctx.channel)
 
 
+def log_path_of(ctx: CallContext, vault: str | None) -> str:
+    """The vault's operation log: a file of the vault that the reads about the user's notes leave out."""
+    return oplog.log_name(ctx.host.vault(vault).entry)
+
+
 def _scalar(record: NoteRecord, key: str) -> str | None:
     value = (record.frontmatter or {}).get(key)
     return value if isinstance(value, str) else None
@@ -89,7 +94,7 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
     if index.cache is None:
         return SearchResult(hits=[])
     folder = params.folder.strip("/") if params.folder else None
-    log_path = oplog.log_name(ctx.host.vault(params.vault).entry)
+    log_path = log_path_of(ctx, params.vault)
 
     def visible_hits(query: str) -> list[Hit]:
         # Private hits (and vaultd's own log) are dropped after ranking, so ask for more until
@@ -170,7 +175,7 @@ async def read(ctx: CallContext, params: ReadParams) -> ReadResult:
         return await _read_at(ctx, params, params.at)
     live, view = await live_view(ctx, params.vault, params.fresh)
     path = find_note(live.index, params.target, view.hidden)
-    log_path = oplog.log_name(ctx.host.vault(params.vault).entry)
+    log_path = log_path_of(ctx, params.vault)
     try:
         raw = await anyio.to_thread.run_sync(_note_bytes, str(live.root), path, log_path)
     except FileNotFoundError as exc:
@@ -269,7 +274,7 @@ async def tags(ctx: CallContext, params: TagsParams) -> TagsResult:
     live, view = await live_view(ctx, params.vault)
     counts: Counter[str] = Counter()
     spelled: dict[str, str] = {}
-    log_path = oplog.log_name(ctx.host.vault(params.vault).entry)  # a log from before the header is parsed as a note
+    log_path = log_path_of(ctx, params.vault)  # a log from before the header is parsed as a note
     for path, record in live.index.notes.items():
         if view.hidden(path) or path == log_path:
             continue
@@ -295,7 +300,7 @@ async def stats(ctx: CallContext, params: VaultParams) -> StatsResult:
     by_folder: Counter[str] = Counter()
     linked: set[str] = set()
     n_links = dead = ambiguous = words = size = issues = 0
-    log_path = oplog.log_name(runtime.entry)  # vaultd's own log is not one of the user's notes
+    log_path = log_path_of(ctx, params.vault)
     notes = {p: r for p, r in notes.items() if p != log_path}
     for path, record in notes.items():
         by_type[_scalar(record, "type") or "(none)"] += 1
@@ -339,7 +344,7 @@ async def stats(ctx: CallContext, params: VaultParams) -> StatsResult:
 async def issues(ctx: CallContext, params: IssuesParams) -> IssuesResult:
     live, view = await live_view(ctx, params.vault)
     index = live.index
-    log_path = oplog.log_name(ctx.host.vault(params.vault).entry)
+    log_path = log_path_of(ctx, params.vault)
     # vaultd's own log is left out: its lines are events, not the user's writing to lint
     found = [
         FileIssue(path=shown_path(s.path), code=s.code, message=s.reason)

@@ -11,11 +11,10 @@ from protocol.limits import MAX_RETRIEVE_QUERY_CHARS
 from protocol.methods import retrieve
 from protocol.methods.retrieve import MAX_PASSAGE_CHARS, Passage, Ranking, RerankStatus, RetrieveParams, RetrieveResult
 from vaultd.api.handlers import CallContext, handles
-from vaultd.api.read_methods import live_view
+from vaultd.api.read_methods import live_view, log_path_of
 from vaultd.errors import InvalidParams
 from vaultd.retrieve import rerank as reranker
 from vaultd.retrieve.live import passages_for
-from vaultd.vault import oplog
 
 if TYPE_CHECKING:
     from vaultd.retrieve.store import StoredChunk
@@ -69,7 +68,7 @@ async def retrieve_passages(ctx: CallContext, params: RetrieveParams) -> Retriev
     query = normalized_query(params.query)
     live, view = await live_view(ctx, params.vault, params.fresh)
     store = (await passages_for(live)).store
-    log_path = oplog.log_name(ctx.host.vault(params.vault).entry)
+    log_path = log_path_of(ctx, params.vault)
     folder = params.folder.strip("/") + "/" if params.folder and params.folder.strip("/") else None
     notes = live.index.notes
     want = max(params.limit, min(reranker.MAX_CANDIDATES, params.limit * 2 + 20)) if params.rerank else params.limit
