@@ -62,7 +62,8 @@ async def note_history(ctx: CallContext, params: NoteHistoryParams) -> NoteHisto
     repo = await anyio.to_thread.run_sync(require, runtime.root, runtime.entry.id)
     entries, truncated = await anyio.to_thread.run_sync(history.log, repo, path, params.limit)
     seen = Visibility.of(runtime.entry, ctx.channel)
-    entries = [e for e in entries if seen.visible(e.path)]
+    index = runtime.live.index if runtime.live is not None else None
+    entries = [e for e in entries if seen.visible(e.path) and not seen.names_hidden_in(e.subject, index)]
     if not entries and not (runtime.live and path in runtime.live.index.notes):
         raise NotFound(f"no commit touched {path}; see 'vaultctl history' of a note the repository tracks")
     return NoteHistoryResult(path=path, entries=entries, truncated=truncated)

@@ -39,7 +39,7 @@ class _VisibleTitles:
 
 
 def _out_link(index: VaultIndex, source: str, link: Link, view: Visibility, titles: _VisibleTitles) -> OutLink:
-    res = index.resolve(link, source)
+    res = view.resolution(index.resolve(link, source))
     out = OutLink(
         target=link.target,
         anchor=link.anchor,
@@ -80,7 +80,7 @@ async def links(ctx: CallContext, params: LinksParams) -> LinksResult:
     titles = _VisibleTitles(index, view)
     out = [_out_link(index, path, lk, view, titles) for lk in ordered[: params.limit]]
     incoming: list[InLink] = []
-    for source, link in index.backlinks(path):
+    for source, link in index.backlinks(path, view.resolution if view.hides_anything else None):
         if view.hidden(source):
             continue
         if len(incoming) > params.limit:

@@ -27,14 +27,17 @@ from protocol.methods.proposals import (
 from protocol.methods.receipts import Applied, NoDetail, WriteReceipt, receipt_type
 from protocol.methods.writes import UndoParams
 from vaultd.api.handlers import CallContext, handles
-from vaultd.errors import Conflict, PolicyRefused, ValidationFailed
+from vaultd.errors import Conflict, NotFound, PolicyRefused, ValidationFailed
 from vaultd.gate.store import ProposalStore, store_for, summary_of
 from vaultd.ops.agent_gate import StaleProposal, who
 from vaultd.ops.announce import decided_event
 from vaultd.ops.catalog import OPERATIONS
 from vaultd.ops.runner import Approval, run_operation
+from vaultd.policy.visibility import Visibility
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from vaultd.runtime import VaultRuntime
 
 log = structlog.get_logger("vaultd.gate")
@@ -71,10 +74,27 @@ async def _decided(
     return decided
 
 
+def _seen_by(ctx: CallContext, runtime: VaultRuntime) -> Callable[[ProposalSummary], bool]:
+    """Whether the caller may know of a proposal: not one that writes a private path, nor one whose
+    summary names one (a sync conflict on a private note carries both versions in its diffs)."""
+    view = Visibility.of(runtime.entry, ctx.channel)
+    if not view.hides_anything:
+        return lambda _p: True
+    index = runtime.live.index if runtime.live is not None else None
+
+    def seen(p: ProposalSummary) -> bool:
+        written = [t.removeprefix(".trash/") for t in p.targets]
+        return not any(view.hidden(t) for t in written) and not view.names_hidden_in(p.summary, index)
+
+    return seen
+
+
 @handles(proposals.PROPOSAL_LIST)
 async def list_proposals(ctx: CallContext, params: ProposalListParams) -> ProposalListResult:
     runtime = ctx.host.vault(params.vault)
     kept, refused = await anyio.to_thread.run_sync(_store(runtime).entries)
+    seen = _seen_by(ctx, runtime)
+    kept = [p for p in kept if seen(p)]
     chosen = kept if params.all else [p for p in kept if p.state is params.state]
     pending = sum(1 for p in kept if p.state is ProposalState.PENDING)
     return ProposalListResult(proposals=chosen[: params.limit], pending=pending, refused=refused)
@@ -83,7 +103,10 @@ async def list_proposals(ctx: CallContext, params: ProposalListParams) -> Propos
 @handles(proposals.PROPOSAL_SHOW)
 async def show(ctx: CallContext, params: ProposalRef) -> ProposalDetail:
     runtime = ctx.host.vault(params.vault)
-    return await anyio.to_thread.run_sync(_store(runtime).get, params.id)
+    detail = await anyio.to_thread.run_sync(_store(runtime).get, params.id)
+    if not _seen_by(ctx, runtime)(detail):
+        raise NotFound(f"no proposal {params.id!r} in vault {runtime.entry.id!r}")
+    return detail
 
 
 @handles(proposals.PROPOSAL_APPLY)

@@ -36,7 +36,7 @@ from protocol.methods.reads import (
     VaultParams,
 )
 from vaultd.api.handlers import CallContext, handles
-from vaultd.errors import Ambiguous, InvalidParams, LimitExceeded, NotFound
+from vaultd.errors import Ambiguous, InvalidParams, LimitExceeded, NotFound, PolicyRefused
 from vaultd.fsio import ReadRefused, Refusal, read_regular
 from vaultd.git import history
 from vaultd.git.repo import require
@@ -176,6 +176,10 @@ async def read(ctx: CallContext, params: ReadParams) -> ReadResult:
     live, view = await live_view(ctx, params.vault, params.fresh)
     path = find_note(live.index, params.target, view.hidden)
     log_path = log_path_of(ctx, params.vault)
+    if path == log_path and view.hides_anything:
+        # The log's lines name private notes; log.tail and log.grep leave those lines out, a
+        # read of the file whole cannot.
+        raise PolicyRefused(f"{path} is vaultd's operation log; read its lines with log_tail or log_grep")
     try:
         raw = await anyio.to_thread.run_sync(_note_bytes, str(live.root), path, log_path)
     except FileNotFoundError as exc:
@@ -313,7 +317,7 @@ async def stats(ctx: CallContext, params: VaultParams) -> StatsResult:
             if not link.target:
                 continue
             n_links += 1
-            res = index.resolve(link, path)
+            res = view.resolution(index.resolve(link, path))
             if res.status == ResolutionStatus.MISSING:
                 dead += 1
             elif res.status == ResolutionStatus.AMBIGUOUS:

@@ -55,6 +55,7 @@ class Resolved:
 _FRONTMATTER = LinkKind.FRONTMATTER
 _EMBED = LinkKind.EMBED
 _RESOLVED = ResolutionStatus.RESOLVED
+_AMBIGUOUS = ResolutionStatus.AMBIGUOUS
 
 
 def relation_of(link: Link, frontmatter_keys: Mapping[str, str]) -> str:
@@ -120,14 +121,24 @@ class LinkSnapshot:
         """The snapshot as a caller who may not see ``hidden`` paths sees it."""
         notes = {p: r for p, r in self.notes.items() if not hidden(p)}
         answers: dict[str, list[Answer]] = {}
+        # A name a private note shares with a visible one names the visible one, for a caller
+        # who cannot see the other: the link is resolved, not ambiguous (source, target, link).
+        disambiguated: list[tuple[str, str, Link]] = []
         for path in notes:
             shown: list[Answer] = []
-            for answer in self.answers[path]:
+            for i, answer in enumerate(self.answers[path]):
                 status, target, candidates, reason, _ = answer
                 if target is not None and hidden(target):
                     answer = (_RESOLVED, None, (), reason, True)
                 elif candidates:
-                    answer = (status, target, tuple(c for c in candidates if not hidden(c)), reason, False)
+                    kept = tuple(c for c in candidates if not hidden(c))
+                    if status is _AMBIGUOUS and len(kept) == 1:
+                        answer = (_RESOLVED, kept[0], (), "", False)
+                        disambiguated.append((path, kept[0], self.notes[path].links[i]))
+                    elif status is _AMBIGUOUS and not kept:
+                        answer = (_RESOLVED, None, (), "", True)
+                    else:
+                        answer = (status, target, kept, reason, False)
                 shown.append(answer)
             answers[path] = shown
         view = LinkSnapshot(
@@ -148,6 +159,16 @@ class LinkSnapshot:
                 seen = {s for s in sources if s in notes}
                 if seen:
                     view.linked_files[file] = seen
+        for source, target, link in disambiguated:
+            if target == source:
+                continue
+            if target in notes:
+                relation = relation_of(link, _frontmatter_keys(notes[source]) if notes[source].frontmatter else {})
+                rels = view.out.setdefault(source, {}).setdefault(target, set())
+                view.into.setdefault(target, {})[source] = rels
+                rels.add(relation)
+            elif not is_note_path(target):
+                view.linked_files.setdefault(target, set()).add(source)
         for path in notes:
             view.parents[path] = [p for p in self.parents.get(path, []) if p in notes]
             if path in self.misnamed:

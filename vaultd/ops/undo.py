@@ -150,6 +150,8 @@ def list_ops(ctx: OpContext, limit: int) -> list[OpSummary]:
     for _folder, m in _kept(ctx.root, newest_first=True):
         if any(ctx.visibility.hidden(e.path.removeprefix(".trash/")) for e in m.entries):
             continue  # an operation on a note the caller may not see is not shown either
+        if ctx.visibility.names_hidden_in(m.summary, ctx.index):
+            continue  # nor one whose summary names it (a link written to it from a visible note)
         out.append(
             OpSummary(
                 op_id=m.op_id,

@@ -14,16 +14,18 @@ what headings the note has).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from protocol.errors import Issue
 from protocol.methods.common import Channel
 from vaultd.policy.paths import matching_glob
+from vaultd.vault.link_targets import Resolution, ResolutionStatus
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
 
     from protocol.methods.vaults import VaultEntry
+    from vaultd.vault.index import VaultIndex
 
 #: Channels for which private paths do not exist.
 HIDDEN_FROM: Final = frozenset({Channel.MCP})
@@ -100,6 +102,43 @@ class Visibility:
                 return True
         return False
 
+    def names_hidden_in(self, text: str, index: VaultIndex | None) -> bool:
+        """Like :meth:`names_hidden`, with link targets resolved as the vault resolves them.
+
+        A person's ``[[Plan]]`` names ``private/Plan.md`` although neither ``Plan`` nor
+        ``Plan.md`` matches the private globs; only the index knows where the name leads. A name
+        two notes share is not the private one's to hide (the visible twin is what agents see).
+        """
+        if not self._globs:
+            return False
+        if self.names_hidden(text):
+            return True
+        if index is None:
+            return False
+        for count, match in enumerate(_WIKI_TARGET.finditer(text)):
+            if count >= MAX_CANDIDATES:
+                return True
+            target = match.group(1).strip()
+            if not target:
+                continue
+            res = index.resolver.resolve(target, "")
+            if res.status == ResolutionStatus.RESOLVED and res.path is not None and self.hidden(res.path):
+                return True
+        return False
+
+    def resolution(self, res: Resolution) -> Resolution:
+        """A link's resolution as this caller sees it: a name a private note shares with one
+        visible note names the visible one; shared only by private notes, it resolves to a note
+        the caller may not see (which every reader then shows as private)."""
+        if res.status != ResolutionStatus.AMBIGUOUS or not self._globs:
+            return res
+        kept = self.only_visible(res.candidates)
+        if len(kept) == 1:
+            return Resolution(ResolutionStatus.RESOLVED, kept[0])
+        if not kept:
+            return Resolution(ResolutionStatus.RESOLVED, res.candidates[0])
+        return Resolution(ResolutionStatus.AMBIGUOUS, candidates=kept, reason=f"{len(kept)} notes share this name")
+
     def write_issue(self, path: str) -> Issue | None:
         """P04 for a write this caller may not make; the issue does not carry the path."""
         return Issue(code="P04", message=PRIVATE_WRITE) if self.hidden(path) else None
@@ -124,3 +163,79 @@ def mentioned_paths(text: str) -> Iterator[str]:
         if target:
             yield target
             yield f"{target}.md"
+
+
+#: Said in place of a string that names a path private to an agent, where a reply leaves the daemon.
+REDACTED: Final = "[private]"
+#: Fields holding a vault's registry entry: its settings, shown to agents as configured but for
+#: the private globs and a private log path (see ``settings`` in :func:`screened`).
+SETTINGS_FIELDS: Final = frozenset({"entry"})
+
+
+def screened(
+    value: Any,
+    views: Sequence[tuple[Visibility, VaultIndex | None]],
+    keep: frozenset[str] = frozenset(),
+    given: Sequence[str] = (),
+) -> tuple[Any, int]:
+    """``value`` (JSON builtins) with every string naming a private path replaced, and how many.
+
+    The last line of the read side's privacy: each read method already leaves private notes out,
+    and this pass, run on every reply to an agent, catches any free-text field a method forgot (a
+    summary, a commit subject, a candidate list, a message), so one missed filter cannot leak a
+    private name. A dict entry whose key names one is dropped. ``keep`` names top-level fields that
+    hold a visible note's own bytes (a note read's body), which must reach the agent unchanged: a
+    body rewritten here would be written back changed. ``given`` are the caller's own words (its
+    params): an answer may echo them, and they tell the caller nothing it did not know.
+    """
+    count = 0
+    echoes = sorted({g for g in given if len(g) <= 4096}, key=len, reverse=True)
+
+    def hides(text: str) -> bool:
+        for echo in echoes:
+            if echo in text:
+                text = text.replace(echo, "\x00")
+        return any(view.names_hidden_in(text, index) for view, index in views)
+
+    def walk(node: Any) -> Any:
+        nonlocal count
+        if isinstance(node, str):
+            if hides(node):
+                count += 1
+                return REDACTED
+            return node
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if isinstance(node, dict):
+            out = {}
+            for key, item in node.items():
+                if key in SETTINGS_FIELDS and isinstance(item, dict):
+                    out[key] = settings(item)
+                    continue
+                if isinstance(key, str) and hides(key):
+                    count += 1
+                    continue
+                out[key] = walk(item)
+            return out
+        return node
+
+    def settings(entry: dict[str, Any]) -> dict[str, Any]:
+        """A registry entry as agents see it: the private globs are not theirs to know (to them,
+        those notes do not exist), nor a log path that is private; the rest is as configured."""
+        nonlocal count
+        shown = dict(entry)
+        if shown.get("private_paths"):
+            shown["private_paths"] = []
+            count += 1
+        log_path = shown.get("log_path")
+        if isinstance(log_path, str) and hides(log_path):
+            shown["log_path"] = None
+            count += 1
+        return shown
+
+    if isinstance(value, dict) and keep:
+        top = {}
+        for key, item in value.items():
+            top[key] = item if key in keep else walk(item)
+        return top, count
+    return walk(value), count

@@ -6,7 +6,7 @@ unexpected exception is caught, logged with its traceback and answered as INTERN
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import structlog
@@ -15,9 +15,16 @@ from protocol.envelope import Reply, Request, Success, encode_value, error_respo
 from protocol.errors import ErrorCode, ErrorData, Issue
 from protocol.issue_codes import IssueCode
 from protocol.methods.common import Channel
+from protocol.methods.reads import ReadResult
 from protocol.table import METHODS, MethodSpec
 from vaultd.api.handlers import HANDLERS, CallContext
 from vaultd.errors import VaultError
+from vaultd.policy.visibility import Visibility, screened
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from vaultd.vault.index import VaultIndex
 
 log = structlog.get_logger("vaultd.dispatch")
 
@@ -70,12 +77,65 @@ async def dispatch(request: Request, ctx: CallContext) -> Reply:
         return error_response(request.id, ErrorData(code=ErrorCode.INVALID_PARAMS, message="params must be an object"))
     try:
         result = await handler(ctx, params)
+        if ctx.channel == Channel.MCP:
+            result = _for_agents(ctx, request.method, result, params)
         # Encoding is part of the call: a result that cannot be encoded is this call's failure.
         encoded = encode_value(result)
     except VaultError as exc:
         log.info("refused", method=request.method, code=str(exc.code), channel=str(ctx.channel))
-        return error_response(request.id, exc.to_data())
+        data = exc.to_data()
+        if ctx.channel == Channel.MCP:
+            data = _for_agents(ctx, request.method, data, params)
+        return error_response(request.id, data)
     except Exception:
         log.exception("internal error", method=request.method)
         return error_response(request.id, ErrorData(code=ErrorCode.INTERNAL, message=INTERNAL_MESSAGE))
     return Success(id=request.id, result=encoded)
+
+
+#: Fields of a result that hold a visible note's own text: the agent gets them byte for byte.
+_NOTE_TEXT: dict[type, frozenset[str]] = {ReadResult: frozenset({"body", "frontmatter", "title", "headings"})}
+
+
+def _strings(node: Any) -> Iterator[str]:
+    if isinstance(node, str):
+        if node:
+            yield node
+    elif isinstance(node, list):
+        for item in node:
+            yield from _strings(item)
+    elif isinstance(node, dict):
+        for item in node.values():
+            yield from _strings(item)
+
+
+def _private_views(ctx: CallContext) -> list[tuple[Visibility, VaultIndex | None]]:
+    views = []
+    for runtime in ctx.host.vaults.values():
+        view = Visibility.of(runtime.entry, Channel.MCP)
+        if view.hides_anything:
+            views.append((view, runtime.live.index if runtime.live is not None else None))
+    return views
+
+
+def _for_agents(ctx: CallContext, method: str, value: Any, params: Any) -> Any:
+    """What an agent may be told of ``value``: private paths named anywhere in it are replaced.
+
+    Every read method filters what it finds through the caller's visibility; this screen on the
+    way out makes that hold for every method and every free-text field at once (a summary, a
+    subject, a candidate, an error's message), whatever a handler forgot. What the agent itself
+    sent is not screened: "no note 'diary/x.md'" must read exactly as it does for a name nothing
+    has, or the screen itself would tell which names are private.
+    """
+    views = _private_views(ctx)
+    if not views:
+        return value
+    builtins = msgspec.to_builtins(value)
+    given = tuple(_strings(msgspec.to_builtins(params))) if params is not None else ()
+    clean, count = screened(builtins, views, _NOTE_TEXT.get(type(value), frozenset()), given)
+    if not count:
+        return value
+    log.info("private names screened from a reply", method=method, count=count)
+    if isinstance(value, ErrorData):
+        return msgspec.convert(clean, ErrorData)
+    return clean

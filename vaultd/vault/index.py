@@ -28,7 +28,7 @@ from vaultd.vault.reading import Updates, same_stat
 from vaultd.vault.walk import FileStat, SkippedFile, classify, is_ignored, is_valid_name, walk
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from pathlib import Path
 
     from vaultd.vault.cache import IndexCache
@@ -287,8 +287,9 @@ class VaultIndex:
     def notes_by_alias(self, text: str) -> list[str]:
         return sorted(self._aliases.get(name_key(text), ()))
 
-    def backlinks(self, path: str) -> Iterator[tuple[str, Link]]:
-        """Every (source, link) that resolves to ``path``, sources in path order."""
+    def backlinks(self, path: str, seen: Callable[[Resolution], Resolution] | None = None) -> Iterator[tuple[str, Link]]:
+        """Every (source, link) that resolves to ``path``, sources in path order; ``seen`` turns a
+        resolution into the one a caller sees (a name shared with a note it may not see)."""
         key = note_key(path)
         for source in sorted(self._linkers.get(key, ())):
             record = self.notes.get(source)
@@ -297,6 +298,8 @@ class VaultIndex:
             for link in record.links:
                 if link.target and link_key(link) == key:
                     res = self.resolver.resolve(link.target, source)
+                    if seen is not None:
+                        res = seen(res)
                     if res.path == path:
                         yield source, link
 
