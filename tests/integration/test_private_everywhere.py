@@ -241,3 +241,17 @@ def test_a_drawn_private_name_appears_in_no_reply_of_any_tool(folder: str, stem:
     finally:
         daemon.stop()
         home.cleanup()
+
+
+async def test_a_commit_whose_subject_names_a_private_note_is_not_in_an_agents_history(daemon: Daemon, home: Home, cli: Any) -> None:
+    root = gitrepo.init(home.root / "vault", {**PUBLIC, **DIARY})
+    added = cli("vault", "add", "v", str(root), "--private", "diary/**", "--git", "checkpoint", "--json")
+    assert added.code == 0, added.err
+    assert cli("patch", "Public Note", "--old", "Shared text.", "--new", "Shared text, edited.", "--json").code == 0
+    assert cli("link", "Public Note", "diary/Secret.md", "--one-way", "--json").code == 0
+    subjects = [e["subject"] for e in cli("history", "Public Note", "--json").json()["entries"]]
+    assert any("Secret" in s or "diary" in s for s in subjects), subjects  # a person sees what the commit says
+    async with agent(home) as client:
+        history = _ok(await client.call_tool("note_history", {"target": "Public Note"}))
+        assert history["entries"], "the commits naming only visible notes are still listed"
+        assert "diary" not in json.dumps(history) and "Secret" not in json.dumps(history)
