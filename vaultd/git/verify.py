@@ -11,7 +11,7 @@ Refused:
 
 - a path git itself refuses: a ``.git`` component in any case, or in a spelling a case-insensitive
   (HFS+: ignorable code points) or Windows (trailing dots and spaces, ``git~1``, streams) file
-  system reads as ``.git``; ``.``, ``..`` or an empty component; a backslash;
+  system reads as ``.git``; ``.``, ``..`` or an empty component;
 - a path in vaultd's own folder (``.vaultd/``) or Obsidian's trash (``.trash/``), which vaultd
   keeps out of every clone;
 - a new path the write rules refuse (V04: controls, names Windows drops, over-long names), one
@@ -68,7 +68,7 @@ def refuse(problems: list[str], why: str, *, limit: bool = False) -> NoReturn:
 
 def git_refuses(component: str) -> bool:
     """Whether git (with ``core.protectHFS`` and ``core.protectNTFS``) refuses a path component."""
-    if component in ("", ".", "..") or "\\" in component or "\0" in component:
+    if component in ("", ".", "..") or "\0" in component:
         return True
     low = component.lower()
     if "".join(c for c in low if ord(c) not in _IGNORABLE) == ".git":
