@@ -251,10 +251,10 @@ def tree_case(case: Case, rng: random.Random) -> None:
     _refused(case, before, f"a tree with {bad!r}")
 
 
-def blob_case(case: Case, rng: random.Random, daemon: Daemon, huge_mib: int) -> None:
+def blob_case(case: Case, rng: random.Random, daemon: Daemon, huge_mib: int, heavy: bool) -> None:
     case.add()
     before = state(case.repo)
-    choice = rng.choice(["note", "note", "attachment", "huge"] if huge_mib else ["note", "note", "attachment"])
+    choice = rng.choice(["note", "note", *(["attachment"] if heavy else []), *(["huge"] if huge_mib else [])])
     tree = tree_with(case.rogue, "HEAD", {})
     entries = [e for e in git(case.rogue, "ls-tree", "-z", tree).split("\0") if e]
     if choice == "note":
@@ -273,12 +273,16 @@ def blob_case(case: Case, rng: random.Random, daemon: Daemon, huge_mib: int) -> 
     case.tally.counts["blob.hwm_growth_max_kib"] = max(case.tally.counts["blob.hwm_growth_max_kib"], grown)
 
 
-def run(home: Home, daemon: Daemon, cases: int, seed: int, huge_mib: int = 0, kinds: tuple[str, ...] = KINDS) -> RepoTally:
-    """``cases`` drawn cases against ``daemon``; the tally of what happened."""
+def run(
+    home: Home, daemon: Daemon, cases: int, seed: int, huge_mib: int = 0, kinds: tuple[str, ...] = KINDS, *, heavy: bool = True
+) -> RepoTally:
+    """``cases`` drawn cases against ``daemon``; the tally of what happened. ``heavy`` draws
+    attachments over the 64 MiB file bound too (a few seconds each to make)."""
     rng = random.Random(seed)
     tally = RepoTally()
     for i in range(cases):
         kind = kinds[i % len(kinds)] if i < len(kinds) else rng.choice(kinds)
+        began = time.monotonic()
         folder = Path(tempfile.mkdtemp(prefix=f"hr{i}-", dir=home.root))
         case = Case(home, folder, i, tally)
         try:
@@ -290,11 +294,12 @@ def run(home: Home, daemon: Daemon, cases: int, seed: int, huge_mib: int = 0, ki
             elif kind == "tree":
                 tree_case(case, rng)
             else:
-                blob_case(case, rng, daemon, huge_mib)
+                blob_case(case, rng, daemon, huge_mib, heavy)
         finally:
             case.remove()
             shutil.rmtree(folder, ignore_errors=True)
         tally.counts["cases"] += 1
+        tally.counts[f"seconds.{kind}"] += round(time.monotonic() - began)
     c = RawClient(home.socket)
     RawClient.open_clients.remove(c)
     try:
@@ -311,12 +316,13 @@ def main() -> int:
     parser.add_argument("--cases", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--huge-mib", type=int, default=0, help="also draw two notes of this many MiB of one byte")
+    parser.add_argument("--kinds", default=",".join(KINDS), help="the kinds of case to draw, comma-separated")
     args = parser.parse_args()
     home = Home.create()
     daemon = Daemon(home)
     started = time.monotonic()
     try:
-        tally = run(home, daemon, args.cases, args.seed, args.huge_mib)
+        tally = run(home, daemon, args.cases, args.seed, args.huge_mib, tuple(args.kinds.split(",")))
     finally:
         daemon.stop()
         home.cleanup()

@@ -14,7 +14,7 @@ from tests.support.harness import Daemon, Home, assert_alive
 
 def test_a_round_of_hostile_repositories(shared: tuple[Home, Daemon]) -> None:
     home, daemon = shared
-    tally = run(home, daemon, cases=10, seed=3)
+    tally = run(home, daemon, cases=10, seed=3, heavy=False)
     c = tally.counts
     assert tally.failures == [], tally.failures
     assert c["cases"] == 10 and all(c[f"cases.{k}"] >= 1 for k in ("config", "attributes", "tree", "blob")), dict(c)
