@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024  #: what ``git config --list`` may print for one folder
 MAX_KEPT = 1024  #: folders whose views are kept
-MAX_NAMED = 256  #: open-named driver and remote subsections vaultd neutralises in one repository
+MAX_NAMED = 256  #: open-named driver subsections vaultd neutralises in one repository
 PROTOCOLS = ("file", "git", "ssh", "http", "https", "ext")  #: transports git knows; only the registered one is allowed
 
 #: Fixed-name keys, set on every call: nothing the repository's config says may run code, prompt,
@@ -198,7 +198,7 @@ def overrides(entries: list[Entry]) -> list[tuple[str, str]]:
             out += [(f"{section}.{sub}.{k}", v) for k, v in NAMED[section]]
     if len(named) > MAX_NAMED:
         raise PolicyRefused(
-            f"the repository's git config defines {len(named)} filter, diff or merge drivers and remotes (over {MAX_NAMED}); "
+            f"the repository's git config defines {len(named)} filter, diff or merge drivers (over {MAX_NAMED}); "
             "vaultd does not run git there"
         )
     local = {e.key.lower() for e in entries if _local(e)}
