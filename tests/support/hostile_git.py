@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from tests.support.gitrepo import git
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
 #: Every hook git may run in a client repository.
@@ -42,7 +43,10 @@ def touch(marks: Path, name: str) -> str:
 def command_keys(marks: Path) -> dict[str, str]:
     """Every command-valued key of a repository's config, each naming a command that leaves its
     marker (and then behaves, so a run that reaches it is not cut short by a failure)."""
-    t = lambda name: touch(marks, name)  # noqa: E731
+
+    def t(name: str) -> str:
+        return touch(marks, name)
+
     return {
         "remote.origin.uploadpack": f"{t('uploadpack')}; git-upload-pack",
         "remote.origin.receivepack": f"{t('receivepack')}; git-receive-pack",
@@ -110,7 +114,7 @@ def ran(marks: Path) -> list[str]:
     return sorted(os.listdir(marks)) if marks.is_dir() else []
 
 
-def tree_with(repo: Path, rev: str, files: dict[str, tuple[str, bytes] | bytes]) -> str:
+def tree_with(repo: Path, rev: str, files: Mapping[str, tuple[str, bytes] | bytes]) -> str:
     """A tree: ``rev``'s, plus ``files`` (path -> bytes, or (mode, bytes)); any component names,
     even those ``git add`` refuses (``.GIT``, ``..``), made with ``mktree``."""
     entries: dict[str, tuple[str, str]] = {}

@@ -72,7 +72,12 @@ def findings(keeper: GitKeeper) -> list[Finding]:
     def warn(text: str) -> None:
         found.append(Finding(level=Level.WARN, check=check, finding=text))
 
-    if keys := list(command.view(repo.top).commands):
+    try:
+        keys = list(command.view(repo.top).commands)
+    except VaultError as exc:
+        found.append(Finding(level=Level.FAIL, check=check, finding=exc.message))
+        keys = []
+    if keys:
         warn(config_message(keys))
     if lacking := exclude.missing(repo):
         warn(f"info/exclude lacks {', '.join(lacking)}; the next start of the vault adds them")
