@@ -255,6 +255,8 @@ def blob_case(case: Case, rng: random.Random, daemon: Daemon, huge_mib: int, hea
     case.add()
     before = state(case.repo)
     choice = rng.choice(["note", "note", *(["attachment"] if heavy else []), *(["huge"] if huge_mib else [])])
+    if huge_mib and not case.tally.counts["blob.huge"]:
+        choice = "huge"  # the first blob case of a run with --huge-mib is always the huge one
     tree = tree_with(case.rogue, "HEAD", {})
     entries = [e for e in git(case.rogue, "ls-tree", "-z", tree).split("\0") if e]
     if choice == "note":
