@@ -133,6 +133,20 @@ class IssueCode(enum.StrEnum):
         "A link in the promoted note names no note of the org vault, so it became plain text in the copy.",
         "Promote the linked note first if the org should have it, or keep the link as text.",
     )
+    R08 = (
+        "R08",
+        "Origin's commits hold something vaultd refuses to integrate: a path git itself refuses (.git in any case or spelling, "
+        "'..'), a path the vault's write rules refuse (a case twin of an existing file, vaultd's or Obsidian's trash folder, a "
+        "name the path screen refuses), or a file over its size bound. Nothing was integrated; the branch, the index and the "
+        "files are as they were.",
+        "Ask whoever pushed it to remove or rename the file on origin in a new commit, then sync again.",
+    )
+    R09 = (
+        "R09",
+        "The repository's own git config names a command git runs (a filter, a hook folder, an ssh command, a credential "
+        "helper...) or sends data elsewhere. vaultd never runs it; your own git in this folder does.",
+        "If you did not put it there, remove it: git config --unset KEY (see 'git config --list --show-origin').",
+    )
 
     V01 = (
         "V01",

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from protocol.errors import Issue
 from protocol.methods.common import Empty, Fingerprint, Params, Result, VaultId
 from protocol.methods.gate import ORG_DEFAULT, PERSONAL_DEFAULT, AgentPolicy, AgentPolicyChange
 from protocol.methods.git_settings import DEFAULT_QUIET_S, GitMode, QuietSeconds, RemoteUrl, SyncInterval
@@ -226,6 +227,13 @@ class VaultAddParams(Params):
 class VaultInfo(Result):
     entry: VaultEntry
     health: VaultHealth
+    warnings: Annotated[
+        list[Issue],
+        msgspec.Meta(
+            description="What registering or changing the git settings found for the person to look at (R09: the repository's own "
+            "git config names a command git runs; vaultd never runs it)."
+        ),
+    ] = []
 
 
 class VaultListResult(Result):

@@ -210,7 +210,7 @@ def vault_text(info: VaultInfo) -> str:
             ("notes", h.notes),
             *([("message", h.message)] if h.message else []),
         ],
-    )
+    ) + "".join(f"\nwarning {w.code}: {w.message}" for w in info.warnings)
 
 
 @vault_app.command("add")

@@ -37,6 +37,7 @@ from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import history_path
 from vaultd.errors import InvalidParams, NotFound
 from vaultd.git import history
+from vaultd.git.doctor import config_issues
 from vaultd.git.promote import run_promote
 from vaultd.git.repo import Repo, require
 from vaultd.git.revert import revert_detail
@@ -46,6 +47,7 @@ from vaultd.policy.visibility import Visibility
 from vaultd.txn.engine import read_current
 
 if TYPE_CHECKING:
+    from protocol.errors import Issue
     from vaultd.registry.config import Config
     from vaultd.runtime import VaultRuntime
 
@@ -140,6 +142,14 @@ def check_git_entry(entry: VaultEntry) -> None:
         require(Path(entry.path), entry.id)
 
 
+def git_config_warnings(entry: VaultEntry) -> list[Issue]:
+    """R09 when a vault that records history or syncs sits in a repository whose own config names
+    commands (worker thread)."""
+    if entry.git is GitMode.OFF and entry.remote is None:
+        return []
+    return config_issues(Path(entry.path))
+
+
 @handles(git.VAULT_GIT)
 async def vault_git(ctx: CallContext, params: VaultGitParams) -> VaultInfo:
     host = ctx.host
@@ -159,7 +169,8 @@ async def vault_git(ctx: CallContext, params: VaultGitParams) -> VaultInfo:
     async with runtime.writer:  # no commit is half-way while the keeper changes mode
         await anyio.to_thread.run_sync(runtime.git.configure, entry)  # first: it compares the old mode with the new
         runtime.entry = entry
-    return VaultInfo(entry=entry, health=runtime.health())
+    warnings = await anyio.to_thread.run_sync(git_config_warnings, entry)
+    return VaultInfo(entry=entry, health=runtime.health(), warnings=warnings)
 
 
 @handles(git.VAULT_SNAPSHOT)

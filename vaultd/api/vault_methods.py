@@ -25,7 +25,7 @@ from protocol.methods.vaults import (
     VaultSetParams,
     VaultSetResult,
 )
-from vaultd.api.git_methods import check_git_entry
+from vaultd.api.git_methods import check_git_entry, git_config_warnings
 from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import InvalidParams, NotFound, StalePreview, ValidationFailed
 from vaultd.policy import check_inside_vault, check_new_path, validate_pii_policy
@@ -97,9 +97,10 @@ async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
         check_new_entry(config, entry, host.home)
         return msgspec.structs.replace(config, vaults=[*config.vaults, entry])
 
+    warnings = await anyio.to_thread.run_sync(git_config_warnings, entry)
     await anyio.to_thread.run_sync(host.config.update, change)
     await host.attach_and_index(entry)
-    return _info(ctx, entry)
+    return VaultInfo(entry=entry, health=ctx.host.vault(entry.id).health(), warnings=warnings)
 
 
 @handles(vaults.VAULT_LIST)

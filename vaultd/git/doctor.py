@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
 from protocol.methods.git_settings import GitMode
 from protocol.methods.service import Finding, Level
 from vaultd.errors import VaultError
@@ -13,7 +15,34 @@ from vaultd.git.repo import branch_of, busy, find, resolve
 from vaultd.git.staging import describe
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from vaultd.git.keeper import GitKeeper
+
+MAX_KEYS_NAMED = 40  #: command-valued keys a finding names
+
+
+def _printable(key: str) -> str:
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in key)[:200]
+
+
+def config_message(keys: list[str]) -> str:
+    named = ", ".join(_printable(k) for k in keys[:MAX_KEYS_NAMED]) + (
+        f" and {len(keys) - MAX_KEYS_NAMED} more" if len(keys) > MAX_KEYS_NAMED else ""
+    )
+    return (
+        f"the repository's own git config names commands git runs or places it sends data: {named}; vaultd never runs them, "
+        f"but your own git in this folder does: if you did not put them there, remove them (git config --unset {_printable(keys[0])})"
+    )
+
+
+def config_issues(folder: Path) -> list[Issue]:
+    """R09 for a repository whose own config names commands (worker thread); nothing outside one."""
+    try:
+        keys = list(command.view(folder).commands)
+    except VaultError:
+        return []
+    return [Issue(code=IssueCode.R09, severity=Severity.WARNING, message=config_message(keys))] if keys else []
 
 
 def findings(keeper: GitKeeper) -> list[Finding]:
@@ -43,6 +72,13 @@ def findings(keeper: GitKeeper) -> list[Finding]:
     def warn(text: str) -> None:
         found.append(Finding(level=Level.WARN, check=check, finding=text))
 
+    try:
+        keys = list(command.view(repo.top).commands)
+    except VaultError as exc:
+        found.append(Finding(level=Level.FAIL, check=check, finding=exc.message))
+        keys = []
+    if keys:
+        warn(config_message(keys))
     if lacking := exclude.missing(repo):
         warn(f"info/exclude lacks {', '.join(lacking)}; the next start of the vault adds them")
     if (state := busy(repo)) is not None:

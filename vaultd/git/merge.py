@@ -49,7 +49,7 @@ def merge_text(work: Path, base: str, ours: str, theirs: str, labels: Labels, *,
         for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
             (folder / name).write_bytes(text.encode("utf-8"))
         args = ["merge-file", "-p", *(["--union"] if union else []), "-L", labels.ours, "-L", "base", "-L", labels.theirs]
-        out = command.run(folder, *args, "ours", "base", "theirs", ok=tuple(range(MAX_CONFLICTS + 1)))
+        out = command.run(folder, *args, "ours", "base", "theirs", ok=tuple(range(MAX_CONFLICTS + 1)), outside=True)
     return out.stdout.decode("utf-8", "surrogateescape"), out.status
 
 

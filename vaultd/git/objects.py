@@ -92,8 +92,30 @@ def blob_at(repo: Repo, commit: str, repo_path: str) -> TreeEntry | None:
     return None
 
 
+def sizes(repo: Repo, oids: list[str]) -> dict[str, int]:
+    """Each object's size in bytes, without reading it (``cat-file --batch-check``).
+
+    Raises:
+        Conflict: CONFLICT, an object is missing from the repository.
+    """
+    wanted = sorted(set(oids))
+    if not wanted:
+        return {}
+    out = command.run(repo.top, "cat-file", "--batch-check", input=("\n".join(wanted) + "\n").encode(), limit=128 * (len(wanted) + 1))
+    found: dict[str, int] = {}
+    for oid, line in zip(wanted, out.text.splitlines(), strict=False):
+        header = line.split()
+        if len(header) < 3 or header[1] == "missing":
+            raise Conflict(f"the repository lacks object {oid}; fetch again, or run 'git fsck'")
+        found[oid] = int(header[2])
+    if len(found) != len(wanted):
+        raise Conflict("git did not describe every object asked for; run 'git fsck'")
+    return found
+
+
 def read_blobs(repo: Repo, oids: list[str], limit: int = MAX_BLOB_BYTES) -> dict[str, bytes]:
-    """The bytes of each blob, through one ``cat-file --batch``.
+    """The bytes of each blob, through one ``cat-file --batch``, each size checked first: no
+    blob over ``limit`` is ever read, and git's output is read up to exactly what was announced.
 
     Raises:
         Conflict: CONFLICT, a blob is missing from the repository.
@@ -102,7 +124,12 @@ def read_blobs(repo: Repo, oids: list[str], limit: int = MAX_BLOB_BYTES) -> dict
     wanted = sorted(set(oids))
     if not wanted:
         return {}
-    out = command.run(repo.top, "cat-file", "--batch", input=("\n".join(wanted) + "\n").encode()).stdout
+    announced = sizes(repo, wanted)
+    for oid, size in announced.items():
+        if size > limit:
+            raise LimitExceeded(f"object {oid} is {size} bytes, over the {limit}-byte bound; it was not read")
+    expected = sum(announced.values()) + 128 * len(wanted)
+    out = command.run(repo.top, "cat-file", "--batch", input=("\n".join(wanted) + "\n").encode(), limit=expected).stdout
     found: dict[str, bytes] = {}
     at = 0
     for oid in wanted:
@@ -111,8 +138,8 @@ def read_blobs(repo: Repo, oids: list[str], limit: int = MAX_BLOB_BYTES) -> dict
         if len(header) < 3 or header[1] == "missing":
             raise Conflict(f"the repository lacks object {oid}; fetch again, or run 'git fsck'")
         size = int(header[2])
-        if size > limit:
-            raise LimitExceeded(f"object {oid} is {size} bytes, over the {limit}-byte bound")
+        if size != announced[oid]:
+            raise Internal(f"git described object {oid} as {announced[oid]} bytes and printed {size}")
         found[oid] = out[nl + 1 : nl + 1 + size]
         at = nl + 1 + size + 1
     return found

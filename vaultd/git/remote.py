@@ -48,6 +48,22 @@ def normalize(url: str, base: str) -> str:
     return _local(url, base)
 
 
+#: Transports vaultd syncs over, by the scheme a remote's URL names (git's protocol names).
+_TRANSPORTS = {"file": "file", "ssh": "ssh", "git+ssh": "ssh", "ssh+git": "ssh", "git": "git", "http": "http", "https": "https"}
+
+
+def transport(url: str) -> str | None:
+    """The one transport git may use to reach ``url`` (``protocol.<name>.allow``), or None when
+    it is none vaultd syncs over (a remote helper's ``name::address``, ``ext::``...)."""
+    if "::" in url.split("/", 1)[0]:
+        return None
+    if "://" in url:
+        return _TRANSPORTS.get(url.split("://", 1)[0].lower())
+    if _SCP.match(url) and not url.startswith(("/", ".", "~")):
+        return "ssh"
+    return "file"
+
+
 def _tidy(path: str) -> str:
     path = path.strip("/")
     return path[:-4] if path.endswith(".git") else path
@@ -97,6 +113,16 @@ def problems(repo: Repo, registered: str | None) -> list[Issue]:
                 "remove it from the git config",
             )
         )
+    if transport(registered) is None:
+        found.append(
+            Issue(
+                code=IssueCode.R05, message=f"the registered remote {command.redact(registered)} uses a transport vaultd does not sync over"
+            )
+        )
+    if _config(repo, "--get-all", f"remote.{REMOTE}.vcs"):
+        found.append(
+            Issue(code=IssueCode.R05, message=f"{REMOTE} names a remote helper (remote.{REMOTE}.vcs), a program git would run; remove it")
+        )
     want = normalize(registered, str(repo.top))
     for kind, listed in (("fetch", urls.fetch), ("push", urls.push)):
         for url in listed:
@@ -110,8 +136,11 @@ def problems(repo: Repo, registered: str | None) -> list[Issue]:
     return found
 
 
-def check(repo: Repo, registered: str | None, vault_id: str) -> None:
-    """Raises POLICY (issues R05) unless origin is exactly the registered remote, unrewritten."""
+def check(repo: Repo, registered: str | None, vault_id: str) -> str:
+    """Raises POLICY (issues R05) unless origin is exactly the registered remote, unrewritten;
+    returns the one transport the sync's git calls may use."""
     found = problems(repo, registered)
-    if found:
+    allowed = transport(registered) if registered is not None else None
+    if found or allowed is None:
         raise PolicyRefused(f"vault {vault_id!r} does not sync: {found[0].message}; nothing was fetched or pushed", issues=found)
+    return allowed

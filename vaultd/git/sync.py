@@ -31,7 +31,7 @@ from protocol.issue_codes import IssueCode
 from protocol.methods.git import MAX_SYNC_LISTED, ResolveParams, SyncConflict, SyncOutcome, SyncResult
 from vaultd.errors import Conflict, PolicyRefused, Unavailable, VaultError
 from vaultd.gate.store import store_for
-from vaultd.git import command, incoming, remote, resolve
+from vaultd.git import command, incoming, remote, resolve, verify
 from vaultd.git.checkpoint import TRAILER_CHANNEL, TRAILER_OP
 from vaultd.git.merge import Labels
 from vaultd.git.objects import EMPTY_TREE
@@ -64,13 +64,19 @@ def _short(branch: str) -> str:
     return branch.removeprefix("refs/heads/")
 
 
-def _fetch(repo: Repo, short: str) -> str | None:
-    """Fetch origin's branch into its tracking ref; its commit, or None when origin lacks it."""
+def _fetch(repo: Repo, short: str, allow: str) -> str | None:
+    """Fetch origin's branch into its tracking ref; its commit, or None when origin lacks it.
+
+    git checks every object it receives (``fetch.fsckObjects``): a tree with a path git refuses
+    (``.git`` in any case or spelling, ``..``) fails the fetch, and nothing moves.
+    """
     tracking = f"refs/remotes/{remote.REMOTE}/{short}"
-    listed = command.run(repo.top, "ls-remote", "--heads", remote.REMOTE, f"refs/heads/{short}", timeout=command.NETWORK_TIMEOUT_S)
+    listed = command.run(
+        repo.top, "ls-remote", "--heads", remote.REMOTE, f"refs/heads/{short}", timeout=command.NETWORK_TIMEOUT_S, allow=allow
+    )
     if not listed.text.strip():
         return None
-    command.run(
+    out = command.run(
         repo.top,
         "fetch",
         "--no-tags",
@@ -78,7 +84,14 @@ def _fetch(repo: Repo, short: str) -> str | None:
         remote.REMOTE,
         f"+refs/heads/{short}:{tracking}",
         timeout=command.NETWORK_TIMEOUT_S,
+        allow=allow,
+        ok=(0, 1, 128),
     )
+    if out.status != 0:
+        if "fsck error" in out.stderr or "index-pack failed" in out.stderr:
+            checked = next((ln for ln in out.stderr.splitlines() if ln.startswith("error: object")), "an object failed git's checks")
+            verify.refuse([command.redact(checked.removeprefix("error: "))], "git's own checks refuse what origin sent")
+        raise command.GitFailed(f"git fetch failed: {command.redact(out.stderr)}", status=out.status, stderr=command.redact(out.stderr))
     return resolve_rev(repo, tracking)
 
 
@@ -93,7 +106,7 @@ def _check_history(repo: Repo, short: str, fetched: str | None, vault_id: str) -
         raise PolicyRefused(f"vault {vault_id!r}: {message}", issues=[Issue(code=IssueCode.R06, message=message)])
 
 
-def _push(repo: Repo, head: str, short: str) -> bool:
+def _push(repo: Repo, head: str, short: str, allow: str) -> bool:
     """Push ``head`` to origin's branch, fast-forward only; False when origin moved meanwhile."""
     out = command.run(
         repo.top,
@@ -104,6 +117,7 @@ def _push(repo: Repo, head: str, short: str) -> bool:
         f"{head}:refs/heads/{short}",
         ok=(0, 1),
         timeout=command.NETWORK_TIMEOUT_S,
+        allow=allow,
     )
     if out.status == 0:
         return True
@@ -114,8 +128,10 @@ def _push(repo: Repo, head: str, short: str) -> bool:
     raise Unavailable(f"the push to origin failed: {command.redact(out.stderr) or command.redact(out.text)}; nothing was overwritten")
 
 
-def _remote_head(repo: Repo, short: str) -> str | None:
-    out = command.run(repo.top, "ls-remote", "--heads", remote.REMOTE, f"refs/heads/{short}", timeout=command.NETWORK_TIMEOUT_S)
+def _remote_head(repo: Repo, short: str, allow: str) -> str | None:
+    out = command.run(
+        repo.top, "ls-remote", "--heads", remote.REMOTE, f"refs/heads/{short}", timeout=command.NETWORK_TIMEOUT_S, allow=allow
+    )
     first = out.text.split()
     return first[0] if first else None
 
@@ -178,7 +194,7 @@ async def sync_vault(runtime: VaultRuntime, *, dry_run: bool = False, by: str = 
     repo = await anyio.to_thread.run_sync(keeper.repo)
     if not repo.is_root:
         raise PolicyRefused(f"vault {entry.id!r} is a folder inside a repository; only a vault that is its repository's root syncs")
-    await anyio.to_thread.run_sync(remote.check, repo, entry.remote, entry.id)
+    allow = await anyio.to_thread.run_sync(remote.check, repo, entry.remote, entry.id)
     branch = await anyio.to_thread.run_sync(checked_branch, repo, entry.id)
     short = _short(branch)
     for _attempt in range(MAX_ATTEMPTS):
@@ -192,20 +208,20 @@ async def sync_vault(runtime: VaultRuntime, *, dry_run: bool = False, by: str = 
                     raise PolicyRefused(
                         f"vault {entry.id!r} does not sync: {message}", issues=[Issue(code=IssueCode.R01, message=message)]
                     ) from None
-        fetched = await anyio.to_thread.run_sync(_fetch, repo, short)
+        fetched = await anyio.to_thread.run_sync(_fetch, repo, short, allow)
         await anyio.to_thread.run_sync(_check_history, repo, short, fetched, entry.id)
         result = await _integrate_fetched(runtime, repo, branch, short, fetched, dry_run=dry_run, by=by)
         if dry_run or result.outgoing == 0:
             if not dry_run and fetched is not None and result.head == fetched:
                 await anyio.to_thread.run_sync(_remember, repo, short, fetched)
             return result
-        await anyio.to_thread.run_sync(remote.check, repo, entry.remote, entry.id)  # again, right before the push
+        allow = await anyio.to_thread.run_sync(remote.check, repo, entry.remote, entry.id)  # again, right before the push
         assert result.head is not None
-        if not await anyio.to_thread.run_sync(_push, repo, result.head, short):
+        if not await anyio.to_thread.run_sync(_push, repo, result.head, short, allow):
             log.info("origin moved during the sync; fetching again", vault=entry.id)
             await anyio.sleep(random.uniform(0.05, 0.5))  # two machines retrying in step would collide again
             continue
-        there = await anyio.to_thread.run_sync(_remote_head, repo, short)
+        there = await anyio.to_thread.run_sync(_remote_head, repo, short, allow)
         if there != result.head:
             raise Conflict(f"vault {entry.id!r}: the push was accepted but origin's {short} is {there}, not {result.head}; sync again")
         await anyio.to_thread.run_sync(_remember, repo, short, result.head)
@@ -259,6 +275,9 @@ async def _integrate_fetched(
         if moves and base is not None and fetched is not None:
             work.mkdir(mode=0o700, parents=True, exist_ok=True)
             since, tip = base, fetched
+            await anyio.to_thread.run_sync(
+                lambda: verify.check(repo, runtime.root, since, tip, local=local, pii=entry.pii, kind=entry.kind)
+            )
             inc = await anyio.to_thread.run_sync(
                 lambda: incoming.plan(repo, runtime.root, since, tip, local=local, log_rel=oplog.log_name(entry), labels=labels, work=work)
             )
