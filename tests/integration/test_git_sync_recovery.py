@@ -196,3 +196,37 @@ def test_a_kill_right_after_a_fast_forward_is_finished_at_restart(home: Home, re
     git(repo, "commit", "-q", "-m", "the person's own commit")
     assert git(repo, "diff", "--name-status", "HEAD~1", "HEAD") == "A\tMine.md", "the person's commit reverts nothing of origin's"
     assert "- theirs, from A" in git(repo, "show", "HEAD:Shared.md")
+
+
+def test_a_sync_whose_write_meets_an_editors_save_is_undone_whole_and_the_next_sync_merges_it(
+    home: Home, remote: Path, tmp_path: Path
+) -> None:
+    """The editor saves a note after the integration's journal is written and before its files
+    are: the sync answers CONFLICT with nothing integrated (no record left for a later start to
+    finish from a stale plan), and the next sync merges the saved note with origin's."""
+    gate = tmp_path / "journal.gate"
+    daemon, client, repo = _join(home, remote, tmp_path / "mine", f"pause=after-journal@1:{gate}")
+    try:
+        old = gitrepo.head(repo)
+        _teammate(remote, tmp_path / "mate")
+        replies: list[dict[str, Any]] = []
+        syncing = threading.Thread(target=lambda: replies.append(client.request("vault.sync", {"vault": "team"})))
+        syncing.start()
+        wait_until(gate.exists, 60, "the integration's journal")
+        shared = repo / "Shared.md"
+        shared.write_text(shared.read_text().replace("## From B\n\n- start", "## From B\n\n- saved meanwhile"))
+        gate.unlink()
+        syncing.join(120)
+        assert not syncing.is_alive() and replies[0]["error"]["data"]["code"] == "CONFLICT", replies
+        assert not (repo / ".vaultd" / "git" / "integration").exists(), "nothing is left to finish later"
+        assert gitrepo.head(repo) == old and not (repo / "New.md").exists(), "nothing was integrated"
+        assert _staged(repo) == ""
+
+        synced = client.call("vault.sync", {"vault": "team"})
+        assert synced["pushed"] and git(remote, "rev-parse", "main") == gitrepo.head(repo)
+        merged = shared.read_text()
+        assert "- theirs, from A" in merged and "- saved meanwhile" in merged and (repo / "New.md").exists()
+        assert git(repo, "status", "--porcelain") == "" and _staged(repo) == ""
+    finally:
+        client.close()
+        daemon.stop()
