@@ -9,6 +9,13 @@ staged is never committed by it. Two duties remain towards the user's index:
 - keep coherent: after vaultd commits paths the person had *not* staged, their index entries for
   exactly those paths are set to the new commit's, as ``git reset -- PATHS`` would. Left alone,
   ``git status`` would show our commit as a staged reversal and their next commit would make it.
+  After a sync moves the branch (:func:`follow`), the same for every path that differs between
+  the branch's old head and its new one, where the entry still holds the old head's.
+
+That is the only write to the person's index, and it only ever makes an entry equal to what the
+branch's new head holds: never to bytes vaultd wrote to disk but did not commit (a note merged
+with an edit the person saved during a sync stays an unstaged change), never over an entry the
+person staged.
 
 The check is cached on the index file's identity and HEAD: git replaces the file on every write,
 so an unchanged (inode, size, mtime) is an unchanged staging area.
