@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from protocol.methods.git import ResolveParams
 from vaultd.git import integration
 from vaultd.txn import seal
+from vaultd.txn.plan import MAX_OP_BYTES, MAX_OP_FILES, Change
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -60,3 +61,15 @@ def test_a_record_this_daemon_did_not_seal_is_never_acted_on_and_left_in_place(t
     (other_vault / ".vaultd" / "git").mkdir(parents=True)
     (other_vault / integration.RECORD).write_bytes(data)
     assert integration.load(other_vault) is None, "sealed by another daemon's key"
+
+
+def test_an_integrations_writes_split_into_operations_at_the_engines_bounds() -> None:
+    def change(i: int, size: int = 1) -> Change:
+        return Change(path=f"n{i:05d}.md", before=None, after=b"x" * size)
+
+    assert [len(b) for b in integration.batches([change(i) for i in range(MAX_OP_FILES)])] == [MAX_OP_FILES]
+    assert [len(b) for b in integration.batches([change(i) for i in range(MAX_OP_FILES + 1)])] == [MAX_OP_FILES, 1]
+    half = MAX_OP_BYTES // 2
+    assert [len(b) for b in integration.batches([change(0, half), change(1, half)])] == [2], "at the byte bound: one operation"
+    assert [len(b) for b in integration.batches([change(0, half), change(1, half + 1)])] == [1, 1], "one byte past it: two"
+    assert integration.batches([]) == []

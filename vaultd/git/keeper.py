@@ -98,7 +98,9 @@ class GitKeeper:
         try:
             self.finish_integration()
         except (VaultError, OSError) as exc:
-            log.warning("an interrupted sync could not be finished; the next sync tries again", vault=self.entry.id, error=str(exc))
+            reason = getattr(exc, "message", None) or str(exc)
+            self.problem = f"a sync a stop interrupted could not be finished yet ({reason}); the next sync finishes it"
+            log.warning("an interrupted sync could not be finished; the next sync tries again", vault=self.entry.id, error=reason)
         if self.mode is GitMode.OFF:
             return
         try:
