@@ -17,8 +17,12 @@ target rename; with @N after the Nth), ``before-commit`` (all targets written, n
 ``after-commit``, ``during-recovery`` (after the first file recovery restores), ``during-prune``
 (a pruned journal renamed out of the live namespace and synced, not yet deleted),
 ``build-chunk`` (an index build parsed one more chunk of notes; its progress counts them),
-``git-after-commit-tree`` (a checkpoint's commit object written, the branch not moved) and
-``git-after-update-ref`` (the branch moved, vaultd's record of it not yet written).
+``git-after-commit-tree`` (a checkpoint's commit object written, the branch not moved),
+``git-after-update-ref`` (the branch moved, vaultd's record of it not yet written), and a sync's:
+``sync-after-fetch`` (origin fetched, nothing integrated, the writer not held),
+``sync-after-integrate`` (the integration's writes committed, the branch not moved, no proposal
+stored), ``sync-after-update-ref`` (the branch moved, the person's index not yet following it)
+and ``sync-after-follow`` (the index follows, the conflicts' proposals not yet stored).
 Primitives: ``write``, ``fsync``, ``rename``, ``fsync-dir``, ``unlink``.
 """
 
@@ -41,6 +45,10 @@ CRASH_POINTS = frozenset(
         "during-prune",
         "git-after-commit-tree",
         "git-after-update-ref",
+        "sync-after-fetch",
+        "sync-after-integrate",
+        "sync-after-update-ref",
+        "sync-after-follow",
         "build-chunk",
     }
 )

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from reliability import crash, faults, lostwrites
+from reliability import crash, faults, lostwrites, sync_crash
 from reliability.checks import Tally
 
 pytestmark = pytest.mark.slow
@@ -17,6 +17,13 @@ def test_crash_run_of_a_thousand_operations_and_a_hundred_kills() -> None:
     report = crash.run(ops=2000, seed=9, kills=120)
     assert report["violations"] == 0, report["violation_samples"]
     assert report["ops"] >= 1000 and report["kills"] >= 100
+
+
+@pytest.mark.timeout(1800)
+def test_every_sync_integration_fault_point() -> None:
+    report = sync_crash.run()
+    assert report["torn"] == 0, report["torn_samples"]
+    assert report["kills"] == report["integrations"] == sum(len(points) for points in sync_crash.POINTS.values())
 
 
 @pytest.mark.timeout(1800)

@@ -22,7 +22,7 @@ from protocol.errors import Issue, Severity
 from protocol.issue_codes import IssueCode
 from protocol.methods.git_settings import GitMode
 from vaultd.errors import Conflict, Unavailable, VaultError
-from vaultd.git import checkpoint, exclude, snapshot
+from vaultd.git import checkpoint, exclude, integration, snapshot
 from vaultd.git.record import STATE_DIR, Recorder
 from vaultd.git.repo import Repo, find, resolve
 from vaultd.git.staging import StagedContent, StagingArea, catch_up, describe
@@ -92,7 +92,15 @@ class GitKeeper:
 
     def prepare(self) -> None:
         """At start-up, after journal recovery (worker thread): keep machine files out of git and
-        commit what a crash left uncommitted."""
+        commit what a crash left uncommitted. A sync's integration a stop interrupted is finished
+        first, whatever the mode: until it is, the branch, the files and the person's index may
+        disagree, and the operations it wrote must not be committed as checkpoints of their own."""
+        try:
+            self.finish_integration()
+        except (VaultError, OSError) as exc:
+            reason = getattr(exc, "message", None) or str(exc)
+            self.problem = f"a sync a stop interrupted could not be finished yet ({reason}); the next sync finishes it"
+            log.warning("an interrupted sync could not be finished; the next sync tries again", vault=self.entry.id, error=reason)
         if self.mode is GitMode.OFF:
             return
         try:
@@ -117,6 +125,14 @@ class GitKeeper:
             return
         if fixed:
             log.info("refreshed staging entries a stop left behind vaultd's last commit", vault=self.entry.id, paths=len(fixed))
+
+    def finish_integration(self) -> list[str]:
+        """Finish a sync's integration a stop interrupted, if one is recorded (worker thread; at the
+        vault's take, or under the writer before a sync); the paths it wrote."""
+        if not integration.waiting(self.root):
+            return []
+        recorder, staging = self.tools()
+        return integration.resume(self.root, recorder, staging, self.entry.id) or []
 
     def configure(self, entry: VaultEntry) -> None:
         """New settings from the registry (worker thread)."""

@@ -28,6 +28,7 @@ from vaultd.git.repo import ZERO, Repo, checked_branch, resolve
 from vaultd.vault.layout import RUNTIME_DIR
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from vaultd.git.staging import Entry
@@ -160,11 +161,13 @@ class Recorder:
         reason: str,
         extra_parents: tuple[str, ...] = (),
         allow_empty: bool = False,
+        on_commit: Callable[[str, str | None], None] | None = None,
     ) -> Made | None:
         """Commit ``build`` (repository path -> entry, None removes) on top of the branch's head.
 
         Returns None when the result is the head's tree (nothing to record) and no merge parent
-        asks for a commit anyway.
+        asks for a commit anyway. ``on_commit(commit, parent)`` is called with each commit object
+        made, before the branch is moved to it (a sync records it, to finish the move after a crash).
 
         Raises:
             Conflict: CONFLICT, HEAD is detached, a merge or rebase is in progress, or the branch
@@ -184,6 +187,8 @@ class Recorder:
                 continue
             parents = [p for p in (head, *extra_parents) if p]
             new = self.commit_tree(tree, parents, message)
+            if on_commit is not None:
+                on_commit(new, head)
             faults.point("git-after-commit-tree")
             if self.move_branch(branch, new, head, reason):
                 self.remember(branch, new, tree)

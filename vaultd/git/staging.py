@@ -9,6 +9,13 @@ staged is never committed by it. Two duties remain towards the user's index:
 - keep coherent: after vaultd commits paths the person had *not* staged, their index entries for
   exactly those paths are set to the new commit's, as ``git reset -- PATHS`` would. Left alone,
   ``git status`` would show our commit as a staged reversal and their next commit would make it.
+  After a sync moves the branch (:func:`follow`), the same for every path that differs between
+  the branch's old head and its new one, where the entry still holds the old head's.
+
+That is the only write to the person's index, and it only ever makes an entry equal to what the
+branch's new head holds: never to bytes vaultd wrote to disk but did not commit (a note merged
+with an edit the person saved during a sync stays an unstaged change), never over an entry the
+person staged.
 
 The check is cached on the index file's identity and HEAD: git replaces the file on every write,
 so an unchanged (inode, size, mtime) is an unchanged staging area.
@@ -78,11 +85,15 @@ class StagingArea:
             self._clean = (ident, head)
         return found
 
-    def refresh(self, entries: dict[str, Entry], head: str) -> bool:
+    def refresh(self, entries: dict[str, Entry], head: str, *, checked: bool = True) -> bool:
         """Point the person's index entries for ``entries`` at the new commit; False when the
-        index was busy (another git command held its lock): kept and retried before the next check."""
+        index was busy (another git command held its lock): kept and retried before the next check.
+        ``checked``: nothing was staged just before (so the index is then known to hold ``head``);
+        False when the caller did not look, and the next check asks git."""
         self.pending.update(entries)
-        self._flushed_head = head
+        self._flushed_head = head if checked else None
+        if not checked:
+            self._clean = None
         return self.flush()
 
     def flush(self) -> bool:
@@ -105,15 +116,27 @@ class StagingArea:
 
 
 def catch_up(area: StagingArea, head: str) -> list[str]:
-    """After a crash between a commit of vaultd's and the refresh of the person's entries: point
-    the entries the commit changed at it, where they still hold what the commit replaced (an entry
-    holding anything else is the person's staging, and stays). Returns the paths refreshed."""
+    """After a crash between a checkpoint or snapshot of vaultd's and the refresh of the person's
+    entries: point the entries the commit changed at it, where they still hold what the commit
+    replaced (an entry holding anything else is the person's staging, and stays). Returns the
+    paths refreshed. A sync's integration is not found this way: it records its old and new
+    heads itself (:mod:`vaultd.git.integration`), whatever the tip commit says."""
     repo = area.repo
     ours = command.run(repo.top, "log", "-1", "--format=%(trailers:key=Vaultd-Channel,valueonly)", head).text.strip()
     parent = command.run(repo.top, "rev-parse", "-q", "--verify", f"{head}~1", ok=(0, 1, 128)).text.strip()
     if not ours or not parent:
         return []  # a commit of the person's (or the first one): their staging area is theirs
-    out = command.run(repo.top, "diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", parent, head, "--", repo.pathspec)
+    return follow(area, parent, head)
+
+
+def follow(area: StagingArea, old: str | None, new: str) -> list[str]:
+    """Make the person's index follow the branch from ``old`` to ``new`` (vaultd moved it): each
+    entry for a path that differs between the two commits is set to ``new``'s, where it still
+    holds ``old``'s, as ``git reset -- PATHS`` would; an entry holding anything else is the
+    person's staging, and stays. Nothing else in the index is written: the person's edits on
+    disk stay unstaged changes, never staged ones. Returns the paths refreshed."""
+    repo = area.repo
+    out = command.run(repo.top, "diff-tree", "-r", "-z", "--no-renames", old or EMPTY_TREE, new, "--", repo.pathspec)
     fields = out.stdout.split(b"\0")
     changed: dict[str, tuple[Entry, Entry]] = {}
     for meta, raw in zip(fields[0::2], fields[1::2], strict=False):
@@ -125,16 +148,20 @@ def catch_up(area: StagingArea, head: str) -> list[str]:
         changed[raw.decode("utf-8", "surrogateescape")] = (before, after)
     if not changed:
         return []
-    listed = command.run(repo.top, "ls-files", "-s", "-z", "--", *changed).stdout
+    # The whole index under the vault's folder, read once: a sync may change more paths than a
+    # command line holds.
+    listed = command.run(repo.top, "ls-files", "-s", "-z", "--", repo.pathspec).stdout
     current: dict[str, Entry] = {}
     for record in listed.split(b"\0"):
         if record:
             meta, _, name = record.partition(b"\t")
-            mode, oid, _stage = meta.decode().split()
-            current[name.decode("utf-8", "surrogateescape")] = (mode, oid)
+            path = name.decode("utf-8", "surrogateescape")
+            if path in changed:
+                mode, oid, _stage = meta.decode().split()
+                current[path] = (mode, oid)
     stale = {path: after for path, (before, after) in changed.items() if current.get(path) == before}
     if stale:
-        area.refresh(stale, head)
+        area.refresh(stale, new, checked=False)
     return sorted(stale)
 
 

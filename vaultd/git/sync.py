@@ -2,14 +2,16 @@
 fast-forward only, verify.
 
 1. Origin must be exactly the registered remote, with no URL rewrite (:mod:`vaultd.git.remote`).
-2. Under the writer: pending checkpoints and hand edits are committed, so everything is pushed.
+2. Under the writer: an integration a stop interrupted is finished, then pending checkpoints and
+   hand edits are committed, so everything is pushed.
 3. Fetch origin's branch (no writer: reads and writes go on meanwhile).
 4. The remote's branch must contain what the last sync saw (``refs/vaultd/synced/BRANCH``): a
    remote that was force-pushed is refused, nothing integrated, nothing pushed.
 5. Under the writer: the remote's changes are decided file by file (:mod:`vaultd.git.incoming`)
    and written as journaled operations through the engine (so the index, the watchers and undo
    agree); conflicts become proposals. Then the branch moves: fast-forward when nothing local is
-   new, else a merge commit of both heads.
+   new, else a merge commit of both heads, and the person's index follows it. These steps are one
+   recoverable operation, recorded before the first write (:mod:`vaultd.git.integration`).
 6. Push the branch, never forced (a remote that moved meanwhile rejects it: back to 3, bounded),
    then check origin has exactly the local head, and remember it for step 4.
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import time
 from typing import TYPE_CHECKING
 
 import anyio
@@ -29,12 +32,14 @@ import structlog
 from protocol.errors import Issue
 from protocol.issue_codes import IssueCode
 from protocol.methods.git import MAX_SYNC_LISTED, ResolveParams, SyncConflict, SyncOutcome, SyncResult
+from vaultd import faults
 from vaultd.errors import Conflict, PolicyRefused, Unavailable, VaultError
-from vaultd.gate.store import store_for
-from vaultd.git import command, incoming, remote, resolve, verify
-from vaultd.git.checkpoint import TRAILER_CHANNEL, TRAILER_OP
+from vaultd.gate.store import new_id
+from vaultd.git import command, incoming, integration, remote, verify
+from vaultd.git import resolve as resolve  # registers git.resolve, the operation a conflict's proposal applies
+from vaultd.git.checkpoint import TRAILER_CHANNEL
 from vaultd.git.merge import Labels
-from vaultd.git.objects import EMPTY_TREE
+from vaultd.git.objects import EMPTY_TREE, blob_id
 from vaultd.git.record import STATE_DIR
 from vaultd.git.repo import Repo, checked_branch, is_ancestor, merge_base
 from vaultd.git.repo import resolve as resolve_rev
@@ -42,15 +47,12 @@ from vaultd.git.staging import StagedContent, describe
 from vaultd.ops.receipts import change_receipts
 from vaultd.ops.runner import JOURNAL_KEEP, JOURNAL_MAX_BYTES, new_op_id
 from vaultd.txn import prune
-from vaultd.txn.engine import RollbackFailed, apply_plan, read_current
-from vaultd.txn.plan import MAX_OP_BYTES, MAX_OP_FILES, Change, Plan
+from vaultd.txn.engine import RollbackFailed, apply_plan
+from vaultd.txn.plan import Change, Plan
 from vaultd.vault import oplog
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from protocol.methods.receipts import ChangeReceipt
-    from vaultd.git.keeper import GitKeeper
     from vaultd.runtime import VaultRuntime
 
 log = structlog.get_logger("vaultd.git")
@@ -140,50 +142,106 @@ def _count(repo: Repo, spec: str) -> int:
     return int(command.line(repo.top, "rev-list", "--count", spec) or 0)
 
 
-def _batches(inc: incoming.Incoming) -> list[list[Change]]:
-    """The writes as engine plans within the engine's bounds (files and bytes per operation)."""
-    batches: list[list[Change]] = [[]]
-    size = 0
-    for rel in sorted(inc.writes):
-        after = inc.writes[rel]
-        grown = len(after or b"")
-        if batches[-1] and (len(batches[-1]) >= MAX_OP_FILES or size + grown > MAX_OP_BYTES):
-            batches.append([])
-            size = 0
-        batches[-1].append(Change(path=rel, before=inc.befores.get(rel), after=after))
-        size += grown
-    return [b for b in batches if b]
+def _changes(inc: incoming.Incoming) -> list[Change]:
+    return [Change(path=rel, before=inc.befores.get(rel), after=after) for rel, after in inc.writes.items()]
+
+
+def _intent(branch: str, local: str | None, fetched: str, merge: bool, inc: incoming.Incoming, short: str, by: str) -> integration.Intent:
+    """The whole integration, recorded before its first write (see :mod:`vaultd.git.integration`)."""
+    labels = Labels()
+    message, trailers = _merge_message(short, inc, by)
+    return integration.Intent(
+        branch=branch,
+        old=local,
+        fetched=fetched,
+        merge=merge,
+        message=message,
+        trailers=trailers,
+        tree=dict(inc.tree),
+        writes=[
+            integration.Write(
+                rel,
+                None if inc.befores.get(rel) is None else blob_id(inc.befores[rel] or b""),
+                None if after is None else blob_id(after),
+            )
+            for rel, after in sorted(inc.writes.items())
+        ],
+        proposals=[
+            integration.Pending(
+                id=new_id(time.time()),
+                kept=c.kept,
+                params=ResolveParams(
+                    path=c.rel, base=c.base, ours=c.ours, theirs=c.theirs, ours_label=labels.ours, theirs_label=labels.theirs
+                ),
+            )
+            for c in inc.conflicts
+            if c.needs_proposal
+        ],
+        moved_to=None if merge else (local, fetched),
+    )
 
 
 async def _integrate(runtime: VaultRuntime, inc: incoming.Incoming, short: str) -> tuple[list[str], list[ChangeReceipt]]:
-    """Write the remote's changes as journaled operations; their op ids and changes."""
+    """Write the remote's changes as journaled operations; their op ids and changes. A failure
+    undoes the ones already applied before it is raised (the record is then removed); what cannot
+    be undone is left to :func:`integration.resume`, with the record."""
     assert runtime.live is not None
     op_ids: list[str] = []
     receipts: list[ChangeReceipt] = []
-    for changes in _batches(inc):
-        plan = Plan(op="vault.sync", changes=changes, summary=f"integrated {len(changes)} file(s) from origin/{short}", log_type="SYNC")
-        op_id = new_op_id(dt.datetime.now().astimezone(), runtime.root)
-        runtime.check_root()
-        try:
-            await anyio.to_thread.run_sync(apply_plan, runtime.root, plan, op_id, "sync")
-        except RollbackFailed:
-            runtime.quarantine("a failed sync could not be rolled back; restart the daemon to recover it")
-            raise
-        await runtime.live.refresh({c.path for c in changes})
-        op_ids.append(op_id)
-        receipts += change_receipts(plan)
+    applied: list[Plan] = []
+    try:
+        for changes in integration.batches(_changes(inc)):
+            plan = Plan(op="vault.sync", changes=changes, summary=f"integrated {len(changes)} file(s) from origin/{short}", log_type="SYNC")
+            op_id = new_op_id(dt.datetime.now().astimezone(), runtime.root)
+            runtime.check_root()
+            try:
+                await anyio.to_thread.run_sync(apply_plan, runtime.root, plan, op_id, "sync")
+            except RollbackFailed:
+                runtime.quarantine("a failed sync could not be rolled back; restart the daemon to recover it")
+                raise
+            applied.append(plan)
+            await runtime.live.refresh({c.path for c in changes})
+            op_ids.append(op_id)
+            receipts += change_receipts(plan)
+    except RollbackFailed:
+        raise  # the vault is quarantined: the restart's recovery finishes the integration
+    except Exception:
+        await _undo(runtime, op_ids, applied)
+        raise
     await anyio.to_thread.run_sync(prune.prune, runtime.root, JOURNAL_KEEP, JOURNAL_MAX_BYTES)
     return op_ids, receipts
 
 
-def _merge_message(short: str, inc: incoming.Incoming, op_ids: list[str], by: str) -> str:
+async def _undo(runtime: VaultRuntime, op_ids: list[str], applied: list[Plan]) -> None:
+    """Undo an integration's applied writes after a later one failed, newest first; when all are
+    undone the record goes too, else it stays for the next start or sync to finish."""
+    assert runtime.live is not None
+    for op_id, plan in reversed(list(zip(op_ids, applied, strict=True))):
+        undo = Plan(
+            op="op.undo",
+            changes=[Change(path=c.path, before=c.after, after=c.before) for c in plan.effective()],
+            summary=f"undid {op_id}: a sync's integration failed",
+            log_type="RETHINK",
+        )
+        try:
+            await anyio.to_thread.run_sync(
+                apply_plan, runtime.root, undo, new_op_id(dt.datetime.now().astimezone(), runtime.root), "sync", op_id
+            )
+        except (VaultError, OSError) as exc:
+            log.warning("a failed sync's writes are finished later", vault=runtime.entry.id, op_id=op_id, error=str(exc))
+            return
+        finally:
+            await runtime.live.refresh({c.path for c in plan.effective()})
+    await anyio.to_thread.run_sync(integration.clear, runtime.root)
+
+
+def _merge_message(short: str, inc: incoming.Incoming, by: str) -> tuple[str, list[str]]:
+    """A merge commit's message before its op-id trailers, and the trailers after them."""
     lines = [f"sync: merge origin/{short} ({inc.count} file(s) from origin)", ""]
     if inc.conflicts:
         lines += ["Changed on both sides (origin's version kept, this machine's in the first parent):"]
         lines += [f"  {c.rel}" for c in inc.conflicts[:50]] + [""]
-    lines += [f"{TRAILER_OP}: {op}" for op in op_ids]
-    lines += [f"{TRAILER_CHANNEL}: sync", f"Vaultd-Synced-By: {by}"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", [f"{TRAILER_CHANNEL}: sync", f"Vaultd-Synced-By: {by}"]
 
 
 async def sync_vault(runtime: VaultRuntime, *, dry_run: bool = False, by: str = "cli") -> SyncResult:
@@ -201,6 +259,9 @@ async def sync_vault(runtime: VaultRuntime, *, dry_run: bool = False, by: str = 
         if not dry_run:
             async with runtime.writer:
                 await runtime.owned_live().barrier()
+                finished = await anyio.to_thread.run_sync(keeper.finish_integration)
+                if finished:
+                    await runtime.owned_live().refresh(set(finished))
                 try:
                     await anyio.to_thread.run_sync(keeper.commit_local)
                 except StagedContent as exc:
@@ -209,6 +270,7 @@ async def sync_vault(runtime: VaultRuntime, *, dry_run: bool = False, by: str = 
                         f"vault {entry.id!r} does not sync: {message}", issues=[Issue(code=IssueCode.R01, message=message)]
                     ) from None
         fetched = await anyio.to_thread.run_sync(_fetch, repo, short, allow)
+        await anyio.to_thread.run_sync(faults.point, "sync-after-fetch")
         await anyio.to_thread.run_sync(_check_history, repo, short, fetched, entry.id)
         result = await _integrate_fetched(runtime, repo, branch, short, fetched, dry_run=dry_run, by=by)
         if dry_run or result.outgoing == 0:
@@ -297,12 +359,21 @@ async def _integrate_fetched(
             )
             result.message = _summary(result)
             return result
-        op_ids, receipts = await _integrate(runtime, inc, short) if inc.writes else ([], [])
+        op_ids: list[str] = []
+        receipts: list[ChangeReceipt] = []
         head = local
+        conflicts: list[SyncConflict] = []
         if moves and fetched is not None:
-            message = _merge_message(short, inc, op_ids, by)
-            head = await anyio.to_thread.run_sync(_move, keeper, branch, local, fetched, base, inc, message)
-        conflicts = await anyio.to_thread.run_sync(_propose, runtime, repo, work, inc, labels)
+            recorder, staging = await anyio.to_thread.run_sync(keeper.tools)
+            merge = not (local is None or base == local)
+            intent = _intent(branch, local, fetched, merge, inc, short, by)
+            await anyio.to_thread.run_sync(integration.save, runtime.root, intent)
+            if inc.writes:
+                op_ids, receipts = await _integrate(runtime, inc, short)
+            await anyio.to_thread.run_sync(faults.point, "sync-after-integrate")
+            done = await anyio.to_thread.run_sync(integration.finish, runtime.root, recorder, staging, entry.id, intent, op_ids)
+            head = done.head
+            conflicts = [SyncConflict(path=c.rel, proposal=done.proposals.get(c.rel), kept=c.kept) for c in inc.conflicts[:MAX_SYNC_LISTED]]
     outgoing = await anyio.to_thread.run_sync(_count, repo, f"{fetched}..{head}" if fetched else (head or "HEAD")) if head else 0
     result = SyncResult(
         vault=entry.id,
@@ -321,47 +392,6 @@ async def _integrate_fetched(
     )
     result.message = _summary(result)
     return result
-
-
-def _move(keeper: GitKeeper, branch: str, local: str | None, fetched: str, base: str | None, inc: incoming.Incoming, message: str) -> str:
-    """Move the branch to include origin's commits: fast-forward, or a merge commit of both heads."""
-    recorder, staging = keeper.tools()
-    if local is None or base == local:  # nothing local is new: the branch simply moves to origin's head
-        if not recorder.move_branch(branch, fetched, local, f"sync: fast-forward to origin {fetched[:12]}"):
-            raise Conflict("the branch moved during the sync; nothing was overwritten, sync again")
-        recorder.mirror(branch, fetched)
-        staging.refresh(inc.tree, fetched)
-        return fetched
-    made = recorder.commit(inc.tree, message, reason="sync merge", extra_parents=(fetched,), allow_empty=True)
-    assert made is not None
-    staging.refresh(inc.tree, made.commit)
-    return made.commit
-
-
-def _propose(runtime: VaultRuntime, repo: Repo, work: Path, inc: incoming.Incoming, labels: Labels) -> list[SyncConflict]:
-    """One proposal per note that did not merge (worker thread; the writer is held)."""
-    out: list[SyncConflict] = []
-    store = store_for(runtime.root)
-    for c in inc.conflicts:
-        proposal_id = None
-        if c.needs_proposal:
-            params = ResolveParams(
-                path=c.rel,
-                base=c.base,
-                ours=c.ours,
-                theirs=c.theirs,
-                ours_label=labels.ours,
-                theirs_label=labels.theirs,
-                vault=runtime.entry.id,
-            )
-            try:
-                detail = resolve.proposal(runtime.entry.id, repo, work, params, read_current(runtime.root, c.rel))
-                store.add(detail)
-                proposal_id = detail.id
-            except (VaultError, OSError) as exc:
-                log.error("a sync conflict could not be kept as a proposal", vault=runtime.entry.id, path=c.rel, error=str(exc))
-        out.append(SyncConflict(path=c.rel, proposal=proposal_id, kept=c.kept))
-    return out[:MAX_SYNC_LISTED]
 
 
 async def background(runtime: VaultRuntime) -> None:
