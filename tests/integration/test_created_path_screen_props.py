@@ -10,6 +10,7 @@ nowhere: no file or folder name in either vault, no journal, no log line, no not
 
 from __future__ import annotations
 
+import json
 import string
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support.harness import Daemon, Home, RawClient, vaultctl
+from vaultd.policy import check_new_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -64,7 +66,7 @@ OPERATIONS = ["create", "move", "move-into-folder", "canvas", "capture-name", "c
 
 
 @pytest.fixture(scope="module")
-def running() -> Iterator[tuple[RawClient, Path, Path, Home]]:
+def running() -> Iterator[tuple[Path, Path, Home]]:
     """One daemon for the module: 'v' (personal) with a note to move and one linking to it, 'org'."""
     home = Home.create()
     daemon = Daemon(home)
@@ -79,11 +81,26 @@ def running() -> Iterator[tuple[RawClient, Path, Path, Home]]:
         c.hello()
         c.call("vault.add", {"id": "v", "path": str(vault)})
         c.call("vault.add", {"id": "org", "path": str(org), "kind": "org"})
-        yield c, vault, org, home
         c.close()
+        yield vault, org, home
     finally:
         daemon.stop()
         home.cleanup()
+
+
+@pytest.fixture
+def client(running: tuple[Path, Path, Home]) -> Iterator[RawClient]:
+    """A connection of this test's own (each test's connections are closed after it)."""
+    c = RawClient(running[2].socket, timeout=60.0)
+    c.hello()
+    yield c
+    c.close()
+
+
+def _ensure_draft(client: RawClient, vault: Path) -> None:
+    """The note the moves, canvases and promotions start from (a plain name a move may have taken)."""
+    if not (vault / "Draft.md").exists():
+        client.call("note.create", {"vault": "v", "path": "Draft", "body": "# Draft\n\nA draft.\n"})
 
 
 def _request(op: str, name: str) -> tuple[str, dict[str, Any]]:
@@ -121,11 +138,14 @@ def _everything(folder: Path) -> Iterator[tuple[str, bytes]]:
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(op=st.sampled_from(OPERATIONS), drawn=secret_names())
-def test_no_operation_lands_a_secret_shaped_path(running: tuple[RawClient, Path, Path, Home], op: str, drawn: tuple[str, str]) -> None:
-    c, vault, org, _ = running
+def test_no_operation_lands_a_secret_shaped_path(
+    running: tuple[Path, Path, Home], client: RawClient, op: str, drawn: tuple[str, str]
+) -> None:
+    vault, org, _ = running
+    _ensure_draft(client, vault)
     name, token = drawn
     method, params = _request(op, name)
-    reply = _run(c, method, params)
+    reply = _run(client, method, params)
     if "error" in reply:
         data = reply["error"]["data"]
         assert data["code"] in ("VALIDATION", "INVALID_PARAMS"), reply
@@ -136,16 +156,66 @@ def test_no_operation_lands_a_secret_shaped_path(running: tuple[RawClient, Path,
             assert token.encode() not in data, f"{op}: {rel} holds the token ({reply})"
 
 
+HOSTILE_PARTS = ["..", ".", "", ".vaultd", ".git", ".obsidian", ".trash", "a\x01b", "a\\b", "tab\t", "dot.", "space ", "x" * 300]
+PLAIN_PARTS = ["notes", "Draft", "keep"]
+
+
+@st.composite
+def hostile_names(draw: st.DrawFn) -> str:
+    """A relative name with at least one component no write may create (or a leading '/')."""
+    parts = draw(st.lists(st.sampled_from(PLAIN_PARTS), max_size=2))
+    parts.insert(draw(st.integers(0, len(parts))), draw(st.sampled_from(HOSTILE_PARTS)))
+    return draw(st.sampled_from(["", "/"])) + "/".join(parts)
+
+
+def _names(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*")}
+
+
+def _created_ok(rel: str) -> bool:
+    """Whether a created path passes the write rules (vaultd's own folders and the log aside)."""
+    if rel.split("/")[0] in (".vaultd", ".obsidian") or rel == "log.md":
+        return True
+    return all(not check_new_path(prefix, note=False) for prefix in _prefixes(rel.removeprefix(".trash/")) if prefix != ".trash")
+
+
+def _prefixes(rel: str) -> list[str]:
+    parts = rel.split("/")
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(op=st.sampled_from(OPERATIONS), name=hostile_names())
+def test_no_operation_lands_a_hostile_path(running: tuple[Path, Path, Home], client: RawClient, op: str, name: str) -> None:
+    vault, org, home = running
+    _ensure_draft(client, vault)
+    beside = sorted(p.name for p in home.root.iterdir())  # the vaults' parent: where a "../" would land
+    method, params = _request(op, name)
+    reply = _run(client, method, params)
+    if "error" in reply:
+        assert reply["error"]["data"]["code"] in ("VALIDATION", "INVALID_PARAMS", "POLICY", "NOT_FOUND"), reply
+    for root in (vault, org):
+        bad = sorted(rel for rel in _names(root) if not _created_ok(rel))
+        assert not bad, f"{op} {name!r} created {bad} ({reply})"
+        journal = root / ".vaultd" / "journal"
+        for manifest in journal.glob("*/manifest.json") if journal.is_dir() else []:
+            for entry in json.loads(manifest.read_text())["entries"]:
+                if entry["before_sha"] is None:
+                    assert _created_ok(entry["path"]), f"{op} {name!r} journaled {entry['path']!r}"
+    assert sorted(p.name for p in home.root.iterdir()) == beside, "nothing is written beside the vaults"
+
+
 GITHUB = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
 
 
 @pytest.mark.parametrize("name", [f"keys/{GITHUB}-2", f"keys/old_{GITHUB}", f"keys/{GITHUB}_old", f"keys/backup-{GITHUB} copy"])
 @pytest.mark.parametrize("command", ["new", "move"])
 def test_vaultctl_refuses_a_token_in_a_copys_name_for_a_move_as_for_a_create(
-    running: tuple[RawClient, Path, Path, Home], command: str, name: str
+    running: tuple[Path, Path, Home], client: RawClient, command: str, name: str
 ) -> None:
     """The names a copy or a rename gives (``-2``, ``_old``) keep the token a name screen must see."""
-    _, vault, _, home = running
+    vault, _, home = running
+    _ensure_draft(client, vault)
     args = ("new", name) if command == "new" else ("move", "Draft", name)
     result = vaultctl(home, *args, "--json")
     assert result.code == 1 and "V06" in result.err, (result.code, result.out, result.err)
