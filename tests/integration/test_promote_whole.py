@@ -168,3 +168,23 @@ def test_a_kill_anywhere_leaves_both_vaults_promoted_or_neither(home: Home, vaul
         c.close()
     finally:
         d.stop()
+
+
+def test_a_failed_journal_in_the_second_vault_leaves_neither_journal_nor_change(home: Home, vaults: tuple[Path, Path]) -> None:
+    """The org journal is written, the source's fails: the org journal goes too, nothing changed."""
+    me, team = vaults
+    before = (_notes(me), _notes(team))
+    d = _start(home, "error=rename:EIO@2")  # rename 1: the org journal into place; 2: the source's
+    try:
+        c = _session(home)
+        reply = c.request("note.promote", {**PROMOTE, "confirm": True, "fingerprint": _preview(c)})
+        assert reply["error"]["data"]["code"] == "UNAVAILABLE", reply
+        assert (_notes(me), _notes(team)) == before
+        for vault in (me, team):
+            journal = vault / ".vaultd" / "journal"
+            assert not (list(journal.iterdir()) if journal.is_dir() else []), "no journal of an operation that wrote nothing"
+        retry = c.call("note.promote", {**PROMOTE, "confirm": True, "fingerprint": _preview(c)})
+        assert retry["outcome"] == "applied" and _state(me, team) == (True, True)
+        c.close()
+    finally:
+        d.stop()

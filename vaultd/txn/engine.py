@@ -284,10 +284,15 @@ def apply_together(parts: Sequence[Part], channel: str) -> None:
                 link = JournalRef(vault=str(first.root), op_id=first.op_id) if i else None
                 joined = [JournalRef(vault=str(p.root), op_id=p.op_id) for p in parts if p is not part]
                 folders.append(journal.write_journal(part.root, part.op_id, part.plan, channel, commit_with=link, joined=joined))
-        except OSError as exc:
-            for folder in reversed(folders):
-                remove_journal(folder)
-            raise Unavailable(f"the journal could not be written ({exc.strerror or exc}); nothing was changed") from exc
+        except BaseException as exc:
+            for folder in reversed(folders):  # no target was touched: the journals go, nothing else
+                try:
+                    remove_journal(folder)
+                except OSError:
+                    log.warning("a journal of an operation that wrote nothing was not removed", folder=str(folder))
+            if isinstance(exc, OSError):
+                raise Unavailable(f"the journal could not be written ({exc.strerror or exc}); nothing was changed") from exc
+            raise
         faults.point("after-journal")
         try:
             for vroot, part in zip(vroots, parts, strict=True):
