@@ -253,6 +253,8 @@ MODULE_LINES = 400  #: past this, a module is read as two concepts unless named 
 ONE_CONCEPT = {
     "protocol/methods/sources.py": "the sources room's shapes: capture, the two ledgers and the evidence view over both",
     "vaultd/server/subscriptions.py": "a connection's subscriptions: their positions in the event logs and the one sender",
+    "vaultd/txn/engine.py": "the transaction: applying a plan (in one vault or several as one), rolling back, recovering",
+    "vaultd/txn/journal.py": "the journal folder: written whole, read only when sealed, listed, retired",
     "vaultd/vault/markdown.py": "the body scanner: the mask, then headings, links, tags and blocks found through it",
     "vaultd/vault/watcher.py": "LiveIndex: one vault's index kept fresh (build, watch, refresh, barrier)",
 }

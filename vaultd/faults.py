@@ -14,7 +14,9 @@ whether it is under test. Grammar, ``;``-separated:
 Crash points: ``after-plan`` (planned and validated in its worker thread, nothing written),
 ``after-journal`` (journal durable, no target touched), ``after-rename`` (after each
 target rename; with @N after the Nth), ``before-commit`` (all targets written, no marker),
-``after-commit``, ``during-recovery`` (after the first file recovery restores), ``during-prune``
+``after-commit``, ``between-vaults`` (an operation over several vaults wrote the first vault's
+targets, not yet the next one's), ``between-commit-markers`` (its commit point, the first vault's
+marker, written; the other vaults' not yet), ``during-recovery`` (after the first file recovery restores), ``during-prune``
 (a pruned journal renamed out of the live namespace and synced, not yet deleted),
 ``build-chunk`` (an index build parsed one more chunk of notes; its progress counts them),
 ``git-after-commit-tree`` (a checkpoint's commit object written, the branch not moved),
@@ -41,6 +43,8 @@ CRASH_POINTS = frozenset(
         "after-rename",
         "before-commit",
         "after-commit",
+        "between-vaults",
+        "between-commit-markers",
         "during-recovery",
         "during-prune",
         "git-after-commit-tree",

@@ -9,7 +9,8 @@ import hashlib
 
 import pytest
 
-from vaultd.policy import SecretRule, scan_secret_lines, scan_secrets, secret_issues
+from protocol.methods.vaults import Kind
+from vaultd.policy import SecretRule, path_screen_issues, scan_secret_lines, scan_secrets, secret_issues
 
 R = SecretRule
 B62 = "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI2kM4oP6rS8uW0yZ2"  # mixed case and digits
@@ -157,3 +158,47 @@ def test_line_scan_keeps_original_line_numbers() -> None:
 
 def test_crlf_lines() -> None:
     assert [f.line for f in scan_secrets("a\r\nb\r\npassword: " + "s3cretpass\r\n")] == [3]
+
+
+# -- a token's edges are its own characters' edges ---------------------------------------------
+
+JOINED = [
+    (rule, token, shape)
+    for rule, token, joiners in [
+        (R.GITHUB_TOKEN, "ghp_" + B62[:36], "-_"),
+        (R.STRIPE_KEY, "sk_live_" + B62[:24], "-_"),
+        (R.SLACK_TOKEN, "xoxb-" + B62[:12], "_"),  # '-' belongs to a Slack token
+    ]
+    for shape in ["{t}-2", "{t}_old", "old_{t}", "x-{t}", "x_{t}_y"]
+    if all(c in joiners for c in shape.replace("{t}", "").strip("2oldxy"))
+]
+
+
+@pytest.mark.parametrize(("rule", "token", "shape"), JOINED)
+def test_a_token_joined_by_a_character_it_cannot_hold_is_still_found(rule: SecretRule, token: str, shape: str) -> None:
+    """'-' cannot be part of a GitHub or Stripe token, '_' not of a Slack one: beside it the token is whole."""
+    assert rule in rules(shape.format(t=token))
+
+
+@pytest.mark.parametrize(
+    ("rule", "token"),
+    [
+        (R.GOOGLE_API_KEY, "AIza" + B62[:35]),
+        (R.GITLAB_TOKEN, "glpat-" + B62[:20]),
+        (R.ANTHROPIC_KEY, "sk-ant-" + B62[:24]),
+        (R.GITHUB_TOKEN, "ghp_" + B62[:36]),
+        (R.AWS_ACCESS_KEY_ID, "AKIA" + "Z" * 16),
+    ],
+)
+@pytest.mark.parametrize("shape", ["notes/{t}-copy.md", "notes/old-{t}-2.md", "{t}_v2/note.md", "a/backup_{t}.md", "a/{t}.md"])
+def test_a_name_holding_a_token_is_screened_whatever_the_name_adds(rule: SecretRule, token: str, shape: str) -> None:
+    """A slug joins words with '-': in a name, what follows or precedes a token is the name's own."""
+    issues = path_screen_issues(shape.format(t=token), None, Kind.PERSONAL)
+    assert [i.code for i in issues] == ["V06"] and rule.value in issues[0].message and token not in issues[0].message
+
+
+@pytest.mark.parametrize(
+    "name", ["notes/my-long-project-notes-2024.md", "sk-lists/groceries.md", "daily/2024-01-02.md", "a/task-Review_Plan.md"]
+)
+def test_ordinary_names_pass_the_name_screen(name: str) -> None:
+    assert path_screen_issues(name, None, Kind.PERSONAL) == []

@@ -7,9 +7,12 @@ text (listed in the detail, warning R07), so no dead link lands there. The sourc
 ``promoted_to``; the copy gets ``promoted_from`` and ``promoted_at``. Each names the other side's
 note and the operation that wrote it there, so either can be traced to the other.
 
-Two operations, one per vault, applied in order (the org copy first) under both vaults' writers
-(taken in id order, so two promotions cannot deadlock), each journaled, logged and committed
-when its vault keeps checkpoints; the org copy is pushed by that vault's next sync. An existing
+One operation over two vaults, applied under both vaults' writers (taken in id order, so two
+promotions cannot deadlock) as one transaction: both notes are checked before either is written,
+each vault journals its share, and the org journal's commit marker is the one commit point, so an
+editor's save, a failure or a crash before it leaves neither vault changed and a retry works
+(:func:`vaultd.txn.engine.apply_together`). Each vault then gets its log line and, when it keeps
+checkpoints, its commit; the org copy is pushed by that vault's next sync. An existing
 org note is never overwritten. For an agent the promotion is never applied directly: whatever the
 policies say it is at least proposed, and a person applies it.
 """
@@ -43,7 +46,7 @@ from vaultd.ops.catalog import Operation, register
 from vaultd.ops.context import OpContext
 from vaultd.ops.create import existing_twin, new_note_path
 from vaultd.ops.receipts import change_receipts, receipt_of
-from vaultd.ops.runner import Approval, WriteCall, apply_planned, new_op_id, no_detail
+from vaultd.ops.runner import Approval, WriteCall, apply_planned_together, new_op_id, no_detail
 from vaultd.ops.validate import check_policy, validate
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter, markdown
@@ -238,8 +241,11 @@ async def run_promote(call: WriteCall, params: PromoteParams, approval: Approval
         if approval is not None:
             for p in (planned.org, planned.source):
                 p.proposal, p.proposed_by = approval.proposal.id, approval.proposal.proposer
-        log_receipt, org_commit, org_warnings = await apply_planned(org, planned.org, o_op, call, now=now)
-        _, source_commit, source_warnings = await apply_planned(source, planned.source, s_op, call, now=now)
+        # One transaction over both vaults: an editor's save of either note, a full disk or a
+        # crash anywhere before the org journal's commit marker leaves neither vault changed.
+        (log_receipt, org_commit, org_warnings), (_, source_commit, source_warnings) = await apply_planned_together(
+            [(org, planned.org, o_op), (source, planned.source, s_op)], call, now=now
+        )
         planned.detail.source_op_id, planned.detail.source_commit = s_op, source_commit
         return receipt_of(
             Applied,

@@ -37,10 +37,10 @@ from vaultd.ops import agent_gate
 from vaultd.ops.announce import receipt_event
 from vaultd.ops.context import OpContext
 from vaultd.ops.receipts import receipt_of
-from vaultd.ops.validate import check_policy, validate
+from vaultd.ops.validate import check_policy, created_path_issues, refuse_unsafe_path, validate
 from vaultd.policy import pii_findings, secret_issues
 from vaultd.txn import journal, opids, prune
-from vaultd.txn.engine import RollbackFailed, apply_plan, check_bounds
+from vaultd.txn.engine import Part, RollbackFailed, apply_plan, apply_together, check_bounds
 from vaultd.txn.plan import Plan
 from vaultd.vault import oplog
 
@@ -230,6 +230,14 @@ async def _run_operation(
         return receipt_of(Applied, plan, op_id=op_id, warnings=[*git_warnings, *warnings], log=log_receipt, detail=info, commit=commit)
 
 
+def _screen_created(runtime: VaultRuntime, plan: Plan) -> None:
+    """Every path the plan creates passes the screen a create's path passes (V04 path rules, V06
+    secrets, V07 PII by the vault's policy), whatever operation planned it: here, right before the
+    engine writes its journal, so no operation can leave it out and nothing screened reaches the
+    disk or the journal. Operations screen earlier too, so a preview says so; this is the rule."""
+    refuse_unsafe_path(created_path_issues(runtime.entry, plan))
+
+
 async def apply_planned(
     runtime: VaultRuntime,
     plan: Plan,
@@ -243,14 +251,42 @@ async def apply_planned(
     """Apply a planned, validated, allowed operation (the caller holds the vault's writer): the
     engine, the index, the log line, the checkpoint commit, the journal's bound. Returns the log
     receipt, the commit (when the vault keeps checkpoints) and the warnings of a commit not made."""
-    live = runtime.owned_live()
-    agent = call.channel == Channel.MCP
+    _screen_created(runtime, plan)
     runtime.check_root()  # never write by a path that now leads into another folder
     try:
         await anyio.to_thread.run_sync(apply_plan, runtime.root, plan, op_id, str(call.channel), undoes)
     except RollbackFailed:
         runtime.quarantine("a failed operation could not be rolled back; restart the daemon to recover it")
         raise
+    return await _after_apply(runtime, plan, op_id, call, now=now, log_override=log_override)
+
+
+async def apply_planned_together(
+    shares: list[tuple[VaultRuntime, Plan, str]], call: WriteCall, *, now: dt.datetime
+) -> list[tuple[LogReceipt, str | None, list[Issue]]]:
+    """Apply one operation's plans for several vaults (the caller holds every vault's writer) as
+    one transaction (:func:`vaultd.txn.engine.apply_together`): all applied or none, whatever an
+    editor saves meanwhile or a crash interrupts. Then each vault's index, log line, checkpoint
+    and journal bound, as :func:`apply_planned`; one result per vault, in order."""
+    for runtime, plan, _ in shares:
+        _screen_created(runtime, plan)
+        runtime.check_root()
+    parts = [Part(root=runtime.root, plan=plan, op_id=op_id) for runtime, plan, op_id in shares]
+    try:
+        await anyio.to_thread.run_sync(apply_together, parts, str(call.channel))
+    except RollbackFailed:
+        for runtime, _, _ in shares:
+            runtime.quarantine("a failed operation could not be rolled back; restart the daemon to recover it")
+        raise
+    return [await _after_apply(runtime, plan, op_id, call, now=now) for runtime, plan, op_id in shares]
+
+
+async def _after_apply(
+    runtime: VaultRuntime, plan: Plan, op_id: str, call: WriteCall, *, now: dt.datetime, log_override: LogEvent | None = None
+) -> tuple[LogReceipt, str | None, list[Issue]]:
+    """What follows a committed operation in one vault: index, log line, checkpoint, pruning."""
+    live = runtime.owned_live()
+    agent = call.channel == Channel.MCP
     log.info("applied", op=plan.op, op_id=op_id, files=len(plan.effective()), channel=str(call.channel))
     await live.refresh(set(plan.paths))
     line = oplog.format_line(_log_event(plan, log_override, op_id), now, agent=agent)

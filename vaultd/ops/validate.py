@@ -37,6 +37,7 @@ from vaultd.vault.walk import is_note_path
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from protocol.methods.vaults import VaultEntry
     from vaultd.ops.context import OpContext
 
 MAX_OLD_LINK_WARNINGS = 100  #: dead links a note already had, reported per note; the rest are counted
@@ -45,10 +46,28 @@ MAX_QUIET_OLD_LINKS = 1000  #: old dead links a move checks and leaves out; past
 
 def new_path_issues(ctx: OpContext, plan: Plan) -> list[Issue]:
     """Secret and PII screening of every path the plan creates (the trash only keeps old names)."""
+    return _screened(ctx.entry, plan)
+
+
+def _screened(entry: VaultEntry, plan: Plan) -> list[Issue]:
     issues: list[Issue] = []
     for change in plan.effective():
         if change.action == Action.CREATE and not change.path.startswith(TRASH_PREFIX):
-            issues += path_screen_issues(change.path, ctx.entry.pii, ctx.entry.kind)
+            issues += path_screen_issues(change.path, entry.pii, entry.kind)
+    return issues
+
+
+def created_path_issues(entry: VaultEntry, plan: Plan) -> list[Issue]:
+    """The screen every path a plan creates passes, whichever operation planned it: secrets (V06)
+    and PII (V07) as in a create's path (but for the trash, which keeps old names), then the path
+    rules (V04). Screening issues come alone, so no later issue echoes a screened path."""
+    screened = [i for i in _screened(entry, plan) if i.severity == Severity.ERROR]
+    if screened:
+        return screened
+    issues: list[Issue] = []
+    for change in plan.effective():
+        if change.action == Action.CREATE:
+            issues += check_new_path(change.path.removeprefix(TRASH_PREFIX), note=is_note_path(change.path))
     return issues
 
 

@@ -109,28 +109,33 @@ class SecretFinding(NamedTuple):
 
 _T = r"(?<![A-Za-z0-9_-])"  # do not start inside a token
 _E = r"(?![A-Za-z0-9_-])"  # and do not stop inside one
-_TOKEN_RULES: Final[tuple[tuple[SecretRule, re.Pattern[str]], ...]] = (
-    (SecretRule.PRIVATE_KEY, re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")),
-    (SecretRule.AWS_ACCESS_KEY_ID, re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])")),
+# A token whose own characters leave out '_' or '-' ends (and starts) where they do: a name such as
+# ``ghp_<36>-2`` or ``old_ghp_<36>`` (a copy's suffix, a prefix) still holds the whole token.
+_ALNUM_T, _ALNUM_E = r"(?<![A-Za-z0-9])", r"(?![A-Za-z0-9])"
+#: (rule, the token, what must not follow it): a token ends where its own characters do.
+_TOKEN_SPECS: Final[tuple[tuple[SecretRule, str, str], ...]] = (
+    (SecretRule.PRIVATE_KEY, r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----", ""),
+    (SecretRule.AWS_ACCESS_KEY_ID, r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}", r"(?![A-Za-z0-9])"),
     (
         SecretRule.AWS_SECRET_KEY,
-        re.compile(
-            r"(?i)(?<![a-z0-9])aws[a-z0-9_.-]{0,20}secret[a-z0-9_.-]{0,20}[\"']?[ \t]{0,8}[:=][ \t]{0,8}[\"']?"
-            r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])"
-        ),
+        r"(?i)(?<![a-z0-9])aws[a-z0-9_.-]{0,20}secret[a-z0-9_.-]{0,20}[\"']?[ \t]{0,8}[:=][ \t]{0,8}[\"']?[A-Za-z0-9/+]{40}",
+        r"(?![A-Za-z0-9/+])",
     ),
-    (
-        SecretRule.GITHUB_TOKEN,
-        re.compile(_T + r"(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})" + _E),
-    ),
-    (SecretRule.GITLAB_TOKEN, re.compile(_T + r"glpat-[A-Za-z0-9_-]{20,255}" + _E)),
-    (SecretRule.SLACK_TOKEN, re.compile(_T + r"xox[abprs]-[A-Za-z0-9-]{10,255}" + _E)),
-    (SecretRule.STRIPE_KEY, re.compile(_T + r"[sr]k_live_[A-Za-z0-9]{20,255}" + _E)),
-    (SecretRule.GOOGLE_API_KEY, re.compile(_T + r"AIza[0-9A-Za-z_-]{35}" + _E)),
-    (SecretRule.ANTHROPIC_KEY, re.compile(_T + r"sk-ant-[A-Za-z0-9_-]{20,255}" + _E)),
-    (SecretRule.OPENAI_KEY, re.compile(_T + r"sk-(?!ant-)([A-Za-z0-9_-]{32,255})" + _E)),
-    (SecretRule.JWT, re.compile(_T + r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}" + _E)),
+    (SecretRule.GITHUB_TOKEN, _ALNUM_T + r"gh[pousr]_[A-Za-z0-9]{36,255}", _ALNUM_E),
+    (SecretRule.GITHUB_TOKEN, r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{22,255}", r"(?![A-Za-z0-9_])"),
+    (SecretRule.GITLAB_TOKEN, _T + r"glpat-[A-Za-z0-9_-]{20,255}", _E),
+    (SecretRule.SLACK_TOKEN, r"(?<![A-Za-z0-9-])xox[abprs]-[A-Za-z0-9-]{10,255}", r"(?![A-Za-z0-9-])"),
+    (SecretRule.STRIPE_KEY, _ALNUM_T + r"[sr]k_live_[A-Za-z0-9]{20,255}", _ALNUM_E),
+    (SecretRule.GOOGLE_API_KEY, _T + r"AIza[0-9A-Za-z_-]{35}", _E),
+    (SecretRule.ANTHROPIC_KEY, _T + r"sk-ant-[A-Za-z0-9_-]{20,255}", _E),
+    (SecretRule.OPENAI_KEY, _T + r"sk-(?!ant-)([A-Za-z0-9_-]{32,255})", _E),
+    (SecretRule.JWT, _T + r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", _E),
 )
+_Rules = tuple[tuple[SecretRule, re.Pattern[str]], ...]
+_TOKEN_RULES: Final[_Rules] = tuple((rule, re.compile(token + end)) for rule, token, end in _TOKEN_SPECS)
+#: In a file name, whatever follows a token is the name's own: a slug's ``-copy`` after a Google
+#: key (whose characters include '-') does not make the key a longer word, so nothing must not follow.
+_NAME_TOKEN_RULES: Final[_Rules] = tuple((rule, re.compile(token)) for rule, token, _ in _TOKEN_SPECS)
 
 _KEY_WORD = r"pass(?:word|wd|phrase)?|secret|token|api[_.-]?key|apikey|access[_.-]?key|auth|credentials?|private[_.-]?key"
 _PASSWORD_KEY = re.compile(r"(?i)pass(?:word|wd|phrase)")
@@ -216,9 +221,9 @@ def _mixed(token: str) -> bool:
     return any(c.isupper() for c in token) and any(c.islower() for c in token) and any(c.isdigit() for c in token)
 
 
-def _raw_findings(text: str) -> Iterator[tuple[SecretRule, int]]:
+def _raw_findings(text: str, rules: _Rules = _TOKEN_RULES) -> Iterator[tuple[SecretRule, int]]:
     """(rule, character offset) for every match in ``text``."""
-    for rule, pattern in _TOKEN_RULES:
+    for rule, pattern in rules:
         for m in pattern.finditer(text):
             if rule is SecretRule.OPENAI_KEY and not _mixed(m.group(1)):
                 continue
@@ -244,24 +249,24 @@ def _line_end(text: str, offset: int) -> int:
 _GENERIC: Final = frozenset({SecretRule.CREDENTIAL, SecretRule.HIGH_ENTROPY})
 
 
-def _scan_one(text: str, first_line: int, found: set[tuple[SecretRule, int]]) -> None:
+def _scan_one(text: str, first_line: int, found: set[tuple[SecretRule, int]], rules: _Rules) -> None:
     starts = [m.start() for m in _NEWLINE.finditer(text)]
-    for rule, offset in _raw_findings(text):
+    for rule, offset in _raw_findings(text, rules):
         found.add((rule, first_line + bisect_right(starts, offset - 1)))
 
 
-def _scan_lines(numbered: Iterable[tuple[int, str]]) -> list[SecretFinding]:
+def _scan_lines(numbered: Iterable[tuple[int, str]], rules: _Rules = _TOKEN_RULES) -> list[SecretFinding]:
     found: set[tuple[SecretRule, int]] = set()
     pairs = list(numbered)
     joined = "\n".join(line for _, line in pairs)
     index_to_number = [number for number, _ in pairs]
     raw: set[tuple[SecretRule, int]] = set()
-    _scan_one(joined, 1, raw)
+    _scan_one(joined, 1, raw, rules)
     for number, line in pairs:
         if not line.isascii():
             nfkc = unicodedata.normalize("NFKC", line)
             if nfkc != line:
-                for rule, _ in _raw_findings(nfkc):
+                for rule, _ in _raw_findings(nfkc, rules):
                     found.add((rule, number))
     found |= {(rule, index_to_number[i - 1]) for rule, i in raw}
     # A specific rule says more than the generic ones, and a credential assignment more than a
@@ -275,6 +280,11 @@ def _scan_lines(numbered: Iterable[tuple[int, str]]) -> list[SecretFinding]:
 def scan_secrets(text: str) -> list[SecretFinding]:
     """Every (rule, line) that looks like a secret in ``text`` or its NFKC form, each once, by line."""
     return _scan_lines(enumerate(text.split("\n"), start=1))
+
+
+def scan_name_secrets(text: str) -> list[SecretFinding]:
+    """Like :func:`scan_secrets` for a file name: a token is one whatever the name adds after it."""
+    return _scan_lines(enumerate(text.split("\n"), start=1), _NAME_TOKEN_RULES)
 
 
 def scan_secret_lines(lines: Iterable[tuple[int, str]]) -> list[SecretFinding]:

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import enum
 import os
+from contextlib import ExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import structlog
@@ -36,10 +38,11 @@ from vaultd.content_mode import new_file_mode
 from vaultd.errors import Conflict, Internal, LimitExceeded, Unavailable, VaultError
 from vaultd.fsio import is_temp_name
 from vaultd.policy import check_inside_vault
-from vaultd.txn import journal, seal
+from vaultd.txn import journal, opids, seal
 from vaultd.txn.dirfd import Current, Folder, VaultRoot
 from vaultd.txn.journal import (
     Entry,
+    JournalRef,
     Manifest,
     mark_committed,
     original_bytes,
@@ -51,7 +54,7 @@ from vaultd.txn.plan import MAX_CAPTURE_BYTES, MAX_NOTE_BYTES, Change, Plan, ove
 from vaultd.vault.layout import JOURNAL_DIR
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    from collections.abc import Sequence
 
 log = structlog.get_logger("vaultd.txn")
 
@@ -246,6 +249,111 @@ def apply_plan(root: Path, plan: Plan, op_id: str, channel: str, undoes: str | N
     faults.point("after-commit")
 
 
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One vault's share of an operation over several vaults."""
+
+    root: Path
+    plan: Plan
+    op_id: str
+
+
+def apply_together(parts: Sequence[Part], channel: str) -> None:
+    """Apply plans to several vaults as one transaction: all of them durably, or none.
+
+    Every part's targets are checked against their planned hashes before any journal is written,
+    and again after; each vault gets its journal (the later ones name the first's as the one they
+    commit with), then every target is written in order, each re-checked right before its rename.
+    The first vault's ``committed`` marker is the operation's one commit point: before it, any
+    failure (an editor's save, a full disk) rolls every vault back and nothing was applied; a
+    crash is rolled back by recovery in each vault. After it, the other markers are written; one
+    lost to a crash is restored by recovery, which asks the first vault's journal.
+    """
+    if not parts:
+        return
+    for part in parts:
+        check_bounds(part.plan)
+    first = parts[0]
+    with ExitStack() as stack:
+        vroots = [stack.enter_context(VaultRoot(part.root)) for part in parts]
+        for vroot, part in zip(vroots, parts, strict=True):
+            _verify(vroot, part.plan)  # every vault as planned before anything is written anywhere
+        folders: list[Path] = []
+        try:
+            for i, part in enumerate(parts):
+                link = JournalRef(vault=str(first.root), op_id=first.op_id) if i else None
+                joined = [JournalRef(vault=str(p.root), op_id=p.op_id) for p in parts if p is not part]
+                folders.append(journal.write_journal(part.root, part.op_id, part.plan, channel, commit_with=link, joined=joined))
+        except BaseException as exc:
+            for folder in reversed(folders):  # no target was touched: the journals go, nothing else
+                try:
+                    remove_journal(folder)
+                except OSError:
+                    log.warning("a journal of an operation that wrote nothing was not removed", folder=str(folder))
+            if isinstance(exc, OSError):
+                raise Unavailable(f"the journal could not be written ({exc.strerror or exc}); nothing was changed") from exc
+            raise
+        faults.point("after-journal")
+        try:
+            for vroot, part in zip(vroots, parts, strict=True):
+                _verify(vroot, part.plan)  # again: the journals took time an editor may have used
+            for i, (vroot, part) in enumerate(zip(vroots, parts, strict=True)):
+                if i:
+                    faults.point("between-vaults")
+                for change in part.plan.effective():
+                    _put(vroot, change)
+                    faults.point("after-rename")
+            faults.point("before-commit")
+            mark_committed(folders[0])
+        except BaseException as exc:
+            (folders[0] / "committed").unlink(missing_ok=True)
+            _roll_back_parts(parts, folders, vroots, exc)
+            if isinstance(exc, VaultError):
+                raise
+            if isinstance(exc, OSError):
+                raise Unavailable(f"the write failed ({exc.strerror or exc}); nothing was changed") from exc
+            raise
+        faults.point("between-commit-markers")
+        for folder in folders[1:]:
+            try:
+                mark_committed(folder)
+            except OSError as exc:  # committed with the first: recovery restores the marker
+                log.warning("a joined journal's commit marker was not written", folder=str(folder), error=exc.strerror or str(exc))
+    faults.point("after-commit")
+
+
+def _roll_back_parts(parts: Sequence[Part], folders: list[Path], vroots: list[VaultRoot], exc: BaseException) -> None:
+    """Roll back every vault's share, last first; RollbackFailed when any could not be."""
+    failed = False
+    for part, folder, vroot in reversed(list(zip(parts, folders, vroots, strict=True))):
+        try:
+            report = _roll_back(part.root, folder, read_manifest(folder), vroot)
+        except Exception:
+            log.exception("rollback failed; the journal is kept for recovery", op_id=part.op_id)
+            failed = True
+            continue
+        log.warning("operation rolled back", op_id=part.op_id, restored=len(report.restored), left=report.left)
+    if failed:
+        raise RollbackFailed(f"operation {parts[0].op_id} failed and could not be rolled back; restart the daemon to recover it") from exc
+
+
+def _first_committed(ref: JournalRef, key: bytes) -> bool | None:
+    """Whether the journal an operation over several vaults commits with committed; None when
+    that cannot be told (its vault is not there, or its journal is not this daemon's)."""
+    vault = Path(ref.vault)
+    if not vault.is_dir() or journal.runtime_issue(vault) is not None or not opids.is_op_id(ref.op_id):
+        return None
+    folder = journal.journal_root(vault) / ref.op_id
+    if not os.path.lexists(folder):
+        # Written before this one and removed only by a rollback: the operation never committed.
+        return False
+    try:
+        journal.open_journal(folder, key)
+    except journal.UntrustedJournal:
+        return None
+    return journal.is_committed(folder)
+
+
 @dataclass
 class RefusedJournal:
     name: str  #: vault-relative, e.g. ``.vaultd/journal/<name>``
@@ -273,7 +381,10 @@ def recover(root: Path, key: bytes | None = None) -> RecoveryReport:
     committed journal proves this one was committed and acknowledged and only its marker was
     lost; the marker is written again. The newest uncommitted journal is the operation a crash
     interrupted: its marker is durable before any receipt is sent, so no caller was told it
-    applied, and it is rolled back (even when all its files were already written).
+    applied, and it is rolled back (even when all its files were already written). A journal
+    that is one vault's share of an operation over several (:func:`apply_together`) is decided
+    by the journal it commits with instead: finished when that one committed, rolled back when it
+    did not or is gone, left as found (reported in ``refused``) while that vault cannot be read.
     """
     key = seal.installed_key() if key is None else key
     report = RecoveryReport()
@@ -299,7 +410,17 @@ def recover(root: Path, key: bytes | None = None) -> RecoveryReport:
     newest_committed = max((i for i, c in enumerate(committed) if c), default=-1)
     folders_touched: set[Path] = set()
     for i, (folder, manifest) in enumerate(sealed):
-        if committed[i] or i < newest_committed:
+        finish = committed[i] or i < newest_committed
+        if not committed[i] and manifest.commit_with is not None:
+            # One share of an operation over several vaults: it committed exactly when the first
+            # vault's journal did, whatever else this vault did since.
+            decided = _first_committed(manifest.commit_with, key)
+            if decided is None:
+                reason = f"it commits with {manifest.commit_with.op_id} in {manifest.commit_with.vault}, which cannot be read now"
+                report.refused.append(RefusedJournal(f"{JOURNAL_DIR}/{folder.name}", reason))
+                continue
+            finish = decided
+        if finish:
             if not committed[i]:
                 try:
                     mark_committed(folder)

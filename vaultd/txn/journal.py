@@ -56,6 +56,13 @@ class Entry(msgspec.Struct, kw_only=True):
     mode: int | None = None  #: its permission bits then, so a rollback restores them too
 
 
+class JournalRef(msgspec.Struct, kw_only=True):
+    """Another vault's journal of the same operation: the vault's root (absolute) and the op id."""
+
+    vault: str
+    op_id: str
+
+
 class Manifest(msgspec.Struct, kw_only=True):
     op_id: str
     op: str
@@ -67,6 +74,10 @@ class Manifest(msgspec.Struct, kw_only=True):
     session: str | None = None  #: the agent session that made it (an agent may undo its own)
     proposal: str | None = None  #: the proposal a person applied with it
     proposed_by: str | None = None  #: who proposed it (channel:client)
+    #: One operation over several vaults: this journal commits exactly when that one (the first
+    #: vault's, whose marker is the operation's one commit point) commits; recovery asks it.
+    commit_with: JournalRef | None = None
+    joined: list[JournalRef] = msgspec.field(default_factory=list)  #: the other vaults' journals of the operation
 
 
 class UntrustedJournal(Exception):
@@ -127,7 +138,16 @@ def own_transient(key: bytes, name: str) -> str | None:
 # -- writing ----------------------------------------------------------------------------------
 
 
-def write_journal(vault: Path, op_id: str, plan: Plan, channel: str, undoes: str | None = None) -> Path:
+def write_journal(
+    vault: Path,
+    op_id: str,
+    plan: Plan,
+    channel: str,
+    undoes: str | None = None,
+    *,
+    commit_with: JournalRef | None = None,
+    joined: list[JournalRef] | None = None,
+) -> Path:
     """Make the journal durable before any target is touched; returns its folder."""
     key = seal.installed_key()
     problem = runtime_issue(vault)
@@ -143,7 +163,8 @@ def write_journal(vault: Path, op_id: str, plan: Plan, channel: str, undoes: str
     building = root / _tagged(key, op_id, "tmp")
     building.mkdir(mode=0o700)
     try:
-        return _fill(key, root, building, op_id, plan, channel, undoes)
+        links = Links(commit_with, list(joined or []))
+        return _fill(key, root, building, op_id, plan, channel, undoes, links)
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         if (root / op_id).is_dir():  # renamed, but its folder fsync failed
@@ -154,7 +175,15 @@ def write_journal(vault: Path, op_id: str, plan: Plan, channel: str, undoes: str
         raise
 
 
-def _fill(key: bytes, root: Path, building: Path, op_id: str, plan: Plan, channel: str, undoes: str | None) -> Path:
+@dataclass(frozen=True, slots=True)
+class Links:
+    """How a journal is tied to the other vaults' journals of one operation (none for most)."""
+
+    commit_with: JournalRef | None = None
+    joined: list[JournalRef] = field(default_factory=list)
+
+
+def _fill(key: bytes, root: Path, building: Path, op_id: str, plan: Plan, channel: str, undoes: str | None, links: Links) -> Path:
     entries = []
     for i, change in enumerate(plan.effective()):
         original = None
@@ -175,6 +204,8 @@ def _fill(key: bytes, root: Path, building: Path, op_id: str, plan: Plan, channe
         session=plan.session,
         proposal=plan.proposal,
         proposed_by=plan.proposed_by,
+        commit_with=links.commit_with,
+        joined=links.joined,
     )
     data = msgspec.json.encode(manifest)
     write_durable(building / MANIFEST, data)
@@ -286,6 +317,9 @@ def open_journal(folder: Path, key: bytes | None = None) -> Manifest:
         problem = _entry_issue(entry)
         if problem is not None:
             raise UntrustedJournal(problem)
+    for ref in [*([manifest.commit_with] if manifest.commit_with is not None else []), *manifest.joined]:
+        if not os.path.isabs(ref.vault) or "\x00" in ref.vault or not opids.is_op_id(ref.op_id):
+            raise UntrustedJournal("it names another vault's journal by an unusable path or op id")
     return manifest
 
 
