@@ -18,6 +18,7 @@ from typing import Final
 from xml.etree import ElementTree
 
 from protocol.methods.sources import SourceKind
+from protocol.parse_limits import MAX_ZIP_ENTRIES
 
 MAX_PACKAGE_XML_BYTES: Final = 1024 * 1024  #: an EPUB's container or package document, read at most
 _EXT: Final = re.compile(r"\.([A-Za-z0-9]{1,10})$")
@@ -26,6 +27,7 @@ _TEXT_EXTS: Final = {"md": "text/markdown", "markdown": "text/markdown", "txt": 
 #: never indexed, linted or edited as a note.
 _RAW_EXT: Final = {"md": "txt", "markdown": "txt"}
 _DC: Final = "{http://purl.org/dc/elements/1.1/}"
+_CENTRAL_ENTRY: Final = b"PK\x01\x02"  #: the signature each ZIP central directory entry starts with
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +150,11 @@ def _xml(archive: zipfile.ZipFile, name: str) -> ElementTree.Element:
 
 
 def _epub(data: bytes) -> Metadata:
+    # zipfile builds one object per directory entry before anything else: a 63 MiB file of a
+    # million empty entries would cost the daemon near a gigabyte. Every entry zipfile can read
+    # starts with the central directory's signature, so counting it bounds them all, in C.
+    if data.count(_CENTRAL_ENTRY) > MAX_ZIP_ENTRIES:
+        return Metadata(problem=f"the EPUB's metadata was not read: its directory holds more than {MAX_ZIP_ENTRIES} entries")
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             container = _xml(archive, "META-INF/container.xml")
