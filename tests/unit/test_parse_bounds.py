@@ -6,9 +6,6 @@ through stays inside its budget."""
 
 from __future__ import annotations
 
-import io
-import struct
-import zipfile
 from typing import Any
 
 import pytest
@@ -18,6 +15,7 @@ from hypothesis import strategies as st
 
 from protocol.methods.sources import SourceKind
 from protocol.parse_limits import MAX_JSON_DEPTH, MAX_YAML_ALIAS_NODES, MAX_YAML_DEPTH, MAX_YAML_NODES, MAX_ZIP_ENTRIES
+from tests.support.bombs import alias_bomb, central_directory_flood, epub_with_entries, nested_flow, nested_json, nested_maps
 from vaultd.lint.files import parse_document
 from vaultd.lint.gather import read_documents
 from vaultd.sources.media import Media, metadata
@@ -25,27 +23,6 @@ from vaultd.vault import frontmatter, json_text, search_syntax
 from vaultd.vault.yaml_bounds import YamlRefused, load_base, screen
 
 SLOW = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def alias_bomb(levels: int = 9, width: int = 9) -> str:
-    """The "billion laughs": each level lists the one before ``width`` times (600 bytes, 9^9 strings)."""
-    names = [f"l{i}" for i in range(levels)]
-    lines = [f"{names[0]}: &{names[0]} [{', '.join(['lol'] * width)}]"]
-    lines += [f"{n}: &{n} [{', '.join([f'*{p}'] * width)}]" for p, n in zip(names, names[1:], strict=False)]
-    return "\n".join(lines) + "\n"
-
-
-def nested_flow(levels: int) -> str:
-    return "a: " + "[" * levels + "x" + "]" * levels + "\n"
-
-
-def nested_maps(levels: int) -> str:
-    """``levels`` mappings inside the root one, each in block style on its own line."""
-    return "".join("  " * i + "a:\n" for i in range(levels)) + "  " * levels + "a: 1\n"
-
-
-def nested_json(levels: int) -> str:
-    return "[" * levels + "]" * levels
 
 
 # -- YAML ---------------------------------------------------------------------------------------
@@ -262,34 +239,6 @@ def test_a_long_line_of_unclosed_base_calls_is_one_pass() -> None:
 # -- EPUB / ZIP ---------------------------------------------------------------------------------
 
 EPUB = Media("application/epub+zip", SourceKind.EPUB, "epub")
-
-
-def epub_with_entries(extra: int) -> bytes:
-    """A readable EPUB whose directory holds ``extra`` more empty entries (names ``e0``, ``e1``, ...)."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as z:
-        z.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip")
-        z.writestr(
-            "META-INF/container.xml",
-            '<container xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
-            '<rootfile full-path="c.opf"/></rootfiles></container>',
-        )
-        z.writestr("c.opf", '<package><metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>T</dc:title></metadata></package>')
-        for i in range(extra):
-            z.writestr(zipfile.ZipInfo(f"e{i}"), b"")
-    return out.getvalue()
-
-
-def central_directory_flood(entries: int) -> bytes:
-    """An EPUB-looking ZIP of one stored ``mimetype`` file and ``entries`` directory entries that
-    all name it: 48 bytes an entry, so 1.3 million fit in 63 MiB."""
-    body = b"application/epub+zip"
-    local = struct.pack("<4s5H3I2H", b"PK\x03\x04", 10, 0, 0, 0, 0, 0, len(body), len(body), 8, 0) + b"mimetype" + body
-    entry = struct.pack("<4s6H3I5H2I", b"PK\x01\x02", 20, 10, 0, 0, 0, 0, 0, len(body), len(body), 2, 0, 0, 0, 0, 0, 0)
-    directory = b"".join(entry + f"{i % 4096:03x}"[-2:].encode() for i in range(entries))
-    count = min(entries, 0xFFFF)
-    end = struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, count, count, len(directory), len(local), 0)
-    return local + directory + end
 
 
 def test_an_epub_directory_up_to_the_entry_bound_is_read() -> None:

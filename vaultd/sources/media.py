@@ -163,7 +163,9 @@ def _epub(data: bytes) -> Metadata:
             if not opf_path:
                 return Metadata(problem="the EPUB names no package document")
             package = _xml(archive, opf_path)
-    except (zipfile.BadZipFile, KeyError, ValueError, ElementTree.ParseError, OSError, RuntimeError) as exc:
+    except ValueError as exc:  # a bound of _xml, or zipfile's own refusal: the reason says which
+        return Metadata(problem=f"the EPUB's metadata could not be read ({exc})")
+    except (zipfile.BadZipFile, KeyError, ElementTree.ParseError, OSError, RuntimeError) as exc:
         return Metadata(problem=f"the EPUB's metadata could not be read ({type(exc).__name__})")
     out = Metadata()
     for key, tag in (("doc_title", "title"), ("doc_author", "creator"), ("doc_language", "language")):
