@@ -19,4 +19,6 @@ MAX_YAML_NODES: Final = 200_000  #: scalars, mappings and sequences one YAML doc
 MAX_YAML_ALIAS_NODES: Final = 1_000
 MAX_JSON_DEPTH: Final = 64  #: nested objects and arrays in one JSON file (a canvas nests four)
 MAX_ZIP_ENTRIES: Final = 10_000  #: entries in the directory of a captured ZIP (an EPUB holds a few hundred)
+MAX_PDF_SECONDS: Final = 10.0  #: reading a captured PDF's metadata, in its own process
+MAX_PDF_MEMORY_BYTES: Final = 512 * 1024 * 1024  #: that process's address space (pypdf, the PDF and its objects)
 MAX_LINT_DOCUMENT_SECONDS: Final = 10.0  #: reading and parsing one lint's canvases and bases, together

@@ -19,6 +19,7 @@ from tests.support.bombs import alias_bomb, central_directory_flood, epub_with_e
 from vaultd.lint.files import parse_document
 from vaultd.lint.gather import read_documents
 from vaultd.sources.media import Media, metadata
+from vaultd.sources.pdf_probe import probe
 from vaultd.vault import frontmatter, json_text, search_syntax
 from vaultd.vault.yaml_bounds import YamlRefused, load_base, screen
 
@@ -260,6 +261,53 @@ def test_a_directory_flood_is_refused_before_zipfile_reads_it() -> None:
 def test_epub_metadata_never_raises(tail: bytes, floods: int) -> None:
     data = epub_with_entries(0)[: len(tail) % 400 + 30] + tail + b"PK\x01\x02" * floods
     assert isinstance(metadata(data, EPUB).fields, dict)
+
+
+# -- PDF ----------------------------------------------------------------------------------------
+
+
+def _pdf_page_tree_flood(pages: int) -> bytes:
+    """A PDF whose page tree lists ``pages`` pages: pypdf's page list holds an object for each."""
+    kids = " ".join("3 0 R" for _ in range(pages))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Count {pages} /Kids [{kids}] >>".encode(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 10 10] >>",
+    ]
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for n, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{n} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
+    return out + f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+
+
+def test_pdf_metadata_is_read_in_a_bounded_child() -> None:
+    data = _pdf_page_tree_flood(3)
+    assert probe(data) == ({"doc_pages": "3"}, None)
+    fields, problem = probe(data, memory=16 * 1024 * 1024)  # too little for an interpreter: the bound refuses
+    assert fields == {} and problem is not None and "16 MiB memory bound" in problem
+    fields, problem = probe(data, seconds=0.001)
+    assert fields == {} and problem is not None and "took more than" in problem
+
+
+def test_a_page_tree_flood_is_read_without_walking_it() -> None:
+    """The page count is the one the tree declares: ``len(reader.pages)`` built an object per page."""
+    assert metadata(_pdf_page_tree_flood(5000), PDF).fields == {"doc_pages": "5000"}
+
+
+PDF = Media("application/pdf", SourceKind.PDF, "pdf")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=300), st.integers(0, 2000))
+def test_pdf_metadata_never_raises(junk: bytes, cut: int) -> None:
+    meta = metadata(_pdf_page_tree_flood(2)[:cut] + junk, PDF)
+    assert all(isinstance(v, str) for v in meta.fields.values())
+    assert meta.problem is None or meta.problem.startswith("the PDF's metadata")
 
 
 # -- the search query ---------------------------------------------------------------------------
