@@ -20,7 +20,7 @@ import resource
 import subprocess
 import sys
 import warnings
-from typing import Final
+from typing import Any, Final
 
 from protocol.limits import describe
 from protocol.parse_limits import MAX_PDF_MEMORY_BYTES, MAX_PDF_SECONDS
@@ -79,7 +79,8 @@ def read_here(data: bytes) -> tuple[dict[str, str], str | None]:
             warnings.simplefilter("ignore")
             reader = pypdf.PdfReader(io.BytesIO(data))
             info = reader.metadata
-            pages = reader.root_object["/Pages"]["/Count"]  # as declared: no walk of the page tree
+            catalog: Any = reader.root_object  # pypdf resolves indirect objects on [] (not on .get)
+            pages = catalog["/Pages"]["/Count"] if "/Pages" in catalog else None  # as declared: no walk of the page tree
             if isinstance(pages, int) and pages >= 0:
                 fields["doc_pages"] = str(pages)
             if info is not None:
