@@ -1,7 +1,9 @@
 """Handlers of vault.lint (a read) and lint.fix (an operation through the runner).
 
 Lint runs in a worker thread with the index held still, on the snapshot the caller may see: a
-note private to an agent's channel is neither linted, nor named in another note's finding.
+note private to an agent's channel is neither linted, nor named in another note's finding. The
+canvases and bases are read and parsed before, with the index not held and within a time bound,
+so a hostile one never holds the vault's writes (:mod:`vaultd.lint.gather`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
 from vaultd.errors import InvalidParams
 from vaultd.lint.engine import run, verdict, with_fixes, with_hints
-from vaultd.lint.gather import gather, text_reader
+from vaultd.lint.gather import document_paths, gather, read_documents, text_reader
 from vaultd.memory import collector_paused
 from vaultd.ops.lint_fix import lint_fix_detail, plan_lint_fix
 from vaultd.ops.runner import run_operation
@@ -49,7 +51,7 @@ async def lint_vault(ctx: CallContext, params: LintParams) -> LintResult:
     def work() -> LintResult:
         with collector_paused():
             note = find_note(live.index, params.note, view.hidden) if params.note is not None else None
-            inp = gather(live.index, entry, view, when)
+            inp = gather(live.index, entry, view, when, read)
             found = run(inp, params.code)
             if note is not None:
                 found = [f for f in found if f.note == note]
@@ -74,6 +76,9 @@ async def lint_vault(ctx: CallContext, params: LintParams) -> LintResult:
             unread_documents=inp.unread_documents,
         )
 
+    async with live.held_still():
+        paths = await anyio.to_thread.run_sync(document_paths, live.index, entry, view)
+    read = await anyio.to_thread.run_sync(read_documents, runtime.root, paths)
     async with live.held_still():
         return await anyio.to_thread.run_sync(work)
 

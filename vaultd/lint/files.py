@@ -6,7 +6,9 @@ optional ``#heading`` or ``#^block`` subpath), its ``text`` cards hold Markdown 
 resolve as a note's do, its group backgrounds name images, and its edges name cards by id.
 A base is YAML: any string may hold wiki-links, and its filter and formula expressions name notes
 in ``link("...")`` and ``file.hasLink("...")`` and folders in ``file.inFolder("...")``.
-A file private to the caller counts as existing and is never named.
+A file private to the caller counts as existing and is never named. Both are read through bounded
+parsers (:mod:`vaultd.vault.json_text`, :mod:`vaultd.vault.yaml_bounds`): a file nested too deep
+or an alias bomb is one finding, found in one linear pass.
 """
 
 from __future__ import annotations
@@ -19,16 +21,24 @@ import yaml  # type: ignore[import-untyped]
 
 from protocol.methods.lint import LintCode
 from vaultd.lint.model import Document, Finding, LintInput
-from vaultd.vault import markdown
+from vaultd.vault import json_text, markdown
 from vaultd.vault.link_targets import ResolutionStatus, check_anchor
+from vaultd.vault.yaml_bounds import YamlRefused, load_base
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
 DOCUMENT_SUFFIXES = (".canvas", ".base")
 MAX_DOCUMENT_FINDINGS = 200  #: per file; past it the file gets one finding with the count
-_BASE_LINK = re.compile(r"""(?:\blink|\bfile\.hasLink)\(\s*(["'])(.+?)\1""")
-_BASE_FOLDER = re.compile(r"""\bfile\.inFolder\(\s*(["'])(.+?)\1""")
+# The argument runs to the next quote of its kind: a character class, not a lazy ``.+?`` with a
+# backreference, so a long line of unclosed calls costs one pass, not one pass per call.
+_QUOTED_ARG = r"""\(\s*(?:"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)')"""
+_BASE_LINK = re.compile(r"(?:\blink|\bfile\.hasLink)" + _QUOTED_ARG)
+_BASE_FOLDER = re.compile(r"\bfile\.inFolder" + _QUOTED_ARG)
+
+
+def _arg(m: re.Match[str]) -> str:
+    return m.group("dq") if m.group("dq") is not None else m.group("sq")
 
 
 def is_document(path: str) -> bool:
@@ -60,16 +70,30 @@ def _text_links(inp: LintInput, text: str, source: str) -> Iterator[str]:
                 yield f"[[{link.target}]] {problem}"
 
 
+def parse_document(path: str, text: str) -> Document:
+    """A canvas's or a base's data, or the finding that says why it cannot be read (bounded)."""
+    if path.lower().endswith(".canvas"):
+        try:
+            return Document(json_text.load(text) if text.strip() else {})
+        except json.JSONDecodeError as exc:
+            return Document(problem=f"not valid JSON (line {exc.lineno}): {exc.msg}")
+        except ValueError as exc:
+            return Document(problem=f"not read: {exc}")
+    try:
+        return Document(load_base(text))
+    except YamlRefused as exc:
+        return Document(problem=f"not read: the base {exc}" + (f" (line {exc.line + 1})" if exc.line is not None else ""))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        return Document(problem="not valid YAML" + (f" (line {mark.line + 1})" if mark is not None else ""))
+
+
 def canvas_problems(inp: LintInput, path: str, doc: Document, referenced: set[str]) -> Iterator[str]:
     """Every problem of one canvas; ``referenced`` collects the files its cards name."""
-    if doc.text is None:
-        yield f"cannot be read: {doc.problem}"
+    if doc.problem is not None:
+        yield doc.problem
         return
-    try:
-        data = json.loads(doc.text) if doc.text.strip() else {}
-    except json.JSONDecodeError as exc:
-        yield f"not valid JSON (line {exc.lineno}): {exc.msg}"
-        return
+    data = doc.data
     if not isinstance(data, dict):
         yield "not a JSON Canvas document: the top level must be an object"
         return
@@ -132,29 +156,23 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def base_problems(inp: LintInput, path: str, doc: Document) -> Iterator[str]:
-    if doc.text is None:
-        yield f"cannot be read: {doc.problem}"
-        return
-    try:
-        data = yaml.safe_load(doc.text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        yield "not valid YAML" + (f" (line {mark.line + 1})" if mark is not None else "")
+    if doc.problem is not None:
+        yield doc.problem
         return
     seen: set[str] = set()
-    for text in _strings(data):
+    for text in _strings(doc.data):
         found = [(f"[[{lk.target}]]", lk.target) for lk in markdown.links_in_value(text, 1) if lk.target.strip()]
-        found += [(f'link("{m.group(2)}")', m.group(2).strip()) for m in _BASE_LINK.finditer(text)]
+        found += [(f'link("{_arg(m)}")', _arg(m).strip()) for m in _BASE_LINK.finditer(text)]
         for written, target in found:
             problem = _resolves(inp, target.removeprefix("[[").removesuffix("]]"), path)
             if problem and written not in seen:
                 seen.add(written)
                 yield f"{written} {problem}"
         for m in _BASE_FOLDER.finditer(text):
-            folder = m.group(2).strip("/")
+            folder = _arg(m).strip("/")
             if folder and folder not in seen and not inp.exists(folder + "/"):
                 seen.add(folder)
-                yield f'file.inFolder("{m.group(2)}") names no folder of the vault'
+                yield f'file.inFolder("{_arg(m)}") names no folder of the vault'
 
 
 def document_findings(inp: LintInput) -> tuple[list[Finding], set[str]]:

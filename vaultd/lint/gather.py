@@ -1,22 +1,28 @@
 """What lint reads before its rules run: the snapshot the caller may see, the vault's settings,
 and the ``.canvas`` and ``.base`` files (the index keeps their names, not their text).
 
-Run it in a worker thread with the index held still. The rules themselves read nothing; the one
-other read is a note's text for a fix (:func:`text_reader`), made only for notes with a fixable
-link and only when the file is still the bytes the index holds.
+The canvases and bases are read and parsed first, by :func:`read_documents`, without the index
+held (so writes and refreshes go on meanwhile) and within
+:data:`~protocol.parse_limits.MAX_LINT_DOCUMENT_SECONDS` in all: those left when it runs out are
+counted unread, as those past :data:`~protocol.methods.lint.MAX_LINT_DOCUMENTS` are. Then
+:func:`gather` runs in a worker thread with the index held still. The rules themselves read
+nothing; the one other read is a note's text for a fix (:func:`text_reader`), made only for notes
+with a fixable link and only when the file is still the bytes the index holds.
 """
 
 from __future__ import annotations
 
 import hashlib
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from protocol.limits import MAX_NOTE_BYTES
 from protocol.methods.lint import MAX_LINT_DOCUMENTS
+from protocol.parse_limits import MAX_LINT_DOCUMENT_SECONDS
 from vaultd.fsio import ReadRefused, Refusal, read_regular
 from vaultd.graph.snapshot import LinkSnapshot, snapshot
-from vaultd.lint.files import is_document
+from vaultd.lint.files import is_document, parse_document
 from vaultd.lint.model import Document, LintInput
 from vaultd.vault import oplog
 
@@ -33,13 +39,32 @@ def _document(root: Path, rel: str) -> Document:
     try:
         raw, _ = read_regular(root / rel, MAX_NOTE_BYTES)
     except OSError as exc:
-        return Document(None, exc.strerror or "unreadable")
+        return Document(problem=f"cannot be read: {exc.strerror or 'unreadable'}")
     except ReadRefused as exc:
-        return Document(None, f"over {MAX_NOTE_BYTES} bytes" if exc.refusal is Refusal.TOO_BIG else exc.refusal.value)
+        why = f"over {MAX_NOTE_BYTES} bytes" if exc.refusal is Refusal.TOO_BIG else exc.refusal.value
+        return Document(problem=f"cannot be read: {why}")
     try:
-        return Document(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        return Document(None, "not valid UTF-8")
+        return Document(problem="cannot be read: not valid UTF-8")
+    return parse_document(rel, text)
+
+
+def document_paths(index: VaultIndex, entry: VaultEntry, visibility: Visibility) -> list[str]:
+    """The canvases and bases lint reads, in order: those the caller may see, up to the bound."""
+    return [a for a in view_of(index, entry, visibility).attachments if is_document(a)][:MAX_LINT_DOCUMENTS]
+
+
+def read_documents(root: Path, paths: list[str], seconds: float = MAX_LINT_DOCUMENT_SECONDS) -> dict[str, Document]:
+    """Read and parse ``paths`` in order until ``seconds`` have passed; run it with the index not
+    held. The files not reached are left out, and lint counts them unread."""
+    deadline = time.monotonic() + seconds
+    documents: dict[str, Document] = {}
+    for rel in paths:
+        if time.monotonic() >= deadline:
+            break
+        documents[rel] = _document(root, rel)
+    return documents
 
 
 def view_of(index: VaultIndex, entry: VaultEntry, visibility: Visibility) -> LinkSnapshot:
@@ -51,11 +76,16 @@ def view_of(index: VaultIndex, entry: VaultEntry, visibility: Visibility) -> Lin
     return snapshot(index, keys, leave_out, visibility.hidden, tuple(entry.private_paths))
 
 
-def gather(index: VaultIndex, entry: VaultEntry, visibility: Visibility, as_of: dt.date) -> LintInput:
+def gather(
+    index: VaultIndex, entry: VaultEntry, visibility: Visibility, as_of: dt.date, read: dict[str, Document] | None = None
+) -> LintInput:
+    """The rules' input; ``read`` holds the documents :func:`read_documents` parsed (read here,
+    within the same bounds, when not given)."""
     snap = view_of(index, entry, visibility)
-    root = Path(entry.path)
     every_document = [a for a in snap.attachments if is_document(a)]
-    documents = {p: _document(root, p) for p in every_document[:MAX_LINT_DOCUMENTS]}
+    if read is None:
+        read = read_documents(Path(entry.path), every_document[:MAX_LINT_DOCUMENTS])
+    documents = {p: read[p] for p in every_document if p in read}
     folders: set[str] | None = None
 
     def exists(rel: str) -> bool:
@@ -86,7 +116,7 @@ def gather(index: VaultIndex, entry: VaultEntry, visibility: Visibility, as_of: 
         suggest=suggest,
         by_alias=by_alias,
         documents=documents,
-        unread_documents=max(len(every_document) - MAX_LINT_DOCUMENTS, 0),
+        unread_documents=len(every_document) - len(documents),
     )
 
 

@@ -4,7 +4,7 @@ and its findings, each with the mechanical fix where one is safe."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from protocol.methods.vaults import SchemaProfile
 
@@ -55,10 +55,11 @@ class Finding:
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    """A ``.canvas`` or ``.base`` file as the handler read it: its text, or why it could not."""
+    """A ``.canvas`` or ``.base`` file as read and parsed before the rules run (with the index not
+    held, each parse bounded): its data, or the finding that says why there is none."""
 
-    text: str | None
-    problem: str | None = None
+    data: Any = None
+    problem: str | None = None  #: the finding's text when the file could not be read or parsed
 
 
 @dataclass(frozen=True, slots=True)

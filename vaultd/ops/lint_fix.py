@@ -76,7 +76,8 @@ def plan_lint_fix(ctx: OpContext, params: LintFixParams) -> Plan:
     note = ctx.find(params.note) if params.note is not None else None
     read, text_of = _texts(ctx)
     with collector_paused():
-        inp = gather(ctx.index, ctx.entry, ctx.visibility, ctx.now.date())
+        # No fixable finding comes from a canvas or a base: none is read under the writer.
+        inp = gather(ctx.index, ctx.entry, ctx.visibility, ctx.now.date(), read={})
         found = with_fixes((f for f in run(inp, params.code) if note is None or f.note == note), text_of)
     by_note: dict[str, list[Fix]] = {}
     for finding in found:

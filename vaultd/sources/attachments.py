@@ -9,12 +9,12 @@ own folder is used and the capture says so.
 
 from __future__ import annotations
 
-import json
 import posixpath
 from typing import TYPE_CHECKING
 
 from vaultd.fsio import ReadRefused, read_regular
 from vaultd.policy import check_new_path
+from vaultd.vault import json_text
 from vaultd.vault.layout import SKIPPED_DIRS
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ def configured(root: Path) -> str | None:
     """The raw ``attachmentFolderPath`` setting, or None when absent or unreadable."""
     try:
         data, _ = read_regular(root / APP_JSON, MAX_APP_JSON_BYTES)
-        settings = json.loads(data)
+        settings = json_text.load(data)  # bounded: a deeply nested app.json is unusable, not a crash
     except (OSError, ReadRefused, ValueError):
         return None
     value = settings.get("attachmentFolderPath") if isinstance(settings, dict) else None

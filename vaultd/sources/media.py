@@ -18,6 +18,8 @@ from typing import Final
 from xml.etree import ElementTree
 
 from protocol.methods.sources import SourceKind
+from protocol.parse_limits import MAX_ZIP_ENTRIES
+from vaultd.sources.pdf_probe import clean_field, probe
 
 MAX_PACKAGE_XML_BYTES: Final = 1024 * 1024  #: an EPUB's container or package document, read at most
 _EXT: Final = re.compile(r"\.([A-Za-z0-9]{1,10})$")
@@ -26,6 +28,7 @@ _TEXT_EXTS: Final = {"md": "text/markdown", "markdown": "text/markdown", "txt": 
 #: never indexed, linted or edited as a note.
 _RAW_EXT: Final = {"md": "txt", "markdown": "txt"}
 _DC: Final = "{http://purl.org/dc/elements/1.1/}"
+_CENTRAL_ENTRY: Final = b"PK\x01\x02"  #: the signature each ZIP central directory entry starts with
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,14 +82,6 @@ def _is_utf8(data: bytes) -> bool:
     return True
 
 
-def _clean(value: object, limit: int = 200) -> str | None:
-    if value is None:
-        return None
-    text = " ".join(str(value).split())
-    text = "".join(ch for ch in text if ch.isprintable())
-    return text[:limit] or None
-
-
 def metadata(data: bytes, media: Media) -> Metadata:
     """What the format says about the document; never raises."""
     if media.kind is SourceKind.PDF:
@@ -99,27 +94,8 @@ def metadata(data: bytes, media: Media) -> Metadata:
 
 
 def _pdf(data: bytes) -> Metadata:
-    try:
-        import pypdf
-    except ImportError:
-        return Metadata(problem="PDF metadata needs the optional 'vaultd[media]' extra (pypdf)")
-    out = Metadata()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            reader = pypdf.PdfReader(io.BytesIO(data))
-            info = reader.metadata
-            out.fields["doc_pages"] = str(len(reader.pages))
-            if info is not None:
-                for key, value in (("doc_title", info.title), ("doc_author", info.author)):
-                    if (text := _clean(value)) is not None:
-                        out.fields[key] = text
-                created = info.get("/CreationDate")
-                if isinstance(created, str) and (m := re.match(r"D:(\d{4})(\d{2})(\d{2})", created)):
-                    out.fields["doc_created"] = f"{m.group(1)}-{m.group(2)}-{m.group(3)}"
-    except Exception as exc:  # noqa: BLE001 - any malformed PDF: the capture keeps the bytes, without metadata
-        out.problem = f"the PDF's metadata could not be read ({type(exc).__name__})"
-    return out
+    fields, problem = probe(data)  # in a child process, bounded in time and memory
+    return Metadata(fields=fields, problem=problem)
 
 
 def _image(data: bytes) -> Metadata:
@@ -148,6 +124,11 @@ def _xml(archive: zipfile.ZipFile, name: str) -> ElementTree.Element:
 
 
 def _epub(data: bytes) -> Metadata:
+    # zipfile builds one object per directory entry before anything else: a 63 MiB file of a
+    # million empty entries would cost the daemon near a gigabyte. Every entry zipfile can read
+    # starts with the central directory's signature, so counting it bounds them all, in C.
+    if data.count(_CENTRAL_ENTRY) > MAX_ZIP_ENTRIES:
+        return Metadata(problem=f"the EPUB's metadata was not read: its directory holds more than {MAX_ZIP_ENTRIES} entries")
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             container = _xml(archive, "META-INF/container.xml")
@@ -156,11 +137,13 @@ def _epub(data: bytes) -> Metadata:
             if not opf_path:
                 return Metadata(problem="the EPUB names no package document")
             package = _xml(archive, opf_path)
-    except (zipfile.BadZipFile, KeyError, ValueError, ElementTree.ParseError, OSError, RuntimeError) as exc:
+    except ValueError as exc:  # a bound of _xml, or zipfile's own refusal: the reason says which
+        return Metadata(problem=f"the EPUB's metadata could not be read ({exc})")
+    except (zipfile.BadZipFile, KeyError, ElementTree.ParseError, OSError, RuntimeError) as exc:
         return Metadata(problem=f"the EPUB's metadata could not be read ({type(exc).__name__})")
     out = Metadata()
     for key, tag in (("doc_title", "title"), ("doc_author", "creator"), ("doc_language", "language")):
         element = package.find(f".//{_DC}{tag}")
-        if element is not None and (text := _clean(element.text)) is not None:
+        if element is not None and (text := clean_field(element.text)) is not None:
             out.fields[key] = text
     return out

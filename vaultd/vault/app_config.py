@@ -9,11 +9,11 @@ out of the index: only these two settings are read, bounded, when an operation n
 from __future__ import annotations
 
 import enum
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from vaultd.fsio import ReadRefused, read_regular
+from vaultd.vault import json_text
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -41,8 +41,8 @@ class LinkFormat:
 def parse_link_format(data: bytes) -> LinkFormat:
     """The settings in an ``app.json``'s bytes; Obsidian's defaults for anything unusable."""
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        doc = json_text.load(data.decode("utf-8"))
+    except ValueError:  # not UTF-8, not JSON, or nested past the bound
         return LinkFormat()
     if not isinstance(doc, dict):
         return LinkFormat()

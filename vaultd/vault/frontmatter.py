@@ -22,6 +22,9 @@ that does not exist, like ``2023-02-30``, stays the string written), non-finite 
 ``"1"``, ``true`` -> ``"true"``, ``null`` -> ``"null"``).
 
 Anchors and aliases are refused (N04) and never expanded, so an alias bomb costs one linear scan.
+Before ruamel.yaml reads anything, libyaml's event stream is screened for depth and size
+(:mod:`.yaml_bounds`): ruamel.yaml's scanner is quadratic in nesting, and a header nested 8,000
+levels deep would cost it half a minute at every parse.
 Writing a header back, byte for byte except the keys that change, is :mod:`.frontmatter_emit`.
 """
 
@@ -37,14 +40,16 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import TaggedScalar
 from ruamel.yaml.constructor import DuplicateKeyError, RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError
-from ruamel.yaml.events import AliasEvent, MappingStartEvent, NodeEvent
+from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, MappingStartEvent, NodeEvent
 from ruamel.yaml.scalarbool import ScalarBoolean
 
+from protocol.parse_limits import MAX_YAML_DEPTH, MAX_YAML_NODES
 from vaultd.vault.model import NoteIssue
+from vaultd.vault.yaml_bounds import YamlRefused, screen
 from vaultd.vault.yaml_scalars import float_value, key_string, resolve_plain
 
 MAX_HEADER_BYTES: Final = 64 * 1024  #: a bigger header is refused (N05) without being parsed
-MAX_DEPTH: Final = 64  #: deeper nesting is refused (N01); real properties nest two or three levels
+MAX_DEPTH: Final = MAX_YAML_DEPTH  #: deeper nesting is refused (N01); real properties nest two or three levels
 
 _OPEN = re.compile(r"\ufeff?---[ \t]*(\r?\n)")
 _CLOSE = re.compile(r"^---[ \t]*(?:\r?\n|\r?\Z)", re.MULTILINE)
@@ -265,13 +270,29 @@ _Constructor.add_constructor("tag:yaml.org,2002:timestamp", _Constructor.constru
 
 def load_careful(header: str, first_line: int = 1) -> tuple[dict[str, Any] | None, list[NoteIssue]]:
     """Data via ruamel.yaml round-trip; the reference for both data and issues. Never raises."""
+    try:
+        screen(header, aliases=False)
+    except YamlRefused as exc:
+        line = None if exc.line is None else first_line + exc.line
+        return None, [NoteIssue("N04" if exc.kind == "alias" else "N01", f"the frontmatter {exc}", line)]
     loader = YAML(typ="rt")  # not shared: a YAML instance holds per-load state
     loader.Constructor = _Constructor
     root: NodeEvent | None = None
+    depth = 0
+    nodes = 0
     try:
+        # Text libyaml could not screen is bounded here, event by event, before ruamel.yaml builds it.
         for event in loader.parse(header):
+            if isinstance(event, CollectionEndEvent):
+                depth -= 1
             if not isinstance(event, NodeEvent):
                 continue
+            nodes += 1
+            if isinstance(event, CollectionStartEvent):
+                depth += 1
+            if depth > MAX_DEPTH or nodes > MAX_YAML_NODES:
+                what = f"nests deeper than {MAX_DEPTH} levels" if depth > MAX_DEPTH else f"holds more than {MAX_YAML_NODES} values"
+                return None, [NoteIssue("N01", f"the frontmatter {what}", first_line + event.start_mark.line)]
             if root is None:
                 root = event
             if isinstance(event, AliasEvent) or event.anchor is not None:

@@ -9,7 +9,9 @@ swaps characters of one decoded string for new ones, re-encoding only the new ch
 unchanged escape (``\\/``, ``\\u00e9``) keeps its spelling.
 
 The scan is iterative, so a hostile document nested a million levels deep costs a linear pass
-and no recursion; :func:`strings` refuses text that is not one JSON value (ValueError).
+and no recursion; :func:`strings` refuses text that is not one JSON value (ValueError). Every JSON
+file of a vault is read through :func:`load`, which refuses a document nested deeper than
+:data:`~protocol.parse_limits.MAX_JSON_DEPTH`, so no later walk of it recurses without bound.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import json
 import re
 from dataclasses import dataclass
 from typing import Any, Final
+
+from protocol.parse_limits import MAX_JSON_DEPTH
 
 __all__ = ["JsonString", "load", "replace_in_string", "strings"]
 
@@ -42,12 +46,31 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def load(text: str) -> Any:
-    """The document, strictly (no NaN or Infinity); ValueError when ``text`` is not JSON."""
+def _too_deep(doc: Any) -> bool:
+    """Whether ``doc`` nests objects and arrays deeper than :data:`MAX_JSON_DEPTH` (iteratively)."""
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            value = list(value.values())
+        elif not isinstance(value, list):
+            continue
+        if depth > MAX_JSON_DEPTH:
+            return True
+        stack += [(item, depth + 1) for item in value if isinstance(item, (dict, list))]
+    return False
+
+
+def load(text: str | bytes) -> Any:
+    """The document, strictly (no NaN or Infinity); ValueError when ``text`` is not JSON or nests
+    deeper than :data:`MAX_JSON_DEPTH`."""
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        doc = json.loads(text, parse_constant=_refuse_constant)
     except RecursionError as exc:  # the C decoder recurses; a value nested this deep is not a canvas
-        raise ValueError("the JSON nests too deeply") from exc
+        raise ValueError(f"the JSON nests deeper than {MAX_JSON_DEPTH} levels") from exc
+    if _too_deep(doc):
+        raise ValueError(f"the JSON nests deeper than {MAX_JSON_DEPTH} levels")
+    return doc
 
 
 def strings(text: str) -> list[JsonString]:
