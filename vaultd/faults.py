@@ -17,7 +17,9 @@ target rename; with @N after the Nth), ``before-commit`` (all targets written, n
 ``after-commit``, ``during-recovery`` (after the first file recovery restores), ``during-prune``
 (a pruned journal renamed out of the live namespace and synced, not yet deleted),
 ``build-chunk`` (an index build parsed one more chunk of notes; its progress counts them),
-``git-after-commit-tree`` (a checkpoint's commit object written, the branch not moved) and
+``communities-worker`` (in the worker process that solves a large vault's communities, its
+input read; a pause there holds Leiden while the daemon goes on), ``git-after-commit-tree`` (a
+checkpoint's commit object written, the branch not moved) and
 ``git-after-update-ref`` (the branch moved, vaultd's record of it not yet written).
 Primitives: ``write``, ``fsync``, ``rename``, ``fsync-dir``, ``unlink``.
 """
@@ -42,6 +44,7 @@ CRASH_POINTS = frozenset(
         "git-after-commit-tree",
         "git-after-update-ref",
         "build-chunk",
+        "communities-worker",
     }
 )
 PRIMITIVES = frozenset({"write", "fsync", "rename", "fsync-dir", "unlink"})

@@ -16,6 +16,7 @@ from protocol.methods.lint import MAX_FINDING_CHARS, LintFinding, LintFixDetail,
 from protocol.methods.receipts import WriteReceipt  # noqa: TC001 - handler annotation, read by get_type_hints in tests/unit/test_protocol_table.py
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
+from vaultd.api.vault_work import VAULT_WORK
 from vaultd.errors import InvalidParams
 from vaultd.lint.engine import run, verdict, with_fixes, with_hints
 from vaultd.lint.gather import gather, text_reader
@@ -74,7 +75,7 @@ async def lint_vault(ctx: CallContext, params: LintParams) -> LintResult:
             unread_documents=inp.unread_documents,
         )
 
-    async with live.held_still():
+    async with VAULT_WORK.admitted(ctx, "vault.lint"), VAULT_WORK.turn(), live.held_still():
         return await anyio.to_thread.run_sync(work)
 
 
