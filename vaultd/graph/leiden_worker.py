@@ -4,7 +4,8 @@ leidenalg runs its C++ with the GIL held: on a 50,000-note vault that is ~10 s i
 request of any client (nor the event loop) ran. :func:`solve_elsewhere` hands the graph to
 ``python -m vaultd.graph.leiden_worker`` over a pipe (msgpack through msgspec, typed both ways)
 and waits on the pipe, which releases the GIL; the worker imports igraph and leidenalg, never
-the daemon, reads nothing but its input and exits with its answer.
+the daemon, reads nothing but its input and exits with its answer. It runs niced, so on a busy
+machine the cores go to the daemon's requests first.
 
 The same :func:`solve` runs in either process, on the same input with the same seed, so where it
 runs never changes the partition. A graph too small to repay starting a process (a few hundred
@@ -22,6 +23,7 @@ import msgspec
 from vaultd import faults
 
 WORKER_MIN_NOTES = 1000  #: fewer notes than this are solved in the daemon's process (well under 100 ms)
+WORKER_NICE = 10  #: the worker yields the cores to the daemon's own requests (and to everything else)
 WORKER_TIMEOUT_S = 900.0  #: a worker still running after this is killed and the request fails
 #: How a worker is started, after the interpreter; a test starts others.
 WORKER_ARGS = ("-m", "vaultd.graph.leiden_worker")
@@ -91,6 +93,10 @@ def solve_elsewhere(job: LeidenJob, timeout: float = WORKER_TIMEOUT_S) -> Leiden
 
 
 def main() -> None:
+    try:
+        os.nice(WORKER_NICE)
+    except OSError:  # not permitted here: the worker still runs, at the daemon's priority
+        pass
     faults.configure(os.environ.get("VAULTD_FAULTS"))
     job = _decode_job(sys.stdin.buffer.read())
     faults.point("communities-worker")
