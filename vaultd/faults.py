@@ -19,6 +19,8 @@ targets, not yet the next one's), ``between-commit-markers`` (its commit point, 
 marker, written; the other vaults' not yet), ``during-recovery`` (after the first file recovery restores), ``during-prune``
 (a pruned journal renamed out of the live namespace and synced, not yet deleted),
 ``build-chunk`` (an index build parsed one more chunk of notes; its progress counts them),
+``communities-worker`` (in the worker process that solves a large vault's communities, its
+input read; a pause there holds Leiden while the daemon goes on),
 ``git-after-commit-tree`` (a checkpoint's commit object written, the branch not moved),
 ``git-after-update-ref`` (the branch moved, vaultd's record of it not yet written), and a sync's:
 ``sync-after-fetch`` (origin fetched, nothing integrated, the writer not held),
@@ -54,6 +56,7 @@ CRASH_POINTS = frozenset(
         "sync-after-update-ref",
         "sync-after-follow",
         "build-chunk",
+        "communities-worker",
     }
 )
 PRIMITIVES = frozenset({"write", "fsync", "rename", "fsync-dir", "unlink"})

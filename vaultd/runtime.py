@@ -35,7 +35,7 @@ from vaultd.txn import journal, seal
 from vaultd.txn.engine import RecoveryReport, recover
 from vaultd.vault.index import BuildTally
 from vaultd.vault.layout import GITIGNORE_NAME, LOCK_NAME, RUNTIME_DIR
-from vaultd.vault.rebuild import Rebuilt, rebuild
+from vaultd.vault.rebuild import RebuildQueue, Rebuilt, Turn, rebuild
 from vaultd.vault.watcher import LiveIndex
 from vaultd.waits import first_of
 
@@ -78,7 +78,7 @@ class VaultRuntime:
         self.events = EventLog(entry.id)
         self._log_running: EventLog | None = None  #: the log whose bulk-state task runs
         self._health_sent: tuple[VaultState, str] | None = None
-        self._rebuild_lock = anyio.Lock()
+        self._rebuilds = RebuildQueue(self._rebuild_now)
         self.rebuilding: BuildTally | None = None  #: the tally of a vault.rebuild under way
 
     @property
@@ -342,29 +342,42 @@ class VaultRuntime:
             self.state = VaultState.READY
         self.publish_health()
 
-    async def rebuild(self) -> Rebuilt:
+    async def rebuild(self, turn: Turn | None = None) -> Rebuilt:
         """Re-read every note into a new index while the old one serves reads (see :mod:`vaultd.vault.rebuild`).
+
+        A request made while another rebuild waits to start joins it (see
+        :class:`~vaultd.vault.rebuild.RebuildQueue`); ``turn``, when given, is entered before the
+        rebuild starts (the daemon's turn for vault-wide work).
 
         Raises:
             Unavailable: UNAVAILABLE when the vault is not served (missing, locked, failed).
         """
         await self.wait_ready()
-        async with self._rebuild_lock:
-            live = self.owned_live()
-            tally = self.rebuilding = BuildTally(rebuild=True)
-            done = anyio.Event()
-            try:
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(report_progress, lambda: self.events, tally, done, lambda: True)
-                    try:
-                        result = await rebuild(live, tally)
-                    finally:
-                        done.set()
-            finally:
-                self.rebuilding = None
-            self.events.record(IndexReady(notes=result.notes, seconds=round(result.seconds, 3), rebuild=True))
-            log.info("index rebuilt", vault=self.entry.id, notes=result.notes, changed=result.changed, seconds=round(result.seconds, 3))
-            return result
+        return await self._rebuilds.request(self._tasks, turn)
+
+    async def _rebuild_now(self, joined: int) -> Rebuilt:
+        live = self.owned_live()
+        tally = self.rebuilding = BuildTally(rebuild=True)
+        done = anyio.Event()
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(report_progress, lambda: self.events, tally, done, lambda: True)
+                try:
+                    result = await rebuild(live, tally)
+                finally:
+                    done.set()
+        finally:
+            self.rebuilding = None
+        self.events.record(IndexReady(notes=result.notes, seconds=round(result.seconds, 3), rebuild=True))
+        log.info(
+            "index rebuilt",
+            vault=self.entry.id,
+            notes=result.notes,
+            changed=result.changed,
+            seconds=round(result.seconds, 3),
+            requests=1 + joined,
+        )
+        return result
 
     def note_count(self) -> int:
         return len(self.live.index.notes) if self.live is not None else 0

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import msgspec
 
 from protocol.methods.common import OptionalVault, Params, Result
+from protocol.methods.indexing import MAX_VAULT_WORK
 from protocol.methods.reads import Fresh, Target
 from protocol.methods.receipts import NoDetail, WriteReceipt, receipt_type
 from protocol.methods.spec import Effect, MethodSpec, P, R, Trait, spec
@@ -226,7 +227,8 @@ COMMUNITIES = _read(
     "graph.communities",
     CommunitiesParams,
     CommunitiesResult,
-    "Communities of closely linked notes (Leiden, fixed seed), each named by its most central note.",
+    "Communities of closely linked notes (Leiden, fixed seed), each named by its most central note. "
+    f"Vault-wide work unless already known for the vault as it is: LIMIT past {MAX_VAULT_WORK} such requests queued on the connection.",
 )
 PATH = _read("graph.path", PathParams, PathResult, "The shortest chain of links between two notes.")
 HUBS = _read("graph.hubs", HubsParams, HubsResult, "The most central notes (PageRank over links), with their link counts.")

@@ -4,6 +4,12 @@ A vault's index is built when the vault is added and when the daemon starts (fro
 re-reading only what changed). ``vault.rebuild`` re-reads and re-parses every note whatever the
 cache says. While a build runs, ``daemon.status`` shows its progress and subscribers get
 ``index.progress`` events (see ``subscribe``).
+
+Vault-wide work (``vault.rebuild``, ``vault.lint``, a ``graph.communities`` not yet known for
+the vault as it is) runs one piece at a time, first come first served; a connection may have
+``MAX_VAULT_WORK`` pieces queued or running, and one more is refused with LIMIT at once. A
+``vault.rebuild`` asked for while another of the same vault waits to start joins it and gets its
+result.
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ import msgspec
 
 from protocol.methods.common import OptionalVault, Params, Result, described
 from protocol.methods.spec import Effect, spec
+
+MAX_VAULT_WORK = 2  #: vault-wide requests (rebuild, lint, communities) one connection may have queued or running
 
 
 class BuildProgress(msgspec.Struct, kw_only=True):
@@ -42,7 +50,8 @@ VAULT_REBUILD = spec(
     "vault.rebuild",
     VaultRebuildParams,
     VaultRebuildResult,
-    "Re-read and re-parse every note of a vault and refresh its search cache; reads are served meanwhile. Never writes a note.",
+    "Re-read and re-parse every note of a vault and refresh its search cache; reads are served meanwhile. Never writes a note. "
+    f"Joins a rebuild of the vault that waits to start; LIMIT past {MAX_VAULT_WORK} vault-wide requests queued on the connection.",
     Effect.IDEMPOTENT_WRITE,
 )
 SPECS = (VAULT_REBUILD,)

@@ -16,6 +16,7 @@ from typing import Annotated
 import msgspec
 
 from protocol.methods.common import OptionalVault, Params, Result
+from protocol.methods.indexing import MAX_VAULT_WORK
 from protocol.methods.reads import Fresh, Target
 from protocol.methods.receipts import MAX_DETAIL_LINKS, WriteReceipt, receipt_type
 from protocol.methods.service import Level
@@ -207,7 +208,8 @@ LINT = spec(
     LintParams,
     LintResult,
     "Lint the whole vault (dead, ambiguous and anchor links, orphans, frontmatter, names, tags, attachments, canvas, bases, "
-    "topic map): LEVEL/CODE/NOTE/FINDING rows and a verdict. Read-only.",
+    "topic map): LEVEL/CODE/NOTE/FINDING rows and a verdict. Read-only. "
+    f"Vault-wide work: LIMIT past {MAX_VAULT_WORK} such requests queued on the connection.",
     Effect.READ,
     Trait.MCP,
 )

@@ -24,6 +24,8 @@ MAX_SUBSCRIPTIONS = 16  #: open subscriptions on one connection
 RETAINED_EVENTS = 10_000  #: events a vault keeps for ``since`` (and at most RETAINED_EVENT_BYTES of them)
 MAX_FRAME_EVENTS = 512  #: events in one ``subscription.events`` notification
 MAX_SETTLE_MS = 10_000
+#: distinct path globs over all the daemon's subscriptions (those with the same globs share them)
+MAX_FILTER_GLOBS = 4096
 
 ClockToken = Annotated[
     str,
@@ -197,7 +199,10 @@ thousands of files is a handful of notifications.
 **Filters.** `vaults` (omitted: every vault, those added later too, followed from their first
 event), `kinds` (omitted: every kind), `paths` (globs matched like `deny_paths`: case-insensitive,
 a glob matching a folder covers what is below it; an event passes when any path it names
-matches, and index and vault events name none and always pass). `state.enter` and `state.leave`
+matches, and index and vault events name none and always pass). Every event is matched against
+every distinct set of `paths`, so the daemon holds at most {MAX_FILTER_GLOBS:,} distinct globs over
+all its subscriptions: subscriptions naming the same globs (in any order) share them and count
+once, and a `subscribe` whose new globs would pass the bound is refused with `LIMIT`. `state.enter` and `state.leave`
 come with any note kind; `fresh_instance` and `vault.removed` always come. `settle_ms` holds
 events until the vault has been quiet that long, at most ten times as long.
 

@@ -24,6 +24,7 @@ class Subscriber:
     def __init__(self, socket_path: Path, channel: str = "cli") -> None:
         self.client = RawClient(socket_path)
         self.events: Events = []  #: every event received, in arrival order
+        self.by_subscription: dict[int, Events] = {}  #: the same, per subscription id
         self.frames = 0  #: subscription.events notifications received
         self.frame_sizes: list[int] = []  #: events in each
         self.dropped: dict[str, Any] | None = None  #: the params of subscription.dropped, once received
@@ -72,6 +73,7 @@ class Subscriber:
             self.frames += 1
             self.frame_sizes.append(len(message["params"]["events"]))
             self.events.extend(message["params"]["events"])
+            self.by_subscription.setdefault(message["params"]["subscription"], []).extend(message["params"]["events"])
         elif message.get("method") == "subscription.dropped":
             self.dropped = message["params"]
         return message

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from protocol.methods.common import Channel
 from protocol.methods.events import EventKind
 from protocol.methods.vaults import VaultEntry
-from vaultd.api.event_filter import EventFilter
+from vaultd.api.event_filter import EventFilter, PathFilters
+from vaultd.errors import LimitExceeded
 from vaultd.events.log import Record
 
 ENTRY = VaultEntry(id="v", path="/vault", private_paths=["private", "**/*.secret.md"])
@@ -50,3 +53,29 @@ def test_an_agent_never_gets_an_event_naming_a_private_path() -> None:
     assert agent.passes(ENTRY, rec(EventKind.INDEX_READY))
     person = EventFilter(None, [], Channel.EDITOR)
     assert person.passes(ENTRY, rec(EventKind.NOTE_CREATED, "private/plan.md"))
+
+
+def test_subscriptions_with_the_same_globs_share_one_filter_and_the_daemons_globs_are_bounded() -> None:
+    filters = PathFilters(max_globs=128)
+    first = EventFilter(None, [f"a/{i}/**" for i in range(64)], Channel.CLI, filters)
+    same = EventFilter(None, [f"A/{i}/**" for i in reversed(range(64))], Channel.CLI, filters)  # same keys, any order
+    assert len(filters) == 1 and filters.globs == 64
+    at_bound = EventFilter(None, [f"b/{i}" for i in range(64)], Channel.CLI, filters)
+    assert filters.globs == 128
+    with pytest.raises(LimitExceeded):
+        EventFilter(None, ["c"], Channel.CLI, filters)  # one past the bound
+    assert filters.globs == 128
+    again = EventFilter(None, [f"b/{i}" for i in range(64)], Channel.CLI, filters)  # shared: no new glob
+    assert filters.globs == 128
+    assert first.passes(ENTRY, rec(EventKind.NOTE_CREATED, "a/7/x.md")) and same.passes(ENTRY, rec(EventKind.NOTE_CREATED, "a/7/x.md"))
+    assert not first.passes(ENTRY, rec(EventKind.NOTE_CREATED, "b/7/x.md")) and at_bound.passes(
+        ENTRY, rec(EventKind.NOTE_CREATED, "b/7/x.md")
+    )
+    at_bound.close()
+    at_bound.close()  # closing twice gives back once
+    assert filters.globs == 128, "another subscription still uses the b globs"
+    again.close()
+    assert filters.globs == 64
+    assert not again.passes(ENTRY, rec(EventKind.NOTE_CREATED, "b/7/x.md")), "a closed filter sends nothing"
+    EventFilter(None, ["c"], Channel.CLI, filters)
+    assert filters.globs == 65

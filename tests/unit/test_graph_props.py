@@ -5,16 +5,19 @@ the daemon never imports igraph or leidenalg before a graph call needs them."""
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
+from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.methods.graph import Direction
 from tests.support import jsoncanvas
 from tests.support.harness import REPO
-from vaultd.graph import communities
+from vaultd.graph import communities, leiden_worker
 from vaultd.graph.canvas import canvas_document
 from vaultd.graph.snapshot import LinkSnapshot
 from vaultd.graph.topics import cycles, reaches
@@ -136,3 +139,35 @@ def test_the_daemon_starts_without_igraph_or_leidenalg() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True).stdout
     assert "HEAVY []" in out, out
+
+
+def test_a_large_graph_is_partitioned_in_a_worker_exactly_as_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    rnd = random.Random(7)
+    n = leiden_worker.WORKER_MIN_NOTES + 200
+    pairs = [(rnd.randrange(n), rnd.randrange(n)) for _ in range(3 * n)]
+    snap = graph(n, pairs)
+    started: list[list[str]] = []
+    real_run = subprocess.run
+
+    def counting_run(args: list[str], **kw: Any) -> Any:
+        started.append(args)
+        return real_run(args, **kw)
+
+    monkeypatch.setattr(subprocess, "run", counting_run)
+    elsewhere = communities.partition(snap)
+    assert [a[1:] for a in started] == [list(leiden_worker.WORKER_ARGS)], "a graph this large is solved in a worker"
+    monkeypatch.setattr(communities, "WORKER_MIN_NOTES", n + 1)
+    here = communities.partition(snap)
+    assert len(started) == 1, "a graph under the bound is solved in this process"
+    assert here == elsewhere
+    assert sorted(p for c in here.communities for p in c) == sorted(snap.notes)
+
+
+def test_a_worker_that_dies_is_a_clear_failure_not_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(leiden_worker, "WORKER_ARGS", ("-c", "import sys; sys.stderr.write('boom\\n'); sys.exit(3)"))
+    n = leiden_worker.WORKER_MIN_NOTES
+    with pytest.raises(leiden_worker.WorkerFailed, match="status 3: boom"):
+        communities.partition(graph(n, [(i, (i + 1) % n) for i in range(n)]))
+    monkeypatch.setattr(leiden_worker, "WORKER_ARGS", ("-c", "import sys; sys.stdout.write('not msgpack')"))
+    with pytest.raises(leiden_worker.WorkerFailed, match="unreadable"):
+        communities.partition(graph(n, [(i, (i + 1) % n) for i in range(n)]))

@@ -39,8 +39,11 @@ from protocol.methods.graph import (
 from protocol.methods.receipts import NoDetail, WriteReceipt  # noqa: TC001 - handler annotation, read by get_type_hints in tests/unit/test_protocol_table.py
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
+from vaultd.api.vault_work import VAULT_WORK
+from vaultd.errors import Unavailable
 from vaultd.graph import centrality, communities
 from vaultd.graph.canvas import canvas_document
+from vaultd.graph.leiden_worker import WorkerFailed
 from vaultd.graph.nav import navigate
 from vaultd.graph.walks import Edges, neighbourhood, shortest_path
 from vaultd.lint.gather import text_reader, view_of
@@ -110,11 +113,15 @@ async def communities_of(ctx: CallContext, params: CommunitiesParams) -> Communi
     # run never delays the watcher's refreshes.
     snap = await _on_snapshot(ctx, params.vault, params.fresh, lambda live, view, snap: snap)
 
+    key = ("communities", params.resolution)
+
     def work() -> CommunitiesResult:
-        key = ("communities", params.resolution)
         found = snap.derived.get(key)
         if not isinstance(found, communities.Partition):
-            found = snap.derived[key] = communities.partition(snap, params.resolution)
+            try:
+                found = snap.derived[key] = communities.partition(snap, params.resolution)
+            except WorkerFailed as exc:
+                raise Unavailable(f"communities could not be computed: {exc}; retry") from exc
         listed = [c for c in found.communities if len(c) >= params.min_size]
         return CommunitiesResult(
             notes=len(snap.notes),
@@ -131,7 +138,11 @@ async def communities_of(ctx: CallContext, params: CommunitiesParams) -> Communi
             truncated=len(listed) > params.limit,
         )
 
-    return await anyio.to_thread.run_sync(work)
+    if isinstance(snap.derived.get(key), communities.Partition):
+        return await anyio.to_thread.run_sync(work)  # known for this snapshot: no vault-wide work
+    # Leiden itself runs in a worker process (see vaultd.graph.leiden_worker) for a large vault.
+    async with VAULT_WORK.admitted(ctx, "graph.communities"), VAULT_WORK.turn():
+        return await anyio.to_thread.run_sync(work)
 
 
 @handles(graph.PATH)

@@ -18,6 +18,7 @@ from protocol.methods.lint import MAX_FINDING_CHARS, LintFinding, LintFixDetail,
 from protocol.methods.receipts import WriteReceipt  # noqa: TC001 - handler annotation, read by get_type_hints in tests/unit/test_protocol_table.py
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
+from vaultd.api.vault_work import VAULT_WORK
 from vaultd.errors import InvalidParams
 from vaultd.lint.engine import run, verdict, with_fixes, with_hints
 from vaultd.lint.gather import document_paths, gather, read_documents, text_reader
@@ -76,11 +77,12 @@ async def lint_vault(ctx: CallContext, params: LintParams) -> LintResult:
             unread_documents=inp.unread_documents,
         )
 
-    async with live.held_still():
-        paths = await anyio.to_thread.run_sync(document_paths, live.index, entry, view)
-    read = await anyio.to_thread.run_sync(read_documents, runtime.root, paths)
-    async with live.held_still():
-        return await anyio.to_thread.run_sync(work)
+    async with VAULT_WORK.admitted(ctx, "vault.lint"), VAULT_WORK.turn():
+        async with live.held_still():
+            paths = await anyio.to_thread.run_sync(document_paths, live.index, entry, view)
+        read = await anyio.to_thread.run_sync(read_documents, runtime.root, paths)
+        async with live.held_still():
+            return await anyio.to_thread.run_sync(work)
 
 
 @handles(lint.LINT_FIX)

@@ -8,13 +8,16 @@ partition. Every note is in exactly one community; a note linked to no other is 
 Communities are numbered by size (largest first), then by their most central member's path; a
 community is named by its most central member: the most linked (degree in the whole graph),
 then the first by path. igraph and leidenalg are imported on the first call, so the daemon does not
-pay for them at start-up.
+pay for them at start-up; a large graph is solved in a worker process, so Leiden never holds the
+daemon's GIL for long.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from vaultd.graph.leiden_worker import WORKER_MIN_NOTES, LeidenJob, solve, solve_elsewhere
 
 if TYPE_CHECKING:
     from vaultd.graph.snapshot import LinkSnapshot
@@ -52,19 +55,21 @@ def undirected_edges(snap: LinkSnapshot, paths: list[str]) -> list[tuple[int, in
 
 
 def partition(snap: LinkSnapshot, resolution: float = 1.0, seed: int = SEED) -> Partition:
-    """The Leiden partition of the snapshot's notes (modularity with this resolution)."""
-    import igraph
-    import leidenalg
+    """The Leiden partition of the snapshot's notes (modularity with this resolution).
 
+    A graph of ``WORKER_MIN_NOTES`` notes or more is solved in a worker process (see
+    :mod:`vaultd.graph.leiden_worker`): the caller's thread then waits without the GIL.
+
+    Raises:
+        WorkerFailed: the worker could not answer.
+    """
     paths = snap.paths
     edges = undirected_edges(snap, paths)
     if not paths:
         return Partition([], 0.0, 0)
-    graph = igraph.Graph(n=len(paths), edges=edges, directed=False)
-    found = leidenalg.find_partition(
-        graph, leidenalg.RBConfigurationVertexPartition, resolution_parameter=resolution, seed=seed, n_iterations=ITERATIONS
-    )
-    degree = graph.degree()
+    job = LeidenJob(n=len(paths), edges=edges, resolution=resolution, seed=seed, iterations=ITERATIONS)
+    found = solve_elsewhere(job) if len(paths) >= WORKER_MIN_NOTES else solve(job)
+    degree = found.degree
     groups: dict[int, list[int]] = {}
     for vertex, community in enumerate(found.membership):
         groups.setdefault(community, []).append(vertex)
@@ -74,5 +79,4 @@ def partition(snap: LinkSnapshot, resolution: float = 1.0, seed: int = SEED) -> 
 
     ordered = [central_first(m) for m in groups.values()]
     ordered.sort(key=lambda c: (-len(c), c[0]))
-    modularity = graph.modularity(found.membership, resolution=resolution) if edges else 0.0
-    return Partition(ordered, float(modularity), len(edges))
+    return Partition(ordered, found.modularity, len(edges))

@@ -181,6 +181,7 @@ class SessionStreams:
 
     def open(self, start: SubscriptionStart) -> int:
         if len(self._subs) >= MAX_SUBSCRIPTIONS:
+            start.filter.close()
             raise LimitExceeded(f"this connection has {MAX_SUBSCRIPTIONS} subscriptions, the most it may; unsubscribe one first")
         host = self._outlet.host
         sub = _Subscription(next(self._ids), start, host)
@@ -238,6 +239,7 @@ class SessionStreams:
                 follow.log.unfollow(sub.waker)
             self._outlet.host.vault_set.discard(sub.waker)
             self._subs.pop(sub.id, None)
+            sub.filter.close()
             sub.done.set()
 
     async def _deliver(self, sub: _Subscription) -> None:

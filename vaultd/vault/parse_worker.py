@@ -5,11 +5,13 @@ Run as ``python -m vaultd.vault.parse_worker ROOT``. Each frame on stdin is a ch
 the same order; it exits when its input ends. Frames are msgpack through msgspec, typed both
 ways: decoding a chunk's records costs the daemon about half what unpickling them did, and
 encoding them a fifth. The worker imports the parser and nothing of the daemon, and never
-writes: it reads the notes it is told of, as the daemon would.
+writes: it reads the notes it is told of, as the daemon would. It runs niced: a rebuild's parsing
+takes the cores only when the daemon's own requests leave them.
 """
 
 from __future__ import annotations
 
+import os
 import struct
 import sys
 from pathlib import Path
@@ -65,7 +67,14 @@ def read_frame(stream: IO[bytes]) -> bytes | None:
     return data if len(data) == size else None
 
 
+WORKER_NICE = 10  #: a build's parsing yields the cores to the daemon's requests (searches, writes)
+
+
 def main(argv: list[str]) -> int:
+    try:
+        os.nice(WORKER_NICE)
+    except OSError:  # not permitted here: parse at the daemon's priority
+        pass
     root = Path(argv[0])
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while (frame := read_frame(stdin)) is not None:
