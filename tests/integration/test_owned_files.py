@@ -162,3 +162,25 @@ def test_hellos_pipelined_before_the_first_is_answered_open_one_channel(vault: P
     assert opened == [1], replies
     reply = raw.request("vault.set", {"id": "v", "agents": {"delete": "apply"}})
     assert reply["error"]["data"]["code"] == "POLICY", "the connection is the agent's, as its first hello said"
+
+
+def test_an_undo_cannot_put_a_note_back_at_the_log_path(daemon: Daemon, home: Home, cli: Any) -> None:
+    """The vault is registered again with its log at a path a deleted note had: undoing that delete
+    would put the note where vaultd's log goes (and vaultd would never log again). The check of
+    every plan's paths refuses the undo, as it refuses every write method there."""
+    root = home.root / "moved-log"
+    root.mkdir()
+    assert cli("vault", "add", "m", str(root)).code == 0
+    assert cli("new", "Journal", "--body", "-", input="my journal\n").code == 0
+    preview = cli("delete", "Journal", "--json").json()
+    deleted = cli("delete", "Journal", "--confirm", "--fingerprint", preview["fingerprint"], "--json").json()
+    assert deleted["outcome"] == "applied" and not (root / "Journal.md").exists()
+    fp = cli("vault", "remove", "m", "--json").json()["fingerprint"]
+    assert cli("vault", "remove", "m", "--confirm", "--fingerprint", fp).code == 0
+    assert cli("vault", "add", "m", str(root), "--log-path", "Journal.md").code == 0
+    undone = cli("undo", deleted["op_id"])
+    assert undone.code != 0 and "P05" in undone.err and "log_path" in undone.err, (undone.out, undone.err)
+    assert not (root / "Journal.md").exists()
+    made = cli("new", "Next", "--json").json()
+    assert made["log"]["appended"] is True
+    assert (root / "Journal.md").read_text().startswith("# vaultd operation log\n")
