@@ -71,6 +71,13 @@ class IssueCode(enum.StrEnum):
         "The path is private to the CLI: agents can neither see nor write it.",
         "Choose another path, or make the change from the CLI.",
     )
+    P05 = (
+        "P05",
+        "The path is vaultd's own: the vault's operation log (or a file starting with its header line), or a file inside "
+        "a .vaultd or .git folder. Only vaultd writes them; no write method creates, edits, moves or removes them.",
+        "Record an event with log_append ('vaultctl log append'). To keep a note at the log's path, give the vault another "
+        "log path (its log_path setting, 'vaultctl vault add ID PATH --log-path vaultd-log.md').",
+    )
     P20 = (
         "P20",
         "An agent may capture only files inside the vault or content it sends; the daemon reads a file outside the vault "
@@ -90,8 +97,9 @@ class IssueCode(enum.StrEnum):
     )
     G03 = (
         "G03",
-        "A file the proposal read changed after it was proposed, so its plan no longer holds.",
-        "Nothing was written; propose the change again on the current notes.",
+        "Applying the proposal now would not write what it showed: a file it read changed after it was proposed, or "
+        "the same operation planned again writes other bytes (a name or alias it resolved now names another note).",
+        "Nothing was written; propose the change again on the current notes, and review it again.",
     )
 
     R01 = (

@@ -44,7 +44,10 @@ class FileDiff(msgspec.Struct, kw_only=True):
     path: Annotated[str, msgspec.Meta(description="The vault-relative path of a file the proposal writes.")]
     action: Annotated[str, msgspec.Meta(description="create, modify or delete.")]
     before_sha: Annotated[str | None, msgspec.Meta(description="The sha256 the file had when proposed; applying requires it still.")]
-    after_sha: Annotated[str | None, msgspec.Meta(description="The sha256 it would have.")]
+    after_sha: Annotated[
+        str | None,
+        msgspec.Meta(description="The sha256 it would have: applying writes exactly these bytes, or nothing (stale)."),
+    ]
     diff: Annotated[str, msgspec.Meta(description="A unified diff; empty for a file that is not text.")]
     truncated: Annotated[bool, msgspec.Meta(description=f"The diff was cut at {MAX_DIFF_BYTES} bytes.")] = False
 
@@ -70,6 +73,17 @@ class ProposalDetail(ProposalSummary, kw_only=True):
     diffs: Annotated[list[FileDiff], msgspec.Meta(description="What it changes, file by file.")]
     warnings: Annotated[list[Issue], msgspec.Meta(description="What validation found when it was proposed (nothing blocking).")] = []
     params: Annotated[dict[str, Any], msgspec.Meta(description="The operation's arguments, as the agent gave them.")]
+    day: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+                description="The date its date stamps (created, updated) record, as its diffs show them: applying it "
+                "another day stamps this date, so the note gets the bytes reviewed.",
+            ),
+        ]
+        | None
+    ) = None
 
 
 class RefusedProposal(msgspec.Struct, kw_only=True):

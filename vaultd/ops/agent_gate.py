@@ -3,11 +3,13 @@
 The runner asks :func:`judge` once the operation is planned and validated (a proposal is never
 made of an operation that would be refused anyway), and :func:`propose` stores what a person
 will review. A proposal is applied by a person through the same runner, which then calls
-:func:`check_unchanged`: every file must still be as it was when proposed, or nothing is written.
+:func:`check_unchanged`: the re-planned operation must write exactly what the proposal showed,
+or nothing is written.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -69,12 +71,16 @@ def _undo_is_own(root: Path, params: UndoParams, session: str | None) -> bool:
 
 def content_classes(plan: Plan) -> tuple[OpClass, ...]:
     """Classes an operation falls into by what it writes, whatever its method: a claim made
-    accepted or rejected is a ``verdict``, by ``claim.update`` or by a frontmatter edit alike."""
+    accepted or rejected is a ``verdict``, by ``claim.update`` or by a frontmatter edit alike.
+
+    Judged on the header as parsed, never on its spelling: YAML writes one key many ways (quoted,
+    escaped as ``"\x6cedger"``, in a flow mapping), and every reader of the note sees the same claim."""
     for change in plan.effective():
-        if not change.path.lower().endswith(".md") or change.after is None or b"ledger" not in change.after:
+        if not change.path.lower().endswith(".md") or change.after is None:
             continue
         after = _frontmatter(change.after)
-        if after is not None and makes_verdict(_frontmatter(change.before), after):
+        # The bytes before are parsed only for a note that is now an accepted or rejected claim.
+        if makes_verdict(None, after) and makes_verdict(_frontmatter(change.before), after):
             return (OpClass.VERDICT,)
     return ()
 
@@ -128,8 +134,10 @@ def propose(
     found: Verdict,
     warnings: list[Issue],
     info: Any,
+    day: str,
 ) -> Proposed[Any]:
-    """Store the planned operation as a pending proposal (worker thread); nothing in the vault changes."""
+    """Store the planned operation as a pending proposal (worker thread); nothing in the vault
+    changes. ``day``: the date the plan's stamps record."""
     now = time.time()
     detail = ProposalDetail(
         id=new_id(now),
@@ -145,6 +153,7 @@ def propose(
         diffs=[file_diff(c) for c in plan.effective()],
         warnings=warnings[:MAX_RECEIPT_WARNINGS],
         params=stored_params(params),
+        day=day,
     )
     expired = store_for(root).add(detail)
     log.info("proposed", vault=entry.id, proposal=detail.id, op=plan.op, proposer=detail.proposer, files=len(detail.targets))
@@ -163,15 +172,36 @@ class StaleProposal(Conflict):
 
 
 def check_unchanged(plan: Plan, proposal: ProposalDetail) -> None:
-    """The re-planned operation must read every file as the proposal did and write the same set.
+    """The re-planned operation must be the one the person reviewed: the same files, each read as
+    the proposal read it and written to the very bytes the proposal showed (its after sha).
+
+    Checking what was read is not enough: a plan's result also depends on files it does not
+    write (the note an alias names, a folder's other names), so an agent could change those
+    after proposing and have an approved rewrite write what nobody reviewed.
 
     Raises:
-        StaleProposal: with the files that differ (G03).
+        StaleProposal: with the files that differ (G03); nothing is written.
     """
-    then = {d.path: (d.action, d.before_sha) for d in proposal.diffs}
-    now = {c.path: (str(c.action), c.before_sha) for c in plan.effective()}
+    then = {d.path: (d.action, d.before_sha, d.after_sha) for d in proposal.diffs}
+    now = {c.path: (str(c.action), c.before_sha, c.after_sha) for c in plan.effective()}
     differ = sorted(p for p in then.keys() | now.keys() if then.get(p) != now.get(p))
     if differ:
         shown = ", ".join(differ[:10]) + (f" and {len(differ) - 10} more" if len(differ) > 10 else "")
-        message = f"proposal {proposal.id} is stale: changed since it was proposed: {shown}; nothing was written"
+        message = (
+            f"proposal {proposal.id} is stale: applying it now would not write what it showed, for {shown} "
+            "(a file changed, or a name or alias it resolves now names another note); nothing was written"
+        )
         raise StaleProposal(message, issues=[Issue(code=IssueCode.G03, message=message)], candidates=differ[:100])
+
+
+def is_agent(proposer: str | None) -> bool:
+    """Whether a proposer (as :func:`who` names it) is an agent: its proposal's log line stays
+    marked as the agent's when a person applies it."""
+    return proposer is not None and proposer.startswith(f"{Channel.MCP.value}:")
+
+
+def stamp_date(proposal: ProposalDetail) -> str:
+    """The date a proposal's stamps record: the day it was proposed, as its diffs show them, so
+    applying it another day writes the bytes the person reviewed. A proposal that does not say
+    (one a sync made) takes the local date of its making."""
+    return proposal.day or dt.datetime.fromtimestamp(proposal.created).astimezone().strftime("%Y-%m-%d")

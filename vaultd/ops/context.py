@@ -34,6 +34,9 @@ class OpContext:
     #: never looked up among others, so it cannot be ambiguous; 48 bits make a false match as
     #: unlikely as a collision needs to be for a "did it change?" check.
     expected_sha: str | None = None
+    #: The date stamps record when it is not now's: a proposal's, when a person applies it, so the
+    #: note gets the bytes they reviewed (``updated: <the day it was proposed>``).
+    stamp_date: str | None = None
 
     @property
     def visibility(self) -> Visibility:
@@ -42,7 +45,8 @@ class OpContext:
 
     @property
     def today(self) -> str:
-        return self.now.strftime("%Y-%m-%d")
+        """The date a write stamps (``created``, ``updated``)."""
+        return self.stamp_date or self.now.strftime("%Y-%m-%d")
 
     def find(self, target: str) -> str:
         """A strict lookup: path, exact name, or an alias naming one note; never fuzzy."""

@@ -130,7 +130,8 @@ def screen_log_line(ctx: OpContext, line: str) -> None:
 def _plan_and_check(
     ctx: OpContext, params: P, planner: Callable[[OpContext, P], Plan], detail: Callable[[OpContext, Plan], D], agent: bool
 ) -> tuple[Plan, list[Issue], D]:
-    """Plan, then validate: policy, the vault as the plan leaves it, the log event (worker thread)."""
+    """Plan, then validate: policy, the vault as the plan leaves it, the log event (worker thread).
+    ``agent``: the log line will be an agent's (its own write, or its proposal a person applies)."""
     plan = planner(ctx, params)
     check_bounds(plan)  # a preview over a bound says so now, not at the confirm
     check_policy(ctx, plan)
@@ -185,6 +186,8 @@ async def _run_operation(
         await live.barrier()
         now = dt.datetime.now().astimezone()
         agent = call.channel == Channel.MCP
+        # An agent's proposal stays the agent's in the log when a person applies it.
+        logs_as_agent = agent or (approval is not None and agent_gate.is_agent(approval.proposal.proposer))
         # Reading every target and checking the result can take a while (a move reads and rewrites
         # each backlink); a worker thread does it, so reads and other vaults are served meanwhile.
         # The index is held still for it: the watcher's refreshes change it on the event loop.
@@ -196,8 +199,9 @@ async def _run_operation(
                 channel=call.channel,
                 now=now,
                 expected_sha=params.expected_sha if isinstance(params, EditParams) else None,
+                stamp_date=agent_gate.stamp_date(approval.proposal) if approval is not None else None,
             )
-            plan, warnings, info = await anyio.to_thread.run_sync(_plan_and_check, ctx, params, planner, detail, agent)
+            plan, warnings, info = await anyio.to_thread.run_sync(_plan_and_check, ctx, params, planner, detail, logs_as_agent)
         # What an agent may do here; a person (and a person applying a proposal) is not gated.
         verdict = await anyio.to_thread.run_sync(agent_gate.judge, runtime.root, runtime.entry, plan, params, call)
         held = verdict is not None and verdict.gate is Gate.PROPOSE
@@ -221,7 +225,7 @@ async def _run_operation(
             return receipt_of(Unchanged, plan, warnings=warnings, detail=info)
         if held and verdict is not None:
             return await anyio.to_thread.run_sync(
-                agent_gate.propose, runtime.root, runtime.entry, plan, params, call, verdict, warnings, info
+                agent_gate.propose, runtime.root, runtime.entry, plan, params, call, verdict, warnings, info, ctx.today
             )
         if agent:
             plan.session = call.session
@@ -286,10 +290,11 @@ async def _after_apply(
 ) -> tuple[LogReceipt, str | None, list[Issue]]:
     """What follows a committed operation in one vault: index, log line, checkpoint, pruning."""
     live = runtime.owned_live()
-    agent = call.channel == Channel.MCP
+    # An agent's write, or an agent's proposal a person applied: the line says so, with the proposal.
+    agent = call.channel == Channel.MCP or agent_gate.is_agent(plan.proposed_by)
     log.info("applied", op=plan.op, op_id=op_id, files=len(plan.effective()), channel=str(call.channel))
     await live.refresh(set(plan.paths))
-    line = oplog.format_line(_log_event(plan, log_override, op_id), now, agent=agent)
+    line = oplog.format_line(_log_event(plan, log_override, op_id), now, agent=agent, proposal=plan.proposal)
     try:
         await anyio.to_thread.run_sync(oplog.append, runtime.root, line, oplog.log_name(runtime.entry))
         log_receipt = LogReceipt(appended=True, line=line.rstrip("\n"))

@@ -22,6 +22,7 @@ from vaultd.policy import (
     decoded_lines,
     deny_path_issue,
     new_issues_only,
+    owned_path_issue,
     path_screen_issues,
     pii_line_findings,
     schema_issues,
@@ -30,7 +31,7 @@ from vaultd.policy import (
 )
 from vaultd.sources.checks import PlanView, ledger_issues
 from vaultd.txn.plan import Action, Change, Plan
-from vaultd.vault import frontmatter, markdown
+from vaultd.vault import frontmatter, markdown, oplog
 from vaultd.vault.link_targets import LinkResolver, ResolutionStatus
 from vaultd.vault.walk import is_note_path
 
@@ -78,16 +79,23 @@ def refuse_unsafe_path(issues: list[Issue]) -> None:
 
 
 def check_policy(ctx: OpContext, plan: Plan) -> None:
+    """The vault's policy on every path the plan touches, whatever the method: one place, so a
+    new operation (or an undo, a revert, an approved proposal) cannot miss a rule."""
     # Screened first: every later refusal names the path, which must not echo a secret.
     refuse_unsafe_path(new_path_issues(ctx, plan))
     problems = []
     if (issue := write_channel_issue(ctx.entry.write, ctx.channel)) is not None:
         problems.append(issue)
     visibility = ctx.visibility
+    log_rel = oplog.log_name(ctx.entry)
     for change in plan.effective():
         if (issue := deny_path_issue(change.path, ctx.entry.deny_paths)) is not None:
             problems.append(issue)
-        if (issue := visibility.write_issue(change.path)) is not None and issue not in problems:
+        if (issue := visibility.write_issue(change.path)) is not None:
+            if issue not in problems:
+                problems.append(issue)
+            continue  # refused as private, telling nothing more of the path
+        if (issue := owned_path_issue(change.path, change.before, change.after, log_rel=log_rel, vault_id=ctx.entry.id)) is not None:
             problems.append(issue)
     if problems:
         raise PolicyRefused(problems[0].message, issues=problems)

@@ -1,12 +1,14 @@
 """Write policy and validation rules: pure functions the transaction engine calls with its plan.
 
 Codes: P01 write channel, P02 deny paths, P03 an unusable PII policy, P04 a path private to the
-caller's channel, V01 schema, V04 path safety, V06 secrets, V07 PII. Every function returns :class:`~protocol.errors.Issue` values and never
-raises on user input; no issue ever carries a matched secret or PII value.
+caller's channel, P05 vaultd's own files (the operation log, .vaultd/, .git/), V01 schema, V04
+path safety, V06 secrets, V07 PII. Every function returns :class:`~protocol.errors.Issue` values
+and never raises on user input; no issue ever carries a matched secret or PII value.
 """
 
 from vaultd.policy.added import added_lines, split_lines
 from vaultd.policy.decoded import decoded_lines
+from vaultd.policy.owned import owned_path_issue
 from vaultd.policy.path_screen import path_screen_issues
 from vaultd.policy.paths import (
     MAX_COMPONENT_BYTES,
@@ -65,6 +67,7 @@ __all__ = [
     "effective_action",
     "matching_glob",
     "new_issues_only",
+    "owned_path_issue",
     "path_key",
     "path_screen_issues",
     "pattern_problem",

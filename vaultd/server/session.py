@@ -68,6 +68,7 @@ class Session:
         self.daemon = daemon
         self.stream = stream
         self.ctx: CallContext | None = None  # set by hello
+        self._greeting = False  # a hello is being answered (a second one is refused meanwhile)
         self._send_lock = anyio.Lock()
         self._slots = anyio.Semaphore(MAX_IN_FLIGHT)
         self._share = daemon.budget.share()
@@ -206,7 +207,13 @@ class Session:
         except InvalidFrame as exc:
             return error_response(exc.request_id, ErrorData(code=exc.code, message=exc.message))
         if request.method == "hello":
-            return await self._hello(request)
+            if self.ctx is not None or self._greeting:
+                return self._hello_again(request)
+            self._greeting = True  # set before the first await: a pipelined second hello is refused too
+            try:
+                return await self._hello(request)
+            finally:
+                self._greeting = False
         if self.ctx is None:
             if request.is_notification:
                 return None
@@ -214,6 +221,20 @@ class Session:
         async with self.daemon.tracking_request():
             response = await dispatch(request, self.ctx)
         return None if request.is_notification else response
+
+    def _hello_again(self, request: Request) -> Reply | None:
+        """A connection says hello once: its channel and client are who it is for as long as it is
+        open, so a later hello (say an agent's client turning into ``cli`` to apply its own
+        proposal) is refused and changes nothing."""
+        if request.is_notification:
+            return None
+        who = (
+            f"on channel {self.ctx.channel.value} as {self.ctx.client!r}"
+            if self.ctx is not None
+            else "already (its hello is being answered)"
+        )
+        message = f"this connection said hello {who}; a connection cannot say hello again. Open a new connection to speak as another client"
+        return error_response(request.id, ErrorData(code=ErrorCode.INVALID_REQUEST, message=message))
 
     async def _hello(self, request: Request) -> Reply:
         provisional = CallContext(host=self.daemon, channel=Channel.CLI, client="?", streams=self.streams)

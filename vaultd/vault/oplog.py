@@ -37,6 +37,9 @@ MAX_LINE_BYTES = 1000
 MAX_READ_BYTES = 32 * 1024 * 1024
 MAX_HISTORIC_LINE = 4096
 AGENT_MARK = " (vaultd:agent)"
+#: How long a proposal id is (``p`` + 14 digits + ``-`` + 8 hex digits): an agent's line keeps room
+#: for the mark a person's approval adds, so a line screened when proposed fits when applied.
+PROPOSAL_ID_CHARS = 24
 _LINE_RE = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}  ([A-Z]+)  ")
 _EVENT_RE = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}  [A-Z]+  \S+  .+  —  .*$")
 _BAD_FIELD = re.compile(r"[\x00-\x1f\x7f\u2028\u2029|]| {2}|→|—")
@@ -94,20 +97,31 @@ def _check_field(name: str, value: str) -> None:
         )
 
 
-def format_line(event: LogEvent, when: dt.datetime, *, agent: bool) -> str:
+def agent_mark(proposal: str | None = None) -> str:
+    """What ends an agent's line: `` (vaultd:agent)``, and for an agent's proposal a person
+    applied, `` (vaultd:agent, proposal ID)``: the line stays the agent's, whoever approved it."""
+    return AGENT_MARK if proposal is None else f" (vaultd:agent, proposal {proposal})"
+
+
+_AGENT_MARK_ROOM = len(agent_mark("p" * PROPOSAL_ID_CHARS))
+
+
+def format_line(event: LogEvent, when: dt.datetime, *, agent: bool, proposal: str | None = None) -> str:
+    """The event's line; ``agent``: it is an agent's (its own write, or its ``proposal`` applied)."""
     for name in ("project", "source", "note", "dest"):
         value = getattr(event, name)
         if value is not None:
             _check_field(name, value)
     route = event.source + (f" → {event.dest}" if event.dest else "")
     line = f"{when:%Y-%m-%d %H:%M}  {event.type}  {event.project}  {route}  —  {event.note}"
-    line += (AGENT_MARK if agent else "") + "\n"
-    if len(line.encode("utf-8")) > MAX_LINE_BYTES:
+    mark = agent_mark(proposal) if agent else ""
+    room = max(len(mark), _AGENT_MARK_ROOM) if agent else 0  # the mark is ASCII: its length is its bytes
+    if len(line.encode("utf-8")) + room + 1 > MAX_LINE_BYTES:
         raise ValidationFailed(
             f"the log line would be over {MAX_LINE_BYTES} bytes; shorten the note",
             issues=[Issue(code="V09", message="log line too long", path=LOG_NAME)],
         )
-    return line
+    return line + mark + "\n"
 
 
 def _open_log(root: Path, rel: str) -> tuple[int, bool]:
