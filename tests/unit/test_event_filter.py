@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import anyio
 import pytest
 
 from protocol.methods.common import Channel
@@ -79,3 +80,15 @@ def test_subscriptions_with_the_same_globs_share_one_filter_and_the_daemons_glob
     assert not again.passes(ENTRY, rec(EventKind.NOTE_CREATED, "b/7/x.md")), "a closed filter sends nothing"
     EventFilter(None, ["c"], Channel.CLI, filters)
     assert filters.globs == 65
+
+
+def test_globs_compiled_off_the_loop_are_the_ones_a_subscription_then_holds() -> None:
+    filters = PathFilters(max_globs=64)
+    globs = [f"a/{i}/**" for i in range(64)]
+    anyio.run(filters.prepare, globs)
+    assert filters.globs == 0, "preparing holds nothing: only a subscription does"
+    held = EventFilter(None, globs, Channel.CLI, filters)
+    assert held.passes(ENTRY, rec(EventKind.NOTE_CREATED, "A/7/x.md")) and not held.passes(ENTRY, rec(EventKind.NOTE_CREATED, "b/7.md"))
+    anyio.run(filters.prepare, globs)  # held already: nothing to compile, and no refusal
+    with pytest.raises(LimitExceeded):
+        anyio.run(filters.prepare, ["c"])  # refused before any compiling

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+import anyio
+
 from protocol.methods.events import ALWAYS_DELIVERED, NOTE_KINDS, EventKind
 from protocol.methods.subscriptions import MAX_FILTER_GLOBS
 from vaultd.errors import LimitExceeded
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 _STATES = frozenset({EventKind.STATE_ENTER, EventKind.STATE_LEAVE})
 #: Paths whose answer one filter remembers (dropped whole past this; note events repeat paths).
 MAX_REMEMBERED: Final = 1 << 16
+MAX_PREPARED: Final = 64  #: compiled glob sets waiting for their subscribe to take them
 
 
 class PathFilter:
@@ -41,10 +44,10 @@ class PathFilter:
 
     __slots__ = ("_seen", "globs", "key", "matcher", "users")
 
-    def __init__(self, key: tuple[str, ...], globs: Sequence[str]) -> None:
+    def __init__(self, key: tuple[str, ...], matcher: GlobSet) -> None:
         self.key = key
-        self.globs = tuple(globs)
-        self.matcher = GlobSet(self.globs)
+        self.globs = matcher.globs
+        self.matcher = matcher
         self.users = 0
         self._seen: dict[str, bool] = {}
 
@@ -63,10 +66,35 @@ class PathFilters:
     def __init__(self, max_globs: int = MAX_FILTER_GLOBS) -> None:
         self.max_globs = max_globs
         self._filters: dict[tuple[str, ...], PathFilter] = {}
+        self._prepared: dict[tuple[str, ...], GlobSet] = {}  #: compiled off the loop, not yet acquired
         self.globs = 0  #: globs held by the distinct filters: what one event may cost in matches
 
     def __len__(self) -> int:
         return len(self._filters)
+
+    async def prepare(self, globs: Sequence[str]) -> None:
+        """Compile globs no filter holds yet in a worker thread (tens of milliseconds for 64 of
+        them), so :meth:`acquire` on the event loop finds them compiled.
+
+        Raises:
+            LimitExceeded: LIMIT when they could not be acquired now anyway.
+        """
+        key = _key(globs)
+        if not key or key in self._filters or key in self._prepared:
+            return
+        self._check_room(key)
+        matcher = await anyio.to_thread.run_sync(GlobSet, key)
+        if len(self._prepared) >= MAX_PREPARED:
+            self._prepared.clear()
+        self._prepared[key] = matcher
+
+    def _check_room(self, key: tuple[str, ...]) -> None:
+        if self.globs + len(key) > self.max_globs:
+            raise LimitExceeded(
+                f"the daemon's subscriptions already match {self.globs:,} distinct path globs and these {len(key)} would pass "
+                f"{self.max_globs:,}, the most an event is matched against; subscribe with fewer or shared paths, "
+                "or unsubscribe first"
+            )
 
     def acquire(self, globs: Sequence[str]) -> PathFilter:
         """The filter of these globs, shared when another subscription has it.
@@ -74,16 +102,12 @@ class PathFilters:
         Raises:
             LimitExceeded: LIMIT when a new filter would take the daemon past ``max_globs``.
         """
-        key = tuple(sorted({path_key(g).strip("/") for g in globs}))
+        key = _key(globs)
         found = self._filters.get(key)
         if found is None:
-            if self.globs + len(key) > self.max_globs:
-                raise LimitExceeded(
-                    f"the daemon's subscriptions already match {self.globs:,} distinct path globs and these {len(key)} would pass "
-                    f"{self.max_globs:,}, the most an event is matched against; subscribe with fewer or shared paths, "
-                    "or unsubscribe first"
-                )
-            found = self._filters[key] = PathFilter(key, globs)
+            self._check_room(key)
+            matcher = self._prepared.pop(key, None) or GlobSet(key)
+            found = self._filters[key] = PathFilter(key, matcher)
             self.globs += len(key)
         found.users += 1
         return found
@@ -93,6 +117,11 @@ class PathFilters:
         if found.users <= 0 and self._filters.get(found.key) is found:
             del self._filters[found.key]
             self.globs -= len(found.key)
+
+
+def _key(globs: Sequence[str]) -> tuple[str, ...]:
+    """Globs as a filter is shared by: normalized like the matching, in any order, each once."""
+    return tuple(sorted({path_key(g).strip("/") for g in globs}))
 
 
 #: The daemon's one set of path filters (one process, one event loop).

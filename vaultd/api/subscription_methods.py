@@ -13,7 +13,7 @@ from protocol.errors import Issue
 from protocol.issue_codes import IssueCode
 from protocol.methods import subscriptions
 from protocol.methods.subscriptions import SubscribeParams, SubscribeResult, UnsubscribeParams, UnsubscribeResult, VaultClock
-from vaultd.api.event_filter import EventFilter
+from vaultd.api.event_filter import PATH_FILTERS, EventFilter
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.streams import SubscriptionStart
 from vaultd.errors import InvalidParams, Unavailable
@@ -33,6 +33,7 @@ async def subscribe(ctx: CallContext, params: SubscribeParams) -> SubscribeResul
     if stray:
         message = f"since names vault {stray[0]!r}, which this subscription does not follow (or which is not registered)"
         raise InvalidParams(message, issues=[Issue(code=IssueCode.PARAM, message=message, path="$.params.since")])
+    await PATH_FILTERS.prepare(params.paths)  # compiled off the loop; from here on nothing waits
     starts: dict[str, tuple[EventLog, int]] = {}
     clocks = []
     for runtime in runtimes:
