@@ -187,8 +187,9 @@ class LintResult(Result):
     counts: dict[str, int]  #: findings by code, all of them (not only the listed ones)
     findings: list[LintFinding]  #: errors first, then by code, note and line
     truncated: bool
-    #: canvases and bases past the MAX_LINT_DOCUMENTS one lint reads: their links are not checked
-    #: (L14, L15), and while any is unread no attachment is called unused (L12), since it may embed it
+    #: canvases and bases past the MAX_LINT_DOCUMENTS one lint reads, or left when its time to read
+    #: them (MAX_LINT_DOCUMENT_SECONDS) ran out: their links are not checked (L14, L15), and while
+    #: any is unread no attachment is called unused (L12), since it may embed it
     unread_documents: int = 0
 
 

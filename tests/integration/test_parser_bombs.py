@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from protocol.parse_limits import MAX_JSON_DEPTH, MAX_YAML_ALIAS_NODES, MAX_YAML_DEPTH, MAX_ZIP_ENTRIES
-from tests.support.bombs import alias_bomb, central_directory_flood
+from tests.support.bombs import alias_bomb, central_directory_flood, unclosed_calls_line
 from tests.support.harness import Daemon, RawClient
 
 if TYPE_CHECKING:
@@ -84,11 +84,16 @@ def test_a_deeply_nested_header_is_an_indexing_issue_and_others_are_answered(dae
     assert client(home).call("note.read", {"vault": "hdr", "target": "Plain", "fresh": True})["frontmatter"] == {"tags": ["a"]}
 
 
-@pytest.mark.parametrize("bomb", ["Deep.base", "Deep.canvas"])
+@pytest.mark.parametrize("bomb", ["Deep.base", "Deep.canvas", "Long.base"])
 def test_a_move_beside_a_deep_base_or_canvas_is_answered(daemon: Daemon, home: Home, bomb: str) -> None:
     """A move re-reads every base (and each canvas that may name the note) under the writer:
-    ruamel.yaml spent 94 s on the deep base at each move."""
-    text = DEEP_BASE if bomb.endswith(".base") else DEEP_CANVAS.replace('"edges": []', '"edges": [], "x": "Hub"')
+    ruamel.yaml spent 94 s on the deep base at each move, and a base line of 300,000 unclosed
+    ``link("`` calls cost over five minutes (each call's line was counted from the file's start)."""
+    text = {
+        "Deep.base": DEEP_BASE,
+        "Deep.canvas": DEEP_CANVAS.replace('"edges": []', '"edges": [], "x": "Hub"'),
+        "Long.base": unclosed_calls_line(300_000),
+    }[bomb]
     add_vault(home, "mv", {bomb: text, "Hub.md": "# Hub\n", "Spoke.md": "# Spoke\n\nSee [[Hub]].\n"})
     c = client(home)
     preview = c.call("note.move", {"vault": "mv", "target": "Hub", "to": "Hub Renamed"})

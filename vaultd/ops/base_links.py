@@ -59,8 +59,10 @@ def _rewrite_text(text: str, path: str, reloc: Relocation, first_line: int = 1) 
     out: list[str] = []
     found: list[Rewrite] = []
     pos = 0
+    line, counted = first_line, 0  # lines counted on from the last match: one pass, however many calls a line holds
     for m in _FOUND.finditer(text):
-        line = first_line + text.count("\n", 0, m.start())
+        line += text.count("\n", counted, m.start())
+        counted = m.start()
         if m.group("fn") is None:
             new = rewrite_wiki_link(m.group(0), path, reloc, line)
         else:

@@ -43,8 +43,21 @@ def _set(doc: Any, path: tuple[str | int, ...], value: str) -> None:
     parent[path[-1]] = value
 
 
-def _line(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
+class _Lines:
+    """The line of an offset in one text, counted on from the offset asked before: the tokens are
+    asked for in text order, so a file of many links costs one pass, not one per link."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.offset = 0
+        self.line = 1
+
+    def at(self, offset: int) -> int:
+        if offset < self.offset:
+            self.offset, self.line = 0, 1
+        self.line += self.text.count("\n", self.offset, offset)
+        self.offset = offset
+        return self.line
 
 
 def _file_path(value: str, holder: str, reloc: Relocation) -> str | None:
@@ -66,9 +79,10 @@ class _Edits:
         self.expected = json_text.load(text)
         self.tokens: list[tuple[json_text.JsonString, list[tuple[int, int, str]]]] = []
         self.rewrites: list[Rewrite] = []
+        self.lines = _Lines(text)
 
     def whole(self, token: json_text.JsonString, new: str) -> None:
-        line = _line(self.text, token.start)
+        line = self.lines.at(token.start)
         self.tokens.append((token, [(0, len(token.value), new)]))
         self.rewrites.append(Rewrite(self.path, line, self.kind, token.value, new))
         _set(self.expected, token.path, new)
@@ -77,7 +91,7 @@ class _Edits:
         edits = link_edits(token.value, self.path, reloc)
         if not edits:
             return
-        line = _line(self.text, token.start)
+        line = self.lines.at(token.start)
         self.tokens.append((token, [(e.start, e.end, e.new) for e in edits]))
         self.rewrites += [Rewrite(self.path, line, e.rewrite.kind, e.rewrite.old, e.rewrite.new) for e in edits]
         new_value = token.value

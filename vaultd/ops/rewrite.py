@@ -115,8 +115,11 @@ def _rewrite_wiki_string(s: str, source: str, reloc: Relocation, line: int, foun
         return s
     out: list[str] = []
     pos = 0
+    counted = 0  # lines counted on from the last link: one pass, however many links the string holds
     for m in WIKI_LINK_RE.finditer(s):
-        new = rewrite_wiki_link(m.group(0), source, reloc, line + s.count("\n", 0, m.start()))
+        line += s.count("\n", counted, m.start())
+        counted = m.start()
+        new = rewrite_wiki_link(m.group(0), source, reloc, line)
         if new is None:
             continue
         if found is not None:
