@@ -205,6 +205,24 @@ def test_no_operation_lands_a_hostile_path(running: tuple[Path, Path, Home], cli
     assert sorted(p.name for p in home.root.iterdir()) == beside, "nothing is written beside the vaults"
 
 
+@pytest.mark.parametrize("name", ["x" * 256, "notes/" + "y" * 300, "é" * 200])
+@pytest.mark.parametrize("op", OPERATIONS)
+def test_a_name_over_the_component_bound_is_refused_for_every_operation(
+    running: tuple[Path, Path, Home], client: RawClient, op: str, name: str
+) -> None:
+    """A name the filesystem cannot hold is refused by the path rules, never asked of the disk (a
+    capture makes its own bounded file names from it, and may apply)."""
+    vault, org, _ = running
+    _ensure_draft(client, vault)
+    before = (_names(vault), _names(org))
+    reply = _run(client, *_request(op, name))
+    if op.startswith("capture") and "result" in reply:
+        assert all(_created_ok(rel) for rel in _names(vault)), reply
+        return
+    assert reply["error"]["data"]["code"] in ("VALIDATION", "INVALID_PARAMS"), reply
+    assert (_names(vault), _names(org)) == before
+
+
 GITHUB = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
 
 

@@ -14,12 +14,13 @@ from protocol.errors import Issue
 from vaultd.errors import InvalidParams, PolicyRefused, ValidationFailed
 from vaultd.ops.name_clash import guard_name
 from vaultd.ops.validate import refuse_unsafe_path
-from vaultd.policy import disk_spelling, disk_twin, path_screen_issues
+from vaultd.policy import check_new_path, disk_spelling, disk_twin, path_screen_issues
 from vaultd.policy.names import name_issue
 from vaultd.sources import references
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault.frontmatter_emit import emit
 from vaultd.vault.note import stem_of
+from vaultd.vault.walk import is_note_path
 
 if TYPE_CHECKING:
     from protocol.methods.writes import CreateParams
@@ -49,6 +50,10 @@ def screen_new_path(ctx: OpContext, path: str) -> str:
     """A new file's vault-relative path as it will be written, or a refusal: unsafe, a name the
     vault's names policy refuses, a clash with the disk's spelling, or out of the caller's sight."""
     refuse_unsafe_path(path_screen_issues(path, ctx.entry.pii, ctx.entry.kind))
+    # The path rules before anything looks the name up on disk: a component over the filesystem's
+    # bound (or a '..', a reserved folder) is refused as such, never asked of the disk.
+    if issues := check_new_path(path, note=is_note_path(path)):
+        raise ValidationFailed(f"refused: {issues[0].message}", issues=issues)
     if (issue := name_issue(path)) is not None:  # before the log line or anything else judges the name
         raise ValidationFailed(f"refused: {issue.message}", issues=[issue])
     path, issues = disk_spelling(ctx.root, path)
