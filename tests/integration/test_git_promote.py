@@ -143,3 +143,29 @@ def test_a_promotion_of_a_note_full_of_dead_links_keeps_its_receipts_bounded(set
     assert done["warnings_omitted"] == total - cap, "an applied receipt counts what it leaves out, as the preview did"
     assert done["detail"]["dropped_omitted"] == dead - cap
     assert (org / "Debt.md").read_text().count("[[") == 0, "every dead link became text"
+
+
+async def test_an_approved_promotion_writes_only_the_copy_the_person_reviewed(
+    setup: tuple[RawClient, Path, Path, Path], home: Home
+) -> None:
+    """Regression: applying an agent's promotion compared only what each file held before, so a
+    copy planned anew against a changed org vault (its link to Glossary now dropped to text) was
+    written though nobody reviewed it."""
+    c, personal, org, _ = setup
+    async with agent(home) as client:
+        preview = ok(await client.call_tool("note_promote", {"vault": "me", "target": "Method", "to": "team"}))
+        held = ok(
+            await client.call_tool(
+                "note_promote", {"vault": "me", "target": "Method", "to": "team", "confirm": True, "fingerprint": preview["fingerprint"]}
+            )
+        )
+    shown = c.call("proposal.show", {"vault": "me", "id": held["proposal"]})
+    assert "see [[Glossary]]" in shown["diffs"][0]["diff"], "the person reviews a copy that links to the org's Glossary"
+    moved = vaultctl(home, "move", "Glossary", "terms/Lexicon", "--vault", "team", "--json")
+    fingerprint = moved.json()["fingerprint"]
+    assert vaultctl(home, "move", "Glossary", "terms/Lexicon", "--vault", "team", "--confirm", "--fingerprint", fingerprint).code == 0
+    before = (personal / "ideas" / "Method.md").read_bytes()
+    applied = vaultctl(home, "proposals", "apply", held["proposal"], "--vault", "me", "--json")
+    assert applied.code == 75, (applied.code, applied.out, applied.err)
+    assert "G03" in applied.out + applied.err and "stale" in (applied.out + applied.err)
+    assert not (org / "ideas" / "Method.md").exists() and (personal / "ideas" / "Method.md").read_bytes() == before

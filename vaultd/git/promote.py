@@ -175,10 +175,11 @@ def _fingerprint(planned: Planned, params: PromoteParams, source: OpContext, org
     return hashlib.sha256(payload).hexdigest()
 
 
-def _targets(planned: Planned, source_vault: str) -> dict[str, tuple[str, str | None]]:
-    """What a proposal records per file: the org copy by its path, the source note as 'vault:path'."""
-    out = {c.path: (str(c.action), c.before_sha) for c in planned.org.effective()}
-    out |= {f"{source_vault}:{c.path}": (str(c.action), c.before_sha) for c in planned.source.effective()}
+def _targets(planned: Planned, source_vault: str) -> dict[str, tuple[str, str | None, str | None]]:
+    """What a proposal records per file, read and written: the org copy by its path, the source
+    note as 'vault:path'."""
+    out = {c.path: (str(c.action), c.before_sha, c.after_sha) for c in planned.org.effective()}
+    out |= {f"{source_vault}:{c.path}": (str(c.action), c.before_sha, c.after_sha) for c in planned.source.effective()}
     return out
 
 
@@ -209,10 +210,13 @@ async def run_promote(call: WriteCall, params: PromoteParams, approval: Approval
         await org.owned_live().barrier()
         now = dt.datetime.now().astimezone()
 
+        # An approved proposal writes the day its diffs showed, whenever it is applied.
+        day = agent_gate.stamp_date(approval.proposal) if approval is not None else None
+
         async def plan(s_op: str, o_op: str) -> tuple[Planned, OpContext, OpContext]:
             async with source.owned_live().held_still() as s_index, org.owned_live().held_still() as o_index:
-                s_ctx = OpContext(root=source.root, entry=source.entry, index=s_index, channel=call.channel, now=now)
-                o_ctx = OpContext(root=org.root, entry=org.entry, index=o_index, channel=call.channel, now=now)
+                s_ctx = OpContext(root=source.root, entry=source.entry, index=s_index, channel=call.channel, now=now, stamp_date=day)
+                o_ctx = OpContext(root=org.root, entry=org.entry, index=o_index, channel=call.channel, now=now, stamp_date=day)
                 planned = await anyio.to_thread.run_sync(_plan_both, s_ctx, o_ctx, params, s_op, o_op)
             return planned, s_ctx, o_ctx
 
@@ -234,7 +238,7 @@ async def run_promote(call: WriteCall, params: PromoteParams, approval: Approval
         if params.dry_run:
             return receipt_of(DryRun, planned.org, warnings=warnings, detail=planned.detail)
         if verdict is not None:
-            return await anyio.to_thread.run_sync(_propose, source, planned, params, call, verdict)
+            return await anyio.to_thread.run_sync(_propose, source, planned, params, call, verdict, o_ctx.today)
         o_op = new_op_id(now, org.root)
         s_op = new_op_id(now, source.root)
         planned, _, _ = await plan(s_op, o_op)
@@ -260,8 +264,10 @@ async def run_promote(call: WriteCall, params: PromoteParams, approval: Approval
 
 
 def _check_unchanged(planned: Planned, approval: Approval, source_vault: str) -> None:
-    """Applying a proposal: every file must be as the proposal found it (G03), or nothing is written."""
-    then = {d.path: (d.action, d.before_sha) for d in approval.proposal.diffs}
+    """Applying a proposal: every file must be read as the proposal read it and written to the
+    bytes it showed (G03), or nothing is written. The copy depends on more than the two notes (a
+    link the org vault no longer resolves is dropped to text), so what was read is not enough."""
+    then = {d.path: (d.action, d.before_sha, d.after_sha) for d in approval.proposal.diffs}
     now = _targets(planned, source_vault)
     differ = sorted(p for p in then.keys() | now.keys() if then.get(p) != now.get(p))
     if differ:
@@ -269,7 +275,9 @@ def _check_unchanged(planned: Planned, approval: Approval, source_vault: str) ->
         raise StaleProposal(message, issues=[Issue(code=IssueCode.G03, message=message)], candidates=differ[:100])
 
 
-def _propose(source: VaultRuntime, planned: Planned, params: PromoteParams, call: WriteCall, verdict: Verdict) -> Proposed[PromoteDetail]:
+def _propose(
+    source: VaultRuntime, planned: Planned, params: PromoteParams, call: WriteCall, verdict: Verdict, day: str
+) -> Proposed[PromoteDetail]:
     """Keep an agent's promotion for a person, in the source vault's proposals (worker thread)."""
     now = dt.datetime.now().timestamp()
     diffs: list[FileDiff] = [file_diff(c) for c in planned.org.effective()]
@@ -288,6 +296,7 @@ def _propose(source: VaultRuntime, planned: Planned, params: PromoteParams, call
         diffs=diffs,
         warnings=planned.warnings[:MAX_RECEIPT_WARNINGS],
         params=stored_params(params),
+        day=day,
     )
     store_for(source.root).add(detail)
     message = (
