@@ -12,7 +12,9 @@ rogue clone that pushes what the case needs:
   external diff, credential helper, gpg, filters' clean, smudge and process, textconv, diff and
   merge drivers, ...), hooks for every hook name, attributes naming the drivers, an include of
   another config file. The vault is registered, hand edits of the same size snapshotted (git must
-  compare contents), an operation checkpointed, the vault synced, a history read and doctor asked.
+  compare contents), an operation checkpointed, the vault synced (in some cases first with a
+  fetch refspec that maps origin onto a branch of the person's: refused, the branch unmoved), a
+  history read and doctor asked.
 - **attributes**: a filter with a drawn name (letters, digits, ``=``, ``.``, ``-``, ``_``) defined in
   the config or an included file, named by the work tree's ``.gitattributes``, a sub-folder's, or
   ``info/attributes``; same-size hand edits snapshotted.
@@ -192,6 +194,20 @@ def config_case(case: Case, rng: random.Random) -> None:
     case.check_marks("a snapshot")
     case.ok("note.create", {"vault": case.id, "path": f"new-{rng.randrange(10**6)}", "body": "# New\n"}, "checkpoint")
     case.check_marks("a checkpoint")
+    if rng.random() < 0.3:  # a fetch refspec that maps origin onto a branch of the person's: refused, nothing moves
+        git(case.repo, "branch", "keep")
+        kept = git(case.repo, "rev-parse", "keep")
+        git(case.repo, "config", "--replace-all", "remote.origin.fetch", "+refs/heads/main:refs/heads/keep")
+        clear(case.marks)  # the test's own git ran the hooks
+        reply = case.ask("vault.sync", {"vault": case.id})
+        if reply.get("error", {}).get("data", {}).get("code") == "POLICY":
+            case.tally.counts["refused.fetch_refspec"] += 1
+        else:
+            case.tally.fail(f"{case.id}: a fetch refspec onto refs/heads/keep was not refused: {json.dumps(reply)[:300]}")
+        if git(case.repo, "rev-parse", "keep") != kept:
+            case.tally.fail(f"{case.id}: the person's branch moved")
+        git(case.repo, "config", "--replace-all", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*")
+        case.check_marks("a refused sync")
     synced = case.ok("vault.sync", {"vault": case.id}, "sync")
     case.check_marks("a sync")
     if synced is not None and git(case.origin, "rev-parse", "main") != synced["head"]:

@@ -20,7 +20,7 @@ from protocol.limits import MAX_NOTE_BYTES
 from tests.support import gitrepo
 from tests.support.gitrepo import git
 from tests.support.harness import Daemon, Home, RawClient
-from tests.support.hostile_git import big_blob, make_hostile, push_tree, ran, state, tree_with
+from tests.support.hostile_git import big_blob, clear, make_hostile, push_tree, ran, state, tree_with
 
 SEED = {"note.md": "# Note\n\nfirst\n", "Plan.md": "# Plan\n\nship in May\n", "data.txt": "plain\n", "table.csv": "a,b\n"}
 
@@ -75,8 +75,24 @@ def test_a_repositorys_own_config_never_runs_code(home: Home, daemon: Daemon, or
     created = c.call("note.create", {"vault": "v", "path": "New", "body": "# New\n"})
     assert created["commit"] and ran(marks) == [], "a checkpoint ran the repository's commands"
 
+    # A fetch refspec of the repository's own would move a branch of the person's to origin's head.
+    git(repo, "branch", "keep")
+    kept = gitrepo.head(repo, "keep")
+    git(repo, "config", "--replace-all", "remote.origin.fetch", "+refs/heads/main:refs/heads/keep")
+    other = gitrepo.clone(origin, tmp_path / "other", "Grace Hopper")
+    (other / "Theirs.md").write_text("# Theirs\n")
+    git(other, "add", "Theirs.md")
+    git(other, "commit", "-q", "-m", "theirs")
+    git(other, "push", "-q", "origin", "main")
+    clear(marks)  # the test's own git ran the hooks; vaultd's calls are what is checked
+    refused = c.request("vault.sync", {"vault": "v"})["error"]["data"]
+    assert refused["code"] == "POLICY" and "refs/heads/keep" in refused["message"], refused
+    assert gitrepo.head(repo, "keep") == kept, "the person's branch did not move"
+    git(repo, "config", "--replace-all", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*")
+    clear(marks)
     synced = c.call("vault.sync", {"vault": "v"})
-    assert synced["pushed"] and ran(marks) == [], "a sync ran the repository's commands"
+    assert synced["pushed"] and synced["incoming"] == 1 and ran(marks) == [], "a sync ran the repository's commands"
+    assert gitrepo.head(repo, "keep") == kept
     assert git(origin, "rev-parse", "main") == synced["head"]
 
     c.call("note.history", {"vault": "v", "target": "note"})

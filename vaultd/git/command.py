@@ -190,10 +190,12 @@ _VIEWS = trust.Cache()
 
 #: A remote's uploadpack and receivepack keep the first value git reads (the repository's own,
 #: if it names one), so the programs a transfer runs are given on its command line, which wins.
-_TRANSFER_OPTIONS = {
-    "fetch": "--upload-pack=git-upload-pack",
-    "ls-remote": "--upload-pack=git-upload-pack",
-    "push": "--receive-pack=git-receive-pack",
+#: A fetch maps only the refs its command line names (``--refmap=``): a ``remote.origin.fetch``
+#: of the repository's could otherwise move any local branch to what origin sent.
+_TRANSFER_OPTIONS: dict[str, tuple[str, ...]] = {
+    "fetch": ("--upload-pack=git-upload-pack", "--refmap="),
+    "ls-remote": ("--upload-pack=git-upload-pack",),
+    "push": ("--receive-pack=git-receive-pack",),
 }
 #: What vaultd never runs: each reaches a remote or a submodule in ways the calls above do not bound.
 _NEVER = frozenset({"clone", "pull", "remote-ext", "submodule", "archive", "bundle", "daemon", "http-backend", "upload-pack"})
@@ -267,7 +269,7 @@ def run(
         raise Internal(f"vaultd never runs git {args[0]}")
     if args[0] in _TRANSFER_OPTIONS and allow is None:
         raise Internal(f"git {args[0]} needs the transport it may use")
-    extra = (_TRANSFER_OPTIONS[args[0]],) if args[0] in _TRANSFER_OPTIONS else ()
+    extra = _TRANSFER_OPTIONS.get(args[0], ())
     argv = [git_binary(), "-C", str(cwd), args[0], *extra, *args[1:]]
     try:
         status, stdout, raw_err, why = _spawn(argv, full, input=input, timeout=timeout, limit=limit)

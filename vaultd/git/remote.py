@@ -119,6 +119,16 @@ def problems(repo: Repo, registered: str | None) -> list[Issue]:
                 code=IssueCode.R05, message=f"the registered remote {command.redact(registered)} uses a transport vaultd does not sync over"
             )
         )
+    for spec in _config(repo, "--get-all", f"remote.{REMOTE}.fetch"):
+        target = spec.lstrip("+").partition(":")[2]
+        if not spec.startswith("^") and target and not target.startswith(f"refs/remotes/{REMOTE}/"):
+            found.append(
+                Issue(
+                    code=IssueCode.R05,
+                    message=f"{REMOTE}'s fetch refspec {command.redact(spec)!r} writes outside refs/remotes/{REMOTE}/ (a fetch or a "
+                    "push would move those refs); restore it: git config remote.origin.fetch '+refs/heads/*:refs/remotes/origin/*'",
+                )
+            )
     if _config(repo, "--get-all", f"remote.{REMOTE}.vcs"):
         found.append(
             Issue(code=IssueCode.R05, message=f"{REMOTE} names a remote helper (remote.{REMOTE}.vcs), a program git would run; remove it")

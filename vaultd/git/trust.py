@@ -23,7 +23,10 @@ configuration of every git call (:func:`hardening`):
 
 The overrides travel as ``GIT_CONFIG_COUNT``/``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n``, which git
 reads after every config file (so they win) and which, unlike ``-c``, keep a subsection holding
-``=`` intact. What was read is cached per folder and read again when any file it came from (or an
+``=`` intact. (``--attr-source`` and ``GIT_ATTR_SOURCE``, which would replace the attributes files,
+came with git 2.40; ``core.attributesFile`` is read before, and so loses to, the repository's own
+``.gitattributes`` and ``info/attributes``: neutralising the drivers is what works on every git
+vaultd runs.) What was read is cached per folder and read again when any file it came from (or an
 include target, or the folder holding either) changes.
 
 The same reading tells ``vaultctl doctor`` and ``vault.add`` which keys of the repository's own
@@ -119,7 +122,11 @@ _COMMAND_KEYS = re.compile(
     r"|(difftool|mergetool|man|browser)\..+\.(cmd|path)|web\.browser|interactive\.difffilter"
     r"|submodule\..+\.update|uploadpack\.packobjectshook|(fetch\.|receive\.)?fsck\..+|transfer\.fsckobjects)$"
 )
-_HARMLESS = {"core.fsmonitor": ("false", "0", "no", "off"), "core.hookspath": ("/dev/null",)}
+_HARMLESS = {
+    "core.fsmonitor": ("false", "0", "no", "off"),
+    "core.hookspath": ("/dev/null",),
+    "transfer.fsckobjects": ("true", "1", "yes", "on"),
+}
 
 Stamp = tuple[int, int, int, int] | None
 

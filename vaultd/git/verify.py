@@ -104,6 +104,19 @@ def _twins(repo: Repo, root: Path, tip: str, local: str | None, added: list[str]
     for path in {*_tree_paths(repo, tip), *(p for p in _tree_paths(repo, local) if p not in gone)}:
         for prefix in _prefixes(path):
             spellings.setdefault(path_key(prefix), set()).add(prefix)
+    listed: dict[str, dict[str, list[str]]] = {}  #: folder -> key -> names on disk (each folder listed once)
+
+    def on_disk(head: str, name: str) -> list[str]:
+        if head not in listed:
+            try:
+                names = os.listdir(repo.top / head)
+            except OSError:
+                names = []
+            listed[head] = {}
+            for n in names:
+                listed[head].setdefault(path_key(n), []).append(f"{head}/{n}" if head else n)
+        return listed[head].get(path_key(name), [])
+
     found: list[str] = []
     for path in added:
         rel = repo.rel(path)
@@ -111,11 +124,7 @@ def _twins(repo: Repo, root: Path, tip: str, local: str | None, added: list[str]
             continue
         for prefix in _prefixes(path):
             head, _, name = prefix.rpartition("/")
-            try:
-                on_disk = [os.path.join(head, n) if head else n for n in os.listdir(repo.top / head) if path_key(n) == path_key(name)]
-            except OSError:
-                on_disk = []
-            others = (spellings.get(path_key(prefix), set()) | {p for p in on_disk if p not in gone}) - {prefix}
+            others = (spellings.get(path_key(prefix), set()) | {p for p in on_disk(head, name) if p not in gone}) - {prefix}
             if others:
                 found.append(f"{shown(rel)} differs only by letter case or Unicode form from {shown(sorted(others)[0])}")
                 break
