@@ -12,7 +12,7 @@ SOURCES := protocol vaultd vaultctl tests scripts reliability benchmarks
 export PYTHONDONTWRITEBYTECODE :=
 export PYTHONPYCACHEPREFIX := $(CURDIR)/$(VENV)/pycache
 
-.PHONY: demo test test-long test-interop test-packaging dist zipapp interop-matrix bench check format lint types docs venv clean
+.PHONY: demo test test-loaded test-long test-interop test-packaging dist zipapp interop-matrix bench check format lint types docs venv clean
 
 venv: $(STAMP)
 
@@ -28,6 +28,12 @@ demo: $(STAMP)
 # One worker per core: every test has its own home, socket and daemon, so they share nothing.
 test: $(STAMP)
 	$(PY) -m pytest -q -n auto -m "not slow and not interop and not packaging"
+
+# The same suite with two CPU hogs beside it (stress-ng, installed with apt-get when missing),
+# RUNS times in a row: `make test-loaded RUNS=5`. Not run by CI (it doubles the suite's time).
+RUNS ?= 1
+test-loaded: $(STAMP)
+	bash scripts/test_loaded.sh $(RUNS)
 
 # The release artifacts (packaging/README.md): wheel and sdist, reproducible for one commit.
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 315532800)

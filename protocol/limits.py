@@ -14,7 +14,16 @@ KiB: Final = 1024
 MiB: Final = 1024 * KiB
 
 MAX_NOTE_BYTES: Final = 2 * MiB  #: a note's whole file; larger files are skipped when indexing and never written
-MAX_FRAME_BYTES: Final = 1 * MiB  #: the default bound on one JSON-RPC message from a client
+#: The most bytes JSON spends on one byte of UTF-8 text: a control character is written ``\u0001``.
+MAX_JSON_ESCAPE: Final = 6
+#: The bound on one JSON-RPC message from a client (the daemon's default; the MCP shim's from its host).
+#: It is derived from the largest legal request, a ``note.create`` of a whole note: at most
+#: ``MAX_NOTE_BYTES`` of text, each byte at most ``MAX_JSON_ESCAPE`` bytes once escaped (12 MiB), with
+#: 4 MiB to spare for the envelope and the other params. A frame over it is refused as LIMIT.
+MAX_FRAME_BYTES: Final = MAX_NOTE_BYTES * (MAX_JSON_ESCAPE + 2)
+#: The most a client takes in one reply: a result may exceed the request bound (the daemon bounds
+#: what it queues per connection with its reply budget).
+MAX_REPLY_FRAME_BYTES: Final = 64 * MiB
 MAX_QUERY_BYTES: Final = 1 * KiB  #: a search query, as UTF-8
 MAX_PATCH_TEXT_BYTES: Final = 64 * KiB  #: each old or new text of a patch, as UTF-8
 MAX_APPEND_BYTES: Final = 256 * KiB  #: the Markdown one append adds, as UTF-8

@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
-from protocol.envelope import Incoming, Request, decode_incoming, encode
+from protocol.envelope import ErrorObject, Incoming, Request, decode_incoming, encode
 from protocol.errors import ErrorCode, ErrorData
 from protocol.framing import MAX_FRAME_BYTES, LineBuffer, OversizedFrame
+from protocol.limits import MAX_NOTE_BYTES, MAX_REPLY_FRAME_BYTES, describe
 from protocol.location import resolve_home, resolve_socket
 from protocol.methods.common import PROTOCOL_VERSION, Channel, Params
 from protocol.methods.service import HELLO, HelloParams, HelloResult
@@ -104,7 +105,7 @@ def client_timeout(environ: dict[str, str] | None = None) -> float:
 class Client:
     def __init__(self, sock: socket.socket, channel: Channel, client_name: str, session: str | None = None) -> None:
         self._sock = sock
-        self._buffer = LineBuffer(MAX_FRAME_BYTES * 64)  # results may exceed the request bound
+        self._buffer = LineBuffer(MAX_REPLY_FRAME_BYTES)
         self._ids = itertools.count(1)
         self._pending: list[bytes] = []
         self.hello: HelloResult = self.call(
@@ -141,6 +142,8 @@ class Client:
         request_id = next(self._ids)
         payload = msgspec.Raw(msgspec.json.encode(params if params is not None else {}))
         frame = encode(Request(jsonrpc="2.0", method=method, params=payload, id=request_id))
+        if len(frame) - 1 > MAX_FRAME_BYTES:  # the daemon would discard it unread (the newline is not counted)
+            raise CallError(ErrorData(code=ErrorCode.LIMIT, message=_over_frame(method, len(frame) - 1)))
         try:
             self._sock.sendall(frame)
             return self._reply(request_id, on_notification)
@@ -164,11 +167,14 @@ class Client:
             if response.is_notification and on_notification is not None:
                 on_notification(response.method or "", bytes(response.params))
                 continue
+            if response.id is None and response.error is not None:
+                # An error the daemon could not give an id (a frame it discarded unread): with one
+                # request outstanding, it is this request's answer.
+                raise CallError(_error_data(response.error))
             if response.id != request_id:
                 continue  # a notification or a stale reply
             if response.error is not None:
-                data = response.error.data or ErrorData(code=ErrorCode.from_rpc_code(response.error.code), message=response.error.message)
-                raise CallError(data)
+                raise CallError(_error_data(response.error))
             return bytes(response.result)
 
     def notifications(self) -> Iterator[tuple[str, bytes]]:
@@ -193,6 +199,17 @@ class Client:
                     raise DaemonUnavailable("the daemon sent an oversized frame")
                 self._pending.append(frame)
         return self._pending.pop(0)
+
+
+def _error_data(error: ErrorObject) -> ErrorData:
+    return error.data or ErrorData(code=ErrorCode.from_rpc_code(error.code), message=error.message)
+
+
+def _over_frame(method: str, size: int) -> str:
+    bound, note = describe(MAX_FRAME_BYTES), describe(MAX_NOTE_BYTES)
+    return (
+        f"the {method} request is {size} bytes as JSON, over the {bound} bound on one request; nothing was sent (a note is at most {note})"
+    )
 
 
 def _maybe_applied(method: str) -> bool:

@@ -63,10 +63,10 @@ class Daemon:
         check_complete()
         self.home = home
         self.socket_path = socket_path
-        self.max_frame = max_frame
         self.version = __version__
         self.config = ConfigStore(home)
         self.limits = self._read_limits()
+        self.max_frame = min(max_frame, self.limits.max_frame_bytes)
         self.budget = ReplyBudget(self.limits.reply_budget_bytes, self.limits.connection_reply_bytes)
         self.connections = 0
         self.vaults: dict[str, VaultRuntime] = {}

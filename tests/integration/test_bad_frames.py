@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 
+from protocol.limits import MAX_FRAME_BYTES
 from tests.support.harness import Daemon, RawClient
 
 
@@ -26,10 +27,10 @@ def test_malformed_json_then_the_connection_still_works(raw: RawClient) -> None:
 
 
 def test_frame_over_the_bound(raw: RawClient) -> None:
-    big = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "daemon.status", "params": {"x": "a" * (1 << 20)}})
+    big = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "daemon.status", "params": {"x": "a" * MAX_FRAME_BYTES}})
     raw.send_bytes(big.encode() + b"\n")
     reply = raw.recv_message()
-    assert reply["error"]["code"] == -32600 and "limit" in reply["error"]["message"]
+    assert reply["error"]["data"]["code"] == "LIMIT" and "bound on one request" in reply["error"]["message"]
     _still_serves(raw)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -101,3 +102,50 @@ def test_inherited_listener_from_systemd(home: Home) -> None:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=15)
         assert proc.returncode == 0, err.decode()
+
+
+def test_stop_of_a_daemon_stuck_in_a_request_returns_once_it_is_gone(home: Home) -> None:
+    """A write held in its worker thread (the fault seam's pause, up to 120 s) keeps the daemon past
+    its own grace: ``daemon stop`` escalates and returns only once the process has exited, and the
+    home is free for the next daemon."""
+    gate = home.root / "gate"
+    home.env["VAULTD_FAULTS"] = f"pause=after-plan@1:{gate}"
+    stuck = Daemon(home)
+    del home.env["VAULTD_FAULTS"]
+    root = home.root / "vault"
+    root.mkdir()
+    assert vaultctl(home, "vault", "add", "v", str(root)).code == 0
+    write = subprocess.Popen(
+        [sys.executable, "-m", "vaultctl.main", "new", "held", "--vault", "v"],
+        env=home.env,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_until(gate.exists, 60, "the write to reach its pause")
+        stopped = vaultctl(home, "daemon", "stop", "--json", timeout=120)
+        assert stopped.code == 0, stopped.err
+        assert stuck.proc.poll() is not None, "daemon stop returned while the daemon still ran"
+        report = json.loads(stopped.out)
+        assert report["pid"] == stuck.pid and report["exited"] is True
+        assert report["signals"] and report["signals"][-1] in ("SIGTERM", "SIGKILL"), report
+        assert not (root / "held.md").exists()  # the held write never reached the vault
+        again = Daemon(home)  # the home lock went with the process
+        try:
+            assert vaultctl(home, "status").code == 0
+            assert RawClient(home.socket).hello()["result"]["server"] == "vaultd"
+        finally:
+            again.stop()
+    finally:
+        gate.unlink(missing_ok=True)
+        write.kill()
+        write.wait()
+        stuck.stop(signal.SIGKILL)
+
+
+def test_stop_says_the_process_exited(daemon: Daemon, home: Home) -> None:
+    stopped = vaultctl(home, "daemon", "stop")
+    assert stopped.code == 0, stopped.err
+    assert stopped.out.strip() == f"vaultd stopped (pid {daemon.pid} has exited)"
+    assert daemon.proc.poll() == 0

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from protocol.limits import MAX_FRAME_BYTES
 from protocol.table import METHODS
 from tests.support.harness import REPO, Daemon, Home
 from tests.support.mcp_results import tool_error
@@ -152,7 +153,7 @@ def test_malformed_frame_is_a_parse_error(shim: ShimProcess) -> None:
 
 
 def test_oversized_frame_is_refused_and_skipped(shim: ShimProcess) -> None:
-    big = {"jsonrpc": "2.0", "id": 7, "method": "ping", "params": {"pad": "a" * (1 << 20)}}
+    big = {"jsonrpc": "2.0", "id": 7, "method": "ping", "params": {"pad": "a" * MAX_FRAME_BYTES}}
     shim.send(big)
     reply = shim.recv()
     assert reply["error"]["code"] == -32600 and "limit" in reply["error"]["message"]

@@ -73,10 +73,22 @@ def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
     return root
 
 
+def _interruptible() -> None:
+    """Ctrl-C at its default in the child, as a shell starts a command in the foreground. A suite
+    run in the background (``nohup``, ``&`` in a script, an agent's runner) hands its children
+    SIGINT ignored, and Python then keeps it ignored: the watch would never see the interrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture
 def watching(home: Home, vault: Path) -> Iterator[tuple[subprocess.Popen[str], Lines]]:
     proc = subprocess.Popen(
-        [*VAULTCTL, "watch", "--vault", "v", "--json"], env=home.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [*VAULTCTL, "watch", "--vault", "v", "--json"],
+        env=home.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_interruptible,  # only a signal disposition, set before exec
     )
     out = Lines(proc.stdout)
     # It prints nothing until something happens: touch probes until one is reported.

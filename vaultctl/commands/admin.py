@@ -6,7 +6,6 @@ import json
 import os
 import shlex
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
@@ -20,7 +19,7 @@ from protocol.methods.common import Empty, Params
 from protocol.methods.events import EventKind
 from protocol.methods.git_settings import DEFAULT_QUIET_S, GitMode
 from protocol.methods.indexing import VaultRebuildParams, VaultRebuildResult
-from protocol.methods.service import Activation, DaemonStatus, DoctorParams, DoctorResult, Finding, Level
+from protocol.methods.service import DaemonStatus, DoctorParams, DoctorResult, Finding, Level
 from protocol.methods.subscriptions import SubscribeParams
 from protocol.methods.vaults import (
     Kind,
@@ -35,7 +34,7 @@ from protocol.methods.vaults import (
     WritePolicy,
 )
 from protocol.schema import field_help as doc
-from vaultctl import local_checks, render
+from vaultctl import daemon_exit, local_checks, render
 from vaultctl.client import BadSetting, DaemonUnavailable, UnsafeSocket, connect
 from vaultctl.commands.common import JsonOpt, call, emit, fail, session
 from vaultctl.commands.vault_options import (
@@ -142,7 +141,8 @@ def daemon_start(as_json: JsonOpt = False) -> None:
 
 @daemon_app.command("stop")
 def daemon_stop(as_json: JsonOpt = False) -> None:
-    """Stop the daemon gracefully; waits until it has exited (a service manager's socket stays)."""
+    """Stop the daemon gracefully and wait until its process has exited; one that does not exit in
+    time (stuck in a request) gets SIGTERM, then SIGKILL (a service manager's socket stays)."""
     try:
         client = connect(autostart=False)
     except UnsafeSocket as exc:
@@ -155,24 +155,13 @@ def daemon_stop(as_json: JsonOpt = False) -> None:
     with client:
         before = call(service.DAEMON_STATUS, Empty(), client=client)
         result = call(service.DAEMON_STOP, Empty(), client=client)
-    # A daemon that bound its socket removes it just before it exits. A service manager's socket
-    # stays (and starts the daemon again on the next connection): then wait for the process.
-    managed = before.activation != Activation.SELF
-    socket_path = Path(before.socket)
-    deadline = time.monotonic() + 10
-    while (_alive(before.pid) if managed else socket_path.exists()) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    emit(result, as_json, lambda _: "vaultd stopped")
-
-
-def _alive(pid: int) -> bool:
+    pid = before.pid
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return False  # another user's process has that pid now: ours is gone
-    return True
+        sent = daemon_exit.wait_for_exit(pid, Path(before.home) / "vaultd.lock")
+    except daemon_exit.StillRunning as exc:
+        fail(str(exc), ExitStatus.UNAVAILABLE)
+    report = {"stopping": result.stopping, "pid": pid, "exited": True, "signals": sent}
+    emit(report, as_json, lambda _: daemon_exit.stopped_text(pid, sent))
 
 
 @daemon_app.command("logs")

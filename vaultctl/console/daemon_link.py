@@ -22,6 +22,7 @@ import msgspec
 from protocol.envelope import Incoming, Request, decode_incoming, encode
 from protocol.errors import ErrorCode, ErrorData
 from protocol.framing import MAX_FRAME_BYTES, LineBuffer, OversizedFrame
+from protocol.limits import MAX_REPLY_FRAME_BYTES, describe
 from protocol.methods.common import PROTOCOL_VERSION, Channel
 from protocol.methods.service import HelloParams
 from protocol.version import VERSION
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 CLIENT_NAME = "vaultd-console"
 POOL_SIZE = 4  #: connections kept for calls; more calls at once wait for one
 CALL_TIMEOUT_S = 60.0
-MAX_REPLY_BYTES = MAX_FRAME_BYTES * 64  #: as vaultctl: a result may exceed the request bound
+MAX_REPLY_BYTES = MAX_REPLY_FRAME_BYTES  #: as vaultctl: a result may exceed the request bound
 
 
 class CallFailed(Exception):
@@ -88,8 +89,12 @@ class Connection:
     async def send(self, method: str, params: Any) -> int:
         request_id = next(self._ids)
         payload = params if isinstance(params, msgspec.Raw) else msgspec.Raw(msgspec.json.encode(params))
+        frame = encode(Request(jsonrpc="2.0", method=method, params=payload, id=request_id))
+        if len(frame) - 1 > MAX_FRAME_BYTES:  # the daemon would discard it unread (the newline is not counted)
+            message = f"the {method} request is {len(frame) - 1} bytes as JSON, over the {describe(MAX_FRAME_BYTES)} bound on one request"
+            raise CallFailed(ErrorData(code=ErrorCode.LIMIT, message=message))
         try:
-            await self._stream.send(encode(Request(jsonrpc="2.0", method=method, params=payload, id=request_id)))
+            await self._stream.send(frame)
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             raise DaemonGone("the connection to the daemon broke") from exc
         return request_id
@@ -104,7 +109,9 @@ class Connection:
         request_id = await self.send(method, params)
         while True:
             incoming = await self.receive()
-            if incoming.id != request_id:
+            # An error without an id answers a frame the daemon discarded unread: a connection
+            # carries one call at a time, so it is this one's.
+            if incoming.id != request_id and not (incoming.id is None and incoming.error is not None):
                 continue
             if incoming.error is not None:
                 rpc = incoming.error

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 
+from protocol.limits import MAX_FRAME_BYTES
 from protocol.methods.vaults import VaultEntry
 from vaultd.errors import ConfigError, LimitExceeded
 from vaultd.fsio import ReadRefused, Refusal, locked, read_regular, write_atomic
@@ -40,6 +41,9 @@ class DaemonLimits(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omi
     send_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 30.0
     reply_budget_bytes: Annotated[int, msgspec.Meta(ge=64 * 1024, le=16 * 1024 * MiB)] = 64 * MiB
     connection_reply_bytes: Annotated[int, msgspec.Meta(ge=64 * 1024, le=16 * 1024 * MiB)] = 16 * MiB
+    #: One request's frame; lower it to hold less per connection (a note.create of a large note
+    #: then does not fit, and is refused as LIMIT).
+    max_frame_bytes: Annotated[int, msgspec.Meta(ge=64 * 1024, le=MAX_FRAME_BYTES)] = MAX_FRAME_BYTES
 
 
 class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):

@@ -31,6 +31,7 @@ import structlog
 from protocol.envelope import InvalidFrame, Reply, Request, RequestId, decode_request, encode, error_response
 from protocol.errors import ErrorCode, ErrorData
 from protocol.framing import LineBuffer, OversizedFrame
+from protocol.limits import describe
 from protocol.methods.common import Channel
 from vaultd.api.handlers import CallContext
 from vaultd.server.dispatch import INTERNAL_MESSAGE, dispatch
@@ -45,9 +46,16 @@ if TYPE_CHECKING:
 log = structlog.get_logger("vaultd.session")
 
 MAX_IN_FLIGHT = 64  #: concurrent requests per connection; more wait for a slot
+#: A request over this many bytes (a large note's create) is handled alone on its connection, so
+#: what one connection holds in requests stays near one frame bound plus MAX_IN_FLIGHT small ones.
+LARGE_FRAME_BYTES = 1024 * 1024
 _TIOCOUTQ: int | None = getattr(termios, "TIOCOUTQ", None)  #: Linux; as SIOCOUTQ it works on sockets
 _OUTQ = bytes(4)  #: the int that TIOCOUTQ (SIOCOUTQ) fills in: bytes sent, not yet read by the peer
 _GONE = (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError)
+
+
+def _large(frame: bytes | OversizedFrame) -> bool:
+    return isinstance(frame, bytes) and len(frame) > LARGE_FRAME_BYTES
 
 
 def encode_reply(message: Reply, request_id: RequestId | None) -> bytes:
@@ -71,6 +79,7 @@ class Session:
         self._greeting = False  # a hello is being answered (a second one is refused meanwhile)
         self._send_lock = anyio.Lock()
         self._slots = anyio.Semaphore(MAX_IN_FLIGHT)
+        self._large = anyio.Semaphore(1)  # a request over LARGE_FRAME_BYTES in hand
         self._share = daemon.budget.share()
         self._raw: socket.socket | None = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
         self._scope = anyio.CancelScope()  # cancelled to drop the connection
@@ -146,6 +155,8 @@ class Session:
                 try:
                     async for chunk in self.stream:
                         for frame in buffer.feed(chunk):
+                            if _large(frame):  # one at a time: stop reading while one is in hand
+                                await self._large.acquire()
                             await self._slots.acquire()
                             try:
                                 # Waits while this connection's share or the total is full, so a
@@ -190,18 +201,18 @@ class Session:
             finally:
                 budget.release(share, held)
                 self._slots.release()
+                if _large(frame):
+                    self._large.release()
                 for hook in hooks:
                     hook(answered)
 
     async def _answer(self, frame: bytes | OversizedFrame) -> Reply | None:
         if isinstance(frame, OversizedFrame):
-            return error_response(
-                None,
-                ErrorData(
-                    code=ErrorCode.INVALID_REQUEST,
-                    message=f"frame over the {self.daemon.max_frame}-byte limit; it was discarded",
-                ),
-            )
+            # No id: the frame was discarded unread. A client with one request outstanding knows
+            # the answer is its own; nothing of the request was applied.
+            bound = describe(self.daemon.max_frame)
+            message = f"the request is {frame.size} bytes or more, over the {bound} bound on one request; it was discarded, nothing applied"
+            return error_response(None, ErrorData(code=ErrorCode.LIMIT, message=message))
         try:
             request = decode_request(frame)
         except InvalidFrame as exc:
