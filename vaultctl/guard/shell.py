@@ -219,6 +219,7 @@ class _Walk:
         word in it that could name a file, and any mention of vaultctl."""
         if re.search(r"vaultctl", text):
             self.out.vaultctl.append("(run from code the guard cannot read)")
+        text = re.sub(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", lambda m: self.lookup(m.group(1)) or m.group(0), text)
         words = list(dict.fromkeys(_TEXT_WORD.findall(text)))
         if len(words) > MAX_TEXT_WORDS:
             words = [w for w in words if "/" in w or w.startswith(("~", "."))][:MAX_TEXT_WORDS]
