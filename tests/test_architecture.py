@@ -251,6 +251,7 @@ def test_no_import_cycles_in_vaultd() -> None:
 
 MODULE_LINES = 400  #: past this, a module is read as two concepts unless named below with its one
 ONE_CONCEPT = {
+    "vaultctl/guard/shell.py": "the shell-line walker: every command in every compound form, its words resolved, what it names",
     "protocol/methods/sources.py": "the sources room's shapes: capture, the two ledgers and the evidence view over both",
     "vaultd/server/subscriptions.py": "a connection's subscriptions: their positions in the event logs and the one sender",
     "vaultd/txn/engine.py": "the transaction: applying a plan (in one vault or several as one), rolling back, recovering",

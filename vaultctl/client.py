@@ -18,7 +18,7 @@ import itertools
 import os
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
@@ -278,6 +278,30 @@ def _spawn_daemon(home: Path, socket_path: Path) -> None:
         )
 
 
+AGENT_MARKERS = (
+    ("CLAUDECODE", "Claude Code"),
+    ("CODEX_SANDBOX", "Codex"),
+    ("CODEX_THREAD_ID", "Codex"),
+    ("GEMINI_CLI", "Gemini CLI"),
+    ("CURSOR_AGENT", "Cursor"),
+)
+"""Variables agent hosts set for the processes their tools start (Claude Code ``CLAUDECODE=1``,
+Codex ``CODEX_SANDBOX``/``CODEX_THREAD_ID``, Gemini CLI ``GEMINI_CLI=1``, Cursor
+``CURSOR_AGENT=1``)."""
+
+
+def agent_host(environ: Mapping[str, str] | None = None) -> str | None:
+    """The agent host this process was started under, from its markers, or None.
+
+    A ``vaultctl`` an agent runs through its host's shell tool is the agent speaking, whatever
+    command it typed: it says so in ``hello`` (the agent's channel) and the daemon attributes
+    and gates it as the agent's. This is an honest default, not a boundary: a process can clear
+    its environment. The host's sandbox, which keeps the socket out of reach, is what enforces.
+    """
+    env = os.environ if environ is None else environ
+    return next((title for key, title in AGENT_MARKERS if env.get(key, "") not in ("", "0")), None)
+
+
 def connect(
     channel: Channel = Channel.CLI,
     *,
@@ -317,4 +341,7 @@ def connect(
                 f"started vaultd, but it did not answer on {socket_path} within {AUTOSTART_WAIT_S:.0f} s; "
                 f"see {home / 'logs' / 'vaultd.stdout'}"
             )
+    host = agent_host() if channel is Channel.CLI else None
+    if host is not None:
+        channel, client_name = Channel.MCP, f"{client_name} (in {host})"
     return Client(sock, channel, client_name, session)

@@ -76,9 +76,11 @@ def canonical(path: str) -> str:
     """The path as the registry names folders: absolute, links resolved as far as they exist.
 
     A file a tool is about to create does not exist yet; ``realpath`` resolves its existing
-    parents, so a link into a vault is seen as the vault path it leads to.
+    parents, so a link into a vault is seen as the vault path it leads to. Links are resolved
+    before ``..`` is applied, as the kernel does (``link/..`` is the parent of the link's target,
+    not the folder holding the link), so the path is never normalised first.
     """
-    return os.path.realpath(os.path.abspath(path))
+    return os.path.realpath(path)
 
 
 def guarded(entries: list[VaultEntry]) -> list[str]:
@@ -87,7 +89,15 @@ def guarded(entries: list[VaultEntry]) -> list[str]:
 
 def verdict(entries: list[VaultEntry], path: str) -> GuardVerdict:
     """Refuse a path inside a vault whose agent policy guards it, and the vault's ``.vaultd/``
-    always. ``path`` must already be :func:`canonical`."""
+    always, and any folder that holds a vault (``rm -rf``, ``mv``, ``chmod -R`` or ``git clean``
+    on it reach the vault too). ``path`` must already be :func:`canonical`."""
+    for entry in entries:
+        if _inside(entry.path, path) not in (None, ""):
+            reason = (
+                f"{path} holds vault {entry.id!r} ({entry.path}), which vaultd keeps: a command on the whole folder "
+                "reaches the vault's notes and vaultd's own runtime folder; name paths outside the vault, or use the vaultd MCP tools"
+            )
+            return GuardVerdict(path=path, vault=entry.id, refused=True, reason=reason)
     for entry in entries:
         rel = _inside(path, entry.path)
         if rel is None:

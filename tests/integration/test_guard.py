@@ -143,4 +143,4 @@ def test_the_hook_reaches_the_daemon_named_in_its_environment_only(vault: Path, 
     (home.root / "other-home").mkdir()
     (home.root / "other-home" / "config.json").write_text("{broken")
     broken = cli("guard", input=_claude("Edit", {"file_path": str(vault / "Alpha.md")}), env=other)
-    assert broken.code == 0 and "could not be read" in broken.err, "said, not silent"
+    assert broken.code == 2 and "could not be read" in broken.err, "said, not silent, and refused: the guard fails closed"

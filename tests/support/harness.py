@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from tests.support.wait import wait_until
+from vaultctl.client import AGENT_MARKERS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -39,7 +40,8 @@ VAULTD = [sys.executable, "-m", "vaultd.main"]
 #: the bytecode in the venv). COLUMNS and LINES: the runner's terminal, not the test's; pytest-xdist
 #: sets them in its workers, and vaultctl would wrap its output to them. A test that wants a width
 #: passes COLUMNS itself.
-INHERITED_NOT = frozenset({"PYTHONDONTWRITEBYTECODE", "COLUMNS", "LINES"})
+INHERITED_NOT = frozenset({"PYTHONDONTWRITEBYTECODE", "COLUMNS", "LINES"}) | {key for key, _ in AGENT_MARKERS}
+"""Not passed on; the agent hosts' markers would make every vaultctl speak as an agent."""
 
 
 @dataclass

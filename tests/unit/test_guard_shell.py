@@ -1,5 +1,9 @@
-"""What a shell line writes, as the agent-host guard reads it: a fixed table of lines, and
-properties over generated file names and arbitrary text."""
+"""What a shell line names, as the agent-host guard reads it: a fixed table of lines, the
+reproduced ways around the guard, and properties over generated file names and arbitrary text.
+
+A command not known only to read names every path its words spell (the guard refuses those at,
+inside or above a vault), so the table says which paths a line must name, and the read-only lines
+that must name none."""
 
 from __future__ import annotations
 
@@ -70,8 +74,20 @@ CASES: list[tuple[str, list[str], list[str]]] = [
 @pytest.mark.parametrize(("line", "paths", "commands"), CASES, ids=[c[0][:40] for c in CASES])
 def test_a_line_writes_what_its_words_say(line: str, paths: list[str], commands: list[str]) -> None:
     found = shell_writes(line, CWD, ENV)
-    assert found.paths == paths
+    assert set(paths) <= set(found.paths)
+    if not paths and not commands and line in READ_ONLY_LINES:
+        assert found.paths == [] and found.inside == []
     assert found.vaultctl == commands
+
+
+READ_ONLY_LINES = {
+    "ls -la && grep -r x notes/",
+    "cat < /v/a.md",
+    "sed -n p x.md",
+    "git status && git log",
+    "find /v -name '*.md'",
+    "nice -n 5 ls",
+}
 
 
 def test_an_unclosed_quote_is_judged_by_every_path_like_word() -> None:
@@ -81,9 +97,9 @@ def test_an_unclosed_quote_is_judged_by_every_path_like_word() -> None:
 
 def test_a_line_past_the_bound_is_judged_by_its_path_like_words() -> None:
     line = "echo " + "x" * MAX_COMMAND_CHARS + " > /v/a.md"
-    assert shell_writes(line, CWD, ENV).paths == []  # the tail past the bound is not read...
+    assert shell_writes(line, CWD, ENV).refusals, "a line longer than the guard reads is refused"
     long_head = "rm /v/a.md; echo " + "x" * MAX_COMMAND_CHARS
-    assert "/v/a.md" in shell_writes(long_head, CWD, ENV).paths  # ...what fits is
+    assert "/v/a.md" in shell_writes(long_head, CWD, ENV).paths  # ...and what fits is judged too
 
 
 NAMES = st.text(
@@ -102,14 +118,14 @@ def test_quoted_names_come_back_exactly(names: list[str], verb: str) -> None:
     line = f"{verb} " + " ".join(shlex.quote(f"/v/{n}") for n in names)
     found = shell_writes(line, CWD, ENV)
     expected = [os.path.normpath(f"/v/{n}") for n in names]
-    assert found.paths == expected
+    assert set(expected) <= set(found.paths)
 
 
 @settings(max_examples=300, deadline=None)
 @given(name=NAMES)
 def test_a_redirect_to_a_quoted_name_is_that_path(name: str) -> None:
     found = shell_writes(f"printf x > {shlex.quote('notes/' + name)}", CWD, ENV)
-    assert found.paths == [os.path.normpath(f"/work/notes/{name}")]
+    assert found.paths == [os.path.normpath(f"/work/notes/{name.split(chr(0))[0]}")]
 
 
 @settings(max_examples=500, deadline=None)
@@ -118,3 +134,12 @@ def test_any_text_gives_absolute_paths_and_no_exception(line: str) -> None:
     found = shell_writes(line, CWD, ENV)
     assert all(p.startswith("/") for p in found.paths)
     assert all(isinstance(c, str) and c for c in found.vaultctl)
+
+
+def test_text_past_ascii_never_crashes_the_parser() -> None:
+    """tree-sitter-bash's scanner corrupts memory on ``{`` before a four-byte character; the line
+    is parsed masked, and read back whole."""
+    for _ in range(500):
+        found = shell_writes("rm /v/{\U000dca74}/Übersicht.md", CWD, ENV)
+    assert found.paths == ["/v"]
+    assert shell_writes("rm '/v/Übersicht 😀.md'", CWD, ENV).paths == ["/v/Übersicht 😀.md"]

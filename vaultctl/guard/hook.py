@@ -2,7 +2,8 @@
 session start.
 
 A tool call that would write inside a vault whose policy guards it (every vault, unless a person
-turned the guard off) is refused: exit 2 with the reason on stderr, which Claude Code, Codex and
+turned the guard off), or that names a folder holding one, vaultd's own home, or a host file that
+holds the hooks, is refused: exit 2 with the reason on stderr, which Claude Code, Codex and
 Gemini CLI all read as "block the tool and tell the model why". The reason names the vaultd tool
 that does the same job through the validated, journaled, reviewable path. A vault's ``.vaultd/``
 is refused whatever the policy says. Anything else is let through at once: exit 0, no output.
@@ -10,7 +11,8 @@ is refused whatever the policy says. Anything else is let through at once: exit 
 Most tool calls name no file to write (a test run, a grep), so they never reach the daemon; the
 rest cost one socket call. When no daemon answers even after autostart, the registry file is read
 directly and the same rule (:func:`protocol.methods.guard.verdict`) applied, so a stopped daemon
-does not open the vaults to raw edits.
+does not open the vaults to raw edits; when neither answers, a call that names a path is refused
+(the guard fails closed).
 """
 
 from __future__ import annotations
@@ -95,15 +97,85 @@ def _check(paths: list[str]) -> GuardCheckResult | None:
         return GuardCheckResult(refused=any(v.refused for v in local), verdicts=local, guarded=guarded(entries))
 
 
-def _tool(hook: Hook) -> int:
+INSIDE_PROBE = "*"
+"""Appended to a folder a command runs in: the probe is inside a vault exactly when the folder is at
+or inside it, and holds no vault, so the one rule judges "runs in a vault" without "above"."""
+
+
+def protected_paths(env: dict[str, str], cwd: str) -> tuple[list[str], list[str]]:
+    """What no agent tool may write, whatever the vaults' policies: (folders and files refused at,
+    inside or above them; files refused at or inside them).
+
+    The first list is vaultd's home (its registry and policies in ``config.json``, the journal
+    key), the socket's folder when it is vaultd's own, and each agent host's user files that hold
+    vaultd's hooks and MCP entry (an agent that edits them turns its own guard off). The second is
+    the project's ``.claude/settings*.json`` beside the session's folder: the project itself is
+    the agent's to work in, so only those files and their folder are kept.
+    """
+    from protocol.location import resolve_home, resolve_socket
+    from vaultctl.setup.hosts import HOSTS
+
+    home = resolve_home(env)
+    full = [str(home)]
+    socket = resolve_socket(home, env)
+    full.append(str(socket.parent) if "vaultd" in socket.parent.name or socket.parent.parent == home else str(socket))
+    for host in HOSTS.values():
+        full.append(str(host.config_path(env)))
+        if host.guard is not None:
+            full.append(str(host.guard.path(env)))
+    if env.get("CLAUDE_CONFIG_DIR") is None:
+        full.append(os.path.join(env.get("HOME", "/"), ".claude", "settings.local.json"))
+    project = os.path.join(cwd, ".claude")
+    local = [os.path.join(project, "settings.json"), os.path.join(project, "settings.local.json")]
+    return list(dict.fromkeys(os.path.realpath(p) for p in full)), [os.path.realpath(p) for p in local]
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _local_reasons(paths: list[str], inside: list[str], env: dict[str, str], cwd: str) -> list[str]:
+    """Refusals decided here, without the daemon: vaultd's own files and the hosts' hook files."""
+    full, local = protected_paths(env, cwd)
+    reasons: list[str] = []
+    for path in (os.path.realpath(p) for p in paths):
+        for root in full:
+            if _under(path, root) or _under(root, path):
+                reasons.append(
+                    f"{path} is or holds {root}, which keeps vaultd's registry and policies or an agent host's hooks; "
+                    "no agent tool may change it (your user changes it with vaultctl)"
+                )
+                break
+        else:
+            for root in local:
+                if _under(path, root) or path == os.path.dirname(root):
+                    reasons.append(f"{path} is the project's host settings ({root}), which hold its hooks; no agent tool may change it")
+                    break
+    for folder in (os.path.realpath(p) for p in inside):
+        for root in full:
+            if _under(folder, root):
+                reasons.append(f"the command runs in {folder}, inside {root}, which keeps vaultd's registry or an agent host's hooks")
+                break
+    return reasons
+
+
+def _tool(hook: Hook, env: dict[str, str]) -> int:
     call = hook.call
-    if call is None or (not call.paths and not call.vaultctl):
+    if call is None or (not call.paths and not call.inside and not call.vaultctl and not call.refusals):
         return EXIT_ALLOW
-    result = _check(call.paths)
+    local = _local_reasons(call.paths, call.inside, env, call.cwd)
+    probes = [os.path.join(folder, INSIDE_PROBE) for folder in call.inside]
+    result = _check(call.paths + probes)
     if result is None:
-        print("vaultd guard: no daemon answered and the registry could not be read; the tool was let through", file=sys.stderr)
-        return EXIT_ALLOW
-    reasons = [v.reason for v in result.verdicts if v.refused]
+        print(
+            "refused by vaultd's guard: no daemon answered and the registry could not be read, so the guard cannot tell "
+            "whether this tool call reaches a vault; start vaultd (vaultctl daemon start) and try again",
+            file=sys.stderr,
+        )
+        return EXIT_BLOCK
+    reasons = local + [v.reason for v in result.verdicts if v.refused]
+    if result.guarded:
+        reasons += call.refusals
     if call.vaultctl and result.guarded:
         commands = ", ".join(f"'vaultctl {c}'" for c in dict.fromkeys(call.vaultctl))
         reasons.append(
@@ -161,9 +233,10 @@ def run() -> int:
     if payload is None:
         print("vaultd guard: the hook payload is not JSON (or is over 64 MiB); the tool was refused", file=sys.stderr)
         return EXIT_BLOCK
-    hook = read_hook(payload, dict(os.environ))
+    env = dict(os.environ)
+    hook = read_hook(payload, env)
     if hook.event is Event.TOOL:
-        return _tool(hook)
+        return _tool(hook, env)
     if hook.event is Event.SESSION_START:
         return _session_start()
     return EXIT_ALLOW

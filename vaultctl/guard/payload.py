@@ -48,12 +48,15 @@ _PATCH_FILE = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to):
 class ToolCall:
     """What one tool call would change, as far as its input says."""
 
-    __slots__ = ("paths", "tool", "vaultctl")
+    __slots__ = ("cwd", "inside", "paths", "refusals", "tool", "vaultctl")
 
-    def __init__(self, tool: str) -> None:
+    def __init__(self, tool: str, cwd: str = "/") -> None:
         self.tool = tool
-        self.paths: list[str] = []  #: absolute
+        self.cwd = cwd  #: the session's folder
+        self.paths: list[str] = []  #: absolute; refused at, inside or above a vault
+        self.inside: list[str] = []  #: folders a command runs in; refused at or inside a vault
         self.vaultctl: list[str] = []  #: vaultctl commands run as the user
+        self.refusals: list[str] = []  #: reasons the line alone gives
 
 
 class Hook:
@@ -70,7 +73,8 @@ def _text(value: Any) -> str | None:
 
 
 def _absolute(path: str, cwd: str) -> str:
-    return os.path.normpath(os.path.join(cwd, path))
+    """As the kernel resolves it: links before ``..`` (a normalised path could hide a link)."""
+    return os.path.realpath(os.path.join(cwd, path))
 
 
 def _shell_line(command: Any) -> str | None:
@@ -97,7 +101,7 @@ def read_hook(payload: Any, env: dict[str, str]) -> Hook:
     tool = payload.get("tool_name")
     tool_input = payload.get("tool_input")
     cwd = _text(payload.get("cwd")) or env.get("PWD") or "/"
-    call = ToolCall(tool=tool if isinstance(tool, str) else "")
+    call = ToolCall(tool=tool if isinstance(tool, str) else "", cwd=cwd)
     if not isinstance(tool_input, dict):
         return Hook(Event.TOOL, dialect, call)
     if call.tool in _FILE_TOOLS or call.tool in _GEMINI_FILE_TOOLS:
@@ -114,5 +118,7 @@ def read_hook(payload: Any, env: dict[str, str]) -> Hook:
         if line is not None:
             writes = shell_writes(line, _absolute(workdir, cwd) if workdir else cwd, env)
             call.paths += writes.paths
+            call.inside += writes.inside
             call.vaultctl += writes.vaultctl
+            call.refusals += writes.refusals
     return Hook(Event.TOOL, dialect, call)

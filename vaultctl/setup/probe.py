@@ -8,7 +8,8 @@ entry's command, arguments and ``env`` on top of a minimal environment (PATH and
 variables of this shell, no autostart), does the MCP handshake, lists the tools and asks
 ``daemon_status``, and compares the daemon it reached with this shell's. One row per host, and one
 ``guard:HOST`` row saying whether the host's hooks run ``vaultctl guard`` on every event setup
-gives them (and whether that vaultctl is there to run).
+gives them (and whether that vaultctl is there to run), and a ``sandbox:HOST`` row saying whether
+the host's own sandbox enforces the boundary, or its shell is kept off the vaults only by words.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from protocol.location import resolve_socket
 from vaultctl.setup.errors import SetupError
 from vaultctl.setup.guardcheck import guard_row
 from vaultctl.setup.hosts import HOSTS
+from vaultctl.setup.sandbox import sandbox_row
 from vaultctl.setup.scopes import claude_shadows
 
 if TYPE_CHECKING:
@@ -65,6 +67,9 @@ def host_rows(env: Mapping[str, str], cwd: Path) -> list[HostRow]:
         guard = guard_row(name, env, has_entry=entry is not None)
         if guard is not None:
             rows.append(HostRow(*guard))
+            sandbox = sandbox_row(name, env)
+            if sandbox is not None:
+                rows.append(HostRow(*sandbox))
     if not rows:
         rows.append(HostRow("ok", "hosts", "no agent host has a vaultd entry (`vaultctl setup HOST` adds one)"))
     return rows
