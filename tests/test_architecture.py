@@ -253,6 +253,7 @@ MODULE_LINES = 400  #: past this, a module is read as two concepts unless named 
 ONE_CONCEPT = {
     "vaultctl/guard/shell.py": "the shell-line walker: every command in every compound form, its words resolved, what it names",
     "protocol/methods/sources.py": "the sources room's shapes: capture, the two ledgers and the evidence view over both",
+    "vaultd/git/sync.py": "one sync with origin: fetch (checked), verify, integrate as one recorded operation, push",
     "vaultd/server/subscriptions.py": "a connection's subscriptions: their positions in the event logs and the one sender",
     "vaultd/txn/engine.py": "the transaction: applying a plan (in one vault or several as one), rolling back, recovering",
     "vaultd/txn/journal.py": "the journal folder: written whole, read only when sealed, listed, retired",
