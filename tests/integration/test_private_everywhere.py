@@ -12,30 +12,22 @@ from __future__ import annotations
 
 import json
 import string
-import sys
-from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mcp.client import Client
-from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from tests.support import gitrepo
+from tests.support.agent import agent, ok
 from tests.support.gitrepo import git
-from tests.support.harness import REPO, Daemon, Home, RawClient, vaultctl
+from tests.support.harness import Daemon, Home, RawClient, vaultctl
 from tests.support.mcp_results import tool_error
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
     from pathlib import Path
-
-    from mcp.types import CallToolResult
-
-SHIM = [sys.executable, "-m", "vaultctl.main", "mcp"]
 
 PUBLIC = {
     "Pointer.md": "# Pointer\n\nSee [[Plans]] for the work plans.\n",
@@ -43,19 +35,6 @@ PUBLIC = {
     "Public Note.md": "# Public Note\n\nShared text.\n",
 }
 DIARY = {"diary/Plans.md": "# Plans\n\nPrivate plans.\n", "diary/Secret.md": "# Secret\n\nKept to myself.\n"}
-
-
-@asynccontextmanager
-async def agent(home: Home) -> AsyncIterator[Client]:
-    server = StdioServerParameters(command=SHIM[0], args=SHIM[1:], env=home.env, cwd=str(REPO))
-    async with Client(server, mode="auto", read_timeout_seconds=60) as client:
-        yield client
-
-
-def _ok(result: CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.content
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -78,7 +57,7 @@ async def test_an_operation_linking_to_a_private_note_is_not_listed_to_agents(va
     assert linked.code == 0, linked.err
     assert any("Public Note.md" in o["paths"] for o in cli("ops", "--json").json()["ops"])
     async with agent(home) as client:
-        ops = _ok(await client.call_tool("op_list", {}))["ops"]
+        ops = ok(await client.call_tool("op_list", {}))["ops"]
         assert "diary" not in json.dumps(ops) and "Secret" not in json.dumps(ops)
 
 
@@ -89,7 +68,7 @@ async def test_an_agent_reads_the_log_through_log_tail_when_anything_is_private(
     async with agent(home) as client:
         refused = tool_error(await client.call_tool("note_read", {"target": "log"}))
         assert refused["code"] == "POLICY" and "log_tail" in refused["message"], refused
-        tail = _ok(await client.call_tool("log_tail", {"limit": 50}))["lines"]
+        tail = ok(await client.call_tool("log_tail", {"limit": 50}))["lines"]
         assert any("shared.md" in line for line in tail) and "diary" not in json.dumps(tail)
 
 
@@ -98,13 +77,13 @@ async def test_a_private_twin_leaves_the_visible_note_resolved_for_agents(vault:
     pointer = cli("links", "Pointer", "--json").json()
     assert pointer["out"][0]["status"] == "ambiguous"
     async with agent(home) as client:
-        links = _ok(await client.call_tool("note_links", {"target": "Pointer"}))
+        links = ok(await client.call_tool("note_links", {"target": "Pointer"}))
         assert [(o["status"], o.get("resolved")) for o in links["out"]] == [("resolved", "work/Plans.md")]
-        into = _ok(await client.call_tool("note_links", {"target": "work/Plans.md"}))
+        into = ok(await client.call_tool("note_links", {"target": "work/Plans.md"}))
         assert [i["path"] for i in into["incoming"]] == ["Pointer.md"]
-        stats = _ok(await client.call_tool("vault_stats", {}))
+        stats = ok(await client.call_tool("vault_stats", {}))
         assert stats["ambiguous_links"] == 0
-        lint = _ok(await client.call_tool("vault_lint", {}))
+        lint = ok(await client.call_tool("vault_lint", {}))
         codes = {f["code"] for f in lint["findings"]}
         assert not codes & {"L02", "L07"}, lint["findings"]
         assert "diary" not in json.dumps([links, into, stats, lint])
@@ -139,7 +118,7 @@ def test_a_sync_conflict_on_a_private_note_is_no_proposal_an_agent_sees(tmp_path
 
         async def as_agent() -> None:
             async with agent(hb) as client:
-                listed = _ok(await client.call_tool("proposal_list", {"all": True}))
+                listed = ok(await client.call_tool("proposal_list", {"all": True}))
                 assert listed["proposals"] == [] and listed["pending"] == 0, listed
                 refused = tool_error(await client.call_tool("proposal_show", {"id": conflict["proposal"]}))
                 assert refused["code"] == "NOT_FOUND"
@@ -252,6 +231,6 @@ async def test_a_commit_whose_subject_names_a_private_note_is_not_in_an_agents_h
     subjects = [e["subject"] for e in cli("history", "Public Note", "--json").json()["entries"]]
     assert any("Secret" in s or "diary" in s for s in subjects), subjects  # a person sees what the commit says
     async with agent(home) as client:
-        history = _ok(await client.call_tool("note_history", {"target": "Public Note"}))
+        history = ok(await client.call_tool("note_history", {"target": "Public Note"}))
         assert history["entries"], "the commits naming only visible notes are still listed"
         assert "diary" not in json.dumps(history) and "Secret" not in json.dumps(history)
