@@ -188,3 +188,17 @@ def test_a_host_without_a_sandbox_says_so_in_the_plan(vault: Path, home: Home, c
     plan = out.json()
     assert plan["sandbox"] is None
     assert any("no sandbox setup can turn on" in n for n in plan["notes"]), plan["notes"]
+
+
+def test_a_mode_setup_cannot_edit_is_refused_and_nothing_is_written(vault: Path, home: Home, cli: Any) -> None:
+    config = home.root / "user" / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('"sandbox_mode" = "danger-full-access"\n')
+    before = _files(home)
+    out = _setup(cli, "codex", "--apply")
+    assert out.code != 0 and "--no-sandbox" in out.err
+    assert 'add this by hand:\nsandbox_mode = "workspace-write"' in out.err
+    assert _files(home) == before, "neither the entry, nor the hooks, nor the mode is written"
+    alone = _setup(cli, "codex", "--apply", "--no-sandbox")
+    assert alone.code == 0, alone.err
+    assert tomllib.loads(config.read_text())["sandbox_mode"] == "danger-full-access"

@@ -24,6 +24,7 @@ import msgspec
 
 from vaultctl.setup.commit import Change, FileState, sha
 from vaultctl.setup.edits import Splice
+from vaultctl.setup.entry import MANUAL
 from vaultctl.setup.errors import CannotEditFaithfully, EntryChanged, MalformedConfig
 from vaultctl.setup.homes import home_of
 from vaultctl.setup.hosts import HOSTS, Host
@@ -218,7 +219,7 @@ class SandboxJson:
         return self._edit(remove_element(arr, el, step.spacing), expected)
 
 
-_CODEX_KEY = re.compile(r"^[ \t]*sandbox_mode[ \t]*=[ \t]*(\"[^\"\r\n]*\"|'[^'\r\n]*')[ \t]*(?=\r?\n|#|$)", re.MULTILINE)
+_CODEX_KEY = re.compile(r"^\ufeff?[ \t]*sandbox_mode[ \t]*=[ \t]*(\"[^\"\r\n]*\"|'[^'\r\n]*')[ \t]*(?=\r?\n|#|$)", re.MULTILINE)
 _TABLE = re.compile(r"^[ \t]*\[", re.MULTILINE)
 
 
@@ -345,10 +346,24 @@ class SandboxTarget:
             Want(("permissions", "deny"), items=tuple(rules["permissions"]["deny"])),
         ]
 
+    def manual(self) -> str:
+        """What to merge by hand when setup refuses to edit the file."""
+        if self.host.name == "codex":
+            return f'sandbox_mode = "{CODEX_MODE}"\n'
+        if self.host.name == "gemini":
+            return json.dumps({"tools": {"sandbox": True}}, indent=2) + "\n"
+        return json.dumps(claude_settings(self.env), indent=2) + "\n"
+
     def setup(self, mode: Mode, state: FileState | None = None) -> Change | SetupPlan:
         """Plan merging the rules in on ``state`` (read from disk when None); a plan alone (no
         change) when this host has no sandbox on this machine."""
-        state = state or FileState.read(self.path)
+        try:
+            return self._setup(mode, state or FileState.read(self.path))
+        except MANUAL as exc:
+            exc.manual = self.manual()
+            raise
+
+    def _setup(self, mode: Mode, state: FileState) -> Change | SetupPlan:
         name, notes = self.host.name, [LIMITS[self.host.name]]
         old = state.text
         text = old if old is not None else _EMPTY
