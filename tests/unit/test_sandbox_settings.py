@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vaultctl.setup.errors import EntryChanged, MalformedConfig
-from vaultctl.setup.sandboxfile import SandboxJson, SandboxToml, Want
+from vaultctl.setup.sandboxtext import SandboxJson, SandboxToml, Want
 
 PATH = Path("/h/.claude/settings.json")
 WANTS = [
