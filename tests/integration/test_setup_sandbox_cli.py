@@ -182,6 +182,27 @@ def test_gemini_without_a_container_runtime_says_its_shell_is_guarded_only_by_wo
     assert "tools" not in json.loads((home.root / "user" / ".gemini" / "settings.json").read_text())
 
 
+def test_gemini_with_a_container_runtime_gets_its_sandbox_and_undo_restores(vault: Path, home: Home, cli: Any) -> None:
+    tools = home.root / "bin"
+    tools.mkdir()
+    (tools / "podman").write_text("#!/bin/sh\nexit 0\n")
+    (tools / "podman").chmod(0o755)
+    settings = home.root / "user" / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{\n  "tools": {"core": ["ReadFileTool"]},\n  "ui": {"theme": "dark"}\n}\n')
+    before = _files(home)
+    env = {"PATH": f"{Path(sys.executable).parent}:{tools}"}
+    out = cli("setup", "gemini", "--apply", "--json", env=env)
+    assert out.code == 0, out.err
+    data = json.loads(settings.read_text())
+    assert data["tools"] == {"core": ["ReadFileTool"], "sandbox": True} and data["ui"] == {"theme": "dark"}
+    found = {f["check"]: f for f in cli("doctor", "--json").json()["findings"]}
+    assert found["sandbox:gemini"]["level"] == "ok", found["sandbox:gemini"]
+    assert cli("setup", "gemini", "--apply", "--json", env=env).json()["sandbox"]["action"] == "none"
+    assert cli("setup", "gemini", "--undo", env=env).code == 0
+    assert _files(home) == before
+
+
 def test_a_host_without_a_sandbox_says_so_in_the_plan(vault: Path, home: Home, cli: Any) -> None:
     out = _setup(cli, "cursor", "--json")
     assert out.code == 0, out.err
