@@ -110,7 +110,8 @@ def test_a_file_setup_cannot_edit_is_refused_and_no_guard_sets_up_the_entry_alon
         return
     assert "--no-guard" in refused.stderr
     assert not entry.exists(), "nothing is written when either change is refused"
-    alone = _run(tmp_path, host, "--apply", "--no-guard", "--json")
+    # The host's sandbox settings live in the guard's file for Claude Code: leave them out too.
+    alone = _run(tmp_path, host, "--apply", "--no-guard", "--no-sandbox", "--json")
     assert alone.returncode == 0, alone.stderr
     assert json.loads(alone.stdout)["guard"] is None
     assert entry.exists() and target.read_bytes() == b""

@@ -355,7 +355,7 @@ def test_undo_keeps_a_group_the_user_added_after_ours(env: dict[str, str]) -> No
 def test_a_group_the_user_changed_is_not_removed(env: dict[str, str]) -> None:
     path = hooks_path("claude", env)
     write(path, "{}\n")
-    run("claude", Mode.APPLY, COMMAND)
+    run("claude", Mode.APPLY, COMMAND, sandbox=False)  # the entry's and the hooks' receipts only
     edited = write(path, path.read_text().replace("Edit|Write|MultiEdit|NotebookEdit|Bash", "Edit|Write"))
     with pytest.raises(EntryChanged) as info:
         run("claude", Mode.UNDO, "")
@@ -431,7 +431,7 @@ def test_a_file_setup_cannot_edit_is_refused_with_the_groups_to_add_by_hand(text
     assert path.read_bytes() == original
     assert not (Path(env["HOME"]) / ".claude.json").exists(), "the entry is not written when the guard is refused"
     assert receipts(env) == []
-    plan = run("claude", Mode.APPLY, COMMAND, guard=False)
+    plan = run("claude", Mode.APPLY, COMMAND, guard=False, sandbox=False)  # the sandbox's rules go in the same file
     assert plan.applied and plan.guard is None and path.read_bytes() == original
 
 
@@ -453,14 +453,14 @@ def test_hosts_without_a_guard_hook_say_so(host: str, env: dict[str, str]) -> No
 def test_gemini_one_file_two_changes_in_either_order(env: dict[str, str]) -> None:
     path = hooks_path("gemini", env)
     original = write(path, '{\n  "theme": "x"\n}\n')
-    run("gemini", Mode.APPLY, COMMAND, guard=False)
-    run("gemini", Mode.APPLY, COMMAND)
+    run("gemini", Mode.APPLY, COMMAND, guard=False, sandbox=False)
+    run("gemini", Mode.APPLY, COMMAND, sandbox=False)  # tools.sandbox too where docker is on PATH: left out here
     assert sorted(load(path)) == ["hooks", "mcpServers", "theme"]
     assert len(receipts(env)) == 2 and any("guard" in n for n in receipts(env))
     run("gemini", Mode.UNDO, "")
     assert path.read_bytes() == original and receipts(env) == []
     path.unlink()
-    run("gemini", Mode.APPLY, COMMAND)
+    run("gemini", Mode.APPLY, COMMAND, sandbox=False)
     undone = run("gemini", Mode.UNDO, "")
     assert undone.action is Action.DELETE_FILE and not path.exists()
 
@@ -517,7 +517,7 @@ def test_setup_all_undo_takes_out_the_hooks_too(env: dict[str, str]) -> None:
     home = Path(env["HOME"])
     for folder in (".codex", ".gemini", ".cursor"):
         (home / folder).mkdir()
-    applied = {o.host: o for o in setup_all(Mode.APPLY, COMMAND)}
+    applied = {o.host: o for o in setup_all(Mode.APPLY, COMMAND, sandbox=False)}  # the entries' and hooks' receipts
     assert applied["codex"].plan is not None and applied["codex"].plan.guard is not None
     assert applied["cursor"].plan is not None and applied["cursor"].plan.guard is None
     assert len(receipts(env)) == 5
@@ -616,3 +616,39 @@ def test_a_linked_settings_file_is_refused_and_nothing_is_written(env: dict[str,
     assert "--no-guard" in info.value.message and info.value.manual is not None and "guard" in info.value.manual
     assert real.read_bytes() == original and link.is_symlink()
     assert not (Path(env["HOME"]) / ".claude.json").exists() and receipts(env) == []
+
+
+def test_setup_all_undo_takes_out_the_sandbox_settings_too(env: dict[str, str]) -> None:
+    home = Path(env["HOME"])
+    for folder in (".claude", ".codex", ".gemini", ".cursor"):
+        (home / folder).mkdir()
+    applied = {o.host: o for o in setup_all(Mode.APPLY, COMMAND)}
+    assert all(o.status is Status.DONE for o in applied.values() if o.host in ("claude", "codex", "gemini")), applied
+    claude, codex = applied["claude"].plan, applied["codex"].plan
+    assert claude is not None and claude.sandbox is not None and claude.sandbox.applied
+    assert codex is not None and codex.sandbox is not None and codex.sandbox.applied
+    assert load(hooks_path("claude", env))["sandbox"]["enabled"] is True
+    assert any("sandbox" in n for n in receipts(env))
+    undone = {o.host: o for o in setup_all(Mode.UNDO, COMMAND)}
+    assert all(undone[h].status is Status.DONE for h in ("claude", "codex", "gemini", "cursor"))
+    assert receipts(env) == []
+    assert all(not any(home.joinpath(f).iterdir()) for f in (".claude", ".codex", ".cursor", ".gemini"))
+
+
+def test_gemini_one_file_three_changes_give_back_its_bytes(env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "docker").write_text("#!/bin/sh\nexit 0\n")
+    (tools / "docker").chmod(0o755)
+    monkeypatch.setenv("PATH", str(tools))
+    path = hooks_path("gemini", env)
+    original = write(path, '{\n  "theme": "x"\n}\n')
+    plan = run("gemini", Mode.APPLY, COMMAND)
+    assert plan.sandbox is not None and plan.sandbox.path == path
+    assert sorted(load(path)) == ["hooks", "mcpServers", "theme", "tools"]
+    run("gemini", Mode.UNDO, "")
+    assert path.read_bytes() == original and receipts(env) == []
+    path.unlink()
+    run("gemini", Mode.APPLY, COMMAND)
+    undone = run("gemini", Mode.UNDO, "")
+    assert undone.action is Action.DELETE_FILE and not path.exists()

@@ -1,5 +1,5 @@
-"""vaultctl setup HOST|all [--apply | --undo] [--no-guard]: register ``vaultctl mcp`` and the guard's
-hooks in agent hosts, reversibly."""
+"""vaultctl setup HOST|all [--apply | --undo] [--no-guard] [--no-sandbox]: register ``vaultctl mcp``,
+the guard's hooks and the host's own sandbox rules in agent hosts, reversibly."""
 
 from __future__ import annotations
 
@@ -31,7 +31,10 @@ def _plan_text(plan: Any) -> str:
     lines = _change_text(plan, "")
     if plan.guard is not None:
         lines += _change_text(plan.guard, " guard hooks")
-    if str(plan.mode.value) == "plan" and (plan.changes or (plan.guard is not None and plan.guard.changes)):
+    if plan.sandbox is not None:
+        lines += _change_text(plan.sandbox, " sandbox")
+    others = [p for p in (plan.guard, plan.sandbox) if p is not None]
+    if str(plan.mode.value) == "plan" and (plan.changes or any(p.changes for p in others)):
         lines.append(f"  to apply: vaultctl setup {plan.host} --apply")
     return "\n".join(lines)
 
@@ -55,24 +58,32 @@ def setup(
     no_guard: Annotated[
         bool, typer.Option("--no-guard", help="Register the MCP entry only; leave the host's hooks alone (no guard).")
     ] = False,
+    no_sandbox: Annotated[
+        bool,
+        typer.Option(
+            "--no-sandbox", help="Leave the host's own sandbox settings alone (its shell is then kept off the vaults only by words)."
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Register 'vaultctl mcp' and the guard's hooks in an agent host's config (a dry run unless --apply).
+    """Register 'vaultctl mcp', the guard's hooks and the host's sandbox rules in an agent host's config (a dry run unless --apply).
 
     The guard hooks ('vaultctl guard') refuse the host's own edit tools on files of a registered
-    vault; --undo takes out both.
+    vault; the sandbox rules (Claude Code's sandbox, Codex's sandbox_mode, Gemini CLI's container)
+    make the operating system keep the host's shell off the vaults and the daemon's socket, merged
+    into the person's own settings. --undo takes out all three, byte for byte.
     """
     from vaultctl.setup import HOSTS, Mode, SetupError, run, setup_all
 
     if apply and undo:
         fail("--apply and --undo go alone", ExitStatus.USAGE)
-    if undo and no_guard:
-        fail("--undo takes out everything setup added; --no-guard goes with a dry run or --apply", ExitStatus.USAGE)
+    if undo and (no_guard or no_sandbox):
+        fail("--undo takes out everything setup added; --no-guard and --no-sandbox go with a dry run or --apply", ExitStatus.USAGE)
     mode = Mode.APPLY if apply else Mode.UNDO if undo else Mode.PLAN
     command = "" if undo else _vaultctl_path()
     try:
         if host == "all":
-            outcomes = setup_all(mode, command, env=os.environ, guard=not no_guard)
+            outcomes = setup_all(mode, command, env=os.environ, guard=not no_guard, sandbox=not no_sandbox)
             if as_json:
                 print(json.dumps([o.to_dict() for o in outcomes]))
             else:
@@ -83,7 +94,7 @@ def setup(
             return
         if host not in HOSTS:
             fail(f"unknown host {host!r}; choose one of: {', '.join(HOSTS)}, all", ExitStatus.USAGE)
-        plan = run(host, mode, command, project=project, env=os.environ, guard=not no_guard)
+        plan = run(host, mode, command, project=project, env=os.environ, guard=not no_guard, sandbox=not no_sandbox)
     except SetupError as exc:
         manual = getattr(exc, "manual", None)
         if manual:

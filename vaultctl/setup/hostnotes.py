@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 from vaultctl.setup import files
 from vaultctl.setup.errors import SetupError
 from vaultctl.setup.hosts import GUARD_NAME, PORTABLE_COMMAND, Host
-from vaultctl.setup.sandbox import sandbox_note
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -30,8 +29,6 @@ def host_notes(
             f"`{PORTABLE_COMMAND} guard` from each user's PATH."
         )
     notes += hooks_off(host, path, data)
-    if project is None and (sandbox := sandbox_note(host.name, env)) is not None:
-        notes.append(sandbox)
     if host.name == "codex":
         notes += _codex(path.parent / "config.toml", changed=changed)
     if changed:

@@ -1,7 +1,8 @@
 """What setup will do (or did) to one host file, in a form the CLI can print or emit as JSON.
 
-``vaultctl setup HOST`` changes up to two things, the MCP entry and the guard's hooks: its plan is
-the entry's, and the hooks' plan rides along as its ``guard``.
+``vaultctl setup HOST`` changes up to three things, the MCP entry, the guard's hooks and the host's
+own sandbox settings: its plan is the entry's, and the others' plans ride along as its ``guard``
+and ``sandbox``.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ class SetupPlan:
     receipt: Path | None = None  #: the receipt written (apply) or consumed (undo)
     notes: tuple[str, ...] = ()
     guard: SetupPlan | None = None  #: the guard's hooks, changed with the entry (None: not this time)
+    sandbox: SetupPlan | None = None  #: the host's own sandbox settings (None: not this time)
 
     @property
     def changes(self) -> bool:
@@ -84,6 +86,7 @@ class SetupPlan:
             "receipt": str(self.receipt) if self.receipt else None,
             "notes": list(self.notes),
             "guard": None if self.guard is None else self.guard.to_dict(),
+            "sandbox": None if self.sandbox is None else self.sandbox.to_dict(),
         }
 
 

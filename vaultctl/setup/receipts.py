@@ -1,7 +1,7 @@
 """Receipts: what setup changed in a host file, kept so that undo can put it back exactly.
 
 One JSON file per change to a host file, under ``<vaultd home>/setup/``, named for the host, the
-kind of change (the MCP entry, or the guard's hooks) and a hash of the file's path. A receipt
+kind of change (the MCP entry, the guard's hooks, or the host's sandbox settings) and a hash of the file's path. A receipt
 holds the entry's prior text (which may carry the user's own tokens, so receipts are 0600 in a
 0700 folder), what setup wrote (undo acts only while that is still what the file holds) and the
 spacing undo needs to give back the same bytes.
@@ -68,8 +68,32 @@ class GuardReceipt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     applied_at: str = ""
 
 
-AnyReceipt = Receipt | GuardReceipt
-_R = TypeVar("_R", Receipt, GuardReceipt)
+class SandboxStep(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One edit setup made to a host's sandbox settings, in order (undo goes in reverse)."""
+
+    kind: str  #: ``member`` (added, holding ``value``), ``element`` (appended), ``replace`` (a value changed)
+    path: list[str]  #: the keys down to the member, or to the array an element went into
+    value: Any  #: what setup wrote there
+    prior_text: str | None = None  #: ``replace``: the exact text the value had before
+    spacing: str | None = None  #: whitespace of the empty object or array it filled, for undo
+
+
+class SandboxReceipt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """The record of the sandbox settings setup wrote into one host file."""
+
+    KIND: ClassVar[str] = "sandbox"
+
+    version: int = RECEIPT_VERSION
+    host: str
+    path: str  #: the host file, absolute
+    file_existed: bool  #: False: setup created the file
+    created_sha256: str | None = None  #: the file as setup created it; undo deletes only that
+    steps: list[SandboxStep]
+    applied_at: str = ""
+
+
+AnyReceipt = Receipt | GuardReceipt | SandboxReceipt
+_R = TypeVar("_R", Receipt, GuardReceipt, SandboxReceipt)
 
 
 class ReceiptStore:
@@ -98,6 +122,10 @@ class ReceiptStore:
     def load_guard(self, host: str, target: Path) -> GuardReceipt | None:
         """The guard's receipt for ``target``, or None (raises as :meth:`load`)."""
         return self._load(host, target, GuardReceipt)
+
+    def load_sandbox(self, host: str, target: Path) -> SandboxReceipt | None:
+        """The sandbox settings' receipt for ``target``, or None (raises as :meth:`load`)."""
+        return self._load(host, target, SandboxReceipt)
 
     def _load(self, host: str, target: Path, kind: type[_R]) -> _R | None:
         where = self.path_for(host, target, kind)

@@ -177,9 +177,8 @@ _ROWS = {"claude": _claude_row, "codex": _codex_row, "gemini": _gemini_row}
 
 
 def sandbox_note(name: str, env: Mapping[str, str]) -> str | None:
-    """What setup's plan says about the host's sandbox: nothing when it enforces the boundary,
-    else what to turn on (setup leaves a host's sandbox to the person: it changes how every
-    command of theirs runs)."""
+    """What setup's plan says about the host's sandbox when told to leave it alone
+    (``--no-sandbox``): nothing when it enforces the boundary, else what to turn on by hand."""
     row = sandbox_row(name, env)
     if row is None or row[0] == "ok":
         return None
