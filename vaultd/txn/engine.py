@@ -350,6 +350,10 @@ def _first_committed(ref: JournalRef, key: bytes) -> bool | None:
     try:
         journal.open_journal(folder, key)
     except journal.UntrustedJournal:
+        if not os.path.lexists(folder):
+            # Gone between the two looks, as if gone at the first: that vault's own recovery,
+            # running beside this one, rolled it back and retired it.
+            return False
         return None
     return journal.is_committed(folder)
 
