@@ -53,19 +53,24 @@ class GuardStep(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     spacing: str | None = None  #: whitespace of the empty object or array it filled, for undo
 
 
-class GuardReceipt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """The record of the guard's hook groups setup added to one host file."""
-
-    KIND: ClassVar[str] = "guard"
+class HostFileReceipt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """What every record of edits setup made to one host file holds besides its steps."""
 
     version: int = RECEIPT_VERSION
     host: str
     path: str  #: the host file, absolute
     file_existed: bool  #: False: setup created the file
     created_sha256: str | None = None  #: the file as setup created it; undo deletes only that
+    applied_at: str = ""
+
+
+class GuardReceipt(HostFileReceipt, kw_only=True, forbid_unknown_fields=True):
+    """The record of the guard's hook groups setup added to one host file."""
+
+    KIND: ClassVar[str] = "guard"
+
     written: dict[str, dict[str, Any]]  #: event -> the group setup wrote
     steps: list[GuardStep]
-    applied_at: str = ""
 
 
 class SandboxStep(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -78,18 +83,12 @@ class SandboxStep(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     spacing: str | None = None  #: whitespace of the empty object or array it filled, for undo
 
 
-class SandboxReceipt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+class SandboxReceipt(HostFileReceipt, kw_only=True, forbid_unknown_fields=True):
     """The record of the sandbox settings setup wrote into one host file."""
 
     KIND: ClassVar[str] = "sandbox"
 
-    version: int = RECEIPT_VERSION
-    host: str
-    path: str  #: the host file, absolute
-    file_existed: bool  #: False: setup created the file
-    created_sha256: str | None = None  #: the file as setup created it; undo deletes only that
     steps: list[SandboxStep]
-    applied_at: str = ""
 
 
 AnyReceipt = Receipt | GuardReceipt | SandboxReceipt
