@@ -96,6 +96,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd.events",),  # a vault's event log and clock, for subscribers
     ("vaultd.runtime",),  # a vault as the daemon holds it: lock, recovery, live index
     ("vaultd.console",),  # the web console's child process: started, asked for tokens, stopped
+    ("vaultd.relink",),  # links kept pointing where they did when a file moves or a heading is renamed
     (
         "vaultd.ops",
         # the ledgers' operations and the validation that applies their rules to every write

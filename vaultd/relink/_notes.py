@@ -1,9 +1,9 @@
-"""Link rewriting for move and merge: which links of a note a change breaks, and what they say now.
+"""The links of a note, rewritten for move and merge: which ones a change breaks, and what they say now.
 
 Where links should point after the change, and how a target resolves before and after it, is a
-:class:`~vaultd.ops.relocation.Relocation`. Every link of every note that could be affected is
+:class:`~vaultd.relink._relocation.Relocation`. Every link of every note that could be affected is
 judged: one that still resolves where it should keeps its bytes; one that would not is rewritten
-in the style it was written in (:mod:`vaultd.ops.link_style`: rooted, relative, vault path or
+in the style it was written in (:func:`~vaultd.relink._relocation.styled_target`: rooted, relative, vault path or
 bare name, ``.md`` kept when written), and then:
 
 - wiki-links, embeds and frontmatter wiki-links keep the ``#heading``/``#^block`` anchor, the
@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-from vaultd.ops.link_style import styled_target
-from vaultd.ops.relocation import Relocation, link_name, link_path, link_text_for
+from vaultd.relink._relocation import styled_target
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.frontmatter_emit import emit
 from vaultd.vault.model import Link, LinkKind
@@ -32,20 +31,9 @@ from vaultd.vault.model import Link, LinkKind
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = [
-    "WIKI_LINK_RE",
-    "LinkEdit",
-    "Relocation",
-    "Rewrite",
-    "apply_edits",
-    "link_edits",
-    "link_name",
-    "link_path",
-    "link_text_for",
-    "map_strings",
-    "rewrite_links",
-    "rewrite_wiki_link",
-]
+    from vaultd.relink._relocation import Relocation
+
+__all__ = ["WIKI_LINK_RE", "LinkEdit", "Rewrite", "apply_edits", "link_edits", "map_strings", "rewrite_links", "rewrite_wiki_link"]
 
 WIKI_LINK_RE = re.compile(r"(!?)\[\[([^\[\]\n]+)\]\]")
 # Characters a Markdown link destination cannot hold raw (outside angle brackets).
