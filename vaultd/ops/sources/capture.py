@@ -31,9 +31,9 @@ from protocol.methods.sources import (
 from protocol.methods.writes import LogType
 from vaultd.errors import InvalidParams, LimitExceeded, ValidationFailed
 from vaultd.ops.create import existing_twin, new_note_path
-from vaultd.sources import attachments
+from vaultd.ops.sources import attachments
+from vaultd.ops.sources.intake import Intake, one_input, take
 from vaultd.sources.identifiers import doi_key
-from vaultd.sources.intake import Intake, one_input, take
 from vaultd.sources.ledger import SOURCE, ledger_kind
 from vaultd.sources.media import Media, metadata, sniff
 from vaultd.sources.origins import BadUrl, is_youtube, normalize_url
