@@ -13,7 +13,9 @@ a link themselves:
   changes of the same operation;
 - :func:`broken_links`, :func:`warnings_for` and :func:`repointed` find the links into a
   note's headings that an edit breaks, and repoint them when it renames one;
-- :func:`link_text_for` and :func:`new_link` give the text of a link vaultd writes anew.
+- :func:`link_text_for` and :func:`new_link` give the text of a link vaultd writes anew;
+  :func:`dead_links_as_text` makes plain text of the links a note copied into another vault
+  would leave dead there.
 
 Everything here is a pure rule over the index and the files' text, except the strict reads of an
 operation's context (:class:`Reads`); it plans changes and never writes. The modules behind this
@@ -24,7 +26,7 @@ from vaultd.relink._anchors import broken_links, repoint_anchor, repointed, warn
 from vaultd.relink._base import rewrite_base
 from vaultd.relink._canvas import rewrite_bookmarks, rewrite_canvas
 from vaultd.relink._files import Reads, Rewritten, relink
-from vaultd.relink._notes import Rewrite, rewrite_links
+from vaultd.relink._notes import Rewrite, dead_links_as_text, rewrite_links
 from vaultd.relink._relocation import Relocation, link_name, link_text_for, new_link
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "Rewrite",
     "Rewritten",
     "broken_links",
+    "dead_links_as_text",
     "link_name",
     "link_text_for",
     "new_link",
