@@ -96,22 +96,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd.events",),  # a vault's event log and clock, for subscribers
     ("vaultd.runtime",),  # a vault as the daemon holds it: lock, recovery, live index
     ("vaultd.console",),  # the web console's child process: started, asked for tokens, stopped
-    (
-        "vaultd.ops",
-        # the ledgers' operations and the validation that applies their rules to every write
-        "vaultd.sources.attachments",
-        "vaultd.sources.capture",
-        "vaultd.sources.checks",
-        "vaultd.sources.claims",
-        "vaultd.sources.intake",
-        "vaultd.sources.operations",
-        "vaultd.sources.rawfiles",
-        # the git room's operations run on a vault's runtime, as every operation does
-        "vaultd.git.sync",
-        "vaultd.git.promote",
-        "vaultd.git.revert",
-        "vaultd.git.resolve",
-    ),
+    ("vaultd.relink",),  # links kept pointing where they did when a file moves or a heading is renamed
+    ("vaultd.ops",),  # the write operations, a room's own in its package (vaultd.ops.sources, vaultd.ops.git)
     ("vaultd.api",),
     ("vaultd.server",),
     ("vaultd.daemon",),
@@ -187,6 +173,63 @@ def test_every_module_has_a_layer() -> None:
     assert not unranked, f"give these a place in LAYERS: {unranked}"
 
 
+def test_layers_place_packages_not_modules() -> None:
+    """A layer is a package, so a module's layer is where it lives: a module that belongs higher
+    than its package moves to a package of that layer (a room's operations to ``vaultd.ops``),
+    rather than being placed by hand. Only vaultd's own top-level modules stand alone."""
+    by_hand = [
+        name
+        for names in LAYERS
+        for name in names
+        if name not in MODULES or (MODULES[name].name != "__init__.py" and MODULES[name].parent != REPO / "vaultd")
+    ]
+    assert not by_hand, f"LAYERS names modules inside a package (or nothing): {by_hand}; move each to a package of its layer"
+
+
+#: Packages whose modules are private behind their ``__init__``: the rest of the code imports the face.
+FACES = ("vaultd.relink",)
+SOURCE_TREES = ("protocol", "vaultd", "vaultctl", "tests", "reliability", "benchmarks", "scripts")
+
+
+def _private_imports(source: str, face: str) -> list[tuple[int, str]]:
+    """The imports in ``source`` of a private module of ``face`` (``face._x``, or ``_x`` from it)."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + ([f"{node.module}.{a.name}" for a in node.names] if node.module == face else [])
+        else:
+            continue
+        found += [(node.lineno, n) for n in names if n.startswith(f"{face}._")]
+    return found
+
+
+def test_private_import_finder_finds_them() -> None:
+    code = "import vaultd.relink._files\nfrom vaultd.relink._notes import x\nfrom vaultd.relink import _base, relink\nfrom vaultd.relink import Relocation\n"
+    assert _private_imports(code, "vaultd.relink") == [
+        (1, "vaultd.relink._files"),
+        (2, "vaultd.relink._notes"),
+        (3, "vaultd.relink._base"),
+    ]
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_a_face_is_imported_not_its_rooms(face: str) -> None:
+    """Outside the package, its names come from its ``__init__``, so its modules can be split,
+    merged or renamed without touching a caller (anyio's ``_core`` behind ``anyio``)."""
+    inside = REPO.joinpath(*face.split("."))
+    assert inside.is_dir()
+    bad = [
+        f"{path.relative_to(REPO)}:{line} imports {name}"
+        for tree in SOURCE_TREES
+        for path in sorted((REPO / tree).rglob("*.py"))
+        if "__pycache__" not in path.parts and inside not in path.parents
+        for line, name in _private_imports(path.read_text(encoding="utf-8"), face)
+    ]
+    assert not bad, f"import these from {face}: " + "\n".join(bad)
+
+
 def test_imports_point_down_the_layers() -> None:
     bad = [
         f"{MODULES[module].relative_to(REPO)}:{line} imports {target} "
@@ -253,7 +296,7 @@ MODULE_LINES = 400  #: past this, a module is read as two concepts unless named 
 ONE_CONCEPT = {
     "vaultctl/guard/shell.py": "the shell-line walker: every command in every compound form, its words resolved, what it names",
     "protocol/methods/sources.py": "the sources room's shapes: capture, the two ledgers and the evidence view over both",
-    "vaultd/git/sync.py": "one sync with origin: fetch (checked), verify, integrate as one recorded operation, push",
+    "vaultd/ops/git/sync.py": "one sync with origin: fetch (checked), verify, integrate as one recorded operation, push",
     "vaultd/server/subscriptions.py": "a connection's subscriptions: their positions in the event logs and the one sender",
     "vaultd/txn/engine.py": "the transaction: applying a plan (in one vault or several as one), rolling back, recovering",
     "vaultd/txn/journal.py": "the journal folder: written whole, read only when sealed, listed, retired",

@@ -23,7 +23,7 @@ from vaultd.api.handlers import check_complete
 from vaultd.console.supervisor import ConsoleSupervisor
 from vaultd.errors import NotFound, VaultError
 from vaultd.events.wake import Wakers
-from vaultd.git.sync import background as background_sync
+from vaultd.ops.git.sync import background as background_sync
 from vaultd.registry.config import ConfigStore, DaemonLimits
 from vaultd.runtime import VaultRuntime
 from vaultd.server.accept import accept_forever, refuse_over_cap

@@ -38,10 +38,10 @@ from vaultd.api.read_methods import history_path
 from vaultd.errors import InvalidParams, NotFound
 from vaultd.git import history
 from vaultd.git.doctor import config_issues
-from vaultd.git.promote import run_promote
 from vaultd.git.repo import Repo, require
-from vaultd.git.revert import revert_detail
-from vaultd.git.sync import sync_vault
+from vaultd.ops.git.promote import run_promote
+from vaultd.ops.git.revert import revert_detail
+from vaultd.ops.git.sync import sync_vault
 from vaultd.ops.runner import run_operation
 from vaultd.policy.visibility import Visibility
 from vaultd.txn.engine import read_current
@@ -212,6 +212,6 @@ async def promote(ctx: CallContext, params: PromoteParams) -> WriteReceipt[Promo
 
 @handles(git.REVERT)
 async def revert(ctx: CallContext, params: RevertParams) -> WriteReceipt[RevertDetail]:
-    from vaultd.git.revert import plan_revert
+    from vaultd.ops.git.revert import plan_revert
 
     return await run_operation(ctx, params, plan_revert, revert_detail)

@@ -64,7 +64,7 @@ MAX_RECORD_BYTES = 64 * 1024 * 1024  #: a sync's record: a few hundred bytes per
 _DOMAIN = b"vaultd-integration\0"
 OP = "vault.sync"
 PROPOSER = "sync:origin"
-RESOLVE_OP = "git.resolve"  #: the operation a conflict's proposal applies (:mod:`vaultd.git.resolve`)
+RESOLVE_OP = "git.resolve"  #: the operation a conflict's proposal applies (:mod:`vaultd.ops.git.resolve`)
 
 
 class Write(msgspec.Struct, array_like=True):

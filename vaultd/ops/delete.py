@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from protocol.errors import Issue, Severity
 from protocol.methods.receipts import DeleteDetail
 from vaultd.errors import Conflict, ValidationFailed
-from vaultd.ops.rewrite import Relocation
+from vaultd.relink import Relocation
 from vaultd.txn.plan import Action, Change, Plan
 from vaultd.vault.link_targets import ResolutionStatus
 

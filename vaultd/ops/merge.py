@@ -1,7 +1,7 @@
 """note.merge: fold one note (absorb) into another (keep), losslessly, and repoint its links.
 
 The merged keep is keep's header and prose first, then ``## Merged from [[absorb]]`` (a Markdown
-link in a vault whose Obsidian writes those, see :func:`~vaultd.ops.link_style.new_link`) with absorb's
+link in a vault whose Obsidian writes those, see :func:`~vaultd.relink.new_link`) with absorb's
 body: its leading ``# title`` line dropped (only when it is the first non-blank line), its other
 ATX headings one level deeper (H6 stays H6; Setext headings and code are left as they are), and
 its ``## Topics`` moved into one final ``## Topics`` that lists keep's items then absorb's new
@@ -29,11 +29,9 @@ from protocol.errors import Issue
 from protocol.methods.receipts import MAX_DETAIL_LINKS, MergeDetail
 from vaultd.errors import LimitExceeded, ValidationFailed
 from vaultd.ops.bounds import check_size_first
-from vaultd.ops.link_style import new_link
-from vaultd.ops.relink import relink
-from vaultd.ops.rewrite import Relocation, Rewrite
 from vaultd.ops.stamps import stamp_updated
 from vaultd.ops.supersede import linked_notes, mark_superseded
+from vaultd.relink import Relocation, Rewrite, new_link, relink
 from vaultd.txn.plan import MAX_NOTE_BYTES, Change, Plan
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.app_config import LinkFormat, read_link_format

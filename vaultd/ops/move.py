@@ -4,7 +4,7 @@ The plan creates the note at its new path, removes the old file, and rewrites th
 links would otherwise stop naming it: its backlinks, the moved note itself (its relative
 Markdown links follow it to its new folder), and the notes linking by name to a note that now
 shares its name with the moved one (their bare links would turn ambiguous). Rewrites are
-mechanical, so no ``updated`` stamp is added (see :mod:`vaultd.ops.rewrite` for the rules).
+mechanical, so no ``updated`` stamp is added (see :mod:`vaultd.relink` for the rules).
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from vaultd.errors import ValidationFailed
 from vaultd.ops.bounds import check_size_first
 from vaultd.ops.create import existing_twin, new_note_path
 from vaultd.ops.name_clash import guard_name
-from vaultd.ops.relink import relink
-from vaultd.ops.rewrite import Relocation, Rewrite, link_name, rewrite_links
 from vaultd.policy import check_new_path
+from vaultd.relink import Relocation, Rewrite, link_name, relink, rewrite_links
 from vaultd.txn.plan import Action, Change, Plan
 from vaultd.vault.app_config import read_link_format
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from protocol.errors import Issue, Severity
 from protocol.methods.vaults import SchemaProfile
 from vaultd.errors import ValidationFailed
-from vaultd.ops.relocation import link_name
+from vaultd.relink import link_name
 from vaultd.vault.link_targets import ResolutionStatus
 
 if TYPE_CHECKING:

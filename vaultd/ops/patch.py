@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 from protocol.limits import MAX_PATCH_TEXT_BYTES, over_bound
 from protocol.methods.writes import Edit, PatchParams
 from vaultd.errors import InvalidParams, LimitExceeded, ValidationFailed
-from vaultd.ops.anchors import broken_links, repointed, warnings_for
 from vaultd.ops.stamps import stamp_updated
+from vaultd.relink import broken_links, repointed, warnings_for
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter
 from vaultd.vault.model import LinkKind

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from protocol.errors import Issue
 from vaultd.errors import ValidationFailed
 from vaultd.ops.link import add_relevant_link
-from vaultd.ops.rewrite import link_text_for
 from vaultd.ops.stamps import stamp_updated
+from vaultd.relink import link_text_for
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.frontmatter_emit import emit

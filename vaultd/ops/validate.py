@@ -14,6 +14,7 @@ import msgspec
 from protocol.errors import Issue, Severity
 from protocol.methods.vaults import DeadLinks
 from vaultd.errors import PolicyRefused, ValidationFailed
+from vaultd.ops.sources.checks import PlanView, ledger_issues
 from vaultd.ops.topic_check import topic_issues
 from vaultd.policy import (
     added_lines,
@@ -29,7 +30,6 @@ from vaultd.policy import (
     secret_line_issues,
     write_channel_issue,
 )
-from vaultd.sources.checks import PlanView, ledger_issues
 from vaultd.txn.plan import Action, Change, Plan
 from vaultd.vault import frontmatter, markdown, oplog
 from vaultd.vault.link_targets import LinkResolver, ResolutionStatus

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -61,6 +62,14 @@ LEDGER_KEYS: Final = frozenset({LEDGER}) | SOURCE_KEYS | CLAIM_KEYS
 _SHA: Final = re.compile(r"[0-9a-f]{64}")
 _WIKI: Final = re.compile(r"^\s*!?\[\[([^\]|#^]+)(?:[#^][^\]|]*)?(?:\|[^\]]*)?\]\]\s*$")
 MAX_LIST: Final = 64
+MAX_SLUG_CHARS: Final = 80
+
+
+def slug(title: str) -> str:
+    """A ledger note's file name from its title (a source's, a claim's): letters and digits kept, the rest one '-'."""
+    text = unicodedata.normalize("NFC", title)
+    text = re.sub(r"[^\w]+", "-", text, flags=re.UNICODE).strip("-_")
+    return text[:MAX_SLUG_CHARS].strip("-_") or "source"
 
 
 def ledger_kind(data: dict[str, Any] | None) -> str | None:

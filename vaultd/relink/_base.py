@@ -6,7 +6,7 @@ breaks it, resolved from the base file's own folder:
 - a wiki-link inside a string (``up == "[[Alpha Plan]]"``), as in a note;
 - ``link("Alpha Plan")`` and ``file.hasLink("Alpha Plan")``: the argument is a link target, so it
   is rewritten in its own style (bare name, vault path, relative, rooted; see
-  :mod:`vaultd.ops.link_style`), its ``#anchor`` kept;
+  :func:`~vaultd.relink._relocation.styled_target`), its ``#anchor`` kept;
 - ``file("projects/Alpha Plan.md")``: a vault path with its extension, which gets the new path.
 
 ``file.inFolder(...)`` names a folder, which moving one note never changes. The text is edited
@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Final
 
 from protocol.errors import Issue
 from vaultd.errors import ValidationFailed
-from vaultd.ops.link_style import styled_target
-from vaultd.ops.rewrite import WIKI_LINK_RE, Rewrite, map_strings, rewrite_wiki_link
+from vaultd.relink._notes import WIKI_LINK_RE, Rewrite, map_strings, rewrite_wiki_link
+from vaultd.relink._relocation import styled_target
 from vaultd.vault import frontmatter
 
 if TYPE_CHECKING:
-    from vaultd.ops.relocation import Relocation
+    from vaultd.relink._relocation import Relocation
 
 # A call whose first argument is a quoted string without backslashes or line breaks.
 _CALL: Final = re.compile(r"""\b(?P<fn>link|hasLink|file)\(\s*(?P<q>["'])(?P<arg>[^"'\\\n]*)(?P=q)""")

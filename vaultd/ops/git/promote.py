@@ -48,11 +48,11 @@ from vaultd.ops.create import existing_twin, new_note_path
 from vaultd.ops.receipts import change_receipts, receipt_of
 from vaultd.ops.runner import Approval, WriteCall, apply_planned_together, new_op_id, no_detail
 from vaultd.ops.validate import check_policy, validate
+from vaultd.relink import dead_links_as_text
 from vaultd.txn.plan import Change, Plan
-from vaultd.vault import frontmatter, markdown
+from vaultd.vault import frontmatter
 from vaultd.vault.frontmatter_emit import emit
-from vaultd.vault.link_targets import LinkResolver, ResolutionStatus
-from vaultd.vault.model import LinkKind
+from vaultd.vault.link_targets import LinkResolver
 
 if TYPE_CHECKING:
     from vaultd.runtime import VaultRuntime
@@ -72,38 +72,6 @@ def _provenance(vault: str, path: str, op_id: str) -> str:
     return f"{vault}:{path} (op {op_id})"
 
 
-def _copy_text(text: str, org: LinkResolver, dest: str) -> tuple[str, list[str]]:
-    """The note's text with every link the org vault cannot resolve turned into its text."""
-    parsed = frontmatter.parse(text)
-    scan = markdown.scan(text, parsed.body_offset, parsed.body_line)
-    dropped: list[str] = []
-    out, at = [], 0
-    for link in scan.links:
-        if link.kind is LinkKind.FRONTMATTER or not link.target.strip():
-            continue
-        if org.resolve(link.target, dest).status == ResolutionStatus.RESOLVED:
-            continue
-        out.append(text[at : link.start])
-        shown = link.label if link.label and link.kind is not LinkKind.EMBED else link.target
-        out.append(shown)
-        at = link.end
-        dropped.append(f"{link.line}: {text[link.start : link.end]}")
-    out.append(text[at:])
-    copied = "".join(out)
-    dead_keys = sorted(
-        {
-            key
-            for key, value in (parsed.data or {}).items()
-            for link in markdown.links_in_value(msgspec.json.encode(value).decode(), 0)
-            if link.target.strip() and org.resolve(link.target, dest).status != ResolutionStatus.RESOLVED
-        }
-    )
-    if dead_keys:
-        copied = emit(copied, {}, dead_keys)
-        dropped += [f"frontmatter: {k}" for k in dead_keys]
-    return copied, dropped
-
-
 def _plan_both(source: OpContext, org: OpContext, params: PromoteParams, s_op: str, o_op: str) -> Planned:
     """Both plans, screened and validated (worker thread)."""
     src_path = source.find(params.target)
@@ -121,7 +89,7 @@ def _plan_both(source: OpContext, org: OpContext, params: PromoteParams, s_op: s
             issues=[Issue(code=IssueCode.V08, message="the destination already exists", path=dest)],
         )
     resolver = LinkResolver([*org.index.notes, *org.index.attachments, dest])
-    copied, dropped = _copy_text(text, resolver, dest)
+    copied, dropped = dead_links_as_text(text, resolver, dest)
     copied = emit(
         copied,
         {"promoted_from": _provenance(source.entry.id, src_path, s_op), "promoted_at": org.today},

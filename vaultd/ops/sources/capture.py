@@ -13,8 +13,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import posixpath
-import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,10 +29,10 @@ from protocol.methods.sources import (
 from protocol.methods.writes import LogType
 from vaultd.errors import InvalidParams, LimitExceeded, ValidationFailed
 from vaultd.ops.create import existing_twin, new_note_path
-from vaultd.sources import attachments
+from vaultd.ops.sources import attachments
+from vaultd.ops.sources.intake import Intake, one_input, take
 from vaultd.sources.identifiers import doi_key
-from vaultd.sources.intake import Intake, one_input, take
-from vaultd.sources.ledger import SOURCE, ledger_kind
+from vaultd.sources.ledger import SOURCE, ledger_kind, slug
 from vaultd.sources.media import Media, metadata, sniff
 from vaultd.sources.origins import BadUrl, is_youtube, normalize_url
 from vaultd.txn.engine import read_current
@@ -45,16 +43,8 @@ from vaultd.vault.frontmatter_emit import emit
 if TYPE_CHECKING:
     from vaultd.ops.context import OpContext
 
-MAX_SLUG_CHARS = 80
 NO_RUNNER = "none configured"
 _EMBEDDED = frozenset({SourceKind.PDF, SourceKind.IMAGE})
-
-
-def slug(title: str) -> str:
-    """A file name for a note titled ``title``: letters and digits kept, the rest one '-'."""
-    text = unicodedata.normalize("NFC", title)
-    text = re.sub(r"[^\w]+", "-", text, flags=re.UNICODE).strip("-_")
-    return text[:MAX_SLUG_CHARS].strip("-_") or "source"
 
 
 def page_link(ctx: OpContext, target: str) -> str:

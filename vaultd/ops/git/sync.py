@@ -36,7 +36,6 @@ from vaultd import faults
 from vaultd.errors import Conflict, PolicyRefused, Unavailable, VaultError
 from vaultd.gate.store import new_id
 from vaultd.git import command, incoming, integration, remote, verify
-from vaultd.git import resolve as resolve  # registers git.resolve, the operation a conflict's proposal applies
 from vaultd.git.checkpoint import TRAILER_CHANNEL
 from vaultd.git.merge import Labels
 from vaultd.git.objects import EMPTY_TREE, blob_id
@@ -44,6 +43,7 @@ from vaultd.git.record import STATE_DIR
 from vaultd.git.repo import Repo, checked_branch, is_ancestor, merge_base
 from vaultd.git.repo import resolve as resolve_rev
 from vaultd.git.staging import StagedContent, describe
+from vaultd.ops.git import resolve as resolve  # registers git.resolve, the operation a conflict's proposal applies
 from vaultd.ops.receipts import change_receipts
 from vaultd.ops.runner import JOURNAL_KEEP, JOURNAL_MAX_BYTES, new_op_id
 from vaultd.txn import prune

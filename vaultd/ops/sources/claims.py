@@ -15,9 +15,9 @@ from protocol.methods.sources import ClaimAddParams, ClaimDetail, ClaimUpdatePar
 from protocol.methods.writes import LogType
 from vaultd.errors import InvalidParams, NotFound, ValidationFailed
 from vaultd.ops.create import existing_twin, new_note_path
+from vaultd.ops.sources.capture import page_link
 from vaultd.ops.stamps import updated_key
-from vaultd.sources.capture import page_link, slug
-from vaultd.sources.ledger import CLAIM, ledger_kind, link_target
+from vaultd.sources.ledger import CLAIM, ledger_kind, link_target, slug
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter
 from vaultd.vault.frontmatter_emit import emit
