@@ -7,18 +7,26 @@ installed without them."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from typing import TYPE_CHECKING
 
 import pytest
 
+from protocol.errors import ErrorCode
 from protocol.extras import CONSOLE, EXTRAS, GRAPH
+from protocol.methods import console, graph
+from protocol.methods.common import Channel
+from protocol.methods.console import ConsoleOpenParams
+from protocol.methods.graph import CommunitiesParams, HubsParams, NavParams, NeighborsParams, PathParams
+from protocol.methods.vaults import VAULT_ADD, VaultAddParams
 from tests.support.absent_extras import hide_extras
-from tests.support.harness import REPO, Daemon, Home, RawClient, assert_alive, copy_sample_vault, vaultctl
+from tests.support.harness import REPO, Daemon, Home, assert_alive, copy_sample_vault, vaultctl
+from vaultctl.client import CallError, Client
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from protocol.extras import Extra
 
@@ -34,6 +42,14 @@ def bare(home: Home) -> Iterator[Daemon]:
     daemon = _start(home, CONSOLE, GRAPH)
     yield daemon
     daemon.stop()
+
+
+def _client(home: Home) -> Client:
+    """A session as every client has one: typed calls through ``Client.call(spec, params)``."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(60)
+    sock.connect(str(home.socket))
+    return Client(sock, Channel.CLI, "test-extras")
 
 
 def _one_line(err: str) -> str:
@@ -61,28 +77,33 @@ def test_console_without_its_extra_names_it(home: Home, bare: Daemon) -> None:
         line = _one_line(refused.err)
         assert line.startswith("vaultctl: the web console") and line.endswith("pip install 'vaultd[console]'"), line
         assert "starlette, uvicorn, markdown-it-py" in line, line
-    raw = RawClient(home.socket)
-    raw.hello()
-    error = raw.request("console.open", {})["error"]["data"]
-    assert error["code"] == "UNAVAILABLE" and "vaultd[console]" in error["message"], error
+    with _client(home) as client, pytest.raises(CallError) as denied:
+        client.call(console.CONSOLE_OPEN, ConsoleOpenParams())
+    assert denied.value.data.code is ErrorCode.UNAVAILABLE and "pip install 'vaultd[console]'" in denied.value.data.message
     assert not (home.home / "logs" / "console.log").exists()  # refused before anything was started
     assert_alive(home, bare)
 
 
 def test_graph_methods_without_their_extra_name_it(home: Home, bare: Daemon) -> None:
     vault = copy_sample_vault(home.root / "notes")
-    raw = RawClient(home.socket)
-    raw.hello()
-    raw.call("vault.add", {"id": "notes", "path": str(vault)})
-    for method in ("graph.communities", "graph.hubs"):
-        for _ in range(2):  # and again: nothing was cached or left half done by the refusal
-            error = raw.request(method, {})["error"]["data"]
-            assert error["code"] == "UNAVAILABLE", error
-            assert error["message"] == f"{method} needs the graph extra (igraph, leidenalg not installed here): pip install 'vaultd[graph]'"
-    # The rest of the graph is pure Python and still answers.
-    assert raw.call("graph.neighbors", {"target": "Alpha Plan"})["path"]
-    assert "mocs" in raw.call("graph.mocs", {})
-    assert "found" in raw.call("graph.path", {"source": "Alpha Plan", "target": "Alpha Plan"})
+    with _client(home) as client:
+        client.call(VAULT_ADD, VaultAddParams(id="notes", path=str(vault)))
+        calls: list[tuple[str, Callable[[], object]]] = [
+            (graph.COMMUNITIES.name, lambda: client.call(graph.COMMUNITIES, CommunitiesParams())),
+            (graph.HUBS.name, lambda: client.call(graph.HUBS, HubsParams())),
+        ]
+        for method, call in calls:
+            for _ in range(2):  # and again: nothing was cached or left half done by the refusal
+                with pytest.raises(CallError) as denied:
+                    call()
+                assert denied.value.data.code is ErrorCode.UNAVAILABLE, denied.value.data
+                assert denied.value.data.message == (
+                    f"{method} needs the graph extra (igraph, leidenalg not installed here): pip install 'vaultd[graph]'"
+                )
+        # The rest of the graph is pure Python and still answers.
+        assert client.call(graph.NEIGHBORS, NeighborsParams(target="Alpha Plan")).neighbors
+        assert client.call(graph.NAV, NavParams(target="Alpha Plan")).path.endswith("Alpha Plan.md")
+        assert client.call(graph.PATH, PathParams(source="Alpha Plan", target="Alpha Plan")).found
     for command in ("communities", "hubs"):
         refused = vaultctl(home, command)
         assert refused.code == 69, refused
