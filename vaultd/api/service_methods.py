@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import anyio
 import msgspec
 
+from protocol import extras
 from protocol.methods import service
 from protocol.methods.common import SUPPORTED_PROTOCOLS, Empty
 from protocol.methods.reads import VaultParams
@@ -147,6 +148,7 @@ async def doctor(ctx: CallContext, params: DoctorParams) -> DoctorResult:
         findings.append(Finding(level=Level.OK, check="config", finding=f"{len(config.vaults)} vault(s) registered"))
     except VaultError as exc:
         findings.append(Finding(level=Level.FAIL, check="config", finding=exc.message))
+    findings += extras.findings()  # what this daemon's interpreter has: the console and graph need theirs
     vaults = [host.vault(params.vault)] if params.vault else list(host.vaults.values())
     for runtime in vaults:
         health = runtime.health()
