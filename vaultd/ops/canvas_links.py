@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from vaultd.errors import ValidationFailed
 from vaultd.ops.rewrite import Rewrite, link_edits
 from vaultd.vault import json_text
@@ -111,7 +112,7 @@ class _Edits:
         new = "".join(out)
         if json_text.load(new) != self.expected:  # never plan a file that does not read back as meant
             message = f"the links of {self.path} cannot be rewritten in place; edit them by hand"
-            raise ValidationFailed(message, issues=[Issue(code="V03", path=self.path, message=message)])
+            raise ValidationFailed(message, issues=[Issue(code=IssueCode.V03, path=self.path, message=message)])
         return new
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from vaultd.errors import InvalidParams, PolicyRefused, ValidationFailed
 from vaultd.ops.name_clash import guard_name
 from vaultd.ops.validate import refuse_unsafe_path
@@ -78,7 +79,7 @@ def refuse_existing(ctx: OpContext, path: str, what: str, instead: str) -> None:
         also = "" if twin == path else f" as {twin} (the same name but for letter case or Unicode form)"
         raise ValidationFailed(
             f"{path} already exists{also}; {instead}",
-            issues=[Issue(code="V08", message=f"the {what} already exists{also}", path=path)],
+            issues=[Issue(code=IssueCode.V08, message=f"the {what} already exists{also}", path=path)],
         )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
 from protocol.methods.receipts import DeleteDetail
 from vaultd.errors import Conflict, ValidationFailed
 from vaultd.ops.rewrite import Relocation
@@ -48,10 +49,15 @@ def breaking_links(ctx: OpContext, path: str) -> list[Issue]:
             continue
         if reloc.after(link.target, source).status != ResolutionStatus.RESOLVED:
             if hidden(source):  # counted, but a note the caller may not see is not named
-                issues.append(Issue(code="V03", message=f"a link in a private note would be missing once {path} is deleted"))
+                issues.append(Issue(code=IssueCode.V03, message=f"a link in a private note would be missing once {path} is deleted"))
                 continue
             issues.append(
-                Issue(code="V03", path=source, line=link.line, message=f"link [[{link.target}]] would be missing once {path} is deleted")
+                Issue(
+                    code=IssueCode.V03,
+                    path=source,
+                    line=link.line,
+                    message=f"link [[{link.target}]] would be missing once {path} is deleted",
+                )
             )
     return issues
 

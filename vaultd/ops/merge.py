@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from protocol.methods.receipts import MAX_DETAIL_LINKS, MergeDetail
 from vaultd.errors import LimitExceeded, ValidationFailed
 from vaultd.ops.bounds import check_size_first
@@ -89,7 +90,9 @@ def take_topics(text: str, body_offset: int, path: str) -> tuple[str, list[str]]
                 continue
             if not _ITEM.match(line):
                 raise _issue(
-                    "V05", path, f"the Topics section of {path} holds more than a list; move that text to another section, then merge"
+                    IssueCode.V05,
+                    path,
+                    f"the Topics section of {path} holds more than a list; move that text to another section, then merge",
                 )
             items.append(line.strip())
     for start, end in reversed(spans):
@@ -124,9 +127,9 @@ def union(first: list[Any], second: list[Any]) -> list[Any]:
 
 def _check_supersession(ctx: OpContext, keep: str, kd: dict[str, Any], absorb: str, ad: dict[str, Any]) -> None:
     if absorb in linked_notes(ctx, kd.get("superseded_by"), keep) or keep in linked_notes(ctx, ad.get("supersedes"), absorb):
-        raise _issue("V10", keep, f"{keep} is older than {absorb} (it is superseded by it); swap the two notes: keep the newer one")
+        raise _issue(IssueCode.V10, keep, f"{keep} is older than {absorb} (it is superseded by it); swap the two notes: keep the newer one")
     if keep in linked_notes(ctx, ad.get("superseded_by"), absorb):
-        raise _issue("V10", absorb, f"{absorb} is already superseded by {keep}; it was merged before")
+        raise _issue(IssueCode.V10, absorb, f"{absorb} is already superseded by {keep}; it was merged before")
 
 
 def _check_anchors(ctx: OpContext, keep: str, keep_text: str, merged: str, absorb: str, absorb_text: str) -> None:
@@ -142,11 +145,18 @@ def _check_anchors(ctx: OpContext, keep: str, keep_text: str, merged: str, absor
             continue
         if check_anchor(link.anchor, after.headings, after.blocks) is not None:
             issues.append(
-                Issue(code="V03", path=source, line=link.line, message=f"#{link.anchor} would be missing from {keep} after the merge")
+                Issue(
+                    code=IssueCode.V03, path=source, line=link.line, message=f"#{link.anchor} would be missing from {keep} after the merge"
+                )
             )
         elif check_anchor(link.anchor, before.headings, before.blocks) is None:
             issues.append(
-                Issue(code="V03", path=source, line=link.line, message=f"#{link.anchor} is in {keep} already; rename one of them first")
+                Issue(
+                    code=IssueCode.V03,
+                    path=source,
+                    line=link.line,
+                    message=f"#{link.anchor} is in {keep} already; rename one of them first",
+                )
             )
     afm = frontmatter.parse(absorb_text)
     for link in markdown.scan(absorb_text, afm.body_offset, afm.body_line).links:
@@ -154,7 +164,7 @@ def _check_anchors(ctx: OpContext, keep: str, keep_text: str, merged: str, absor
         if not link.target.strip() and link.anchor and check_anchor(link.anchor, before.headings, before.blocks) is None:
             issues.append(
                 Issue(
-                    code="V03",
+                    code=IssueCode.V03,
                     path=absorb,
                     line=link.line,
                     message=f"[[#{link.anchor}]] would point at {keep}'s own #{link.anchor} after the merge; rename one of them first",
@@ -199,9 +209,9 @@ def plan_merge(ctx: OpContext, params: MergeParams) -> MergePlan:
     ad = frontmatter.parse(a_text).data or {}
     if kd.get("type") != ad.get("type"):
         types = f"{kd.get('type') or 'none'} and {ad.get('type') or 'none'}"
-        raise _issue("V01", absorb, f"{keep} and {absorb} have different types ({types}); merge notes of one type")
+        raise _issue(IssueCode.V01, absorb, f"{keep} and {absorb} have different types ({types}); merge notes of one type")
     if kd.get("type") in REFUSED_TYPES:
-        raise _issue("V01", keep, f"{kd.get('type')} notes are not merged; link them instead")
+        raise _issue(IssueCode.V01, keep, f"{kd.get('type')} notes are not merged; link them instead")
     _check_supersession(ctx, keep, kd, absorb, ad)
     unions: dict[str, list[Any]] = {}
     fmt = read_link_format(ctx.root)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
 from vaultd.errors import Conflict, LimitExceeded
 from vaultd.ops.base_links import rewrite_base
 from vaultd.ops.canvas_links import BOOKMARKS, rewrite_bookmarks, rewrite_canvas
@@ -48,7 +49,7 @@ def linking_files(ctx: OpContext) -> list[str]:
 
 def _left(path: str, why: str) -> Issue:
     return Issue(
-        code="V03",
+        code=IssueCode.V03,
         path=path,
         severity=Severity.WARNING,
         message=f"{path} {why}; its links were not checked or rewritten: check them after the change",

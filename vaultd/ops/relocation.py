@@ -20,6 +20,7 @@ import posixpath
 from typing import TYPE_CHECKING
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from vaultd.errors import ValidationFailed
 from vaultd.vault.app_config import LinkFormat, NewLinkFormat
 from vaultd.vault.link_targets import LinkResolver, Resolution, ResolutionStatus, name_key
@@ -161,5 +162,7 @@ class Relocation:
         if now.path != want:
             raise ValidationFailed(
                 f"cannot write a link to {want} that resolves unambiguously from {self.new_source(source)}",
-                issues=[Issue(code="V03", path=source, line=line, message=f"{written} cannot be rewritten to name {want} unambiguously")],
+                issues=[
+                    Issue(code=IssueCode.V03, path=source, line=line, message=f"{written} cannot be rewritten to name {want} unambiguously")
+                ],
             )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from vaultd.errors import ValidationFailed
 from vaultd.ops.link import add_relevant_link
 from vaultd.ops.rewrite import link_text_for
@@ -41,7 +42,7 @@ def linked_notes(ctx: OpContext, value: Any, source: str) -> set[str]:
 
 
 def _v10(path: str, message: str) -> ValidationFailed:
-    return ValidationFailed(message, issues=[Issue(code="V10", path=path, message=message)])
+    return ValidationFailed(message, issues=[Issue(code=IssueCode.V10, path=path, message=message)])
 
 
 def mark_superseded(ctx: OpContext, path: str, text: str, by: str) -> str:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
 from protocol.methods.vaults import DeadLinks
 from vaultd.errors import PolicyRefused, ValidationFailed
 from vaultd.ops.topic_check import topic_issues
@@ -170,7 +171,7 @@ class _NoteView:
             if old and already_dead is not None and already_dead(link.target):
                 quiet += 1
                 continue
-            issue = Issue(code="V03", path=path, line=link.line, message=f"link [[{link.target}]] would be {status}")
+            issue = Issue(code=IssueCode.V03, path=path, line=link.line, message=f"link [[{link.target}]] would be {status}")
             if old:
                 issue.severity = Severity.WARNING
                 warnings.append(issue)
@@ -184,7 +185,7 @@ class _NoteView:
             warnings.insert(
                 0,
                 Issue(
-                    code="V03",
+                    code=IssueCode.V03,
                     path=path,
                     severity=Severity.WARNING,
                     message=f"{unchecked} more link(s) the note already had were not checked; see 'vaultctl links' for its dead links",
@@ -193,7 +194,7 @@ class _NoteView:
         return errors, warnings
 
     def header_issues(self, ctx: OpContext, path: str) -> list[Issue]:
-        issues = [Issue(code="V01", message=i.message, path=path, line=i.line) for i in self.fm.issues]
+        issues = [Issue(code=IssueCode.V01, message=i.message, path=path, line=i.line) for i in self.fm.issues]
         return issues + schema_issues(ctx.entry.schema, self.fm.data, self.fm.present, path, h1=self.h1)
 
     def decoded(self) -> set[tuple[int, str]]:
@@ -281,7 +282,7 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
         try:
             after = change.after.decode("utf-8")
         except UnicodeDecodeError:
-            errors.append(Issue(code="V09", message="the new content is not valid UTF-8", path=change.path))
+            errors.append(Issue(code=IssueCode.V09, message="the new content is not valid UTF-8", path=change.path))
             continue
         origin = change.before if change.before is not None else moved_from.get(change.path)
         before = origin.decode("utf-8", "replace") if origin is not None else None

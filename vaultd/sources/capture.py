@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
 from protocol.limits import MAX_CAPTURE_BYTES, describe
 from protocol.methods.sources import (
     CaptureDetail,
@@ -157,7 +158,7 @@ def _capture_file(run: _Capture, item: CaptureItem, page: str | None) -> None:
     media: Media = sniff(got.data, got.name)
     meta = metadata(got.data, media)
     if meta.problem:
-        run.warnings.append(Issue(code="V09", severity=Severity.WARNING, message=meta.problem))
+        run.warnings.append(Issue(code=IssueCode.V09, severity=Severity.WARNING, message=meta.problem))
     origin = item.origin or got.origin or "sent content"
     title = (
         item.title
@@ -170,7 +171,7 @@ def _capture_file(run: _Capture, item: CaptureItem, page: str | None) -> None:
     run.remember_sha(sha, note_path)
     folder, warning = attachments.attachment_folder(attachments.configured(ctx.root), posixpath.dirname(note_path))
     if warning:
-        run.warnings.append(Issue(code="V04", severity=Severity.WARNING, message=warning))
+        run.warnings.append(Issue(code=IssueCode.V04, severity=Severity.WARNING, message=warning))
     raw = posixpath.join(folder, f"{sha}.{media.ext}" if media.ext else sha)
     deduplicated = _raw_copy(run, raw, got.data, sha)
     raw_link = f"[[{raw}]]"
@@ -224,7 +225,7 @@ def _raw_copy(run: _Capture, raw: str, data: bytes, sha: str) -> bool:
         message = (
             f"{raw} does not hold the bytes its name says (changed since it was captured); restore it or move it away, then capture again"
         )
-        raise ValidationFailed(f"refused: {message}", issues=[Issue(code="V25", path=raw, message=message)])
+        raise ValidationFailed(f"refused: {message}", issues=[Issue(code=IssueCode.V25, path=raw, message=message)])
     return True
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from protocol.limits import MAX_CAPTURE_BYTES, MAX_INLINE_CAPTURE_BYTES, describe
 from protocol.methods.common import Channel
 from vaultd.errors import Conflict, InvalidParams, LimitExceeded, NotFound, PolicyRefused
@@ -94,7 +95,7 @@ def _inline_bound(data: bytes) -> None:
 
 
 def _p20(message: str) -> PolicyRefused:
-    return PolicyRefused(f"refused: {message}", issues=[Issue(code="P20", message=message)])
+    return PolicyRefused(f"refused: {message}", issues=[Issue(code=IssueCode.P20, message=message)])
 
 
 def _vault_file(ctx: OpContext, rel: str, name: str | None) -> Intake:

@@ -34,6 +34,7 @@ import yaml  # type: ignore[import-untyped]
 from ruamel.yaml.resolver import implicit_resolvers
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from vaultd.errors import Internal, InvalidParams, LimitExceeded, ValidationFailed
 from vaultd.vault.frontmatter import MAX_HEADER_BYTES, find_header, parse
 from vaultd.vault.yaml_scalars import key_string, resolve_plain
@@ -374,16 +375,16 @@ def _same(a: Any, b: Any) -> bool:
 _REWRITE: Final = (
     "Rewrite the header as a block mapping (one `key: value` per line, no flow braces, anchors, aliases or merge keys) and retry."
 )
-_ADVICE: Final = {
-    "N05": "Move long values into the note's body and retry.",
-    "N06": "Add the closing '---' line (or remove the opening one) and retry.",
+_ADVICE: Final[dict[str, str]] = {
+    IssueCode.N05: "Move long values into the note's body and retry.",
+    IssueCode.N06: "Add the closing '---' line (or remove the opening one) and retry.",
 }
 
 
 def _unsafe(reason: str, line: int | None = None, advice: str = _REWRITE) -> ValidationFailed:
     message = f"The frontmatter cannot be edited in place: {reason}. {advice}"
-    return ValidationFailed(message, issues=[Issue(code="V01", message=message, line=line)])
+    return ValidationFailed(message, issues=[Issue(code=IssueCode.V01, message=message, line=line)])
 
 
 def _bad_param(path: str, message: str) -> InvalidParams:
-    return InvalidParams(message, issues=[Issue(code="V02", message=message, path=path)])
+    return InvalidParams(message, issues=[Issue(code=IssueCode.V02, message=message, path=path)])

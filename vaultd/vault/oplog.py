@@ -19,6 +19,7 @@ import stat
 from typing import TYPE_CHECKING
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from vaultd.content_mode import new_file_mode
 from vaultd.errors import Conflict, InvalidParams, ValidationFailed
 from vaultd.fsio import fsync_dir, locked
@@ -93,7 +94,7 @@ def _check_field(name: str, value: str) -> None:
     if _BAD_FIELD.search(value) or value != value.strip():
         raise ValidationFailed(
             f"log field {name} has a control character, a pipe, a double space or a separator",
-            issues=[Issue(code="V09", message=f"invalid log field {name}", path=LOG_NAME)],
+            issues=[Issue(code=IssueCode.V09, message=f"invalid log field {name}", path=LOG_NAME)],
         )
 
 
@@ -119,7 +120,7 @@ def format_line(event: LogEvent, when: dt.datetime, *, agent: bool, proposal: st
     if len(line.encode("utf-8")) + room + 1 > MAX_LINE_BYTES:
         raise ValidationFailed(
             f"the log line would be over {MAX_LINE_BYTES} bytes; shorten the note",
-            issues=[Issue(code="V09", message="log line too long", path=LOG_NAME)],
+            issues=[Issue(code=IssueCode.V09, message="log line too long", path=LOG_NAME)],
         )
     return line + mark + "\n"
 
