@@ -66,7 +66,7 @@ class ConfigStore:
         """The current registry; a missing file is an empty one.
 
         Raises:
-            ConfigError: INVALID_PARAMS, the file is unusable; the message names it and why.
+            ConfigError: VALIDATION, the file is unusable; the message names it and why.
         """
         try:
             data, _ = read_regular(self.path, MAX_CONFIG_BYTES)
