@@ -129,6 +129,12 @@ class ConsoleSupervisor:
         return self.home / "logs" / "console.log"
 
     async def _start(self) -> _Child:
+        """Start the console's process and wait for its first control line, the address it serves.
+
+        Raises:
+            Unavailable: UNAVAILABLE, the process could not be started, or did not report a
+                127.0.0.1 address in time (see its log).
+        """
         log_path = self._log_path()
         log_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:

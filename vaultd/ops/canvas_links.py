@@ -101,6 +101,12 @@ class _Edits:
         _set(self.expected, token.path, new_value)
 
     def result(self) -> str:
+        """The canvas text with its links rewritten in place, every other byte kept.
+
+        Raises:
+            ValidationFailed: VALIDATION (V03), the rewritten text would not read back as the links
+                meant.
+        """
         if not self.tokens:
             return self.text
         out: list[str] = []

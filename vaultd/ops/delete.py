@@ -27,7 +27,11 @@ MAX_SUFFIX = 999
 
 
 def trash_path(ctx: OpContext, path: str) -> str:
-    """A free place for ``path`` in the trash."""
+    """A free place for ``path`` in the trash.
+
+    Raises:
+        Conflict: CONFLICT, the trash holds ``MAX_SUFFIX`` copies of the path already.
+    """
     first = f"{TRASH}/{path}"
     if ctx.read(first) is None:
         return first
@@ -63,6 +67,14 @@ def breaking_links(ctx: OpContext, path: str) -> list[Issue]:
 
 
 def plan_delete(ctx: OpContext, params: DeleteParams) -> Plan:
+    """Plan a delete: the note moves to Obsidian's trash (undo brings it back), refused while links
+    still need it.
+
+    Raises:
+        Conflict: CONFLICT, the note was removed since it was indexed.
+        ValidationFailed: VALIDATION (V03), links to it would break and ``leave_broken_links`` is
+            not set.
+    """
     path = ctx.find(params.target)
     raw = ctx.read(path)
     if raw is None:

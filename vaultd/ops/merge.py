@@ -134,7 +134,12 @@ def _check_supersession(ctx: OpContext, keep: str, kd: dict[str, Any], absorb: s
 
 def _check_anchors(ctx: OpContext, keep: str, keep_text: str, merged: str, absorb: str, absorb_text: str) -> None:
     """Inbound links to absorb with an anchor must find it, once, in the merged note; so must
-    absorb's links to its own headings and blocks, which move into keep."""
+    absorb's links to its own headings and blocks, which move into keep.
+
+    Raises:
+        ValidationFailed: VALIDATION (V03), an anchor would be lost or would name another heading or
+            block.
+    """
     fm = frontmatter.parse(keep_text)
     before = markdown.scan(keep_text, fm.body_offset, fm.body_line)
     mfm = frontmatter.parse(merged)
@@ -199,6 +204,12 @@ def merged_text(
 
 
 def plan_merge(ctx: OpContext, params: MergeParams) -> MergePlan:
+    """Plan a merge: ``absorb`` folds into ``keep`` and stays, superseded; links to it repoint to ``keep``.
+
+    Raises:
+        ValidationFailed: VALIDATION, a note is merged into itself.
+        LimitExceeded: LIMIT, the merged note would be over the note bound.
+    """
     keep = ctx.find(params.keep)
     absorb = ctx.find(params.absorb)
     if keep == absorb:

@@ -36,6 +36,12 @@ class MovePlan(Plan):
 
 
 def check_destination(ctx: OpContext, old: str, new: str) -> None:
+    """Refuse a move whose destination is unsafe or taken, before any link is planned.
+
+    Raises:
+        ValidationFailed: VALIDATION, the note is already there, the path is unsafe, or it is taken
+            (V08).
+    """
     if new == old:
         raise ValidationFailed(f"{old} is already at that path")
     twin = existing_twin(ctx, new)

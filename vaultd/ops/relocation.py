@@ -158,6 +158,12 @@ class Relocation:
         return _name_key(last) not in self._names
 
     def check_link(self, target: str, source: str, want: str, written: str, line: int) -> None:
+        """A rewritten link must resolve, after the move, to the file it meant.
+
+        Raises:
+            ValidationFailed: VALIDATION (V03), no link can name ``want`` unambiguously from the
+                source.
+        """
         now = self.after(target, self.new_source(source))
         if now.path != want:
             raise ValidationFailed(

@@ -56,6 +56,12 @@ def mark_superseded(ctx: OpContext, path: str, text: str, by: str) -> str:
 
 
 def plan_supersede(ctx: OpContext, params: SupersedeParams) -> Plan:
+    """Plan a supersession: the old note marked superseded by the new one, the new one linking back.
+
+    Raises:
+        ValidationFailed: VALIDATION, a note is said to supersede itself (V10 when the supersession
+            would go in a circle or re-point another).
+    """
     old = ctx.find(params.old)
     new = ctx.find(params.new)
     if old == new:

@@ -74,14 +74,23 @@ def created_path_issues(entry: VaultEntry, plan: Plan) -> list[Issue]:
 
 
 def refuse_unsafe_path(issues: list[Issue]) -> None:
-    """Raise VALIDATION for path screening errors; the message names the rule, never the path."""
+    """Raise VALIDATION for path screening errors; the message names the rule, never the path.
+
+    Raises:
+        ValidationFailed: VALIDATION, an issue of error severity is among ``issues``.
+    """
     if errors := [i for i in issues if i.severity == Severity.ERROR]:
         raise ValidationFailed(f"refused: {errors[0].message}", issues=errors)
 
 
 def check_policy(ctx: OpContext, plan: Plan) -> None:
     """The vault's policy on every path the plan touches, whatever the method: one place, so a
-    new operation (or an undo, a revert, an approved proposal) cannot miss a rule."""
+    new operation (or an undo, a revert, an approved proposal) cannot miss a rule.
+
+    Raises:
+        PolicyRefused: POLICY, a touched path is refused by the write channel, deny paths or
+            privacy.
+    """
     # Screened first: every later refusal names the path, which must not echo a secret.
     refuse_unsafe_path(new_path_issues(ctx, plan))
     problems = []
@@ -256,7 +265,11 @@ def kept_file_issues(change: Change) -> list[Issue]:
 
 
 def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
-    """Raise ValidationFailed with every error; return the warnings."""
+    """Raise ValidationFailed with every error; return the warnings.
+
+    Raises:
+        ValidationFailed: VALIDATION, with every error found; nothing is written.
+    """
     check_policy(ctx, plan)
     errors: list[Issue] = []
     warnings: list[Issue] = list(ctx.warnings) + list(plan.warnings)

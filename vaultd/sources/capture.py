@@ -111,7 +111,11 @@ class _Capture:
         return self._sources.by_origin.get(origin)
 
     def new_path(self, folder: str, title: str, tag: str) -> str:
-        """A new note path in ``folder``: the title's slug, with ``tag`` added if the name is taken."""
+        """A new note path in ``folder``: the title's slug, with ``tag`` added if the name is taken.
+
+        Raises:
+            ValidationFailed: VALIDATION, every tagged name for the title is taken.
+        """
         base = posixpath.join(folder, slug(title))
         for candidate in (f"{base}.md", f"{base}-{tag}.md", *(f"{base}-{tag}-{i}.md" for i in range(2, 100))):
             path = new_note_path(self.ctx, candidate)
@@ -149,6 +153,12 @@ def _fields(ctx: OpContext, item: CaptureItem, *, title: str, kind: SourceKind, 
 
 
 def _capture_file(run: _Capture, item: CaptureItem, page: str | None) -> None:
+    """Capture one file's bytes: the raw copy, deduplicated, and its source note.
+
+    Raises:
+        LimitExceeded: LIMIT, the operation's captured bytes would pass ``MAX_CAPTURE_BYTES``.
+        InvalidParams: INVALID_PARAMS, an OCR plan for a file that is not an image or a PDF.
+    """
     ctx = run.ctx
     got: Intake = take(ctx, item)
     run.total += len(got.data)
@@ -214,7 +224,12 @@ def _capture_file(run: _Capture, item: CaptureItem, page: str | None) -> None:
 
 
 def _raw_copy(run: _Capture, raw: str, data: bytes, sha: str) -> bool:
-    """Plan the raw copy unless those bytes are already there; True when they were (dedup)."""
+    """Plan the raw copy unless those bytes are already there; True when they were (dedup).
+
+    Raises:
+        ValidationFailed: VALIDATION (V25), the raw file at that name holds other bytes than its
+            name says.
+    """
     if raw in run.changes:
         return True
     current = read_current(run.ctx.root, raw, MAX_CAPTURE_BYTES)
@@ -278,6 +293,12 @@ def _plan(run: _Capture, item: CaptureItem, kind: SourceKind, title: str, origin
 
 
 def _capture_url(run: _Capture, item: CaptureItem, page: str | None) -> None:
+    """Record a URL as a consent plan: a note of what to fetch and by whom; vaultd fetches and runs
+    nothing.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the URL is not usable, or an OCR plan came with it.
+    """
     assert item.url is not None
     try:
         url = normalize_url(item.url)

@@ -49,6 +49,11 @@ class Intake:
 
 
 def one_input(item: CaptureItem) -> str:
+    """Which of a capture item's exclusive inputs it gives; the schema cannot say 'exactly one of'.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, none or several are given.
+    """
     given = [k for k in ("path", "vault_path", "text", "data", "url") if getattr(item, k) is not None]
     if len(given) != 1:
         raise InvalidParams(
@@ -88,6 +93,11 @@ def take(ctx: OpContext, item: CaptureItem) -> Intake:
 
 
 def _inline_bound(data: bytes) -> None:
+    """Content sent in the call is bounded tighter than a file: it travels in one frame.
+
+    Raises:
+        LimitExceeded: LIMIT, it is over ``MAX_INLINE_CAPTURE_BYTES``.
+    """
     if len(data) > MAX_INLINE_CAPTURE_BYTES:
         raise LimitExceeded(
             f"content sent in the call is {len(data)} bytes; at most {describe(MAX_INLINE_CAPTURE_BYTES)} (capture a file by path instead)"
@@ -99,6 +109,15 @@ def _p20(message: str) -> PolicyRefused:
 
 
 def _vault_file(ctx: OpContext, rel: str, name: str | None) -> Intake:
+    """A file of the vault to capture, read as the caller may see it; vaultd's and Obsidian's own
+    folders never.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the path is not plain vault-relative, or the file cannot be
+            read as one.
+        NotFound: NOT_FOUND, no such file, or one private to the caller.
+        LimitExceeded: LIMIT, the file is over ``MAX_CAPTURE_BYTES``.
+    """
     rel = rel.strip("/")
     parts = rel.split("/")
     if any(p in ("", ".", "..") for p in parts) or "\x00" in rel:
@@ -122,6 +141,14 @@ def _vault_file(ctx: OpContext, rel: str, name: str | None) -> Intake:
 
 
 def _outside_file(ctx: OpContext, path: str, name: str | None) -> Intake:
+    """A file outside the vault, for a person only: its bytes read through no link.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the path is relative, a link, not a regular file, or
+            unreadable.
+        NotFound: NOT_FOUND, no such file.
+        LimitExceeded: LIMIT, the file is over ``MAX_CAPTURE_BYTES``.
+    """
     if ctx.channel == Channel.MCP:
         raise _p20(AGENT_PATHS)
     if not os.path.isabs(path):

@@ -143,7 +143,12 @@ def _with_new_header(text: str, changes: dict[str, Any]) -> str:
 
 
 def _verify(result: str, expected: dict[str, Any], body: str) -> None:
-    """Read the result back; anything but exactly the expected data and body is a bug of ours."""
+    """Read the result back; anything but exactly the expected data and body is a bug of ours.
+
+    Raises:
+        LimitExceeded: LIMIT, the header would grow past ``MAX_HEADER_BYTES``.
+        Internal: INTERNAL, the result does not read back as the data and body meant.
+    """
     header = _header_of(result)
     if len(header.encode("utf-8")) > MAX_HEADER_BYTES:
         raise LimitExceeded(f"the frontmatter would grow past {MAX_HEADER_BYTES // 1024} KiB; keep long values in the body")
