@@ -1,5 +1,6 @@
 """Errors are documented where they are raised: every function of vaultd that raises a
-``VaultError`` subclass names it in a ``Raises:`` section, and every such class says who raises it.
+``VaultError`` subclass (itself, or one a helper built and returned) names it in a ``Raises:``
+section, and every such class says who raises it.
 
 Read from the source with ``ast`` (nothing is imported), so a module that moves or an error class
 added beside its raiser is covered without a list to keep.
@@ -79,6 +80,21 @@ def _error_classes(modules: dict[str, Module]) -> dict[tuple[str, str], ast.Clas
     return {key: classes[key][1] for key in errors}
 
 
+def _factories(modules: dict[str, Module], errors: dict[tuple[str, str], ast.ClassDef]) -> dict[tuple[str, str], tuple[str, str]]:
+    """Module-level functions that build a refusal for their caller to raise (``raise _issue(...)``),
+    by their return annotation: raising what one returns raises that class."""
+    found = {}
+    for module in modules.values():
+        for node in module.tree.body:
+            if isinstance(node, ast.FunctionDef) and node.returns is not None:
+                returns = node.returns
+                if isinstance(returns, ast.Constant) and isinstance(returns.value, str):
+                    returns = ast.parse(returns.value, mode="eval").body
+                if (target := _resolve(module, returns)) in errors:
+                    found[(module.name, node.name)] = target
+    return found
+
+
 def _own_raises(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Raise]:
     """The raise statements of the function's own body, not of functions or classes nested in it."""
     found: list[ast.Raise] = []
@@ -124,6 +140,8 @@ def test_every_function_that_raises_a_vault_error_names_it_under_raises() -> Non
     modules = _modules()
     errors = _error_classes(modules)
     assert len(errors) > 12, "the walk lost the error classes"
+    factories = _factories(modules, errors)
+    assert len(factories) >= 5, "the walk lost the functions that build refusals"
     missing: list[str] = []
     checked = 0
     for module in modules.values():
@@ -136,6 +154,8 @@ def test_every_function_that_raises_a_vault_error_names_it_under_raises() -> Non
                 target = _resolve(module, exc) if exc is not None else None
                 if target in errors:
                     raised.add(target[1])
+                elif isinstance(statement.exc, ast.Call) and target in factories:
+                    raised.add(factories[target][1])
             if not raised:
                 continue
             checked += 1

@@ -56,7 +56,12 @@ def _call_arg(fn: str, arg: str, path: str, reloc: Relocation, line: int) -> str
 
 
 def _rewrite_text(text: str, path: str, reloc: Relocation, first_line: int = 1) -> tuple[str, list[Rewrite]]:
-    """``text`` with every link form above fixed for ``reloc``, and what was rewritten."""
+    """``text`` with every link form above fixed for ``reloc``, and what was rewritten.
+
+    Raises:
+        ValidationFailed: VALIDATION (V03), a link cannot be rewritten in place (the new name holds
+            a quote).
+    """
     out: list[str] = []
     found: list[Rewrite] = []
     pos = 0

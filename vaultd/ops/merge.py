@@ -81,7 +81,11 @@ def drop_leading_h1(body: str) -> str:
 
 
 def take_topics(text: str, body_offset: int, path: str) -> tuple[str, list[str]]:
-    """``text`` without its ``## Topics`` sections, and their list items in order."""
+    """``text`` without its ``## Topics`` sections, and their list items in order.
+
+    Raises:
+        ValidationFailed: VALIDATION (V05), a Topics section holds more than a list.
+    """
     spans = markdown.section_spans(text, body_offset, TOPICS)
     items: list[str] = []
     for start, end in spans:
@@ -126,6 +130,11 @@ def union(first: list[Any], second: list[Any]) -> list[Any]:
 
 
 def _check_supersession(ctx: OpContext, keep: str, kd: dict[str, Any], absorb: str, ad: dict[str, Any]) -> None:
+    """A merge must not run against the notes' own supersession: keep must be the newer note.
+
+    Raises:
+        ValidationFailed: VALIDATION (V10), keep is superseded by absorb, or absorb by keep already.
+    """
     if absorb in linked_notes(ctx, kd.get("superseded_by"), keep) or keep in linked_notes(ctx, ad.get("supersedes"), absorb):
         raise _issue(IssueCode.V10, keep, f"{keep} is older than {absorb} (it is superseded by it); swap the two notes: keep the newer one")
     if keep in linked_notes(ctx, ad.get("superseded_by"), absorb):

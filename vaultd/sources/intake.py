@@ -117,6 +117,8 @@ def _vault_file(ctx: OpContext, rel: str, name: str | None) -> Intake:
             read as one.
         NotFound: NOT_FOUND, no such file, or one private to the caller.
         LimitExceeded: LIMIT, the file is over ``MAX_CAPTURE_BYTES``.
+        PolicyRefused: POLICY (P20), the file is in vaultd's or Obsidian's folders (for anyone), or
+            deny_paths keeps it from agents.
     """
     rel = rel.strip("/")
     parts = rel.split("/")
@@ -148,6 +150,7 @@ def _outside_file(ctx: OpContext, path: str, name: str | None) -> Intake:
             unreadable.
         NotFound: NOT_FOUND, no such file.
         LimitExceeded: LIMIT, the file is over ``MAX_CAPTURE_BYTES``.
+        PolicyRefused: POLICY (P20), an agent asked for a file outside the vault.
     """
     if ctx.channel == Channel.MCP:
         raise _p20(AGENT_PATHS)

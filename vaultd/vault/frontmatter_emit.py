@@ -166,7 +166,12 @@ def _header_of(result: str) -> str:
 
 
 def _layout(header: str, keys: list[str]) -> tuple[list[_KeySpan], int]:
-    """Every top-level key's span, in order, and the keys' column; refuses what it cannot map."""
+    """Every top-level key's span, in order, and the keys' column; refuses what it cannot map.
+
+    Raises:
+        ValidationFailed: VALIDATION (V01), the header is not a block mapping whose keys map to
+            their own lines.
+    """
     try:  # the pure-Python parser: its marks are character offsets into ``header``
         events = list(yaml.parse(header, Loader=yaml.SafeLoader))
     except yaml.YAMLError as exc:
@@ -247,6 +252,12 @@ def _span_end(header: str, value_end: int, indent: int) -> int:
 
 
 def _check_gap(gap: str) -> None:
+    """Text between keys must be blank lines or comments: anything else belongs to no key and would
+    be lost.
+
+    Raises:
+        ValidationFailed: VALIDATION (V01), the gap holds other lines.
+    """
     if _GAP.fullmatch(gap) is None:
         raise _unsafe("it holds lines that belong to no key")
 
@@ -301,6 +312,11 @@ def _scalar(value: Any) -> str:
 
 
 def _key_text(key: str) -> str:
+    """A key as written: plain when it reads back as itself, else quoted; bounded in length.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS (V02), the written key is over ``MAX_KEY_CHARS``.
+    """
     text = key if _plain_ok(key) and resolve_plain(key) == key else _quoted(key)
     if len(text) > MAX_KEY_CHARS:
         raise _bad_param("$.set", f"the key {key[:40]!r}... is longer than {MAX_KEY_CHARS} characters")
@@ -336,6 +352,11 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def _checked_key(key: Any, path: str) -> str:
+    """A params key as a string frontmatter can hold.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS (V02), the key is not a string or not valid Unicode.
+    """
     if not isinstance(key, str):
         raise _bad_param(path, f"frontmatter keys must be strings, not {key!r}")
     if _SURROGATE.search(key):
@@ -344,7 +365,12 @@ def _checked_key(key: Any, path: str) -> str:
 
 
 def _normalized(value: Any, path: str, depth: int) -> Any:
-    """The JSON-compatible value as plain builtins; refuses what frontmatter cannot hold."""
+    """The JSON-compatible value as plain builtins; refuses what frontmatter cannot hold.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS (V02), the value nests too deep, is not a finite number, not
+            valid Unicode, or not JSON-compatible.
+    """
     if depth > MAX_VALUE_DEPTH:
         raise _bad_param(path, f"the value nests deeper than {MAX_VALUE_DEPTH} levels")
     if value is None or isinstance(value, bool):
