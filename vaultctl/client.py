@@ -169,7 +169,11 @@ class Client:
             raise DaemonUnavailable(f"the connection to the daemon broke during {method}: {exc.strerror or exc}{tail}") from exc
 
     def _next_incoming(self) -> Incoming:
-        """The next frame, decoded as a reply or a notification."""
+        """The next frame, decoded as a reply or a notification.
+
+        Raises:
+            DaemonUnavailable: the connection closed, or the frame is oversized or not JSON-RPC.
+        """
         frame = self._next_frame()
         try:
             return decode_incoming(frame)
@@ -177,6 +181,11 @@ class Client:
             raise DaemonUnavailable(f"the daemon sent a frame that is not JSON-RPC: {exc}") from exc
 
     def _reply(self, request_id: int, on_notification: OnNotification | None = None) -> bytes:
+        """The result of request ``request_id``, passing notifications on and skipping stale replies.
+
+        Raises:
+            CallError: the daemon answered this request (or a frame it could not read) with an error.
+        """
         while True:
             response = self._next_incoming()
             if response.is_notification and on_notification is not None:
@@ -205,6 +214,11 @@ class Client:
                 yield incoming.method or "", bytes(incoming.params)
 
     def _next_frame(self) -> bytes:
+        """One whole frame, reading the socket only when none is buffered: a read may carry several.
+
+        Raises:
+            DaemonUnavailable: the daemon closed the connection, or sent a frame over the bound.
+        """
         while not self._pending:
             chunk = self._sock.recv(1 << 16)
             if not chunk:
