@@ -302,6 +302,9 @@ ONE_CONCEPT = {
     "vaultd/txn/journal.py": "the journal folder: written whole, read only when sealed, listed, retired",
     "vaultd/vault/markdown.py": "the body scanner: the mask, then headings, links, tags and blocks found through it",
     "vaultd/vault/watcher.py": "LiveIndex: one vault's index kept fresh (build, watch, refresh, barrier)",
+    "vaultd/runtime.py": "taking a vault: its .vaultd folder, the lock, the folder's identity and the served state",
+    "vaultd/api/read_methods.py": "the read methods, each answering from the index through the caller's visibility",
+    "vaultd/vault/frontmatter_emit.py": "the lossless frontmatter edit: each key's span mapped, changed keys emitted, read back",
 }
 
 

@@ -133,7 +133,11 @@ class Daemon:
             self.vault_set.wake()
 
     def vault(self, vault_id: str | None) -> VaultRuntime:
-        """The named vault, or the default one (the first personal vault, else the first)."""
+        """The named vault, or the default one (the first personal vault, else the first).
+
+        Raises:
+            NotFound: NOT_FOUND, no vault is registered, or none with that id.
+        """
         if vault_id is None:
             if not self.vaults:
                 raise NotFound("no vault is registered; add one with 'vaultctl vault add ID PATH'")

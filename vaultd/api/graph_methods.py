@@ -117,6 +117,13 @@ async def communities_of(ctx: CallContext, params: CommunitiesParams) -> Communi
     key = ("communities", params.resolution)
 
     def work() -> CommunitiesResult:
+        """Partition in a worker thread and keep the result on the snapshot, so one index state is
+        partitioned once.
+
+        Raises:
+            Unavailable: UNAVAILABLE, the community worker failed or was stopped; retrying may
+                succeed.
+        """
         found = snap.derived.get(key)
         if not isinstance(found, communities.Partition):
             try:

@@ -38,6 +38,13 @@ if TYPE_CHECKING:
 
 @handles(service.HELLO)
 async def hello(ctx: CallContext, params: HelloParams) -> HelloResult:
+    """Agree on a protocol version (the highest both sides speak) and learn who the caller is,
+    before any other call.
+
+    Raises:
+        Unavailable: UNAVAILABLE, the client's protocol is older than any this daemon supports;
+            upgrade the client.
+    """
     usable = [v for v in SUPPORTED_PROTOCOLS if v <= params.protocol]
     if not usable:
         raise Unavailable(

@@ -131,6 +131,12 @@ class ConsoleSupervisor:
         return self.home / "logs" / "console.log"
 
     async def _start(self) -> _Child:
+        """Start the console's process and wait for its first control line, the address it serves.
+
+        Raises:
+            Unavailable: UNAVAILABLE, the console extra is not installed, the process could not
+                be started, or it did not report a 127.0.0.1 address in time (see its log).
+        """
         # Asked of this interpreter, the one the console would run under, before anything starts:
         # without its web stack the console could only die on an import, with its log to say why.
         if (absence := CONSOLE.absence()) is not None:

@@ -50,6 +50,12 @@ def add_relevant_link(ctx: OpContext, path: str, text: str, target: str, relatio
 
 
 def plan_link(ctx: OpContext, params: LinkParams) -> Plan:
+    """Plan a ``- [[target]]`` line under the source's Relevant Notes (and back, when asked);
+    linking twice changes nothing.
+
+    Raises:
+        ValidationFailed: VALIDATION, the two notes are one.
+    """
     source = ctx.find(params.source)
     target = ctx.find(params.target)
     if source == target:

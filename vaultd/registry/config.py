@@ -66,7 +66,7 @@ class ConfigStore:
         """The current registry; a missing file is an empty one.
 
         Raises:
-            ConfigError: INVALID_PARAMS, the file is unusable; the message names it and why.
+            ConfigError: VALIDATION, the file is unusable; the message names it and why.
         """
         try:
             data, _ = read_regular(self.path, MAX_CONFIG_BYTES)
@@ -98,7 +98,11 @@ class ConfigStore:
             yield
 
     def update(self, change: Callable[[Config], Config]) -> Config:
-        """Apply ``change`` to the current registry and save it atomically, under the lock."""
+        """Apply ``change`` to the current registry and save it atomically, under the lock.
+
+        Raises:
+            LimitExceeded: LIMIT, the registry would be over ``MAX_CONFIG_BYTES``; nothing is saved.
+        """
         with self._locked():
             new = change(self.load())
             data = msgspec.json.format(msgspec.json.encode(new), indent=2) + b"\n"

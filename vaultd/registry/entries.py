@@ -14,7 +14,13 @@ if TYPE_CHECKING:
 
 
 def canonical_folder(raw: str) -> str:
-    """The folder's canonical absolute path (symlinks resolved), or a clear refusal."""
+    """The folder's canonical absolute path (symlinks resolved), or a clear refusal.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the path holds a NUL byte or is relative.
+        NotFound: NOT_FOUND, no folder is there.
+        ValidationFailed: VALIDATION, it cannot be resolved, is not a folder, or is not readable.
+    """
     if "\x00" in raw:
         raise InvalidParams("the vault path contains a NUL byte")
     path = Path(raw)
@@ -38,7 +44,12 @@ def _inside(child: str, parent: str) -> bool:
 
 
 def check_new_entry(config: Config, entry: VaultEntry, home: Path) -> None:
-    """Refuse a duplicate id or path, a vault nested in another (either way), or one holding the home."""
+    """Refuse a duplicate id or path, a vault nested in another (either way), or one holding the home.
+
+    Raises:
+        ConfigError: VALIDATION, the id or path is registered, the vault nests with another, or it
+            holds the home.
+    """
     for other in config.vaults:
         if other.id == entry.id:
             raise ConfigError(f"a vault with id {entry.id!r} is already registered (at {other.path})")

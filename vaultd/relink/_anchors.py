@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
 from vaultd.txn.plan import Change
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.link_targets import check_anchor, heading_key
@@ -96,7 +97,7 @@ def warnings_for(ctx: Reads, path: str, broken: list[Broken], rename: Rename | N
     )
     return [
         Issue(
-            code="V03",
+            code=IssueCode.V03,
             severity=Severity.WARNING,
             path=path,
             message=f"the edit breaks {len(broken)} link(s) to headings of {path}: {what}{fix}",

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from vaultd.errors import ValidationFailed
 from vaultd.relink._notes import Rewrite, link_edits
 from vaultd.vault import json_text
@@ -100,6 +101,12 @@ class _Edits:
         _set(self.expected, token.path, new_value)
 
     def result(self) -> str:
+        """The canvas text with its links rewritten in place, every other byte kept.
+
+        Raises:
+            ValidationFailed: VALIDATION (V03), the rewritten text would not read back as the links
+                meant.
+        """
         if not self.tokens:
             return self.text
         out: list[str] = []
@@ -111,7 +118,7 @@ class _Edits:
         new = "".join(out)
         if json_text.load(new) != self.expected:  # never plan a file that does not read back as meant
             message = f"the links of {self.path} cannot be rewritten in place; edit them by hand"
-            raise ValidationFailed(message, issues=[Issue(code="V03", path=self.path, message=message)])
+            raise ValidationFailed(message, issues=[Issue(code=IssueCode.V03, path=self.path, message=message)])
         return new
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
 from vaultd.errors import Conflict, LimitExceeded
 from vaultd.relink._base import rewrite_base
 from vaultd.relink._canvas import BOOKMARKS, rewrite_bookmarks, rewrite_canvas
@@ -69,7 +70,7 @@ def linking_files(ctx: Reads) -> list[str]:
 
 def _left(path: str, why: str) -> Issue:
     return Issue(
-        code="V03",
+        code=IssueCode.V03,
         path=path,
         severity=Severity.WARNING,
         message=f"{path} {why}; its links were not checked or rewritten: check them after the change",

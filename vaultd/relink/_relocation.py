@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from vaultd.errors import ValidationFailed
 from vaultd.vault.app_config import LinkFormat, NewLinkFormat
 from vaultd.vault.link_targets import LinkResolver, Resolution, ResolutionStatus, name_key
@@ -181,11 +182,19 @@ class Relocation:
         return _name_key(last) not in self._names
 
     def check_link(self, target: str, source: str, want: str, written: str, line: int) -> None:
+        """A rewritten link must resolve, after the move, to the file it meant.
+
+        Raises:
+            ValidationFailed: VALIDATION (V03), no link can name ``want`` unambiguously from the
+                source.
+        """
         now = self.after(target, self.new_source(source))
         if now.path != want:
             raise ValidationFailed(
                 f"cannot write a link to {want} that resolves unambiguously from {self.new_source(source)}",
-                issues=[Issue(code="V03", path=source, line=line, message=f"{written} cannot be rewritten to name {want} unambiguously")],
+                issues=[
+                    Issue(code=IssueCode.V03, path=source, line=line, message=f"{written} cannot be rewritten to name {want} unambiguously")
+                ],
             )
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from protocol.methods.sources import Authority, ClaimState, Confidence, Review, Risk, SourceKind, SourceState
 from vaultd.sources.origins import independence_key
 
@@ -194,7 +195,7 @@ class ClaimEntry:
 
 
 def _v20(path: str, message: str) -> Issue:
-    return Issue(code="V20", message=message, path=path)
+    return Issue(code=IssueCode.V20, message=message, path=path)
 
 
 def _enum_issue(data: dict[str, Any], key: str, allowed: type[Any], path: str) -> list[Issue]:

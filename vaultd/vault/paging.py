@@ -10,7 +10,12 @@ from vaultd.errors import InvalidParams
 def utf8_page(text: str, offset: int, max_bytes: int) -> tuple[str, int | None]:
     """The piece of ``text`` starting at byte ``offset``, at most ``max_bytes`` long, and the
     next offset (None at the end). An offset inside a character, or a budget too small for the
-    next character, is refused rather than silently moved."""
+    next character, is refused rather than silently moved.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the offset is past the end or inside a character, or the
+            budget is smaller than the next character.
+    """
     data = text.encode("utf-8")
     if offset > len(data):
         raise InvalidParams(f"offset {offset} is past the end ({len(data)} bytes)")
@@ -29,6 +34,11 @@ def encode_cursor(value: str) -> str:
 
 
 def decode_cursor(cursor: str) -> str:
+    """The text a cursor encodes (URL-safe base64, unpadded), refusing one this daemon did not make.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, it is not base64 of UTF-8 text.
+    """
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         return base64.b64decode(padded, altchars=b"-_", validate=True).decode("utf-8")

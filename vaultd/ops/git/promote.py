@@ -73,7 +73,12 @@ def _provenance(vault: str, path: str, op_id: str) -> str:
 
 
 def _plan_both(source: OpContext, org: OpContext, params: PromoteParams, s_op: str, o_op: str) -> Planned:
-    """Both plans, screened and validated (worker thread)."""
+    """Both plans, screened and validated (worker thread).
+
+    Raises:
+        ValidationFailed: VALIDATION (V08), the note was promoted before (without ``again``), or the
+            org vault has the path already.
+    """
     src_path = source.find(params.target)
     raw, text = source.read_target(src_path)
     fields = frontmatter.parse(text).data or {}
@@ -163,6 +168,15 @@ def _gate(call: WriteCall, source: VaultRuntime, org: VaultRuntime, planned: Pla
 
 
 async def run_promote(call: WriteCall, params: PromoteParams, approval: Approval | None = None) -> WriteReceipt[PromoteDetail]:
+    """Copy a note into an org vault as one operation over two vaults: previewed, then applied to
+    both or neither.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, ``to`` names the note's own vault, or confirm without the
+            preview's fingerprint.
+        PolicyRefused: POLICY, ``to`` is a personal vault.
+        StalePreview: STALE_PREVIEW, a note changed since the preview.
+    """
     source = call.host.vault(params.vault)
     org = call.host.vault(params.to)
     if source is org:
@@ -234,7 +248,12 @@ async def run_promote(call: WriteCall, params: PromoteParams, approval: Approval
 def _check_unchanged(planned: Planned, approval: Approval, source_vault: str) -> None:
     """Applying a proposal: every file must be read as the proposal read it and written to the
     bytes it showed (G03), or nothing is written. The copy depends on more than the two notes (a
-    link the org vault no longer resolves is dropped to text), so what was read is not enough."""
+    link the org vault no longer resolves is dropped to text), so what was read is not enough.
+
+    Raises:
+        StaleProposal: CONFLICT (G03), a file was read or would be written otherwise than proposed;
+            nothing is written.
+    """
     then = {d.path: (d.action, d.before_sha, d.after_sha) for d in approval.proposal.diffs}
     now = _targets(planned, source_vault)
     differ = sorted(p for p in then.keys() | now.keys() if then.get(p) != now.get(p))
@@ -278,6 +297,12 @@ def _propose(
 
 
 def _plan_for_proposal(ctx: OpContext, params: PromoteParams) -> Plan:
+    """The catalogue needs a planner for every operation; promote's runner plans both vaults itself.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, always: promote is never planned through the one-vault
+            runner.
+    """
     raise InvalidParams("note.promote writes two vaults; it is applied by its own runner")
 
 

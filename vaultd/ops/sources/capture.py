@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
 from protocol.limits import MAX_CAPTURE_BYTES, describe
 from protocol.methods.sources import (
     CaptureDetail,
@@ -100,7 +101,11 @@ class _Capture:
         return self._sources.by_origin.get(origin)
 
     def new_path(self, folder: str, title: str, tag: str) -> str:
-        """A new note path in ``folder``: the title's slug, with ``tag`` added if the name is taken."""
+        """A new note path in ``folder``: the title's slug, with ``tag`` added if the name is taken.
+
+        Raises:
+            ValidationFailed: VALIDATION, every tagged name for the title is taken.
+        """
         base = posixpath.join(folder, slug(title))
         for candidate in (f"{base}.md", f"{base}-{tag}.md", *(f"{base}-{tag}-{i}.md" for i in range(2, 100))):
             path = new_note_path(self.ctx, candidate)
@@ -138,6 +143,12 @@ def _fields(ctx: OpContext, item: CaptureItem, *, title: str, kind: SourceKind, 
 
 
 def _capture_file(run: _Capture, item: CaptureItem, page: str | None) -> None:
+    """Capture one file's bytes: the raw copy, deduplicated, and its source note.
+
+    Raises:
+        LimitExceeded: LIMIT, the operation's captured bytes would pass ``MAX_CAPTURE_BYTES``.
+        InvalidParams: INVALID_PARAMS, an OCR plan for a file that is not an image or a PDF.
+    """
     ctx = run.ctx
     got: Intake = take(ctx, item)
     run.total += len(got.data)
@@ -147,7 +158,7 @@ def _capture_file(run: _Capture, item: CaptureItem, page: str | None) -> None:
     media: Media = sniff(got.data, got.name)
     meta = metadata(got.data, media)
     if meta.problem:
-        run.warnings.append(Issue(code="V09", severity=Severity.WARNING, message=meta.problem))
+        run.warnings.append(Issue(code=IssueCode.V09, severity=Severity.WARNING, message=meta.problem))
     origin = item.origin or got.origin or "sent content"
     title = (
         item.title
@@ -160,7 +171,7 @@ def _capture_file(run: _Capture, item: CaptureItem, page: str | None) -> None:
     run.remember_sha(sha, note_path)
     folder, warning = attachments.attachment_folder(attachments.configured(ctx.root), posixpath.dirname(note_path))
     if warning:
-        run.warnings.append(Issue(code="V04", severity=Severity.WARNING, message=warning))
+        run.warnings.append(Issue(code=IssueCode.V04, severity=Severity.WARNING, message=warning))
     raw = posixpath.join(folder, f"{sha}.{media.ext}" if media.ext else sha)
     deduplicated = _raw_copy(run, raw, got.data, sha)
     raw_link = f"[[{raw}]]"
@@ -203,7 +214,12 @@ def _capture_file(run: _Capture, item: CaptureItem, page: str | None) -> None:
 
 
 def _raw_copy(run: _Capture, raw: str, data: bytes, sha: str) -> bool:
-    """Plan the raw copy unless those bytes are already there; True when they were (dedup)."""
+    """Plan the raw copy unless those bytes are already there; True when they were (dedup).
+
+    Raises:
+        ValidationFailed: VALIDATION (V25), the raw file at that name holds other bytes than its
+            name says.
+    """
     if raw in run.changes:
         return True
     current = read_current(run.ctx.root, raw, MAX_CAPTURE_BYTES)
@@ -214,7 +230,7 @@ def _raw_copy(run: _Capture, raw: str, data: bytes, sha: str) -> bool:
         message = (
             f"{raw} does not hold the bytes its name says (changed since it was captured); restore it or move it away, then capture again"
         )
-        raise ValidationFailed(f"refused: {message}", issues=[Issue(code="V25", path=raw, message=message)])
+        raise ValidationFailed(f"refused: {message}", issues=[Issue(code=IssueCode.V25, path=raw, message=message)])
     return True
 
 
@@ -267,6 +283,12 @@ def _plan(run: _Capture, item: CaptureItem, kind: SourceKind, title: str, origin
 
 
 def _capture_url(run: _Capture, item: CaptureItem, page: str | None) -> None:
+    """Record a URL as a consent plan: a note of what to fetch and by whom; vaultd fetches and runs
+    nothing.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the URL is not usable, or an OCR plan came with it.
+    """
     assert item.url is not None
     try:
         url = normalize_url(item.url)
