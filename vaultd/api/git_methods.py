@@ -20,10 +20,6 @@ from protocol.methods.git import (
     NoteDiffResult,
     NoteHistoryParams,
     NoteHistoryResult,
-    PromoteDetail,
-    PromoteParams,
-    RevertDetail,
-    RevertParams,
     SnapshotParams,
     SnapshotResult,
     SyncParams,
@@ -31,18 +27,14 @@ from protocol.methods.git import (
     VaultGitParams,
 )
 from protocol.methods.git_settings import GitMode
-from protocol.methods.receipts import WriteReceipt  # noqa: TC001 - handler annotation, read by get_type_hints in tests/unit/test_protocol_table.py
 from protocol.methods.vaults import VaultEntry, VaultInfo
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import history_path
 from vaultd.errors import InvalidParams, NotFound
 from vaultd.git import history
 from vaultd.git.doctor import config_issues
-from vaultd.git.promote import run_promote
 from vaultd.git.repo import Repo, require
-from vaultd.git.revert import revert_detail
 from vaultd.git.sync import sync_vault
-from vaultd.ops.runner import run_operation
 from vaultd.policy.visibility import Visibility
 from vaultd.txn.engine import read_current
 
@@ -203,15 +195,3 @@ async def vault_snapshot(ctx: CallContext, params: SnapshotParams) -> SnapshotRe
 async def vault_sync(ctx: CallContext, params: SyncParams) -> SyncResult:
     runtime = ctx.host.vault(params.vault)
     return await sync_vault(runtime, dry_run=params.dry_run, by=f"{ctx.channel}:{ctx.client}")
-
-
-@handles(git.PROMOTE)
-async def promote(ctx: CallContext, params: PromoteParams) -> WriteReceipt[PromoteDetail]:
-    return await run_promote(ctx, params)
-
-
-@handles(git.REVERT)
-async def revert(ctx: CallContext, params: RevertParams) -> WriteReceipt[RevertDetail]:
-    from vaultd.git.revert import plan_revert
-
-    return await run_operation(ctx, params, plan_revert, revert_detail)

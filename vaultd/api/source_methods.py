@@ -9,15 +9,9 @@ from typing import TYPE_CHECKING, TypeVar
 import anyio
 
 from protocol.methods import sources
-from protocol.methods.receipts import WriteReceipt  # noqa: TC001 - handler annotation, read by get_type_hints in tests/unit/test_protocol_table.py
 from protocol.methods.sources import (
-    CaptureDetail,
-    CaptureParams,
-    ClaimAddParams,
-    ClaimDetail,
     ClaimListParams,
     ClaimListResult,
-    ClaimUpdateParams,
     DriftState,
     EvidenceParams,
     EvidenceResult,
@@ -26,8 +20,6 @@ from protocol.methods.sources import (
 )
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
-from vaultd.ops.runner import run_operation
-from vaultd.sources import operations
 from vaultd.sources.evidence import Ledgers, accepted_claims, drift_findings, unsupported_claims
 from vaultd.sources.rawfiles import raw_hasher
 from vaultd.vault.lookup import find_note
@@ -37,21 +29,6 @@ if TYPE_CHECKING:
 
 
 R = TypeVar("R")
-
-
-@handles(sources.CAPTURE)
-async def capture(ctx: CallContext, params: CaptureParams) -> WriteReceipt[CaptureDetail]:
-    return await run_operation(ctx, params, operations.CAPTURE.planner, operations.CAPTURE.detail)
-
-
-@handles(sources.CLAIM_ADD)
-async def claim_add(ctx: CallContext, params: ClaimAddParams) -> WriteReceipt[ClaimDetail]:
-    return await run_operation(ctx, params, operations.CLAIM_ADD.planner, operations.CLAIM_ADD.detail)
-
-
-@handles(sources.CLAIM_UPDATE)
-async def claim_update(ctx: CallContext, params: ClaimUpdateParams) -> WriteReceipt[ClaimDetail]:
-    return await run_operation(ctx, params, operations.CLAIM_UPDATE.planner, operations.CLAIM_UPDATE.detail)
 
 
 async def _with_ledgers(ctx: CallContext, vault: str | None, fresh: bool, verify: bool, answer: Callable[[Ledgers], R]) -> R:

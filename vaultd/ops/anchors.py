@@ -21,7 +21,7 @@ from vaultd.vault.link_targets import check_anchor, heading_key
 from vaultd.vault.model import Heading, Link, LinkKind, MarkdownScan
 
 if TYPE_CHECKING:
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
 
 MAX_LISTED = 20  #: broken links named in the warning; the rest are counted
 _LINK_UNSAFE = re.compile(r"[#^|\[\]:\\]+")

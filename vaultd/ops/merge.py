@@ -26,13 +26,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from protocol.errors import Issue
+from protocol.methods import writes
 from protocol.methods.receipts import MAX_DETAIL_LINKS, MergeDetail
 from vaultd.errors import LimitExceeded, ValidationFailed
-from vaultd.ops.bounds import check_size_first
+from vaultd.ops._bounds import check_size_first
+from vaultd.ops._stamps import stamp_updated
+from vaultd.ops.catalog import operation
 from vaultd.ops.link_style import new_link
 from vaultd.ops.relink import relink
 from vaultd.ops.rewrite import Relocation, Rewrite
-from vaultd.ops.stamps import stamp_updated
 from vaultd.ops.supersede import linked_notes, mark_superseded
 from vaultd.txn.plan import MAX_NOTE_BYTES, Change, Plan
 from vaultd.vault import frontmatter, markdown
@@ -42,7 +44,7 @@ from vaultd.vault.link_targets import check_anchor
 
 if TYPE_CHECKING:
     from protocol.methods.writes import MergeParams
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
 
 TOPICS = "Topics"
 UNION_KEYS = ("source", "sources", "topics")
@@ -188,6 +190,14 @@ def merged_text(
     return stamp_updated(ctx, keep, emit(text, unions) if unions else text)
 
 
+def merge_detail(ctx: OpContext, plan: Plan) -> MergeDetail:
+    assert isinstance(plan, MergePlan)
+    return MergeDetail(
+        keep=plan.keep, absorb=plan.absorb, unions=plan.unions, inbound=[str(r) for r in plan.rewrites[:MAX_DETAIL_LINKS]], body=plan.body
+    )
+
+
+@operation(writes.MERGE, detail=merge_detail)
 def plan_merge(ctx: OpContext, params: MergeParams) -> MergePlan:
     keep = ctx.find(params.keep)
     absorb = ctx.find(params.absorb)
@@ -231,11 +241,4 @@ def plan_merge(ctx: OpContext, params: MergeParams) -> MergePlan:
         body=merged[frontmatter.parse(merged).body_offset :],
         unions=unions,
         rewrites=relinked.rewrites,
-    )
-
-
-def merge_detail(ctx: OpContext, plan: Plan) -> MergeDetail:
-    assert isinstance(plan, MergePlan)
-    return MergeDetail(
-        keep=plan.keep, absorb=plan.absorb, unions=plan.unions, inbound=[str(r) for r in plan.rewrites[:MAX_DETAIL_LINKS]], body=plan.body
     )

@@ -24,7 +24,7 @@ from vaultd.txn.plan import MAX_NOTE_BYTES, Change
 from vaultd.vault.link_targets import name_key
 
 if TYPE_CHECKING:
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
     from vaultd.ops.rewrite import Rewrite
 
 CANVAS_SUFFIX = ".canvas"

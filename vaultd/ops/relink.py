@@ -13,7 +13,7 @@ from vaultd.txn.plan import Change
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
     from vaultd.ops.relocation import Relocation
 
 

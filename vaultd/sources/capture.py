@@ -43,7 +43,7 @@ from vaultd.vault import frontmatter
 from vaultd.vault.frontmatter_emit import emit
 
 if TYPE_CHECKING:
-    from vaultd.ops.context import OpContext
+    from vaultd.ops import OpContext
 
 MAX_SLUG_CHARS = 80
 NO_RUNNER = "none configured"
