@@ -5,16 +5,17 @@ it is not an operation."""
 from __future__ import annotations
 
 import ast
+import re
 import sys
-import textwrap
 import typing
 from pathlib import Path
 
 import pytest
+import typer
+import typer.main
 
-from protocol.methods.receipts import NoDetail, detail_of, receipt_type
-from protocol.methods.spec import Effect, MethodSpec, Trait
-from protocol.methods.writes import WriteParams
+from protocol.methods.receipts import detail_of
+from protocol.methods.spec import Effect
 from protocol.schema import all_schemas
 from protocol.table import METHODS
 from vaultctl.mcp.tools import ToolCatalogue
@@ -95,51 +96,52 @@ def test_no_handler_module_runs_an_operation_by_hand() -> None:
     assert found == []
 
 
-def test_a_new_operation_is_a_spec_and_a_planner_the_handler_tool_and_schema_follow(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The path docs/adding-an-operation.md describes: a spec, a planner module declaring itself,
-    and nothing else on the daemon's side."""
-
-    class ArchiveParams(WriteParams, kw_only=True, forbid_unknown_fields=True):
-        target: str
-
-    spec: MethodSpec[ArchiveParams, typing.Any] = MethodSpec(
-        "note.scratch_archive", ArchiveParams, receipt_type(NoDetail), "Move a note into the archive.", Effect.WRITE, Trait.MCP
-    )
-    package = tmp_path / "scratch_ops"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "archive.py").write_text(
-        textwrap.dedent(
-            """
-            from tests.unit import test_operation_catalogue as here
-            from vaultd.ops import no_detail, operation
-            from vaultd.txn.plan import Plan
+def _example(info: str) -> str:
+    """The fenced block of docs/adding-an-operation.md whose info string is ``python <info>``."""
+    text = (REPO / "docs" / "adding-an-operation.md").read_text(encoding="utf-8")
+    found = re.findall(rf"^```python {info}\n(.*?)^```$", text, re.S | re.M)
+    assert len(found) == 1, info
+    return str(found[0])
 
 
-            @operation(here.SCRATCH_SPEC, detail=no_detail)
-            def plan_archive(ctx, params):
-                return Plan(op="note.scratch_archive", changes=[], summary="nothing", log_type="ROUTE")
-            """
-        )
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(sys.modules[__name__], "SCRATCH_SPEC", spec, raising=False)
-    monkeypatch.setitem(METHODS, spec.name, spec)
+def test_the_worked_example_of_the_docs_gets_its_handler_tool_schema_and_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/adding-an-operation.md's three edits, built as written: the spec beside the other
+    writes, the planner as a module of an operations package, the command beside the others; the
+    daemon's handler, the MCP tool and the schema follow with no other edit."""
+    from protocol.methods import writes
+    from vaultctl.commands import write_command as write_commands
+    from vaultctl.commands import writes as write_cli
     from vaultd.api import operation_methods
 
+    protocol_side = dict(vars(writes))
+    exec(compile(_example("spec"), "adding-an-operation.md:spec", "exec"), protocol_side)
+    spec, params = protocol_side["TAG"], protocol_side["TagParams"]
+    monkeypatch.setattr(writes, "TAG", spec, raising=False)
+    monkeypatch.setattr(writes, "TagParams", params, raising=False)
+    monkeypatch.setitem(METHODS, spec.name, spec)
+    package = tmp_path / "example_ops"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "tag.py").write_text(_example("planner"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cli_side = {**vars(write_cli), "TagParams": params}
     try:
-        discover(("scratch_ops",))
+        discover(("example_ops",))
         op = OPERATIONS[spec.name]
-        assert op.spec is spec and op.planner is not None and op.planner.__module__ == "scratch_ops.archive"
+        assert op.spec is spec and op.planner is not None and op.planner.__module__ == "example_ops.tag"
         operation_methods.register(op)
         hints = typing.get_type_hints(HANDLERS[spec.name])
-        assert hints["params"] is ArchiveParams and hints["return"] == spec.result
-        assert "note_scratch_archive" in ToolCatalogue().names
+        assert hints["params"] is params and hints["return"] == spec.result
+        assert "note_tag" in ToolCatalogue().names
         assert spec.name in [s["method"] for s in all_schemas()]
+        exec(compile(_example("cli"), "adding-an-operation.md:cli", "exec"), cli_side)
+        app = typer.Typer()
+        app.command("tag")(cli_side["tag"])
+        options = {p.name for p in typer.main.get_command(app).params}
+        assert {"target", "tag", "vault", "dry_run", "expected_sha", "log", "as_json"} <= options, options
     finally:
         OPERATIONS.pop(spec.name, None)
         HANDLERS.pop(spec.name, None)
-        sys.modules.pop("scratch_ops.archive", None)
-        sys.modules.pop("scratch_ops", None)
+        write_commands.WRITE_SPECS.pop(cli_side.get("tag"), None)  # type: ignore[arg-type]
+        for name in ("example_ops.tag", "example_ops"):
+            sys.modules.pop(name, None)
