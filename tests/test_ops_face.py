@@ -27,3 +27,15 @@ def test_no_module_outside_vaultd_ops_imports_its_private_helpers() -> None:
         if _private(name) and ".".join(path.relative_to(REPO).with_suffix("").parts) not in below
     ]
     assert found == [], "import these from vaultd.ops (add the name to its face):\n" + "\n".join(found)
+
+
+def test_no_handler_builds_what_a_planner_sees() -> None:
+    """An OpContext is made where an operation runs (the runner, promotion's own runner); a handler
+    that made one by hand would hold the index its own way (op.list reads through live_view)."""
+    found = [
+        f"{path.relative_to(REPO)}:{line}"
+        for path in sorted((REPO / "vaultd" / "api").rglob("*.py"))
+        for line, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "OpContext" in text
+    ]
+    assert found == []

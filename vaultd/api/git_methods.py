@@ -1,9 +1,9 @@
-"""Handlers of the git methods: history reads, the vault's git settings, snapshots, sync, promotion,
-reverts from history.
+"""Handlers of the git methods: history reads, the vault's git settings, snapshots and sync.
 
 History reads see the vault through the caller's visibility like every read: a note private to the
 caller's channel has no history either. Settings, snapshots and sync are not MCP tools, so the
-daemon refuses them to agents; promotion and reverts go through the agent gate like every write.
+daemon refuses them to agents. Promotion and reverts are operations: their handlers are made from
+the catalogue (:mod:`vaultd.api.operation_methods`) and go through the agent gate like every write.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Handlers of the graph methods: neighbours, communities, paths, hubs, maps, the navigator (reads),
-and graph.canvas (an operation through the runner).
+"""Handlers of the graph reads: neighbours, communities, paths, hubs, maps, the navigator
+(graph.canvas is an operation, answered by the handler the catalogue makes).
 
 Every read works on the snapshot the caller may see (see :func:`vaultd.lint.gather.view_of`), in a
 worker thread with the index held still; communities and hubs are kept on the snapshot, so asking

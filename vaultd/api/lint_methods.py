@@ -1,4 +1,4 @@
-"""Handlers of vault.lint (a read) and lint.fix (an operation through the runner).
+"""The handler of vault.lint (lint.fix is an operation, answered by the handler the catalogue makes).
 
 Lint runs in a worker thread with the index held still, on the snapshot the caller may see: a
 note private to an agent's channel is neither linted, nor named in another note's finding. The

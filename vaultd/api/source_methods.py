@@ -1,5 +1,6 @@
-"""Handlers of the sources and evidence methods: capture and claims through the operation runner,
-the ledgers and the evidence view read from the in-memory index."""
+"""Handlers of the sources and evidence methods: the ledgers and the evidence view, read from the
+in-memory index. Capture and claims are operations (:mod:`vaultd.sources.operations`), answered
+by the handlers the catalogue makes."""
 
 from __future__ import annotations
 
