@@ -115,10 +115,10 @@ def discover(packages: tuple[str, ...] = PACKAGES) -> None:
     for name in packages:
         if name in _DISCOVERED:
             continue
-        _DISCOVERED.add(name)
         package = importlib.import_module(name)
         for module in pkgutil.walk_packages(package.__path__, prefix=f"{name}."):
             importlib.import_module(module.name)
+        _DISCOVERED.add(name)
 
 
 def operations() -> dict[str, Operation[Any, Any]]:
