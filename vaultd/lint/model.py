@@ -50,13 +50,20 @@ class Deadline:
         return max(0.0, self._at - self._clock())
 
     def tick(self) -> None:
+        """One step of the walk (a note, a link, a card).
+
+        Raises:
+            LimitExceeded: LIMIT, the time is up (read at every CHECK_EVERY-th step).
+        """
         self._ticks += 1
         if self._ticks % self.CHECK_EVERY == 0:
             self.check()
 
     def check(self) -> None:
-        """Raises:
-        LimitExceeded: LIMIT, the time is up.
+        """Stop the walk once the time is up.
+
+        Raises:
+            LimitExceeded: LIMIT, the time is up.
         """
         if self._clock() >= self._at:
             raise LimitExceeded(f"the lint ran past its {self.seconds:g} s bound and stopped; lint one rule at a time (code)")
