@@ -2,6 +2,7 @@
 
     .venv/bin/python -m benchmarks.heavy_work                          # 20,000 notes, 60 s a scenario
     .venv/bin/python -m benchmarks.heavy_work --notes 50000 --seconds 90
+    .venv/bin/python -m benchmarks.heavy_work --only idle lint         # some scenarios only
 
 One daemon in a fresh home holds a generated vault (``bench``, ``benchmarks.corpus``) and a small
 one (``side``). Two probes run on connections of their own throughout, each waiting 20 ms between
@@ -15,8 +16,12 @@ requests: a **search** of ``bench`` (the generated queries in turn), and a **wri
 - **pipelined rebuilds**: four more connections each send 60 ``vault.rebuild`` of ``bench`` at
   once (within every per-connection bound before vault-wide work was bounded) and read their
   replies; the daemon's log counts the rebuilds that ran.
+- **lint**: a third client asks ``vault.lint`` of ``bench`` back to back, and a third probe
+  writes to ``bench`` itself (``note.create``), the vault being linted; idle has that probe too,
+  for comparison. (Each write changes the vault, so each lint resolves every link anew.)
 
-The goal: while either runs, search p95 under 50 ms and a write to the other vault under 100 ms.
+The goal: while either runs, search p95 under 50 ms and a write to the other vault under 100 ms;
+while a lint runs, a write to the vault being linted waits for none of it.
 The JSON report goes to ``benchmarks/out/heavy_work.json``; the table to stdout.
 """
 
@@ -44,6 +49,8 @@ OUT = Path(__file__).resolve().parent / "out"
 BIG, SIDE = "bench", "side"
 PAUSE_S = 0.02  #: between a probe's requests
 REBUILD_CONNECTIONS, REBUILDS_EACH = 4, 60
+SCENARIOS = ("idle", "communities", "rebuilds", "lint")
+PROBES = ("search", "write", "write_same")
 
 
 class Probe:
@@ -78,29 +85,41 @@ class Probe:
         return self.figure
 
 
-def _probes(daemon: Daemon, queries: list[str], scenario: str) -> tuple[Probe, Probe]:
+def _probes(daemon: Daemon, queries: list[str], scenario: str, same_vault: bool) -> dict[str, Probe]:
     def search(client: Client, n: int) -> None:
         call(client, "note.search", {"vault": BIG, "query": queries[n % len(queries)], "limit": 10})
 
     def write(client: Client, n: int) -> None:
         call(client, "note.create", {"vault": SIDE, "path": f"{scenario}/w{n:05d}.md", "body": f"written {n}\n"})
 
-    return Probe(daemon, f"search of {BIG}", search), Probe(daemon, f"note.create in {SIDE}", write)
+    def write_same(client: Client, n: int) -> None:
+        call(client, "note.create", {"vault": BIG, "path": f"probe-{scenario}/w{n:05d}.md", "body": f"written {n}\n"})
+
+    probes = {"search": Probe(daemon, f"search of {BIG}", search), "write": Probe(daemon, f"note.create in {SIDE}", write)}
+    if same_vault:
+        probes["write_same"] = Probe(daemon, f"note.create in {BIG}", write_same)
+    return probes
 
 
 def _measure(
-    daemon: Daemon, queries: list[str], scenario: str, seconds: float, load: Callable[[threading.Event], dict[str, Any]]
+    daemon: Daemon,
+    queries: list[str],
+    scenario: str,
+    seconds: float,
+    load: Callable[[threading.Event], dict[str, Any]],
+    *,
+    same_vault: bool = False,
 ) -> dict[str, Any]:
-    searcher, writer = _probes(daemon, queries, scenario)
+    probes = _probes(daemon, queries, scenario, same_vault)
     stop = threading.Event()
     facts: dict[str, Any] = {}
     loader = threading.Thread(target=lambda: facts.update(load(stop)), daemon=True)
     loader.start()
     time.sleep(seconds)
-    search, write = searcher.stop(), writer.stop()
+    figures = {name: probe.stop() for name, probe in probes.items()}
     stop.set()
     loader.join(timeout=900)
-    return {"search": search, "write": write, "errors": searcher.errors + writer.errors, **facts}
+    return {**figures, "errors": sum(probe.errors for probe in probes.values()), **facts}
 
 
 def _idle(stop: threading.Event) -> dict[str, Any]:
@@ -120,6 +139,24 @@ def _communities(daemon: Daemon) -> Callable[[threading.Event], dict[str, Any]]:
             k += 1
         client.close()
         return {"communities_runs": len(runs), "communities_s": [round(r, 2) for r in runs]}
+
+    return load
+
+
+def _lints(daemon: Daemon) -> Callable[[threading.Event], dict[str, Any]]:
+    def load(stop: threading.Event) -> dict[str, Any]:
+        client = daemon.client(timeout=600)
+        runs: list[float] = []
+        refused = 0
+        while not stop.is_set():
+            started = time.perf_counter()
+            try:
+                call(client, "vault.lint", {"vault": BIG})
+            except Exception:  # noqa: BLE001 - a lint past its time bound answers LIMIT; counted
+                refused += 1
+            runs.append(time.perf_counter() - started)
+        client.close()
+        return {"lint_runs": len(runs), "lint_refused": refused, "lint_s": [round(r, 2) for r in runs]}
 
     return load
 
@@ -166,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=60.0, help="how long each scenario is measured")
     parser.add_argument("--out", type=Path, default=OUT / "heavy_work.json")
+    parser.add_argument("--only", nargs="+", choices=SCENARIOS, default=list(SCENARIOS), help="the scenarios to run")
     args = parser.parse_args(argv)
 
     source = corpus.for_size(args.notes, args.seed)
@@ -184,26 +222,32 @@ def main(argv: list[str] | None = None) -> int:
             call(setup, "vault.add", {"id": SIDE, "path": str(side)})
             call(setup, "note.search", {"vault": BIG, "query": queries[0]})  # the index is ready
             setup.close()
-            results["idle"] = _measure(daemon, queries, "idle", args.seconds / 2, _idle)
-            results["communities"] = _measure(daemon, queries, "communities", args.seconds, _communities(daemon))
-            before = _rebuilds_run(home)
-            results["pipelined rebuilds"] = _measure(daemon, queries, "rebuilds", args.seconds, _rebuilds(home))
-            results["pipelined rebuilds"]["rebuilds_run"] = _rebuilds_run(home) - before
+            if "idle" in args.only:
+                results["idle"] = _measure(daemon, queries, "idle", args.seconds / 2, _idle, same_vault="lint" in args.only)
+            if "communities" in args.only:
+                results["communities"] = _measure(daemon, queries, "communities", args.seconds, _communities(daemon))
+            if "rebuilds" in args.only:
+                before = _rebuilds_run(home)
+                results["pipelined rebuilds"] = _measure(daemon, queries, "rebuilds", args.seconds, _rebuilds(home))
+                results["pipelined rebuilds"]["rebuilds_run"] = _rebuilds_run(home) - before
+            if "lint" in args.only:
+                results["lint"] = _measure(daemon, queries, "lint", args.seconds, _lints(daemon), same_vault=True)
         finally:
             daemon.stop()
     finally:
         home.cleanup()
 
     print(f"vault-wide work, {args.notes:,} notes, {args.seconds:g} s a scenario ({platform.machine()}, {platform.python_version()})")
-    print(f"{'scenario':<20}{'search p50':>12}{'p95':>10}{'max':>10}{'write p50':>12}{'p95':>10}{'max':>10}  n(search/write)")
+    print(f"{'scenario':<20}{'probe':<26}{'p50':>10}{'p95':>10}{'max':>10}{'n':>7}")
     for name, r in results.items():
-        s, w = r["search"], r["write"]
-        print(
-            f"{name:<20}{s.p50 * 1000:>10.1f}ms{s.p95 * 1000:>8.1f}ms{max(s.samples) * 1000:>8.0f}ms"
-            f"{w.p50 * 1000:>10.1f}ms{w.p95 * 1000:>8.1f}ms{max(w.samples) * 1000:>8.0f}ms  {len(s.samples)}/{len(w.samples)}"
-        )
+        for probe in PROBES:
+            f = r.get(probe)
+            if isinstance(f, Figure) and f.samples:
+                print(
+                    f"{name:<20}{f.note:<26}{f.p50 * 1000:>8.1f}ms{f.p95 * 1000:>8.1f}ms{max(f.samples) * 1000:>8.0f}ms{len(f.samples):>7}"
+                )
     for name, r in results.items():
-        extra = {k: v for k, v in r.items() if k not in ("search", "write")}
+        extra = {k: v for k, v in r.items() if k not in PROBES}
         if extra:
             print(f"{name}: {extra}")
     args.out.parent.mkdir(parents=True, exist_ok=True)

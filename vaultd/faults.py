@@ -21,6 +21,8 @@ marker, written; the other vaults' not yet), ``during-recovery`` (after the firs
 ``build-chunk`` (an index build parsed one more chunk of notes; its progress counts them),
 ``communities-worker`` (in the worker process that solves a large vault's communities, its
 input read; a pause there holds Leiden while the daemon goes on),
+``lint-rules`` (a lint's snapshot built from its copy of the index and its canvases read, the
+rules not yet run; a pause there holds the lint, with the index free),
 ``git-after-commit-tree`` (a checkpoint's commit object written, the branch not moved),
 ``git-after-update-ref`` (the branch moved, vaultd's record of it not yet written), and a sync's:
 ``sync-after-fetch`` (origin fetched, nothing integrated, the writer not held),
@@ -57,6 +59,7 @@ CRASH_POINTS = frozenset(
         "sync-after-follow",
         "build-chunk",
         "communities-worker",
+        "lint-rules",
     }
 )
 PRIMITIVES = frozenset({"write", "fsync", "rename", "fsync-dir", "unlink"})

@@ -1,28 +1,50 @@
 """The handler of vault.lint (lint.fix is an operation, answered by the handler the catalogue makes).
 
-Lint runs in a worker thread with the index held still, on the snapshot the caller may see: a
-note private to an agent's channel is neither linted, nor named in another note's finding. The
-canvases and bases are read and parsed before, with the index not held and within a time bound,
-so a hostile one never holds the vault's writes (:mod:`vaultd.lint.gather`).
+Lint works on the snapshot the caller may see: a note private to an agent's channel is neither
+linted, nor named in another note's finding.
+
+It never holds the index while it walks. The index is copied in one synchronous step on the
+event loop (:meth:`~vaultd.vault.index.VaultIndex.copy`: the maps' entries, not the records,
+which the index replaces and never changes), and everything after runs on that copy in a worker
+thread: resolving every link, reading the canvases and bases, every rule. A write to the vault
+being linted goes on meanwhile (it waits for nothing of lint's but the copy), and the findings
+are of one state of the vault, the one copied, whatever is written during the walk.
+
+Why a copy and not chunks of the walk under short holds, measured on a generated 20,000-note
+vault (2 cores, load average 12): the copy takes 1 to 2 ms; the link snapshot it replaces took
+2.3 s under the hold, and the rules 1.7 to 2.9 s more. Chunks would bound each hold but leave
+the walk seeing several states, to be restarted (or its findings marked) at every write between
+two chunks, so a vault written to steadily might never be linted whole; a copy sees one state
+and costs less than one chunk would. The copy shares the lists of the index's resolver, which
+the index replaces rather than changes for this reason (copying each list took 100 ms).
+
+The walk is bounded in time: past :data:`~protocol.methods.lint.MAX_LINT_SECONDS` from the
+copy, the rules stop and the call answers LIMIT (:class:`~vaultd.lint.model.Deadline`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import anyio
 
 from protocol.methods import lint
 from protocol.methods.lint import MAX_FINDING_CHARS, LintFinding, LintLevel, LintParams, LintResult
+from vaultd import faults
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
 from vaultd.api.vault_work import VAULT_WORK
 from vaultd.errors import InvalidParams
 from vaultd.lint.engine import run, verdict, with_fixes, with_hints
-from vaultd.lint.gather import document_paths, gather, read_documents, text_reader
+from vaultd.lint.gather import gather, text_reader
+from vaultd.lint.model import Deadline
 from vaultd.memory import collector_paused
 from vaultd.vault.lookup import find_note
+
+if TYPE_CHECKING:
+    from vaultd.vault.index import IndexCopy
 
 
 def _cut(text: str) -> str:
@@ -50,10 +72,10 @@ async def lint_vault(ctx: CallContext, params: LintParams) -> LintResult:
     runtime = ctx.host.vault(params.vault)
     entry = runtime.entry
 
-    def work() -> LintResult:
+    def work(copy: IndexCopy, note: str | None, deadline: Deadline) -> LintResult:
         with collector_paused():
-            note = find_note(live.index, params.note, view.hidden) if params.note is not None else None
-            inp = gather(live.index, entry, view, when, read)
+            inp = gather(copy, entry, view, when, deadline=deadline)
+            faults.point("lint-rules")
             found = run(inp, params.code)
             if note is not None:
                 found = [f for f in found if f.note == note]
@@ -79,8 +101,9 @@ async def lint_vault(ctx: CallContext, params: LintParams) -> LintResult:
         )
 
     async with VAULT_WORK.admitted(ctx, "vault.lint"), VAULT_WORK.turn():
-        async with live.held_still():
-            paths = await anyio.to_thread.run_sync(document_paths, live.index, entry, view)
-        read = await anyio.to_thread.run_sync(read_documents, runtime.root, paths)
-        async with live.held_still():
-            return await anyio.to_thread.run_sync(work)
+        deadline = Deadline.for_lint()
+        # One synchronous step on the event loop, where every change to the index is applied:
+        # the note and the copy are of one state, and no hold is needed.
+        note = find_note(live.index, params.note, view.hidden) if params.note is not None else None
+        copy = live.index.copy()
+        return await anyio.to_thread.run_sync(work, copy, note, deadline)

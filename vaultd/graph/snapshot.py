@@ -10,7 +10,8 @@ What a caller sees is the snapshot restricted to what it may see (:meth:`LinkSna
 a private note is not a node, its links are not edges, and a visible note's link to it stays
 resolved but names no path, as ``note.links`` shows it.
 
-Threading: build it in a worker thread while the index is held still; a built snapshot is
+Threading: build it in a worker thread while the index is held still, or from a copy of the
+index (:class:`~vaultd.vault.index.IndexCopy`) with the index released; a built snapshot is
 immutable and may be read from any thread.
 """
 
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING
 from vaultd.graph.topics import Misnamed, parents_of
 from vaultd.memory import collector_paused
 from vaultd.vault import markdown
+from vaultd.vault.index import IndexCopy
 from vaultd.vault.link_targets import ResolutionStatus
 from vaultd.vault.model import Link, LinkKind, NoteRecord
 from vaultd.vault.walk import is_note_path
@@ -176,13 +178,13 @@ class LinkSnapshot:
         return view
 
 
-def build(index: VaultIndex, parent_keys: tuple[str, ...], leave_out: frozenset[str] = frozenset()) -> LinkSnapshot:
-    """Resolve every link of every note in ``index`` (worker thread, index held still)."""
+def build(index: VaultIndex | IndexCopy, parent_keys: tuple[str, ...], leave_out: frozenset[str] = frozenset()) -> LinkSnapshot:
+    """Resolve every link of every note in ``index`` (worker thread, index held still or copied)."""
     with collector_paused():
         return _build(index, parent_keys, leave_out)
 
 
-def _build(index: VaultIndex, parent_keys: tuple[str, ...], leave_out: frozenset[str]) -> LinkSnapshot:
+def _build(index: VaultIndex | IndexCopy, parent_keys: tuple[str, ...], leave_out: frozenset[str]) -> LinkSnapshot:
     resolver = index.resolver
     bare: dict[str, Answer] = {}  #: a target without a folder part resolves the same from every note
     pathed: dict[tuple[str, str], Answer] = {}  #: one with a folder part depends on the note's folder
@@ -256,23 +258,30 @@ MAX_VIEWS = 8  #: restricted views kept per index generation (one per set of pri
 
 
 def snapshot(
-    index: VaultIndex,
+    index: VaultIndex | IndexCopy,
     parent_keys: tuple[str, ...],
     leave_out: frozenset[str] = frozenset(),
     hidden: Callable[[str], bool] | None = None,
     view_key: tuple[str, ...] = (),
 ) -> LinkSnapshot:
-    """The snapshot of ``index`` now, built once per generation (and per view of it)."""
+    """The snapshot of ``index`` now, built once per generation (and per view of it).
+
+    From a copy, the snapshot kept for the index it was copied from serves when it is of the
+    copy's generation, and one built from the copy is kept for that index unless a newer one
+    already is."""
+    owner = index.origin if isinstance(index, IndexCopy) else index
     base_key: tuple[object, ...] = (index.generation, parent_keys, leave_out)
     with _LOCK:
-        kept = _CACHE.get(index)
+        kept = _CACHE.get(owner)
         if kept is None or next(iter(kept))[:3] != base_key:
             kept = None
     if kept is None:
         built = build(index, parent_keys, leave_out)
         with _LOCK:
             kept = {(*base_key, ()): built}
-            _CACHE[index] = kept
+            current = _CACHE.get(owner)
+            if current is None or _generation(current) <= index.generation:
+                _CACHE[owner] = kept
     base = kept[(*base_key, ())]
     if hidden is None or not view_key:
         return base
@@ -284,3 +293,9 @@ def snapshot(
             if len(kept) <= MAX_VIEWS:
                 kept[key] = view
     return view
+
+
+def _generation(kept: dict[tuple[object, ...], LinkSnapshot]) -> int:
+    """The index generation the kept snapshots are of (the first item of every key)."""
+    generation = next(iter(kept))[0]
+    return generation if isinstance(generation, int) else -1

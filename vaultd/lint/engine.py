@@ -21,9 +21,14 @@ def run(inp: LintInput, code: LintCode | None = None) -> list[Finding]:
     """Every finding of the vault (of one rule when ``code`` is given), in report order.
 
     Fixable findings carry their ``repair`` but no ``fix`` yet: :func:`with_fixes` makes the fixes
-    of the findings that need them from the notes' text."""
+    of the findings that need them from the notes' text.
+
+    Raises:
+        LimitExceeded: LIMIT, the walk ran past ``inp.deadline``.
+    """
 
     def wanted(*codes: LintCode) -> bool:
+        inp.deadline.check()  # asked before each rule: the walk stops between rules too
         return code is None or code in codes
 
     found: list[Finding] = []

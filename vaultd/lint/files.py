@@ -47,6 +47,7 @@ def is_document(path: str) -> bool:
 
 def unused_attachment_findings(inp: LintInput, canvas_files: set[str]) -> Iterator[Finding]:
     for path in inp.snap.attachments:
+        inp.deadline.tick()
         if is_document(path) or path in inp.snap.linked_files or path in canvas_files:
             continue
         yield Finding(LintCode.L12, path, "no note or canvas links or embeds this attachment")
@@ -104,6 +105,7 @@ def canvas_problems(inp: LintInput, path: str, doc: Document, referenced: set[st
         return
     ids: set[str] = set()
     for node in nodes:
+        inp.deadline.tick()
         if not isinstance(node, dict) or not isinstance(node.get("id"), str):
             yield "a card has no id"
             continue
@@ -119,6 +121,7 @@ def canvas_problems(inp: LintInput, path: str, doc: Document, referenced: set[st
             if not inp.exists(node["background"]):
                 yield f"group {node['id']}: its background {node['background']} does not exist"
     for edge in edges:
+        inp.deadline.tick()
         if not isinstance(edge, dict):
             continue
         for end in ("fromNode", "toNode"):
@@ -161,6 +164,7 @@ def base_problems(inp: LintInput, path: str, doc: Document) -> Iterator[str]:
         return
     seen: set[str] = set()
     for text in _strings(doc.data):
+        inp.deadline.tick()
         found = [(f"[[{lk.target}]]", lk.target) for lk in markdown.links_in_value(text, 1) if lk.target.strip()]
         found += [(f'link("{_arg(m)}")', _arg(m).strip()) for m in _BASE_LINK.finditer(text)]
         for written, target in found:
@@ -180,6 +184,7 @@ def document_findings(inp: LintInput) -> tuple[list[Finding], set[str]]:
     findings: list[Finding] = []
     referenced: set[str] = set()
     for path in sorted(inp.documents):
+        inp.deadline.check()
         doc = inp.documents[path]
         code = LintCode.L14 if path.lower().endswith(".canvas") else LintCode.L15
         problems = canvas_problems(inp, path, doc, referenced) if code is LintCode.L14 else base_problems(inp, path, doc)

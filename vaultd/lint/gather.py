@@ -1,13 +1,17 @@
 """What lint reads before its rules run: the snapshot the caller may see, the vault's settings,
 and the ``.canvas`` and ``.base`` files (the index keeps their names, not their text).
 
-The canvases and bases are read and parsed first, by :func:`read_documents`, without the index
-held (so writes and refreshes go on meanwhile) and within
-:data:`~protocol.parse_limits.MAX_LINT_DOCUMENT_SECONDS` in all: those left when it runs out are
-counted unread, as those past :data:`~protocol.methods.lint.MAX_LINT_DOCUMENTS` are. Then
-:func:`gather` runs in a worker thread with the index held still. The rules themselves read
-nothing; the one other read is a note's text for a fix (:func:`text_reader`), made only for notes
-with a fixable link and only when the file is still the bytes the index holds.
+``vault.lint`` gathers from a copy of the index (:class:`~vaultd.vault.index.IndexCopy`), taken
+in one step on the event loop, so everything here runs in a worker thread with the index free:
+writes and refreshes go on meanwhile, and the findings are of the vault as it was copied.
+(``lint.fix`` plans with the index held still and gathers from the index itself.)
+
+The canvases and bases are read and parsed by :func:`read_documents` within
+:data:`~protocol.parse_limits.MAX_LINT_DOCUMENT_SECONDS` in all (and within what is left of the
+lint's own bound): those left when it runs out are counted unread, as those past
+:data:`~protocol.methods.lint.MAX_LINT_DOCUMENTS` are. The rules themselves read nothing; the one
+other read is a note's text for a fix (:func:`text_reader`), made only for notes with a fixable
+link and only when the file is still the bytes the index holds.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from protocol.parse_limits import MAX_LINT_DOCUMENT_SECONDS
 from vaultd.fsio import ReadRefused, Refusal, read_regular
 from vaultd.graph.snapshot import LinkSnapshot, snapshot
 from vaultd.lint.files import is_document, parse_document
-from vaultd.lint.model import Document, LintInput
+from vaultd.lint.model import Deadline, Document, LintInput
 from vaultd.vault import oplog
 
 if TYPE_CHECKING:
@@ -32,7 +36,7 @@ if TYPE_CHECKING:
 
     from protocol.methods.vaults import VaultEntry
     from vaultd.policy.visibility import Visibility
-    from vaultd.vault.index import VaultIndex
+    from vaultd.vault.index import IndexCopy, VaultIndex
 
 
 def _document(root: Path, rel: str) -> Document:
@@ -50,11 +54,6 @@ def _document(root: Path, rel: str) -> Document:
     return parse_document(rel, text)
 
 
-def document_paths(index: VaultIndex, entry: VaultEntry, visibility: Visibility) -> list[str]:
-    """The canvases and bases lint reads, in order: those the caller may see, up to the bound."""
-    return [a for a in view_of(index, entry, visibility).attachments if is_document(a)][:MAX_LINT_DOCUMENTS]
-
-
 def read_documents(root: Path, paths: list[str], seconds: float = MAX_LINT_DOCUMENT_SECONDS) -> dict[str, Document]:
     """Read and parse ``paths`` in order until ``seconds`` have passed; run it with the index not
     held. The files not reached are left out, and lint counts them unread."""
@@ -67,7 +66,7 @@ def read_documents(root: Path, paths: list[str], seconds: float = MAX_LINT_DOCUM
     return documents
 
 
-def view_of(index: VaultIndex, entry: VaultEntry, visibility: Visibility) -> LinkSnapshot:
+def view_of(index: VaultIndex | IndexCopy, entry: VaultEntry, visibility: Visibility) -> LinkSnapshot:
     """The snapshot of the vault as this caller sees it (vaultd's own log left out)."""
     leave_out = frozenset({oplog.log_name(entry)})
     keys = tuple(entry.parent_keys)
@@ -77,14 +76,25 @@ def view_of(index: VaultIndex, entry: VaultEntry, visibility: Visibility) -> Lin
 
 
 def gather(
-    index: VaultIndex, entry: VaultEntry, visibility: Visibility, as_of: dt.date, read: dict[str, Document] | None = None
+    index: VaultIndex | IndexCopy,
+    entry: VaultEntry,
+    visibility: Visibility,
+    as_of: dt.date,
+    read: dict[str, Document] | None = None,
+    deadline: Deadline | None = None,
 ) -> LintInput:
-    """The rules' input; ``read`` holds the documents :func:`read_documents` parsed (read here,
-    within the same bounds, when not given)."""
+    """The rules' input, which they walk within ``deadline``; ``read`` holds the documents
+    :func:`read_documents` parsed (read here, within the same bounds, when not given).
+
+    Raises:
+        LimitExceeded: LIMIT, the deadline passed while the snapshot was built.
+    """
+    deadline = deadline if deadline is not None else Deadline.never()
     snap = view_of(index, entry, visibility)
+    deadline.check()
     every_document = [a for a in snap.attachments if is_document(a)]
     if read is None:
-        read = read_documents(Path(entry.path), every_document[:MAX_LINT_DOCUMENTS])
+        read = read_documents(Path(entry.path), every_document[:MAX_LINT_DOCUMENTS], min(MAX_LINT_DOCUMENT_SECONDS, deadline.left()))
     documents = {p: read[p] for p in every_document if p in read}
     folders: set[str] | None = None
 
@@ -117,6 +127,7 @@ def gather(
         by_alias=by_alias,
         documents=documents,
         unread_documents=len(every_document) - len(documents),
+        deadline=deadline,
     )
 
 

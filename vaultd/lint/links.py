@@ -150,6 +150,7 @@ def link_findings(inp: LintInput) -> Iterator[Finding]:
         record = notes[source]
         answers = snap.answers[source]
         for i in snap.flagged[source]:
+            inp.deadline.tick()
             link, answer = record.links[i], answers[i]
             status, path = answer[0], answer[1]
             if status is _RESOLVED:

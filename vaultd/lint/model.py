@@ -3,10 +3,14 @@ and its findings, each with the mechanical fix where one is safe."""
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from protocol.methods.lint import MAX_LINT_SECONDS
 from protocol.methods.vaults import SchemaProfile
+from vaultd.errors import LimitExceeded
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -15,6 +19,54 @@ if TYPE_CHECKING:
     from protocol.methods.lint import LintCode, LintLevel
     from vaultd.graph.snapshot import LinkSnapshot, Resolved
     from vaultd.vault.link_targets import Resolution
+
+
+class Deadline:
+    """When a lint's walk must stop. The rules :meth:`tick` once per note, link or card; every
+    :data:`CHECK_EVERY` ticks the clock is read, and past the time the walk ends with LIMIT, so
+    no vault, however large or strange, keeps a lint (and its turn at vault-wide work) for long.
+    """
+
+    __slots__ = ("_at", "_clock", "_ticks", "seconds")
+    CHECK_EVERY = 256  #: ticks between two readings of the clock (a reading costs more than a tick)
+
+    def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.seconds = seconds
+        self._clock = clock
+        self._at = clock() + seconds
+        self._ticks = 0
+
+    @classmethod
+    def never(cls) -> Deadline:
+        return cls(math.inf)
+
+    @classmethod
+    def for_lint(cls) -> Deadline:
+        """A ``vault.lint``'s: :data:`~protocol.methods.lint.MAX_LINT_SECONDS` from now."""
+        return cls(MAX_LINT_SECONDS)
+
+    def left(self) -> float:
+        """Seconds left (0 once past)."""
+        return max(0.0, self._at - self._clock())
+
+    def tick(self) -> None:
+        """One step of the walk (a note, a link, a card).
+
+        Raises:
+            LimitExceeded: LIMIT, the time is up (read at every CHECK_EVERY-th step).
+        """
+        self._ticks += 1
+        if self._ticks % self.CHECK_EVERY == 0:
+            self.check()
+
+    def check(self) -> None:
+        """Stop the walk once the time is up.
+
+        Raises:
+            LimitExceeded: LIMIT, the time is up.
+        """
+        if self._clock() >= self._at:
+            raise LimitExceeded(f"the lint ran past its {self.seconds:g} s bound and stopped; lint one rule at a time (code)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,3 +127,4 @@ class LintInput:
     documents: Mapping[str, Document] = field(default_factory=dict)  #: .canvas and .base files by path
     unread_documents: int = 0  #: .canvas and .base files past the bound, not read (so not in ``documents``)
     memo: dict[str, dict[str, str]] = field(default_factory=dict)  #: answers a lint computes once (link texts)
+    deadline: Deadline = field(default_factory=Deadline.never)  #: when the rules must stop (LIMIT)

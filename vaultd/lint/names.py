@@ -44,6 +44,7 @@ def clash_findings(inp: LintInput) -> Iterator[Finding]:
         by_name.setdefault(name_key(path.rpartition("/")[2]), []).append(path)
     ambiguous: Counter[str] = Counter()
     for path, marks in snap.flagged.items():
+        inp.deadline.tick()
         written, answers = snap.notes[path].links, snap.answers[path]
         for i in marks:
             if answers[i][0] is _AMBIGUOUS and "/" not in written[i].target:
@@ -60,6 +61,7 @@ def clash_findings(inp: LintInput) -> Iterator[Finding]:
             yield Finding(LintCode.L07, path, f"the name {name!r} is also taken by {_others(paths, path)}{links}")
     by_title: dict[str, list[str]] = {}
     for path, record in snap.notes.items():
+        inp.deadline.tick()
         by_title.setdefault(record.title.strip().casefold(), []).append(path)
     for _title, paths in sorted(by_title.items()):
         names = {note_key(p) for p in paths}
@@ -74,6 +76,7 @@ def tag_findings(inp: LintInput) -> Iterator[Finding]:
     snap = inp.snap
     uses: dict[str, set[str]] = {}  #: spelling -> notes using it
     for path, record in snap.notes.items():
+        inp.deadline.tick()
         for tag in record.tags:
             uses.setdefault(tag.name, set()).add(path)
     groups: dict[str, set[str]] = {}  #: twin key -> spellings

@@ -34,6 +34,7 @@ def orphans(inp: LintInput) -> set[str]:
     snap = inp.snap
     found = set()
     for path in snap.notes:
+        inp.deadline.tick()
         if snap.out.get(path) or snap.into.get(path):
             continue
         if any(a[4] or (a[1] is not None and a[1] != path) for a in snap.answers.get(path, [])):
@@ -66,6 +67,7 @@ def unreachable_findings(inp: LintInput) -> Iterator[Finding]:
     while frontier:
         nxt = []
         for node in frontier:
+            inp.deadline.tick()
             for other in (*snap.out.get(node, {}), *below.get(node, ())):
                 if other not in seen:
                     seen.add(other)
@@ -78,6 +80,7 @@ def unreachable_findings(inp: LintInput) -> Iterator[Finding]:
 
 def frontmatter_findings(inp: LintInput) -> Iterator[Finding]:
     for path in sorted(inp.snap.notes):
+        inp.deadline.tick()
         record = inp.snap.notes[path]
         for issue in record.issues:
             yield Finding(LintCode.L06, path, f"{issue.code}: {issue.message}", issue.line)
@@ -107,6 +110,7 @@ def _date(value: Any) -> dt.date | None:
 def stale_findings(inp: LintInput) -> Iterator[Finding]:
     oldest = inp.as_of - dt.timedelta(days=STALE_DAYS)
     for path in sorted(inp.snap.notes):
+        inp.deadline.tick()
         data = inp.snap.notes[path].frontmatter
         if not data:
             continue
@@ -128,6 +132,7 @@ def stale_findings(inp: LintInput) -> Iterator[Finding]:
 
 def empty_findings(inp: LintInput) -> Iterator[Finding]:
     for path in sorted(inp.snap.notes):
+        inp.deadline.tick()
         record = inp.snap.notes[path]
         heading_words = sum(len(h.text.split()) for h in record.headings)
         if record.words - heading_words <= 0 and not record.links and not record.blocks:
@@ -136,6 +141,7 @@ def empty_findings(inp: LintInput) -> Iterator[Finding]:
 
 def size_findings(inp: LintInput) -> Iterator[Finding]:
     for path in sorted(inp.snap.notes):
+        inp.deadline.tick()
         size = inp.snap.notes[path].size
         if size > OVERSIZED_BYTES:
             yield Finding(LintCode.L10, path, f"{size} bytes, over {describe(OVERSIZED_BYTES)}")

@@ -21,6 +21,7 @@ def cycle_findings(inp: LintInput) -> Iterator[Finding]:
             return [q for q in parents.get(p, []) if q in members]
 
         for path in component:
+            inp.deadline.tick()
             chain = None
             for parent in inside(path):
                 chain = reaches(parent, path, inside)

@@ -81,6 +81,10 @@ class LinkResolver:
     Holds two maps of lists: file *name* key (note stem, attachment full name) -> paths, and
     *path* key (vault-relative, ``.md`` dropped for notes) -> paths. A list longer than one is
     what makes a link ambiguous. Both maps are built from every file, notes and attachments alike.
+
+    A list is never changed once in a map, only replaced, so :meth:`copy` copies the maps and
+    shares the lists: a copy of a 20,000-note vault's resolver costs a millisecond or two, where
+    copying each list cost about a hundred (a vault-wide reader takes one and lets the index go).
     """
 
     def __init__(self, paths: Iterable[str] = ()) -> None:
@@ -110,8 +114,8 @@ class LinkResolver:
             return
         name, key = self._keys(path)
         self._path_key[path] = key
-        self._by_name.setdefault(name, []).append(path)
-        self._by_path.setdefault(key, []).append(path)
+        self._by_name[name] = [*self._by_name.get(name, ()), path]
+        self._by_path[key] = [*self._by_path.get(key, ()), path]
         if not _is_note(path) and "." in name:
             stem = name.rpartition(".")[0]
             self._attachment_stems[stem] = self._attachment_stems.get(stem, 0) + 1
@@ -122,9 +126,10 @@ class LinkResolver:
         if key is None:
             return
         for table, k in ((self._by_name, key.rpartition("/")[2]), (self._by_path, key)):
-            entries = table[k]
-            entries.remove(path)
-            if not entries:
+            entries = [p for p in table[k] if p != path]
+            if entries:
+                table[k] = entries
+            else:
                 del table[k]
         name = key.rpartition("/")[2]
         if not _is_note(path) and "." in name:
@@ -132,6 +137,15 @@ class LinkResolver:
             left = self._attachment_stems.pop(stem) - 1
             if left:
                 self._attachment_stems[stem] = left
+
+    def copy(self) -> LinkResolver:
+        """A resolver of the same files that later changes to this one leave alone."""
+        twin = LinkResolver()
+        twin._by_name = dict(self._by_name)
+        twin._by_path = dict(self._by_path)
+        twin._path_key = dict(self._path_key)
+        twin._attachment_stems = dict(self._attachment_stems)
+        return twin
 
     def same_key(self, path: str) -> list[str]:
         """Existing files whose path equals ``path`` after NFC and case folding (a collision)."""
@@ -279,6 +293,12 @@ class Suggester:
 
     def remove(self, title: str) -> None:
         self._processed.pop(title, None)
+
+    def copy(self) -> Suggester:
+        """A suggester over the same titles that later changes to this one leave alone."""
+        twin = Suggester()
+        twin._processed = dict(self._processed)
+        return twin
 
     def suggest(self, text: str) -> tuple[str, float] | None:
         """The one title ``text`` most likely meant, with its score; None below the threshold."""
