@@ -46,7 +46,7 @@ from vaultd.ops.catalog import Operation, register
 from vaultd.ops.context import OpContext
 from vaultd.ops.create import existing_twin, new_note_path
 from vaultd.ops.receipts import change_receipts, receipt_of
-from vaultd.ops.runner import Approval, WriteCall, apply_planned_together, new_op_id, no_detail
+from vaultd.ops.runner import Approval, WriteCall, carry_out_together, new_op_id, no_detail
 from vaultd.ops.validate import check_policy, validate
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter, markdown
@@ -247,7 +247,7 @@ async def run_promote(call: WriteCall, params: PromoteParams, approval: Approval
                 p.proposal, p.proposed_by = approval.proposal.id, approval.proposal.proposer
         # One transaction over both vaults: an editor's save of either note, a full disk or a
         # crash anywhere before the org journal's commit marker leaves neither vault changed.
-        (log_receipt, org_commit, org_warnings), (_, source_commit, source_warnings) = await apply_planned_together(
+        (log_receipt, org_commit, org_warnings), (_, source_commit, source_warnings) = await carry_out_together(
             [(org, planned.org, o_op), (source, planned.source, s_op)], call, now=now
         )
         planned.detail.source_op_id, planned.detail.source_commit = s_op, source_commit

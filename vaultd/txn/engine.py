@@ -45,8 +45,8 @@ from vaultd.txn.journal import (
     JournalRef,
     Manifest,
     mark_committed,
+    open_journal,
     original_bytes,
-    read_manifest,
     remove_journal,
     write_journal,
 )
@@ -236,7 +236,7 @@ def apply_plan(root: Path, plan: Plan, op_id: str, channel: str, undoes: str | N
         except BaseException as exc:
             (folder / "committed").unlink(missing_ok=True)  # a marker whose folder fsync failed is no commit
             try:
-                report = _roll_back(root, folder, read_manifest(folder), vroot)
+                report = _roll_back(root, folder, open_journal(folder), vroot)
             except Exception:
                 log.exception("rollback failed; the journal is kept for recovery", op_id=op_id)
                 raise RollbackFailed(f"operation {op_id} failed and could not be rolled back; restart the daemon to recover it") from exc
@@ -327,7 +327,7 @@ def _roll_back_parts(parts: Sequence[Part], folders: list[Path], vroots: list[Va
     failed = False
     for part, folder, vroot in reversed(list(zip(parts, folders, vroots, strict=True))):
         try:
-            report = _roll_back(part.root, folder, read_manifest(folder), vroot)
+            report = _roll_back(part.root, folder, open_journal(folder), vroot)
         except Exception:
             log.exception("rollback failed; the journal is kept for recovery", op_id=part.op_id)
             failed = True
@@ -479,7 +479,7 @@ def _remove_temp_files(folder: Path) -> int:
 
 def undo_plan(root: Path, folder: Path) -> tuple[Plan, Manifest]:
     """The plan that reverses a committed operation, if every file is still as it left it."""
-    manifest = read_manifest(folder)
+    manifest = open_journal(folder)
     changes = []
     moved = []
     for entry in manifest.entries:
@@ -495,4 +495,4 @@ def undo_plan(root: Path, folder: Path) -> tuple[Plan, Manifest]:
 
 
 def committed_entries(folder: Path) -> list[Entry]:
-    return read_manifest(folder).entries
+    return open_journal(folder).entries

@@ -323,11 +323,6 @@ def open_journal(folder: Path, key: bytes | None = None) -> Manifest:
     return manifest
 
 
-def read_manifest(folder: Path) -> Manifest:
-    """The manifest, checked as :func:`open_journal` does with the daemon's key."""
-    return open_journal(folder)
-
-
 def original_bytes(folder: Path, entry: Entry) -> bytes | None:
     """The bytes a file had before; they must hash to the entry's ``before_sha``."""
     if entry.original is None:
