@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 SOCKET_NAME = "vaultd.sock"
-VAULT_RUNTIME_DIR = ".vaultd"  #: the daemon's own folder inside each vault (lock, journal, proposals)
+VAULT_STATE_DIR = ".vaultd"  #: the vault's state folder: the daemon's own folder inside each vault (lock, journal, proposals)
 
 
 def resolve_home(environ: Mapping[str, str] | None = None) -> Path:

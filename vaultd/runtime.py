@@ -1,4 +1,4 @@
-"""Taking a vault: its ``.vaultd/`` runtime folder and the lock the daemon holds while it owns it.
+"""Taking a vault: its state folder (``.vaultd/``) and the lock the daemon holds while it owns it.
 
 The lock is an flock on ``<vault>/.vaultd/lock``, so it dies with the process: a killed daemon
 never leaves a vault locked. The folder carries a ``.gitignore`` of ``*`` so a vault that is a
@@ -34,7 +34,7 @@ from vaultd.git.keeper import GitKeeper
 from vaultd.txn import journal, seal
 from vaultd.txn.engine import RecoveryReport, recover
 from vaultd.vault.index import BuildTally
-from vaultd.vault.layout import GITIGNORE_NAME, LOCK_NAME, RUNTIME_DIR
+from vaultd.vault.layout import GITIGNORE_NAME, LOCK_NAME, STATE_DIR
 from vaultd.vault.rebuild import RebuildQueue, Rebuilt, Turn, rebuild
 from vaultd.vault.watcher import LiveIndex
 from vaultd.waits import first_of
@@ -92,36 +92,36 @@ class VaultRuntime:
         self.git.entry = entry
 
     @property
-    def runtime_dir(self) -> Path:
-        return self.root / RUNTIME_DIR
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
 
     def take(self) -> bool:
-        """Create the runtime folder and take the vault lock; False (and the state says why) if not."""
+        """Create the state folder and take the vault lock; False (and the state says why) if not."""
         folder = folder_id(self.root)
         if folder is None:
             self.state, self.message = VaultState.MISSING, f"{self.root} is not a folder any more"
             return False
         try:
-            self.runtime_dir.mkdir(mode=0o700, exist_ok=True)
-            problem = journal.folder_issue(self.runtime_dir)
+            self.state_dir.mkdir(mode=0o700, exist_ok=True)
+            problem = journal.folder_issue(self.state_dir)
             if problem is not None:
                 # A vault can arrive with a .vaultd of its own; a link or another user's folder
                 # would carry the lock and the journal (and what recovery writes) elsewhere.
                 self.state = VaultState.ERROR
                 self.message = (
-                    f"{self.runtime_dir} {problem}; vaultd keeps its lock and journal only in a "
+                    f"{self.state_dir} {problem}; vaultd keeps its lock and journal only in a "
                     "folder of its own: move it away, then run 'vaultctl doctor'"
                 )
                 return False
-            _write_gitignore(self.runtime_dir)
-            fd = take_lock(self.runtime_dir / LOCK_NAME)
+            _write_gitignore(self.state_dir)
+            fd = take_lock(self.state_dir / LOCK_NAME)
         except LockHeld:
-            who = lock_holder.describe(lock_holder.holder(self.runtime_dir / LOCK_NAME))
+            who = lock_holder.describe(lock_holder.holder(self.state_dir / LOCK_NAME))
             self.state = VaultState.LOCKED
             self.message = f"{who} holds the vault lock; stop it (or let it give the vault up), then run 'vaultctl doctor'"
             return False
         except OSError as exc:
-            self.state, self.message = VaultState.ERROR, f"cannot prepare {self.runtime_dir}: {exc.strerror}"
+            self.state, self.message = VaultState.ERROR, f"cannot prepare {self.state_dir}: {exc.strerror}"
             if exc.errno == errno.EROFS:
                 self.message += (
                     "; if a service manager runs vaultd, its sandbox lets it write only in your home and the vaults "
@@ -383,10 +383,10 @@ class VaultRuntime:
         return len(self.live.index.notes) if self.live is not None else 0
 
 
-def _write_gitignore(runtime_dir: Path) -> None:
+def _write_gitignore(state_dir: Path) -> None:
     """Keep the folder out of git; created only, never written through a link or over a file."""
     try:
-        fd = os.open(runtime_dir / GITIGNORE_NAME, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        fd = os.open(state_dir / GITIGNORE_NAME, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     except FileExistsError:
         return
     try:

@@ -40,7 +40,7 @@ from vaultd.git import resolve as resolve  # registers git.resolve, the operatio
 from vaultd.git.checkpoint import TRAILER_CHANNEL
 from vaultd.git.merge import Labels
 from vaultd.git.objects import EMPTY_TREE, blob_id
-from vaultd.git.record import STATE_DIR
+from vaultd.git.record import GIT_STATE_DIR
 from vaultd.git.repo import Repo, checked_branch, is_ancestor, merge_base
 from vaultd.git.repo import resolve as resolve_rev
 from vaultd.git.staging import StagedContent, describe
@@ -318,7 +318,7 @@ async def _integrate_fetched(
 ) -> SyncResult:
     entry = runtime.entry
     keeper = runtime.git
-    work = runtime.root / STATE_DIR
+    work = runtime.root / GIT_STATE_DIR
     labels = Labels()
     async with runtime.writer:
         await runtime.owned_live().barrier()

@@ -31,7 +31,7 @@ from vaultd.fsio import ReadRefused, Refusal, fsync_dir, is_temp_name, read_regu
 from vaultd.policy import RESERVED_NAMES, check_new_path
 from vaultd.txn import opids, seal
 from vaultd.txn.plan import MAX_OP_BYTES, MAX_OP_FILES, Plan, sha256
-from vaultd.vault.layout import BOOKMARKS_FILE, JOURNAL_DIR, RUNTIME_DIR
+from vaultd.vault.layout import BOOKMARKS_FILE, JOURNAL_DIR, STATE_DIR
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -113,7 +113,7 @@ def folder_issue(path: Path) -> str | None:
 def runtime_issue(vault: Path) -> str | None:
     """Why the vault's ``.vaultd/`` or ``.vaultd/journal/`` must not be used, or None (either may
     be missing: the writer creates them)."""
-    for rel in (RUNTIME_DIR, JOURNAL_DIR):
+    for rel in (STATE_DIR, JOURNAL_DIR):
         try:
             problem = folder_issue(vault / rel)
         except FileNotFoundError:

@@ -22,7 +22,7 @@ from protocol.errors import Issue
 from vaultd.content_mode import new_file_mode
 from vaultd.errors import Conflict, InvalidParams, ValidationFailed
 from vaultd.fsio import fsync_dir, locked
-from vaultd.vault.layout import LOG_HEAD_BYTES, LOG_HEADER, LOG_LOCK_NAME, RUNTIME_DIR, SKIPPED_DIRS, is_operation_log
+from vaultd.vault.layout import LOG_HEAD_BYTES, LOG_HEADER, LOG_LOCK_NAME, SKIPPED_DIRS, STATE_DIR, is_operation_log
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -143,7 +143,7 @@ def _open_log(root: Path, rel: str) -> tuple[int, bool]:
 
 def append(root: Path, line: str, rel: str = LOG_NAME) -> None:
     """Append one whole line durably to the vault's own log; never to a file that is not one."""
-    lock_path = root / RUNTIME_DIR / LOG_LOCK_NAME
+    lock_path = root / STATE_DIR / LOG_LOCK_NAME
     with locked(lock_path):
         path = root / rel
         fd, created = _open_log(root, rel)

@@ -44,7 +44,7 @@ from vaultd.vault.cache import IndexCache, cache_file_name
 from vaultd.vault.changes import refresh_changes
 from vaultd.vault.index import BuildTally, VaultIndex
 from vaultd.vault.inotify import TreeWatch, available, reported
-from vaultd.vault.layout import COOKIE_PREFIX, RUNTIME_DIR
+from vaultd.vault.layout import COOKIE_PREFIX, STATE_DIR
 from vaultd.vault.reading import Updates, compute_updates
 from vaultd.vault.walk import walk
 
@@ -270,7 +270,7 @@ class LiveIndex:
         rels: set[str] = set()
         cookies: list[str] = []
         for rel in paths:
-            if rel.startswith(RUNTIME_DIR + "/"):
+            if rel.startswith(STATE_DIR + "/"):
                 cookies.append(rel.partition("/")[2])
             else:
                 rels.add(rel)
@@ -350,12 +350,12 @@ class LiveIndex:
     def _drop_cookie(self) -> str:
         name = f"{COOKIE_PREFIX}{os.getpid()}-{next(self._cookie_ids)}"
         self._cookies[name] = anyio.Event()
-        (self.root / RUNTIME_DIR / name).write_bytes(b"")
+        (self.root / STATE_DIR / name).write_bytes(b"")
         return name
 
     def _forget_cookie(self, name: str) -> None:
         self._cookies.pop(name, None)
-        (self.root / RUNTIME_DIR / name).unlink(missing_ok=True)
+        (self.root / STATE_DIR / name).unlink(missing_ok=True)
 
     async def barrier(self) -> None:
         """Return once every change made before the call is in the index.
@@ -381,7 +381,7 @@ class LiveIndex:
         try:
             name = self._drop_cookie()
         except OSError as exc:
-            raise Unavailable(f"cannot reach the vault's runtime folder in {self.root}: {exc.strerror}") from exc
+            raise Unavailable(f"cannot reach the vault's state folder in {self.root}: {exc.strerror}") from exc
         event = self._cookies[name]
         with anyio.move_on_after(BARRIER_TIMEOUT_S):
             await event.wait()
