@@ -16,7 +16,7 @@ import anyio
 import msgspec
 
 from protocol.methods.subscriptions import DROPPED, EVENTS, ClockToken, DroppedParams, EventsParams, SubscribeParams, SubscribeResult
-from vaultctl.console.daemon_link import CallFailed, DaemonGone, DaemonLink
+from vaultctl.console.daemon_connection import CallFailed, DaemonConnection, DaemonGone
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -43,7 +43,7 @@ def _message(data: bytes, event: str | None = None, id: str | None = None) -> by
 class Feeds:
     """Counts the open feeds, so they stay bounded."""
 
-    def __init__(self, daemon: DaemonLink) -> None:
+    def __init__(self, daemon: DaemonConnection) -> None:
         self.daemon = daemon
         self.open = 0
 

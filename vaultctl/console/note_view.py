@@ -15,7 +15,7 @@ from protocol.limits import MAX_READ_PAGE_BYTES
 from protocol.methods import reads
 from protocol.methods.reads import InLink, LinkKind, LinksParams, LinksResult, LinkStatus, OutLink, ReadParams, ReadResult
 from vaultctl.console import render
-from vaultctl.console.daemon_link import CallFailed, DaemonLink
+from vaultctl.console.daemon_connection import CallFailed, DaemonConnection
 
 EMBED_BYTES = 16 * 1024  #: of an embedded note's text; the rest is a link away
 LINKS_LIMIT = 500
@@ -54,7 +54,7 @@ def _resolution(out: list[OutLink]) -> dict[str, str | None]:
     return found
 
 
-async def _embedded(daemon: DaemonLink, vault: str, target: str, anchor: str | None) -> ReadResult | None:
+async def _embedded(daemon: DaemonConnection, vault: str, target: str, anchor: str | None) -> ReadResult | None:
     """The embedded note (its H2 section when the embed names one), or None when it cannot be read."""
     sections = [anchor, None] if anchor and not anchor.startswith("^") else [None]
     for section in sections:
@@ -66,7 +66,7 @@ async def _embedded(daemon: DaemonLink, vault: str, target: str, anchor: str | N
     return None
 
 
-async def note_view(daemon: DaemonLink, vault: str, target: str) -> NoteView:
+async def note_view(daemon: DaemonConnection, vault: str, target: str) -> NoteView:
     """Raises CallFailed (NOT_FOUND, AMBIGUOUS, ...) as note.read does for the note itself."""
     note = _read.decode(await daemon.call(reads.READ.name, ReadParams(target=target, vault=vault, max_bytes=MAX_READ_PAGE_BYTES)))
     links = _links.decode(await daemon.call(reads.LINKS.name, LinksParams(target=note.path, vault=vault, limit=LINKS_LIMIT)))

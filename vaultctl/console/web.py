@@ -21,7 +21,7 @@ from starlette.routing import Route
 from protocol.errors import ErrorCode, ErrorData
 from protocol.version import VERSION
 from vaultctl.console import calls
-from vaultctl.console.daemon_link import CallFailed, DaemonGone, DaemonLink
+from vaultctl.console.daemon_connection import CallFailed, DaemonConnection, DaemonGone
 from vaultctl.console.feed import Feeds, valid_vault
 from vaultctl.console.note_view import note_view
 from vaultctl.console.perimeter import Perimeter
@@ -80,9 +80,9 @@ async def _body(request: Request, limit: int) -> bytes | Response:
 
 
 class Console:
-    """The routes, over one process's sessions and daemon link."""
+    """The routes, over one process's sessions and daemon connection."""
 
-    def __init__(self, origin: str, sessions: Sessions, daemon: DaemonLink) -> None:
+    def __init__(self, origin: str, sessions: Sessions, daemon: DaemonConnection) -> None:
         self.origin = origin
         self.sessions = sessions
         self.daemon = daemon
