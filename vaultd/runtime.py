@@ -9,6 +9,12 @@ folder's identity (device and inode) is recorded when the lock is taken and chec
 access: a folder renamed away, with another one put at its path, is marked MISSING and neither
 read nor written (another process may lock the newcomer); the original coming back is taken
 again. The check is one ``stat`` per request, so an idle daemon spends nothing on it.
+
+A build's progress is reported from here too (``index.progress`` events and ``daemon.status``):
+the build counts in a :class:`~vaultd.vault.index.BuildTally` from its worker thread, where nothing
+waits for anyone; :func:`report_progress` reads the tally on the event loop a few times a second
+while the build runs, and records an event only when the count moved, so a stalled walk or an
+idle vault records nothing.
 """
 
 from __future__ import annotations
@@ -17,17 +23,19 @@ import datetime as dt
 import errno
 import os
 import stat
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
 import structlog
 
 from protocol import lock_holder
-from protocol.methods.events import Event, IndexReady, VaultHealthChanged, VaultRemoved
+from protocol.methods.events import Event, IndexProgress, IndexReady, VaultHealthChanged, VaultRemoved
+from protocol.methods.indexing import BuildProgress
 from protocol.methods.vaults import VaultEntry, VaultHealth, VaultState
 from vaultd.errors import Unavailable
-from vaultd.events.indexing import progress_of, report_progress
 from vaultd.events.log import EventLog
 from vaultd.fsio import LockHeld, record_holder, take_lock
 from vaultd.git.keeper import GitKeeper
@@ -38,6 +46,9 @@ from vaultd.vault.layout import GITIGNORE_NAME, LOCK_NAME, STATE_DIR
 from vaultd.vault.rebuild import RebuildQueue, Rebuilt, Turn, rebuild
 from vaultd.vault.watcher import LiveIndex
 from vaultd.waits import first_of
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 log = structlog.get_logger("vaultd.vault")
 
@@ -393,3 +404,34 @@ def _write_gitignore(state_dir: Path) -> None:
         os.write(fd, b"*\n")
     finally:
         os.close(fd)
+
+
+PROGRESS_TICK_S = 0.25  #: the most often a build's progress is recorded
+
+
+def progress_of(tally: BuildTally) -> BuildProgress | None:
+    """The tally as the protocol shows it; None before the build has begun."""
+    if tally.started is None:
+        return None
+    return BuildProgress(
+        parsed=tally.parsed,
+        total=tally.total,
+        reused=tally.reused,
+        elapsed_s=round(time.monotonic() - tally.started, 3),
+        rebuild=tally.rebuild,
+    )
+
+
+async def report_progress(events: Callable[[], EventLog], tally: BuildTally, done: anyio.Event, going: Callable[[], bool]) -> None:
+    """Record ``index.progress`` in the vault's current log until ``done`` is set (then once more,
+    if the count moved since), or until ``going()`` says the build was given up."""
+    last: tuple[int, int | None] | None = None
+    while going():
+        with anyio.move_on_after(PROGRESS_TICK_S):
+            await done.wait()
+        now = progress_of(tally)
+        if now is not None and (now.parsed, now.total) != last:
+            events().record(IndexProgress.of(now))
+            last = (now.parsed, now.total)
+        if done.is_set():
+            return

@@ -12,6 +12,9 @@ the reservation does not fit, so a client that reads nothing soon stops being re
 decoded reply is dropped as soon as it is encoded; the encoded one is released once the kernel has
 it. A reader waiting for a reservation still ends with its connection: the send timeout that
 drops a non-reader cancels the reader too.
+
+A session is below the daemon in the layers (the daemon starts the listener that makes
+sessions), so it names the daemon only through :class:`SessionHost`.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import math
 import socket
 import sys
 import termios
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.abc
@@ -34,14 +37,17 @@ from protocol.framing import LineBuffer, OversizedFrame
 from protocol.limits import describe
 from protocol.methods.common import Channel
 from vaultd.api.handlers import CallContext
+from vaultd.api.host import Host
 from vaultd.server.dispatch import INTERNAL_MESSAGE, dispatch
 from vaultd.server.subscriptions import SessionStreams, after_reply
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
+    from contextlib import AbstractAsyncContextManager
 
-    from vaultd.server.budget import Reservation, Share
-    from vaultd.server.host import SessionHost
+    from vaultd.events.wake import Wakers
+    from vaultd.registry.config import DaemonLimits
+    from vaultd.server.budget import ReplyBudget, Reservation, Share
 
 log = structlog.get_logger("vaultd.session")
 
@@ -52,6 +58,30 @@ LARGE_FRAME_BYTES = 1024 * 1024
 _TIOCOUTQ: int | None = getattr(termios, "TIOCOUTQ", None)  #: Linux; as SIOCOUTQ it works on sockets
 _OUTQ = bytes(4)  #: the int that TIOCOUTQ (SIOCOUTQ) fills in: bytes sent, not yet read by the peer
 _GONE = (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError)
+
+
+class SessionHost(Host, Protocol):
+    """What a session needs of the daemon that accepted it: the handlers' Host, and the bounds."""
+
+    @property
+    def max_frame(self) -> int:
+        """The largest request frame, in bytes."""
+
+    @property
+    def limits(self) -> DaemonLimits:
+        """The daemon limits of config.json: connections, timeouts, reply budgets."""
+
+    @property
+    def budget(self) -> ReplyBudget:
+        """The reply bytes every session's queued replies count against."""
+
+    @property
+    def vault_set(self) -> Wakers:
+        """Woken when a vault is attached or detached (subscriptions to every vault follow it)."""
+
+    def tracking_request(self) -> AbstractAsyncContextManager[None]:
+        """Counts a request in flight, so a stop waits for it."""
+        ...
 
 
 def _large(frame: bytes | OversizedFrame) -> bool:
