@@ -14,6 +14,8 @@ export PYTHONPYCACHEPREFIX := $(CURDIR)/$(VENV)/pycache
 
 .PHONY: demo test test-loaded test-long test-interop test-packaging dist zipapp interop-matrix bench check format lint types docs venv clean
 
+# `.[test]` brings every optional extra too (console, graph, media, rerank: pyproject.toml), so
+# `make demo` and `make test` have the web console and the graph's communities.
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml

@@ -96,22 +96,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd.events",),  # a vault's event log and clock, for subscribers
     ("vaultd.runtime",),  # a vault as the daemon holds it: lock, recovery, live index
     ("vaultd.console",),  # the web console's child process: started, asked for tokens, stopped
-    (
-        "vaultd.ops",
-        # the ledgers' operations and the validation that applies their rules to every write
-        "vaultd.sources.attachments",
-        "vaultd.sources.capture",
-        "vaultd.sources.checks",
-        "vaultd.sources.claims",
-        "vaultd.sources.intake",
-        "vaultd.sources.operations",
-        "vaultd.sources.rawfiles",
-        # the git room's operations run on a vault's runtime, as every operation does
-        "vaultd.git.sync",
-        "vaultd.git.promote",
-        "vaultd.git.revert",
-        "vaultd.git.resolve",
-    ),
+    ("vaultd.relink",),  # links kept pointing where they did when a file moves or a heading is renamed
+    ("vaultd.ops",),  # the write operations, a room's own in its package (vaultd.ops.sources, vaultd.ops.git)
     ("vaultd.api",),
     ("vaultd.server",),
     ("vaultd.daemon",),
@@ -185,6 +171,63 @@ def test_every_package_has_an_init(package: str) -> None:
 def test_every_module_has_a_layer() -> None:
     unranked = [m for m in MODULES if _rank(m) is None]
     assert not unranked, f"give these a place in LAYERS: {unranked}"
+
+
+def test_layers_place_packages_not_modules() -> None:
+    """A layer is a package, so a module's layer is where it lives: a module that belongs higher
+    than its package moves to a package of that layer (a room's operations to ``vaultd.ops``),
+    rather than being placed by hand. Only vaultd's own top-level modules stand alone."""
+    by_hand = [
+        name
+        for names in LAYERS
+        for name in names
+        if name not in MODULES or (MODULES[name].name != "__init__.py" and MODULES[name].parent != REPO / "vaultd")
+    ]
+    assert not by_hand, f"LAYERS names modules inside a package (or nothing): {by_hand}; move each to a package of its layer"
+
+
+#: Packages whose modules are private behind their ``__init__``: the rest of the code imports the face.
+FACES = ("vaultd.relink",)
+SOURCE_TREES = ("protocol", "vaultd", "vaultctl", "tests", "reliability", "benchmarks", "scripts")
+
+
+def _private_imports(source: str, face: str) -> list[tuple[int, str]]:
+    """The imports in ``source`` of a private module of ``face`` (``face._x``, or ``_x`` from it)."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + ([f"{node.module}.{a.name}" for a in node.names] if node.module == face else [])
+        else:
+            continue
+        found += [(node.lineno, n) for n in names if n.startswith(f"{face}._")]
+    return found
+
+
+def test_private_import_finder_finds_them() -> None:
+    code = "import vaultd.relink._files\nfrom vaultd.relink._notes import x\nfrom vaultd.relink import _base, relink\nfrom vaultd.relink import Relocation\n"
+    assert _private_imports(code, "vaultd.relink") == [
+        (1, "vaultd.relink._files"),
+        (2, "vaultd.relink._notes"),
+        (3, "vaultd.relink._base"),
+    ]
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_a_face_is_imported_not_its_rooms(face: str) -> None:
+    """Outside the package, its names come from its ``__init__``, so its modules can be split,
+    merged or renamed without touching a caller (anyio's ``_core`` behind ``anyio``)."""
+    inside = REPO.joinpath(*face.split("."))
+    assert inside.is_dir()
+    bad = [
+        f"{path.relative_to(REPO)}:{line} imports {name}"
+        for tree in SOURCE_TREES
+        for path in sorted((REPO / tree).rglob("*.py"))
+        if "__pycache__" not in path.parts and inside not in path.parents
+        for line, name in _private_imports(path.read_text(encoding="utf-8"), face)
+    ]
+    assert not bad, f"import these from {face}: " + "\n".join(bad)
 
 
 def test_imports_point_down_the_layers() -> None:
@@ -264,11 +307,11 @@ STANDS_ALONE = {
     "vaultd/policy/decoded.py": "one screening rule (decoded frontmatter as lines) behind the policy package's face",
     "vaultd/policy/owned.py": "one write rule (P05, vaultd's own files) behind the policy package's face",
     "vaultd/policy/names.py": "the note-name rule of the policy layer; its one caller, create, is an operation above that layer",
-    "vaultd/git/resolve.py": REROOMED,
+    "vaultd/ops/git/resolve.py": REROOMED,
     "vaultd/ops/canvas_create.py": REROOMED,
-    "vaultd/sources/attachments.py": REROOMED,
-    "vaultd/sources/operations.py": REROOMED,
-    "vaultd/sources/rawfiles.py": REROOMED,
+    "vaultd/ops/sources/attachments.py": REROOMED,
+    "vaultd/ops/sources/operations.py": REROOMED,
+    "vaultd/ops/sources/rawfiles.py": REROOMED,
 }
 
 

@@ -52,7 +52,11 @@ OnNotification = Callable[[str, bytes], None]
 
 
 class CallError(Exception):
-    """The daemon refused or failed a call; ``data.code`` is the stable error name."""
+    """The daemon answered the call with an error; ``data.code`` is the stable error name (its
+    ``exit_status`` is the command's), ``data.issues`` the rules behind it. Raised by
+    :meth:`Client.call` and :meth:`Client.call_raw`, and by the client itself for a request over
+    the frame bound (LIMIT, nothing sent). The connection stays usable: the CLI prints the refusal
+    and exits with its status, the MCP shim hands it to the agent as a tool error."""
 
     def __init__(self, data: ErrorData) -> None:
         super().__init__(data.message)
@@ -60,15 +64,24 @@ class CallError(Exception):
 
 
 class DaemonUnavailable(Exception):
-    """No daemon answered (and autostart was off or did not bring one up), or it stopped answering."""
+    """No daemon answered (and autostart was off or did not bring one up), or it stopped answering:
+    the socket is absent or refused, the connection broke, or the daemon sent something that is
+    not a JSON-RPC frame. Raised by :func:`connect` and by a call on a broken connection. The CLI
+    exits 69 (EX_UNAVAILABLE) with the message; start the daemon (``vaultctl daemon start``) or
+    see its log, then retry."""
 
 
 class UnsafeSocket(DaemonUnavailable):
-    """The socket is not provably the user's own daemon; nothing was sent to it."""
+    """The socket is not provably the user's own daemon; nothing was sent to it. Raised by
+    :func:`connect` when :mod:`vaultctl.peer` refuses the socket's folder or the uid listening on
+    it; the message says which places are safe. Move the socket (or the process squatting on it)
+    away; retrying as is never helps."""
 
 
 class ReplyTimeout(DaemonUnavailable):
-    """The daemon did not reply in time. A write may still be applied after the client gave up."""
+    """The daemon did not reply within the client timeout (``$VAULTD_CLIENT_TIMEOUT``). Raised by
+    a call. A write may still be applied after the client gave up (``maybe_applied``): check
+    ``vaultctl ops`` before retrying it; a read can be retried, with more time if need be."""
 
     def __init__(self, method: str, timeout: float | None, maybe_applied: bool) -> None:
         waited = f" within {timeout:g} s" if timeout is not None else ""
@@ -81,7 +94,9 @@ class ReplyTimeout(DaemonUnavailable):
 
 
 class BadSetting(Exception):
-    """A client setting in the environment is not usable; the message names it and its bounds."""
+    """A client setting in the environment is not usable; the message names it and its bounds.
+    Raised by :func:`client_timeout` (and so by :func:`connect`) before any connection is made;
+    the CLI exits 2 (usage). Fix or unset the variable."""
 
 
 def client_timeout(environ: dict[str, str] | None = None) -> float:
@@ -154,7 +169,11 @@ class Client:
             raise DaemonUnavailable(f"the connection to the daemon broke during {method}: {exc.strerror or exc}{tail}") from exc
 
     def _next_incoming(self) -> Incoming:
-        """The next frame, decoded as a reply or a notification."""
+        """The next frame, decoded as a reply or a notification.
+
+        Raises:
+            DaemonUnavailable: the connection closed, or the frame is oversized or not JSON-RPC.
+        """
         frame = self._next_frame()
         try:
             return decode_incoming(frame)
@@ -162,6 +181,11 @@ class Client:
             raise DaemonUnavailable(f"the daemon sent a frame that is not JSON-RPC: {exc}") from exc
 
     def _reply(self, request_id: int, on_notification: OnNotification | None = None) -> bytes:
+        """The result of request ``request_id``, passing notifications on and skipping stale replies.
+
+        Raises:
+            CallError: the daemon answered this request (or a frame it could not read) with an error.
+        """
         while True:
             response = self._next_incoming()
             if response.is_notification and on_notification is not None:
@@ -190,6 +214,11 @@ class Client:
                 yield incoming.method or "", bytes(incoming.params)
 
     def _next_frame(self) -> bytes:
+        """One whole frame, reading the socket only when none is buffered: a read may carry several.
+
+        Raises:
+            DaemonUnavailable: the daemon closed the connection, or sent a frame over the bound.
+        """
         while not self._pending:
             chunk = self._sock.recv(1 << 16)
             if not chunk:

@@ -1,6 +1,6 @@
 """What ``vaultctl doctor`` can still check when no daemon answers: the home, the socket's folder,
-config.json, each registered vault's folder and who holds its lock, and the daemon's last
-logged error. Nothing here writes, and no vault lock is taken, not even to test it.
+config.json, each registered vault's folder and who holds its lock, the daemon's last
+logged error, and which optional extras are installed. Nothing here writes, and no vault lock is taken, not even to test it.
 
 The findings read like the daemon's (LEVEL/CHECK/FINDING); the first one says the daemon is not
 running and why, so the rest reads as "what stands in its way".
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import msgspec
 
-from protocol import lock_holder
+from protocol import extras, lock_holder
 from protocol.location import resolve_home, resolve_socket
 from protocol.methods.service import Finding, Level
 from protocol.methods.vaults import VaultEntry
@@ -48,6 +48,7 @@ def findings(why_down: str) -> list[Finding]:
     entries, config = _config(home)
     found.append(config)
     found += [_vault(entry) for entry in entries]
+    found += extras.findings()  # as the Python that would start the daemon has them
     return found
 
 

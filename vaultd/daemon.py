@@ -25,7 +25,7 @@ from vaultd.api.handlers import check_complete
 from vaultd.console.supervisor import ConsoleSupervisor
 from vaultd.errors import NotFound, VaultError
 from vaultd.events.wake import Wakers
-from vaultd.git.sync import background as background_sync
+from vaultd.ops.git.sync import background as background_sync
 from vaultd.registry.config import ConfigStore, DaemonLimits
 from vaultd.runtime import VaultRuntime
 from vaultd.server.accept import accept_forever, refuse_over_cap
@@ -134,7 +134,11 @@ class Daemon:
             self.vault_set.wake()
 
     def vault(self, vault_id: str | None) -> VaultRuntime:
-        """The named vault, or the default one (the first personal vault, else the first)."""
+        """The named vault, or the default one (the first personal vault, else the first).
+
+        Raises:
+            NotFound: NOT_FOUND, no vault is registered, or none with that id.
+        """
         if vault_id is None:
             if not self.vaults:
                 raise NotFound("no vault is registered; add one with 'vaultctl vault add ID PATH'")

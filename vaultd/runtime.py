@@ -220,12 +220,20 @@ class VaultRuntime:
         return True
 
     def check_root(self) -> None:
-        """Raise UNAVAILABLE unless the vault's path still leads to the folder vaultd locked."""
+        """Raise UNAVAILABLE unless the vault's path still leads to the folder vaultd locked.
+
+        Raises:
+            Unavailable: UNAVAILABLE, the vault's path no longer leads to the locked folder.
+        """
         if not self.still_ours():
             raise Unavailable(f"vault {self.entry.id!r} is missing: {self.message}")
 
     def owned_live(self) -> LiveIndex:
-        """The index of the folder vaultd holds; UNAVAILABLE when it was lost or is not served."""
+        """The index of the folder vaultd holds; UNAVAILABLE when it was lost or is not served.
+
+        Raises:
+            Unavailable: UNAVAILABLE, the folder was lost, or the vault failed or is not served.
+        """
         self.check_root()
         if self.state == VaultState.ERROR or self.live is None:
             raise Unavailable(f"vault {self.entry.id!r} is unavailable: {self.message}")
@@ -278,7 +286,12 @@ class VaultRuntime:
         log.error("vault quarantined", vault=self.entry.id, reason=reason)
 
     async def wait_ready(self, timeout: float = INDEX_WAIT_S) -> None:
-        """Wait for the index; a vault that is not owned, lost or failed raises UNAVAILABLE."""
+        """Wait for the index; a vault that is not owned, lost or failed raises UNAVAILABLE.
+
+        Raises:
+            Unavailable: UNAVAILABLE, the vault is lost, failed, not owned, re-taken while waiting,
+                or still indexing.
+        """
         self.check_root()
         if self.state == VaultState.ERROR:
             raise Unavailable(f"vault {self.entry.id!r} is unavailable: {self.message}")

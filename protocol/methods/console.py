@@ -37,7 +37,8 @@ CONSOLE_OPEN = spec(
     "console.open",
     ConsoleOpenParams,
     ConsoleOpenResult,
-    "Start the web console (127.0.0.1, a free port) if it is not running and answer an address with a one-time login token.",
+    "Start the web console (127.0.0.1, a free port) if it is not running and answer an address with a one-time login token. "
+    "UNAVAILABLE without the console extra (vaultd[console]).",
     Effect.WRITE,
 )
 CONSOLE_STOP = spec(

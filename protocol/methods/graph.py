@@ -228,10 +228,16 @@ COMMUNITIES = _read(
     CommunitiesParams,
     CommunitiesResult,
     "Communities of closely linked notes (Leiden, fixed seed), each named by its most central note. "
-    f"Vault-wide work unless already known for the vault as it is: LIMIT past {MAX_VAULT_WORK} such requests queued on the connection.",
+    f"Vault-wide work unless already known for the vault as it is: LIMIT past {MAX_VAULT_WORK} such requests queued on the connection. "
+    "UNAVAILABLE without the graph extra (vaultd[graph]).",
 )
 PATH = _read("graph.path", PathParams, PathResult, "The shortest chain of links between two notes.")
-HUBS = _read("graph.hubs", HubsParams, HubsResult, "The most central notes (PageRank over links), with their link counts.")
+HUBS = _read(
+    "graph.hubs",
+    HubsParams,
+    HubsResult,
+    "The most central notes (PageRank over links), with their link counts. UNAVAILABLE without the graph extra (vaultd[graph]).",
+)
 MOCS = _read("graph.mocs", MocsParams, MocsResult, "Maps of content and topic-map roots, with how many notes link to each.")
 NAV = _read(
     "graph.nav",

@@ -1,8 +1,10 @@
 """The built artifacts, each installed the way a user would and smoke-tested from outside the
-checkout: the wheel in a fresh venv, ``uv tool install`` and ``pipx install`` of it, and the
-single-file zipapp run by a Python with no venv. Each: ``vaultctl --version``, ``vaultctl
-status`` starting the daemon, a vault added and searched. The build itself must print no warning
-and give the same wheel (and sdist) twice.
+checkout: the wheel in a fresh venv with and without its extras, ``uv tool install`` and ``pipx
+install`` of it with the console and graph extras (as packaging/README.md gives them), and the
+single-file zipapp (no extras) run by a Python with no venv. Each: ``vaultctl --version``,
+``vaultctl status`` starting the daemon, a vault added and searched; then the console and the
+communities, which work with their extras and without them name the extra to install. The build
+itself must print no warning and give the same wheel (and sdist) twice.
 
 ``make test-packaging`` runs these (they install from the package index and take a minute or
 two); it installs the build tools of the ``packaging`` group first.
@@ -116,8 +118,13 @@ def user_env(root: Path, **extra: str) -> dict[str, str]:
     }
 
 
-def smoke(vaultctl: Sequence[str], root: Path, env: dict[str, str]) -> None:
-    """What a new user does first: version, status (the daemon starts), add a vault, search it."""
+#: The extras the user commands of packaging/README.md and README.md install.
+EXTRAS = "[console,graph]"
+
+
+def smoke(vaultctl: Sequence[str], root: Path, env: dict[str, str], *, extras: bool) -> None:
+    """What a new user does first: version, status (the daemon starts), add a vault, search it;
+    then the console and the communities, which need the extras (``extras``: installed)."""
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*vaultctl, *args], env=env, capture_output=True, text=True, timeout=120, cwd=root)
@@ -134,6 +141,22 @@ def smoke(vaultctl: Sequence[str], root: Path, env: dict[str, str]) -> None:
         assert added.returncode == 0, added.stderr
         hits = run("search", "alpha", "--json")
         assert hits.returncode == 0 and json.loads(hits.stdout)["hits"], hits.stderr
+        console = run("console", "--no-open", "--json")
+        found = run("communities", "--json")
+        rows = {f["check"]: f["finding"] for f in json.loads(run("doctor", "--json").stdout)["findings"]}
+        if extras:
+            assert console.returncode == 0 and json.loads(console.stdout)["url"].startswith("http://127.0.0.1:"), console.stderr
+            assert found.returncode == 0 and json.loads(found.stdout)["notes"] > 0, found.stderr
+            assert rows["extra:console"].startswith("installed") and rows["extra:graph"].startswith("installed"), rows
+        else:
+            # One line naming the extra (exit 69, no traceback); the daemon answers on.
+            for refused, extra in ((console, "console"), (found, "graph")):
+                assert refused.returncode == 69 and not refused.stdout, refused
+                assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr, refused.stderr
+                assert refused.stderr.rstrip().endswith(f"pip install 'vaultd[{extra}]'"), refused.stderr
+                assert rows[f"extra:{extra}"].startswith("not installed"), rows
+            again = run("search", "alpha", "--json")
+            assert again.returncode == 0 and json.loads(again.stdout)["hits"], again.stderr
     finally:
         stopped = run("daemon", "stop")
     assert stopped.returncode == 0, stopped.stderr
@@ -174,14 +197,28 @@ def test_two_builds_of_the_same_tree_are_identical(dist: Dist, place: Path) -> N
         assert hashlib.sha256(first.read_bytes()).hexdigest() == hashlib.sha256(second.read_bytes()).hexdigest(), first.name
 
 
-def test_the_wheel_in_a_fresh_venv(dist: Dist, place: Path) -> None:
+def _venv_with(place: Path, requirement: str) -> Path:
     venv = place / "venv"
     subprocess.run([BASE_PYTHON, "-m", "venv", str(venv)], check=True, timeout=120)
     pip = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(dist.wheel)], capture_output=True, text=True, timeout=300
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", requirement], capture_output=True, text=True, timeout=600
     )
     assert pip.returncode == 0, pip.stderr
-    smoke([str(venv / "bin" / "vaultctl")], place, user_env(place))
+    return venv
+
+
+def test_the_wheel_in_a_fresh_venv(dist: Dist, place: Path) -> None:
+    venv = _venv_with(place, f"{dist.wheel}{EXTRAS}")
+    smoke([str(venv / "bin" / "vaultctl")], place, user_env(place), extras=True)
+
+
+def test_the_wheel_without_extras(dist: Dist, place: Path) -> None:
+    """``pip install vaultd``: no web stack, no igraph; search works and the rest names its extra."""
+    venv = _venv_with(place, str(dist.wheel))
+    probe = "import importlib.util as u; print(*(u.find_spec(m) is None for m in ('starlette', 'uvicorn', 'igraph', 'leidenalg')))"
+    absent = subprocess.run([str(venv / "bin" / "python"), "-c", probe], capture_output=True, text=True, timeout=60, cwd=place, check=True)
+    assert absent.stdout.split() == ["True"] * 4, absent.stdout  # really installed without them
+    smoke([str(venv / "bin" / "vaultctl")], place, user_env(place), extras=False)
 
 
 def test_uv_tool_install(dist: Dist, place: Path) -> None:
@@ -191,24 +228,28 @@ def test_uv_tool_install(dist: Dist, place: Path) -> None:
 
     env = user_env(place, UV_TOOL_DIR=str(place / "tools"), UV_TOOL_BIN_DIR=str(place / "bin"), UV_CACHE_DIR=str(place / "cache"))
     done = subprocess.run(
-        [find_uv_bin(), "tool", "install", "--python", BASE_PYTHON, str(dist.wheel)], env=env, capture_output=True, text=True, timeout=300
+        [find_uv_bin(), "tool", "install", "--python", BASE_PYTHON, f"{dist.wheel}{EXTRAS}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr
-    smoke([str(place / "bin" / "vaultctl")], place, env)
+    smoke([str(place / "bin" / "vaultctl")], place, env, extras=True)
 
 
 def test_pipx_install(dist: Dist, place: Path) -> None:
     _tool("pipx")
     env = user_env(place, PIPX_HOME=str(place / "pipx"), PIPX_BIN_DIR=str(place / "bin"), PIPX_MAN_DIR=str(place / "man"))
     done = subprocess.run(
-        [sys.executable, "-m", "pipx", "install", "--python", BASE_PYTHON, str(dist.wheel)],
+        [sys.executable, "-m", "pipx", "install", "--python", BASE_PYTHON, f"{dist.wheel}{EXTRAS}"],
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    smoke([str(place / "bin" / "vaultctl")], place, env)
+    smoke([str(place / "bin" / "vaultctl")], place, env, extras=True)
 
 
 def test_the_zipapp_without_a_venv(dist: Dist, place: Path) -> None:
@@ -223,4 +264,5 @@ def test_the_zipapp_without_a_venv(dist: Dist, place: Path) -> None:
     )
     assert built.returncode == 0, built.stdout + built.stderr
     # The daemon it starts is the same file again (SHIV_ENTRY_POINT), run by the same Python.
-    smoke([BASE_PYTHON, str(pyz)], place, user_env(place, SHIV_ROOT=str(place / "shiv")))
+    # Built from the wheel alone, as `make zipapp` does: the single file carries neither extra.
+    smoke([BASE_PYTHON, str(pyz)], place, user_env(place, SHIV_ROOT=str(place / "shiv")), extras=False)

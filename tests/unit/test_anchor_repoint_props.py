@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vaultd.ops.anchors import _repoint
+from vaultd.relink import repoint_anchor
 from vaultd.vault import markdown
 from vaultd.vault.link_targets import heading_key
 
@@ -23,7 +23,7 @@ def test_the_renamed_part_and_only_it_changes(target: str, old: str, new: str, l
         if heading_key(outer) == heading_key(old) and "#" in anchor:
             continue  # both parts name the old heading; both are renamed, covered below
         raw = f"[[{target}#{anchor}{pipe}]]"
-        out = _repoint(raw, heading_key(old), new)
+        out = repoint_anchor(raw, heading_key(old), new)
         assert out == f"[[{target}#{expect}{pipe}]]"
         link = markdown.scan(out).links[0]
         assert link.target == target and heading_key(link.anchor or "") == heading_key(expect)
@@ -34,5 +34,5 @@ def test_a_link_to_another_heading_is_left_alone(target: str, anchor: str, old: 
     if heading_key(anchor) == heading_key(old):
         return
     raw = f"[[{target}#{anchor}]]"
-    assert _repoint(raw, heading_key(old), new) == raw
-    assert _repoint(f"[[{target}]]", heading_key(old), new) == f"[[{target}]]"
+    assert repoint_anchor(raw, heading_key(old), new) == raw
+    assert repoint_anchor(f"[[{target}]]", heading_key(old), new) == f"[[{target}]]"

@@ -12,9 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vaultd.errors import ValidationFailed
-from vaultd.ops.base_links import rewrite_base
-from vaultd.ops.canvas_links import rewrite_bookmarks, rewrite_canvas
-from vaultd.ops.relocation import Relocation
+from vaultd.relink import Relocation, rewrite_base, rewrite_bookmarks, rewrite_canvas
 from vaultd.vault.link_targets import LinkResolver, ResolutionStatus
 from vaultd.vault.markdown import scan
 

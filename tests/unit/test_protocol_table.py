@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import typing
 from pathlib import Path
@@ -140,6 +141,21 @@ def test_every_issue_code_in_the_source_is_catalogued_and_every_catalogued_code_
     unknown = {code: where for code, where in used.items() if code not in IssueCode.__members__}
     assert not unknown, f"issue codes missing from protocol.issue_codes.IssueCode: {unknown}"
     assert sorted(IssueCode.__members__) == sorted(used), "catalogued but never emitted"
+
+
+def test_issue_codes_are_written_through_the_enum_never_as_string_literals() -> None:
+    """A code spelled as a string (``code="V03"``, ``if code == "S01"``) escapes the catalogue's
+    check that it exists and the reference that documents it; ``IssueCode.V03`` cannot be mistyped.
+    The wire still carries the string: ``IssueCode`` is a ``StrEnum``."""
+    values = {code.value for code in IssueCode}
+    literal = [
+        f"{p.relative_to(REPO)}:{node.lineno} {node.value!r}"
+        for p in SOURCES
+        if p.name != "issue_codes.py"
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"), str(p)))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in values
+    ]
+    assert literal == [], "write these as IssueCode members: " + ", ".join(literal)
 
 
 def test_every_issue_code_is_documented() -> None:

@@ -11,7 +11,7 @@ from urllib.parse import quote
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vaultd.ops.rewrite import Relocation, link_text_for, rewrite_links
+from vaultd.relink import Relocation, link_text_for, rewrite_links
 from vaultd.vault import frontmatter
 from vaultd.vault.app_config import LinkFormat, NewLinkFormat, parse_link_format
 from vaultd.vault.link_targets import LinkResolver, ResolutionStatus

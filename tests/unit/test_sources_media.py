@@ -9,7 +9,7 @@ import pypdf
 from PIL import Image
 
 from protocol.methods.sources import SourceKind
-from vaultd.sources.attachments import attachment_folder
+from vaultd.ops.sources.attachments import attachment_folder
 from vaultd.sources.media import metadata, sniff
 
 

@@ -32,7 +32,7 @@ def console_cmd(
 ) -> None:
     """Open the web console: search, notes, proposals waiting for you, the operation log with undo,
     lint findings, a note's neighbourhood graph and the vault's status, live. It listens on 127.0.0.1 only; the address opened carries a
-    sign-in token that works once, for two minutes."""
+    sign-in token that works once, for two minutes. Needs the console extra: pip install 'vaultd[console]'."""
     if stop:
         stopped = call(console.CONSOLE_STOP, Empty())
         if as_json:

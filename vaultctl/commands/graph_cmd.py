@@ -146,7 +146,8 @@ def communities(
     fresh: FreshOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Communities of closely linked notes (Leiden, fixed seed), each named by its most central note."""
+    """Communities of closely linked notes (Leiden, fixed seed), each named by its most central note.
+    Needs the graph extra: pip install 'vaultd[graph]'."""
     with session() as c:
         params = CommunitiesParams(
             vault=pick_vault(c, vault), resolution=resolution, min_size=min_size, limit=limit, members=members, fresh=fresh
@@ -197,7 +198,7 @@ def hubs(
     fresh: FreshOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """The most central notes (PageRank over links) with their link counts."""
+    """The most central notes (PageRank over links) with their link counts. Needs the graph extra: pip install 'vaultd[graph]'."""
     with session() as c:
         result = call(graph.HUBS, HubsParams(vault=pick_vault(c, vault), limit=limit, fresh=fresh), client=c)
     emit(

@@ -12,6 +12,7 @@ import msgspec
 import typer
 
 from protocol.errors import ExitStatus
+from protocol.issue_codes import IssueCode
 from protocol.methods import writes
 from protocol.methods.writes import (
     AppendParams,
@@ -217,7 +218,7 @@ def undo(
         try:
             result = c.call(writes.UNDO, UndoParams(op_id=op_id, session=whole_session, **flags.fields(chosen)))
         except CallError as exc:
-            if whole_session or not any(i.code == "R02" for i in exc.data.issues):
+            if whole_session or not any(i.code == IssueCode.R02 for i in exc.data.issues):
                 refuse(exc.data)
             # Older than the journal's window, but git history has it: preview the revert instead.
             render.say(f"vaultctl: {exc.data.message}", file=sys.stderr, multiline=False, reversible=False)

@@ -7,6 +7,10 @@ more. The socket is checked as ``vaultctl`` checks it (:mod:`vaultctl.peer`) bef
 A call borrows an idle connection (or opens one, up to :data:`POOL_SIZE`), sends one request and
 reads until its reply. A connection whose call was cancelled or broke is closed rather than
 returned, so a late reply can never be read as the answer to another call.
+
+Its failures are ``vaultctl``'s (:mod:`vaultctl.client`): a refusal is a ``CallError`` carrying
+the daemon's error as sent, and every way of not getting an answer is a ``DaemonUnavailable``
+(an ``UnsafeSocket`` when the socket is not provably the user's daemon).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from protocol.methods.common import PROTOCOL_VERSION, Channel
 from protocol.methods.service import HelloParams
 from protocol.version import VERSION
 from vaultctl import peer
+from vaultctl.client import CallError, DaemonUnavailable, UnsafeSocket
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -36,18 +41,6 @@ CLIENT_NAME = "vaultd-console"
 POOL_SIZE = 4  #: connections kept for calls; more calls at once wait for one
 CALL_TIMEOUT_S = 60.0
 MAX_REPLY_BYTES = MAX_REPLY_FRAME_BYTES  #: as vaultctl: a result may exceed the request bound
-
-
-class CallFailed(Exception):
-    """The daemon refused or failed the call; ``data`` is its error, as it sent it."""
-
-    def __init__(self, data: ErrorData) -> None:
-        super().__init__(data.message)
-        self.data = data
-
-
-class DaemonGone(Exception):
-    """No daemon answered, or the connection broke."""
 
 
 class Connection:
@@ -64,23 +57,23 @@ class Connection:
         """Connect, check who listens, and say hello.
 
         Raises:
-            DaemonGone: nothing listens, the socket is not the user's, or hello failed.
+            DaemonUnavailable: nothing listens, the socket is not the user's, or hello failed.
         """
         if problem := peer.check_folder(socket_path):
-            raise DaemonGone(f"refusing the daemon socket: {problem}")
+            raise UnsafeSocket(f"refusing the daemon socket: {problem}")
         try:
             stream = await anyio.connect_unix(socket_path)
         except OSError as exc:
-            raise DaemonGone(f"no daemon answers on {socket_path}: {exc.strerror or exc}") from exc
+            raise DaemonUnavailable(f"no daemon answers on {socket_path}: {exc.strerror or exc}") from exc
         if problem := peer.check_peer(stream.extra(anyio.abc.SocketAttribute.raw_socket), socket_path):
             await stream.aclose()
-            raise DaemonGone(f"refusing the daemon socket: {problem}")
+            raise UnsafeSocket(f"refusing the daemon socket: {problem}")
         conn = cls(stream)
         try:
             await conn.call("hello", HelloParams(client=CLIENT_NAME, version=VERSION, channel=Channel.EDITOR, protocol=PROTOCOL_VERSION))
-        except CallFailed as exc:
+        except CallError as exc:
             await conn.close()
-            raise DaemonGone(f"the daemon refused the console's session: {exc.data.message}") from exc
+            raise DaemonUnavailable(f"the daemon refused the console's session: {exc.data.message}") from exc
         return conn
 
     async def close(self) -> None:
@@ -92,19 +85,19 @@ class Connection:
         frame = encode(Request(jsonrpc="2.0", method=method, params=payload, id=request_id))
         if len(frame) - 1 > MAX_FRAME_BYTES:  # the daemon would discard it unread (the newline is not counted)
             message = f"the {method} request is {len(frame) - 1} bytes as JSON, over the {describe(MAX_FRAME_BYTES)} bound on one request"
-            raise CallFailed(ErrorData(code=ErrorCode.LIMIT, message=message))
+            raise CallError(ErrorData(code=ErrorCode.LIMIT, message=message))
         try:
             await self._stream.send(frame)
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-            raise DaemonGone("the connection to the daemon broke") from exc
+            raise DaemonUnavailable("the connection to the daemon broke") from exc
         return request_id
 
     async def call(self, method: str, params: Any) -> bytes:
         """Send one request and return its raw result (notifications that come first are skipped).
 
         Raises:
-            CallFailed: the daemon answered with an error.
-            DaemonGone: the connection broke.
+            CallError: the daemon answered with an error.
+            DaemonUnavailable: the connection broke.
         """
         request_id = await self.send(method, params)
         while True:
@@ -115,7 +108,7 @@ class Connection:
                 continue
             if incoming.error is not None:
                 rpc = incoming.error
-                raise CallFailed(rpc.data or ErrorData(code=ErrorCode.from_rpc_code(rpc.code), message=rpc.message))
+                raise CallError(rpc.data or ErrorData(code=ErrorCode.from_rpc_code(rpc.code), message=rpc.message))
             return bytes(incoming.result)
 
     async def receive(self) -> Incoming:
@@ -124,15 +117,15 @@ class Connection:
             try:
                 chunk = await self._stream.receive()
             except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-                raise DaemonGone("the daemon closed the connection") from exc
+                raise DaemonUnavailable("the daemon closed the connection") from exc
             for frame in self._buffer.feed(chunk):
                 if isinstance(frame, OversizedFrame):
-                    raise DaemonGone("the daemon sent an oversized frame")
+                    raise DaemonUnavailable("the daemon sent an oversized frame")
                 self._frames.append(frame)
         try:
             return decode_incoming(self._frames.pop(0))
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise DaemonGone(f"the daemon sent a frame that is not JSON-RPC: {exc}") from exc
+            raise DaemonUnavailable(f"the daemon sent a frame that is not JSON-RPC: {exc}") from exc
 
 
 class DaemonConnection:
@@ -147,8 +140,8 @@ class DaemonConnection:
         """One call, answered with the raw result.
 
         Raises:
-            CallFailed: the daemon refused.
-            DaemonGone: the daemon could not be reached, broke off or took too long.
+            CallError: the daemon refused.
+            DaemonUnavailable: the daemon could not be reached, broke off or took too long.
         """
         async with self._slots:
             conn = self._idle.pop() if self._idle else await Connection.open(self.socket_path)
@@ -158,11 +151,11 @@ class DaemonConnection:
                     result = await conn.call(method, params)
                 done = True
                 return result
-            except CallFailed:
+            except CallError:
                 done = True
                 raise
             except TimeoutError as exc:
-                raise DaemonGone(f"the daemon did not answer {method} within {CALL_TIMEOUT_S:g} s") from exc
+                raise DaemonUnavailable(f"the daemon did not answer {method} within {CALL_TIMEOUT_S:g} s") from exc
             finally:
                 if done:
                     self._idle.append(conn)

@@ -16,10 +16,12 @@ import anyio
 import msgspec
 
 from protocol.methods.subscriptions import DROPPED, EVENTS, ClockToken, DroppedParams, EventsParams, SubscribeParams, SubscribeResult
-from vaultctl.console.daemon_connection import CallFailed, DaemonConnection, DaemonGone
+from vaultctl.client import CallError, DaemonUnavailable
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
+
+    from vaultctl.console.daemon_connection import DaemonConnection
 
 MAX_FEEDS = 8  #: pages following a vault at once; one more is refused (429)
 KEEPALIVE_S = 15.0  #: a comment line this often, so a dead page is noticed and proxies stay quiet
@@ -65,7 +67,7 @@ class Feeds:
             async with self.daemon.feed() as conn:
                 try:
                     answer = _subscribed.decode(await conn.call("subscribe", SubscribeParams(vaults=[vault], since=since)))
-                except CallFailed as exc:
+                except CallError as exc:
                     yield _message(_encode({"message": exc.data.message}), event="refused")
                     return
                 clock = next((c for c in answer.vaults if c.vault == vault), None)
@@ -84,5 +86,5 @@ class Feeds:
                         dropped = _dropped.decode(incoming.params)
                         yield _message(_encode({"reason": dropped.reason, "message": dropped.message}), event="dropped")
                         return
-        except DaemonGone as exc:
+        except DaemonUnavailable as exc:
             yield _message(_encode({"message": str(exc)}), event="gone")

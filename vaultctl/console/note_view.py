@@ -7,15 +7,18 @@ for each embedded note (at most :data:`~vaultctl.console.render.MAX_EMBEDS`, one
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from protocol.limits import MAX_READ_PAGE_BYTES
 from protocol.methods import reads
 from protocol.methods.reads import InLink, LinkKind, LinksParams, LinksResult, LinkStatus, OutLink, ReadParams, ReadResult
+from vaultctl.client import CallError
 from vaultctl.console import render
-from vaultctl.console.daemon_connection import CallFailed, DaemonConnection
+
+if TYPE_CHECKING:
+    from vaultctl.console.daemon_connection import DaemonConnection
 
 EMBED_BYTES = 16 * 1024  #: of an embedded note's text; the rest is a link away
 LINKS_LIMIT = 500
@@ -60,14 +63,14 @@ async def _embedded(daemon: DaemonConnection, vault: str, target: str, anchor: s
     for section in sections:
         try:
             raw = await daemon.call(reads.READ.name, ReadParams(target=target, vault=vault, section=section, max_bytes=EMBED_BYTES))
-        except CallFailed:
+        except CallError:
             continue
         return _read.decode(raw)
     return None
 
 
 async def note_view(daemon: DaemonConnection, vault: str, target: str) -> NoteView:
-    """Raises CallFailed (NOT_FOUND, AMBIGUOUS, ...) as note.read does for the note itself."""
+    """Raises CallError (NOT_FOUND, AMBIGUOUS, ...) as note.read does for the note itself."""
     note = _read.decode(await daemon.call(reads.READ.name, ReadParams(target=target, vault=vault, max_bytes=MAX_READ_PAGE_BYTES)))
     links = _links.decode(await daemon.call(reads.LINKS.name, LinksParams(target=note.path, vault=vault, limit=LINKS_LIMIT)))
     ctx = render.NoteContext(vault=vault, path=note.path, resolved=_resolution(links.out))

@@ -20,8 +20,8 @@ from starlette.routing import Route
 
 from protocol.errors import ErrorCode, ErrorData
 from protocol.version import VERSION
+from vaultctl.client import CallError, DaemonUnavailable
 from vaultctl.console import calls
-from vaultctl.console.daemon_connection import CallFailed, DaemonConnection, DaemonGone
 from vaultctl.console.feed import Feeds, valid_vault
 from vaultctl.console.note_view import note_view
 from vaultctl.console.perimeter import Perimeter
@@ -29,6 +29,7 @@ from vaultctl.console.perimeter import Perimeter
 if TYPE_CHECKING:
     from starlette.requests import Request
 
+    from vaultctl.console.daemon_connection import DaemonConnection
     from vaultctl.console.sessions import Session, Sessions
 
 log = logging.getLogger("vaultd.console")
@@ -221,9 +222,9 @@ class Console:
     async def _answer(self, fetch: Any) -> Response:
         try:
             raw: bytes = await fetch()
-        except CallFailed as exc:
+        except CallError as exc:
             return _json({"error": exc.data}, calls.http_status(exc.data.code))
-        except DaemonGone as exc:
+        except DaemonUnavailable as exc:
             return _error(503, ErrorCode.UNAVAILABLE, str(exc))
         except (msgspec.ValidationError, ValueError) as exc:  # a parameter the daemon would refuse, caught here first
             return _error(400, ErrorCode.INVALID_PARAMS, str(exc))

@@ -89,6 +89,12 @@ class PathFilters:
         self._prepared[key] = matcher
 
     def _check_room(self, key: tuple[str, ...]) -> None:
+        """Keep the daemon-wide count of distinct globs bounded: every event is matched against all
+        of them.
+
+        Raises:
+            LimitExceeded: LIMIT, these globs would pass ``max_globs``; nothing is added.
+        """
         if self.globs + len(key) > self.max_globs:
             raise LimitExceeded(
                 f"the daemon's subscriptions already match {self.globs:,} distinct path globs and these {len(key)} would pass "

@@ -38,10 +38,10 @@ from vaultd.api.read_methods import history_path
 from vaultd.errors import InvalidParams, NotFound
 from vaultd.git import history
 from vaultd.git.doctor import config_issues
-from vaultd.git.promote import run_promote
 from vaultd.git.repo import Repo, require
-from vaultd.git.revert import revert_detail
-from vaultd.git.sync import sync_vault
+from vaultd.ops.git.promote import run_promote
+from vaultd.ops.git.revert import revert_detail
+from vaultd.ops.git.sync import sync_vault
 from vaultd.ops.runner import run_operation
 from vaultd.policy.visibility import Visibility
 from vaultd.txn.engine import read_current
@@ -60,6 +60,12 @@ async def _note_path(ctx: CallContext, vault: str | None, target: str) -> tuple[
 
 @handles(git.NOTE_HISTORY)
 async def note_history(ctx: CallContext, params: NoteHistoryParams) -> NoteHistoryResult:
+    """A note's commits, newest first, with the commits a private note's name would leak left out.
+
+    Raises:
+        NotFound: NOT_FOUND, no commit the caller may see touched the note and it is not in the
+            vault now.
+    """
     runtime, path = await _note_path(ctx, params.vault, params.target)
     repo = await anyio.to_thread.run_sync(require, runtime.root, runtime.entry.id)
     entries, truncated = await anyio.to_thread.run_sync(history.log, repo, path, params.limit)
@@ -79,6 +85,12 @@ async def note_diff(ctx: CallContext, params: NoteDiffParams) -> NoteDiffResult:
     seen = Visibility.of(runtime.entry, ctx.channel)
 
     def compute() -> NoteDiffResult:
+        """The diff in a worker thread: reading blobs runs git.
+
+        Raises:
+            NotFound: NOT_FOUND, the note was private to the caller at either revision (as if it did
+                not exist).
+        """
         if params.to_rev is not None:
             new = history.at(repo, path, params.to_rev)
         else:
@@ -114,6 +126,13 @@ def _before(repo: Repo, new: history.Version) -> history.Version | None:
 
 
 def _apply_settings(entry: VaultEntry, params: VaultGitParams) -> VaultEntry:
+    """The entry with the git settings asked for, checked as a whole (the fields depend on each
+    other).
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, remote and clear_remote both given, or a sync interval under
+            a minute.
+    """
     changes: dict[str, object] = {}
     if params.mode is not None:
         changes["git"] = params.mode
@@ -158,6 +177,11 @@ async def vault_git(ctx: CallContext, params: VaultGitParams) -> VaultInfo:
     await anyio.to_thread.run_sync(check_git_entry, wanted)
 
     def change(config: Config) -> Config:
+        """Apply the settings to the registry as it is at save time, not as it was read.
+
+        Raises:
+            NotFound: NOT_FOUND, the vault was removed from the registry meanwhile.
+        """
         current = next((e for e in config.vaults if e.id == params.id), None)
         if current is None:
             raise NotFound(f"no vault {params.id!r} is registered; see 'vaultctl vault list'")
@@ -212,6 +236,6 @@ async def promote(ctx: CallContext, params: PromoteParams) -> WriteReceipt[Promo
 
 @handles(git.REVERT)
 async def revert(ctx: CallContext, params: RevertParams) -> WriteReceipt[RevertDetail]:
-    from vaultd.git.revert import plan_revert
+    from vaultd.ops.git.revert import plan_revert
 
     return await run_operation(ctx, params, plan_revert, revert_detail)

@@ -41,7 +41,7 @@ from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
 from vaultd.api.vault_work import VAULT_WORK
 from vaultd.errors import Unavailable
-from vaultd.graph import centrality, communities
+from vaultd.graph import centrality, communities, need_graph_extra
 from vaultd.graph.canvas import canvas_document
 from vaultd.graph.leiden_worker import WorkerFailed
 from vaultd.graph.nav import navigate
@@ -109,6 +109,7 @@ async def neighbors(ctx: CallContext, params: NeighborsParams) -> NeighborsResul
 
 @handles(graph.COMMUNITIES)
 async def communities_of(ctx: CallContext, params: CommunitiesParams) -> CommunitiesResult:
+    need_graph_extra(graph.COMMUNITIES.name)
     # Only the snapshot needs the index held still; Leiden runs on the snapshot after, so a long
     # run never delays the watcher's refreshes.
     snap = await _on_snapshot(ctx, params.vault, params.fresh, lambda live, view, snap: snap)
@@ -116,6 +117,13 @@ async def communities_of(ctx: CallContext, params: CommunitiesParams) -> Communi
     key = ("communities", params.resolution)
 
     def work() -> CommunitiesResult:
+        """Partition in a worker thread and keep the result on the snapshot, so one index state is
+        partitioned once.
+
+        Raises:
+            Unavailable: UNAVAILABLE, the community worker failed or was stopped; retrying may
+                succeed.
+        """
         found = snap.derived.get(key)
         if not isinstance(found, communities.Partition):
             try:
@@ -161,6 +169,8 @@ async def path(ctx: CallContext, params: PathParams) -> PathResult:
 
 @handles(graph.HUBS)
 async def hubs(ctx: CallContext, params: HubsParams) -> HubsResult:
+    need_graph_extra(graph.HUBS.name)
+
     def work(live: LiveIndex, view: Visibility, snap: LinkSnapshot) -> HubsResult:
         key = ("hubs", params.limit)
         rows: Any = snap.derived.get(key)

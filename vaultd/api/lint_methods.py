@@ -33,7 +33,11 @@ def _cut(text: str) -> str:
 
 
 def as_of_date(text: str | None) -> dt.date:
-    """The lint's date: the one declared, else today on the daemon's clock."""
+    """The lint's date: the one declared, else today on the daemon's clock.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, ``as_of`` is not a YYYY-MM-DD calendar date.
+    """
     if text is None:
         return dt.datetime.now().astimezone().date()
     try:

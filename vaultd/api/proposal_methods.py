@@ -49,11 +49,21 @@ def _store(runtime: VaultRuntime) -> ProposalStore:
 
 
 def _person_only(ctx: CallContext, action: str) -> None:
+    """Agents propose, people decide: applying or rejecting a proposal is never an agent's.
+
+    Raises:
+        PolicyRefused: POLICY, the call came through the MCP channel.
+    """
     if ctx.channel == Channel.MCP:
         raise PolicyRefused(f"only a person may {action} a proposal (the cli or an editor); agents propose, people decide")
 
 
 def _pending(detail: ProposalDetail) -> None:
+    """A decided proposal stays decided: applying or rejecting it twice does nothing.
+
+    Raises:
+        Conflict: CONFLICT, the proposal is applied, rejected, withdrawn, stale or expired already.
+    """
     if detail.state is not ProposalState.PENDING:
         raise Conflict(f"proposal {detail.id} is {detail.state}, not pending; nothing was done")
 
@@ -102,6 +112,11 @@ async def list_proposals(ctx: CallContext, params: ProposalListParams) -> Propos
 
 @handles(proposals.PROPOSAL_SHOW)
 async def show(ctx: CallContext, params: ProposalRef) -> ProposalDetail:
+    """One proposal, if the caller may see it (an agent never sees one on its private paths).
+
+    Raises:
+        NotFound: NOT_FOUND, no such proposal, or one the caller may not see.
+    """
     runtime = ctx.host.vault(params.vault)
     detail = await anyio.to_thread.run_sync(_store(runtime).get, params.id)
     if not _seen_by(ctx, runtime)(detail):
@@ -111,6 +126,13 @@ async def show(ctx: CallContext, params: ProposalRef) -> ProposalDetail:
 
 @handles(proposals.PROPOSAL_APPLY)
 async def apply(ctx: CallContext, params: ProposalRef) -> WriteReceipt[NoDetail]:
+    """Apply a proposal as the person who reviewed it: the same operation re-planned, and refused if
+    it would write other bytes than it showed.
+
+    Raises:
+        ValidationFailed: VALIDATION, the proposal names an operation or arguments this vaultd does
+            not accept.
+    """
     _person_only(ctx, "apply")
     runtime = ctx.host.vault(params.vault)
     store = _store(runtime)
@@ -160,6 +182,11 @@ async def reject(ctx: CallContext, params: ProposalRejectParams) -> ProposalSumm
 
 @handles(proposals.PROPOSAL_WITHDRAW)
 async def withdraw(ctx: CallContext, params: ProposalRef) -> ProposalSummary:
+    """An agent takes back its own proposal; anyone else's is for a person to reject.
+
+    Raises:
+        PolicyRefused: POLICY, the caller is not the agent session (or proposer) that made it.
+    """
     runtime = ctx.host.vault(params.vault)
     store = _store(runtime)
     async with runtime.writer:

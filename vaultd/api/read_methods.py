@@ -87,6 +87,11 @@ def _scalar(record: NoteRecord, key: str) -> str | None:
 
 @handles(reads.SEARCH)
 async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
+    """Ranked hits for a query; the query's size is bounded before the index sees it.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the query is over ``MAX_QUERY_BYTES``.
+    """
     if len(params.query.encode("utf-8")) > MAX_QUERY_BYTES:
         raise InvalidParams(f"the query is over {MAX_QUERY_BYTES} UTF-8 bytes")
     live, view = await live_view(ctx, params.vault, params.fresh)
@@ -157,7 +162,12 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
 def _note_bytes(root: str, path: str, log_path: str) -> bytes:
     """A note's bytes, whole or refused: never a first part passed off as the note (with its
     size and sha) when the file grew past the note bound since it was indexed, nor for vaultd's
-    log, which is indexed at any length."""
+    log, which is indexed at any length.
+
+    Raises:
+        NotFound: NOT_FOUND, the path is no longer a regular file.
+        LimitExceeded: LIMIT, the file is over the note bound (the log: read it by lines instead).
+    """
     try:
         raw, _ = read_regular(os.path.join(root, path), MAX_NOTE_BYTES)
     except ReadRefused as exc:
@@ -171,6 +181,13 @@ def _note_bytes(root: str, path: str, log_path: str) -> bytes:
 
 @handles(reads.READ)
 async def read(ctx: CallContext, params: ReadParams) -> ReadResult:
+    """A note now, or at a revision; vaultd's log is read by its lines only, which leave private
+    notes out.
+
+    Raises:
+        PolicyRefused: POLICY, the path is vaultd's operation log.
+        NotFound: NOT_FOUND, the note was removed since it was indexed.
+    """
     if params.at is not None:
         return await _read_at(ctx, params, params.at)
     live, view = await live_view(ctx, params.vault, params.fresh)
@@ -201,7 +218,11 @@ async def history_path(ctx: CallContext, vault: str | None, target: str) -> str:
 
 
 async def _read_at(ctx: CallContext, params: ReadParams, rev: str) -> ReadResult:
-    """The note as it was at a git revision, renames followed."""
+    """The note as it was at a git revision, renames followed.
+
+    Raises:
+        NotFound: NOT_FOUND, the note was private to the caller at that revision.
+    """
     runtime = ctx.host.vault(params.vault)
     path = await history_path(ctx, params.vault, params.target)
     repo = await anyio.to_thread.run_sync(require, runtime.root, runtime.entry.id)
@@ -217,7 +238,13 @@ async def _read_at(ctx: CallContext, params: ReadParams, rev: str) -> ReadResult
 
 
 def read_result(path: str, raw: bytes, params: ReadParams, record: NoteRecord | None) -> ReadResult:
-    """A page of ``raw`` (a note's bytes now, or at a revision) as ``note.read`` answers it."""
+    """A page of ``raw`` (a note's bytes now, or at a revision) as ``note.read`` answers it.
+
+    Raises:
+        NotFound: NOT_FOUND, the note has no H2 section of that name (the message lists those it
+            has).
+        Ambiguous: AMBIGUOUS, more than one H2 section has that name.
+    """
     text = raw.decode("utf-8", "replace")
     fm = frontmatter.parse(text)
     selected = text[fm.body_offset :]
@@ -346,6 +373,12 @@ async def stats(ctx: CallContext, params: VaultParams) -> StatsResult:
 
 @handles(reads.ISSUES)
 async def issues(ctx: CallContext, params: IssuesParams) -> IssuesResult:
+    """The files the index skipped and the notes whose frontmatter has issues, paged by an opaque
+    cursor; the caller's private paths and vaultd's log left out.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the cursor is not one this daemon returned.
+    """
     live, view = await live_view(ctx, params.vault)
     index = live.index
     log_path = log_path_of(ctx, params.vault)
@@ -377,7 +410,12 @@ async def issues(ctx: CallContext, params: IssuesParams) -> IssuesResult:
 def utf8_page(text: str, offset: int, max_bytes: int) -> tuple[str, int | None]:
     """The piece of ``text`` starting at byte ``offset``, at most ``max_bytes`` long, and the
     next offset (None at the end). An offset inside a character, or a budget too small for the
-    next character, is refused rather than silently moved."""
+    next character, is refused rather than silently moved.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the offset is past the end or inside a character, or the
+            budget is smaller than the next character.
+    """
     data = text.encode("utf-8")
     if offset > len(data):
         raise InvalidParams(f"offset {offset} is past the end ({len(data)} bytes)")
@@ -396,6 +434,11 @@ def encode_cursor(value: str) -> str:
 
 
 def decode_cursor(cursor: str) -> str:
+    """The text a cursor encodes (URL-safe base64, unpadded), refusing one this daemon did not make.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, it is not base64 of UTF-8 text.
+    """
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         return base64.b64decode(padded, altchars=b"-_", validate=True).decode("utf-8")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import anyio
 import msgspec
 
+from protocol import extras
 from protocol.methods import service
 from protocol.methods.common import SUPPORTED_PROTOCOLS, Empty
 from protocol.methods.reads import VaultParams
@@ -37,6 +38,13 @@ if TYPE_CHECKING:
 
 @handles(service.HELLO)
 async def hello(ctx: CallContext, params: HelloParams) -> HelloResult:
+    """Agree on a protocol version (the highest both sides speak) and learn who the caller is,
+    before any other call.
+
+    Raises:
+        Unavailable: UNAVAILABLE, the client's protocol is older than any this daemon supports;
+            upgrade the client.
+    """
     usable = [v for v in SUPPORTED_PROTOCOLS if v <= params.protocol]
     if not usable:
         raise Unavailable(
@@ -147,6 +155,7 @@ async def doctor(ctx: CallContext, params: DoctorParams) -> DoctorResult:
         findings.append(Finding(level=Level.OK, check="config", finding=f"{len(config.vaults)} vault(s) registered"))
     except VaultError as exc:
         findings.append(Finding(level=Level.FAIL, check="config", finding=exc.message))
+    findings += extras.findings()  # what this daemon's interpreter has: the console and graph need theirs
     vaults = [host.vault(params.vault)] if params.vault else list(host.vaults.values())
     for runtime in vaults:
         health = runtime.health()

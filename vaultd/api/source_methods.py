@@ -27,9 +27,9 @@ from protocol.methods.sources import (
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
 from vaultd.ops.runner import run_operation
-from vaultd.sources import operations
+from vaultd.ops.sources import operations
+from vaultd.ops.sources.rawfiles import raw_hasher
 from vaultd.sources.evidence import Ledgers, accepted_claims, drift_findings, unsupported_claims
-from vaultd.sources.rawfiles import raw_hasher
 from vaultd.vault.lookup import find_note
 
 if TYPE_CHECKING:

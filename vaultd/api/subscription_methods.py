@@ -24,6 +24,12 @@ if TYPE_CHECKING:
 
 @handles(subscriptions.SUBSCRIBE)
 async def subscribe(ctx: CallContext, params: SubscribeParams) -> SubscribeResult:
+    """Start a stream of change notifications on this connection, from now or from a cursor.
+
+    Raises:
+        Unavailable: UNAVAILABLE, the connection cannot carry notifications.
+        InvalidParams: INVALID_PARAMS, ``since`` names a vault the subscription does not follow.
+    """
     if ctx.streams is None:
         raise Unavailable("this connection cannot carry notifications")
     host = ctx.host
@@ -58,6 +64,11 @@ async def subscribe(ctx: CallContext, params: SubscribeParams) -> SubscribeResul
 
 @handles(subscriptions.UNSUBSCRIBE)
 async def unsubscribe(ctx: CallContext, params: UnsubscribeParams) -> UnsubscribeResult:
+    """Stop one stream; the connection and its other subscriptions stay.
+
+    Raises:
+        Unavailable: UNAVAILABLE, the connection cannot carry notifications.
+    """
     if ctx.streams is None:
         raise Unavailable("this connection cannot carry notifications")
     await ctx.streams.close(params.subscription)

@@ -41,7 +41,12 @@ log = structlog.get_logger("vaultd.registry")
 
 def check_log_path(entry: VaultEntry) -> None:
     """Refuse a log path that is not a safe note path, or where a file of the user's already is:
-    vaultd's log never adopts a note (a diary named log.md stays the user's)."""
+    vaultd's log never adopts a note (a diary named log.md stays the user's).
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the log path is not a safe new path inside the vault.
+        ValidationFailed: VALIDATION (V09), a file of the user's already has that path.
+    """
     rel = log_name(entry)
     problems = check_new_path(rel) + check_inside_vault(Path(entry.path), rel)
     if problems:
@@ -57,7 +62,11 @@ def _info(ctx: CallContext, entry: VaultEntry) -> VaultInfo:
 
 def check_pii_policy(entry: VaultEntry) -> None:
     """Refuse a PII policy whose patterns cannot screen (P03): a vault must never believe it is
-    screened by a pattern that matches nothing."""
+    screened by a pattern that matches nothing.
+
+    Raises:
+        ValidationFailed: VALIDATION (P03), a pattern is invalid or repeated.
+    """
     problems = validate_pii_policy(entry.pii)
     if problems:
         raise ValidationFailed(f"the PII policy is not usable: {problems[0].message}", issues=problems)
@@ -121,6 +130,13 @@ def removal_fingerprint(entry: VaultEntry) -> str:
 
 @handles(vaults.VAULT_REMOVE)
 async def remove(ctx: CallContext, params: VaultRemoveParams) -> VaultRemoveResult:
+    """Unregister a vault in two steps (preview, then confirm its fingerprint); its files are never
+    touched.
+
+    Raises:
+        NotFound: NOT_FOUND, no vault with that id is registered.
+        InvalidParams: INVALID_PARAMS, confirm without the preview's fingerprint.
+    """
     host = ctx.host
     config = await anyio.to_thread.run_sync(host.config.load)
     entry = next((e for e in config.vaults if e.id == params.id), None)
@@ -133,6 +149,12 @@ async def remove(ctx: CallContext, params: VaultRemoveParams) -> VaultRemoveResu
         raise InvalidParams("confirm needs the fingerprint from the preview")
 
     def change(current: Config) -> Config:
+        """Remove the entry from the registry as it is at save time, only if it is still the one
+        previewed.
+
+        Raises:
+            StalePreview: STALE_PREVIEW, the entry changed or went since the preview.
+        """
         now = next((e for e in current.vaults if e.id == params.id), None)
         if now is None or removal_fingerprint(now) != params.fingerprint:
             raise StalePreview("the vault entry changed since the preview; preview again")
@@ -150,6 +172,11 @@ def setting_fingerprint(entry: VaultEntry, params: VaultSetParams) -> str:
 
 
 def _registered(config: Config, vault_id: str) -> VaultEntry:
+    """The entry a vault call names, from the registry as read.
+
+    Raises:
+        NotFound: NOT_FOUND, no vault with that id is registered.
+    """
     entry = next((e for e in config.vaults if e.id == vault_id), None)
     if entry is None:
         raise NotFound(f"no vault {vault_id!r} is registered; see 'vaultctl vault list'")
@@ -158,6 +185,11 @@ def _registered(config: Config, vault_id: str) -> VaultEntry:
 
 @handles(vaults.VAULT_SET)
 async def set_settings(ctx: CallContext, params: VaultSetParams) -> VaultSetResult:
+    """Change a vault's settings in two steps (preview, then confirm its fingerprint).
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, confirm without the preview's fingerprint.
+    """
     host = ctx.host
     config = await anyio.to_thread.run_sync(host.config.load)
     entry = _registered(config, params.id)
@@ -172,6 +204,13 @@ async def set_settings(ctx: CallContext, params: VaultSetParams) -> VaultSetResu
     runtime = host.vaults.get(params.id)
 
     def change(current: Config) -> Config:
+        """Apply the settings to the registry as it is at save time, only if they are still the ones
+        previewed.
+
+        Raises:
+            StalePreview: STALE_PREVIEW, the vault's settings (or the change asked) differ from the
+                preview.
+        """
         now = _registered(current, params.id)
         if setting_fingerprint(now, params) != params.fingerprint:
             raise StalePreview("the vault's settings changed since the preview, or the change asked is another; preview again")

@@ -113,6 +113,14 @@ async def op_list(ctx: CallContext, params: OpListParams) -> OpListResult:
 
 @handles(writes.LOG_APPEND)
 async def log_append(ctx: CallContext, params: LogAppendParams) -> LogReceipt:
+    """Record an event in the vault's log: not a write operation (nothing to preview or undo), but
+    screened as one is.
+
+    Raises:
+        PolicyRefused: POLICY (P01), the vault's write policy refuses this channel.
+        ValidationFailed: VALIDATION, the event holds a secret, PII, or a field the log line cannot
+            carry.
+    """
     import datetime as dt
 
     from protocol.errors import Severity

@@ -23,6 +23,7 @@ import msgspec
 import structlog
 
 from protocol.console_control import MAX_CONTROL_LINE, Mint, Minted, Ready, decode_from_console, encode_line
+from protocol.extras import CONSOLE
 from protocol.framing import LineBuffer, OversizedFrame
 from protocol.methods.console import TOKEN_TTL_S, ConsoleOpenResult
 from vaultd.errors import Unavailable
@@ -94,7 +95,8 @@ class ConsoleSupervisor:
         """The console's address with a fresh one-time token, starting the console if needed.
 
         Raises:
-            Unavailable: the console did not start or did not answer in time (its log says why).
+            Unavailable: the console extra is not installed (the message names ``vaultd[console]``),
+                or the console did not start or did not answer in time (its log says why).
         """
         async with self._lock:
             started = False
@@ -129,6 +131,16 @@ class ConsoleSupervisor:
         return self.home / "logs" / "console.log"
 
     async def _start(self) -> _Child:
+        """Start the console's process and wait for its first control line, the address it serves.
+
+        Raises:
+            Unavailable: UNAVAILABLE, the console extra is not installed, the process could not
+                be started, or it did not report a 127.0.0.1 address in time (see its log).
+        """
+        # Asked of this interpreter, the one the console would run under, before anything starts:
+        # without its web stack the console could only die on an import, with its log to say why.
+        if (absence := CONSOLE.absence()) is not None:
+            raise Unavailable(absence)
         log_path = self._log_path()
         log_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:

@@ -77,7 +77,12 @@ class ProposalStore:
     # -- the folder -----------------------------------------------------------------------
 
     def _check_folder(self, *, create: bool) -> bool:
-        """Whether the folder exists (made when ``create``); refuses one that is not vaultd's own."""
+        """Whether the folder exists (made when ``create``); refuses one that is not vaultd's own.
+
+        Raises:
+            Unavailable: UNAVAILABLE, the proposals folder is not vaultd's own (a link, another
+                user's).
+        """
         problem = journal.runtime_issue(self.root)
         if problem is None:
             try:
@@ -178,7 +183,12 @@ class ProposalStore:
     # -- writing --------------------------------------------------------------------------
 
     def _write(self, detail: ProposalDetail) -> None:
-        """Write it sealed and record it in the cache as read (we know what we wrote)."""
+        """Write it sealed and record it in the cache as read (we know what we wrote).
+
+        Raises:
+            LimitExceeded: LIMIT, the sealed proposal would be over ``MAX_PROPOSAL_BYTES``; nothing
+                is stored.
+        """
         body = _encoder.encode(detail)
         if len(body) > MAX_PROPOSAL_BYTES:
             raise LimitExceeded(

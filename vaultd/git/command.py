@@ -217,7 +217,12 @@ def _locate(cwd: Path) -> tuple[str | None, list[str]]:
 
 
 def _listing(cwd: Path) -> list[trust.Entry]:
-    """The config git reads in ``cwd``, with each key's scope and file: reading config runs nothing."""
+    """The config git reads in ``cwd``, with each key's scope and file: reading config runs nothing.
+
+    Raises:
+        LimitExceeded: LIMIT, the config listing is over ``MAX_CONFIG_BYTES``.
+        Unavailable: UNAVAILABLE, reading it did not finish in time.
+    """
     argv = [git_binary(), "-C", str(cwd), "config", "--list", "--show-scope", "--show-origin", "--includes", "-z"]
     status, out, _, why = _spawn(argv, _base_env(), input=None, timeout=LOCAL_TIMEOUT_S, limit=trust.MAX_CONFIG_BYTES)
     if why == "limit":
@@ -257,6 +262,8 @@ def run(
         LimitExceeded: LIMIT, git printed more than ``limit`` bytes (it was stopped there).
         Unavailable: UNAVAILABLE, git is missing or timed out.
         PolicyRefused: POLICY, the repository's config is beyond what vaultd neutralises.
+        Internal: INTERNAL, vaultd asked for a git command it never runs, or a transfer without its
+            transport.
     """
     pairs = list(trust.FIXED) if outside else list(view(cwd).overrides)
     if allow is not None:

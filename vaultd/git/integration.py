@@ -64,7 +64,7 @@ MAX_RECORD_BYTES = 64 * 1024 * 1024  #: a sync's record: a few hundred bytes per
 _DOMAIN = b"vaultd-integration\0"
 OP = "vault.sync"
 PROPOSER = "sync:origin"
-RESOLVE_OP = "git.resolve"  #: the operation a conflict's proposal applies (:mod:`vaultd.git.resolve`)
+RESOLVE_OP = "git.resolve"  #: the operation a conflict's proposal applies (:mod:`vaultd.ops.git.resolve`)
 
 
 class Write(msgspec.Struct, array_like=True):
@@ -235,6 +235,11 @@ def finish(root: Path, recorder: Recorder, staging: StagingArea, vault_id: str, 
 
 
 def _move(root: Path, recorder: Recorder, intent: Intent, op_ids: list[str]) -> tuple[str | None, str]:
+    """Move the branch to what the sync integrated, only from where it was when the sync began.
+
+    Raises:
+        Conflict: CONFLICT, the branch moved meanwhile; nothing was overwritten.
+    """
     if not intent.merge:
         if not recorder.move_branch(intent.branch, intent.fetched, intent.old, f"sync: fast-forward to origin {intent.fetched[:12]}"):
             raise Conflict("the branch moved during the sync; nothing was overwritten, sync again")

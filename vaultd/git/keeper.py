@@ -292,7 +292,11 @@ class GitKeeper:
             await self._stop.wait()
 
     def require_mode(self) -> None:
-        """Raises CONFLICT unless the vault keeps checkpoints or snapshots."""
+        """A snapshot is a commit: it needs a vault that keeps checkpoints or snapshots.
+
+        Raises:
+            Conflict: CONFLICT, the vault's git mode is off.
+        """
         if self.mode is GitMode.OFF:
             raise Conflict(
                 f"vault {self.entry.id!r} does not record git history (git: off); "

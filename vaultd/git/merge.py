@@ -5,7 +5,7 @@ values *collides*, and this machine's value stays. The body is merged by ``git m
 With no collision and no conflicting hunk the merge is clean and sync writes it. Otherwise the
 result keeps both versions: the body with conflict markers around each conflicting hunk, and a
 callout naming each colliding key with origin's value, for a person to finish (sync keeps it in
-a proposal; see :mod:`vaultd.git.resolve`). Nothing from either side is dropped.
+a proposal; see :mod:`vaultd.ops.git.resolve`). Nothing from either side is dropped.
 
 The vault's operation log is append-only on both sides; it merges as a union of their lines.
 """

@@ -49,6 +49,9 @@ def write_blobs(repo: Repo, items: list[tuple[str, bytes]]) -> dict[str, str]:
     The files are hashed where they lie in one git call (they were just written); a file whose
     blob is not the one its bytes give (changed since, or filtered) is stored from the bytes
     themselves instead, so the id is always that of the exact bytes.
+
+    Raises:
+        Internal: INTERNAL, git stored a file under another blob id than its bytes give.
     """
     expected = {path: blob_id(data) for path, data in items}
     if not items:
@@ -66,6 +69,11 @@ def write_blobs(repo: Repo, items: list[tuple[str, bytes]]) -> dict[str, str]:
 
 
 def write_blob(repo: Repo, data: bytes) -> str:
+    """Store bytes as a blob, checking git's answer against the id they must have.
+
+    Raises:
+        Internal: INTERNAL, git stored them under another id.
+    """
     oid = command.run(repo.top, "hash-object", "-w", "--no-filters", "--stdin", input=data).text.strip()
     if oid != blob_id(data):
         raise Internal(f"git stored a blob as {oid}, not {blob_id(data)}")
@@ -120,6 +128,7 @@ def read_blobs(repo: Repo, oids: list[str], limit: int = MAX_BLOB_BYTES) -> dict
     Raises:
         Conflict: CONFLICT, a blob is missing from the repository.
         LimitExceeded: LIMIT, a blob is larger than ``limit``.
+        Internal: INTERNAL, git printed another size than it announced.
     """
     wanted = sorted(set(oids))
     if not wanted:

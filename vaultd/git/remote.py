@@ -148,7 +148,11 @@ def problems(repo: Repo, registered: str | None) -> list[Issue]:
 
 def check(repo: Repo, registered: str | None, vault_id: str) -> str:
     """Raises POLICY (issues R05) unless origin is exactly the registered remote, unrewritten;
-    returns the one transport the sync's git calls may use."""
+    returns the one transport the sync's git calls may use.
+
+    Raises:
+        PolicyRefused: POLICY (R05), origin is not exactly the registered remote, or is rewritten.
+    """
     found = problems(repo, registered)
     allowed = transport(registered) if registered is not None else None
     if found or allowed is None:

@@ -13,6 +13,7 @@ import datetime as dt
 import re
 from typing import TYPE_CHECKING, Any
 
+from protocol.issue_codes import IssueCode
 from protocol.limits import KiB, describe
 from protocol.methods.lint import LintCode
 from vaultd.graph.centrality import mocs
@@ -139,5 +140,5 @@ def size_findings(inp: LintInput) -> Iterator[Finding]:
         if size > OVERSIZED_BYTES:
             yield Finding(LintCode.L10, path, f"{size} bytes, over {describe(OVERSIZED_BYTES)}")
     for path, (code, reason) in sorted(inp.snap.skipped.items()):
-        if code == "S01":
+        if code == IssueCode.S01:
             yield Finding(LintCode.L10, path, f"not indexed: {reason}")

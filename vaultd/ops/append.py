@@ -22,6 +22,12 @@ def _newline(text: str) -> str:
 
 
 def append_to_section(text: str, section: str, addition: str) -> str:
+    """The note's text with ``addition`` at the end of its H2 ``section``, made if missing, in the
+    note's own newlines.
+
+    Raises:
+        Ambiguous: AMBIGUOUS, more than one H2 section has that name.
+    """
     nl = _newline(text)
     block = addition.replace("\r\n", "\n").strip("\n").replace("\n", nl)
     body_offset = frontmatter.parse(text).body_offset
@@ -43,6 +49,12 @@ def append_to_section(text: str, section: str, addition: str) -> str:
 
 
 def plan_append(ctx: OpContext, params: AppendParams) -> Plan:
+    """Plan an append: a section's own text grows, nothing else of the note changes.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the section is Topics, or not a bare one-line heading.
+        LimitExceeded: LIMIT, the Markdown is over ``MAX_APPEND_BYTES``.
+    """
     if params.section.strip().casefold() == TOPICS.casefold():
         raise InvalidParams("append does not write to Topics; use note.set_frontmatter or note.link")
     if "\n" in params.section or params.section.startswith("#"):

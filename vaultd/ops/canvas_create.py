@@ -23,7 +23,11 @@ if TYPE_CHECKING:
 
 
 def canvas_path(ctx: OpContext, raw: str) -> str:
-    """The vault-relative path the canvas will have, screened like a new note's."""
+    """The vault-relative path the canvas will have, screened like a new note's.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the path does not end in .canvas.
+    """
     path = raw.strip("/")
     if not path.lower().endswith(".canvas") or path.lower() == ".canvas":
         raise InvalidParams("the canvas path must end in .canvas")

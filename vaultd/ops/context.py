@@ -61,13 +61,22 @@ class OpContext:
         return None if current is None else current.mode
 
     def read_target(self, rel: str) -> tuple[bytes, str]:
-        """Read the note being edited, refusing with CONFLICT if it is not what the caller read."""
+        """Read the note being edited, refusing with CONFLICT if it is not what the caller read.
+
+        Raises:
+            Conflict: CONFLICT, the note's sha no longer starts with the one the caller read.
+        """
         data, text = self.read_text(rel)
         if self.expected_sha is not None and not hashlib.sha256(data).hexdigest().startswith(self.expected_sha):
             raise Conflict(f"{rel} changed since you read it (sha256 differs); read it again, then retry")
         return data, text
 
     def read_text(self, rel: str) -> tuple[bytes, str]:
+        """A note's bytes and text as they are now; vaultd edits UTF-8 text only.
+
+        Raises:
+            Conflict: CONFLICT, the file was removed since it was indexed, or is not valid UTF-8.
+        """
         data = self.read(rel)
         if data is None:
             raise Conflict(f"{rel} was removed since it was indexed; search again")

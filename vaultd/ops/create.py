@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from vaultd.errors import InvalidParams, PolicyRefused, ValidationFailed
 from vaultd.ops.name_clash import guard_name
 from vaultd.ops.validate import refuse_unsafe_path
@@ -30,7 +31,11 @@ if TYPE_CHECKING:
 def note_path(raw: str) -> str:
     """``raw`` with '.md' added when missing; never otherwise tidied, so a write lands at the path
     asked for or is refused (a file name may begin or end in whitespace, and stripping a trailing
-    ``'\t'`` from ``'made/\t'`` would create ``made.md``)."""
+    ``'\t'`` from ``'made/\t'`` would create ``made.md``).
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the path is empty.
+    """
     path = raw.strip("/")
     if not path:
         raise InvalidParams("the path is empty")
@@ -48,7 +53,13 @@ def new_note_path(ctx: OpContext, raw: str) -> str:
 
 def screen_new_path(ctx: OpContext, path: str) -> str:
     """A new file's vault-relative path as it will be written, or a refusal: unsafe, a name the
-    vault's names policy refuses, a clash with the disk's spelling, or out of the caller's sight."""
+    vault's names policy refuses, a clash with the disk's spelling, or out of the caller's sight.
+
+    Raises:
+        ValidationFailed: VALIDATION, the path is unsafe, its name is refused, or it clashes with
+            the disk's spelling.
+        PolicyRefused: POLICY, the caller may not write there.
+    """
     refuse_unsafe_path(path_screen_issues(path, ctx.entry.pii, ctx.entry.kind))
     # The path rules before anything looks the name up on disk: a component over the filesystem's
     # bound (or a '..', a reserved folder) is refused as such, never asked of the disk.
@@ -73,12 +84,16 @@ def existing_twin(ctx: OpContext, path: str) -> str | None:
 
 def refuse_existing(ctx: OpContext, path: str, what: str, instead: str) -> None:
     """Refuse (V08) a new file whose name is taken, on disk or in the index, exactly or but for
-    letter case or Unicode form; ``instead`` says what the caller may do."""
+    letter case or Unicode form; ``instead`` says what the caller may do.
+
+    Raises:
+        ValidationFailed: VALIDATION (V08), the name is taken.
+    """
     if (twin := existing_twin(ctx, path)) is not None:
         also = "" if twin == path else f" as {twin} (the same name but for letter case or Unicode form)"
         raise ValidationFailed(
             f"{path} already exists{also}; {instead}",
-            issues=[Issue(code="V08", message=f"the {what} already exists{also}", path=path)],
+            issues=[Issue(code=IssueCode.V08, message=f"the {what} already exists{also}", path=path)],
         )
 
 

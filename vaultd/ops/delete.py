@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
 from protocol.methods.receipts import DeleteDetail
 from vaultd.errors import Conflict, ValidationFailed
-from vaultd.ops.rewrite import Relocation
+from vaultd.relink import Relocation
 from vaultd.txn.plan import Action, Change, Plan
 from vaultd.vault.link_targets import ResolutionStatus
 
@@ -26,7 +27,11 @@ MAX_SUFFIX = 999
 
 
 def trash_path(ctx: OpContext, path: str) -> str:
-    """A free place for ``path`` in the trash."""
+    """A free place for ``path`` in the trash.
+
+    Raises:
+        Conflict: CONFLICT, the trash holds ``MAX_SUFFIX`` copies of the path already.
+    """
     first = f"{TRASH}/{path}"
     if ctx.read(first) is None:
         return first
@@ -48,15 +53,28 @@ def breaking_links(ctx: OpContext, path: str) -> list[Issue]:
             continue
         if reloc.after(link.target, source).status != ResolutionStatus.RESOLVED:
             if hidden(source):  # counted, but a note the caller may not see is not named
-                issues.append(Issue(code="V03", message=f"a link in a private note would be missing once {path} is deleted"))
+                issues.append(Issue(code=IssueCode.V03, message=f"a link in a private note would be missing once {path} is deleted"))
                 continue
             issues.append(
-                Issue(code="V03", path=source, line=link.line, message=f"link [[{link.target}]] would be missing once {path} is deleted")
+                Issue(
+                    code=IssueCode.V03,
+                    path=source,
+                    line=link.line,
+                    message=f"link [[{link.target}]] would be missing once {path} is deleted",
+                )
             )
     return issues
 
 
 def plan_delete(ctx: OpContext, params: DeleteParams) -> Plan:
+    """Plan a delete: the note moves to Obsidian's trash (undo brings it back), refused while links
+    still need it.
+
+    Raises:
+        Conflict: CONFLICT, the note was removed since it was indexed.
+        ValidationFailed: VALIDATION (V03), links to it would break and ``leave_broken_links`` is
+            not set.
+    """
     path = ctx.find(params.target)
     raw = ctx.read(path)
     if raw is None:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from protocol.methods.writes import LinkParams, Relation
 from vaultd.errors import ValidationFailed
 from vaultd.ops.append import append_to_section
-from vaultd.ops.rewrite import link_text_for
 from vaultd.ops.stamps import stamp_updated
+from vaultd.relink import link_text_for
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.link_targets import ResolutionStatus
@@ -50,6 +50,12 @@ def add_relevant_link(ctx: OpContext, path: str, text: str, target: str, relatio
 
 
 def plan_link(ctx: OpContext, params: LinkParams) -> Plan:
+    """Plan a ``- [[target]]`` line under the source's Relevant Notes (and back, when asked);
+    linking twice changes nothing.
+
+    Raises:
+        ValidationFailed: VALIDATION, the two notes are one.
+    """
     source = ctx.find(params.source)
     target = ctx.find(params.target)
     if source == target:

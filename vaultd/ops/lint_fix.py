@@ -45,6 +45,11 @@ def _texts(ctx: OpContext) -> tuple[dict[str, tuple[bytes, str]], TextOf]:
     read: dict[str, tuple[bytes, str]] = {}
 
     def text_of(rel: str) -> str | None:
+        """A note's text, read once per plan and only if it is still what the lint read.
+
+        Raises:
+            Conflict: CONFLICT, the note changed since it was indexed.
+        """
         if rel not in read:
             record = ctx.index.notes.get(rel)
             raw, text = ctx.read_text(rel)
@@ -57,7 +62,11 @@ def _texts(ctx: OpContext) -> tuple[dict[str, tuple[bytes, str]], TextOf]:
 
 
 def apply_fixes(text: str, fixes: list[Fix]) -> str:
-    """``text`` with every fix applied; each must find its old text where the index saw it."""
+    """``text`` with every fix applied; each must find its old text where the index saw it.
+
+    Raises:
+        Conflict: CONFLICT, a fix no longer finds its text where the index saw it.
+    """
     out: list[str] = []
     pos = len(text)
     for fix in sorted(fixes, key=lambda f: f.start, reverse=True):
@@ -71,6 +80,11 @@ def apply_fixes(text: str, fixes: list[Fix]) -> str:
 
 
 def plan_lint_fix(ctx: OpContext, params: LintFixParams) -> Plan:
+    """Plan the mechanical fixes of the lint's findings, every note that needs one in one operation.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the code asked for has no mechanical fix.
+    """
     if params.code is not None and not params.code.fixable:
         raise InvalidParams(f"{params.code} has no mechanical fix; lint.fix applies {', '.join(FIXABLE)}")
     note = ctx.find(params.note) if params.note is not None else None

@@ -1,7 +1,7 @@
 """note.merge: fold one note (absorb) into another (keep), losslessly, and repoint its links.
 
 The merged keep is keep's header and prose first, then ``## Merged from [[absorb]]`` (a Markdown
-link in a vault whose Obsidian writes those, see :func:`~vaultd.ops.link_style.new_link`) with absorb's
+link in a vault whose Obsidian writes those, see :func:`~vaultd.relink.new_link`) with absorb's
 body: its leading ``# title`` line dropped (only when it is the first non-blank line), its other
 ATX headings one level deeper (H6 stays H6; Setext headings and code are left as they are), and
 its ``## Topics`` moved into one final ``## Topics`` that lists keep's items then absorb's new
@@ -26,14 +26,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from protocol.methods.receipts import MAX_DETAIL_LINKS, MergeDetail
 from vaultd.errors import LimitExceeded, ValidationFailed
 from vaultd.ops.bounds import check_size_first
-from vaultd.ops.link_style import new_link
-from vaultd.ops.relink import relink
-from vaultd.ops.rewrite import Relocation, Rewrite
 from vaultd.ops.stamps import stamp_updated
 from vaultd.ops.supersede import linked_notes, mark_superseded
+from vaultd.relink import Relocation, Rewrite, new_link, relink
 from vaultd.txn.plan import MAX_NOTE_BYTES, Change, Plan
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.app_config import LinkFormat, read_link_format
@@ -80,7 +79,11 @@ def drop_leading_h1(body: str) -> str:
 
 
 def take_topics(text: str, body_offset: int, path: str) -> tuple[str, list[str]]:
-    """``text`` without its ``## Topics`` sections, and their list items in order."""
+    """``text`` without its ``## Topics`` sections, and their list items in order.
+
+    Raises:
+        ValidationFailed: VALIDATION (V05), a Topics section holds more than a list.
+    """
     spans = markdown.section_spans(text, body_offset, TOPICS)
     items: list[str] = []
     for start, end in spans:
@@ -89,7 +92,9 @@ def take_topics(text: str, body_offset: int, path: str) -> tuple[str, list[str]]
                 continue
             if not _ITEM.match(line):
                 raise _issue(
-                    "V05", path, f"the Topics section of {path} holds more than a list; move that text to another section, then merge"
+                    IssueCode.V05,
+                    path,
+                    f"the Topics section of {path} holds more than a list; move that text to another section, then merge",
                 )
             items.append(line.strip())
     for start, end in reversed(spans):
@@ -123,15 +128,25 @@ def union(first: list[Any], second: list[Any]) -> list[Any]:
 
 
 def _check_supersession(ctx: OpContext, keep: str, kd: dict[str, Any], absorb: str, ad: dict[str, Any]) -> None:
+    """A merge must not run against the notes' own supersession: keep must be the newer note.
+
+    Raises:
+        ValidationFailed: VALIDATION (V10), keep is superseded by absorb, or absorb by keep already.
+    """
     if absorb in linked_notes(ctx, kd.get("superseded_by"), keep) or keep in linked_notes(ctx, ad.get("supersedes"), absorb):
-        raise _issue("V10", keep, f"{keep} is older than {absorb} (it is superseded by it); swap the two notes: keep the newer one")
+        raise _issue(IssueCode.V10, keep, f"{keep} is older than {absorb} (it is superseded by it); swap the two notes: keep the newer one")
     if keep in linked_notes(ctx, ad.get("superseded_by"), absorb):
-        raise _issue("V10", absorb, f"{absorb} is already superseded by {keep}; it was merged before")
+        raise _issue(IssueCode.V10, absorb, f"{absorb} is already superseded by {keep}; it was merged before")
 
 
 def _check_anchors(ctx: OpContext, keep: str, keep_text: str, merged: str, absorb: str, absorb_text: str) -> None:
     """Inbound links to absorb with an anchor must find it, once, in the merged note; so must
-    absorb's links to its own headings and blocks, which move into keep."""
+    absorb's links to its own headings and blocks, which move into keep.
+
+    Raises:
+        ValidationFailed: VALIDATION (V03), an anchor would be lost or would name another heading or
+            block.
+    """
     fm = frontmatter.parse(keep_text)
     before = markdown.scan(keep_text, fm.body_offset, fm.body_line)
     mfm = frontmatter.parse(merged)
@@ -142,11 +157,18 @@ def _check_anchors(ctx: OpContext, keep: str, keep_text: str, merged: str, absor
             continue
         if check_anchor(link.anchor, after.headings, after.blocks) is not None:
             issues.append(
-                Issue(code="V03", path=source, line=link.line, message=f"#{link.anchor} would be missing from {keep} after the merge")
+                Issue(
+                    code=IssueCode.V03, path=source, line=link.line, message=f"#{link.anchor} would be missing from {keep} after the merge"
+                )
             )
         elif check_anchor(link.anchor, before.headings, before.blocks) is None:
             issues.append(
-                Issue(code="V03", path=source, line=link.line, message=f"#{link.anchor} is in {keep} already; rename one of them first")
+                Issue(
+                    code=IssueCode.V03,
+                    path=source,
+                    line=link.line,
+                    message=f"#{link.anchor} is in {keep} already; rename one of them first",
+                )
             )
     afm = frontmatter.parse(absorb_text)
     for link in markdown.scan(absorb_text, afm.body_offset, afm.body_line).links:
@@ -154,7 +176,7 @@ def _check_anchors(ctx: OpContext, keep: str, keep_text: str, merged: str, absor
         if not link.target.strip() and link.anchor and check_anchor(link.anchor, before.headings, before.blocks) is None:
             issues.append(
                 Issue(
-                    code="V03",
+                    code=IssueCode.V03,
                     path=absorb,
                     line=link.line,
                     message=f"[[#{link.anchor}]] would point at {keep}'s own #{link.anchor} after the merge; rename one of them first",
@@ -189,6 +211,12 @@ def merged_text(
 
 
 def plan_merge(ctx: OpContext, params: MergeParams) -> MergePlan:
+    """Plan a merge: ``absorb`` folds into ``keep`` and stays, superseded; links to it repoint to ``keep``.
+
+    Raises:
+        ValidationFailed: VALIDATION, a note is merged into itself.
+        LimitExceeded: LIMIT, the merged note would be over the note bound.
+    """
     keep = ctx.find(params.keep)
     absorb = ctx.find(params.absorb)
     if keep == absorb:
@@ -199,9 +227,9 @@ def plan_merge(ctx: OpContext, params: MergeParams) -> MergePlan:
     ad = frontmatter.parse(a_text).data or {}
     if kd.get("type") != ad.get("type"):
         types = f"{kd.get('type') or 'none'} and {ad.get('type') or 'none'}"
-        raise _issue("V01", absorb, f"{keep} and {absorb} have different types ({types}); merge notes of one type")
+        raise _issue(IssueCode.V01, absorb, f"{keep} and {absorb} have different types ({types}); merge notes of one type")
     if kd.get("type") in REFUSED_TYPES:
-        raise _issue("V01", keep, f"{kd.get('type')} notes are not merged; link them instead")
+        raise _issue(IssueCode.V01, keep, f"{kd.get('type')} notes are not merged; link them instead")
     _check_supersession(ctx, keep, kd, absorb, ad)
     unions: dict[str, list[Any]] = {}
     fmt = read_link_format(ctx.root)

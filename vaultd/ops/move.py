@@ -4,7 +4,7 @@ The plan creates the note at its new path, removes the old file, and rewrites th
 links would otherwise stop naming it: its backlinks, the moved note itself (its relative
 Markdown links follow it to its new folder), and the notes linking by name to a note that now
 shares its name with the moved one (their bare links would turn ambiguous). Rewrites are
-mechanical, so no ``updated`` stamp is added (see :mod:`vaultd.ops.rewrite` for the rules).
+mechanical, so no ``updated`` stamp is added (see :mod:`vaultd.relink` for the rules).
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from protocol.methods.receipts import MAX_DETAIL_LINKS, MoveDetail
 from vaultd.errors import ValidationFailed
 from vaultd.ops.bounds import check_size_first
 from vaultd.ops.create import existing_twin, new_note_path
 from vaultd.ops.name_clash import guard_name
-from vaultd.ops.relink import relink
-from vaultd.ops.rewrite import Relocation, Rewrite, link_name, rewrite_links
 from vaultd.policy import check_new_path
+from vaultd.relink import Relocation, Rewrite, link_name, relink, rewrite_links
 from vaultd.txn.plan import Action, Change, Plan
 from vaultd.vault.app_config import read_link_format
 
@@ -35,6 +35,12 @@ class MovePlan(Plan):
 
 
 def check_destination(ctx: OpContext, old: str, new: str) -> None:
+    """Refuse a move whose destination is unsafe or taken, before any link is planned.
+
+    Raises:
+        ValidationFailed: VALIDATION, the note is already there, the path is unsafe, or it is taken
+            (V08).
+    """
     if new == old:
         raise ValidationFailed(f"{old} is already at that path")
     twin = existing_twin(ctx, new)
@@ -42,7 +48,7 @@ def check_destination(ctx: OpContext, old: str, new: str) -> None:
         also = "" if twin == new else f" as {twin} (the same name but for letter case or Unicode form)"
         raise ValidationFailed(
             f"{new} already exists{also}; move to a free path, or merge the two notes",
-            issues=[Issue(code="V08", path=new, message=f"the destination already exists{also}")],
+            issues=[Issue(code=IssueCode.V08, path=new, message=f"the destination already exists{also}")],
         )
     # A twin that is the note itself is a rename by case or form alone: refused below as a collision,
     # since on a case-insensitive disk writing the new spelling would overwrite the old one.
@@ -52,7 +58,7 @@ def check_destination(ctx: OpContext, old: str, new: str) -> None:
     if new in ctx.index.notes or new in ctx.index.attachments or ctx.read(new) is not None:
         raise ValidationFailed(
             f"{new} already exists; move to a free path, or merge the two notes",
-            issues=[Issue(code="V08", path=new, message="the destination already exists")],
+            issues=[Issue(code=IssueCode.V08, path=new, message="the destination already exists")],
         )
 
 

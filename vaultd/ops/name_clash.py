@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
 from protocol.methods.vaults import SchemaProfile
 from vaultd.errors import ValidationFailed
-from vaultd.ops.relocation import link_name
+from vaultd.relink import link_name
 from vaultd.vault.link_targets import ResolutionStatus
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def clash_issue(ctx: OpContext, clash: NameClash, new_path: str, *, rewritten: b
             "or write those links with the folder path"
         )
     severity = Severity.ERROR if ctx.entry.schema is SchemaProfile.TYPED else Severity.WARNING
-    return Issue(code="V12", path=new_path, severity=severity, message=f"the name {clash.name!r} {what}")
+    return Issue(code=IssueCode.V12, path=new_path, severity=severity, message=f"the name {clash.name!r} {what}")
 
 
 def guard_name(ctx: OpContext, new_path: str, moved_from: str | None = None) -> list[Issue]:

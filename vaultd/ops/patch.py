@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 from protocol.limits import MAX_PATCH_TEXT_BYTES, over_bound
 from protocol.methods.writes import Edit, PatchParams
 from vaultd.errors import InvalidParams, LimitExceeded, ValidationFailed
-from vaultd.ops.anchors import broken_links, repointed, warnings_for
 from vaultd.ops.stamps import stamp_updated
+from vaultd.relink import broken_links, repointed, warnings_for
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter
 from vaultd.vault.model import LinkKind
@@ -27,6 +27,12 @@ def _occurrences(text: str, needle: str) -> list[int]:
 
 
 def apply_edits(text: str, body_offset: int, edits: list[Edit]) -> str:
+    """The text with each edit's old text replaced, where it occurs exactly once in the body.
+
+    Raises:
+        ValidationFailed: VALIDATION, an old text is missing, repeated or in the frontmatter, or two
+            edits overlap.
+    """
     spans: list[tuple[int, int, str]] = []
     for n, edit in enumerate(edits, 1):
         hits = _occurrences(text, edit.old)
@@ -51,6 +57,14 @@ def apply_edits(text: str, body_offset: int, edits: list[Edit]) -> str:
 
 
 def plan_patch(ctx: OpContext, params: PatchParams) -> Plan:
+    """Plan a patch: exact text replacements in a note's body, optionally repointing links to a
+    renamed heading.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, not exactly one of old/new and edits is given.
+        LimitExceeded: LIMIT, an old or new text is over ``MAX_PATCH_TEXT_BYTES``.
+        ValidationFailed: VALIDATION, ``rewrite_anchors`` without exactly one heading renamed.
+    """
     single = params.old is not None or params.new is not None
     if single == (params.edits is not None):
         raise InvalidParams("give either old and new, or edits, not both and not neither")

@@ -118,7 +118,11 @@ def _log_event(plan: Plan, override: LogEvent | None, op_id: str) -> LogEvent:
 
 
 def screen_log_line(ctx: OpContext, line: str) -> None:
-    """A caller's log event is screened like a note: never a secret, PII per the log surface."""
+    """A caller's log event is screened like a note: never a secret, PII per the log surface.
+
+    Raises:
+        ValidationFailed: VALIDATION, the event holds a secret or PII the log refuses.
+    """
     rel = oplog.log_name(ctx.entry)
     problems = secret_issues(line, rel) + [
         i for i in pii_findings(line, ctx.entry.pii, ctx.entry.kind, "log", path=rel) if i.severity == Severity.ERROR
@@ -176,6 +180,12 @@ async def _run_operation(
     undoes: str | None = None,
     approval: Approval | None = None,
 ) -> WriteReceipt[D]:
+    """One operation on one vault, from barrier to receipt (see the module docstring).
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, confirm without the preview's fingerprint.
+        StalePreview: STALE_PREVIEW, the fingerprint no longer matches what planning gives now.
+    """
     runtime: VaultRuntime = call.host.vault(params.vault)
     await runtime.wait_ready()
     async with runtime.writer:

@@ -19,6 +19,11 @@ if TYPE_CHECKING:
 
 
 def plan_set_frontmatter(ctx: OpContext, params: SetFrontmatterParams) -> Plan:
+    """Plan a frontmatter edit that keeps every other key's bytes.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, nothing to set or unset, or a key both set and unset.
+    """
     if not params.set and not params.unset:
         raise InvalidParams("nothing to change: give set, unset or both")
     both = set(params.set) & set(params.unset)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
 from protocol.methods.vaults import SchemaProfile, VaultEntry
 from vaultd.errors import ValidationFailed
 from vaultd.vault import frontmatter
@@ -46,7 +47,7 @@ def stamp_updated(ctx: OpContext, path: str, text: str) -> str:
     except ValidationFailed:
         ctx.warnings.append(
             Issue(
-                code="V01",
+                code=IssueCode.V01,
                 severity=Severity.WARNING,
                 path=path,
                 message=f"the header cannot be edited losslessly, so '{key}' was not stamped; "

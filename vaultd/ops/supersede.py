@@ -12,10 +12,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from vaultd.errors import ValidationFailed
 from vaultd.ops.link import add_relevant_link
-from vaultd.ops.rewrite import link_text_for
 from vaultd.ops.stamps import stamp_updated
+from vaultd.relink import link_text_for
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.frontmatter_emit import emit
@@ -41,7 +42,7 @@ def linked_notes(ctx: OpContext, value: Any, source: str) -> set[str]:
 
 
 def _v10(path: str, message: str) -> ValidationFailed:
-    return ValidationFailed(message, issues=[Issue(code="V10", path=path, message=message)])
+    return ValidationFailed(message, issues=[Issue(code=IssueCode.V10, path=path, message=message)])
 
 
 def mark_superseded(ctx: OpContext, path: str, text: str, by: str) -> str:
@@ -55,6 +56,12 @@ def mark_superseded(ctx: OpContext, path: str, text: str, by: str) -> str:
 
 
 def plan_supersede(ctx: OpContext, params: SupersedeParams) -> Plan:
+    """Plan a supersession: the old note marked superseded by the new one, the new one linking back.
+
+    Raises:
+        ValidationFailed: VALIDATION, a note is said to supersede itself (V10 when the supersession
+            would go in a circle or re-point another).
+    """
     old = ctx.find(params.old)
     new = ctx.find(params.new)
     if old == new:

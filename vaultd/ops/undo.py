@@ -32,6 +32,14 @@ def plan_undo(ctx: OpContext, params: UndoParams) -> Plan:
 
 
 def _plan_one(ctx: OpContext, params: UndoParams) -> tuple[Plan, journal.Manifest]:
+    """Plan the undo of one kept operation from its journal, if its files are still as it left them.
+
+    Raises:
+        NotFound: NOT_FOUND, no kept operation has that id (R02 when git history still has it).
+        PolicyRefused: POLICY, its journal was not written by this daemon, or changed since.
+        Conflict: CONFLICT, it never committed.
+        ValidationFailed: VALIDATION, it was undone already.
+    """
     folder = journal.journal_root(ctx.root) / params.op_id
     if not os.path.lexists(folder) or journal.runtime_issue(ctx.root) is not None:
         older = history.undo_hint(ctx.root, params.op_id)  # past the journal's window, git may still have it
@@ -110,7 +118,11 @@ def _session_ops(ctx: OpContext, session: str) -> list[tuple[Path, journal.Manif
 def _plan_session(ctx: OpContext, chosen: journal.Manifest) -> Plan:
     """Undo every kept operation of one agent session as one operation: each file goes back to
     what it was before the session's first change to it, if it is still as the session's last
-    change left it and no one else changed it in between."""
+    change left it and no one else changed it in between.
+
+    Raises:
+        Conflict: CONFLICT, another operation changed a file in between, or a file changed since.
+    """
     assert chosen.session is not None
     ops = _session_ops(ctx, chosen.session)
     expect: dict[str, str | None] = {}  #: the sha each file must have now (the session's last write)

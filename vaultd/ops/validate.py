@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
 from protocol.methods.vaults import DeadLinks
 from vaultd.errors import PolicyRefused, ValidationFailed
+from vaultd.ops.sources.checks import PlanView, ledger_issues
 from vaultd.ops.topic_check import topic_issues
 from vaultd.policy import (
     added_lines,
@@ -29,7 +31,6 @@ from vaultd.policy import (
     secret_line_issues,
     write_channel_issue,
 )
-from vaultd.sources.checks import PlanView, ledger_issues
 from vaultd.txn.plan import Action, Change, Plan
 from vaultd.vault import frontmatter, markdown, oplog
 from vaultd.vault.link_targets import LinkResolver, ResolutionStatus
@@ -73,14 +74,23 @@ def created_path_issues(entry: VaultEntry, plan: Plan) -> list[Issue]:
 
 
 def refuse_unsafe_path(issues: list[Issue]) -> None:
-    """Raise VALIDATION for path screening errors; the message names the rule, never the path."""
+    """Raise VALIDATION for path screening errors; the message names the rule, never the path.
+
+    Raises:
+        ValidationFailed: VALIDATION, an issue of error severity is among ``issues``.
+    """
     if errors := [i for i in issues if i.severity == Severity.ERROR]:
         raise ValidationFailed(f"refused: {errors[0].message}", issues=errors)
 
 
 def check_policy(ctx: OpContext, plan: Plan) -> None:
     """The vault's policy on every path the plan touches, whatever the method: one place, so a
-    new operation (or an undo, a revert, an approved proposal) cannot miss a rule."""
+    new operation (or an undo, a revert, an approved proposal) cannot miss a rule.
+
+    Raises:
+        PolicyRefused: POLICY, a touched path is refused by the write channel, deny paths or
+            privacy.
+    """
     # Screened first: every later refusal names the path, which must not echo a secret.
     refuse_unsafe_path(new_path_issues(ctx, plan))
     problems = []
@@ -170,7 +180,7 @@ class _NoteView:
             if old and already_dead is not None and already_dead(link.target):
                 quiet += 1
                 continue
-            issue = Issue(code="V03", path=path, line=link.line, message=f"link [[{link.target}]] would be {status}")
+            issue = Issue(code=IssueCode.V03, path=path, line=link.line, message=f"link [[{link.target}]] would be {status}")
             if old:
                 issue.severity = Severity.WARNING
                 warnings.append(issue)
@@ -184,7 +194,7 @@ class _NoteView:
             warnings.insert(
                 0,
                 Issue(
-                    code="V03",
+                    code=IssueCode.V03,
                     path=path,
                     severity=Severity.WARNING,
                     message=f"{unchecked} more link(s) the note already had were not checked; see 'vaultctl links' for its dead links",
@@ -193,7 +203,7 @@ class _NoteView:
         return errors, warnings
 
     def header_issues(self, ctx: OpContext, path: str) -> list[Issue]:
-        issues = [Issue(code="V01", message=i.message, path=path, line=i.line) for i in self.fm.issues]
+        issues = [Issue(code=IssueCode.V01, message=i.message, path=path, line=i.line) for i in self.fm.issues]
         return issues + schema_issues(ctx.entry.schema, self.fm.data, self.fm.present, path, h1=self.h1)
 
     def decoded(self) -> set[tuple[int, str]]:
@@ -255,7 +265,11 @@ def kept_file_issues(change: Change) -> list[Issue]:
 
 
 def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
-    """Raise ValidationFailed with every error; return the warnings."""
+    """Raise ValidationFailed with every error; return the warnings.
+
+    Raises:
+        ValidationFailed: VALIDATION, with every error found; nothing is written.
+    """
     check_policy(ctx, plan)
     errors: list[Issue] = []
     warnings: list[Issue] = list(ctx.warnings) + list(plan.warnings)
@@ -281,7 +295,7 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
         try:
             after = change.after.decode("utf-8")
         except UnicodeDecodeError:
-            errors.append(Issue(code="V09", message="the new content is not valid UTF-8", path=change.path))
+            errors.append(Issue(code=IssueCode.V09, message="the new content is not valid UTF-8", path=change.path))
             continue
         origin = change.before if change.before is not None else moved_from.get(change.path)
         before = origin.decode("utf-8", "replace") if origin is not None else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Final
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 
 LINK_BREAKING: Final = "[]#^|"
 NOT_PORTABLE: Final = '*"<>:?'
@@ -23,7 +24,7 @@ def name_issue(path: str) -> Issue | None:
         for char in part:
             if char in LINK_BREAKING:
                 return Issue(
-                    code="V04",
+                    code=IssueCode.V04,
                     path=path,
                     message=(
                         f"the name {part!r} holds {char!r}, which a wiki-link cannot carry, so no link could reach "
@@ -32,7 +33,7 @@ def name_issue(path: str) -> Issue | None:
                 )
             if char in NOT_PORTABLE:
                 return Issue(
-                    code="V04",
+                    code=IssueCode.V04,
                     path=path,
                     message=(
                         f"the name {part!r} holds {char!r}, which Obsidian refuses in file names and Windows cannot "

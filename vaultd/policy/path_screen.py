@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
 from vaultd.policy.pii import pii_findings
 from vaultd.policy.secrets import scan_name_secrets
 
@@ -54,7 +55,7 @@ def path_screen_issues(rel: str, pii: PiiSetting | None, kind: Kind) -> list[Iss
     rules = sorted({f.rule for f in scan_name_secrets("\n".join([text, *_word_starts(rel)]))}, key=lambda r: r.value)
     issues = [
         Issue(
-            code="V06",
+            code=IssueCode.V06,
             message=f"the note path looks like {rule.description} (rule {rule.value}); choose a name without it — secrets are never stored",
         )
         for rule in rules

@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Final
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from protocol.methods.common import Channel
 from protocol.methods.vaults import WritePolicy
 from vaultd.vault.layout import SKIPPED_DIRS
@@ -50,7 +51,7 @@ def path_key(rel: str) -> str:
 
 
 def _v04(rel: str, message: str) -> Issue:
-    return Issue(code="V04", message=message, path=rel)
+    return Issue(code=IssueCode.V04, message=message, path=rel)
 
 
 def _component_issue(comp: str) -> str | None:
@@ -341,7 +342,7 @@ def deny_path_issue(rel: str, deny_globs: Sequence[str]) -> Issue | None:
     if glob is None:
         return None
     return Issue(
-        code="P02",
+        code=IssueCode.P02,
         message=f"the vault's deny_paths forbid writing here (glob {glob!r}); choose another path",
         path=rel,
     )
@@ -365,4 +366,4 @@ def write_channel_issue(policy: WritePolicy, channel: Channel) -> Issue | None:
         why = "the vault is read-only (write: none); change its write policy with vaultctl to write"
     else:
         why = f"the vault accepts writes from the CLI only (write: cli), not from {channel.value}"
-    return Issue(code="P01", message=why)
+    return Issue(code=IssueCode.P01, message=why)

@@ -31,6 +31,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Final, Literal
 
 from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
 from protocol.methods.vaults import Kind, PiiAction, PiiPolicy, PiiRule, PiiSetting, PiiSurfaces
 
 if TYPE_CHECKING:
@@ -161,13 +162,13 @@ def validate_pii_policy(policy: PiiSetting | None) -> list[Issue]:
     for i, pattern in enumerate(policy.patterns):
         where = f"$.pii.patterns[{i}]"
         if pattern.name in names:
-            issues.append(Issue(code="P03", message=f"pattern name {pattern.name!r} is repeated", path=f"{where}.name"))
+            issues.append(Issue(code=IssueCode.P03, message=f"pattern name {pattern.name!r} is repeated", path=f"{where}.name"))
         names.add(pattern.name)
         problem = pattern_problem(pattern.regex)
         if problem is not None:
             issues.append(
                 Issue(
-                    code="P03",
+                    code=IssueCode.P03,
                     message=f"pattern {pattern.name!r} {problem}; fix its regex",
                     path=f"{where}.regex",
                 )
@@ -267,7 +268,7 @@ def pii_line_findings(
             if compiled is None:  # validation refuses such a policy; fail closed if it slipped through
                 return [
                     Issue(
-                        code="V07",
+                        code=IssueCode.V07,
                         message=f"pattern {pattern.name} cannot be used; fix the vault's PII policy",
                         path=path,
                     )
@@ -299,7 +300,7 @@ def pii_line_findings(
         verdict = "remove it or add it to the vault's PII allow list" if action == "deny" else "allowed with a warning"
         issues.append(
             Issue(
-                code="V07",
+                code=IssueCode.V07,
                 message=f"line {line}: {m.what} (PII policy {action} on {surface}); {verdict}",
                 severity=severity,
                 path=path,

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 
 from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
 from protocol.methods.vaults import SchemaProfile
 from vaultd.sources.identifiers import valid_arxiv, valid_citekey, valid_doi
 from vaultd.sources.ledger import LEDGER_KEYS
@@ -79,7 +80,7 @@ _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 def _v01(path: str, message: str) -> Issue:
-    return Issue(code="V01", message=message, path=path)
+    return Issue(code=IssueCode.V01, message=message, path=path)
 
 
 def _one_line(value: Any) -> bool:
@@ -235,7 +236,7 @@ def schema_issues(
     return _typed_issues(data, path, h1, frozenset(domains), citekey_owners)
 
 
-ALWAYS_BLOCKING: Final = frozenset({"V04", "V06", "V07"})  #: path safety, secrets and PII never become debt
+ALWAYS_BLOCKING: Final = frozenset({IssueCode.V04, IssueCode.V06, IssueCode.V07})  #: path safety, secrets and PII never become debt
 
 
 def new_issues_only(

@@ -51,6 +51,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -295,7 +296,7 @@ def scan_secret_lines(lines: Iterable[tuple[int, str]]) -> list[SecretFinding]:
 def _issues(findings: list[SecretFinding], path: str | None) -> list[Issue]:
     return [
         Issue(
-            code="V06",
+            code=IssueCode.V06,
             message=(f"line {f.line}: looks like {f.rule.description} (rule {f.rule.value}); remove it — secrets are never stored"),
             path=path,
             line=f.line,

@@ -17,6 +17,7 @@ import re
 from typing import TYPE_CHECKING, Any, Final
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from protocol.methods.common import Channel
 from vaultd.policy.paths import matching_glob
 from vaultd.vault.link_targets import Resolution, ResolutionStatus
@@ -141,7 +142,7 @@ class Visibility:
 
     def write_issue(self, path: str) -> Issue | None:
         """P04 for a write this caller may not make; the issue does not carry the path."""
-        return Issue(code="P04", message=PRIVATE_WRITE) if self.hidden(path) else None
+        return Issue(code=IssueCode.P04, message=PRIVATE_WRITE) if self.hidden(path) else None
 
 
 def mentioned_paths(text: str) -> Iterator[str]:

@@ -68,7 +68,7 @@ class ConfigStore:
         """The current registry; a missing file is an empty one.
 
         Raises:
-            ConfigError: INVALID_PARAMS, the file is unusable; the message names it and why.
+            ConfigError: VALIDATION, the file is unusable; the message names it and why.
         """
         try:
             data, _ = read_regular(self.path, MAX_CONFIG_BYTES)
@@ -100,7 +100,11 @@ class ConfigStore:
             yield
 
     def update(self, change: Callable[[Config], Config]) -> Config:
-        """Apply ``change`` to the current registry and save it atomically, under the lock."""
+        """Apply ``change`` to the current registry and save it atomically, under the lock.
+
+        Raises:
+            LimitExceeded: LIMIT, the registry would be over ``MAX_CONFIG_BYTES``; nothing is saved.
+        """
         with self._locked():
             new = change(self.load())
             data = msgspec.json.format(msgspec.json.encode(new), indent=2) + b"\n"
@@ -111,7 +115,13 @@ class ConfigStore:
 
 
 def canonical_folder(raw: str) -> str:
-    """The folder's canonical absolute path (symlinks resolved), or a clear refusal."""
+    """The folder's canonical absolute path (symlinks resolved), or a clear refusal.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the path holds a NUL byte or is relative.
+        NotFound: NOT_FOUND, no folder is there.
+        ValidationFailed: VALIDATION, it cannot be resolved, is not a folder, or is not readable.
+    """
     if "\x00" in raw:
         raise InvalidParams("the vault path contains a NUL byte")
     path = Path(raw)
@@ -135,7 +145,12 @@ def _inside(child: str, parent: str) -> bool:
 
 
 def check_new_entry(config: Config, entry: VaultEntry, home: Path) -> None:
-    """Refuse a duplicate id or path, a vault nested in another (either way), or one holding the home."""
+    """Refuse a duplicate id or path, a vault nested in another (either way), or one holding the home.
+
+    Raises:
+        ConfigError: VALIDATION, the id or path is registered, the vault nests with another, or it
+            holds the home.
+    """
     for other in config.vaults:
         if other.id == entry.id:
             raise ConfigError(f"a vault with id {entry.id!r} is already registered (at {other.path})")

@@ -113,7 +113,11 @@ class ChunkStore:
             return {p: DocStat(s, m, i) for p, s, m, i in con.execute("SELECT path, size, mtime_ns, ino FROM doc")}
 
     def apply(self, upserts: Iterable[tuple[str, DocStat, str, list[Chunk]]], deletes: Iterable[str] = ()) -> None:
-        """Replace the chunks of ``upserts`` (path, stat, title, chunks) and drop ``deletes``, in one transaction."""
+        """Replace the chunks of ``upserts`` (path, stat, title, chunks) and drop ``deletes``, in one transaction.
+
+        Raises:
+            Unavailable: UNAVAILABLE, the chunk index is closed.
+        """
         with self._guard(), self._write_lock:
             if self._closed:
                 raise Unavailable(f"chunk index {self.path} is closed")
@@ -152,6 +156,11 @@ class ChunkStore:
 
     @contextmanager
     def _reader(self) -> Iterator[apsw.Connection]:
+        """A read connection of the chunk index, never one of a closed index.
+
+        Raises:
+            Unavailable: UNAVAILABLE, the chunk index is closed.
+        """
         if self._closed:
             raise Unavailable(f"chunk index {self.path} is closed")
         with self._slots:
@@ -170,6 +179,11 @@ class ChunkStore:
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
+        """A damaged chunk index is recreated at once: it holds nothing the vault cannot give again.
+
+        Raises:
+            Unavailable: UNAVAILABLE, SQLite found it damaged; it has been recreated, retry.
+        """
         try:
             yield
         except (apsw.CorruptError, apsw.NotADBError) as exc:

@@ -180,6 +180,11 @@ class SessionStreams:
         self._ids = itertools.count(1)
 
     def open(self, start: SubscriptionStart) -> int:
+        """Register a subscription on this connection; a connection holds a bounded number.
+
+        Raises:
+            LimitExceeded: LIMIT, the connection holds ``MAX_SUBSCRIPTIONS`` already.
+        """
         if len(self._subs) >= MAX_SUBSCRIPTIONS:
             start.filter.close()
             raise LimitExceeded(f"this connection has {MAX_SUBSCRIPTIONS} subscriptions, the most it may; unsubscribe one first")
@@ -198,6 +203,11 @@ class SessionStreams:
         return sub.id
 
     async def close(self, subscription: int) -> None:
+        """End a subscription of this connection and release its filter.
+
+        Raises:
+            NotFound: NOT_FOUND, this connection has no such subscription.
+        """
         sub = self._subs.pop(subscription, None)
         if sub is None:
             raise NotFound(f"this connection has no subscription {subscription}")

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from protocol.methods.sources import Authority, ClaimState, Confidence, Review, Risk, SourceKind, SourceState
 from vaultd.sources.origins import independence_key
 
@@ -61,6 +63,14 @@ LEDGER_KEYS: Final = frozenset({LEDGER}) | SOURCE_KEYS | CLAIM_KEYS
 _SHA: Final = re.compile(r"[0-9a-f]{64}")
 _WIKI: Final = re.compile(r"^\s*!?\[\[([^\]|#^]+)(?:[#^][^\]|]*)?(?:\|[^\]]*)?\]\]\s*$")
 MAX_LIST: Final = 64
+MAX_SLUG_CHARS: Final = 80
+
+
+def slug(title: str) -> str:
+    """A ledger note's file name from its title (a source's, a claim's): letters and digits kept, the rest one '-'."""
+    text = unicodedata.normalize("NFC", title)
+    text = re.sub(r"[^\w]+", "-", text, flags=re.UNICODE).strip("-_")
+    return text[:MAX_SLUG_CHARS].strip("-_") or "source"
 
 
 def ledger_kind(data: dict[str, Any] | None) -> str | None:
@@ -185,7 +195,7 @@ class ClaimEntry:
 
 
 def _v20(path: str, message: str) -> Issue:
-    return Issue(code="V20", message=message, path=path)
+    return Issue(code=IssueCode.V20, message=message, path=path)
 
 
 def _enum_issue(data: dict[str, Any], key: str, allowed: type[Any], path: str) -> list[Issue]:

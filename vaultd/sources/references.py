@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from vaultd.sources.identifiers import arxiv_key, citekey_key, doi_key, valid_arxiv, valid_citekey, valid_doi
 
 if TYPE_CHECKING:
@@ -138,17 +139,19 @@ def identifier_issues(data: dict[str, Any], path: str, others: Iterable[str], *,
     issues: list[Issue] = []
     if syntax:
         if "doi" in data and not valid_doi(data["doi"]):
-            issues.append(Issue(code="V24", path=path, message="doi: must be 10.<4-9 digit registrant>/<suffix without spaces>"))
+            issues.append(Issue(code=IssueCode.V24, path=path, message="doi: must be 10.<4-9 digit registrant>/<suffix without spaces>"))
         elif "doi" in data and data["doi"] != doi_key(data["doi"]):
-            issues.append(Issue(code="V24", path=path, message="doi: is stored lowercase; write it in lowercase"))
+            issues.append(Issue(code=IssueCode.V24, path=path, message="doi: is stored lowercase; write it in lowercase"))
         if "arxiv_id" in data and not valid_arxiv(data["arxiv_id"]):
             issues.append(
                 Issue(
-                    code="V24", path=path, message="arxiv_id: must be YYMM.NNNN (before 2015), YYMM.NNNNN or archive/YYMMNNN, optionally vN"
+                    code=IssueCode.V24,
+                    path=path,
+                    message="arxiv_id: must be YYMM.NNNN (before 2015), YYMM.NNNNN or archive/YYMMNNN, optionally vN",
                 )
             )
         if "citekey" in data and not valid_citekey(data["citekey"]):
-            issues.append(Issue(code="V24", path=path, message="citekey: must be 1-64 of A-Z a-z 0-9 _ : -"))
+            issues.append(Issue(code=IssueCode.V24, path=path, message="citekey: must be 1-64 of A-Z a-z 0-9 _ : -"))
     for other in sorted(set(others) - {path}):
-        issues.append(Issue(code="V24", path=path, message=f"citekey: already used by {other!r} (ignoring case); choose another"))
+        issues.append(Issue(code=IssueCode.V24, path=path, message=f"citekey: already used by {other!r} (ignoring case); choose another"))
     return issues

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from protocol.methods.sources import Citation, ClaimState, Risk, SupportStatus, Verdict
 from vaultd.sources.ledger import CLAIM, ClaimEntry, SourceEntry, ledger_kind
 
@@ -77,7 +78,7 @@ def claim_issues(claim: ClaimEntry, found: Assessment) -> list[Issue]:
     """The V21, V22 and V23 refusals for a claim as a write would leave it."""
     issues = [
         Issue(
-            code="V23",
+            code=IssueCode.V23,
             path=claim.path,
             message=f"{c.cited!r} names no source note: cite a captured source (unsupported is a valid state, an invented citation is not)",
         )
@@ -90,7 +91,7 @@ def claim_issues(claim: ClaimEntry, found: Assessment) -> list[Issue]:
         why = "; ".join(f"{c.cited}: {c.status}" for c in found.support) or "it cites no source"
         issues.append(
             Issue(
-                code="V21",
+                code=IssueCode.V21,
                 path=claim.path,
                 message=f"an accepted claim needs current support from an active, non-synthetic source ({why}); "
                 "leave it proposed, or cite a current source",
@@ -99,7 +100,7 @@ def claim_issues(claim: ClaimEntry, found: Assessment) -> list[Issue]:
     elif found.lines < needed_lines(claim.risk):
         issues.append(
             Issue(
-                code="V22",
+                code=IssueCode.V22,
                 path=claim.path,
                 message=f"an accepted high-risk claim needs two independent sources; its current support is {found.lines} line "
                 "of evidence (sources sharing an independence key, such as one host, count once)",

@@ -48,7 +48,12 @@ class NotInVault(InvalidParams):
 
 def split(rel: str) -> tuple[list[str], str]:
     """The folder components and the file name of a vault-relative path, refusing any that
-    could name something other than one entry below the root."""
+    could name something other than one entry below the root.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the path holds a NUL byte.
+        NotInVault: INVALID_PARAMS, it is absolute or has an empty, '.' or '..' part.
+    """
     if "\x00" in rel:
         raise InvalidParams("a path may not contain a NUL byte")
     parts = rel.split("/")
@@ -97,7 +102,12 @@ class Folder:
         return f"{self.rel}/{name}" if self.rel else name
 
     def read(self, name: str, limit: int) -> Current | None:
-        """The entry's bytes and mode (None when absent), never through a link, bounded."""
+        """The entry's bytes and mode (None when absent), never through a link, bounded.
+
+        Raises:
+            Conflict: CONFLICT, the entry is a symbolic link or not a regular file.
+            LimitExceeded: LIMIT, it is over ``limit`` bytes.
+        """
         try:
             data, st = read_regular(name, limit, dir_fd=self.fd)
         except FileNotFoundError:

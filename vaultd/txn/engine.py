@@ -77,7 +77,11 @@ def read_state(root: Path, rel: str, limit: int = MAX_NOTE_BYTES) -> Current | N
 
 
 def check_bounds(plan: Plan) -> None:
-    """Refuse (LIMIT) a plan over the operation's bounds: files, bytes, and each note's size."""
+    """Refuse (LIMIT) a plan over the operation's bounds: files, bytes, and each note's size.
+
+    Raises:
+        LimitExceeded: LIMIT, too many files or bytes, or a note or file over its own bound.
+    """
     changes = plan.effective()
     why = over_bounds(len(changes), sum(len(c.after or b"") for c in changes))
     if why is not None:
@@ -90,7 +94,11 @@ def check_bounds(plan: Plan) -> None:
 
 
 def _verify(vroot: VaultRoot, plan: Plan) -> None:
-    """Every target as planned, recording each one's mode for the journal."""
+    """Every target as planned, recording each one's mode for the journal.
+
+    Raises:
+        Conflict: CONFLICT, a target changed since it was read; ``candidates`` names them.
+    """
     changed = []
     for change in plan.effective():
         current = vroot.read_file(change.path, read_limit(change.path))
@@ -106,7 +114,11 @@ def _verify(vroot: VaultRoot, plan: Plan) -> None:
 
 
 def _recheck(folder: Folder, name: str, change: Change) -> Current | None:
-    """The target right before its own rename or unlink; CONFLICT naming it if it moved on."""
+    """The target right before its own rename or unlink; CONFLICT naming it if it moved on.
+
+    Raises:
+        Conflict: CONFLICT, the target changed while the operation was applied.
+    """
     try:
         current = folder.read(name, read_limit(change.path))
     except LimitExceeded:
@@ -129,7 +141,11 @@ def _mode_for(change: Change) -> int:
 
 
 def _put(vroot: VaultRoot, change: Change) -> None:
-    """Write or remove one target through its folder's descriptor, re-checked just before."""
+    """Write or remove one target through its folder's descriptor, re-checked just before.
+
+    Raises:
+        Conflict: CONFLICT, the target's folder vanished meanwhile.
+    """
     try:
         folder, name = vroot.parent(change.path, create=change.after is not None)
     except FileNotFoundError:
@@ -216,7 +232,14 @@ def _roll_back(root: Path, folder: Path, manifest: Manifest, vroot: VaultRoot | 
 
 
 def apply_plan(root: Path, plan: Plan, op_id: str, channel: str, undoes: str | None = None) -> None:
-    """Apply ``plan`` durably, or leave the vault as it was and raise."""
+    """Apply ``plan`` durably, or leave the vault as it was and raise.
+
+    Raises:
+        Unavailable: UNAVAILABLE, the journal or a write failed with an OSError; the vault is as it
+            was.
+        RollbackFailed: INTERNAL, the write failed and so did its rollback; the journal is kept for
+            recovery.
+    """
     check_bounds(plan)
     changes = plan.effective()
     with VaultRoot(root) as vroot:
@@ -268,6 +291,10 @@ def apply_together(parts: Sequence[Part], channel: str) -> None:
     failure (an editor's save, a full disk) rolls every vault back and nothing was applied; a
     crash is rolled back by recovery in each vault. After it, the other markers are written; one
     lost to a crash is restored by recovery, which asks the first vault's journal.
+
+    Raises:
+        Unavailable: UNAVAILABLE, a journal or a write failed with an OSError; every vault is as it
+            was.
     """
     if not parts:
         return
@@ -323,7 +350,12 @@ def apply_together(parts: Sequence[Part], channel: str) -> None:
 
 
 def _roll_back_parts(parts: Sequence[Part], folders: list[Path], vroots: list[VaultRoot], exc: BaseException) -> None:
-    """Roll back every vault's share, last first; RollbackFailed when any could not be."""
+    """Roll back every vault's share, last first; RollbackFailed when any could not be.
+
+    Raises:
+        RollbackFailed: INTERNAL, a share could not be rolled back; its journal is kept for
+            recovery.
+    """
     failed = False
     for part, folder, vroot in reversed(list(zip(parts, folders, vroots, strict=True))):
         try:
@@ -478,7 +510,11 @@ def _remove_temp_files(folder: Path) -> int:
 
 
 def undo_plan(root: Path, folder: Path) -> tuple[Plan, Manifest]:
-    """The plan that reverses a committed operation, if every file is still as it left it."""
+    """The plan that reverses a committed operation, if every file is still as it left it.
+
+    Raises:
+        Conflict: CONFLICT, a file changed since the operation; ``candidates`` names them.
+    """
     manifest = open_journal(folder)
     changes = []
     moved = []

@@ -148,7 +148,12 @@ def write_journal(
     commit_with: JournalRef | None = None,
     joined: list[JournalRef] | None = None,
 ) -> Path:
-    """Make the journal durable before any target is touched; returns its folder."""
+    """Make the journal durable before any target is touched; returns its folder.
+
+    Raises:
+        Unavailable: UNAVAILABLE, the vault's .vaultd folder is not vaultd's own; nothing is
+            changed.
+    """
     key = seal.installed_key()
     problem = runtime_issue(vault)
     if problem is not None:

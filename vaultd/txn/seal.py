@@ -42,6 +42,13 @@ _installed: bytes | None = None
 
 
 def _read_key(path: Path) -> bytes:
+    """The key's bytes, read only from a private regular file of the user's: a key others can read
+    seals nothing.
+
+    Raises:
+        KeyUnusable: UNAVAILABLE, the file is not the user's regular file, others may read it, or
+            its size is wrong.
+    """
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     try:
         st = os.fstat(fd)

@@ -43,6 +43,7 @@ from ruamel.yaml.error import MarkedYAMLError
 from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, MappingStartEvent, NodeEvent
 from ruamel.yaml.scalarbool import ScalarBoolean
 
+from protocol.issue_codes import IssueCode
 from protocol.parse_limits import MAX_YAML_DEPTH, MAX_YAML_NODES
 from vaultd.vault.model import NoteIssue
 from vaultd.vault.yaml_bounds import YamlRefused, screen
@@ -142,12 +143,12 @@ def parse(text: str) -> FrontmatterParse:
     if bounds is None:
         return FrontmatterParse(None, False, bom, 1, [])
     if not bounds.closed:
-        issue = NoteIssue("N06", "the frontmatter header has no closing '---' line", 1)
+        issue = NoteIssue(IssueCode.N06, "the frontmatter header has no closing '---' line", 1)
         return FrontmatterParse(None, False, bom, 1, [issue])
     body_line = text.count("\n", 0, bounds.body_offset) + 1
     header = text[bounds.start : bounds.end]
     if len(header) * 4 > MAX_HEADER_BYTES and len(header.encode("utf-8", "surrogatepass")) > MAX_HEADER_BYTES:
-        issue = NoteIssue("N05", f"the frontmatter header is over {MAX_HEADER_BYTES // 1024} KiB", 1)
+        issue = NoteIssue(IssueCode.N05, f"the frontmatter header is over {MAX_HEADER_BYTES // 1024} KiB", 1)
         return FrontmatterParse(None, True, bounds.body_offset, body_line, [issue])
     data, issues = load_header(header, first_line=2)
     return FrontmatterParse(data, True, bounds.body_offset, body_line, issues)
@@ -274,7 +275,7 @@ def load_careful(header: str, first_line: int = 1) -> tuple[dict[str, Any] | Non
         screen(header, aliases=False)
     except YamlRefused as exc:
         line = None if exc.line is None else first_line + exc.line
-        return None, [NoteIssue("N04" if exc.kind == "alias" else "N01", f"the frontmatter {exc}", line)]
+        return None, [NoteIssue(IssueCode.N04 if exc.kind == "alias" else IssueCode.N01, f"the frontmatter {exc}", line)]
     loader = YAML(typ="rt")  # not shared: a YAML instance holds per-load state
     loader.Constructor = _Constructor
     root: NodeEvent | None = None
@@ -292,33 +293,33 @@ def load_careful(header: str, first_line: int = 1) -> tuple[dict[str, Any] | Non
                 depth += 1
             if depth > MAX_DEPTH or nodes > MAX_YAML_NODES:
                 what = f"nests deeper than {MAX_DEPTH} levels" if depth > MAX_DEPTH else f"holds more than {MAX_YAML_NODES} values"
-                return None, [NoteIssue("N01", f"the frontmatter {what}", first_line + event.start_mark.line)]
+                return None, [NoteIssue(IssueCode.N01, f"the frontmatter {what}", first_line + event.start_mark.line)]
             if root is None:
                 root = event
             if isinstance(event, AliasEvent) or event.anchor is not None:
                 line = first_line + event.start_mark.line
-                return None, [NoteIssue("N04", "the frontmatter uses YAML anchors or aliases", line)]
+                return None, [NoteIssue(IssueCode.N04, "the frontmatter uses YAML anchors or aliases", line)]
             tag = getattr(event, "tag", None)
             if tag is not None and str(tag) not in _CORE_TAGS:
                 line = first_line + event.start_mark.line
-                return None, [NoteIssue("N01", f"the frontmatter uses the YAML tag {tag}", line)]
+                return None, [NoteIssue(IssueCode.N01, f"the frontmatter uses the YAML tag {tag}", line)]
         if root is None:
             return {}, []
         if not isinstance(root, MappingStartEvent):
-            return None, [NoteIssue("N02", "the frontmatter is not a mapping of keys to values", first_line)]
+            return None, [NoteIssue(IssueCode.N02, "the frontmatter is not a mapping of keys to values", first_line)]
         doc = loader.load(header)
         return _plain_data(doc, 0), []
     except DuplicateKeyError as exc:
-        return None, [NoteIssue("N03", "the frontmatter repeats a key", _line(exc, first_line))]
+        return None, [NoteIssue(IssueCode.N03, "the frontmatter repeats a key", _line(exc, first_line))]
     except _Refused as exc:
         return None, [NoteIssue(exc.code, str(exc), first_line)]
     except MarkedYAMLError as exc:
         problem = exc.problem or "it is not valid YAML"
-        return None, [NoteIssue("N01", f"the frontmatter is malformed: {problem}", _line(exc, first_line))]
+        return None, [NoteIssue(IssueCode.N01, f"the frontmatter is malformed: {problem}", _line(exc, first_line))]
     # ruamel.yaml raises more than YAMLError on odd input (an IndexError for "-_", a
     # RecursionError for deep nesting); parse must never raise, so all of them are N01.
     except Exception as exc:  # noqa: BLE001
-        return None, [NoteIssue("N01", f"the frontmatter is malformed ({type(exc).__name__})", first_line)]
+        return None, [NoteIssue(IssueCode.N01, f"the frontmatter is malformed ({type(exc).__name__})", first_line)]
 
 
 def _line(exc: MarkedYAMLError, first_line: int) -> int | None:
@@ -329,7 +330,7 @@ def _line(exc: MarkedYAMLError, first_line: int) -> int | None:
 def _plain_data(value: Any, depth: int) -> Any:
     """ruamel.yaml's round-trip objects as plain JSON-compatible values."""
     if depth > MAX_DEPTH:
-        raise _Refused("N01", f"the frontmatter nests deeper than {MAX_DEPTH} levels")
+        raise _Refused(IssueCode.N01, f"the frontmatter nests deeper than {MAX_DEPTH} levels")
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, str):
@@ -346,12 +347,12 @@ def _plain_data(value: Any, depth: int) -> Any:
         out: dict[str, Any] = {}
         for key, item in value.items():
             if key is not None and not isinstance(key, (str, int, float, datetime.date, TaggedScalar)):
-                raise _Refused("N02", "the frontmatter has a key that is not a plain value")
+                raise _Refused(IssueCode.N02, "the frontmatter has a key that is not a plain value")
             name = key_string(_plain_data(key, depth + 1))
             if name in out:
-                raise _Refused("N03", f"the frontmatter repeats the key {name!r}")
+                raise _Refused(IssueCode.N03, f"the frontmatter repeats the key {name!r}")
             out[name] = _plain_data(item, depth + 1)
         return out
     if isinstance(value, list):
         return [_plain_data(item, depth + 1) for item in value]
-    raise _Refused("N01", f"the frontmatter holds a value vaultd does not read ({type(value).__name__})")
+    raise _Refused(IssueCode.N01, f"the frontmatter holds a value vaultd does not read ({type(value).__name__})")

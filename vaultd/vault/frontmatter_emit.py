@@ -34,6 +34,7 @@ import yaml  # type: ignore[import-untyped]
 from ruamel.yaml.resolver import implicit_resolvers
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from vaultd.errors import Internal, InvalidParams, LimitExceeded, ValidationFailed
 from vaultd.vault.frontmatter import MAX_HEADER_BYTES, find_header, parse
 from vaultd.vault.yaml_scalars import key_string, resolve_plain
@@ -142,7 +143,12 @@ def _with_new_header(text: str, changes: dict[str, Any]) -> str:
 
 
 def _verify(result: str, expected: dict[str, Any], body: str) -> None:
-    """Read the result back; anything but exactly the expected data and body is a bug of ours."""
+    """Read the result back; anything but exactly the expected data and body is a bug of ours.
+
+    Raises:
+        LimitExceeded: LIMIT, the header would grow past ``MAX_HEADER_BYTES``.
+        Internal: INTERNAL, the result does not read back as the data and body meant.
+    """
     header = _header_of(result)
     if len(header.encode("utf-8")) > MAX_HEADER_BYTES:
         raise LimitExceeded(f"the frontmatter would grow past {MAX_HEADER_BYTES // 1024} KiB; keep long values in the body")
@@ -160,7 +166,12 @@ def _header_of(result: str) -> str:
 
 
 def _layout(header: str, keys: list[str]) -> tuple[list[_KeySpan], int]:
-    """Every top-level key's span, in order, and the keys' column; refuses what it cannot map."""
+    """Every top-level key's span, in order, and the keys' column; refuses what it cannot map.
+
+    Raises:
+        ValidationFailed: VALIDATION (V01), the header is not a block mapping whose keys map to
+            their own lines.
+    """
     try:  # the pure-Python parser: its marks are character offsets into ``header``
         events = list(yaml.parse(header, Loader=yaml.SafeLoader))
     except yaml.YAMLError as exc:
@@ -241,6 +252,12 @@ def _span_end(header: str, value_end: int, indent: int) -> int:
 
 
 def _check_gap(gap: str) -> None:
+    """Text between keys must be blank lines or comments: anything else belongs to no key and would
+    be lost.
+
+    Raises:
+        ValidationFailed: VALIDATION (V01), the gap holds other lines.
+    """
     if _GAP.fullmatch(gap) is None:
         raise _unsafe("it holds lines that belong to no key")
 
@@ -295,6 +312,11 @@ def _scalar(value: Any) -> str:
 
 
 def _key_text(key: str) -> str:
+    """A key as written: plain when it reads back as itself, else quoted; bounded in length.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS (V02), the written key is over ``MAX_KEY_CHARS``.
+    """
     text = key if _plain_ok(key) and resolve_plain(key) == key else _quoted(key)
     if len(text) > MAX_KEY_CHARS:
         raise _bad_param("$.set", f"the key {key[:40]!r}... is longer than {MAX_KEY_CHARS} characters")
@@ -330,6 +352,11 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def _checked_key(key: Any, path: str) -> str:
+    """A params key as a string frontmatter can hold.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS (V02), the key is not a string or not valid Unicode.
+    """
     if not isinstance(key, str):
         raise _bad_param(path, f"frontmatter keys must be strings, not {key!r}")
     if _SURROGATE.search(key):
@@ -338,7 +365,12 @@ def _checked_key(key: Any, path: str) -> str:
 
 
 def _normalized(value: Any, path: str, depth: int) -> Any:
-    """The JSON-compatible value as plain builtins; refuses what frontmatter cannot hold."""
+    """The JSON-compatible value as plain builtins; refuses what frontmatter cannot hold.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS (V02), the value nests too deep, is not a finite number, not
+            valid Unicode, or not JSON-compatible.
+    """
     if depth > MAX_VALUE_DEPTH:
         raise _bad_param(path, f"the value nests deeper than {MAX_VALUE_DEPTH} levels")
     if value is None or isinstance(value, bool):
@@ -374,16 +406,16 @@ def _same(a: Any, b: Any) -> bool:
 _REWRITE: Final = (
     "Rewrite the header as a block mapping (one `key: value` per line, no flow braces, anchors, aliases or merge keys) and retry."
 )
-_ADVICE: Final = {
-    "N05": "Move long values into the note's body and retry.",
-    "N06": "Add the closing '---' line (or remove the opening one) and retry.",
+_ADVICE: Final[dict[str, str]] = {
+    IssueCode.N05: "Move long values into the note's body and retry.",
+    IssueCode.N06: "Add the closing '---' line (or remove the opening one) and retry.",
 }
 
 
 def _unsafe(reason: str, line: int | None = None, advice: str = _REWRITE) -> ValidationFailed:
     message = f"The frontmatter cannot be edited in place: {reason}. {advice}"
-    return ValidationFailed(message, issues=[Issue(code="V01", message=message, line=line)])
+    return ValidationFailed(message, issues=[Issue(code=IssueCode.V01, message=message, line=line)])
 
 
 def _bad_param(path: str, message: str) -> InvalidParams:
-    return InvalidParams(message, issues=[Issue(code="V02", message=message, path=path)])
+    return InvalidParams(message, issues=[Issue(code=IssueCode.V02, message=message, path=path)])

@@ -31,6 +31,7 @@ def find_note(index: VaultIndex, target: str, hidden: Callable[[str], bool] = _n
     Raises:
         NotFound: NOT_FOUND, nothing matches (or only an attachment does).
         Ambiguous: AMBIGUOUS, several notes match; ``candidates`` lists them.
+        InvalidParams: INVALID_PARAMS, the target holds a NUL byte.
     """
     if "\x00" in target:
         raise InvalidParams("the target contains a NUL byte")

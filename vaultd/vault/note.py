@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from protocol.issue_codes import IssueCode
 from protocol.limits import MAX_NOTE_BYTES as MAX_NOTE_BYTES  # larger notes are skipped and reported, never indexed
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.cache import SearchDoc
@@ -76,7 +77,7 @@ def stem_of(path: str) -> str:
 def too_big(size: int | None) -> Skipped:
     """The refusal of a note over the limit (``size`` None: it grew past the limit while read)."""
     shown = f"{size} bytes" if size is not None else "it grew while read"
-    return Skipped("S01", f"over the {MAX_NOTE_BYTES // (1024 * 1024)} MiB note limit ({shown})")
+    return Skipped(IssueCode.S01, f"over the {MAX_NOTE_BYTES // (1024 * 1024)} MiB note limit ({shown})")
 
 
 def log_note(path: str, *, size: int, mtime_ns: int, ino: int) -> tuple[NoteRecord, SearchDoc]:
@@ -103,9 +104,9 @@ def parse_note(path: str, raw: bytes, *, size: int, mtime_ns: int, ino: int) -> 
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise Skipped("S02", f"not valid UTF-8 (byte {exc.start})") from exc
+        raise Skipped(IssueCode.S02, f"not valid UTF-8 (byte {exc.start})") from exc
     if "\x00" in text:
-        raise Skipped("S03", "contains NUL bytes; not a text note")
+        raise Skipped(IssueCode.S03, "contains NUL bytes; not a text note")
     return _record(path, text, hashlib.sha256(raw).hexdigest(), size=size, mtime_ns=mtime_ns, ino=ino)
 
 

@@ -19,6 +19,7 @@ import stat
 from typing import TYPE_CHECKING
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from vaultd.content_mode import new_file_mode
 from vaultd.errors import Conflict, InvalidParams, ValidationFailed
 from vaultd.fsio import fsync_dir, locked
@@ -90,10 +91,17 @@ def foreign_message(rel: str, vault_id: str, path: str) -> str:
 
 
 def _check_field(name: str, value: str) -> None:
+    """A log field must not break the line's format: one line, its fields set apart by separators a
+    field may not hold.
+
+    Raises:
+        ValidationFailed: VALIDATION (V09), the field holds a control character, a pipe, a double
+            space or a separator.
+    """
     if _BAD_FIELD.search(value) or value != value.strip():
         raise ValidationFailed(
             f"log field {name} has a control character, a pipe, a double space or a separator",
-            issues=[Issue(code="V09", message=f"invalid log field {name}", path=LOG_NAME)],
+            issues=[Issue(code=IssueCode.V09, message=f"invalid log field {name}", path=LOG_NAME)],
         )
 
 
@@ -107,7 +115,11 @@ _AGENT_MARK_ROOM = len(agent_mark("p" * PROPOSAL_ID_CHARS))
 
 
 def format_line(event: LogEvent, when: dt.datetime, *, agent: bool, proposal: str | None = None) -> str:
-    """The event's line; ``agent``: it is an agent's (its own write, or its ``proposal`` applied)."""
+    """The event's line; ``agent``: it is an agent's (its own write, or its ``proposal`` applied).
+
+    Raises:
+        ValidationFailed: VALIDATION (V09), the line would be over ``MAX_LINE_BYTES``.
+    """
     for name in ("project", "source", "note", "dest"):
         value = getattr(event, name)
         if value is not None:
@@ -119,13 +131,18 @@ def format_line(event: LogEvent, when: dt.datetime, *, agent: bool, proposal: st
     if len(line.encode("utf-8")) + room + 1 > MAX_LINE_BYTES:
         raise ValidationFailed(
             f"the log line would be over {MAX_LINE_BYTES} bytes; shorten the note",
-            issues=[Issue(code="V09", message="log line too long", path=LOG_NAME)],
+            issues=[Issue(code=IssueCode.V09, message="log line too long", path=LOG_NAME)],
         )
     return line + mark + "\n"
 
 
 def _open_log(root: Path, rel: str) -> tuple[int, bool]:
-    """Open the log for appending, creating it if absent; (fd, created)."""
+    """Open the log for appending, creating it if absent; (fd, created).
+
+    Raises:
+        Conflict: CONFLICT, the log path is in a folder vaultd skips, or a folder on the way is a
+            link.
+    """
     if any(part in SKIPPED_DIRS for part in rel.split("/")[:-1]):
         raise Conflict(f"the log path {rel} is inside a folder vaultd keeps out of the vault's notes")
     path = root / rel
@@ -142,7 +159,11 @@ def _open_log(root: Path, rel: str) -> tuple[int, bool]:
 
 
 def append(root: Path, line: str, rel: str = LOG_NAME) -> None:
-    """Append one whole line durably to the vault's own log; never to a file that is not one."""
+    """Append one whole line durably to the vault's own log; never to a file that is not one.
+
+    Raises:
+        Conflict: CONFLICT, the file is not a regular file, or is not a vaultd log.
+    """
     lock_path = root / STATE_DIR / LOG_LOCK_NAME
     with locked(lock_path):
         path = root / rel
@@ -229,7 +250,12 @@ _UNSAFE = re.compile(r"\\[1-9]|[(){}]|\\[pPkgN]")
 
 
 def grep_pattern(pattern: str) -> re.Pattern[str]:
-    """The compiled pattern, or INVALID_PARAMS for one outside the safe subset."""
+    """The compiled pattern, or INVALID_PARAMS for one outside the safe subset.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the pattern uses groups, backreferences or {} quantifiers, or
+            does not compile.
+    """
     if _UNSAFE.search(pattern):
         raise InvalidParams("the pattern may not use groups, backreferences or {} quantifiers")
     try:

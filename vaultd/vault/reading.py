@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from protocol.issue_codes import IssueCode
 from vaultd.fsio import ReadRefused, Refusal, opened_regular, read_bounded
 from vaultd.vault.layout import LOG_HEAD_BYTES, is_operation_log
 from vaultd.vault.note import MAX_NOTE_BYTES, Skipped, log_note, parse_note, too_big
@@ -56,13 +57,13 @@ def read_note(root: Path, fs: FileStat) -> tuple[NoteRecord, SearchDoc] | Skippe
             raw = read_bounded(fd, st, MAX_NOTE_BYTES)
     except ReadRefused as exc:
         if exc.refusal is Refusal.LINK:
-            return SkippedFile(fs.path, "S04", LINK_REASON)
+            return SkippedFile(fs.path, IssueCode.S04, LINK_REASON)
         if exc.refusal is Refusal.NOT_REGULAR:
-            return SkippedFile(fs.path, "S06", NOT_REGULAR_REASON)
+            return SkippedFile(fs.path, IssueCode.S06, NOT_REGULAR_REASON)
         refused = too_big(exc.size)
         return SkippedFile(fs.path, refused.code, refused.reason)
     except OSError as exc:
-        return SkippedFile(fs.path, "S05", f"cannot read: {exc.strerror}")
+        return SkippedFile(fs.path, IssueCode.S05, f"cannot read: {exc.strerror}")
     if is_operation_log(raw):
         return log_note(fs.path, size=st.st_size, mtime_ns=st.st_mtime_ns, ino=st.st_ino)
     try:

@@ -18,6 +18,7 @@ import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from protocol.issue_codes import IssueCode
 from vaultd.fsio import is_temp_name
 from vaultd.vault.layout import SKIPPED_DIRS
 
@@ -59,7 +60,7 @@ def shown_path(rel: str) -> str:
 def _bad_name(rel: str, is_dir: bool) -> SkippedFile:
     what = "folder name" if is_dir else "file name"
     tail = "; nothing in it is indexed" if is_dir else ""
-    return SkippedFile(rel, "S07", f"the {what} is not valid UTF-8 ({shown_path(rel)}){tail}; rename it to index it")
+    return SkippedFile(rel, IssueCode.S07, f"the {what} is not valid UTF-8 ({shown_path(rel)}){tail}; rename it to index it")
 
 
 def is_note_path(rel: str) -> bool:
@@ -83,7 +84,7 @@ def classify(root: Path, rel: str) -> FileStat | SkippedFile | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
-        return SkippedFile(rel, "S05", f"cannot stat: {exc.strerror}")
+        return SkippedFile(rel, IssueCode.S05, f"cannot stat: {exc.strerror}")
     return _from_stat(rel, st)
 
 
@@ -94,9 +95,9 @@ def _from_stat(rel: str, st: os.stat_result) -> FileStat | SkippedFile | None:
     if stat.S_ISDIR(mode):
         return None
     if stat.S_ISLNK(mode):
-        return SkippedFile(rel, "S04", LINK_REASON)
+        return SkippedFile(rel, IssueCode.S04, LINK_REASON)
     if not stat.S_ISREG(mode):
-        return SkippedFile(rel, "S06", NOT_REGULAR_REASON)
+        return SkippedFile(rel, IssueCode.S06, NOT_REGULAR_REASON)
     return FileStat(rel, st.st_size, st.st_mtime_ns, st.st_ino, is_note_path(rel))
 
 
@@ -110,7 +111,7 @@ def walk(root: Path, prefix: str = "") -> Iterator[FileStat | SkippedFile]:
         except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as exc:
-            yield SkippedFile(rel_dir or ".", "S05", f"cannot list folder: {exc.strerror}")
+            yield SkippedFile(rel_dir or ".", IssueCode.S05, f"cannot list folder: {exc.strerror}")
             continue
         with entries:
             for entry in entries:

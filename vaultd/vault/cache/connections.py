@@ -94,6 +94,11 @@ class CacheConnections:
 
     @contextmanager
     def _reader(self) -> Iterator[Reader]:
+        """A read connection of the index cache, never one of a closed cache.
+
+        Raises:
+            Unavailable: UNAVAILABLE, the cache is closed.
+        """
         if self._closed:
             raise Unavailable(f"index cache {self.path} is closed")
         # At most MAX_READERS connections (each may hold a 16 MiB page cache): a burst of
@@ -122,7 +127,12 @@ class CacheConnections:
 
     @contextmanager
     def _damage_guard(self) -> Iterator[None]:
-        """Turn corruption found by SQLite into a reset and an ``Unavailable``."""
+        """Turn corruption found by SQLite into a reset and an ``Unavailable``.
+
+        Raises:
+            Unavailable: UNAVAILABLE, SQLite found the cache damaged; it has been reset and is
+                rebuilt.
+        """
         try:
             yield
         except (apsw.CorruptError, apsw.NotADBError) as exc:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from protocol.limits import MAX_CAPTURE_BYTES, MAX_INLINE_CAPTURE_BYTES, describe
 from protocol.methods.common import Channel
 from vaultd.errors import Conflict, InvalidParams, LimitExceeded, NotFound, PolicyRefused
@@ -48,6 +49,11 @@ class Intake:
 
 
 def one_input(item: CaptureItem) -> str:
+    """Which of a capture item's exclusive inputs it gives; the schema cannot say 'exactly one of'.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, none or several are given.
+    """
     given = [k for k in ("path", "vault_path", "text", "data", "url") if getattr(item, k) is not None]
     if len(given) != 1:
         raise InvalidParams(
@@ -87,6 +93,11 @@ def take(ctx: OpContext, item: CaptureItem) -> Intake:
 
 
 def _inline_bound(data: bytes) -> None:
+    """Content sent in the call is bounded tighter than a file: it travels in one frame.
+
+    Raises:
+        LimitExceeded: LIMIT, it is over ``MAX_INLINE_CAPTURE_BYTES``.
+    """
     if len(data) > MAX_INLINE_CAPTURE_BYTES:
         raise LimitExceeded(
             f"content sent in the call is {len(data)} bytes; at most {describe(MAX_INLINE_CAPTURE_BYTES)} (capture a file by path instead)"
@@ -94,10 +105,21 @@ def _inline_bound(data: bytes) -> None:
 
 
 def _p20(message: str) -> PolicyRefused:
-    return PolicyRefused(f"refused: {message}", issues=[Issue(code="P20", message=message)])
+    return PolicyRefused(f"refused: {message}", issues=[Issue(code=IssueCode.P20, message=message)])
 
 
 def _vault_file(ctx: OpContext, rel: str, name: str | None) -> Intake:
+    """A file of the vault to capture, read as the caller may see it; vaultd's and Obsidian's own
+    folders never.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the path is not plain vault-relative, or the file cannot be
+            read as one.
+        NotFound: NOT_FOUND, no such file, or one private to the caller.
+        LimitExceeded: LIMIT, the file is over ``MAX_CAPTURE_BYTES``.
+        PolicyRefused: POLICY (P20), the file is in vaultd's or Obsidian's folders (for anyone), or
+            deny_paths keeps it from agents.
+    """
     rel = rel.strip("/")
     parts = rel.split("/")
     if any(p in ("", ".", "..") for p in parts) or "\x00" in rel:
@@ -121,6 +143,15 @@ def _vault_file(ctx: OpContext, rel: str, name: str | None) -> Intake:
 
 
 def _outside_file(ctx: OpContext, path: str, name: str | None) -> Intake:
+    """A file outside the vault, for a person only: its bytes read through no link.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the path is relative, a link, not a regular file, or
+            unreadable.
+        NotFound: NOT_FOUND, no such file.
+        LimitExceeded: LIMIT, the file is over ``MAX_CAPTURE_BYTES``.
+        PolicyRefused: POLICY (P20), an agent asked for a file outside the vault.
+    """
     if ctx.channel == Channel.MCP:
         raise _p20(AGENT_PATHS)
     if not os.path.isabs(path):

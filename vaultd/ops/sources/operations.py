@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from protocol.methods import sources
 from vaultd.ops.catalog import OPERATIONS, Operation, register
-from vaultd.sources.capture import capture_detail, plan_capture
-from vaultd.sources.claims import claim_detail, plan_claim_add, plan_claim_update
+from vaultd.ops.sources.capture import capture_detail, plan_capture
+from vaultd.ops.sources.claims import claim_detail, plan_claim_add, plan_claim_update
 
 CAPTURE = Operation(sources.CaptureParams, plan_capture, capture_detail)
 CLAIM_ADD = Operation(sources.ClaimAddParams, plan_claim_add, claim_detail)

@@ -31,6 +31,15 @@ class RevertPlan(Plan):
 
 
 def plan_revert(ctx: OpContext, params: RevertParams) -> Plan:
+    """Put back what an operation's commit changed, as a new operation: for operations past the
+    journal's undo window.
+
+    Raises:
+        NotFound: NOT_FOUND, no repository, no commit records the operation, or it changed nothing
+            vaultd can put back.
+        PolicyRefused: POLICY, it changed a note private to the CLI and the caller is not the CLI.
+        Conflict: CONFLICT, a file it changed has changed since; ``candidates`` names them.
+    """
     repo = find(ctx.root)
     if repo is None:
         raise NotFound(f"vault {ctx.entry.id!r} is not in a git repository; there is no history to revert from")

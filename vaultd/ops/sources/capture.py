@@ -13,12 +13,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import posixpath
-import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
 from protocol.limits import MAX_CAPTURE_BYTES, describe
 from protocol.methods.sources import (
     CaptureDetail,
@@ -31,10 +30,10 @@ from protocol.methods.sources import (
 from protocol.methods.writes import LogType
 from vaultd.errors import InvalidParams, LimitExceeded, ValidationFailed
 from vaultd.ops.create import existing_twin, new_note_path
-from vaultd.sources import attachments
+from vaultd.ops.sources import attachments
+from vaultd.ops.sources.intake import Intake, one_input, take
 from vaultd.sources.identifiers import doi_key
-from vaultd.sources.intake import Intake, one_input, take
-from vaultd.sources.ledger import SOURCE, ledger_kind
+from vaultd.sources.ledger import SOURCE, ledger_kind, slug
 from vaultd.sources.media import Media, metadata, sniff
 from vaultd.sources.origins import BadUrl, is_youtube, normalize_url
 from vaultd.txn.engine import read_current
@@ -45,16 +44,8 @@ from vaultd.vault.frontmatter_emit import emit
 if TYPE_CHECKING:
     from vaultd.ops.context import OpContext
 
-MAX_SLUG_CHARS = 80
 NO_RUNNER = "none configured"
 _EMBEDDED = frozenset({SourceKind.PDF, SourceKind.IMAGE})
-
-
-def slug(title: str) -> str:
-    """A file name for a note titled ``title``: letters and digits kept, the rest one '-'."""
-    text = unicodedata.normalize("NFC", title)
-    text = re.sub(r"[^\w]+", "-", text, flags=re.UNICODE).strip("-_")
-    return text[:MAX_SLUG_CHARS].strip("-_") or "source"
 
 
 def page_link(ctx: OpContext, target: str) -> str:
@@ -110,7 +101,11 @@ class _Capture:
         return self._sources.by_origin.get(origin)
 
     def new_path(self, folder: str, title: str, tag: str) -> str:
-        """A new note path in ``folder``: the title's slug, with ``tag`` added if the name is taken."""
+        """A new note path in ``folder``: the title's slug, with ``tag`` added if the name is taken.
+
+        Raises:
+            ValidationFailed: VALIDATION, every tagged name for the title is taken.
+        """
         base = posixpath.join(folder, slug(title))
         for candidate in (f"{base}.md", f"{base}-{tag}.md", *(f"{base}-{tag}-{i}.md" for i in range(2, 100))):
             path = new_note_path(self.ctx, candidate)
@@ -148,6 +143,12 @@ def _fields(ctx: OpContext, item: CaptureItem, *, title: str, kind: SourceKind, 
 
 
 def _capture_file(run: _Capture, item: CaptureItem, page: str | None) -> None:
+    """Capture one file's bytes: the raw copy, deduplicated, and its source note.
+
+    Raises:
+        LimitExceeded: LIMIT, the operation's captured bytes would pass ``MAX_CAPTURE_BYTES``.
+        InvalidParams: INVALID_PARAMS, an OCR plan for a file that is not an image or a PDF.
+    """
     ctx = run.ctx
     got: Intake = take(ctx, item)
     run.total += len(got.data)
@@ -157,7 +158,7 @@ def _capture_file(run: _Capture, item: CaptureItem, page: str | None) -> None:
     media: Media = sniff(got.data, got.name)
     meta = metadata(got.data, media)
     if meta.problem:
-        run.warnings.append(Issue(code="V09", severity=Severity.WARNING, message=meta.problem))
+        run.warnings.append(Issue(code=IssueCode.V09, severity=Severity.WARNING, message=meta.problem))
     origin = item.origin or got.origin or "sent content"
     title = (
         item.title
@@ -170,7 +171,7 @@ def _capture_file(run: _Capture, item: CaptureItem, page: str | None) -> None:
     run.remember_sha(sha, note_path)
     folder, warning = attachments.attachment_folder(attachments.configured(ctx.root), posixpath.dirname(note_path))
     if warning:
-        run.warnings.append(Issue(code="V04", severity=Severity.WARNING, message=warning))
+        run.warnings.append(Issue(code=IssueCode.V04, severity=Severity.WARNING, message=warning))
     raw = posixpath.join(folder, f"{sha}.{media.ext}" if media.ext else sha)
     deduplicated = _raw_copy(run, raw, got.data, sha)
     raw_link = f"[[{raw}]]"
@@ -213,7 +214,12 @@ def _capture_file(run: _Capture, item: CaptureItem, page: str | None) -> None:
 
 
 def _raw_copy(run: _Capture, raw: str, data: bytes, sha: str) -> bool:
-    """Plan the raw copy unless those bytes are already there; True when they were (dedup)."""
+    """Plan the raw copy unless those bytes are already there; True when they were (dedup).
+
+    Raises:
+        ValidationFailed: VALIDATION (V25), the raw file at that name holds other bytes than its
+            name says.
+    """
     if raw in run.changes:
         return True
     current = read_current(run.ctx.root, raw, MAX_CAPTURE_BYTES)
@@ -224,7 +230,7 @@ def _raw_copy(run: _Capture, raw: str, data: bytes, sha: str) -> bool:
         message = (
             f"{raw} does not hold the bytes its name says (changed since it was captured); restore it or move it away, then capture again"
         )
-        raise ValidationFailed(f"refused: {message}", issues=[Issue(code="V25", path=raw, message=message)])
+        raise ValidationFailed(f"refused: {message}", issues=[Issue(code=IssueCode.V25, path=raw, message=message)])
     return True
 
 
@@ -277,6 +283,12 @@ def _plan(run: _Capture, item: CaptureItem, kind: SourceKind, title: str, origin
 
 
 def _capture_url(run: _Capture, item: CaptureItem, page: str | None) -> None:
+    """Record a URL as a consent plan: a note of what to fetch and by whom; vaultd fetches and runs
+    nothing.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the URL is not usable, or an OCR plan came with it.
+    """
     assert item.url is not None
     try:
         url = normalize_url(item.url)

@@ -48,11 +48,11 @@ from vaultd.ops.create import existing_twin, new_note_path
 from vaultd.ops.receipts import change_receipts, receipt_of
 from vaultd.ops.runner import Approval, WriteCall, carry_out_together, new_op_id, no_detail
 from vaultd.ops.validate import check_policy, validate
+from vaultd.relink import dead_links_as_text
 from vaultd.txn.plan import Change, Plan
-from vaultd.vault import frontmatter, markdown
+from vaultd.vault import frontmatter
 from vaultd.vault.frontmatter_emit import emit
-from vaultd.vault.link_targets import LinkResolver, ResolutionStatus
-from vaultd.vault.model import LinkKind
+from vaultd.vault.link_targets import LinkResolver
 
 if TYPE_CHECKING:
     from vaultd.runtime import VaultRuntime
@@ -72,40 +72,13 @@ def _provenance(vault: str, path: str, op_id: str) -> str:
     return f"{vault}:{path} (op {op_id})"
 
 
-def _copy_text(text: str, org: LinkResolver, dest: str) -> tuple[str, list[str]]:
-    """The note's text with every link the org vault cannot resolve turned into its text."""
-    parsed = frontmatter.parse(text)
-    scan = markdown.scan(text, parsed.body_offset, parsed.body_line)
-    dropped: list[str] = []
-    out, at = [], 0
-    for link in scan.links:
-        if link.kind is LinkKind.FRONTMATTER or not link.target.strip():
-            continue
-        if org.resolve(link.target, dest).status == ResolutionStatus.RESOLVED:
-            continue
-        out.append(text[at : link.start])
-        shown = link.label if link.label and link.kind is not LinkKind.EMBED else link.target
-        out.append(shown)
-        at = link.end
-        dropped.append(f"{link.line}: {text[link.start : link.end]}")
-    out.append(text[at:])
-    copied = "".join(out)
-    dead_keys = sorted(
-        {
-            key
-            for key, value in (parsed.data or {}).items()
-            for link in markdown.links_in_value(msgspec.json.encode(value).decode(), 0)
-            if link.target.strip() and org.resolve(link.target, dest).status != ResolutionStatus.RESOLVED
-        }
-    )
-    if dead_keys:
-        copied = emit(copied, {}, dead_keys)
-        dropped += [f"frontmatter: {k}" for k in dead_keys]
-    return copied, dropped
-
-
 def _plan_both(source: OpContext, org: OpContext, params: PromoteParams, s_op: str, o_op: str) -> Planned:
-    """Both plans, screened and validated (worker thread)."""
+    """Both plans, screened and validated (worker thread).
+
+    Raises:
+        ValidationFailed: VALIDATION (V08), the note was promoted before (without ``again``), or the
+            org vault has the path already.
+    """
     src_path = source.find(params.target)
     raw, text = source.read_target(src_path)
     fields = frontmatter.parse(text).data or {}
@@ -121,7 +94,7 @@ def _plan_both(source: OpContext, org: OpContext, params: PromoteParams, s_op: s
             issues=[Issue(code=IssueCode.V08, message="the destination already exists", path=dest)],
         )
     resolver = LinkResolver([*org.index.notes, *org.index.attachments, dest])
-    copied, dropped = _copy_text(text, resolver, dest)
+    copied, dropped = dead_links_as_text(text, resolver, dest)
     copied = emit(
         copied,
         {"promoted_from": _provenance(source.entry.id, src_path, s_op), "promoted_at": org.today},
@@ -195,6 +168,15 @@ def _gate(call: WriteCall, source: VaultRuntime, org: VaultRuntime, planned: Pla
 
 
 async def run_promote(call: WriteCall, params: PromoteParams, approval: Approval | None = None) -> WriteReceipt[PromoteDetail]:
+    """Copy a note into an org vault as one operation over two vaults: previewed, then applied to
+    both or neither.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, ``to`` names the note's own vault, or confirm without the
+            preview's fingerprint.
+        PolicyRefused: POLICY, ``to`` is a personal vault.
+        StalePreview: STALE_PREVIEW, a note changed since the preview.
+    """
     source = call.host.vault(params.vault)
     org = call.host.vault(params.to)
     if source is org:
@@ -266,7 +248,12 @@ async def run_promote(call: WriteCall, params: PromoteParams, approval: Approval
 def _check_unchanged(planned: Planned, approval: Approval, source_vault: str) -> None:
     """Applying a proposal: every file must be read as the proposal read it and written to the
     bytes it showed (G03), or nothing is written. The copy depends on more than the two notes (a
-    link the org vault no longer resolves is dropped to text), so what was read is not enough."""
+    link the org vault no longer resolves is dropped to text), so what was read is not enough.
+
+    Raises:
+        StaleProposal: CONFLICT (G03), a file was read or would be written otherwise than proposed;
+            nothing is written.
+    """
     then = {d.path: (d.action, d.before_sha, d.after_sha) for d in approval.proposal.diffs}
     now = _targets(planned, source_vault)
     differ = sorted(p for p in then.keys() | now.keys() if then.get(p) != now.get(p))
@@ -310,6 +297,12 @@ def _propose(
 
 
 def _plan_for_proposal(ctx: OpContext, params: PromoteParams) -> Plan:
+    """The catalogue needs a planner for every operation; promote's runner plans both vaults itself.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, always: promote is never planned through the one-vault
+            runner.
+    """
     raise InvalidParams("note.promote writes two vaults; it is applied by its own runner")
 
 

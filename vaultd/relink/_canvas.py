@@ -5,7 +5,7 @@ Markdown of its text nodes (JSON Canvas 1.0), and the file bookmarks of
 A ``file`` node and a file bookmark name their file by its vault path with its extension, as
 Obsidian stores them; one that named a file the change moves (or a merge repoints) gets the new
 path, and its ``subpath`` (``#Heading``) stays. A text node's Markdown is a note's body for links:
-each link it breaks is rewritten as in a note (:mod:`vaultd.ops.rewrite`), resolved from the
+each link it breaks is rewritten as in a note (:mod:`vaultd.relink._notes`), resolved from the
 canvas file's own folder. Only the changed characters of the changed strings are re-encoded
 (:mod:`vaultd.vault.json_text`); every other byte of the file stays, and the result is read back
 and compared with the intended document before anything is planned.
@@ -16,13 +16,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from vaultd.errors import ValidationFailed
-from vaultd.ops.rewrite import Rewrite, link_edits
+from vaultd.relink._notes import Rewrite, link_edits
 from vaultd.vault import json_text
 from vaultd.vault.layout import BOOKMARKS_FILE
 
 if TYPE_CHECKING:
-    from vaultd.ops.relocation import Relocation
+    from vaultd.relink._relocation import Relocation
 
 BOOKMARKS = BOOKMARKS_FILE
 
@@ -100,6 +101,12 @@ class _Edits:
         _set(self.expected, token.path, new_value)
 
     def result(self) -> str:
+        """The canvas text with its links rewritten in place, every other byte kept.
+
+        Raises:
+            ValidationFailed: VALIDATION (V03), the rewritten text would not read back as the links
+                meant.
+        """
         if not self.tokens:
             return self.text
         out: list[str] = []
@@ -111,7 +118,7 @@ class _Edits:
         new = "".join(out)
         if json_text.load(new) != self.expected:  # never plan a file that does not read back as meant
             message = f"the links of {self.path} cannot be rewritten in place; edit them by hand"
-            raise ValidationFailed(message, issues=[Issue(code="V03", path=self.path, message=message)])
+            raise ValidationFailed(message, issues=[Issue(code=IssueCode.V03, path=self.path, message=message)])
         return new
 
 

@@ -6,7 +6,7 @@ breaks it, resolved from the base file's own folder:
 - a wiki-link inside a string (``up == "[[Alpha Plan]]"``), as in a note;
 - ``link("Alpha Plan")`` and ``file.hasLink("Alpha Plan")``: the argument is a link target, so it
   is rewritten in its own style (bare name, vault path, relative, rooted; see
-  :mod:`vaultd.ops.link_style`), its ``#anchor`` kept;
+  :func:`~vaultd.relink._relocation.styled_target`), its ``#anchor`` kept;
 - ``file("projects/Alpha Plan.md")``: a vault path with its extension, which gets the new path.
 
 ``file.inFolder(...)`` names a folder, which moving one note never changes. The text is edited
@@ -21,13 +21,14 @@ import re
 from typing import TYPE_CHECKING, Final
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from vaultd.errors import ValidationFailed
-from vaultd.ops.link_style import styled_target
-from vaultd.ops.rewrite import WIKI_LINK_RE, Rewrite, map_strings, rewrite_wiki_link
+from vaultd.relink._notes import WIKI_LINK_RE, Rewrite, map_strings, rewrite_wiki_link
+from vaultd.relink._relocation import styled_target
 from vaultd.vault import frontmatter
 
 if TYPE_CHECKING:
-    from vaultd.ops.relocation import Relocation
+    from vaultd.relink._relocation import Relocation
 
 # A call whose first argument is a quoted string without backslashes or line breaks.
 _CALL: Final = re.compile(r"""\b(?P<fn>link|hasLink|file)\(\s*(?P<q>["'])(?P<arg>[^"'\\\n]*)(?P=q)""")
@@ -35,7 +36,7 @@ _FOUND = re.compile(f"{WIKI_LINK_RE.pattern}|{_CALL.pattern}")
 
 
 def _refuse(path: str, line: int, message: str) -> ValidationFailed:
-    return ValidationFailed(f"refused: {message}", issues=[Issue(code="V03", path=path, line=line, message=message)])
+    return ValidationFailed(f"refused: {message}", issues=[Issue(code=IssueCode.V03, path=path, line=line, message=message)])
 
 
 def _call_arg(fn: str, arg: str, path: str, reloc: Relocation, line: int) -> str | None:
@@ -55,7 +56,12 @@ def _call_arg(fn: str, arg: str, path: str, reloc: Relocation, line: int) -> str
 
 
 def _rewrite_text(text: str, path: str, reloc: Relocation, first_line: int = 1) -> tuple[str, list[Rewrite]]:
-    """``text`` with every link form above fixed for ``reloc``, and what was rewritten."""
+    """``text`` with every link form above fixed for ``reloc``, and what was rewritten.
+
+    Raises:
+        ValidationFailed: VALIDATION (V03), a link cannot be rewritten in place (the new name holds
+            a quote).
+    """
     out: list[str] = []
     found: list[Rewrite] = []
     pos = 0
@@ -100,5 +106,5 @@ def rewrite_base(text: str, path: str, reloc: Relocation) -> tuple[str, list[Rew
     if after != expected or issues:
         line = found[0].line if found else None
         message = f"the links of {path} cannot be rewritten without changing its YAML quoting; edit them by hand"
-        raise ValidationFailed(f"refused: {message}", issues=[Issue(code="V03", path=path, line=line, message=message)])
+        raise ValidationFailed(f"refused: {message}", issues=[Issue(code=IssueCode.V03, path=path, line=line, message=message)])
     return new, found

@@ -1,10 +1,11 @@
-"""Link rewriting for move and merge: which links of a note a change breaks, and what they say now.
+"""The links of a note, rewritten for move and merge: which ones a change breaks, and what they say
+now; and, for a note copied into another vault, its links that would be dead there made text.
 
 Where links should point after the change, and how a target resolves before and after it, is a
-:class:`~vaultd.ops.relocation.Relocation`. Every link of every note that could be affected is
+:class:`~vaultd.relink._relocation.Relocation`. Every link of every note that could be affected is
 judged: one that still resolves where it should keeps its bytes; one that would not is rewritten
-in the style it was written in (:mod:`vaultd.ops.link_style`: rooted, relative, vault path or
-bare name, ``.md`` kept when written), and then:
+in the style it was written in (:func:`~vaultd.relink._relocation.styled_target`: rooted,
+relative, vault path or bare name, ``.md`` kept when written), and then:
 
 - wiki-links, embeds and frontmatter wiki-links keep the ``#heading``/``#^block`` anchor, the
   ``|label`` (also the ``\\|`` of a table row) and the spacing inside the brackets;
@@ -23,25 +24,27 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-from vaultd.ops.link_style import styled_target
-from vaultd.ops.relocation import Relocation, link_name, link_path, link_text_for
+import msgspec
+
+from vaultd.relink._relocation import styled_target
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.frontmatter_emit import emit
+from vaultd.vault.link_targets import ResolutionStatus
 from vaultd.vault.model import Link, LinkKind
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from vaultd.relink._relocation import Relocation
+    from vaultd.vault.link_targets import LinkResolver
+
 __all__ = [
     "WIKI_LINK_RE",
     "LinkEdit",
-    "Relocation",
     "Rewrite",
     "apply_edits",
     "link_edits",
-    "link_name",
-    "link_path",
-    "link_text_for",
+    "dead_links_as_text",
     "map_strings",
     "rewrite_links",
     "rewrite_wiki_link",
@@ -283,3 +286,41 @@ def rewrite_links(text: str, source: str, reloc: Relocation, *, header: bool = T
         result = _rewrite_header(result, source, reloc, head_rewrites)
         rewrites = head_rewrites + rewrites
     return result, rewrites
+
+
+# -- a copy into another vault ------------------------------------------------------------------
+
+
+def dead_links_as_text(text: str, org: LinkResolver, dest: str) -> tuple[str, list[str]]:
+    """The note's text, copied to ``dest`` in the vault ``org`` resolves in, with every link that
+    vault cannot resolve turned into its text (its label, or its target), so no dead link lands
+    there; and each link so dropped (``line: link``, or ``frontmatter: key`` for a header value,
+    whose key is dropped)."""
+    parsed = frontmatter.parse(text)
+    scan = markdown.scan(text, parsed.body_offset, parsed.body_line)
+    dropped: list[str] = []
+    out, at = [], 0
+    for link in scan.links:
+        if link.kind is LinkKind.FRONTMATTER or not link.target.strip():
+            continue
+        if org.resolve(link.target, dest).status == ResolutionStatus.RESOLVED:
+            continue
+        out.append(text[at : link.start])
+        shown = link.label if link.label and link.kind is not LinkKind.EMBED else link.target
+        out.append(shown)
+        at = link.end
+        dropped.append(f"{link.line}: {text[link.start : link.end]}")
+    out.append(text[at:])
+    copied = "".join(out)
+    dead_keys = sorted(
+        {
+            key
+            for key, value in (parsed.data or {}).items()
+            for link in markdown.links_in_value(msgspec.json.encode(value).decode(), 0)
+            if link.target.strip() and org.resolve(link.target, dest).status != ResolutionStatus.RESOLVED
+        }
+    )
+    if dead_keys:
+        copied = emit(copied, {}, dead_keys)
+        dropped += [f"frontmatter: {k}" for k in dead_keys]
+    return copied, dropped

@@ -15,9 +15,9 @@ from protocol.methods.sources import ClaimAddParams, ClaimDetail, ClaimUpdatePar
 from protocol.methods.writes import LogType
 from vaultd.errors import InvalidParams, NotFound, ValidationFailed
 from vaultd.ops.create import existing_twin, new_note_path
+from vaultd.ops.sources.capture import page_link
 from vaultd.ops.stamps import updated_key
-from vaultd.sources.capture import page_link, slug
-from vaultd.sources.ledger import CLAIM, ledger_kind, link_target
+from vaultd.sources.ledger import CLAIM, ledger_kind, link_target, slug
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter
 from vaultd.vault.frontmatter_emit import emit
@@ -40,6 +40,12 @@ def citation(ctx: OpContext, target: str) -> str:
 
 
 def _claim_path(ctx: OpContext, params: ClaimAddParams) -> str:
+    """Where the new claim note goes: the path asked for, else a free name from the claim's text in
+    the claims folder.
+
+    Raises:
+        ValidationFailed: VALIDATION, the path asked for is taken, or no free name is left.
+    """
     if params.path is not None:
         path = new_note_path(ctx, params.path)
         if existing_twin(ctx, path) is not None:
@@ -92,6 +98,12 @@ def _strings(value: object) -> list[str]:
 
 
 def plan_claim_update(ctx: OpContext, params: ClaimUpdateParams) -> Plan:
+    """Plan a change to a claim note's ledger fields (state, confidence, risk, assessment, support,
+    contradictions).
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, nothing to change, or the note is not a claim.
+    """
     asked = (params.state, params.confidence, params.risk, params.assessment)
     if all(v is None for v in asked) and not (params.add_support or params.remove_support or params.add_contradictions):
         raise InvalidParams("nothing to change: give a state, confidence, risk, assessment, or support to add or remove")

@@ -33,6 +33,12 @@ OP = RESOLVE_OP
 
 
 def plan_resolve(ctx: OpContext, params: ResolveParams) -> Plan:
+    """Re-plan a sync conflict's resolution (both versions in the note) from the three blobs its
+    proposal names.
+
+    Raises:
+        NotFound: NOT_FOUND, the vault is no longer in a git repository.
+    """
     repo = find(ctx.root)
     if repo is None:
         raise NotFound("the vault is no longer in a git repository; the versions this proposal names are gone")

@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
 from vaultd.txn.plan import Change
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.link_targets import check_anchor, heading_key
 from vaultd.vault.model import Heading, Link, LinkKind, MarkdownScan
 
 if TYPE_CHECKING:
-    from vaultd.ops.context import OpContext
+    from vaultd.relink._files import Reads
 
 MAX_LISTED = 20  #: broken links named in the warning; the rest are counted
 _LINK_UNSAFE = re.compile(r"[#^|\[\]:\\]+")
@@ -44,7 +45,7 @@ def _scan(text: str) -> MarkdownScan:
     return markdown.scan(text, fm.body_offset, fm.body_line)
 
 
-def broken_links(ctx: OpContext, path: str, before: str, after: str) -> tuple[list[Broken], Rename | None]:
+def broken_links(ctx: Reads, path: str, before: str, after: str) -> tuple[list[Broken], Rename | None]:
     """The links into ``path`` that resolve before the edit and not after, and the heading rename
     the edit makes if it makes exactly one."""
     was, now = _scan(before), _scan(after)
@@ -75,7 +76,7 @@ def _rename(was: list[Heading], now: list[Heading]) -> Rename | None:
     return None
 
 
-def warnings_for(ctx: OpContext, path: str, broken: list[Broken], rename: Rename | None) -> list[Issue]:
+def warnings_for(ctx: Reads, path: str, broken: list[Broken], rename: Rename | None) -> list[Issue]:
     """One V03 warning per note holding broken links (named up to MAX_LISTED), and what to do."""
     if not broken:
         return []
@@ -96,7 +97,7 @@ def warnings_for(ctx: OpContext, path: str, broken: list[Broken], rename: Rename
     )
     return [
         Issue(
-            code="V03",
+            code=IssueCode.V03,
             severity=Severity.WARNING,
             path=path,
             message=f"the edit breaks {len(broken)} link(s) to headings of {path}: {what}{fix}",
@@ -104,7 +105,7 @@ def warnings_for(ctx: OpContext, path: str, broken: list[Broken], rename: Rename
     ]
 
 
-def repointed(ctx: OpContext, path: str, after: str, broken: list[Broken], rename: Rename) -> tuple[str, list[Change], int]:
+def repointed(ctx: Reads, path: str, after: str, broken: list[Broken], rename: Rename) -> tuple[str, list[Change], int]:
     """The edited note's text and the other notes' changes with every broken wiki-link's anchor
     repointed to the renamed heading, and how many links were left (Markdown links, whose anchors
     are URL slugs, are reported, not rewritten)."""
@@ -130,13 +131,13 @@ def _rewrite(text: str, links: list[Link], old_key: str, new_text: str) -> str:
     out, pos = [], 0
     for link in sorted(links, key=lambda item: item.start):
         raw = text[link.start : link.end]
-        out += [text[pos : link.start], _repoint(raw, old_key, new_text)]
+        out += [text[pos : link.start], repoint_anchor(raw, old_key, new_text)]
         pos = link.end
     out.append(text[pos:])
     return "".join(out)
 
 
-def _repoint(raw: str, old_key: str, new_text: str) -> str:
+def repoint_anchor(raw: str, old_key: str, new_text: str) -> str:
     """``[[T#A#Old|label]]`` with the part naming the old heading replaced; else unchanged."""
     open_at = raw.find("[[")
     close_at = raw.rfind("]]")

@@ -36,7 +36,6 @@ from vaultd import faults
 from vaultd.errors import Conflict, PolicyRefused, Unavailable, VaultError
 from vaultd.gate.store import new_id
 from vaultd.git import command, incoming, integration, remote, verify
-from vaultd.git import resolve as resolve  # registers git.resolve, the operation a conflict's proposal applies
 from vaultd.git.checkpoint import TRAILER_CHANNEL
 from vaultd.git.merge import Labels
 from vaultd.git.objects import EMPTY_TREE, blob_id
@@ -44,6 +43,7 @@ from vaultd.git.record import GIT_STATE_DIR
 from vaultd.git.repo import Repo, checked_branch, is_ancestor, merge_base
 from vaultd.git.repo import resolve as resolve_rev
 from vaultd.git.staging import StagedContent, describe
+from vaultd.ops.git import resolve as resolve  # registers git.resolve, the operation a conflict's proposal applies
 from vaultd.ops.receipts import change_receipts
 from vaultd.ops.runner import JOURNAL_KEEP, JOURNAL_MAX_BYTES, new_op_id
 from vaultd.txn import prune
@@ -71,6 +71,9 @@ def _fetch(repo: Repo, short: str, allow: str) -> str | None:
 
     git checks every object it receives (``fetch.fsckObjects``): a tree with a path git refuses
     (``.git`` in any case or spelling, ``..``) fails the fetch, and nothing moves.
+
+    Raises:
+        GitFailed: INTERNAL, the fetch failed (an object refused by git's checks is recorded first).
     """
     tracking = f"refs/remotes/{remote.REMOTE}/{short}"
     listed = command.run(
@@ -98,7 +101,12 @@ def _fetch(repo: Repo, short: str, allow: str) -> str | None:
 
 
 def _check_history(repo: Repo, short: str, fetched: str | None, vault_id: str) -> None:
-    """Refuse a remote branch that no longer contains what the last sync saw (R06)."""
+    """Refuse a remote branch that no longer contains what the last sync saw (R06).
+
+    Raises:
+        PolicyRefused: POLICY (R06), origin's branch is gone or no longer contains the last synced
+            commit.
+    """
     last = resolve_rev(repo, SYNCED_PREFIX + short)
     if last is None:
         return
@@ -109,7 +117,11 @@ def _check_history(repo: Repo, short: str, fetched: str | None, vault_id: str) -
 
 
 def _push(repo: Repo, head: str, short: str, allow: str) -> bool:
-    """Push ``head`` to origin's branch, fast-forward only; False when origin moved meanwhile."""
+    """Push ``head`` to origin's branch, fast-forward only; False when origin moved meanwhile.
+
+    Raises:
+        Unavailable: UNAVAILABLE, the push failed for another reason than origin having moved.
+    """
     out = command.run(
         repo.top,
         "push",
@@ -245,7 +257,14 @@ def _merge_message(short: str, inc: incoming.Incoming, by: str) -> tuple[str, li
 
 
 async def sync_vault(runtime: VaultRuntime, *, dry_run: bool = False, by: str = "cli") -> SyncResult:
-    """Sync one vault with its remote (see the module's steps)."""
+    """Sync one vault with its remote (see the module's steps).
+
+    Raises:
+        PolicyRefused: POLICY, the vault is not its repository's root, or staged changes are in its
+            paths (R01).
+        Conflict: CONFLICT, origin kept moving, or does not hold what was pushed; nothing was
+            overwritten.
+    """
     await runtime.wait_ready()
     entry = runtime.entry
     keeper = runtime.git
@@ -316,6 +335,11 @@ def _summary(r: SyncResult) -> str:
 async def _integrate_fetched(
     runtime: VaultRuntime, repo: Repo, branch: str, short: str, fetched: str | None, *, dry_run: bool, by: str
 ) -> SyncResult:
+    """Step 5 of the module's steps: integrate what was fetched as operations, then move the branch.
+
+    Raises:
+        PolicyRefused: POLICY, origin's branch shares no history with the local one.
+    """
     entry = runtime.entry
     keeper = runtime.git
     work = runtime.root / GIT_STATE_DIR

@@ -1,4 +1,5 @@
-"""The vault before and after files move, and the link text that names a file afterwards.
+"""The vault before and after files move, where each link must point then, and the text that
+names its file in the style the link was written in.
 
 A :class:`Relocation` describes the vault after some files move (``moved``: old path to new path,
 or None for a file that goes away) and where links should point (``repoint``: a move repoints
@@ -10,16 +11,38 @@ tiny resolver over just those files, with the moved ones swapped.
 
 The rule, applied to every link that could be affected: a link that resolved to ``P`` before
 must resolve to ``repoint[P]`` (or ``P``) after. One that still does keeps its bytes (a folder
-move leaves ``[[Name]]`` alone, as Obsidian does); one that would not is rewritten, in the style
-it was written in (:mod:`vaultd.ops.link_style`).
+move leaves ``[[Name]]`` alone, as Obsidian does); one that would not is rewritten, keeping the
+way its author wrote it, whatever kind it is (wiki-link, embed, frontmatter link, Markdown link,
+a link in a canvas or a base; :func:`styled_target`):
+
+- **rooted** (``/folder/Note``): the vault path with its leading ``/``;
+- **relative** (``./x``, ``../x``, or a folder path that named its file from the linking note's
+  folder): the path relative to where the linking file is after the change, ``./`` or ``../``
+  first;
+- **path** (``folder/Note``, from the vault root or a unique path suffix): the full vault path,
+  so a path-qualified link stays path-qualified (a note moved to the root is named by its bare
+  name when that is unique, else ``/Name``);
+- **name** (``Note``): the bare name when no other file has it after the change, else what the
+  vault's Obsidian would write for a new link (``.obsidian/app.json``'s ``newLinkFormat``:
+  the vault path for ``shortest`` and ``absolute``, the relative path for ``relative``).
+
+``.md`` stays when the link carried it and is never added. The anchor, label and every other byte
+of the link are the caller's to keep.
+
+A link vaultd writes anew (:func:`new_link`) is what the vault's Obsidian would write: a
+wiki-link, or with ``useMarkdownLinks`` a Markdown link with its path percent-encoded, its path
+per ``newLinkFormat``.
 """
 
 from __future__ import annotations
 
+import enum
 import posixpath
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from protocol.errors import Issue
+from protocol.issue_codes import IssueCode
 from vaultd.errors import ValidationFailed
 from vaultd.vault.app_config import LinkFormat, NewLinkFormat
 from vaultd.vault.link_targets import LinkResolver, Resolution, ResolutionStatus, name_key
@@ -27,7 +50,9 @@ from vaultd.vault.link_targets import LinkResolver, Resolution, ResolutionStatus
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["Relocation", "link_name", "link_path", "link_text_for"]
+__all__ = ["Relocation", "link_name", "link_path", "link_text_for", "new_link", "styled_target"]
+
+_URI_SAFE = "/!$&'*+,;=:@~-._"  #: left as they are in a Markdown link's path; the rest percent-encoded
 
 
 def _is_note(path: str) -> bool:
@@ -157,9 +182,75 @@ class Relocation:
         return _name_key(last) not in self._names
 
     def check_link(self, target: str, source: str, want: str, written: str, line: int) -> None:
+        """A rewritten link must resolve, after the move, to the file it meant.
+
+        Raises:
+            ValidationFailed: VALIDATION (V03), no link can name ``want`` unambiguously from the
+                source.
+        """
         now = self.after(target, self.new_source(source))
         if now.path != want:
             raise ValidationFailed(
                 f"cannot write a link to {want} that resolves unambiguously from {self.new_source(source)}",
-                issues=[Issue(code="V03", path=source, line=line, message=f"{written} cannot be rewritten to name {want} unambiguously")],
+                issues=[
+                    Issue(code=IssueCode.V03, path=source, line=line, message=f"{written} cannot be rewritten to name {want} unambiguously")
+                ],
             )
+
+
+# -- the style a link was written in ------------------------------------------------------------
+
+
+class Style(enum.Enum):
+    ROOTED = "rooted"
+    RELATIVE = "relative"
+    PATH = "path"
+    NAME = "name"
+
+
+def _same_file(a: str, b: str) -> bool:
+    return name_key(a).removesuffix(".md") == name_key(b).removesuffix(".md")
+
+
+def style_of(target: str, source: str, was: str) -> Style:
+    """How ``target`` (the path part of a link in ``source``) named ``was``, the file it resolved to."""
+    if target.startswith("/"):
+        return Style.ROOTED
+    if target.startswith(("./", "../")):
+        return Style.RELATIVE
+    if "/" not in target:
+        return Style.NAME
+    if _same_file(posixpath.normpath(target), was):
+        return Style.PATH
+    if _same_file(posixpath.normpath(posixpath.join(posixpath.dirname(source), target)), was):
+        return Style.RELATIVE
+    return Style.PATH  # a unique path suffix: written from the vault's side, so the vault path
+
+
+def styled_target(target: str, source: str, was: str, want: str, reloc: Relocation) -> str:
+    """The text naming ``want`` in the style ``target`` had; ``source`` is where the link is now."""
+    new_source = reloc.new_source(source)
+    style = style_of(target, source, was)
+    if style is Style.ROOTED:
+        text = "/" + link_path(want)
+    elif style is Style.RELATIVE:
+        text = link_path(relative_path(want, new_source))
+    elif style is Style.PATH:
+        text = link_path(want) if "/" in want else reloc.link_text(want)
+    elif reloc.named(link_name(want)) == [want]:
+        text = link_name(want)
+    else:
+        text = reloc.format_text(want, new_source)
+    if _is_note(want) and target.lower().endswith(".md"):
+        text += ".md"
+    return text
+
+
+def new_link(reloc: Relocation, path: str, source: str) -> str:
+    """A new link to ``path`` written in ``source``, as the vault's Obsidian settings write one."""
+    text = reloc.format_text(path, source)
+    if not reloc.fmt.markdown:
+        return f"[[{text}]]"
+    dest = quote(text + (".md" if _is_note(path) else ""), safe=_URI_SAFE)
+    label = link_name(path).replace("[", "\\[").replace("]", "\\]")
+    return f"[{label}]({dest})"
