@@ -30,10 +30,10 @@ from vaultd.registry.config import ConfigStore, DaemonLimits
 from vaultd.runtime import VaultRuntime
 from vaultd.server.accept import accept_forever, refuse_over_cap
 from vaultd.server.budget import ReplyBudget
+from vaultd.server.connection import Connection
 from vaultd.server.idle import End, QuietTimer
 from vaultd.server.listener import peer_uid
 from vaultd.server.notify import Notifier
-from vaultd.server.session import Session
 
 if TYPE_CHECKING:
     import socket
@@ -248,9 +248,9 @@ class Daemon:
                     log.warning("refused a connection from another user", peer_uid=uid)
                     return
                 try:
-                    await Session(self, stream).run()
-                except Exception:  # one broken session must never stop the daemon
-                    log.exception("session failed; its connection was closed")
+                    await Connection(self, stream).run()
+                except Exception:  # one broken connection must never stop the daemon
+                    log.exception("connection failed; it was closed")
         finally:
             self.connections -= 1
             self._quiet.activity()

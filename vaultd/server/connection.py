@@ -1,10 +1,10 @@
 """One client connection: framing, the ``hello`` gate, pipelined requests, ordered writes.
 
 Requests on a connection may be pipelined: each runs in its own task and its response carries
-its id. A bad frame gets an error reply and the connection stays open. A session ends when the
+its id. A bad frame gets an error reply and the connection stays open. A connection ends when the
 peer hangs up or the daemon stops, and for three reasons of its own, each a bound that keeps one
 client from costing the others: no ``hello`` within ``hello_timeout_s``; a reply the peer takes
-no bytes of for ``send_timeout_s``; or (before the session starts) the connection cap.
+no bytes of for ``send_timeout_s``; or (before the connection is served) the connection cap.
 
 Memory is bounded by the daemon's :class:`~vaultd.server.budget.ReplyBudget`: after ``hello``
 the reader reserves each request's reply bytes before it dispatches the request, and waits while
@@ -13,8 +13,8 @@ decoded reply is dropped as soon as it is encoded; the encoded one is released o
 it. A reader waiting for a reservation still ends with its connection: the send timeout that
 drops a non-reader cancels the reader too.
 
-A session is below the daemon in the layers (the daemon starts the listener that makes
-sessions), so it names the daemon only through :class:`SessionHost`.
+A connection is below the daemon in the layers (the daemon starts the listener that accepts
+connections), so it names the daemon only through :class:`ConnectionHost`.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from protocol.methods.common import Channel
 from vaultd.api.handlers import CallContext
 from vaultd.api.host import Host
 from vaultd.server.dispatch import INTERNAL_MESSAGE, dispatch
-from vaultd.server.subscriptions import SessionStreams, after_reply
+from vaultd.server.subscriptions import ConnectionStreams, after_reply
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from vaultd.registry.config import DaemonLimits
     from vaultd.server.budget import ReplyBudget, Reservation, Share
 
-log = structlog.get_logger("vaultd.session")
+log = structlog.get_logger("vaultd.connection")
 
 MAX_IN_FLIGHT = 64  #: concurrent requests per connection; more wait for a slot
 #: A request over this many bytes (a large note's create) is handled alone on its connection, so
@@ -60,8 +60,8 @@ _OUTQ = bytes(4)  #: the int that TIOCOUTQ (SIOCOUTQ) fills in: bytes sent, not 
 _GONE = (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError)
 
 
-class SessionHost(Host, Protocol):
-    """What a session needs of the daemon that accepted it: the handlers' Host, and the bounds."""
+class ConnectionHost(Host, Protocol):
+    """What a connection needs of the daemon that accepted it: the handlers' Host, and the bounds."""
 
     @property
     def max_frame(self) -> int:
@@ -73,7 +73,7 @@ class SessionHost(Host, Protocol):
 
     @property
     def budget(self) -> ReplyBudget:
-        """The reply bytes every session's queued replies count against."""
+        """The reply bytes every connection's queued replies count against."""
 
     @property
     def vault_set(self) -> Wakers:
@@ -101,8 +101,8 @@ def encode_reply(message: Reply, request_id: RequestId | None) -> bytes:
         return encode(error_response(request_id, ErrorData(code=ErrorCode.INTERNAL, message=INTERNAL_MESSAGE)))
 
 
-class Session:
-    def __init__(self, daemon: SessionHost, stream: anyio.abc.ByteStream) -> None:
+class Connection:
+    def __init__(self, daemon: ConnectionHost, stream: anyio.abc.ByteStream) -> None:
         self.daemon = daemon
         self.stream = stream
         self.ctx: CallContext | None = None  # set by hello
@@ -115,12 +115,12 @@ class Session:
         self._scope = anyio.CancelScope()  # cancelled to drop the connection
         self._hello_deadline = anyio.CancelScope()  # given a deadline in run(); lifted by hello
         self._tasks: anyio.abc.TaskGroup | None = None  # the connection's tasks, once run() starts them
-        self.streams = SessionStreams(self)  #: the connection's subscriptions
+        self.streams = ConnectionStreams(self)  #: the connection's subscriptions
 
     # -- what its subscriptions need (vaultd.server.subscriptions.Outlet) ------------------------
 
     @property
-    def host(self) -> SessionHost:
+    def host(self) -> ConnectionHost:
         return self.daemon
 
     @property
@@ -258,7 +258,9 @@ class Session:
         if self.ctx is None:
             if request.is_notification:
                 return None
-            return error_response(request.id, ErrorData(code=ErrorCode.INVALID_REQUEST, message="call 'hello' first to open the session"))
+            return error_response(
+                request.id, ErrorData(code=ErrorCode.INVALID_REQUEST, message="call 'hello' first to open the connection")
+            )
         async with self.daemon.tracking_request():
             response = await dispatch(request, self.ctx)
         return None if request.is_notification else response
