@@ -58,7 +58,7 @@ FolderId = tuple[int, int]  #: (st_dev, st_ino) of a vault's root folder
 
 
 def folder_id(path: Path) -> FolderId | None:
-    """The identity of the folder at ``path`` (following a link, as every path access does);
+    """The identity of the folder at ``path`` (following a symlink, as every path access does);
     None when nothing, or not a folder, is there."""
     try:
         st = os.stat(path)
@@ -116,7 +116,7 @@ class VaultRuntime:
             self.state_dir.mkdir(mode=0o700, exist_ok=True)
             problem = journal.folder_issue(self.state_dir)
             if problem is not None:
-                # A vault can arrive with a .vaultd of its own; a link or another user's folder
+                # A vault can arrive with a .vaultd of its own; a symlink or another user's folder
                 # would carry the lock and the journal (and what recovery writes) elsewhere.
                 self.state = VaultState.ERROR
                 self.message = (
@@ -408,7 +408,7 @@ class VaultRuntime:
 
 
 def _write_gitignore(state_dir: Path) -> None:
-    """Keep the folder out of git; created only, never written through a link or over a file."""
+    """Keep the folder out of git; created only, never written through a symlink or over a file."""
     try:
         fd = os.open(state_dir / GITIGNORE_NAME, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     except FileExistsError:

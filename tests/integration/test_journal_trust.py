@@ -35,7 +35,7 @@ def _session(home: Home) -> RawClient:
 
 
 def _tree(folder: Path) -> dict[str, Any]:
-    """Every entry below ``folder`` (links as their target, files as bytes), without following links."""
+    """Every entry below ``folder`` (symlinks as their target, files as bytes), without following symlinks."""
     out: dict[str, Any] = {}
     if not os.path.lexists(folder):
         return out

@@ -210,7 +210,7 @@ def plan_install(
 
     Raises:
         UsageError: a path the unit files cannot carry; another manager's service is installed.
-        SetupError: a service file is unsafe to replace (a link, not UTF-8, ...).
+        SetupError: a service file is unsafe to replace (a symlink, not UTF-8, ...).
     """
     previous = _record(env)
     if previous is not None and previous.manager is not manager:

@@ -80,7 +80,7 @@ class ProposalStore:
         """Whether the folder exists (made when ``create``); refuses one that is not vaultd's own.
 
         Raises:
-            Unavailable: UNAVAILABLE, the proposals folder is not vaultd's own (a link, another
+            Unavailable: UNAVAILABLE, the proposals folder is not vaultd's own (a symlink, another
                 user's).
         """
         problem = journal.runtime_issue(self.root)

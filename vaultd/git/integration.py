@@ -178,7 +178,7 @@ def apply_remaining(root: Path, repo: Repo, intent: Intent) -> tuple[list[str], 
     for w in intent.writes:
         try:
             current = read_current(root, w.path, MAX_OP_BYTES)
-        except VaultError as exc:  # a link or a folder put in its way, or a file grown past the bound
+        except VaultError as exc:  # a symlink or a folder put in its way, or a file grown past the bound
             log.warning("a file a sync planned to write is no longer one it writes; it is left as it is", path=w.path, error=exc.message)
             continue
         now = None if current is None else objects.blob_id(current)

@@ -9,7 +9,7 @@ Order on disk (each step durable before the next):
 4. the ``committed`` marker.
 
 Every target is reached through :mod:`vaultd.txn.dirfd`: the vault root is opened once per
-operation and each folder below it without following links, so a folder swapped for a link
+operation and each folder below it without following symlinks, so a folder swapped for a symlink
 mid-operation is refused, never written through. The re-check right before each rename catches
 an editor's save made while earlier targets were written; what remains is the span between that
 read and the rename (microseconds), which no lock-free editor can be kept out of.
@@ -183,7 +183,7 @@ class Restore(enum.Enum):
 
     UNTOUCHED = "untouched"  #: as it was before the operation (never written, or restored already)
     RESTORED = "restored"  #: this operation's bytes replaced by the original
-    LEFT = "left"  #: someone else changed it (or put a link on its way): not touched
+    LEFT = "left"  #: someone else changed it (or put a symlink on its way): not touched
 
 
 def _restore(vroot: VaultRoot, folder: Path, entry: Entry) -> Restore:
@@ -460,7 +460,7 @@ def recover(root: Path, key: bytes | None = None) -> RecoveryReport:
             if not committed[i]:
                 try:
                     mark_committed(folder)
-                except OSError as exc:  # e.g. a 'committed' that is a link or a folder: not ours
+                except OSError as exc:  # e.g. a 'committed' that is a symlink or a folder: not ours
                     report.refused.append(
                         RefusedJournal(f"{JOURNAL_DIR}/{folder.name}", f"its commit marker cannot be written ({exc.strerror})")
                     )

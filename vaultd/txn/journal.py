@@ -239,7 +239,7 @@ def is_committed(folder: Path) -> bool:
 
 
 def _read_file(folder: Path, name: str, limit: int) -> bytes:
-    """A regular file of the journal, never through a link, at most ``limit`` bytes."""
+    """A regular file of the journal, never through a symlink, at most ``limit`` bytes."""
     try:
         data, _ = read_regular(folder / name, limit)
     except FileNotFoundError:

@@ -195,7 +195,7 @@ class TreeWatch:
         return True
 
     def _add_tree(self, rel: str, *, report: bool = True) -> None:
-        """Watch ``rel`` and every folder below it, never through a link.
+        """Watch ``rel`` and every folder below it, never through a symlink.
 
         What a new folder held before its watch was added (a checkout writes into a folder
         moments after making it) raised no event of its own: with ``report``, every entry found
