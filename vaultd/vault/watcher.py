@@ -251,7 +251,7 @@ class LiveIndex:
         self._forget_cookie(name)
 
     def _relative(self, changes: set[tuple[watchfiles.Change, str]]) -> set[str]:
-        """watchfiles' absolute paths as vault-relative ones. It follows folder links (the index
+        """watchfiles' absolute paths as vault-relative ones. It follows folder symlinks (the index
         never does): a path reached through one is kept only when its real place is inside the
         vault, under that name."""
         rels: set[str] = set()
@@ -288,7 +288,7 @@ class LiveIndex:
 
     def _inside(self, path: str) -> bool:
         """True when no folder between the vault root and ``path`` is a symbolic link (the
-        watcher follows folder links; the index never does)."""
+        watcher follows folder symlinks; the index never does)."""
         parent = os.path.dirname(path)
         root = str(self.root)
         return os.path.realpath(parent) == os.path.normpath(parent) and (parent + os.sep).startswith(root + os.sep)
