@@ -43,7 +43,7 @@ log = structlog.get_logger("vaultd.git")
 MAX_PENDING = 100  #: operations kept in memory whose commit waits (staged content, a busy repository)
 
 
-def since_stamp(now: dt.datetime | None = None) -> str:
+def op_id_prefix_now(now: dt.datetime | None = None) -> str:
     """An op-id prefix for now: every operation id made later sorts after it."""
     when = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
     return f"{when:%Y%m%dT%H%M%S}.{when.microsecond:06d}"
@@ -106,7 +106,7 @@ class GitKeeper:
         try:
             recorder, _ = self.tools()
             exclude.ensure(recorder.repo)
-            since = checkpoint.stamp_since(self.root / GIT_STATE_DIR, since_stamp())
+            since = checkpoint.checkpoints_since(self.root / GIT_STATE_DIR, op_id_prefix_now())
             log_rel = oplog.log_name(self.entry)
             self.pending = checkpoint.uncommitted(self.root, recorder, since, log_rel)[-MAX_PENDING:]
         except (VaultError, OSError) as exc:
