@@ -295,23 +295,20 @@ def test_no_import_cycles_in_vaultd() -> None:
 MODULE_LINES = 600  #: past this, a module is read as two concepts unless named below with its one
 ONE_CONCEPT: dict[str, str] = {}
 SMALL_LINES = 60  #: under this, a module only one other module imports belongs in it, unless named below
-REROOMED = "reshaped by the rooms move"
 STANDS_ALONE = {
     "vaultctl/assignments.py": "the --set grammar (key=value, key:=JSON, an object): a pure parser with unit tests of its own, apart from the typer commands",
     "vaultctl/console/calls.py": "the console's whole reach (the daemon methods a page may call), kept apart so the list is reviewed on its own",
     "vaultd/api/console_methods.py": "one room's handlers, registered by the api package beside every other room's",
     "vaultd/api/index_methods.py": "one room's handlers, registered by the api package beside every other room's",
     "vaultd/api/name_methods.py": "one room's handlers, registered by the api package beside every other room's",
+    "vaultd/api/operation_methods.py": "the write operations' handlers, made from the catalogue and registered by the api package beside the rooms'",
     "vaultd/lint/topic_map.py": "one family of lint rules (L16, L17) beside files, links, names and notes; the engine runs each family",
     "vaultd/policy/added.py": "one screening rule (which lines a write adds) behind the policy package's face",
     "vaultd/policy/decoded.py": "one screening rule (decoded frontmatter as lines) behind the policy package's face",
     "vaultd/policy/owned.py": "one write rule (P05, vaultd's own files) behind the policy package's face",
     "vaultd/policy/names.py": "the note-name rule of the policy layer; its one caller, create, is an operation above that layer",
-    "vaultd/ops/git/resolve.py": REROOMED,
-    "vaultd/ops/canvas_create.py": REROOMED,
-    "vaultd/ops/sources/attachments.py": REROOMED,
-    "vaultd/ops/sources/operations.py": REROOMED,
-    "vaultd/ops/sources/rawfiles.py": REROOMED,
+    "vaultd/ops/sources/attachments.py": "Obsidian's attachment-folder setting read as a rule of its own, which capture applies",
+    "vaultd/ops/sources/rawfiles.py": "raw copies hashed through the vault's descriptors (the engine's file layer), for the source handlers to tell drift",
 }
 
 

@@ -17,7 +17,7 @@ import msgspec
 from protocol.methods.common import OptionalVault, Params, Result, VaultId
 from protocol.methods.git_settings import GitMode, QuietSeconds, RemoteUrl
 from protocol.methods.reads import Target
-from protocol.methods.receipts import ChangeReceipt, WriteReceipt, receipt_type
+from protocol.methods.receipts import ChangeReceipt, NoDetail, WriteReceipt, receipt_type
 from protocol.methods.spec import Effect, MethodSpec, Trait, spec
 from protocol.methods.vaults import VaultInfo
 from protocol.methods.writes import NotePath, OpId, TwoStepParams, WriteParams
@@ -259,5 +259,15 @@ REVERT: MethodSpec[RevertParams, WriteReceipt[RevertDetail]] = MethodSpec(
     "Reverse an operation found in git history as a new operation, for those op.undo no longer keeps (two-step: preview, then confirm).",
     Effect.DESTRUCTIVE,
     Trait.MCP | Trait.TWO_STEP,
+)
+#: Not a method: the operation a sync conflict's proposal holds, made by the daemon's sync and
+#: applied only through ``proposal.apply`` by a person. Declared as a spec so that its operation
+#: is typed and catalogued like every other; it is in no table a caller reaches.
+RESOLVE: MethodSpec[ResolveParams, WriteReceipt[NoDetail]] = MethodSpec(
+    "git.resolve",
+    ResolveParams,
+    receipt_type(NoDetail),
+    "Write both versions of a note that changed here and on origin into it, for a person to finish.",
+    Effect.WRITE,
 )
 SPECS = (NOTE_HISTORY, NOTE_DIFF, VAULT_GIT, VAULT_SNAPSHOT, VAULT_SYNC, PROMOTE, REVERT)

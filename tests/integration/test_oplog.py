@@ -163,3 +163,26 @@ def test_a_users_note_that_only_looks_like_the_log_is_parsed_as_a_note(home: Hom
     raw.call("vault.add", {"id": "v", "path": str(root)})
     incoming = raw.call("note.links", {"target": "b"})["incoming"]
     assert [i["path"] for i in incoming] == ["notes/copied.md"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "note", "code"),
+    [("personal", "token ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2", "V06"), ("org", "write to ada@example.org", "V07")],
+)
+def test_log_append_screens_its_line_with_the_screen_every_operation_s_log_line_passes(
+    home: Home, raw: RawClient, kind: str, note: str, code: str
+) -> None:
+    """One screen for every line a caller shapes: log.append's refusal reads as an operation's
+    refusal of the same log event, names the log file, and writes nothing."""
+    root = _vault(home, {"a.md": "# A\n"})
+    raw.call("vault.add", {"id": "v", "path": str(root), "kind": kind, "log_path": "meta/vaultd-log.md"})
+    event = {"type": "TASK", "source": "test:suite", "note": note}
+    appended = raw.request("log.append", {"event": event})["error"]
+    through_an_operation = raw.request("note.create", {"path": "b", "body": "b\n", "log": event})["error"]
+    assert appended["data"]["code"] == "VALIDATION", appended
+    assert appended["message"].startswith("refused: the log event: "), appended["message"]
+    assert appended["message"] == through_an_operation["message"]
+    issues = appended["data"]["issues"]
+    assert [i["code"] for i in issues] == [code] and [i["path"] for i in issues] == ["meta/vaultd-log.md"], issues
+    assert issues == through_an_operation["data"]["issues"]
+    assert not (root / "meta").exists() and not (root / "b.md").exists(), "a refused line writes nothing"

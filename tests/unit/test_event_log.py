@@ -23,7 +23,7 @@ from protocol.methods.events import (
 from protocol.methods.receipts import Applied, ChangeAction, ChangeReceipt, LogReceipt, NoDetail, Preview
 from vaultd.events.log import EventLog, parse_clock
 from vaultd.events.wake import Waker
-from vaultd.ops.announce import receipt_event
+from vaultd.ops._announce import receipt_event
 
 
 class FakeClock:

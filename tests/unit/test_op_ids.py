@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from protocol.methods.writes import UndoParams
-from vaultd.ops.runner import new_op_id
+from vaultd.ops import new_op_id
 from vaultd.txn import opids
 
 NOON = dt.datetime(2026, 12, 3, 12, 0, 0, tzinfo=dt.UTC)

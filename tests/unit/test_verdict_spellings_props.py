@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from protocol.methods.gate import OpClass
 from tests.support.yaml_spellings import mapping
-from vaultd.ops.agent_gate import content_classes
+from vaultd.ops._agent_gate import content_classes
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter
 

@@ -11,6 +11,7 @@ def load_handlers() -> None:
         link_methods,
         lint_methods,
         name_methods,
+        operation_methods,
         proposal_methods,
         read_methods,
         retrieve_methods,

@@ -1,9 +1,9 @@
-"""Handlers of the git methods: history reads, the vault's git settings, snapshots, sync, promotion,
-reverts from history.
+"""Handlers of the git methods: history reads, the vault's git settings, snapshots and sync.
 
 History reads see the vault through the caller's visibility like every read: a note private to the
 caller's channel has no history either. Settings, snapshots and sync are not MCP tools, so the
-daemon refuses them to agents; promotion and reverts go through the agent gate like every write.
+daemon refuses them to agents. Promotion and reverts are operations: their handlers are made from
+the catalogue (:mod:`vaultd.api.operation_methods`) and go through the agent gate like every write.
 """
 
 from __future__ import annotations
@@ -20,10 +20,6 @@ from protocol.methods.git import (
     NoteDiffResult,
     NoteHistoryParams,
     NoteHistoryResult,
-    PromoteDetail,
-    PromoteParams,
-    RevertDetail,
-    RevertParams,
     SnapshotParams,
     SnapshotResult,
     SyncParams,
@@ -31,7 +27,6 @@ from protocol.methods.git import (
     VaultGitParams,
 )
 from protocol.methods.git_settings import GitMode
-from protocol.methods.receipts import WriteReceipt  # noqa: TC001 - handler annotation, read by get_type_hints in tests/unit/test_protocol_table.py
 from protocol.methods.vaults import VaultEntry, VaultInfo
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import history_path
@@ -39,10 +34,7 @@ from vaultd.errors import InvalidParams, NotFound
 from vaultd.git import history
 from vaultd.git.doctor import config_issues
 from vaultd.git.repo import Repo, require
-from vaultd.ops.git.promote import run_promote
-from vaultd.ops.git.revert import revert_detail
 from vaultd.ops.git.sync import sync_vault
-from vaultd.ops.runner import run_operation
 from vaultd.policy.visibility import Visibility
 from vaultd.txn.engine import read_current
 
@@ -227,15 +219,3 @@ async def vault_snapshot(ctx: CallContext, params: SnapshotParams) -> SnapshotRe
 async def vault_sync(ctx: CallContext, params: SyncParams) -> SyncResult:
     runtime = ctx.host.vault(params.vault)
     return await sync_vault(runtime, dry_run=params.dry_run, by=f"{ctx.channel}:{ctx.client}")
-
-
-@handles(git.PROMOTE)
-async def promote(ctx: CallContext, params: PromoteParams) -> WriteReceipt[PromoteDetail]:
-    return await run_promote(ctx, params)
-
-
-@handles(git.REVERT)
-async def revert(ctx: CallContext, params: RevertParams) -> WriteReceipt[RevertDetail]:
-    from vaultd.ops.git.revert import plan_revert
-
-    return await run_operation(ctx, params, plan_revert, revert_detail)

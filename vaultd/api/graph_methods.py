@@ -1,5 +1,5 @@
-"""Handlers of the graph methods: neighbours, communities, paths, hubs, maps, the navigator (reads),
-and graph.canvas (an operation through the runner).
+"""Handlers of the graph reads: neighbours, communities, paths, hubs, maps, the navigator
+(graph.canvas is an operation, answered by the handler the catalogue makes).
 
 Every read works on the snapshot the caller may see (see :func:`vaultd.lint.gather.view_of`), in a
 worker thread with the index held still; communities and hubs are kept on the snapshot, so asking
@@ -14,7 +14,6 @@ import anyio
 
 from protocol.methods import graph
 from protocol.methods.graph import (
-    CanvasParams,
     CommunitiesParams,
     CommunitiesResult,
     Community,
@@ -36,7 +35,6 @@ from protocol.methods.graph import (
     PathResult,
     PathStep,
 )
-from protocol.methods.receipts import NoDetail, WriteReceipt  # noqa: TC001 - handler annotation, read by get_type_hints in tests/unit/test_protocol_table.py
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
 from vaultd.api.vault_work import VAULT_WORK
@@ -48,8 +46,6 @@ from vaultd.graph.nav import navigate
 from vaultd.graph.walks import Edges, neighbourhood, shortest_path
 from vaultd.lint.gather import text_reader, view_of
 from vaultd.memory import collector_paused
-from vaultd.ops.canvas_create import plan_canvas
-from vaultd.ops.runner import no_detail, run_operation
 from vaultd.vault.lookup import find_note
 
 if TYPE_CHECKING:
@@ -224,8 +220,3 @@ async def nav(ctx: CallContext, params: NavParams) -> NavResult:
         )
 
     return await _on_snapshot(ctx, params.vault, params.fresh, work)
-
-
-@handles(graph.CANVAS)
-async def canvas(ctx: CallContext, params: CanvasParams) -> WriteReceipt[NoDetail]:
-    return await run_operation(ctx, params, plan_canvas, no_detail)

@@ -1,4 +1,4 @@
-"""Handlers of vault.lint (a read) and lint.fix (an operation through the runner).
+"""The handler of vault.lint (lint.fix is an operation, answered by the handler the catalogue makes).
 
 Lint runs in a worker thread with the index held still, on the snapshot the caller may see: a
 note private to an agent's channel is neither linted, nor named in another note's finding. The
@@ -14,8 +14,7 @@ from collections import Counter
 import anyio
 
 from protocol.methods import lint
-from protocol.methods.lint import MAX_FINDING_CHARS, LintFinding, LintFixDetail, LintFixParams, LintLevel, LintParams, LintResult
-from protocol.methods.receipts import WriteReceipt  # noqa: TC001 - handler annotation, read by get_type_hints in tests/unit/test_protocol_table.py
+from protocol.methods.lint import MAX_FINDING_CHARS, LintFinding, LintLevel, LintParams, LintResult
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
 from vaultd.api.vault_work import VAULT_WORK
@@ -23,8 +22,6 @@ from vaultd.errors import InvalidParams
 from vaultd.lint.engine import run, verdict, with_fixes, with_hints
 from vaultd.lint.gather import document_paths, gather, read_documents, text_reader
 from vaultd.memory import collector_paused
-from vaultd.ops.lint_fix import lint_fix_detail, plan_lint_fix
-from vaultd.ops.runner import run_operation
 from vaultd.vault.lookup import find_note
 
 
@@ -87,8 +84,3 @@ async def lint_vault(ctx: CallContext, params: LintParams) -> LintResult:
         read = await anyio.to_thread.run_sync(read_documents, runtime.root, paths)
         async with live.held_still():
             return await anyio.to_thread.run_sync(work)
-
-
-@handles(lint.LINT_FIX)
-async def lint_fix(ctx: CallContext, params: LintFixParams) -> WriteReceipt[LintFixDetail]:
-    return await run_operation(ctx, params, plan_lint_fix, lint_fix_detail)

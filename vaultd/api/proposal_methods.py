@@ -25,14 +25,10 @@ from protocol.methods.proposals import (
     ProposalSummary,
 )
 from protocol.methods.receipts import Applied, NoDetail, WriteReceipt, receipt_type
-from protocol.methods.writes import UndoParams
 from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Conflict, NotFound, PolicyRefused, ValidationFailed
 from vaultd.gate.store import ProposalStore, store_for, summary_of
-from vaultd.ops.agent_gate import StaleProposal, who
-from vaultd.ops.announce import decided_event
-from vaultd.ops.catalog import OPERATIONS
-from vaultd.ops.runner import Approval, run_operation
+from vaultd.ops import Approval, StaleProposal, decided_event, operations, who
 from vaultd.policy.visibility import Visibility
 
 if TYPE_CHECKING:
@@ -138,19 +134,15 @@ async def apply(ctx: CallContext, params: ProposalRef) -> WriteReceipt[NoDetail]
     store = _store(runtime)
     detail = await anyio.to_thread.run_sync(store.get, params.id)
     _pending(detail)
-    operation = OPERATIONS.get(detail.op)
+    operation = operations().get(detail.op)
     if operation is None:
         raise ValidationFailed(f"proposal {detail.id} names {detail.op}, which this vaultd cannot apply")
     try:
-        op_params = msgspec.convert({**detail.params, "vault": runtime.entry.id}, operation.params)
+        op_params = msgspec.convert({**detail.params, "vault": runtime.entry.id}, operation.spec.params)
     except msgspec.ValidationError as exc:
         raise ValidationFailed(f"proposal {detail.id} holds arguments this vaultd does not accept: {exc}") from exc
-    undoes = op_params.op_id if isinstance(op_params, UndoParams) else None
     try:
-        if operation.apply is not None:
-            receipt = await operation.apply(ctx, op_params, Approval(detail))
-        else:
-            receipt = await run_operation(ctx, op_params, operation.planner, operation.detail, undoes=undoes, approval=Approval(detail))
+        receipt = await operation.run(ctx, op_params, Approval(detail))
     except StaleProposal as exc:
         async with runtime.writer:
             current = await anyio.to_thread.run_sync(store.get, detail.id)

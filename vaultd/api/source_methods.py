@@ -1,5 +1,6 @@
-"""Handlers of the sources and evidence methods: capture and claims through the operation runner,
-the ledgers and the evidence view read from the in-memory index."""
+"""Handlers of the sources and evidence methods: the ledgers and the evidence view, read from the
+in-memory index. Capture and claims are operations (:mod:`vaultd.ops.sources.operations`), answered
+by the handlers the catalogue makes."""
 
 from __future__ import annotations
 
@@ -9,15 +10,9 @@ from typing import TYPE_CHECKING, TypeVar
 import anyio
 
 from protocol.methods import sources
-from protocol.methods.receipts import WriteReceipt  # noqa: TC001 - handler annotation, read by get_type_hints in tests/unit/test_protocol_table.py
 from protocol.methods.sources import (
-    CaptureDetail,
-    CaptureParams,
-    ClaimAddParams,
-    ClaimDetail,
     ClaimListParams,
     ClaimListResult,
-    ClaimUpdateParams,
     DriftState,
     EvidenceParams,
     EvidenceResult,
@@ -26,8 +21,6 @@ from protocol.methods.sources import (
 )
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
-from vaultd.ops.runner import run_operation
-from vaultd.ops.sources import operations
 from vaultd.ops.sources.rawfiles import raw_hasher
 from vaultd.sources.evidence import Ledgers, accepted_claims, drift_findings, unsupported_claims
 from vaultd.vault.lookup import find_note
@@ -37,21 +30,6 @@ if TYPE_CHECKING:
 
 
 R = TypeVar("R")
-
-
-@handles(sources.CAPTURE)
-async def capture(ctx: CallContext, params: CaptureParams) -> WriteReceipt[CaptureDetail]:
-    return await run_operation(ctx, params, operations.CAPTURE.planner, operations.CAPTURE.detail)
-
-
-@handles(sources.CLAIM_ADD)
-async def claim_add(ctx: CallContext, params: ClaimAddParams) -> WriteReceipt[ClaimDetail]:
-    return await run_operation(ctx, params, operations.CLAIM_ADD.planner, operations.CLAIM_ADD.detail)
-
-
-@handles(sources.CLAIM_UPDATE)
-async def claim_update(ctx: CallContext, params: ClaimUpdateParams) -> WriteReceipt[ClaimDetail]:
-    return await run_operation(ctx, params, operations.CLAIM_UPDATE.planner, operations.CLAIM_UPDATE.detail)
 
 
 async def _with_ledgers(ctx: CallContext, vault: str | None, fresh: bool, verify: bool, answer: Callable[[Ledgers], R]) -> R:

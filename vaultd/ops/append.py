@@ -5,14 +5,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from protocol.limits import MAX_APPEND_BYTES, over_bound
+from protocol.methods import writes
 from vaultd.errors import Ambiguous, InvalidParams, LimitExceeded
-from vaultd.ops.stamps import stamp_updated
+from vaultd.ops._runner import no_detail
+from vaultd.ops._stamps import stamp_updated
+from vaultd.ops.catalog import operation
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter, markdown
 
 if TYPE_CHECKING:
     from protocol.methods.writes import AppendParams
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
 
 TOPICS = "Topics"
 
@@ -48,6 +51,7 @@ def append_to_section(text: str, section: str, addition: str) -> str:
     return (base + nl + nl if base.strip() else base) + new_section
 
 
+@operation(writes.APPEND, detail=no_detail)
 def plan_append(ctx: OpContext, params: AppendParams) -> Plan:
     """Plan an append: a section's own text grows, nothing else of the note changes.
 

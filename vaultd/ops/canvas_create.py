@@ -10,16 +10,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from protocol.methods import graph
 from vaultd.errors import InvalidParams
 from vaultd.graph.canvas import canvas_bytes, canvas_document
 from vaultd.graph.walks import Edges, neighbourhood
 from vaultd.lint.gather import text_reader, view_of
+from vaultd.ops._runner import no_detail
+from vaultd.ops.catalog import operation
 from vaultd.ops.create import refuse_existing, screen_new_path
 from vaultd.txn.plan import Change, Plan
 
 if TYPE_CHECKING:
     from protocol.methods.graph import CanvasParams
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
 
 
 def canvas_path(ctx: OpContext, raw: str) -> str:
@@ -34,6 +37,7 @@ def canvas_path(ctx: OpContext, raw: str) -> str:
     return screen_new_path(ctx, path)
 
 
+@operation(graph.CANVAS, detail=no_detail)
 def plan_canvas(ctx: OpContext, params: CanvasParams) -> Plan:
     path = canvas_path(ctx, params.path)
     refuse_existing(ctx, path, "file", "choose another name, or delete it first")

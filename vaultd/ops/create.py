@@ -12,9 +12,12 @@ from typing import TYPE_CHECKING
 
 from protocol.errors import Issue
 from protocol.issue_codes import IssueCode
+from protocol.methods import writes
 from vaultd.errors import InvalidParams, PolicyRefused, ValidationFailed
-from vaultd.ops.name_clash import guard_name
-from vaultd.ops.validate import refuse_unsafe_path
+from vaultd.ops._name_clash import guard_name
+from vaultd.ops._runner import no_detail
+from vaultd.ops._validate import refuse_unsafe_path
+from vaultd.ops.catalog import operation
 from vaultd.policy import check_new_path, disk_spelling, disk_twin, path_screen_issues
 from vaultd.policy.names import name_issue
 from vaultd.sources import references
@@ -25,7 +28,7 @@ from vaultd.vault.walk import is_note_path
 
 if TYPE_CHECKING:
     from protocol.methods.writes import CreateParams
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
 
 
 def note_path(raw: str) -> str:
@@ -97,6 +100,7 @@ def refuse_existing(ctx: OpContext, path: str, what: str, instead: str) -> None:
         )
 
 
+@operation(writes.CREATE, detail=no_detail)
 def plan_create(ctx: OpContext, params: CreateParams) -> Plan:
     path = new_note_path(ctx, params.path)
     refuse_existing(ctx, path, "note", "use note.patch or note.append to change it")

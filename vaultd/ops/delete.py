@@ -12,15 +12,17 @@ from typing import TYPE_CHECKING
 
 from protocol.errors import Issue, Severity
 from protocol.issue_codes import IssueCode
+from protocol.methods import writes
 from protocol.methods.receipts import DeleteDetail
 from vaultd.errors import Conflict, ValidationFailed
+from vaultd.ops.catalog import operation
 from vaultd.relink import Relocation
 from vaultd.txn.plan import Action, Change, Plan
 from vaultd.vault.link_targets import ResolutionStatus
 
 if TYPE_CHECKING:
     from protocol.methods.writes import DeleteParams
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
 
 TRASH = ".trash"
 MAX_SUFFIX = 999
@@ -66,6 +68,14 @@ def breaking_links(ctx: OpContext, path: str) -> list[Issue]:
     return issues
 
 
+def delete_detail(ctx: OpContext, plan: Plan) -> DeleteDetail:
+    gone = next(c.path for c in plan.changes if c.action == Action.DELETE)
+    trash = next(c.path for c in plan.changes if c.action == Action.CREATE)
+    backlinks = [f"{source}:{link.line}" for source, link in ctx.index.backlinks(gone) if source != gone and ctx.visibility.visible(source)]
+    return DeleteDetail(trash=trash, backlinks=backlinks)
+
+
+@operation(writes.DELETE, detail=delete_detail)
 def plan_delete(ctx: OpContext, params: DeleteParams) -> Plan:
     """Plan a delete: the note moves to Obsidian's trash (undo brings it back), refused while links
     still need it.
@@ -98,10 +108,3 @@ def plan_delete(ctx: OpContext, params: DeleteParams) -> Plan:
         log_type="RETHINK",
         log_dest=path,
     )
-
-
-def delete_detail(ctx: OpContext, plan: Plan) -> DeleteDetail:
-    gone = next(c.path for c in plan.changes if c.action == Action.DELETE)
-    trash = next(c.path for c in plan.changes if c.action == Action.CREATE)
-    backlinks = [f"{source}:{link.line}" for source, link in ctx.index.backlinks(gone) if source != gone and ctx.visibility.visible(source)]
-    return DeleteDetail(trash=trash, backlinks=backlinks)

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from protocol.methods import writes
 from protocol.methods.writes import LinkParams, Relation
 from vaultd.errors import ValidationFailed
+from vaultd.ops._runner import no_detail
+from vaultd.ops._stamps import stamp_updated
 from vaultd.ops.append import append_to_section
-from vaultd.ops.stamps import stamp_updated
+from vaultd.ops.catalog import operation
 from vaultd.relink import link_text_for
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter, markdown
@@ -22,7 +25,7 @@ from vaultd.vault.link_targets import ResolutionStatus
 from vaultd.vault.model import LinkKind
 
 if TYPE_CHECKING:
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
 
 RELEVANT = "Relevant Notes"
 SYMMETRIC = frozenset({Relation.CONTRADICTS})
@@ -49,6 +52,7 @@ def add_relevant_link(ctx: OpContext, path: str, text: str, target: str, relatio
     return stamp_updated(ctx, path, append_to_section(text, RELEVANT, line))
 
 
+@operation(writes.LINK, detail=no_detail)
 def plan_link(ctx: OpContext, params: LinkParams) -> Plan:
     """Plan a ``- [[target]]`` line under the source's Relevant Notes (and back, when asked);
     linking twice changes nothing.

@@ -22,13 +22,13 @@ from vaultd.errors import Conflict, InvalidParams
 from vaultd.lint.engine import run, with_fixes
 from vaultd.lint.gather import gather
 from vaultd.memory import collector_paused
-from vaultd.ops.catalog import Operation, register
+from vaultd.ops.catalog import operation
 from vaultd.txn.plan import MAX_OP_FILES, Change, Plan
 
 if TYPE_CHECKING:
     from vaultd.lint.links import TextOf
     from vaultd.lint.model import Fix
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
 
 FIXABLE = tuple(code for code in LintCode if code.fixable)
 
@@ -79,6 +79,14 @@ def apply_fixes(text: str, fixes: list[Fix]) -> str:
     return "".join(reversed(out))
 
 
+def lint_fix_detail(ctx: OpContext, plan: Plan) -> LintFixDetail:
+    fixes = plan.fixes if isinstance(plan, FixPlan) else []
+    left = plan.left if isinstance(plan, FixPlan) else 0
+    shown = [f"{f.path}:{f.line} {f}" for f in fixes[:MAX_DETAIL_LINKS]]
+    return LintFixDetail(fixes=shown, fixed=len(fixes), left=left)
+
+
+@operation(lint_methods.LINT_FIX, detail=lint_fix_detail)
 def plan_lint_fix(ctx: OpContext, params: LintFixParams) -> Plan:
     """Plan the mechanical fixes of the lint's findings, every note that needs one in one operation.
 
@@ -115,13 +123,3 @@ def plan_lint_fix(ctx: OpContext, params: LintFixParams) -> Plan:
         fixes=fixes,
         left=sum(len(by_note[p]) for p in later),
     )
-
-
-def lint_fix_detail(ctx: OpContext, plan: Plan) -> LintFixDetail:
-    fixes = plan.fixes if isinstance(plan, FixPlan) else []
-    left = plan.left if isinstance(plan, FixPlan) else 0
-    shown = [f"{f.path}:{f.line} {f}" for f in fixes[:MAX_DETAIL_LINKS]]
-    return LintFixDetail(fixes=shown, fixed=len(fixes), left=left)
-
-
-register(lint_methods.LINT_FIX.name, Operation(LintFixParams, plan_lint_fix, lint_fix_detail))

@@ -27,10 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.errors import Issue
 from protocol.issue_codes import IssueCode
+from protocol.methods import writes
 from protocol.methods.receipts import MAX_DETAIL_LINKS, MergeDetail
 from vaultd.errors import LimitExceeded, ValidationFailed
-from vaultd.ops.bounds import check_size_first
-from vaultd.ops.stamps import stamp_updated
+from vaultd.ops._bounds import check_size_first
+from vaultd.ops._stamps import stamp_updated
+from vaultd.ops.catalog import operation
 from vaultd.ops.supersede import linked_notes, mark_superseded
 from vaultd.relink import Relocation, Rewrite, new_link, relink
 from vaultd.txn.plan import MAX_NOTE_BYTES, Change, Plan
@@ -41,7 +43,7 @@ from vaultd.vault.link_targets import check_anchor
 
 if TYPE_CHECKING:
     from protocol.methods.writes import MergeParams
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
 
 TOPICS = "Topics"
 UNION_KEYS = ("source", "sources", "topics")
@@ -210,6 +212,14 @@ def merged_text(
     return stamp_updated(ctx, keep, emit(text, unions) if unions else text)
 
 
+def merge_detail(ctx: OpContext, plan: Plan) -> MergeDetail:
+    assert isinstance(plan, MergePlan)
+    return MergeDetail(
+        keep=plan.keep, absorb=plan.absorb, unions=plan.unions, inbound=[str(r) for r in plan.rewrites[:MAX_DETAIL_LINKS]], body=plan.body
+    )
+
+
+@operation(writes.MERGE, detail=merge_detail)
 def plan_merge(ctx: OpContext, params: MergeParams) -> MergePlan:
     """Plan a merge: ``absorb`` folds into ``keep`` and stays, superseded; links to it repoint to ``keep``.
 
@@ -259,11 +269,4 @@ def plan_merge(ctx: OpContext, params: MergeParams) -> MergePlan:
         body=merged[frontmatter.parse(merged).body_offset :],
         unions=unions,
         rewrites=relinked.rewrites,
-    )
-
-
-def merge_detail(ctx: OpContext, plan: Plan) -> MergeDetail:
-    assert isinstance(plan, MergePlan)
-    return MergeDetail(
-        keep=plan.keep, absorb=plan.absorb, unions=plan.unions, inbound=[str(r) for r in plan.rewrites[:MAX_DETAIL_LINKS]], body=plan.body
     )

@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING
 
 from protocol.errors import Issue
 from protocol.issue_codes import IssueCode
+from protocol.methods import writes
 from protocol.methods.receipts import MAX_DETAIL_LINKS, MoveDetail
 from vaultd.errors import ValidationFailed
-from vaultd.ops.bounds import check_size_first
+from vaultd.ops._bounds import check_size_first
+from vaultd.ops._name_clash import guard_name
+from vaultd.ops.catalog import operation
 from vaultd.ops.create import existing_twin, new_note_path
-from vaultd.ops.name_clash import guard_name
 from vaultd.policy import check_new_path
 from vaultd.relink import Relocation, Rewrite, link_name, relink, rewrite_links
 from vaultd.txn.plan import Action, Change, Plan
@@ -26,7 +28,7 @@ from vaultd.vault.app_config import read_link_format
 
 if TYPE_CHECKING:
     from protocol.methods.writes import MoveParams
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
 
 
 @dataclass(slots=True)
@@ -73,6 +75,15 @@ def affected_sources(ctx: OpContext, reloc: Relocation, old: str, new: str) -> l
     return sorted(sources)
 
 
+def move_detail(ctx: OpContext, plan: Plan) -> MoveDetail:
+    assert isinstance(plan, MovePlan)
+    made = next(c for c in plan.changes if c.action == Action.CREATE)
+    gone = next(c for c in plan.changes if c.action == Action.DELETE)
+    rewritten = sorted({made.path if r.path == gone.path else r.path for r in plan.rewrites})
+    return MoveDetail(from_=gone.path, to=made.path, rewritten=rewritten, links=[str(r) for r in plan.rewrites[:MAX_DETAIL_LINKS]])
+
+
+@operation(writes.MOVE, detail=move_detail)
 def plan_move(ctx: OpContext, params: MoveParams) -> MovePlan:
     old = ctx.find(params.target)
     to = params.to.removeprefix("./")  # not stripped: see note_path
@@ -103,11 +114,3 @@ def plan_move(ctx: OpContext, params: MoveParams) -> MovePlan:
         rewrites=rewrites,
         warnings=warnings + relinked.warnings,
     )
-
-
-def move_detail(ctx: OpContext, plan: Plan) -> MoveDetail:
-    assert isinstance(plan, MovePlan)
-    made = next(c for c in plan.changes if c.action == Action.CREATE)
-    gone = next(c for c in plan.changes if c.action == Action.DELETE)
-    rewritten = sorted({made.path if r.path == gone.path else r.path for r in plan.rewrites})
-    return MoveDetail(from_=gone.path, to=made.path, rewritten=rewritten, links=[str(r) for r in plan.rewrites[:MAX_DETAIL_LINKS]])

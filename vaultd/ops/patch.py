@@ -5,16 +5,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from protocol.limits import MAX_PATCH_TEXT_BYTES, over_bound
+from protocol.methods import writes
 from protocol.methods.writes import Edit, PatchParams
 from vaultd.errors import InvalidParams, LimitExceeded, ValidationFailed
-from vaultd.ops.stamps import stamp_updated
+from vaultd.ops._runner import no_detail
+from vaultd.ops._stamps import stamp_updated
+from vaultd.ops.catalog import operation
 from vaultd.relink import broken_links, repointed, warnings_for
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter
 from vaultd.vault.model import LinkKind
 
 if TYPE_CHECKING:
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
 
 
 def _occurrences(text: str, needle: str) -> list[int]:
@@ -56,6 +59,7 @@ def apply_edits(text: str, body_offset: int, edits: list[Edit]) -> str:
     return "".join(out)
 
 
+@operation(writes.PATCH, detail=no_detail)
 def plan_patch(ctx: OpContext, params: PatchParams) -> Plan:
     """Plan a patch: exact text replacements in a note's body, optionally repointing links to a
     renamed heading.

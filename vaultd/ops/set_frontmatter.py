@@ -6,8 +6,11 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from protocol.methods import writes
 from vaultd.errors import InvalidParams
-from vaultd.ops.stamps import updated_key
+from vaultd.ops._runner import no_detail
+from vaultd.ops._stamps import updated_key
+from vaultd.ops.catalog import operation
 from vaultd.sources import references
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter
@@ -15,9 +18,10 @@ from vaultd.vault.frontmatter_emit import emit
 
 if TYPE_CHECKING:
     from protocol.methods.writes import SetFrontmatterParams
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
 
 
+@operation(writes.SET_FRONTMATTER, detail=no_detail)
 def plan_set_frontmatter(ctx: OpContext, params: SetFrontmatterParams) -> Plan:
     """Plan a frontmatter edit that keeps every other key's bytes.
 

@@ -13,9 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.errors import Issue
 from protocol.issue_codes import IssueCode
+from protocol.methods import writes
 from vaultd.errors import ValidationFailed
+from vaultd.ops._runner import no_detail
+from vaultd.ops._stamps import stamp_updated
+from vaultd.ops.catalog import operation
 from vaultd.ops.link import add_relevant_link
-from vaultd.ops.stamps import stamp_updated
 from vaultd.relink import link_text_for
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter, markdown
@@ -23,7 +26,7 @@ from vaultd.vault.frontmatter_emit import emit
 
 if TYPE_CHECKING:
     from protocol.methods.writes import SupersedeParams
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
 
 SUPERSEDES = "supersedes"
 
@@ -55,6 +58,7 @@ def mark_superseded(ctx: OpContext, path: str, text: str, by: str) -> str:
     return stamp_updated(ctx, path, changed) if changed != text else text
 
 
+@operation(writes.SUPERSEDE, detail=no_detail)
 def plan_supersede(ctx: OpContext, params: SupersedeParams) -> Plan:
     """Plan a supersession: the old note marked superseded by the new one, the new one linking back.
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from protocol.methods import writes
 from protocol.methods.writes import OpSummary, UndoParams
 from vaultd.errors import Conflict, NotFound, PolicyRefused, ValidationFailed
 from vaultd.git import history
+from vaultd.ops._runner import no_detail
+from vaultd.ops.catalog import operation
 from vaultd.txn import journal
 from vaultd.txn.engine import read_current, undo_plan
 from vaultd.txn.plan import Change, Plan, read_limit, sha256
@@ -21,9 +24,12 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
+    from vaultd.policy.visibility import Visibility
+    from vaultd.vault.index import VaultIndex
 
 
+@operation(writes.UNDO, detail=no_detail, undoes=lambda params: params.op_id)
 def plan_undo(ctx: OpContext, params: UndoParams) -> Plan:
     plan, manifest = _plan_one(ctx, params)
     if params.session and manifest.session is not None:
@@ -157,12 +163,13 @@ def _plan_session(ctx: OpContext, chosen: journal.Manifest) -> Plan:
     )
 
 
-def list_ops(ctx: OpContext, limit: int) -> list[OpSummary]:
+def list_ops(root: Path, view: Visibility, index: VaultIndex, limit: int) -> list[OpSummary]:
+    """The kept operations the caller may know of, newest first (``index`` held still)."""
     out = []
-    for _folder, m in _kept(ctx.root, newest_first=True):
-        if any(ctx.visibility.hidden(e.path.removeprefix(".trash/")) for e in m.entries):
+    for _folder, m in _kept(root, newest_first=True):
+        if any(view.hidden(e.path.removeprefix(".trash/")) for e in m.entries):
             continue  # an operation on a note the caller may not see is not shown either
-        if ctx.visibility.names_hidden_in(m.summary, ctx.index):
+        if view.names_hidden_in(m.summary, index):
             continue  # nor one whose summary names it (a link written to it from a visible note)
         out.append(
             OpSummary(

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 MANIFEST = "manifest.json"
 MAC = "manifest.mac"
 COMMITTED = "committed"
-TRASH_PREFIX = ".trash/"  #: deletes move notes into Obsidian's trash (see vaultd/ops/validate.py)
+TRASH_PREFIX = ".trash/"  #: deletes move notes into Obsidian's trash (see vaultd/ops/_validate.py)
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024  #: MAX_OP_FILES (10,000) entries of 1 KiB paths fit with room to spare
 MAC_BYTES = 64
 

@@ -30,6 +30,7 @@ import msgspec
 
 from protocol.errors import Issue, Severity
 from protocol.issue_codes import IssueCode
+from protocol.methods import git
 from protocol.methods.common import Channel
 from protocol.methods.gate import Gate
 from protocol.methods.git import PromoteDetail, PromoteParams
@@ -40,14 +41,25 @@ from vaultd.errors import InvalidParams, PolicyRefused, StalePreview, Validation
 from vaultd.gate.diffs import file_diff
 from vaultd.gate.store import new_id, store_for
 from vaultd.gate.verdict import Verdict
-from vaultd.ops import agent_gate
-from vaultd.ops.agent_gate import StaleProposal, stored_params, who
-from vaultd.ops.catalog import Operation, register
-from vaultd.ops.context import OpContext
+from vaultd.ops import (
+    Approval,
+    OpContext,
+    StaleProposal,
+    WriteCall,
+    applies_itself,
+    carry_out_together,
+    change_receipts,
+    check_policy,
+    held_notice,
+    judge,
+    new_op_id,
+    receipt_of,
+    stamp_date,
+    stored_params,
+    validate,
+    who,
+)
 from vaultd.ops.create import existing_twin, new_note_path
-from vaultd.ops.receipts import change_receipts, receipt_of
-from vaultd.ops.runner import Approval, WriteCall, carry_out_together, new_op_id, no_detail
-from vaultd.ops.validate import check_policy, validate
 from vaultd.relink import dead_links_as_text
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter
@@ -160,13 +172,14 @@ def _gate(call: WriteCall, source: VaultRuntime, org: VaultRuntime, planned: Pla
     """An agent's promotion: refused if either vault's policy refuses it, else at least proposed."""
     if call.channel != Channel.MCP:
         return None
-    found = [agent_gate.judge(rt.root, rt.entry, plan, params, call) for rt, plan in ((org, planned.org), (source, planned.source))]
+    found = [judge(rt.root, rt.entry, plan, params, call) for rt, plan in ((org, planned.org), (source, planned.source))]
     strictest = max((v for v in found if v is not None), key=lambda v: v.gate.rank)
     if strictest.gate is Gate.APPLY:
         return Verdict(gate=Gate.PROPOSE, op_class=strictest.op_class, classes=strictest.classes)
     return strictest
 
 
+@applies_itself(git.PROMOTE)
 async def run_promote(call: WriteCall, params: PromoteParams, approval: Approval | None = None) -> WriteReceipt[PromoteDetail]:
     """Copy a note into an org vault as one operation over two vaults: previewed, then applied to
     both or neither.
@@ -193,7 +206,7 @@ async def run_promote(call: WriteCall, params: PromoteParams, approval: Approval
         now = dt.datetime.now().astimezone()
 
         # An approved proposal writes the day its diffs showed, whenever it is applied.
-        day = agent_gate.stamp_date(approval.proposal) if approval is not None else None
+        day = stamp_date(approval.proposal) if approval is not None else None
 
         async def plan(s_op: str, o_op: str) -> tuple[Planned, OpContext, OpContext]:
             async with source.owned_live().held_still() as s_index, org.owned_live().held_still() as o_index:
@@ -211,7 +224,7 @@ async def run_promote(call: WriteCall, params: PromoteParams, approval: Approval
             fp = _fingerprint(planned, params, s_ctx, o_ctx)
             if not params.confirm:
                 if verdict is not None:
-                    warnings = [agent_gate.held_notice(verdict, source.entry), *warnings]
+                    warnings = [held_notice(verdict, source.entry), *warnings]
                 return receipt_of(Preview, planned.org, warnings=warnings, detail=planned.detail, fingerprint=fp)
             if params.fingerprint is None:
                 raise InvalidParams("confirm needs the fingerprint from the preview")
@@ -290,20 +303,7 @@ def _propose(
         f"held for your user as proposal {detail.id} in vault '{source.entry.id}': agents never promote into an org vault "
         f"directly. Nothing changed yet; they apply it with 'vaultctl proposals apply {detail.id} --vault {source.entry.id}'."
     )
-    notice = agent_gate.held_notice(verdict, source.entry)
+    notice = held_notice(verdict, source.entry)
     return receipt_of(
         Proposed, planned.org, warnings=[notice, *planned.warnings], detail=planned.detail, proposal=detail.id, message=message
     )
-
-
-def _plan_for_proposal(ctx: OpContext, params: PromoteParams) -> Plan:
-    """The catalogue needs a planner for every operation; promote's runner plans both vaults itself.
-
-    Raises:
-        InvalidParams: INVALID_PARAMS, always: promote is never planned through the one-vault
-            runner.
-    """
-    raise InvalidParams("note.promote writes two vaults; it is applied by its own runner")
-
-
-register("note.promote", Operation(PromoteParams, _plan_for_proposal, no_detail, apply=run_promote))

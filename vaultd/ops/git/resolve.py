@@ -17,21 +17,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from protocol.methods.git import ResolveParams
+from protocol.methods import git
 from vaultd.errors import NotFound
 from vaultd.git.integration import RESOLVE_OP, resolution
 from vaultd.git.record import GIT_STATE_DIR
 from vaultd.git.repo import find
-from vaultd.ops.catalog import Operation, register
-from vaultd.ops.runner import no_detail
+from vaultd.ops import no_detail
+from vaultd.ops.catalog import operation
 from vaultd.txn.plan import Change, Plan
 
 if TYPE_CHECKING:
-    from vaultd.ops.context import OpContext
+    from protocol.methods.git import ResolveParams
+    from vaultd.ops import OpContext
 
 OP = RESOLVE_OP
 
 
+@operation(git.RESOLVE, detail=no_detail, proposal_only=True)
 def plan_resolve(ctx: OpContext, params: ResolveParams) -> Plan:
     """Re-plan a sync conflict's resolution (both versions in the note) from the three blobs its
     proposal names.
@@ -51,6 +53,3 @@ def plan_resolve(ctx: OpContext, params: ResolveParams) -> Plan:
         summary=f"kept both versions of {params.path} (a sync conflict)",
         log_type="SYNC",
     )
-
-
-register(OP, Operation(ResolveParams, plan_resolve, no_detail))

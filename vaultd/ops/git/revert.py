@@ -12,17 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from protocol.methods import git
 from protocol.methods.git import RevertDetail, RevertParams
 from vaultd.errors import Conflict, NotFound, PolicyRefused
 from vaultd.git import history, objects
 from vaultd.git.incoming import raw_changes, writable
 from vaultd.git.repo import Repo, find, resolve
-from vaultd.ops.catalog import Operation, register
+from vaultd.ops.catalog import operation
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import oplog
 
 if TYPE_CHECKING:
-    from vaultd.ops.context import OpContext
+    from vaultd.ops import OpContext
 
 
 @dataclass(slots=True)
@@ -30,6 +31,12 @@ class RevertPlan(Plan):
     commit: str = ""
 
 
+def revert_detail(ctx: OpContext, plan: Plan) -> RevertDetail:
+    commit = plan.commit if isinstance(plan, RevertPlan) else ""
+    return RevertDetail(commit=commit, files=[c.path for c in plan.changes])
+
+
+@operation(git.REVERT, detail=revert_detail)
 def plan_revert(ctx: OpContext, params: RevertParams) -> Plan:
     """Put back what an operation's commit changed, as a new operation: for operations past the
     journal's undo window.
@@ -79,11 +86,3 @@ def plan_revert(ctx: OpContext, params: RevertParams) -> Plan:
 
 def _has_parent(repo: Repo, commit: str) -> bool:
     return resolve(repo, f"{commit}~1") is not None
-
-
-def revert_detail(ctx: OpContext, plan: Plan) -> RevertDetail:
-    commit = plan.commit if isinstance(plan, RevertPlan) else ""
-    return RevertDetail(commit=commit, files=[c.path for c in plan.changes])
-
-
-register("op.revert", Operation(RevertParams, plan_revert, revert_detail))

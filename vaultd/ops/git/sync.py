@@ -43,9 +43,7 @@ from vaultd.git.record import GIT_STATE_DIR
 from vaultd.git.repo import Repo, checked_branch, is_ancestor, merge_base
 from vaultd.git.repo import resolve as resolve_rev
 from vaultd.git.staging import StagedContent, describe
-from vaultd.ops.git import resolve as resolve  # registers git.resolve, the operation a conflict's proposal applies
-from vaultd.ops.receipts import change_receipts
-from vaultd.ops.runner import JOURNAL_KEEP, JOURNAL_MAX_BYTES, new_op_id
+from vaultd.ops import JOURNAL_KEEP, JOURNAL_MAX_BYTES, change_receipts, new_op_id
 from vaultd.txn import prune
 from vaultd.txn.engine import RollbackFailed, apply_plan
 from vaultd.txn.plan import Change, Plan

@@ -42,7 +42,7 @@ from vaultd.vault import frontmatter
 from vaultd.vault.frontmatter_emit import emit
 
 if TYPE_CHECKING:
-    from vaultd.ops.context import OpContext
+    from vaultd.ops import OpContext
 
 NO_RUNNER = "none configured"
 _EMBEDDED = frozenset({SourceKind.PDF, SourceKind.IMAGE})

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import datetime as dt
 
     from protocol.errors import Issue
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext  # not the face: validation imports this module
 
 
 class PlanView:

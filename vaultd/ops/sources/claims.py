@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING, Any
 from protocol.methods.sources import ClaimAddParams, ClaimDetail, ClaimUpdateParams
 from protocol.methods.writes import LogType
 from vaultd.errors import InvalidParams, NotFound, ValidationFailed
+from vaultd.ops import updated_key
 from vaultd.ops.create import existing_twin, new_note_path
 from vaultd.ops.sources.capture import page_link
-from vaultd.ops.stamps import updated_key
 from vaultd.sources.ledger import CLAIM, ledger_kind, link_target, slug
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter
 from vaultd.vault.frontmatter_emit import emit
 
 if TYPE_CHECKING:
-    from vaultd.ops.context import OpContext
+    from vaultd.ops import OpContext
 
 MAX_TITLE_CHARS = 200
 

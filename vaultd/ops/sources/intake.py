@@ -33,7 +33,7 @@ from vaultd.vault.layout import SKIPPED_DIRS
 
 if TYPE_CHECKING:
     from protocol.methods.sources import CaptureItem
-    from vaultd.ops.context import OpContext
+    from vaultd.ops import OpContext
 
 AGENT_PATHS = (
     "agents capture only files inside the vault (vault_path) or content they send (text, data); "

@@ -27,7 +27,7 @@ from vaultd.errors import Conflict, PolicyRefused
 from vaultd.gate.diffs import file_diff
 from vaultd.gate.store import new_id, store_for
 from vaultd.gate.verdict import Verdict, verdict
-from vaultd.ops.receipts import receipt_of
+from vaultd.ops._receipts import receipt_of
 from vaultd.sources.rules import makes_verdict
 from vaultd.txn import journal
 from vaultd.vault import frontmatter

@@ -23,7 +23,7 @@ from vaultd.relink import link_name
 from vaultd.vault.link_targets import ResolutionStatus
 
 if TYPE_CHECKING:
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from vaultd.vault.frontmatter_emit import emit
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
 
 
 def updated_key(entry: VaultEntry, data: Mapping[str, Any]) -> str | None:

@@ -14,7 +14,7 @@ from vaultd.errors import LimitExceeded
 from vaultd.txn.plan import over_bounds
 
 if TYPE_CHECKING:
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
 
 
 def check_size_first(ctx: OpContext, what: str, sources: list[str], written: list[str], removed: int = 0) -> None:

@@ -15,8 +15,8 @@ from protocol.errors import Issue, Severity
 from protocol.issue_codes import IssueCode
 from protocol.methods.vaults import DeadLinks
 from vaultd.errors import PolicyRefused, ValidationFailed
+from vaultd.ops._topic_check import topic_issues
 from vaultd.ops.sources.checks import PlanView, ledger_issues
-from vaultd.ops.topic_check import topic_issues
 from vaultd.policy import (
     added_lines,
     check_inside_vault,
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from protocol.methods.vaults import VaultEntry
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
 
 MAX_OLD_LINK_WARNINGS = 100  #: dead links a note already had, reported per note; the rest are counted
 MAX_QUIET_OLD_LINKS = 1000  #: old dead links a move checks and leaves out; past it they are counted

@@ -25,7 +25,7 @@ from vaultd.vault.walk import is_note_path
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from vaultd.ops.context import OpContext
+    from vaultd.ops._context import OpContext
 
 PRIVATE = "(a private note)"
 

@@ -33,11 +33,11 @@ from protocol.methods.receipts import (
 from protocol.methods.writes import EditParams, LogEvent, LogType, TwoStepParams, WriteParams
 from vaultd import faults
 from vaultd.errors import InvalidParams, StalePreview, ValidationFailed, VaultError
-from vaultd.ops import agent_gate
-from vaultd.ops.announce import receipt_event
-from vaultd.ops.context import OpContext
-from vaultd.ops.receipts import receipt_of
-from vaultd.ops.validate import check_policy, created_path_issues, refuse_unsafe_path, validate
+from vaultd.ops import _agent_gate as agent_gate
+from vaultd.ops._announce import receipt_event
+from vaultd.ops._context import OpContext
+from vaultd.ops._receipts import receipt_of
+from vaultd.ops._validate import check_policy, created_path_issues, refuse_unsafe_path, validate
 from vaultd.policy import pii_findings, secret_issues
 from vaultd.txn import journal, opids, prune
 from vaultd.txn.engine import Part, RollbackFailed, apply_plan, apply_together, check_bounds
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from protocol.methods.proposals import ProposalDetail
+    from protocol.methods.vaults import VaultEntry
     from vaultd.runtime import VaultRuntime
 
 log = structlog.get_logger("vaultd.ops")
@@ -117,15 +118,16 @@ def _log_event(plan: Plan, override: LogEvent | None, op_id: str) -> LogEvent:
     return LogEvent(type=LogType(plan.log_type), project="-", source=f"vaultd:{plan.op}", dest=dest, note=f"{plan.summary} ({op_id})"[:200])
 
 
-def screen_log_line(ctx: OpContext, line: str) -> None:
-    """A caller's log event is screened like a note: never a secret, PII per the log surface.
+def screen_log_line(entry: VaultEntry, line: str) -> None:
+    """A log line is screened like a note: never a secret, PII per the log surface. Every line a
+    caller shapes passes here: an operation's log event, and ``log.append``'s.
 
     Raises:
-        ValidationFailed: VALIDATION, the event holds a secret or PII the log refuses.
+        ValidationFailed: VALIDATION, the line holds a secret or PII the log refuses.
     """
-    rel = oplog.log_name(ctx.entry)
+    rel = oplog.log_name(entry)
     problems = secret_issues(line, rel) + [
-        i for i in pii_findings(line, ctx.entry.pii, ctx.entry.kind, "log", path=rel) if i.severity == Severity.ERROR
+        i for i in pii_findings(line, entry.pii, entry.kind, "log", path=rel) if i.severity == Severity.ERROR
     ]
     if problems:
         raise ValidationFailed(f"refused: the log event: {problems[0].message}", issues=problems)
@@ -143,7 +145,7 @@ def _plan_and_check(
     info = detail(ctx, plan)
     event = _log_event(plan, params.log, "preview")
     # An invalid or unsafe event refuses the whole write before anything is written.
-    screen_log_line(ctx, oplog.format_line(event, ctx.now, agent=agent))
+    screen_log_line(ctx.entry, oplog.format_line(event, ctx.now, agent=agent))
     faults.point("after-plan")
     return plan, warnings, info
 
