@@ -58,7 +58,7 @@ class Corpus:
         return sorted(self.vault.rglob("*.md"))
 
     def copy_to(self, dest: Path) -> Path:
-        """A private copy of the vault (systems under test write runtime folders or rewrite notes)."""
+        """A private copy of the vault (systems under test write state folders or rewrite notes)."""
         shutil.copytree(self.vault, dest, symlinks=True)
         return dest
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 SOCKET_NAME = "vaultd.sock"
-VAULT_RUNTIME_DIR = ".vaultd"  #: the daemon's own folder inside each vault (lock, journal, proposals)
+VAULT_STATE_DIR = ".vaultd"  #: the vault's state folder: the daemon's own folder inside each vault (lock, journal, proposals)
 
 
 def resolve_home(environ: Mapping[str, str] | None = None) -> Path:
@@ -89,7 +89,7 @@ def socket_dir_problem(folder: Path, uid: int) -> str | None:
 def socket_file_problem(path: Path, uid: int) -> str | None:
     """Why the socket file at ``path`` is not the user's own, or None (also when there is none yet).
 
-    It must be a socket (not a link to one), belong to ``uid``, and give no access to group or
+    It must be a socket (not a symlink to one), belong to ``uid``, and give no access to group or
     others (0600), as the daemon creates it.
     """
     try:

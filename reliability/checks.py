@@ -22,7 +22,7 @@ from tests.support.harness import Home
 from vaultd.vault import frontmatter
 
 LOG = "log.md"
-RUNTIME = ".vaultd"
+STATE_DIR = ".vaultd"  #: the vault's state folder
 
 
 def sha(data: bytes) -> str:
@@ -30,12 +30,12 @@ def sha(data: bytes) -> str:
 
 
 def disk_state(vault: Path) -> dict[str, str]:
-    """sha256 of every file below ``vault`` except the daemon's runtime folder and ``log.md``."""
+    """sha256 of every file below ``vault`` except the vault's state folder and ``log.md``."""
     out: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(vault):
         rel_dir = Path(dirpath).relative_to(vault).as_posix()
         if rel_dir == ".":
-            dirnames[:] = [d for d in dirnames if d != RUNTIME]
+            dirnames[:] = [d for d in dirnames if d != STATE_DIR]
             rel_dir = ""
         for name in filenames:
             rel = f"{rel_dir}/{name}" if rel_dir else name
@@ -51,7 +51,7 @@ def disk_state(vault: Path) -> dict[str, str]:
 def leftovers(vault: Path) -> list[str]:
     """Temp files anywhere and journals that are not committed."""
     found = [str(p.relative_to(vault)) for p in vault.rglob(".vaultd-*.tmp")]
-    journal = vault / RUNTIME / "journal"
+    journal = vault / STATE_DIR / "journal"
     if journal.is_dir():
         found += [
             f"journal/{p.name}" for p in journal.iterdir() if p.is_dir() and (p.name.endswith(".tmp") or not (p / "committed").exists())
@@ -64,7 +64,7 @@ def parse_issues(vault: Path) -> set[str]:
     bad: set[str] = set()
     for p in vault.rglob("*.md"):
         rel = p.relative_to(vault).as_posix()
-        if rel.startswith(RUNTIME + "/"):
+        if rel.startswith(STATE_DIR + "/"):
             continue
         text = p.read_bytes().decode("utf-8", "replace")
         for issue in frontmatter.parse(text).issues:

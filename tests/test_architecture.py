@@ -81,7 +81,7 @@ def test_handlers_see_the_daemon_only_as_a_host() -> None:
 #: ``vaultd`` itself (its version) is the base. A new package must be given a place.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("protocol",),
-    ("vaultd", "vaultd.errors", "vaultd.content_mode", "vaultd.faults", "vaultd.daemon_log"),
+    ("vaultd", "vaultd.errors", "vaultd.content_mode", "vaultd.faults"),
     ("vaultd.fsio", "vaultd.memory", "vaultd.waits"),
     ("vaultd.vault",),  # notes, links, the index and its cache, the watcher
     ("vaultd.retrieve",),  # the chunk index beside the cache, following the live index; the optional rerank
@@ -117,16 +117,16 @@ def _modules(package: str) -> dict[str, Path]:
 MODULES = {**_modules("protocol"), **_modules("vaultd")}
 
 
-def _known(name: str) -> str | None:
+def _known(name: str, modules: dict[str, Path] = MODULES) -> str | None:
     """``name`` or the nearest package above it that is one of our modules."""
-    while name not in MODULES:
+    while name not in modules:
         if "." not in name:
             return None
         name = name.rsplit(".", 1)[0]
     return name
 
 
-def _targets(module: str, path: Path) -> Iterator[tuple[int, str]]:
+def _targets(module: str, path: Path, modules: dict[str, Path] = MODULES) -> Iterator[tuple[int, str]]:
     """Every module of ours that ``module`` imports, anywhere in the file."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
@@ -137,12 +137,12 @@ def _targets(module: str, path: Path) -> Iterator[tuple[int, str]]:
             if node.level:
                 up = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*up, *([node.module] if node.module else [])])
-            subs = [f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in MODULES]
+            subs = [f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in modules]
             names = subs if len(subs) == len(node.names) else [*subs, base]
         else:
             continue
         for name in names:
-            target = _known(name)
+            target = _known(name, modules)
             if target is not None and target != module:
                 yield node.lineno, target
 
@@ -292,19 +292,23 @@ def test_no_import_cycles_in_vaultd() -> None:
     assert _cycles(graph) == []
 
 
-MODULE_LINES = 400  #: past this, a module is read as two concepts unless named below with its one
-ONE_CONCEPT = {
-    "vaultctl/guard/shell.py": "the shell-line walker: every command in every compound form, its words resolved, what it names",
-    "protocol/methods/sources.py": "the sources room's shapes: capture, the two ledgers and the evidence view over both",
-    "vaultd/ops/git/sync.py": "one sync with origin: fetch (checked), verify, integrate as one recorded operation, push",
-    "vaultd/server/subscriptions.py": "a connection's subscriptions: their positions in the event logs and the one sender",
-    "vaultd/txn/engine.py": "the transaction: applying a plan (in one vault or several as one), rolling back, recovering",
-    "vaultd/txn/journal.py": "the journal folder: written whole, read only when sealed, listed, retired",
-    "vaultd/vault/markdown.py": "the body scanner: the mask, then headings, links, tags and blocks found through it",
-    "vaultd/vault/watcher.py": "LiveIndex: one vault's index kept fresh (build, watch, refresh, barrier)",
-    "vaultd/runtime.py": "taking a vault: its .vaultd folder, the lock, the folder's identity and the served state",
-    "vaultd/api/read_methods.py": "the read methods, each answering from the index through the caller's visibility",
-    "vaultd/vault/frontmatter_emit.py": "the lossless frontmatter edit: each key's span mapped, changed keys emitted, read back",
+MODULE_LINES = 600  #: past this, a module is read as two concepts unless named below with its one
+ONE_CONCEPT: dict[str, str] = {}
+SMALL_LINES = 60  #: under this, a module only one other module imports belongs in it, unless named below
+STANDS_ALONE = {
+    "vaultctl/assignments.py": "the --set grammar (key=value, key:=JSON, an object): a pure parser with unit tests of its own, apart from the typer commands",
+    "vaultctl/console/calls.py": "the console's whole reach (the daemon methods a page may call), kept apart so the list is reviewed on its own",
+    "vaultd/api/console_methods.py": "one room's handlers, registered by the api package beside every other room's",
+    "vaultd/api/index_methods.py": "one room's handlers, registered by the api package beside every other room's",
+    "vaultd/api/name_methods.py": "one room's handlers, registered by the api package beside every other room's",
+    "vaultd/api/operation_methods.py": "the write operations' handlers, made from the catalogue and registered by the api package beside the rooms'",
+    "vaultd/lint/topic_map.py": "one family of lint rules (L16, L17) beside files, links, names and notes; the engine runs each family",
+    "vaultd/policy/added.py": "one screening rule (which lines a write adds) behind the policy package's face",
+    "vaultd/policy/decoded.py": "one screening rule (decoded frontmatter as lines) behind the policy package's face",
+    "vaultd/policy/owned.py": "one write rule (P05, vaultd's own files) behind the policy package's face",
+    "vaultd/policy/names.py": "the note-name rule of the policy layer; its one caller, create, is an operation above that layer",
+    "vaultd/ops/sources/attachments.py": "Obsidian's attachment-folder setting read as a rule of its own, which capture applies",
+    "vaultd/ops/sources/rawfiles.py": "raw copies hashed through the vault's descriptors (the engine's file layer), for the source handlers to tell drift",
 }
 
 
@@ -325,3 +329,36 @@ def test_a_long_module_holds_one_named_concept() -> None:
     assert not unnamed, f"over {MODULE_LINES} lines: split these, or name their one concept in ONE_CONCEPT: {unnamed}"
     shrunk = sorted(set(ONE_CONCEPT) - set(over))
     assert not shrunk, f"no longer over {MODULE_LINES} lines: remove from ONE_CONCEPT: {shrunk}"
+
+
+def _lone_small_modules() -> dict[str, str]:
+    """Each module under SMALL_LINES that exactly one other module imports (a package's face and a
+    ``__main__`` aside), with that importer."""
+    modules = {**MODULES, **_modules("vaultctl")}
+    importers: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for _, target in _targets(name, path, modules):
+            importers[target].add(name)
+    lines = _lines()
+    return {
+        str(path.relative_to(REPO)): next(iter(importers[name]))
+        for name, path in modules.items()
+        if path.name not in ("__init__.py", "__main__.py")
+        and lines[str(path.relative_to(REPO))] < SMALL_LINES
+        and len(importers[name]) == 1
+    }
+
+
+def test_a_small_module_with_one_importer_says_why_it_stands_alone() -> None:
+    """A short module that only its caller uses belongs in that caller: merge it there, or say here
+    why it stands alone. A module that grew, gained a second importer or left leaves the list."""
+    lone = _lone_small_modules()
+    unnamed = sorted(f"{path} (imported only by {lone[path]})" for path in set(lone) - set(STANDS_ALONE))
+    assert not unnamed, f"under {SMALL_LINES} lines with one importer: merge into it, or say why in STANDS_ALONE: {unnamed}"
+    stale = sorted(set(STANDS_ALONE) - set(lone))
+    assert not stale, f"no longer small with one importer: remove from STANDS_ALONE: {stale}"
+
+
+def test_the_small_module_finder_sees_a_lone_module() -> None:
+    """The finder is not vacuous: a module named in STANDS_ALONE is found with its one importer."""
+    assert _lone_small_modules()["vaultd/policy/owned.py"] == "vaultd.policy"

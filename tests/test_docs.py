@@ -202,3 +202,25 @@ def test_docs_name_no_machine_paths(doc: Path) -> None:
         for m in MACHINE_PATH.finditer(line)
     ]
     assert not found, "\n".join(found)
+
+
+def test_the_glossary_names_only_places_that_exist() -> None:
+    """Each word's place in docs/glossary.md is a file of the repository, and each name it gives
+    in a file is defined there, so a rename or a move that forgets the glossary fails here."""
+    text = (REPO / "docs" / "glossary.md").read_text(encoding="utf-8")
+    paths = set(re.findall(r"`((?:protocol|vaultd|vaultctl)/[\w/]+\.py)`", text))
+    assert paths, "the glossary names no module"
+    missing = sorted(p for p in paths if not (REPO / p).is_file())
+    assert not missing, f"docs/glossary.md names modules that do not exist: {missing}"
+    named = re.findall(r"`(\w+)(?:\.(\w+))?` in `((?:protocol|vaultd|vaultctl)/[\w/]+\.py)`", text)
+    assert named, "the glossary names no definition"
+    undefined = [
+        f"{outer}{'.' + inner if inner else ''} in {path}"
+        for outer, inner, path in named
+        if not re.search(
+            rf"^\s*(?:class|def|async def)\s+{inner or outer}\b|^\s*{inner or outer}\s*[:=]",
+            (REPO / path).read_text(encoding="utf-8"),
+            re.M,
+        )
+    ]
+    assert not undefined, f"docs/glossary.md names what its module does not define: {undefined}"

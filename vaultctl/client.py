@@ -287,7 +287,7 @@ def _spawn_daemon(home: Path, socket_path: Path) -> None:
     import subprocess
 
     from vaultctl.service.launch import daemon_launch
-    from vaultctl.service.receipt import managed_refusal
+    from vaultctl.service.record import managed_refusal
 
     if refusal := managed_refusal(home, socket_path):
         raise DaemonUnavailable(refusal)

@@ -6,6 +6,8 @@ There is one ``Daemon`` per process and per home. Handlers see it only as a
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import time
 from contextlib import asynccontextmanager
@@ -28,15 +30,14 @@ from vaultd.registry.config import ConfigStore, DaemonLimits
 from vaultd.runtime import VaultRuntime
 from vaultd.server.accept import accept_forever, refuse_over_cap
 from vaultd.server.budget import ReplyBudget
+from vaultd.server.connection import Connection
 from vaultd.server.idle import End, QuietTimer
 from vaultd.server.listener import peer_uid
-from vaultd.server.memory import TRIM_AFTER_BYTES, release_freed_memory
 from vaultd.server.notify import Notifier
-from vaultd.server.session import Session
 
 if TYPE_CHECKING:
     import socket
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
     from pathlib import Path
 
     from protocol.methods.vaults import VaultEntry
@@ -247,9 +248,9 @@ class Daemon:
                     log.warning("refused a connection from another user", peer_uid=uid)
                     return
                 try:
-                    await Session(self, stream).run()
-                except Exception:  # one broken session must never stop the daemon
-                    log.exception("session failed; its connection was closed")
+                    await Connection(self, stream).run()
+                except Exception:  # one broken connection must never stop the daemon
+                    log.exception("connection failed; it was closed")
         finally:
             self.connections -= 1
             self._quiet.activity()
@@ -261,3 +262,37 @@ class Daemon:
         if budget.high_since_trim >= TRIM_AFTER_BYTES and budget.held * 4 < budget.high_since_trim:
             release_freed_memory()
             budget.high_since_trim = budget.held
+
+
+#: Giving freed memory back to the system after a burst of large replies. glibc keeps freed heap
+#: memory in its arenas (one per thread that allocated), so after many large replies are freed the
+#: process stays as big as its busiest moment. ``malloc_trim(0)`` returns the free pages of every
+#: arena. It costs a walk of the heap, so the daemon calls it only when the last connection closes
+#: after replies of at least this many bytes were queued at once. Elsewhere (musl, macOS) there is
+#: no such call and :func:`release_freed_memory` does nothing.
+TRIM_AFTER_BYTES = 8 * 1024 * 1024
+
+
+def _find_trim() -> Callable[[int], int] | None:
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        libc = ctypes.CDLL(name)
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return trim
+
+
+_trim = _find_trim()
+
+
+def release_freed_memory() -> bool:
+    """Return free heap pages to the system where the C library can; True when it tried."""
+    if _trim is None:
+        return False
+    _trim(0)
+    return True

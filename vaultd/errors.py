@@ -97,7 +97,7 @@ class Ambiguous(VaultError):
 class Conflict(VaultError):
     """The world moved between reading and writing: a note changed since the caller read it (its
     sha differs), a file changed while an operation was applied, a fix no longer finds its text,
-    a branch moved during a sync, or something stands in the way (a link, a file where a folder
+    a branch moved during a sync, or something stands in the way (a symlink, a file where a folder
     goes, a full trash, a vault without git history). Raised by the transaction engine, the
     operation context, undo, revert and sync; nothing was written. Read again, then retry;
     ``candidates`` names the files that moved. ``vaultctl`` exits 75 (EX_TEMPFAIL)."""

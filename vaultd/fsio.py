@@ -77,7 +77,7 @@ def write_atomic(target: Path, data: bytes, mode: int = 0o600, *, sync_dir: bool
         fsync_dir(target.parent)
 
 
-# -- reading a regular file, bounded, never through a link ------------------------------------
+# -- reading a regular file, bounded, never through a symlink ------------------------------------
 
 _READ_CHUNK = 1 << 16  #: what each further read asks for, once a file is past its status size
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -105,13 +105,13 @@ def opened_regular(
 ) -> Iterator[tuple[int, os.stat_result]]:
     """The open descriptor and status of the regular file at ``path``, closed on leaving.
 
-    Opened without following a link and without blocking, checked on the open descriptor, so
+    Opened without following a symlink and without blocking, checked on the open descriptor, so
     what is checked is what is read. ``check`` sees the status before anything is read and may
     raise. For a reader that decides from a file's first bytes how much more to read.
 
     Raises:
         FileNotFoundError: nothing is there.
-        ReadRefused: a link or not a regular file.
+        ReadRefused: a symlink or not a regular file.
         OSError: any other reason it cannot be opened.
     """
     try:
@@ -162,7 +162,7 @@ def read_regular(
 
     Raises:
         FileNotFoundError: nothing is there.
-        ReadRefused: a link, not a regular file, or over ``limit`` bytes (before or while read).
+        ReadRefused: a symlink, not a regular file, or over ``limit`` bytes (before or while read).
         OSError: any other reason it cannot be opened or read.
     """
     with opened_regular(path, dir_fd=dir_fd, check=check) as (fd, st):
@@ -186,7 +186,7 @@ def _open_lock(path: Path) -> int:
 
 @contextmanager
 def locked(path: Path) -> Iterator[None]:
-    """Hold an flock on ``path`` (created 0600, never through a link) for the block, waiting for it.
+    """Hold an flock on ``path`` (created 0600, never through a symlink) for the block, waiting for it.
 
     An flock dies with its process, so a killed daemon never leaves one behind.
     """
@@ -203,7 +203,7 @@ def take_lock(path: Path) -> int:
 
     Raises:
         LockHeld: another process holds it.
-        OSError: the file cannot be opened (a link, a folder, no permission).
+        OSError: the file cannot be opened (a symlink, a folder, no permission).
     """
     fd = _open_lock(path)
     try:

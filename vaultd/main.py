@@ -1,9 +1,18 @@
-"""``vaultd``: run the daemon in the foreground (``vaultctl`` starts it detached when needed)."""
+"""``vaultd``: run the daemon in the foreground (``vaultctl`` starts it detached when needed).
+
+Before the event loop starts, the process is made ready here: the user's umask recorded, the home
+locked, logging configured (JSON lines to ``$VAULTD_HOME/logs/vaultd.log``, rotated and bounded;
+human lines in the foreground; callers log event names and ids, never note bodies, frontmatter
+values or queries), and the descriptor limit raised.
+"""
 
 from __future__ import annotations
 
 import argparse
+import logging
+import logging.handlers
 import os
+import resource
 import signal
 import sys
 from pathlib import Path
@@ -109,8 +118,6 @@ def main(argv: list[str] | None = None) -> int:
     import structlog
 
     from vaultd.content_mode import record_user_umask
-    from vaultd.daemon_log import configure
-    from vaultd.server.fdlimit import raise_fd_limit
     from vaultd.server.listener import StartupError, acquire_home_lock
 
     record_user_umask(os.umask(0o077))  # private state; vault content keeps the user's umask
@@ -119,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     except StartupError as exc:
         print(f"vaultd: {exc}", file=sys.stderr)
         return exc.status
-    configure(home, args.log_level)
+    configure_logging(home, args.log_level)
     spec = os.environ.get("VAULTD_FAULTS")
     if spec:
         from vaultd import faults
@@ -142,6 +149,82 @@ def main(argv: list[str] | None = None) -> int:
         return startup.status
     finally:
         os.close(home_lock)
+
+
+LOG_MAX_BYTES = 5 * 1024 * 1024
+LOG_BACKUPS = 3
+
+
+def configure_logging(home: Path, level: str = "info", *, foreground: bool = True) -> Path:
+    """Send the daemon's log to ``<home>/logs/vaultd.log`` as JSON lines, and to a terminal in the
+    foreground; the log file's path. structlog is imported here, after
+    :func:`_leave_out_terminal_drawing`, never at the module's top."""
+    import structlog
+
+    logs = home / "logs"
+    logs.mkdir(parents=True, exist_ok=True, mode=0o700)
+    log_file = logs / "vaultd.log"
+    shared: list[structlog.types.Processor] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    file_handler = logging.handlers.RotatingFileHandler(log_file, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8")
+    file_handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.format_exc_info,
+                structlog.processors.JSONRenderer(),
+            ],
+            foreign_pre_chain=shared,
+        )
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [file_handler]
+    if foreground and sys.stderr.isatty():
+        console = logging.StreamHandler(sys.stderr)
+        console.setFormatter(
+            structlog.stdlib.ProcessorFormatter(
+                processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.dev.ConsoleRenderer(colors=False)],
+                foreign_pre_chain=shared,
+            )
+        )
+        root.addHandler(console)
+    root.setLevel(level.upper())
+    structlog.configure(
+        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=True,
+    )
+    return log_file
+
+
+#: where the hard limit is "unlimited" (the kernel still caps descriptors at nr_open)
+UNLIMITED_TARGET = 1 << 20
+
+
+def raise_fd_limit() -> tuple[int, int]:
+    """Raise the soft RLIMIT_NOFILE to the hard one where the system allows; the limits after.
+
+    Each connection costs a descriptor, and so do the vault watchers, index caches and journal
+    files. Login sessions often start with a soft limit of 1024 under a much higher hard one; the
+    daemon may raise its own soft limit to the hard one without privileges, so it does, and the
+    connection cap (``max_connections``) is what bounds clients, not an accident of the session.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = UNLIMITED_TARGET if hard == resource.RLIM_INFINITY else hard
+    for candidate in (target, 65536, 10240):  # macOS refuses more than OPEN_MAX
+        if candidate <= soft:
+            break
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (candidate, hard))
+            break
+        except (ValueError, OSError):
+            continue
+    return resource.getrlimit(resource.RLIMIT_NOFILE)
 
 
 def find_startup_error(exc: BaseException) -> StartupError | None:

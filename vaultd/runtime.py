@@ -1,4 +1,4 @@
-"""Taking a vault: its ``.vaultd/`` runtime folder and the lock the daemon holds while it owns it.
+"""Taking a vault: its state folder (``.vaultd/``) and the lock the daemon holds while it owns it.
 
 The lock is an flock on ``<vault>/.vaultd/lock``, so it dies with the process: a killed daemon
 never leaves a vault locked. The folder carries a ``.gitignore`` of ``*`` so a vault that is a
@@ -9,6 +9,12 @@ folder's identity (device and inode) is recorded when the lock is taken and chec
 access: a folder renamed away, with another one put at its path, is marked MISSING and neither
 read nor written (another process may lock the newcomer); the original coming back is taken
 again. The check is one ``stat`` per request, so an idle daemon spends nothing on it.
+
+A build's progress is reported from here too (``index.progress`` events and ``daemon.status``):
+the build counts in a :class:`~vaultd.vault.index.BuildTally` from its worker thread, where nothing
+waits for anyone; :func:`report_progress` reads the tally on the event loop a few times a second
+while the build runs, and records an event only when the count moved, so a stalled walk or an
+idle vault records nothing.
 """
 
 from __future__ import annotations
@@ -17,27 +23,32 @@ import datetime as dt
 import errno
 import os
 import stat
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
 import structlog
 
 from protocol import lock_holder
-from protocol.methods.events import Event, IndexReady, VaultHealthChanged, VaultRemoved
+from protocol.methods.events import Event, IndexProgress, IndexReady, VaultHealthChanged, VaultRemoved
+from protocol.methods.indexing import BuildProgress
 from protocol.methods.vaults import VaultEntry, VaultHealth, VaultState
 from vaultd.errors import Unavailable
-from vaultd.events.indexing import progress_of, report_progress
 from vaultd.events.log import EventLog
 from vaultd.fsio import LockHeld, record_holder, take_lock
 from vaultd.git.keeper import GitKeeper
 from vaultd.txn import journal, seal
 from vaultd.txn.engine import RecoveryReport, recover
 from vaultd.vault.index import BuildTally
-from vaultd.vault.layout import GITIGNORE_NAME, LOCK_NAME, RUNTIME_DIR
+from vaultd.vault.layout import GITIGNORE_NAME, LOCK_NAME, STATE_DIR
 from vaultd.vault.rebuild import RebuildQueue, Rebuilt, Turn, rebuild
 from vaultd.vault.watcher import LiveIndex
 from vaultd.waits import first_of
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 log = structlog.get_logger("vaultd.vault")
 
@@ -47,7 +58,7 @@ FolderId = tuple[int, int]  #: (st_dev, st_ino) of a vault's root folder
 
 
 def folder_id(path: Path) -> FolderId | None:
-    """The identity of the folder at ``path`` (following a link, as every path access does);
+    """The identity of the folder at ``path`` (following a symlink, as every path access does);
     None when nothing, or not a folder, is there."""
     try:
         st = os.stat(path)
@@ -92,36 +103,36 @@ class VaultRuntime:
         self.git.entry = entry
 
     @property
-    def runtime_dir(self) -> Path:
-        return self.root / RUNTIME_DIR
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
 
     def take(self) -> bool:
-        """Create the runtime folder and take the vault lock; False (and the state says why) if not."""
+        """Create the state folder and take the vault lock; False (and the state says why) if not."""
         folder = folder_id(self.root)
         if folder is None:
             self.state, self.message = VaultState.MISSING, f"{self.root} is not a folder any more"
             return False
         try:
-            self.runtime_dir.mkdir(mode=0o700, exist_ok=True)
-            problem = journal.folder_issue(self.runtime_dir)
+            self.state_dir.mkdir(mode=0o700, exist_ok=True)
+            problem = journal.folder_issue(self.state_dir)
             if problem is not None:
-                # A vault can arrive with a .vaultd of its own; a link or another user's folder
+                # A vault can arrive with a .vaultd of its own; a symlink or another user's folder
                 # would carry the lock and the journal (and what recovery writes) elsewhere.
                 self.state = VaultState.ERROR
                 self.message = (
-                    f"{self.runtime_dir} {problem}; vaultd keeps its lock and journal only in a "
+                    f"{self.state_dir} {problem}; vaultd keeps its lock and journal only in a "
                     "folder of its own: move it away, then run 'vaultctl doctor'"
                 )
                 return False
-            _write_gitignore(self.runtime_dir)
-            fd = take_lock(self.runtime_dir / LOCK_NAME)
+            _write_gitignore(self.state_dir)
+            fd = take_lock(self.state_dir / LOCK_NAME)
         except LockHeld:
-            who = lock_holder.describe(lock_holder.holder(self.runtime_dir / LOCK_NAME))
+            who = lock_holder.describe(lock_holder.holder(self.state_dir / LOCK_NAME))
             self.state = VaultState.LOCKED
             self.message = f"{who} holds the vault lock; stop it (or let it give the vault up), then run 'vaultctl doctor'"
             return False
         except OSError as exc:
-            self.state, self.message = VaultState.ERROR, f"cannot prepare {self.runtime_dir}: {exc.strerror}"
+            self.state, self.message = VaultState.ERROR, f"cannot prepare {self.state_dir}: {exc.strerror}"
             if exc.errno == errno.EROFS:
                 self.message += (
                     "; if a service manager runs vaultd, its sandbox lets it write only in your home and the vaults "
@@ -396,13 +407,44 @@ class VaultRuntime:
         return len(self.live.index.notes) if self.live is not None else 0
 
 
-def _write_gitignore(runtime_dir: Path) -> None:
-    """Keep the folder out of git; created only, never written through a link or over a file."""
+def _write_gitignore(state_dir: Path) -> None:
+    """Keep the folder out of git; created only, never written through a symlink or over a file."""
     try:
-        fd = os.open(runtime_dir / GITIGNORE_NAME, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        fd = os.open(state_dir / GITIGNORE_NAME, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     except FileExistsError:
         return
     try:
         os.write(fd, b"*\n")
     finally:
         os.close(fd)
+
+
+PROGRESS_TICK_S = 0.25  #: the most often a build's progress is recorded
+
+
+def progress_of(tally: BuildTally) -> BuildProgress | None:
+    """The tally as the protocol shows it; None before the build has begun."""
+    if tally.started is None:
+        return None
+    return BuildProgress(
+        parsed=tally.parsed,
+        total=tally.total,
+        reused=tally.reused,
+        elapsed_s=round(time.monotonic() - tally.started, 3),
+        rebuild=tally.rebuild,
+    )
+
+
+async def report_progress(events: Callable[[], EventLog], tally: BuildTally, done: anyio.Event, going: Callable[[], bool]) -> None:
+    """Record ``index.progress`` in the vault's current log until ``done`` is set (then once more,
+    if the count moved since), or until ``going()`` says the build was given up."""
+    last: tuple[int, int | None] | None = None
+    while going():
+        with anyio.move_on_after(PROGRESS_TICK_S):
+            await done.wait()
+        now = progress_of(tally)
+        if now is not None and (now.parsed, now.total) != last:
+            events().record(IndexProgress.of(now))
+            last = (now.parsed, now.total)
+        if done.is_set():
+            return

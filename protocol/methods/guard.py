@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 
-from protocol.location import VAULT_RUNTIME_DIR
+from protocol.location import VAULT_STATE_DIR
 from protocol.methods.common import Empty, Params, Result
 from protocol.methods.spec import Effect, spec
 
@@ -95,15 +95,15 @@ def verdict(entries: list[VaultEntry], path: str) -> GuardVerdict:
         if _inside(entry.path, path) not in (None, ""):
             reason = (
                 f"{path} holds vault {entry.id!r} ({entry.path}), which vaultd keeps: a command on the whole folder "
-                "reaches the vault's notes and vaultd's own runtime folder; name paths outside the vault, or use the vaultd MCP tools"
+                "reaches the vault's notes and vaultd's own state folder; name paths outside the vault, or use the vaultd MCP tools"
             )
             return GuardVerdict(path=path, vault=entry.id, refused=True, reason=reason)
     for entry in entries:
         rel = _inside(path, entry.path)
         if rel is None:
             continue
-        if rel.split("/", 1)[0] == VAULT_RUNTIME_DIR:
-            reason = f"{path} is vaultd's own runtime folder of vault {entry.id!r} (its lock, journal and proposals); no tool may edit it"
+        if rel.split("/", 1)[0] == VAULT_STATE_DIR:
+            reason = f"{path} is the state folder of vault {entry.id!r} (its lock, journal and proposals); no tool may edit it"
             return GuardVerdict(path=path, vault=entry.id, refused=True, reason=reason)
         if entry.agent_policy().guard:
             reason = (

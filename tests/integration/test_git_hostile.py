@@ -140,7 +140,7 @@ BAD_TREES: dict[str, dict[str, bytes]] = {
     "case twin": {"Note.md": b"# twin\n"},
     "case twin folder": {"PLAN.md/x.md": b"# folder twin\n"},
     "trash": {".trash/gone.md": b"# in the trash\n"},
-    "runtime": {".vaultd/journal/x": b"forged\n"},
+    "state folder": {".vaultd/journal/x": b"forged\n"},
     "secret name": {"keys/ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" + ".md": b"# k\n"},
     "windows drops": {"trail./x.md": b"# t\n"},
     "note over the bound": {"over.md": b"a" * (MAX_NOTE_BYTES + 1)},

@@ -98,7 +98,7 @@ def test_the_runtime_folder_is_refused_even_when_the_user_turns_the_guard_off(va
     assert cli("guard", input=_claude("Edit", {"file_path": str(vault / "Alpha.md")})).code == 0
     assert cli("guard", input=_claude("Bash", {"command": "vaultctl proposals apply p1"})).code == 0, "no vault is guarded"
     journal = cli("guard", input=_claude("Write", {"file_path": str(vault / ".vaultd" / "journal" / "x.json")}))
-    assert journal.code == EXIT_BLOCK and "runtime folder" in journal.err
+    assert journal.code == EXIT_BLOCK and "state folder" in journal.err
 
 
 def test_a_link_into_a_vault_is_judged_as_the_vault(vault: Path, cli: Any, tmp_path: Path) -> None:

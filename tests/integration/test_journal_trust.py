@@ -35,7 +35,7 @@ def _session(home: Home) -> RawClient:
 
 
 def _tree(folder: Path) -> dict[str, Any]:
-    """Every entry below ``folder`` (links as their target, files as bytes), without following links."""
+    """Every entry below ``folder`` (symlinks as their target, files as bytes), without following symlinks."""
     out: dict[str, Any] = {}
     if not os.path.lexists(folder):
         return out
@@ -80,8 +80,8 @@ class Scene:
         self.outside.mkdir()
         (self.outside / "x.md").write_bytes(b"# a file outside the vault\n")
         (self.outside / "secret.txt").write_bytes(b"not for the vault\n")
-        self.runtime = self.vault / ".vaultd"
-        self.planted: Path = self.runtime / "journal"
+        self.state_dir = self.vault / ".vaultd"
+        self.planted: Path = self.state_dir / "journal"
 
     def freeze(self) -> None:
         self.notes, self.out_tree, self.planted_tree = snapshot(self.vault), _tree(self.outside), _tree(self.planted)
@@ -196,7 +196,7 @@ def _forged_dotdot_into(root: Path) -> None:
 
 def _symlinked_journal_root(s: Scene) -> None:
     _forged_dotdot_into(s.outside / "j")
-    s.runtime.mkdir()
+    s.state_dir.mkdir()
     s.planted.symlink_to(s.outside / "j")
 
 
@@ -252,21 +252,21 @@ def test_a_foreign_journal_is_reported_and_never_used(home: Home, case: str) -> 
         s.assert_untouched()
 
 
-def _symlinked_runtime(s: Scene) -> None:
+def _symlinked_state_folder(s: Scene) -> None:
     _forged_dotdot_into(s.outside / "rt" / "journal")
-    s.runtime.symlink_to(s.outside / "rt")
-    s.planted = s.runtime
+    s.state_dir.symlink_to(s.outside / "rt")
+    s.planted = s.state_dir
 
 
-def _runtime_file(s: Scene) -> None:
-    s.runtime.write_bytes(b"not a folder\n")
-    s.planted = s.runtime
+def _state_folder_file(s: Scene) -> None:
+    s.state_dir.write_bytes(b"not a folder\n")
+    s.planted = s.state_dir
 
 
 @pytest.mark.parametrize("case", ["symlinked-.vaultd", ".vaultd-is-a-file"])
-def test_a_runtime_folder_that_is_not_a_folder_of_ours_refuses_the_vault(home: Home, case: str) -> None:
+def test_a_state_folder_that_is_not_a_folder_of_ours_refuses_the_vault(home: Home, case: str) -> None:
     s = Scene(home)
-    {"symlinked-.vaultd": _symlinked_runtime, ".vaultd-is-a-file": _runtime_file}[case](s)
+    {"symlinked-.vaultd": _symlinked_state_folder, ".vaultd-is-a-file": _state_folder_file}[case](s)
     s.freeze()
     for start in ("vault add", "restart"):
         with _started(home, s, start) as c:
@@ -282,10 +282,10 @@ def test_a_runtime_folder_that_is_not_a_folder_of_ours_refuses_the_vault(home: H
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
 @pytest.mark.parametrize("owned_by_other", [".vaultd", ".vaultd/journal", "journal folder"])
-def test_a_runtime_or_journal_folder_of_another_user_is_not_used(home: Home, owned_by_other: str) -> None:
+def test_a_state_or_journal_folder_of_another_user_is_not_used(home: Home, owned_by_other: str) -> None:
     s = Scene(home)
     _valid_looking(None)(s)
-    path = {".vaultd": s.runtime, ".vaultd/journal": s.planted, "journal folder": s.planted / OP}[owned_by_other]
+    path = {".vaultd": s.state_dir, ".vaultd/journal": s.planted, "journal folder": s.planted / OP}[owned_by_other]
     os.chown(path, 65534, 65534)
     s.freeze()
     d = Daemon(home)
@@ -319,7 +319,7 @@ def _sealed_cases(s: Scene) -> dict[str, tuple[bytes, dict[str, bytes]]]:
             ),
             {"orig-0": b"evil"},
         ),
-        "runtime-path": (
+        "state-folder-path": (
             _manifest(OP, [{"path": ".vaultd/lock", "before_sha": _sha(b"evil"), "after_sha": None, "original": "orig-0"}]),
             {"orig-0": b"evil"},
         ),
@@ -354,7 +354,7 @@ def _sealed_cases(s: Scene) -> dict[str, tuple[bytes, dict[str, bytes]]]:
     [
         "absolute-path",
         "dotdot-path",
-        "runtime-path",
+        "state-folder-path",
         "absolute-original",
         "dotdot-original",
         "original-not-matching-its-hash",

@@ -168,8 +168,27 @@ def test_uninstall_puts_back_what_was_there(home: Home) -> None:
     u = vaultctl(home, "daemon", "uninstall", "--json")
     assert u.code == 0, u.err
     assert (folder / "vaultd.service").read_text() == own and not (folder / "vaultd.socket").exists()
-    assert not (home.home / "service" / "receipt.json").exists()
+    assert not (home.home / "service" / "record.json").exists()
     assert vaultctl(home, "daemon", "uninstall").code == 1  # nothing left to undo (NOT_FOUND)
+
+
+def test_a_record_under_its_earlier_name_is_read_and_then_taken_away(installed: Home) -> None:
+    """An install by a version that named the record ``receipt.json``: the client still knows the
+    service is managed, uninstall still puts every file back, and no record is left behind."""
+    service = installed.home / "service"
+    (service / "record.json").rename(service / "receipt.json")
+    env = {k: v for k, v in installed.env.items() if k != "VAULTD_NO_AUTOSTART"}  # autostart on
+    proc = subprocess.run([*VAULTCTL, "status"], env=env, capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert proc.returncode == 69 and "systemd runs vaultd for this home" in proc.stderr, proc.stderr
+    again = vaultctl(installed, "daemon", "install", "--systemd", "--no-start", "--json")  # over the earlier record
+    assert again.code == 0, again.err
+    assert [f["change"] for f in again.json()["files"]] == ["unchanged", "unchanged"]
+    assert (service / "record.json").exists() and not (service / "receipt.json").exists()
+    (service / "record.json").rename(service / "receipt.json")
+    u = vaultctl(installed, "daemon", "uninstall", "--json")
+    assert u.code == 0, u.err
+    assert not (unit_dir(installed) / "vaultd.socket").exists() and not (unit_dir(installed) / "vaultd.service").exists()
+    assert not (service / "receipt.json").exists() and not (service / "record.json").exists()
 
 
 def test_uninstall_refuses_over_a_changed_file(installed: Home) -> None:
@@ -177,7 +196,7 @@ def test_uninstall_refuses_over_a_changed_file(installed: Home) -> None:
     service_unit.write_text(service_unit.read_text() + "# edited by hand\n")
     r = vaultctl(installed, "daemon", "uninstall")
     assert r.code == 75 and "changed since 'vaultctl daemon install' wrote it" in r.err
-    assert (unit_dir(installed) / "vaultd.socket").exists() and (installed.home / "service" / "receipt.json").exists()
+    assert (unit_dir(installed) / "vaultd.socket").exists() and (installed.home / "service" / "record.json").exists()
 
 
 @pytest.mark.skipif(Path("/run/systemd/system").exists(), reason="a systemd user manager may run here: install would really start it")
@@ -186,7 +205,7 @@ def test_install_without_a_service_manager_leaves_nothing(home: Home) -> None:
     assert r.code == 69, r.err
     assert "--no-start" in r.err
     assert not unit_dir(home).exists() or not list(unit_dir(home).iterdir())
-    assert not (home.home / "service" / "receipt.json").exists()
+    assert not (home.home / "service" / "record.json").exists()
 
 
 def check_plist(agent: dict[str, Any], socket_path: str) -> None:

@@ -83,7 +83,7 @@ _AS_NOBODY = textwrap.dedent("""
             pass
     os.environ["VAULTD_SOCKET"] = real_socket
     import vaultctl.main, vaultctl.mcp.server, vaultctl.mcp.stdio, vaultctl.mcp.tools, vaultctl.mcp.calls
-    import vaultctl.mcp.daemon_link, vaultctl.mcp.wire, vaultctl.mcp.schemas, vaultctl.client, vaultctl.commands.admin
+    import vaultctl.mcp.daemon_connection, vaultctl.mcp.wire, vaultctl.mcp.schemas, vaultctl.client, vaultctl.commands.admin
     import vaultctl.commands.reads, vaultctl.commands.writes, encodings.idna, json, socket, fractions, decimal
     import typer, click, rich.console  # noqa: F401 - the interpreter lives where nobody cannot read
     os.setgroups([]); os.setgid({uid}); os.setuid({uid})

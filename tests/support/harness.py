@@ -231,7 +231,7 @@ def copy_sample_vault(dest: Path) -> Path:
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
-    """Every file's bytes below ``folder`` except the daemon's own runtime folder."""
+    """Every file's bytes below ``folder`` except the vault's state folder (``.vaultd/``)."""
     out: dict[str, bytes] = {}
     for p in sorted(folder.rglob("*")):
         rel = p.relative_to(folder).as_posix()

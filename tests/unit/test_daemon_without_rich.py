@@ -20,10 +20,10 @@ PROBE = textwrap.dedent(
     import structlog
     from vaultd.api import load_handlers
     from vaultd.daemon import Daemon  # noqa: F401
-    from vaultd.daemon_log import configure
+    from vaultd.main import configure_logging
     load_handlers()
     home = Path(tempfile.mkdtemp())
-    log_file = configure(home, foreground=False)
+    log_file = configure_logging(home, foreground=False)
     try:
         raise RuntimeError("a failure the log must carry")
     except RuntimeError:

@@ -1,5 +1,5 @@
 """A refresh reads each changed file once, however the watcher's batch names it, and reads it
-the way a note must be read: never through a link, never blocking, never past the limit."""
+the way a note must be read: never through a symlink, never blocking, never past the limit."""
 
 from __future__ import annotations
 

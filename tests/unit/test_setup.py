@@ -28,7 +28,7 @@ from vaultctl.setup import (
     FileTooLarge,
     MalformedConfig,
     Mode,
-    NoReceipt,
+    NoRecord,
     SetupError,
     Status,
     UnsafeFile,
@@ -85,7 +85,7 @@ def servers_of(host: str, data: Any) -> Any:
     return data["mcp_servers" if host == "codex" else "mcpServers"]
 
 
-def receipts(env: dict[str, str]) -> list[Path]:
+def records(env: dict[str, str]) -> list[Path]:
     folder = Path(env["VAULTD_HOME"]) / "setup"
     return sorted(folder.iterdir()) if folder.exists() else []
 
@@ -118,7 +118,7 @@ def test_absent_file_dry_run_apply_again_undo(host: str, env: dict[str, str]) ->
     assert plan.action is Action.CREATE_FILE and not plan.applied
     assert plan.before is None and plan.after == entry_for(host)
     assert plan.diff.startswith("--- /dev/null")
-    assert not path.exists() and receipts(env) == []
+    assert not path.exists() and records(env) == []
     if host != "claude":
         assert not path.parent.exists(), "a dry run must not create the host's folder"
 
@@ -129,20 +129,20 @@ def test_absent_file_dry_run_apply_again_undo(host: str, env: dict[str, str]) ->
     if host != "claude":
         assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert sorted(p.name for p in path.parent.iterdir() if "vaultd-tmp" in p.name) == []
-    [receipt] = receipts(env)
-    assert stat.S_IMODE(receipt.stat().st_mode) == 0o600
+    [record] = records(env)
+    assert stat.S_IMODE(record.stat().st_mode) == 0o600
 
     first = state(path)
-    receipt_bytes = receipt.read_bytes()
+    record_bytes = record.read_bytes()
     again = apply_setup(host, COMMAND)
     assert again.action is Action.NONE and not again.applied and again.diff == ""
     assert state(path) == first
-    assert receipt.read_bytes() == receipt_bytes
+    assert record.read_bytes() == record_bytes
 
     undone = undo_setup(host)
     assert undone.action is Action.DELETE_FILE and undone.applied
     assert not path.exists()
-    assert receipts(env) == []
+    assert records(env) == []
 
 
 @pytest.mark.parametrize("host", ALL_HOSTS)
@@ -349,7 +349,7 @@ def test_toml_inline_entry_is_refused(env: dict[str, str]) -> None:
     assert "replace the vaultd entry" in manual
     fixed = original.decode().replace('vaultd = { command = "old" }', pair)
     assert tomllib.loads(fixed)["mcp_servers"] == {"vaultd": entry_for("codex"), "o": {"command": SECRET}}
-    assert path.read_bytes() == original and receipts(env) == []
+    assert path.read_bytes() == original and records(env) == []
 
 
 def _hint_pair(manual: str) -> str:
@@ -449,7 +449,7 @@ def test_claude_project_file(env: dict[str, str], tmp_path: Path) -> None:
     plan = apply_setup("claude", COMMAND, project=project)
     assert plan.path == project / ".mcp.json" and plan.action is Action.ADD
     assert not (Path(env["HOME"]) / ".claude.json").exists()
-    with pytest.raises(NoReceipt):
+    with pytest.raises(NoRecord):
         undo_setup("claude")  # the user file was never touched
     undo_setup("claude", project=project)
     assert (project / ".mcp.json").read_bytes() == original
@@ -484,7 +484,7 @@ def test_undo_refused_after_user_edited_the_entry(host: str, env: dict[str, str]
     assert info.value.code is ErrorCode.CONFLICT
     assert str(path) in info.value.message
     assert path.read_bytes() == edited
-    assert len(receipts(env)) == 1, "the receipt stays for a later decision"
+    assert len(records(env)) == 1, "the record stays for a later decision"
 
 
 def test_undo_refused_when_a_restorable_entry_was_removed(env: dict[str, str]) -> None:
@@ -504,13 +504,13 @@ def test_undo_when_entry_already_removed_by_hand_is_a_no_op(env: dict[str, str])
     by_hand = write(path, '{"a": 1, "mcpServers": {}}')
     plan = undo_setup("gemini")
     assert plan.action is Action.NONE and plan.notes
-    assert path.read_bytes() == by_hand and receipts(env) == []
+    assert path.read_bytes() == by_hand and records(env) == []
 
 
-def test_undo_without_receipt(env: dict[str, str]) -> None:
+def test_undo_without_record(env: dict[str, str]) -> None:
     path = config_path("cursor", env)
     write(path, '{"mcpServers": {"vaultd": {"command": "x"}}}')
-    with pytest.raises(NoReceipt) as info:
+    with pytest.raises(NoRecord) as info:
         undo_setup("cursor")
     assert info.value.code is ErrorCode.NOT_FOUND and str(path) in info.value.message
 
@@ -522,7 +522,7 @@ def test_undo_dry_run_writes_nothing(env: dict[str, str]) -> None:
     applied = state(path)
     plan = undo_setup("cursor", dry_run=True)
     assert plan.action is Action.REMOVE and not plan.applied and plan.mode is Mode.UNDO
-    assert state(path) == applied and len(receipts(env)) == 1
+    assert state(path) == applied and len(records(env)) == 1
 
 
 def test_user_entry_equal_to_ours_is_left_alone(env: dict[str, str]) -> None:
@@ -530,7 +530,7 @@ def test_user_entry_equal_to_ours_is_left_alone(env: dict[str, str]) -> None:
     write(path, json.dumps({"mcpServers": {"vaultd": entry_for("cursor")}}))
     first = state(path)
     assert apply_setup("cursor", COMMAND).action is Action.NONE
-    assert state(path) == first and receipts(env) == []
+    assert state(path) == first and records(env) == []
 
 
 # -- refusals that leave the file alone ------------------------------------------------------------
@@ -568,7 +568,7 @@ def test_malformed_json_refused(variant: str, attempt: Callable[[str, str], obje
     assert info.value.manual is not None and COMMAND in info.value.manual
     if "comment" in variant or "trailing-comma" in variant:
         assert "JSONC" in info.value.message
-    assert path.read_bytes() == original and receipts(env) == []
+    assert path.read_bytes() == original and records(env) == []
 
 
 def test_non_utf8_refused(env: dict[str, str]) -> None:
@@ -596,7 +596,7 @@ def test_malformed_toml_refused(variant: str, env: dict[str, str]) -> None:
         apply_setup("codex", COMMAND)
     assert info.value.code is ErrorCode.VALIDATION
     assert SECRET not in str(info.value)
-    assert path.read_bytes() == original and receipts(env) == []
+    assert path.read_bytes() == original and records(env) == []
 
 
 def test_symlinked_file_refused(env: dict[str, str], tmp_path: Path) -> None:
@@ -708,27 +708,27 @@ def test_replaced_entry_secrets_are_masked_in_plan(env: dict[str, str]) -> None:
     assert SECRET in path.read_text(), "undo restores the real value"
 
 
-# -- receipts --------------------------------------------------------------------------------------
+# -- records --------------------------------------------------------------------------------------
 
 
-def test_receipt_home_follows_xdg(env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_record_home_follows_xdg(env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("VAULTD_HOME")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     plan = apply_setup("cursor", COMMAND)
-    assert plan.receipt is not None and plan.receipt.parent == tmp_path / "xdg" / "vaultd" / "setup"
+    assert plan.record is not None and plan.record.parent == tmp_path / "xdg" / "vaultd" / "setup"
     monkeypatch.delenv("XDG_DATA_HOME")
     plan = apply_setup("gemini", COMMAND)
-    assert plan.receipt is not None
-    assert plan.receipt.parent == Path(env["HOME"]) / ".local" / "share" / "vaultd" / "setup"
+    assert plan.record is not None
+    assert plan.record.parent == Path(env["HOME"]) / ".local" / "share" / "vaultd" / "setup"
 
 
-def test_corrupt_receipt_is_reported(env: dict[str, str]) -> None:
+def test_corrupt_record_is_reported(env: dict[str, str]) -> None:
     plan = apply_setup("cursor", COMMAND)
-    assert plan.receipt is not None
-    plan.receipt.write_text("{not json")
+    assert plan.record is not None
+    plan.record.write_text("{not json")
     with pytest.raises(MalformedConfig) as info:
         undo_setup("cursor")
-    assert str(plan.receipt) in info.value.message
+    assert str(plan.record) in info.value.message
 
 
 # -- setup all -------------------------------------------------------------------------------------
@@ -753,7 +753,7 @@ def test_setup_all_skips_hosts_that_are_not_installed(env: dict[str, str]) -> No
     undone = {o.host: o for o in setup_all(Mode.UNDO, COMMAND)}
     assert undone["cursor"].status is Status.DONE and undone["claude"].status is Status.SKIPPED
     assert not (home / ".cursor" / "mcp.json").exists()
-    assert receipts(env) == []
+    assert records(env) == []
 
 
 def test_setup_all_reports_one_failure_and_goes_on(env: dict[str, str]) -> None:

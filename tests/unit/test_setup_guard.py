@@ -25,7 +25,7 @@ from vaultctl.setup import (
     EntryChanged,
     MalformedConfig,
     Mode,
-    NoReceipt,
+    NoRecord,
     Status,
     UnsafeFile,
     guard_command,
@@ -80,7 +80,7 @@ def load(path: Path) -> Any:
     return json.loads(path.read_bytes().decode("utf-8-sig"))
 
 
-def receipts(env: dict[str, str]) -> list[str]:
+def records(env: dict[str, str]) -> list[str]:
     folder = Path(env["VAULTD_HOME"]) / "setup"
     return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
 
@@ -263,7 +263,7 @@ def test_generated_files_apply_then_undo_give_back_the_bytes(data: st.DataObject
         assert again.action is Action.NONE and again.guard is not None and again.guard.action is Action.NONE
         run(host, Mode.UNDO, "", env=env)
         assert path.read_bytes() == original
-        assert receipts(env) == []
+        assert records(env) == []
 
 
 # -- the guard's setup, host by host ---------------------------------------------------------------
@@ -277,10 +277,10 @@ def test_absent_file_dry_run_apply_again_undo(host: str, env: dict[str, str]) ->
     assert plan.guard is not None and not plan.guard.applied
     assert plan.guard.action is (Action.ADD if shared else Action.CREATE_FILE)
     assert plan.guard.diff.startswith(f"--- {path}" if shared else "--- /dev/null")
-    assert not path.exists() and receipts(env) == []
+    assert not path.exists() and records(env) == []
 
     applied = run(host, Mode.APPLY, COMMAND)
-    assert applied.guard is not None and applied.guard.applied and applied.guard.receipt is not None
+    assert applied.guard is not None and applied.guard.applied and applied.guard.record is not None
     assert load(path)["hooks"] == {event: [group] for event, group in groups_for(host, env).items()}
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert applied.guard.after == groups_for(host, env)
@@ -293,7 +293,7 @@ def test_absent_file_dry_run_apply_again_undo(host: str, env: dict[str, str]) ->
     undone = run(host, Mode.UNDO, "")
     assert undone.guard is not None and undone.guard.action is (Action.REMOVE if shared else Action.DELETE_FILE)
     assert undone.action is Action.DELETE_FILE
-    assert not path.exists() and receipts(env) == []
+    assert not path.exists() and records(env) == []
 
 
 def test_each_host_gets_its_own_file_events_and_matchers(env: dict[str, str]) -> None:
@@ -355,13 +355,13 @@ def test_undo_keeps_a_group_the_user_added_after_ours(env: dict[str, str]) -> No
 def test_a_group_the_user_changed_is_not_removed(env: dict[str, str]) -> None:
     path = hooks_path("claude", env)
     write(path, "{}\n")
-    run("claude", Mode.APPLY, COMMAND, sandbox=False)  # the entry's and the hooks' receipts only
+    run("claude", Mode.APPLY, COMMAND, sandbox=False)  # the entry's and the hooks' records only
     edited = write(path, path.read_text().replace("Edit|Write|MultiEdit|NotebookEdit|Bash", "Edit|Write"))
     with pytest.raises(EntryChanged) as info:
         run("claude", Mode.UNDO, "")
     assert info.value.code is ErrorCode.CONFLICT and "PreToolUse" in info.value.message
     assert path.read_bytes() == edited
-    assert len(receipts(env)) == 2, "both receipts stay for a later decision"
+    assert len(records(env)) == 2, "both records stay for a later decision"
     assert (Path(env["HOME"]) / ".claude.json").exists(), "the entry was not undone either"
     with pytest.raises(EntryChanged):
         run("claude", Mode.APPLY, COMMAND)  # and apply adds no second group beside the edited one
@@ -383,7 +383,7 @@ def test_groups_removed_by_hand_are_not_an_error(env: dict[str, str]) -> None:
     by_hand = write(path, '{"hooks": {"Stop": []}}')
     gone = run("codex", Mode.UNDO, "")
     assert gone.guard is not None and gone.guard.action is Action.NONE and gone.guard.notes
-    assert path.read_bytes() == by_hand and receipts(env) == []
+    assert path.read_bytes() == by_hand and records(env) == []
 
 
 @pytest.mark.parametrize("host", GUARD_HOSTS)
@@ -406,7 +406,7 @@ def test_a_users_own_copy_of_the_group_is_left_alone(env: dict[str, str]) -> Non
     write(path, json.dumps({"hooks": {event: [group] for event, group in groups_for("claude", env).items()}}))
     plan = run("claude", Mode.APPLY, COMMAND)
     assert plan.guard is not None and plan.guard.action is Action.NONE
-    assert all("guard" not in name for name in receipts(env))
+    assert all("guard" not in name for name in records(env))
 
 
 @pytest.mark.parametrize(
@@ -430,7 +430,7 @@ def test_a_file_setup_cannot_edit_is_refused_with_the_groups_to_add_by_hand(text
     assert json.loads(info.value.manual) == {"hooks": {e: [g] for e, g in groups_for("claude", env).items()}}
     assert path.read_bytes() == original
     assert not (Path(env["HOME"]) / ".claude.json").exists(), "the entry is not written when the guard is refused"
-    assert receipts(env) == []
+    assert records(env) == []
     plan = run("claude", Mode.APPLY, COMMAND, guard=False, sandbox=False)  # the sandbox's rules go in the same file
     assert plan.applied and plan.guard is None and path.read_bytes() == original
 
@@ -439,7 +439,7 @@ def test_no_guard_leaves_the_hooks_alone(env: dict[str, str]) -> None:
     plan = run("codex", Mode.APPLY, COMMAND, guard=False)
     assert plan.applied and plan.guard is None
     assert not hooks_path("codex", env).exists()
-    assert receipts(env) == [n for n in receipts(env) if "guard" not in n]
+    assert records(env) == [n for n in records(env) if "guard" not in n]
 
 
 @pytest.mark.parametrize("host", ["cursor", "windsurf"])
@@ -456,9 +456,9 @@ def test_gemini_one_file_two_changes_in_either_order(env: dict[str, str]) -> Non
     run("gemini", Mode.APPLY, COMMAND, guard=False, sandbox=False)
     run("gemini", Mode.APPLY, COMMAND, sandbox=False)  # tools.sandbox too where docker is on PATH: left out here
     assert sorted(load(path)) == ["hooks", "mcpServers", "theme"]
-    assert len(receipts(env)) == 2 and any("guard" in n for n in receipts(env))
+    assert len(records(env)) == 2 and any("guard" in n for n in records(env))
     run("gemini", Mode.UNDO, "")
-    assert path.read_bytes() == original and receipts(env) == []
+    assert path.read_bytes() == original and records(env) == []
     path.unlink()
     run("gemini", Mode.APPLY, COMMAND, sandbox=False)
     undone = run("gemini", Mode.UNDO, "")
@@ -517,32 +517,32 @@ def test_setup_all_undo_takes_out_the_hooks_too(env: dict[str, str]) -> None:
     home = Path(env["HOME"])
     for folder in (".codex", ".gemini", ".cursor"):
         (home / folder).mkdir()
-    applied = {o.host: o for o in setup_all(Mode.APPLY, COMMAND, sandbox=False)}  # the entries' and hooks' receipts
+    applied = {o.host: o for o in setup_all(Mode.APPLY, COMMAND, sandbox=False)}  # the entries' and hooks' records
     assert applied["codex"].plan is not None and applied["codex"].plan.guard is not None
     assert applied["cursor"].plan is not None and applied["cursor"].plan.guard is None
-    assert len(receipts(env)) == 5
+    assert len(records(env)) == 5
     undone = {o.host: o for o in setup_all(Mode.UNDO, COMMAND)}
     assert all(undone[h].status is Status.DONE for h in ("codex", "gemini", "cursor"))
-    assert receipts(env) == []
+    assert records(env) == []
     assert sorted(p.name for p in home.iterdir()) == [".codex", ".cursor", ".gemini"]
     assert all(not any(home.joinpath(f).iterdir()) for f in (".codex", ".cursor", ".gemini"))
 
 
 def test_undo_with_nothing_recorded(env: dict[str, str]) -> None:
-    with pytest.raises(NoReceipt):
+    with pytest.raises(NoRecord):
         run("claude", Mode.UNDO, "")
 
 
-def test_a_guard_receipt_alone_is_undone(env: dict[str, str]) -> None:
+def test_a_guard_record_alone_is_undone(env: dict[str, str]) -> None:
     run("codex", Mode.APPLY, COMMAND)
     entry = Path(env["HOME"]) / ".codex" / "config.toml"
-    entry.unlink()  # removed by hand, then its receipt too
-    for name in receipts(env):
+    entry.unlink()  # removed by hand, then its record too
+    for name in records(env):
         if "guard" not in name:
             (Path(env["VAULTD_HOME"]) / "setup" / name).unlink()
     plan = run("codex", Mode.UNDO, "")
     assert plan.action is Action.NONE and plan.guard is not None and plan.guard.action is Action.DELETE_FILE
-    assert receipts(env) == []
+    assert records(env) == []
 
 
 # -- doctor's guard rows ---------------------------------------------------------------------------
@@ -591,7 +591,7 @@ def test_a_created_file_is_deleted_by_undo_after_vaultctl_moved(host: str, env: 
     run(host, Mode.UNDO, "")
     assert not path.exists()
     entry = HOSTS[host].config_path(env)
-    assert not entry.exists() and receipts(env) == []
+    assert not entry.exists() and records(env) == []
 
 
 def test_a_bom_is_kept(env: dict[str, str]) -> None:
@@ -615,7 +615,7 @@ def test_a_linked_settings_file_is_refused_and_nothing_is_written(env: dict[str,
         run("claude", Mode.APPLY, COMMAND)
     assert "--no-guard" in info.value.message and info.value.manual is not None and "guard" in info.value.manual
     assert real.read_bytes() == original and link.is_symlink()
-    assert not (Path(env["HOME"]) / ".claude.json").exists() and receipts(env) == []
+    assert not (Path(env["HOME"]) / ".claude.json").exists() and records(env) == []
 
 
 def test_setup_all_undo_takes_out_the_sandbox_settings_too(env: dict[str, str]) -> None:
@@ -628,10 +628,10 @@ def test_setup_all_undo_takes_out_the_sandbox_settings_too(env: dict[str, str]) 
     assert claude is not None and claude.sandbox is not None and claude.sandbox.applied
     assert codex is not None and codex.sandbox is not None and codex.sandbox.applied
     assert load(hooks_path("claude", env))["sandbox"]["enabled"] is True
-    assert any("sandbox" in n for n in receipts(env))
+    assert any("sandbox" in n for n in records(env))
     undone = {o.host: o for o in setup_all(Mode.UNDO, COMMAND)}
     assert all(undone[h].status is Status.DONE for h in ("claude", "codex", "gemini", "cursor"))
-    assert receipts(env) == []
+    assert records(env) == []
     assert all(not any(home.joinpath(f).iterdir()) for f in (".claude", ".codex", ".cursor", ".gemini"))
 
 
@@ -647,7 +647,7 @@ def test_gemini_one_file_three_changes_give_back_its_bytes(env: dict[str, str], 
     assert plan.sandbox is not None and plan.sandbox.path == path
     assert sorted(load(path)) == ["hooks", "mcpServers", "theme", "tools"]
     run("gemini", Mode.UNDO, "")
-    assert path.read_bytes() == original and receipts(env) == []
+    assert path.read_bytes() == original and records(env) == []
     path.unlink()
     run("gemini", Mode.APPLY, COMMAND)
     undone = run("gemini", Mode.UNDO, "")

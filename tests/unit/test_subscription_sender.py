@@ -23,7 +23,7 @@ from vaultd.events.log import EventLog
 from vaultd.events.wake import Waker, Wakers
 from vaultd.registry.config import DaemonLimits
 from vaultd.server.budget import ReplyBudget
-from vaultd.server.subscriptions import SessionStreams, after_reply
+from vaultd.server.subscriptions import ConnectionStreams, after_reply
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Coroutine
@@ -94,7 +94,7 @@ class Peer:
 class World:
     log: EventLog
     peer: Peer
-    streams: SessionStreams
+    streams: ConnectionStreams
 
     def subscribe(self, settle_s: float = 0.0, start: int = 0) -> int:
         begin = SubscriptionStart(
@@ -116,7 +116,7 @@ async def world() -> AsyncIterator[World]:
     host = Host(vaults={"v": Runtime(log, VaultEntry(id="v", path="/v"))})
     async with anyio.create_task_group() as tg:
         peer = Peer(host, tg)
-        yield World(log, peer, SessionStreams(peer))
+        yield World(log, peer, ConnectionStreams(peer))
         tg.cancel_scope.cancel()
 
 

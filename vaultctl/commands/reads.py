@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shlex
+import shutil
+import subprocess
 import sys
 from typing import TYPE_CHECKING, Annotated
 
@@ -28,7 +31,7 @@ from protocol.methods.reads import (
     VaultParams,
 )
 from protocol.schema import field_help as doc
-from vaultctl import command_tree, display, note_view, pager, render
+from vaultctl import command_tree, display, note_view, render
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, session
 from vaultctl.completion import Complete
 from vaultctl.hits import hits_text
@@ -118,7 +121,7 @@ def show(
     lines = [note_view.header(result, on)]
     if result.offset == 0 and result.section is None:
         lines += note_view.frontmatter(result.frontmatter)
-    pager.show(Escaped("\n".join(lines)) + "\n" + result.body.rstrip("\n"), enabled=not no_pager)
+    show_paged(Escaped("\n".join(lines)) + "\n" + result.body.rstrip("\n"), enabled=not no_pager)
     if result.truncated and result.next_offset is not None:
         shown = f"bytes {result.offset}..{result.next_offset} of {result.size}"
         more = command_tree.again(target=result.path, offset=result.next_offset, vault=chosen)
@@ -271,3 +274,50 @@ def issues(
         tail = f"[{len(result.issues)} of {result.total} issues"
         tail += f"; next page: {command_tree.again(cursor=result.next_cursor, vault=chosen)}]" if result.next_cursor else "]"
         render.say(tail, file=sys.stderr)
+
+
+PAGER_ENV = "VAULTD_PAGER"
+
+
+def pager_command(environ: dict[str, str] | None = None) -> list[str] | None:
+    """The pager to run, or None for none (unset to ``cat``, empty, or not installed)."""
+    env = os.environ if environ is None else environ
+    raw = env.get(PAGER_ENV, env.get("PAGER", "less")).strip()
+    try:
+        argv = shlex.split(raw)
+    except ValueError:
+        return None
+    if not argv or argv[0] == "cat" or shutil.which(argv[0]) is None:
+        return None
+    return argv
+
+
+def show_paged(text: str, *, enabled: bool = True) -> None:
+    """Print ``text`` (already escaped) to stdout, through the pager when it is longer than the
+    terminal. The text ends with a newline either way.
+
+    The pager is chosen as ``git`` chooses it: only on a terminal, only when the text is longer
+    than the screen, with ``$VAULTD_PAGER``, else ``$PAGER``, else ``less``. ``less`` gets
+    ``LESS=FRX`` unless the user set ``LESS`` (quit when it fits, keep colours, leave the text on
+    the screen). A pager that cannot start, or ``PAGER=cat``, prints the text directly.
+    """
+    lines = display.height(sys.stdout) if enabled else None
+    argv = pager_command() if lines is not None and text.count("\n") + 1 >= lines else None
+    if argv is None:
+        print(text)
+        return
+    sys.stdout.flush()
+    env = dict(os.environ)
+    env.setdefault("LESS", "FRX")
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, env=env)
+    except OSError:
+        print(text)
+        return
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write((text + "\n").encode("utf-8", "surrogateescape"))
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass  # the reader quit the pager early: nothing more to show
+    proc.wait()

@@ -85,7 +85,7 @@ def install(
 ) -> None:
     """Run vaultd under systemd or launchd: socket-activated, exits when idle. Undo: daemon uninstall."""
     from vaultctl.service.install import apply_install, default_manager, plan_install
-    from vaultctl.service.receipt import Manager
+    from vaultctl.service.record import Manager
     from vaultctl.setup import SetupError
 
     if systemd and launchd:

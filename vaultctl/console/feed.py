@@ -21,7 +21,7 @@ from vaultctl.client import CallError, DaemonUnavailable
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from vaultctl.console.daemon_link import DaemonLink
+    from vaultctl.console.daemon_connection import DaemonConnection
 
 MAX_FEEDS = 8  #: pages following a vault at once; one more is refused (429)
 KEEPALIVE_S = 15.0  #: a comment line this often, so a dead page is noticed and proxies stay quiet
@@ -45,7 +45,7 @@ def _message(data: bytes, event: str | None = None, id: str | None = None) -> by
 class Feeds:
     """Counts the open feeds, so they stay bounded."""
 
-    def __init__(self, daemon: DaemonLink) -> None:
+    def __init__(self, daemon: DaemonConnection) -> None:
         self.daemon = daemon
         self.open = 0
 

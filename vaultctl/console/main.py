@@ -24,7 +24,7 @@ import uvicorn
 
 from protocol.console_control import MAX_CONTROL_LINE, Mint, Minted, Ready, decode_to_console, encode_line
 from protocol.location import resolve_home, resolve_socket
-from vaultctl.console.daemon_link import DaemonLink
+from vaultctl.console.daemon_connection import DaemonConnection
 from vaultctl.console.sessions import Sessions
 from vaultctl.console.web import Console
 
@@ -82,7 +82,7 @@ async def serve() -> int:
     sock = bind_loopback()
     origin = f"http://{LISTEN_HOST}:{sock.getsockname()[1]}"
     sessions = Sessions()
-    daemon = DaemonLink(socket_path)
+    daemon = DaemonConnection(socket_path)
     config = uvicorn.Config(
         Console(origin, sessions, daemon).app(),
         log_config=None,

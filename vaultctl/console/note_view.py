@@ -18,7 +18,7 @@ from vaultctl.client import CallError
 from vaultctl.console import render
 
 if TYPE_CHECKING:
-    from vaultctl.console.daemon_link import DaemonLink
+    from vaultctl.console.daemon_connection import DaemonConnection
 
 EMBED_BYTES = 16 * 1024  #: of an embedded note's text; the rest is a link away
 LINKS_LIMIT = 500
@@ -57,7 +57,7 @@ def _resolution(out: list[OutLink]) -> dict[str, str | None]:
     return found
 
 
-async def _embedded(daemon: DaemonLink, vault: str, target: str, anchor: str | None) -> ReadResult | None:
+async def _embedded(daemon: DaemonConnection, vault: str, target: str, anchor: str | None) -> ReadResult | None:
     """The embedded note (its H2 section when the embed names one), or None when it cannot be read."""
     sections = [anchor, None] if anchor and not anchor.startswith("^") else [None]
     for section in sections:
@@ -69,7 +69,7 @@ async def _embedded(daemon: DaemonLink, vault: str, target: str, anchor: str | N
     return None
 
 
-async def note_view(daemon: DaemonLink, vault: str, target: str) -> NoteView:
+async def note_view(daemon: DaemonConnection, vault: str, target: str) -> NoteView:
     """Raises CallError (NOT_FOUND, AMBIGUOUS, ...) as note.read does for the note itself."""
     note = _read.decode(await daemon.call(reads.READ.name, ReadParams(target=target, vault=vault, max_bytes=MAX_READ_PAGE_BYTES)))
     links = _links.decode(await daemon.call(reads.LINKS.name, LinksParams(target=note.path, vault=vault, limit=LINKS_LIMIT)))

@@ -29,7 +29,7 @@ from vaultctl.console.perimeter import Perimeter
 if TYPE_CHECKING:
     from starlette.requests import Request
 
-    from vaultctl.console.daemon_link import DaemonLink
+    from vaultctl.console.daemon_connection import DaemonConnection
     from vaultctl.console.sessions import Session, Sessions
 
 log = logging.getLogger("vaultd.console")
@@ -81,9 +81,9 @@ async def _body(request: Request, limit: int) -> bytes | Response:
 
 
 class Console:
-    """The routes, over one process's sessions and daemon link."""
+    """The routes, over one process's sessions and daemon connection."""
 
-    def __init__(self, origin: str, sessions: Sessions, daemon: DaemonLink) -> None:
+    def __init__(self, origin: str, sessions: Sessions, daemon: DaemonConnection) -> None:
         self.origin = origin
         self.sessions = sessions
         self.daemon = daemon

@@ -3,7 +3,7 @@
 It holds no vault state: every tool call is one call to the daemon on the ``mcp`` channel.
 Modules: ``stdio`` (the loop and framing), ``wire`` (JSON-RPC messages), ``server`` (the MCP
 methods), ``versions`` (both session models), ``tools`` and ``schemas`` (the tool list),
-``calls`` and ``link`` (calling the daemon), ``errors``.
+``calls`` and ``daemon_connection`` (calling the daemon), ``errors``.
 """
 
 from __future__ import annotations

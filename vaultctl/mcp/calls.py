@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from protocol.methods.spec import AnySpec
-    from vaultctl.mcp.daemon_link import DaemonLink
+    from vaultctl.mcp.daemon_connection import DaemonConnection
 
 log = logging.getLogger("vaultctl.mcp")
 
@@ -68,10 +68,10 @@ def result_bound(environ: Mapping[str, str]) -> int:
     return bounded_int(environ, RESULT_BOUND_ENV, RESULT_BOUND, *_BOUND_RANGE)
 
 
-def run_tool(link: DaemonLink, spec: AnySpec, params: Params, bound: int = RESULT_BOUND) -> ToolOutcome:
+def run_tool(daemon: DaemonConnection, spec: AnySpec, params: Params, bound: int = RESULT_BOUND) -> ToolOutcome:
     """Call the daemon for one tool call; every failure comes back as an error outcome."""
     try:
-        raw = link.call(spec, params)
+        raw = daemon.call(spec, params)
     except CallError as exc:
         return ToolOutcome.failed(ToolFailure(exc.data))
     except ToolFailure as exc:
@@ -87,14 +87,14 @@ def paging_fields(spec: AnySpec) -> list[str]:
     return [name for name in PAGING_FIELDS if name in fields]
 
 
-def vault_choice(link: DaemonLink) -> VaultChoice | None:
+def vault_choice(daemon: DaemonConnection) -> VaultChoice | None:
     """The registered vaults and the default one, or None when the daemon cannot say.
 
     The tool list must not fail because of this: without it the ``vault`` argument keeps its
     plain pattern schema and the daemon still checks the id.
     """
     try:
-        raw = link.call(VAULT_LIST, Empty())
+        raw = daemon.call(VAULT_LIST, Empty())
     except (CallError, ToolFailure) as exc:
         log.warning("tools/list without the vault enum: %s", exc)
         return None

@@ -23,7 +23,7 @@ from vaultctl.mcp.tools import ToolCatalogue, decode_arguments
 from vaultctl.mcp.versions import Served
 
 if TYPE_CHECKING:
-    from vaultctl.mcp.daemon_link import DaemonLink
+    from vaultctl.mcp.daemon_connection import DaemonConnection
 
 log = logging.getLogger("vaultctl.mcp")
 
@@ -63,12 +63,12 @@ class Session:
 
     def __init__(
         self,
-        link: DaemonLink,
+        daemon: DaemonConnection,
         catalogue: ToolCatalogue | None = None,
         result_bound: int = RESULT_BOUND,
         tools_page: int = paging.DEFAULT_TOOLS_PAGE,
     ) -> None:
-        self._link = link
+        self._daemon = daemon
         self._result_bound = result_bound
         self._tools_page = tools_page
         self._catalogue = catalogue or ToolCatalogue()
@@ -128,7 +128,7 @@ class Session:
 
     def _tools_list(self, params: msgspec.Raw, served: Served) -> dict[str, Any]:
         cursor = wire.decode_object(params).get("cursor") if bytes(params) else None
-        tools = self._catalogue.definitions(vault_choice(self._link), structured=served.structured, annotated=served.annotated)
+        tools = self._catalogue.definitions(vault_choice(self._daemon), structured=served.structured, annotated=served.annotated)
         shown, following = paging.page(tools, cursor, self._tools_page)
         result: dict[str, Any] = {"tools": shown}
         if following is not None:
@@ -144,7 +144,7 @@ class Session:
             raise invalid_params(f"tools/call params must be an object with a name: {exc}", "$.params") from exc
         spec = self._catalogue.spec(call.name)
         args = decode_arguments(spec, call.arguments)
-        outcome = run_tool(self._link, spec, args, self._result_bound)
+        outcome = run_tool(self._daemon, spec, args, self._result_bound)
         if outcome.is_error:
             log.info("tool %s answered an error: %s", spec.tool_name, outcome.text[:200])
         return outcome.as_result(structured=served.structured)

@@ -20,7 +20,7 @@ from protocol.framing import LineBuffer, OversizedFrame
 from protocol.limits import MAX_FRAME_BYTES, describe
 from vaultctl.mcp import wire
 from vaultctl.mcp.calls import result_bound
-from vaultctl.mcp.daemon_link import DaemonLink
+from vaultctl.mcp.daemon_connection import DaemonConnection
 from vaultctl.mcp.errors import McpError, RpcCode
 from vaultctl.mcp.paging import tools_page_size
 from vaultctl.mcp.server import Job, Session
@@ -142,8 +142,8 @@ def serve(stdin_fd: int = 0, stdout: BinaryIO | None = None) -> int:
     out = Output(stdout if stdout is not None else sys.stdout.buffer)
     sys.stdout = sys.stderr  # anything printed by accident must not corrupt the protocol stream
     worker = CallWorker(out)
-    link = DaemonLink()
-    shim = Shim(Session(link, result_bound=result_bound(os.environ), tools_page=tools_page_size(os.environ)), out, worker)
+    daemon = DaemonConnection()
+    shim = Shim(Session(daemon, result_bound=result_bound(os.environ), tools_page=tools_page_size(os.environ)), out, worker)
     worker.start()
     buffer = LineBuffer(MAX_FRAME_BYTES)
     try:
@@ -157,5 +157,5 @@ def serve(stdin_fd: int = 0, stdout: BinaryIO | None = None) -> int:
         log.info("interrupted")
     finally:
         worker.finish()
-        link.close()
+        daemon.close()
     return 0

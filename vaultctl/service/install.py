@@ -1,9 +1,9 @@
 """``vaultctl daemon install`` and ``uninstall``: the service files, written reversibly.
 
-Like ``vaultctl setup``: a plan first (``--dry-run`` stops there), then the receipt, then the
-files, then the service manager. The receipt is saved before any file changes, so a crash leaves
-a receipt uninstall can judge, never a change without one; a manager that refuses to start the
-service undoes the install (files back as they were, no receipt), so nothing is left half-done.
+Like ``vaultctl setup``: a plan first (``--dry-run`` stops there), then the record, then the
+files, then the service manager. The record is saved before any file changes, so a crash leaves
+a record uninstall can judge, never a change without one; a manager that refuses to start the
+service undoes the install (files back as they were, no record), so nothing is left half-done.
 Uninstall acts only on files that still hold the bytes install wrote, and puts back what was
 there before (or removes what install created).
 """
@@ -22,12 +22,21 @@ from typing import TYPE_CHECKING, Any
 from protocol.errors import ErrorCode
 from protocol.location import resolve_home, resolve_socket
 from vaultctl.service.launch import Launch, daemon_launch
-from vaultctl.service.receipt import BadReceipt, Manager, ServiceReceipt, WrittenFile, load_receipt, receipt_path, stamped
+from vaultctl.service.record import (
+    BadRecord,
+    Manager,
+    ServiceRecord,
+    WrittenFile,
+    earlier_record_path,
+    load_record,
+    record_path,
+    stamped,
+)
 from vaultctl.service.units import LABEL, SERVICE_UNIT, SOCKET_UNIT, BadPath, ServiceSpec, UnitSyntax, launchd_plist
 from vaultctl.service.units import systemd_service as render_service
 from vaultctl.service.units import systemd_socket as render_socket
 from vaultctl.setup import files
-from vaultctl.setup.errors import EntryChanged, MalformedConfig, NoReceipt, SetupError, UsageError
+from vaultctl.setup.errors import EntryChanged, MalformedConfig, NoRecord, SetupError, UsageError
 from vaultctl.setup.homes import home_of
 
 if TYPE_CHECKING:
@@ -56,7 +65,7 @@ class FilePlan:
     change: Change
     text: str | None  #: what the file will hold; None when it is removed
     before: files.Snapshot | None = None
-    prior: str | None = None  #: the receipt's record of the file before install
+    prior: str | None = None  #: what the record keeps of the file before install
 
 
 @dataclass
@@ -181,10 +190,10 @@ def _text(snap: files.Snapshot, path: Path) -> str:
         raise MalformedConfig(f"{path} is not UTF-8 text; move it away and install again", path=path) from exc
 
 
-def _receipt(env: Mapping[str, str]) -> ServiceReceipt | None:
+def _record(env: Mapping[str, str]) -> ServiceRecord | None:
     try:
-        return load_receipt(resolve_home(env))
-    except BadReceipt as exc:
+        return load_record(resolve_home(env))
+    except BadRecord as exc:
         raise MalformedConfig(str(exc)) from exc
 
 
@@ -201,9 +210,9 @@ def plan_install(
 
     Raises:
         UsageError: a path the unit files cannot carry; another manager's service is installed.
-        SetupError: a service file is unsafe to replace (a link, not UTF-8, ...).
+        SetupError: a service file is unsafe to replace (a symlink, not UTF-8, ...).
     """
-    previous = _receipt(env)
+    previous = _record(env)
     if previous is not None and previous.manager is not manager:
         raise UsageError(f"vaultd is installed for {previous.manager}; run 'vaultctl daemon uninstall' first")
     spec, notes = build_spec(manager, env, vaults, idle_exit_s, launch)
@@ -225,7 +234,7 @@ def plan_install(
             prior = mine.prior  # our own file: uninstall still goes back to what was there first
         else:
             prior = current
-            notes.append(f"{path} exists and is not one install wrote; it is kept in the receipt and put back by uninstall")
+            notes.append(f"{path} exists and is not one install wrote; it is kept in the record and put back by uninstall")
         change = Change.UNCHANGED if current == text else Change.REPLACE
         plans.append(FilePlan(path, change, text, snap, prior))
     commands, start_command = _commands(manager, env, previous is not None and previous.started, targets[-1])
@@ -236,16 +245,16 @@ def plan_install(
 
 
 def apply_install(plan: ServicePlan, env: Mapping[str, str]) -> ServicePlan:
-    """Save the receipt, write the files, run the manager; on a manager's refusal, undo all of it.
+    """Save the record, write the files, run the manager; on a manager's refusal, undo all of it.
 
     Raises:
-        ManagerFailed: a command failed; the files and receipt are back as they were.
+        ManagerFailed: a command failed; the files and record are back as they were.
         SetupError: a file changed meanwhile or could not be written; nothing is half-done.
     """
     home = resolve_home(env)
-    where = receipt_path(home)
-    old_receipt = files.read(where)
-    receipt = ServiceReceipt(
+    where = record_path(home)
+    old_record = files.read(where)
+    record = ServiceRecord(
         manager=plan.manager,
         socket=plan.socket,
         files=[WrittenFile(path=str(f.path), sha256=_sha(f.text or ""), prior=f.prior) for f in plan.files],
@@ -253,7 +262,7 @@ def apply_install(plan: ServicePlan, env: Mapping[str, str]) -> ServicePlan:
         start_command=plan.start_command,
     )
     files.make_folder(where.parent)
-    files.write(where, stamped(receipt), before=old_receipt)
+    files.write(where, stamped(record), before=old_record)
     written: list[FilePlan] = []
     try:
         for f in plan.files:
@@ -265,8 +274,12 @@ def apply_install(plan: ServicePlan, env: Mapping[str, str]) -> ServicePlan:
         _run(plan.commands)
     except BaseException:
         _put_back(written)
-        _restore_receipt(where, old_receipt)
+        _restore_record(where, old_record)
         raise
+    try:
+        _drop_earlier_record(home)
+    except SetupError:
+        pass  # the current record speaks for the service; the earlier one is only read without it
     plan.applied = True
     return plan
 
@@ -286,7 +299,7 @@ def _put_back(written: Sequence[FilePlan]) -> None:
             continue
 
 
-def _restore_receipt(where: Path, old: files.Snapshot | None) -> None:
+def _restore_record(where: Path, old: files.Snapshot | None) -> None:
     try:
         now = files.read(where)
         if old is None and now is not None:
@@ -301,14 +314,14 @@ def plan_uninstall(*, env: Mapping[str, str]) -> ServicePlan:
     """What uninstall would do; nothing is touched.
 
     Raises:
-        NoReceipt: NOT_FOUND, nothing was installed for this home.
+        NoRecord: NOT_FOUND, nothing was installed for this home.
         EntryChanged: CONFLICT, a file changed since install wrote it (nothing is done).
     """
-    receipt = _receipt(env)
-    if receipt is None:
-        raise NoReceipt("no service is installed for this vaultd home ('vaultctl daemon install' writes one); nothing to undo")
+    record = _record(env)
+    if record is None:
+        raise NoRecord("no service is installed for this vaultd home ('vaultctl daemon install' writes one); nothing to undo")
     plans = []
-    for f in receipt.files:
+    for f in record.files:
         path = Path(f.path)
         snap = files.read(path)
         if snap is None:
@@ -322,15 +335,15 @@ def plan_uninstall(*, env: Mapping[str, str]) -> ServicePlan:
             )
         change = Change.REMOVE if f.prior is None else Change.RESTORE
         plans.append(FilePlan(path, change, f.prior, snap, f.prior))
-    commands = _stop_commands(receipt.manager) if receipt.started else []
-    after = [["systemctl", "--user", "daemon-reload"]] if receipt.started and receipt.manager is Manager.SYSTEMD else []
-    plan = ServicePlan(receipt.manager, "uninstall", plans, commands + after, socket=receipt.socket)
+    commands = _stop_commands(record.manager) if record.started else []
+    after = [["systemctl", "--user", "daemon-reload"]] if record.started and record.manager is Manager.SYSTEMD else []
+    plan = ServicePlan(record.manager, "uninstall", plans, commands + after, socket=record.socket)
     plan.notes.append("vaultctl starts the daemon itself again when a command needs it")
     return plan
 
 
 def apply_uninstall(plan: ServicePlan, env: Mapping[str, str]) -> ServicePlan:
-    """Stop the service, put the files back, drop the receipt (last, so a failure can be retried).
+    """Stop the service, put the files back, drop the record (last, so a failure can be retried).
 
     Raises:
         ManagerFailed: the manager would not stop the service; no file was touched.
@@ -343,12 +356,21 @@ def apply_uninstall(plan: ServicePlan, env: Mapping[str, str]) -> ServicePlan:
         elif f.change is Change.RESTORE and f.before is not None:
             files.write(f.path, (f.prior or "").encode("utf-8"), before=f.before)
     _run([c for c in plan.commands if "daemon-reload" in c])
-    where = receipt_path(resolve_home(env))
+    _drop_earlier_record(resolve_home(env))
+    where = record_path(resolve_home(env))
     snap = files.read(where)
     if snap is not None:
         files.remove(where, before=snap)
     plan.applied = True
     return plan
+
+
+def _drop_earlier_record(home: Path) -> None:
+    """Take away the record under its earlier name, once the current one speaks for the service."""
+    where = earlier_record_path(home)
+    snap = files.read(where)
+    if snap is not None:
+        files.remove(where, before=snap)
 
 
 def _run(commands: Sequence[Sequence[str]]) -> None:

@@ -1,7 +1,7 @@
 """Reversible registration of ``vaultctl mcp`` in agent hosts' MCP configuration, and of the
 guard (``vaultctl guard``) in the hooks of the hosts whose hooks can refuse an edit.
 
-``vaultctl setup HOST`` shows the change (a dry run), ``--apply`` makes it and keeps a receipt
+``vaultctl setup HOST`` shows the change (a dry run), ``--apply`` makes it and keeps a record
 per change, ``--undo`` reverses it byte for byte while what setup wrote is still there unchanged.
 Only the ``vaultd`` entry and the guard's own hook groups are ever touched; a file setup cannot
 edit faithfully is refused, not rewritten.
@@ -19,7 +19,7 @@ from vaultctl.setup.errors import (
     FileTooLarge,
     FolderNotFound,
     MalformedConfig,
-    NoReceipt,
+    NoRecord,
     SetupError,
     UnsafeFile,
     UsageError,
@@ -29,7 +29,7 @@ from vaultctl.setup.guard import guard_command
 from vaultctl.setup.homes import vaultd_home
 from vaultctl.setup.hosts import ENTRY_NAME, GUARD_NAME, HOSTS, FileFormat, GuardHooks, Host
 from vaultctl.setup.plan import Action, HostOutcome, Mode, SetupPlan, Status
-from vaultctl.setup.receipts import GuardReceipt, Receipt, ReceiptStore
+from vaultctl.setup.records import EntryRecord, GuardRecord, RecordStore
 from vaultctl.setup.runner import apply_setup, plan_setup, run, setup_all, undo_setup
 
 __all__ = [
@@ -46,14 +46,14 @@ __all__ = [
     "FileTooLarge",
     "FolderNotFound",
     "GuardHooks",
-    "GuardReceipt",
+    "GuardRecord",
     "Host",
     "HostOutcome",
     "MalformedConfig",
     "Mode",
-    "NoReceipt",
-    "Receipt",
-    "ReceiptStore",
+    "NoRecord",
+    "EntryRecord",
+    "RecordStore",
     "SetupError",
     "SetupPlan",
     "Status",

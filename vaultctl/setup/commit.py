@@ -1,11 +1,11 @@
-"""Computed changes to host files, and committing them with their receipts.
+"""Computed changes to host files, and committing them with their records.
 
 Setup may change two things in one run (the MCP entry and the guard's hooks), and for some hosts
 both live in one file. Each change is computed on the text the previous one left (a
 :class:`FileState` carries the bytes on disk and the text so far), so that the dry run shows what
 apply will write and the changes to one file are written at once, against the bytes that were
-read. The order of writes is chosen for reversibility: receipts are saved before their file
-changes (a crash between them leaves a receipt undo can judge, never a change without one) and
+read. The order of writes is chosen for reversibility: records are saved before their file
+changes (a crash between them leaves a record undo can judge, never a change without one) and
 dropped only after it changed.
 """
 
@@ -25,7 +25,7 @@ from vaultctl.setup.plan import Action, SetupPlan
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from vaultctl.setup.receipts import AnyReceipt, ReceiptStore
+    from vaultctl.setup.records import AnyRecord, RecordStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,26 +48,26 @@ class FileState:
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """One computed change: the plan to show, the text it leaves, the receipts it saves or drops."""
+    """One computed change: the plan to show, the text it leaves, the records it saves or drops."""
 
     state: FileState  #: the file before this change
     plan: SetupPlan
     new_text: str | None  #: after this change (None: the file is deleted)
-    saves: tuple[AnyReceipt, ...] = ()
-    drops: tuple[Path, ...] = ()  #: receipt files to drop once the file is written
-    receipt: Path | None = None  #: the receipt written or consumed, to report
+    saves: tuple[AnyRecord, ...] = ()
+    drops: tuple[Path, ...] = ()  #: record files to drop once the file is written
+    record: Path | None = None  #: the record written or consumed, to report
 
     @property
     def after(self) -> FileState:
         return FileState(self.state.path, self.state.disk, self.new_text)
 
 
-def commit(changes: Sequence[Change], store: ReceiptStore) -> list[SetupPlan]:
+def commit(changes: Sequence[Change], store: RecordStore) -> list[SetupPlan]:
     """Write every change, one write per file, and return the plans marked applied.
 
     Changes to one file must come one after the other, each computed on the previous one's text.
-    A failed write leaves that file and its receipts as they were; files written before it stay
-    written, each with its receipt.
+    A failed write leaves that file and its records as they were; files written before it stay
+    written, each with its record.
     """
     plans: list[SetupPlan] = []
     for _, group in groupby(changes, key=lambda c: c.state.path):
@@ -76,13 +76,13 @@ def commit(changes: Sequence[Change], store: ReceiptStore) -> list[SetupPlan]:
         saves = [r for c in chain for r in c.saves]
         wheres = [store.path_for(r.host, Path(r.path), type(r)) for r in saves]
         previous = {where: store.raw(where) for where in wheres}
-        for receipt in saves:
-            store.save(receipt)
+        for record in saves:
+            store.save(record)
         if last.new_text != first.state.text:
             try:
                 _write(first.state, last.new_text)
             except BaseException:
-                # The file did not change: its receipts must not claim it did. The write's own
+                # The file did not change: its records must not claim it did. The write's own
                 # error is the one to report, so a failed rollback stays quiet.
                 with contextlib.suppress(SetupError):
                     for where, data in previous.items():
@@ -90,7 +90,7 @@ def commit(changes: Sequence[Change], store: ReceiptStore) -> list[SetupPlan]:
                 raise
         for where in (p for c in chain for p in c.drops):
             store.drop_path(where)
-        plans += [c.plan if c.plan.action is Action.NONE else replace(c.plan, applied=True, receipt=c.receipt) for c in chain]
+        plans += [c.plan if c.plan.action is Action.NONE else replace(c.plan, applied=True, record=c.record) for c in chain]
     return plans
 
 

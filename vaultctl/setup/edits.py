@@ -79,7 +79,7 @@ class Format(Protocol):
         ...
 
     def value_of(self, text: str) -> Any:
-        """The data a :attr:`Put.prior_text` stands for (to show a receipt's prior entry)."""
+        """The data a :attr:`Put.prior_text` stands for (to show a record's prior entry)."""
         ...
 
 

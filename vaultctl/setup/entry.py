@@ -21,13 +21,13 @@ from vaultctl.setup.errors import (
     FileTooLarge,
     FolderNotFound,
     MalformedConfig,
-    NoReceipt,
+    NoRecord,
     UnsafeFile,
     UsageError,
 )
 from vaultctl.setup.hosts import ENTRY_NAME, HOSTS, PORTABLE_COMMAND, FileFormat, Host, launch_env
 from vaultctl.setup.plan import Action, Mode, make_plan
-from vaultctl.setup.receipts import Receipt, ReceiptStore
+from vaultctl.setup.records import EntryRecord, RecordStore
 from vaultctl.setup.scopes import claude_shadows
 
 if TYPE_CHECKING:
@@ -60,12 +60,12 @@ def resolve_host(name: str, project: Path | None) -> tuple[Host, Path | None]:
 
 @dataclass(frozen=True, slots=True)
 class EntryTarget:
-    """One host file's MCP entry: where it is, how it is written, where its receipt lives."""
+    """One host file's MCP entry: where it is, how it is written, where its record lives."""
 
     host: Host
     path: Path
     fmt: Format
-    store: ReceiptStore
+    store: RecordStore
     env: Mapping[str, str]
     project: Path | None = None  #: set for a per-project file, which is shared through its repository
 
@@ -75,10 +75,10 @@ class EntryTarget:
     def resolve(cls, name: str, project: Path | None, env: Mapping[str, str]) -> EntryTarget:
         host, project = resolve_host(name, project)
         path = Path(os.path.abspath(host.config_path(env, project)))
-        return cls(host, path, format_for(host), ReceiptStore.for_env(env), env, project)
+        return cls(host, path, format_for(host), RecordStore.for_env(env), env, project)
 
     @property
-    def receipt_path(self) -> Path:
+    def record_path(self) -> Path:
         return self.store.path_for(self.host.name, self.path)
 
     def setup(self, command: str, mode: Mode, state: FileState | None = None) -> Change:
@@ -135,7 +135,7 @@ class EntryTarget:
     def _setup(self, entry: dict[str, Any], mode: Mode, state: FileState) -> Change:
         if state.text is None:
             new = self.fmt.fresh(entry)
-            receipt = Receipt(
+            record = EntryRecord(
                 host=self.host.name,
                 path=str(self.path),
                 file_existed=False,
@@ -145,7 +145,7 @@ class EntryTarget:
                 spacing="",
             )
             plan = make_plan(self, mode, Action.CREATE_FILE, old=None, new=new, before=None, after=entry)
-            return Change(state, plan, new, saves=(receipt,), receipt=self.receipt_path)
+            return Change(state, plan, new, saves=(record,), record=self.record_path)
         text = state.text
         doc = self.fmt.parse(text, self.path)
         found = doc.entry()
@@ -160,9 +160,9 @@ class EntryTarget:
             created = previous.created_sha256
             if not previous.file_existed and created == state.sha():
                 created = sha(new.encode("utf-8"))
-            receipt = msgspec.structs.replace(previous, written=entry, created_sha256=created)
+            record = msgspec.structs.replace(previous, written=entry, created_sha256=created)
         else:
-            receipt = Receipt(
+            record = EntryRecord(
                 host=self.host.name,
                 path=str(self.path),
                 file_existed=True,
@@ -174,21 +174,21 @@ class EntryTarget:
         action = Action.ADD if found is None else Action.REPLACE
         before = None if found is None else found.value
         plan = make_plan(self, mode, action, old=text, new=new, before=before, after=entry)
-        return Change(state, plan, new, saves=(receipt,), receipt=self.receipt_path)
+        return Change(state, plan, new, saves=(record,), record=self.record_path)
 
-    def has_receipt(self) -> bool:
+    def has_record(self) -> bool:
         return self.store.load(self.host.name, self.path) is not None
 
     def undo(self, state: FileState | None = None) -> Change:
-        """Plan putting back what the receipt says the entry was, on ``state`` (read when None).
+        """Plan putting back what the record says the entry was, on ``state`` (read when None).
 
         Raises:
-            NoReceipt: NOT_FOUND, setup never applied to this file (or it was undone already).
+            NoRecord: NOT_FOUND, setup never applied to this file (or it was undone already).
             EntryChanged: CONFLICT, the entry changed since setup wrote it.
         """
-        receipt = self.store.load(self.host.name, self.path)
-        if receipt is None:
-            raise NoReceipt(
+        record = self.store.load(self.host.name, self.path)
+        if record is None:
+            raise NoRecord(
                 f"setup has no record of adding vaultd to {self.path}, so there is nothing to undo "
                 "(it undoes only what it applied). Edit the file by hand if needed.",
                 path=self.path,
@@ -196,37 +196,37 @@ class EntryTarget:
         state = state or FileState.read(self.path)
         text = state.text
         found = None if text is None else self.fmt.parse(text, self.path).entry()
-        prior = None if receipt.prior_text is None else self.fmt.value_of(receipt.prior_text)
-        drops = (self.receipt_path,)
+        prior = None if record.prior_text is None else self.fmt.value_of(record.prior_text)
+        drops = (self.record_path,)
         if found is None:
-            if receipt.prior_text is not None:
+            if record.prior_text is not None:
                 raise EntryChanged(
                     f"The vaultd entry in {self.path} was removed since setup wrote it; undo will not "
                     "bring back the earlier one over that change, so nothing was written.",
                     path=self.path,
                 )
-            notes = ("The vaultd entry is already gone; the receipt was dropped.",)
+            notes = ("The vaultd entry is already gone; the record was dropped.",)
             plan = make_plan(self, Mode.UNDO, Action.NONE, old=text, new=text, before=None, after=None, notes=notes)
-            return Change(state, plan, text, drops=drops, receipt=self.receipt_path)
+            return Change(state, plan, text, drops=drops, record=self.record_path)
         assert text is not None
-        if found.value != receipt.written:
+        if found.value != record.written:
             raise EntryChanged(
                 f"The vaultd entry in {self.path} was changed since setup wrote it; undo would overwrite "
                 "that change, so nothing was written. Edit the entry by hand, or run setup with apply "
                 "to take it over.",
                 path=self.path,
             )
-        if not receipt.file_existed and (receipt.created_sha256 == state.sha() or text == self.fmt.fresh(found.value)):
+        if not record.file_existed and (record.created_sha256 == state.sha() or text == self.fmt.fresh(found.value)):
             # Setup created the file and it still holds nothing else (the second test covers an
             # entry updated since in a file that another change of setup's shares).
             plan = make_plan(self, Mode.UNDO, Action.DELETE_FILE, old=text, new=None, before=found.value, after=None)
-            return Change(state, plan, None, drops=drops, receipt=self.receipt_path)
+            return Change(state, plan, None, drops=drops, record=self.record_path)
         doc = self.fmt.parse(text, self.path)
-        splice = doc.revert(receipt.prior_text, receipt.container_existed, receipt.spacing)
+        splice = doc.revert(record.prior_text, record.container_existed, record.spacing)
         new = splice.apply(text)
-        action = Action.REMOVE if receipt.prior_text is None else Action.RESTORE
+        action = Action.REMOVE if record.prior_text is None else Action.RESTORE
         plan = make_plan(self, Mode.UNDO, action, old=text, new=new, before=found.value, after=prior)
-        return Change(state, plan, new, drops=drops, receipt=self.receipt_path)
+        return Change(state, plan, new, drops=drops, record=self.record_path)
 
     def untouched(self, state: FileState | None = None) -> Change:
         """Undo's answer when setup has no record of the entry (the guard alone is undone)."""

@@ -10,7 +10,7 @@
     ├── FileTooLarge                 LIMIT           over MAX_FILE_BYTES
     ├── EntryChanged                 CONFLICT        the entry is no longer the one setup wrote
     ├── FileChanged                  CONFLICT        the file changed while setup was editing it
-    ├── NoReceipt                    NOT_FOUND       nothing recorded to undo
+    ├── NoRecord                    NOT_FOUND       nothing recorded to undo
     ├── FolderNotFound               NOT_FOUND       a project folder that does not exist
     └── DiskError                    INTERNAL        an unexpected OS error while reading or writing
 
@@ -71,7 +71,7 @@ class FileChanged(SetupError):
     code = ErrorCode.CONFLICT
 
 
-class NoReceipt(SetupError):
+class NoRecord(SetupError):
     code = ErrorCode.NOT_FOUND
 
 

@@ -146,7 +146,7 @@ def _check(st: os.stat_result, path: Path) -> None:
     if stat.S_ISLNK(st.st_mode):
         raise UnsafeFile(
             f"{path} is a symbolic link; setup does not edit through links. "
-            "Add the vaultd entry to the file it points at by hand, or replace the link with a file.",
+            "Add the vaultd entry to the file it points at by hand, or replace the symlink with a file.",
             path=path,
         )
     if not stat.S_ISREG(st.st_mode):

@@ -28,7 +28,7 @@ from vaultctl.setup.hooksfile import HOOKS_KEY, HooksDocument
 from vaultctl.setup.hostnotes import host_notes
 from vaultctl.setup.hosts import GUARD_ARGS, PORTABLE_COMMAND, GuardHooks, Host, launch_env
 from vaultctl.setup.plan import Action, Mode, make_plan
-from vaultctl.setup.receipts import GuardReceipt, GuardStep, ReceiptStore
+from vaultctl.setup.records import GuardRecord, GuardStep, RecordStore
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -64,12 +64,12 @@ def is_guard_hook(hook: Any) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class GuardTarget:
-    """One host file's guard hooks: where they go, and where their receipt lives."""
+    """One host file's guard hooks: where they go, and where their record lives."""
 
     host: Host
     hooks: GuardHooks
     path: Path
-    store: ReceiptStore
+    store: RecordStore
     env: Mapping[str, str]
     project: Path | None = None
 
@@ -81,13 +81,13 @@ class GuardTarget:
         if host.guard is None:
             return None
         path = Path(os.path.abspath(host.guard.path(env, project)))
-        return cls(host, host.guard, path, ReceiptStore.for_env(env), env, project)
+        return cls(host, host.guard, path, RecordStore.for_env(env), env, project)
 
     @property
-    def receipt_path(self) -> Path:
-        return self.store.path_for(self.host.name, self.path, GuardReceipt)
+    def record_path(self) -> Path:
+        return self.store.path_for(self.host.name, self.path, GuardRecord)
 
-    def has_receipt(self) -> bool:
+    def has_record(self) -> bool:
         return self.store.load_guard(self.host.name, self.path) is not None
 
     def command(self, vaultctl: str) -> str:
@@ -156,23 +156,23 @@ class GuardTarget:
         if old is not None and text == old:
             plan = make_plan(self, mode, Action.NONE, old=old, new=old, before=before or None, after=groups, notes=notes)
             return Change(state, plan, old)
-        receipt = self._receipt(previous, state, text, groups, list(before), steps)
+        record = self._record(previous, state, text, groups, list(before), steps)
         action = Action.CREATE_FILE if old is None else Action.ADD if steps else Action.REPLACE
         plan = make_plan(self, mode, action, old=old, new=text, before=before or None, after=groups, notes=notes)
-        return Change(state, plan, text, saves=(receipt,), receipt=self.receipt_path)
+        return Change(state, plan, text, saves=(record,), record=self.record_path)
 
-    def _receipt(
+    def _record(
         self,
-        previous: GuardReceipt | None,
+        previous: GuardRecord | None,
         state: FileState,
         new: str,
         groups: dict[str, dict[str, Any]],
         kept: list[str],
         steps: list[GuardStep],
-    ) -> GuardReceipt:
-        """A fresh receipt, or the earlier one carried on (undo still goes back to before setup)."""
+    ) -> GuardRecord:
+        """A fresh record, or the earlier one carried on (undo still goes back to before setup)."""
         if state.text is None:
-            return GuardReceipt(
+            return GuardRecord(
                 host=self.host.name,
                 path=str(self.path),
                 file_existed=False,
@@ -181,7 +181,7 @@ class GuardTarget:
                 steps=steps,
             )
         if previous is None or not kept:
-            return GuardReceipt(host=self.host.name, path=str(self.path), file_existed=True, written=groups, steps=steps)
+            return GuardRecord(host=self.host.name, path=str(self.path), file_existed=True, written=groups, steps=steps)
         created = previous.created_sha256
         if not previous.file_existed and created == state.sha():
             created = sha(new.encode("utf-8"))
@@ -189,22 +189,22 @@ class GuardTarget:
         return msgspec.structs.replace(previous, written=groups, steps=[*carried, *steps], created_sha256=created)
 
     def undo(self, state: FileState | None = None) -> Change | None:
-        """Plan taking out what the receipt says setup added, or None when there is no receipt.
+        """Plan taking out what the record says setup added, or None when there is no record.
 
         Raises:
             EntryChanged: CONFLICT, a group setup wrote was changed since; nothing is planned.
         """
-        receipt = self.store.load_guard(self.host.name, self.path)
-        if receipt is None:
+        record = self.store.load_guard(self.host.name, self.path)
+        if record is None:
             return None
         state = state or FileState.read(self.path)
-        text, drops = state.text, (self.receipt_path,)
+        text, drops = state.text, (self.record_path,)
         if text is None:
-            note = "The guard's hooks file is gone; the receipt was dropped."
+            note = "The guard's hooks file is gone; the record was dropped."
             plan = make_plan(self, Mode.UNDO, Action.NONE, old=None, new=None, before=None, after=None, notes=(note,))
-            return Change(state, plan, None, drops=drops, receipt=self.receipt_path)
+            return Change(state, plan, None, drops=drops, record=self.record_path)
         doc = HooksDocument(text, self.path)
-        written = receipt.written
+        written = record.written
         present = {e: g for e, g in written.items() if g in doc.groups(e)}
         commands = {h.get("command") for g in written.values() for h in g.get("hooks", [])}
         changed = [e for e in written if e not in present and any(_runs(g, commands) for g in doc.groups(e))]
@@ -215,19 +215,19 @@ class GuardTarget:
                 path=self.path,
             )
         if not present:
-            note = "The guard's hook groups are already gone; the receipt was dropped."
+            note = "The guard's hook groups are already gone; the record was dropped."
             plan = make_plan(self, Mode.UNDO, Action.NONE, old=text, new=text, before=None, after=None, notes=(note,))
-            return Change(state, plan, text, drops=drops, receipt=self.receipt_path)
-        if not receipt.file_existed and (receipt.created_sha256 == state.sha() or text == self._fresh(written)):
+            return Change(state, plan, text, drops=drops, record=self.record_path)
+        if not record.file_existed and (record.created_sha256 == state.sha() or text == self._fresh(written)):
             plan = make_plan(self, Mode.UNDO, Action.DELETE_FILE, old=text, new=None, before=present, after=None)
-            return Change(state, plan, None, drops=drops, receipt=self.receipt_path)
+            return Change(state, plan, None, drops=drops, record=self.record_path)
         new = text
-        for step in reversed(receipt.steps):
+        for step in reversed(record.steps):
             if step.event in present:
                 new = doc.remove(step.event, written[step.event], step.created, step.spacing).apply(new)
                 doc = HooksDocument(new, self.path)
         plan = make_plan(self, Mode.UNDO, Action.REMOVE, old=text, new=new, before=present, after=None)
-        return Change(state, plan, new, drops=drops, receipt=self.receipt_path)
+        return Change(state, plan, new, drops=drops, record=self.record_path)
 
     def _fresh(self, groups: dict[str, dict[str, Any]]) -> str:
         """The text of a file setup creates holding only ``groups``."""

@@ -5,7 +5,7 @@ Hosts run every group of an event (Claude Code, Codex and Gemini CLI all merge t
 guard's group is appended after the user's own: nothing of theirs is replaced or moved, and a
 host that keys its hooks by position (Codex keys a hook's trust by its index) keeps every key of
 theirs. Where ``hooks`` or the event's array is missing it is created around the group, and the
-receipt says so, so that undo takes out exactly what setup put in. Each splice is proven by
+record says so, so that undo takes out exactly what setup put in. Each splice is proven by
 re-parsing the result and comparing it with the intended data.
 """
 

@@ -27,8 +27,8 @@ class Mode(enum.Enum):
     """What the caller asked for."""
 
     PLAN = "plan"  #: show the change, write nothing (the default)
-    APPLY = "apply"  #: write the entry and a receipt
-    UNDO = "undo"  #: reverse what a receipt records
+    APPLY = "apply"  #: write the entry and a record
+    UNDO = "undo"  #: reverse what a record records
 
 
 class Action(enum.StrEnum):
@@ -63,7 +63,7 @@ class SetupPlan:
     after: Any
     diff: str  #: unified diff of the file, secrets masked; empty for NONE
     applied: bool = False  #: the change is on disk
-    receipt: Path | None = None  #: the receipt written (apply) or consumed (undo)
+    record: Path | None = None  #: the record written (apply) or consumed (undo)
     notes: tuple[str, ...] = ()
     guard: SetupPlan | None = None  #: the guard's hooks, changed with the entry (None: not this time)
     sandbox: SetupPlan | None = None  #: the host's own sandbox settings (None: not this time)
@@ -83,7 +83,7 @@ class SetupPlan:
             "after": msgspec.to_builtins(self.after),
             "diff": self.diff,
             "applied": self.applied,
-            "receipt": str(self.receipt) if self.receipt else None,
+            "record": str(self.record) if self.record else None,
             "notes": list(self.notes),
             "guard": None if self.guard is None else self.guard.to_dict(),
             "sandbox": None if self.sandbox is None else self.sandbox.to_dict(),

@@ -40,7 +40,7 @@ def plan_setup(host: str, command: str, *, project: Path | None = None, env: Map
 
 
 def apply_setup(host: str, command: str, *, project: Path | None = None, env: Mapping[str, str] | None = None) -> SetupPlan:
-    """Write the entry (``command`` must be absolute) and a receipt; a no-op if already there.
+    """Write the entry (``command`` must be absolute) and a record; a no-op if already there.
 
     Raises:
         SetupError: see :mod:`vaultctl.setup.errors`; on a refusal nothing is written.
@@ -56,10 +56,10 @@ def undo_setup(
     env: Mapping[str, str] | None = None,
     dry_run: bool = False,
 ) -> SetupPlan:
-    """Put back what the receipt says the entry was, if the entry is still the one setup wrote.
+    """Put back what the record says the entry was, if the entry is still the one setup wrote.
 
     Raises:
-        NoReceipt: NOT_FOUND, setup never applied to this file (or it was undone already).
+        NoRecord: NOT_FOUND, setup never applied to this file (or it was undone already).
         EntryChanged: CONFLICT, the entry changed since setup wrote it.
         SetupError: the file is malformed or unsafe now; nothing is written.
     """
@@ -180,10 +180,10 @@ def _undo(entry: EntryTarget, hooks: GuardTarget | None, walls: SandboxTarget | 
             changes.append((kind, change))
             latest[change.state.path] = change.after
     state = latest.get(entry.path)
-    if changes and not entry.has_receipt():
+    if changes and not entry.has_record():
         changes.append(("entry", entry.untouched(state)))
     else:
-        changes.append(("entry", entry.undo(state)))  # raises NoReceipt when setup recorded nothing
+        changes.append(("entry", entry.undo(state)))  # raises NoRecord when setup recorded nothing
     return changes
 
 
@@ -194,7 +194,7 @@ def setup_all(
 
     A host that does not seem installed is skipped (setup would otherwise create, say,
     ``~/.cursor`` for someone who never ran Cursor); naming the host alone sets it up anyway.
-    Under undo, a host with no receipt is skipped.
+    Under undo, a host with no record is skipped.
     """
     env = os.environ if env is None else env
     outcomes: list[HostOutcome] = []
@@ -204,7 +204,7 @@ def setup_all(
                 entry = EntryTarget.resolve(name, None, env)
                 hooks = GuardTarget.resolve(host, None, env)
                 walls = SandboxTarget.resolve(name, env)
-                if not any(t is not None and t.has_receipt() for t in (entry, hooks, walls)):
+                if not any(t is not None and t.has_record() for t in (entry, hooks, walls)):
                     note = f"setup has not changed {entry.path}; nothing to undo."
                     outcomes.append(HostOutcome(name, Status.SKIPPED, note=note))
                     continue

@@ -4,7 +4,7 @@ taking them out again, byte for byte.
 The rules are :mod:`sandbox`'s. They are merged, never swapped in: a value setup needs is set
 (``sandbox.enabled``), a path it needs is appended to the person's own array (``denyWrite``,
 ``permissions.deny``), and everything else of theirs stays where it is. Each edit is one splice,
-proven by re-parsing the result, and recorded as a step of the receipt; undo reverses the steps
+proven by re-parsing the result, and recorded as a step of the record; undo reverses the steps
 in the opposite order, each only while it still holds what setup wrote, so the file gets back the
 bytes it had. A value the person had set otherwise (``sandbox.enabled: false``) is replaced, the
 plan says so, and undo puts their text back.
@@ -26,7 +26,7 @@ from vaultctl.setup.entry import MANUAL
 from vaultctl.setup.homes import home_of
 from vaultctl.setup.hosts import HOSTS, Host
 from vaultctl.setup.plan import Action, Mode, SetupPlan, make_plan
-from vaultctl.setup.receipts import ReceiptStore, SandboxReceipt, SandboxStep
+from vaultctl.setup.records import RecordStore, SandboxRecord, SandboxStep
 from vaultctl.setup.sandbox import claude_settings, protected
 from vaultctl.setup.sandboxtext import CODEX_MODE, SandboxJson, SandboxToml, Want, value_at
 
@@ -56,11 +56,11 @@ def _runtime(env: Mapping[str, str]) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class SandboxTarget:
-    """One host's sandbox settings file, and where its receipt lives."""
+    """One host's sandbox settings file, and where its record lives."""
 
     host: Host
     path: Path
-    store: ReceiptStore
+    store: RecordStore
     env: Mapping[str, str]
 
     ours: ClassVar[bool] = True  #: its plans show the rules setup writes (paths, no secrets) as they are
@@ -79,13 +79,13 @@ class SandboxTarget:
             path = os.path.join(home, ".gemini", "settings.json")
         else:
             return None
-        return cls(HOSTS[name], Path(os.path.abspath(path)), ReceiptStore.for_env(env), env)
+        return cls(HOSTS[name], Path(os.path.abspath(path)), RecordStore.for_env(env), env)
 
     @property
-    def receipt_path(self) -> Path:
-        return self.store.path_for(self.host.name, self.path, SandboxReceipt)
+    def record_path(self) -> Path:
+        return self.store.path_for(self.host.name, self.path, SandboxRecord)
 
-    def has_receipt(self) -> bool:
+    def has_record(self) -> bool:
         return self.store.load_sandbox(self.host.name, self.path) is not None
 
     def _wants(self) -> list[Want]:
@@ -165,11 +165,11 @@ class SandboxTarget:
             plan = make_plan(self, mode, Action.NONE, old=old, new=old, before=before, after=after, notes=tuple(notes))
             return Change(state, plan, old)
         previous = self.store.load_sandbox(name, self.path)
-        receipt = self._receipt(previous, state, text, steps)
+        record = self._record(previous, state, text, steps)
         action = Action.CREATE_FILE if old is None else Action.ADD if any(s.kind != "replace" for s in steps) else Action.REPLACE
         notes.append(f"{self.host.title} reads its sandbox settings when a session starts: restart open sessions.")
         plan = make_plan(self, mode, action, old=old, new=text, before=before, after=after, notes=tuple(notes))
-        return Change(state, plan, text, saves=(receipt,), receipt=self.receipt_path)
+        return Change(state, plan, text, saves=(record,), record=self.record_path)
 
     def _codex_roots(self, data: dict[str, Any]) -> list[str]:
         table = data.get("sandbox_workspace_write")
@@ -183,11 +183,11 @@ class SandboxTarget:
             "write there; setup leaves your roots alone: take those out by hand."
         ]
 
-    def _receipt(self, previous: SandboxReceipt | None, state: FileState, new: str, steps: list[SandboxStep]) -> SandboxReceipt:
-        """A fresh receipt, or the earlier one carried on (undo still goes back to before setup)."""
+    def _record(self, previous: SandboxRecord | None, state: FileState, new: str, steps: list[SandboxStep]) -> SandboxRecord:
+        """A fresh record, or the earlier one carried on (undo still goes back to before setup)."""
         if previous is None:
             created = sha(new.encode("utf-8")) if state.text is None else None
-            return SandboxReceipt(
+            return SandboxRecord(
                 host=self.host.name, path=str(self.path), file_existed=state.text is not None, created_sha256=created, steps=steps
             )
         created = previous.created_sha256
@@ -196,30 +196,30 @@ class SandboxTarget:
         return msgspec.structs.replace(previous, steps=[*previous.steps, *steps], created_sha256=created)
 
     def undo(self, state: FileState | None = None) -> Change | None:
-        """Plan reversing the receipt's steps, or None when there is no receipt.
+        """Plan reversing the record's steps, or None when there is no record.
 
         Raises:
             EntryChanged: CONFLICT, a part setup added was changed since; nothing is planned.
         """
-        receipt = self.store.load_sandbox(self.host.name, self.path)
-        if receipt is None:
+        record = self.store.load_sandbox(self.host.name, self.path)
+        if record is None:
             return None
         state = state or FileState.read(self.path)
-        text, drops = state.text, (self.receipt_path,)
+        text, drops = state.text, (self.record_path,)
         if text is None:
-            note = "The sandbox settings file is gone; the receipt was dropped."
+            note = "The sandbox settings file is gone; the record was dropped."
             plan = make_plan(self, Mode.UNDO, Action.NONE, old=None, new=None, before=None, after=None, notes=(note,))
-            return Change(state, plan, None, drops=drops, receipt=self.receipt_path)
-        if not receipt.file_existed and receipt.created_sha256 == state.sha():
+            return Change(state, plan, None, drops=drops, record=self.record_path)
+        if not record.file_existed and record.created_sha256 == state.sha():
             plan = make_plan(self, Mode.UNDO, Action.DELETE_FILE, old=text, new=None, before=None, after=None)
-            return Change(state, plan, None, drops=drops, receipt=self.receipt_path)
+            return Change(state, plan, None, drops=drops, record=self.record_path)
         doc: SandboxJson | SandboxToml = SandboxToml(text, self.path) if self.host.name == "codex" else SandboxJson(text, self.path)
-        for step in reversed(receipt.steps):
+        for step in reversed(record.steps):
             doc = doc.revert(step)
         new: str | None = doc.text
-        if not receipt.file_existed and new == _EMPTY:
+        if not record.file_existed and new == _EMPTY:
             new = None
         action = Action.NONE if new == text else Action.DELETE_FILE if new is None else Action.REMOVE
-        notes = ("The sandbox settings setup wrote are already gone; the receipt was dropped.",) if action is Action.NONE else ()
+        notes = ("The sandbox settings setup wrote are already gone; the record was dropped.",) if action is Action.NONE else ()
         plan = make_plan(self, Mode.UNDO, action, old=text, new=new, before=None, after=None, notes=notes)
-        return Change(state, plan, new, drops=drops, receipt=self.receipt_path)
+        return Change(state, plan, new, drops=drops, record=self.record_path)

@@ -4,7 +4,7 @@ time.
 
 Every edit is one splice of the file's text, proven by re-parsing the result and comparing it with
 the intended data, so nothing else of the person's can change unnoticed; each returns the steps a
-receipt keeps for undo.
+record keeps for undo.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from vaultctl.setup.edits import Splice
 from vaultctl.setup.errors import CannotEditFaithfully, EntryChanged, MalformedConfig
 from vaultctl.setup.jsontext import JsonText, Obj, remove_element, remove_member
-from vaultctl.setup.receipts import SandboxStep
+from vaultctl.setup.records import SandboxStep
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -29,7 +29,7 @@ class CallContext:
     channel: Channel
     client: str
     session: str | None = None  #: an agent session's id, from hello
-    opened: bool = False  #: set by the hello handler once the session is accepted
+    opened: bool = False  #: set by the hello handler once the connection is accepted
     streams: EventStreams | None = None  #: the connection's subscriptions (None: it cannot carry notifications)
 
 

@@ -2,7 +2,7 @@
 
 Handlers see the daemon only through this protocol, in their :class:`~vaultd.api.handlers.CallContext`;
 ``vaultd.daemon`` imports the handlers, never the other way round, so the methods can be read and
-tested without the process around them (its listener, sessions, budgets and shutdown).
+tested without the process around them (its listener, connections, budgets and shutdown).
 """
 
 from __future__ import annotations

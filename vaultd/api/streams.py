@@ -1,6 +1,6 @@
 """What the subscription handlers need of the connection they are called on.
 
-A subscription lives as long as its connection and sends on it, so the session (in
+A subscription lives as long as its connection and sends on it, so the connection (in
 ``vaultd.server``) holds it; the handlers, a layer below, see it only through
 :class:`EventStreams`, and hand it a :class:`SubscriptionStart` worked out here.
 """

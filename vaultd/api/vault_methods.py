@@ -30,7 +30,7 @@ from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import InvalidParams, NotFound, StalePreview, ValidationFailed
 from vaultd.policy import check_inside_vault, check_new_path, validate_pii_policy
 from vaultd.registry.changes import changed_entry, setting_changes
-from vaultd.registry.entries import canonical_folder, check_new_entry
+from vaultd.registry.config import canonical_folder, check_new_entry
 from vaultd.vault.oplog import LogFile, foreign_message, log_file_kind, log_name
 
 if TYPE_CHECKING:

@@ -28,11 +28,11 @@ from protocol.methods.proposals import MAX_PROPOSAL_BYTES, MAX_PROPOSALS, Propos
 from vaultd.errors import LimitExceeded, NotFound, PolicyRefused, Unavailable
 from vaultd.fsio import ReadRefused, fsync_dir, read_regular, write_atomic
 from vaultd.txn import journal, seal
-from vaultd.vault.layout import RUNTIME_DIR
+from vaultd.vault.layout import STATE_DIR
 
 log = structlog.get_logger("vaultd.gate")
 
-PROPOSALS_DIR = f"{RUNTIME_DIR}/proposals"  #: vault-relative
+PROPOSALS_DIR = f"{STATE_DIR}/proposals"  #: vault-relative
 _DOMAIN = b"vaultd-proposal\0"
 _SUFFIX = ".json"
 _MAC_CHARS = 64
@@ -80,7 +80,7 @@ class ProposalStore:
         """Whether the folder exists (made when ``create``); refuses one that is not vaultd's own.
 
         Raises:
-            Unavailable: UNAVAILABLE, the proposals folder is not vaultd's own (a link, another
+            Unavailable: UNAVAILABLE, the proposals folder is not vaultd's own (a symlink, another
                 user's).
         """
         problem = journal.runtime_issue(self.root)

@@ -205,7 +205,7 @@ def uncommitted(root: Path, recorder: Recorder, since: str, log_rel: str | None 
     return records
 
 
-def stamp_since(folder: Path, now_id: str) -> str:
+def checkpoints_since(folder: Path, now_id: str) -> str:
     """When checkpoints were turned on (an op-id prefix): operations before it are never committed
     by recovery. Written once, durably; read back afterwards."""
     path = folder / "since"

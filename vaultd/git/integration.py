@@ -43,7 +43,7 @@ from vaultd.gate.store import new_id, store_for
 from vaultd.git import objects
 from vaultd.git.checkpoint import TRAILER_OP
 from vaultd.git.merge import Labels, merge_note
-from vaultd.git.record import STATE_DIR
+from vaultd.git.record import GIT_STATE_DIR
 from vaultd.git.repo import resolve
 from vaultd.git.staging import follow
 from vaultd.txn import journal, opids, seal
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("vaultd.git")
 
-RECORD = f"{STATE_DIR}/integration"  #: vault-relative
+RECORD = f"{GIT_STATE_DIR}/integration"  #: vault-relative
 MAX_RECORD_BYTES = 64 * 1024 * 1024  #: a sync's record: a few hundred bytes per incoming path
 _DOMAIN = b"vaultd-integration\0"
 OP = "vault.sync"
@@ -178,7 +178,7 @@ def apply_remaining(root: Path, repo: Repo, intent: Intent) -> tuple[list[str], 
     for w in intent.writes:
         try:
             current = read_current(root, w.path, MAX_OP_BYTES)
-        except VaultError as exc:  # a link or a folder put in its way, or a file grown past the bound
+        except VaultError as exc:  # a symlink or a folder put in its way, or a file grown past the bound
             log.warning("a file a sync planned to write is no longer one it writes; it is left as it is", path=w.path, error=exc.message)
             continue
         now = None if current is None else objects.blob_id(current)
@@ -261,7 +261,7 @@ def _move(root: Path, recorder: Recorder, intent: Intent, op_ids: list[str]) -> 
 def keep_proposals(root: Path, repo: Repo, vault_id: str, intent: Intent) -> dict[str, str]:
     """Store each conflict's proposal that is not stored yet (a person may have decided it already)."""
     store = store_for(root)
-    work = root / STATE_DIR
+    work = root / GIT_STATE_DIR
     kept: dict[str, str] = {}
     for pending in intent.proposals:
         path = pending.params.path

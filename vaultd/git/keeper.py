@@ -23,7 +23,7 @@ from protocol.issue_codes import IssueCode
 from protocol.methods.git_settings import GitMode
 from vaultd.errors import Conflict, Unavailable, VaultError
 from vaultd.git import checkpoint, exclude, integration, snapshot
-from vaultd.git.record import STATE_DIR, Recorder
+from vaultd.git.record import GIT_STATE_DIR, Recorder
 from vaultd.git.repo import Repo, find, resolve
 from vaultd.git.staging import StagedContent, StagingArea, catch_up, describe
 from vaultd.txn.engine import read_current
@@ -43,7 +43,7 @@ log = structlog.get_logger("vaultd.git")
 MAX_PENDING = 100  #: operations kept in memory whose commit waits (staged content, a busy repository)
 
 
-def since_stamp(now: dt.datetime | None = None) -> str:
+def op_id_prefix_now(now: dt.datetime | None = None) -> str:
     """An op-id prefix for now: every operation id made later sorts after it."""
     when = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
     return f"{when:%Y%m%dT%H%M%S}.{when.microsecond:06d}"
@@ -106,7 +106,7 @@ class GitKeeper:
         try:
             recorder, _ = self.tools()
             exclude.ensure(recorder.repo)
-            since = checkpoint.stamp_since(self.root / STATE_DIR, since_stamp())
+            since = checkpoint.checkpoints_since(self.root / GIT_STATE_DIR, op_id_prefix_now())
             log_rel = oplog.log_name(self.entry)
             self.pending = checkpoint.uncommitted(self.root, recorder, since, log_rel)[-MAX_PENDING:]
         except (VaultError, OSError) as exc:
@@ -137,7 +137,7 @@ class GitKeeper:
     def configure(self, entry: VaultEntry) -> None:
         """New settings from the registry (worker thread)."""
         before, self.entry = self.entry.git, entry
-        folder = self.root / STATE_DIR
+        folder = self.root / GIT_STATE_DIR
         if entry.git is GitMode.OFF:
             checkpoint.clear_since(folder)
             self.pending.clear()

@@ -25,7 +25,7 @@ from vaultd.errors import Conflict
 from vaultd.git import command
 from vaultd.git.objects import EMPTY_TREE
 from vaultd.git.repo import ZERO, Repo, checked_branch, resolve
-from vaultd.vault.layout import RUNTIME_DIR
+from vaultd.vault.layout import STATE_DIR
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("vaultd.git")
 
-STATE_DIR = f"{RUNTIME_DIR}/git"  #: vault-relative: vaultd's index file and its record
+GIT_STATE_DIR = f"{STATE_DIR}/git"  #: vault-relative: vaultd's index file and its record
 MAX_TRACKED = 100_000  #: paths remembered as tracked (beyond it, git is asked)
 MAX_ATTEMPTS = 5  #: compare-and-swap attempts before giving up on a branch that keeps moving
 FALLBACK_IDENTITY = {
@@ -61,7 +61,7 @@ class Recorder:
         self.root = root
         self.repo = repo
         self.vault_id = vault_id
-        self.folder = root / STATE_DIR
+        self.folder = root / GIT_STATE_DIR
         self.index = self.folder / "index"
         self._record = self.folder / "index.head"
         self.fallback_identity = False  #: git has no user.name/email: commits are by "vaultd"

@@ -40,7 +40,7 @@ from vaultd.git import command, incoming, objects
 from vaultd.policy import RESERVED_NAMES, check_new_path
 from vaultd.policy.path_screen import path_screen_issues
 from vaultd.policy.paths import path_key
-from vaultd.vault.layout import RUNTIME_DIR
+from vaultd.vault.layout import STATE_DIR
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 MAX_LISTED = 20  #: problems a refusal names
 MAX_TREE_BYTES = 64 * 1024 * 1024  #: the tree listings a check reads (about 500,000 paths)
-KEPT_OUT = (RUNTIME_DIR, ".trash")  #: folders no commit of origin may write into
+KEPT_OUT = (STATE_DIR, ".trash")  #: folders no commit of origin may write into
 #: Code points HFS+ ignores in names, so ``.g\u200cit`` is ``.git`` there (git's is_hfs_dotgit).
 _IGNORABLE = frozenset([*range(0x200C, 0x2010), *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF])
 

@@ -242,7 +242,7 @@ async def _run_operation(
         if agent:
             plan.session = call.session
         op_id = new_op_id(now, runtime.root)
-        log_receipt, commit, git_warnings = await apply_planned(runtime, plan, op_id, call, now=now, log_override=params.log, undoes=undoes)
+        log_receipt, commit, git_warnings = await carry_out(runtime, plan, op_id, call, now=now, log_override=params.log, undoes=undoes)
         return receipt_of(Applied, plan, op_id=op_id, warnings=[*git_warnings, *warnings], log=log_receipt, detail=info, commit=commit)
 
 
@@ -254,7 +254,7 @@ def _screen_created(runtime: VaultRuntime, plan: Plan) -> None:
     refuse_unsafe_path(created_path_issues(runtime.entry, plan))
 
 
-async def apply_planned(
+async def carry_out(
     runtime: VaultRuntime,
     plan: Plan,
     op_id: str,
@@ -264,8 +264,9 @@ async def apply_planned(
     log_override: LogEvent | None = None,
     undoes: str | None = None,
 ) -> tuple[LogReceipt, str | None, list[Issue]]:
-    """Apply a planned, validated, allowed operation (the caller holds the vault's writer): the
-    engine, the index, the log line, the checkpoint commit, the journal's bound. Returns the log
+    """Carry out a planned, validated, allowed operation (the caller holds the vault's writer):
+    the engine's :func:`~vaultd.txn.engine.apply_plan` on the files, then what follows in the
+    daemon (the index, the log line, the checkpoint commit, the journal's bound). Returns the log
     receipt, the commit (when the vault keeps checkpoints) and the warnings of a commit not made."""
     _screen_created(runtime, plan)
     runtime.check_root()  # never write by a path that now leads into another folder
@@ -277,13 +278,13 @@ async def apply_planned(
     return await _after_apply(runtime, plan, op_id, call, now=now, log_override=log_override)
 
 
-async def apply_planned_together(
+async def carry_out_together(
     shares: list[tuple[VaultRuntime, Plan, str]], call: WriteCall, *, now: dt.datetime
 ) -> list[tuple[LogReceipt, str | None, list[Issue]]]:
-    """Apply one operation's plans for several vaults (the caller holds every vault's writer) as
+    """Carry out one operation's plans for several vaults (the caller holds every vault's writer) as
     one transaction (:func:`vaultd.txn.engine.apply_together`): all applied or none, whatever an
     editor saves meanwhile or a crash interrupts. Then each vault's index, log line, checkpoint
-    and journal bound, as :func:`apply_planned`; one result per vault, in order."""
+    and journal bound, as :func:`carry_out`; one result per vault, in order."""
     for runtime, plan, _ in shares:
         _screen_created(runtime, plan)
         runtime.check_root()

@@ -21,10 +21,10 @@ from typing import Final
 from protocol.errors import Issue
 from protocol.issue_codes import IssueCode
 from vaultd.policy.paths import path_key
-from vaultd.vault.layout import LOG_HEADER, RUNTIME_DIR, is_operation_log
+from vaultd.vault.layout import LOG_HEADER, STATE_DIR, is_operation_log
 
 #: Folders whose files are vaultd's or git's, compared casefolded at any depth.
-OWNED_DIRS: Final = frozenset({RUNTIME_DIR, ".git"})
+OWNED_DIRS: Final = frozenset({STATE_DIR, ".git"})
 
 
 def _log_message(rel: str, vault_id: str) -> str:

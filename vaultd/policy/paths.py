@@ -142,7 +142,7 @@ def check_inside_vault(root: Path, rel: str) -> list[Issue]:
             try:
                 st = os.lstat(current)
             except FileNotFoundError:
-                return []  # the rest does not exist yet, so nothing below can be a link
+                return []  # the rest does not exist yet, so nothing below can be a symlink
             if stat.S_ISLNK(st.st_mode):
                 return [_v04(rel, "a folder on the path is a symlink; vaultd does not write through links")]
             if not stat.S_ISDIR(st.st_mode):

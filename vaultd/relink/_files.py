@@ -2,7 +2,7 @@
 the files besides notes that name notes, canvases (``.canvas``), bases (``.base``) and
 ``.obsidian/bookmarks.json``, so move and merge keep the vault's links pointing where they did.
 
-Each file besides notes is read through the same strict read as a note (no link followed, bounded,
+Each file besides notes is read through the same strict read as a note (no symlink followed, bounded,
 its hash recorded for the engine's re-check), rewritten in place by :mod:`vaultd.relink._canvas` or
 :mod:`vaultd.relink._base`, and planned as one more change of the same operation: journaled,
 re-checked, undone and recovered with the notes. A file that cannot be read as its format (not

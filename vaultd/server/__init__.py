@@ -1,1 +1,1 @@
-"""The socket side: listening, accepting, sessions, dispatch and their bounds."""
+"""The socket side: listening, accepting, connections, dispatch and their bounds."""

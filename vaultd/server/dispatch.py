@@ -35,7 +35,7 @@ _param_decoders: dict[str, msgspec.json.Decoder[Any]] = {}
 
 def _decoder(spec: MethodSpec[Any, Any]) -> msgspec.json.Decoder[Any]:
     """The params decoder of a method, built at its first call: building every one
-    at start-up cost about 25 ms, most of it for methods a session never calls."""
+    at start-up cost about 25 ms, most of it for methods a connection never calls."""
     decoder = _param_decoders.get(spec.name)
     if decoder is None:
         decoder = _param_decoders[spec.name] = msgspec.json.Decoder(spec.params)

@@ -12,16 +12,16 @@ are a handful of full notifications however finely the watcher delivered them. I
 - **lagged**: the events after its position are no longer kept; it could only skip them.
 - **not_reading**: before each frame it asks the kernel how much the peer has not read yet
   (``SIOCOUTQ``). Past half the socket's send buffer it waits, so the frames never fill the
-  buffer and the final notification always fits; a peer that reads nothing for the session's
+  buffer and the final notification always fits; a peer that reads nothing for the connection's
   ``send_timeout_s`` meanwhile gets that final notification and its connection is closed, the
-  rule replies follow too. (Where the queue cannot be asked about, the session's send timeout
+  rule replies follow too. (Where the queue cannot be asked about, the connection's send timeout
   alone applies: a send that waits that long drops the connection.)
 - **over_budget**: each frame is reserved and settled against the connection's share of the
   daemon's :class:`~vaultd.server.budget.ReplyBudget`, like a reply, and released once the
   kernel has it.
 
 Ordering: a subscription sends nothing before the reply to its ``subscribe`` has been handed to
-the kernel (the session runs this module's after-reply hooks), and nothing after the reply to
+the kernel (the connection runs this module's after-reply hooks), and nothing after the reply to
 its ``unsubscribe`` (which waits for a frame being written, and cancels any other wait).
 """
 
@@ -67,7 +67,7 @@ _after_reply: ContextVar[list[AfterReply] | None] = ContextVar("vaultd_after_rep
 
 @contextmanager
 def after_reply() -> Iterator[list[AfterReply]]:
-    """Collect what must run once the current request's reply is out; the session calls each
+    """Collect what must run once the current request's reply is out; the connection calls each
     with True when the reply went out as answered, False when it did not (refused or lost)."""
     hooks: list[AfterReply] = []
     token = _after_reply.set(hooks)
@@ -88,7 +88,7 @@ class Followed(Protocol):
 
 
 class StreamsHost(Protocol):
-    """What subscriptions need of the daemon (a part of the session's host)."""
+    """What subscriptions need of the daemon (a part of the connection's host)."""
 
     @property
     def vaults(self) -> Mapping[str, Followed]: ...
@@ -104,7 +104,7 @@ class StreamsHost(Protocol):
 
 
 class Outlet(Protocol):
-    """What a subscription needs of the session it lives in."""
+    """What a subscription needs of the connection it lives in."""
 
     @property
     def host(self) -> StreamsHost: ...
@@ -121,13 +121,13 @@ class Outlet(Protocol):
         """Unread bytes past which no frame is sent (half the send buffer), or None."""
 
     async def write(self, data: bytes) -> None:
-        """Send under the session's send lock and timeout (a timeout drops the connection)."""
+        """Send under the connection's send lock and timeout (a timeout drops the connection)."""
 
     def drop(self) -> None:
         """Close the connection."""
 
     def start(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
-        """Run a task in the session's task group."""
+        """Run a task in the connection's task group."""
 
 
 @dataclass(slots=True)
@@ -170,7 +170,7 @@ def events_frame(subscription: int, datas: list[bytes]) -> bytes:
     return head + b",".join(datas) + b"]}}\n"
 
 
-class SessionStreams:
+class ConnectionStreams:
     """The subscriptions of one connection (the :class:`~vaultd.api.streams.EventStreams` its
     handlers see)."""
 

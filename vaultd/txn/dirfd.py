@@ -75,7 +75,7 @@ def _refusal(parent_fd: int, name: str, rel: str, exc: OSError) -> Conflict:
         except OSError:
             is_link = False
         if is_link or exc.errno == errno.ELOOP:
-            return Conflict(f"{rel} is a symbolic link; vaultd never writes through links")
+            return Conflict(f"{rel} is a symbolic link; vaultd never writes through symlinks")
         return NotAFolder(f"{rel} is not a folder; vaultd writes only inside the vault's own folders")
     return Conflict(f"{rel} could not be opened as a folder ({exc.strerror}); read again, then retry")
 
@@ -102,7 +102,7 @@ class Folder:
         return f"{self.rel}/{name}" if self.rel else name
 
     def read(self, name: str, limit: int) -> Current | None:
-        """The entry's bytes and mode (None when absent), never through a link, bounded.
+        """The entry's bytes and mode (None when absent), never through a symlink, bounded.
 
         Raises:
             Conflict: CONFLICT, the entry is a symbolic link or not a regular file.
@@ -114,7 +114,7 @@ class Folder:
             return None
         except ReadRefused as exc:
             if exc.refusal is Refusal.LINK:
-                raise Conflict(f"{self._name(name)} is a symbolic link; vaultd never writes through links") from exc
+                raise Conflict(f"{self._name(name)} is a symbolic link; vaultd never writes through symlinks") from exc
             if exc.refusal is Refusal.NOT_REGULAR:
                 raise Conflict(f"{self._name(name)} is not a regular file") from exc
             size = "more than" if exc.size is None else f"{exc.size} bytes,"
@@ -223,7 +223,7 @@ class VaultRoot(Folder):
 
     def parent(self, rel: str, *, create: bool = False) -> tuple[Folder, str]:
         """The open folder holding ``rel`` and its file name. Raises FileNotFoundError when a
-        folder is missing and ``create`` is off; CONFLICT when one is a link or not a folder."""
+        folder is missing and ``create`` is off; CONFLICT when one is a symlink or not a folder."""
         folders, name = split(rel)
         current: Folder = Folder(os.dup(self.fd), "")
         try:

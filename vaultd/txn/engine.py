@@ -9,7 +9,7 @@ Order on disk (each step durable before the next):
 4. the ``committed`` marker.
 
 Every target is reached through :mod:`vaultd.txn.dirfd`: the vault root is opened once per
-operation and each folder below it without following links, so a folder swapped for a link
+operation and each folder below it without following symlinks, so a folder swapped for a symlink
 mid-operation is refused, never written through. The re-check right before each rename catches
 an editor's save made while earlier targets were written; what remains is the span between that
 read and the rename (microseconds), which no lock-free editor can be kept out of.
@@ -45,8 +45,8 @@ from vaultd.txn.journal import (
     JournalRef,
     Manifest,
     mark_committed,
+    open_journal,
     original_bytes,
-    read_manifest,
     remove_journal,
     write_journal,
 )
@@ -183,7 +183,7 @@ class Restore(enum.Enum):
 
     UNTOUCHED = "untouched"  #: as it was before the operation (never written, or restored already)
     RESTORED = "restored"  #: this operation's bytes replaced by the original
-    LEFT = "left"  #: someone else changed it (or put a link on its way): not touched
+    LEFT = "left"  #: someone else changed it (or put a symlink on its way): not touched
 
 
 def _restore(vroot: VaultRoot, folder: Path, entry: Entry) -> Restore:
@@ -259,7 +259,7 @@ def apply_plan(root: Path, plan: Plan, op_id: str, channel: str, undoes: str | N
         except BaseException as exc:
             (folder / "committed").unlink(missing_ok=True)  # a marker whose folder fsync failed is no commit
             try:
-                report = _roll_back(root, folder, read_manifest(folder), vroot)
+                report = _roll_back(root, folder, open_journal(folder), vroot)
             except Exception:
                 log.exception("rollback failed; the journal is kept for recovery", op_id=op_id)
                 raise RollbackFailed(f"operation {op_id} failed and could not be rolled back; restart the daemon to recover it") from exc
@@ -359,7 +359,7 @@ def _roll_back_parts(parts: Sequence[Part], folders: list[Path], vroots: list[Va
     failed = False
     for part, folder, vroot in reversed(list(zip(parts, folders, vroots, strict=True))):
         try:
-            report = _roll_back(part.root, folder, read_manifest(folder), vroot)
+            report = _roll_back(part.root, folder, open_journal(folder), vroot)
         except Exception:
             log.exception("rollback failed; the journal is kept for recovery", op_id=part.op_id)
             failed = True
@@ -460,7 +460,7 @@ def recover(root: Path, key: bytes | None = None) -> RecoveryReport:
             if not committed[i]:
                 try:
                     mark_committed(folder)
-                except OSError as exc:  # e.g. a 'committed' that is a link or a folder: not ours
+                except OSError as exc:  # e.g. a 'committed' that is a symlink or a folder: not ours
                     report.refused.append(
                         RefusedJournal(f"{JOURNAL_DIR}/{folder.name}", f"its commit marker cannot be written ({exc.strerror})")
                     )
@@ -515,7 +515,7 @@ def undo_plan(root: Path, folder: Path) -> tuple[Plan, Manifest]:
     Raises:
         Conflict: CONFLICT, a file changed since the operation; ``candidates`` names them.
     """
-    manifest = read_manifest(folder)
+    manifest = open_journal(folder)
     changes = []
     moved = []
     for entry in manifest.entries:
@@ -531,4 +531,4 @@ def undo_plan(root: Path, folder: Path) -> tuple[Plan, Manifest]:
 
 
 def committed_entries(folder: Path) -> list[Entry]:
-    return read_manifest(folder).entries
+    return open_journal(folder).entries

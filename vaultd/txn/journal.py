@@ -31,7 +31,7 @@ from vaultd.fsio import ReadRefused, Refusal, fsync_dir, is_temp_name, read_regu
 from vaultd.policy import RESERVED_NAMES, check_new_path
 from vaultd.txn import opids, seal
 from vaultd.txn.plan import MAX_OP_BYTES, MAX_OP_FILES, Plan, sha256
-from vaultd.vault.layout import BOOKMARKS_FILE, JOURNAL_DIR, RUNTIME_DIR
+from vaultd.vault.layout import BOOKMARKS_FILE, JOURNAL_DIR, STATE_DIR
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -113,7 +113,7 @@ def folder_issue(path: Path) -> str | None:
 def runtime_issue(vault: Path) -> str | None:
     """Why the vault's ``.vaultd/`` or ``.vaultd/journal/`` must not be used, or None (either may
     be missing: the writer creates them)."""
-    for rel in (RUNTIME_DIR, JOURNAL_DIR):
+    for rel in (STATE_DIR, JOURNAL_DIR):
         try:
             problem = folder_issue(vault / rel)
         except FileNotFoundError:
@@ -239,7 +239,7 @@ def is_committed(folder: Path) -> bool:
 
 
 def _read_file(folder: Path, name: str, limit: int) -> bytes:
-    """A regular file of the journal, never through a link, at most ``limit`` bytes."""
+    """A regular file of the journal, never through a symlink, at most ``limit`` bytes."""
     try:
         data, _ = read_regular(folder / name, limit)
     except FileNotFoundError:
@@ -326,11 +326,6 @@ def open_journal(folder: Path, key: bytes | None = None) -> Manifest:
         if not os.path.isabs(ref.vault) or "\x00" in ref.vault or not opids.is_op_id(ref.op_id):
             raise UntrustedJournal("it names another vault's journal by an unusable path or op id")
     return manifest
-
-
-def read_manifest(folder: Path) -> Manifest:
-    """The manifest, checked as :func:`open_journal` does with the daemon's key."""
-    return open_journal(folder)
 
 
 def original_bytes(folder: Path, entry: Entry) -> bytes | None:

@@ -56,7 +56,7 @@ def parse_link_format(data: bytes) -> LinkFormat:
 
 
 def read_link_format(root: Path) -> LinkFormat:
-    """The vault's link settings now (never through a link to the file itself, bounded)."""
+    """The vault's link settings now (never through a symlink to the file itself, bounded)."""
     try:
         data, _ = read_regular(root / APP_JSON, MAX_APP_JSON_BYTES)
     except (OSError, ReadRefused):

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from vaultd.vault.layout import COOKIE_PREFIX, RUNTIME_DIR, SKIPPED_DIRS
+from vaultd.vault.layout import COOKIE_PREFIX, SKIPPED_DIRS, STATE_DIR
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -122,7 +122,7 @@ def watched_folder(rel: str) -> bool:
     """A folder whose entries are watched: none inside a skipped folder, except the runtime
     folder itself, where the freshness cookies are dropped."""
     parts = rel.split("/") if rel else []
-    if parts == [RUNTIME_DIR]:
+    if parts == [STATE_DIR]:
         return True
     return not any(p in SKIPPED_DIRS for p in parts)
 
@@ -130,7 +130,7 @@ def watched_folder(rel: str) -> bool:
 def reported(rel: str) -> bool:
     """A path the index hears of: everything outside the skipped folders, and the cookies."""
     parts = rel.split("/")
-    if parts[0] == RUNTIME_DIR:
+    if parts[0] == STATE_DIR:
         return len(parts) == 2 and parts[1].startswith(COOKIE_PREFIX)
     return not any(p in SKIPPED_DIRS for p in parts)
 
@@ -195,7 +195,7 @@ class TreeWatch:
         return True
 
     def _add_tree(self, rel: str, *, report: bool = True) -> None:
-        """Watch ``rel`` and every folder below it, never through a link.
+        """Watch ``rel`` and every folder below it, never through a symlink.
 
         What a new folder held before its watch was added (a checkout writes into a folder
         moments after making it) raised no event of its own: with ``report``, every entry found
@@ -269,7 +269,7 @@ class TreeWatch:
                 self._drop_tree(rel)
         if reported(rel):
             self._pending.add(rel)
-            if folder == RUNTIME_DIR and mask & _IN_CREATE:  # a cookie dropped (not one taken away)
+            if folder == STATE_DIR and mask & _IN_CREATE:  # a cookie dropped (not one taken away)
                 self._cookie_seen = True
 
     # -- running ----------------------------------------------------------------------------

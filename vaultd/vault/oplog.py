@@ -23,7 +23,7 @@ from protocol.issue_codes import IssueCode
 from vaultd.content_mode import new_file_mode
 from vaultd.errors import Conflict, InvalidParams, ValidationFailed
 from vaultd.fsio import fsync_dir, locked
-from vaultd.vault.layout import LOG_HEAD_BYTES, LOG_HEADER, LOG_LOCK_NAME, RUNTIME_DIR, SKIPPED_DIRS, is_operation_log
+from vaultd.vault.layout import LOG_HEAD_BYTES, LOG_HEADER, LOG_LOCK_NAME, SKIPPED_DIRS, STATE_DIR, is_operation_log
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -164,7 +164,7 @@ def append(root: Path, line: str, rel: str = LOG_NAME) -> None:
     Raises:
         Conflict: CONFLICT, the file is not a regular file, or is not a vaultd log.
     """
-    lock_path = root / RUNTIME_DIR / LOG_LOCK_NAME
+    lock_path = root / STATE_DIR / LOG_LOCK_NAME
     with locked(lock_path):
         path = root / rel
         fd, created = _open_log(root, rel)

@@ -45,7 +45,7 @@ HEAD_FIRST_BYTES = 64 * 1024
 
 
 def read_note(root: Path, fs: FileStat) -> tuple[NoteRecord, SearchDoc] | SkippedFile:
-    """Read and parse one note without following links; a file that changed type is skipped.
+    """Read and parse one note without following symlinks; a file that changed type is skipped.
 
     vaultd's operation log is indexed from its first line and its status at any length (see
     :mod:`vaultd.vault.note`): its lines are never read here.

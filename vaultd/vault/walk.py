@@ -78,7 +78,7 @@ NOT_REGULAR_REASON = "not a regular file (FIFO, socket or device)"
 
 
 def classify(root: Path, rel: str) -> FileStat | SkippedFile | None:
-    """Stat one vault-relative path without following links; None when it is gone or a folder."""
+    """Stat one vault-relative path without following symlinks; None when it is gone or a folder."""
     try:
         st = os.lstat(os.path.join(root, rel))
     except (FileNotFoundError, NotADirectoryError):

@@ -44,7 +44,7 @@ from vaultd.vault.cache import IndexCache, cache_file_name
 from vaultd.vault.changes import refresh_changes
 from vaultd.vault.index import BuildTally, VaultIndex
 from vaultd.vault.inotify import TreeWatch, available, reported
-from vaultd.vault.layout import COOKIE_PREFIX, RUNTIME_DIR
+from vaultd.vault.layout import COOKIE_PREFIX, STATE_DIR
 from vaultd.vault.reading import Updates, compute_updates
 from vaultd.vault.walk import walk
 
@@ -251,7 +251,7 @@ class LiveIndex:
         self._forget_cookie(name)
 
     def _relative(self, changes: set[tuple[watchfiles.Change, str]]) -> set[str]:
-        """watchfiles' absolute paths as vault-relative ones. It follows folder links (the index
+        """watchfiles' absolute paths as vault-relative ones. It follows folder symlinks (the index
         never does): a path reached through one is kept only when its real place is inside the
         vault, under that name."""
         rels: set[str] = set()
@@ -270,7 +270,7 @@ class LiveIndex:
         rels: set[str] = set()
         cookies: list[str] = []
         for rel in paths:
-            if rel.startswith(RUNTIME_DIR + "/"):
+            if rel.startswith(STATE_DIR + "/"):
                 cookies.append(rel.partition("/")[2])
             else:
                 rels.add(rel)
@@ -288,7 +288,7 @@ class LiveIndex:
 
     def _inside(self, path: str) -> bool:
         """True when no folder between the vault root and ``path`` is a symbolic link (the
-        watcher follows folder links; the index never does)."""
+        watcher follows folder symlinks; the index never does)."""
         parent = os.path.dirname(path)
         root = str(self.root)
         return os.path.realpath(parent) == os.path.normpath(parent) and (parent + os.sep).startswith(root + os.sep)
@@ -350,12 +350,12 @@ class LiveIndex:
     def _drop_cookie(self) -> str:
         name = f"{COOKIE_PREFIX}{os.getpid()}-{next(self._cookie_ids)}"
         self._cookies[name] = anyio.Event()
-        (self.root / RUNTIME_DIR / name).write_bytes(b"")
+        (self.root / STATE_DIR / name).write_bytes(b"")
         return name
 
     def _forget_cookie(self, name: str) -> None:
         self._cookies.pop(name, None)
-        (self.root / RUNTIME_DIR / name).unlink(missing_ok=True)
+        (self.root / STATE_DIR / name).unlink(missing_ok=True)
 
     async def barrier(self) -> None:
         """Return once every change made before the call is in the index.
@@ -381,7 +381,7 @@ class LiveIndex:
         try:
             name = self._drop_cookie()
         except OSError as exc:
-            raise Unavailable(f"cannot reach the vault's runtime folder in {self.root}: {exc.strerror}") from exc
+            raise Unavailable(f"cannot reach the vault's state folder in {self.root}: {exc.strerror}") from exc
         event = self._cookies[name]
         with anyio.move_on_after(BARRIER_TIMEOUT_S):
             await event.wait()

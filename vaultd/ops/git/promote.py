@@ -47,7 +47,7 @@ from vaultd.ops import (
     StaleProposal,
     WriteCall,
     applies_itself,
-    apply_planned_together,
+    carry_out_together,
     change_receipts,
     check_policy,
     held_notice,
@@ -242,7 +242,7 @@ async def run_promote(call: WriteCall, params: PromoteParams, approval: Approval
                 p.proposal, p.proposed_by = approval.proposal.id, approval.proposal.proposer
         # One transaction over both vaults: an editor's save of either note, a full disk or a
         # crash anywhere before the org journal's commit marker leaves neither vault changed.
-        (log_receipt, org_commit, org_warnings), (_, source_commit, source_warnings) = await apply_planned_together(
+        (log_receipt, org_commit, org_warnings), (_, source_commit, source_warnings) = await carry_out_together(
             [(org, planned.org, o_op), (source, planned.source, s_op)], call, now=now
         )
         planned.detail.source_op_id, planned.detail.source_commit = s_op, source_commit

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from protocol.methods import git
 from vaultd.errors import NotFound
 from vaultd.git.integration import RESOLVE_OP, resolution
-from vaultd.git.record import STATE_DIR
+from vaultd.git.record import GIT_STATE_DIR
 from vaultd.git.repo import find
 from vaultd.ops import no_detail
 from vaultd.ops.catalog import operation
@@ -44,7 +44,7 @@ def plan_resolve(ctx: OpContext, params: ResolveParams) -> Plan:
     repo = find(ctx.root)
     if repo is None:
         raise NotFound("the vault is no longer in a git repository; the versions this proposal names are gone")
-    work = ctx.root / STATE_DIR
+    work = ctx.root / GIT_STATE_DIR
     work.mkdir(mode=0o700, parents=True, exist_ok=True)
     current = ctx.read(params.path)
     return Plan(

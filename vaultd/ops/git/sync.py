@@ -39,7 +39,7 @@ from vaultd.git import command, incoming, integration, remote, verify
 from vaultd.git.checkpoint import TRAILER_CHANNEL
 from vaultd.git.merge import Labels
 from vaultd.git.objects import EMPTY_TREE, blob_id
-from vaultd.git.record import STATE_DIR
+from vaultd.git.record import GIT_STATE_DIR
 from vaultd.git.repo import Repo, checked_branch, is_ancestor, merge_base
 from vaultd.git.repo import resolve as resolve_rev
 from vaultd.git.staging import StagedContent, describe
@@ -340,7 +340,7 @@ async def _integrate_fetched(
     """
     entry = runtime.entry
     keeper = runtime.git
-    work = runtime.root / STATE_DIR
+    work = runtime.root / GIT_STATE_DIR
     labels = Labels()
     async with runtime.writer:
         await runtime.owned_live().barrier()

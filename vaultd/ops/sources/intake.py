@@ -2,7 +2,7 @@
 
 - ``text`` and ``data``: sent in the call by any caller, bounded before decoding.
 - ``vault_path``: a file inside the vault, by any caller, reached through descriptors without
-  following a link anywhere on its way; never the daemon's own folder, git's, Obsidian's
+  following a symlink anywhere on its way; never the daemon's own folder, git's, Obsidian's
   settings or the trash, and for an agent never a private or denied path (a private one is
   "not found", as private notes are).
 - ``path``: any regular file the caller names, for a person only (``cli``, ``editor``). The
@@ -68,7 +68,7 @@ def take(ctx: OpContext, item: CaptureItem) -> Intake:
     Raises:
         PolicyRefused: (POLICY, P20) an agent named a path outside the vault, or a reserved, denied folder.
         NotFound: the file is not there (or is private to the caller).
-        InvalidParams: a link, not a regular file, not absolute, or undecodable base64.
+        InvalidParams: a symlink, not a regular file, not absolute, or undecodable base64.
         LimitExceeded: over the capture bound.
     """
     kind = one_input(item)
@@ -146,7 +146,7 @@ def _outside_file(ctx: OpContext, path: str, name: str | None) -> Intake:
     """A file outside the vault, for a person only: its bytes read through no link.
 
     Raises:
-        InvalidParams: INVALID_PARAMS, the path is relative, a link, not a regular file, or
+        InvalidParams: INVALID_PARAMS, the path is relative, a symlink, not a regular file, or
             unreadable.
         NotFound: NOT_FOUND, no such file.
         LimitExceeded: LIMIT, the file is over ``MAX_CAPTURE_BYTES``.

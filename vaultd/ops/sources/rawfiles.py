@@ -1,4 +1,4 @@
-"""Hashing raw copies for drift, through the vault's descriptors (no link followed, bounded)."""
+"""Hashing raw copies for drift, through the vault's descriptors (no symlink followed, bounded)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def raw_hasher(root: Path) -> Hasher:
-    """sha256 of a vault file at a vault-relative path; None when it is missing, a link, not a
+    """sha256 of a vault file at a vault-relative path; None when it is missing, a symlink, not a
     regular file, over the capture bound or unreadable."""
 
     def digest(rel: str) -> str | None:

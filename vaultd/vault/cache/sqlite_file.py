@@ -1,7 +1,7 @@
 """The cache's SQLite file: its name, its schema, and what opening it trusts.
 
 The file only saves work, so any file we cannot trust (another schema version, corruption, not a
-database) is deleted and recreated on open, never fatal. It is opened without following links
+database) is deleted and recreated on open, never fatal. It is opened without following symlinks
 and must be a regular file of this user, mode 0600. The chunk index (:mod:`vaultd.retrieve.store`)
 is trusted the same way: it prepares, connects and recreates its own file through this module.
 
@@ -121,9 +121,9 @@ def recreate(path: Path, schema: str = _SCHEMA, what: str = _WHAT) -> apsw.Conne
 
 
 def prepare_file(path: Path, what: str = _WHAT) -> bool:
-    """Create ``path`` 0600 if absent, without following links; return whether it has content.
+    """Create ``path`` 0600 if absent, without following symlinks; return whether it has content.
 
-    Another user's file, or a link planted beside it, would let someone else feed or read the
+    Another user's file, or a symlink planted beside it, would let someone else feed or read the
     index, so each is refused rather than opened (``what`` names the file in the message).
 
     Raises:

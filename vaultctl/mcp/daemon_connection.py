@@ -52,7 +52,7 @@ def _default_connector() -> Client:
     return connect(Channel.MCP, client_name=CLIENT_NAME, session=agent_session())
 
 
-class DaemonLink:
+class DaemonConnection:
     """Calls the daemon for the shim; used from one thread at a time (the call worker)."""
 
     def __init__(self, connector: Connector = _default_connector) -> None:

@@ -1,10 +1,10 @@
 """One client connection: framing, the ``hello`` gate, pipelined requests, ordered writes.
 
 Requests on a connection may be pipelined: each runs in its own task and its response carries
-its id. A bad frame gets an error reply and the connection stays open. A session ends when the
+its id. A bad frame gets an error reply and the connection stays open. A connection ends when the
 peer hangs up or the daemon stops, and for three reasons of its own, each a bound that keeps one
 client from costing the others: no ``hello`` within ``hello_timeout_s``; a reply the peer takes
-no bytes of for ``send_timeout_s``; or (before the session starts) the connection cap.
+no bytes of for ``send_timeout_s``; or (before the connection is served) the connection cap.
 
 Memory is bounded by the daemon's :class:`~vaultd.server.budget.ReplyBudget`: after ``hello``
 the reader reserves each request's reply bytes before it dispatches the request, and waits while
@@ -12,6 +12,9 @@ the reservation does not fit, so a client that reads nothing soon stops being re
 decoded reply is dropped as soon as it is encoded; the encoded one is released once the kernel has
 it. A reader waiting for a reservation still ends with its connection: the send timeout that
 drops a non-reader cancels the reader too.
+
+A connection is below the daemon in the layers (the daemon starts the listener that accepts
+connections), so it names the daemon only through :class:`ConnectionHost`.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import math
 import socket
 import sys
 import termios
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.abc
@@ -34,16 +37,19 @@ from protocol.framing import LineBuffer, OversizedFrame
 from protocol.limits import describe
 from protocol.methods.common import Channel
 from vaultd.api.handlers import CallContext
+from vaultd.api.host import Host
 from vaultd.server.dispatch import INTERNAL_MESSAGE, dispatch
-from vaultd.server.subscriptions import SessionStreams, after_reply
+from vaultd.server.subscriptions import ConnectionStreams, after_reply
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
+    from contextlib import AbstractAsyncContextManager
 
-    from vaultd.server.budget import Reservation, Share
-    from vaultd.server.host import SessionHost
+    from vaultd.events.wake import Wakers
+    from vaultd.registry.config import DaemonLimits
+    from vaultd.server.budget import ReplyBudget, Reservation, Share
 
-log = structlog.get_logger("vaultd.session")
+log = structlog.get_logger("vaultd.connection")
 
 MAX_IN_FLIGHT = 64  #: concurrent requests per connection; more wait for a slot
 #: A request over this many bytes (a large note's create) is handled alone on its connection, so
@@ -52,6 +58,30 @@ LARGE_FRAME_BYTES = 1024 * 1024
 _TIOCOUTQ: int | None = getattr(termios, "TIOCOUTQ", None)  #: Linux; as SIOCOUTQ it works on sockets
 _OUTQ = bytes(4)  #: the int that TIOCOUTQ (SIOCOUTQ) fills in: bytes sent, not yet read by the peer
 _GONE = (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError)
+
+
+class ConnectionHost(Host, Protocol):
+    """What a connection needs of the daemon that accepted it: the handlers' Host, and the bounds."""
+
+    @property
+    def max_frame(self) -> int:
+        """The largest request frame, in bytes."""
+
+    @property
+    def limits(self) -> DaemonLimits:
+        """The daemon limits of config.json: connections, timeouts, reply budgets."""
+
+    @property
+    def budget(self) -> ReplyBudget:
+        """The reply bytes every connection's queued replies count against."""
+
+    @property
+    def vault_set(self) -> Wakers:
+        """Woken when a vault is attached or detached (subscriptions to every vault follow it)."""
+
+    def tracking_request(self) -> AbstractAsyncContextManager[None]:
+        """Counts a request in flight, so a stop waits for it."""
+        ...
 
 
 def _large(frame: bytes | OversizedFrame) -> bool:
@@ -71,8 +101,8 @@ def encode_reply(message: Reply, request_id: RequestId | None) -> bytes:
         return encode(error_response(request_id, ErrorData(code=ErrorCode.INTERNAL, message=INTERNAL_MESSAGE)))
 
 
-class Session:
-    def __init__(self, daemon: SessionHost, stream: anyio.abc.ByteStream) -> None:
+class Connection:
+    def __init__(self, daemon: ConnectionHost, stream: anyio.abc.ByteStream) -> None:
         self.daemon = daemon
         self.stream = stream
         self.ctx: CallContext | None = None  # set by hello
@@ -85,12 +115,12 @@ class Session:
         self._scope = anyio.CancelScope()  # cancelled to drop the connection
         self._hello_deadline = anyio.CancelScope()  # given a deadline in run(); lifted by hello
         self._tasks: anyio.abc.TaskGroup | None = None  # the connection's tasks, once run() starts them
-        self.streams = SessionStreams(self)  #: the connection's subscriptions
+        self.streams = ConnectionStreams(self)  #: the connection's subscriptions
 
     # -- what its subscriptions need (vaultd.server.subscriptions.Outlet) ------------------------
 
     @property
-    def host(self) -> SessionHost:
+    def host(self) -> ConnectionHost:
         return self.daemon
 
     @property
@@ -228,7 +258,9 @@ class Session:
         if self.ctx is None:
             if request.is_notification:
                 return None
-            return error_response(request.id, ErrorData(code=ErrorCode.INVALID_REQUEST, message="call 'hello' first to open the session"))
+            return error_response(
+                request.id, ErrorData(code=ErrorCode.INVALID_REQUEST, message="call 'hello' first to open the connection")
+            )
         async with self.daemon.tracking_request():
             response = await dispatch(request, self.ctx)
         return None if request.is_notification else response

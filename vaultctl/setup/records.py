@@ -1,8 +1,8 @@
-"""Receipts: what setup changed in a host file, kept so that undo can put it back exactly.
+"""Records: what setup changed in a host file, kept so that undo can put it back exactly.
 
 One JSON file per change to a host file, under ``<vaultd home>/setup/``, named for the host, the
-kind of change (the MCP entry, the guard's hooks, or the host's sandbox settings) and a hash of the file's path. A receipt
-holds the entry's prior text (which may carry the user's own tokens, so receipts are 0600 in a
+kind of change (the MCP entry, the guard's hooks, or the host's sandbox settings) and a hash of the file's path. A record
+holds the entry's prior text (which may carry the user's own tokens, so records are 0600 in a
 0700 folder), what setup wrote (undo acts only while that is still what the file holds) and the
 spacing undo needs to give back the same bytes.
 """
@@ -25,15 +25,15 @@ from vaultctl.setup.hooksfile import Created
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-RECEIPT_VERSION = 1
+RECORD_VERSION = 1
 
 
-class Receipt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+class EntryRecord(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """The record of one applied setup of the MCP entry, enough to reverse it."""
 
-    KIND: ClassVar[str] = ""  #: names the receipt file (the MCP entry's keep the first naming)
+    KIND: ClassVar[str] = ""  #: names the record file (the MCP entry's keep the first naming)
 
-    version: int = RECEIPT_VERSION
+    version: int = RECORD_VERSION
     host: str
     path: str  #: the host file, absolute
     file_existed: bool  #: False: setup created the file
@@ -53,10 +53,10 @@ class GuardStep(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     spacing: str | None = None  #: whitespace of the empty object or array it filled, for undo
 
 
-class HostFileReceipt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+class HostFileRecord(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """What every record of edits setup made to one host file holds besides its steps."""
 
-    version: int = RECEIPT_VERSION
+    version: int = RECORD_VERSION
     host: str
     path: str  #: the host file, absolute
     file_existed: bool  #: False: setup created the file
@@ -64,7 +64,7 @@ class HostFileReceipt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     applied_at: str = ""
 
 
-class GuardReceipt(HostFileReceipt, kw_only=True, forbid_unknown_fields=True):
+class GuardRecord(HostFileRecord, kw_only=True, forbid_unknown_fields=True):
     """The record of the guard's hook groups setup added to one host file."""
 
     KIND: ClassVar[str] = "guard"
@@ -83,7 +83,7 @@ class SandboxStep(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     spacing: str | None = None  #: whitespace of the empty object or array it filled, for undo
 
 
-class SandboxReceipt(HostFileReceipt, kw_only=True, forbid_unknown_fields=True):
+class SandboxRecord(HostFileRecord, kw_only=True, forbid_unknown_fields=True):
     """The record of the sandbox settings setup wrote into one host file."""
 
     KIND: ClassVar[str] = "sandbox"
@@ -91,40 +91,40 @@ class SandboxReceipt(HostFileReceipt, kw_only=True, forbid_unknown_fields=True):
     steps: list[SandboxStep]
 
 
-AnyReceipt = Receipt | GuardReceipt | SandboxReceipt
-_R = TypeVar("_R", Receipt, GuardReceipt, SandboxReceipt)
+AnyRecord = EntryRecord | GuardRecord | SandboxRecord
+_R = TypeVar("_R", EntryRecord, GuardRecord, SandboxRecord)
 
 
-class ReceiptStore:
-    """The ``setup/`` folder of receipts."""
+class RecordStore:
+    """The ``setup/`` folder of records."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
 
     @classmethod
-    def for_env(cls, env: Mapping[str, str]) -> ReceiptStore:
+    def for_env(cls, env: Mapping[str, str]) -> RecordStore:
         return cls(vaultd_home(env) / "setup")
 
-    def path_for(self, host: str, target: Path, kind: type[AnyReceipt] = Receipt) -> Path:
+    def path_for(self, host: str, target: Path, kind: type[AnyRecord] = EntryRecord) -> Path:
         digest = hashlib.sha256(os.fsencode(str(target))).hexdigest()[:16]
         middle = f"{kind.KIND}-" if kind.KIND else ""
         return self.folder / f"{host}-{middle}{digest}.json"
 
-    def load(self, host: str, target: Path) -> Receipt | None:
-        """The MCP entry's receipt for ``target``, or None.
+    def load(self, host: str, target: Path) -> EntryRecord | None:
+        """The MCP entry's record for ``target``, or None.
 
         Raises:
-            MalformedConfig: VALIDATION, the receipt is unreadable (it names the file to delete).
+            MalformedConfig: VALIDATION, the record is unreadable (it names the file to delete).
         """
-        return self._load(host, target, Receipt)
+        return self._load(host, target, EntryRecord)
 
-    def load_guard(self, host: str, target: Path) -> GuardReceipt | None:
-        """The guard's receipt for ``target``, or None (raises as :meth:`load`)."""
-        return self._load(host, target, GuardReceipt)
+    def load_guard(self, host: str, target: Path) -> GuardRecord | None:
+        """The guard's record for ``target``, or None (raises as :meth:`load`)."""
+        return self._load(host, target, GuardRecord)
 
-    def load_sandbox(self, host: str, target: Path) -> SandboxReceipt | None:
-        """The sandbox settings' receipt for ``target``, or None (raises as :meth:`load`)."""
-        return self._load(host, target, SandboxReceipt)
+    def load_sandbox(self, host: str, target: Path) -> SandboxRecord | None:
+        """The sandbox settings' record for ``target``, or None (raises as :meth:`load`)."""
+        return self._load(host, target, SandboxRecord)
 
     def _load(self, host: str, target: Path, kind: type[_R]) -> _R | None:
         where = self.path_for(host, target, kind)
@@ -132,30 +132,30 @@ class ReceiptStore:
         if snap is None:
             return None
         try:
-            receipt = msgspec.json.decode(snap.data, type=kind)
+            record = msgspec.json.decode(snap.data, type=kind)
         except msgspec.DecodeError as exc:
             raise MalformedConfig(
-                f"The setup receipt {where} is unreadable; delete it (undo will then not be possible for that file) and run setup again.",
+                f"The setup record {where} is unreadable; delete it (undo will then not be possible for that file) and run setup again.",
                 path=where,
             ) from exc
-        if receipt.path != str(target) or receipt.host != host:
-            raise MalformedConfig(f"The setup receipt {where} is for another file; delete it.", path=where)
-        return receipt
+        if record.path != str(target) or record.host != host:
+            raise MalformedConfig(f"The setup record {where} is for another file; delete it.", path=where)
+        return record
 
-    def save(self, receipt: AnyReceipt) -> Path:
-        where = self.path_for(receipt.host, Path(receipt.path), type(receipt))
+    def save(self, record: AnyRecord) -> Path:
+        where = self.path_for(record.host, Path(record.path), type(record))
         files.make_folder(self.folder)
-        stamped = msgspec.structs.replace(receipt, applied_at=datetime.now(UTC).isoformat(timespec="seconds"))
+        stamped = msgspec.structs.replace(record, applied_at=datetime.now(UTC).isoformat(timespec="seconds"))
         files.write(where, msgspec.json.format(msgspec.json.encode(stamped)) + b"\n", before=files.read(where))
         return where
 
     def raw(self, where: Path) -> bytes | None:
-        """A receipt file's bytes as they are (to put back if the change it precedes fails)."""
+        """A record file's bytes as they are (to put back if the change it precedes fails)."""
         snap = files.read(where)
         return None if snap is None else snap.data
 
     def restore(self, where: Path, data: bytes | None) -> None:
-        """Put a receipt file back as :meth:`raw` read it (None: it was not there)."""
+        """Put a record file back as :meth:`raw` read it (None: it was not there)."""
         if data is None:
             self.drop_path(where)
         else:
@@ -170,4 +170,4 @@ class ReceiptStore:
         except FileNotFoundError:
             pass
         except OSError as exc:
-            raise DiskError(f"could not remove the setup receipt {where}: {exc.strerror}", path=where) from exc
+            raise DiskError(f"could not remove the setup record {where}: {exc.strerror}", path=where) from exc

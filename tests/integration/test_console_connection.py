@@ -15,7 +15,7 @@ import pytest
 from protocol.errors import ErrorCode
 from protocol.methods.common import Empty
 from vaultctl.client import CallError, DaemonUnavailable, UnsafeSocket
-from vaultctl.console.daemon_link import DaemonLink
+from vaultctl.console.daemon_connection import DaemonConnection
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -24,14 +24,14 @@ if TYPE_CHECKING:
 
 
 async def test_a_refusal_is_a_call_error(daemon: Daemon) -> None:
-    link = DaemonLink(daemon.home.socket)
+    connection = DaemonConnection(daemon.home.socket)
     try:
         with pytest.raises(CallError) as refused:
-            await link.call("no.such.method", Empty())
+            await connection.call("no.such.method", Empty())
         assert refused.value.data.code is ErrorCode.METHOD_NOT_FOUND
-        assert (await link.call("daemon.status", Empty())).startswith(b"{")  # the connection served on
+        assert (await connection.call("daemon.status", Empty())).startswith(b"{")  # the connection served on
     finally:
-        await link.aclose()
+        await connection.aclose()
 
 
 @pytest.fixture
@@ -45,8 +45,8 @@ def folder() -> Iterator[Path]:
 
 async def test_no_daemon_is_daemon_unavailable(folder: Path) -> None:
     with pytest.raises(DaemonUnavailable) as gone:
-        await DaemonLink(folder / "v.sock").call("daemon.status", Empty())
+        await DaemonConnection(folder / "v.sock").call("daemon.status", Empty())
     assert not isinstance(gone.value, UnsafeSocket) and "no daemon answers" in str(gone.value)
     os.chmod(folder, 0o777)  # anyone could have put a socket here: refused before connecting
     with pytest.raises(UnsafeSocket):
-        await DaemonLink(folder / "v.sock").call("daemon.status", Empty())
+        await DaemonConnection(folder / "v.sock").call("daemon.status", Empty())

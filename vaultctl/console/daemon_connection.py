@@ -128,7 +128,7 @@ class Connection:
             raise DaemonUnavailable(f"the daemon sent a frame that is not JSON-RPC: {exc}") from exc
 
 
-class DaemonLink:
+class DaemonConnection:
     """Calls for the console's pages, on a pool of connections."""
 
     def __init__(self, socket_path: Path) -> None:
