@@ -11,6 +11,7 @@ designs together, and it is how a cycle usually hides.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -362,3 +363,30 @@ def test_a_small_module_with_one_importer_says_why_it_stands_alone() -> None:
 def test_the_small_module_finder_sees_a_lone_module() -> None:
     """The finder is not vacuous: a module named in STANDS_ALONE is found with its one importer."""
     assert _lone_small_modules()["vaultd/policy/owned.py"] == "vaultd.policy"
+
+
+def _architecture_layers() -> list[tuple[str, ...]]:
+    """The layer table of ARCHITECTURE.md, top row first: each row's packages, as written."""
+    text = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = text.split("## The daemon's layers", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    return [tuple(name for name in rows_cell.split("|")[1].replace("`", "").replace(" ", "").split(",")) for rows_cell in rows]
+
+
+def test_architecture_page_lists_the_layers_in_order() -> None:
+    """ARCHITECTURE.md draws the layers from the top down; they are LAYERS, read upwards, so the
+    page a newcomer reads first cannot drift from the rule the imports are held to."""
+    assert _architecture_layers() == list(reversed(LAYERS))
+
+
+def test_architecture_page_names_only_paths_that_exist() -> None:
+    text = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    named = {
+        m.rstrip("/")
+        for m in re.findall(
+            r"`((?:vaultd|vaultctl|protocol|tests|reliability|benchmarks|docs|packaging|systemd|launchd)/[\w/.<>-]*)`", text
+        )
+    }
+    missing = sorted(p for p in named if "<" not in p and not (REPO / p).exists())
+    assert named, "the page names no path"
+    assert not missing, f"ARCHITECTURE.md names paths that do not exist: {missing}"
