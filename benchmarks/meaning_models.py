@@ -246,6 +246,7 @@ def embed_child(
     matrix = np.zeros((len(found), int(facts["dims"])), dtype=np.float32)
     cpu0 = time.process_time()
     t0 = time.perf_counter()
+    shown = 0.0
     for start in range(0, len(heads), batch):
         rows = order[start : start + batch]
         matrix[rows] = np.asarray(embed_passages(heads[start : start + batch]), dtype=np.float32)
@@ -270,7 +271,9 @@ def embed_child(
                 }
             )
             (out / "facts.json").write_text(json.dumps(facts), encoding="utf-8")
-            print(f"{name}: {done}/{len(heads)} passages, {wall:.0f} s", file=sys.stderr, flush=True)
+            if last or wall - shown >= 60:
+                shown = wall
+                print(f"{name}: {done}/{len(heads)} passages, {wall:.0f} s", file=sys.stderr, flush=True)
         if last:
             break
     return facts
@@ -406,18 +409,16 @@ def run(corpus: Path, deb: Path | None, split: str, batch: int, models: Sequence
     latency: dict[str, Any] = {}
 
     daemon = daemon_rankings(corpus / "vault", questions)
-    bm25_lists: list[list[int]] = []
+    lexical: dict[str, list[list[int]]] = {}
     for mode, got in daemon.items():
         ranks = [hit_rank(note_ranking([n for n, _ in lst]), q) for q, lst in zip(questions, got["lists"], strict=True)]
         rows.append(_row(mode, questions, ranks, split))
         latency[mode] = {"p50_ms": round(statistics.median(got["ms"]), 1), "p95_ms": round(float(np.percentile(got["ms"], 95)), 1)}
         if mode == "search":
-            empty = {
-                lang: sum(1 for q, lst in zip(questions, got["lists"], strict=True) if q.lang == lang and not lst) for lang in ("en", "ja")
-            }
+            empty = {g: sum(1 for q, lst in zip(questions, got["lists"], strict=True) if group(q) == g and not lst) for g in GROUPS}
             latency[mode]["empty_answers"] = empty
-        if mode == "bm25":
-            bm25_lists = [[index[key] for key in lst if key in index] for lst in got["lists"]]
+        if mode in ("bm25", "bm25+wl-rerank"):
+            lexical[mode] = [[index[key] for key in lst if key in index] for lst in got["lists"]]
 
     model_facts: dict[str, Any] = {}
     dense_lists: dict[str, list[list[int]]] = {}
@@ -434,14 +435,16 @@ def run(corpus: Path, deb: Path | None, split: str, batch: int, models: Sequence
         dense_lists[name] = [[int(i) for i in row if covered[i]] for row in order]
         ranks = [hit_rank(note_ranking([found[i].note for i in lst]), q) for q, lst in zip(questions, dense_lists[name], strict=True)]
         rows.append(_row(name, questions, ranks, split))
+    fusions: list[tuple[str, list[list[list[int]]]]] = []
     for name, lists in dense_lists.items():
-        fused = [rrf(b, d) for b, d in zip(bm25_lists, lists, strict=True)]
-        ranks = [hit_rank(note_ranking([found[i].note for i in lst]), q) for q, lst in zip(questions, fused, strict=True)]
-        rows.append(_row(f"rrf(bm25,{name})", questions, ranks, split))
+        for base in lexical:
+            fusions.append((f"rrf({base},{name})", [lexical[base], lists]))
     if len(dense_lists) > 1:
-        fused = [rrf(b, *(dense_lists[n][i] for n in dense_lists)) for i, b in enumerate(bm25_lists)]
+        fusions.append((f"rrf(bm25,{','.join(dense_lists)})", [lexical["bm25"], *dense_lists.values()]))
+    for label, parts in fusions:
+        fused = [rrf(*(part[i] for part in parts)) for i in range(len(questions))]
         ranks = [hit_rank(note_ranking([found[i].note for i in lst]), q) for q, lst in zip(questions, fused, strict=True)]
-        rows.append(_row(f"rrf(bm25,{','.join(dense_lists)})", questions, ranks, split))
+        rows.append(_row(label, questions, ranks, split))
     return {
         "corpus": facts_corpus,
         "passages": len(found),
