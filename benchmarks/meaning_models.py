@@ -142,13 +142,27 @@ def scores(ranks: Sequence[int | None]) -> dict[str, float]:
     return out
 
 
-def rrf(*rankings: Sequence[int]) -> list[int]:
-    """Reciprocal rank fusion of passage rankings (indices), best first."""
+def rrf(*rankings: Sequence[int], weights: Sequence[float] = ()) -> list[int]:
+    """Reciprocal rank fusion of passage rankings (indices), best first; ``weights`` scale each
+    ranking's share (all 1 when not given)."""
     fused: dict[int, float] = {}
-    for ranking in rankings:
+    for n, ranking in enumerate(rankings):
+        weight = weights[n] if n < len(weights) else 1.0
         for rank, item in enumerate(ranking, start=1):
-            fused[item] = fused.get(item, 0.0) + 1.0 / (RRF_K + rank)
+            fused[item] = fused.get(item, 0.0) + weight / (RRF_K + rank)
     return sorted(fused, key=lambda i: (-fused[i], i))
+
+
+WEIGHTS = (0.25, 0.5, 1.0, 2.0, 4.0)  #: the dense share tried for a weighted fusion, on the tune split only
+
+
+def tune_score(questions: Sequence[Question], ranks: Sequence[int | None]) -> float:
+    """Mean MRR over the groups, on the tune split alone (the held-out questions never choose)."""
+    per_group = []
+    for g in GROUPS:
+        picked = [r for q, r in zip(questions, ranks, strict=True) if group(q) == g and q.split == "tune"]
+        per_group.append(scores(picked)["mrr"])
+    return sum(per_group) / len(per_group)
 
 
 # -- the embedding child ----------------------------------------------------------------------------
@@ -449,6 +463,15 @@ def run(corpus: Path, deb: Path | None, batch: int, models: Sequence[str], *, pa
         fused = [rrf(*(part[i] for part in parts)) for i in range(len(questions))]
         ranks = [hit_rank(note_ranking([found[i].note for i in lst]), q) for q, lst in zip(questions, fused, strict=True)]
         ranked[label] = ranks
+    for name, lists in dense_lists.items():
+        shipped = lexical["bm25+wl-rerank"]
+        tried: dict[float, list[int | None]] = {}
+        for weight in WEIGHTS:
+            fused = [rrf(shipped[i], lists[i], weights=(1.0, weight)) for i in range(len(questions))]
+            tried[weight] = [hit_rank(note_ranking([found[i].note for i in lst]), q) for q, lst in zip(questions, fused, strict=True)]
+
+        best = max(WEIGHTS, key=lambda w: tune_score(questions, tried[w]))
+        ranked[f"rrf(bm25+wl-rerank,{name}×{best:g}) tuned"] = tried[best]
     return {
         "corpus": facts_corpus,
         "passages": len(found),

@@ -162,3 +162,9 @@ def test_japanese_questions_count_apart_by_the_language_of_their_notes() -> None
     assert len(groups["en"]) >= 150 and len(groups["ja>en"]) >= 60 and len(groups["ja"]) >= 60
     assert all(all(t.startswith("ja/") for t in q.targets) for q in groups["ja"])
     assert all(q.lang == "en" and not any(t.startswith("ja/") for t in q.targets) for q in groups["en"])
+
+
+def test_weighted_rrf_leans_toward_the_heavier_ranking() -> None:
+    assert rrf([1, 2], [2, 1], weights=(1.0, 1.0)) == [1, 2]  # a tie, broken by index
+    assert rrf([1, 2], [2, 1], weights=(1.0, 2.0)) == [2, 1]
+    assert rrf([1, 2], [2, 1], weights=(2.0, 1.0)) == [1, 2]
