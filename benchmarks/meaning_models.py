@@ -425,6 +425,10 @@ def run(
     facts_corpus = json.loads((corpus / "corpus.json").read_text())
     _, questions = load_questions()
     found = passages(corpus / "vault")
+    missing = sorted({t for q in questions for t in q.targets if not (corpus / "vault" / f"{t}.md").is_file()})
+    if missing:
+        # another version of a package may rename or drop a page: say which, rather than score it as a miss
+        raise SystemExit(f"{len(missing)} target notes are not in {corpus / 'vault'}: {', '.join(missing[:20])}")
     index = {(p.note, p.line_start): i for i, p in enumerate(found)}
     ranked: dict[str, list[int | None]] = {}
     latency: dict[str, Any] = {}
