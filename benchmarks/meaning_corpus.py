@@ -295,7 +295,7 @@ def make(out: Path, deb: Path | None = None, ja_deb: Path | None = None) -> dict
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()) if __doc__ else None)
     parser.add_argument("--deb", type=Path, help="a git-doc .deb already on disk (default: apt-get download git-doc)")
     parser.add_argument("--ja-deb", type=Path, help="a manpages-ja .deb already on disk (default: apt-get download manpages-ja)")
     parser.add_argument("--out", type=Path, default=Path("/tmp/vaultd-meaning"), help="the vault goes to OUT/vault")

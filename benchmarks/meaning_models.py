@@ -414,14 +414,21 @@ def rows(result: dict[str, Any], split: str) -> list[dict[str, Any]]:
 
 
 def run(
-    corpus: Path, deb: Path | None, batch: int, models: Sequence[str], *, partial: bool = False, reuse_daemon: bool = False
+    corpus: Path,
+    deb: Path | None,
+    batch: int,
+    models: Sequence[str],
+    *,
+    ja_deb: Path | None = None,
+    partial: bool = False,
+    reuse_daemon: bool = False,
 ) -> dict[str, Any]:
     import numpy as np
 
     from benchmarks.meaning_corpus import make
 
     if not (corpus / "corpus.json").exists():
-        make(corpus, deb)
+        make(corpus, deb, ja_deb)
     facts_corpus = json.loads((corpus / "corpus.json").read_text())
     _, questions = load_questions()
     found = passages(corpus / "vault")
@@ -545,9 +552,10 @@ def table(result: dict[str, Any], split: str = "all") -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()) if __doc__ else None)
     parser.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="the corpus (made here when absent) and the vector cache")
     parser.add_argument("--deb", type=Path, help="a git-doc .deb already on disk (default: apt-get download git-doc)")
+    parser.add_argument("--ja-deb", type=Path, help="a manpages-ja .deb already on disk (default: apt-get download manpages-ja)")
     parser.add_argument("--split", default="all,heldout", help="the tables to print: comma-separated all, tune, heldout")
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated: " + ", ".join(MODELS))
     parser.add_argument("--batch", type=int, default=16)
