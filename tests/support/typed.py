@@ -2,9 +2,10 @@
 
 A test that is not about frames speaks to its daemon the way every real client does: vaultctl's
 :func:`~vaultctl.client.connect` opens the session (the socket's folder and peer checked, ``hello``
-on the channel asked for), :meth:`~vaultctl.client.Client.call` sends a spec's params Struct and
-decodes the reply into the spec's result type, and a refusal arrives as a
-:class:`~vaultctl.client.CallError` carrying the error's data. So a method is named by its spec, a
+on the channel asked for), its :class:`~vaultctl.client.Client` sends a spec's params Struct,
+the reply is decoded into the spec's result type as :meth:`~vaultctl.client.Client.call` decodes
+it (and checked to lose none of it), and a refusal arrives as a :class:`~vaultctl.client.CallError`
+carrying the error's data. So a method is named by its spec, a
 result is read by attribute (a receipt's outcome by its variant), and a refusal is asserted by
 its :class:`~protocol.errors.ErrorCode` and :class:`~protocol.issue_codes.IssueCode`::
 
@@ -27,7 +28,7 @@ import msgspec
 import pytest
 
 from protocol.methods.common import Channel, Params
-from vaultctl.client import CallError, Client, connect
+from vaultctl.client import CallError, connect
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from protocol.issue_codes import IssueCode
     from protocol.methods.spec import MethodSpec
     from tests.support.harness import Home
+    from vaultctl.client import Client
 
 P = TypeVar("P", bound=Params)
 R = TypeVar("R")
@@ -50,22 +52,31 @@ class TypedClient:
         self.client = client
 
     def call(self, spec: MethodSpec[P, R], params: P) -> R:
-        """``spec``'s result, decoded into its declared type (a refusal raises :class:`CallError`)."""
-        return self.client.call(spec, params)
+        """``spec``'s result, decoded into its declared type (a refusal raises :class:`CallError`).
+
+        The reply is decoded as :meth:`Client.call <vaultctl.client.Client.call>` decodes it, and
+        must come back whole: a key the type does not declare, or a value it would not encode the
+        same, fails the test. So an assertion that a result equals a Struct holds the reply to
+        exactly that JSON, as a test comparing the raw dict did.
+        """
+        return _whole(spec, self.client.call_raw(spec.name, params))
 
     def call_with(self, spec: MethodSpec[Any, R], params: dict[str, Any]) -> R:
         """``spec`` called with hand-made params: for a value its params Struct cannot hold (a
         relation outside the enum, a key of the wrong type), whose refusal is what the test is about.
         The method is still named by its spec and the result decoded into its type."""
-        result: R = msgspec.json.decode(self.client.call_raw(spec.name, params), type=spec.result)
-        return result
-
-    def wire(self, spec: MethodSpec[P, Any], params: P) -> Any:
-        """``spec``'s result as the JSON the daemon sent, for an assertion on its exact keys."""
-        return msgspec.json.decode(self.client.call_raw(spec.name, params))
+        return _whole(spec, self.client.call_raw(spec.name, params))
 
     def close(self) -> None:
         self.client.close()
+
+
+def _whole(spec: MethodSpec[Any, R], reply: bytes) -> R:
+    """``reply`` decoded into ``spec``'s result type, after checking the decode loses nothing."""
+    result: R = msgspec.json.decode(reply, type=spec.result)
+    sent, kept = msgspec.json.decode(reply), msgspec.json.decode(msgspec.json.encode(result))
+    assert kept == sent, f"{spec.name}'s reply does not decode whole into {spec.result}: sent {sent!r}, decoded {kept!r}"
+    return result
 
 
 class TypedClients:
