@@ -88,11 +88,14 @@ class TypedClients:
         self._monkeypatch = monkeypatch
         self._open: list[TypedClient] = []
 
-    def open(self, home: Home, channel: Channel = Channel.CLI) -> TypedClient:
-        """A new session with the daemon of ``home`` on ``channel``."""
+    def open(
+        self, home: Home, channel: Channel = Channel.CLI, *, client_name: str = CLIENT_NAME, session: str | None = None
+    ) -> TypedClient:
+        """A new session with the daemon of ``home`` on ``channel``, saying ``hello`` as
+        ``client_name`` (an agent's session id in ``session``)."""
         for key in ("VAULTD_HOME", "VAULTD_SOCKET"):
             self._monkeypatch.setenv(key, home.env[key])
-        client = TypedClient(connect(channel, client_name=CLIENT_NAME, autostart=False))
+        client = TypedClient(connect(channel, client_name=client_name, autostart=False, session=session))
         self._open.append(client)
         return client
 
