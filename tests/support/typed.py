@@ -89,13 +89,20 @@ class TypedClients:
         self._open: list[TypedClient] = []
 
     def open(
-        self, home: Home, channel: Channel = Channel.CLI, *, client_name: str = CLIENT_NAME, session: str | None = None
+        self,
+        home: Home,
+        channel: Channel = Channel.CLI,
+        *,
+        client_name: str = CLIENT_NAME,
+        session: str | None = None,
+        timeout: float | None = None,
     ) -> TypedClient:
         """A new session with the daemon of ``home`` on ``channel``, saying ``hello`` as
-        ``client_name`` (an agent's session id in ``session``)."""
+        ``client_name`` (an agent's session id in ``session``); each reply is awaited ``timeout``
+        seconds (vaultctl's default when None)."""
         for key in ("VAULTD_HOME", "VAULTD_SOCKET"):
             self._monkeypatch.setenv(key, home.env[key])
-        client = TypedClient(connect(channel, client_name=client_name, autostart=False, session=session))
+        client = TypedClient(connect(channel, client_name=client_name, autostart=False, session=session, timeout=timeout))
         self._open.append(client)
         return client
 
