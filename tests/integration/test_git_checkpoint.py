@@ -27,7 +27,6 @@ from protocol.methods.git import (
 )
 from protocol.methods.git_settings import GitMode
 from protocol.methods.reads import READ, ReadParams
-from protocol.methods.receipts import Applied, Preview
 from protocol.methods.service import DOCTOR, DoctorParams
 from protocol.methods.vaults import VAULT_ADD, VAULT_LIST, VaultAddParams
 from protocol.methods.writes import (
@@ -47,7 +46,7 @@ from protocol.methods.writes import (
 from tests.support import gitrepo
 from tests.support.gitrepo import git
 from tests.support.harness import Daemon, Home, vaultctl
-from tests.support.typed import TypedClient, TypedClients, refused
+from tests.support.typed import TypedClient, TypedClients, applied, previewed, refused
 from vaultctl.client import CallError, DaemonUnavailable
 
 if TYPE_CHECKING:
@@ -93,16 +92,6 @@ def _cli(home: Home, *args: str) -> Any:
     return json.loads(result.out)
 
 
-def _applied(receipt: object) -> Applied[Any]:
-    assert isinstance(receipt, Applied), receipt
-    return receipt
-
-
-def _preview(receipt: object) -> Preview[Any]:
-    assert isinstance(receipt, Preview), receipt
-    return receipt
-
-
 def test_each_operation_is_one_commit_with_its_exact_bytes_and_trailers(shared: tuple[Home, Daemon], client: TypedClient) -> None:
     home = shared[0]
     vid, repo = _add(home, client)
@@ -110,7 +99,7 @@ def test_each_operation_is_one_commit_with_its_exact_bytes_and_trailers(shared: 
     created = _cli(home, "new", "inbox/Beta", "--title", "Beta", "--vault", vid)
     assert created["outcome"] == "applied"
     assert created["commit"]
-    patched = _applied(client.call(PATCH, PatchParams(vault=vid, target="Alpha", old="first", new="very first")))
+    patched = applied(client.call(PATCH, PatchParams(vault=vid, target="Alpha", old="first", new="very first")))
     assert gitrepo.head(repo) == patched.commit
     assert git(repo, "rev-parse", f"{patched.commit}~2") == first, "one commit per operation, nothing else"
 
@@ -139,15 +128,15 @@ def test_an_agents_operation_names_the_agent_and_a_delete_never_commits_the_tras
     home = shared[0]
     vid, repo = _add(home, client)
     agent = typed_clients.open(home, Channel.MCP, client_name="claude-code", session="s-42")
-    made = _applied(agent.call(APPEND, AppendParams(vault=vid, target="Alpha", section="Ideas", markdown="- an agent's idea")))
+    made = applied(agent.call(APPEND, AppendParams(vault=vid, target="Alpha", section="Ideas", markdown="- an agent's idea")))
     assert made.commit is not None
     trailers = git(repo, "log", "-1", "--format=%(trailers)", made.commit)
     assert "Vaultd-Channel: mcp" in trailers
     assert "Vaultd-Agent: claude-code (session s-42)" in trailers
     agent.close()
 
-    preview = _preview(client.call(DELETE, DeleteParams(vault=vid, target="Gamma")))
-    done = _applied(client.call(DELETE, DeleteParams(vault=vid, target="Gamma", confirm=True, fingerprint=preview.fingerprint)))
+    preview = previewed(client.call(DELETE, DeleteParams(vault=vid, target="Gamma")))
+    done = applied(client.call(DELETE, DeleteParams(vault=vid, target="Gamma", confirm=True, fingerprint=preview.fingerprint)))
     assert (repo / ".trash" / "Gamma.md").exists()
     assert done.commit is not None
     files = gitrepo.tree(repo, done.commit)
@@ -165,7 +154,7 @@ def test_what_the_person_staged_is_never_committed(shared: tuple[Home, Daemon], 
     staged_blob = git(repo, "rev-parse", ":Gamma.md")
     before = gitrepo.head(repo)
 
-    waiting = _applied(client.call(CREATE, CreateParams(vault=vid, path="Beta")))
+    waiting = applied(client.call(CREATE, CreateParams(vault=vid, path="Beta")))
     assert waiting.commit is None, "the write stands; the commit waits"
     warning = next(w for w in waiting.warnings if w.code == IssueCode.R01)
     assert "Gamma.md" in warning.message
@@ -175,7 +164,7 @@ def test_what_the_person_staged_is_never_committed(shared: tuple[Home, Daemon], 
     assert any("staged changes in the vault's paths" in f.finding for f in doctor.findings)
 
     git(repo, "restore", "--staged", "Gamma.md")
-    later = _applied(client.call(PATCH, PatchParams(vault=vid, target="Alpha", old="first", new="next")))
+    later = applied(client.call(PATCH, PatchParams(vault=vid, target="Alpha", old="first", new="next")))
     assert later.commit is not None
     assert later.warnings == []
     # The waiting operation is committed first, on its own, then this one.
@@ -191,7 +180,7 @@ def test_a_vault_in_a_subfolder_commits_only_under_it(shared: tuple[Home, Daemon
     (repo / "README.md").write_text("top, staged\n")
     git(repo, "add", "README.md")  # staged outside the vault's folder: not vaultd's business
     client.call(VAULT_ADD, VaultAddParams(id="sub", path=str(repo / "notes"), git=GitMode.CHECKPOINT))
-    done = _applied(client.call(APPEND, AppendParams(vault="sub", target="Alpha", section="Log", markdown="- one")))
+    done = applied(client.call(APPEND, AppendParams(vault="sub", target="Alpha", section="Log", markdown="- one")))
     assert done.commit is not None
     assert sorted(git(repo, "show", "--name-only", "--format=", done.commit).splitlines()) == ["notes/Alpha.md", "notes/log.md"]
     assert git(repo, "diff", "--cached", "--name-only") == "README.md", "the person's staging outside the vault is untouched"
@@ -203,9 +192,9 @@ def test_a_vault_in_a_subfolder_commits_only_under_it(shared: tuple[Home, Daemon
 def test_history_reads_follow_renames_and_undo_falls_back_to_a_revert(shared: tuple[Home, Daemon], client: TypedClient) -> None:
     home = shared[0]
     vid, repo = _add(home, client)
-    edited = _applied(client.call(PATCH, PatchParams(vault=vid, target="Alpha", old="first", new="second")))
-    preview = _preview(client.call(MOVE, MoveParams(vault=vid, target="Alpha", to="archive/Alpha Old")))
-    moved = _applied(
+    edited = applied(client.call(PATCH, PatchParams(vault=vid, target="Alpha", old="first", new="second")))
+    preview = previewed(client.call(MOVE, MoveParams(vault=vid, target="Alpha", to="archive/Alpha Old")))
+    moved = applied(
         client.call(MOVE, MoveParams(vault=vid, target="Alpha", to="archive/Alpha Old", confirm=True, fingerprint=preview.fingerprint))
     )
     history = _cli(home, "history", "Alpha Old", "--vault", vid)
@@ -234,15 +223,15 @@ def test_history_reads_follow_renames_and_undo_falls_back_to_a_revert(shared: tu
     assert [i.code for i in gone.data.issues] == [IssueCode.R02]
     with refused(ErrorCode.CONFLICT):  # the note moved since: nothing is put back over it
         client.call(REVERT, RevertParams(vault=vid, op_id=edited.op_id))
-    back = _preview(client.call(MOVE, MoveParams(vault=vid, target="Alpha Old", to="Alpha")))
+    back = previewed(client.call(MOVE, MoveParams(vault=vid, target="Alpha Old", to="Alpha")))
     client.call(MOVE, MoveParams(vault=vid, target="Alpha Old", to="Alpha", confirm=True, fingerprint=back.fingerprint))
     fallback = vaultctl(home, "undo", edited.op_id, "--vault", vid)
     assert fallback.code == 0
     assert "preview of op.revert" in fallback.out
     assert f"vaultctl revert {edited.op_id}" in fallback.out
-    shown = _preview(client.call(REVERT, RevertParams(vault=vid, op_id=edited.op_id)))
+    shown = previewed(client.call(REVERT, RevertParams(vault=vid, op_id=edited.op_id)))
     assert shown.detail.files == ["Alpha.md"]
-    done = _applied(client.call(REVERT, RevertParams(vault=vid, op_id=edited.op_id, confirm=True, fingerprint=shown.fingerprint)))
+    done = applied(client.call(REVERT, RevertParams(vault=vid, op_id=edited.op_id, confirm=True, fingerprint=shown.fingerprint)))
     assert "The first note." in (repo / "Alpha.md").read_text()
     assert done.commit == gitrepo.head(repo)
 
@@ -278,7 +267,7 @@ def test_a_crash_at_each_step_of_a_checkpoint_commits_the_operation_exactly_once
                 assert gitrepo.fsck(repo) == ""
                 assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
             if point is None:
-                done = _applied(c.call(CREATE, CreateParams(path="After", vault="v")))
+                done = applied(c.call(CREATE, CreateParams(path="After", vault="v")))
                 assert done.commit == gitrepo.head(repo)
                 assert len(gitrepo.op_ids(repo)) == len(made) + 1
                 d.stop()

@@ -21,7 +21,6 @@ from protocol.issue_codes import IssueCode
 from protocol.limits import MAX_NOTE_BYTES
 from protocol.methods.git import NOTE_HISTORY, VAULT_SNAPSHOT, VAULT_SYNC, NoteHistoryParams, SnapshotParams, SyncParams
 from protocol.methods.git_settings import GitMode
-from protocol.methods.receipts import Applied
 from protocol.methods.service import DOCTOR, DoctorParams, Level
 from protocol.methods.vaults import VAULT_ADD, VaultAddParams, VaultInfo
 from protocol.methods.writes import CREATE, CreateParams
@@ -29,7 +28,7 @@ from tests.support import gitrepo
 from tests.support.gitrepo import git
 from tests.support.harness import Daemon, Home
 from tests.support.hostile_git import big_blob, clear, make_hostile, push_tree, ran, state, tree_with
-from tests.support.typed import TypedClient, TypedClients, refused
+from tests.support.typed import TypedClient, TypedClients, applied, refused
 from vaultctl.client import CallError
 
 SEED = {"note.md": "# Note\n\nfirst\n", "Plan.md": "# Plan\n\nship in May\n", "data.txt": "plain\n", "table.csv": "a,b\n"}
@@ -49,12 +48,6 @@ def _client(clients: TypedClients, home: Home) -> TypedClient:
 
 def _add(c: TypedClient, vault_id: str, repo: Path, origin: Path, mode: GitMode = GitMode.SNAPSHOT) -> VaultInfo:
     return c.call(VAULT_ADD, VaultAddParams(id=vault_id, path=str(repo), git=mode, remote=str(origin), snapshot_quiet_s=1))
-
-
-def _commit(receipt: object) -> str | None:
-    """The commit of an applied write."""
-    assert isinstance(receipt, Applied), receipt
-    return receipt.commit
 
 
 def _hwm_kib(pid: int) -> int:
@@ -86,7 +79,7 @@ def test_a_repositorys_own_config_never_runs_code(
     assert gitrepo.tree(repo)["note.md"] == git(repo, "hash-object", "--no-filters", "note.md"), "committed byte for byte"
 
     created = c.call(CREATE, CreateParams(vault="v", path="New", body="# New\n"))
-    assert _commit(created), "a checkpoint ran the repository's commands"
+    assert applied(created).commit, "a checkpoint ran the repository's commands"
     assert ran(marks) == [], "a checkpoint ran the repository's commands"
 
     # A fetch refspec of the repository's own would move a branch of the person's to origin's head.
@@ -202,7 +195,7 @@ def test_origin_commits_with_refused_paths_are_refused_before_anything_moves(
 
     # The vault goes on: a checkpoint commits, and once origin drops the path the sync goes through.
     done = c.call(CREATE, CreateParams(vault=vault_id, path="After", body="# After\n"))
-    assert _commit(done) == gitrepo.head(repo)
+    assert applied(done).commit == gitrepo.head(repo)
     push_tree(rogue, git(rogue, "rev-parse", "HEAD~1^{tree}"), "drop it")
     if case.startswith(("dotgit", "dotdot")):
         # The refused objects are still in origin's history: git's own checks refuse every fetch of it.

@@ -4,7 +4,7 @@ agent's promotion is only ever a proposal a person applies."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -14,14 +14,13 @@ from protocol.methods.git import PROMOTE, VAULT_SYNC, PromoteParams, SyncParams
 from protocol.methods.git_settings import GitMode
 from protocol.methods.proposals import PROPOSAL_LIST, PROPOSAL_SHOW, ProposalListParams, ProposalRef
 from protocol.methods.reads import READ, ReadParams
-from protocol.methods.receipts import Applied, Preview
 from protocol.methods.vaults import VAULT_ADD, VAULT_REMOVE, Kind, VaultAddParams, VaultRemoveParams
 from protocol.methods.writes import CREATE, CreateParams
 from tests.support import gitrepo
 from tests.support.agent import agent, ok
 from tests.support.gitrepo import git
 from tests.support.harness import Daemon, Home, vaultctl
-from tests.support.typed import TypedClient, TypedClients, refused
+from tests.support.typed import TypedClient, TypedClients, applied, previewed, refused
 from vaultctl.client import CallError
 
 if TYPE_CHECKING:
@@ -80,16 +79,6 @@ def _refusal(c: TypedClient, params: PromoteParams) -> tuple[ErrorCode, list[str
     return caught.value.data.code, [i.code for i in caught.value.data.issues]
 
 
-def _applied(receipt: object) -> Applied[Any]:
-    assert isinstance(receipt, Applied), receipt
-    return receipt
-
-
-def _preview(receipt: object) -> Preview[Any]:
-    assert isinstance(receipt, Preview), receipt
-    return receipt
-
-
 def test_a_person_promotes_with_provenance_on_both_sides_and_sync_pushes_it(
     setup: tuple[TypedClient, Path, Path, Path], home: Home
 ) -> None:
@@ -97,13 +86,13 @@ def test_a_person_promotes_with_provenance_on_both_sides_and_sync_pushes_it(
     preview = vaultctl(home, "promote", "Method", "--to", "team", "--vault", "me")
     assert preview.code == 0
     assert "vaultctl promote Method --to team --vault me --confirm --fingerprint" in preview.out
-    shown = _preview(c.call(PROMOTE, PromoteParams(vault="me", target="Method", to="team")))
+    shown = previewed(c.call(PROMOTE, PromoteParams(vault="me", target="Method", to="team")))
     assert shown.changes[0].path == "ideas/Method.md"
     assert shown.detail.dropped_links == ["6: [[My Diary]]"], "a link the org cannot resolve becomes text"
     assert IssueCode.R07 in [w.code for w in shown.warnings]
     assert not (org / "ideas" / "Method.md").exists(), "a preview writes nothing"
 
-    done = _applied(c.call(PROMOTE, PromoteParams(vault="me", target="Method", to="team", confirm=True, fingerprint=shown.fingerprint)))
+    done = applied(c.call(PROMOTE, PromoteParams(vault="me", target="Method", to="team", confirm=True, fingerprint=shown.fingerprint)))
     copy = c.call(READ, ReadParams(vault="team", target="ideas/Method.md"))
     source = c.call(READ, ReadParams(vault="me", target="ideas/Method.md"))
     assert copy.frontmatter is not None
@@ -170,13 +159,13 @@ def test_a_promotion_of_a_note_full_of_dead_links_keeps_its_receipts_bounded(set
     cap, dead = 100, 150
     body = "".join(f"[[gone{i:04d}]]\n" for i in range(dead))
     c.call(CREATE, CreateParams(vault="me", path="Debt", body=body))
-    shown = _preview(c.call(PROMOTE, PromoteParams(vault="me", target="Debt", to="team")))
+    shown = previewed(c.call(PROMOTE, PromoteParams(vault="me", target="Debt", to="team")))
     total = len(shown.warnings) + shown.warnings_omitted
     assert len(shown.warnings) == cap
     assert total > cap
     assert len(shown.detail.dropped_links) == cap
     assert shown.detail.dropped_omitted == dead - cap
-    done = _applied(c.call(PROMOTE, PromoteParams(vault="me", target="Debt", to="team", confirm=True, fingerprint=shown.fingerprint)))
+    done = applied(c.call(PROMOTE, PromoteParams(vault="me", target="Debt", to="team", confirm=True, fingerprint=shown.fingerprint)))
     assert len(done.warnings) == cap
     assert done.warnings_omitted == total - cap, "an applied receipt counts what it leaves out, as the preview did"
     assert done.detail.dropped_omitted == dead - cap

@@ -13,6 +13,7 @@ from protocol.methods.receipts import Applied
 from protocol.methods.vaults import VAULT_ADD, VaultAddParams
 from protocol.methods.writes import APPEND, OP_LIST, PATCH, UNDO, AppendParams, OpListParams, PatchParams, UndoParams
 from tests.support.harness import Daemon, Home, snapshot, vaultctl
+from tests.support.typed import applied
 from vaultctl.client import DaemonUnavailable
 
 if TYPE_CHECKING:
@@ -25,11 +26,6 @@ FIND = PatchParams(target="Alpha Plan", old="ships the search", new="ships the f
 
 def _add(c: TypedClient, vault: Path) -> None:
     c.call(VAULT_ADD, VaultAddParams(id="v", path=str(vault)))
-
-
-def _op_id(receipt: object) -> str:
-    assert isinstance(receipt, Applied), receipt
-    return receipt.op_id
 
 
 def _listed(c: TypedClient) -> list[str]:
@@ -50,7 +46,7 @@ def _journal(vault: Path) -> list[str]:
 
 
 def _append(c: TypedClient, i: int) -> str:
-    return _op_id(c.call(APPEND, AppendParams(target="Ada Lovelace", section="Prune", markdown=f"- op {i}")))
+    return applied(c.call(APPEND, AppendParams(target="Ada Lovelace", section="Prune", markdown=f"- op {i}"))).op_id
 
 
 def test_pruning_keeps_the_newest_journals_and_nothing_else(home: Home, typed_clients: TypedClients, sample_vault: Path) -> None:
@@ -110,7 +106,7 @@ def test_a_journal_that_lost_its_commit_marker_is_finished_not_rolled_back(
     try:
         c = typed_clients.open(home)
         _add(c, sample_vault)
-        first = _op_id(c.call(PATCH, FIND))
+        first = applied(c.call(PATCH, FIND)).op_id
         second = _append(c, 0)
     finally:
         d.stop()

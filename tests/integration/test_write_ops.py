@@ -4,7 +4,7 @@ refusals, previews and their fingerprints, link rewriting in the sample vault, a
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import pytest
@@ -12,7 +12,7 @@ import pytest
 from protocol.errors import ErrorCode
 from protocol.issue_codes import IssueCode
 from protocol.methods.reads import LINKS, LIST, READ, STATS, LinksParams, LinkStatus, ListParams, ReadParams, VaultParams
-from protocol.methods.receipts import Applied, DeleteDetail, Preview, Unchanged, WriteReceipt
+from protocol.methods.receipts import Applied, DeleteDetail, Preview, Unchanged
 from protocol.methods.vaults import VAULT_ADD, VaultAddParams
 from protocol.methods.writes import (
     APPEND,
@@ -31,22 +31,17 @@ from protocol.methods.writes import (
     MoveParams,
     Relation,
     SupersedeParams,
-    TwoStepParams,
     UndoParams,
 )
 from tests.support.harness import snapshot
-from tests.support.typed import TypedClient, refused
+from tests.support.typed import TypedClient, refused, two_step
 from vaultctl.client import CallError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from protocol.methods.spec import MethodSpec
 
 ALPHA = "projects/alpha/Alpha Plan.md"
-
-T = TypeVar("T", bound=TwoStepParams)
-D = TypeVar("D")
 
 
 @pytest.fixture
@@ -57,17 +52,6 @@ def vault(typed: TypedClient, sample_vault: Path) -> Path:
 
 def _without_log(snap: dict[str, bytes]) -> dict[str, bytes]:
     return {k: v for k, v in snap.items() if k != "log.md"}
-
-
-def _two_step(typed: TypedClient, spec: MethodSpec[T, WriteReceipt[D]], params: T) -> tuple[Preview[D], Applied[D]]:
-    preview = typed.call(spec, params)
-    assert isinstance(preview, Preview), preview
-    assert not preview.applied
-    assert preview.fingerprint
-    done = typed.call(spec, msgspec.structs.replace(params, confirm=True, fingerprint=preview.fingerprint))
-    assert isinstance(done, Applied), done
-    assert done.op_id
-    return preview, done
 
 
 def _log_line(receipt: Applied[Any]) -> str:
@@ -170,7 +154,7 @@ def test_move_rewrites_every_link_form_and_nothing_else(vault: Path, typed: Type
     }
     assert set(preview.detail.rewritten) == rewritten
     assert {c.path for c in preview.changes} == rewritten | {ALPHA, "archive/Alpha Roadmap.md"}
-    _, done = _two_step(typed, MOVE, MoveParams(target="Alpha Plan", to="archive/Alpha Roadmap"))
+    _, done = two_step(typed, MOVE, MoveParams(target="Alpha Plan", to="archive/Alpha Roadmap"))
     assert "ROUTE" in _log_line(done)
     after = snapshot(vault)
     assert after.pop("archive/Alpha Roadmap.md") == before.pop(ALPHA)  # its own links needed nothing
@@ -191,7 +175,7 @@ def test_move_rewrites_every_link_form_and_nothing_else(vault: Path, typed: Type
 def test_move_to_a_shared_name_gives_links_a_path(vault: Path, typed: TypedClient) -> None:
     links_before = _link_state(typed)
     stats = typed.call(STATS, VaultParams())
-    _two_step(typed, MOVE, MoveParams(target="inbox/Ideas.md", to="archive/Alpha Plan"))
+    two_step(typed, MOVE, MoveParams(target="inbox/Ideas.md", to="archive/Alpha Plan"))
     readme = (vault / "README.md").read_text()
     assert "- [[projects/alpha/Alpha Plan]]: what project Alpha" in readme
     assert "- [[archive/Alpha Plan]] is the inbox." in readme
@@ -208,7 +192,7 @@ def test_move_to_a_shared_name_gives_links_a_path(vault: Path, typed: TypedClien
 
 def test_moved_note_keeps_relative_links_and_undo_restores(vault: Path, typed: TypedClient) -> None:
     before = snapshot(vault)
-    _, done = _two_step(typed, MOVE, MoveParams(target="Zettelkasten", to="deep/er/Zettelkasten.md"))
+    _, done = two_step(typed, MOVE, MoveParams(target="Zettelkasten", to="deep/er/Zettelkasten.md"))
     moved = (vault / "deep" / "er" / "Zettelkasten.md").read_text()
     assert "[Alpha plan](../../projects/alpha/Alpha%20Plan.md)" in moved
     assert "[Grace's page](<../../people/Grace Hopper.md>)" in moved
@@ -222,16 +206,16 @@ def test_moved_note_keeps_relative_links_and_undo_restores(vault: Path, typed: T
 def test_move_rewrites_frontmatter_links_and_keeps_old_problems_as_warnings(vault: Path, typed: TypedClient) -> None:
     plan = vault / "projects" / "alpha" / "Alpha Plan.md"
     before = plan.read_text()
-    _two_step(typed, MOVE, MoveParams(target="README", to="Home Page"))
+    two_step(typed, MOVE, MoveParams(target="README", to="Home Page"))
     assert plan.read_text() == before.replace('up: "[[README]]"', 'up: "[[Home Page]]"')
     # Grace's note has a dead [[Ada]]: the move neither refuses nor reports it (it was dead before,
     # and the move did not break it); deleting it then undoing that only warn about it
-    preview, done = _two_step(typed, MOVE, MoveParams(target="Grace Hopper", to="team/"))
+    preview, done = two_step(typed, MOVE, MoveParams(target="Grace Hopper", to="team/"))
     assert done.changes[0].path == "team/Grace Hopper.md"
     assert "[[Ada]]" in (vault / "team" / "Grace Hopper.md").read_text()
     assert not any(w.code == IssueCode.V03 for w in preview.warnings + done.warnings), done.warnings
     grace = (vault / "team" / "Grace Hopper.md").read_bytes()
-    _, deleted = _two_step(typed, DELETE, DeleteParams(target="Grace Hopper", leave_broken_links=True))
+    _, deleted = two_step(typed, DELETE, DeleteParams(target="Grace Hopper", leave_broken_links=True))
     assert any(w.code == IssueCode.V03 for w in deleted.warnings)  # the links it breaks, reported
     typed.call(UNDO, UndoParams(op_id=deleted.op_id))
     assert (vault / "team" / "Grace Hopper.md").read_bytes() == grace
@@ -239,7 +223,7 @@ def test_move_rewrites_frontmatter_links_and_keeps_old_problems_as_warnings(vaul
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     (vault / "inbox" / "leaky.md").write_text(f"old token {token}\n")
     typed.call(STATS, VaultParams(fresh=True))
-    _two_step(typed, MOVE, MoveParams(target="inbox/leaky.md", to="archive/leaky"))
+    two_step(typed, MOVE, MoveParams(target="inbox/leaky.md", to="archive/leaky"))
     assert (vault / "archive" / "leaky.md").read_text() == f"old token {token}\n"
     # ... but a merge that copies it into another note does
     typed.call(CREATE, CreateParams(path="archive/clean", body="# Clean\n"))
@@ -282,7 +266,7 @@ def test_delete_to_trash_refuses_broken_links_and_undo_restores(vault: Path, typ
         typed.call(DELETE, DeleteParams(target="Ideas"))
     assert refusal.data.issues[0].path == "README.md"
     params = DeleteParams(target="Ideas", leave_broken_links=True)
-    preview, done = _two_step(typed, DELETE, params)
+    preview, done = two_step(typed, DELETE, params)
     assert preview.detail == DeleteDetail(trash=".trash/inbox/Ideas.md", backlinks=["README.md:36"])
     assert (vault / ".trash" / "inbox" / "Ideas.md").read_bytes() == before["inbox/Ideas.md"]
     assert not (vault / "inbox" / "Ideas.md").exists()
@@ -294,9 +278,9 @@ def test_delete_to_trash_refuses_broken_links_and_undo_restores(vault: Path, typ
     assert _without_log(snapshot(vault)) == _without_log(before)
     assert typed.call(READ, ReadParams(target="Ideas")).path == "inbox/Ideas.md"
     # a taken trash place gets a numeric suffix
-    _two_step(typed, DELETE, params)
+    two_step(typed, DELETE, params)
     typed.call(CREATE, CreateParams(path="inbox/Ideas", body="second\n"))
-    preview, _ = _two_step(typed, DELETE, params)
+    preview, _ = two_step(typed, DELETE, params)
     assert preview.detail.trash == ".trash/inbox/Ideas 1.md"
     assert (vault / ".trash" / "inbox" / "Ideas 1.md").read_text().endswith("second\n")
 
@@ -330,7 +314,7 @@ def test_merge_folds_content_repoints_links_and_marks_absorb(vault: Path, typed:
         ),
     )
     typed.call(CREATE, CreateParams(path="m/Ref", body="See [[Absorb#Detail|detail]], [[Absorb#^blk]], [a](Absorb.md).\n"))
-    preview, done = _two_step(typed, MERGE, MergeParams(keep="Keep", absorb="Absorb"))
+    preview, done = two_step(typed, MERGE, MergeParams(keep="Keep", absorb="Absorb"))
     assert preview.detail.body == MERGED_BODY
     assert preview.detail.unions["source"] == ["https://a.example", "https://b.example"]
     keep = (vault / "m" / "Keep.md").read_text()

@@ -28,6 +28,8 @@ import msgspec
 import pytest
 
 from protocol.methods.common import Channel, Params
+from protocol.methods.receipts import Applied, Preview
+from protocol.methods.writes import TwoStepParams
 from vaultctl.client import CallError, connect
 
 if TYPE_CHECKING:
@@ -35,12 +37,15 @@ if TYPE_CHECKING:
 
     from protocol.errors import ErrorCode, ErrorData
     from protocol.issue_codes import IssueCode
+    from protocol.methods.receipts import WriteReceipt
     from protocol.methods.spec import MethodSpec
     from tests.support.harness import Home
     from vaultctl.client import Client
 
 P = TypeVar("P", bound=Params)
 R = TypeVar("R")
+T = TypeVar("T", bound=TwoStepParams)
+D = TypeVar("D")
 
 CLIENT_NAME = "tests"
 
@@ -134,3 +139,26 @@ def refused(code: ErrorCode, issue: IssueCode | None = None) -> Iterator[Refusal
     if issue is not None:
         assert data.issues, data
         assert data.issues[0].code == issue, data.issues
+
+
+def applied(receipt: WriteReceipt[D]) -> Applied[D]:
+    """``receipt``, which must be an applied write's (any other outcome fails the test)."""
+    assert isinstance(receipt, Applied), receipt
+    return receipt
+
+
+def previewed(receipt: WriteReceipt[D]) -> Preview[D]:
+    """``receipt``, which must be a two-step operation's preview."""
+    assert isinstance(receipt, Preview), receipt
+    return receipt
+
+
+def two_step(client: TypedClient, spec: MethodSpec[T, WriteReceipt[D]], params: T) -> tuple[Preview[D], Applied[D]]:
+    """A two-step operation as a person runs it: the preview, then the confirm carrying its
+    fingerprint, which must apply."""
+    preview = previewed(client.call(spec, params))
+    assert not preview.applied
+    assert preview.fingerprint
+    done = applied(client.call(spec, msgspec.structs.replace(params, confirm=True, fingerprint=preview.fingerprint)))
+    assert done.op_id
+    return preview, done
