@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.support.harness import INHERITED_NOT, Daemon, Home, RawClient, Result, copy_sample_vault, vaultctl
+from tests.support.typed import TypedClient, TypedClients
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -51,6 +52,20 @@ def raw(daemon: Daemon) -> Iterator[RawClient]:
     c.hello()
     yield c
     c.close()
+
+
+@pytest.fixture
+def typed_clients(monkeypatch: pytest.MonkeyPatch) -> Iterator[TypedClients]:
+    """Sessions through vaultctl's own client with any home's daemon, on any channel."""
+    clients = TypedClients(monkeypatch)
+    yield clients
+    clients.close()
+
+
+@pytest.fixture
+def typed(daemon: Daemon, typed_clients: TypedClients) -> TypedClient:
+    """A CLI session with the test's daemon through vaultctl's own client: calls by spec, typed results."""
+    return typed_clients.open(daemon.home)
 
 
 @pytest.fixture

@@ -8,12 +8,32 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from protocol.errors import ErrorCode
+from protocol.methods.common import Channel, Empty
+from protocol.methods.gate import AgentPolicyChange, Gate
+from protocol.methods.proposals import (
+    PROPOSAL_APPLY,
+    PROPOSAL_LIST,
+    PROPOSAL_REJECT,
+    PROPOSAL_SHOW,
+    ProposalListParams,
+    ProposalRef,
+    ProposalRejectParams,
+)
+from protocol.methods.receipts import Proposed
+from protocol.methods.service import DAEMON_STOP, DOCTOR, DoctorParams
+from protocol.methods.vaults import VAULT_ADD, VAULT_LIST, VAULT_REMOVE, VAULT_SET, VaultAddParams, VaultRemoveParams, VaultSetParams
+from protocol.methods.writes import DELETE, DeleteParams
 from tests.support.agent import agent, ok
-from tests.support.harness import Daemon, Home, RawClient, snapshot
+from tests.support.harness import Daemon, Home, snapshot
 from tests.support.mcp_results import tool_error
+from tests.support.typed import TypedClients, previewed, refused
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from protocol.methods.common import Params
+    from protocol.methods.spec import MethodSpec
 
 NOTES = {
     "Alpha.md": "# Alpha\n\nFirst note.\n",
@@ -115,12 +135,15 @@ async def test_a_proposal_whose_note_changed_goes_stale_and_writes_nothing(vault
     assert again.code != 0 and "is stale, not pending" in again.err
 
 
-async def test_an_agent_cannot_apply_reject_or_undo_what_is_not_its_own(vault: Path, home: Home, cli: Any, daemon: Daemon) -> None:
+async def test_an_agent_cannot_apply_reject_or_undo_what_is_not_its_own(
+    vault: Path, home: Home, cli: Any, daemon: Daemon, typed_clients: TypedClients
+) -> None:
     made = _json(cli, "new", "Person Note", "--title", "Person Note")
     async with agent(home) as client:
         pid = (await _propose_delete(client, "Gamma"))["proposal"]
-        refused = tool_error(await client.call_tool("op_undo", {"op_id": made["op_id"]}))
-        assert refused["code"] == "POLICY" and "did not make" in refused["message"]
+        not_its_own = tool_error(await client.call_tool("op_undo", {"op_id": made["op_id"]}))
+        assert not_its_own["code"] == "POLICY"
+        assert "did not make" in not_its_own["message"]
         # Its own work it may undo (default undo_own: apply), while its files are unchanged.
         own = ok(await client.call_tool("note_create", {"path": "From Agent", "body": "By the agent.\n"}))
         assert own["outcome"] == "applied"
@@ -129,11 +152,11 @@ async def test_an_agent_cannot_apply_reject_or_undo_what_is_not_its_own(vault: P
     assert (vault / "Person Note.md").exists()
 
     # The socket methods themselves refuse an agent, whatever client speaks them.
-    raw = RawClient(home.socket)
-    raw.hello("mcp")
-    for method, params in (("proposal.apply", {"id": pid}), ("proposal.reject", {"id": pid, "note": "no"})):
-        reply = raw.request(method, params)
-        assert reply["error"]["data"]["code"] == "POLICY", reply
+    socket_agent = typed_clients.open(home, Channel.MCP)
+    with refused(ErrorCode.POLICY):
+        socket_agent.call(PROPOSAL_APPLY, ProposalRef(id=pid))
+    with refused(ErrorCode.POLICY):
+        socket_agent.call(PROPOSAL_REJECT, ProposalRejectParams(id=pid, note="no"))
     assert _json(cli, "proposals", "show", pid)["state"] == "pending"
 
     # Another agent session may not withdraw it; the one that made it may not after a person decided.
@@ -231,51 +254,59 @@ async def _refused_and_held(home: Home, root: Path) -> None:
     assert len(kept) == 1 and kept[0] == created["proposal"] + ".json", "the refused delete stored nothing"
 
 
-def test_bad_and_tampered_proposals_are_refused_and_reported(vault: Path, home: Home, cli: Any, daemon: Daemon) -> None:
-    raw = RawClient(home.socket)
-    raw.hello("cli")
-    unknown = raw.request("proposal.show", {"id": "p20260101000000-00000000"})
-    assert unknown["error"]["data"]["code"] == "NOT_FOUND"
-    malformed = raw.request("proposal.show", {"id": "../../etc/passwd"})
-    assert malformed["error"]["data"]["code"] == "INVALID_PARAMS"
+def test_bad_and_tampered_proposals_are_refused_and_reported(
+    vault: Path, home: Home, cli: Any, daemon: Daemon, typed_clients: TypedClients
+) -> None:
+    person = typed_clients.open(home, Channel.CLI)
+    with refused(ErrorCode.NOT_FOUND):
+        person.call(PROPOSAL_SHOW, ProposalRef(id="p20260101000000-00000000"))
+    with refused(ErrorCode.INVALID_PARAMS):
+        person.call(PROPOSAL_SHOW, ProposalRef(id="../../etc/passwd"))
 
-    agent_raw = RawClient(home.socket)
-    agent_raw.request("hello", {"client": "t", "version": "1", "channel": "mcp", "session": "s"})
-    preview = agent_raw.call("note.delete", {"target": "Gamma"})
-    proposed = agent_raw.call("note.delete", {"target": "Gamma", "confirm": True, "fingerprint": preview["fingerprint"]})
-    pid = proposed["proposal"]
+    socket_agent = typed_clients.open(home, Channel.MCP, client_name="t", session="s")
+    preview = previewed(socket_agent.call(DELETE, DeleteParams(target="Gamma")))
+    proposed = socket_agent.call(DELETE, DeleteParams(target="Gamma", confirm=True, fingerprint=preview.fingerprint))
+    assert isinstance(proposed, Proposed), proposed
+    pid = proposed.proposal
     path = vault / ".vaultd" / "proposals" / f"{pid}.json"
     data = path.read_bytes()
     path.write_bytes(data.replace(b"Gamma.md", b"Alpha.md", 1))
-    tampered = raw.request("proposal.show", {"id": pid})
-    assert tampered["error"]["data"]["code"] == "POLICY" and "seal" in tampered["error"]["data"]["message"]
-    applied = raw.request("proposal.apply", {"id": pid})
-    assert applied["error"]["data"]["code"] == "POLICY"
-    listed = raw.call("proposal.list", {})
-    assert listed["proposals"] == [] and [r["name"] for r in listed["refused"]] == [path.name]
+    with refused(ErrorCode.POLICY) as tampered:
+        person.call(PROPOSAL_SHOW, ProposalRef(id=pid))
+    assert "seal" in tampered.data.message
+    with refused(ErrorCode.POLICY):
+        person.call(PROPOSAL_APPLY, ProposalRef(id=pid))
+    listed = person.call(PROPOSAL_LIST, ProposalListParams())
+    assert listed.proposals == []
+    assert [r.name for r in listed.refused] == [path.name]
     doctor = cli("doctor")
-    assert path.name in doctor.out and "never applied" in doctor.out
-    assert path.exists() and (vault / "Gamma.md").exists() and (vault / "Alpha.md").exists(), "nothing used, nothing deleted"
+    assert path.name in doctor.out
+    assert "never applied" in doctor.out
+    assert path.exists(), "nothing used, nothing deleted"
+    assert (vault / "Gamma.md").exists(), "nothing used, nothing deleted"
+    assert (vault / "Alpha.md").exists(), "nothing used, nothing deleted"
 
 
-def test_an_agent_channel_reaches_only_the_mcp_tools(vault: Path, home: Home, cli: Any, daemon: Daemon, tmp_path: Path) -> None:
+def test_an_agent_channel_reaches_only_the_mcp_tools(
+    vault: Path, home: Home, cli: Any, daemon: Daemon, typed_clients: TypedClients, tmp_path: Path
+) -> None:
     """Whatever client speaks for an agent, the daemon answers it the MCP tools' methods only:
     no registering a vault with a looser policy, no unregistering one, no stopping the daemon."""
     other = tmp_path / "other"
     other.mkdir()
-    raw = RawClient(home.socket)
-    raw.hello("mcp")
-    attempts = [
-        ("vault.add", {"id": "loose", "path": str(other)}),
-        ("vault.remove", {"id": "v"}),
-        ("vault.set", {"id": "v", "agents": {"delete": "apply"}}),
-        ("daemon.stop", {}),
-        ("doctor", {}),
-        ("proposal.apply", {"id": "p20260101000000-00000000"}),
+    socket_agent = typed_clients.open(home, Channel.MCP)
+    attempts: list[tuple[MethodSpec[Any, Any], Params]] = [
+        (VAULT_ADD, VaultAddParams(id="loose", path=str(other))),
+        (VAULT_REMOVE, VaultRemoveParams(id="v")),
+        (VAULT_SET, VaultSetParams(id="v", agents=AgentPolicyChange(delete=Gate.APPLY))),
+        (DAEMON_STOP, Empty()),
+        (DOCTOR, DoctorParams()),
+        (PROPOSAL_APPLY, ProposalRef(id="p20260101000000-00000000")),
     ]
-    for method, params in attempts:
-        reply = raw.request(method, params)
-        assert reply["error"]["data"]["code"] == "POLICY" and "not open to agents" in reply["error"]["data"]["message"], reply
-    assert raw.call("vault.list", {})["vaults"][0]["entry"]["id"] == "v", "its tools still answer"
+    for spec, params in attempts:
+        with refused(ErrorCode.POLICY) as refusal:
+            socket_agent.call(spec, params)
+        assert "not open to agents" in refusal.data.message, spec.name
+    assert socket_agent.call(VAULT_LIST, Empty()).vaults[0].entry.id == "v", "its tools still answer"
     assert [v["entry"]["id"] for v in _json(cli, "vault", "list")["vaults"]] == ["v"]
     assert daemon.proc.poll() is None

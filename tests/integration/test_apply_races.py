@@ -20,11 +20,19 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.support.harness import Daemon, Home, RawClient, snapshot, vaultctl
+from protocol.errors import ErrorCode, ErrorData
+from protocol.methods.reads import SEARCH, SearchParams
+from protocol.methods.vaults import VAULT_ADD, VaultAddParams
+from protocol.methods.writes import MOVE, MoveParams
+from tests.support.harness import Daemon, Home, snapshot, vaultctl
+from tests.support.typed import previewed
 from tests.support.wait import wait_until
+from vaultctl.client import CallError
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from tests.support.typed import TypedClients
 
 BACKLINKS = 40
 OUTSIDE_BYTES = b"an outside file with a target's name: never touched\n"
@@ -46,13 +54,12 @@ def _leftovers(vault: Path) -> list[str]:
     return pending + [str(p) for p in vault.rglob(".vaultd-*.tmp")]
 
 
-def _start_paused(home: Home, vault: Path, nth: int) -> tuple[Daemon, Path]:
+def _start_paused(home: Home, clients: TypedClients, vault: Path, nth: int) -> tuple[Daemon, Path]:
     gate = home.root / "gate"
     home.env["VAULTD_FAULTS"] = f"pause=after-rename@{nth}:{gate}"
     d = Daemon(home)
-    c = RawClient(home.socket)
-    c.hello()
-    c.call("vault.add", {"id": "v", "path": str(vault)})
+    c = clients.open(home)
+    c.call(VAULT_ADD, VaultAddParams(id="v", path=str(vault)))
     c.close()
     return d, gate
 
@@ -70,7 +77,7 @@ def _wait_for(path: Path, proc: Any = None, timeout: float = 60.0) -> None:
     wait_until(at_gate, timeout, f"the daemon to reach {path}", poll=0.01)
 
 
-MOVE = {"target": "src/Target.md", "to": "moved/Renamed"}
+TARGET = MoveParams(target="src/Target.md", to="moved/Renamed")
 
 
 @pytest.mark.parametrize(
@@ -82,7 +89,7 @@ MOVE = {"target": "src/Target.md", "to": "moved/Renamed"}
     ids=["unlink-through-swapped-folder", "rewrite-through-swapped-folder"],
 )
 def test_a_folder_swapped_for_a_link_mid_move_is_refused_and_nothing_outside_changes(
-    home: Home, nth: int, swapped: str, names: list[str]
+    home: Home, typed_clients: TypedClients, nth: int, swapped: str, names: list[str]
 ) -> None:
     vault = _build_vault(home.root)
     outside = home.root / "outside"
@@ -90,16 +97,20 @@ def test_a_folder_swapped_for_a_link_mid_move_is_refused_and_nothing_outside_cha
     for name in names:
         (outside / name).write_bytes(OUTSIDE_BYTES)
     before = snapshot(vault)
-    d, gate = _start_paused(home, vault, nth)
+    d, gate = _start_paused(home, typed_clients, vault, nth)
     try:
-        c = RawClient(home.socket)
-        c.hello()
-        preview = c.call("note.move", MOVE)
-        assert len(preview["changes"]) == 2 + BACKLINKS
-        reply: dict[str, Any] = {}
-        confirm = threading.Thread(
-            target=lambda: reply.update(c.request("note.move", {**MOVE, "confirm": True, "fingerprint": preview["fingerprint"]}))
-        )
+        c = typed_clients.open(home)
+        preview = previewed(c.call(MOVE, TARGET))
+        assert len(preview.changes) == 2 + BACKLINKS
+        replies: list[Any] = []
+
+        def confirm_move() -> None:
+            try:
+                replies.append(c.call(MOVE, MoveParams(target=TARGET.target, to=TARGET.to, confirm=True, fingerprint=preview.fingerprint)))
+            except CallError as exc:
+                replies.append(exc.data)
+
+        confirm = threading.Thread(target=confirm_move)
         confirm.start()
         _wait_for(gate)
         (vault / swapped).rename(home.root / f"{swapped}.aside")  # the real folder, out of the vault
@@ -107,9 +118,10 @@ def test_a_folder_swapped_for_a_link_mid_move_is_refused_and_nothing_outside_cha
         gate.unlink()
         confirm.join(60)
         assert not confirm.is_alive()
-        assert "error" in reply, reply
-        error = reply["error"]["data"]
-        assert error["code"] == "CONFLICT" and "symbolic link" in error["message"], error
+        [error] = replies
+        assert isinstance(error, ErrorData), error
+        assert error.code is ErrorCode.CONFLICT, error
+        assert "symbolic link" in error.message, error
         assert sorted(p.name for p in outside.iterdir()) == sorted(names)
         assert all((outside / n).read_bytes() == OUTSIDE_BYTES for n in names)
         # the operation wrote nothing it did not take back; the folder moved aside holds its
@@ -121,7 +133,7 @@ def test_a_folder_swapped_for_a_link_mid_move_is_refused_and_nothing_outside_cha
             k: v for k, v in before.items() if not k.startswith(swapped + "/")
         }
         assert not _leftovers(vault)
-        assert c.call("note.search", {"query": "Target"})["hits"]  # still serving
+        assert c.call(SEARCH, SearchParams(query="Target")).hits  # still serving
     finally:
         d.stop()
 
@@ -140,15 +152,17 @@ def _editor_save(path: Path, data: bytes) -> None:
     ],
     ids=["backlink", "moved-note"],
 )
-def test_an_editor_save_during_a_long_move_conflicts_and_nothing_is_half_applied(home: Home, nth: int, edited: str) -> None:
+def test_an_editor_save_during_a_long_move_conflicts_and_nothing_is_half_applied(
+    home: Home, typed_clients: TypedClients, nth: int, edited: str
+) -> None:
     vault = _build_vault(home.root)
     before = snapshot(vault)
-    d, gate = _start_paused(home, vault, nth)
+    d, gate = _start_paused(home, typed_clients, vault, nth)
     try:
-        preview = vaultctl(home, "move", MOVE["target"], MOVE["to"], "--json")
+        preview = vaultctl(home, "move", TARGET.target, TARGET.to, "--json")
         assert preview.code == 0, preview
         fingerprint = preview.json()["fingerprint"]
-        cmd = [sys.executable, "-m", "vaultctl.main", "move", MOVE["target"], MOVE["to"], "--confirm", "--fingerprint", fingerprint]
+        cmd = [sys.executable, "-m", "vaultctl.main", "move", TARGET.target, TARGET.to, "--confirm", "--fingerprint", fingerprint]
         confirm = subprocess.Popen(cmd, env=home.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         _wait_for(gate, confirm)
         saved = before[edited] + b"\nSaved by the editor while the move ran.\n"
@@ -156,13 +170,15 @@ def test_an_editor_save_during_a_long_move_conflicts_and_nothing_is_half_applied
         gate.unlink()
         out, err = confirm.communicate(timeout=60)
         assert confirm.returncode == 75, (out, err)
-        assert edited in err and "changed" in err, err
+        assert edited in err, err
+        assert "changed" in err, err
         assert (vault / edited).read_bytes() == saved
         after = snapshot(vault)
         assert {k: v for k, v in after.items() if k not in (edited, "log.md")} == {k: v for k, v in before.items() if k != edited}
         assert not (vault / "moved").exists() or not list((vault / "moved").iterdir())
         assert not _leftovers(vault)
         reread = vaultctl(home, "show", edited, "--fresh", "--json")
-        assert reread.code == 0 and "Saved by the editor" in reread.json()["body"]
+        assert reread.code == 0
+        assert "Saved by the editor" in reread.json()["body"]
     finally:
         d.stop()

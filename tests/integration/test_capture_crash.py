@@ -4,22 +4,31 @@ redo carry raw copies past a note's size bound."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.support.harness import Daemon, Home, RawClient, snapshot
+from protocol.errors import ErrorCode
+from protocol.methods.reads import LIST, ListParams
+from protocol.methods.sources import CAPTURE, CaptureItem, CaptureParams
+from protocol.methods.vaults import VAULT_ADD, VaultAddParams
+from protocol.methods.writes import UNDO, UndoParams
+from tests.support.harness import Daemon, Home, snapshot
+from tests.support.typed import applied, previewed, refused
+from vaultctl.client import CallError, DaemonUnavailable
+
+if TYPE_CHECKING:
+    from protocol.methods.receipts import WriteReceipt
+    from tests.support.typed import TypedClient, TypedClients
 
 BIG = 3 * 1024 * 1024  #: over a note's 2 MiB bound: the engine must read raw copies with their own bound
 
 
-def _session(home: Home) -> RawClient:
-    c = RawClient(home.socket, timeout=30)
-    c.hello()
-    return c
+def _session(clients: TypedClients, home: Home) -> TypedClient:
+    return clients.open(home, timeout=30)
 
 
 def _start(home: Home, faults: str | None = None) -> Daemon:
@@ -29,7 +38,7 @@ def _start(home: Home, faults: str | None = None) -> Daemon:
     return Daemon(home)
 
 
-def _setup(home: Home) -> tuple[Path, list[str]]:
+def _setup(home: Home, clients: TypedClients) -> tuple[Path, list[str]]:
     vault = home.root / "vault"
     vault.mkdir()
     (vault / "Page.md").write_text("# Page\n")
@@ -39,15 +48,16 @@ def _setup(home: Home) -> tuple[Path, list[str]]:
         path.write_bytes(os.urandom(BIG))
         inputs.append(str(path))
     d = _start(home)
-    _session(home).call("vault.add", {"id": "v", "path": str(vault)})
+    _session(clients, home).call(VAULT_ADD, VaultAddParams(id="v", path=str(vault)))
     d.stop()
     return vault, inputs
 
 
-def _capture(c: RawClient, inputs: list[str]) -> dict:  # type: ignore[type-arg]
-    items = [{"path": p} for p in inputs]
-    preview = c.call("source.capture", {"items": items})
-    return c.request("source.capture", {"items": items, "confirm": True, "fingerprint": preview["fingerprint"]})
+def _capture(c: TypedClient, inputs: list[str]) -> WriteReceipt[Any]:
+    """The confirm's receipt of a capture of ``inputs``, previewed first (a refusal raises CallError)."""
+    items = [CaptureItem(path=p) for p in inputs]
+    preview = previewed(c.call(CAPTURE, CaptureParams(items=items)))
+    return c.call(CAPTURE, CaptureParams(items=items, confirm=True, fingerprint=preview.fingerprint))
 
 
 def _leftovers(vault: Path) -> list[str]:
@@ -57,26 +67,29 @@ def _leftovers(vault: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("point", ["after-journal", "after-rename", "after-rename@3", "before-commit", "after-commit"])
-def test_a_crashed_capture_recovers_whole(home: Home, point: str) -> None:
-    vault, inputs = _setup(home)
+def test_a_crashed_capture_recovers_whole(home: Home, typed_clients: TypedClients, point: str) -> None:
+    vault, inputs = _setup(home, typed_clients)
     before = snapshot(vault)
     originals = [Path(p).read_bytes() for p in inputs]
     d = _start(home, f"crash={point}")
     try:
-        acknowledged = "result" in _capture(_session(home), inputs)
-    except (ConnectionError, OSError, json.JSONDecodeError):
+        _capture(_session(typed_clients, home), inputs)
+        acknowledged = True
+    except (CallError, DaemonUnavailable):  # refused, or the connection broke as the daemon died
         acknowledged = False
-    assert d.stop() == -signal.SIGKILL and not acknowledged
+    assert d.stop() == -signal.SIGKILL
+    assert not acknowledged
     d = _start(home)
     try:
-        c = _session(home)
-        c.call("note.list", {"fresh": True})
+        c = _session(typed_clients, home)
+        c.call(LIST, ListParams(fresh=True))
         after = snapshot(vault)
         assert not _leftovers(vault)
         changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p)} - {"log.md"}
         if point == "after-commit":
             raws = [p for p in changed if not p.endswith(".md")]
-            assert len(raws) == 2 and sorted(after[p] for p in raws) == sorted(originals)
+            assert len(raws) == 2
+            assert sorted(after[p] for p in raws) == sorted(originals)
         else:
             assert not changed, f"an uncommitted capture must be fully absent: {changed}"
         assert [Path(p).read_bytes() for p in inputs] == originals, "the inputs are never changed"
@@ -85,31 +98,32 @@ def test_a_crashed_capture_recovers_whole(home: Home, point: str) -> None:
 
 
 @pytest.mark.parametrize("fault", ["write:EIO@3", "rename:EIO@3", "fsync:ENOSPC@4"])
-def test_an_io_error_mid_capture_leaves_nothing(home: Home, fault: str) -> None:
-    vault, inputs = _setup(home)
+def test_an_io_error_mid_capture_leaves_nothing(home: Home, typed_clients: TypedClients, fault: str) -> None:
+    vault, inputs = _setup(home, typed_clients)
     before = snapshot(vault)
     d = _start(home, f"error={fault}")
     try:
-        c = _session(home)
-        reply = _capture(c, inputs)
-        assert reply["error"]["data"]["code"] == "UNAVAILABLE", reply
-        assert snapshot(vault) == before and not _leftovers(vault)
-        assert "result" in _capture(c, inputs), "the daemon serves the vault on"
+        c = _session(typed_clients, home)
+        with refused(ErrorCode.UNAVAILABLE):
+            _capture(c, inputs)
+        assert snapshot(vault) == before
+        assert not _leftovers(vault)
+        _capture(c, inputs)  # the daemon serves the vault on
     finally:
         d.stop()
 
 
-def test_undo_and_redo_of_a_large_capture(home: Home) -> None:
-    vault, inputs = _setup(home)
+def test_undo_and_redo_of_a_large_capture(home: Home, typed_clients: TypedClients) -> None:
+    vault, inputs = _setup(home, typed_clients)
     d = _start(home)
     try:
-        c = _session(home)
+        c = _session(typed_clients, home)
         before = {k: v for k, v in snapshot(vault).items() if k != "log.md"}
-        applied = _capture(c, inputs)["result"]
+        captured = applied(_capture(c, inputs))
         done = {k: v for k, v in snapshot(vault).items() if k != "log.md"}
-        undo = c.call("op.undo", {"op_id": applied["op_id"]})
+        undo = applied(c.call(UNDO, UndoParams(op_id=captured.op_id)))
         assert {k: v for k, v in snapshot(vault).items() if k != "log.md"} == before
-        c.call("op.undo", {"op_id": undo["op_id"]})
+        c.call(UNDO, UndoParams(op_id=undo.op_id))
         assert {k: v for k, v in snapshot(vault).items() if k != "log.md"} == done
     finally:
         d.stop()

@@ -15,8 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.support.harness import REPO, VAULTCTL, Daemon, Home, RawClient, Result, copy_sample_vault, vaultctl
+from protocol.errors import ErrorCode
+from protocol.methods.common import Channel
+from protocol.methods.names import NOTE_NAMES, NamesParams
+from protocol.methods.vaults import VAULT_ADD, VaultAddParams
+from tests.support.harness import REPO, VAULTCTL, Daemon, Home, Result, copy_sample_vault, vaultctl
+from tests.support.typed import TypedClient, TypedClients, refused
 from vaultctl import layout
+from vaultctl.client import CallError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -25,8 +31,8 @@ ALPHA = "projects/alpha/Alpha Plan.md"
 
 
 @pytest.fixture
-def vault(daemon: Daemon, raw: RawClient, sample_vault: Path) -> Path:
-    raw.call("vault.add", {"id": "sample", "path": str(sample_vault)})
+def vault(daemon: Daemon, typed: TypedClient, sample_vault: Path) -> Path:
+    typed.call(VAULT_ADD, VaultAddParams(id="sample", path=str(sample_vault)))
     return sample_vault
 
 
@@ -284,16 +290,18 @@ def test_completion_without_a_daemon_answers_what_it_can_and_starts_nothing(home
     assert vaultctl(home, "__complete", "bash", "vaultctl sta").out.splitlines() == ["plain", "status", "stats"]
 
 
-def test_note_names_is_bounded_and_not_for_agents(vault: Path, raw: RawClient) -> None:
-    assert raw.call("note.names", {"prefix": "", "limit": 1000})["truncated"] is False
-    assert raw.call("note.names", {"prefix": "", "limit": 1})["truncated"] is True
-    assert raw.call("note.names", {"prefix": "x" * 1024})["names"] == []
-    for bad in ({"limit": 0}, {"limit": 1001}, {"prefix": "x" * 1025}, {"vault": "Nope!"}):
-        assert raw.request("note.names", bad)["error"]["data"]["code"] == "INVALID_PARAMS", bad
-    assert raw.request("note.names", {"vault": "nope"})["error"]["data"]["code"] == "NOT_FOUND"
-    agent = RawClient(raw.sock.getpeername())
-    agent.hello("mcp")
-    assert "error" in agent.request("note.names", {})
+def test_note_names_is_bounded_and_not_for_agents(vault: Path, typed: TypedClient, typed_clients: TypedClients, home: Home) -> None:
+    assert typed.call(NOTE_NAMES, NamesParams(prefix="", limit=1000)).truncated is False
+    assert typed.call(NOTE_NAMES, NamesParams(prefix="", limit=1)).truncated is True
+    assert typed.call(NOTE_NAMES, NamesParams(prefix="x" * 1024)).names == []
+    for bad in (NamesParams(limit=0), NamesParams(limit=1001), NamesParams(prefix="x" * 1025), NamesParams(vault="Nope!")):
+        with refused(ErrorCode.INVALID_PARAMS):
+            typed.call(NOTE_NAMES, bad)
+    with refused(ErrorCode.NOT_FOUND):
+        typed.call(NOTE_NAMES, NamesParams(vault="nope"))
+    agent = typed_clients.open(home, Channel.MCP)
+    with pytest.raises(CallError):
+        agent.call(NOTE_NAMES, NamesParams())
 
 
 # -- doctor ----------------------------------------------------------------------------------------

@@ -4,23 +4,39 @@ after the operation, no journal or temp file remains, and the index equals a fre
 from __future__ import annotations
 
 import errno
-import json
 import os
 import signal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import msgspec
 import pytest
 
-from tests.support.harness import Daemon, Home, RawClient, snapshot
+from protocol.errors import ErrorCode
+from protocol.methods.common import Empty
+from protocol.methods.reads import LIST, READ, SEARCH, STATS, ListParams, ReadParams, SearchParams, VaultParams
+from protocol.methods.service import DAEMON_STATUS
+from protocol.methods.vaults import VAULT_ADD, VaultAddParams, VaultState
+from protocol.methods.writes import (
+    APPEND,
+    CREATE,
+    PATCH,
+    SET_FRONTMATTER,
+    AppendParams,
+    CreateParams,
+    PatchParams,
+    SetFrontmatterParams,
+)
+from tests.support.harness import Daemon, Home, snapshot
+from tests.support.typed import TypedClient, TypedClients, refused
+from vaultctl.client import CallError, DaemonUnavailable
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 
-def _session(home: Home) -> RawClient:
-    c = RawClient(home.socket)
-    c.hello()
-    return c
+def _add(c: TypedClient, vault: Path) -> None:
+    c.call(VAULT_ADD, VaultAddParams(id="v", path=str(vault)))
 
 
 def _start(home: Home, faults: str | None = None) -> Daemon:
@@ -38,45 +54,45 @@ def _leftovers(vault: Path) -> list[str]:
     return pending + temps
 
 
-def _index_view(c: RawClient) -> dict:  # type: ignore[type-arg]
-    notes = c.call("note.list", {"limit": 500, "fresh": True})["notes"]
-    stats = c.call("vault.stats", {})
+def _index_view(c: TypedClient) -> dict[str, Any]:
+    notes = c.call(LIST, ListParams(limit=500, fresh=True)).notes
+    stats = c.call(STATS, VaultParams())
     return {
-        "notes": [(n["path"], n["title"]) for n in notes],
-        "stats": {k: v for k, v in stats.items() if k != "vault"},
-        "shas": {n["path"]: c.call("note.read", {"target": n["path"]})["sha256"] for n in notes},
+        "notes": [(n.path, n.title) for n in notes],
+        "stats": {k: v for k, v in msgspec.structs.asdict(stats).items() if k != "vault"},
+        "shas": {n.path: c.call(READ, ReadParams(target=n.path)).sha256 for n in notes},
     }
 
 
-OPERATIONS = {
-    "create": ("note.create", {"path": "crash/new", "body": "# New\n\nsee [[Alpha Plan]]\n"}),
-    "patch": ("note.patch", {"target": "Alpha Plan", "old": "ships the search", "new": "ships the find"}),
-    "append": ("note.append", {"target": "Ada Lovelace", "section": "Crash", "markdown": "- appended"}),
-    "set": ("note.set_frontmatter", {"target": "Grace Hopper", "set": {"status": "draft"}}),
+OPERATIONS: dict[str, Callable[[TypedClient], object]] = {
+    "create": lambda c: c.call(CREATE, CreateParams(path="crash/new", body="# New\n\nsee [[Alpha Plan]]\n")),
+    "patch": lambda c: c.call(PATCH, PatchParams(target="Alpha Plan", old="ships the search", new="ships the find")),
+    "append": lambda c: c.call(APPEND, AppendParams(target="Ada Lovelace", section="Crash", markdown="- appended")),
+    "set": lambda c: c.call(SET_FRONTMATTER, SetFrontmatterParams(target="Grace Hopper", set={"status": "draft"})),
 }
 POINTS = ["after-journal", "after-rename", "before-commit", "after-commit"]
 
 
 @pytest.mark.parametrize("point", POINTS)
 @pytest.mark.parametrize("op", sorted(OPERATIONS))
-def test_crash_at_each_point_recovers_whole(home: Home, sample_vault: Path, op: str, point: str) -> None:
+def test_crash_at_each_point_recovers_whole(home: Home, typed_clients: TypedClients, sample_vault: Path, op: str, point: str) -> None:
     d = _start(home)
-    _session(home).call("vault.add", {"id": "v", "path": str(sample_vault)})
+    _add(typed_clients.open(home), sample_vault)
     d.stop()
     before = snapshot(sample_vault)
     d = _start(home, f"crash={point}")
-    method, params = OPERATIONS[op]
     try:
-        reply = _session(home).request(method, params)
-        acknowledged = "result" in reply
-    except (ConnectionError, OSError, json.JSONDecodeError):
+        OPERATIONS[op](typed_clients.open(home))
+        acknowledged = True
+    except (CallError, DaemonUnavailable):  # refused, or the connection broke as the daemon died
         acknowledged = False
     code = d.stop()
-    assert code == -signal.SIGKILL and not acknowledged, "the crash point must fire before the reply"
+    assert code == -signal.SIGKILL, "the crash point must fire before the reply"
+    assert not acknowledged, "the crash point must fire before the reply"
     during = snapshot(sample_vault)
     d = _start(home)
     try:
-        c = _session(home)
+        c = typed_clients.open(home)
         view = _index_view(c)
         after = snapshot(sample_vault)
         assert not _leftovers(sample_vault)
@@ -92,8 +108,8 @@ def test_crash_at_each_point_recovers_whole(home: Home, sample_vault: Path, op: 
     fresh_home = Home.create()
     try:
         d2 = Daemon(fresh_home)
-        c2 = _session(fresh_home)
-        c2.call("vault.add", {"id": "v", "path": str(sample_vault)})
+        c2 = typed_clients.open(fresh_home)
+        _add(c2, sample_vault)
         assert _index_view(c2) == view
         assert snapshot(sample_vault) == after
         d2.stop()
@@ -103,10 +119,12 @@ def test_crash_at_each_point_recovers_whole(home: Home, sample_vault: Path, op: 
 
 @pytest.mark.parametrize("hit", ["first", "target"])
 @pytest.mark.parametrize("fault", ["write:ENOSPC", "fsync:EIO", "rename:EIO", "fsync-dir:EIO", "write:EIO"])
-def test_io_errors_refuse_cleanly_and_the_daemon_keeps_serving(home: Home, sample_vault: Path, fault: str, hit: str) -> None:
+def test_io_errors_refuse_cleanly_and_the_daemon_keeps_serving(
+    home: Home, typed_clients: TypedClients, sample_vault: Path, fault: str, hit: str
+) -> None:
     op, name = fault.split(":")
     d = _start(home)
-    _session(home).call("vault.add", {"id": "v", "path": str(sample_vault)})
+    _add(typed_clients.open(home), sample_vault)
     d.stop()
     before = snapshot(sample_vault)
     # the journal's own calls come first (original, manifest, seal); a later hit lands the fault
@@ -114,42 +132,41 @@ def test_io_errors_refuse_cleanly_and_the_daemon_keeps_serving(home: Home, sampl
     nth = {"write": 4, "fsync": 4, "rename": 2, "fsync-dir": 4}[op] if hit == "target" else 1
     d = _start(home, f"error={op}:{name}@{nth}")
     try:
-        c = _session(home)
-        reply = c.request("note.patch", {"target": "Alpha Plan", "old": "ships the search", "new": "ships the find"})
-        assert "error" in reply, reply
-        assert reply["error"]["data"]["code"] == "UNAVAILABLE"
-        assert (
-            errno.errorcode[getattr(errno, name)] in reply["error"]["message"]
-            or os.strerror(getattr(errno, name)) in reply["error"]["message"]
-        )
+        c = typed_clients.open(home)
+        with refused(ErrorCode.UNAVAILABLE) as refusal:
+            c.call(PATCH, PatchParams(target="Alpha Plan", old="ships the search", new="ships the find"))
+        message = refusal.data.message
+        assert errno.errorcode[getattr(errno, name)] in message or os.strerror(getattr(errno, name)) in message, message
         assert snapshot(sample_vault) == before
         assert not _leftovers(sample_vault)
-        assert c.call("note.search", {"query": "Alpha"})["hits"]
+        assert c.call(SEARCH, SearchParams(query="Alpha")).hits
     finally:
         d.stop()
 
 
-def test_a_failed_rollback_quarantines_the_vault_until_recovery(home: Home, sample_vault: Path) -> None:
+def test_a_failed_rollback_quarantines_the_vault_until_recovery(home: Home, typed_clients: TypedClients, sample_vault: Path) -> None:
     """The target's folder fsync fails, then the rollback's rename fails too: the vault holds a
     half-done change, so it is not served until a restart recovers it."""
     d = _start(home)
-    _session(home).call("vault.add", {"id": "v", "path": str(sample_vault)})
+    _add(typed_clients.open(home), sample_vault)
     d.stop()
     before = snapshot(sample_vault)
     d = _start(home, "error=fsync-dir:EIO@5;error=rename:EIO@3")
     try:
-        c = _session(home)
-        reply = c.request("note.patch", {"target": "Alpha Plan", "old": "ships the search", "new": "ships the find"})
-        assert reply["error"]["data"]["code"] == "INTERNAL" and "restart" in reply["error"]["message"]
-        refused = c.request("note.search", {"query": "alpha"})
-        assert refused["error"]["data"]["code"] == "UNAVAILABLE"
-        assert c.call("daemon.status")["vaults"][0]["state"] == "error"
+        c = typed_clients.open(home)
+        with refused(ErrorCode.INTERNAL) as refusal:
+            c.call(PATCH, PatchParams(target="Alpha Plan", old="ships the search", new="ships the find"))
+        assert "restart" in refusal.data.message
+        with refused(ErrorCode.UNAVAILABLE):
+            c.call(SEARCH, SearchParams(query="alpha"))
+        assert c.call(DAEMON_STATUS, Empty()).vaults[0].state is VaultState.ERROR
     finally:
         d.stop()
     d = _start(home)
     try:
-        c = _session(home)
-        assert c.call("note.search", {"query": "alpha", "fresh": True})["hits"]
-        assert snapshot(sample_vault) == before and not _leftovers(sample_vault)
+        c = typed_clients.open(home)
+        assert c.call(SEARCH, SearchParams(query="alpha", fresh=True)).hits
+        assert snapshot(sample_vault) == before
+        assert not _leftovers(sample_vault)
     finally:
         d.stop()

@@ -14,16 +14,29 @@ import json
 import string
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.harness import Daemon, Home, RawClient, vaultctl
+from protocol.errors import ErrorCode, ErrorData
+from protocol.methods.git import PROMOTE, PromoteParams
+from protocol.methods.graph import CANVAS, CanvasParams
+from protocol.methods.receipts import Preview
+from protocol.methods.sources import CAPTURE, CaptureItem, CaptureParams
+from protocol.methods.vaults import VAULT_ADD, Kind, VaultAddParams
+from protocol.methods.writes import CREATE, MOVE, CreateParams, MoveParams
+from tests.support.harness import Daemon, Home, vaultctl
+from tests.support.typed import TypedClient, TypedClients
+from vaultctl.client import CallError
 from vaultd.policy import check_new_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
+
+    from protocol.methods.common import Params
+    from protocol.methods.spec import MethodSpec
 
 ALNUM = string.ascii_letters + string.digits
 UPPER = string.ascii_uppercase + string.digits
@@ -77,11 +90,12 @@ def running() -> Iterator[tuple[Path, Path, Home]]:
         (vault / "Index.md").write_text("# Index\n\nSee [[Draft]].\n")
         org.mkdir()
         (org / "Glossary.md").write_text("# Glossary\n")
-        c = RawClient(home.socket, timeout=60.0)
-        c.hello()
-        c.call("vault.add", {"id": "v", "path": str(vault)})
-        c.call("vault.add", {"id": "org", "path": str(org), "kind": "org"})
-        c.close()
+        with pytest.MonkeyPatch.context() as env:
+            clients = TypedClients(env)
+            c = clients.open(home, timeout=60.0)
+            c.call(VAULT_ADD, VaultAddParams(id="v", path=str(vault)))
+            c.call(VAULT_ADD, VaultAddParams(id="org", path=str(org), kind=Kind.ORG))
+            clients.close()
         yield vault, org, home
     finally:
         daemon.stop()
@@ -89,44 +103,44 @@ def running() -> Iterator[tuple[Path, Path, Home]]:
 
 
 @pytest.fixture
-def client(running: tuple[Path, Path, Home]) -> Iterator[RawClient]:
+def client(running: tuple[Path, Path, Home], typed_clients: TypedClients) -> TypedClient:
     """A connection of this test's own (each test's connections are closed after it)."""
-    c = RawClient(running[2].socket, timeout=60.0)
-    c.hello()
-    yield c
-    c.close()
+    return typed_clients.open(running[2], timeout=60.0)
 
 
-def _ensure_draft(client: RawClient, vault: Path) -> None:
+def _ensure_draft(client: TypedClient, vault: Path) -> None:
     """The note the moves, canvases and promotions start from (a plain name a move may have taken)."""
     if not (vault / "Draft.md").exists():
-        client.call("note.create", {"vault": "v", "path": "Draft", "body": "# Draft\n\nA draft.\n"})
+        client.call(CREATE, CreateParams(vault="v", path="Draft", body="# Draft\n\nA draft.\n"))
 
 
-def _request(op: str, name: str) -> tuple[str, dict[str, Any]]:
+def _request(op: str, name: str) -> tuple[MethodSpec[Any, Any], Params]:
     if op == "create":
-        return "note.create", {"vault": "v", "path": name, "body": "# A note\n"}
+        return CREATE, CreateParams(vault="v", path=name, body="# A note\n")
     if op == "move":
-        return "note.move", {"vault": "v", "target": "Draft", "to": name}
+        return MOVE, MoveParams(vault="v", target="Draft", to=name)
     if op == "move-into-folder":
-        return "note.move", {"vault": "v", "target": "Draft", "to": name + "/"}
+        return MOVE, MoveParams(vault="v", target="Draft", to=name + "/")
     if op == "canvas":
-        return "graph.canvas", {"vault": "v", "target": "Draft", "path": name + ".canvas"}
+        return CANVAS, CanvasParams(vault="v", target="Draft", path=name + ".canvas")
     if op == "capture-name":
-        return "source.capture", {"vault": "v", "items": [{"text": "Captured words.\n", "name": name.rpartition("/")[2] + ".txt"}]}
+        return CAPTURE, CaptureParams(vault="v", items=[CaptureItem(text="Captured words.\n", name=name.rpartition("/")[2] + ".txt")])
     if op == "capture-title":
-        return "source.capture", {"vault": "v", "items": [{"text": "Captured words.\n", "name": "words.txt", "title": name}]}
+        return CAPTURE, CaptureParams(vault="v", items=[CaptureItem(text="Captured words.\n", name="words.txt", title=name)])
     assert op == "promote"
-    return "note.promote", {"vault": "v", "target": "Draft", "to": "org", "path": name, "again": True}
+    return PROMOTE, PromoteParams(vault="v", target="Draft", to="org", path=name, again=True)
 
 
-def _run(c: RawClient, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """As a person runs it: previewed, then confirmed with the preview's fingerprint."""
-    reply = c.request(method, params)
-    result = reply.get("result")
-    if result is not None and result.get("outcome") == "preview":
-        reply = c.request(method, {**params, "confirm": True, "fingerprint": result["fingerprint"]})
-    return reply
+def _run(c: TypedClient, spec: MethodSpec[Any, Any], params: Params) -> object:
+    """As a person runs it: previewed, then confirmed with the preview's fingerprint. The last
+    receipt, or the error's data of a refusal."""
+    try:
+        receipt = c.call(spec, params)
+        if isinstance(receipt, Preview):
+            receipt = c.call(spec, msgspec.structs.replace(params, confirm=True, fingerprint=receipt.fingerprint))
+    except CallError as exc:
+        return exc.data
+    return receipt
 
 
 def _everything(folder: Path) -> Iterator[tuple[str, bytes]]:
@@ -139,17 +153,16 @@ def _everything(folder: Path) -> Iterator[tuple[str, bytes]]:
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(op=st.sampled_from(OPERATIONS), drawn=secret_names())
 def test_no_operation_lands_a_secret_shaped_path(
-    running: tuple[Path, Path, Home], client: RawClient, op: str, drawn: tuple[str, str]
+    running: tuple[Path, Path, Home], client: TypedClient, op: str, drawn: tuple[str, str]
 ) -> None:
     vault, org, _ = running
     _ensure_draft(client, vault)
     name, token = drawn
-    method, params = _request(op, name)
-    reply = _run(client, method, params)
-    if "error" in reply:
-        data = reply["error"]["data"]
-        assert data["code"] in ("VALIDATION", "INVALID_PARAMS"), reply
-        assert token not in str(reply), "a refusal never echoes the secret"
+    reply = _run(client, *_request(op, name))
+    if isinstance(reply, ErrorData):
+        assert reply.code in (ErrorCode.VALIDATION, ErrorCode.INVALID_PARAMS), reply
+        # the error's data is the whole error: its message and code are derived from it
+        assert token not in msgspec.json.encode(reply).decode(), "a refusal never echoes the secret"
     for root in (vault, org):
         for rel, data in _everything(root):
             assert token not in rel, f"{op}: a created name holds the token ({reply})"
@@ -186,14 +199,13 @@ def _prefixes(rel: str) -> list[str]:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(op=st.sampled_from(OPERATIONS), name=hostile_names())
-def test_no_operation_lands_a_hostile_path(running: tuple[Path, Path, Home], client: RawClient, op: str, name: str) -> None:
+def test_no_operation_lands_a_hostile_path(running: tuple[Path, Path, Home], client: TypedClient, op: str, name: str) -> None:
     vault, org, home = running
     _ensure_draft(client, vault)
     beside = sorted(p.name for p in home.root.iterdir())  # the vaults' parent: where a "../" would land
-    method, params = _request(op, name)
-    reply = _run(client, method, params)
-    if "error" in reply:
-        assert reply["error"]["data"]["code"] in ("VALIDATION", "INVALID_PARAMS", "POLICY", "NOT_FOUND"), reply
+    reply = _run(client, *_request(op, name))
+    if isinstance(reply, ErrorData):
+        assert reply.code in (ErrorCode.VALIDATION, ErrorCode.INVALID_PARAMS, ErrorCode.POLICY, ErrorCode.NOT_FOUND), reply
     for root in (vault, org):
         bad = sorted(rel for rel in _names(root) if not _created_ok(rel))
         assert not bad, f"{op} {name!r} created {bad} ({reply})"
@@ -208,7 +220,7 @@ def test_no_operation_lands_a_hostile_path(running: tuple[Path, Path, Home], cli
 @pytest.mark.parametrize("name", ["x" * 256, "notes/" + "y" * 300, "é" * 200])
 @pytest.mark.parametrize("op", OPERATIONS)
 def test_a_name_over_the_component_bound_is_refused_for_every_operation(
-    running: tuple[Path, Path, Home], client: RawClient, op: str, name: str
+    running: tuple[Path, Path, Home], client: TypedClient, op: str, name: str
 ) -> None:
     """A name the filesystem cannot hold is refused by the path rules, never asked of the disk (a
     capture makes its own bounded file names from it, and may apply)."""
@@ -216,10 +228,11 @@ def test_a_name_over_the_component_bound_is_refused_for_every_operation(
     _ensure_draft(client, vault)
     before = (_names(vault), _names(org))
     reply = _run(client, *_request(op, name))
-    if op.startswith("capture") and "result" in reply:
+    if op.startswith("capture") and not isinstance(reply, ErrorData):
         assert all(_created_ok(rel) for rel in _names(vault)), reply
         return
-    assert reply["error"]["data"]["code"] in ("VALIDATION", "INVALID_PARAMS"), reply
+    assert isinstance(reply, ErrorData), reply
+    assert reply.code in (ErrorCode.VALIDATION, ErrorCode.INVALID_PARAMS), reply
     assert (_names(vault), _names(org)) == before
 
 
@@ -229,13 +242,14 @@ GITHUB = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
 @pytest.mark.parametrize("name", [f"keys/{GITHUB}-2", f"keys/old_{GITHUB}", f"keys/{GITHUB}_old", f"keys/backup-{GITHUB} copy"])
 @pytest.mark.parametrize("command", ["new", "move"])
 def test_vaultctl_refuses_a_token_in_a_copys_name_for_a_move_as_for_a_create(
-    running: tuple[Path, Path, Home], client: RawClient, command: str, name: str
+    running: tuple[Path, Path, Home], client: TypedClient, command: str, name: str
 ) -> None:
     """The names a copy or a rename gives (``-2``, ``_old``) keep the token a name screen must see."""
     vault, _, home = running
     _ensure_draft(client, vault)
     args = ("new", name) if command == "new" else ("move", "Draft", name)
     result = vaultctl(home, *args, "--json")
-    assert result.code == 1 and "V06" in result.err, (result.code, result.out, result.err)
+    assert result.code == 1, (result.code, result.out, result.err)
+    assert "V06" in result.err, (result.code, result.out, result.err)
     assert GITHUB not in result.out + result.err
     assert not [p for p in vault.rglob("*") if GITHUB in p.as_posix()]

@@ -16,11 +16,20 @@ from typing import Any
 
 import pytest
 
+from protocol.errors import ErrorCode
+from protocol.issue_codes import IssueCode
 from protocol.limits import MAX_NOTE_BYTES
+from protocol.methods.git import NOTE_HISTORY, VAULT_SNAPSHOT, VAULT_SYNC, NoteHistoryParams, SnapshotParams, SyncParams
+from protocol.methods.git_settings import GitMode
+from protocol.methods.service import DOCTOR, DoctorParams, Level
+from protocol.methods.vaults import VAULT_ADD, VaultAddParams, VaultInfo
+from protocol.methods.writes import CREATE, CreateParams
 from tests.support import gitrepo
 from tests.support.gitrepo import git
-from tests.support.harness import Daemon, Home, RawClient
+from tests.support.harness import Daemon, Home
 from tests.support.hostile_git import big_blob, clear, make_hostile, push_tree, ran, state, tree_with
+from tests.support.typed import TypedClient, TypedClients, applied, refused
+from vaultctl.client import CallError
 
 SEED = {"note.md": "# Note\n\nfirst\n", "Plan.md": "# Plan\n\nship in May\n", "data.txt": "plain\n", "table.csv": "a,b\n"}
 
@@ -33,17 +42,12 @@ def origin(tmp_path: Path) -> Path:
     return bare
 
 
-def _client(home: Home) -> RawClient:
-    c = RawClient(home.socket, timeout=120)
-    c.hello()
-    return c
+def _client(clients: TypedClients, home: Home) -> TypedClient:
+    return clients.open(home, timeout=120)
 
 
-def _add(c: RawClient, vault_id: str, repo: Path, origin: Path, mode: str = "snapshot") -> dict[str, Any]:
-    info: dict[str, Any] = c.call(
-        "vault.add", {"id": vault_id, "path": str(repo), "git": mode, "remote": str(origin), "snapshot_quiet_s": 1}
-    )
-    return info
+def _add(c: TypedClient, vault_id: str, repo: Path, origin: Path, mode: GitMode = GitMode.SNAPSHOT) -> VaultInfo:
+    return c.call(VAULT_ADD, VaultAddParams(id=vault_id, path=str(repo), git=mode, remote=str(origin), snapshot_quiet_s=1))
 
 
 def _hwm_kib(pid: int) -> int:
@@ -53,12 +57,14 @@ def _hwm_kib(pid: int) -> int:
     raise AssertionError("no VmHWM")
 
 
-def test_a_repositorys_own_config_never_runs_code(home: Home, daemon: Daemon, origin: Path, tmp_path: Path) -> None:
+def test_a_repositorys_own_config_never_runs_code(
+    home: Home, daemon: Daemon, typed_clients: TypedClients, origin: Path, tmp_path: Path
+) -> None:
     repo = gitrepo.clone(origin, tmp_path / "victim")
     marks = tmp_path / "marks"
     make_hostile(repo, marks)
     (repo / "app.log").write_text("first\n")
-    c = _client(home)
+    c = _client(typed_clients, home)
 
     info = _add(c, "v", repo, origin)
     assert ran(marks) == [], "registering ran the repository's commands"
@@ -67,13 +73,14 @@ def test_a_repositorys_own_config_never_runs_code(home: Home, daemon: Daemon, or
     for name, text in (("note.md", "# Note\n\nFIRST\n"), ("data.txt", "PLAIN\n"), ("table.csv", "A,B\n"), ("app.log", "FIRST\n")):
         (repo / name).write_text(text)
         os.utime(repo / name, (1_600_000_000, 1_600_000_000))
-    snap = c.call("vault.snapshot", {"vault": "v"})
+    snap = c.call(VAULT_SNAPSHOT, SnapshotParams(vault="v"))
     assert ran(marks) == [], "a snapshot ran the repository's commands"
-    assert sorted(snap["paths"]) == [".gitattributes", "app.log", "data.txt", "note.md", "table.csv"]
+    assert sorted(snap.paths) == [".gitattributes", "app.log", "data.txt", "note.md", "table.csv"]
     assert gitrepo.tree(repo)["note.md"] == git(repo, "hash-object", "--no-filters", "note.md"), "committed byte for byte"
 
-    created = c.call("note.create", {"vault": "v", "path": "New", "body": "# New\n"})
-    assert created["commit"] and ran(marks) == [], "a checkpoint ran the repository's commands"
+    created = c.call(CREATE, CreateParams(vault="v", path="New", body="# New\n"))
+    assert applied(created).commit, "a checkpoint ran the repository's commands"
+    assert ran(marks) == [], "a checkpoint ran the repository's commands"
 
     # A fetch refspec of the repository's own would move a branch of the person's to origin's head.
     git(repo, "branch", "keep")
@@ -85,46 +92,55 @@ def test_a_repositorys_own_config_never_runs_code(home: Home, daemon: Daemon, or
     git(other, "commit", "-q", "-m", "theirs")
     git(other, "push", "-q", "origin", "main")
     clear(marks)  # the test's own git ran the hooks; vaultd's calls are what is checked
-    refused = c.request("vault.sync", {"vault": "v"})["error"]["data"]
-    assert refused["code"] == "POLICY" and "refs/heads/keep" in refused["message"], refused
+    with refused(ErrorCode.POLICY) as refspec:
+        c.call(VAULT_SYNC, SyncParams(vault="v"))
+    assert "refs/heads/keep" in refspec.data.message, refspec.data
     assert gitrepo.head(repo, "keep") == kept, "the person's branch did not move"
     git(repo, "config", "--replace-all", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*")
     clear(marks)
-    synced = c.call("vault.sync", {"vault": "v"})
-    assert synced["pushed"] and synced["incoming"] == 1 and ran(marks) == [], "a sync ran the repository's commands"
+    synced = c.call(VAULT_SYNC, SyncParams(vault="v"))
+    assert synced.pushed, "a sync ran the repository's commands"
+    assert synced.incoming == 1, "a sync ran the repository's commands"
+    assert ran(marks) == [], "a sync ran the repository's commands"
     assert gitrepo.head(repo, "keep") == kept
-    assert git(origin, "rev-parse", "main") == synced["head"]
+    assert git(origin, "rev-parse", "main") == synced.head
 
-    c.call("note.history", {"vault": "v", "target": "note"})
-    doctor = c.call("doctor", {"vault": "v"})
+    c.call(NOTE_HISTORY, NoteHistoryParams(vault="v", target="note"))
+    doctor = c.call(DOCTOR, DoctorParams(vault="v"))
     assert ran(marks) == [], "a history read or doctor ran the repository's commands"
-    found = [f for f in doctor["findings"] if f["check"] == "git:v" and "uploadpack" in f["finding"]]
-    assert found and found[0]["level"] == "warn"
+    found = [f for f in doctor.findings if f.check == "git:v" and "uploadpack" in f.finding]
+    assert found
+    assert found[0].level is Level.WARN
 
-    [warning] = info["warnings"]
-    assert warning["code"] == "R09" and "remote.origin.uploadpack" in warning["message"] and "filter.evilclean.clean" in warning["message"]
-    assert "filter.included.clean" in warning["message"], "keys from an included file are found too"
+    [warning] = info.warnings
+    assert warning.code == IssueCode.R09
+    assert "remote.origin.uploadpack" in warning.message
+    assert "filter.evilclean.clean" in warning.message
+    assert "filter.included.clean" in warning.message, "keys from an included file are found too"
 
     # A remote helper cannot be unset by config: the sync is refused before any transfer.
     git(repo, "config", "remote.origin.vcs", "evil")
-    refused = c.request("vault.sync", {"vault": "v"})["error"]["data"]
-    assert refused["code"] == "POLICY" and "R05" in [i["code"] for i in refused["issues"]]
+    with refused(ErrorCode.POLICY) as helper:
+        c.call(VAULT_SYNC, SyncParams(vault="v"))
+    assert IssueCode.R05 in [i.code for i in helper.data.issues]
     assert ran(marks) == []
     c.close()
 
 
-def test_the_config_is_read_again_when_it_changes(home: Home, daemon: Daemon, origin: Path, tmp_path: Path) -> None:
+def test_the_config_is_read_again_when_it_changes(
+    home: Home, daemon: Daemon, typed_clients: TypedClients, origin: Path, tmp_path: Path
+) -> None:
     """A filter added to the config after vaultd first ran git there is neutralised too."""
     repo = gitrepo.clone(origin, tmp_path / "victim")
     marks = tmp_path / "marks"
-    c = _client(home)
-    assert _add(c, "w", repo, origin)["warnings"] == []
-    c.call("note.create", {"vault": "w", "path": "First", "body": "# First\n"})
+    c = _client(typed_clients, home)
+    assert _add(c, "w", repo, origin).warnings == []
+    c.call(CREATE, CreateParams(vault="w", path="First", body="# First\n"))
     make_hostile(repo, marks, keys={"filter.late.clean": f"touch {marks}/late; cat"}, hooks=False, include=False)
     (repo / ".gitattributes").write_text("* filter=late\n")
     (repo / "Plan.md").write_text("# Plan\n\nSHIP in May\n")
     os.utime(repo / "Plan.md", (1_600_000_000, 1_600_000_000))
-    assert c.call("vault.snapshot", {"vault": "w"})["paths"] == [".gitattributes", "Plan.md"]
+    assert c.call(VAULT_SNAPSHOT, SnapshotParams(vault="w")).paths == [".gitattributes", "Plan.md"]
     assert ran(marks) == []
     c.close()
 
@@ -158,53 +174,55 @@ def shared() -> Any:
 
 @pytest.mark.parametrize("case", sorted(BAD_TREES))
 def test_origin_commits_with_refused_paths_are_refused_before_anything_moves(
-    shared: tuple[Home, Daemon], origin: Path, tmp_path: Path, case: str
+    shared: tuple[Home, Daemon], typed_clients: TypedClients, origin: Path, tmp_path: Path, case: str
 ) -> None:
     home, _ = shared
     repo = gitrepo.clone(origin, tmp_path / "victim")
     rogue = gitrepo.clone(origin, tmp_path / "rogue", "Mallory Rogue")
-    c = _client(home)
+    c = _client(typed_clients, home)
     vault_id = f"t{sorted(BAD_TREES).index(case)}"
-    _add(c, vault_id, repo, origin, mode="checkpoint")
+    _add(c, vault_id, repo, origin, mode=GitMode.CHECKPOINT)
     before = state(repo)
 
     push_tree(rogue, tree_with(rogue, "HEAD", BAD_TREES[case]))
-    reply = c.request("vault.sync", {"vault": vault_id})
-    data = reply["error"]["data"]
-    assert data["code"] in ("POLICY", "LIMIT"), reply
-    assert [i["code"] for i in data["issues"]][:1] == ["R08"], data
+    with pytest.raises(CallError) as caught:
+        c.call(VAULT_SYNC, SyncParams(vault=vault_id))
+    data = caught.value.data
+    assert data.code in (ErrorCode.POLICY, ErrorCode.LIMIT), data
+    assert [i.code for i in data.issues][:1] == [IssueCode.R08], data
     assert state(repo) == before, "the branch, the index and the files are as they were"
     assert not (tmp_path / "escape.md").exists()
 
     # The vault goes on: a checkpoint commits, and once origin drops the path the sync goes through.
-    done = c.call("note.create", {"vault": vault_id, "path": "After", "body": "# After\n"})
-    assert done["commit"] == gitrepo.head(repo)
+    done = c.call(CREATE, CreateParams(vault=vault_id, path="After", body="# After\n"))
+    assert applied(done).commit == gitrepo.head(repo)
     push_tree(rogue, git(rogue, "rev-parse", "HEAD~1^{tree}"), "drop it")
-    synced = c.request("vault.sync", {"vault": vault_id})
     if case.startswith(("dotgit", "dotdot")):
         # The refused objects are still in origin's history: git's own checks refuse every fetch of it.
-        assert synced["error"]["data"]["code"] == "POLICY", synced
+        with refused(ErrorCode.POLICY):
+            c.call(VAULT_SYNC, SyncParams(vault=vault_id))
     else:
-        assert synced["result"]["pushed"], synced
+        synced = c.call(VAULT_SYNC, SyncParams(vault=vault_id))
+        assert synced.pushed, synced
         assert gitrepo.fsck(repo) == ""
     c.close()
 
 
-def test_a_note_at_the_bound_is_integrated(shared: tuple[Home, Daemon], origin: Path, tmp_path: Path) -> None:
+def test_a_note_at_the_bound_is_integrated(shared: tuple[Home, Daemon], typed_clients: TypedClients, origin: Path, tmp_path: Path) -> None:
     home, _ = shared
     repo = gitrepo.clone(origin, tmp_path / "victim")
     rogue = gitrepo.clone(origin, tmp_path / "rogue", "Mallory Rogue")
-    c = _client(home)
-    _add(c, "edge", repo, origin, mode="checkpoint")
+    c = _client(typed_clients, home)
+    _add(c, "edge", repo, origin, mode=GitMode.CHECKPOINT)
     body = b"# Edge\n\n" + b"e" * (MAX_NOTE_BYTES - 9) + b"\n"
     assert len(body) == MAX_NOTE_BYTES
     push_tree(rogue, tree_with(rogue, "HEAD", {"edge.md": body}))
-    assert c.call("vault.sync", {"vault": "edge"})["incoming"] == 1
+    assert c.call(VAULT_SYNC, SyncParams(vault="edge")).incoming == 1
     assert (repo / "edge.md").read_bytes() == body
     c.close()
 
 
-def test_oversized_blobs_are_refused_unread(home: Home, daemon: Daemon, origin: Path, tmp_path: Path) -> None:
+def test_oversized_blobs_are_refused_unread(home: Home, daemon: Daemon, typed_clients: TypedClients, origin: Path, tmp_path: Path) -> None:
     """Two notes of 200 MiB of one byte each (a few hundred KiB on the wire): refused by their sizes
     before any is read; the daemon's peak resident memory does not grow by anything like them."""
     repo = gitrepo.clone(origin, tmp_path / "victim")
@@ -215,15 +233,15 @@ def test_oversized_blobs_are_refused_unread(home: Home, daemon: Daemon, origin: 
     for name in ("huge-1.md", "huge-2.md"):
         entries.append(f"100644 blob {big_blob(rogue, size, name[-4:-3].encode())}\t{name}")
     push_tree(rogue, git(rogue, "mktree", "-z", input="\0".join(e for e in entries if e) + "\0"))
-    c = _client(home)
-    _add(c, "big", repo, origin, mode="checkpoint")
+    c = _client(typed_clients, home)
+    _add(c, "big", repo, origin, mode=GitMode.CHECKPOINT)
     before = state(repo)
     peak = _hwm_kib(daemon.pid)
 
-    reply = c.request("vault.sync", {"vault": "big"})
-    data = reply["error"]["data"]
-    assert data["code"] == "LIMIT" and data["issues"][0]["code"] == "R08", reply
-    assert "huge-1.md" in data["message"] and str(size) in data["message"]
+    with refused(ErrorCode.LIMIT, IssueCode.R08) as refusal:
+        c.call(VAULT_SYNC, SyncParams(vault="big"))
+    assert "huge-1.md" in refusal.data.message
+    assert str(size) in refusal.data.message
     assert state(repo) == before
     grown = _hwm_kib(daemon.pid) - peak
     assert grown < 64 * 1024, f"the daemon's peak resident memory grew by {grown} KiB"

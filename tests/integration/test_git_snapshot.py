@@ -6,13 +6,20 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from protocol.methods.git import VAULT_SNAPSHOT, SnapshotParams
+from protocol.methods.git_settings import GitMode
+from protocol.methods.vaults import VAULT_ADD, VaultAddParams
+from protocol.methods.writes import APPEND, AppendParams
 from tests.support import gitrepo
 from tests.support.gitrepo import git
-from tests.support.harness import Daemon, Home, RawClient
+from tests.support.typed import applied
 from tests.support.wait import wait_until
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from tests.support.harness import Daemon, Home
+    from tests.support.typed import TypedClient
 
 QUIET_S = 1
 
@@ -23,11 +30,12 @@ def _versions(repo: Path, path: str) -> list[str]:
     return [git(repo, "show", f"{c}:{path}", check=False) for c in commits]
 
 
-def test_hand_edits_become_one_snapshot_after_the_quiet_period_and_never_half_written(home: Home, daemon: Daemon) -> None:
+def test_hand_edits_become_one_snapshot_after_the_quiet_period_and_never_half_written(
+    home: Home, daemon: Daemon, typed: TypedClient
+) -> None:
     repo = gitrepo.init(home.root / "vault", {"Alpha.md": "# Alpha\n\nfirst\n"})
-    c = RawClient(home.socket)
-    c.hello()
-    c.call("vault.add", {"id": "v", "path": str(repo), "git": "snapshot", "snapshot_quiet_s": QUIET_S})
+    c = typed
+    c.call(VAULT_ADD, VaultAddParams(id="v", path=str(repo), git=GitMode.SNAPSHOT, snapshot_quiet_s=QUIET_S))
     start = gitrepo.head(repo)
 
     # An editor saves one note and writes a new one slowly, in pieces, pausing less than the quiet period.
@@ -46,19 +54,21 @@ def test_hand_edits_become_one_snapshot_after_the_quiet_period_and_never_half_wr
     assert git(repo, "rev-parse", f"{snapped}~1") == start, "one snapshot commit for both hand edits"
     assert sorted(git(repo, "show", "--name-only", "--format=", snapped).splitlines()) == ["Alpha.md", "Slow.md"]
     message = git(repo, "log", "-1", "--format=%an%n%B", snapped)
-    assert message.startswith("Ada Lovelace\nsnapshot: 2 hand edit(s)") and "Vaultd-Snapshot: 2" in message
+    assert message.startswith("Ada Lovelace\nsnapshot: 2 hand edit(s)")
+    assert "Vaultd-Snapshot: 2" in message
     assert _versions(repo, "Slow.md") == ["".join(parts).rstrip("\n")], "only the finished file was ever committed"
     assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
 
     # An operation in snapshot mode is still one checkpoint commit of its own.
-    done = c.call("note.append", {"vault": "v", "target": "Alpha", "section": "More", "markdown": "- from vaultctl"})
-    assert done["commit"] == gitrepo.head(repo) and git(repo, "rev-parse", f"{done['commit']}~1") == snapped
+    done = applied(c.call(APPEND, AppendParams(vault="v", target="Alpha", section="More", markdown="- from vaultctl")))
+    assert done.commit == gitrepo.head(repo)
+    assert git(repo, "rev-parse", f"{done.commit}~1") == snapped
     time.sleep(QUIET_S * 1.5)
-    assert gitrepo.head(repo) == done["commit"], "vaultd's own write is no hand edit: no snapshot follows it"
+    assert gitrepo.head(repo) == done.commit, "vaultd's own write is no hand edit: no snapshot follows it"
 
     # An explicit snapshot commits at once; with nothing changed it says so.
     (repo / "Alpha.md").write_text("# Alpha\n\nedited again\n")
-    now = c.call("vault.snapshot", {"vault": "v"})
-    assert now["commit"] == gitrepo.head(repo) and now["paths"] == ["Alpha.md"]
-    assert c.call("vault.snapshot", {"vault": "v"})["commit"] is None
-    c.close()
+    now = c.call(VAULT_SNAPSHOT, SnapshotParams(vault="v"))
+    assert now.commit == gitrepo.head(repo)
+    assert now.paths == ["Alpha.md"]
+    assert c.call(VAULT_SNAPSHOT, SnapshotParams(vault="v")).commit is None

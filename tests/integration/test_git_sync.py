@@ -10,13 +10,25 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
+from protocol.errors import ErrorCode
+from protocol.issue_codes import IssueCode
+from protocol.methods.common import Channel
+from protocol.methods.git import VAULT_SYNC, SyncParams, SyncResult
+from protocol.methods.git_settings import GitMode
+from protocol.methods.proposals import PROPOSAL_SHOW, ProposalRef
+from protocol.methods.reads import LIST, ListParams
+from protocol.methods.service import DOCTOR, DoctorParams, Level
+from protocol.methods.vaults import VAULT_ADD, VAULT_REMOVE, Kind, VaultAddParams, VaultRemoveParams
+from protocol.methods.writes import APPEND, CREATE, PATCH, SET_FRONTMATTER, AppendParams, CreateParams, PatchParams, SetFrontmatterParams
 from tests.support import gitrepo
 from tests.support.gitrepo import git
-from tests.support.harness import Daemon, Home, RawClient, snapshot, vaultctl
+from tests.support.harness import Daemon, Home, snapshot, vaultctl
+from tests.support.typed import TypedClient, TypedClients, refused
+from vaultctl.client import CallError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -37,28 +49,25 @@ class Machine:
     daemon: Daemon
     name: str
     repo: Path = Path()
-    client: RawClient = field(init=False)
+    clients: TypedClients = field(init=False)
+    client: TypedClient = field(init=False)
 
-    def join(self, remote: Path, folder: Path) -> None:
-        self.client = RawClient(self.home.socket, timeout=60)  # each test's own (the harness closes clients after a test)
-        self.client.hello()
-        removal = self.client.request("vault.remove", {"id": "team"})
-        if "result" in removal:  # the previous test's clone
-            self.client.call("vault.remove", {"id": "team", "confirm": True, "fingerprint": removal["result"]["fingerprint"]})
+    def join(self, remote: Path, folder: Path, clients: TypedClients) -> None:
+        self.clients = clients  # each test's own: they close their sessions after it
+        self.client = clients.open(self.home)
+        try:
+            removal = self.client.call(VAULT_REMOVE, VaultRemoveParams(id="team"))
+        except CallError:
+            pass
+        else:  # the previous test's clone
+            self.client.call(VAULT_REMOVE, VaultRemoveParams(id="team", confirm=True, fingerprint=removal.fingerprint))
         self.repo = gitrepo.clone(remote, folder, self.name)
-        self.client.call("vault.add", {"id": "team", "path": str(self.repo), "kind": "org", "git": "checkpoint", "remote": str(remote)})
+        self.client.call(
+            VAULT_ADD, VaultAddParams(id="team", path=str(self.repo), kind=Kind.ORG, git=GitMode.CHECKPOINT, remote=str(remote))
+        )
 
-    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        return self.client.call(method, {"vault": "team", **(params or {})})
-
-    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        return self.client.request(method, {"vault": "team", **(params or {})})
-
-    def sync(self) -> dict[str, Any]:
-        reply = self.client.request("vault.sync", {"vault": "team"})
-        assert "result" in reply, reply
-        result: dict[str, Any] = reply["result"]
-        return result
+    def sync(self) -> SyncResult:
+        return self.client.call(VAULT_SYNC, SyncParams(vault="team"))
 
     def files(self) -> dict[str, bytes]:
         return {k: v for k, v in snapshot(self.repo).items() if not k.startswith(".git/")}
@@ -88,11 +97,11 @@ def two() -> Iterator[tuple[Machine, Machine]]:
 
 
 @pytest.fixture
-def machines(two: tuple[Machine, Machine], remote: Path, tmp_path: Path) -> tuple[Machine, Machine]:
+def machines(two: tuple[Machine, Machine], remote: Path, tmp_path: Path, typed_clients: TypedClients) -> tuple[Machine, Machine]:
     """Both machines with a fresh clone of this test's org vault."""
     a, b = two
-    a.join(remote, tmp_path / "ada")
-    b.join(remote, tmp_path / "grace")
+    a.join(remote, tmp_path / "ada", typed_clients)
+    b.join(remote, tmp_path / "grace", typed_clients)
     return a, b
 
 
@@ -100,7 +109,7 @@ def _converge(a: Machine, b: Machine, remote: Path) -> None:
     """Sync both until neither has anything to integrate or push."""
     for _ in range(4):
         ra, rb = a.sync(), b.sync()
-        if ra["outgoing"] == rb["outgoing"] == rb["incoming"] == 0 and gitrepo.head(a.repo) == gitrepo.head(b.repo):
+        if ra.outgoing == rb.outgoing == rb.incoming == 0 and gitrepo.head(a.repo) == gitrepo.head(b.repo):
             break
     assert gitrepo.head(a.repo) == gitrepo.head(b.repo) == git(remote, "rev-parse", "main")
 
@@ -111,23 +120,24 @@ def test_two_daemons_write_concurrently_sync_and_converge(machines: tuple[Machin
     appended: list[str] = []
     lock = threading.Lock()
 
-    def work(m: Machine, tag: str, section: str) -> None:
-        c = RawClient(m.home.socket, timeout=60)
-        c.hello()
+    def work(c: TypedClient, tag: str, section: str) -> None:
         for i in range(4):
             body = f"# {tag} {i}\n\nwritten on {tag}'s machine\n"
-            done = c.call("note.create", {"vault": "team", "path": f"{tag}/note-{i}", "body": body})
+            done = c.call(CREATE, CreateParams(vault="team", path=f"{tag}/note-{i}", body=body))
             line = f"- {tag} wrote {i}"
-            c.call("note.append", {"vault": "team", "target": "Shared", "section": section, "markdown": line})
+            c.call(APPEND, AppendParams(vault="team", target="Shared", section=section, markdown=line))
             with lock:
-                acked[done["changes"][0]["path"]] = body
+                acked[done.changes[0].path] = body
                 appended.append(line)
             if i % 2:
-                reply = c.request("vault.sync", {"vault": "team"})  # the other may push meanwhile: then it says retry
-                assert "result" in reply or reply["error"]["data"]["code"] == "CONFLICT", reply
+                try:
+                    c.call(VAULT_SYNC, SyncParams(vault="team"))
+                except CallError as exc:  # the other may push meanwhile: then it says retry
+                    assert exc.data.code is ErrorCode.CONFLICT, exc.data
         c.close()
 
-    threads = [threading.Thread(target=work, args=(a, "ada", "From A")), threading.Thread(target=work, args=(b, "grace", "From B"))]
+    sessions = [(a.clients.open(a.home), "ada", "From A"), (b.clients.open(b.home), "grace", "From B")]
+    threads = [threading.Thread(target=work, args=args) for args in sessions]
     for t in threads:
         t.start()
     for t in threads:
@@ -146,33 +156,38 @@ def test_two_daemons_write_concurrently_sync_and_converge(machines: tuple[Machin
     for m in (a, b):
         assert git(m.repo, "status", "--porcelain", "--untracked-files=all") == ""
         assert gitrepo.fsck(m.repo) == ""
-        listed = {n["path"] for n in m.call("note.list", {"limit": 500, "fresh": True})["notes"]}
+        listed = {n.path for n in m.client.call(LIST, ListParams(vault="team", limit=500, fresh=True)).notes}
         assert set(acked) <= listed, "the index holds what sync brought in"
 
 
 def test_an_edit_on_both_sides_becomes_a_proposal_with_both_versions(machines: tuple[Machine, Machine], remote: Path) -> None:
     a, b = machines
-    a.call("note.patch", {"target": "Team", "old": "ship in May", "new": "ship in June"})
-    a.call("note.set_frontmatter", {"target": "Team", "set": {"status": "active", "reviewer": "ada"}})
-    b.call("note.patch", {"target": "Team", "old": "ship in May", "new": "ship in April"})
-    b.call("note.set_frontmatter", {"target": "Team", "set": {"status": "blocked", "tags": ["q2"]}})
-    assert a.sync()["pushed"]
+    a.client.call(PATCH, PatchParams(vault="team", target="Team", old="ship in May", new="ship in June"))
+    a.client.call(SET_FRONTMATTER, SetFrontmatterParams(vault="team", target="Team", set={"status": "active", "reviewer": "ada"}))
+    b.client.call(PATCH, PatchParams(vault="team", target="Team", old="ship in May", new="ship in April"))
+    b.client.call(SET_FRONTMATTER, SetFrontmatterParams(vault="team", target="Team", set={"status": "blocked", "tags": ["q2"]}))
+    assert a.sync().pushed
     synced = b.sync()
-    [conflict] = synced["conflicts"]
-    assert conflict["path"] == "Team.md" and conflict["kept"] == "origin" and conflict["proposal"]
+    [conflict] = synced.conflicts
+    assert conflict.path == "Team.md"
+    assert conflict.kept == "origin"
+    assert conflict.proposal
     assert "ship in June" in (b.repo / "Team.md").read_text(), "published history wins in the vault"
     assert "ship in April" in git(b.repo, "show", "HEAD^1:Team.md"), "this machine's version is in the shared history"
 
-    shown = b.call("proposal.show", {"id": conflict["proposal"]})
-    assert shown["proposer"] == "sync:origin" and "+ship in April" in shown["diffs"][0]["diff"].replace("The plan is to ", "")
-    applied = vaultctl(b.home, "proposals", "apply", conflict["proposal"], "--vault", "team")
+    shown = b.client.call(PROPOSAL_SHOW, ProposalRef(vault="team", id=conflict.proposal))
+    assert shown.proposer == "sync:origin"
+    assert "+ship in April" in shown.diffs[0].diff.replace("The plan is to ", "")
+    applied = vaultctl(b.home, "proposals", "apply", conflict.proposal, "--vault", "team")
     assert applied.code == 0, applied.err
     both = (b.repo / "Team.md").read_text()
-    assert "ship in April" in both and "ship in June" in both and "<<<<<<< this machine" in both
-    assert "reviewer: ada" in both and "- q2" in both, "keys changed on one side only are merged"
-    assert "status: blocked" in both and '`status`: origin has "active"' in both, (
-        "a colliding key keeps this machine's value and names origin's"
-    )
+    assert "ship in April" in both
+    assert "ship in June" in both
+    assert "<<<<<<< this machine" in both
+    assert "reviewer: ada" in both, "keys changed on one side only are merged"
+    assert "- q2" in both, "keys changed on one side only are merged"
+    assert "status: blocked" in both, "a colliding key keeps this machine's value and names origin's"
+    assert '`status`: origin has "active"' in both, "a colliding key keeps this machine's value and names origin's"
 
     _converge(a, b, remote)
     assert (a.repo / "Team.md").read_text() == both, "the person's resolution reaches the other machine"
@@ -183,8 +198,8 @@ def test_a_force_pushed_remote_and_a_rewritten_push_url_are_refused(
     machines: tuple[Machine, Machine], remote: Path, tmp_path: Path
 ) -> None:
     a, b = machines
-    a.call("note.create", {"path": "Kept", "body": "# Kept\n"})
-    assert a.sync()["pushed"]
+    a.client.call(CREATE, CreateParams(vault="team", path="Kept", body="# Kept\n"))
+    assert a.sync().pushed
     b.sync()
     head_b = gitrepo.head(b.repo)
 
@@ -197,24 +212,28 @@ def test_a_force_pushed_remote_and_a_rewritten_push_url_are_refused(
     git(rogue, "push", "-q", "--force", "origin", "main")
     forced = git(remote, "rev-parse", "main")
 
-    refused = b.request("vault.sync")
-    data = refused["error"]["data"]
-    assert data["code"] == "POLICY" and [i["code"] for i in data["issues"]] == ["R06"]
-    assert gitrepo.head(b.repo) == head_b and (b.repo / "Kept.md").exists(), "nothing integrated"
+    with refused(ErrorCode.POLICY) as forced_refusal:
+        b.sync()
+    assert [i.code for i in forced_refusal.data.issues] == [IssueCode.R06]
+    assert gitrepo.head(b.repo) == head_b, "nothing integrated"
+    assert (b.repo / "Kept.md").exists(), "nothing integrated"
     assert git(remote, "rev-parse", "main") == forced, "nothing pushed over it"
 
     # A push URL that a rewrite sends elsewhere: refused before anything is fetched or pushed.
     elsewhere = gitrepo.bare(tmp_path / "elsewhere.git")
     git(a.repo, "config", f"url.{elsewhere}.pushInsteadOf", str(remote))
-    a.call("note.create", {"path": "Secret plan"})
-    rewritten = a.request("vault.sync")
-    assert rewritten["error"]["data"]["code"] == "POLICY" and "R05" in [i["code"] for i in rewritten["error"]["data"]["issues"]]
+    a.client.call(CREATE, CreateParams(vault="team", path="Secret plan"))
+    with refused(ErrorCode.POLICY) as rewritten:
+        a.sync()
+    assert IssueCode.R05 in [i.code for i in rewritten.data.issues]
     assert git(elsewhere, "for-each-ref") == "", "nothing reached the rewritten destination"
-    doctor = a.client.call("doctor", {"vault": "team"})
-    assert doctor["verdict"] == "fail" and any("rewrite" in f["finding"] for f in doctor["findings"] if f["check"] == "remote:team")
+    doctor = a.client.call(DOCTOR, DoctorParams(vault="team"))
+    assert doctor.verdict is Level.FAIL
+    assert any("rewrite" in f.finding for f in doctor.findings if f.check == "remote:team")
 
     # Agents never sync: the method is not an MCP tool, whatever client asks.
-    agent = RawClient(a.home.socket)
-    agent.hello("mcp")
-    assert agent.request("vault.sync", {"vault": "team"})["error"]["data"]["code"] in ("POLICY", "METHOD_NOT_FOUND")
+    agent = a.clients.open(a.home, Channel.MCP)
+    with pytest.raises(CallError) as agent_refusal:
+        agent.call(VAULT_SYNC, SyncParams(vault="team"))
+    assert agent_refusal.value.data.code in (ErrorCode.POLICY, ErrorCode.METHOD_NOT_FOUND)
     agent.close()

@@ -13,9 +13,18 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import pytest
 
-from tests.support.harness import Daemon, Home, RawClient, copy_sample_vault, snapshot
+from protocol.errors import ErrorCode
+from protocol.methods.common import Empty
+from protocol.methods.reads import SEARCH, SearchParams
+from protocol.methods.receipts import Applied
+from protocol.methods.service import DAEMON_STATUS, DOCTOR, DoctorParams, DoctorResult, Level
+from protocol.methods.vaults import VAULT_ADD, VaultAddParams, VaultHealth, VaultState
+from protocol.methods.writes import APPEND, OP_LIST, PATCH, UNDO, AppendParams, OpListParams, PatchParams, UndoParams
+from tests.support.harness import Daemon, Home, copy_sample_vault, snapshot
+from tests.support.typed import TypedClient, TypedClients, refused
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -26,12 +35,6 @@ PLAN = "projects/alpha/Alpha Plan.md"
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _session(home: Home) -> RawClient:
-    c = RawClient(home.socket)
-    c.hello()
-    return c
 
 
 def _tree(folder: Path) -> dict[str, Any]:
@@ -214,40 +217,46 @@ FOREIGN_JOURNALS = {
 }
 
 
-def _status_and_doctor(c: RawClient) -> tuple[dict[str, Any], dict[str, Any]]:
+def _status_and_doctor(c: TypedClient) -> tuple[VaultHealth, DoctorResult]:
     """What ``vaultctl status --json`` and ``doctor --json`` print, asked on the open session."""
-    return c.call("daemon.status", {})["vaults"][0], c.call("doctor", {})
+    return c.call(DAEMON_STATUS, Empty()).vaults[0], c.call(DOCTOR, DoctorParams())
+
+
+def _add(c: TypedClient, vault: Path) -> None:
+    c.call(VAULT_ADD, VaultAddParams(id="v", path=str(vault)))
 
 
 @contextlib.contextmanager
-def _started(home: Home, s: Scene, start: str) -> Iterator[RawClient]:
+def _started(home: Home, clients: TypedClients, s: Scene, start: str) -> Iterator[TypedClient]:
     """A daemon and a session on it; the vault registered first when ``start`` is 'vault add'."""
     d = Daemon(home)
     try:
-        c = _session(home)
+        c = clients.open(home)
         if start == "vault add":
-            c.call("vault.add", {"id": "v", "path": str(s.vault)})
+            _add(c, s.vault)
         yield c
     finally:
         d.stop()
 
 
 @pytest.mark.parametrize("case", sorted(FOREIGN_JOURNALS))
-def test_a_foreign_journal_is_reported_and_never_used(home: Home, case: str) -> None:
+def test_a_foreign_journal_is_reported_and_never_used(home: Home, typed_clients: TypedClients, case: str) -> None:
     s = Scene(home)
     FOREIGN_JOURNALS[case](s)
     s.freeze()
     for start in ("vault add", "restart"):
-        with _started(home, s, start) as c:
-            assert c.call("note.search", {"query": "alpha", "fresh": True})["hits"], "the vault is still served"
+        with _started(home, typed_clients, s, start) as c:
+            assert c.call(SEARCH, SearchParams(query="alpha", fresh=True)).hits, "the vault is still served"
             s.assert_untouched()
-            assert c.call("op.list", {})["ops"] == []
+            assert c.call(OP_LIST, OpListParams()).ops == []
             vault, doctor = _status_and_doctor(c)
-            assert vault["state"] == "ready"
-            assert "journal" in vault["message"] and "doctor" in vault["message"]
-            found = [f for f in doctor["findings"] if f["check"] == "journal:v"]
-            assert found and all(f["level"] == "warn" for f in found), doctor
-            assert str(s.planted) in found[0]["finding"], found
+            assert vault.state is VaultState.READY
+            assert "journal" in vault.message
+            assert "doctor" in vault.message
+            found = [f for f in doctor.findings if f.check == "journal:v"]
+            assert found, doctor
+            assert all(f.level is Level.WARN for f in found), doctor
+            assert str(s.planted) in found[0].finding, found
             s.assert_untouched()
         s.assert_untouched()
 
@@ -264,25 +273,26 @@ def _state_folder_file(s: Scene) -> None:
 
 
 @pytest.mark.parametrize("case", ["symlinked-.vaultd", ".vaultd-is-a-file"])
-def test_a_state_folder_that_is_not_a_folder_of_ours_refuses_the_vault(home: Home, case: str) -> None:
+def test_a_state_folder_that_is_not_a_folder_of_ours_refuses_the_vault(home: Home, typed_clients: TypedClients, case: str) -> None:
     s = Scene(home)
     {"symlinked-.vaultd": _symlinked_state_folder, ".vaultd-is-a-file": _state_folder_file}[case](s)
     s.freeze()
     for start in ("vault add", "restart"):
-        with _started(home, s, start) as c:
+        with _started(home, typed_clients, s, start) as c:
             s.assert_untouched()
             vault, doctor = _status_and_doctor(c)
-            assert vault["state"] == "error" and ".vaultd" in vault["message"], vault
-            assert doctor["verdict"] == "fail"
-            assert any(f["check"] == "vault:v" and ".vaultd" in f["finding"] for f in doctor["findings"])
-            refused = c.request("note.append", {"target": "Ada Lovelace", "section": "S", "markdown": "- x"})
-            assert refused["error"]["data"]["code"] == "UNAVAILABLE"
+            assert vault.state is VaultState.ERROR, vault
+            assert ".vaultd" in vault.message, vault
+            assert doctor.verdict is Level.FAIL
+            assert any(f.check == "vault:v" and ".vaultd" in f.finding for f in doctor.findings)
+            with refused(ErrorCode.UNAVAILABLE):
+                c.call(APPEND, AppendParams(target="Ada Lovelace", section="S", markdown="- x"))
             s.assert_untouched()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
 @pytest.mark.parametrize("owned_by_other", [".vaultd", ".vaultd/journal", "journal folder"])
-def test_a_state_or_journal_folder_of_another_user_is_not_used(home: Home, owned_by_other: str) -> None:
+def test_a_state_or_journal_folder_of_another_user_is_not_used(home: Home, typed_clients: TypedClients, owned_by_other: str) -> None:
     s = Scene(home)
     _valid_looking(None)(s)
     path = {".vaultd": s.state_dir, ".vaultd/journal": s.planted, "journal folder": s.planted / OP}[owned_by_other]
@@ -290,10 +300,10 @@ def test_a_state_or_journal_folder_of_another_user_is_not_used(home: Home, owned
     s.freeze()
     d = Daemon(home)
     try:
-        c = _session(home)
-        c.call("vault.add", {"id": "v", "path": str(s.vault)})
+        c = typed_clients.open(home)
+        _add(c, s.vault)
         vault, doctor = _status_and_doctor(c)
-        assert "uid 65534" in json.dumps([vault, doctor]), (vault, doctor)
+        assert "uid 65534" in msgspec.json.encode([vault, doctor]).decode(), (vault, doctor)
         s.assert_untouched()
     finally:
         d.stop()
@@ -361,11 +371,11 @@ def _sealed_cases(s: Scene) -> dict[str, tuple[bytes, dict[str, bytes]]]:
         "manifest-of-another-op",
     ],
 )
-def test_a_sealed_journal_with_an_unsafe_entry_is_refused(home: Home, case: str) -> None:
+def test_a_sealed_journal_with_an_unsafe_entry_is_refused(home: Home, typed_clients: TypedClients, case: str) -> None:
     s = Scene(home)
     d = Daemon(home)
     try:
-        _session(home).call("vault.add", {"id": "v", "path": str(s.vault)})
+        _add(typed_clients.open(home), s.vault)
     finally:
         d.stop()
     manifest, files = _sealed_cases(s)[case]
@@ -373,12 +383,12 @@ def test_a_sealed_journal_with_an_unsafe_entry_is_refused(home: Home, case: str)
     s.freeze()
     d = Daemon(home)
     try:
-        c = _session(home)
-        assert c.call("note.search", {"query": "alpha", "fresh": True})["hits"]
+        c = typed_clients.open(home)
+        assert c.call(SEARCH, SearchParams(query="alpha", fresh=True)).hits
         s.assert_untouched()
         vault, doctor = _status_and_doctor(c)
-        assert "journal" in vault["message"]
-        assert any(f["check"] == "journal:v" and OP in f["finding"] for f in doctor["findings"]), doctor
+        assert "journal" in vault.message
+        assert any(f.check == "journal:v" and OP in f.finding for f in doctor.findings), doctor
         s.assert_untouched()
     finally:
         d.stop()
@@ -388,35 +398,36 @@ def test_a_sealed_journal_with_an_unsafe_entry_is_refused(home: Home, case: str)
 
 
 @pytest.mark.parametrize("mac", [None, b"0" * 64], ids=["no-mac", "wrong-mac"])
-def test_a_committed_foreign_journal_is_neither_listed_nor_undone(home: Home, mac: bytes | None) -> None:
+def test_a_committed_foreign_journal_is_neither_listed_nor_undone(home: Home, typed_clients: TypedClients, mac: bytes | None) -> None:
     s = Scene(home)
     _valid_looking(mac)(s)
     (s.planted / OP / "committed").write_bytes(b"")
     s.freeze()
     d = Daemon(home)
     try:
-        c = _session(home)
-        c.call("vault.add", {"id": "v", "path": str(s.vault)})
-        assert c.call("op.list", {})["ops"] == []
-        reply = c.request("op.undo", {"op_id": OP})
-        assert reply["error"]["data"]["code"] == "POLICY", reply
-        assert "not written by this daemon" in reply["error"]["message"]
+        c = typed_clients.open(home)
+        _add(c, s.vault)
+        assert c.call(OP_LIST, OpListParams()).ops == []
+        with refused(ErrorCode.POLICY) as refusal:
+            c.call(UNDO, UndoParams(op_id=OP))
+        assert "not written by this daemon" in refusal.data.message
         s.assert_untouched()
     finally:
         d.stop()
 
 
 @pytest.mark.parametrize("tamper", ["mac", "manifest", "original", "copied-from-another-home"])
-def test_undo_refuses_a_journal_changed_since_this_daemon_wrote_it(home: Home, tamper: str) -> None:
+def test_undo_refuses_a_journal_changed_since_this_daemon_wrote_it(home: Home, typed_clients: TypedClients, tamper: str) -> None:
     s = Scene(home)
     d = Daemon(home)
     try:
-        c = _session(home)
-        c.call("vault.add", {"id": "v", "path": str(s.vault)})
-        receipt = c.call("note.patch", {"target": "Alpha Plan", "old": "ships the search", "new": "ships the find"})
-        op_id = receipt["op_id"]
+        c = typed_clients.open(home)
+        _add(c, s.vault)
+        receipt = c.call(PATCH, PatchParams(target="Alpha Plan", old="ships the search", new="ships the find"))
+        assert isinstance(receipt, Applied)
+        op_id = receipt.op_id
         folder = s.planted / op_id
-        assert [o["op_id"] for o in c.call("op.list", {})["ops"]] == [op_id]
+        assert [o.op_id for o in c.call(OP_LIST, OpListParams()).ops] == [op_id]
     finally:
         d.stop()
     if tamper == "mac":
@@ -431,10 +442,10 @@ def test_undo_refuses_a_journal_changed_since_this_daemon_wrote_it(home: Home, t
     s.freeze()
     d = Daemon(home)
     try:
-        c = _session(home)
-        listed = [o["op_id"] for o in c.call("op.list", {})["ops"]]
-        reply = c.request("op.undo", {"op_id": op_id})
-        assert reply["error"]["data"]["code"] == "POLICY", reply
+        c = typed_clients.open(home)
+        listed = [o.op_id for o in c.call(OP_LIST, OpListParams()).ops]
+        with refused(ErrorCode.POLICY):
+            c.call(UNDO, UndoParams(op_id=op_id))
         if tamper != "original":
             assert listed == []
         s.assert_untouched()
@@ -445,30 +456,35 @@ def test_undo_refuses_a_journal_changed_since_this_daemon_wrote_it(home: Home, t
 # -- the key ---------------------------------------------------------------------------------
 
 
-def test_the_journal_key_is_private_created_once_and_never_logged(home: Home, sample_vault: Path) -> None:
+def test_the_journal_key_is_private_created_once_and_never_logged(home: Home, typed_clients: TypedClients, sample_vault: Path) -> None:
     d = Daemon(home)
     try:
-        c = _session(home)
-        c.call("vault.add", {"id": "v", "path": str(sample_vault)})
-        c.call("note.patch", {"target": "Alpha Plan", "old": "ships the search", "new": "ships the find"})
+        c = typed_clients.open(home)
+        _add(c, sample_vault)
+        c.call(PATCH, PatchParams(target="Alpha Plan", old="ships the search", new="ships the find"))
     finally:
         d.stop()
     key_file = home.home / "journal.key"
     st = key_file.lstat()
-    assert oct(st.st_mode & 0o777) == "0o600" and st.st_size == 32
+    assert oct(st.st_mode & 0o777) == "0o600"
+    assert st.st_size == 32
     key = key_file.read_bytes()
     d = Daemon(home)
     try:
-        _session(home).call("note.search", {"query": "find", "fresh": True})
+        typed_clients.open(home).call(SEARCH, SearchParams(query="find", fresh=True))
     finally:
         d.stop()
-    assert key_file.read_bytes() == key and key_file.lstat().st_ino == st.st_ino, "created once"
+    assert key_file.read_bytes() == key, "created once"
+    assert key_file.lstat().st_ino == st.st_ino, "created once"
     logs = d.output().encode() + b"".join(p.read_bytes() for p in (home.home / "logs").rglob("*") if p.is_file())
-    assert key not in logs and key.hex().encode() not in logs
+    assert key not in logs
+    assert key.hex().encode() not in logs
 
 
 @pytest.mark.parametrize("bad", ["symlink", "readable-by-others", "short"])
-def test_an_unusable_key_file_makes_the_vault_unavailable_and_is_never_followed(home: Home, sample_vault: Path, bad: str) -> None:
+def test_an_unusable_key_file_makes_the_vault_unavailable_and_is_never_followed(
+    home: Home, typed_clients: TypedClients, sample_vault: Path, bad: str
+) -> None:
     home.home.mkdir(parents=True)
     key_file = home.home / "journal.key"
     decoy = home.root / "decoy"
@@ -483,15 +499,16 @@ def test_an_unusable_key_file_makes_the_vault_unavailable_and_is_never_followed(
     before = snapshot(sample_vault)
     d = Daemon(home)
     try:
-        c = _session(home)
-        for reply in (
-            c.request("vault.add", {"id": "v", "path": str(sample_vault)}),
-            c.request("note.append", {"target": "Ada Lovelace", "section": "S", "markdown": "- x"}),
-        ):
-            assert reply["error"]["data"]["code"] == "UNAVAILABLE"
-            assert "journal.key" in reply["error"]["message"]
+        c = typed_clients.open(home)
+        with refused(ErrorCode.UNAVAILABLE) as adding:
+            _add(c, sample_vault)
+        assert "journal.key" in adding.data.message
+        with refused(ErrorCode.UNAVAILABLE) as appending:
+            c.call(APPEND, AppendParams(target="Ada Lovelace", section="S", markdown="- x"))
+        assert "journal.key" in appending.data.message
         vault, _ = _status_and_doctor(c)
-        assert vault["state"] == "error" and "journal.key" in vault["message"]
+        assert vault.state is VaultState.ERROR
+        assert "journal.key" in vault.message
     finally:
         d.stop()
     assert not decoy.exists()

@@ -1,7 +1,7 @@
 """A move or a merge keeps the rest of Obsidian in step: canvases (file nodes and text-node links),
 bases and bookmarks, in the same journaled operation, every other byte of those files kept, the
 link text in the style it was written and in the vault's link format; undo restores every byte.
-Through the real vaultctl, a raw socket client and the official MCP SDK client."""
+Through the real vaultctl, vaultctl's socket client and the official MCP SDK client."""
 
 from __future__ import annotations
 
@@ -9,8 +9,12 @@ import json
 import shlex
 from typing import TYPE_CHECKING, Any
 
+from protocol.methods.reads import LINKS, STATS, LinksParams, VaultParams
+from protocol.methods.writes import MERGE, MOVE, MergeParams, MoveParams
 from tests.support.agent import agent, ok
-from tests.support.harness import Daemon, Home, RawClient, snapshot
+from tests.support.harness import Daemon, Home, snapshot
+from tests.support.typed import TypedClients, previewed, two_step
+from vaultctl.client import CallError, DaemonUnavailable
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -157,7 +161,9 @@ def test_a_move_rewrites_canvas_base_and_bookmarks_and_undo_restores_every_byte(
     assert _without_log(snapshot(root)) == _without_log(before)
 
 
-def test_the_new_link_format_and_markdown_links_shape_what_a_merge_writes(daemon: Daemon, home: Home, cli: Any) -> None:
+def test_the_new_link_format_and_markdown_links_shape_what_a_merge_writes(
+    daemon: Daemon, home: Home, cli: Any, typed_clients: TypedClients
+) -> None:
     notes = {
         "Home.md": "# Home\n\n[[Old Plan]] and [[Old Plan#Risks|risks]]\n",
         "plans/Old Plan.md": "# Old Plan\n\n## Risks\n\nFew.\n",
@@ -167,23 +173,18 @@ def test_the_new_link_format_and_markdown_links_shape_what_a_merge_writes(daemon
         ".obsidian/app.json": '{"newLinkFormat":"relative","useMarkdownLinks":true}',
     }
     root = _vault(home, cli, notes)
-    raw = RawClient(home.socket)
-    raw.hello()
-    preview = raw.call("note.merge", {"keep": "plans/deep/Plan.md", "absorb": "Old Plan"})
-    done = raw.call(
-        "note.merge", {"keep": "plans/deep/Plan.md", "absorb": "Old Plan", "confirm": True, "fingerprint": preview["fingerprint"]}
-    )
-    assert done["applied"]
+    client = typed_clients.open(home)
+    two_step(client, MERGE, MergeParams(keep="plans/deep/Plan.md", absorb="Old Plan"))
     # "Plan" is two notes' name: a bare link cannot stay bare, so it takes the relative path.
     assert (root / "Home.md").read_text() == "# Home\n\n[[./plans/deep/Plan]] and [[./plans/deep/Plan#Risks|risks]]\n"
     merged = (root / "plans/deep/Plan.md").read_text()
     assert "## Merged from [Old Plan](../Old%20Plan.md)\n" in merged  # useMarkdownLinks, relative
     assert json.loads((root / "boards/Map.canvas").read_text())["nodes"][0]["file"] == "plans/deep/Plan.md"
-    assert not raw.call("note.links", {"target": "Home"})["dead"]
+    assert not client.call(LINKS, LinksParams(target="Home")).dead
 
 
 def test_unreadable_canvases_are_left_alone_with_a_warning_and_a_broken_link_refuses_nothing_else(
-    daemon: Daemon, home: Home, cli: Any
+    daemon: Daemon, home: Home, cli: Any, typed_clients: TypedClients
 ) -> None:
     notes = {
         "Ada.md": "# Ada\n",
@@ -192,13 +193,10 @@ def test_unreadable_canvases_are_left_alone_with_a_warning_and_a_broken_link_ref
         "empty.base": "",
     }
     root = _vault(home, cli, notes)
-    raw = RawClient(home.socket)
-    raw.hello()
-    preview = raw.call("note.move", {"target": "Ada", "to": "people/Ada King"})
-    assert [w["path"] for w in preview["warnings"]] == ["broken.canvas"]
-    assert "not checked" in preview["warnings"][0]["message"]
-    done = raw.call("note.move", {"target": "Ada", "to": "people/Ada King", "confirm": True, "fingerprint": preview["fingerprint"]})
-    assert done["applied"] and {c["path"] for c in done["changes"]} == {"Ada.md", "people/Ada King.md"}
+    preview, done = two_step(typed_clients.open(home), MOVE, MoveParams(target="Ada", to="people/Ada King"))
+    assert [w.path for w in preview.warnings] == ["broken.canvas"]
+    assert "not checked" in preview.warnings[0].message
+    assert {c.path for c in done.changes} == {"Ada.md", "people/Ada King.md"}
     assert (root / "broken.canvas").read_text() == notes["broken.canvas"]
 
 
@@ -214,7 +212,7 @@ async def test_an_agents_move_preview_names_the_canvas_base_and_bookmarks(daemon
     assert snapshot(root) == before
 
 
-def test_a_crash_before_the_commit_restores_the_canvas_base_and_bookmarks(home: Home, cli: Any) -> None:
+def test_a_crash_before_the_commit_restores_the_canvas_base_and_bookmarks(home: Home, cli: Any, typed_clients: TypedClients) -> None:
     daemon = Daemon(home)
     try:
         root = _vault(home, cli)
@@ -224,12 +222,11 @@ def test_a_crash_before_the_commit_restores_the_canvas_base_and_bookmarks(home: 
     home.env["VAULTD_FAULTS"] = "crash=before-commit"
     daemon = Daemon(home)
     try:
-        raw = RawClient(home.socket)
-        raw.hello()
-        preview = raw.call("note.move", {"target": "Ada Lovelace", "to": "team/ada"})
+        client = typed_clients.open(home)
+        preview = previewed(client.call(MOVE, MoveParams(target="Ada Lovelace", to="team/ada")))
         try:
-            raw.request("note.move", {"target": "Ada Lovelace", "to": "team/ada", "confirm": True, "fingerprint": preview["fingerprint"]})
-        except (ConnectionError, OSError, json.JSONDecodeError):
+            client.call(MOVE, MoveParams(target="Ada Lovelace", to="team/ada", confirm=True, fingerprint=preview.fingerprint))
+        except (CallError, DaemonUnavailable):
             pass
     finally:
         daemon.stop()
@@ -237,9 +234,7 @@ def test_a_crash_before_the_commit_restores_the_canvas_base_and_bookmarks(home: 
     del home.env["VAULTD_FAULTS"]
     daemon = Daemon(home)
     try:
-        raw = RawClient(home.socket)
-        raw.hello()
-        assert raw.call("vault.stats", {"fresh": True})["notes"] == 3
+        assert typed_clients.open(home).call(STATS, VaultParams(fresh=True)).notes == 3
         assert snapshot(root) == before
     finally:
         daemon.stop()

@@ -8,17 +8,22 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from protocol.methods.reads import LIST, ListParams
+from protocol.methods.vaults import VAULT_ADD, Kind, VaultAddParams
+from protocol.methods.writes import CREATE, CreateParams
 from tests.support.harness import Daemon, Home, RawClient, snapshot
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from tests.support.typed import TypedClient
 
 GITHUB = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
 AWS = "AKIA" + "Z7Q3EXAMPLEKEY2X"
 
 
 @pytest.fixture
-def vault(daemon: Daemon, raw: RawClient, home: Home) -> Path:
+def vault(daemon: Daemon, typed: TypedClient, home: Home) -> Path:
     root = home.root / "vault"
     for rel, text in {
         "private/diary.md": "# Diary\n",
@@ -30,7 +35,7 @@ def vault(daemon: Daemon, raw: RawClient, home: Home) -> Path:
     }.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
-    raw.call("vault.add", {"id": "v", "path": str(root), "deny_paths": ["private/**"]})
+    typed.call(VAULT_ADD, VaultAddParams(id="v", path=str(root), deny_paths=["private/**"]))
     return root
 
 
@@ -72,10 +77,10 @@ def test_a_create_goes_into_the_folder_already_on_disk(vault: Path, cli: Any) ->
     assert set(listed) - {"log.md"} <= _tree(vault), "the index lists only names the disk has"
 
 
-def test_an_nfd_folder_name_resolves_to_the_nfc_folder_on_disk(vault: Path, raw: RawClient, cli: Any) -> None:
+def test_an_nfd_folder_name_resolves_to_the_nfc_folder_on_disk(vault: Path, typed: TypedClient, cli: Any) -> None:
     nfd = unicodedata.normalize("NFD", "Café/dessert")
-    made = raw.call("note.create", {"path": nfd})
-    assert [c["path"] for c in made["changes"]] == ["Café/dessert.md"]
+    made = typed.call(CREATE, CreateParams(path=nfd))
+    assert [c.path for c in made.changes] == ["Café/dessert.md"]
     assert {p for p in _tree(vault) if p.startswith(("Caf", "caf"))} == {"Café", "Café/menu.md", "Café/dessert.md"}
     assert "Café/dessert.md" in _listed(cli)
 
@@ -167,6 +172,7 @@ def test_move_to_a_path_with_a_secret_is_refused_at_the_preview(vault: Path, hom
 
 
 def test_the_raw_error_names_the_rule_and_not_the_secret(vault: Path, raw: RawClient) -> None:
+    """The error frame as sent, every byte of it: the raw client on purpose."""
     reply = raw.request("note.create", {"path": f"x/{GITHUB}", "body": "# x\n"})
     data = reply["error"]["data"]
     assert data["code"] == "VALIDATION" and [i["code"] for i in data["issues"]] == ["V06"]
@@ -175,11 +181,11 @@ def test_the_raw_error_names_the_rule_and_not_the_secret(vault: Path, raw: RawCl
 
 
 @pytest.mark.parametrize("secret", [GITHUB, AWS])
-def test_merge_of_a_note_whose_name_holds_a_secret_is_refused(vault: Path, home: Home, raw: RawClient, cli: Any, secret: str) -> None:
+def test_merge_of_a_note_whose_name_holds_a_secret_is_refused(vault: Path, home: Home, typed: TypedClient, cli: Any, secret: str) -> None:
     """A note someone saved on disk under a token's name cannot be folded into another note: its
     name would be copied into keep's text ('Merged from [[...]]')."""
     (vault / f"{secret}.md").write_text("# Leaked\n\nSome text.\n")
-    raw.call("note.list", {"fresh": True})
+    typed.call(LIST, ListParams(fresh=True))
     before = snapshot(vault)
     result = cli("merge", "keep", f"{secret}.md", "--json")
     assert result.code == 1 and "V06" in result.err, (result.out, result.err)
@@ -190,10 +196,10 @@ def test_merge_of_a_note_whose_name_holds_a_secret_is_refused(vault: Path, home:
     )
 
 
-def test_org_vaults_screen_paths_for_pii(daemon: Daemon, raw: RawClient, home: Home, cli: Any) -> None:
+def test_org_vaults_screen_paths_for_pii(daemon: Daemon, typed: TypedClient, home: Home, cli: Any) -> None:
     root = home.root / "org"
     root.mkdir()
-    raw.call("vault.add", {"id": "org", "path": str(root), "kind": "org"})
+    typed.call(VAULT_ADD, VaultAddParams(id="org", path=str(root), kind=Kind.ORG))
     result = cli("new", "people/ada.lovelace@example.org", "--vault", "org", "--json")
     assert result.code == 1 and "V07" in result.err, result.err
     assert "ada.lovelace@" not in result.err

@@ -15,11 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from protocol.issue_codes import IssueCode
+from protocol.methods.common import Empty
+from protocol.methods.reads import ISSUES, LIST, SEARCH, STATS, IssuesParams, ListParams, SearchParams, VaultParams
+from protocol.methods.service import DAEMON_STATUS
+from protocol.methods.vaults import VAULT_ADD, VaultAddParams
 from tests.support.harness import Daemon, Home, RawClient
 from tests.support.wait import wait_until
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from tests.support.typed import TypedClient
 
 BAD_NAME = b"bad\xff.md"
 BAD_SHOWN = "bad\\xff.md"
@@ -40,40 +47,40 @@ def _vault(home: Home) -> Path:
     return v
 
 
-def _assert_every_read_answers(raw: RawClient) -> None:
+def _assert_every_read_answers(typed: TypedClient) -> None:
     """One connection: every reply arrives, the session stays open, the good note is listed."""
-    listed = raw.call("note.list", {})
-    assert [n["path"] for n in listed["notes"]] == ["notes/Good.md"], listed
-    hits = raw.call("note.search", {"query": "hello", "fresh": True})["hits"]
-    assert [h["path"] for h in hits] == ["notes/Good.md"], hits
-    stats = raw.call("vault.stats", {"fresh": True})
-    assert stats["notes"] == 1 and stats["skipped"] == 1, stats
-    issues = raw.call("vault.issues", {})["issues"]
-    assert [(i["path"], i["code"]) for i in issues] == [(BAD_SHOWN, "S07")], issues
-    assert BAD_SHOWN in issues[0]["message"]
-    assert raw.call("daemon.status")["pid"] > 0  # the same session still answers
+    listed = typed.call(LIST, ListParams())
+    assert [n.path for n in listed.notes] == ["notes/Good.md"], listed
+    hits = typed.call(SEARCH, SearchParams(query="hello", fresh=True)).hits
+    assert [h.path for h in hits] == ["notes/Good.md"], hits
+    stats = typed.call(STATS, VaultParams(fresh=True))
+    assert stats.notes == 1, stats
+    assert stats.skipped == 1, stats
+    issues = typed.call(ISSUES, IssuesParams()).issues
+    assert [(i.path, i.code) for i in issues] == [(BAD_SHOWN, IssueCode.S07)], issues
+    assert BAD_SHOWN in issues[0].message
+    assert typed.call(DAEMON_STATUS, Empty()).pid > 0  # the same session still answers
 
 
-def test_a_non_utf8_name_present_at_add_costs_only_itself(daemon: Daemon, raw: RawClient, home: Home) -> None:
+def test_a_non_utf8_name_present_at_add_costs_only_itself(daemon: Daemon, typed: TypedClient, home: Home) -> None:
     vault = _vault(home)
     _make_bad_file(vault)
-    raw.call("vault.add", {"id": "p", "path": str(vault)})
-    _assert_every_read_answers(raw)
+    typed.call(VAULT_ADD, VaultAddParams(id="p", path=str(vault)))
+    _assert_every_read_answers(typed)
 
 
-def test_a_non_utf8_name_appearing_while_watched_costs_only_itself(daemon: Daemon, raw: RawClient, home: Home) -> None:
+def test_a_non_utf8_name_appearing_while_watched_costs_only_itself(daemon: Daemon, typed: TypedClient, home: Home) -> None:
     vault = _vault(home)
-    raw.call("vault.add", {"id": "p", "path": str(vault)})
-    assert raw.call("vault.issues", {})["issues"] == []
+    typed.call(VAULT_ADD, VaultAddParams(id="p", path=str(vault)))
+    assert typed.call(ISSUES, IssuesParams()).issues == []
     _make_bad_file(vault)
 
     def reported() -> list[Any]:  # the watcher reports it a moment later
-        raw.call("note.search", {"query": "hello", "fresh": True})
-        issues: list[Any] = raw.call("vault.issues", {})["issues"]
-        return issues
+        typed.call(SEARCH, SearchParams(query="hello", fresh=True))
+        return list(typed.call(ISSUES, IssuesParams()).issues)
 
     wait_until(reported, 30, "the watcher to report the non-UTF-8 name", poll=0.1)
-    _assert_every_read_answers(raw)
+    _assert_every_read_answers(typed)
 
 
 # -- the socket's folder ----------------------------------------------------------------------------

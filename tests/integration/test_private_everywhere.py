@@ -15,19 +15,27 @@ import string
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp.shared.exceptions import MCPError
 
+from protocol.methods.git import VAULT_SYNC, SyncParams
+from protocol.methods.git_settings import GitMode
+from protocol.methods.proposals import PROPOSAL_SHOW, ProposalRef
+from protocol.methods.vaults import VAULT_ADD, Kind, VaultAddParams
+from protocol.methods.writes import PATCH, PatchParams
 from tests.support import gitrepo
 from tests.support.agent import agent, ok
 from tests.support.gitrepo import git
-from tests.support.harness import Daemon, Home, RawClient, vaultctl
+from tests.support.harness import Daemon, Home, vaultctl
 from tests.support.mcp_results import tool_error
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from tests.support.typed import TypedClient, TypedClients
 
 PUBLIC = {
     "Pointer.md": "# Pointer\n\nSee [[Plans]] for the work plans.\n",
@@ -94,33 +102,37 @@ def _machine(name: str) -> tuple[Home, Daemon]:
     return home, Daemon(home)
 
 
-def test_a_sync_conflict_on_a_private_note_is_no_proposal_an_agent_sees(tmp_path: Path) -> None:
+def test_a_sync_conflict_on_a_private_note_is_no_proposal_an_agent_sees(tmp_path: Path, typed_clients: TypedClients) -> None:
     seed = gitrepo.init(tmp_path / "seed", {**PUBLIC, **DIARY})
     origin = gitrepo.bare(tmp_path / "org.git")
     git(seed, "push", "-q", str(origin), "main")
     (ha, da), (hb, db) = _machine("Ada Lovelace"), _machine("Grace Hopper")
     try:
-        sides = []
+        sides: list[TypedClient] = []
         for home, name in ((ha, "ada"), (hb, "grace")):
             repo = gitrepo.clone(origin, tmp_path / name, name.title())
-            client = RawClient(home.socket, timeout=60)
-            client.hello()
-            params = {"id": "team", "path": str(repo), "kind": "org", "git": "checkpoint", "remote": str(origin)}
-            client.call("vault.add", {**params, "private_paths": ["diary/**"]})
+            client = typed_clients.open(home, timeout=60)
+            client.call(
+                VAULT_ADD,
+                VaultAddParams(
+                    id="team", path=str(repo), kind=Kind.ORG, git=GitMode.CHECKPOINT, remote=str(origin), private_paths=["diary/**"]
+                ),
+            )
             sides.append(client)
         a, b = sides
-        a.call("note.patch", {"vault": "team", "target": "diary/Secret.md", "old": "Kept to myself.", "new": "Ada's secret words."})
-        b.call("note.patch", {"vault": "team", "target": "diary/Secret.md", "old": "Kept to myself.", "new": "Grace's secret words."})
-        assert a.call("vault.sync", {"vault": "team"})["pushed"]
-        [conflict] = b.call("vault.sync", {"vault": "team"})["conflicts"]
-        shown = b.call("proposal.show", {"vault": "team", "id": conflict["proposal"]})  # a person sees both sides
-        assert "secret words" in json.dumps(shown)
+        a.call(PATCH, PatchParams(vault="team", target="diary/Secret.md", old="Kept to myself.", new="Ada's secret words."))
+        b.call(PATCH, PatchParams(vault="team", target="diary/Secret.md", old="Kept to myself.", new="Grace's secret words."))
+        assert a.call(VAULT_SYNC, SyncParams(vault="team")).pushed
+        [conflict] = b.call(VAULT_SYNC, SyncParams(vault="team")).conflicts
+        assert conflict.proposal is not None
+        shown = b.call(PROPOSAL_SHOW, ProposalRef(vault="team", id=conflict.proposal))  # a person sees both sides
+        assert "secret words" in msgspec.json.encode(shown).decode()
 
         async def as_agent() -> None:
             async with agent(hb) as client:
                 listed = ok(await client.call_tool("proposal_list", {"all": True}))
                 assert listed["proposals"] == [] and listed["pending"] == 0, listed
-                refused = tool_error(await client.call_tool("proposal_show", {"id": conflict["proposal"]}))
+                refused = tool_error(await client.call_tool("proposal_show", {"id": conflict.proposal}))
                 assert refused["code"] == "NOT_FOUND"
                 assert "secret words" not in json.dumps([listed, refused])
 

@@ -12,8 +12,10 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
+from protocol.methods.writes import LOG_APPEND, LOG_TAIL, MOVE, LogAppendParams, LogEvent, LogTailParams, LogType, MoveParams
 from tests.support.harness import REPO, Daemon, Home, snapshot
 from tests.support.mcp_results import tool_error
+from tests.support.typed import TypedClient, two_step
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -200,19 +202,17 @@ async def test_people_see_and_write_everything(vault: Path, home: Home, cli: Any
     assert (vault / "diary" / "2026-01-02.md").is_file()
 
 
-async def test_the_event_log_shows_agents_no_line_naming_a_private_note(vault: Path, home: Home, cli: Any, raw: Any) -> None:
+async def test_the_event_log_shows_agents_no_line_naming_a_private_note(vault: Path, home: Home, cli: Any, typed: TypedClient) -> None:
     """Regression: log_tail and log_grep handed agents every line, and the lines of people's
     operations name the notes they wrote (paths with spaces and moves out of a private folder too)."""
     assert cli("new", "diary/2026-03-03 evening", "--json").code == 0
     assert cli("new", "shared", "--json").code == 0
     assert cli("new", "diary/to publish", "--json").code == 0
-    preview = raw.call("note.move", {"vault": "v", "target": "diary/to publish", "to": "published"})
-    moved = raw.call(
-        "note.move", {"vault": "v", "target": "diary/to publish", "to": "published", "confirm": True, "fingerprint": preview["fingerprint"]}
+    two_step(typed, MOVE, MoveParams(vault="v", target="diary/to publish", to="published"))
+    typed.call(
+        LOG_APPEND, LogAppendParams(vault="v", event=LogEvent(type=LogType.TASK, source="user", note="asked about [[diary/Plans]] again"))
     )
-    assert moved["applied"], moved
-    raw.call("log.append", {"vault": "v", "event": {"type": "TASK", "source": "user", "note": "asked about [[diary/Plans]] again"}})
-    everything = raw.call("log.tail", {"vault": "v", "limit": 200})["lines"]
+    everything = typed.call(LOG_TAIL, LogTailParams(vault="v", limit=200)).lines
     assert any("diary/2026-03-03 evening.md" in ln for ln in everything)
     assert any("diary/to publish.md" in ln for ln in everything)
     assert any("[[diary/Plans]]" in ln for ln in everything)
@@ -230,14 +230,14 @@ async def test_the_event_log_shows_agents_no_line_naming_a_private_note(vault: P
         assert bad["code"] == "INVALID_PARAMS"
 
 
-async def test_a_private_log_is_absent_for_agents(daemon: Daemon, home: Home, cli: Any, raw: Any) -> None:
+async def test_a_private_log_is_absent_for_agents(daemon: Daemon, home: Home, cli: Any, typed: TypedClient) -> None:
     root = home.root / "vault"
     (root / "journal").mkdir(parents=True)
     (root / "Note.md").write_text("# Note\n")
     added = cli("vault", "add", "v", str(root), "--private", "journal/**", "--log-path", "journal/ops.md", "--json")
     assert added.code == 0, added.err
     assert cli("new", "public idea", "--json").code == 0
-    assert any("public idea.md" in ln for ln in raw.call("log.tail", {"vault": "v"})["lines"])
+    assert any("public idea.md" in ln for ln in typed.call(LOG_TAIL, LogTailParams(vault="v")).lines)
     async with agent(home) as client:
         assert _ok(await client.call_tool("log_tail", {}))["lines"] == []
         assert _ok(await client.call_tool("log_grep", {"pattern": "idea"}))["lines"] == []

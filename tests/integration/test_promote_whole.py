@@ -8,15 +8,20 @@ after a restart, both sides applied or neither, and no journal half-decided.
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.harness import VAULTCTL, Daemon, Home, RawClient, snapshot
+from protocol.errors import ErrorCode
+from protocol.methods.git import PROMOTE, PromoteParams
+from protocol.methods.reads import LIST, ListParams
+from protocol.methods.vaults import VAULT_ADD, Kind, VaultAddParams
+from tests.support.harness import VAULTCTL, Daemon, Home, snapshot
+from tests.support.typed import TypedClient, TypedClients, applied, previewed, refused
 from tests.support.wait import wait_until
+from vaultctl.client import CallError, DaemonUnavailable
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -27,7 +32,7 @@ SOURCE_TEXT = "# Method\n\nHow we review, see [[Glossary]].\n"
 
 
 @pytest.fixture
-def vaults(home: Home) -> Iterator[tuple[Path, Path]]:
+def vaults(home: Home, typed_clients: TypedClients) -> Iterator[tuple[Path, Path]]:
     """'me' (personal) and 'team' (org), registered by a daemon that is stopped again."""
     me, team = home.root / "me", home.root / "team"
     (me / "ideas").mkdir(parents=True)
@@ -35,18 +40,12 @@ def vaults(home: Home) -> Iterator[tuple[Path, Path]]:
     team.mkdir()
     (team / "Glossary.md").write_text("# Glossary\n\nTerms.\n")
     d = Daemon(home)
-    c = _session(home)
-    c.call("vault.add", {"id": "me", "path": str(me)})
-    c.call("vault.add", {"id": "team", "path": str(team), "kind": "org"})
+    c = typed_clients.open(home, timeout=60.0)
+    c.call(VAULT_ADD, VaultAddParams(id="me", path=str(me)))
+    c.call(VAULT_ADD, VaultAddParams(id="team", path=str(team), kind=Kind.ORG))
     c.close()
     d.stop()
     yield me, team
-
-
-def _session(home: Home) -> RawClient:
-    c = RawClient(home.socket, timeout=60.0)
-    c.hello()
-    return c
 
 
 def _start(home: Home, faults: str | None = None) -> Daemon:
@@ -57,13 +56,15 @@ def _start(home: Home, faults: str | None = None) -> Daemon:
     return Daemon(home)
 
 
-PROMOTE = {"vault": "me", "target": "Method", "to": "team"}
+METHOD = PromoteParams(vault="me", target="Method", to="team")
 
 
-def _preview(c: RawClient) -> str:
-    shown = c.call("note.promote", PROMOTE)
-    assert shown["outcome"] == "preview", shown
-    return str(shown["fingerprint"])
+def _preview(c: TypedClient) -> str:
+    return previewed(c.call(PROMOTE, METHOD)).fingerprint
+
+
+def _confirmed(fingerprint: str) -> PromoteParams:
+    return PromoteParams(vault="me", target="Method", to="team", confirm=True, fingerprint=fingerprint)
 
 
 def _pending(vault: Path) -> list[str]:
@@ -82,13 +83,15 @@ def _notes(vault: Path) -> dict[str, bytes]:
     return {p: b for p, b in snapshot(vault).items() if not p.startswith(".vaultd/") and p != "log.md"}
 
 
-def test_an_editors_save_between_the_two_vaults_leaves_neither_and_a_retry_works(home: Home, vaults: tuple[Path, Path]) -> None:
+def test_an_editors_save_between_the_two_vaults_leaves_neither_and_a_retry_works(
+    home: Home, typed_clients: TypedClients, vaults: tuple[Path, Path]
+) -> None:
     me, team = vaults
     team_before = _notes(team)
     gate = home.root / "gate"
     d = _start(home, f"pause=after-rename@1:{gate}")  # the first target written: the org copy
     try:
-        c = _session(home)
+        c = typed_clients.open(home, timeout=60.0)
         fp = _preview(c)
         confirm = subprocess.Popen(
             [*VAULTCTL, "promote", "Method", "--to", "team", "--vault", "me", "--confirm", "--fingerprint", fp, "--json"],
@@ -114,14 +117,14 @@ def test_an_editors_save_between_the_two_vaults_leaves_neither_and_a_retry_works
         assert _state(me, team) == (False, False), "neither vault keeps a share of a promotion that answered CONFLICT"
         assert (me / SOURCE).read_text() == edited, "the editor's bytes stay"
         assert _notes(team) == team_before
-        assert not _pending(me) and not _pending(team)
+        assert not _pending(me)
+        assert not _pending(team)
         assert "promote" not in ((team / "log.md").read_text() if (team / "log.md").exists() else "")
 
-        retry = c.call("note.promote", {**PROMOTE, "confirm": True, "fingerprint": _preview(c)})
-        assert retry["outcome"] == "applied", "the retry CONFLICT asks for works"
+        retry = applied(c.call(PROMOTE, _confirmed(_preview(c))))  # the retry CONFLICT asks for works
         assert _state(me, team) == (True, True)
         assert "Saved in the editor meanwhile." in (me / SOURCE).read_text()
-        assert f"promoted_to: team:{SOURCE} (op {retry['op_id']})" in (me / SOURCE).read_text()
+        assert f"promoted_to: team:{SOURCE} (op {retry.op_id})" in (me / SOURCE).read_text()
         c.close()
     finally:
         d.stop()
@@ -140,51 +143,57 @@ KILLS = [
 
 
 @pytest.mark.parametrize(("point", "whole"), KILLS)
-def test_a_kill_anywhere_leaves_both_vaults_promoted_or_neither(home: Home, vaults: tuple[Path, Path], point: str, whole: bool) -> None:
+def test_a_kill_anywhere_leaves_both_vaults_promoted_or_neither(
+    home: Home, typed_clients: TypedClients, vaults: tuple[Path, Path], point: str, whole: bool
+) -> None:
     me, team = vaults
     before = (_notes(me), _notes(team))
     d = _start(home)
-    fp = _preview(_session(home))
+    fp = _preview(typed_clients.open(home, timeout=60.0))
     d.stop()
     d = _start(home, f"crash={point}")
     try:
-        reply = _session(home).request("note.promote", {**PROMOTE, "confirm": True, "fingerprint": fp})
-        acknowledged = "result" in reply
-    except (ConnectionError, OSError, json.JSONDecodeError):
+        typed_clients.open(home, timeout=60.0).call(PROMOTE, _confirmed(fp))
+        acknowledged = True
+    except (CallError, DaemonUnavailable):  # refused, or the connection broke as the daemon died
         acknowledged = False
-    assert d.stop() == -signal.SIGKILL and not acknowledged, "the crash point must fire before the reply"
+    assert d.stop() == -signal.SIGKILL, "the crash point must fire before the reply"
+    assert not acknowledged, "the crash point must fire before the reply"
 
     d = _start(home)
     try:
-        c = _session(home)
+        c = typed_clients.open(home, timeout=60.0)
         for vid in ("me", "team"):
-            c.call("note.list", {"vault": vid, "fresh": True})  # served once recovered and indexed
-        assert not _pending(me) and not _pending(team), "recovery decides every journal of the operation"
+            c.call(LIST, ListParams(vault=vid, fresh=True))  # served once recovered and indexed
+        assert not _pending(me), "recovery decides every journal of the operation"
+        assert not _pending(team), "recovery decides every journal of the operation"
         assert _state(me, team) == (whole, whole)
         if not whole:
             assert (_notes(me), _notes(team)) == before, "a promotion that never committed is absent from both vaults"
-            retry = c.call("note.promote", {**PROMOTE, "confirm": True, "fingerprint": _preview(c)})
-            assert retry["outcome"] == "applied" and _state(me, team) == (True, True)
+            applied(c.call(PROMOTE, _confirmed(_preview(c))))
+            assert _state(me, team) == (True, True)
         c.close()
     finally:
         d.stop()
 
 
-def test_a_failed_journal_in_the_second_vault_leaves_neither_journal_nor_change(home: Home, vaults: tuple[Path, Path]) -> None:
+def test_a_failed_journal_in_the_second_vault_leaves_neither_journal_nor_change(
+    home: Home, typed_clients: TypedClients, vaults: tuple[Path, Path]
+) -> None:
     """The org journal is written, the source's fails: the org journal goes too, nothing changed."""
     me, team = vaults
     before = (_notes(me), _notes(team))
     d = _start(home, "error=rename:EIO@2")  # rename 1: the org journal into place; 2: the source's
     try:
-        c = _session(home)
-        reply = c.request("note.promote", {**PROMOTE, "confirm": True, "fingerprint": _preview(c)})
-        assert reply["error"]["data"]["code"] == "UNAVAILABLE", reply
+        c = typed_clients.open(home, timeout=60.0)
+        with refused(ErrorCode.UNAVAILABLE):
+            c.call(PROMOTE, _confirmed(_preview(c)))
         assert (_notes(me), _notes(team)) == before
         for vault in (me, team):
             journal = vault / ".vaultd" / "journal"
             assert not (list(journal.iterdir()) if journal.is_dir() else []), "no journal of an operation that wrote nothing"
-        retry = c.call("note.promote", {**PROMOTE, "confirm": True, "fingerprint": _preview(c)})
-        assert retry["outcome"] == "applied" and _state(me, team) == (True, True)
+        applied(c.call(PROMOTE, _confirmed(_preview(c))))
+        assert _state(me, team) == (True, True)
         c.close()
     finally:
         d.stop()

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import pytest
 
-from tests.support.harness import Home, RawClient
+from protocol.errors import ErrorCode
+from protocol.issue_codes import IssueCode
+from protocol.methods.vaults import VAULT_ADD, DeadLinks, VaultAddParams
+from protocol.methods.writes import APPEND, CREATE, DELETE, AppendParams, CreateParams, DeleteParams
+from tests.support.typed import applied, refused
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from tests.support.harness import Home
+    from tests.support.typed import TypedClient, TypedClients
 
 CAP = 100  #: warnings a receipt lists (MAX_RECEIPT_WARNINGS), issues a refusal lists
 
@@ -27,48 +34,50 @@ def vault(home: Home) -> Path:
     return root
 
 
-def _add(raw: RawClient, root: Path, **settings: str) -> None:
-    raw.call("vault.add", {"id": "v", "path": str(root), **settings})
+def _add(client: TypedClient, root: Path, **settings: Any) -> None:
+    client.call(VAULT_ADD, VaultAddParams(id="v", path=str(root), **settings))
 
 
 # Past the cap, the note's other old links are counted in one warning, not judged one by one:
 # CAP + 50 dead links still give CAP judged + 1 summary, never CAP + 50 warnings.
 @pytest.mark.parametrize(("dead", "listed", "omitted"), [(CAP - 1, CAP - 1, 0), (CAP, CAP, 0), (CAP + 1, CAP, 1), (CAP + 50, CAP, 1)])
 def test_old_dead_links_warn_up_to_the_cap_and_the_rest_are_counted(
-    vault: Path, raw: RawClient, dead: int, listed: int, omitted: int
+    vault: Path, typed: TypedClient, dead: int, listed: int, omitted: int
 ) -> None:
     (vault / "Debt.md").write_text("# Debt\n\n" + _dead_links(dead))
-    _add(raw, vault)
-    r = raw.call("note.append", {"target": "Debt", "section": "More", "markdown": "one more line"})
-    assert r["applied"]
-    assert len(r["warnings"]) == listed and r["warnings_omitted"] == omitted
-    assert all(w["code"] == "V03" for w in r["warnings"])
+    _add(typed, vault)
+    r = applied(typed.call(APPEND, AppendParams(target="Debt", section="More", markdown="one more line")))
+    assert len(r.warnings) == listed
+    assert r.warnings_omitted == omitted
+    assert all(w.code == IssueCode.V03 for w in r.warnings)
     if dead > CAP:
-        assert r["warnings"][0]["message"].startswith(f"{dead - CAP} more link(s) the note already had")
+        assert r.warnings[0].message.startswith(f"{dead - CAP} more link(s) the note already had")
 
 
-def test_a_note_with_a_vast_number_of_dead_links_gets_a_small_receipt(vault: Path, home: Home, daemon: object) -> None:
+def test_a_note_with_a_vast_number_of_dead_links_gets_a_small_receipt(
+    vault: Path, home: Home, daemon: object, typed_clients: TypedClients
+) -> None:
     n = 150_000
     (vault / "Debt.md").write_text("# Debt\n\n" + _dead_links(n, "g"))  # 1.8 MB, under the note limit
-    raw = RawClient(home.socket, timeout=120)  # indexing and checking 150 000 links takes a while on a busy machine
-    raw.hello()
-    _add(raw, vault)
-    r = raw.request("note.append", {"target": "Debt", "section": "More", "markdown": "one more line"})
-    receipt = r["result"]
-    assert receipt["applied"] and len(receipt["warnings"]) == CAP and receipt["warnings_omitted"] == 1
-    assert len(json.dumps(r)) < 64 * 1024
-    assert receipt["warnings"][0]["message"].startswith(f"{n - CAP} more link(s) the note already had")
+    client = typed_clients.open(home, timeout=120)  # indexing and checking 150 000 links takes a while on a busy machine
+    _add(client, vault)
+    receipt = applied(client.call(APPEND, AppendParams(target="Debt", section="More", markdown="one more line")))
+    assert len(receipt.warnings) == CAP
+    assert receipt.warnings_omitted == 1
+    assert len(msgspec.json.encode(receipt)) < 64 * 1024  # the reply as sent: the typed client decodes it whole
+    assert receipt.warnings[0].message.startswith(f"{n - CAP} more link(s) the note already had")
     assert (vault / "Debt.md").read_text().endswith("one more line\n")
 
 
 @pytest.mark.parametrize(("dead", "listed"), [(CAP, CAP), (CAP + 1, CAP)])
-def test_a_refusal_lists_at_most_the_cap_and_counts_the_rest(vault: Path, raw: RawClient, dead: int, listed: int) -> None:
-    _add(raw, vault, dead_links="refuse")  # the open profile only warns of links to notes not written yet
-    reply = raw.request("note.create", {"path": "New", "body": _dead_links(dead, "nowhere")})
-    data = reply["error"]["data"]
-    assert data["code"] == "VALIDATION" and len(data["issues"]) == listed
-    assert data.get("issues_omitted", 0) == dead - listed
-    assert data["message"].endswith(f"(and {dead - 1} more)")
+def test_a_refusal_lists_at_most_the_cap_and_counts_the_rest(vault: Path, typed: TypedClient, dead: int, listed: int) -> None:
+    _add(typed, vault, dead_links=DeadLinks.REFUSE)  # the open profile only warns of links to notes not written yet
+    with refused(ErrorCode.VALIDATION) as refusal:
+        typed.call(CREATE, CreateParams(path="New", body=_dead_links(dead, "nowhere")))
+    data = refusal.data
+    assert len(data.issues) == listed
+    assert data.issues_omitted == dead - listed
+    assert data.message.endswith(f"(and {dead - 1} more)")
     assert not (vault / "New.md").exists()
 
 
@@ -76,17 +85,20 @@ def test_a_refusal_lists_at_most_the_cap_and_counts_the_rest(vault: Path, raw: R
 # link it would break, however many notes link in.
 @pytest.mark.parametrize(("links", "listed", "omitted"), [(CAP, CAP, 0), (CAP + 1, CAP, 1), (CAP + 50, CAP, 50)])
 def test_a_delete_refused_for_its_backlinks_lists_at_most_the_cap(
-    vault: Path, raw: RawClient, cli: Any, links: int, listed: int, omitted: int
+    vault: Path, typed: TypedClient, cli: Any, links: int, listed: int, omitted: int
 ) -> None:
     (vault / "Target.md").write_text("# Target\n")
     for i in range(links):
         (vault / f"in{i:04d}.md").write_text("[[Target]]\n")
-    _add(raw, vault)
-    reply = raw.request("note.delete", {"target": "Target"})
-    data = reply["error"]["data"]
-    assert data["code"] == "VALIDATION" and f"would break {links} links" in data["message"]
-    assert len(data["issues"]) == listed and data.get("issues_omitted", 0) == omitted
-    refused = cli("delete", "Target")
-    assert refused.code == 1 and f"would break {links} links" in refused.err
-    assert (f"... and {omitted} more issue(s)" in refused.err) is bool(omitted), refused.err
+    _add(typed, vault)
+    with refused(ErrorCode.VALIDATION) as refusal:
+        typed.call(DELETE, DeleteParams(target="Target"))
+    data = refusal.data
+    assert f"would break {links} links" in data.message
+    assert len(data.issues) == listed
+    assert data.issues_omitted == omitted
+    by_cli = cli("delete", "Target")
+    assert by_cli.code == 1
+    assert f"would break {links} links" in by_cli.err
+    assert (f"... and {omitted} more issue(s)" in by_cli.err) is bool(omitted), by_cli.err
     assert (vault / "Target.md").exists()

@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.support.harness import Daemon, RawClient, snapshot
+from protocol.errors import ErrorCode
+from protocol.methods.common import Empty
+from protocol.methods.reads import LIST, ListParams
+from protocol.methods.service import DAEMON_STATUS, DOCTOR, DoctorParams, Level
+from protocol.methods.vaults import VAULT_ADD, VaultAddParams, VaultState
+from tests.support.harness import Daemon, snapshot
+from tests.support.typed import TypedClient, TypedClients, refused
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -69,45 +75,45 @@ def test_add_list_remove_text_and_json(daemon: Daemon, cli, tmp_path: Path) -> N
 
 
 def test_relative_path_is_made_absolute_by_the_cli_but_refused_on_the_wire(
-    daemon: Daemon, raw: RawClient, cli: Any, tmp_path: Path
+    daemon: Daemon, typed: TypedClient, cli: Any, tmp_path: Path
 ) -> None:
     (tmp_path / "rel").mkdir()
-    reply = raw.request("vault.add", {"id": "rel", "path": "rel"})
-    assert reply["error"]["data"]["code"] == "INVALID_PARAMS" and "absolute" in reply["error"]["message"]
+    with refused(ErrorCode.INVALID_PARAMS) as refusal:
+        typed.call(VAULT_ADD, VaultAddParams(id="rel", path="rel"))
+    assert "absolute" in refusal.data.message
     ok = cli("vault", "add", "rel", "rel", cwd=tmp_path)
     assert ok.code == 0, ok.err
 
 
 @pytest.mark.parametrize("case", ["missing", "file", "loop", "nested", "outer", "dup-id", "dup-path", "bad-id"])
-def test_bad_vault_paths_are_refused_and_config_unchanged(daemon: Daemon, raw: RawClient, tmp_path: Path, case: str) -> None:
+def test_bad_vault_paths_are_refused_and_config_unchanged(daemon: Daemon, typed: TypedClient, tmp_path: Path, case: str) -> None:
     base = tmp_path / "base"
     (base / "inner").mkdir(parents=True)
-    raw.call("vault.add", {"id": "base", "path": str(base)})
+    typed.call(VAULT_ADD, VaultAddParams(id="base", path=str(base)))
     before = _config(daemon).read_bytes()
     (tmp_path / "afile").write_text("x")
     os.symlink(tmp_path / "loop", tmp_path / "loop")
     (tmp_path / "other").mkdir()
     params = {
-        "missing": {"id": "x", "path": str(tmp_path / "nope")},
-        "file": {"id": "x", "path": str(tmp_path / "afile")},
-        "loop": {"id": "x", "path": str(tmp_path / "loop")},
-        "nested": {"id": "x", "path": str(base / "inner")},
-        "outer": {"id": "x", "path": str(tmp_path)},
-        "dup-id": {"id": "base", "path": str(tmp_path / "other")},
-        "dup-path": {"id": "x", "path": str(base)},
-        "bad-id": {"id": "Bad_Id", "path": str(tmp_path / "other")},
+        "missing": VaultAddParams(id="x", path=str(tmp_path / "nope")),
+        "file": VaultAddParams(id="x", path=str(tmp_path / "afile")),
+        "loop": VaultAddParams(id="x", path=str(tmp_path / "loop")),
+        "nested": VaultAddParams(id="x", path=str(base / "inner")),
+        "outer": VaultAddParams(id="x", path=str(tmp_path)),
+        "dup-id": VaultAddParams(id="base", path=str(tmp_path / "other")),
+        "dup-path": VaultAddParams(id="x", path=str(base)),
+        "bad-id": VaultAddParams(id="Bad_Id", path=str(tmp_path / "other")),
     }[case]
-    reply = raw.request("vault.add", params)
-    assert "error" in reply, reply
     # Only a malformed id is the command line's fault (exit 2); the rest are refusals (exit 1).
-    expected = {"missing": "NOT_FOUND", "bad-id": "INVALID_PARAMS"}.get(case, "VALIDATION")
-    assert reply["error"]["data"]["code"] == expected
-    assert reply["error"]["message"]
+    expected = {"missing": ErrorCode.NOT_FOUND, "bad-id": ErrorCode.INVALID_PARAMS}.get(case, ErrorCode.VALIDATION)
+    with refused(expected) as refusal:
+        typed.call(VAULT_ADD, params)
+    assert refusal.data.message
     assert _config(daemon).read_bytes() == before
 
 
 @pytest.mark.parametrize("case", ["malformed", "oversized", "symlink", "unknown-key", "version", "fifo"])
-def test_bad_config_fails_closed_and_is_never_overwritten(daemon: Daemon, raw: RawClient, tmp_path: Path, case: str) -> None:
+def test_bad_config_fails_closed_and_is_never_overwritten(daemon: Daemon, typed: TypedClient, tmp_path: Path, case: str) -> None:
     cfg = _config(daemon)
     target = tmp_path / "real.json"
     if case == "malformed":
@@ -126,47 +132,47 @@ def test_bad_config_fails_closed_and_is_never_overwritten(daemon: Daemon, raw: R
     before = cfg.lstat()
     content = None if case == "fifo" else cfg.read_bytes()
     (tmp_path / "v").mkdir()
-    reply = raw.request("vault.add", {"id": "v", "path": str(tmp_path / "v")})
-    assert reply["error"]["data"]["code"] == "VALIDATION"  # config.json is at fault, not the request
-    assert str(cfg) in reply["error"]["message"]
+    with refused(ErrorCode.VALIDATION) as refusal:  # config.json is at fault, not the request
+        typed.call(VAULT_ADD, VaultAddParams(id="v", path=str(tmp_path / "v")))
+    assert str(cfg) in refusal.data.message
     if case == "unknown-key":
-        assert "colour" in reply["error"]["message"] and "$.vaults[0]" in reply["error"]["message"]
+        assert "colour" in refusal.data.message
+        assert "$.vaults[0]" in refusal.data.message
     after = cfg.lstat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
     if content is not None:
         assert cfg.read_bytes() == content
-    assert raw.call("doctor")["verdict"] == "fail"
+    assert typed.call(DOCTOR, DoctorParams()).verdict is Level.FAIL
 
 
-def test_a_vault_locked_by_another_process_is_reported_not_taken(daemon: Daemon, raw: RawClient, tmp_path: Path) -> None:
+def test_a_vault_locked_by_another_process_is_reported_not_taken(daemon: Daemon, typed: TypedClient, tmp_path: Path) -> None:
     vault = tmp_path / "busy"
     (vault / ".vaultd").mkdir(parents=True)
     fd = os.open(vault / ".vaultd" / "lock", os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
-        info = raw.call("vault.add", {"id": "busy", "path": str(vault)})
-        assert info["health"]["state"] == "locked"
-        findings = raw.call("doctor")["findings"]
-        assert any(f["check"] == "vault:busy" and f["level"] == "fail" for f in findings)
+        info = typed.call(VAULT_ADD, VaultAddParams(id="busy", path=str(vault)))
+        assert info.health.state is VaultState.LOCKED
+        findings = typed.call(DOCTOR, DoctorParams()).findings
+        assert any(f.check == "vault:busy" and f.level is Level.FAIL for f in findings)
     finally:
         os.close(fd)
 
 
-def test_registry_survives_a_restart(home, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_registry_survives_a_restart(home, typed_clients: TypedClients, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "v").mkdir()
     d = Daemon(home)
-    RawClient(home.socket).hello()
-    c = RawClient(home.socket)
-    c.hello()
-    c.call("vault.add", {"id": "keep", "path": str(tmp_path / "v")})
+    typed_clients.open(home)  # a session that says hello and stays idle
+    c = typed_clients.open(home)
+    c.call(VAULT_ADD, VaultAddParams(id="keep", path=str(tmp_path / "v")))
     d.stop()
     d2 = Daemon(home)
     try:
-        c2 = RawClient(home.socket)
-        c2.hello()
-        c2.call("note.list", {"vault": "keep"})  # waits for the re-index after the restart
-        status = c2.call("daemon.status")
-        assert [v["id"] for v in status["vaults"]] == ["keep"] and status["vaults"][0]["state"] == "ready"
+        c2 = typed_clients.open(home)
+        c2.call(LIST, ListParams(vault="keep"))  # waits for the re-index after the restart
+        status = c2.call(DAEMON_STATUS, Empty())
+        assert [v.id for v in status.vaults] == ["keep"]
+        assert status.vaults[0].state is VaultState.READY
     finally:
         d2.stop()
 

@@ -8,8 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from protocol.errors import ErrorCode
 from protocol.limits import MAX_RETRIEVE_QUERY_CHARS
+from protocol.methods.retrieve import RETRIEVE, RetrieveParams
 from tests.support.harness import Daemon, Home, vaultctl
+from tests.support.typed import TypedClient, refused
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -62,18 +65,20 @@ def test_the_chunk_index_follows_edits(vault: Path, cli: Any) -> None:
     assert [p["path"] for p in retrieve(cli, "zeppelin")["passages"]] == ["airships.md"], "a write is retrievable once it returns"
 
 
-def test_bounds_are_enforced_at_their_edges(vault: Path, cli: Any, raw: Any) -> None:
+def test_bounds_are_enforced_at_their_edges(vault: Path, cli: Any, typed: TypedClient) -> None:
     at_bound = "crash " * (MAX_RETRIEVE_QUERY_CHARS // 6) + "x" * (MAX_RETRIEVE_QUERY_CHARS % 6)
     assert len(at_bound) == MAX_RETRIEVE_QUERY_CHARS
-    assert "result" in raw.request("note.retrieve", {"query": at_bound})
-    over = raw.request("note.retrieve", {"query": at_bound + "y"})
-    assert over["error"]["data"]["code"] == "INVALID_PARAMS"
+    typed.call(RETRIEVE, RetrieveParams(query=at_bound))
+    with refused(ErrorCode.INVALID_PARAMS):
+        typed.call(RETRIEVE, RetrieveParams(query=at_bound + "y"))
     for limit in (0, 1001):
-        assert raw.request("note.retrieve", {"query": "crash", "limit": limit})["error"]["data"]["code"] == "INVALID_PARAMS"
-    assert len(raw.call("note.retrieve", {"query": "crash index search notes", "limit": 1000, "rerank": False})["passages"]) <= 1000
-    assert raw.request("note.retrieve", {"query": " \t\n"})["error"]["data"]["code"] == "INVALID_PARAMS"
-    per_note = raw.call("note.retrieve", {"query": "index cache search bm25 stat", "per_note": 1, "rerank": False})["passages"]
-    assert len({p["path"] for p in per_note}) == len(per_note)
+        with refused(ErrorCode.INVALID_PARAMS):
+            typed.call(RETRIEVE, RetrieveParams(query="crash", limit=limit))
+    assert len(typed.call(RETRIEVE, RetrieveParams(query="crash index search notes", limit=1000, rerank=False)).passages) <= 1000
+    with refused(ErrorCode.INVALID_PARAMS):
+        typed.call(RETRIEVE, RetrieveParams(query=" \t\n"))
+    per_note = typed.call(RETRIEVE, RetrieveParams(query="index cache search bm25 stat", per_note=1, rerank=False)).passages
+    assert len({p.path for p in per_note}) == len(per_note)
 
 
 def test_a_failing_model_falls_back_to_bm25_whole(home: Home, cli: Any, tmp_path: Path) -> None:

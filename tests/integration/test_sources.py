@@ -9,10 +9,17 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from protocol.errors import ErrorCode
+from protocol.methods.common import Empty
+from protocol.methods.sources import CAPTURE, CaptureItem, CaptureParams
+from protocol.methods.vaults import VAULT_LIST
 from tests.support.harness import Daemon, Home, snapshot
+from vaultctl.client import CallError
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from tests.support.typed import TypedClient
 
 NOTES = {
     "Page.md": "# Page\n\nA page that makes claims.\n",
@@ -219,14 +226,16 @@ def test_pdf_capture_reads_its_metadata(vault: Path, home: Home, cli: Any) -> No
     assert f"![[{pdf['raw']}]]" in (vault / pdf["note"]).read_text()
 
 
-def test_inline_data_is_bounded(vault: Path, raw: Any) -> None:
+def test_inline_data_is_bounded(vault: Path, typed: TypedClient) -> None:
     from protocol.limits import MAX_INLINE_CAPTURE_BYTES
 
-    raw.call("vault.list")
+    typed.call(VAULT_LIST, Empty())
     too_big = base64.b64encode(b"x" * (MAX_INLINE_CAPTURE_BYTES + 1)).decode()
-    reply = raw.request("source.capture", {"items": [{"data": too_big}]})
-    assert reply["error"]["data"]["code"] in ("INVALID_PARAMS", "LIMIT")
+    with pytest.raises(CallError) as over:
+        typed.call(CAPTURE, CaptureParams(items=[CaptureItem(data=too_big)]))
+    assert over.value.data.code in (ErrorCode.INVALID_PARAMS, ErrorCode.LIMIT)
     at_bound = base64.b64encode(b"y" * MAX_INLINE_CAPTURE_BYTES).decode()
-    assert "result" in raw.request("source.capture", {"items": [{"data": at_bound, "name": "y.bin"}]})
-    both = raw.request("source.capture", {"items": [{"text": "a", "url": "https://example.com/"}]})
-    assert both["error"]["data"]["code"] == "INVALID_PARAMS"
+    typed.call(CAPTURE, CaptureParams(items=[CaptureItem(data=at_bound, name="y.bin")]))
+    with pytest.raises(CallError) as both:
+        typed.call(CAPTURE, CaptureParams(items=[CaptureItem(text="a", url="https://example.com/")]))
+    assert both.value.data.code is ErrorCode.INVALID_PARAMS

@@ -8,14 +8,22 @@ import json
 import shlex
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import pytest
 
+from protocol.errors import ErrorCode
+from protocol.issue_codes import IssueCode
+from protocol.methods.common import Channel
+from protocol.methods.gate import AgentPolicyChange, Gate
+from protocol.methods.vaults import VAULT_ADD, VAULT_SET, PiiPolicy, VaultAddParams, VaultSetParams
 from tests.support.agent import agent, ok
-from tests.support.harness import Daemon, Home, RawClient
 from tests.support.mcp_results import tool_error
+from tests.support.typed import TypedClients, refused
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from tests.support.harness import Daemon, Home
 
 EXIT_REFUSED, EXIT_USAGE, EXIT_CONFLICT = 1, 2, 75
 
@@ -106,17 +114,19 @@ def test_a_stale_or_foreign_fingerprint_changes_nothing(vault: Path, home: Home,
     assert _config(home)["private_paths"] == ["diary/**"]
 
 
-def test_a_pii_policy_that_cannot_screen_is_refused_on_add_and_on_set(vault: Path, home: Home, cli: Any, tmp_path: Path) -> None:
+def test_a_pii_policy_that_cannot_screen_is_refused_on_add_and_on_set(
+    vault: Path, home: Home, cli: Any, typed_clients: TypedClients, tmp_path: Path
+) -> None:
     bad = '{"patterns": [{"name": "runaway", "regex": "(a+)+$"}]}'
-    refused = cli("vault", "set", "v", "--pii", bad)
-    assert refused.code == EXIT_REFUSED and "P03" in refused.err
+    by_cli = cli("vault", "set", "v", "--pii", bad)
+    assert by_cli.code == EXIT_REFUSED
+    assert "P03" in by_cli.err
     assert _config(home)["pii"] is None
     other = tmp_path / "other"
     other.mkdir()
-    raw = RawClient(home.socket)
-    raw.hello("cli")
-    reply = raw.request("vault.add", {"id": "w", "path": str(other), "pii": json.loads(bad)})
-    assert reply["error"]["data"]["code"] == "VALIDATION" and reply["error"]["data"]["issues"][0]["code"] == "P03"
+    person = typed_clients.open(home, Channel.CLI)
+    with refused(ErrorCode.VALIDATION, IssueCode.P03):
+        person.call(VAULT_ADD, VaultAddParams(id="w", path=str(other), pii=msgspec.json.decode(bad, type=PiiPolicy)))
     assert [v["entry"]["id"] for v in cli("vault", "list", "--json").json()["vaults"]] == ["v"]
 
 
@@ -134,9 +144,8 @@ def test_bad_input_is_refused_with_a_reason(vault: Path, cli: Any) -> None:
     assert nothing.code == 0 and "nothing to change" in nothing.out
 
 
-def test_agents_cannot_change_a_policy_whatever_client_they_speak_through(vault: Path, home: Home) -> None:
-    raw = RawClient(home.socket)
-    raw.hello("mcp")
-    reply = raw.request("vault.set", {"id": "v", "agents": {"delete": "apply"}})
-    assert reply["error"]["data"]["code"] == "POLICY"
+def test_agents_cannot_change_a_policy_whatever_client_they_speak_through(vault: Path, home: Home, typed_clients: TypedClients) -> None:
+    socket_agent = typed_clients.open(home, Channel.MCP)
+    with refused(ErrorCode.POLICY):
+        socket_agent.call(VAULT_SET, VaultSetParams(id="v", agents=AgentPolicyChange(delete=Gate.APPLY)))
     assert _config(home)["agents"] is None

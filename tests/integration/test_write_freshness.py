@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.harness import Daemon, Home, RawClient, vaultctl
+from protocol.errors import ErrorCode
+from protocol.methods.reads import STATS, VaultParams
+from protocol.methods.receipts import Applied
+from protocol.methods.vaults import VAULT_ADD, VaultAddParams
+from protocol.methods.writes import CREATE, MOVE, CreateParams, MoveParams
+from tests.support.harness import Daemon, Home, vaultctl
+from tests.support.typed import TypedClient, previewed, refused
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -20,12 +26,12 @@ FOLDERS = 20
 
 
 @pytest.fixture
-def vault(home: Home, daemon: Daemon, raw: RawClient) -> Path:
+def vault(home: Home, daemon: Daemon, typed: TypedClient) -> Path:
     root = home.root / "vault"
     root.mkdir()
     (root / "Target.md").write_text("# Target\n\nThe note everything links to.\n")
     (root / "Home.md").write_text("# Home\n\nStart here.\n")
-    raw.call("vault.add", {"id": "v", "path": str(root)})
+    typed.call(VAULT_ADD, VaultAddParams(id="v", path=str(root)))
     return root
 
 
@@ -41,30 +47,32 @@ def _burst(root: Path) -> list[Path]:
     return written
 
 
-def test_move_right_after_a_checkout_rewrites_every_backlink(vault: Path, home: Home, raw: RawClient) -> None:
-    dead_before = raw.call("vault.stats", {"fresh": True})["dead_links"]
+def test_move_right_after_a_checkout_rewrites_every_backlink(vault: Path, home: Home, typed: TypedClient) -> None:
+    dead_before = typed.call(STATS, VaultParams(fresh=True)).dead_links
     written = _burst(vault)
-    preview = raw.call("note.move", {"target": "Target", "to": "Renamed"})  # at once: no watcher has caught up
-    planned = {c["path"] for c in preview["changes"]}
+    preview = previewed(typed.call(MOVE, MoveParams(target="Target", to="Renamed")))  # at once: no watcher has caught up
+    planned = {c.path for c in preview.changes}
     assert len(planned) == BACKLINKERS + 2, "the preview plans every backlink's rewrite"
-    done = vaultctl(home, "move", "Target", "Renamed", "--confirm", "--fingerprint", preview["fingerprint"], "--json")
+    done = vaultctl(home, "move", "Target", "Renamed", "--confirm", "--fingerprint", preview.fingerprint, "--json")
     assert done.code == 0, done.err
     receipt = done.json()
     assert receipt["applied"]
-    assert not (vault / "Target.md").exists() and (vault / "Renamed.md").exists()
+    assert not (vault / "Target.md").exists()
+    assert (vault / "Renamed.md").exists()
     for path in written:
         text = path.read_text()
-        assert "[[Target" not in text and "[[Renamed]]" in text and "[[Renamed|the target]]" in text, path
-    assert raw.call("vault.stats", {"fresh": True})["dead_links"] == dead_before
+        assert "[[Target" not in text, path
+        assert "[[Renamed]]" in text, path
+        assert "[[Renamed|the target]]" in text, path
+    assert typed.call(STATS, VaultParams(fresh=True)).dead_links == dead_before
 
 
-def test_create_right_after_a_checkout_sees_the_new_notes(vault: Path, raw: RawClient) -> None:
+def test_create_right_after_a_checkout_sees_the_new_notes(vault: Path, typed: TypedClient) -> None:
     (vault / "fresh").mkdir()
     for i in range(200):
         (vault / "fresh" / f"Arrived {i}.md").write_text(f"# Arrived {i}\n")
-    receipt = raw.request("note.create", {"path": "inbox/links", "body": "[[Arrived 199]] and [[Arrived 0]]\n"})
-    assert "error" not in receipt, receipt  # no dead link: both targets arrived before the call
-    assert receipt["result"]["applied"]
-    clash = raw.request("note.create", {"path": "fresh/arrived 7", "body": "x\n"})  # a case collision, seen
-    assert clash["error"]["data"]["code"] == "VALIDATION"
+    receipt = typed.call(CREATE, CreateParams(path="inbox/links", body="[[Arrived 199]] and [[Arrived 0]]\n"))
+    assert isinstance(receipt, Applied), receipt  # no refusal for a dead link: both targets arrived before the call
+    with refused(ErrorCode.VALIDATION):  # a case collision, seen
+        typed.call(CREATE, CreateParams(path="fresh/arrived 7", body="x\n"))
     assert (vault / "fresh" / "Arrived 7.md").read_text() == "# Arrived 7\n"

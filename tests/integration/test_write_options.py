@@ -10,17 +10,20 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.support.harness import Daemon, RawClient, snapshot
+from protocol.methods.vaults import VAULT_ADD, VaultAddParams
+from tests.support.harness import Daemon, snapshot
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from tests.support.typed import TypedClient
 
 OWN = {"type": "TASK", "source": "cli-test", "note": "an operator's own words"}
 
 
 @pytest.fixture
-def vault(daemon: Daemon, raw: RawClient, sample_vault: Path) -> Path:
-    raw.call("vault.add", {"id": "sample", "path": str(sample_vault)})
+def vault(typed: TypedClient, sample_vault: Path) -> Path:
+    typed.call(VAULT_ADD, VaultAddParams(id="sample", path=str(sample_vault)))
     return sample_vault
 
 
@@ -40,11 +43,13 @@ def test_a_preview_confirm_command_carries_its_vault_and_log(vault: Path, cli: A
     assert preview.code == 0, preview.err
     words = _confirm_line(preview.out)
     assert words[:4] == ["vaultctl", "move", "Ideas", "inbox/Kept Ideas"]
-    assert words[words.index("--vault") + 1] == "sample" and json.loads(words[words.index("--log") + 1]) == OWN
+    assert words[words.index("--vault") + 1] == "sample"
+    assert json.loads(words[words.index("--log") + 1]) == OWN
     assert (vault / "inbox" / "Ideas.md").exists()  # a preview writes nothing
     applied = cli(*words[1:], "--json")
     assert applied.code == 0, applied.err
-    assert applied.json()["outcome"] == "applied" and (vault / "inbox" / "Kept Ideas.md").exists()
+    assert applied.json()["outcome"] == "applied"
+    assert (vault / "inbox" / "Kept Ideas.md").exists()
     assert "an operator's own words" in _last_log_line(vault)
 
 
@@ -60,7 +65,8 @@ def test_undo_takes_a_log_event_of_its_own(vault: Path, cli: Any) -> None:
 def test_a_malformed_log_is_a_usage_error_before_anything_runs(vault: Path, cli: Any) -> None:
     before = snapshot(vault)
     bad = cli("undo", "20240101T000000Z-0000", "--log", "{not json")
-    assert bad.code == 2 and "--log is not valid JSON" in bad.err
+    assert bad.code == 2
+    assert "--log is not valid JSON" in bad.err
     assert cli("lint", "--log", json.dumps(OWN)).code == 2  # --log goes with --fix
     assert snapshot(vault) == before
 
@@ -99,7 +105,10 @@ def test_vault_add_takes_every_setting(home: Any, daemon: Daemon, cli: Any, tmp_
     )
     assert added.code == 0, added.err
     entry = added.json()["entry"]
-    assert entry["pii"] == "deny" and entry["deny_paths"] == ["secret/**", "keys/**"]
-    assert entry["sources"] == {"folder": "refs"} and entry["snapshot_quiet_s"] == 45
+    assert entry["pii"] == "deny"
+    assert entry["deny_paths"] == ["secret/**", "keys/**"]
+    assert entry["sources"] == {"folder": "refs"}
+    assert entry["snapshot_quiet_s"] == 45
     refused = cli("vault", "add", "w", str(root), "--pii", "sometimes")
-    assert refused.code == 2 and "--pii" in refused.err
+    assert refused.code == 2
+    assert "--pii" in refused.err
