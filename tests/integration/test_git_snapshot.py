@@ -57,7 +57,9 @@ def test_hand_edits_become_one_snapshot_after_the_quiet_period_and_never_half_wr
     assert message.startswith("Ada Lovelace\nsnapshot: 2 hand edit(s)")
     assert "Vaultd-Snapshot: 2" in message
     assert _versions(repo, "Slow.md") == ["".join(parts).rstrip("\n")], "only the finished file was ever committed"
-    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    # The branch moves first and the person's index follows it (the snapshot's last step): wait for
+    # the whole snapshot, not for its first visible half.
+    wait_until(lambda: git(repo, "status", "--porcelain", "--untracked-files=all") == "", 20, "the person's index to follow the snapshot")
 
     # An operation in snapshot mode is still one checkpoint commit of its own.
     done = applied(c.call(APPEND, AppendParams(vault="v", target="Alpha", section="More", markdown="- from vaultctl")))
