@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.support.corpus import generator
-from tests.support.harness import Daemon, RawClient
-from tests.support.wait import wait_until
+from tests.support.harness import RawClient, paused_daemon, wait_at_gate
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -44,21 +43,6 @@ def _copy(source: Path, dest: Path) -> Path:
     return dest
 
 
-def _held_daemon(home: Home, hit: int) -> tuple[Daemon, Path]:
-    gate = home.root / "gate"
-    home.env["VAULTD_FAULTS"] = f"pause=lint-rules@{hit}:{gate}"
-    return Daemon(home), gate
-
-
-def _at_gate(gate: Path, daemon: Daemon) -> None:
-    def held() -> bool:
-        if daemon.proc.poll() is not None:
-            raise AssertionError("the daemon ended")
-        return gate.exists()
-
-    wait_until(held, 120, "the lint to reach its rules", poll=0.01)
-
-
 def _client(home: Home) -> RawClient:
     client = RawClient(home.socket, timeout=60)
     client.hello()
@@ -81,7 +65,7 @@ def _mentions(result: dict[str, Any], path: str) -> bool:
 def test_writes_to_the_vault_being_linted_are_acknowledged_before_it_answers(home: Home, generated: Path) -> None:
     vault = _copy(generated, home.root / "big")
     linked = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md"))[0]
-    daemon, gate = _held_daemon(home, hit=2)  # the first lint is the quiet one
+    daemon, gate = paused_daemon(home, "lint-rules", 2)  # the first lint is the quiet one
     try:
         setup = _client(home)
         setup.call("vault.add", {"id": "big", "path": str(vault)})
@@ -91,7 +75,7 @@ def test_writes_to_the_vault_being_linted_are_acknowledged_before_it_answers(hom
 
         linter = _client(home)
         linter.send_bytes(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "vault.lint", "params": LINT}).encode() + b"\n")
-        _at_gate(gate, daemon)  # the lint has its copy of the index and is held before its rules
+        wait_at_gate(gate, daemon, "the lint to reach its rules")  # the lint has its copy of the index and is held before its rules
 
         writer = _client(home)
         made = writer.call("note.create", {"vault": "big", "path": WRITTEN, "body": f"# Written\n\nSee [[{DEAD}]].\n"})

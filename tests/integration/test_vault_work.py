@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.methods.indexing import MAX_VAULT_WORK
 from tests.support.events import Subscriber, of_kind
-from tests.support.harness import Daemon, Home, RawClient
-from tests.support.wait import wait_until
+from tests.support.harness import Home, RawClient, paused_daemon, wait_at_gate
 from vaultd.graph.leiden_worker import WORKER_MIN_NOTES
 
 if TYPE_CHECKING:
@@ -50,25 +49,10 @@ def _vault(root: Path, notes: int) -> Path:
     return root
 
 
-def _held_daemon(home: Home, point: str, nth: int) -> tuple[Daemon, Path]:
-    gate = home.root / "gate"
-    home.env["VAULTD_FAULTS"] = f"pause={point}@{nth}:{gate}"
-    return Daemon(home), gate
-
-
-def _at_gate(gate: Path, daemon: Daemon) -> None:
-    def held() -> bool:
-        if daemon.proc.poll() is not None:
-            raise AssertionError("the daemon ended")
-        return gate.exists()
-
-    wait_until(held, 120, f"the work to reach {gate.name}", poll=0.01)
-
-
 def test_communities_run_in_a_worker_while_other_clients_search_and_write(home: Home) -> None:
     big = _vault(home.root / "big", WORKER_MIN_NOTES + 50)
     small = _vault(home.root / "small", 3)
-    daemon, gate = _held_daemon(home, "communities-worker", 1)
+    daemon, gate = paused_daemon(home, "communities-worker", 1)
     try:
         setup = RawClient(home.socket, timeout=120)
         setup.hello()
@@ -79,7 +63,7 @@ def test_communities_run_in_a_worker_while_other_clients_search_and_write(home: 
         asker.hello()
         for request_id in (1, 2, 3):  # the third is one past this connection's bound
             _send(asker, request_id, "graph.communities", {"vault": "big"})
-        _at_gate(gate, daemon)  # Leiden is held in its worker: communities cannot answer yet
+        wait_at_gate(gate, daemon, "the work to reach its gate")  # Leiden is held in its worker: communities cannot answer yet
 
         refused = asker.recv_message()
         assert refused["id"] == 3 and refused["error"]["data"]["code"] == "LIMIT", refused
@@ -106,7 +90,7 @@ def test_communities_run_in_a_worker_while_other_clients_search_and_write(home: 
 def test_240_pipelined_rebuilds_are_joined_or_refused_and_run_at_most_twice(home: Home) -> None:
     root = _vault(home.root / "vault", 40)
     # The vault's first build parses its one chunk (hit 1); the first rebuild's chunk is hit 2.
-    daemon, gate = _held_daemon(home, "build-chunk", 2)
+    daemon, gate = paused_daemon(home, "build-chunk", 2)
     try:
         setup = RawClient(home.socket, timeout=120)
         setup.hello()
@@ -119,7 +103,7 @@ def test_240_pipelined_rebuilds_are_joined_or_refused_and_run_at_most_twice(home
             client.hello()
             for request_id in range(1, PIPELINED + 1):
                 _send(client, request_id, "vault.rebuild", {"vault": "v"})
-        _at_gate(gate, daemon)
+        wait_at_gate(gate, daemon, "the work to reach its gate")
 
         # While the first rebuild is held, every request past the bound is refused at once.
         refused: list[dict[int, dict[str, Any]]] = [_replies(client, PIPELINED - MAX_VAULT_WORK) for client in clients]

@@ -251,6 +251,25 @@ def start_daemon() -> tuple[Home, Daemon]:
     return home, Daemon(home)
 
 
+def paused_daemon(home: Home, point: str, nth: int) -> tuple[Daemon, Path]:
+    """A daemon that pauses the ``nth`` time it reaches the fault point ``point``, until the test
+    removes the gate file it leaves: a test holds work at one step and acts meanwhile."""
+    gate = home.root / "gate"
+    home.env["VAULTD_FAULTS"] = f"pause={point}@{nth}:{gate}"
+    return Daemon(home), gate
+
+
+def wait_at_gate(gate: Path, daemon: Daemon, what: str) -> None:
+    """Wait until the paused daemon is held at its gate (it ending first fails at once)."""
+
+    def held() -> bool:
+        if daemon.proc.poll() is not None:
+            raise AssertionError("the daemon ended")
+        return gate.exists()
+
+    wait_until(held, 120, what, poll=0.01)
+
+
 def assert_alive(home: Home, daemon: Daemon) -> None:
     """The daemon still runs and answers a fresh session as itself."""
     assert daemon.proc.poll() is None, "the daemon exited"
