@@ -59,6 +59,14 @@ def _idle_exit(text: str) -> float:
 #: in the daemon's process only; vaultctl, which draws with rich, is another process.
 NOT_IN_THE_DAEMON = ("rich",)
 
+#: How long a thread may keep the GIL while another waits for it. Vault-wide work (a lint's rules,
+#: a link snapshot of every note) runs in a worker thread in pure Python, and each time the event
+#: loop wants the GIL back (every reply, every hop of a write to and from its worker thread) it
+#: waits up to this long: at the interpreter's 5 ms, a write beside a 20,000-note lint waited
+#: p95 677 ms on a busy 2-core machine, at 1 ms 404 ms (docs/performance.md). The cost is more
+#: switches between two busy threads, which the daemon rarely has.
+SWITCH_INTERVAL_S = 0.001
+
 
 def _leave_out_terminal_drawing() -> None:
     for name in NOT_IN_THE_DAEMON:
@@ -139,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         structlog.get_logger("vaultd").warning("fault injection is on", faults=spec)
     soft, hard = raise_fd_limit()
     structlog.get_logger("vaultd").info("descriptor limit", soft=soft, hard=hard)
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     try:
         return anyio.run(_run, home, socket_path, args.idle_exit)
     except BaseException as exc:  # only a StartupError is unwrapped; the rest re-raised
