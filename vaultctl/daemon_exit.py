@@ -69,16 +69,26 @@ def exits_within(pid: int, seconds: float) -> bool:
 
 
 def exited(pid: int) -> bool:
-    """Whether ``pid`` is gone: no such process, another user's, or one that has exited and waits
-    for its parent to collect it (a zombie holds nothing, neither the home nor the socket)."""
+    """Whether ``pid`` is gone: no such process, another user's, or one whose every thread has
+    exited and that waits for its parent to collect it (such a zombie holds nothing, neither the
+    home nor the socket). A process whose first thread exited before the others is shown as a
+    zombie while those others still run, holding its files: it has not exited."""
     try:
         os.kill(pid, 0)
     except (ProcessLookupError, PermissionError):
         return True  # PermissionError: another user's process has that pid now
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text(errors="replace")
+        tasks = [t.name for t in Path(f"/proc/{pid}/task").iterdir()]
     except OSError:
-        return False
+        return not Path(f"/proc/{pid}").exists()
+    return all(_thread_ended(pid, task) for task in tasks)
+
+
+def _thread_ended(pid: int, task: str) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/task/{task}/stat").read_text(errors="replace")
+    except OSError:
+        return True  # the thread went while we looked
     return stat.rpartition(")")[2].split()[:1] in (["Z"], ["X"])
 
 
