@@ -120,7 +120,9 @@ def _extra_rows(doctor: dict[str, object]) -> dict[str, tuple[str, str]]:
 def test_doctor_says_which_extras_are_installed(home: Home) -> None:
     hide_extras(home.env, home.root / "shim", GRAPH)
     # No daemon yet: vaultctl's own checks, as the Python that would start the daemon sees them.
-    alone = vaultctl(home, "doctor", "--json")
+    # Without autostart: a daemon doctor started would outlive the test, unknown to it.
+    alone = vaultctl(home, "doctor", "--json", env={"VAULTD_NO_AUTOSTART": "1"})
+    assert not home.socket.exists(), "doctor started a daemon the test would not stop"
     daemon = Daemon(home)
     try:
         served = vaultctl(home, "doctor", "--json")
