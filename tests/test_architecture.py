@@ -86,6 +86,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd.fsio", "vaultd.memory", "vaultd.waits"),
     ("vaultd.vault",),  # notes, links, the index and its cache, the watcher
     ("vaultd.retrieve",),  # the chunk index beside the cache, following the live index; the optional rerank
+    ("vaultd.obsidian",),  # Obsidian's settings, property types, Bases, tasks, daily notes, templates over the index
     ("vaultd.sources",),  # the ledgers' and identifiers' pure rules, below the validation that applies them
     ("vaultd.policy",),
     ("vaultd.graph",),  # the link graph, its walks, communities and topic map: pure functions over the index
