@@ -1,0 +1,816 @@
+"""Evaluating a Base over the index: the rows of one view, their columns, groups and summaries.
+
+A pure function of the index it is given (:class:`Universe`): it reads no file and writes none.
+Each expression is compiled once into Python closures and then run per row, charging the query's
+:class:`~vaultd.obsidian.bases.budget.Budget`; a construct the evaluator does not support is
+refused when the Base is compiled, before any row is read, with where it stands.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from vaultd.obsidian.bases.budget import Budget, BudgetExceeded
+from vaultd.obsidian.bases.expr import Binary, Call, ExprError, Ident, Index, ListLit, Literal, Member, Node, RegexLit, Unary, size
+from vaultd.obsidian.bases.functions import (
+    FILE_METHODS,
+    LINK_METHODS,
+    METHODS,
+    EvalError,
+    arith,
+    compare,
+    equal,
+    escape_html,
+    to_number,
+    value_field,
+    value_method,
+)
+from vaultd.obsidian.bases.model import Base, BaseInvalid, Expression, Filter, View
+from vaultd.obsidian.bases.regex_guard import RegexRefused, compile_pattern
+from vaultd.obsidian.bases.values import Date, Duration, FileRef, Link, Pattern, as_date, display, parse_date, parse_duration, truthy
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from vaultd.vault.model import NoteRecord
+    from vaultd.vault.walk import FileStat
+
+__all__ = ["BaseFailed", "QueryResult", "Row", "Universe", "run_view"]
+
+FILE_FIELDS: Final = frozenset(
+    {"name", "basename", "path", "folder", "ext", "size", "ctime", "mtime", "tags", "links", "backlinks", "embeds", "properties", "file"}
+)
+GLOBALS: Final = frozenset(
+    {"date", "duration", "escapeHTML", "file", "html", "icon", "image", "if", "link", "list", "max", "min", "now", "number", "today"}
+)
+_LAMBDA_METHODS: Final = frozenset({"filter", "map", "reduce"})
+SUMMARIES: Final = (
+    "Average",
+    "Min",
+    "Max",
+    "Sum",
+    "Range",
+    "Median",
+    "Stddev",
+    "Earliest",
+    "Latest",
+    "Checked",
+    "Unchecked",
+    "Empty",
+    "Filled",
+    "Unique",
+)
+
+
+class BaseFailed(Exception):
+    """The query stopped: ``limit`` is True when it passed its budget, False when an expression
+    met a value it cannot work on (the message names the expression, where in it, and the
+    note)."""
+
+    def __init__(self, message: str, *, limit: bool = False) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
+@dataclass(slots=True)
+class Universe:
+    """What the evaluator may see of one vault: the visible notes and other files, how a link
+    resolves, and who links to a note. Hidden files are simply absent."""
+
+    notes: Mapping[str, NoteRecord]
+    files: Mapping[str, FileStat]  #: the vault's other files (attachments, bases, canvases)
+    resolve: Callable[[str, str], str | None]  #: (link target, source path) -> path, when it resolves to a visible file
+    backlinks: Callable[[str], list[str]]  #: visible notes linking to a path, in path order
+    ctime: Callable[[str], float | None] = lambda _path: None  #: seconds since 1970, when the disk says
+
+    def exists(self, path: str) -> bool:
+        return path in self.notes or path in self.files
+
+
+@dataclass(slots=True)
+class Row:
+    path: str
+    values: dict[str, Any]
+    group: Any = None
+
+
+@dataclass(slots=True)
+class QueryResult:
+    columns: list[tuple[str, str]]  #: (property id, shown name)
+    rows: list[Row]
+    total: int  #: rows that passed the filters, before the view's limit
+    grouped: bool
+    groups: list[tuple[Any, int, dict[str, Any]]]  #: (key, rows, summaries) in view order
+    summaries: dict[str, Any]  #: property id -> value over every returned row
+    steps: int
+
+
+@dataclass(slots=True)
+class _Scope:
+    path: str
+    record: NoteRecord | None
+    formulas: dict[str, Any] = field(default_factory=dict)
+    busy: set[str] = field(default_factory=set)
+    vars: dict[str, Any] = field(default_factory=dict)
+
+
+def _props(record: NoteRecord | None) -> dict[str, Any]:
+    return (record.frontmatter or {}) if record is not None else {}
+
+
+class _Engine:
+    def __init__(self, base: Base, universe: Universe, budget: Budget, now: dt.datetime, this: str | None) -> None:
+        self.base = base
+        self.u = universe
+        self.budget = budget
+        self.now = Date(now, True)
+        self.today = Date(dt.datetime(now.year, now.month, now.day), False)
+        self.this = this
+        self.formulas: dict[str, Callable[[_Scope], Any]] = {}
+        self._link_cache: dict[tuple[str, str], str | None] = {}
+        for name, expression in base.formulas.items():
+            self.formulas[name] = self.expression(expression)
+
+    # -- compiling ---------------------------------------------------------------------
+
+    def expression(self, expression: Expression, bound: frozenset[str] = frozenset()) -> Callable[[_Scope], Any]:
+        try:
+            inner = self.compile(expression.node, bound)
+        except EvalError as exc:
+            raise BaseInvalid(f"{expression.where}: {ExprError(exc.message, expression.text, exc.pos)}") from None
+        cost = size(expression.node)
+        charge = self.budget.charge
+
+        def run(scope: _Scope) -> Any:
+            charge(cost)
+            try:
+                return inner(scope)
+            except EvalError as exc:
+                located = ExprError(exc.message, expression.text, exc.pos)
+                raise BaseFailed(f"{expression.where}: {located} (in {scope.path})") from None
+
+        return run
+
+    def compile(self, node: Node, bound: frozenset[str]) -> Callable[[_Scope], Any]:
+        if isinstance(node, Literal):
+            value = node.value
+            return lambda _s: value
+        if isinstance(node, RegexLit):
+            try:
+                pattern = Pattern(node.source, node.flags, compile_pattern(node.source, node.flags))
+            except RegexRefused as exc:
+                raise EvalError(f"the regular expression {exc}", node.pos) from None
+            return lambda _s: pattern
+        if isinstance(node, ListLit):
+            items = [self.compile(i, bound) for i in node.items]
+            return lambda s: [f(s) for f in items]
+        if isinstance(node, Ident):
+            return self.ident(node, bound)
+        if isinstance(node, Member):
+            return self.member(node, bound)
+        if isinstance(node, Index):
+            return self.index(node, bound)
+        if isinstance(node, Call):
+            return self.call(node, bound)
+        if isinstance(node, Unary):
+            operand = self.compile(node.operand, bound)
+            if node.op == "!":
+                return lambda s: not truthy(operand(s))
+            pos = node.pos
+
+            def negate(s: _Scope) -> Any:
+                v = operand(s)
+                if v is None:
+                    return None
+                if isinstance(v, bool) or not isinstance(v, int | float):
+                    if isinstance(v, Duration):
+                        return v.scaled(-1)
+                    raise EvalError(f"'-' does not apply to a {type(v).__name__}", pos)
+                return -v
+
+            return negate
+        if isinstance(node, Binary):
+            return self.binary(node, bound)
+        raise EvalError(f"unsupported construct {type(node).__name__}", node.pos)
+
+    def binary(self, node: Binary, bound: frozenset[str]) -> Callable[[_Scope], Any]:
+        left, right, op, pos = self.compile(node.left, bound), self.compile(node.right, bound), node.op, node.pos
+        if op == "&&":
+            return lambda s: (lambda a: right(s) if truthy(a) else a)(left(s))
+        if op == "||":
+            return lambda s: (lambda a: a if truthy(a) else right(s))(left(s))
+        if op == "==":
+            return lambda s: equal(left(s), right(s))
+        if op == "!=":
+            return lambda s: not equal(left(s), right(s))
+        if op in ("<", "<=", ">", ">="):
+            wanted = {"<": (-1,), "<=": (-1, 0), ">": (1,), ">=": (1, 0)}[op]
+
+            def ordered(s: _Scope) -> bool:
+                return compare(left(s), right(s)) in wanted
+
+            return ordered
+
+        def arithmetic(s: _Scope) -> Any:
+            try:
+                return arith(op, left(s), right(s))
+            except EvalError as exc:
+                raise EvalError(exc.message, pos) from None
+
+        return arithmetic
+
+    def ident(self, node: Ident, bound: frozenset[str]) -> Callable[[_Scope], Any]:
+        name = node.name
+        if name in bound:
+            return lambda s: s.vars.get(name)
+        if name == "file":
+            return lambda s: FileRef(s.path)
+        if name == "note":
+            return lambda s: _props(s.record)
+        if name == "this":
+            this = self.this
+            return lambda _s: None if this is None else FileRef(this)
+        if name == "formula":
+            raise EvalError("'formula' is used on its own; name a formula, as formula.name", node.pos)
+        if name in GLOBALS:
+            raise EvalError(f"the function {name}() is used without calling it", node.pos)
+        return lambda s: _props(s.record).get(name)
+
+    def member(self, node: Member, bound: frozenset[str]) -> Callable[[_Scope], Any]:
+        name, pos = node.name, node.pos
+        target = node.target
+        if isinstance(target, Ident) and target.name not in bound:
+            if target.name == "formula":
+                if name not in self.base.formulas:
+                    raise EvalError(f"no formula named {name!r}", node.pos)
+                return lambda s: self.formula(s, name, pos)
+            if target.name == "note":
+                return lambda s: _props(s.record).get(name)
+            if target.name == "file":
+                if name not in FILE_FIELDS:
+                    raise EvalError(f"file.{name} is not a file field", node.pos)
+                return lambda s: self.file_field(s.path, name, s.record)
+        inner = self.compile(target, bound)
+
+        def field_of(s: _Scope) -> Any:
+            value = inner(s)
+            if isinstance(value, FileRef):
+                if value.path == self.this and name not in FILE_FIELDS:
+                    return _props(self.u.notes.get(value.path)).get(name)
+                if name not in FILE_FIELDS:
+                    raise EvalError(f"file.{name} is not a file field", pos)
+                return self.file_field(value.path, name)
+            if isinstance(value, Link):
+                raise EvalError(f"a link has no field {name!r} (use asFile())", pos)
+            try:
+                return value_field(name, value)
+            except EvalError as exc:
+                raise EvalError(exc.message, pos) from None
+
+        return field_of
+
+    def index(self, node: Index, bound: frozenset[str]) -> Callable[[_Scope], Any]:
+        target, key, pos = self.compile(node.target, bound), self.compile(node.key, bound), node.pos
+
+        def at(s: _Scope) -> Any:
+            value, k = target(s), key(s)
+            if value is None or k is None:
+                return None
+            if isinstance(value, dict) and isinstance(k, str):
+                return value.get(k)
+            if isinstance(value, list | str) and isinstance(k, int) and not isinstance(k, bool):
+                return value[k] if 0 <= k < len(value) else None
+            if isinstance(value, FileRef) and isinstance(k, str):
+                return _props(self.u.notes.get(value.path)).get(k)
+            raise EvalError(f"a {type(value).__name__} cannot be indexed by a {type(k).__name__}", pos)
+
+        return at
+
+    def call(self, node: Call, bound: frozenset[str]) -> Callable[[_Scope], Any]:
+        callee = node.callee
+        if isinstance(callee, Ident):
+            if callee.name not in GLOBALS:
+                raise EvalError(f"the function {callee.name}() is not supported", callee.pos)
+            return self.global_call(callee.name, node, bound)
+        if not isinstance(callee, Member):
+            raise EvalError("only a function or a method can be called", node.pos)
+        name, pos = callee.name, callee.pos
+        if name not in METHODS:
+            raise EvalError(f"the method {name}() is not supported", pos)
+        receiver = self.compile(callee.target, bound)
+        if name in _LAMBDA_METHODS:
+            return self.lambda_call(name, receiver, node, bound)
+        args = [self.compile(a, bound) for a in node.args]
+
+        def method(s: _Scope) -> Any:
+            value = receiver(s)
+            values = [a(s) for a in args]
+            try:
+                if isinstance(value, FileRef) and name in FILE_METHODS:
+                    return self.file_method(value.path, name, values)
+                if isinstance(value, Link) and name in LINK_METHODS:
+                    return self.link_method(value, name, values)
+                if isinstance(value, FileRef | Link) and name not in ("isTruthy", "isType", "toString"):
+                    raise EvalError(f"{name}() is not a method of a {'file' if isinstance(value, FileRef) else 'link'}")
+                return value_method(name, value, values, self.now)
+            except EvalError as exc:
+                raise EvalError(exc.message, pos) from None
+
+        return method
+
+    def lambda_call(self, name: str, receiver: Callable[[_Scope], Any], node: Call, bound: frozenset[str]) -> Callable[[_Scope], Any]:
+        want = 2 if name == "reduce" else 1
+        if len(node.args) != want:
+            raise EvalError(f"{name}() takes {want} argument{'s' if want > 1 else ''}", node.callee.pos)
+        inner = bound | {"value", "index", "acc"}
+        body = self.compile(node.args[0], inner)
+        start = self.compile(node.args[1], bound) if name == "reduce" else None
+        cost = size(node.args[0])
+        charge, pos = self.budget.charge, node.callee.pos
+
+        def run(s: _Scope) -> Any:
+            items = receiver(s)
+            if items is None:
+                return None
+            if not isinstance(items, list):
+                raise EvalError(f"{name}() is not a method of a {type(items).__name__}", pos)
+            saved = dict(s.vars)
+            try:
+                acc = start(s) if start is not None else None
+                out: list[Any] = []
+                for i, item in enumerate(items):
+                    charge(cost)
+                    s.vars["value"], s.vars["index"], s.vars["acc"] = item, i, acc
+                    result = body(s)
+                    if name == "filter":
+                        if truthy(result):
+                            out.append(item)
+                    elif name == "map":
+                        out.append(result)
+                    else:
+                        acc = result
+                return acc if name == "reduce" else out
+            finally:
+                s.vars = saved
+
+        return run
+
+    def global_call(self, name: str, node: Call, bound: frozenset[str]) -> Callable[[_Scope], Any]:
+        args = [self.compile(a, bound) for a in node.args]
+        pos = node.pos
+
+        def need(low: int, high: int | None = None) -> None:
+            high = low if high is None else high
+            if not low <= len(args) <= high:
+                want = str(low) if low == high else f"{low} to {high}"
+                raise EvalError(f"{name}() takes {want} arguments, got {len(args)}", pos)
+
+        if name == "if":
+            need(2, 3)
+            cond, yes = args[0], args[1]
+            no = args[2] if len(args) > 2 else None
+            return lambda s: yes(s) if truthy(cond(s)) else (no(s) if no is not None else None)
+        if name in ("now", "today"):
+            need(0)
+            value = self.now if name == "now" else self.today
+            return lambda _s: value
+        if name in ("max", "min"):
+            pick = max if name == "max" else min
+
+            def extreme(s: _Scope) -> Any:
+                values = [v for a in args if (v := a(s)) is not None]
+                if any(isinstance(v, bool) or not isinstance(v, int | float) for v in values):
+                    raise EvalError(f"{name}() takes numbers", pos)
+                return pick(values) if values else None
+
+            return extreme
+        if name == "date":
+            need(1)
+            return lambda s: self.to_date(args[0](s), pos)
+        if name == "duration":
+            need(1)
+
+            def span(s: _Scope) -> Any:
+                v = args[0](s)
+                if v is None or isinstance(v, Duration):
+                    return v
+                found = parse_duration(v) if isinstance(v, str) else None
+                if found is None:
+                    raise EvalError(f"duration() cannot read {display(v)!r}", pos)
+                return found
+
+            return span
+        if name == "number":
+            need(1)
+
+            def number(s: _Scope) -> Any:
+                try:
+                    return to_number(args[0](s))
+                except EvalError as exc:
+                    raise EvalError(exc.message, pos) from None
+
+            return number
+        if name == "list":
+            need(1)
+            return lambda s: (lambda v: v if isinstance(v, list) else ([] if v is None else [v]))(args[0](s))
+        if name in ("escapeHTML", "html", "icon", "image"):
+            need(1)
+            convert = escape_html if name == "escapeHTML" else (lambda text: text)
+            return lambda s: (lambda v: None if v is None else convert(display(v)))(args[0](s))
+        if name == "link":
+            need(1, 2)
+            return lambda s: self.make_link(s, args[0](s), args[1](s) if len(args) > 1 else None, pos)
+        if name == "file":
+            need(1)
+            return lambda s: self.make_file(s, args[0](s))
+        raise EvalError(f"the function {name}() is not supported", pos)
+
+    # -- runtime -----------------------------------------------------------------------
+
+    def to_date(self, value: Any, pos: int) -> Date | None:
+        if value is None:
+            return None
+        date = as_date(value)
+        if date is None:
+            raise EvalError(f"date() cannot read {display(value)!r} (YYYY-MM-DD HH:mm:ss)", pos)
+        return date
+
+    def formula(self, s: _Scope, name: str, pos: int) -> Any:
+        if name in s.formulas:
+            return s.formulas[name]
+        if name in s.busy:
+            raise EvalError(f"the formula {name!r} refers to itself", pos)
+        s.busy.add(name)
+        try:
+            saved, s.vars = s.vars, {}
+            value = self.formulas[name](s)
+        finally:
+            s.vars = saved
+            s.busy.discard(name)
+        s.formulas[name] = value
+        return value
+
+    def resolve(self, target: str, source: str) -> str | None:
+        key = (target, source)
+        if key not in self._link_cache:
+            self._link_cache[key] = self.u.resolve(target, source)
+        return self._link_cache[key]
+
+    def _target_text(self, text: str) -> tuple[str, str | None]:
+        text = text.strip()
+        if text.startswith("[[") and text.endswith("]]"):
+            inner = text[2:-2]
+            target, _bar, label = inner.partition("|")
+            return target.partition("#")[0], label or None
+        return text, None
+
+    def make_link(self, s: _Scope, value: Any, label: Any, pos: int) -> Link | None:
+        shown = None if label is None else display(label)
+        if value is None:
+            return None
+        if isinstance(value, FileRef):
+            return Link(value.path.removesuffix(".md"), value.path, shown)
+        if isinstance(value, Link):
+            return Link(value.target, value.path, shown or value.label)
+        if not isinstance(value, str):
+            raise EvalError(f"link() needs a path, not a {type(value).__name__}", pos)
+        target, written_label = self._target_text(value)
+        path = target if self.u.exists(target) else self.resolve(target, self.this or s.path)
+        return Link(target, path, shown or written_label)
+
+    def make_file(self, s: _Scope, value: Any) -> FileRef | None:
+        if isinstance(value, FileRef):
+            return value
+        if isinstance(value, Link):
+            return FileRef(value.path) if value.path is not None else None
+        if isinstance(value, str):
+            target, _label = self._target_text(value)
+            if self.u.exists(target):
+                return FileRef(target)
+            path = self.resolve(target, self.this or s.path)
+            return FileRef(path) if path is not None else None
+        return None
+
+    def _links(self, record: NoteRecord | None, source: str, embeds: bool) -> list[Link]:
+        if record is None:
+            return []
+        out: list[Link] = []
+        for link in record.links:
+            if (link.kind == "embed") != embeds or not link.target:
+                continue
+            path = self.resolve(link.target, source)
+            out.append(Link(link.target, path, None))
+        return out
+
+    def file_field(self, path: str, name: str, record: NoteRecord | None = None) -> Any:
+        record = record if record is not None else self.u.notes.get(path)
+        stat = self.u.files.get(path)
+        if record is None and stat is None:
+            return None
+        filename = path.rpartition("/")[2]
+        if name == "name":
+            return filename
+        if name == "path":
+            return path
+        if name == "basename":
+            stem, dot, _ext = filename.rpartition(".")
+            return stem if dot else filename
+        if name == "ext":
+            _stem, dot, ext = filename.rpartition(".")
+            return ext if dot else ""
+        if name == "folder":
+            return path.rpartition("/")[0] or "/"
+        if name == "size":
+            return record.size if record is not None else stat.size  # type: ignore[union-attr]
+        if name == "mtime":
+            ns = record.mtime_ns if record is not None else stat.mtime_ns  # type: ignore[union-attr]
+            return Date(dt.datetime.fromtimestamp(ns / 1e9), True)
+        if name == "ctime":
+            seconds = self.u.ctime(path)
+            if seconds is None:
+                return self.file_field(path, "mtime", record)
+            return Date(dt.datetime.fromtimestamp(seconds), True)
+        if name == "properties":
+            return dict(_props(record))
+        if name == "tags":
+            seen: dict[str, None] = {}
+            for tag in record.tags if record is not None else ():
+                seen.setdefault("#" + tag.name, None)
+            return list(seen)
+        if name == "links":
+            return self._links(record, path, embeds=False)
+        if name == "embeds":
+            return self._links(record, path, embeds=True)
+        if name == "backlinks":
+            return [Link(p.removesuffix(".md"), p, None) for p in self.u.backlinks(path)]
+        if name == "file":
+            return FileRef(path)
+        raise EvalError(f"file.{name} is not a file field")
+
+    def file_method(self, path: str, name: str, args: list[Any]) -> Any:
+        record = self.u.notes.get(path)
+        if name == "hasTag":
+            wanted = [display(a).lstrip("#").casefold() for a in args if a is not None]
+            tags = {t.name.casefold() for t in record.tags} if record is not None else set()
+            return any(t == w or t.startswith(w + "/") for w in wanted for t in tags)
+        if name == "hasProperty":
+            if len(args) != 1:
+                raise EvalError("hasProperty() takes 1 argument")
+            return display(args[0]) in _props(record)
+        if name == "inFolder":
+            if len(args) != 1:
+                raise EvalError("inFolder() takes 1 argument")
+            folder = display(args[0]).strip("/")
+            return folder == "" or path.startswith(folder + "/")
+        if name == "hasLink":
+            if len(args) != 1:
+                raise EvalError("hasLink() takes 1 argument")
+            target = args[0]
+            if isinstance(target, FileRef):
+                wanted_path: str | None = target.path
+            elif isinstance(target, Link):
+                wanted_path = target.path
+            elif isinstance(target, str):
+                text, _label = self._target_text(target)
+                wanted_path = text if self.u.exists(text) else self.resolve(text, path)
+            else:
+                return False
+            if wanted_path is None or record is None:
+                return False
+            return any(link.target and self.resolve(link.target, path) == wanted_path for link in record.links)
+        if name == "asLink":
+            if len(args) > 1:
+                raise EvalError("asLink() takes 0 to 1 arguments")
+            return Link(path.removesuffix(".md"), path, display(args[0]) if args and args[0] is not None else None)
+        raise EvalError(f"{name}() is not a method of a file")
+
+    def link_method(self, link: Link, name: str, args: list[Any]) -> Any:
+        if name == "asFile":
+            if args:
+                raise EvalError("asFile() takes no arguments")
+            return FileRef(link.path) if link.path is not None else None
+        if name == "linksTo":
+            if len(args) != 1:
+                raise EvalError("linksTo() takes 1 argument")
+            other = args[0]
+            target = other.path if isinstance(other, FileRef | Link) else None
+            if isinstance(other, str):
+                text, _label = self._target_text(other)
+                target = text if self.u.exists(text) else self.resolve(text, link.path or "")
+            return target is not None and link.path == target
+        raise EvalError(f"{name}() is not a method of a link")
+
+    # -- columns -----------------------------------------------------------------------
+
+    def column(self, prop: str) -> Callable[[_Scope], Any]:
+        head, _dot, rest = prop.partition(".")
+        if head == "formula":
+            if rest not in self.base.formulas:
+                raise BaseInvalid(f"the view names formula.{rest}, which the Base does not define")
+            return lambda s: self.formula(s, rest, 0)
+        if head == "file":
+            if rest not in FILE_FIELDS:
+                raise BaseInvalid(f"the view names file.{rest}, which is not a file field")
+            return lambda s: self.file_field(s.path, rest, s.record)
+        return lambda s: _props(s.record).get(rest)
+
+
+def _filter_fn(engine: _Engine, tree: Filter) -> Callable[[_Scope], bool]:
+    parts: list[Callable[[_Scope], Any]] = [
+        _filter_fn(engine, item) if isinstance(item, Filter) else engine.expression(item) for item in tree.items
+    ]
+    if tree.op == "and":
+        return lambda s: all(truthy(p(s)) for p in parts)
+    if tree.op == "or":
+        return lambda s: any(truthy(p(s)) for p in parts)
+    return lambda s: not any(truthy(p(s)) for p in parts)
+
+
+def sort_key(value: Any) -> tuple[int, Any]:
+    """A total order over cell values: numbers, then dates, then text (case-folded), then the rest
+    by their shown text; nulls are placed by the caller."""
+    if isinstance(value, bool):
+        return (0, float(value))
+    if isinstance(value, int | float):
+        return (0, -math.inf if math.isnan(value) else float(value))
+    if isinstance(value, Date | dt.date):
+        date = as_date(value)
+        return (1, date.stamp() if date is not None else 0.0)
+    if isinstance(value, str):
+        date = parse_date(value) if value[:1].isdigit() else None
+        if date is not None:
+            return (1, date.stamp())
+        return (2, (value.casefold(), value))
+    if isinstance(value, Duration):
+        return (0, value.total_ms())
+    return (3, (display(value).casefold(), display(value)))
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+def _numeric(value: Any) -> float | None:
+    """A number, or text that is one (``toFixed()`` gives text, and its column still averages)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return None if math.isnan(value) else float(value)
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return None
+        return number if math.isfinite(number) else None
+    return None
+
+
+def _summary(name: str, values: list[Any], engine: _Engine) -> Any:
+    present = [v for v in values if not _empty(v)]
+    numbers = [n for v in present if (n := _numeric(v)) is not None]
+    dates = [d for v in present if (d := as_date(v)) is not None]
+    if name == "Empty":
+        return len(values) - len(present)
+    if name == "Filled":
+        return len(present)
+    if name == "Checked":
+        return sum(1 for v in values if v is True)
+    if name == "Unchecked":
+        return sum(1 for v in values if v is not True)
+    if name == "Unique":
+        seen: list[Any] = []
+        for v in present:
+            if not any(equal(v, k) for k in seen):
+                seen.append(v)
+        return len(seen)
+    if name in ("Earliest", "Latest"):
+        if not dates:
+            return None
+        pick = min if name == "Earliest" else max
+        return pick(dates, key=lambda d: d.at)
+    if name == "Range" and dates and not numbers:
+        return Duration(0, (max(d.at for d in dates) - min(d.at for d in dates)).total_seconds() * 1000.0)
+    if not numbers:
+        return 0 if name == "Sum" else None
+    if name == "Sum":
+        return sum(numbers)
+    if name == "Average":
+        return statistics.fmean(numbers)
+    if name == "Min":
+        return min(numbers)
+    if name == "Max":
+        return max(numbers)
+    if name == "Range":
+        return max(numbers) - min(numbers)
+    if name == "Median":
+        return statistics.median(numbers)
+    if name == "Stddev":
+        return statistics.pstdev(numbers)
+    raise BaseInvalid(f"unknown summary {name!r}")
+
+
+def _summaries(engine: _Engine, view: View, rows: list[Row], custom: dict[str, Callable[[_Scope], Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for prop, name in view.summaries.items():
+        values = [row.values.get(prop) for row in rows]
+        if name in custom:
+            scope = _Scope(path=engine.this or "", record=None, vars={"values": values})
+            out[prop] = custom[name](scope)
+        else:
+            out[prop] = _summary(name, values, engine)
+    return out
+
+
+def run_view(
+    base: Base,
+    view_name: str | None,
+    universe: Universe,
+    *,
+    now: dt.datetime | None = None,
+    this: str | None = None,
+    budget: Budget | None = None,
+    paths: list[str] | None = None,
+) -> QueryResult:
+    """The rows of one view of ``base`` over ``universe``: filtered (the Base's filters and the
+    view's, joined by and), sorted, grouped, cut at the view's limit, with the view's columns and
+    summaries. ``paths`` are the candidate files (default: every file, notes and others, in path
+    order); ``this`` is the file ``this`` names (the ``.base`` itself, or the note embedding it).
+
+    Raises:
+        BaseInvalid: the view or an expression cannot be evaluated as written.
+        BaseFailed: a value met an expression it cannot work on, or the budget ran out.
+    """
+    budget = budget if budget is not None else Budget()
+    engine = _Engine(base, universe, budget, now if now is not None else dt.datetime.now(), this)
+    view = base.view(view_name)
+    order = list(view.order) or ["file.name"]
+    for prop in view.summaries:
+        if prop not in order:
+            raise BaseInvalid(f"the view summarises {prop}, which is not one of its columns")
+    names = set(SUMMARIES) | set(base.summaries)
+    for prop, name in view.summaries.items():
+        if name not in names:
+            raise BaseInvalid(f"the view's summary of {prop} is {name!r}, neither a built-in summary nor one of the Base's")
+    custom = {name: engine.expression(expr, frozenset({"values"})) for name, expr in base.summaries.items()}
+    checks = [_filter_fn(engine, f) for f in (base.filters, view.filters) if f is not None]
+    columns = {prop: engine.column(prop) for prop in order}
+    sorts = [(engine.column(k.property), k.descending) for k in view.sort]
+    group = (engine.column(view.group_by.property), view.group_by.descending) if view.group_by is not None else None
+
+    candidates = paths if paths is not None else sorted([*universe.notes, *universe.files])
+    kept: list[tuple[_Scope, Row]] = []
+    try:
+        for path in candidates:
+            budget.charge(1)
+            scope = _Scope(path=path, record=universe.notes.get(path))
+            if all(check(scope) for check in checks):
+                kept.append((scope, Row(path=path, values={})))
+        total = len(kept)
+        kept.sort(key=lambda pair: (pair[0].path.casefold(), pair[0].path))
+        for column, descending in reversed(sorts):
+            keyed = [(column(s), s, r) for s, r in kept]
+            present = [k for k in keyed if not _empty(k[0])]
+            absent = [k for k in keyed if _empty(k[0])]
+            present.sort(key=lambda k: sort_key(k[0]), reverse=descending)
+            kept = [(s, r) for _v, s, r in present + absent]
+        if group is not None:
+            column, descending = group
+            for s, r in kept:
+                r.group = column(s)
+            filled = [p for p in kept if not _empty(p[1].group)]
+            blank = [p for p in kept if _empty(p[1].group)]
+            filled.sort(key=lambda p: sort_key(p[1].group), reverse=descending)
+            kept = filled + blank
+        if view.limit is not None:
+            kept = kept[: view.limit]
+        for s, r in kept:
+            r.values = {prop: fn(s) for prop, fn in columns.items()}
+        rows = [r for _s, r in kept]
+        groups: list[tuple[Any, int, dict[str, Any]]] = []
+        if group is not None:
+            runs: list[tuple[Any, list[Row]]] = []
+            for row in rows:
+                if runs and equal(runs[-1][0], row.group):
+                    runs[-1][1].append(row)
+                else:
+                    runs.append((row.group, [row]))
+            groups = [(key, len(members), _summaries(engine, view, members, custom)) for key, members in runs]
+        summaries = _summaries(engine, view, rows, custom)
+    except BudgetExceeded as exc:
+        raise BaseFailed(str(exc), limit=True) from None
+    except RecursionError:
+        raise BaseFailed("the query nests too deeply to evaluate", limit=True) from None
+    shown = [(prop, base.display_names.get(prop, prop.partition(".")[2] if prop.startswith("note.") else prop)) for prop in order]
+    return QueryResult(
+        columns=shown,
+        rows=rows,
+        total=total,
+        grouped=group is not None,
+        groups=groups,
+        summaries=summaries,
+        steps=budget.steps,
+    )
