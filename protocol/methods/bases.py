@@ -29,25 +29,22 @@ class RowFormat(enum.StrEnum):
     MD = "md"  #: also a Markdown table in ``text``
 
 
+BasePath = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1, max_length=1024, description="A vault-relative .base file, or a note holding ```base blocks (then give block)."
+    ),
+]
+InlineBase = Annotated[str, msgspec.Meta(max_length=MAX_INLINE_BASE_CHARS, description="A Base given inline as YAML, instead of path.")]
+BlockNumber = Annotated[int, msgspec.Meta(ge=1, le=1000, description="With a note's path: which ```base block in it, 1 for the first.")]
+ViewName = Annotated[str, msgspec.Meta(min_length=1, max_length=512, description="The view's name; the first view when absent.")]
+
+
 class BaseQueryParams(Params):
-    path: Annotated[
-        str | None,
-        msgspec.Meta(
-            min_length=1,
-            max_length=1024,
-            description="A vault-relative .base file, or a note holding ```base blocks (then give block).",
-        ),
-    ] = None
-    yaml: Annotated[
-        str | None,
-        msgspec.Meta(max_length=MAX_INLINE_BASE_CHARS, description="A Base given inline as YAML, instead of path."),
-    ] = None
-    block: Annotated[
-        int | None, msgspec.Meta(ge=1, le=1000, description="With a note's path: which ```base block in it, 1 for the first.")
-    ] = None
-    view: Annotated[str | None, msgspec.Meta(min_length=1, max_length=512, description="The view's name; the first view when absent.")] = (
-        None
-    )
+    path: BasePath | None = None
+    yaml: InlineBase | None = None
+    block: BlockNumber | None = None
+    view: ViewName | None = None
     format: Annotated[RowFormat, msgspec.Meta(description="json, or csv, tsv or md to have the page also as text.")] = RowFormat.JSON
     limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_BASE_ROWS, description="At most this many rows in this page.")] = 200
     cursor: Cursor | None = None

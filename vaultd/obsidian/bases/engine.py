@@ -654,12 +654,12 @@ def _empty(value: Any) -> bool:
     return value is None or value == "" or value == [] or value == {}
 
 
-def _numeric(value: Any) -> float | None:
+def _numeric(value: Any) -> int | float | None:
     """A number, or text that is one (``toFixed()`` gives text, and its column still averages)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        return None if math.isnan(value) else float(value)
+        return None if math.isnan(value) else value
     if isinstance(value, str):
         try:
             number = float(value)

@@ -345,7 +345,7 @@ class _Parser:
                 if name.kind != "ident":
                     raise self.error("expected a name after '.'", name.pos, "member")
                 self.advance()
-                node = Member(target=node, name=name.text, pos=node.pos)
+                node = Member(target=node, name=name.text, pos=name.pos)  # errors point at the name
             elif token.text == "[":
                 key = self.expression()
                 self.expect("]")
