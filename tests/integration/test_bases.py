@@ -12,9 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.support.agent import agent, ok
-from tests.support.harness import vaultctl
-
-from tests.support.harness import RawClient
+from tests.support.harness import RawClient, vaultctl
 
 if TYPE_CHECKING:
     from pathlib import Path
