@@ -8,6 +8,8 @@ Base costs at most that budget.
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 from typing import TYPE_CHECKING
 
@@ -33,13 +35,13 @@ from vaultd.errors import InvalidParams, LimitExceeded, NotFound
 from vaultd.fsio import ReadRefused, Refusal, read_regular
 from vaultd.memory import collector_paused
 from vaultd.obsidian.bases import Base, BaseFailed, BaseInvalid, QueryResult, Universe, base_blocks, read_base, run_view
-from vaultd.obsidian.bases.render import render
-from vaultd.obsidian.bases.values import to_json
+from vaultd.obsidian.bases.values import display, to_json
 from vaultd.vault.link_targets import ResolutionStatus
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from vaultd.obsidian.bases.engine import Row
     from vaultd.policy.visibility import Visibility
     from vaultd.vault.index import VaultIndex
 
@@ -47,10 +49,12 @@ MAX_LISTED_BASES = 1000  #: .base files base.list reads
 
 
 def _read_text(root: Path, path: str) -> str:
-    """Raises:
-    NotFound: NOT_FOUND, the file is gone or not a regular file.
-    LimitExceeded: LIMIT, it is over the note size bound.
-    InvalidParams: INVALID_PARAMS, it is not UTF-8.
+    """The file's text, read within the note size bound (a .base is YAML a person wrote).
+
+    Raises:
+        NotFound: NOT_FOUND, the file is gone or not a regular file.
+        LimitExceeded: LIMIT, it is over the note size bound.
+        InvalidParams: INVALID_PARAMS, it is not UTF-8.
     """
     try:
         raw, _ = read_regular(os.path.join(root, path), MAX_NOTE_BYTES)
@@ -121,6 +125,11 @@ def _universe(root: Path, index: VaultIndex, view: Visibility, leave_out: str) -
 
 
 def _offset(cursor: str | None) -> int:
+    """The first row of the page a cursor names.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the cursor is not one base.query returned.
+    """
     if cursor is None:
         return 0
     head, _colon, number = cursor.partition(":")
@@ -154,12 +163,48 @@ def _answer(params: BaseQueryParams, base: Base, source: str | None, result: Que
     )
 
 
+# -- a page as text: one column per property in the view's order (headed by its display name),
+# after the file's path, and the group when the view is grouped; cells as Obsidian shows them.
+
+
+def _table(result: QueryResult, rows: list[Row]) -> tuple[list[str], list[list[str]]]:
+    head = ["path"] + (["group"] if result.grouped else []) + [name for _prop, name in result.columns]
+    body = [
+        [row.path] + ([display(row.group)] if result.grouped else []) + [display(row.values.get(prop)) for prop, _name in result.columns]
+        for row in rows
+    ]
+    return head, body
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def render(result: QueryResult, rows: list[Row], form: str) -> str:
+    """``rows`` (a page of ``result``) as ``csv``, ``tsv`` or ``md``."""
+    head, body = _table(result, rows)
+    if form == "md":
+        lines = ["| " + " | ".join(_md_cell(h) for h in head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(_md_cell(c) for c in cells) + " |" for cells in body]
+        return "\n".join(lines) + "\n"
+    out = io.StringIO()
+    if form == "tsv":
+        for cells in [head, *body]:
+            out.write("\t".join(c.replace("\t", " ").replace("\r", " ").replace("\n", " ") for c in cells) + "\n")
+        return out.getvalue()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerows([head, *body])
+    return out.getvalue()
+
+
 @handles(bases.QUERY)
 async def query(ctx: CallContext, params: BaseQueryParams) -> BaseQueryResult:
-    """Raises:
-    InvalidParams: INVALID_PARAMS, the Base cannot be evaluated as written (where and why).
-    LimitExceeded: LIMIT, the evaluation passed its step or time budget.
-    NotFound: NOT_FOUND, no such file the caller may see.
+    """One view of a Base over what the caller may see.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the Base cannot be evaluated as written (where and why).
+        LimitExceeded: LIMIT, the evaluation passed its step or time budget.
+        NotFound: NOT_FOUND, no such file the caller may see.
     """
     live, view = await live_view(ctx, params.vault, params.fresh)
     root = live.root
@@ -167,6 +212,11 @@ async def query(ctx: CallContext, params: BaseQueryParams) -> BaseQueryResult:
     _offset(params.cursor)
 
     def parse() -> tuple[Base, str | None]:
+        """The Base and the file ``this`` names, read off the event loop.
+
+        Raises:
+            InvalidParams: INVALID_PARAMS, the Base cannot be read as written.
+        """
         text, this = _source(root, live.index, view, params)
         try:
             return read_base(text), this
@@ -176,6 +226,12 @@ async def query(ctx: CallContext, params: BaseQueryParams) -> BaseQueryResult:
     base, this = await anyio.to_thread.run_sync(parse)
 
     def evaluate() -> BaseQueryResult:
+        """The view's rows, in a worker thread with the index held still.
+
+        Raises:
+            InvalidParams: INVALID_PARAMS, an expression cannot be evaluated as written.
+            LimitExceeded: LIMIT, the step or time budget ran out.
+        """
         with collector_paused():
             universe, paths = _universe(root, live.index, view, leave_out)
             try:

@@ -5,8 +5,9 @@ from the index as Obsidian's table shows them.
 - :mod:`.model`: the file's shape (filters, formulas, display names, summaries, views);
 - :mod:`.expr`: the expression language's parser and printer;
 - :mod:`.values`, :mod:`.functions`: the value types and their documented functions;
-- :mod:`.engine`: the evaluator, bounded by :mod:`.budget` (and :mod:`.regex_guard`);
-- :mod:`.render`: a result as CSV, TSV or a Markdown table.
+- :mod:`.engine`: the evaluator, bounded by its step and time budget (and :mod:`.regex_guard`);
+- :mod:`.files`: the file fields and methods, read from the index;
+- :mod:`.dates`, :mod:`.summaries`: date formats and fields; the summaries under a column.
 """
 
 from vaultd.obsidian.bases.engine import BaseFailed, QueryResult, Row, Universe, run_view

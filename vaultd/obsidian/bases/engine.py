@@ -9,13 +9,12 @@ refused when the Base is compiled, before any row is read, with where it stands.
 from __future__ import annotations
 
 import datetime as dt
-import math
-import statistics
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from vaultd.obsidian.bases.budget import Budget, BudgetExceeded
 from vaultd.obsidian.bases.expr import Binary, Call, ExprError, Ident, Index, ListLit, Literal, Member, Node, RegexLit, Unary, size
+from vaultd.obsidian.bases.files import FILE_FIELDS, FileAccess, Universe, props
 from vaultd.obsidian.bases.functions import (
     FILE_METHODS,
     LINK_METHODS,
@@ -31,39 +30,52 @@ from vaultd.obsidian.bases.functions import (
 )
 from vaultd.obsidian.bases.model import Base, BaseInvalid, Expression, Filter, View
 from vaultd.obsidian.bases.regex_guard import RegexRefused, compile_pattern
-from vaultd.obsidian.bases.values import Date, Duration, FileRef, Link, Pattern, as_date, display, parse_date, parse_duration, truthy
+from vaultd.obsidian.bases.summaries import SUMMARIES, empty, summary
+from vaultd.obsidian.bases.values import Date, Duration, FileRef, Link, Pattern, as_date, display, parse_duration, sort_key, truthy
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
 
     from vaultd.vault.model import NoteRecord
-    from vaultd.vault.walk import FileStat
 
-__all__ = ["BaseFailed", "QueryResult", "Row", "Universe", "run_view"]
+__all__ = ["MAX_QUERY_SECONDS", "MAX_STEPS", "BaseFailed", "Budget", "BudgetExceeded", "QueryResult", "Row", "Universe", "run_view"]
 
-FILE_FIELDS: Final = frozenset(
-    {"name", "basename", "path", "folder", "ext", "size", "ctime", "mtime", "tags", "links", "backlinks", "embeds", "properties", "file"}
-)
 GLOBALS: Final = frozenset(
     {"date", "duration", "escapeHTML", "file", "html", "icon", "image", "if", "link", "list", "max", "min", "now", "number", "today"}
 )
 _LAMBDA_METHODS: Final = frozenset({"filter", "map", "reduce"})
-SUMMARIES: Final = (
-    "Average",
-    "Min",
-    "Max",
-    "Sum",
-    "Range",
-    "Median",
-    "Stddev",
-    "Earliest",
-    "Latest",
-    "Checked",
-    "Unchecked",
-    "Empty",
-    "Filled",
-    "Unique",
-)
+
+
+# -- the budget: every expression charges its size each time it runs, and every element a list
+# method walks charges its body's size, so the count follows the real work; the clock is read
+# every few thousand steps.
+
+MAX_STEPS: Final = 20_000_000  #: nodes evaluated in one query: 2,000 per row at 10,000 rows
+MAX_QUERY_SECONDS: Final = 10.0
+_CLOCK_EVERY: Final = 4096
+
+
+class BudgetExceeded(Exception):
+    """The query passed its step or time budget; the message says which."""
+
+
+class Budget:
+    __slots__ = ("deadline", "max_steps", "next_clock", "steps")
+
+    def __init__(self, max_steps: int = MAX_STEPS, seconds: float = MAX_QUERY_SECONDS) -> None:
+        self.steps = 0
+        self.max_steps = max_steps
+        self.deadline = time.monotonic() + seconds
+        self.next_clock = min(_CLOCK_EVERY, max_steps + 1)
+
+    def charge(self, steps: int) -> None:
+        self.steps += steps
+        if self.steps >= self.next_clock:
+            if self.steps > self.max_steps:
+                raise BudgetExceeded(f"the query took more than {self.max_steps} evaluation steps")
+            self.next_clock = min(self.steps + _CLOCK_EVERY, self.max_steps + 1)
+            if time.monotonic() > self.deadline:
+                raise BudgetExceeded("the query ran past its time budget")
 
 
 class BaseFailed(Exception):
@@ -74,21 +86,6 @@ class BaseFailed(Exception):
     def __init__(self, message: str, *, limit: bool = False) -> None:
         super().__init__(message)
         self.limit = limit
-
-
-@dataclass(slots=True)
-class Universe:
-    """What the evaluator may see of one vault: the visible notes and other files, how a link
-    resolves, and who links to a note. Hidden files are simply absent."""
-
-    notes: Mapping[str, NoteRecord]
-    files: Mapping[str, FileStat]  #: the vault's other files (attachments, bases, canvases)
-    resolve: Callable[[str, str], str | None]  #: (link target, source path) -> path, when it resolves to a visible file
-    backlinks: Callable[[str], list[str]]  #: visible notes linking to a path, in path order
-    ctime: Callable[[str], float | None] = lambda _path: None  #: seconds since 1970, when the disk says
-
-    def exists(self, path: str) -> bool:
-        return path in self.notes or path in self.files
 
 
 @dataclass(slots=True)
@@ -118,10 +115,6 @@ class _Scope:
     vars: dict[str, Any] = field(default_factory=dict)
 
 
-def _props(record: NoteRecord | None) -> dict[str, Any]:
-    return (record.frontmatter or {}) if record is not None else {}
-
-
 class _Engine:
     def __init__(self, base: Base, universe: Universe, budget: Budget, now: dt.datetime, this: str | None) -> None:
         self.base = base
@@ -131,7 +124,7 @@ class _Engine:
         self.today = Date(dt.datetime(now.year, now.month, now.day), False)
         self.this = this
         self.formulas: dict[str, Callable[[_Scope], Any]] = {}
-        self._link_cache: dict[tuple[str, str], str | None] = {}
+        self.files = FileAccess(universe, this)
         for name, expression in base.formulas.items():
             self.formulas[name] = self.expression(expression)
 
@@ -230,7 +223,7 @@ class _Engine:
         if name == "file":
             return lambda s: FileRef(s.path)
         if name == "note":
-            return lambda s: _props(s.record)
+            return lambda s: props(s.record)
         if name == "this":
             this = self.this
             return lambda _s: None if this is None else FileRef(this)
@@ -238,7 +231,7 @@ class _Engine:
             raise EvalError("'formula' is used on its own; name a formula, as formula.name", node.pos)
         if name in GLOBALS:
             raise EvalError(f"the function {name}() is used without calling it", node.pos)
-        return lambda s: _props(s.record).get(name)
+        return lambda s: props(s.record).get(name)
 
     def member(self, node: Member, bound: frozenset[str]) -> Callable[[_Scope], Any]:
         name, pos = node.name, node.pos
@@ -249,21 +242,21 @@ class _Engine:
                     raise EvalError(f"no formula named {name!r}", node.pos)
                 return lambda s: self.formula(s, name, pos)
             if target.name == "note":
-                return lambda s: _props(s.record).get(name)
+                return lambda s: props(s.record).get(name)
             if target.name == "file":
                 if name not in FILE_FIELDS:
                     raise EvalError(f"file.{name} is not a file field", node.pos)
-                return lambda s: self.file_field(s.path, name, s.record)
+                return lambda s: self.files.field(s.path, name, s.record)
         inner = self.compile(target, bound)
 
         def field_of(s: _Scope) -> Any:
             value = inner(s)
             if isinstance(value, FileRef):
                 if value.path == self.this and name not in FILE_FIELDS:
-                    return _props(self.u.notes.get(value.path)).get(name)
+                    return props(self.files.u.notes.get(value.path)).get(name)
                 if name not in FILE_FIELDS:
                     raise EvalError(f"file.{name} is not a file field", pos)
-                return self.file_field(value.path, name)
+                return self.files.field(value.path, name)
             if isinstance(value, Link):
                 raise EvalError(f"a link has no field {name!r} (use asFile())", pos)
             try:
@@ -285,7 +278,7 @@ class _Engine:
             if isinstance(value, list | str) and isinstance(k, int) and not isinstance(k, bool):
                 return value[k] if 0 <= k < len(value) else None
             if isinstance(value, FileRef) and isinstance(k, str):
-                return _props(self.u.notes.get(value.path)).get(k)
+                return props(self.files.u.notes.get(value.path)).get(k)
             raise EvalError(f"a {type(value).__name__} cannot be indexed by a {type(k).__name__}", pos)
 
         return at
@@ -311,9 +304,9 @@ class _Engine:
             values = [a(s) for a in args]
             try:
                 if isinstance(value, FileRef) and name in FILE_METHODS:
-                    return self.file_method(value.path, name, values)
+                    return self.files.method(value.path, name, values)
                 if isinstance(value, Link) and name in LINK_METHODS:
-                    return self.link_method(value, name, values)
+                    return self.files.link_method(value, name, values)
                 if isinstance(value, FileRef | Link) and name not in ("isTruthy", "isType", "toString"):
                     raise EvalError(f"{name}() is not a method of a {'file' if isinstance(value, FileRef) else 'link'}")
                 return value_method(name, value, values, self.now)
@@ -423,10 +416,10 @@ class _Engine:
             return lambda s: (lambda v: None if v is None else convert(display(v)))(args[0](s))
         if name == "link":
             need(1, 2)
-            return lambda s: self.make_link(s, args[0](s), args[1](s) if len(args) > 1 else None, pos)
+            return lambda s: self.files.make_link(s.path, args[0](s), args[1](s) if len(args) > 1 else None, pos)
         if name == "file":
             need(1)
-            return lambda s: self.make_file(s, args[0](s))
+            return lambda s: self.files.make_file(s.path, args[0](s))
         raise EvalError(f"the function {name}() is not supported", pos)
 
     # -- runtime -----------------------------------------------------------------------
@@ -454,156 +447,6 @@ class _Engine:
         s.formulas[name] = value
         return value
 
-    def resolve(self, target: str, source: str) -> str | None:
-        key = (target, source)
-        if key not in self._link_cache:
-            self._link_cache[key] = self.u.resolve(target, source)
-        return self._link_cache[key]
-
-    def _target_text(self, text: str) -> tuple[str, str | None]:
-        text = text.strip()
-        if text.startswith("[[") and text.endswith("]]"):
-            inner = text[2:-2]
-            target, _bar, label = inner.partition("|")
-            return target.partition("#")[0], label or None
-        return text, None
-
-    def make_link(self, s: _Scope, value: Any, label: Any, pos: int) -> Link | None:
-        shown = None if label is None else display(label)
-        if value is None:
-            return None
-        if isinstance(value, FileRef):
-            return Link(value.path.removesuffix(".md"), value.path, shown)
-        if isinstance(value, Link):
-            return Link(value.target, value.path, shown or value.label)
-        if not isinstance(value, str):
-            raise EvalError(f"link() needs a path, not a {type(value).__name__}", pos)
-        target, written_label = self._target_text(value)
-        path = target if self.u.exists(target) else self.resolve(target, self.this or s.path)
-        return Link(target, path, shown or written_label)
-
-    def make_file(self, s: _Scope, value: Any) -> FileRef | None:
-        if isinstance(value, FileRef):
-            return value
-        if isinstance(value, Link):
-            return FileRef(value.path) if value.path is not None else None
-        if isinstance(value, str):
-            target, _label = self._target_text(value)
-            if self.u.exists(target):
-                return FileRef(target)
-            path = self.resolve(target, self.this or s.path)
-            return FileRef(path) if path is not None else None
-        return None
-
-    def _links(self, record: NoteRecord | None, source: str, embeds: bool) -> list[Link]:
-        if record is None:
-            return []
-        out: list[Link] = []
-        for link in record.links:
-            if (link.kind == "embed") != embeds or not link.target:
-                continue
-            path = self.resolve(link.target, source)
-            out.append(Link(link.target, path, None))
-        return out
-
-    def file_field(self, path: str, name: str, record: NoteRecord | None = None) -> Any:
-        record = record if record is not None else self.u.notes.get(path)
-        stat = self.u.files.get(path)
-        if record is None and stat is None:
-            return None
-        filename = path.rpartition("/")[2]
-        if name == "name":
-            return filename
-        if name == "path":
-            return path
-        if name == "basename":
-            stem, dot, _ext = filename.rpartition(".")
-            return stem if dot else filename
-        if name == "ext":
-            _stem, dot, ext = filename.rpartition(".")
-            return ext if dot else ""
-        if name == "folder":
-            return path.rpartition("/")[0] or "/"
-        if name == "size":
-            return record.size if record is not None else stat.size  # type: ignore[union-attr]
-        if name == "mtime":
-            ns = record.mtime_ns if record is not None else stat.mtime_ns  # type: ignore[union-attr]
-            return Date(dt.datetime.fromtimestamp(ns / 1e9), True)
-        if name == "ctime":
-            seconds = self.u.ctime(path)
-            if seconds is None:
-                return self.file_field(path, "mtime", record)
-            return Date(dt.datetime.fromtimestamp(seconds), True)
-        if name == "properties":
-            return dict(_props(record))
-        if name == "tags":
-            seen: dict[str, None] = {}
-            for tag in record.tags if record is not None else ():
-                seen.setdefault("#" + tag.name, None)
-            return list(seen)
-        if name == "links":
-            return self._links(record, path, embeds=False)
-        if name == "embeds":
-            return self._links(record, path, embeds=True)
-        if name == "backlinks":
-            return [Link(p.removesuffix(".md"), p, None) for p in self.u.backlinks(path)]
-        if name == "file":
-            return FileRef(path)
-        raise EvalError(f"file.{name} is not a file field")
-
-    def file_method(self, path: str, name: str, args: list[Any]) -> Any:
-        record = self.u.notes.get(path)
-        if name == "hasTag":
-            wanted = [display(a).lstrip("#").casefold() for a in args if a is not None]
-            tags = {t.name.casefold() for t in record.tags} if record is not None else set()
-            return any(t == w or t.startswith(w + "/") for w in wanted for t in tags)
-        if name == "hasProperty":
-            if len(args) != 1:
-                raise EvalError("hasProperty() takes 1 argument")
-            return display(args[0]) in _props(record)
-        if name == "inFolder":
-            if len(args) != 1:
-                raise EvalError("inFolder() takes 1 argument")
-            folder = display(args[0]).strip("/")
-            return folder == "" or path.startswith(folder + "/")
-        if name == "hasLink":
-            if len(args) != 1:
-                raise EvalError("hasLink() takes 1 argument")
-            target = args[0]
-            if isinstance(target, FileRef):
-                wanted_path: str | None = target.path
-            elif isinstance(target, Link):
-                wanted_path = target.path
-            elif isinstance(target, str):
-                text, _label = self._target_text(target)
-                wanted_path = text if self.u.exists(text) else self.resolve(text, path)
-            else:
-                return False
-            if wanted_path is None or record is None:
-                return False
-            return any(link.target and self.resolve(link.target, path) == wanted_path for link in record.links)
-        if name == "asLink":
-            if len(args) > 1:
-                raise EvalError("asLink() takes 0 to 1 arguments")
-            return Link(path.removesuffix(".md"), path, display(args[0]) if args and args[0] is not None else None)
-        raise EvalError(f"{name}() is not a method of a file")
-
-    def link_method(self, link: Link, name: str, args: list[Any]) -> Any:
-        if name == "asFile":
-            if args:
-                raise EvalError("asFile() takes no arguments")
-            return FileRef(link.path) if link.path is not None else None
-        if name == "linksTo":
-            if len(args) != 1:
-                raise EvalError("linksTo() takes 1 argument")
-            other = args[0]
-            target = other.path if isinstance(other, FileRef | Link) else None
-            if isinstance(other, str):
-                text, _label = self._target_text(other)
-                target = text if self.u.exists(text) else self.resolve(text, link.path or "")
-            return target is not None and link.path == target
-        raise EvalError(f"{name}() is not a method of a link")
-
     # -- columns -----------------------------------------------------------------------
 
     def column(self, prop: str) -> Callable[[_Scope], Any]:
@@ -615,8 +458,8 @@ class _Engine:
         if head == "file":
             if rest not in FILE_FIELDS:
                 raise BaseInvalid(f"the view names file.{rest}, which is not a file field")
-            return lambda s: self.file_field(s.path, rest, s.record)
-        return lambda s: _props(s.record).get(rest)
+            return lambda s: self.files.field(s.path, rest, s.record)
+        return lambda s: props(s.record).get(rest)
 
 
 def _filter_fn(engine: _Engine, tree: Filter) -> Callable[[_Scope], bool]:
@@ -630,89 +473,6 @@ def _filter_fn(engine: _Engine, tree: Filter) -> Callable[[_Scope], bool]:
     return lambda s: not any(truthy(p(s)) for p in parts)
 
 
-def sort_key(value: Any) -> tuple[int, Any]:
-    """A total order over cell values: numbers, then dates, then text (case-folded), then the rest
-    by their shown text; nulls are placed by the caller."""
-    if isinstance(value, bool):
-        return (0, float(value))
-    if isinstance(value, int | float):
-        return (0, -math.inf if math.isnan(value) else float(value))
-    if isinstance(value, Date | dt.date):
-        date = as_date(value)
-        return (1, date.stamp() if date is not None else 0.0)
-    if isinstance(value, str):
-        date = parse_date(value) if value[:1].isdigit() else None
-        if date is not None:
-            return (1, date.stamp())
-        return (2, (value.casefold(), value))
-    if isinstance(value, Duration):
-        return (0, value.total_ms())
-    return (3, (display(value).casefold(), display(value)))
-
-
-def _empty(value: Any) -> bool:
-    return value is None or value == "" or value == [] or value == {}
-
-
-def _numeric(value: Any) -> int | float | None:
-    """A number, or text that is one (``toFixed()`` gives text, and its column still averages)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return None if math.isnan(value) else value
-    if isinstance(value, str):
-        try:
-            number = float(value)
-        except ValueError:
-            return None
-        return number if math.isfinite(number) else None
-    return None
-
-
-def _summary(name: str, values: list[Any], engine: _Engine) -> Any:
-    present = [v for v in values if not _empty(v)]
-    numbers = [n for v in present if (n := _numeric(v)) is not None]
-    dates = [d for v in present if (d := as_date(v)) is not None]
-    if name == "Empty":
-        return len(values) - len(present)
-    if name == "Filled":
-        return len(present)
-    if name == "Checked":
-        return sum(1 for v in values if v is True)
-    if name == "Unchecked":
-        return sum(1 for v in values if v is not True)
-    if name == "Unique":
-        seen: list[Any] = []
-        for v in present:
-            if not any(equal(v, k) for k in seen):
-                seen.append(v)
-        return len(seen)
-    if name in ("Earliest", "Latest"):
-        if not dates:
-            return None
-        pick = min if name == "Earliest" else max
-        return pick(dates, key=lambda d: d.at)
-    if name == "Range" and dates and not numbers:
-        return Duration(0, (max(d.at for d in dates) - min(d.at for d in dates)).total_seconds() * 1000.0)
-    if not numbers:
-        return 0 if name == "Sum" else None
-    if name == "Sum":
-        return sum(numbers)
-    if name == "Average":
-        return statistics.fmean(numbers)
-    if name == "Min":
-        return min(numbers)
-    if name == "Max":
-        return max(numbers)
-    if name == "Range":
-        return max(numbers) - min(numbers)
-    if name == "Median":
-        return statistics.median(numbers)
-    if name == "Stddev":
-        return statistics.pstdev(numbers)
-    raise BaseInvalid(f"unknown summary {name!r}")
-
-
 def _summaries(engine: _Engine, view: View, rows: list[Row], custom: dict[str, Callable[[_Scope], Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for prop, name in view.summaries.items():
@@ -721,7 +481,7 @@ def _summaries(engine: _Engine, view: View, rows: list[Row], custom: dict[str, C
             scope = _Scope(path=engine.this or "", record=None, vars={"values": values})
             out[prop] = custom[name](scope)
         else:
-            out[prop] = _summary(name, values, engine)
+            out[prop] = summary(name, values)
     return out
 
 
@@ -773,16 +533,16 @@ def run_view(
         kept.sort(key=lambda pair: (pair[0].path.casefold(), pair[0].path))
         for column, descending in reversed(sorts):
             keyed = [(column(s), s, r) for s, r in kept]
-            present = [k for k in keyed if not _empty(k[0])]
-            absent = [k for k in keyed if _empty(k[0])]
+            present = [k for k in keyed if not empty(k[0])]
+            absent = [k for k in keyed if empty(k[0])]
             present.sort(key=lambda k: sort_key(k[0]), reverse=descending)
             kept = [(s, r) for _v, s, r in present + absent]
         if group is not None:
             column, descending = group
             for s, r in kept:
                 r.group = column(s)
-            filled = [p for p in kept if not _empty(p[1].group)]
-            blank = [p for p in kept if _empty(p[1].group)]
+            filled = [p for p in kept if not empty(p[1].group)]
+            blank = [p for p in kept if empty(p[1].group)]
             filled.sort(key=lambda p: sort_key(p[1].group), reverse=descending)
             kept = filled + blank
         if view.limit is not None:

@@ -19,6 +19,7 @@ from typing import Any, Final
 __all__ = [
     "Date",
     "Duration",
+    "EvalError",
     "FileRef",
     "Link",
     "Pattern",
@@ -26,6 +27,7 @@ __all__ = [
     "display",
     "parse_date",
     "parse_duration",
+    "sort_key",
     "to_json",
     "truthy",
     "type_name",
@@ -61,6 +63,16 @@ _UNITS: Final = {
 _DURATION_PART: Final = re.compile(r"\s*([+-]?\d+(?:\.\d+)?)\s*([A-Za-z]+)\s*")
 _DATE_ONLY: Final = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DATE_LIKE: Final = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$")
+
+
+class EvalError(Exception):
+    """A value of the wrong type, or a call outside what is supported, at ``pos`` in the
+    expression being evaluated."""
+
+    def __init__(self, message: str, pos: int = 0) -> None:
+        super().__init__(message)
+        self.message = message
+        self.pos = pos
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,3 +334,23 @@ def to_json(value: Any) -> Any:
     if isinstance(value, Pattern):
         return f"/{value.source}/{value.flags}"
     return str(value)
+
+
+def sort_key(value: Any) -> tuple[int, Any]:
+    """A total order over cell values: numbers, then dates, then text (case-folded), then the rest
+    by their shown text; nulls are placed by the caller."""
+    if isinstance(value, bool):
+        return (0, float(value))
+    if isinstance(value, int | float):
+        return (0, -math.inf if math.isnan(value) else float(value))
+    if isinstance(value, Date | dt.date):
+        date = as_date(value)
+        return (1, date.stamp() if date is not None else 0.0)
+    if isinstance(value, str):
+        date = parse_date(value) if value[:1].isdigit() else None
+        if date is not None:
+            return (1, date.stamp())
+        return (2, (value.casefold(), value))
+    if isinstance(value, Duration):
+        return (0, value.total_ms())
+    return (3, (display(value).casefold(), display(value)))
