@@ -140,6 +140,8 @@ def _filter(where: str, value: Any, budget: list[int]) -> Filter:
             parts.append(_filter(inner, item, budget))
         else:
             budget[0] -= 1
+            if budget[0] < 0:
+                raise BaseInvalid(f"{inner}: the filters hold more than {MAX_FILTER_NODES} statements")
             parts.append(_expression(inner, item))
     return Filter(op, tuple(parts))
 
