@@ -405,6 +405,17 @@ def test_expression_length_and_depth_at_their_bounds() -> None:
         read_base(f"filters: '({deep})'\n")
 
 
+def test_a_chain_of_operators_counts_as_nesting() -> None:
+    # a + a + ... is a tree as deep as the chain is long: bounded like parentheses, so no printer,
+    # sizer or evaluator recursion can pass Python's own limit
+    at = "1" + " + 1" * (MAX_DEPTH - 2)  # the outer expression and the last operand take one level each
+    assert value(at) == MAX_DEPTH - 1
+    with pytest.raises(BaseInvalid, match=f"nests deeper than {MAX_DEPTH} levels"):
+        read_base(f"filters: '{at} + 1'\n")
+    with pytest.raises(BaseInvalid, match="nests deeper"):
+        read_base("filters: '" + "1" + "+1" * 2000 + "'\n")
+
+
 def test_filters_views_and_regex_subjects_at_their_bounds() -> None:
     items = "\n".join(["    - 'true'"] * (MAX_FILTER_NODES - 1))
     assert len(rows(f"filters:\n  and:\n{items}\n")) == len(NOTES) + len(FILES)

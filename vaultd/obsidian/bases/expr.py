@@ -140,6 +140,11 @@ class _Token:
     value: object = None
 
 
+def _is_digit(text: str) -> bool:
+    """ASCII digits only: ``str.isdigit`` also takes superscripts, which ``int()`` refuses."""
+    return bool(text) and all("0" <= c <= "9" for c in text)
+
+
 def _is_ident_start(ch: str) -> bool:
     return ch.isalpha() or ch in "_$"
 
@@ -166,7 +171,7 @@ class _Lexer:
             token = _Token("end", "", start)
         else:
             ch = text[start]
-            if ch.isdigit() or (ch == "." and start + 1 < n and text[start + 1].isdigit()):
+            if _is_digit(ch) or (ch == "." and start + 1 < n and _is_digit(text[start + 1])):
                 token = self._number(start)
             elif ch in "\"'":
                 token = self._string(start, ch)
@@ -203,26 +208,26 @@ class _Lexer:
 
     def _number(self, start: int) -> _Token:
         text, n, end = self.text, len(self.text), start
-        while end < n and text[end].isdigit():
+        while end < n and _is_digit(text[end]):
             end += 1
-        if end < n and text[end] == "." and end + 1 < n and text[end + 1].isdigit():
+        if end < n and text[end] == "." and end + 1 < n and _is_digit(text[end + 1]):
             end += 1
-            while end < n and text[end].isdigit():
+            while end < n and _is_digit(text[end]):
                 end += 1
         if end < n and text[end] in "eE":
             mark = end + 1
             if mark < n and text[mark] in "+-":
                 mark += 1
-            if mark < n and text[mark].isdigit():
+            if mark < n and _is_digit(text[mark]):
                 end = mark
-                while end < n and text[end].isdigit():
+                while end < n and _is_digit(text[end]):
                     end += 1
         if end < n and _is_ident_start(text[end]):
             raise self.error("a number runs into a name", end, "number")
         raw = text[start:end]
         self.pos = end
         value: int | float
-        value = int(raw) if raw.isdigit() and len(raw) <= 15 else float(raw)
+        value = int(raw) if _is_digit(raw) and len(raw) <= 15 else float(raw)
         if isinstance(value, float) and math.isinf(value):
             raise self.error("number out of range", start, "number")
         return _Token("num", raw, start, value)
@@ -315,11 +320,14 @@ class _Parser:
     def expression(self, rank: int = 0) -> Node:
         self.enter(self.token.pos)
         left = self.prefix()
+        chained = 0  # a chain ``a + b + c ...`` nests one level deeper at each operator
         while self.token.kind == "op" and (op_rank := _BINARY.get(self.token.text)) is not None and op_rank > rank:
             op = self.advance()
+            self.enter(op.pos)
+            chained += 1
             right = self.expression(op_rank)
             left = Binary(op=op.text, left=left, right=right, pos=left.pos)
-        self.depth -= 1
+        self.depth -= 1 + chained
         return left
 
     def prefix(self) -> Node:
