@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from vaultd.obsidian.bases.expr import Binary, Call, ExprError, Ident, Index, ListLit, Literal, Member, Node, RegexLit, Unary, size
@@ -106,13 +106,22 @@ class QueryResult:
     steps: int
 
 
-@dataclass(slots=True)
 class _Scope:
-    path: str
-    record: NoteRecord | None
-    formulas: dict[str, Any] = field(default_factory=dict)
-    busy: set[str] = field(default_factory=set)
-    vars: dict[str, Any] = field(default_factory=dict)
+    """One row while it is evaluated: its file, the formulas computed so far, the formulas being
+    computed (a cycle is refused), and the names a list method or a summary binds. The maps are
+    made when first needed: most rows are only filtered."""
+
+    __slots__ = ("busy", "formulas", "path", "record", "vars")
+
+    def __init__(self, path: str, record: NoteRecord | None, bound: dict[str, Any] | None = None) -> None:
+        self.path = path
+        self.record = record
+        self.formulas: dict[str, Any] | None = None
+        self.busy: set[str] | None = None
+        self.vars: dict[str, Any] = bound if bound is not None else _NO_VARS
+
+
+_NO_VARS: dict[str, Any] = {}  #: shared and never written: a lambda call replaces it with its own map
 
 
 class _Engine:
@@ -179,7 +188,7 @@ class _Engine:
                 v = operand(s)
                 if v is None:
                     return None
-                if isinstance(v, bool) or not isinstance(v, int | float):
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
                     if isinstance(v, Duration):
                         return v.scaled(-1)
                     raise EvalError(f"'-' does not apply to a {type(v).__name__}", pos)
@@ -294,6 +303,15 @@ class _Engine:
         name, pos = callee.name, callee.pos
         if name not in METHODS:
             raise EvalError(f"the method {name}() is not supported", pos)
+        if (
+            isinstance(callee.target, Ident)
+            and callee.target.name == "file"
+            and "file" not in bound
+            and name == "hasTag"
+            and node.args
+            and all(isinstance(a, Literal) and isinstance(a.value, str) for a in node.args)
+        ):
+            return self.has_tag([str(a.value) for a in node.args if isinstance(a, Literal)])  # the common filter, made direct
         receiver = self.compile(callee.target, bound)
         if name in _LAMBDA_METHODS:
             return self.lambda_call(name, receiver, node, bound)
@@ -315,6 +333,23 @@ class _Engine:
 
         return method
 
+    def has_tag(self, wanted: list[str]) -> Callable[[_Scope], Any]:
+        """``file.hasTag("a", ...)`` with written tags: a tag matches itself and its nested tags."""
+        names = frozenset(w.lstrip("#").casefold() for w in wanted)
+        nested = tuple(n + "/" for n in names)
+
+        def has(s: _Scope) -> bool:
+            record = s.record
+            if record is None:
+                return False
+            for tag in record.tags:
+                folded = tag.name.casefold()
+                if folded in names or folded.startswith(nested):
+                    return True
+            return False
+
+        return has
+
     def lambda_call(self, name: str, receiver: Callable[[_Scope], Any], node: Call, bound: frozenset[str]) -> Callable[[_Scope], Any]:
         want = 2 if name == "reduce" else 1
         if len(node.args) != want:
@@ -331,7 +366,8 @@ class _Engine:
                 return None
             if not isinstance(items, list):
                 raise EvalError(f"{name}() is not a method of a {type(items).__name__}", pos)
-            saved = dict(s.vars)
+            saved = s.vars
+            s.vars = dict(saved)
             try:
                 acc = start(s) if start is not None else None
                 out: list[Any] = []
@@ -376,7 +412,7 @@ class _Engine:
 
             def extreme(s: _Scope) -> Any:
                 values = [v for a in args if (v := a(s)) is not None]
-                if any(isinstance(v, bool) or not isinstance(v, int | float) for v in values):
+                if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in values):
                     raise EvalError(f"{name}() takes numbers", pos)
                 return pick(values) if values else None
 
@@ -433,13 +469,16 @@ class _Engine:
         return date
 
     def formula(self, s: _Scope, name: str, pos: int) -> Any:
+        if s.formulas is None:
+            s.formulas, s.busy = {}, set()
+        assert s.busy is not None
         if name in s.formulas:
             return s.formulas[name]
         if name in s.busy:
             raise EvalError(f"the formula {name!r} refers to itself", pos)
         s.busy.add(name)
         try:
-            saved, s.vars = s.vars, {}
+            saved, s.vars = s.vars, _NO_VARS
             value = self.formulas[name](s)
         finally:
             s.vars = saved
@@ -467,6 +506,14 @@ def _filter_fn(engine: _Engine, tree: Filter) -> Callable[[_Scope], bool]:
         _filter_fn(engine, item) if isinstance(item, Filter) else engine.expression(item) for item in tree.items
     ]
     if tree.op == "and":
+        if not parts:
+            return lambda _s: True
+        if len(parts) == 1:
+            (only,) = parts
+            return lambda s: truthy(only(s))
+        if len(parts) == 2:
+            first, second = parts
+            return lambda s: truthy(first(s)) and truthy(second(s))
         return lambda s: all(truthy(p(s)) for p in parts)
     if tree.op == "or":
         return lambda s: any(truthy(p(s)) for p in parts)
@@ -478,7 +525,7 @@ def _summaries(engine: _Engine, view: View, rows: list[Row], custom: dict[str, C
     for prop, name in view.summaries.items():
         values = [row.values.get(prop) for row in rows]
         if name in custom:
-            scope = _Scope(path=engine.this or "", record=None, vars={"values": values})
+            scope = _Scope(engine.this or "", None, {"values": values})
             out[prop] = custom[name](scope)
         else:
             out[prop] = summary(name, values)
@@ -516,7 +563,7 @@ def run_view(
         if name not in names:
             raise BaseInvalid(f"the view's summary of {prop} is {name!r}, neither a built-in summary nor one of the Base's")
     custom = {name: engine.expression(expr, frozenset({"values"})) for name, expr in base.summaries.items()}
-    checks = [_filter_fn(engine, f) for f in (base.filters, view.filters) if f is not None]
+    check = _filter_fn(engine, Filter("and", tuple(f for f in (base.filters, view.filters) if f is not None)))
     columns = {prop: engine.column(prop) for prop in order}
     sorts = [(engine.column(k.property), k.descending) for k in view.sort]
     group = (engine.column(view.group_by.property), view.group_by.descending) if view.group_by is not None else None
@@ -526,8 +573,8 @@ def run_view(
     try:
         for path in candidates:
             budget.charge(1)
-            scope = _Scope(path=path, record=universe.notes.get(path))
-            if all(check(scope) for check in checks):
+            scope = _Scope(path, universe.notes.get(path))
+            if check(scope):
                 kept.append((scope, Row(path=path, values={})))
         total = len(kept)
         kept.sort(key=lambda pair: (pair[0].path.casefold(), pair[0].path))

@@ -445,7 +445,7 @@ def _rank(node: Node) -> int:
         return _BINARY[node.op]
     if isinstance(node, Unary):
         return _PREFIX_RANK
-    if isinstance(node, Literal) and isinstance(node.value, int | float) and not isinstance(node.value, bool) and node.value < 0:
+    if isinstance(node, Literal) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool) and node.value < 0:
         return _PREFIX_RANK
     return _POSTFIX_RANK
 

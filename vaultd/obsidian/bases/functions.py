@@ -49,7 +49,7 @@ _BIG_INT: Final = 2**53
 
 
 def _num(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _fit(value: int | float) -> int | float:

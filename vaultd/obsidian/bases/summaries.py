@@ -43,7 +43,7 @@ def _numeric(value: Any) -> int | float | None:
     """A number, or text that is one (``toFixed()`` gives text, and its column still averages)."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int | float):
+    if isinstance(value, (int, float)):
         return None if math.isnan(value) else value
     if isinstance(value, str):
         try:

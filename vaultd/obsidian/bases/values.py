@@ -234,7 +234,7 @@ def type_name(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "boolean"
-    if isinstance(value, int | float):
+    if isinstance(value, (int, float)):
         return "number"
     if isinstance(value, str):
         return "string"
@@ -259,7 +259,7 @@ def truthy(value: Any) -> bool:
     """Null, false, zero, NaN, the empty string, list and object are false; the rest is true."""
     if value is None or value is False:
         return False
-    if isinstance(value, int | float):
+    if isinstance(value, (int, float)):
         return value != 0 and not (isinstance(value, float) and math.isnan(value))
     if isinstance(value, str | list | dict):
         return len(value) > 0
@@ -287,7 +287,7 @@ def display(value: Any) -> str:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int | float):
+    if isinstance(value, (int, float)):
         return number_text(value)
     if isinstance(value, str):
         return value
@@ -341,7 +341,7 @@ def sort_key(value: Any) -> tuple[int, Any]:
     by their shown text; nulls are placed by the caller."""
     if isinstance(value, bool):
         return (0, float(value))
-    if isinstance(value, int | float):
+    if isinstance(value, (int, float)):
         return (0, -math.inf if math.isnan(value) else float(value))
     if isinstance(value, Date | dt.date):
         date = as_date(value)
