@@ -12,7 +12,8 @@ The vault is written under ``$VAULTD_BENCH_DIR`` (never in the repository): note
 * ``in process``: :func:`vaultd.obsidian.bases.run_view` over a built index, the figure of the
   evaluator alone (p50 and p95 of ``--rounds``);
 * ``daemon``: ``base.query`` over the socket through vaultctl's client, the figure a caller sees
-  (p50 and p95), the first call apart (it reads and parses the ``.base``, as every call does).
+  (p50 and p95; the first call apart, after ``fresh``), and the daemon's CPU seconds per call
+  (utime + stime over the rounds), which a loaded machine does not inflate as it does wall time.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchmarks.corpus import bench_dir
-from benchmarks.stats import machine_facts, pct
+from benchmarks.stats import cpu_seconds, machine_facts, pct
 from benchmarks.timed_daemon import VAULT_ID, Daemon, Home, call
 from vaultd.memory import collector_paused
 from vaultd.obsidian.bases import Universe, read_base, run_view
@@ -87,13 +88,16 @@ def make_vault(notes: int, seed: int) -> Path:
     return root
 
 
-def timed(fn: Callable[[], Any], rounds: int) -> tuple[list[float], Any]:
+def timed(fn: Callable[[], Any], rounds: int, cpu: list[float] | None = None) -> tuple[list[float], Any]:
+    """Wall seconds of each round (and this process's CPU seconds into ``cpu``), and the last result."""
     times: list[float] = []
     result = None
     for _ in range(rounds):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         result = fn()
         times.append(time.perf_counter() - start)
+        if cpu is not None:
+            cpu.append(time.process_time() - start_cpu)
     return times, result
 
 
@@ -111,8 +115,16 @@ def in_process(vault: Path, rounds: int) -> dict[str, Any]:
             universe = Universe(notes=index.notes, files=index.attachments, resolve=resolve, backlinks=lambda p: [])
             return run_view(base, None, universe, paths=sorted([*index.notes, *index.attachments]))
 
-    times, result = timed(query, rounds)
-    return {"p50_s": pct(times, 50), "p95_s": pct(times, 95), "rows": len(result.rows), "groups": len(result.groups), "steps": result.steps}
+    cpu: list[float] = []
+    times, result = timed(query, rounds, cpu)
+    return {
+        "p50_s": pct(times, 50),
+        "p95_s": pct(times, 95),
+        "cpu_p50_s": pct(cpu, 50),
+        "rows": len(result.rows),
+        "groups": len(result.groups),
+        "steps": result.steps,
+    }
 
 
 def through_daemon(vault: Path, rounds: int) -> dict[str, Any]:
@@ -124,8 +136,10 @@ def through_daemon(vault: Path, rounds: int) -> dict[str, Any]:
         params = {"vault": VAULT_ID, "path": "Projects.base", "limit": 50, "fresh": True}
         first, _ = timed(lambda: call(client, "base.query", params), 1)
         params["fresh"] = False
+        before = cpu_seconds(daemon.proc.pid)
         times, result = timed(lambda: call(client, "base.query", params), rounds)
-        return {"first_s": first[0], "p50_s": pct(times, 50), "p95_s": pct(times, 95), "rows": result["returned"]}
+        daemon_cpu = (cpu_seconds(daemon.proc.pid) - before) / rounds
+        return {"first_s": first[0], "p50_s": pct(times, 50), "p95_s": pct(times, 95), "cpu_mean_s": daemon_cpu, "rows": result["returned"]}
     finally:
         daemon.stop()
         home.cleanup()
@@ -146,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_daemon:
             row["daemon"] = through_daemon(vault, args.rounds)
         rows.append(row)
-    print("| notes | rows returned | in process p50 / p95 | base.query p50 / p95 | first call |")
+    print("| notes | rows returned | in process p50 / p95 (CPU p50) | base.query p50 / p95 (daemon CPU per call) | first call |")
     print("|---|---|---|---|---|")
     for r in rows:
         ip, d = r["in_process"], r.get("daemon") or {}
@@ -155,8 +169,8 @@ def main(argv: list[str] | None = None) -> int:
             return f"{v * 1000:.1f} ms" if v is not None else "-"
 
         print(
-            f"| {r['notes']:,} | {ip['rows']:,} | {ms(ip['p50_s'])} / {ms(ip['p95_s'])} | "
-            f"{ms(d.get('p50_s'))} / {ms(d.get('p95_s'))} | {ms(d.get('first_s'))} |"
+            f"| {r['notes']:,} | {ip['rows']:,} | {ms(ip['p50_s'])} / {ms(ip['p95_s'])} ({ms(ip['cpu_p50_s'])}) | "
+            f"{ms(d.get('p50_s'))} / {ms(d.get('p95_s'))} ({ms(d.get('cpu_mean_s'))}) | {ms(d.get('first_s'))} |"
         )
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {args.rounds} rounds")
     OUT.mkdir(exist_ok=True)

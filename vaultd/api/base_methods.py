@@ -102,9 +102,11 @@ def _source(root: Path, index: VaultIndex, view: Visibility, params: BaseQueryPa
 
 
 def _universe(root: Path, index: VaultIndex, view: Visibility, leave_out: str) -> tuple[Universe, list[str]]:
-    hides = view.hides_anything
-    notes = {p: r for p, r in index.notes.items() if p != leave_out and not (hides and view.hidden(p))}
-    files = {p: s for p, s in index.attachments.items() if not (hides and view.hidden(p))}
+    if view.hides_anything:
+        notes = {p: r for p, r in index.notes.items() if not view.hidden(p)}
+        files = {p: s for p, s in index.attachments.items() if not view.hidden(p)}
+    else:  # the index's own maps, held still while the query runs: no copy of 10,000 entries
+        notes, files = index.notes, index.attachments
 
     def resolve(target: str, source: str) -> str | None:
         found = index.resolver.resolve(target, source)
@@ -121,7 +123,10 @@ def _universe(root: Path, index: VaultIndex, view: Visibility, leave_out: str) -
         except OSError:
             return None
 
-    return Universe(notes=notes, files=files, resolve=resolve, backlinks=backlinks, ctime=ctime), sorted([*notes, *files])
+    paths = sorted([*notes, *files])
+    if leave_out in notes:  # vaultd's own log is no row of the user's Bases
+        paths.remove(leave_out)
+    return Universe(notes=notes, files=files, resolve=resolve, backlinks=backlinks, ctime=ctime), paths
 
 
 def _offset(cursor: str | None) -> int:

@@ -513,7 +513,15 @@ def _filter_fn(engine: _Engine, tree: Filter) -> Callable[[_Scope], bool]:
             return lambda s: truthy(only(s))
         if len(parts) == 2:
             first, second = parts
-            return lambda s: truthy(first(s)) and truthy(second(s))
+
+            def both(s: _Scope) -> bool:
+                a = first(s)
+                if a is not True and (a is False or not truthy(a)):
+                    return False
+                b = second(s)
+                return b is True or (b is not False and truthy(b))
+
+            return both
         return lambda s: all(truthy(p(s)) for p in parts)
     if tree.op == "or":
         return lambda s: any(truthy(p(s)) for p in parts)
@@ -571,9 +579,10 @@ def run_view(
     candidates = paths if paths is not None else sorted([*universe.notes, *universe.files])
     kept: list[tuple[_Scope, Row]] = []
     try:
+        budget.charge(len(candidates))  # a step per candidate row, charged at once
+        record_of = universe.notes.get
         for path in candidates:
-            budget.charge(1)
-            scope = _Scope(path, universe.notes.get(path))
+            scope = _Scope(path, record_of(path))
             if check(scope):
                 kept.append((scope, Row(path=path, values={})))
         total = len(kept)
