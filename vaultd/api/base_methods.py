@@ -41,7 +41,7 @@ from vaultd.vault.link_targets import ResolutionStatus
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from vaultd.obsidian.bases.engine import Row
+    from vaultd.obsidian.bases.query import Row
     from vaultd.policy.visibility import Visibility
     from vaultd.vault.index import VaultIndex
 

@@ -1,8 +1,8 @@
-"""Evaluating a Base over the index: the rows of one view, their columns, groups and summaries.
+"""Evaluating a Base's expressions over the index, one row at a time.
 
-A pure function of the index it is given (:class:`Universe`): it reads no file and writes none.
-Each expression is compiled once into Python closures and then run per row, charging the query's
-:class:`~vaultd.obsidian.bases.budget.Budget`; a construct the evaluator does not support is
+A pure function of the index it is given (:class:`~vaultd.obsidian.bases.files.Universe`): it
+reads no file and writes none. Each expression is compiled once into Python closures and then run
+per row, charging the query's :class:`Budget`; a construct the evaluator does not support is
 refused when the Base is compiled, before any row is read, with where it stands.
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from vaultd.obsidian.bases.expr import Binary, Call, ExprError, Ident, Index, ListLit, Literal, Member, Node, RegexLit, Unary, size
@@ -28,17 +27,16 @@ from vaultd.obsidian.bases.functions import (
     value_field,
     value_method,
 )
-from vaultd.obsidian.bases.model import Base, BaseInvalid, Expression, Filter, View
+from vaultd.obsidian.bases.model import Base, BaseInvalid, Expression
 from vaultd.obsidian.bases.regex_guard import RegexRefused, compile_pattern
-from vaultd.obsidian.bases.summaries import SUMMARIES, empty, summary
-from vaultd.obsidian.bases.values import Date, Duration, FileRef, Link, Pattern, as_date, display, parse_duration, sort_key, truthy
+from vaultd.obsidian.bases.values import Date, Duration, FileRef, Link, Pattern, as_date, display, parse_duration, truthy
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from vaultd.vault.model import NoteRecord
 
-__all__ = ["MAX_QUERY_SECONDS", "MAX_STEPS", "BaseFailed", "Budget", "BudgetExceeded", "QueryResult", "Row", "Universe", "run_view"]
+__all__ = ["GLOBALS", "MAX_QUERY_SECONDS", "MAX_STEPS", "BaseFailed", "Budget", "BudgetExceeded", "Engine", "Scope"]
 
 GLOBALS: Final = frozenset(
     {"date", "duration", "escapeHTML", "file", "html", "icon", "image", "if", "link", "list", "max", "min", "now", "number", "today"}
@@ -88,25 +86,7 @@ class BaseFailed(Exception):
         self.limit = limit
 
 
-@dataclass(slots=True)
-class Row:
-    path: str
-    values: dict[str, Any]
-    group: Any = None
-
-
-@dataclass(slots=True)
-class QueryResult:
-    columns: list[tuple[str, str]]  #: (property id, shown name)
-    rows: list[Row]
-    total: int  #: rows that passed the filters, before the view's limit
-    grouped: bool
-    groups: list[tuple[Any, int, dict[str, Any]]]  #: (key, rows, summaries) in view order
-    summaries: dict[str, Any]  #: property id -> value over every returned row
-    steps: int
-
-
-class _Scope:
+class Scope:
     """One row while it is evaluated: its file, the formulas computed so far, the formulas being
     computed (a cycle is refused), and the names a list method or a summary binds. The maps are
     made when first needed: most rows are only filtered."""
@@ -124,7 +104,7 @@ class _Scope:
 _NO_VARS: dict[str, Any] = {}  #: shared and never written: a lambda call replaces it with its own map
 
 
-class _Engine:
+class Engine:
     def __init__(self, base: Base, universe: Universe, budget: Budget, now: dt.datetime, this: str | None) -> None:
         self.base = base
         self.u = universe
@@ -132,14 +112,14 @@ class _Engine:
         self.now = Date(now, True)
         self.today = Date(dt.datetime(now.year, now.month, now.day), False)
         self.this = this
-        self.formulas: dict[str, Callable[[_Scope], Any]] = {}
+        self.formulas: dict[str, Callable[[Scope], Any]] = {}
         self.files = FileAccess(universe, this)
         for name, expression in base.formulas.items():
             self.formulas[name] = self.expression(expression)
 
     # -- compiling ---------------------------------------------------------------------
 
-    def expression(self, expression: Expression, bound: frozenset[str] = frozenset()) -> Callable[[_Scope], Any]:
+    def expression(self, expression: Expression, bound: frozenset[str] = frozenset()) -> Callable[[Scope], Any]:
         try:
             inner = self.compile(expression.node, bound)
         except EvalError as exc:
@@ -147,7 +127,7 @@ class _Engine:
         cost = size(expression.node)
         charge = self.budget.charge
 
-        def run(scope: _Scope) -> Any:
+        def run(scope: Scope) -> Any:
             charge(cost)
             try:
                 return inner(scope)
@@ -157,7 +137,7 @@ class _Engine:
 
         return run
 
-    def compile(self, node: Node, bound: frozenset[str]) -> Callable[[_Scope], Any]:
+    def compile(self, node: Node, bound: frozenset[str]) -> Callable[[Scope], Any]:
         if isinstance(node, Literal):
             value = node.value
             return lambda _s: value
@@ -184,7 +164,7 @@ class _Engine:
                 return lambda s: not truthy(operand(s))
             pos = node.pos
 
-            def negate(s: _Scope) -> Any:
+            def negate(s: Scope) -> Any:
                 v = operand(s)
                 if v is None:
                     return None
@@ -199,7 +179,7 @@ class _Engine:
             return self.binary(node, bound)
         raise EvalError(f"unsupported construct {type(node).__name__}", node.pos)
 
-    def binary(self, node: Binary, bound: frozenset[str]) -> Callable[[_Scope], Any]:
+    def binary(self, node: Binary, bound: frozenset[str]) -> Callable[[Scope], Any]:
         left, right, op, pos = self.compile(node.left, bound), self.compile(node.right, bound), node.op, node.pos
         if op == "&&":
             return lambda s: (lambda a: right(s) if truthy(a) else a)(left(s))
@@ -212,12 +192,12 @@ class _Engine:
         if op in ("<", "<=", ">", ">="):
             wanted = {"<": (-1,), "<=": (-1, 0), ">": (1,), ">=": (1, 0)}[op]
 
-            def ordered(s: _Scope) -> bool:
+            def ordered(s: Scope) -> bool:
                 return compare(left(s), right(s)) in wanted
 
             return ordered
 
-        def arithmetic(s: _Scope) -> Any:
+        def arithmetic(s: Scope) -> Any:
             try:
                 return arith(op, left(s), right(s))
             except EvalError as exc:
@@ -225,7 +205,7 @@ class _Engine:
 
         return arithmetic
 
-    def ident(self, node: Ident, bound: frozenset[str]) -> Callable[[_Scope], Any]:
+    def ident(self, node: Ident, bound: frozenset[str]) -> Callable[[Scope], Any]:
         name = node.name
         if name in bound:
             return lambda s: s.vars.get(name)
@@ -242,7 +222,7 @@ class _Engine:
             raise EvalError(f"the function {name}() is used without calling it", node.pos)
         return lambda s: props(s.record).get(name)
 
-    def member(self, node: Member, bound: frozenset[str]) -> Callable[[_Scope], Any]:
+    def member(self, node: Member, bound: frozenset[str]) -> Callable[[Scope], Any]:
         name, pos = node.name, node.pos
         target = node.target
         if isinstance(target, Ident) and target.name not in bound:
@@ -258,7 +238,7 @@ class _Engine:
                 return lambda s: self.files.field(s.path, name, s.record)
         inner = self.compile(target, bound)
 
-        def field_of(s: _Scope) -> Any:
+        def field_of(s: Scope) -> Any:
             value = inner(s)
             if isinstance(value, FileRef):
                 if value.path == self.this and name not in FILE_FIELDS:
@@ -275,10 +255,10 @@ class _Engine:
 
         return field_of
 
-    def index(self, node: Index, bound: frozenset[str]) -> Callable[[_Scope], Any]:
+    def index(self, node: Index, bound: frozenset[str]) -> Callable[[Scope], Any]:
         target, key, pos = self.compile(node.target, bound), self.compile(node.key, bound), node.pos
 
-        def at(s: _Scope) -> Any:
+        def at(s: Scope) -> Any:
             value, k = target(s), key(s)
             if value is None or k is None:
                 return None
@@ -292,7 +272,7 @@ class _Engine:
 
         return at
 
-    def call(self, node: Call, bound: frozenset[str]) -> Callable[[_Scope], Any]:
+    def call(self, node: Call, bound: frozenset[str]) -> Callable[[Scope], Any]:
         callee = node.callee
         if isinstance(callee, Ident):
             if callee.name not in GLOBALS:
@@ -317,7 +297,7 @@ class _Engine:
             return self.lambda_call(name, receiver, node, bound)
         args = [self.compile(a, bound) for a in node.args]
 
-        def method(s: _Scope) -> Any:
+        def method(s: Scope) -> Any:
             value = receiver(s)
             values = [a(s) for a in args]
             try:
@@ -333,12 +313,12 @@ class _Engine:
 
         return method
 
-    def has_tag(self, wanted: list[str]) -> Callable[[_Scope], Any]:
+    def has_tag(self, wanted: list[str]) -> Callable[[Scope], Any]:
         """``file.hasTag("a", ...)`` with written tags: a tag matches itself and its nested tags."""
         names = frozenset(w.lstrip("#").casefold() for w in wanted)
         nested = tuple(n + "/" for n in names)
 
-        def has(s: _Scope) -> bool:
+        def has(s: Scope) -> bool:
             record = s.record
             if record is None:
                 return False
@@ -350,7 +330,7 @@ class _Engine:
 
         return has
 
-    def lambda_call(self, name: str, receiver: Callable[[_Scope], Any], node: Call, bound: frozenset[str]) -> Callable[[_Scope], Any]:
+    def lambda_call(self, name: str, receiver: Callable[[Scope], Any], node: Call, bound: frozenset[str]) -> Callable[[Scope], Any]:
         want = 2 if name == "reduce" else 1
         if len(node.args) != want:
             raise EvalError(f"{name}() takes {want} argument{'s' if want > 1 else ''}", node.callee.pos)
@@ -360,7 +340,7 @@ class _Engine:
         cost = size(node.args[0])
         charge, pos = self.budget.charge, node.callee.pos
 
-        def run(s: _Scope) -> Any:
+        def run(s: Scope) -> Any:
             items = receiver(s)
             if items is None:
                 return None
@@ -388,7 +368,7 @@ class _Engine:
 
         return run
 
-    def global_call(self, name: str, node: Call, bound: frozenset[str]) -> Callable[[_Scope], Any]:
+    def global_call(self, name: str, node: Call, bound: frozenset[str]) -> Callable[[Scope], Any]:
         args = [self.compile(a, bound) for a in node.args]
         pos = node.pos
 
@@ -410,7 +390,7 @@ class _Engine:
         if name in ("max", "min"):
             pick = max if name == "max" else min
 
-            def extreme(s: _Scope) -> Any:
+            def extreme(s: Scope) -> Any:
                 values = [v for a in args if (v := a(s)) is not None]
                 if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in values):
                     raise EvalError(f"{name}() takes numbers", pos)
@@ -423,7 +403,7 @@ class _Engine:
         if name == "duration":
             need(1)
 
-            def span(s: _Scope) -> Any:
+            def span(s: Scope) -> Any:
                 v = args[0](s)
                 if v is None or isinstance(v, Duration):
                     return v
@@ -436,7 +416,7 @@ class _Engine:
         if name == "number":
             need(1)
 
-            def number(s: _Scope) -> Any:
+            def number(s: Scope) -> Any:
                 try:
                     return to_number(args[0](s))
                 except EvalError as exc:
@@ -468,7 +448,7 @@ class _Engine:
             raise EvalError(f"date() cannot read {display(value)!r} (YYYY-MM-DD HH:mm:ss)", pos)
         return date
 
-    def formula(self, s: _Scope, name: str, pos: int) -> Any:
+    def formula(self, s: Scope, name: str, pos: int) -> Any:
         if s.formulas is None:
             s.formulas, s.busy = {}, set()
         assert s.busy is not None
@@ -488,7 +468,7 @@ class _Engine:
 
     # -- columns -----------------------------------------------------------------------
 
-    def column(self, prop: str) -> Callable[[_Scope], Any]:
+    def column(self, prop: str) -> Callable[[Scope], Any]:
         head, _dot, rest = prop.partition(".")
         if head == "formula":
             if rest not in self.base.formulas:
@@ -499,134 +479,3 @@ class _Engine:
                 raise BaseInvalid(f"the view names file.{rest}, which is not a file field")
             return lambda s: self.files.field(s.path, rest, s.record)
         return lambda s: props(s.record).get(rest)
-
-
-def _filter_fn(engine: _Engine, tree: Filter) -> Callable[[_Scope], bool]:
-    parts: list[Callable[[_Scope], Any]] = [
-        _filter_fn(engine, item) if isinstance(item, Filter) else engine.expression(item) for item in tree.items
-    ]
-    if tree.op == "and":
-        if not parts:
-            return lambda _s: True
-        if len(parts) == 1:
-            (only,) = parts
-            return lambda s: truthy(only(s))
-        if len(parts) == 2:
-            first, second = parts
-
-            def both(s: _Scope) -> bool:
-                a = first(s)
-                if a is not True and (a is False or not truthy(a)):
-                    return False
-                b = second(s)
-                return b is True or (b is not False and truthy(b))
-
-            return both
-        return lambda s: all(truthy(p(s)) for p in parts)
-    if tree.op == "or":
-        return lambda s: any(truthy(p(s)) for p in parts)
-    return lambda s: not any(truthy(p(s)) for p in parts)
-
-
-def _summaries(engine: _Engine, view: View, rows: list[Row], custom: dict[str, Callable[[_Scope], Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for prop, name in view.summaries.items():
-        values = [row.values.get(prop) for row in rows]
-        if name in custom:
-            scope = _Scope(engine.this or "", None, {"values": values})
-            out[prop] = custom[name](scope)
-        else:
-            out[prop] = summary(name, values)
-    return out
-
-
-def run_view(
-    base: Base,
-    view_name: str | None,
-    universe: Universe,
-    *,
-    now: dt.datetime | None = None,
-    this: str | None = None,
-    budget: Budget | None = None,
-    paths: list[str] | None = None,
-) -> QueryResult:
-    """The rows of one view of ``base`` over ``universe``: filtered (the Base's filters and the
-    view's, joined by and), sorted, grouped, cut at the view's limit, with the view's columns and
-    summaries. ``paths`` are the candidate files (default: every file, notes and others, in path
-    order); ``this`` is the file ``this`` names (the ``.base`` itself, or the note embedding it).
-
-    Raises:
-        BaseInvalid: the view or an expression cannot be evaluated as written.
-        BaseFailed: a value met an expression it cannot work on, or the budget ran out.
-    """
-    budget = budget if budget is not None else Budget()
-    engine = _Engine(base, universe, budget, now if now is not None else dt.datetime.now(), this)
-    view = base.view(view_name)
-    order = list(view.order) or ["file.name"]
-    for prop in view.summaries:
-        if prop not in order:
-            raise BaseInvalid(f"the view summarises {prop}, which is not one of its columns")
-    names = set(SUMMARIES) | set(base.summaries)
-    for prop, name in view.summaries.items():
-        if name not in names:
-            raise BaseInvalid(f"the view's summary of {prop} is {name!r}, neither a built-in summary nor one of the Base's")
-    custom = {name: engine.expression(expr, frozenset({"values"})) for name, expr in base.summaries.items()}
-    check = _filter_fn(engine, Filter("and", tuple(f for f in (base.filters, view.filters) if f is not None)))
-    columns = {prop: engine.column(prop) for prop in order}
-    sorts = [(engine.column(k.property), k.descending) for k in view.sort]
-    group = (engine.column(view.group_by.property), view.group_by.descending) if view.group_by is not None else None
-
-    candidates = paths if paths is not None else sorted([*universe.notes, *universe.files])
-    kept: list[tuple[_Scope, Row]] = []
-    try:
-        budget.charge(len(candidates))  # a step per candidate row, charged at once
-        record_of = universe.notes.get
-        for path in candidates:
-            scope = _Scope(path, record_of(path))
-            if check(scope):
-                kept.append((scope, Row(path=path, values={})))
-        total = len(kept)
-        kept.sort(key=lambda pair: (pair[0].path.casefold(), pair[0].path))
-        for column, descending in reversed(sorts):
-            keyed = [(column(s), s, r) for s, r in kept]
-            present = [k for k in keyed if not empty(k[0])]
-            absent = [k for k in keyed if empty(k[0])]
-            present.sort(key=lambda k: sort_key(k[0]), reverse=descending)
-            kept = [(s, r) for _v, s, r in present + absent]
-        if group is not None:
-            column, descending = group
-            for s, r in kept:
-                r.group = column(s)
-            filled = [p for p in kept if not empty(p[1].group)]
-            blank = [p for p in kept if empty(p[1].group)]
-            filled.sort(key=lambda p: sort_key(p[1].group), reverse=descending)
-            kept = filled + blank
-        if view.limit is not None:
-            kept = kept[: view.limit]
-        for s, r in kept:
-            r.values = {prop: fn(s) for prop, fn in columns.items()}
-        rows = [r for _s, r in kept]
-        groups: list[tuple[Any, int, dict[str, Any]]] = []
-        if group is not None:
-            runs: list[tuple[Any, list[Row]]] = []
-            for row in rows:
-                if runs and equal(runs[-1][0], row.group):
-                    runs[-1][1].append(row)
-                else:
-                    runs.append((row.group, [row]))
-            groups = [(key, len(members), _summaries(engine, view, members, custom)) for key, members in runs]
-        summaries = _summaries(engine, view, rows, custom)
-    except BudgetExceeded as exc:
-        raise BaseFailed(str(exc), limit=True) from None
-    except RecursionError:
-        raise BaseFailed("the query nests too deeply to evaluate", limit=True) from None
-    shown = [(prop, base.display_names.get(prop, prop.partition(".")[2] if prop.startswith("note.") else prop)) for prop in order]
-    return QueryResult(
-        columns=shown,
-        rows=rows,
-        total=total,
-        grouped=group is not None,
-        groups=groups,
-        summaries=summaries,
-        steps=budget.steps,
-    )
