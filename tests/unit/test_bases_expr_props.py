@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import string
 
+import yaml  # type: ignore[import-untyped]
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -144,3 +145,64 @@ def test_the_budget_property_is_not_vacuous() -> None:
         assert exc.limit
     else:
         raise AssertionError(f"{len(NOTES)} notes of 512 steps each passed a {STEPS}-step budget")
+
+
+yaml_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=False), st.text(max_size=10), st.sampled_from(SAMPLES)
+)
+yaml_values = st.recursive(
+    yaml_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(
+            st.sampled_from(["and", "or", "not", "property", "direction", "name", "type", "order", "limit", "x"]), inner, max_size=3
+        ),
+    ),
+    max_leaves=10,
+)
+base_documents = st.fixed_dictionaries(
+    {},
+    optional={
+        "filters": yaml_values,
+        "formulas": st.dictionaries(st.sampled_from(["a", "b"]), yaml_scalars, max_size=2),
+        "properties": yaml_values,
+        "summaries": yaml_values,
+        "views": st.lists(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "type": yaml_scalars,
+                    "name": yaml_scalars,
+                    "order": st.lists(st.sampled_from(["file.name", "status", "formula.a", "note.price", "formula.b"]), max_size=3),
+                    "sort": yaml_values,
+                    "groupBy": yaml_values,
+                    "limit": yaml_scalars,
+                    "filters": yaml_values,
+                    "summaries": st.dictionaries(
+                        st.sampled_from(["status", "file.name"]), st.sampled_from(["Sum", "Unique", "Nope"]), max_size=2
+                    ),
+                },
+            ),
+            max_size=2,
+        ),
+    },
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(base_documents.map(lambda d: yaml.safe_dump(d, allow_unicode=True)), st.text(max_size=200)))
+@example("a: &a [1]\nb: *a\n")
+@example("!!python/object:os.system {}\n")
+@example("views:\n  - limit: 2024-01-01\n")
+def test_any_base_text_is_read_or_refused_and_runs_within_its_budget(text: str) -> None:
+    try:
+        base = read_base(text)
+    except BaseInvalid:
+        return
+    for name in [None, *(v.name for v in base.views)]:
+        budget = Budget(max_steps=STEPS)
+        try:
+            run_view(base, name, universe(), now=dt.datetime(2025, 6, 15), budget=budget)
+        except (BaseInvalid, BaseFailed):
+            pass
+        assert budget.steps <= STEPS + MAX_EXPRESSION_CHARS
