@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import threading
 from typing import TYPE_CHECKING
 
 import pytest
@@ -174,9 +175,18 @@ def test_a_runaway_base_stops_at_its_budget(library: Path, raw: RawClient, daemo
     runaway = f"formulas:\n  many: '[{items}]'\n  spin: '{spin}'\nviews:\n  - order: [formula.spin]\n"
     patient = RawClient(daemon.home.socket, timeout=300)
     patient.hello()
-    reply = patient.request("base.query", {"vault": "lib", "yaml": runaway})
+    replies: list[dict[str, object]] = []
+    running = threading.Thread(target=lambda: replies.append(patient.request("base.query", {"vault": "lib", "yaml": runaway})))
+    running.start()
+    # meanwhile the vault changes and a fresh read sees it: the evaluation holds no lock on the index
+    (library / "Books/Meanwhile.md").write_text("---\ntags: [book]\npages: 1\n---\n# Meanwhile\n")
+    fresh = raw.call("base.query", {"vault": "lib", "yaml": "filters: 'pages == 1'\n", "fresh": True})
+    assert [r["path"] for r in fresh["rows"]] == ["Books/Meanwhile.md"]
+    assert running.is_alive(), "the runaway query ended before the fresh read: the test proves nothing"
+    running.join(timeout=300)
     patient.close()
-    assert reply["error"]["data"]["code"] == "LIMIT", reply
+    (reply,) = replies
+    assert reply["error"]["data"]["code"] == "LIMIT", reply  # type: ignore[index,call-overload]
     # the daemon is still serving
     assert raw.call("base.query", {"vault": "lib", "yaml": "filters: 'pages == 255'\n"})["total"] == 1
 

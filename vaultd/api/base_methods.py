@@ -1,7 +1,8 @@
 """Handlers of base.query and base.list: Obsidian Bases evaluated over the live index.
 
 The Base's text is read and parsed off the event loop; the view is evaluated in a worker thread
-with the index held still, over the files this caller may see (a private note is not a row, not a
+over a copy of the index taken on the event loop (so a long evaluation never holds up the
+watcher or a write), over the files this caller may see (a private note is not a row, not a
 link target, not a backlink). Evaluation is bounded by its step and time budget, so a hostile
 Base costs at most that budget.
 """
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 
     from vaultd.obsidian.bases.query import Row
     from vaultd.policy.visibility import Visibility
-    from vaultd.vault.index import VaultIndex
+    from vaultd.vault.index import IndexCopy
 
 MAX_LISTED_BASES = 1000  #: .base files base.list reads
 
@@ -72,7 +73,7 @@ def _read_text(root: Path, path: str) -> str:
         raise InvalidParams(f"{path} is not valid UTF-8") from None
 
 
-def _source(root: Path, index: VaultIndex, view: Visibility, params: BaseQueryParams) -> tuple[str, str | None]:
+def _source(root: Path, index: IndexCopy, view: Visibility, params: BaseQueryParams) -> tuple[str, str | None]:
     """The Base's YAML and the file ``this`` names.
 
     Raises:
@@ -101,11 +102,11 @@ def _source(root: Path, index: VaultIndex, view: Visibility, params: BaseQueryPa
     return blocks[number - 1], path
 
 
-def _universe(root: Path, index: VaultIndex, view: Visibility, leave_out: str) -> tuple[Universe, list[str]]:
+def _universe(root: Path, index: IndexCopy, view: Visibility, leave_out: str) -> tuple[Universe, list[str]]:
     if view.hides_anything:
         notes = {p: r for p, r in index.notes.items() if not view.hidden(p)}
         files = {p: s for p, s in index.attachments.items() if not view.hidden(p)}
-    else:  # the index's own maps, held still while the query runs: no copy of 10,000 entries
+    else:  # the copy's own maps: nothing to leave out
         notes, files = index.notes, index.attachments
 
     def resolve(target: str, source: str) -> str | None:
@@ -114,8 +115,21 @@ def _universe(root: Path, index: VaultIndex, view: Visibility, leave_out: str) -
             return None
         return found.path if found.path in notes or found.path in files else None
 
+    linking: dict[str, list[str]] | None = None
+
     def backlinks(path: str) -> list[str]:
-        return list(dict.fromkeys(source for source, _link in index.backlinks(path) if source in notes))
+        """The notes linking to ``path``, from every link resolved once, when a Base first asks."""
+        nonlocal linking
+        if linking is None:
+            linking = {}
+            for source in sorted(notes):
+                for link in notes[source].links:
+                    target = resolve(link.target, source) if link.target else None
+                    if target is not None:
+                        sources = linking.setdefault(target, [])
+                        if not sources or sources[-1] != source:
+                            sources.append(source)
+        return linking.get(path, [])
 
     def ctime(path: str) -> float | None:
         try:
@@ -215,6 +229,7 @@ async def query(ctx: CallContext, params: BaseQueryParams) -> BaseQueryResult:
     root = live.root
     leave_out = log_path_of(ctx, params.vault)
     _offset(params.cursor)
+    copy = live.index.copy()  # one state of the index, taken on the event loop, for the worker threads
 
     def parse() -> tuple[Base, str | None]:
         """The Base and the file ``this`` names, read off the event loop.
@@ -222,7 +237,7 @@ async def query(ctx: CallContext, params: BaseQueryParams) -> BaseQueryResult:
         Raises:
             InvalidParams: INVALID_PARAMS, the Base cannot be read as written.
         """
-        text, this = _source(root, live.index, view, params)
+        text, this = _source(root, copy, view, params)
         try:
             return read_base(text), this
         except BaseInvalid as exc:
@@ -231,14 +246,14 @@ async def query(ctx: CallContext, params: BaseQueryParams) -> BaseQueryResult:
     base, this = await anyio.to_thread.run_sync(parse)
 
     def evaluate() -> BaseQueryResult:
-        """The view's rows, in a worker thread with the index held still.
+        """The view's rows, in a worker thread, over the copy.
 
         Raises:
             InvalidParams: INVALID_PARAMS, an expression cannot be evaluated as written.
             LimitExceeded: LIMIT, the step or time budget ran out.
         """
         with collector_paused():
-            universe, paths = _universe(root, live.index, view, leave_out)
+            universe, paths = _universe(root, copy, view, leave_out)
             try:
                 result = run_view(base, params.view, universe, this=this, paths=paths)
             except BaseInvalid as exc:
@@ -249,8 +264,7 @@ async def query(ctx: CallContext, params: BaseQueryParams) -> BaseQueryResult:
                 raise InvalidParams(str(exc)) from None
             return _answer(params, base, this, result)
 
-    async with live.held_still():
-        return await anyio.to_thread.run_sync(evaluate)
+    return await anyio.to_thread.run_sync(evaluate)
 
 
 @handles(bases.LIST)
