@@ -460,3 +460,21 @@ def test_values_that_build_too_much_are_refused() -> None:
         )
         is None
     )  # an overflowing number is not a million-digit integer: Infinity, shown as null
+
+
+def test_list_methods_charge_their_length() -> None:
+    items = ", ".join(str(i) for i in range(300))
+    base = read_base(f"formulas:\n  x: '[{items}].unique()'\nviews:\n  - order: [formula.x]\n")
+    one = Universe(notes={NOTES[0].path: NOTES[0]}, files={}, resolve=lambda t, s: None, backlinks=lambda p: [])
+    # one row (1) + the formula's nodes (call, member, list and its 300 numbers: 303) + the walk of 300 items
+    exact = Budget(max_steps=604)
+    assert len(run_view(base, None, one, now=NOW, budget=exact).rows[0].values["formula.x"]) == 300
+    assert exact.steps == 604
+    with pytest.raises(BaseFailed, match="more than 603 evaluation steps"):
+        run_view(base, None, one, now=NOW, budget=Budget(max_steps=603))
+
+
+def test_unique_is_linear_and_keeps_first_ones() -> None:
+    assert value('[1, 1.0, "1", date("2025-01-01"), date("2025-01-01"), [1], [1], file, file("Books/Dune.md")].unique().length') == 5
+    base = "views:\n  - order: [status]\n    summaries:\n      status: Unique\n"
+    assert run_view(read_base(base), None, universe(), now=NOW).summaries == {"note.status": 3}  # reading, done, active

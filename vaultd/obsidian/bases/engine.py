@@ -297,9 +297,13 @@ class Engine:
             return self.lambda_call(name, receiver, node, bound)
         args = [self.compile(a, bound) for a in node.args]
 
+        charge = self.budget.charge
+
         def method(s: Scope) -> Any:
             value = receiver(s)
             values = [a(s) for a in args]
+            if isinstance(value, list):
+                charge(len(value))  # a list method walks its list: the work follows its length
             try:
                 if isinstance(value, FileRef) and name in FILE_METHODS:
                     return self.files.method(value.path, name, values)

@@ -11,7 +11,7 @@ import math
 import statistics
 from typing import Any, Final
 
-from vaultd.obsidian.bases.functions import equal
+from vaultd.obsidian.bases.functions import distinct
 from vaultd.obsidian.bases.model import BaseInvalid
 from vaultd.obsidian.bases.values import Duration, as_date
 
@@ -67,11 +67,7 @@ def summary(name: str, values: list[Any]) -> Any:
     if name == "Unchecked":
         return sum(1 for v in values if v is not True)
     if name == "Unique":
-        seen: list[Any] = []
-        for v in present:
-            if not any(equal(v, k) for k in seen):
-                seen.append(v)
-        return len(seen)
+        return len(distinct(present))
     if name in ("Earliest", "Latest"):
         if not dates:
             return None
