@@ -304,6 +304,8 @@ class Engine:
             values = [a(s) for a in args]
             if isinstance(value, list):
                 charge(len(value))  # a list method walks its list: the work follows its length
+            elif isinstance(value, str) and len(value) > 4096:
+                charge(len(value) >> 6)  # and a long string's, in C, about a step per 64 characters
             try:
                 if isinstance(value, FileRef) and name in FILE_METHODS:
                     return self.files.method(value.path, name, values)
