@@ -304,6 +304,19 @@ views:
         ("file.links[0].asFile().name", "Textbook.md"),
         # this
         ("this.file.name", "Library.base"),
+        ('html("<i>x</i>")', "<i>x</i>"),
+        ('icon("arrow-right")', "arrow-right"),
+        ('image("cover.png")', "cover.png"),
+        ("file.ctime", "2025-06-10T09:00:00"),  # no creation time known here: the modification time
+        ('file("Textbook").links[0].linksTo(file("Books/Dune.md"))', True),
+        ("[5, 6].reduce(acc + index, 0)", 1),
+        ('"a1b22c".split(/[0-9]+/)', ["a", "b", "c"]),
+        ("author", "[[Frank Herbert]]"),
+        ('author == link("Frank Herbert")', True),
+        ("note.missing.isEmpty()", True),
+        ("null.isTruthy()", False),
+        ('[date("2025-01-02"), date("2025-01-01")].sort()[0]', "2025-01-01"),
+        ('status != "done" && file.hasTag("book")', True),
         # regular expressions
         ("/^D/.matches(file.basename)", True),
         ("/^d/i.matches(file.basename)", True),
