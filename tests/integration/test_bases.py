@@ -186,7 +186,7 @@ def test_a_runaway_base_stops_at_its_budget(library: Path, raw: RawClient, daemo
     running.join(timeout=300)
     patient.close()
     (reply,) = replies
-    assert reply["error"]["data"]["code"] == "LIMIT", reply  # type: ignore[index,call-overload]
+    assert reply["error"]["data"]["code"] == "LIMIT", reply  # type: ignore[index]
     # the daemon is still serving
     assert raw.call("base.query", {"vault": "lib", "yaml": "filters: 'pages == 255'\n"})["total"] == 1
 
