@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from protocol.methods import (
+    bases,
     console,
     git,
     graph,
@@ -44,6 +45,7 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *git.SPECS,
     *lint.SPECS,
     *graph.SPECS,
+    *bases.SPECS,
     *console.SPECS,
 )
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}

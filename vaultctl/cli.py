@@ -92,6 +92,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("hubs", "graph_cmd", "hubs"),
     ("mocs", "graph_cmd", "mocs"),
     ("nav", "graph_cmd", "nav"),
+    ("bases", "bases_cmd", "list_bases"),
     ("console", "console_cmd", "console_cmd"),
 )
 
@@ -103,6 +104,7 @@ GROUPS: tuple[tuple[str, str, str], ...] = (
     ("vault", "admin", "vault_app"),
     ("proposals", "proposals", "app"),
     ("claim", "sources", "claim_app"),
+    ("base", "bases_cmd", "base_app"),
 )
 #: Subcommands a group gets from other modules (kept out of admin.py, so 'vaultctl status' does not
 #: import them).
