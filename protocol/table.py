@@ -12,6 +12,7 @@ from typing import Any
 
 from protocol.methods import (
     console,
+    files,
     git,
     graph,
     guard,
@@ -45,6 +46,7 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *lint.SPECS,
     *graph.SPECS,
     *console.SPECS,
+    *files.SPECS,
 )
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 

@@ -4,6 +4,7 @@
 def load_handlers() -> None:
     from vaultd.api import (  # noqa: F401
         console_methods,
+        file_methods,
         git_methods,
         graph_methods,
         guard_methods,
