@@ -149,6 +149,7 @@ def read(
     render.say(head + (f"\nsha256 {result.sha256}" if result.sha256 else "") + "\n[binary; save its bytes with --out FILE]")
 
 
+@file_app.command("move")
 @write_command(files.MOVE)
 def move(
     target: Annotated[str, typer.Argument(metavar="FILE", help=doc(FileMoveParams, "target"))],
@@ -166,6 +167,7 @@ def move(
     )
 
 
+@file_app.command("rename")
 @write_command(files.RENAME)
 def rename(
     target: Annotated[str, typer.Argument(metavar="FILE", help=doc(FileRenameParams, "target"))],
@@ -185,6 +187,7 @@ def rename(
     )
 
 
+@file_app.command("delete")
 @write_command(files.DELETE)
 def delete(
     target: Annotated[str, typer.Argument(metavar="FILE", help=doc(FileDeleteParams, "target"))],
@@ -204,6 +207,7 @@ def delete(
     )
 
 
+@file_app.command("write")
 @write_command(files.WRITE)
 def write(
     path: Annotated[str, typer.Argument(metavar="FILE", help=doc(FileWriteParams, "path"))],

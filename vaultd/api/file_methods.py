@@ -72,7 +72,7 @@ async def list_files(ctx: CallContext, params: FileListParams) -> FileListResult
     )
     counts = await embedded_counts(live.root, index, view, [p for p, _, _ in found]) if params.orphaned else None
     if counts is not None:
-        found = [f for f in found if counts[f[0]] == 0]
+        found = [f for f in found if counts[f[0]] == 0 and file_kind(f[0]) is not FileKind.NOTE]
     start = bisect.bisect_right([p for p, _, _ in found], decode_cursor(params.cursor)) if params.cursor else 0
     page = found[start : start + params.limit]
     if counts is None:
