@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Final
 
+from protocol.limits import MAX_NOTE_BYTES
 from protocol.methods.files import FileKind
 from vaultd.errors import InvalidParams, NotFound
 from vaultd.fsio import ReadRefused, read_regular
@@ -107,7 +108,7 @@ _MIME: Final[dict[str, str]] = {
 #: Kinds read and written as UTF-8 text.
 TEXT_KINDS: Final = frozenset({FileKind.NOTE, FileKind.CANVAS, FileKind.BASE, FileKind.TEXT})
 
-MAX_CANVAS_READ: Final = 2 * 1024 * 1024  #: a canvas larger than this is not read for its file nodes
+MAX_CANVAS_READ: Final = MAX_NOTE_BYTES  #: a canvas larger than a note is not read for its file nodes
 
 
 def extension(path: str) -> str:
