@@ -380,3 +380,102 @@ async def test_an_agent_sees_an_image_lists_files_and_its_deletes_are_proposed_p
         renamed = ok(await client.call_tool("file_rename", {"target": "pics/dot.png", "name": "red.png"}))
         assert renamed["outcome"] == "preview"  # file_move is propose by default: the confirm would propose too
     assert snapshot(root) == before
+
+
+def test_the_file_list_follows_the_disk_through_the_watcher(daemon: Daemon, home: Home, cli: Any, typed_clients: TypedClients) -> None:
+    root = _vault(home, cli, {"Note.md": "# Note\n", "board.canvas": _canvas("Note.md")})
+    client = typed_clients.open(home)
+    assert {f.path for f in client.call(files.LIST, FileListParams(fresh=True)).files} == {"Note.md", "board.canvas"}
+    (root / "scans").mkdir()
+    (root / "scans/page.PDF").write_bytes(b"%PDF-1.7\n")
+    (root / "clip.mp3").write_bytes(b"ID3")
+    listed = {f.path: f for f in client.call(files.LIST, FileListParams(fresh=True)).files}
+    assert listed["scans/page.PDF"].kind is FileKind.PDF and listed["scans/page.PDF"].size == 9
+    assert listed["clip.mp3"].kind is FileKind.AUDIO and listed["scans/page.PDF"].embedded_by == 0
+    # A canvas edited on disk: its new file node counts at once; a note's new embed too.
+    (root / "board.canvas").write_text(_canvas("Note.md", "scans/page.PDF"))
+    (root / "Note.md").write_text("# Note\n\n![[page.PDF]]\n")
+    listed = {f.path: f for f in client.call(files.LIST, FileListParams(fresh=True)).files}
+    assert listed["scans/page.PDF"].embedded_by == 2
+    (root / "clip.mp3").unlink()
+    assert "clip.mp3" not in {f.path for f in client.call(files.LIST, FileListParams(fresh=True)).files}
+
+
+def test_the_file_list_filters_and_pages(daemon: Daemon, home: Home, cli: Any, typed_clients: TypedClients) -> None:
+    contents: dict[str, str | bytes] = {f"img/{i:03}.png": PNG[:20] for i in range(12)}
+    contents |= {"docs/a.pdf": b"%PDF", "docs/deep/b.pdf": b"%PDF", "Note.md": "# Note\n", "imgx.png": PNG[:20]}
+    _vault(home, cli, contents)
+    client = typed_clients.open(home)
+    pdfs = client.call(files.LIST, FileListParams(kind=FileKind.PDF))
+    assert [f.path for f in pdfs.files] == ["docs/a.pdf", "docs/deep/b.pdf"] and pdfs.total == 2
+    assert [f.path for f in client.call(files.LIST, FileListParams(folder="docs/deep")).files] == ["docs/deep/b.pdf"]
+    assert [f.path for f in client.call(files.LIST, FileListParams(folder="img", glob="**/01*.png")).files] == [
+        "img/010.png",
+        "img/011.png",
+    ]
+    assert "imgx.png" not in {f.path for f in client.call(files.LIST, FileListParams(folder="img")).files}
+    seen: list[str] = []
+    cursor = None
+    while True:
+        page = client.call(files.LIST, FileListParams(kind=FileKind.IMAGE, limit=5, cursor=cursor))
+        seen += [f.path for f in page.files]
+        assert page.total == 13
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert seen == sorted(seen) and len(seen) == 13
+    assert len(client.call(files.LIST, FileListParams(limit=500)).files) == 16
+    with refused(ErrorCode.INVALID_PARAMS):
+        client.call_with(files.LIST, {"limit": 501})
+    with refused(ErrorCode.INVALID_PARAMS):
+        client.call(files.LIST, FileListParams(cursor="!!not-ours"))
+
+
+def test_bad_targets_are_refused_clearly(daemon: Daemon, home: Home, cli: Any, typed_clients: TypedClients) -> None:
+    root = _vault(home, cli, {"Note.md": "# Note\n", "pic.png": PNG, "other.png": PNG[:10]})
+    (root / "link.png").symlink_to(root / "pic.png")
+    before = snapshot(root)
+    client = typed_clients.open(home)
+    with refused(ErrorCode.INVALID_PARAMS):
+        client.call(files.READ, FileReadParams(target="pic\x00.png"))
+    with refused(ErrorCode.NOT_FOUND):
+        client.call(files.READ, FileReadParams(target="link.png"))  # a symlink is never followed
+    with refused(ErrorCode.NOT_FOUND):
+        client.call(files.READ, FileReadParams(target=".obsidian/app.json"))
+    with refused(ErrorCode.INVALID_PARAMS):
+        client.call(files.DELETE, FileDeleteParams(target="Note.md"))  # a note has note.delete
+    with refused(ErrorCode.VALIDATION, IssueCode.V08):
+        client.call(files.MOVE, FileMoveParams(target="pic.png", to="other.png"))
+    with refused(ErrorCode.VALIDATION, IssueCode.V04):
+        client.call(files.MOVE, FileMoveParams(target="pic.png", to="pic.md"))  # a file does not become a note
+    with refused(ErrorCode.VALIDATION, IssueCode.V04):
+        client.call(files.MOVE, FileMoveParams(target="pic.png", to="../outside.png"))
+    with refused(ErrorCode.VALIDATION, IssueCode.V04):
+        client.call(files.MOVE, FileMoveParams(target="pic.png", to=".obsidian/pic.png"))
+    with refused(ErrorCode.INVALID_PARAMS):
+        client.call(files.RENAME, FileRenameParams(target="pic.png", name="sub/pic.png"))
+    with refused(ErrorCode.CONFLICT):
+        client.call(files.MOVE, FileMoveParams(target="pic.png", to="moved.png", expected_sha="0" * 12))
+    with refused(ErrorCode.CONFLICT):
+        client.call(files.DELETE, FileDeleteParams(target="other.png", expected_mtime_ns=1))
+    as_note = cli("move", "pic.png", "elsewhere.png")
+    assert as_note.code != 0 and "vaultctl file" in as_note.err
+    assert snapshot(root) == before
+
+
+async def test_a_vault_policy_keeps_agents_from_reading_files(daemon: Daemon, home: Home, cli: Any) -> None:
+    root = _vault(home, cli, {"Note.md": "# Note\n", "pic.png": RED_DOT})
+    preview = cli("vault", "policy", "v", "file_read=refuse", "file_write=refuse")
+    assert preview.code == 0, preview.err
+    line = next(line.strip() for line in preview.out.splitlines() if "--confirm" in line)
+    done = cli(*shlex.split(line)[1:])
+    assert done.code == 0, done.err
+    async with agent(home) as client:
+        refusal = await client.call_tool("file_read", {"target": "pic.png"})
+        assert refusal.is_error and "G02" in str(refusal.content[0]) and "file_read" in str(refusal.content[0])
+        note = ok(await client.call_tool("file_read", {"target": "Note.md"}))  # a note is note.read's, not gated here
+        assert note["content"] == "# Note\n"
+        write = await client.call_tool("file_write", {"path": "a.txt", "content": "x"})
+        assert write.is_error and "G02" in str(write.content[0])
+    assert not (root / "a.txt").exists()
+    assert cli("file", "read", "pic.png").code == 0  # people are not gated

@@ -21,7 +21,7 @@ ENDS: Final = frozenset({"none", "arrow"})
 BACKGROUND_STYLES: Final = frozenset({"cover", "ratio", "repeat"})
 _COLOR: Final = re.compile(r"^(#[0-9A-Fa-f]{6}|[1-6])$")
 BASE_KEYS: Final = frozenset({"filters", "formulas", "properties", "summaries", "views"})
-MAX_FILTER_DEPTH: Final = 32  #: nested and/or/not groups a base's filters may hold
+MAX_FILTER_DEPTH: Final = 16  #: nested and/or/not groups a base's filters may hold (within the YAML bound of 64 levels)
 
 
 def _v30(path: str, message: str) -> Issue:
@@ -98,13 +98,13 @@ def canvas_issues(path: str, text: str) -> list[Issue]:
             if node["id"] in ids:
                 problems.append(f"nodes[{i}].id {node['id']!r} is not unique")
             ids.add(node["id"])
-    node_ids = set(ids)
+    edge_ids: set[str] = set()
     for i, edge in enumerate(edges):
-        problems += _edge_problems(edge, f"edges[{i}]", node_ids)
+        problems += _edge_problems(edge, f"edges[{i}]", ids)
         if isinstance(edge, dict) and isinstance(edge.get("id"), str):
-            if edge["id"] in ids:
+            if edge["id"] in edge_ids:
                 problems.append(f"edges[{i}].id {edge['id']!r} is not unique")
-            ids.add(edge["id"])
+            edge_ids.add(edge["id"])
     return [_v30(path, f"not JSON Canvas 1.0: {p}") for p in problems[:20]]
 
 
