@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 file_app = typer.Typer(help="Read, move, rename, delete and write any file of a vault (not only notes).", no_args_is_help=True)
 
 FreshOpt = Annotated[bool, typer.Option("--fresh", help=doc(FileListParams, "fresh"))]
-ExpectedShaOpt = Annotated[str | None, typer.Option("--expected-sha", help=doc(FileMoveParams, "expected_sha"))]
 ExpectedMtimeOpt = Annotated[int | None, typer.Option("--expected-mtime", help=doc(FileMoveParams, "expected_mtime_ns"))]
 
 
@@ -154,15 +153,14 @@ def read(
 def move(
     target: Annotated[str, typer.Argument(metavar="FILE", help=doc(FileMoveParams, "target"))],
     to: Annotated[str, typer.Argument(metavar="TO", help=doc(FileMoveParams, "to"))],
-    expected_sha: ExpectedShaOpt = None,
     expected_mtime: ExpectedMtimeOpt = None,
     *,
     flags: WriteFlags[FileMoveParams],
 ) -> None:
     """Move a file and rewrite every embed and link to it: a preview first, then --confirm --fingerprint F."""
-    words = ["file", "move", target, to, *_cas_words(expected_sha, expected_mtime)]
+    words = ["file", "move", target, to, *_cas_words(flags.expected_sha, expected_mtime)]
     flags.run(
-        lambda steering: FileMoveParams(target=target, to=to, expected_sha=expected_sha, expected_mtime_ns=expected_mtime, **steering),
+        lambda steering: FileMoveParams(target=target, to=to, expected_mtime_ns=expected_mtime, **steering),
         *words,
     )
 
@@ -172,17 +170,14 @@ def move(
 def rename(
     target: Annotated[str, typer.Argument(metavar="FILE", help=doc(FileRenameParams, "target"))],
     name: Annotated[str, typer.Argument(metavar="NAME", help=doc(FileRenameParams, "name"))],
-    expected_sha: ExpectedShaOpt = None,
     expected_mtime: ExpectedMtimeOpt = None,
     *,
     flags: WriteFlags[FileRenameParams],
 ) -> None:
     """Rename a file in its folder and rewrite every embed and link to it: a preview first, then --confirm --fingerprint F."""
-    words = ["file", "rename", target, name, *_cas_words(expected_sha, expected_mtime)]
+    words = ["file", "rename", target, name, *_cas_words(flags.expected_sha, expected_mtime)]
     flags.run(
-        lambda steering: FileRenameParams(
-            target=target, name=name, expected_sha=expected_sha, expected_mtime_ns=expected_mtime, **steering
-        ),
+        lambda steering: FileRenameParams(target=target, name=name, expected_mtime_ns=expected_mtime, **steering),
         *words,
     )
 
@@ -192,17 +187,14 @@ def rename(
 def delete(
     target: Annotated[str, typer.Argument(metavar="FILE", help=doc(FileDeleteParams, "target"))],
     force: Annotated[bool, typer.Option("--force", help=doc(FileDeleteParams, "force"))] = False,
-    expected_sha: ExpectedShaOpt = None,
     expected_mtime: ExpectedMtimeOpt = None,
     *,
     flags: WriteFlags[FileDeleteParams],
 ) -> None:
     """Move a file to .trash (undo restores it): a preview first, then --confirm --fingerprint F."""
-    words = ["file", "delete", target, *(("--force",) if force else ()), *_cas_words(expected_sha, expected_mtime)]
+    words = ["file", "delete", target, *(("--force",) if force else ()), *_cas_words(flags.expected_sha, expected_mtime)]
     flags.run(
-        lambda steering: FileDeleteParams(
-            target=target, force=force, expected_sha=expected_sha, expected_mtime_ns=expected_mtime, **steering
-        ),
+        lambda steering: FileDeleteParams(target=target, force=force, expected_mtime_ns=expected_mtime, **steering),
         *words,
     )
 
@@ -213,7 +205,6 @@ def write(
     path: Annotated[str, typer.Argument(metavar="FILE", help=doc(FileWriteParams, "path"))],
     source: Annotated[str, typer.Argument(metavar="SOURCE", help="A local file to read the new text from, or - for stdin."), Complete.FILE],
     create_only: Annotated[bool, typer.Option("--create-only", help=doc(FileWriteParams, "create_only"))] = False,
-    expected_sha: ExpectedShaOpt = None,
     expected_mtime: ExpectedMtimeOpt = None,
     *,
     flags: WriteFlags[FileWriteParams],
@@ -228,9 +219,7 @@ def write(
     except UnicodeDecodeError:
         fail(f"{source} is not UTF-8 text; file.write writes text files", ExitStatus.USAGE)
     flags.run(
-        lambda steering: FileWriteParams(
-            path=path, content=content, create_only=create_only, expected_sha=expected_sha, expected_mtime_ns=expected_mtime, **steering
-        )
+        lambda steering: FileWriteParams(path=path, content=content, create_only=create_only, expected_mtime_ns=expected_mtime, **steering)
     )
 
 
