@@ -376,10 +376,18 @@ async def test_an_agent_sees_an_image_lists_files_and_its_deletes_are_proposed_p
         preview = ok(deleted)
         assert preview["outcome"] == "preview"
         confirm = {"target": "pics/dot.png", "force": True, "confirm": True, "fingerprint": preview["fingerprint"]}
-        assert ok(await client.call_tool("file_delete", confirm))["outcome"] == "proposed"
+        proposed = ok(await client.call_tool("file_delete", confirm))
+        assert proposed["outcome"] == "proposed"
         renamed = ok(await client.call_tool("file_rename", {"target": "pics/dot.png", "name": "red.png"}))
         assert renamed["outcome"] == "preview"  # file_move is propose by default: the confirm would propose too
     assert snapshot(root) == before
+    # A person applies the agent's proposal: the file goes to the trash, and undo brings it back.
+    done = cli("proposals", "apply", proposed["proposal"], "--json")
+    assert done.code == 0, done.err
+    assert done.json()["outcome"] == "applied"
+    assert not (root / "pics/dot.png").exists() and (root / ".trash/pics/dot.png").read_bytes() == RED_DOT
+    assert cli("undo", done.json()["op_id"]).code == 0
+    assert _without_log(snapshot(root)) == _without_log(before)
 
 
 def test_the_file_list_follows_the_disk_through_the_watcher(daemon: Daemon, home: Home, cli: Any, typed_clients: TypedClients) -> None:
