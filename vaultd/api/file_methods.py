@@ -46,10 +46,37 @@ if TYPE_CHECKING:
     from vaultd.policy.visibility import Visibility
     from vaultd.vault.index import VaultIndex
 
-async def embedded_counts(root: Path, index: VaultIndex, view: Visibility, paths: list[str]) -> dict[str, int]:
-    """How many visible notes and canvases embed or link each of ``paths``."""
-    named = await anyio.to_thread.run_sync(canvas_refs(root).counts, root, index, view.visible)
+
+def embedded_counts(root: Path, index: VaultIndex, view: Visibility, paths: list[str]) -> dict[str, int]:
+    """How many visible notes and canvases embed or link each of ``paths`` (a worker thread, with
+    the index held still: it reads canvases from the disk and walks the index's maps)."""
+    named = canvas_refs(root).counts(root, index, view.visible)
     return {p: len(embedders(index, p, view.visible, named)) for p in paths}
+
+
+Selected = tuple[list[tuple[str, int, int]], int, dict[str, int]]
+
+
+def _selected(root: Path, index: VaultIndex, view: Visibility, params: FileListParams) -> Selected:
+    """The files ``params`` selects (path, size, mtime) in path order, where the page starts, and
+    the embed counts of the page's files (for ``orphaned``, of every candidate's)."""
+    folder = (params.folder or "").strip("/")
+    globs = GlobSet([params.glob]) if params.glob else None
+    found = sorted(
+        (path, size, mtime)
+        for path, size, mtime in visible_files(index, view.visible)
+        if (not folder or path.startswith(folder + "/"))
+        and (params.kind is None or file_kind(path) is params.kind)
+        and (globs is None or globs.matches(path))
+        and not (params.orphaned and file_kind(path) is FileKind.NOTE)
+    )
+    if params.orphaned:
+        counts = embedded_counts(root, index, view, [p for p, _, _ in found])
+        found = [f for f in found if counts[f[0]] == 0]
+    start = bisect.bisect_right([p for p, _, _ in found], decode_cursor(params.cursor)) if params.cursor else 0
+    if not params.orphaned:
+        counts = embedded_counts(root, index, view, [p for p, _, _ in found[start : start + params.limit]])
+    return found, start, counts
 
 
 @handles(files.LIST)
@@ -60,23 +87,11 @@ async def list_files(ctx: CallContext, params: FileListParams) -> FileListResult
         InvalidParams: INVALID_PARAMS, the cursor is not one this daemon returned.
     """
     live, view = await live_view(ctx, params.vault, params.fresh)
-    index = live.index
-    folder = (params.folder or "").strip("/")
-    globs = GlobSet([params.glob]) if params.glob else None
-    found = sorted(
-        (path, size, mtime)
-        for path, size, mtime in visible_files(index, view.visible)
-        if (not folder or path.startswith(folder + "/"))
-        and (params.kind is None or file_kind(path) is params.kind)
-        and (globs is None or globs.matches(path))
-    )
-    counts = await embedded_counts(live.root, index, view, [p for p, _, _ in found]) if params.orphaned else None
-    if counts is not None:
-        found = [f for f in found if counts[f[0]] == 0 and file_kind(f[0]) is not FileKind.NOTE]
-    start = bisect.bisect_right([p for p, _, _ in found], decode_cursor(params.cursor)) if params.cursor else 0
+    if params.cursor:
+        decode_cursor(params.cursor)  # a cursor this daemon did not make is refused before any work
+    async with live.held_still() as index:
+        found, start, counts = await anyio.to_thread.run_sync(_selected, live.root, index, view, params)
     page = found[start : start + params.limit]
-    if counts is None:
-        counts = await embedded_counts(live.root, index, view, [p for p, _, _ in page])
     summaries = [FileSummary(path=p, kind=file_kind(p), size=size, mtime_ns=mtime, embedded_by=counts[p]) for p, size, mtime in page]
     more = start + params.limit < len(found)
     return FileListResult(files=summaries, total=len(found), next_cursor=encode_cursor(page[-1][0]) if more and page else None)
@@ -164,7 +179,8 @@ async def read_file(ctx: CallContext, params: FileReadParams) -> FileReadResult:
     encoding, content, size, mtime, sha, nxt = await anyio.to_thread.run_sync(
         _read_page, str(live.root), path, kind, params.offset, params.max_bytes
     )
-    counts = await embedded_counts(live.root, live.index, view, [path])
+    async with live.held_still() as index:
+        counts = await anyio.to_thread.run_sync(embedded_counts, live.root, index, view, [path])
     return FileReadResult(
         path=path,
         kind=kind,
