@@ -16,6 +16,7 @@ import pytest
 
 from protocol.errors import ErrorCode
 from protocol.issue_codes import IssueCode
+from protocol.limits import MAX_NOTE_BYTES, MAX_READ_PAGE_BYTES
 from protocol.methods import files
 from protocol.methods.files import (
     MAX_FILE_BYTES_PAGE,
@@ -487,3 +488,24 @@ async def test_a_vault_policy_keeps_agents_from_reading_files(daemon: Daemon, ho
         assert write.is_error and "G02" in str(write.content[0])
     assert not (root / "a.txt").exists()
     assert cli("file", "read", "pic.png").code == 0  # people are not gated
+
+
+def test_text_bounds_hold_at_their_edges(daemon: Daemon, home: Home, cli: Any, typed_clients: TypedClients) -> None:
+    root = _vault(home, cli, {"Note.md": "# Note\n", "at.txt": "a" * MAX_NOTE_BYTES, "past.txt": "a" * (MAX_NOTE_BYTES + 1)})
+    client = typed_clients.open(home)
+    at = client.call(files.READ, FileReadParams(target="at.txt", max_bytes=MAX_READ_PAGE_BYTES))
+    assert at.encoding is FileEncoding.TEXT and len(at.content) == MAX_READ_PAGE_BYTES and at.sha256 is not None
+    with refused(ErrorCode.INVALID_PARAMS):
+        client.call(files.READ, FileReadParams(target="at.txt", max_bytes=MAX_READ_PAGE_BYTES + 1))
+    # One byte past the text bound, a text file is paged by its bytes like any large file.
+    past = client.call(files.READ, FileReadParams(target="past.txt"))
+    assert past.encoding is FileEncoding.BASE64 and past.sha256 is None and past.size == MAX_NOTE_BYTES + 1
+    assert base64.b64decode(past.content) == b"a" * files.DEFAULT_FILE_BYTES_PAGE
+
+    applied(client.call(files.WRITE, FileWriteParams(path="w.txt", content="é" * (MAX_NOTE_BYTES // 2))))
+    assert (root / "w.txt").stat().st_size == MAX_NOTE_BYTES
+    with refused(ErrorCode.LIMIT):  # within the params' character bound, one byte past the file's
+        client.call(files.WRITE, FileWriteParams(path="w2.txt", content="é" * (MAX_NOTE_BYTES // 2) + "a"))
+    with refused(ErrorCode.INVALID_PARAMS):
+        client.call(files.WRITE, FileWriteParams(path="w3.txt", content="a" * (MAX_NOTE_BYTES + 1)))
+    assert not (root / "w2.txt").exists() and not (root / "w3.txt").exists()

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 
 from protocol.methods import files
 from protocol.methods.files import FileKind
-from vaultd.errors import Conflict, InvalidParams, ValidationFailed
+from vaultd.errors import Conflict, InvalidParams, LimitExceeded, ValidationFailed
 from vaultd.ops._file_target import read_file_target
 from vaultd.ops._runner import no_detail
 from vaultd.ops.catalog import operation
 from vaultd.ops.create import refuse_existing, screen_new_path
 from vaultd.policy.file_formats import format_issues
-from vaultd.txn.plan import Change, Plan
+from vaultd.txn.plan import MAX_NOTE_BYTES, Change, Plan
 from vaultd.vault.files import TEXT_KINDS, file_kind
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ def plan_file_write(ctx: OpContext, params: FileWriteParams) -> Plan:
     InvalidParams: INVALID_PARAMS, the path is a note's or not a text kind.
     ValidationFailed: VALIDATION, the path is unsafe, or the content is not valid for its kind (V30).
     Conflict: CONFLICT, the file exists and ``create_only`` is set, or it is not the one the caller saw.
+    LimitExceeded: LIMIT, the text is over the note bound in UTF-8 bytes.
     """
     kind = file_kind(params.path.strip("/"))
     if kind is FileKind.NOTE:
@@ -48,6 +49,8 @@ def plan_file_write(ctx: OpContext, params: FileWriteParams) -> Plan:
             f"refused: {issues[0].message}" + (f" (and {len(issues) - 1} more)" if len(issues) > 1 else ""), issues=issues
         )
     after = params.content.encode("utf-8")
+    if len(after) > MAX_NOTE_BYTES:  # the params bound counts characters; the file's is in bytes
+        raise LimitExceeded(f"{path} would be {len(after)} bytes as UTF-8; a text file vaultd writes may be {MAX_NOTE_BYTES}")
     exists = path in ctx.index.attachments or (ctx.root / path).exists()
     if not exists:
         if params.expected_sha is not None or params.expected_mtime_ns is not None:
