@@ -509,3 +509,23 @@ def test_text_bounds_hold_at_their_edges(daemon: Daemon, home: Home, cli: Any, t
     with refused(ErrorCode.INVALID_PARAMS):
         client.call(files.WRITE, FileWriteParams(path="w3.txt", content="a" * (MAX_NOTE_BYTES + 1)))
     assert not (root / "w2.txt").exists() and not (root / "w3.txt").exists()
+
+
+def test_a_moved_canvas_carries_its_own_links_and_undo_restores_it(
+    daemon: Daemon, home: Home, cli: Any, typed_clients: TypedClients
+) -> None:
+    text_node = {"id": "t", "type": "text", "text": "see [[../notes/Plan|the plan]] and [[Plan]]", "x": 0, "y": 0, "width": 9, "height": 9}
+    file_node = {"id": "f", "type": "file", "file": "notes/Plan.md", "x": 0, "y": 20, "width": 9, "height": 9}
+    canvas = json.dumps({"nodes": [text_node, file_node], "edges": []})
+    root = _vault(home, cli, {"notes/Plan.md": "# Plan\n", "boards/map.canvas": canvas, "Home.md": "# Home\n\n![[map.canvas]]\n"})
+    before = snapshot(root)
+    client = typed_clients.open(home)
+    _, done = two_step(client, files.MOVE, FileMoveParams(target="boards/map.canvas", to="archive/deep/"))
+    assert done.detail.to == "archive/deep/map.canvas"
+    moved = json.loads((root / "archive/deep/map.canvas").read_text())
+    assert moved["nodes"][0]["text"] == "see [[../../notes/Plan|the plan]] and [[Plan]]"  # relative: follows the canvas
+    assert moved["nodes"][1]["file"] == "notes/Plan.md"  # a vault path: stays
+    assert (root / "Home.md").read_text() == "# Home\n\n![[map.canvas]]\n"  # still the one file of that name
+    assert {c.path for c in done.changes} == {"boards/map.canvas", "archive/deep/map.canvas"}
+    applied(client.call(UNDO, UndoParams(op_id=done.op_id)))
+    assert _without_log(snapshot(root)) == _without_log(before)

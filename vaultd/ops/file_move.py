@@ -13,15 +13,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from protocol.errors import Issue, Severity
+from protocol.issue_codes import IssueCode
 from protocol.methods import files
+from protocol.methods.files import FileKind
 from vaultd.errors import InvalidParams
 from vaultd.ops._bounds import check_size_first
 from vaultd.ops._file_target import existing_file, free_destination, read_file_target
 from vaultd.ops.catalog import operation
 from vaultd.ops.move import MovePlan, affected_sources, move_detail
-from vaultd.relink import Relocation, relink
+from vaultd.relink import Relocation, Rewritten, relink, rewrite_base, rewrite_canvas
 from vaultd.txn.plan import Change
 from vaultd.vault.app_config import read_link_format
+from vaultd.vault.files import file_kind
 
 if TYPE_CHECKING:
     from protocol.methods.files import FileMoveParams, FileRenameParams
@@ -53,8 +57,9 @@ def plan_relocation(
     reloc = Relocation(ctx.index.resolver, {old: new}, fmt=read_link_format(ctx.root))
     sources = affected_sources(ctx, reloc, old, new)
     check_size_first(ctx, f"moving {old}", sources, [], removed=1)
-    changes = [Change(path=new, before=None, after=current.data, mode=current.mode), Change(path=old, before=current.data, after=None)]
     relinked = relink(ctx, reloc, sources)
+    moved = carried_links(old, current.data, reloc, relinked)
+    changes = [Change(path=new, before=None, after=moved, mode=current.mode), Change(path=old, before=current.data, after=None)]
     changes += relinked.changes
     count = len({r.path for r in relinked.rewrites})
     summary = f"moved {old} to {new}" + (f"; rewrote embeds and links in {count} file{'s' if count != 1 else ''}" if count else "")
@@ -67,6 +72,34 @@ def plan_relocation(
         rewrites=relinked.rewrites,
         warnings=relinked.warnings,
     )
+
+
+def carried_links(old: str, data: bytes, reloc: Relocation, relinked: Rewritten) -> bytes:
+    """The bytes a moved canvas or base carries to its new place: its own links rewritten so that
+    each still names what it named (a relative link in a text node, read from the file's folder,
+    follows the move), planned as part of the created file rather than as an edit of the old one.
+    Any other file moves byte for byte.
+
+    Raises:
+        ValidationFailed: VALIDATION (V03), a link of the file cannot be rewritten in place.
+    """
+    kind = file_kind(old)
+    if kind not in (FileKind.CANVAS, FileKind.BASE):
+        return data
+    relinked.changes = [c for c in relinked.changes if c.path != old]  # the old path is removed, not edited
+    relinked.rewrites = [r for r in relinked.rewrites if r.path != old]
+    try:
+        text = data.decode("utf-8")
+        new_text, own = (rewrite_canvas if kind is FileKind.CANVAS else rewrite_base)(text, old, reloc)
+    except ValueError:  # not UTF-8, not JSON or YAML: moved as it is, its links unread
+        relinked.warnings.append(
+            Issue(
+                code=IssueCode.V03, path=old, severity=Severity.WARNING, message=f"{old} cannot be read; its own links were not rewritten"
+            )
+        )
+        return data
+    relinked.rewrites = own + relinked.rewrites
+    return new_text.encode("utf-8") if own else data
 
 
 @operation(files.MOVE, detail=move_detail)
