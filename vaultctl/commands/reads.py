@@ -32,7 +32,7 @@ from protocol.methods.reads import (
 )
 from protocol.schema import field_help as doc
 from vaultctl import command_tree, display, note_view, render
-from vaultctl.client import CallError
+from vaultctl.client import CallError, DaemonUnavailable
 from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, refuse, session
 from vaultctl.completion import Complete
 from vaultctl.hits import hits_text
@@ -114,6 +114,8 @@ def show(
         params = ReadParams(target=target, vault=chosen, section=section, offset=offset, max_bytes=page, fresh=fresh, at=at)
         try:
             result = c.call(reads.READ, params)
+        except (UnicodeEncodeError, DaemonUnavailable):
+            result = call(reads.READ, params, client=c)  # refused there as every command refuses them
         except CallError as exc:
             if exc.data.code is not ErrorCode.NOT_FOUND or section is not None or at is not None or offset:
                 refuse(exc.data)
