@@ -42,6 +42,18 @@ PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8 + b"\xff\xfe\x00binary"
 RED_DOT = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
 
 
+BASE_NAMING_DIAGRAM = """# pages showing the diagram
+filters:
+  and:
+    - file.hasLink("diagram.png")
+formulas:
+  picture: file("attachments/diagram.png")
+views:
+  - type: table
+    name: With the diagram
+"""
+
+
 def _canvas(*files_: str) -> str:
     nodes = [{"id": f"n{i}", "type": "file", "file": f, "x": 0, "y": i * 10, "width": 100, "height": 100} for i, f in enumerate(files_)]
     nodes.append({"id": "t", "type": "text", "text": "a text node", "x": 200, "y": 0, "width": 100, "height": 50})
@@ -96,6 +108,7 @@ def test_an_image_renamed_with_50_embeds_in_notes_and_canvases_leaves_no_broken_
         contents[f"p{i:02}.md"] = f"# P{i}\n\n![[attachments/diagram.png]] and [[attachments/diagram.png|the diagram]]\n"
     for i in range(10):
         contents[f"boards/b{i:02}.canvas"] = _canvas("attachments/diagram.png", f"p{i:02}.md")
+    contents["views/Images.base"] = BASE_NAMING_DIAGRAM
     root = _vault(home, cli, contents)
     before = snapshot(root)
 
@@ -108,7 +121,7 @@ def test_an_image_renamed_with_50_embeds_in_notes_and_canvases_leaves_no_broken_
 
     receipt = _confirm(cli, cli("file", "rename", "attachments/diagram.png", "flow.png"))
     assert receipt["detail"]["from"] == "attachments/diagram.png" and receipt["detail"]["to"] == "attachments/flow.png"
-    assert len(receipt["detail"]["rewritten"]) == 50
+    assert len(receipt["detail"]["rewritten"]) == 51  # 40 notes, 10 canvases, the base
     assert (root / "attachments/flow.png").read_bytes() == PNG
     assert not (root / "attachments/diagram.png").exists()
     assert (root / "notes/n03.md").read_text() == "# N3\n\n![[attachments/flow.png]]\n\nsee ![[attachments/flow.png|300]] too\n"
@@ -117,6 +130,9 @@ def test_an_image_renamed_with_50_embeds_in_notes_and_canvases_leaves_no_broken_
     canvas = (root / "boards/b07.canvas").read_text()
     assert canvas == before["boards/b07.canvas"].decode().replace('"attachments/diagram.png"', '"attachments/flow.png"')
     assert (root / "other/flow.png").read_bytes() == before["other/flow.png"]
+    assert (root / "views/Images.base").read_text() == BASE_NAMING_DIAGRAM.replace(
+        'file.hasLink("diagram.png")', 'file.hasLink("attachments/flow.png")'
+    ).replace('file("attachments/diagram.png")', 'file("attachments/flow.png")')
 
     client = typed_clients.open(home)
     for note in ("notes/n00.md", "deep/a/m09.md", "p09.md"):
