@@ -61,7 +61,9 @@ class FileListParams(Params):
         ]
         | None
     ) = None
-    orphaned: Annotated[bool, msgspec.Meta(description="Only files that are not notes and that no note or canvas embeds or links (unused attachments).")] = False
+    orphaned: Annotated[
+        bool, msgspec.Meta(description="Only files that are not notes and that no note or canvas embeds or links (unused attachments).")
+    ] = False
     limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many files in this page.")] = 100
     cursor: Cursor | None = None
     fresh: Fresh = False
