@@ -234,3 +234,8 @@ class IssueCode(enum.StrEnum):
         "A content-addressed raw copy does not hold the bytes its name says: it was changed after capture.",
         "Restore the raw copy (or move it away), then capture again; 'vaultctl evidence' lists drifted sources.",
     )
+    V30 = (
+        "V30",
+        "The file is not valid for its kind: a canvas that is not JSON Canvas 1.0, a base that is not Bases YAML.",
+        "Fix the content as the message says; Obsidian would not open the file as written.",
+    )

@@ -13,6 +13,7 @@ from typing import Any
 from protocol.methods import (
     bases,
     console,
+    files,
     git,
     graph,
     guard,
@@ -47,6 +48,7 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *graph.SPECS,
     *bases.SPECS,
     *console.SPECS,
+    *files.SPECS,
 )
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 

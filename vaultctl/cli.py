@@ -61,6 +61,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("tags", "reads", "tags"),
     ("stats", "reads", "stats"),
     ("issues", "reads", "issues"),
+    ("files", "files_cmd", "list_files"),
     ("new", "writes", "new"),
     ("patch", "writes", "patch"),
     ("append", "writes", "append"),
@@ -105,6 +106,7 @@ GROUPS: tuple[tuple[str, str, str], ...] = (
     ("proposals", "proposals", "app"),
     ("claim", "sources", "claim_app"),
     ("base", "bases_cmd", "base_app"),
+    ("file", "files_cmd", "file_app"),
 )
 #: Subcommands a group gets from other modules (kept out of admin.py, so 'vaultctl status' does not
 #: import them).

@@ -45,6 +45,10 @@ class OpClass(enum.StrEnum):
     CAPTURE = "capture"  #: source.capture: raw copies and source notes (files inside the vault, or sent content)
     CLAIM = "claim"  #: claim.add and claim.update
     VERDICT = "verdict"  #: any write that makes a claim accepted or rejected: a judgement, a person's by default
+    FILE_READ = "file_read"  #: file.read of a file that is not a note (apply: allowed; propose or refuse: refused)
+    FILE_WRITE = "file_write"  #: file.write: a canvas, base or other text file created or replaced
+    FILE_MOVE = "file_move"  #: file.move and file.rename (every embed and link rewritten)
+    FILE_DELETE = "file_delete"  #: file.delete: a file that is not a note, to .trash
 
 
 WideFiles = Annotated[int, msgspec.Meta(ge=1, le=1024, description="An operation changing more files than this is 'wide'.")]
@@ -68,6 +72,10 @@ class AgentPolicy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit
     capture: Gate = Gate.APPLY
     claim: Gate = Gate.APPLY
     verdict: Gate = Gate.PROPOSE
+    file_read: Gate = Gate.APPLY
+    file_write: Gate = Gate.APPLY
+    file_move: Gate = Gate.PROPOSE
+    file_delete: Gate = Gate.PROPOSE
     wide_files: WideFiles = 10
     #: The agent-host hook refuses the host's own edit tools on this vault's files.
     guard: bool = True
@@ -96,6 +104,10 @@ class AgentPolicyChange(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
     capture: Gate | None = None
     claim: Gate | None = None
     verdict: Gate | None = None
+    file_read: Gate | None = None
+    file_write: Gate | None = None
+    file_move: Gate | None = None
+    file_delete: Gate | None = None
     wide_files: WideFiles | None = None
     guard: bool | None = None
     session_context: bool | None = None
@@ -114,5 +126,6 @@ ORG_DEFAULT = AgentPolicy(
     link=Gate.PROPOSE,
     capture=Gate.PROPOSE,
     claim=Gate.PROPOSE,
+    file_write=Gate.PROPOSE,
 )
 PERSONAL_DEFAULT = AgentPolicy()

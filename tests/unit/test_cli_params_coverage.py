@@ -133,7 +133,7 @@ def test_the_write_commands_are_found_in_the_tree() -> None:
 def test_a_write_command_has_the_options_its_params_call_for(line: str, command: Any, spec: Any) -> None:
     flags = {opt for p in command.params for opt in p.opts}
     expected = {"--vault", "--dry-run", "--log", "--json"}
-    if issubclass(spec.params, EditParams):
+    if issubclass(spec.params, EditParams) or "expected_sha" in spec.params.__struct_fields__:
         expected.add("--expected-sha")
     if issubclass(spec.params, TwoStepParams):
         expected |= {"--confirm", "--fingerprint"}

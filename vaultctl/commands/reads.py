@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import msgspec
 import typer
 
-from protocol.errors import ExitStatus
+from protocol.errors import ErrorCode, ExitStatus
 from protocol.limits import DEFAULT_READ_PAGE_BYTES, MAX_READ_PAGE_BYTES, describe
 from protocol.methods import reads
 from protocol.methods.reads import (
@@ -32,7 +32,8 @@ from protocol.methods.reads import (
 )
 from protocol.schema import field_help as doc
 from vaultctl import command_tree, display, note_view, render
-from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, session
+from vaultctl.client import CallError, DaemonUnavailable
+from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_vault, refuse, session
 from vaultctl.completion import Complete
 from vaultctl.hits import hits_text
 from vaultctl.terminal import Escaped
@@ -111,7 +112,15 @@ def show(
     with session() as c:
         chosen = pick_vault(c, vault)
         params = ReadParams(target=target, vault=chosen, section=section, offset=offset, max_bytes=page, fresh=fresh, at=at)
-        result = call(reads.READ, params, client=c)
+        try:
+            result = c.call(reads.READ, params)
+        except (UnicodeEncodeError, DaemonUnavailable):
+            result = call(reads.READ, params, client=c)  # refused there as every command refuses them
+        except CallError as exc:
+            if exc.data.code is not ErrorCode.NOT_FOUND or section is not None or at is not None or offset:
+                refuse(exc.data)
+            _show_file(c, target, chosen, as_json, exc)
+            return
         if whole:
             result = _read_rest(c, params, result)
     if as_json:
@@ -126,6 +135,30 @@ def show(
         shown = f"bytes {result.offset}..{result.next_offset} of {result.size}"
         more = command_tree.again(target=result.path, offset=result.next_offset, vault=chosen)
         render.say(f"[{shown}; next page: {more}; --all shows the whole note]", file=sys.stderr)
+
+
+def _show_file(client: Client, target: str, vault: str | None, as_json: bool, not_a_note: CallError) -> None:
+    """``show`` of a file that is not a note: a text kind (a canvas, a base, .txt, .json) whole, as
+    ``file read`` prints it; a target that is no file either is refused as the note read was."""
+    from protocol.methods import files
+    from protocol.methods.files import FileEncoding, FileReadParams
+    from vaultctl.commands.files_cmd import read_text_file
+
+    params = FileReadParams(target=target, vault=vault)
+    try:
+        first = client.call(files.READ, params)
+    except CallError as exc:
+        refuse(not_a_note.data if exc.data.code is ErrorCode.NOT_FOUND else exc.data)
+    if first.encoding is not FileEncoding.TEXT:
+        shown = shlex.quote(first.path)
+        fail(f"{first.path} is a {first.kind.value} file, not text; see it with 'vaultctl file read {shown}'", ExitStatus.REFUSED)
+    result = read_text_file(client, params) if first.next_offset is not None else first
+    if as_json:
+        print(render.json_line(result))
+        return
+    sha = f"  sha256 {result.sha256[:12]}" if result.sha256 else ""
+    render.say(f"{result.path}  {result.kind.value}  {result.size} bytes{sha}", file=sys.stderr)
+    render.say(result.content.rstrip("\n"))
 
 
 def _read_rest(client: Client, params: ReadParams, first: ReadResult) -> ReadResult:

@@ -61,6 +61,10 @@ _CLASS_HELP = {
     OpClass.CAPTURE: "source.capture: raw copies and source notes",
     OpClass.CLAIM: "claim.add and claim.update",
     OpClass.VERDICT: "any write that accepts or rejects a claim",
+    OpClass.FILE_READ: "file.read of a file (apply: allowed)",
+    OpClass.FILE_WRITE: "file.write: a canvas, base or text file",
+    OpClass.FILE_MOVE: "file.move and file.rename (embeds rewritten)",
+    OpClass.FILE_DELETE: "file.delete: a file to .trash",
 }
 
 

@@ -57,9 +57,15 @@ _OPTIONS: tuple[tuple[str, Any, Any, type[WriteParams]], ...] = (
 WRITE_SPECS: dict[Callable[..., None], MethodSpec[Any, Any]] = {}
 
 
+def _takes(params: type[WriteParams], name: str, owner: type[WriteParams]) -> bool:
+    """Whether ``params`` has the shared option's field: by its base class, or declared itself
+    (a two-step change of one file compares and swaps as an edit does: ``expected_sha``)."""
+    return issubclass(params, owner) or name in params.__struct_fields__
+
+
 def steering_fields(params: type[WriteParams]) -> frozenset[str]:
     """The params fields a write command of ``params`` takes from the shared options."""
-    return frozenset(name for name, _, _, owner in _OPTIONS if name != "as_json" and issubclass(params, owner))
+    return frozenset(name for name, _, _, owner in _OPTIONS if name != "as_json" and _takes(params, name, owner))
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +133,7 @@ def write_command(spec: MethodSpec[P, WriteReceipt[Any]]) -> Callable[[Callable[
     shared = [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
         for name, annotation, default, owner in _OPTIONS
-        if issubclass(spec.params, owner)
+        if _takes(spec.params, name, owner)
     ]
 
     def register(fn: Callable[..., None]) -> Callable[..., None]:

@@ -32,6 +32,7 @@ RESULT_BOUND = 256 * 1024  #: bytes of one result's JSON; more would flood a mod
 RESULT_BOUND_ENV = "VAULTD_MCP_MAX_RESULT_BYTES"  #: lowers (or raises) the bound for a host with other limits
 _BOUND_RANGE = (128, 16 << 20)
 _encoder = msgspec.json.Encoder()
+_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})  #: what models take as image content
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,7 @@ class ToolOutcome:
     structured: msgspec.Raw | dict[str, Any]
     text: str
     is_error: bool
+    image: dict[str, Any] | None = None  #: an image a file read returned whole, as MCP image content
 
     @classmethod
     def failed(cls, failure: ToolFailure) -> ToolOutcome:
@@ -57,6 +59,8 @@ class ToolOutcome:
         Inspector) throw on the mismatch and hide the refusal from the user.
         """
         result: dict[str, Any] = {"content": [{"type": "text", "text": self.text}]}
+        if self.image is not None:
+            result["content"].append(self.image)
         if structured and not self.is_error:
             result["structuredContent"] = self.structured
         result["isError"] = self.is_error
@@ -78,7 +82,26 @@ def run_tool(daemon: DaemonConnection, spec: AnySpec, params: Params, bound: int
         return ToolOutcome.failed(exc)
     if len(raw) > bound:
         return ToolOutcome.failed(too_large(len(raw), bound, paging_fields(spec)))
+    if spec.name == "file.read":
+        return _image_outcome(raw) or ToolOutcome(msgspec.Raw(raw), raw.decode(), False)
     return ToolOutcome(msgspec.Raw(raw), raw.decode(), False)
+
+
+def _image_outcome(raw: bytes) -> ToolOutcome | None:
+    """A whole image read by ``file.read`` as MCP image content (a model sees it as an image),
+    its text form without the base64 a second time; None for anything else."""
+    body = msgspec.json.decode(raw)
+    if not (
+        isinstance(body, dict)
+        and body.get("encoding") == "base64"
+        and body.get("mime") in _IMAGE_TYPES
+        and body.get("offset") == 0
+        and body.get("next_offset") is None
+    ):
+        return None
+    image = {"type": "image", "data": body["content"], "mimeType": body["mime"]}
+    text = _encoder.encode({**body, "content": "(the image follows as image content)"}).decode()
+    return ToolOutcome(msgspec.Raw(raw), text, False, image)
 
 
 def paging_fields(spec: AnySpec) -> list[str]:

@@ -29,6 +29,10 @@ METHOD_CLASSES: dict[str, OpClass] = {
     "source.capture": OpClass.CAPTURE,
     "claim.add": OpClass.CLAIM,
     "claim.update": OpClass.CLAIM,
+    "file.write": OpClass.FILE_WRITE,
+    "file.move": OpClass.FILE_MOVE,
+    "file.rename": OpClass.FILE_MOVE,
+    "file.delete": OpClass.FILE_DELETE,
 }
 
 

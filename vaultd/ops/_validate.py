@@ -252,15 +252,17 @@ def _collisions(ctx: OpContext, path: str, deleted: set[str]) -> Callable[[str],
     return existing
 
 
-def kept_file_issues(change: Change) -> list[Issue]:
-    """A file that is not a note (a captured raw copy) is kept byte for byte, whatever its format:
-    never parsed or required to be UTF-8, but refused if, read as text, it holds a secret."""
+def kept_file_issues(change: Change, origin: bytes | None = None) -> list[Issue]:
+    """A file that is not a note (a captured raw copy, an attachment) is kept byte for byte,
+    whatever its format: never parsed or required to be UTF-8, but refused if, read as text, it
+    gains a secret. A moved file (``origin``: its bytes at the old path) gains nothing."""
     assert change.after is not None
     try:
         after = change.after.decode("utf-8")
     except UnicodeDecodeError:
         return []
-    before = change.before.decode("utf-8", "replace") if change.before is not None else None
+    origin = change.before if change.before is not None else origin
+    before = origin.decode("utf-8", "replace") if origin is not None else None
     return secret_line_issues(added_lines(before, after), change.path)
 
 
@@ -290,7 +292,7 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
             continue
         errors += check_inside_vault(ctx.root, change.path)
         if not is_note_path(change.path):
-            errors += kept_file_issues(change)
+            errors += kept_file_issues(change, moved_from.get(change.path))
             continue
         try:
             after = change.after.decode("utf-8")

@@ -46,7 +46,7 @@ def find_note(index: VaultIndex, target: str, hidden: Callable[[str], bool] = _n
         if is_note_path(res.path) and res.path in index.notes:
             return res.path
         if res.path in index.attachments:
-            raise NotFound(f"{res.path} is an attachment, not a note")
+            raise NotFound(f"{res.path} is a file, not a note; use the file methods (vaultctl file read|move|rename|delete)")
     if res.status == ResolutionStatus.AMBIGUOUS:
         candidates = [c for c in res.candidates if not hidden(c)]
         if len(candidates) == 1 and candidates[0] in index.notes:
