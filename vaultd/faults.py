@@ -26,6 +26,8 @@ rules not yet run; a pause there holds the lint, with the index free; a large va
 reaches it in its worker process, where a crash kills the worker, not the daemon; the daemon
 counts the hits of a point reached in a worker as its own, so ``pause=lint-rules@2`` holds the
 second lint wherever it runs),
+``graph-snapshot`` (a graph read's snapshot built from its copy of the index, its answer not yet
+made; a pause there holds the read, with the index free),
 ``git-after-commit-tree`` (a checkpoint's commit object written, the branch not moved),
 ``git-after-update-ref`` (the branch moved, vaultd's record of it not yet written), and a sync's:
 ``sync-after-fetch`` (origin fetched, nothing integrated, the writer not held),
@@ -63,6 +65,7 @@ CRASH_POINTS = frozenset(
         "build-chunk",
         "communities-worker",
         "lint-rules",
+        "graph-snapshot",
     }
 )
 PRIMITIVES = frozenset({"write", "fsync", "rename", "fsync-dir", "unlink"})
