@@ -15,7 +15,8 @@ requests: a **search** of ``bench`` (the generated queries in turn), and a **wri
   write does the same).
 - **pipelined rebuilds**: four more connections each send 60 ``vault.rebuild`` of ``bench`` at
   once (within every per-connection bound before vault-wide work was bounded) and read their
-  replies; the daemon's log counts the rebuilds that ran.
+  replies; the daemon's log counts the rebuilds that ran. After the measurement the scenario
+  waits for every reply (every accepted rebuild done), so none runs into the next scenario.
 - **lint**: a third client asks ``vault.lint`` of ``bench`` back to back, and a third probe
   writes to ``bench`` itself (``note.create``), the vault being linted; idle has that probe too,
   for comparison. (Each write changes the vault, so each lint resolves every link anew.)
@@ -49,6 +50,7 @@ OUT = Path(__file__).resolve().parent / "out"
 BIG, SIDE = "bench", "side"
 PAUSE_S = 0.02  #: between a probe's requests
 REBUILD_CONNECTIONS, REBUILDS_EACH = 4, 60
+DRAIN_S = 900.0  #: how long the rebuilds scenario waits, after its measurement, for its last replies
 SCENARIOS = ("idle", "communities", "rebuilds", "lint")
 PROBES = ("search", "write", "write_same")
 
@@ -173,20 +175,41 @@ def _rebuilds(home: Home) -> Callable[[threading.Event], dict[str, Any]]:
             )
             client.send_bytes(frames)
             clients.append(client)
+        replies = [0] * len(clients)
         answered, refused = 0, 0
+
+        def read(i: int, client: RawClient) -> None:
+            nonlocal answered, refused
+            try:
+                reply = client.recv_message()
+            except (TimeoutError, OSError):
+                return
+            replies[i] += 1
+            if "error" in reply:
+                refused += 1
+            else:
+                answered += 1
+
         while not stop.is_set():
-            for client in clients:
-                try:
-                    reply = client.recv_message()
-                except (TimeoutError, OSError):
-                    continue
-                if "error" in reply:
-                    refused += 1
-                else:
-                    answered += 1
+            for i, client in enumerate(clients):
+                read(i, client)
+        # The rebuilds accepted run on after the measurement: wait for every reply, so none of
+        # them runs into the next scenario's figures (closing the connections would not stop them).
+        measured = answered + refused
+        drain_started = time.perf_counter()
+        while min(replies) < REBUILDS_EACH and time.perf_counter() - drain_started < DRAIN_S:
+            for i, client in enumerate(clients):
+                if replies[i] < REBUILDS_EACH:
+                    read(i, client)
         for client in clients:
             client.close()
-        return {"rebuilds_answered": answered, "rebuilds_refused": refused}
+        return {
+            "rebuilds_answered": answered,
+            "rebuilds_refused": refused,
+            "replies_after_the_measurement": answered + refused - measured,
+            "drain_s": round(time.perf_counter() - drain_started, 1),
+            "drained": min(replies) == REBUILDS_EACH,
+        }
 
     return load
 

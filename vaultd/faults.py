@@ -22,7 +22,12 @@ marker, written; the other vaults' not yet), ``during-recovery`` (after the firs
 ``communities-worker`` (in the worker process that solves a large vault's communities, its
 input read; a pause there holds Leiden while the daemon goes on),
 ``lint-rules`` (a lint's snapshot built from its copy of the index and its canvases read, the
-rules not yet run; a pause there holds the lint, with the index free),
+rules not yet run; a pause there holds the lint, with the index free; a large vault's lint
+reaches it in its worker process, where a crash kills the worker, not the daemon; the daemon
+counts the hits of a point reached in a worker as its own, so ``pause=lint-rules@2`` holds the
+second lint wherever it runs),
+``graph-snapshot`` (a graph read's snapshot built from its copy of the index, its answer not yet
+made; a pause there holds the read, with the index free),
 ``git-after-commit-tree`` (a checkpoint's commit object written, the branch not moved),
 ``git-after-update-ref`` (the branch moved, vaultd's record of it not yet written), and a sync's:
 ``sync-after-fetch`` (origin fetched, nothing integrated, the writer not held),
@@ -60,6 +65,7 @@ CRASH_POINTS = frozenset(
         "build-chunk",
         "communities-worker",
         "lint-rules",
+        "graph-snapshot",
     }
 )
 PRIMITIVES = frozenset({"write", "fsync", "rename", "fsync-dir", "unlink"})
@@ -130,6 +136,22 @@ class FaultPlan:
         if name in self.crashes and self._count("crash:" + name) == self.crashes[name]:
             os.kill(os.getpid(), signal.SIGKILL)
 
+    def for_worker(self, name: str) -> str:
+        """The faults of a worker process that reaches ``name`` once, counted here: the Nth
+        worker sent to that point gets the faults of the Nth hit, each as its first."""
+        parts = []
+        if name in self.sleeps:
+            hit, seconds = self.sleeps[name]
+            if self._count("sleep:" + name) == hit or hit == EVERY:
+                parts.append(f"sleep={name}:{seconds}")
+        if name in self.pauses:
+            hit, gate = self.pauses[name]
+            if self._count("pause:" + name) == hit:
+                parts.append(f"pause={name}@1:{gate}")
+        if name in self.crashes and self._count("crash:" + name) == self.crashes[name]:
+            parts.append(f"crash={name}@1")
+        return ";".join(parts)
+
     def io(self, op: str) -> None:
         if op in self.errors:
             code, hit = self.errors[op]
@@ -157,6 +179,12 @@ def configure(spec: str | None) -> None:
 
 def point(name: str) -> None:
     _active.point(name)
+
+
+def for_worker(name: str) -> str:
+    """The ``VAULTD_FAULTS`` of a worker process that will reach the point ``name`` (see
+    :meth:`FaultPlan.for_worker`); empty when none applies."""
+    return _active.for_worker(name)
 
 
 def io(op: str) -> None:

@@ -2,12 +2,13 @@
 (graph.canvas is an operation, answered by the handler the catalogue makes).
 
 Every read works on the snapshot the caller may see (see :func:`vaultd.lint.gather.view_of`), in a
-worker thread with the index held still; communities and hubs are kept on the snapshot, so asking
-again before the vault changes costs nothing.
+worker thread, built from a copy of the index (the index is never held); communities and hubs are
+kept on the snapshot, so asking again before the vault changes costs nothing.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -35,6 +36,7 @@ from protocol.methods.graph import (
     PathResult,
     PathStep,
 )
+from vaultd import faults
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
 from vaultd.api.vault_work import VAULT_WORK
@@ -50,30 +52,46 @@ from vaultd.vault.lookup import find_note
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
     from vaultd.graph.snapshot import LinkSnapshot
     from vaultd.policy.visibility import Visibility
-    from vaultd.vault.watcher import LiveIndex
+    from vaultd.vault.index import IndexCopy
 
 T = TypeVar("T")
 
 
-async def _on_snapshot(ctx: CallContext, vault: str | None, fresh: bool, work: Callable[[LiveIndex, Visibility, LinkSnapshot], T]) -> T:
-    """Run ``work`` on the caller's snapshot, in a worker thread with the index held still."""
+@dataclass(frozen=True, slots=True)
+class Copied:
+    """What a graph read has of the live index: a copy of it, and the vault's root."""
+
+    index: IndexCopy
+    root: Path
+
+
+async def _on_snapshot(ctx: CallContext, vault: str | None, fresh: bool, work: Callable[[Copied, Visibility, LinkSnapshot], T]) -> T:
+    """Run ``work`` on the caller's snapshot, in a worker thread, from a copy of the index.
+
+    The copy is taken in one synchronous step on the event loop (where every change to the index
+    is applied), so the snapshot and every note the work looks up are of one state, and the
+    watcher's refreshes and the vault's writes go on while the snapshot is built (seconds at
+    20,000 notes, once per index state)."""
     live, view = await live_view(ctx, vault, fresh)
     entry = ctx.host.vault(vault).entry
+    copied = Copied(live.index.copy(), live.root)
 
     def run() -> T:
         with collector_paused():
-            return work(live, view, view_of(live.index, entry, view))
+            snap = view_of(copied.index, entry, view)
+            faults.point("graph-snapshot")
+            return work(copied, view, snap)
 
-    async with live.held_still():
-        return await anyio.to_thread.run_sync(run)
+    return await anyio.to_thread.run_sync(run)
 
 
 @handles(graph.NEIGHBORS)
 async def neighbors(ctx: CallContext, params: NeighborsParams) -> NeighborsResult:
-    def work(live: LiveIndex, view: Visibility, snap: LinkSnapshot) -> NeighborsResult:
+    def work(live: Copied, view: Visibility, snap: LinkSnapshot) -> NeighborsResult:
         center = find_note(live.index, params.target, view.hidden)
         edges = Edges(snap, params.relation, text_reader(live.root, snap))
         reached = neighbourhood(edges, center, params.hops, params.direction)
@@ -106,8 +124,7 @@ async def neighbors(ctx: CallContext, params: NeighborsParams) -> NeighborsResul
 @handles(graph.COMMUNITIES)
 async def communities_of(ctx: CallContext, params: CommunitiesParams) -> CommunitiesResult:
     need_graph_extra(graph.COMMUNITIES.name)
-    # Only the snapshot needs the index held still; Leiden runs on the snapshot after, so a long
-    # run never delays the watcher's refreshes.
+    # The snapshot is built from a copy of the index; Leiden runs on the snapshot after.
     snap = await _on_snapshot(ctx, params.vault, params.fresh, lambda live, view, snap: snap)
 
     key = ("communities", params.resolution)
@@ -151,7 +168,7 @@ async def communities_of(ctx: CallContext, params: CommunitiesParams) -> Communi
 
 @handles(graph.PATH)
 async def path(ctx: CallContext, params: PathParams) -> PathResult:
-    def work(live: LiveIndex, view: Visibility, snap: LinkSnapshot) -> PathResult:
+    def work(live: Copied, view: Visibility, snap: LinkSnapshot) -> PathResult:
         source = find_note(live.index, params.source, view.hidden)
         target = find_note(live.index, params.target, view.hidden)
         chain = shortest_path(Edges(snap, None, lambda _p: None), source, target, params.direction)
@@ -167,7 +184,7 @@ async def path(ctx: CallContext, params: PathParams) -> PathResult:
 async def hubs(ctx: CallContext, params: HubsParams) -> HubsResult:
     need_graph_extra(graph.HUBS.name)
 
-    def work(live: LiveIndex, view: Visibility, snap: LinkSnapshot) -> HubsResult:
+    def work(live: Copied, view: Visibility, snap: LinkSnapshot) -> HubsResult:
         key = ("hubs", params.limit)
         rows: Any = snap.derived.get(key)
         if rows is None:
@@ -182,7 +199,7 @@ async def hubs(ctx: CallContext, params: HubsParams) -> HubsResult:
 
 @handles(graph.MOCS)
 async def mocs(ctx: CallContext, params: MocsParams) -> MocsResult:
-    def work(live: LiveIndex, view: Visibility, snap: LinkSnapshot) -> MocsResult:
+    def work(live: Copied, view: Visibility, snap: LinkSnapshot) -> MocsResult:
         found = centrality.mocs(snap)
         rows = sorted(
             (
@@ -198,7 +215,7 @@ async def mocs(ctx: CallContext, params: MocsParams) -> MocsResult:
 
 @handles(graph.NAV)
 async def nav(ctx: CallContext, params: NavParams) -> NavResult:
-    def work(live: LiveIndex, view: Visibility, snap: LinkSnapshot) -> NavResult:
+    def work(live: Copied, view: Visibility, snap: LinkSnapshot) -> NavResult:
         note = find_note(live.index, params.target, view.hidden)
         found = navigate(snap, note)
         groups = (found.up, found.below, found.sources, found.cited_by, found.beside)

@@ -5,8 +5,11 @@ linted, nor named in another note's finding.
 
 It never holds the index while it walks. The index is copied in one synchronous step on the
 event loop (:meth:`~vaultd.vault.index.VaultIndex.copy`: the maps' entries, not the records,
-which the index replaces and never changes), and everything after runs on that copy in a worker
-thread: resolving every link, reading the canvases and bases, every rule. A write to the vault
+which the index replaces and never changes), and everything after runs on that copy, off the
+event loop: resolving every link, reading the canvases and bases, every rule. A vault of
+:data:`~vaultd.lint.worker.WORKER_MIN_NOTES` notes or more is linted in a worker process
+(:mod:`vaultd.lint.worker`), so its rules never hold the daemon's GIL; a smaller one in a daemon
+thread (:func:`~vaultd.lint.report.report` either way, so the answer is the same). A write to the vault
 being linted goes on meanwhile (it waits for nothing of lint's but the copy), and the findings
 are of one state of the vault, the one copied, whatever is written during the walk.
 
@@ -19,36 +22,31 @@ and costs less than one chunk would. The copy shares the lists of the index's re
 the index replaces rather than changes for this reason (copying each list took 100 ms).
 
 The walk is bounded in time: past :data:`~protocol.methods.lint.MAX_LINT_SECONDS` from the
-copy, the rules stop and the call answers LIMIT (:class:`~vaultd.lint.model.Deadline`).
+copy, the rules stop and the call answers LIMIT (:class:`~vaultd.lint.model.Deadline`); a
+worker still running a few seconds later is killed, with the same answer. A worker that dies
+answers UNAVAILABLE (retry); the daemon goes on.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections import Counter
 from typing import TYPE_CHECKING
 
 import anyio
 
 from protocol.methods import lint
-from protocol.methods.lint import MAX_FINDING_CHARS, LintFinding, LintLevel, LintParams, LintResult
-from vaultd import faults
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
 from vaultd.api.vault_work import VAULT_WORK
 from vaultd.errors import InvalidParams
-from vaultd.lint.engine import run, verdict, with_fixes, with_hints
-from vaultd.lint.gather import gather, text_reader
 from vaultd.lint.model import Deadline
-from vaultd.memory import collector_paused
+from vaultd.lint.report import report
+from vaultd.lint.worker import WORKER_MIN_NOTES, job_of, lint_elsewhere
 from vaultd.vault.lookup import find_note
 
 if TYPE_CHECKING:
+    from protocol.methods.lint import LintParams, LintResult
     from vaultd.vault.index import IndexCopy
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= MAX_FINDING_CHARS else text[: MAX_FINDING_CHARS - 1] + "…"
 
 
 def as_of_date(text: str | None) -> dt.date:
@@ -69,36 +67,14 @@ def as_of_date(text: str | None) -> dt.date:
 async def lint_vault(ctx: CallContext, params: LintParams) -> LintResult:
     when = as_of_date(params.as_of)
     live, view = await live_view(ctx, params.vault, params.fresh)
-    runtime = ctx.host.vault(params.vault)
-    entry = runtime.entry
+    entry = ctx.host.vault(params.vault).entry
 
-    def work(copy: IndexCopy, note: str | None, deadline: Deadline) -> LintResult:
-        with collector_paused():
-            inp = gather(copy, entry, view, when, deadline=deadline)
-            faults.point("lint-rules")
-            found = run(inp, params.code)
-            if note is not None:
-                found = [f for f in found if f.note == note]
-            listed = with_fixes(with_hints(found[: params.limit], inp), text_reader(runtime.root, inp.snap))
-        counts = Counter(str(f.code) for f in found)
-        return LintResult(
-            vault=entry.id,
-            as_of=when.isoformat(),
-            verdict=verdict(found),
-            checked=1 if note is not None else len(inp.snap.notes),
-            errors=sum(1 for f in found if f.level is LintLevel.ERROR),
-            warnings=sum(1 for f in found if f.level is LintLevel.WARN),
-            fixable=sum(1 for f in found if f.fixable),
-            counts={code: counts[code] for code in sorted(counts)},
-            findings=[
-                LintFinding(
-                    level=f.level, code=f.code, note=f.note, line=f.line, finding=_cut(f.message), fix=_cut(str(f.fix)) if f.fix else None
-                )
-                for f in listed
-            ],
-            truncated=len(found) > params.limit,
-            unread_documents=inp.unread_documents,
-        )
+    def here(copy: IndexCopy, note: str | None, deadline: Deadline) -> LintResult:
+        return report(copy, entry, view, when, code=params.code, note=note, limit=params.limit, deadline=deadline)
+
+    def elsewhere(copy: IndexCopy, note: str | None, deadline: Deadline) -> LintResult:
+        job = job_of(copy, entry, view, when, code=params.code, note=note, limit=params.limit, until=deadline.when)
+        return lint_elsewhere(job)
 
     async with VAULT_WORK.admitted(ctx, "vault.lint"), VAULT_WORK.turn():
         deadline = Deadline.for_lint()
@@ -106,4 +82,5 @@ async def lint_vault(ctx: CallContext, params: LintParams) -> LintResult:
         # the note and the copy are of one state, and no hold is needed.
         note = find_note(live.index, params.note, view.hidden) if params.note is not None else None
         copy = live.index.copy()
+        work = elsewhere if len(copy.notes) >= WORKER_MIN_NOTES else here
         return await anyio.to_thread.run_sync(work, copy, note, deadline)

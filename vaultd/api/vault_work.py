@@ -15,8 +15,8 @@ bound, one client could fill the daemon's day. So:
   :meth:`vaultd.runtime.VaultRuntime.rebuild`); a repeated ``graph.communities`` on an unchanged
   vault is answered from the snapshot without taking a turn.
 
-None of it holds the event loop or the GIL for long: Leiden runs in a worker process, a
-rebuild's parsing in the parse pool, lint in a thread.
+None of it holds the event loop or the GIL for long: Leiden and a large vault's lint run in a
+worker process (:mod:`vaultd.worker`), a rebuild's parsing in the parse pool.
 """
 
 from __future__ import annotations

@@ -2,10 +2,9 @@
 
 leidenalg runs its C++ with the GIL held: on a 50,000-note vault that is ~10 s in which no other
 request of any client (nor the event loop) ran. :func:`solve_elsewhere` hands the graph to
-``python -m vaultd.graph.leiden_worker`` over a pipe (msgpack through msgspec, typed both ways)
+``python -m vaultd.graph.leiden_worker`` over a pipe (:mod:`vaultd.worker`, as lint's rules are)
 and waits on the pipe, which releases the GIL; the worker imports igraph and leidenalg, never
-the daemon, reads nothing but its input and exits with its answer. It runs niced, so on a busy
-machine the cores go to the daemon's requests first.
+the daemon's handlers, reads nothing but its input and exits with its answer, niced.
 
 The same :func:`solve` runs in either process, on the same input with the same seed, so where it
 runs never changes the partition. A graph too small to repay starting a process (a few hundred
@@ -14,16 +13,13 @@ milliseconds) is solved in the daemon's own process.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import msgspec
 
 from vaultd import faults
+from vaultd.worker import WorkerFailed as WorkerFailed  # re-exported: the callers of solve_elsewhere catch it
+from vaultd.worker import run_elsewhere, serve
 
 WORKER_MIN_NOTES = 1000  #: fewer notes than this are solved in the daemon's process (well under 100 ms)
-WORKER_NICE = 10  #: the worker yields the cores to the daemon's own requests (and to everything else)
 WORKER_TIMEOUT_S = 900.0  #: a worker still running after this is killed and the request fails
 #: How a worker is started, after the interpreter; a test starts others.
 WORKER_ARGS = ("-m", "vaultd.graph.leiden_worker")
@@ -43,10 +39,6 @@ class LeidenAnswer(msgspec.Struct, array_like=True):
     membership: list[int]  #: each vertex's community number
     degree: list[int]  #: each vertex's degree in the whole graph
     modularity: float
-
-
-class WorkerFailed(Exception):
-    """The worker could not be started, ended without an answer, or ran past its time."""
 
 
 def solve(job: LeidenJob) -> LeidenAnswer:
@@ -74,17 +66,9 @@ def solve_elsewhere(job: LeidenJob, timeout: float = WORKER_TIMEOUT_S) -> Leiden
     Raises:
         WorkerFailed: it could not start, died, answered something unreadable, or timed out.
     """
+    out = run_elsewhere(WORKER_ARGS, _encode(job), timeout=timeout, what="communities", point="communities-worker")
     try:
-        done = subprocess.run(
-            [sys.executable, *WORKER_ARGS], input=_encode(job), capture_output=True, timeout=timeout, check=False, close_fds=True
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise WorkerFailed(f"the communities worker could not run: {exc}") from exc
-    if done.returncode != 0:
-        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no message"]
-        raise WorkerFailed(f"the communities worker ended with status {done.returncode}: {tail[0][:300]}")
-    try:
-        answer = _decode_answer(done.stdout)
+        answer = _decode_answer(out)
     except msgspec.DecodeError as exc:
         raise WorkerFailed(f"the communities worker answered something unreadable: {exc}") from exc
     if len(answer.membership) != job.n or len(answer.degree) != job.n:
@@ -92,16 +76,14 @@ def solve_elsewhere(job: LeidenJob, timeout: float = WORKER_TIMEOUT_S) -> Leiden
     return answer
 
 
-def main() -> None:
-    try:
-        os.nice(WORKER_NICE)
-    except OSError:  # not permitted here: the worker still runs, at the daemon's priority
-        pass
-    faults.configure(os.environ.get("VAULTD_FAULTS"))
-    job = _decode_job(sys.stdin.buffer.read())
+def _answer(payload: bytes) -> bytes:
+    job = _decode_job(payload)
     faults.point("communities-worker")
-    sys.stdout.buffer.write(_encode(solve(job)))
-    sys.stdout.buffer.flush()
+    return _encode(solve(job))
+
+
+def main() -> None:
+    serve(_answer)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,11 @@ if TYPE_CHECKING:
     from vaultd.vault.link_targets import Resolution
 
 
+def overran(seconds: float) -> str:
+    """What a lint past its bound answers (LIMIT), wherever it ran."""
+    return f"the lint ran past its {seconds:g} s bound and stopped; lint one rule at a time (code)"
+
+
 class Deadline:
     """When a lint's walk must stop. The rules :meth:`tick` once per note, link or card; every
     :data:`CHECK_EVERY` ticks the clock is read, and past the time the walk ends with LIMIT, so
@@ -45,6 +50,20 @@ class Deadline:
         """A ``vault.lint``'s: :data:`~protocol.methods.lint.MAX_LINT_SECONDS` from now."""
         return cls(MAX_LINT_SECONDS)
 
+    @classmethod
+    def at(cls, when: float, seconds: float) -> Deadline:
+        """A deadline at ``when`` on :func:`time.monotonic` (one clock for every process of the
+        machine, so a worker process stops when its caller's deadline passes), told as a
+        ``seconds`` bound."""
+        deadline = cls(seconds)
+        deadline._at = when
+        return deadline
+
+    @property
+    def when(self) -> float:
+        """The :func:`time.monotonic` reading past which the walk stops."""
+        return self._at
+
     def left(self) -> float:
         """Seconds left (0 once past)."""
         return max(0.0, self._at - self._clock())
@@ -66,7 +85,7 @@ class Deadline:
             LimitExceeded: LIMIT, the time is up.
         """
         if self._clock() >= self._at:
-            raise LimitExceeded(f"the lint ran past its {self.seconds:g} s bound and stopped; lint one rule at a time (code)")
+            raise LimitExceeded(overran(self.seconds))
 
 
 @dataclass(frozen=True, slots=True)

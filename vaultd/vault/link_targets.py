@@ -147,6 +147,11 @@ class LinkResolver:
         twin._attachment_stems = dict(self._attachment_stems)
         return twin
 
+    def paths(self) -> list[str]:
+        """Every file, in the order added: ``LinkResolver(r.paths())`` resolves as ``r`` does,
+        ambiguous candidates in the same order (each name's list keeps that order)."""
+        return list(self._path_key)
+
     def same_key(self, path: str) -> list[str]:
         """Existing files whose path equals ``path`` after NFC and case folding (a collision)."""
         return [p for p in self._by_path.get(self._keys(path)[1], []) if p != path]
@@ -299,6 +304,10 @@ class Suggester:
         twin = Suggester()
         twin._processed = dict(self._processed)
         return twin
+
+    def titles(self) -> list[str]:
+        """Every title, in the order added: ``Suggester(s.titles())`` breaks ties as ``s`` does."""
+        return list(self._processed)
 
     def suggest(self, text: str) -> tuple[str, float] | None:
         """The one title ``text`` most likely meant, with its score; None below the threshold."""

@@ -15,14 +15,14 @@ from vaultd.vault.walk import is_note_path
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from vaultd.vault.index import VaultIndex
+    from vaultd.vault.index import IndexCopy, VaultIndex
 
 
 def _never(_path: str) -> bool:
     return False
 
 
-def find_note(index: VaultIndex, target: str, hidden: Callable[[str], bool] = _never) -> str:
+def find_note(index: VaultIndex | IndexCopy, target: str, hidden: Callable[[str], bool] = _never) -> str:
     """The vault-relative path of the note ``target`` names.
 
     ``hidden`` paths (private to the caller) are treated as absent: they are never returned, never
