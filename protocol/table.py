@@ -12,6 +12,7 @@ from typing import Any
 
 from protocol.methods import (
     console,
+    daily,
     git,
     graph,
     guard,
@@ -24,6 +25,7 @@ from protocol.methods import (
     service,
     sources,
     subscriptions,
+    templates,
     vaults,
     writes,
 )
@@ -45,6 +47,8 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *lint.SPECS,
     *graph.SPECS,
     *console.SPECS,
+    *daily.SPECS,
+    *templates.SPECS,
 )
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 

@@ -93,6 +93,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("mocs", "graph_cmd", "mocs"),
     ("nav", "graph_cmd", "nav"),
     ("console", "console_cmd", "console_cmd"),
+    ("templates", "daily_cmd", "list_templates"),
+    ("insert", "daily_cmd", "insert_template"),
 )
 
 
@@ -103,6 +105,7 @@ GROUPS: tuple[tuple[str, str, str], ...] = (
     ("vault", "admin", "vault_app"),
     ("proposals", "proposals", "app"),
     ("claim", "sources", "claim_app"),
+    ("daily", "daily_cmd", "daily_app"),
 )
 #: Subcommands a group gets from other modules (kept out of admin.py, so 'vaultctl status' does not
 #: import them).

@@ -4,6 +4,7 @@
 def load_handlers() -> None:
     from vaultd.api import (  # noqa: F401
         console_methods,
+        daily_methods,
         git_methods,
         graph_methods,
         guard_methods,
@@ -18,6 +19,7 @@ def load_handlers() -> None:
         service_methods,
         source_methods,
         subscription_methods,
+        template_methods,
         vault_methods,
         write_methods,
     )

@@ -17,7 +17,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["MomentError", "UnsupportedToken", "format_date", "parse_date", "tokens"]
 
@@ -155,7 +158,7 @@ def _timestamp(d: dt.datetime) -> float:
     return d.timestamp()
 
 
-_FORMATTERS: Final = {
+_FORMATTERS: Final[dict[str, Callable[[dt.datetime], str]]] = {
     "YYYY": _year,
     "YY": lambda d: f"{d.year % 100:02d}",
     "Q": lambda d: str((d.month - 1) // 3 + 1),

@@ -1,0 +1,64 @@
+"""daily.path and daily.read: a day's note found as the vault's Obsidian places it.
+
+The settings are read on each call (a changed ``daily-notes.json`` counts at once); the writes,
+``daily.append`` and ``daily.prepend``, are operations (:mod:`vaultd.ops.daily_write`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import anyio
+
+from protocol.methods import daily
+from protocol.methods.daily import DailyParams, DailyPathResult, DailyReadParams
+from protocol.methods.reads import ReadParams, ReadResult
+from vaultd.api.handlers import CallContext, handles
+from vaultd.api.read_methods import _note_bytes, live_view, log_path_of, read_result
+from vaultd.errors import NotFound
+from vaultd.obsidian.settings import read_settings
+from vaultd.ops.daily_write import day_note
+
+
+async def _day(ctx: CallContext, params: DailyParams, fresh: bool = False) -> tuple[str, str, bool, str | None, str]:
+    """(path, day, exists, template, source) of the day ``params`` names, for this caller."""
+    live, view = await live_view(ctx, params.vault, fresh)
+    settings = await anyio.to_thread.run_sync(read_settings, live.root)
+    day, path = day_note(settings, params.date, dt.datetime.now().astimezone().date())
+    if view.hidden(path):
+        raise NotFound(f"the note of {day.isoformat()} is not one you may see")
+    exists = path in live.index.notes or await anyio.to_thread.run_sync(lambda: (live.root / path).is_file())
+    return path, day.isoformat(), exists, settings.daily.template or None, settings.daily_source
+
+
+@handles(daily.DAILY_PATH)
+async def daily_path(ctx: CallContext, params: DailyParams) -> DailyPathResult:
+    """Where the day's note is, whether it exists yet.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the date names no day.
+        ValidationFailed: VALIDATION (O02), the daily note format cannot be rendered.
+        NotFound: NOT_FOUND, the day's note is private to the caller.
+    """
+    path, day, exists, template, source = await _day(ctx, params)
+    return DailyPathResult(path=path, date=day, exists=exists, template=template, source=source)
+
+
+@handles(daily.DAILY_READ)
+async def daily_read(ctx: CallContext, params: DailyReadParams) -> ReadResult:
+    """The day's note, as note.read gives a note.
+
+    Raises:
+        NotFound: NOT_FOUND, the day has no note yet (or one private to the caller).
+        LimitExceeded: LIMIT, the note is over the note bound.
+    """
+    path, day, exists, _, _ = await _day(ctx, params, params.fresh)
+    if not exists:
+        raise NotFound(f"{day} has no daily note yet ({path}); daily.append creates it")
+    live, _ = await live_view(ctx, params.vault)
+    try:
+        raw = await anyio.to_thread.run_sync(_note_bytes, str(live.root), path, log_path_of(ctx, params.vault))
+    except FileNotFoundError as exc:
+        raise NotFound(f"{path} was removed; ask again") from exc
+    page = ReadParams(target=path, offset=params.offset, max_bytes=params.max_bytes)
+    return read_result(path, raw, page, live.index.notes.get(path))
