@@ -29,6 +29,9 @@ METHOD_CLASSES: dict[str, OpClass] = {
     "source.capture": OpClass.CAPTURE,
     "claim.add": OpClass.CLAIM,
     "claim.update": OpClass.CLAIM,
+    "daily.append": OpClass.APPEND,  #: and a create when it makes the day's note (see content_classes)
+    "daily.prepend": OpClass.APPEND,
+    "template.insert": OpClass.APPEND,
 }
 
 
