@@ -3,10 +3,12 @@ templates as its Obsidian settings have them. ``vaultctl new --template/--unique
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
 
+from protocol.limits import DEFAULT_READ_PAGE_BYTES
 from protocol.methods import daily, templates
 from protocol.methods.daily import DailyParams, DailyPathResult, DailyReadParams, DailyWriteParams
 from protocol.methods.templates import TemplateInsertParams, TemplateListParams, TemplateListResult
@@ -46,11 +48,23 @@ def daily_path(date: DateOpt = None, vault: VaultOpt = None, as_json: JsonOpt = 
 
 
 @daily_app.command("read")
-def daily_read(date: DateOpt = None, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
-    """Print the day's note (today unless --date)."""
+def daily_read(
+    date: DateOpt = None,
+    vault: VaultOpt = None,
+    offset: Annotated[int, typer.Option(help=doc(DailyReadParams, "offset"))] = 0,
+    max_bytes: Annotated[int, typer.Option("--max-bytes", help=doc(DailyReadParams, "max_bytes"))] = DEFAULT_READ_PAGE_BYTES,
+    fresh: Annotated[bool, typer.Option("--fresh", help=doc(DailyReadParams, "fresh"))] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print the day's note (today unless --date), a page at a time."""
     with session() as c:
-        result = call(daily.DAILY_READ, DailyReadParams(vault=pick_vault(c, vault), date=date), client=c)
+        params = DailyReadParams(vault=pick_vault(c, vault), date=date, offset=offset, max_bytes=max_bytes, fresh=fresh)
+        result = call(daily.DAILY_READ, params, client=c)
     emit(result, as_json, lambda r: f"{r.path}\n\n{r.body.rstrip()}")
+    if not as_json and result.truncated and result.next_offset is not None:
+        render.say(
+            f"[bytes {result.offset}..{result.next_offset} of {result.size}; next page: --offset {result.next_offset}]", file=sys.stderr
+        )
 
 
 @daily_app.command("append")

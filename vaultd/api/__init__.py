@@ -19,7 +19,6 @@ def load_handlers() -> None:
         service_methods,
         source_methods,
         subscription_methods,
-        template_methods,
         vault_methods,
         write_methods,
     )
