@@ -179,7 +179,7 @@ def test_headings() -> None:
             parse_heading(bad)
 
 
-line = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n#`~-<>[]"), min_size=1, max_size=20).filter(str.strip)
+line = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\r\n#`~-<>[]"), min_size=1, max_size=20).filter(str.strip)
 
 
 @given(st.lists(line, max_size=4), st.lists(line, min_size=1, max_size=4), line)
