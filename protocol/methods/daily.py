@@ -60,6 +60,12 @@ class DailyReadParams(DailyParams, kw_only=True):
     fresh: Fresh = False
 
 
+class DailyReadResult(Result):
+    path: str  #: the vault path of the day's note, whether or not it exists
+    date: str  #: the day, YYYY-MM-DD
+    note: ReadResult | None  #: the note as note.read gives it; None when the day has no note yet
+
+
 class DailyWriteParams(EditParams, kw_only=True):
     date: Day | None = None
     markdown: Annotated[
@@ -83,7 +89,14 @@ DAILY_PATH = spec(
     Effect.READ,
     Trait.MCP,
 )
-DAILY_READ = spec("daily.read", DailyReadParams, ReadResult, "Read a day's note (today unless a date is given).", Effect.READ, Trait.MCP)
+DAILY_READ = spec(
+    "daily.read",
+    DailyReadParams,
+    DailyReadResult,
+    "Read a day's note (today unless a date is given); note is null when the day has none yet.",
+    Effect.READ,
+    Trait.MCP,
+)
 DAILY_APPEND = _daily_write(
     "daily.append",
     "Add Markdown at the end of a day's note, or of a heading's section; the note is created from its template first if needed.",

@@ -67,6 +67,7 @@ def test_the_days_note_is_made_from_its_template_where_obsidian_puts_it(home: Ho
     assert (root / SUNDAY_NOTE).read_text() == SUNDAY_TEXT + "\n- 09:00 coffee\n- 10:00 walk\n"
     shown = cli("daily", "read", "--date", SUNDAY)
     assert shown.code == 0 and "- 10:00 walk" in shown.out
+    assert cli("daily", "read", "--date", "2024-12-30").code == 1
 
 
 def test_today_and_relative_days_follow_the_local_date(home: Home, daemon: Daemon, cli: Any, typed: TypedClient) -> None:
@@ -81,7 +82,9 @@ def test_today_and_relative_days_follow_the_local_date(home: Home, daemon: Daemo
     text = (root / f"Journal/{today.isoformat()} {today.strftime('%A')}.md").read_text()
     assert text.startswith("---\ntags: [daily]\n---\nTop line\n# ")
     read = typed.call(DAILY_READ, DailyReadParams(vault="v"))
-    assert "Top line" in read.body
+    assert read.note is not None and "Top line" in read.note.body
+    before = typed.call(DAILY_READ, DailyReadParams(vault="v", date="yesterday"))
+    assert before.note is None and before.date == (today - dt.timedelta(days=1)).isoformat()
 
 
 def test_a_changed_format_and_the_periodic_notes_plugin_take_effect_without_restart(home: Home, daemon: Daemon, cli: Any) -> None:

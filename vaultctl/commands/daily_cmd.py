@@ -56,15 +56,16 @@ def daily_read(
     fresh: Annotated[bool, typer.Option("--fresh", help=doc(DailyReadParams, "fresh"))] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Print the day's note (today unless --date), a page at a time."""
+    """Print the day's note (today unless --date), a page at a time; exit 1 when the day has no note yet."""
     with session() as c:
         params = DailyReadParams(vault=pick_vault(c, vault), date=date, offset=offset, max_bytes=max_bytes, fresh=fresh)
         result = call(daily.DAILY_READ, params, client=c)
-    emit(result, as_json, lambda r: f"{r.path}\n\n{r.body.rstrip()}")
-    if not as_json and result.truncated and result.next_offset is not None:
-        render.say(
-            f"[bytes {result.offset}..{result.next_offset} of {result.size}; next page: --offset {result.next_offset}]", file=sys.stderr
-        )
+    note = result.note
+    emit(result, as_json, lambda r: f"{r.path}\n\n{note.body.rstrip()}" if note else f"{r.date} has no note yet ({r.path})")
+    if not as_json and note is not None and note.truncated and note.next_offset is not None:
+        render.say(f"[bytes {note.offset}..{note.next_offset} of {note.size}; next page: --offset {note.next_offset}]", file=sys.stderr)
+    if note is None:
+        raise typer.Exit(1)
 
 
 @daily_app.command("append")

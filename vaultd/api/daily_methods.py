@@ -13,8 +13,8 @@ import datetime as dt
 import anyio
 
 from protocol.methods import daily, templates
-from protocol.methods.daily import DailyParams, DailyPathResult, DailyReadParams
-from protocol.methods.reads import ReadParams, ReadResult
+from protocol.methods.daily import DailyParams, DailyPathResult, DailyReadParams, DailyReadResult
+from protocol.methods.reads import ReadParams
 from protocol.methods.templates import MAX_TEMPLATES_LISTED, TemplateInfo, TemplateListParams, TemplateListResult
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import _note_bytes, live_view, log_path_of, read_result
@@ -54,23 +54,25 @@ async def daily_path(ctx: CallContext, params: DailyParams) -> DailyPathResult:
 
 
 @handles(daily.DAILY_READ)
-async def daily_read(ctx: CallContext, params: DailyReadParams) -> ReadResult:
-    """The day's note, as note.read gives a note.
+async def daily_read(ctx: CallContext, params: DailyReadParams) -> DailyReadResult:
+    """The day's note, as note.read gives a note; none before the day has one.
 
     Raises:
-        NotFound: NOT_FOUND, the day has no note yet (or one private to the caller).
+        InvalidParams: INVALID_PARAMS, the date names no day.
+        ValidationFailed: VALIDATION (O02), the daily note format cannot be rendered.
+        NotFound: NOT_FOUND, the day's note is private to the caller.
         LimitExceeded: LIMIT, the note is over the note bound.
     """
     path, day, exists, _, _ = await _day(ctx, params, params.fresh)
     if not exists:
-        raise NotFound(f"{day} has no daily note yet ({path}); daily.append creates it")
+        return DailyReadResult(path=path, date=day, note=None)
     live, _ = await live_view(ctx, params.vault)
     try:
         raw = await anyio.to_thread.run_sync(_note_bytes, str(live.root), path, log_path_of(ctx, params.vault))
-    except FileNotFoundError as exc:
-        raise NotFound(f"{path} was removed; ask again") from exc
+    except (FileNotFoundError, NotFound):
+        return DailyReadResult(path=path, date=day, note=None)
     page = ReadParams(target=path, offset=params.offset, max_bytes=params.max_bytes)
-    return read_result(path, raw, page, live.index.notes.get(path))
+    return DailyReadResult(path=path, date=day, note=read_result(path, raw, page, live.index.notes.get(path)))
 
 
 @handles(templates.TEMPLATE_LIST)
