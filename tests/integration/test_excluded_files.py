@@ -1,5 +1,5 @@
 """Obsidian's Excluded files (``userIgnoreFilters``): indexed, so links to them resolve, but left out
-of search and listing results unless asked for, as Obsidian's search leaves them out; a change to
+of search, listing and passage results unless asked for, as Obsidian's search leaves them out; a change to
 the setting counts at the next call. Through the real vaultctl and vaultctl's socket client."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from protocol.methods.reads import LIST, SEARCH, ListParams, SearchParams
+from protocol.methods.retrieve import RETRIEVE, RetrieveParams
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -48,5 +49,9 @@ def test_search_and_list_leave_excluded_files_out_unless_asked(home: Home, daemo
     assert cli("list", "--include-excluded", "--json").json()["total"] == 3
     links = cli("links", "Apple", "--json")
     assert links.code == 0 and "Archive/Old Apple.md" in links.out  # still indexed: the link resolves
+    passages = typed.call(RETRIEVE, RetrieveParams(vault="v", query="orchard notes", rerank=False, fresh=True))
+    assert {p.path for p in passages.passages} == {"Apple.md"}
+    every_passage = typed.call(RETRIEVE, RetrieveParams(vault="v", query="orchard notes", rerank=False, include_excluded=True))
+    assert {p.path for p in every_passage.passages} == set(NOTES)
     (root / ".obsidian/app.json").write_text(json.dumps({"userIgnoreFilters": []}))
     assert typed.call(LIST, ListParams(vault="v")).total == 3
