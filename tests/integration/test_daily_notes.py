@@ -17,6 +17,7 @@ import pytest
 
 from protocol.errors import ErrorCode
 from protocol.issue_codes import IssueCode
+from protocol.limits import MAX_APPEND_BYTES
 from protocol.methods.common import Channel
 from protocol.methods.daily import DAILY_APPEND, DAILY_PATH, DAILY_PREPEND, DAILY_READ, DailyParams, DailyReadParams, DailyWriteParams
 from protocol.methods.receipts import Applied, Proposed
@@ -222,3 +223,16 @@ def test_an_agents_append_that_makes_the_note_is_judged_as_a_create(
     second = agent_client.call(DAILY_APPEND, DailyWriteParams(vault="v", date=SUNDAY, markdown="- two"))
     assert isinstance(second, Applied)
     assert (root / SUNDAY_NOTE).read_text().endswith("- by a person\n- two\n")
+
+
+def test_the_text_bound_holds_at_its_edge(home: Home, daemon: Daemon, cli: Any, typed: TypedClient) -> None:
+    root = _vault(home, cli, {})
+    at_bound = "a" * MAX_APPEND_BYTES
+    receipt = typed.call(DAILY_APPEND, DailyWriteParams(vault="v", date=SUNDAY, markdown=at_bound))
+    assert isinstance(receipt, Applied)
+    before = snapshot(root)
+    with refused(ErrorCode.INVALID_PARAMS):
+        typed.call(DAILY_APPEND, DailyWriteParams(vault="v", date=SUNDAY, markdown=at_bound + "a"))
+    with refused(ErrorCode.LIMIT):  # within the bound in characters, past it in UTF-8 bytes
+        typed.call(DAILY_APPEND, DailyWriteParams(vault="v", date=SUNDAY, markdown="é" * (MAX_APPEND_BYTES // 2 + 1)))
+    assert snapshot(root) == before
