@@ -4,7 +4,7 @@ An error names what kind of refusal a call met (:class:`~protocol.errors.ErrorCo
 name the rules, by these codes. The letter says where the rule lives: ``S`` a file the index
 skipped, ``N`` a note's frontmatter as read, ``P`` a vault policy, ``G`` the agent gate (what an
 agent may apply, propose or not do at all), ``R`` the vault's git repository and its remote,
-``V`` a write's validation.
+``V`` a write's validation, ``O`` Obsidian's settings and templates.
 ``Issue.code`` stays a string on the wire, so an older client still reads a code added later;
 every code the daemon emits is one of these (a test holds the source to that), and the
 reference docs list them from here.
@@ -238,4 +238,15 @@ class IssueCode(enum.StrEnum):
         "V30",
         "The file is not valid for its kind: a canvas that is not JSON Canvas 1.0, a base that is not Bases YAML.",
         "Fix the content as the message says; Obsidian would not open the file as written.",
+    )
+    O01 = (
+        "O01",
+        "The template holds Templater commands (<% ... %>), which vaultd does not run: they were inserted as written.",
+        "Run the template with Templater in Obsidian, or remove the commands from the note.",
+    )
+    O02 = (
+        "O02",
+        "A date format in the vault's Obsidian settings or in a template uses a moment.js token vaultd does not support, "
+        "or gives no usable name.",
+        "Change the format in Obsidian's settings (or the template) to the supported tokens docs/obsidian.md lists.",
     )

@@ -13,6 +13,7 @@ from typing import Any
 from protocol.methods import (
     bases,
     console,
+    daily,
     files,
     git,
     graph,
@@ -26,6 +27,7 @@ from protocol.methods import (
     service,
     sources,
     subscriptions,
+    templates,
     vaults,
     writes,
 )
@@ -49,6 +51,8 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *bases.SPECS,
     *console.SPECS,
     *files.SPECS,
+    *daily.SPECS,
+    *templates.SPECS,
 )
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 

@@ -95,6 +95,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("nav", "graph_cmd", "nav"),
     ("bases", "bases_cmd", "list_bases"),
     ("console", "console_cmd", "console_cmd"),
+    ("templates", "daily_cmd", "list_templates"),
+    ("insert", "daily_cmd", "insert_template"),
 )
 
 
@@ -107,6 +109,7 @@ GROUPS: tuple[tuple[str, str, str], ...] = (
     ("claim", "sources", "claim_app"),
     ("base", "bases_cmd", "base_app"),
     ("file", "files_cmd", "file_app"),
+    ("daily", "daily_cmd", "daily_app"),
 )
 #: Subcommands a group gets from other modules (kept out of admin.py, so 'vaultctl status' does not
 #: import them).

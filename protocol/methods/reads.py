@@ -23,6 +23,13 @@ Target = Annotated[
 Fresh = Annotated[bool, msgspec.Meta(description="Answer only after every file change made before this call has been indexed.")]
 Cursor = Annotated[str, msgspec.Meta(min_length=1, max_length=2048, description="The next_cursor the previous page returned.")]
 Filter = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
+IncludeExcluded = Annotated[
+    bool,
+    msgspec.Meta(
+        description="Also notes Obsidian's Excluded files setting (userIgnoreFilters in .obsidian/app.json) hides; left out by "
+        "default, as Obsidian's search leaves them out."
+    ),
+]
 
 
 class SearchParams(Params):
@@ -49,6 +56,7 @@ class SearchParams(Params):
     ) = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many hits, best first.")] = 20
     fresh: Fresh = False
+    include_excluded: IncludeExcluded = False
 
 
 class SearchHit(msgspec.Struct, kw_only=True):
@@ -163,6 +171,7 @@ class ListParams(Params):
     limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many notes in this page.")] = 50
     cursor: Cursor | None = None
     fresh: Fresh = False
+    include_excluded: IncludeExcluded = False
 
 
 class NoteSummary(msgspec.Struct, kw_only=True):

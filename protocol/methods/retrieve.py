@@ -15,7 +15,7 @@ import msgspec
 
 from protocol.limits import MAX_RETRIEVE_QUERY_CHARS
 from protocol.methods.common import OptionalVault, Params, Result, described
-from protocol.methods.reads import Fresh
+from protocol.methods.reads import Fresh, IncludeExcluded
 from protocol.methods.spec import Effect, Trait, spec
 
 MAX_PASSAGES = 1000
@@ -49,6 +49,7 @@ class RetrieveParams(Params):
     folder: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="Only notes below this folder.")] | None = None
     rerank: Annotated[bool, described("Rerank with the local embedding model when it is installed; false: BM25 order.")] = True
     fresh: Fresh = False
+    include_excluded: IncludeExcluded = False
 
 
 class Passage(msgspec.Struct, kw_only=True):

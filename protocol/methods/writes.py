@@ -120,6 +120,25 @@ class CreateParams(WriteParams, kw_only=True):
         Markdown | None,
         msgspec.Meta(description=f"The body; omitted, a skeleton with the title. At most {describe(MAX_NOTE_BYTES)} as UTF-8."),
     ] = None
+    template: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                min_length=1,
+                max_length=1024,
+                description="Start from this template (its name in the templates folder, or its vault path), its {{title}}, "
+                "{{date}} and {{time}} rendered; not with body.",
+            ),
+        ]
+        | None
+    ) = None
+    unique: Annotated[
+        bool,
+        msgspec.Meta(
+            description="Name the note as Obsidian's unique note creator does: its prefix format (zk-prefixer.json) now, then the "
+            "path's name, in its folder when the path has none; its template unless another is given."
+        ),
+    ] = False
 
 
 class Edit(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

@@ -57,6 +57,7 @@ def search(
         typer.Option("--color", help="Show matches in colour: auto (on a terminal, unless NO_COLOR is set), always, never."),
     ] = None,
     fresh: FreshOpt = False,
+    include_excluded: Annotated[bool, typer.Option("--include-excluded", help=doc(SearchParams, "include_excluded"))] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Full-text search: each hit's path, title and snippet, best first (--json adds the scores); exit 1 when
@@ -67,7 +68,15 @@ def search(
         display.set_mode(color)
     with session() as c:
         params = SearchParams(
-            query=query or "", vault=pick_vault(c, vault), type=type_, domain=domain, tag=tag, folder=folder, limit=limit, fresh=fresh
+            query=query or "",
+            vault=pick_vault(c, vault),
+            type=type_,
+            domain=domain,
+            tag=tag,
+            folder=folder,
+            limit=limit,
+            fresh=fresh,
+            include_excluded=include_excluded,
         )
         result = call(reads.SEARCH, params, client=c)
 
@@ -220,12 +229,14 @@ def list_notes(
     limit: Annotated[int, typer.Option(help=doc(ListParams, "limit"))] = 50,
     cursor: Annotated[str | None, typer.Option(help=doc(ListParams, "cursor"))] = None,
     fresh: FreshOpt = False,
+    include_excluded: Annotated[bool, typer.Option("--include-excluded", help=doc(ListParams, "include_excluded"))] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """List notes in path order, a page at a time."""
     with session() as c:
         chosen = pick_vault(c, vault)
-        result = call(reads.LIST, ListParams(vault=chosen, folder=folder, limit=limit, cursor=cursor, fresh=fresh), client=c)
+        params = ListParams(vault=chosen, folder=folder, limit=limit, cursor=cursor, fresh=fresh, include_excluded=include_excluded)
+        result = call(reads.LIST, params, client=c)
 
     def text(r: ListResult) -> str:
         if not r.notes:

@@ -333,12 +333,20 @@ def retrieve_passages(
         bool, typer.Option("--no-rerank", help="Keep BM25's order (skip the local model even when it is installed).")
     ] = False,
     fresh: FreshOpt = False,
+    include_excluded: Annotated[bool, typer.Option("--include-excluded", help=doc(RetrieveParams, "include_excluded"))] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Passages that answer QUERY, each with its note, heading path, lines and a citation."""
     with session() as c:
         params = RetrieveParams(
-            query=query, vault=pick_vault(c, vault), limit=limit, per_note=per_note, folder=folder, rerank=not no_rerank, fresh=fresh
+            query=query,
+            vault=pick_vault(c, vault),
+            limit=limit,
+            per_note=per_note,
+            folder=folder,
+            rerank=not no_rerank,
+            fresh=fresh,
+            include_excluded=include_excluded,
         )
         result = call(retrieve.RETRIEVE, params, client=c)
 

@@ -69,13 +69,17 @@ def new(
     body: Annotated[
         str | None, typer.Option(help="A file to read the body from, or - for stdin. " + doc(CreateParams, "body")), Complete.FILE
     ] = None,
+    template: Annotated[str | None, typer.Option(metavar="TEMPLATE", help=doc(CreateParams, "template"))] = None,
+    unique: Annotated[bool, typer.Option("--unique", help=doc(CreateParams, "unique"))] = False,
     *,
     flags: WriteFlags[CreateParams],
 ) -> None:
     """Create a note; refuses an existing path or a name that collides by case or normalization."""
     fields = _assignments(set_)
     text = _read_source(body)
-    flags.run(lambda steering: CreateParams(path=path, title=title, frontmatter=fields, body=text, **steering))
+    flags.run(
+        lambda steering: CreateParams(path=path, title=title, frontmatter=fields, body=text, template=template, unique=unique, **steering)
+    )
 
 
 @write_command(writes.PATCH)

@@ -5,6 +5,7 @@ def load_handlers() -> None:
     from vaultd.api import (  # noqa: F401
         base_methods,
         console_methods,
+        daily_methods,
         file_methods,
         git_methods,
         graph_methods,

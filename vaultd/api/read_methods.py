@@ -41,6 +41,7 @@ from vaultd.errors import Ambiguous, InvalidParams, LimitExceeded, NotFound, Pol
 from vaultd.fsio import ReadRefused, Refusal, read_regular
 from vaultd.git import history
 from vaultd.git.repo import require
+from vaultd.obsidian.settings import excluded, read_settings
 from vaultd.ops.create import note_path
 from vaultd.policy import secret_issues
 from vaultd.policy.visibility import Visibility
@@ -52,6 +53,9 @@ from vaultd.vault.note import Skipped, parse_note
 from vaultd.vault.walk import shown_path
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
     from vaultd.vault.cache import Hit
     from vaultd.vault.model import NoteRecord
     from vaultd.vault.watcher import LiveIndex
@@ -80,6 +84,17 @@ def log_path_of(ctx: CallContext, vault: str | None) -> str:
     return oplog.log_name(ctx.host.vault(vault).entry)
 
 
+async def obsidian_shown(root: Path, include_excluded: bool) -> Callable[[str], bool]:
+    """Whether a note is shown in a search or a listing: Obsidian's Excluded files
+    (``userIgnoreFilters``) are indexed, so links to them resolve, but left out of what a search
+    or a listing answers unless the caller asks for them, as Obsidian's search leaves them out."""
+    if include_excluded:
+        return lambda path: True
+    settings = await anyio.to_thread.run_sync(read_settings, root)
+    filters = settings.app.ignore_filters
+    return lambda path: not excluded(filters, path)
+
+
 def _scalar(record: NoteRecord, key: str) -> str | None:
     value = (record.frontmatter or {}).get(key)
     return value if isinstance(value, str) else None
@@ -100,6 +115,7 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
         return SearchResult(hits=[])
     folder = params.folder.strip("/") if params.folder else None
     log_path = log_path_of(ctx, params.vault)
+    shown_here = await obsidian_shown(live.root, params.include_excluded)
 
     def visible_hits(query: str) -> list[Hit]:
         # Private hits (and vaultd's own log) are dropped after ranking, so ask for more until
@@ -109,7 +125,7 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
             hits = index.cache.search(  # type: ignore[union-attr]
                 query, type=params.type, domain=params.domain, tag=params.tag, folder=folder, limit=limit
             )
-            shown = [h for h in hits if h.path in index.notes and h.path != log_path and view.visible(h.path)]
+            shown = [h for h in hits if h.path in index.notes and h.path != log_path and view.visible(h.path) and shown_here(h.path)]
             if len(shown) >= params.limit or len(hits) < limit or limit >= MAX_SEARCH_FETCH:
                 return shown[: params.limit]
             limit = min(limit * 4, MAX_SEARCH_FETCH)
@@ -130,6 +146,7 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
                 if p in index.notes
                 and p != log_path
                 and view.visible(p)
+                and shown_here(p)
                 and references.matches_filters(index.notes[p], params.type, params.domain, params.tag, folder)
             ]
 
@@ -278,7 +295,8 @@ async def list_notes(ctx: CallContext, params: ListParams) -> ListResult:
     live, view = await live_view(ctx, params.vault, params.fresh)
     index = live.index
     prefix = (params.folder or "").lstrip("/")
-    paths = sorted(p for p in index.notes if p.startswith(prefix) and view.visible(p))
+    shown_here = await obsidian_shown(live.root, params.include_excluded)
+    paths = sorted(p for p in index.notes if p.startswith(prefix) and view.visible(p) and shown_here(p))
     after = decode_cursor(params.cursor) if params.cursor else None
     start = 0
     if after is not None:

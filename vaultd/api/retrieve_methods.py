@@ -11,7 +11,7 @@ from protocol.limits import MAX_RETRIEVE_QUERY_CHARS
 from protocol.methods import retrieve
 from protocol.methods.retrieve import MAX_PASSAGE_CHARS, Passage, Ranking, RerankStatus, RetrieveParams, RetrieveResult
 from vaultd.api.handlers import CallContext, handles
-from vaultd.api.read_methods import live_view, log_path_of
+from vaultd.api.read_methods import live_view, log_path_of, obsidian_shown
 from vaultd.errors import InvalidParams
 from vaultd.retrieve import rerank as reranker
 from vaultd.retrieve.live import passages_for
@@ -71,6 +71,7 @@ async def retrieve_passages(ctx: CallContext, params: RetrieveParams) -> Retriev
     log_path = log_path_of(ctx, params.vault)
     folder = params.folder.strip("/") + "/" if params.folder and params.folder.strip("/") else None
     notes = live.index.notes
+    shown_here = await obsidian_shown(live.root, params.include_excluded)
     want = max(params.limit, min(reranker.MAX_CANDIDATES, params.limit * 2 + 20)) if params.rerank else params.limit
 
     def keep(chunk: StoredChunk) -> bool:
@@ -78,6 +79,7 @@ async def retrieve_passages(ctx: CallContext, params: RetrieveParams) -> Retriev
             chunk.path in notes
             and chunk.path != log_path
             and view.visible(chunk.path)
+            and shown_here(chunk.path)
             and (folder is None or chunk.path.startswith(folder))
         )
 

@@ -33,6 +33,9 @@ METHOD_CLASSES: dict[str, OpClass] = {
     "file.move": OpClass.FILE_MOVE,
     "file.rename": OpClass.FILE_MOVE,
     "file.delete": OpClass.FILE_DELETE,
+    "daily.append": OpClass.APPEND,  #: and a create when it makes the day's note (see content_classes)
+    "daily.prepend": OpClass.APPEND,
+    "template.insert": OpClass.APPEND,
 }
 
 

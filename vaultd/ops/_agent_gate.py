@@ -69,20 +69,27 @@ def _undo_is_own(root: Path, params: UndoParams, session: str | None) -> bool:
     return manifest.channel == Channel.MCP and manifest.session == session
 
 
+CREATES_WHEN_ABSENT = frozenset({"daily.append", "daily.prepend"})  #: methods that make their note when it is absent
+
+
 def content_classes(plan: Plan) -> tuple[OpClass, ...]:
     """Classes an operation falls into by what it writes, whatever its method: a claim made
     accepted or rejected is a ``verdict``, by ``claim.update`` or by a frontmatter edit alike.
 
     Judged on the header as parsed, never on its spelling: YAML writes one key many ways (quoted,
-    escaped as ``"\x6cedger"``, in a flow mapping), and every reader of the note sees the same claim."""
+    escaped as ``"\x6cedger"``, in a flow mapping), and every reader of the note sees the same claim.
+    A daily note's write that makes the day's note is a ``create`` too."""
+    made: tuple[OpClass, ...] = ()
+    if plan.op in CREATES_WHEN_ABSENT and any(c.before is None for c in plan.effective()):
+        made = (OpClass.CREATE,)
     for change in plan.effective():
         if not change.path.lower().endswith(".md") or change.after is None:
             continue
         after = _frontmatter(change.after)
         # The bytes before are parsed only for a note that is now an accepted or rejected claim.
         if makes_verdict(None, after) and makes_verdict(_frontmatter(change.before), after):
-            return (OpClass.VERDICT,)
-    return ()
+            return (*made, OpClass.VERDICT)
+    return made
 
 
 def _frontmatter(data: bytes | None) -> dict[str, Any] | None:

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from vaultd.errors import Conflict
+from vaultd.obsidian.settings import VaultSettings, read_settings
 from vaultd.policy.visibility import Visibility
+from vaultd.relink import Relocation, new_link, property_link
 from vaultd.txn.engine import read_current, read_state
 from vaultd.vault.lookup import find_note
 
@@ -47,6 +49,22 @@ class OpContext:
     def today(self) -> str:
         """The date a write stamps (``created``, ``updated``)."""
         return self.stamp_date or self.now.strftime("%Y-%m-%d")
+
+    @property
+    def settings(self) -> VaultSettings:
+        """The vault's Obsidian settings now (re-read only when a settings file changed)."""
+        return read_settings(self.root)
+
+    def link(self, path: str, source: str) -> str:
+        """A new link to ``path`` written in the body of ``source``, in the vault's link format
+        (wiki or Markdown, shortest, relative or absolute path): every link an operation writes
+        anew is made here, so every one reads like a link the person's Obsidian would write."""
+        return new_link(Relocation(self.index.resolver, {}, fmt=self.settings.app.link), path, source)
+
+    def property_link(self, path: str, source: str) -> str:
+        """A new link to ``path`` in a frontmatter property of ``source``: a wiki-link (the only
+        kind Obsidian's properties know), its path in the vault's format."""
+        return property_link(Relocation(self.index.resolver, {}, fmt=self.settings.app.link), path, source)
 
     def find(self, target: str) -> str:
         """A strict lookup: path, exact name, or an alias naming one note; never fuzzy."""

@@ -14,10 +14,12 @@ from protocol.errors import Issue
 from protocol.issue_codes import IssueCode
 from protocol.methods import writes
 from vaultd.errors import InvalidParams, PolicyRefused, ValidationFailed
+from vaultd.obsidian.moment import MomentError, format_date
 from vaultd.ops._name_clash import guard_name
 from vaultd.ops._runner import no_detail
 from vaultd.ops._validate import refuse_unsafe_path
 from vaultd.ops.catalog import operation
+from vaultd.ops.template_insert import find_template, note_context, rendered_template, template_failure
 from vaultd.policy import check_new_path, disk_spelling, disk_twin, path_screen_issues
 from vaultd.policy.names import name_issue
 from vaultd.sources import references
@@ -100,13 +102,50 @@ def refuse_existing(ctx: OpContext, path: str, what: str, instead: str) -> None:
         )
 
 
+def unique_path(ctx: OpContext, raw: str) -> str:
+    """The path Obsidian's unique note creator gives a note named ``raw``: its prefix (the moment
+    format of ``zk-prefixer.json``, now) before the name, in its folder when ``raw`` has none.
+
+    Raises:
+        ValidationFailed: VALIDATION (O02), the prefix format cannot be rendered.
+    """
+    unique = ctx.settings.unique
+    try:
+        prefix = format_date(ctx.now, unique.format).strip()
+    except MomentError as exc:
+        raise template_failure(".obsidian/zk-prefixer.json", exc) from exc
+    folder, _, name = raw.strip("/").rpartition("/")
+    name = name.removesuffix(".md")
+    named = f"{prefix} {name}".strip() if name else prefix
+    if not named:
+        raise template_failure(".obsidian/zk-prefixer.json", MomentError(f"the format {unique.format!r} gives an empty name"))
+    folder = folder or unique.folder
+    return f"{folder}/{named}" if folder else named
+
+
 @operation(writes.CREATE, detail=no_detail)
 def plan_create(ctx: OpContext, params: CreateParams) -> Plan:
-    path = new_note_path(ctx, params.path)
+    """Plan a new note: a skeleton, the body given, or a template rendered for it.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, both a body and a template are given.
+        NotFound: NOT_FOUND, the template is not there.
+        ValidationFailed: VALIDATION, the path is taken or refused; (O02) the template or the unique
+            prefix cannot be rendered.
+    """
+    if params.body is not None and params.template is not None:
+        raise InvalidParams("give a body or a template, not both")
+    raw_path = unique_path(ctx, params.path) if params.unique else params.path
+    path = new_note_path(ctx, raw_path)
     refuse_existing(ctx, path, "note", "use note.patch or note.append to change it")
     warnings = guard_name(ctx, path)
     title = params.title or stem_of(path)
-    body = params.body if params.body is not None else f"# {title}\n"
+    template = params.template or (ctx.settings.unique.template if params.unique else None) or None
+    if template is not None:
+        body, template_warnings = rendered_template(ctx, find_template(ctx, template), note_context(ctx, stem_of(path)))
+        warnings = [*warnings, *template_warnings]
+    else:
+        body = params.body if params.body is not None else f"# {title}\n"
     fields = references.normalized(dict(params.frontmatter))
     if params.title is not None:
         fields.setdefault("title", params.title)

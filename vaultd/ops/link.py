@@ -2,8 +2,8 @@
 
 The section is created when absent, before ``## Topics``. A note that already shows a link to the
 other (any form that resolves to it, outside code and frontmatter) is left as it is, so linking
-twice changes nothing. The link text is the shortest that names the note unambiguously, as
-Obsidian writes it. The reverse link carries the relation only when it reads the same both ways
+twice changes nothing. The link is written as the vault's Obsidian writes a new one (wiki or
+Markdown, its path per "New link format"). The reverse link carries the relation only when it reads the same both ways
 (``contradicts``); the others are directed.
 """
 
@@ -18,7 +18,6 @@ from vaultd.ops._runner import no_detail
 from vaultd.ops._stamps import stamp_updated
 from vaultd.ops.append import append_to_section
 from vaultd.ops.catalog import operation
-from vaultd.relink import link_text_for
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.link_targets import ResolutionStatus
@@ -48,7 +47,7 @@ def add_relevant_link(ctx: OpContext, path: str, text: str, target: str, relatio
     itself when the note already links there."""
     if links_to(ctx, text, path, target):
         return text
-    line = f"- [[{link_text_for(ctx.index.resolver, target)}]]" + (f" — {relation}" if relation else "")
+    line = f"- {ctx.link(target, path)}" + (f" — {relation}" if relation else "")
     return stamp_updated(ctx, path, append_to_section(text, RELEVANT, line))
 
 

@@ -37,13 +37,13 @@ from vaultd.ops.supersede import linked_notes, mark_superseded
 from vaultd.relink import Relocation, Rewrite, new_link, relink
 from vaultd.txn.plan import MAX_NOTE_BYTES, Change, Plan
 from vaultd.vault import frontmatter, markdown
-from vaultd.vault.app_config import LinkFormat, read_link_format
 from vaultd.vault.frontmatter_emit import emit
 from vaultd.vault.link_targets import check_anchor
 
 if TYPE_CHECKING:
     from protocol.methods.writes import MergeParams
     from vaultd.ops._context import OpContext
+    from vaultd.vault.app_config import LinkFormat
 
 TOPICS = "Topics"
 UNION_KEYS = ("source", "sources", "topics")
@@ -242,7 +242,7 @@ def plan_merge(ctx: OpContext, params: MergeParams) -> MergePlan:
         raise _issue(IssueCode.V01, keep, f"{kd.get('type')} notes are not merged; link them instead")
     _check_supersession(ctx, keep, kd, absorb, ad)
     unions: dict[str, list[Any]] = {}
-    fmt = read_link_format(ctx.root)
+    fmt = ctx.settings.app.link
     merged = merged_text(ctx, keep, k_text, absorb, a_text, unions, fmt)
     size = len(merged.encode("utf-8"))
     if size > MAX_NOTE_BYTES:

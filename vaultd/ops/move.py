@@ -24,7 +24,6 @@ from vaultd.ops.create import existing_twin, new_note_path
 from vaultd.policy import check_new_path
 from vaultd.relink import Relocation, Rewrite, link_name, relink, rewrite_links
 from vaultd.txn.plan import Action, Change, Plan
-from vaultd.vault.app_config import read_link_format
 
 if TYPE_CHECKING:
     from protocol.methods.writes import MoveParams
@@ -91,7 +90,7 @@ def plan_move(ctx: OpContext, params: MoveParams) -> MovePlan:
     new = new_note_path(ctx, to + old.rpartition("/")[2] if to.endswith("/") else to)
     check_destination(ctx, old, new)
     warnings = guard_name(ctx, new, moved_from=old)
-    reloc = Relocation(ctx.index.resolver, {old: new}, fmt=read_link_format(ctx.root))
+    reloc = Relocation(ctx.index.resolver, {old: new}, fmt=ctx.settings.app.link)
     sources = affected_sources(ctx, reloc, old, new)
     check_size_first(ctx, f"moving {old}", sources, [old], removed=1)  # written at its new path, removed at the old
     raw, text = ctx.read_text(old)

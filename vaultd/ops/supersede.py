@@ -19,7 +19,6 @@ from vaultd.ops._runner import no_detail
 from vaultd.ops._stamps import stamp_updated
 from vaultd.ops.catalog import operation
 from vaultd.ops.link import add_relevant_link
-from vaultd.relink import link_text_for
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter, markdown
 from vaultd.vault.frontmatter_emit import emit
@@ -53,7 +52,7 @@ def mark_superseded(ctx: OpContext, path: str, text: str, by: str) -> str:
     data = frontmatter.parse(text).data or {}
     if "superseded_by" in data and linked_notes(ctx, data["superseded_by"], path) == {by} and data.get("status") == "superseded":
         return text
-    link = f"[[{link_text_for(ctx.index.resolver, by)}]]"
+    link = ctx.property_link(by, path)
     changed = emit(text, {"status": "superseded", "superseded_by": link})
     return stamp_updated(ctx, path, changed) if changed != text else text
 

@@ -13,7 +13,8 @@ a link themselves:
   changes of the same operation;
 - :func:`broken_links`, :func:`warnings_for` and :func:`repointed` find the links into a
   note's headings that an edit breaks, and repoint them when it renames one;
-- :func:`link_text_for` and :func:`new_link` give the text of a link vaultd writes anew;
+- :func:`link_text_for`, :func:`new_link` and :func:`property_link` give the text of a link
+  vaultd writes anew (the last two in the vault's link format);
   :func:`dead_links_as_text` makes plain text of the links a note copied into another vault
   would leave dead there.
 
@@ -27,7 +28,7 @@ from vaultd.relink._base import rewrite_base
 from vaultd.relink._canvas import rewrite_bookmarks, rewrite_canvas
 from vaultd.relink._files import Reads, Rewritten, relink
 from vaultd.relink._notes import Rewrite, dead_links_as_text, rewrite_links
-from vaultd.relink._relocation import Relocation, link_name, link_text_for, new_link
+from vaultd.relink._relocation import Relocation, link_name, link_text_for, new_link, property_link
 
 __all__ = [
     "Reads",
@@ -39,6 +40,7 @@ __all__ = [
     "link_name",
     "link_text_for",
     "new_link",
+    "property_link",
     "relink",
     "repoint_anchor",
     "repointed",

@@ -50,7 +50,7 @@ from vaultd.vault.link_targets import LinkResolver, Resolution, ResolutionStatus
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["Relocation", "link_name", "link_path", "link_text_for", "new_link", "styled_target"]
+__all__ = ["Relocation", "link_name", "link_path", "link_text_for", "new_link", "property_link", "styled_target"]
 
 _URI_SAFE = "/!$&'*+,;=:@~-._"  #: left as they are in a Markdown link's path; the rest percent-encoded
 
@@ -254,3 +254,9 @@ def new_link(reloc: Relocation, path: str, source: str) -> str:
     dest = quote(text + (".md" if _is_note(path) else ""), safe=_URI_SAFE)
     label = link_name(path).replace("[", "\\[").replace("]", "\\]")
     return f"[{label}]({dest})"
+
+
+def property_link(reloc: Relocation, path: str, source: str) -> str:
+    """A new link to ``path`` in a frontmatter property of ``source``: a wiki-link whatever
+    ``useMarkdownLinks`` says (Obsidian's properties know no other), its path per ``newLinkFormat``."""
+    return f"[[{reloc.format_text(path, source)}]]"

@@ -44,6 +44,11 @@ def parse_link_format(data: bytes) -> LinkFormat:
         doc = json_text.load(data.decode("utf-8"))
     except ValueError:  # not UTF-8, not JSON, or nested past the bound
         return LinkFormat()
+    return link_format_of(doc)
+
+
+def link_format_of(doc: object) -> LinkFormat:
+    """The settings in an ``app.json`` already decoded; Obsidian's defaults for anything unusable."""
     if not isinstance(doc, dict):
         return LinkFormat()
     raw_format = doc.get("newLinkFormat")

@@ -386,20 +386,21 @@ def links_in_value(s: str, line: int) -> list[Link]:
     return links
 
 
-def section_spans(text: str, body_offset: int, name: str) -> list[tuple[int, int]]:
-    """Every H2 section whose heading text is exactly ``name`` (after trimming).
+def section_spans(text: str, body_offset: int, name: str, level: int = 2) -> list[tuple[int, int]]:
+    """Every section of heading ``level`` (H2 unless asked) whose heading text is exactly ``name``
+    (after trimming).
 
-    A span runs from the first character of the heading line to just before the next H1 or H2
-    heading (or the end of ``text``); headings inside fenced code do not count. All matches are
-    returned so the caller can refuse a duplicate instead of silently picking the first.
+    A span runs from the first character of the heading line to just before the next heading of
+    that level or above (or the end of ``text``); headings inside fenced code do not count. All
+    matches are returned so the caller can refuse a duplicate instead of silently picking the first.
     """
     s = "\n" + text[body_offset:]
     found = _find_headings(s, _mask(s), _newlines(s))
     want = name.strip()
     spans: list[tuple[int, int]] = []
-    for i, (pos, level, heading, _) in enumerate(found):
-        if level != 2 or heading != want:
+    for i, (pos, found_level, heading, _) in enumerate(found):
+        if found_level != level or heading != want:
             continue
-        end = next((p for p, lvl, _, _ in found[i + 1 :] if lvl <= 2), len(s))
+        end = next((p for p, lvl, _, _ in found[i + 1 :] if lvl <= level), len(s))
         spans.append((pos - 1 + body_offset, end - 1 + body_offset))
     return spans

@@ -1,0 +1,108 @@
+"""Daily notes: the note of a day, where the vault's Obsidian keeps it (``daily-notes.json``, or the
+Periodic Notes plugin's daily notes), read and written by the day rather than by path.
+
+A day is ``YYYY-MM-DD``, ``today``, ``yesterday``, ``tomorrow``, or ``-N`` / ``+N`` days from
+today, by the daemon's local clock. ``daily.append`` and ``daily.prepend`` create the day's note
+from its template when it does not exist yet (created once, however many callers race, an editor
+among them; the others add to the note it made), then add their text.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+from protocol.limits import DEFAULT_READ_PAGE_BYTES, MAX_APPEND_BYTES, MAX_READ_PAGE_BYTES, describe
+from protocol.methods.common import OptionalVault, Params, Result
+from protocol.methods.reads import Fresh, ReadResult
+from protocol.methods.receipts import NoDetail, WriteReceipt, receipt_type
+from protocol.methods.spec import Effect, MethodSpec, Trait, spec
+from protocol.methods.writes import EditParams
+
+Day = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=32,
+        description="The day: YYYY-MM-DD, today, yesterday, tomorrow, or -N / +N days from today (the daemon's local date).",
+    ),
+]
+Heading = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=200,
+        description="A heading, such as '## Log' ('Log' alone is an H2): the text goes in its section; a heading the note lacks is "
+        "added at its end.",
+    ),
+]
+
+
+class DailyParams(Params, kw_only=True):
+    vault: OptionalVault = None
+    date: Day | None = None
+
+
+class DailyPathResult(Result):
+    path: str  #: the vault path of the day's note, whether or not it exists
+    date: str  #: the day, YYYY-MM-DD
+    exists: bool
+    template: str | None  #: the template a new note of the day starts from
+    source: str  #: the settings that place it: daily-notes, or periodic-notes
+
+
+class DailyReadParams(DailyParams, kw_only=True):
+    offset: Annotated[int, msgspec.Meta(ge=0, description="A UTF-8 byte offset into the body.")] = 0
+    max_bytes: Annotated[
+        int, msgspec.Meta(ge=1, le=MAX_READ_PAGE_BYTES, description="At most this many UTF-8 bytes of text in this page.")
+    ] = DEFAULT_READ_PAGE_BYTES
+    fresh: Fresh = False
+
+
+class DailyReadResult(Result):
+    path: str  #: the vault path of the day's note, whether or not it exists
+    date: str  #: the day, YYYY-MM-DD
+    note: ReadResult | None  #: the note as note.read gives it; None when the day has no note yet
+
+
+class DailyWriteParams(EditParams, kw_only=True):
+    date: Day | None = None
+    markdown: Annotated[
+        str,
+        msgspec.Meta(
+            min_length=1, max_length=MAX_APPEND_BYTES, description=f"The Markdown to add; at most {describe(MAX_APPEND_BYTES)} as UTF-8."
+        ),
+    ]
+    under: Heading | None = None
+
+
+def _daily_write(name: str, summary: str) -> MethodSpec[DailyWriteParams, WriteReceipt[NoDetail]]:
+    return MethodSpec(name, DailyWriteParams, receipt_type(NoDetail), summary, Effect.WRITE, Trait.MCP)
+
+
+DAILY_PATH = spec(
+    "daily.path",
+    DailyParams,
+    DailyPathResult,
+    "Where a day's note is (today unless a date is given), as the vault's Obsidian places it, and whether it exists.",
+    Effect.READ,
+    Trait.MCP,
+)
+DAILY_READ = spec(
+    "daily.read",
+    DailyReadParams,
+    DailyReadResult,
+    "Read a day's note (today unless a date is given); note is null when the day has none yet.",
+    Effect.READ,
+    Trait.MCP,
+)
+DAILY_APPEND = _daily_write(
+    "daily.append",
+    "Add Markdown at the end of a day's note, or of a heading's section; the note is created from its template first if needed.",
+)
+DAILY_PREPEND = _daily_write(
+    "daily.prepend",
+    "Add Markdown at the start of a day's note (after its frontmatter), or right under a heading; created from its template if needed.",
+)
+SPECS = (DAILY_PATH, DAILY_READ, DAILY_APPEND, DAILY_PREPEND)
