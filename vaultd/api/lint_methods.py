@@ -45,7 +45,6 @@ from vaultd.lint.worker import WORKER_MIN_NOTES, job_of, lint_elsewhere
 from vaultd.vault.lookup import find_note
 
 if TYPE_CHECKING:
-    from protocol.methods.lint import LintParams, LintResult
     from vaultd.vault.index import IndexCopy
 
 
@@ -64,15 +63,15 @@ def as_of_date(text: str | None) -> dt.date:
 
 
 @handles(lint.LINT)
-async def lint_vault(ctx: CallContext, params: LintParams) -> LintResult:
+async def lint_vault(ctx: CallContext, params: lint.LintParams) -> lint.LintResult:
     when = as_of_date(params.as_of)
     live, view = await live_view(ctx, params.vault, params.fresh)
     entry = ctx.host.vault(params.vault).entry
 
-    def here(copy: IndexCopy, note: str | None, deadline: Deadline) -> LintResult:
+    def here(copy: IndexCopy, note: str | None, deadline: Deadline) -> lint.LintResult:
         return report(copy, entry, view, when, code=params.code, note=note, limit=params.limit, deadline=deadline)
 
-    def elsewhere(copy: IndexCopy, note: str | None, deadline: Deadline) -> LintResult:
+    def elsewhere(copy: IndexCopy, note: str | None, deadline: Deadline) -> lint.LintResult:
         job = job_of(copy, entry, view, when, code=params.code, note=note, limit=params.limit, until=deadline.when)
         return lint_elsewhere(job)
 
