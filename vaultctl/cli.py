@@ -93,6 +93,9 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("mocs", "graph_cmd", "mocs"),
     ("nav", "graph_cmd", "nav"),
     ("console", "console_cmd", "console_cmd"),
+    ("properties", "properties_cmd", "properties_list"),
+    ("outline", "properties_cmd", "outline"),
+    ("tasks", "tasks_cmd", "tasks_list"),
 )
 
 
@@ -103,6 +106,8 @@ GROUPS: tuple[tuple[str, str, str], ...] = (
     ("vault", "admin", "vault_app"),
     ("proposals", "proposals", "app"),
     ("claim", "sources", "claim_app"),
+    ("property", "properties_cmd", "property_app"),
+    ("task", "tasks_cmd", "task_app"),
 )
 #: Subcommands a group gets from other modules (kept out of admin.py, so 'vaultctl status' does not
 #: import them).

@@ -1,0 +1,173 @@
+"""Tasks as the Tasks plugin and Dataview see them: which are open, which match a query, and how a
+line changes when its status does.
+
+The index holds every checklist item (:class:`~vaultd.vault.model.Task`, parsed by
+:mod:`vaultd.vault.task_line` when a note is indexed); these are the pure rules over them:
+
+- a status character's class: ``x``/``X`` done, ``-`` cancelled, anything else open (a space, and
+  the custom statuses ``/``, ``>``, ``?``, ``!`` ... that themes and the Tasks plugin add);
+- a date a caller writes as ``YYYY-MM-DD`` or as a word relative to today (``today``,
+  ``tomorrow``, ``yesterday``, ``+3d``, ``-1w``);
+- a filter (status, folder, tag, note, due and scheduled ranges) as one predicate;
+- a status change on one line: the character between the brackets replaced, and, on a line that
+  uses the Tasks plugin's signifiers, ``✅ YYYY-MM-DD`` stamped when it becomes done and removed
+  when it stops being done. A recurring task is not repeated: vaultd does not create the next
+  occurrence, as the Tasks plugin would.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from vaultd.vault.task_line import CANCELLED, DONE, TASK_RE, parse_task
+
+if TYPE_CHECKING:
+    from vaultd.vault.model import Task
+
+
+class StatusClass(enum.StrEnum):
+    OPEN = "open"
+    DONE = "done"
+    CANCELLED = "cancelled"
+
+
+def status_class(status: str) -> StatusClass:
+    if status in DONE:
+        return StatusClass.DONE
+    if status == CANCELLED:
+        return StatusClass.CANCELLED
+    return StatusClass.OPEN
+
+
+_RELATIVE_RE: Final = re.compile(r"([+-])(\d{1,4})([dw])")
+_ISO_RE: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def resolve_day(text: str, today: dt.date) -> dt.date:
+    """A day as a caller writes it: ``YYYY-MM-DD``, ``today``, ``tomorrow``, ``yesterday``, or
+    ``+Nd``/``-Nd``/``+Nw``/``-Nw`` from today.
+
+    Raises:
+        ValueError: none of those.
+    """
+    word = text.strip().lower()
+    if word == "today":
+        return today
+    if word == "tomorrow":
+        return today + dt.timedelta(days=1)
+    if word == "yesterday":
+        return today - dt.timedelta(days=1)
+    m = _RELATIVE_RE.fullmatch(word)
+    if m is not None:
+        days = int(m.group(2)) * (7 if m.group(3) == "w" else 1)
+        return today + dt.timedelta(days=days if m.group(1) == "+" else -days)
+    if _ISO_RE.fullmatch(word):
+        return dt.date.fromisoformat(word)
+    raise ValueError(f"{text!r} is not a day: give YYYY-MM-DD, today, tomorrow, yesterday, or +Nd, -Nd, +Nw, -Nw")
+
+
+@dataclass(frozen=True, slots=True)
+class DateRange:
+    """Days as ``YYYY-MM-DD`` strings (which compare as dates); each bound optional. ``before``
+    and ``after`` are exclusive and ``on`` exact, as in the Tasks plugin's queries."""
+
+    before: str | None = None
+    after: str | None = None
+    on: str | None = None
+
+    @property
+    def given(self) -> bool:
+        return self.before is not None or self.after is not None or self.on is not None
+
+    def holds(self, day: str | None) -> bool:
+        if not self.given:
+            return True
+        if day is None:
+            return False
+        if self.on is not None and day != self.on:
+            return False
+        if self.before is not None and not day < self.before:
+            return False
+        return not (self.after is not None and not day > self.after)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskFilter:
+    """What ``task.list`` asks for, as one predicate on a note and then on each of its tasks."""
+
+    status: str = "open"  #: open, done, cancelled, any, or one status character
+    folder: str | None = None  #: a folder prefix without slashes at the ends
+    tag: str | None = None  #: casefolded, without ``#``; nested tags match their parent
+    note: str | None = None  #: one note's path
+    due: DateRange = DateRange()
+    scheduled: DateRange = DateRange()
+
+    def wants_note(self, path: str) -> bool:
+        if self.note is not None and path != self.note:
+            return False
+        return self.folder is None or path.startswith(self.folder + "/")
+
+    def wants(self, task: Task) -> bool:
+        status = self.status
+        if status != "any":
+            if len(status) == 1:
+                if task.status != status:
+                    return False
+            elif status_class(task.status).value != status:
+                return False
+        if self.tag is not None and not any(_tag_matches(t, self.tag) for t in task.tags):
+            return False
+        return self.due.holds(task.due) and self.scheduled.holds(task.scheduled)
+
+
+def _tag_matches(tag: str, wanted: str) -> bool:
+    folded = tag.casefold()
+    return folded == wanted or folded.startswith(wanted + "/")
+
+
+_DONE_STAMP_RE: Final = re.compile(r"[ \t]*✅\ufe0f?[ \t]*\d{4}-\d{2}-\d{2}")
+_BLOCK_ID_RE: Final = re.compile(r"[ \t]+\^[A-Za-z0-9-]+$")
+
+
+def with_status(line: str, status: str, today: dt.date) -> str:
+    """``line`` (one task line, no line break) with its status set to ``status``.
+
+    On a line that uses the Tasks plugin's signifiers, becoming done adds ``✅ today`` (before a
+    trailing block id, where the plugin puts it) unless a done date is there; leaving done
+    removes it. Every other byte of the line is kept.
+
+    Raises:
+        ValueError: the line is not a task.
+    """
+    m = TASK_RE.fullmatch(line)
+    parsed = parse_task(line)
+    if m is None or parsed is None:
+        raise ValueError("the line is not a task")
+    at = m.start(2)
+    out = line[:at] + status + line[at + 1 :]
+    if not parsed.emoji:
+        return out
+    was_done, now_done = parsed.status in DONE, status in DONE
+    if now_done and parsed.done is None:
+        stamp = f" ✅ {today.isoformat()}"
+        trailing = len(out) - len(out.rstrip(" \t\r"))
+        body, tail = out[: len(out) - trailing], out[len(out) - trailing :]
+        block = _BLOCK_ID_RE.search(body)
+        if block is not None:
+            body = body[: block.start()] + stamp + body[block.start() :]
+        else:
+            body += stamp
+        return body + tail
+    if was_done and not now_done:
+        head, text = out[: m.start(3)] if m.group(3) is not None else out, out[m.start(3) :] if m.group(3) is not None else ""
+        return head + _DONE_STAMP_RE.sub("", text, count=1)
+    return out
+
+
+def toggled(status: str) -> str:
+    """The status a toggle gives: done for an open task, open (a space) otherwise."""
+    return "x" if status_class(status) is StatusClass.OPEN else " "
