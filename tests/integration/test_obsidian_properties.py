@@ -93,7 +93,9 @@ def test_set_checks_the_type_and_writes_obsidians_form(home: Home, typed: TypedC
     assert (root / "b.md").read_bytes() == before
     done = typed.call(
         SET_FRONTMATTER,
-        SetFrontmatterParams(target="b", set={"due": "2026-03-04", "score": "12", "flag": "true", "people": "Ann", "when": "2026-03-04 09:30"}),
+        SetFrontmatterParams(
+            target="b", set={"due": "2026-03-04", "score": "12", "flag": "true", "people": "Ann", "when": "2026-03-04 09:30"}
+        ),
     )
     assert isinstance(done, Applied)
     text = (root / "b.md").read_text()

@@ -93,7 +93,14 @@ def test_filters_by_dates_tags_and_folders_and_pages(home: Home, typed: TypedCli
         cursor = page.next_cursor
         if cursor is None:
             break
-    assert seen == [("Other.md", 3), ("private/Errands.md", 1), ("work/Plan.md", 8), ("work/Plan.md", 10), ("work/Plan.md", 19), ("work/Plan.md", 20)]
+    assert seen == [
+        ("Other.md", 3),
+        ("private/Errands.md", 1),
+        ("work/Plan.md", 8),
+        ("work/Plan.md", 10),
+        ("work/Plan.md", 19),
+        ("work/Plan.md", 20),
+    ]
     with refused(ErrorCode.INVALID_PARAMS):
         typed.call(TASK_LIST, TaskListParams(due_before="next tuesday"))
     with refused(ErrorCode.INVALID_PARAMS):

@@ -8,8 +8,8 @@ every other (custom) character is open.
 
 Two ways of writing a task's fields are read, the two users write most:
 
-- the Tasks plugin's emoji signifiers: 📅 due, ⏳ scheduled, 🛫 start, ➕ created, ✅ done,
-  ❌ cancelled, each followed by ``YYYY-MM-DD``; priority 🔺 highest, ⏫ high, 🔼 medium,
+- the Tasks plugin's emoji signifiers (Dataview reads the same ones, and 🗓 for due): 📅 due,
+  ⏳ scheduled, 🛫 start, ➕ created, ✅ done, ❌ cancelled, each followed by ``YYYY-MM-DD``; priority 🔺 highest, ⏫ high, 🔼 medium,
   🔽 low, ⏬ lowest; 🔁 a recurrence rule, kept as the text up to the next signifier;
 - Dataview's inline fields ``[due:: 2026-12-01]`` and ``(due:: 2026-12-01)`` (keys ``due``,
   ``scheduled``, ``start``, ``created``, ``completion`` for done, ``cancelled``, ``priority``,
@@ -33,9 +33,9 @@ CANCELLED: Final = "-"
 
 DATE_FIELDS: Final = ("due", "scheduled", "start", "created", "done", "cancelled")
 _VS: Final = "\ufe0f?"  # an emoji may carry the variation selector
-_DATE_EMOJI: Final = {"📅": "due", "⏳": "scheduled", "🛫": "start", "➕": "created", "✅": "done", "❌": "cancelled"}
+_DATE_EMOJI: Final = {"📅": "due", "🗓": "due", "⏳": "scheduled", "🛫": "start", "➕": "created", "✅": "done", "❌": "cancelled"}
 PRIORITY_EMOJI: Final = {"🔺": "highest", "⏫": "high", "🔼": "medium", "🔽": "low", "⏬": "lowest"}
-_SIGNIFIERS: Final = "".join([*_DATE_EMOJI, *PRIORITY_EMOJI, "🔁", "🗓", "🆔", "⛔", "🏁"])
+_SIGNIFIERS: Final = "".join([*_DATE_EMOJI, *PRIORITY_EMOJI, "🔁", "🆔", "⛔", "🏁"])
 _EMOJI_DATE_RE: Final = re.compile(rf"([{''.join(_DATE_EMOJI)}]){_VS}[ \t]*(\d{{4}}-\d{{2}}-\d{{2}})")
 _PRIORITY_RE: Final = re.compile(rf"([{''.join(PRIORITY_EMOJI)}]){_VS}")
 _RECUR_RE: Final = re.compile(rf"🔁{_VS}[ \t]*([^{_SIGNIFIERS}\[(]*[^{_SIGNIFIERS}\[(\s])")
