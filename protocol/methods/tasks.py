@@ -110,7 +110,7 @@ TASK_SET: MethodSpec[TaskSetParams, WriteReceipt[NoDetail]] = MethodSpec(
     "task.set",
     TaskSetParams,
     receipt_type(NoDetail),
-    "Tick off, reopen or set the status of one task (stamps ✅ date on Tasks-plugin lines); undoable.",
+    "Tick off, reopen or set the status of one task (stamps the done date on Tasks-plugin lines); undoable.",
     Effect.WRITE,
     Trait.MCP,
 )

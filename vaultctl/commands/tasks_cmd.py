@@ -89,14 +89,14 @@ def _set(ref: str, status: str | None, expected_text: str | None, was: str | Non
 @task_app.command("done")
 @write_command(tasks.TASK_SET)
 def task_done(task: TaskRef, expected_text: TextOpt = None, expected_status: WasOpt = None, *, flags: WriteFlags[TaskSetParams]) -> None:
-    """Mark the task done ([x]; a Tasks-plugin line gets ✅ and today's date)."""
+    """Mark the task done ([x]; a line in the Tasks plugin's format gets today's done date)."""
     _set(task, "x", expected_text, expected_status, flags)
 
 
 @task_app.command("undo")
 @write_command(tasks.TASK_SET)
 def task_undo(task: TaskRef, expected_text: TextOpt = None, expected_status: WasOpt = None, *, flags: WriteFlags[TaskSetParams]) -> None:
-    """Reopen the task ([ ]; its ✅ date is removed). To reverse a whole write, use 'vaultctl undo OP_ID'."""
+    """Reopen the task ([ ]; its done date is removed). To reverse a whole write, use 'vaultctl undo OP_ID'."""
     _set(task, " ", expected_text, expected_status, flags)
 
 
