@@ -108,7 +108,8 @@ def table(row: dict[str, Any]) -> str:
 
     return "\n".join(
         [
-            "| notes | tasks (open) | task.list open p50 / p95 ms | due this week p50 / p95 ms | vault.properties p50 ms | RSS tasks / bullets MiB | added MiB |",
+            "| notes | tasks (open) | task.list open p50 / p95 ms | due this week p50 / p95 ms | vault.properties p50 ms "
+            "| RSS tasks / bullets MiB | added MiB |",
             "|---|---|---|---|---|---|---|",
             f"| {row['notes']} | {row['items_tasks']} ({row['open_tasks']}) | {ms('open_s', 50)} / {ms('open_s', 95)} | "
             f"{ms('week_s', 50)} / {ms('week_s', 95)} | {ms('properties_s', 50)} | "
