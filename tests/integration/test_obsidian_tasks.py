@@ -177,3 +177,23 @@ def test_cli_lists_ticks_and_undoes(home: Home, typed: TypedClient, cli) -> None
     assert bad.code == 2 and "NOTE:LINE" in bad.err
     undone = cli("undo", json.loads(done.out)["op_id"], "--vault", "v")
     assert undone.code != 0  # a later write changed the note: undo refuses rather than lose it
+
+
+def test_the_list_follows_edits_made_beside_the_daemon(home: Home, typed: TypedClient) -> None:
+    """The task table is kept by the paths each change touched: a note added, edited or removed on
+    disk is in the next fresh list, and the totals of vault.properties agree."""
+    from protocol.methods.properties import VAULT_PROPERTIES, PropertiesParams
+
+    root = _vault(home, typed)
+    assert typed.call(TASK_LIST, TaskListParams(fresh=True)).total == 6
+    (root / "New.md").write_text("- [ ] fresh one\n- [x] fresh done\n")
+    assert [(t.path, t.text) for t in typed.call(TASK_LIST, TaskListParams(note="New.md", fresh=True)).tasks] == [("New.md", "fresh one")]
+    assert typed.call(TASK_LIST, TaskListParams()).total == 7
+    (root / "Other.md").write_text("# Other\n\nno tasks left\n")
+    (root / "New.md").write_text("- [x] fresh one\n- [x] fresh done\n")
+    assert typed.call(TASK_LIST, TaskListParams(fresh=True)).total == 5
+    (root / "New.md").unlink()
+    listed = typed.call(TASK_LIST, TaskListParams(status="any", fresh=True))
+    assert {t.path for t in listed.tasks} == {"work/Plan.md", "private/Errands.md"}
+    totals = typed.call(VAULT_PROPERTIES, PropertiesParams())
+    assert (totals.tasks, totals.open_tasks) == (listed.total, 5)

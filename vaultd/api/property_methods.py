@@ -19,7 +19,7 @@ from protocol.methods.properties import (
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view, log_path_of
 from vaultd.obsidian.property_types import BUILT_IN, index_types, read_types
-from vaultd.obsidian.tasks import StatusClass, status_class
+from vaultd.obsidian.tasks import task_table
 from vaultd.vault.lookup import find_note
 
 
@@ -41,7 +41,7 @@ async def vault_properties(ctx: CallContext, params: PropertiesParams) -> Proper
             words += record.words
             characters += record.characters
             tasks += len(record.tasks)
-            open_tasks += sum(1 for t in record.tasks if status_class(t.status) is StatusClass.OPEN)
+            open_tasks += table.open.get(path, 0)
         return PropertiesResult(
             properties=[
                 PropertyInfo(name=s.name, type=s.type, declared=key in BUILT_IN or key in declared, notes=s.notes) for key, s in rows
@@ -54,6 +54,7 @@ async def vault_properties(ctx: CallContext, params: PropertiesParams) -> Proper
         )
 
     async with live.held_still():
+        table = task_table(index)  # brought up to date here, on the loop; unchanged while held still
         return await anyio.to_thread.run_sync(answer)
 
 

@@ -17,15 +17,20 @@ The index holds every checklist item (:class:`~vaultd.vault.model.Task`, parsed 
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import enum
 import re
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from vaultd.vault.task_line import CANCELLED, DONE, TASK_RE, parse_task
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from vaultd.vault.index import VaultIndex
     from vaultd.vault.model import Task
 
 
@@ -111,6 +116,19 @@ class TaskFilter:
             return False
         return self.folder is None or path.startswith(self.folder + "/")
 
+    def predicate(self) -> Callable[[Task], bool]:
+        """:meth:`wants` as one function doing only the checks asked for: ``task.list`` calls it
+        once per task of the vault, so a plain "open tasks" costs one membership test each."""
+        if self.tag is None and not self.due.given and not self.scheduled.given:
+            if self.status == "any":
+                return lambda t: True
+            if self.status == StatusClass.OPEN.value:
+                return lambda t: t.status not in _CLOSED
+            if len(self.status) == 1:
+                wanted = self.status
+                return lambda t: t.status == wanted
+        return self.wants
+
     def wants(self, task: Task) -> bool:
         status = self.status
         if status != "any":
@@ -122,6 +140,58 @@ class TaskFilter:
         if self.tag is not None and not any(_tag_matches(t, self.tag) for t in task.tags):
             return False
         return self.due.holds(task.due) and self.scheduled.holds(task.scheduled)
+
+
+_CLOSED: Final = frozenset({*DONE, CANCELLED})
+
+
+@dataclass(slots=True, eq=False)
+class TaskTable:
+    """The notes holding tasks, in path order, kept for one index and brought up to date by the
+    paths each change touched (:meth:`VaultIndex.changed_since`), so a list does not sort the
+    vault's paths on every call. Used on the event loop, where the index changes."""
+
+    generation: int = -1
+    tasks: dict[str, list[Task]] = field(default_factory=dict)
+    paths: list[str] = field(default_factory=list)  #: sorted
+    open: dict[str, int] = field(default_factory=dict)  #: open tasks per note
+
+    def _put(self, path: str, tasks: list[Task] | None) -> None:
+        had = path in self.tasks
+        if tasks:
+            self.tasks[path] = tasks
+            self.open[path] = sum(1 for t in tasks if t.status not in _CLOSED)
+            if not had:
+                bisect.insort(self.paths, path)
+        elif had:
+            del self.tasks[path], self.open[path]
+            del self.paths[bisect.bisect_left(self.paths, path)]
+
+    def follow(self, index: VaultIndex) -> TaskTable:
+        if self.generation == index.generation:
+            return self
+        changed = index.changed_since(self.generation) if self.generation >= 0 else None
+        if changed is None:
+            self.tasks = {path: record.tasks for path, record in index.notes.items() if record.tasks}
+            self.open = {path: sum(1 for t in tasks if t.status not in _CLOSED) for path, tasks in self.tasks.items()}
+            self.paths = sorted(self.tasks)
+        else:
+            for path in changed:
+                record = index.notes.get(path)
+                self._put(path, record.tasks if record is not None else None)
+        self.generation = index.generation
+        return self
+
+
+_TABLES: weakref.WeakKeyDictionary[VaultIndex, TaskTable] = weakref.WeakKeyDictionary()
+
+
+def task_table(index: VaultIndex) -> TaskTable:
+    """The index's task table, up to date (call it on the event loop)."""
+    table = _TABLES.get(index)
+    if table is None:
+        table = _TABLES[index] = TaskTable()
+    return table.follow(index)
 
 
 def _tag_matches(tag: str, wanted: str) -> bool:
