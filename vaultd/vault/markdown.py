@@ -327,12 +327,13 @@ def _scan_blocks(clean: str, nls: list[int], line0: int) -> list[Block]:
 
 # A candidate task line in the clean copy (so a checkbox in fenced code never counts); the line
 # itself is then read from the real text by :func:`parse_task`.
+_CHECKBOX_RE = re.compile(r"\[[^\]\r\n]\]")  # a first test: starts with a literal, so the engine skips ahead
 _TASK_CANDIDATE_RE = re.compile(r"\n[ \t]*(?:>[ \t]?)*[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[[^\]\r\n]\]")
 
 
 def _scan_tasks(s: str, clean: str, nls: list[int], body_line: int, headings: list[Heading]) -> list[Task]:
     tasks: list[Task] = []
-    if "]" not in clean:
+    if _CHECKBOX_RE.search(clean) is None:
         return tasks
     h = 0
     for m in _TASK_CANDIDATE_RE.finditer(clean):
