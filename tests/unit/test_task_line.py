@@ -6,11 +6,12 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultd.obsidian.tasks import DateRange, StatusClass, resolve_day, status_class, toggled, with_status
+from vaultd.obsidian.tasks import DateRange, StatusClass, TaskFilter, resolve_day, status_class, toggled, with_status
 from vaultd.vault.markdown import scan
+from vaultd.vault.model import Task
 from vaultd.vault.task_line import parse_task
 
 DAY = dt.date(2026, 12, 6)
@@ -160,3 +161,35 @@ def test_done_then_open_gives_the_line_back(prefix: str, text: str) -> None:
     done = with_status(line, "x", DAY)
     assert done.endswith("✅ 2026-12-06") or "✅ 2026-12-06 ^" in done
     assert with_status(done, " ", DAY) == line
+
+
+_DAYS = st.sampled_from([None, "2026-12-01", "2026-12-05", "2026-12-06", "2026-12-10"])
+_RANGES = st.builds(DateRange, before=_DAYS, after=_DAYS, on=_DAYS)
+
+
+@settings(max_examples=1000)
+@given(
+    st.builds(
+        TaskFilter,
+        status=st.sampled_from(["open", "done", "cancelled", "any", "x", " ", "/", "-"]),
+        tag=st.sampled_from([None, "work", "a/b"]),
+        due=_RANGES,
+        scheduled=_RANGES,
+    ),
+    st.lists(
+        st.builds(
+            Task,
+            line=st.integers(1, 9),
+            status=st.sampled_from([" ", "x", "X", "-", "/", "?"]),
+            text=st.just("t"),
+            heading=st.none(),
+            due=_DAYS,
+            scheduled=_DAYS,
+            tags=st.sampled_from([(), ("work",), ("Work/deep",), ("a/b",), ("a/bc",)]),
+        ),
+        max_size=8,
+    ),
+)
+def test_the_compiled_filter_agrees_with_the_plain_one(wanted: TaskFilter, tasks: list[Task]) -> None:
+    fast = wanted.predicate()
+    assert [fast(t) for t in tasks] == [wanted.wants(t) for t in tasks]

@@ -118,16 +118,31 @@ class TaskFilter:
 
     def predicate(self) -> Callable[[Task], bool]:
         """:meth:`wants` as one function doing only the checks asked for: ``task.list`` calls it
-        once per task of the vault, so a plain "open tasks" costs one membership test each."""
-        if self.tag is None and not self.due.given and not self.scheduled.given:
-            if self.status == "any":
-                return lambda t: True
-            if self.status == StatusClass.OPEN.value:
-                return lambda t: t.status not in _CLOSED
-            if len(self.status) == 1:
-                wanted = self.status
-                return lambda t: t.status == wanted
-        return self.wants
+        once per task of the vault, so "open tasks" costs one membership test each, and a date
+        range two string comparisons more."""
+        checks: list[Callable[[Task], bool]] = []
+        status = self.status
+        if status == StatusClass.OPEN.value:
+            checks.append(lambda t: t.status not in _CLOSED)
+        elif status in (StatusClass.DONE.value, StatusClass.CANCELLED.value):
+            wanted_class = frozenset(DONE) if status == StatusClass.DONE.value else frozenset(CANCELLED)
+            checks.append(lambda t: t.status in wanted_class)
+        elif len(status) == 1:
+            checks.append(lambda t: t.status == status)
+        if self.tag is not None:
+            tag = self.tag
+            checks.append(lambda t: any(_tag_matches(x, tag) for x in t.tags))
+        for name, days in (("due", self.due), ("scheduled", self.scheduled)):
+            if days.given:
+                checks.append(_day_check(name, days))
+        if not checks:
+            return lambda t: True
+        if len(checks) == 1:
+            return checks[0]
+        if len(checks) == 2:
+            first, second = checks
+            return lambda t: first(t) and second(t)
+        return lambda t: all(check(t) for check in checks)
 
     def wants(self, task: Task) -> bool:
         status = self.status
@@ -143,6 +158,21 @@ class TaskFilter:
 
 
 _CLOSED: Final = frozenset({*DONE, CANCELLED})
+
+
+def _day_check(name: str, days: DateRange) -> Callable[[Task], bool]:
+    """One date field held to a range, with the bounds fixed in advance (days are ``YYYY-MM-DD``
+    strings, never empty, so ``""`` and ``"\uffff"`` stand for an open end)."""
+    if days.on is not None:
+        on = days.on
+        if not DateRange(before=days.before, after=days.after).holds(on):
+            return lambda t: False
+        return (lambda t: t.due == on) if name == "due" else (lambda t: t.scheduled == on)
+    low = days.after if days.after is not None else ""
+    high = days.before if days.before is not None else "\uffff"
+    if name == "due":
+        return lambda t: t.due is not None and low < t.due < high
+    return lambda t: t.scheduled is not None and low < t.scheduled < high
 
 
 @dataclass(slots=True, eq=False)

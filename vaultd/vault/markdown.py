@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from functools import lru_cache
+from sys import intern
 from urllib.parse import unquote
 
 from vaultd.vault.model import Block, Heading, Link, LinkKind, MarkdownScan, Tag, Task
@@ -331,6 +332,11 @@ _CHECKBOX_RE = re.compile(r"\[[^\]\r\n]\]")  # a first test: starts with a liter
 _TASK_CANDIDATE_RE = re.compile(r"\n[ \t]*(?:>[ \t]?)*[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[[^\]\r\n]\]")
 
 
+def _day(text: str | None) -> str | None:
+    """A task's day, interned: the vault's tasks then share one string per day."""
+    return None if text is None else intern(text)
+
+
 def _scan_tasks(s: str, clean: str, nls: list[int], body_line: int, headings: list[Heading]) -> list[Task]:
     tasks: list[Task] = []
     if _CHECKBOX_RE.search(clean) is None:
@@ -351,12 +357,12 @@ def _scan_tasks(s: str, clean: str, nls: list[int], body_line: int, headings: li
                 parsed.status,
                 parsed.text,
                 headings[h - 1].text if h else None,
-                parsed.due,
-                parsed.scheduled,
-                parsed.start,
-                parsed.created,
-                parsed.done,
-                parsed.cancelled,
+                _day(parsed.due),
+                _day(parsed.scheduled),
+                _day(parsed.start),
+                _day(parsed.created),
+                _day(parsed.done),
+                _day(parsed.cancelled),
                 parsed.priority,
                 parsed.recurrence,
                 parsed.tags,
