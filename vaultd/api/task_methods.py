@@ -7,7 +7,6 @@ notes it costs a walk of the notes that hold tasks (see docs/performance.md).
 
 from __future__ import annotations
 
-import bisect
 import datetime as dt
 from typing import TYPE_CHECKING
 
@@ -16,7 +15,7 @@ from protocol.methods.tasks import TaskItem, TaskListParams, TaskListResult
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import decode_cursor, encode_cursor, live_view, log_path_of
 from vaultd.errors import InvalidParams
-from vaultd.obsidian.tasks import DateRange, TaskFilter, resolve_day, task_table
+from vaultd.obsidian.tasks import DateRange, TaskFilter, resolve_day, select, task_table
 from vaultd.vault.lookup import find_note
 
 if TYPE_CHECKING:
@@ -98,27 +97,10 @@ async def task_list(ctx: CallContext, params: TaskListParams) -> TaskListResult:
     after = _after(params.cursor) if params.cursor else None
     log_path = log_path_of(ctx, params.vault)
     hides = view.hides_anything
-    table = task_table(index)
-    wants = wanted.predicate()
-    total = 0
-    page: list[TaskItem] = []
-    more = False
-    paths = table.paths if note is None else ([note] if note in table.tasks else [])
-    start = bisect.bisect_left(paths, after[0]) if after is not None else 0
-    # Every note is counted for the total; pages are taken from the cursor's note on.
-    for k, path in enumerate(paths):
-        if not wanted.wants_note(path) or path == log_path or (hides and view.hidden(path)):
-            continue
-        matched = [t for t in table.tasks[path] if wants(t)]
-        total += len(matched)
-        if k < start or more:
-            continue
-        for t in matched:
-            if after is not None and (path, t.line) <= after:
-                continue
-            if len(page) == params.limit:
-                more = True
-                break
-            page.append(_item(path, t))
-    cursor = encode_cursor(f"{page[-1].path}\n{page[-1].line}") if more and page else None
-    return TaskListResult(tasks=page, total=total, next_cursor=cursor)
+
+    def shown(path: str) -> bool:
+        return path != log_path and not (hides and view.hidden(path))
+
+    page, total, more = select(task_table(index), wanted, shown, after, params.limit)
+    cursor = encode_cursor(f"{page[-1][0]}\n{page[-1][1].line}") if more and page else None
+    return TaskListResult(tasks=[_item(p, t) for p, t in page], total=total, next_cursor=cursor)

@@ -224,6 +224,36 @@ def task_table(index: VaultIndex) -> TaskTable:
     return table.follow(index)
 
 
+def select(
+    table: TaskTable, wanted: TaskFilter, shown: Callable[[str], bool], after: tuple[str, int] | None, limit: int
+) -> tuple[list[tuple[str, Task]], int, bool]:
+    """One page of the tasks ``wanted`` in the notes ``shown``, by path then line, from past
+    ``after`` (the last task of the previous page): the page, the total of every page, and
+    whether more follow. Every note holding tasks is visited for the total; only the page's
+    tasks are copied out."""
+    wants = wanted.predicate()
+    paths = table.paths if wanted.note is None else ([wanted.note] if wanted.note in table.tasks else [])
+    start = bisect.bisect_left(paths, after[0]) if after is not None else 0
+    total = 0
+    page: list[tuple[str, Task]] = []
+    more = False
+    for k, path in enumerate(paths):
+        if not wanted.wants_note(path) or not shown(path):
+            continue
+        matched = [t for t in table.tasks[path] if wants(t)]
+        total += len(matched)
+        if k < start or more:
+            continue
+        for t in matched:
+            if after is not None and (path, t.line) <= after:
+                continue
+            if len(page) == limit:
+                more = True
+                break
+            page.append((path, t))
+    return page, total, more
+
+
 def _tag_matches(tag: str, wanted: str) -> bool:
     folded = tag.casefold()
     return folded == wanted or folded.startswith(wanted + "/")
