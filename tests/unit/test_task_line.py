@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultd.obsidian.tasks import DateRange, StatusClass, TaskFilter, resolve_day, status_class, toggled, with_status
+from vaultd.obsidian.tasks import DateRange, StatusClass, TaskFilter, TaskTable, resolve_day, select, status_class, toggled, with_status
 from vaultd.vault.markdown import scan
 from vaultd.vault.model import Task
 from vaultd.vault.task_line import parse_task
@@ -193,3 +193,33 @@ _RANGES = st.builds(DateRange, before=_DAYS, after=_DAYS, on=_DAYS)
 def test_the_compiled_filter_agrees_with_the_plain_one(wanted: TaskFilter, tasks: list[Task]) -> None:
     fast = wanted.predicate()
     assert [fast(t) for t in tasks] == [wanted.wants(t) for t in tasks]
+
+
+@settings(max_examples=300)
+@given(
+    st.dictionaries(
+        st.sampled_from(["a.md", "b/c.md", "b/d.md", "e.md"]),
+        st.lists(st.tuples(st.sampled_from([" ", "x", "-", "/"]), _DAYS), min_size=1, max_size=5),
+    ),
+    st.sampled_from(["open", "any", "done", "/"]),
+    _RANGES,
+    st.integers(1, 4),
+)
+def test_pages_hold_every_match_once_and_the_total_agrees(
+    notes: dict[str, list[tuple[str, str | None]]], status: str, due: DateRange, limit: int
+) -> None:
+    table = TaskTable()
+    for path, items in notes.items():
+        table._put(path, [Task(line=n + 1, status=s, text="t", heading=None, due=d) for n, (s, d) in enumerate(items)])
+    wanted = TaskFilter(status=status, due=due)
+    expected = [(p, t.line) for p in sorted(notes) if p != "e.md" for t in table.tasks[p] if wanted.wants(t)]  # e.md: private
+    seen: list[tuple[str, int]] = []
+    after = None
+    while True:
+        page, total, more = select(table, wanted, lambda p: p != "e.md", after, limit)
+        assert total == len(expected)
+        seen += [(p, t.line) for p, t in page]
+        if not more:
+            break
+        after = seen[-1]
+    assert seen == expected

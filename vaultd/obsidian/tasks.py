@@ -116,6 +116,13 @@ class TaskFilter:
             return False
         return self.folder is None or path.startswith(self.folder + "/")
 
+    def counts_open(self) -> bool:
+        """Whether a task matches exactly when it is open (no other check): the table counts those."""
+        return self.status == StatusClass.OPEN.value and self.tag is None and not self.due.given and not self.scheduled.given
+
+    def counts_all(self) -> bool:
+        return self.status == "any" and self.tag is None and not self.due.given and not self.scheduled.given
+
     def predicate(self) -> Callable[[Task], bool]:
         """:meth:`wants` as one function doing only the checks asked for: ``task.list`` calls it
         once per task of the vault, so "open tasks" costs one membership test each, and a date
@@ -185,16 +192,18 @@ class TaskTable:
     tasks: dict[str, list[Task]] = field(default_factory=dict)
     paths: list[str] = field(default_factory=list)  #: sorted
     open: dict[str, int] = field(default_factory=dict)  #: open tasks per note
+    all: dict[str, int] = field(default_factory=dict)  #: tasks per note
 
     def _put(self, path: str, tasks: list[Task] | None) -> None:
         had = path in self.tasks
         if tasks:
             self.tasks[path] = tasks
             self.open[path] = sum(1 for t in tasks if t.status not in _CLOSED)
+            self.all[path] = len(tasks)
             if not had:
                 bisect.insort(self.paths, path)
         elif had:
-            del self.tasks[path], self.open[path]
+            del self.tasks[path], self.open[path], self.all[path]
             del self.paths[bisect.bisect_left(self.paths, path)]
 
     def follow(self, index: VaultIndex) -> TaskTable:
@@ -204,6 +213,7 @@ class TaskTable:
         if changed is None:
             self.tasks = {path: record.tasks for path, record in index.notes.items() if record.tasks}
             self.open = {path: sum(1 for t in tasks if t.status not in _CLOSED) for path, tasks in self.tasks.items()}
+            self.all = {path: len(tasks) for path, tasks in self.tasks.items()}
             self.paths = sorted(self.tasks)
         else:
             for path in changed:
@@ -237,8 +247,13 @@ def select(
     total = 0
     page: list[tuple[str, Task]] = []
     more = False
+    # "Open tasks" and "every task" are counted from the table (no task visited) once the page is full.
+    counted = table.open if wanted.counts_open() else table.all if wanted.counts_all() else None
     for k, path in enumerate(paths):
         if not wanted.wants_note(path) or not shown(path):
+            continue
+        if counted is not None and (k < start or more):
+            total += counted[path]
             continue
         matched = [t for t in table.tasks[path] if wants(t)]
         total += len(matched)
