@@ -223,3 +223,20 @@ def test_pages_hold_every_match_once_and_the_total_agrees(
             break
         after = seen[-1]
     assert seen == expected
+
+
+_LINES = st.sampled_from(
+    ["- [ ] a", "* [x] b #t", "text", "", "```", "> - [/] q", "1. [ ] n 📅 2026-01-01", "# Head", "- [] no", "  - [-] c"]
+)
+
+
+@given(st.lists(_LINES, max_size=30))
+def test_the_scanner_finds_each_task_line_outside_fences(lines: list[str]) -> None:
+    expected, fenced = [], False
+    for n, line in enumerate(lines, start=1):
+        if line == "```":
+            fenced = not fenced
+        elif not fenced and (task := parse_task(line)) is not None:
+            expected.append((n, task.status, task.text))
+    found = scan("\n".join(lines)).tasks
+    assert [(t.line, t.status, t.text) for t in found] == expected
