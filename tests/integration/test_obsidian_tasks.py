@@ -197,3 +197,16 @@ def test_the_list_follows_edits_made_beside_the_daemon(home: Home, typed: TypedC
     assert {t.path for t in listed.tasks} == {"work/Plan.md", "private/Errands.md"}
     totals = typed.call(VAULT_PROPERTIES, PropertiesParams())
     assert (totals.tasks, totals.open_tasks) == (listed.total, 5)
+
+
+def test_bounds_at_their_edge(home: Home, typed: TypedClient) -> None:
+    from protocol.methods.tasks import MAX_TASK_LINE_CHARS
+
+    _vault(home, typed)
+    assert typed.call(TASK_LIST, TaskListParams(limit=500, fresh=True)).total == 6
+    with refused(ErrorCode.INVALID_PARAMS):
+        typed.call(TASK_LIST, TaskListParams(limit=501))
+    with refused(ErrorCode.CONFLICT):  # at the bound: read, compared, not the task's text
+        typed.call(TASK_SET, TaskSetParams(target="Other", line=3, expected_text="x" * MAX_TASK_LINE_CHARS))
+    with refused(ErrorCode.INVALID_PARAMS):
+        typed.call(TASK_SET, TaskSetParams(target="Other", line=3, expected_text="x" * (MAX_TASK_LINE_CHARS + 1)))

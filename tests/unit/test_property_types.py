@@ -160,3 +160,12 @@ def test_coercion_is_idempotent_and_agrees_with_inference(kind: PropertyType, va
 @given(st.binary(max_size=300))
 def test_any_bytes_give_types_or_nothing(raw: bytes) -> None:
     assert all(isinstance(v, PropertyType) for v in parse_types(raw).values())
+
+
+def test_declared_types_are_kept_up_to_their_bound() -> None:
+    from vaultd.obsidian.property_types import MAX_TYPES
+
+    many = {f"p{k}": "number" for k in range(MAX_TYPES + 1)}
+    kept = parse_types(json.dumps({"types": many}).encode())
+    assert len(kept) == MAX_TYPES
+    assert f"p{MAX_TYPES - 1}" in kept and f"p{MAX_TYPES}" not in kept
