@@ -97,6 +97,9 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("console", "console_cmd", "console_cmd"),
     ("templates", "daily_cmd", "list_templates"),
     ("insert", "daily_cmd", "insert_template"),
+    ("properties", "properties_cmd", "properties_list"),
+    ("outline", "properties_cmd", "outline"),
+    ("tasks", "tasks_cmd", "tasks_list"),
 )
 
 
@@ -110,6 +113,8 @@ GROUPS: tuple[tuple[str, str, str], ...] = (
     ("base", "bases_cmd", "base_app"),
     ("file", "files_cmd", "file_app"),
     ("daily", "daily_cmd", "daily_app"),
+    ("property", "properties_cmd", "property_app"),
+    ("task", "tasks_cmd", "task_app"),
 )
 #: Subcommands a group gets from other modules (kept out of admin.py, so 'vaultctl status' does not
 #: import them).

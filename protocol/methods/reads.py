@@ -112,6 +112,9 @@ class ReadResult(Result):
     truncated: bool
     next_offset: int | None  #: pass as offset to read the next page
     headings: list[str]  #: H1-H3 outline, bounded to 64 entries
+    #: each frontmatter property's Obsidian type (text, multitext, number, checkbox, date, datetime,
+    #: aliases, tags, unknown): declared in .obsidian/types.json, else inferred from its values
+    property_types: dict[str, str] = {}
 
 
 class LinkStatus(enum.StrEnum):

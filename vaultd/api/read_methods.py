@@ -41,6 +41,7 @@ from vaultd.errors import Ambiguous, InvalidParams, LimitExceeded, NotFound, Pol
 from vaultd.fsio import ReadRefused, Refusal, read_regular
 from vaultd.git import history
 from vaultd.git.repo import require
+from vaultd.obsidian.property_types import index_types, typed_properties
 from vaultd.obsidian.settings import excluded, read_settings
 from vaultd.ops.create import note_path
 from vaultd.policy import secret_issues
@@ -218,7 +219,11 @@ async def read(ctx: CallContext, params: ReadParams) -> ReadResult:
         raw = await anyio.to_thread.run_sync(_note_bytes, str(live.root), path, log_path)
     except FileNotFoundError as exc:
         raise NotFound(f"{path} was removed; search again") from exc
-    return read_result(path, raw, params, live.index.notes.get(path))
+    result = read_result(path, raw, params, live.index.notes.get(path))
+    if result.frontmatter:
+        vault_types = index_types(live.index, live.root, view.hidden if view.hides_anything else None)
+        result.property_types = {k: str(t) for k, t in typed_properties(result.frontmatter, vault_types).items()}
+    return result
 
 
 async def history_path(ctx: CallContext, vault: str | None, target: str) -> str:

@@ -26,6 +26,7 @@ METHOD_CLASSES: dict[str, OpClass] = {
     "note.merge": OpClass.MERGE,
     "note.supersede": OpClass.SUPERSEDE,
     "lint.fix": OpClass.PATCH,
+    "task.set": OpClass.PATCH,  # one line of one note, as a patch
     "source.capture": OpClass.CAPTURE,
     "claim.add": OpClass.CLAIM,
     "claim.update": OpClass.CLAIM,

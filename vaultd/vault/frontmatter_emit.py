@@ -131,6 +131,38 @@ def emit(text: str, set: Mapping[str, Any] = _NO_CHANGES, unset: Iterable[str] =
     return result
 
 
+def rename_key(text: str, old: str, new: str) -> str:
+    """Return the note with the top-level key ``old`` renamed ``new``; its value, its place and
+    every other byte are kept (only the key's own characters change). Unchanged when ``old`` is
+    absent or equals ``new``.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS (V02), ``new`` is already a key of the note, or too long.
+        ValidationFailed: VALIDATION (V01), the header cannot be edited in place.
+        Internal: INTERNAL, the result did not read back as intended; the note is left alone.
+    """
+    new = _checked_key(new, "$.new")
+    parsed = parse(text)
+    if parsed.issues:
+        issue = parsed.issues[0]
+        raise _unsafe(issue.message, issue.line, _ADVICE.get(issue.code, _REWRITE))
+    current = parsed.data or {}
+    if old not in current or old == new:
+        return text
+    if new in current:
+        raise _bad_param("$.new", f"the note already has a key {new!r}")
+    bounds = find_header(text)
+    assert bounds is not None  # a note with data has a header
+    header = text[bounds.start : bounds.end]
+    spans, _ = _layout(header, list(current))
+    span = next(s for s in spans if s.key == old)
+    key_start = span.start + len(header[span.start :]) - len(header[span.start :].lstrip(" "))
+    renamed = header[:key_start] + _key_text(new) + header[key_start + len(span.key_text) :]
+    result = text[: bounds.start] + renamed + text[bounds.end :]
+    _verify(result, {(new if k == old else k): v for k, v in current.items()}, text[bounds.body_offset :])
+    return result
+
+
 def _with_new_header(text: str, changes: dict[str, Any]) -> str:
     """Put a header at the top of a note that has none, after its BOM, in its line ending."""
     bom = "\ufeff" if text.startswith("\ufeff") else ""

@@ -25,9 +25,11 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from functools import lru_cache
+from sys import intern
 from urllib.parse import unquote
 
-from vaultd.vault.model import Block, Heading, Link, LinkKind, MarkdownScan, Tag
+from vaultd.vault.model import Block, Heading, Link, LinkKind, MarkdownScan, Tag, Task
+from vaultd.vault.task_line import parse_task
 
 __all__ = ["links_in_value", "parse_wiki_inner", "scan", "section_spans"]
 
@@ -322,6 +324,53 @@ def _scan_blocks(clean: str, nls: list[int], line0: int) -> list[Block]:
     return blocks
 
 
+# -- step 2: tasks ----------------------------------------------------------------------------
+
+# A candidate task line in the clean copy (so a checkbox in fenced code never counts); the line
+# itself is then read from the real text by :func:`parse_task`.
+_CHECKBOX_RE = re.compile(r"\[[^\]\r\n]\]")  # a first test: starts with a literal, so the engine skips ahead
+_TASK_CANDIDATE_RE = re.compile(r"\n[ \t]*(?:>[ \t]?)*[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[[^\]\r\n]\]")
+
+
+def _day(text: str | None) -> str | None:
+    """A task's day, interned: the vault's tasks then share one string per day."""
+    return None if text is None else intern(text)
+
+
+def _scan_tasks(s: str, clean: str, nls: list[int], body_line: int, headings: list[Heading]) -> list[Task]:
+    tasks: list[Task] = []
+    if _CHECKBOX_RE.search(clean) is None:
+        return tasks
+    h = 0
+    for m in _TASK_CANDIDATE_RE.finditer(clean):
+        k = bisect_left(nls, m.start())  # the body line (0-based) is k, its text s[nls[k]+1 : nls[k+1]]
+        end = nls[k + 1] if k + 1 < len(nls) else len(s)
+        parsed = parse_task(s[nls[k] + 1 : end])
+        if parsed is None:
+            continue
+        line = body_line + k
+        while h < len(headings) and headings[h].line < line:
+            h += 1
+        tasks.append(
+            Task(
+                line,
+                parsed.status,
+                parsed.text,
+                headings[h - 1].text if h else None,
+                _day(parsed.due),
+                _day(parsed.scheduled),
+                _day(parsed.start),
+                _day(parsed.created),
+                _day(parsed.done),
+                _day(parsed.cancelled),
+                parsed.priority,
+                parsed.recurrence,
+                parsed.tags,
+            )
+        )
+    return tasks
+
+
 # -- step 2: words ------------------------------------------------------------------------------
 
 # Han and kana are written without spaces: each character counts as a word. Hangul is written
@@ -337,6 +386,12 @@ def _count_words(clean: str) -> int:
         cjk = len(_CJK_RE.findall(clean))
         clean = _CJK_RE.sub(" ", clean)
     return cjk + len(clean.split()) - len(_NON_WORD_TOKEN_RE.findall(clean + " "))
+
+
+def _count_characters(s: str, nls: list[int]) -> int:
+    """The body's characters (code points), line breaks (LF or CRLF) left out."""
+    crlf = s.count("\r\n") if "\r" in s else 0
+    return len(s) - len(nls) - crlf
 
 
 # -- public API ---------------------------------------------------------------------------------
@@ -362,12 +417,15 @@ def scan(text: str, body_offset: int = 0, body_line: int = 1, *, count_words: bo
     line0 = body_line - 1
     found = _find_headings(s, clean, nls)
     links, tags = _scan_inline(s, clean, nls, body_offset - 1, line0)
+    headings = [Heading(level, heading, body_line + k) for _, level, heading, k in found]
     return MarkdownScan(
-        headings=[Heading(level, heading, body_line + k) for _, level, heading, k in found],
+        headings=headings,
         blocks=_scan_blocks(clean, nls, line0),
         links=links,
         tags=tags,
         words=_count_words(clean) if count_words else 0,
+        tasks=_scan_tasks(s, clean, nls, body_line, headings),
+        characters=_count_characters(s, nls) if count_words else 0,
     )
 
 

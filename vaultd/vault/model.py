@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-RECORD_VERSION = 1
+RECORD_VERSION = 2
 
 
 class LinkKind(enum.StrEnum):
@@ -48,6 +48,24 @@ class Tag(msgspec.Struct, array_like=True):
     line: int  #: 0 for frontmatter tags
 
 
+class Task(msgspec.Struct, array_like=True):
+    """One checklist item (see :mod:`vaultd.vault.task_line`); dates ``YYYY-MM-DD`` or None."""
+
+    line: int  #: 1-based line in the whole file
+    status: str  #: the character between the brackets
+    text: str  #: the item's text as written, after the checkbox
+    heading: str | None  #: the heading it sits under, None above the first
+    due: str | None = None
+    scheduled: str | None = None
+    start: str | None = None
+    created: str | None = None
+    done: str | None = None
+    cancelled: str | None = None
+    priority: str | None = None
+    recurrence: str | None = None
+    tags: tuple[str, ...] = ()
+
+
 class NoteIssue(msgspec.Struct, array_like=True):
     code: str  #: stable, e.g. ``N01`` malformed frontmatter
     message: str
@@ -62,6 +80,8 @@ class MarkdownScan(msgspec.Struct):
     links: list[Link]
     tags: list[Tag]
     words: int
+    tasks: list[Task] = []
+    characters: int = 0  #: body characters, line breaks left out
 
 
 class NoteRecord(msgspec.Struct, kw_only=True):
@@ -82,3 +102,5 @@ class NoteRecord(msgspec.Struct, kw_only=True):
     issues: list[NoteIssue]
     words: int
     body_offset: int  #: character offset where the body starts (after the frontmatter block)
+    tasks: list[Task] = []  #: checklist items in line order
+    characters: int = 0  #: body characters as Obsidian counts them (line breaks left out)

@@ -142,5 +142,7 @@ def _record(path: str, text: str, sha: str, *, size: int, mtime_ns: int, ino: in
         issues=issues,
         words=scan.words,
         body_offset=fm.body_offset,
+        tasks=scan.tasks,
+        characters=scan.characters,
     )
     return record, SearchDoc.from_note(record, text)
