@@ -18,9 +18,9 @@ from protocol.methods.spec import Effect, MethodSpec, P, R, Trait, spec
 
 Target = Annotated[
     str,
-    msgspec.Meta(min_length=1, max_length=1024, description="A vault-relative path, a note name, or an alias that names exactly one note."),
+    msgspec.Meta(min_length=1, max_length=1024, description="A vault-relative path, note name or alias of exactly one note."),
 ]
-Fresh = Annotated[bool, msgspec.Meta(description="Answer only after every file change made before this call has been indexed.")]
+Fresh = Annotated[bool, msgspec.Meta(description="First wait until every earlier file change is indexed.")]
 Cursor = Annotated[str, msgspec.Meta(min_length=1, max_length=2048, description="The next_cursor the previous page returned.")]
 Filter = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 
@@ -84,8 +84,7 @@ class ReadParams(Params):
                 min_length=1,
                 max_length=256,
                 pattern=r"^(?![-.])[A-Za-z0-9_./~^@{}+-]+$",
-                description="Read the note as it was at this git revision (a commit id, branch, tag or HEAD~N); the vault must be in a "
-                "git repository.",
+                description="Read the note at this git revision (a commit id, branch, tag or HEAD~N) of the vault's repository.",
             ),
         ]
         | None

@@ -50,11 +50,16 @@ def _envelope(version: str = STATELESS) -> dict[str, Any]:
 class ShimProcess:
     """`vaultctl mcp` as a subprocess with pipes; a thread collects stdout lines."""
 
-    def __init__(self, home: Home, env: dict[str, str] | None = None) -> None:
+    def __init__(self, home: Home, env: dict[str, str] | None = None, args: list[str] | None = None) -> None:
         self.stderr_path = home.root / f"shim-{time.monotonic_ns()}.err"
         self._err = open(self.stderr_path, "wb")  # closed in close()
         self.proc = subprocess.Popen(
-            SHIM, env={**home.env, **(env or {})}, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err
+            [*SHIM, *(args or [])],
+            env={**home.env, **(env or {})},
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._err,
         )
         self._lines: queue.Queue[bytes] = queue.Queue()
         self._ids = itertools.count(1000)
@@ -350,6 +355,20 @@ def test_bad_arguments_name_the_field(shim: ShimProcess, arguments: Any, path: s
     error = reply["error"]
     assert error["code"] == -32602
     assert error["data"]["code"] == "INVALID_PARAMS" and error["data"]["issues"][0]["path"] == path
+    shim.still_answers()
+
+
+def test_the_log_override_is_not_a_tool_argument(shim: ShimProcess) -> None:
+    """The CLI's log override is not offered to agents (they say why in ``reason``), and a call
+    that sends it anyway is refused as for any key the schema does not offer, before the daemon."""
+    shim.initialize()
+    tools = shim.request("tools/list")["result"]["tools"]
+    writes = [t for t in tools if "reason" in t["inputSchema"]["properties"]]
+    assert writes and not any("log" in t["inputSchema"]["properties"] for t in tools)
+    event = {"type": "LEARN", "source": "agent", "note": "hand-made"}
+    reply = shim.call("note_create", {"path": "inbox/with-log", "log": event})
+    error = reply["error"]
+    assert error["code"] == -32602 and error["data"]["issues"][0]["path"] == "$.arguments.log"
     shim.still_answers()
 
 

@@ -404,7 +404,7 @@ def test_default_locations_write_no_env(tmp_path: Path) -> None:
     home.mkdir()
     for environ in ({"HOME": str(home)}, {"HOME": str(home), "VAULTD_HOME": str(home / ".local/share/vaultd")}):
         plan = plan_setup("cursor", COMMAND, env=environ)
-        assert plan.after == {"command": COMMAND, "args": ["mcp"]}
+        assert plan.after == {"command": COMMAND, "args": ["mcp", "--tools", "core"]}
         assert not any("VAULTD_" in n for n in plan.notes), plan.notes
 
 
@@ -416,7 +416,7 @@ def test_a_project_file_names_the_command_on_path_and_no_machine_path(env: dict[
     custom = {**_locations(env, tmp_path), "PATH": "/nonexistent"}
     plan = apply_setup("claude", COMMAND, project=project, env=custom)
     data = json.loads((project / ".mcp.json").read_text())
-    assert data["mcpServers"]["vaultd"] == {"type": "stdio", "command": "vaultctl", "args": ["mcp"]}
+    assert data["mcpServers"]["vaultd"] == {"type": "stdio", "command": "vaultctl", "args": ["mcp", "--tools", "core"]}
     text = (project / ".mcp.json").read_text()
     assert str(tmp_path) not in text and COMMAND not in text
     assert any("PATH" in n and "not on PATH here" in n for n in plan.notes), plan.notes
@@ -891,3 +891,17 @@ def test_importing_setup_loads_no_toml_library() -> None:
     code = "import sys, vaultctl.setup; print(sorted(m for m in ('tomlkit', 'tomllib') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("args", "probed"),
+    [
+        (["mcp"], ["mcp"]),
+        (["mcp", "--tools", "core"], ["mcp", "--tools", "core,daemon_status"]),
+        (["mcp", "--tools=read"], ["mcp", "--tools=read,daemon_status"]),
+    ],
+)
+def test_the_doctor_probe_asks_daemon_status_whatever_the_entry_offers(args: list[str], probed: list[str]) -> None:
+    from vaultctl.setup.probe import with_status_tool
+
+    assert with_status_tool(args) == probed
