@@ -389,13 +389,18 @@ def test_absent_or_null_arguments_mean_none(shim: ShimProcess) -> None:
     assert explicit_null["result"]["structuredContent"] == {"vaults": []}
 
 
-def test_result_over_the_bound_is_a_limit_tool_error(registered: str, home: Home) -> None:
+def test_a_result_over_the_budget_is_cut_to_it_and_says_what_it_left_out(registered: str, home: Home) -> None:
+    """A result over the shim's budget used to be refused LIMIT as a whole; now it is cut to the
+    budget (here the smallest, 1 KiB: a smaller setting is raised to it) with a ``fitted`` note."""
     proc = ShimProcess(home, env={"VAULTD_MCP_MAX_RESULT_BYTES": "128"})
     try:
         proc.initialize()
-        result = proc.call("vault_list", {})["result"]
-        body = tool_error(result)
-        assert body["code"] == "LIMIT" and "bound" in body["message"]
+        result = proc.call("note_list", {"limit": 500})["result"]
+        text = result["content"][0]["text"]
+        assert result["isError"] is False and len(text.encode()) <= 1024
+        note = json.loads(text)["fitted"]
+        assert note["budget"] == 1024 and note["bytes"] > 1024 and note["lowered"]["limit"] < 500
+        assert note["next"] == {"cursor": json.loads(text)["next_cursor"], "limit": note["lowered"]["limit"]}
         proc.still_answers()
     finally:
         assert proc.close() == 0

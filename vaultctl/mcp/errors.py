@@ -92,7 +92,7 @@ def too_large(size: int, bound: int, paging: list[str]) -> ToolFailure:
         how = "call again asking for less: " + ", ".join(_PAGING_HINTS[p] for p in paging)
     else:
         how = "narrow the request (a more specific query, one vault or one note)"
-    message = f"the result is {_size(size)}, over the {_size(bound)} bound for one tool result; {how}."
+    message = f"the result is {_size(size)}, over the {_size(bound)} bound for one tool result, with nothing to cut; {how}."
     return ToolFailure(ErrorData(code=ErrorCode.LIMIT, message=message))
 
 

@@ -17,7 +17,8 @@ import msgspec
 
 from vaultctl.client import CLIENT_VERSION
 from vaultctl.mcp import paging, versions, wire
-from vaultctl.mcp.calls import RESULT_BOUND, run_tool, vault_choice
+from vaultctl.mcp.budget import DEFAULT_BUDGET, call_budget
+from vaultctl.mcp.calls import run_tool, vault_choice
 from vaultctl.mcp.errors import McpError, RpcCode, invalid_params
 from vaultctl.mcp.tools import ToolCatalogue, decode_arguments
 from vaultctl.mcp.versions import Served
@@ -65,7 +66,7 @@ class Session:
         self,
         daemon: DaemonConnection,
         catalogue: ToolCatalogue | None = None,
-        result_bound: int = RESULT_BOUND,
+        result_bound: int = DEFAULT_BUDGET,
         tools_page: int = paging.DEFAULT_TOOLS_PAGE,
     ) -> None:
         self._daemon = daemon
@@ -144,7 +145,8 @@ class Session:
             raise invalid_params(f"tools/call params must be an object with a name: {exc}", "$.params") from exc
         spec = self._catalogue.spec(call.name)
         args = decode_arguments(spec, call.arguments)
-        outcome = run_tool(self._daemon, spec, args, self._result_bound)
+        budget = call_budget(wire.meta_of(params), self._result_bound)
+        outcome = run_tool(self._daemon, spec, args, budget)
         if outcome.is_error:
             log.info("tool %s answered an error: %s", spec.tool_name, outcome.text[:200])
         return outcome.as_result(structured=served.structured)

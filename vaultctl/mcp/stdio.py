@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from protocol.framing import LineBuffer, OversizedFrame
 from protocol.limits import MAX_FRAME_BYTES, describe
 from vaultctl.mcp import wire
-from vaultctl.mcp.calls import result_bound
+from vaultctl.mcp.budget import default_budget
 from vaultctl.mcp.daemon_connection import DaemonConnection
 from vaultctl.mcp.errors import McpError, RpcCode
 from vaultctl.mcp.paging import tools_page_size
@@ -149,7 +149,7 @@ def serve(stdin_fd: int = 0, stdout: BinaryIO | None = None, specs: list[AnySpec
     sys.stdout = sys.stderr  # anything printed by accident must not corrupt the protocol stream
     worker = CallWorker(out)
     daemon = DaemonConnection()
-    session = Session(daemon, ToolCatalogue(specs), result_bound=result_bound(os.environ), tools_page=tools_page_size(os.environ))
+    session = Session(daemon, ToolCatalogue(specs), result_bound=default_budget(os.environ), tools_page=tools_page_size(os.environ))
     shim = Shim(session, out, worker)
     worker.start()
     buffer = LineBuffer(MAX_FRAME_BYTES)
