@@ -1,4 +1,4 @@
-"""The read methods: search, read, links, list, tags, stats, issues.
+"""The read methods: search, read, read_many, links, list, tags, stats, issues.
 
 Params are named alike across methods (``vault``, ``target``, ``query``, ``limit``, ``cursor``,
 ``offset``, ``max_bytes``, ``section``, ``fresh``). Every bound is declared here, so it is
@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import msgspec
 
+from protocol.errors import ErrorCode
 from protocol.limits import DEFAULT_READ_PAGE_BYTES, MAX_QUERY_BYTES, MAX_READ_PAGE_BYTES, describe
 from protocol.methods.common import OptionalVault, Params, Result
 from protocol.methods.spec import Effect, MethodSpec, P, R, Trait, spec
@@ -103,6 +104,43 @@ class ReadResult(Result):
     truncated: bool
     next_offset: int | None  #: pass as offset to read the next page
     headings: list[str]  #: H1-H3 outline, bounded to 64 entries
+
+
+MAX_READ_MANY = 20  #: notes one note.read_many reads
+DEFAULT_READ_MANY_BYTES = 4 * 1024  #: the page of each note when ``max_bytes`` is not given
+
+
+class ReadManyParams(Params):
+    """Several notes in one call, each paged as note.read pages one; a note that cannot be read
+    is a failure in its own item, never the whole call's."""
+
+    targets: Annotated[
+        list[Target],
+        msgspec.Meta(min_length=1, max_length=MAX_READ_MANY, description=f"Up to {MAX_READ_MANY} paths, names or aliases."),
+    ]
+    vault: OptionalVault = None
+    max_bytes: Annotated[
+        int, msgspec.Meta(ge=1, le=MAX_READ_PAGE_BYTES, description="At most this many UTF-8 bytes of each note's body.")
+    ] = DEFAULT_READ_MANY_BYTES
+    fresh: Fresh = False
+
+
+class ReadFailure(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """Why one note of a note.read_many was not read: the error note.read would have answered."""
+
+    code: ErrorCode
+    message: str
+    candidates: list[str] = []
+
+
+class ReadManyItem(msgspec.Struct, kw_only=True, omit_defaults=True):
+    target: str  #: as asked
+    note: ReadResult | None = None  #: the first page of the note (``next_offset``: read the rest with note.read)
+    error: ReadFailure | None = None  #: set instead of ``note`` when it could not be read
+
+
+class ReadManyResult(Result):
+    notes: list[ReadManyItem]  #: one per target, in the order asked
 
 
 class LinkStatus(enum.StrEnum):
@@ -254,6 +292,12 @@ READ = _read(
     ReadResult,
     "Read a note by path, name or alias: frontmatter and body, or one H2 section, paged by bytes.",
 )
+READ_MANY = _read(
+    "note.read_many",
+    ReadManyParams,
+    ReadManyResult,
+    f"Read up to {MAX_READ_MANY} notes at once, each paged by bytes; one that cannot be read fails alone.",
+)
 LINKS = _read(
     "note.links",
     LinksParams,
@@ -279,4 +323,4 @@ ISSUES = _read(
     IssuesResult,
     "Problems found while indexing: malformed frontmatter, skipped files (too large, not UTF-8, links).",
 )
-SPECS = (SEARCH, READ, LINKS, LIST, TAGS, STATS, ISSUES)
+SPECS = (SEARCH, READ, READ_MANY, LINKS, LIST, TAGS, STATS, ISSUES)

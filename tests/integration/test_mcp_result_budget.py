@@ -156,6 +156,7 @@ def _register(home: Home, cli: Any, corpus: Corpus, vault: Path) -> None:
     assert added.code == 0, added.err
 
 
+@pytest.mark.timeout(900)
 async def test_every_tool_is_bounded_on_a_generated_vault(daemon: Daemon, home: Home, cli: Any) -> None:
     _needs_generator()
     corpus = ensure(3_000, 11, home.root / "corpus")
@@ -168,6 +169,7 @@ async def test_every_tool_is_bounded_on_a_generated_vault(daemon: Daemon, home: 
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 async def test_every_tool_is_bounded_on_100k_notes(daemon: Daemon, home: Home, cli: Any) -> None:
     _needs_generator()
     corpus = for_size(100_000, 1)

@@ -26,10 +26,7 @@ _AT_PATH = re.compile(r" - at `(\$[^`]*)`$")
 _UNKNOWN_FIELD = re.compile(r"unknown field `([^`]*)`")
 _EMPTY_ARGS = msgspec.Raw(b"{}")
 
-TWO_STEP_HINT = (
-    " The first call only previews; apply with the same arguments plus confirm=true and its fingerprint"
-    " (STALE_PREVIEW if the vault changed: preview again)."
-)
+TWO_STEP_HINT = " Previews first; to apply, repeat with confirm=true and its fingerprint (STALE_PREVIEW: preview again)."
 HIDDEN_FIELDS = ("log",)
 """Params no tool offers: ``log`` overrides the log line's fields, a knob for the CLI and its
 people (an agent says why in ``reason``), and its enum would cost every write tool's schema."""
