@@ -191,10 +191,11 @@ def test_params_that_are_not_an_object(shim: ShimProcess) -> None:
     shim.still_answers()
 
 
-def test_unknown_method(shim: ShimProcess) -> None:
+@pytest.mark.parametrize("method", ["prompts/list", "resources/subscribe"])  # resources are served; subscribing is not
+def test_unknown_method(shim: ShimProcess, method: str) -> None:
     shim.initialize()
-    reply = shim.request("resources/list")
-    assert reply["error"]["code"] == -32601 and "resources/list" in reply["error"]["message"]
+    reply = shim.request(method, {"uri": "vault://v/x.md"})
+    assert reply["error"]["code"] == -32601 and method in reply["error"]["message"]
     shim.still_answers()
 
 

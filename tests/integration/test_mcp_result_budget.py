@@ -152,7 +152,7 @@ async def _pages_continue(home: Home, budget: int, env: dict[str, str]) -> None:
 
 def _register(home: Home, cli: Any, corpus: Corpus, vault: Path) -> None:
     corpus.copy_to(vault)
-    added = cli("vault", "add", "big", str(vault), "--json", timeout=3600)
+    added = cli("vault", "add", "big", str(vault), "--json", env={"VAULTD_CLIENT_TIMEOUT": "3600"}, timeout=3600)
     assert added.code == 0, added.err
 
 

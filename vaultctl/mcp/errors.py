@@ -33,6 +33,7 @@ class RpcCode(enum.IntEnum):
     INVALID_PARAMS = -32602
     INTERNAL_ERROR = -32603
     UNSUPPORTED_PROTOCOL_VERSION = -32022  #: MCP 2026-07-28: the request's version is not spoken here
+    RESOURCE_NOT_FOUND = -32002  #: MCP server/resources, "Error Handling": no such resource
 
 
 class McpError(Exception):
