@@ -59,11 +59,12 @@ def _change_text(plan: Any, what: str) -> list[str]:
 
 
 def setup(
-    host: Annotated[str, typer.Argument(help="claude, codex, cursor, gemini, windsurf, or all.")],
+    host: Annotated[str, typer.Argument(help="claude, codex, cursor, gemini, windsurf, kimi, qwen, antigravity, or all.")],
     apply: Annotated[bool, typer.Option("--apply", help="Write the change (default: show it only).")] = False,
     undo: Annotated[bool, typer.Option("--undo", help="Restore what setup replaced.")] = False,
     project: Annotated[
-        Path | None, typer.Option(help="claude only: the project whose .mcp.json and .claude/settings.json to edit.")
+        Path | None,
+        typer.Option(help="claude and qwen: the project whose .mcp.json (and Claude Code's .claude/settings.json) to edit."),
     ] = None,
     no_guard: Annotated[
         bool, typer.Option("--no-guard", help="Register the MCP entry only; leave the host's hooks alone (no guard).")

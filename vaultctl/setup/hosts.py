@@ -230,6 +230,34 @@ HOSTS: dict[str, Host] = {
                 "send a payload of their own shape, which vaultd's guard does not speak yet"
             ),
         ),
+        Host(  # https://moonshotai.github.io/kimi-cli/en/customization/mcp.html: ~/.kimi/mcp.json, mcpServers
+            "kimi",
+            "Kimi CLI",
+            FileFormat.JSON,
+            "mcpServers",
+            _in_home(".kimi", "mcp.json"),
+            _parent_of(_in_home(".kimi", "mcp.json")),
+            no_guard="vaultd's guard does not know Kimi CLI's hooks yet",
+        ),
+        Host(  # https://qwenlm.github.io/qwen-code-docs/en/users/features/mcp/: user ~/.qwen/settings.json, project .mcp.json
+            "qwen",
+            "Qwen Code",
+            FileFormat.JSON,
+            "mcpServers",
+            _in_home(".qwen", "settings.json"),
+            _parent_of(_in_home(".qwen", "settings.json")),
+            projects=True,
+            no_guard="vaultd's guard does not know Qwen Code's hooks yet",
+        ),
+        Host(  # https://antigravity.google/docs/mcp: ~/.gemini/antigravity/mcp_config.json, mcpServers
+            "antigravity",
+            "Antigravity",
+            FileFormat.JSON,
+            "mcpServers",
+            _in_home(".gemini", "antigravity", "mcp_config.json"),
+            _parent_of(_in_home(".gemini", "antigravity", "mcp_config.json")),
+            no_guard="vaultd's guard does not know Antigravity's hooks yet",
+        ),
     )
 }
 """Every known host, in the order ``setup all`` visits them."""

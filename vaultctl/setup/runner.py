@@ -30,22 +30,26 @@ if TYPE_CHECKING:
 __all__ = ["apply_setup", "format_for", "plan_setup", "run", "setup_all", "undo_setup"]
 
 
-def plan_setup(host: str, command: str, *, project: Path | None = None, env: Mapping[str, str] | None = None) -> SetupPlan:
+def plan_setup(
+    host: str, command: str, *, project: Path | None = None, env: Mapping[str, str] | None = None, tools: str = MCP_TOOLS
+) -> SetupPlan:
     """Show what ``apply_setup`` would do; write nothing.
 
     Raises:
         SetupError: see :mod:`vaultctl.setup.errors`; the file is never touched.
     """
-    return _entry(host, project, env).setup(command, Mode.PLAN).plan
+    return _entry(host, project, env, tools).setup(command, Mode.PLAN).plan
 
 
-def apply_setup(host: str, command: str, *, project: Path | None = None, env: Mapping[str, str] | None = None) -> SetupPlan:
+def apply_setup(
+    host: str, command: str, *, project: Path | None = None, env: Mapping[str, str] | None = None, tools: str = MCP_TOOLS
+) -> SetupPlan:
     """Write the entry (``command`` must be absolute) and a record; a no-op if already there.
 
     Raises:
         SetupError: see :mod:`vaultctl.setup.errors`; on a refusal nothing is written.
     """
-    target = _entry(host, project, env)
+    target = _entry(host, project, env, tools)
     return commit([target.setup(command, Mode.APPLY)], target.store)[0]
 
 
