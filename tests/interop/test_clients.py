@@ -250,4 +250,9 @@ async def test_the_fastmcp_client(home: Home, world: Any) -> None:
         assert preview.structured_content["outcome"] == "preview"
         done = await client.call_tool("note_move", {**args, "confirm": True, "fingerprint": preview.structured_content["fingerprint"]})
         assert done.structured_content["outcome"] == "applied"
+        many = (await client.call_tool("note_read_many", {"targets": ["Home", "Twin"]})).structured_content["notes"]
+        assert many[0]["note"]["path"] == "Home.md" and many[1]["error"]["code"] == "AMBIGUOUS"
+        assert "vault://main/Home.md" in {str(r.uri) for r in await client.list_resources()}
+        [home_note] = await client.read_resource("vault://main/Home.md")
+        assert home_note.text == "# Home\n"
     assert (root / "interop" / "moved-fastmcp.md").read_text().endswith("# From fastmcp\n")
