@@ -119,8 +119,9 @@ def _ask_smaller(spec: AnySpec, params: Params, raw: bytes, room: int, ask: Ask)
     if knob is None or not isinstance(getattr(params, knob), int):
         return None
     value, size = getattr(params, knob), len(raw)
-    for _ in range(_ASKS):
-        smaller = max(1, min(value - 1, int(value * room * 0.9 / size)))
+    for attempt in range(_ASKS):
+        guess = _items_that_fit(raw, room) if attempt == 0 and knob == "limit" else None
+        smaller = max(1, min(value - 1, guess if guess is not None else int(value * room * 0.9 / size)))
         if smaller >= value:
             return None
         value = smaller
@@ -131,6 +132,24 @@ def _ask_smaller(spec: AnySpec, params: Params, raw: bytes, room: int, ask: Ask)
         if value == 1:
             return None
     return None
+
+
+def _items_that_fit(raw: bytes, room: int) -> int | None:
+    """How many leading items of the answer's largest top-level list fit ``room`` with the rest
+    of it: one smaller ask then answers (vault-wide work is not redone several times)."""
+    body = msgspec.json.decode(raw)
+    lists = [v for v in body.values() if isinstance(v, list) and v] if isinstance(body, dict) else []
+    if not lists:
+        return None
+    items = max(lists, key=lambda v: len(_encoder.encode(v)))
+    used = len(raw) - len(_encoder.encode(items))
+    count = 0
+    for item in items:
+        used += len(_encoder.encode(item)) + 1
+        if used > room * 0.95:
+            break
+        count += 1
+    return count
 
 
 def _next(spec: AnySpec, params: Params, body: Any, knob: str, value: int) -> dict[str, Any] | None:
