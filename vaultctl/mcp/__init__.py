@@ -3,7 +3,9 @@
 It holds no vault state: every tool call is one call to the daemon on the ``mcp`` channel.
 Modules: ``stdio`` (the loop and framing), ``wire`` (JSON-RPC messages), ``server`` (the MCP
 methods), ``versions`` (both session models), ``tools`` and ``schemas`` (the tool list),
-``calls`` and ``daemon_connection`` (calling the daemon), ``errors``.
+``toolsets`` (which tools one shim offers), ``calls`` and ``daemon_connection`` (calling the
+daemon), ``budget`` (every result within its byte budget), ``resources`` (notes as resources),
+``errors``.
 """
 
 from __future__ import annotations
