@@ -113,8 +113,8 @@ def measure(corpus: Corpus, sizes: list[int], hubs: list[int], work: Path) -> li
             seconds, size_b, peak, done = _timed(
                 daemon, client, "note.move", {**params, "confirm": True, "fingerprint": preview["fingerprint"]}
             )
-            row.update(apply_s=seconds, apply_peak=peak, applied=done.get("applied", False))
-            if done.get("applied"):
+            row.update(apply_s=seconds, apply_peak=peak, applied=done.get("outcome") == "applied")
+            if done.get("outcome") == "applied":
                 seconds, _, peak, undone = _timed(daemon, client, "op.undo", {"op_id": done["op_id"]})
                 row.update(undo_s=seconds, undo_peak=peak, undone=undone.get("applied", False))
             else:

@@ -38,7 +38,7 @@ await step("read", async () => {
 });
 await step("write", async () => {
   const result = await client.callTool({ name: "note_create", arguments: { path: "interop/from-ts", body: "# From TS\n" } });
-  return { is_error: !!result.isError, applied: result.structuredContent?.applied ?? false };
+  return { is_error: !!result.isError, applied: result.structuredContent?.outcome === "applied" };
 });
 await step("refusal", async () => {
   const result = await client.callTool({ name: "note_read", arguments: { target: "surely no such note" } });
@@ -53,7 +53,7 @@ await step("preview_confirm", async () => {
   const preview = await client.callTool({ name: "note_move", arguments: args });
   const done = await client.callTool({ name: "note_move", arguments: { ...args, confirm: true,
                                                                         fingerprint: preview.structuredContent.fingerprint } });
-  return { preview: preview.structuredContent.applied === false, applied: done.structuredContent.applied };
+  return { preview: preview.structuredContent.outcome === "preview", applied: done.structuredContent.outcome === "applied" };
 });
 await client.close();
 process.stdout.write(JSON.stringify(report) + "\n");

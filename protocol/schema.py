@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import functools
+import re
 import types
 import typing
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from protocol.table import METHODS, MethodSpec
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+_DEFS_PREFIX = "#/$defs/"
 
 
 def method_schema(spec: MethodSpec[Any, Any]) -> dict[str, Any]:
@@ -79,3 +85,150 @@ def field_help(params: type, name: str) -> str:
     if pattern is not None and len(pattern) <= MAX_SHOWN_PATTERN:
         text = f"{text} Matches {pattern}"  # shown as written: vaultctl's help has no markup
     return text
+
+
+_REST_ROLE = re.compile(r":[a-z]+:`~?([^`<]*?)(?:\s*<[^>]*>)?`")
+_REST_LITERAL = re.compile(r"``([^`]*)``")
+_NULL = {"type": "null"}
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)\.\s+(?=[A-Z(])")
+
+
+def plain_text(text: str) -> str:
+    """``text`` without reST markup or docstring line breaks, as a model reads it best: ``x`` and
+    :class:`x` become x, and every run of whitespace one space."""
+    text = _REST_ROLE.sub(lambda m: m.group(1).rsplit(".", 1)[-1], text)
+    text = _REST_LITERAL.sub(r"\1", text)
+    return " ".join(text.split())
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text`` in plain text: what a model needs of a description, the rest
+    (bounds the daemon enforces, edge cases, how the CLI differs) staying in the reference docs."""
+    text = plain_text(text)
+    match = _SENTENCE_END.search(text)
+    return text[: match.start() + 1] if match else text
+
+
+def compact_schema(tp: type, *, hidden: Iterable[str] = ()) -> dict[str, Any]:
+    """The input schema of a params Struct as a model should pay for it.
+
+    Self-contained (the root inlined, ``type: object``, unknown keys refused), and every byte that
+    tells a model nothing is gone:
+
+    - an optional field's ``anyOf [X, null]`` with ``default: null`` is X (leaving it out is how
+      a model says null), and a default of false, "", [] or {} goes (leaving it out means that);
+    - titles go (a class name such as ``Proposed[NoDetail]``), a description is its first
+      sentence in plain text, and a list's items lose a description the list already gives;
+    - a definition used once is inlined where it is used;
+    - a string's pattern and length bounds are left to the daemon, which refuses a value past them
+      naming the field (a description says the bounds a model needs);
+    - the ``hidden`` fields (settings for another client, such as the CLI's ``log``) are not offered.
+
+    What the daemon checks is unchanged: it decodes the arguments against the Struct itself.
+    """
+    schema = msgspec.json.schema(tp)
+    defs: dict[str, Any] = schema.pop("$defs", {})
+    ref = schema.pop("$ref", None)
+    if isinstance(ref, str) and ref.startswith(_DEFS_PREFIX):
+        schema = {**defs.pop(ref[len(_DEFS_PREFIX) :]), **schema}  # params Structs are not recursive
+    hidden_names = set(hidden)
+    props = schema.get("properties") or {}
+    for name in hidden_names & set(props):
+        del props[name]
+    if "required" in schema:
+        schema["required"] = [r for r in schema["required"] if r not in hidden_names]
+    schema = _compact(schema)
+    defs = {name: _compact(d) for name, d in defs.items()}
+    schema = _inline_single_use(schema, defs)
+    schema["type"] = "object"
+    schema["additionalProperties"] = False
+    return schema
+
+
+_STRING_CHECKS = ("pattern", "minLength", "maxLength")  #: the daemon's to enforce; a model reads the description
+_NOTHING: tuple[object, ...] = (False, "", [], {})  #: defaults a model assumes of an omitted argument anyway
+
+
+def _compact(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_compact(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _compact(v) for k, v in node.items() if k != "title"}
+    if isinstance(node.get("properties"), dict):  # its keys are field names: a field may be called title
+        out["properties"] = {name: _compact(v) for name, v in node["properties"].items()}
+    if out.get("type") == "string":
+        for key in _STRING_CHECKS:
+            out.pop(key, None)
+    if "default" in out and any(out["default"] == n and type(out["default"]) is type(n) for n in _NOTHING):
+        del out["default"]
+    if out.get("required") == []:
+        del out["required"]
+    items = out.get("items")
+    if "description" in out and isinstance(items, dict) and "description" in items:
+        del items["description"]  # the list's own description says what its items are
+    if out.get("additionalProperties") is False:
+        del out["additionalProperties"]  # the root's is set again; below it, the daemon's decode refuses unknown keys
+    options = out.get("anyOf")
+    if isinstance(options, list) and _NULL in options and out.get("default", ...) is None:
+        rest = [o for o in options if o != _NULL]
+        del out["default"]
+        del out["anyOf"]
+        inner = rest[0] if len(rest) == 1 else {"anyOf": rest}
+        merged = {**inner, **out}  # the field's own description wins over its type's
+        out = merged
+    if isinstance(out.get("description"), str):
+        out["description"] = first_sentence(out["description"])
+    if "description" in out:  # description first, as people write schemas
+        out = {"description": out.pop("description"), **out}
+    return out
+
+
+def _refs(node: Any, counts: dict[str, int]) -> None:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(_DEFS_PREFIX):
+            name = ref[len(_DEFS_PREFIX) :]
+            counts[name] = counts.get(name, 0) + 1
+        for value in node.values():
+            _refs(value, counts)
+    elif isinstance(node, list):
+        for value in node:
+            _refs(value, counts)
+
+
+def _inline_single_use(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """Inline every definition referred to once (and not by itself); drop the unreferenced ones."""
+    while True:
+        counts: dict[str, int] = {}
+        _refs(schema, counts)
+        for d in defs.values():
+            _refs(d, counts)
+        used = {n: defs[n] for n in defs if counts.get(n)}
+        once = [n for n in used if counts[n] == 1 and not _refers_to(used[n], n)]
+        if not once:
+            break
+        name = once[0]
+        body = used.pop(name)
+        schema = _replace_ref(schema, name, body)
+        defs = {n: _replace_ref(d, name, body) for n, d in used.items()}
+    if used:
+        schema["$defs"] = used
+    return schema
+
+
+def _refers_to(node: Any, name: str) -> bool:
+    counts: dict[str, int] = {}
+    _refs(node, counts)
+    return name in counts
+
+
+def _replace_ref(node: Any, name: str, body: dict[str, Any]) -> Any:
+    if isinstance(node, list):
+        return [_replace_ref(n, name, body) for n in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get("$ref") == _DEFS_PREFIX + name:
+        rest = {k: v for k, v in node.items() if k != "$ref"}
+        return {**body, **rest}
+    return {k: _replace_ref(v, name, body) for k, v in node.items()}

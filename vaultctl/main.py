@@ -7,7 +7,7 @@ as a program killed by SIGPIPE would.
 
 A command line naming one command builds only that command (:func:`vaultctl.cli.make_app`).
 Two commands skip building the CLI (:mod:`vaultctl.cli`, typer): ``vaultctl mcp``, which agent
-hosts start once per session and whose handshake should answer soon, and ``vaultctl guard``, the
+hosts start once per session and whose handshake should answer soon (with or without ``--tools``), and ``vaultctl guard``, the
 hook hosts run before every matching tool call. ``vaultctl mcp --help`` still goes through typer.
 """
 
@@ -22,10 +22,11 @@ EXIT_BROKEN_PIPE = 128 + 13  # SIGPIPE
 
 
 def _run() -> int:
-    if sys.argv[1:] == ["mcp"]:
-        from vaultctl.mcp import run
+    if sys.argv[1:2] == ["mcp"]:
+        from vaultctl.mcp import fast_args, run
 
-        return run()
+        if (tools := fast_args(sys.argv[2:])) is not None:
+            return run(tools)
     if sys.argv[1:] == ["guard"]:
         from vaultctl.guard import run as guard
 

@@ -25,7 +25,7 @@ VaultId = Annotated[
 ]
 OptionalVault = Annotated[
     VaultId | None,
-    msgspec.Meta(description="The vault id; omitted means the default vault (the first personal vault)."),
+    msgspec.Meta(description="The vault id; omitted, the default vault."),
 ]
 Fingerprint = Annotated[
     str,

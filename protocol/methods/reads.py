@@ -1,4 +1,4 @@
-"""The read methods: search, read, links, list, tags, stats, issues.
+"""The read methods: search, read, read_many, links, list, tags, stats, issues.
 
 Params are named alike across methods (``vault``, ``target``, ``query``, ``limit``, ``cursor``,
 ``offset``, ``max_bytes``, ``section``, ``fresh``). Every bound is declared here, so it is
@@ -12,15 +12,16 @@ from typing import Annotated, Any
 
 import msgspec
 
+from protocol.errors import ErrorCode
 from protocol.limits import DEFAULT_READ_PAGE_BYTES, MAX_QUERY_BYTES, MAX_READ_PAGE_BYTES, describe
 from protocol.methods.common import OptionalVault, Params, Result
 from protocol.methods.spec import Effect, MethodSpec, P, R, Trait, spec
 
 Target = Annotated[
     str,
-    msgspec.Meta(min_length=1, max_length=1024, description="A vault-relative path, a note name, or an alias that names exactly one note."),
+    msgspec.Meta(min_length=1, max_length=1024, description="A vault-relative path, note name or alias of exactly one note."),
 ]
-Fresh = Annotated[bool, msgspec.Meta(description="Answer only after every file change made before this call has been indexed.")]
+Fresh = Annotated[bool, msgspec.Meta(description="First wait until every earlier file change is indexed.")]
 Cursor = Annotated[str, msgspec.Meta(min_length=1, max_length=2048, description="The next_cursor the previous page returned.")]
 Filter = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 IncludeExcluded = Annotated[
@@ -92,8 +93,7 @@ class ReadParams(Params):
                 min_length=1,
                 max_length=256,
                 pattern=r"^(?![-.])[A-Za-z0-9_./~^@{}+-]+$",
-                description="Read the note as it was at this git revision (a commit id, branch, tag or HEAD~N); the vault must be in a "
-                "git repository.",
+                description="Read the note at this git revision (a commit id, branch, tag or HEAD~N) of the vault's repository.",
             ),
         ]
         | None
@@ -115,6 +115,43 @@ class ReadResult(Result):
     #: each frontmatter property's Obsidian type (text, multitext, number, checkbox, date, datetime,
     #: aliases, tags, unknown): declared in .obsidian/types.json, else inferred from its values
     property_types: dict[str, str] = {}
+
+
+MAX_READ_MANY = 20  #: notes one note.read_many reads
+DEFAULT_READ_MANY_BYTES = 4 * 1024  #: the page of each note when ``max_bytes`` is not given
+
+
+class ReadManyParams(Params):
+    """Several notes in one call, each paged as note.read pages one; a note that cannot be read
+    is a failure in its own item, never the whole call's."""
+
+    targets: Annotated[
+        list[Target],
+        msgspec.Meta(min_length=1, max_length=MAX_READ_MANY, description=f"Up to {MAX_READ_MANY} paths, names or aliases."),
+    ]
+    vault: OptionalVault = None
+    max_bytes: Annotated[
+        int, msgspec.Meta(ge=1, le=MAX_READ_PAGE_BYTES, description="At most this many UTF-8 bytes of each note's body.")
+    ] = DEFAULT_READ_MANY_BYTES
+    fresh: Fresh = False
+
+
+class ReadFailure(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """Why one note of a note.read_many was not read: the error note.read would have answered."""
+
+    code: ErrorCode
+    message: str
+    candidates: list[str] = []
+
+
+class ReadManyItem(msgspec.Struct, kw_only=True, omit_defaults=True):
+    target: str  #: as asked
+    note: ReadResult | None = None  #: the first page of the note (``next_offset``: read the rest with note.read)
+    error: ReadFailure | None = None  #: set instead of ``note`` when it could not be read
+
+
+class ReadManyResult(Result):
+    notes: list[ReadManyItem]  #: one per target, in the order asked
 
 
 class LinkStatus(enum.StrEnum):
@@ -267,6 +304,12 @@ READ = _read(
     ReadResult,
     "Read a note by path, name or alias: frontmatter and body, or one H2 section, paged by bytes.",
 )
+READ_MANY = _read(
+    "note.read_many",
+    ReadManyParams,
+    ReadManyResult,
+    f"Read up to {MAX_READ_MANY} notes at once, each paged by bytes; one that cannot be read fails alone.",
+)
 LINKS = _read(
     "note.links",
     LinksParams,
@@ -292,4 +335,4 @@ ISSUES = _read(
     IssuesResult,
     "Problems found while indexing: malformed frontmatter, skipped files (too large, not UTF-8, links).",
 )
-SPECS = (SEARCH, READ, LINKS, LIST, TAGS, STATS, ISSUES)
+SPECS = (SEARCH, READ, READ_MANY, LINKS, LIST, TAGS, STATS, ISSUES)

@@ -9,9 +9,8 @@ On the wire a receipt is a JSON object whose ``outcome`` names its variant::
     proposed   an agent's operation the vault's policy holds for a person: nothing written;
                ``proposal`` names the proposal (``proposal.show``), which a person applies or rejects
 
-Every variant carries every key, so a client that predates ``outcome`` still reads
-``applied``, ``dry_run``, ``preview``, ``op_id`` and ``fingerprint`` as before; those booleans
-are fixed per variant and a receipt whose booleans disagree with its outcome does not decode.
+``outcome`` alone says which variant a receipt is: one key to branch on, and no booleans beside
+it that could disagree with it (or cost an agent's context a copy in every receipt).
 ``detail`` is a Struct per operation (:class:`MoveDetail`, :class:`DeleteDetail`,
 :class:`MergeDetail`, else the empty :class:`NoDetail`), so its keys are part of the contract.
 """
@@ -20,7 +19,7 @@ from __future__ import annotations
 
 import enum
 import typing
-from typing import Annotated, Any, ClassVar, Generic, TypeVar, Union
+from typing import Annotated, Any, Generic, TypeVar, Union
 
 import msgspec
 
@@ -83,13 +82,8 @@ D = TypeVar("D")
 class _Receipt(Result, Generic[D], kw_only=True, tag_field="outcome"):
     """The fields every outcome has; the variants fix which of them mean something."""
 
-    _flags: ClassVar[tuple[bool, bool, bool]]  #: (applied, dry_run, preview) of the variant
-
     op: Annotated[str, described("The method, e.g. note.move.")]
     op_id: Annotated[str | None, described("Set when applied; pass to op.undo.")] = None
-    applied: Annotated[bool, described("True for outcome applied only.")] = False
-    dry_run: Annotated[bool, described("True for outcome dry_run only.")] = False
-    preview: Annotated[bool, described("True for outcome preview only.")] = False
     fingerprint: Annotated[str | None, described("For a preview: pass with confirm to apply.")] = None
     changes: Annotated[list[ChangeReceipt], described("Every file written (or that would be).")] = []
     warnings: Annotated[
@@ -99,38 +93,25 @@ class _Receipt(Result, Generic[D], kw_only=True, tag_field="outcome"):
     log: Annotated[LogReceipt | None, described("For an applied write: the log line.")] = None
     detail: Annotated[D, described("The operation's own facts; its Struct is given with each method.")]
 
-    def __post_init__(self) -> None:
-        if (self.applied, self.dry_run, self.preview) != self._flags:
-            raise ValueError(f"applied, dry_run and preview must be {self._flags} in a {type(self).__name__} receipt")
-
 
 class Preview(_Receipt[D], Generic[D], kw_only=True, tag="preview"):
     """A two-step operation's first call: what it would change, and the fingerprint to confirm it."""
 
-    _flags = (False, False, True)
-    preview: Annotated[bool, described("Always true.")] = True
     fingerprint: Annotated[str, described("Pass with confirm=true and the same arguments to apply.")]
 
 
 class DryRun(_Receipt[D], Generic[D], kw_only=True, tag="dry_run"):
     """What the operation would change; nothing was written."""
 
-    _flags = (False, True, False)
-    dry_run: Annotated[bool, described("Always true.")] = True
-
 
 class Unchanged(_Receipt[D], Generic[D], kw_only=True, tag="unchanged"):
     """The operation had nothing to change; nothing was written and nothing logged."""
-
-    _flags = (False, False, False)
 
 
 class Applied(_Receipt[D], Generic[D], kw_only=True, tag="applied"):
     """Written and indexed."""
 
-    _flags = (True, False, False)
     op_id: Annotated[str, described("The operation's id; pass to op.undo.")]
-    applied: Annotated[bool, described("Always true.")] = True
     log: Annotated[LogReceipt, described("Whether the log line was appended (the write stands even when it was not).")]
     commit: Annotated[str | None, described("The git commit recording the operation, when the vault keeps checkpoints.")] = None
 
@@ -139,7 +120,6 @@ class Proposed(_Receipt[D], Generic[D], kw_only=True, tag="proposed"):
     """Held for a person: the vault's policy lets agents only propose this operation. Nothing was
     written; ``changes`` are what applying the proposal would write."""
 
-    _flags = (False, False, False)
     proposal: Annotated[
         str, described("The proposal's id: poll it with proposal.list or proposal.show; withdraw it with proposal.withdraw.")
     ]

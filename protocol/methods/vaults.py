@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Union
 
 import msgspec
 
@@ -12,7 +12,7 @@ from protocol.methods.common import Empty, Fingerprint, Params, Result, VaultId
 from protocol.methods.gate import ORG_DEFAULT, PERSONAL_DEFAULT, AgentPolicy, AgentPolicyChange
 from protocol.methods.git_settings import DEFAULT_QUIET_S, GitMode, QuietSeconds, RemoteUrl, SyncInterval
 from protocol.methods.indexing import BuildProgress
-from protocol.methods.spec import Effect, Trait, spec
+from protocol.methods.spec import Effect, MethodSpec, Trait, spec
 
 
 class Kind(enum.StrEnum):
@@ -246,13 +246,23 @@ class VaultRemoveParams(Params):
     fingerprint: Fingerprint | None = None
 
 
-class VaultRemoveResult(Result):
-    """A preview (``applied`` false, with the fingerprint to confirm) or the done removal."""
+class VaultRemovePreview(Result, tag_field="outcome", tag="preview"):
+    """The removal not done yet: confirm with the fingerprint."""
 
-    applied: bool
     fingerprint: str
     entry: VaultEntry
     note: str = "Unregisters the vault; its files are never deleted."
+
+
+class VaultRemoved(Result, tag_field="outcome", tag="applied"):
+    """The vault is unregistered; its files are where they were."""
+
+    entry: VaultEntry
+    note: str = "Unregisters the vault; its files are never deleted."
+
+
+VaultRemoveResult = Union[VaultRemovePreview, VaultRemoved]  # noqa: UP007 - typing.Union, as the table's checks read unions
+"""``outcome`` says which, as in a write receipt."""
 
 
 class VaultSetParams(Params):
@@ -314,13 +324,23 @@ class SettingChange(Result):
     loosens: Annotated[bool, msgspec.Meta(description="True when the change lets agents or channels do more, or screens less.")]
 
 
-class VaultSetResult(Result):
-    """A preview (``applied`` false, with the fingerprint to confirm) or the applied change."""
+class VaultSetPreview(Result, tag_field="outcome", tag="preview"):
+    """The change not made yet: confirm with the fingerprint."""
 
-    applied: bool
     fingerprint: str
     changes: list[SettingChange]
+    entry: Annotated[VaultEntry, msgspec.Meta(description="The registry entry as the change would leave it.")]
+
+
+class VaultSetApplied(Result, tag_field="outcome", tag="applied"):
+    """The change is made and in effect."""
+
+    changes: list[SettingChange]
     entry: Annotated[VaultEntry, msgspec.Meta(description="The registry entry as the change leaves it.")]
+
+
+VaultSetResult = Union[VaultSetPreview, VaultSetApplied]  # noqa: UP007 - typing.Union, as the table's checks read unions
+"""``outcome`` says which, as in a write receipt."""
 
 
 VAULT_ADD = spec(
@@ -338,7 +358,7 @@ VAULT_LIST = spec(
     Effect.READ,
     Trait.MCP,
 )
-VAULT_REMOVE = spec(
+VAULT_REMOVE: MethodSpec[VaultRemoveParams, VaultRemoveResult] = MethodSpec(
     "vault.remove",
     VaultRemoveParams,
     VaultRemoveResult,
@@ -346,7 +366,7 @@ VAULT_REMOVE = spec(
     Effect.DESTRUCTIVE,
     Trait.TWO_STEP,
 )
-VAULT_SET = spec(
+VAULT_SET: MethodSpec[VaultSetParams, VaultSetResult] = MethodSpec(
     "vault.set",
     VaultSetParams,
     VaultSetResult,

@@ -83,19 +83,14 @@ class WriteParams(Params, kw_only=True):
     vault: OptionalVault = None
     dry_run: Annotated[bool, msgspec.Meta(description="Plan and validate only; write nothing.")] = False
     log: Annotated[LogEvent | None, msgspec.Meta(description="Override the default log event.")] = None
-    reason: Annotated[
-        Reason | None, msgspec.Meta(description="Why, in one line: shown to the person who reviews it when the change becomes a proposal.")
-    ] = None
+    reason: Annotated[Reason | None, msgspec.Meta(description="Why, in one line, for the person who reviews it as a proposal.")] = None
 
 
 class EditParams(WriteParams, kw_only=True):
     expected_sha: Annotated[
         Sha | None,
         msgspec.Meta(
-            description=(
-                f"Refuse with CONFLICT unless the note still has this sha256; its first {MIN_SHA_PREFIX} or more hex digits "
-                "(as receipts print them) will do."
-            )
+            description=(f"Refuse with CONFLICT unless the note still has this sha256 (its first {MIN_SHA_PREFIX}+ hex digits will do).")
         ),
     ] = None
 
@@ -170,10 +165,7 @@ class PatchParams(EditParams, kw_only=True):
     ) = None
     rewrite_anchors: Annotated[
         bool,
-        msgspec.Meta(
-            description="When the edit renames one heading, repoint the wiki-links to it (in every note) to the new "
-            "heading in the same operation."
-        ),
+        msgspec.Meta(description="If the edit renames a heading, repoint the links to it (in every note) in the same operation."),
     ] = False
 
 

@@ -157,7 +157,7 @@ class Round:
             touched = [c["path"] for c in reply.value.get("changes", [])]
             data = {c: (self.root / c).read_bytes() if (self.root / c).is_file() else None for c in touched}
             theirs = [p for p in touched if owned(p, data[p])]
-            if reply.value.get("applied") and theirs:
+            if reply.value.get("outcome") == "applied" and theirs:
                 self.fail("owned_applied", f"{channel} {method} {args} wrote {theirs}")
             self.counts[f"owned.outcome.{reply.value.get('outcome')}"] += 1
         else:

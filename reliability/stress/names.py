@@ -280,13 +280,13 @@ def write_round(s: Session, nv: NameVault, names: list[bytes], where: str) -> No
         )
         if r is not None:
             _check_applied(s, nv, r, text, where)
-            if r.get("applied"):
+            if r.get("outcome") == "applied":
                 nv.files.pop(b"move-source.md", None)
 
 
 def _check_applied(s: Session, nv: NameVault, r: dict[str, Any], asked: str, where: str) -> None:
     tally = s.tally
-    if not r.get("applied"):
+    if r.get("outcome") != "applied":
         tally.counts["writes.not_applied"] += 1
         return
     tally.counts["writes.applied"] += 1

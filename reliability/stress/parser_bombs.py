@@ -204,7 +204,7 @@ def set_off(home: Home, root: Path, bomb: Bomb, k: int, c: Caller, tally: Tally)
         moved = None
         if preview is not None and "fingerprint" in preview:
             moved = c.call("note.move", {**move, "confirm": True, "fingerprint": preview["fingerprint"]})
-        if moved is None or not moved.get("applied"):
+        if moved is None or moved.get("outcome") != "applied":
             tally.fail(f"{kind}: the move beside {bomb.rel} was not applied: {moved or preview}")
         target.unlink()  # one bomb at a time: the next lint reads its own
         return bool(found)

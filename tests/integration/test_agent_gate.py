@@ -83,7 +83,7 @@ async def test_an_agents_delete_is_proposed_applied_by_a_person_and_undone(vault
     before = notes(vault)
     async with agent(home) as client:
         proposed = await _propose_delete(client, "Gamma")
-        assert proposed["outcome"] == "proposed" and proposed["applied"] is False
+        assert proposed["outcome"] == "proposed"
         pid = proposed["proposal"]
         assert sorted(c["path"] for c in proposed["changes"]) == [".trash/Gamma.md", "Gamma.md"]
         assert notes(vault) == before, "a proposal changes no note"

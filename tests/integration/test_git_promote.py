@@ -14,7 +14,7 @@ from protocol.methods.git import PROMOTE, VAULT_SYNC, PromoteParams, SyncParams
 from protocol.methods.git_settings import GitMode
 from protocol.methods.proposals import PROPOSAL_LIST, PROPOSAL_SHOW, ProposalListParams, ProposalRef
 from protocol.methods.reads import READ, ReadParams
-from protocol.methods.vaults import VAULT_ADD, VAULT_REMOVE, Kind, VaultAddParams, VaultRemoveParams
+from protocol.methods.vaults import VAULT_ADD, VAULT_REMOVE, Kind, VaultAddParams, VaultRemoveParams, VaultRemovePreview
 from protocol.methods.writes import CREATE, CreateParams
 from tests.support import gitrepo
 from tests.support.agent import agent, ok
@@ -59,6 +59,7 @@ def setup(shared: Home, typed_clients: TypedClients, tmp_path: Path) -> tuple[Ty
     for vid in ("me", "team"):  # the previous test's pair
         try:
             removal = c.call(VAULT_REMOVE, VaultRemoveParams(id=vid))
+            assert isinstance(removal, VaultRemovePreview)
         except CallError:
             continue
         c.call(VAULT_REMOVE, VaultRemoveParams(id=vid, confirm=True, fingerprint=removal.fingerprint))

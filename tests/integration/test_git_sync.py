@@ -22,7 +22,7 @@ from protocol.methods.git_settings import GitMode
 from protocol.methods.proposals import PROPOSAL_SHOW, ProposalRef
 from protocol.methods.reads import LIST, ListParams
 from protocol.methods.service import DOCTOR, DoctorParams, Level
-from protocol.methods.vaults import VAULT_ADD, VAULT_REMOVE, Kind, VaultAddParams, VaultRemoveParams
+from protocol.methods.vaults import VAULT_ADD, VAULT_REMOVE, Kind, VaultAddParams, VaultRemoveParams, VaultRemovePreview
 from protocol.methods.writes import APPEND, CREATE, PATCH, SET_FRONTMATTER, AppendParams, CreateParams, PatchParams, SetFrontmatterParams
 from tests.support import gitrepo
 from tests.support.gitrepo import git
@@ -57,6 +57,7 @@ class Machine:
         self.client = clients.open(self.home)
         try:
             removal = self.client.call(VAULT_REMOVE, VaultRemoveParams(id="team"))
+            assert isinstance(removal, VaultRemovePreview)
         except CallError:
             pass
         else:  # the previous test's clone

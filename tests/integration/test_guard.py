@@ -43,7 +43,7 @@ def _set_policy(cli: Any, *args: str) -> None:
     preview = cli("vault", "policy", "v", *args, "--json")
     assert preview.code == 0, preview.err
     done = cli("vault", "policy", "v", *args, "--confirm", "--fingerprint", preview.json()["fingerprint"], "--json")
-    assert done.code == 0 and done.json()["applied"], done.err
+    assert done.code == 0 and done.json()["outcome"] == "applied", done.err
 
 
 def test_an_edit_in_a_vault_is_refused_with_the_tool_to_use_and_one_outside_goes_through(vault: Path, cli: Any, tmp_path: Path) -> None:

@@ -50,11 +50,16 @@ def _envelope(version: str = STATELESS) -> dict[str, Any]:
 class ShimProcess:
     """`vaultctl mcp` as a subprocess with pipes; a thread collects stdout lines."""
 
-    def __init__(self, home: Home, env: dict[str, str] | None = None) -> None:
+    def __init__(self, home: Home, env: dict[str, str] | None = None, args: list[str] | None = None) -> None:
         self.stderr_path = home.root / f"shim-{time.monotonic_ns()}.err"
         self._err = open(self.stderr_path, "wb")  # closed in close()
         self.proc = subprocess.Popen(
-            SHIM, env={**home.env, **(env or {})}, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err
+            [*SHIM, *(args or [])],
+            env={**home.env, **(env or {})},
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._err,
         )
         self._lines: queue.Queue[bytes] = queue.Queue()
         self._ids = itertools.count(1000)
@@ -186,10 +191,11 @@ def test_params_that_are_not_an_object(shim: ShimProcess) -> None:
     shim.still_answers()
 
 
-def test_unknown_method(shim: ShimProcess) -> None:
+@pytest.mark.parametrize("method", ["prompts/list", "resources/subscribe"])  # resources are served; subscribing is not
+def test_unknown_method(shim: ShimProcess, method: str) -> None:
     shim.initialize()
-    reply = shim.request("resources/list")
-    assert reply["error"]["code"] == -32601 and "resources/list" in reply["error"]["message"]
+    reply = shim.request(method, {"uri": "vault://v/x.md"})
+    assert reply["error"]["code"] == -32601 and method in reply["error"]["message"]
     shim.still_answers()
 
 
@@ -353,6 +359,20 @@ def test_bad_arguments_name_the_field(shim: ShimProcess, arguments: Any, path: s
     shim.still_answers()
 
 
+def test_the_log_override_is_not_a_tool_argument(shim: ShimProcess) -> None:
+    """The CLI's log override is not offered to agents (they say why in ``reason``), and a call
+    that sends it anyway is refused as for any key the schema does not offer, before the daemon."""
+    shim.initialize()
+    tools = shim.request("tools/list")["result"]["tools"]
+    writes = [t for t in tools if "reason" in t["inputSchema"]["properties"]]
+    assert writes and not any("log" in t["inputSchema"]["properties"] for t in tools)
+    event = {"type": "LEARN", "source": "agent", "note": "hand-made"}
+    reply = shim.call("note_create", {"path": "inbox/with-log", "log": event})
+    error = reply["error"]
+    assert error["code"] == -32602 and error["data"]["issues"][0]["path"] == "$.arguments.log"
+    shim.still_answers()
+
+
 def test_an_argument_of_the_wrong_type_names_its_path(shim: ShimProcess) -> None:
     typed = [s for s in METHODS.values() if s.mcp and "limit" in s.params.__struct_fields__]
     assert typed, "the table has tools with a limit argument"
@@ -370,13 +390,18 @@ def test_absent_or_null_arguments_mean_none(shim: ShimProcess) -> None:
     assert explicit_null["result"]["structuredContent"] == {"vaults": []}
 
 
-def test_result_over_the_bound_is_a_limit_tool_error(registered: str, home: Home) -> None:
+def test_a_result_over_the_budget_is_cut_to_it_and_says_what_it_left_out(registered: str, home: Home) -> None:
+    """A result over the shim's budget used to be refused LIMIT as a whole; now it is cut to the
+    budget (here the smallest, 1 KiB: a smaller setting is raised to it) with a ``fitted`` note."""
     proc = ShimProcess(home, env={"VAULTD_MCP_MAX_RESULT_BYTES": "128"})
     try:
         proc.initialize()
-        result = proc.call("vault_list", {})["result"]
-        body = tool_error(result)
-        assert body["code"] == "LIMIT" and "bound" in body["message"]
+        result = proc.call("note_list", {"limit": 500})["result"]
+        text = result["content"][0]["text"]
+        assert result["isError"] is False and len(text.encode()) <= 1024
+        note = json.loads(text)["fitted"]
+        assert note["budget"] == 1024 and note["bytes"] > 1024 and note["lowered"]["limit"] < 500
+        assert note["next"] == {"cursor": json.loads(text)["next_cursor"], "limit": note["lowered"]["limit"]}
         proc.still_answers()
     finally:
         assert proc.close() == 0

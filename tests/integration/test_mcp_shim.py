@@ -7,6 +7,7 @@ smoke-called) with no change here.
 
 from __future__ import annotations
 
+import json
 import sys
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TextIO
@@ -19,6 +20,7 @@ from mcp.client import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
+from protocol.schema import first_sentence
 from protocol.table import METHODS, MethodSpec
 from tests.support.harness import REPO, Daemon, Home
 from tests.support.mcp_results import tool_error
@@ -69,26 +71,23 @@ def _needs_no_arguments(spec: MethodSpec[Any, Any]) -> bool:
 def _check_tool_list(tools: list[Tool]) -> None:
     assert [t.name for t in tools] == [s.tool_name for s in MCP_SPECS], "every mcp method, in table order"
     for tool, spec in zip(tools, MCP_SPECS, strict=True):
-        assert tool.description and tool.description.startswith(spec.summary)
+        assert tool.description and tool.description.startswith(first_sentence(spec.summary))
         if spec.two_step:
             assert "confirm=true" in tool.description and "fingerprint" in tool.description
         schema = tool.input_schema
         jsonschema.Draft202012Validator.check_schema(schema)
         assert schema["type"] == "object" and schema["additionalProperties"] is False
         assert "$ref" not in schema, "the root is inlined"
-        assert tool.output_schema is not None
-        out = tool.output_schema
-        jsonschema.Draft202012Validator.check_schema(out)
-        assert out["type"] == "object"
+        assert "log" not in schema["properties"], "the log override is the CLI's"
+        assert '"title": "' not in json.dumps(schema), "no class names such as Proposed[NoDetail]"
+        assert tool.output_schema is None and tool.title is None, "what no host shows a model is not sent"
         ann = tool.annotations
         assert ann is not None
-        assert (ann.read_only_hint, ann.destructive_hint, ann.idempotent_hint, ann.open_world_hint) == (
-            spec.read_only,
-            spec.destructive,
-            spec.idempotent,
-            False,
-        )
-        assert ann.title
+        assert (ann.read_only_hint, ann.open_world_hint) == (spec.read_only, False)
+        if spec.read_only:  # the other two hints are meaningless for a read (MCP ToolAnnotations)
+            assert (ann.destructive_hint, ann.idempotent_hint) == (None, None)
+        else:
+            assert (ann.destructive_hint, ann.idempotent_hint) == (spec.destructive, spec.idempotent)
 
 
 def _ok(result: CallToolResult, tool: str) -> dict[str, Any]:
@@ -155,8 +154,8 @@ async def test_vault_argument_is_an_enum_of_registered_vaults(registered: str, h
 
 
 async def test_every_read_only_tool_without_arguments_answers(registered: str, home: Home) -> None:
-    """A smoke call per tool, in one session; the SDK client also checks structuredContent against
-    each tool's outputSchema, so a result that drifts from its Struct fails here."""
+    """A smoke call per tool, in one session; each structuredContent must decode into the method's
+    result type and encode back to itself, so a result that drifts from its Struct fails here."""
     smoke = [s for s in MCP_SPECS if s.read_only and _needs_no_arguments(s)]
     assert {"daemon_status", "vault_list"} <= {s.tool_name for s in smoke}
     failures = []
@@ -165,6 +164,14 @@ async def test_every_read_only_tool_without_arguments_answers(registered: str, h
             result = await client.call_tool(spec.tool_name, {})
             if result.is_error or not isinstance(result.structured_content, dict):
                 failures.append(f"{spec.tool_name}: {result.content}")
+                continue
+            try:
+                typed = msgspec.convert(result.structured_content, spec.result)
+            except msgspec.ValidationError as exc:
+                failures.append(f"{spec.tool_name}: {exc}")
+                continue
+            if msgspec.to_builtins(typed) != result.structured_content:
+                failures.append(f"{spec.tool_name}: keys its result type does not declare")
     assert not failures, "\n".join(failures)
 
 
@@ -186,7 +193,7 @@ async def test_reads_and_writes_through_mcp(registered: str, home: Home, sample_
         assert read["body"].startswith("## Goals")
 
         made = _ok(await client.call_tool("note_create", {"path": f"agents/{mode}", "body": "# From an agent\n"}), "note_create")
-        assert made["applied"] and made["log"]["line"].endswith("(vaultd:agent)")
+        assert made["outcome"] == "applied" and made["log"]["line"].endswith("(vaultd:agent)")
         path = f"agents/{mode}.md"
         assert (sample_vault / path).read_text().endswith("# From an agent\n")
         sha = made["changes"][0]["after_sha"]
@@ -196,12 +203,12 @@ async def test_reads_and_writes_through_mcp(registered: str, home: Home, sample_
             ),
             "note_patch",
         )
-        assert patched["applied"]
+        assert patched["outcome"] == "applied"
         stale = await client.call_tool("note_patch", {"target": path, "old": "Edited", "new": "x", "expected_sha": sha})
         assert tool_error(stale)["code"] == "CONFLICT"
 
         preview = _ok(await client.call_tool("note_move", {"target": path, "to": f"agents/moved-{mode}"}), "note_move")
-        assert preview["preview"] and not preview["applied"] and (sample_vault / path).exists()
+        assert preview["outcome"] == "preview" and (sample_vault / path).exists()
         moved = _ok(
             await client.call_tool(
                 "note_move", {"target": path, "to": f"agents/moved-{mode}", "confirm": True, "fingerprint": preview["fingerprint"]}
@@ -209,13 +216,17 @@ async def test_reads_and_writes_through_mcp(registered: str, home: Home, sample_
             "note_move",
         )
         # A personal vault's default agent policy holds a move for a person: the confirm proposes it.
-        assert moved["outcome"] == "proposed" and not moved["applied"] and (sample_vault / path).exists()
+        assert moved["outcome"] == "proposed" and (sample_vault / path).exists()
         applied = cli("proposals", "apply", moved["proposal"], "--json")
         assert applied.code == 0, applied.err
-        assert applied.json()["applied"] and (sample_vault / f"agents/moved-{mode}.md").exists() and not (sample_vault / path).exists()
+        assert (
+            applied.json()["outcome"] == "applied"
+            and (sample_vault / f"agents/moved-{mode}.md").exists()
+            and not (sample_vault / path).exists()
+        )
 
         gone = _ok(await client.call_tool("note_delete", {"target": f"agents/moved-{mode}.md"}), "note_delete")
-        assert gone["preview"]
+        assert gone["outcome"] == "preview"
         done = _ok(
             await client.call_tool(
                 "note_delete", {"target": f"agents/moved-{mode}.md", "confirm": True, "fingerprint": gone["fingerprint"]}
@@ -225,7 +236,7 @@ async def test_reads_and_writes_through_mcp(registered: str, home: Home, sample_
         assert done["outcome"] == "proposed" and (sample_vault / f"agents/moved-{mode}.md").exists()
         applied = cli("proposals", "apply", done["proposal"], "--json")
         assert applied.code == 0, applied.err
-        assert applied.json()["applied"] and not (sample_vault / f"agents/moved-{mode}.md").exists()
+        assert applied.json()["outcome"] == "applied" and not (sample_vault / f"agents/moved-{mode}.md").exists()
         assert (sample_vault / ".trash" / f"agents/moved-{mode}.md").exists()
 
         bad = await client.call_tool("note_create", {"path": "../escape"})

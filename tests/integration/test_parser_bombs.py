@@ -53,7 +53,7 @@ def test_an_alias_bomb_base_is_one_lint_finding(daemon: Daemon, home: Home) -> N
     [finding] = [f for f in result["findings"] if f["note"] == "Bomb.base"]
     assert f"aliases that repeat more than {MAX_YAML_ALIAS_NODES} values" in finding["finding"]
     writer = client(home)
-    assert writer.call("note.create", {"vault": "bomb", "path": "After", "body": "written after the lint\n"})["applied"]
+    assert writer.call("note.create", {"vault": "bomb", "path": "After", "body": "written after the lint\n"})["outcome"] == "applied"
     assert "written after the lint" in client(home).call("note.read", {"vault": "bomb", "target": "After", "fresh": True})["body"]
 
 
@@ -80,7 +80,7 @@ def test_a_deeply_nested_header_is_an_indexing_issue_and_others_are_answered(dae
     # A hand edit that keeps the bomb is re-read at once, and every other client goes on.
     (root / "Deep.md").write_text(DEEP_HEADER.replace("Body of", "Edited body of"))
     assert "Edited body" in client(home).call("note.read", {"vault": "hdr", "target": "Deep", "fresh": True})["body"]
-    assert client(home).call("note.create", {"vault": "hdr", "path": "New", "body": "x\n"})["applied"]
+    assert client(home).call("note.create", {"vault": "hdr", "path": "New", "body": "x\n"})["outcome"] == "applied"
     assert client(home).call("note.read", {"vault": "hdr", "target": "Plain", "fresh": True})["frontmatter"] == {"tags": ["a"]}
 
 
@@ -100,7 +100,7 @@ def test_a_move_beside_a_deep_base_or_canvas_is_answered(daemon: Daemon, home: H
     done = c.call(
         "note.move", {"vault": "mv", "target": "Hub", "to": "Hub Renamed", "confirm": True, "fingerprint": preview["fingerprint"]}
     )
-    assert done["applied"]
+    assert done["outcome"] == "applied"
     assert "[[Hub Renamed]]" in c.call("note.read", {"vault": "mv", "target": "Spoke", "fresh": True})["body"]
 
 

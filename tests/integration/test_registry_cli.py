@@ -69,7 +69,7 @@ def test_add_list_remove_text_and_json(daemon: Daemon, cli, tmp_path: Path) -> N
     bad = cli("vault", "remove", "work", "--confirm", "--fingerprint", "0" * 64)
     assert bad.code == 75 and "preview again" in bad.err
     done = cli("vault", "remove", "work", "--confirm", "--fingerprint", fp, "--json")
-    assert done.code == 0 and done.json()["applied"] is True
+    assert done.code == 0 and done.json()["outcome"] == "applied"
     assert cli("vault", "list", "--json").json() == {"vaults": []}
     assert snapshot(vault) == before and vault.is_dir()
 

@@ -62,16 +62,15 @@ async def test_an_approval_writes_only_what_the_person_reviewed(vault: Path, hom
 
 
 async def test_a_proposal_applied_as_shown_keeps_the_agents_mark_and_id(vault: Path, home: Home, cli: Any) -> None:
-    event = {"type": "LINT", "source": "agent-review", "note": "fixed the nick links"}
-    async with agent(home) as client:
-        preview = ok(await client.call_tool("lint_fix", {"log": event}))
-        proposed = ok(await client.call_tool("lint_fix", {"log": event, "confirm": True, "fingerprint": preview["fingerprint"]}))
+    async with agent(home) as client:  # an agent's tools take no log override (the CLI's): the default line
+        preview = ok(await client.call_tool("lint_fix", {}))
+        proposed = ok(await client.call_tool("lint_fix", {"confirm": True, "fingerprint": preview["fingerprint"]}))
         pid = proposed["proposal"]
     applied = _json(cli, "proposals", "apply", pid)
     assert applied["outcome"] == "applied"
     assert all((vault / f"N{i:02}.md").read_text().endswith("See [[Target|nick]].\n") for i in range(LINKING))
     line = applied["log"]["line"]
-    assert "fixed the nick links" in line and line.endswith(f"(vaultd:agent, proposal {pid})"), line
+    assert " LINT " in line and line.endswith(f"(vaultd:agent, proposal {pid})"), line
     assert (vault / "log.md").read_text().splitlines()[-1] == line
 
 

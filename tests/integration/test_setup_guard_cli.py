@@ -106,7 +106,7 @@ def test_a_file_setup_cannot_edit_is_refused_and_no_guard_sets_up_the_entry_alon
     entry = tmp_path / ENTRY_FILES[host]
     if host == "gemini":
         # One file holds both: its text to add by hand has both, and --no-guard would not help.
-        assert by_hand["mcpServers"]["vaultd"]["args"] == ["mcp"]
+        assert by_hand["mcpServers"]["vaultd"]["args"] == ["mcp", "--tools", "core"]
         return
     assert "--no-guard" in refused.stderr
     assert not entry.exists(), "nothing is written when either change is refused"

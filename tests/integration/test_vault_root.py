@@ -18,7 +18,7 @@ from protocol.methods.common import Empty
 from protocol.methods.reads import SEARCH, SearchParams
 from protocol.methods.receipts import Applied
 from protocol.methods.service import DAEMON_STATUS
-from protocol.methods.vaults import VAULT_ADD, VAULT_REMOVE, VaultAddParams, VaultHealth, VaultRemoveParams, VaultState
+from protocol.methods.vaults import VAULT_ADD, VAULT_REMOVE, VaultAddParams, VaultHealth, VaultRemoveParams, VaultRemovePreview, VaultState
 from protocol.methods.writes import APPEND, CREATE, LOG_APPEND, AppendParams, CreateParams, LogAppendParams, LogEvent, LogType
 from tests.support.harness import Daemon, Home, snapshot, vaultctl
 from tests.support.typed import TypedClient, TypedClients, refused
@@ -122,6 +122,7 @@ def test_two_daemons_never_write_one_folder(vault: Path, typed: TypedClient, typ
         with refused(ErrorCode.UNAVAILABLE):
             b.call(CREATE, CreateParams(vault="w", path="FromB", body="b\n"))
         removal = b.call(VAULT_REMOVE, VaultRemoveParams(id="w"))
+        assert isinstance(removal, VaultRemovePreview)
         b.call(VAULT_REMOVE, VaultRemoveParams(id="w", confirm=True, fingerprint=removal.fingerprint))
 
         away = _swap(vault)

@@ -56,7 +56,7 @@ def test_move_right_after_a_checkout_rewrites_every_backlink(vault: Path, home: 
     done = vaultctl(home, "move", "Target", "Renamed", "--confirm", "--fingerprint", preview.fingerprint, "--json")
     assert done.code == 0, done.err
     receipt = done.json()
-    assert receipt["applied"]
+    assert receipt["outcome"] == "applied"
     assert not (vault / "Target.md").exists()
     assert (vault / "Renamed.md").exists()
     for path in written:

@@ -80,7 +80,6 @@ def test_link_both_ways_once_with_relation(vault: Path, typed: TypedClient) -> N
     assert "\nupdated: " not in zettel[:10]
     assert "CONNECT" in _log_line(r)
     again = typed.call(LINK, LinkParams(source="Topical", target="Zettelkasten", relation=Relation.SUPPORTS))
-    assert not again.applied
     assert isinstance(again, Unchanged)
     # an existing link in any form counts: Ada already links [[Alpha Plan]], Alpha Plan links [[Ada Lovelace]]
     before = snapshot(vault)
@@ -372,7 +371,7 @@ def test_cli_link_supersede_move_delete_merge(vault: Path, cli) -> None:  # type
     assert again.json()["outcome"] == "unchanged"
     assert cli("link", "Zettelkasten", "Meeting Notes").code == 1
     assert cli("link", "Zettelkasten", "Ideas", "--relation", "likes").code == 2
-    assert cli("supersede", "Ideas", "Zettelkasten", "--dry-run", "--json").json()["dry_run"]
+    assert cli("supersede", "Ideas", "Zettelkasten", "--dry-run", "--json").json()["outcome"] == "dry_run"
     assert cli("supersede", "Ideas", "Ideas").code == 2  # the command line names one note twice
     assert cli("supersede", "Ideas", "inbox/Ideas").code == 1  # two names the vault resolves to one note
 
@@ -384,7 +383,7 @@ def test_cli_link_supersede_move_delete_merge(vault: Path, cli) -> None:  # type
     assert command.startswith("vaultctl move 'Ada Lovelace' team/Ada --confirm --fingerprint ")
     done = cli(*shlex.split(command)[1:], "--json")
     assert done.code == 0
-    assert done.json()["applied"]
+    assert done.json()["outcome"] == "applied"
     assert (vault / "team" / "Ada.md").exists()
     stale = cli(*shlex.split(command.replace("'Ada Lovelace'", "Ada").replace("team/Ada", "people/Ada"))[1:])
     assert stale.code != 0
@@ -405,7 +404,7 @@ def test_cli_link_supersede_move_delete_merge(vault: Path, cli) -> None:  # type
     assert "body:" not in merge.out
     assert "vaultctl merge Keep Absorb --confirm" in merge.out
     as_json = cli("merge", "Keep", "Absorb", "--json").json()
-    assert as_json["preview"]
+    assert as_json["outcome"] == "preview"
     assert as_json["detail"]["body"].startswith("# Keep\n")
     confirmed = cli("merge", "Keep", "Absorb", "--confirm", "--fingerprint", as_json["fingerprint"])
     assert confirmed.code == 0
@@ -421,7 +420,6 @@ def test_a_move_reports_no_link_that_was_dead_before_it(vault: Path, typed: Type
     typed.call(STATS, VaultParams(fresh=True))
     params = MoveParams(target="Mover", to="moved/Mover Renamed")
     preview = typed.call(MOVE, params)
-    assert preview.applied is False
     assert isinstance(preview, Preview)
     assert not [w for w in preview.warnings if w.code == IssueCode.V03], preview.warnings
     done = typed.call(MOVE, msgspec.structs.replace(params, confirm=True, fingerprint=preview.fingerprint))

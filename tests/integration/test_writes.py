@@ -88,8 +88,6 @@ def test_dry_run_writes_nothing(vault: Path, typed: TypedClient) -> None:
     before = snapshot(vault)
     r = typed.call(CREATE, CreateParams(path="x/dry", dry_run=True))
     assert isinstance(r, DryRun)
-    assert r.dry_run
-    assert not r.applied
     assert r.changes[0].path == "x/dry.md"
     assert snapshot(vault) == before
     assert not (vault / "x").exists()
@@ -257,7 +255,7 @@ def test_cli_writes_text_and_json(vault: Path, cli) -> None:  # type: ignore[no-
     out = cli("new", "cli/made", "--title", "Made", "--set", '{"type": "insight"}', "--json")
     assert out.code == 0, out.err
     receipt = out.json()
-    assert receipt["applied"]
+    assert receipt["outcome"] == "applied"
     assert receipt["changes"][0]["path"] == "cli/made.md"
     text = cli("patch", "Made", "--old", "# Made", "--new", "# Made by CLI")
     assert text.code == 0

@@ -58,7 +58,12 @@ def _with_host_entry(home: Home, root: Path) -> Any:
     env = {**home.env, "HOME": str(user), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
     before = host_file.read_bytes()
     applied = subprocess.run(
-        [sys.executable, "-m", "vaultctl.main", "setup", "cursor", "--apply"], env=env, capture_output=True, text=True, cwd=REPO, timeout=60
+        [sys.executable, "-m", "vaultctl.main", "setup", "cursor", "--apply", "--tools", "all"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
     )
     assert applied.returncode == 0, applied.stderr
     entry = json.loads(host_file.read_text())["mcpServers"]["vaultd"]
@@ -197,7 +202,7 @@ def test_the_inspector_cli(home: Home, world: Any) -> None:
     read = call("--method", "tools/call", "--tool-name", "vault_list")
     assert not read.get("isError") and [v["entry"]["id"] for v in read["structuredContent"]["vaults"]] == ["main"]
     wrote = call("--method", "tools/call", "--tool-name", "note_create", "--tool-arg", "path=interop/inspector")
-    assert wrote["structuredContent"]["applied"] is True
+    assert wrote["structuredContent"]["outcome"] == "applied"
     refused = call("--method", "tools/call", "--tool-name", "note_read", "--tool-arg", "target=Twin")
     body = json.loads(refused["content"][0]["text"])
     assert refused["isError"] is True and body["code"] == "AMBIGUOUS"
@@ -235,14 +240,19 @@ async def test_the_fastmcp_client(home: Home, world: Any) -> None:
         read = await client.call_tool("vault_list", {})
         assert [v["entry"]["id"] for v in read.structured_content["vaults"]] == ["main"]
         wrote = await client.call_tool("note_create", {"path": "interop/fastmcp", "body": "# From fastmcp\n"})
-        assert wrote.structured_content["applied"] is True
+        assert wrote.structured_content["outcome"] == "applied"
         refused = await client.call_tool("note_read", {"target": "Twin"}, raise_on_error=False)
         body = json.loads(refused.content[0].text)
         assert refused.is_error and body["code"] == "AMBIGUOUS"
         assert sorted(body["candidates"]) == ["a/Twin.md", "b/Twin.md"]
         args = {"target": "interop/fastmcp", "to": "interop/moved-fastmcp"}
         preview = await client.call_tool("note_move", args)
-        assert preview.structured_content["applied"] is False
+        assert preview.structured_content["outcome"] == "preview"
         done = await client.call_tool("note_move", {**args, "confirm": True, "fingerprint": preview.structured_content["fingerprint"]})
-        assert done.structured_content["applied"] is True
+        assert done.structured_content["outcome"] == "applied"
+        many = (await client.call_tool("note_read_many", {"targets": ["Home", "Twin"]})).structured_content["notes"]
+        assert many[0]["note"]["path"] == "Home.md" and many[1]["error"]["code"] == "AMBIGUOUS"
+        assert "vault://main/Home.md" in {str(r.uri) for r in await client.list_resources()}
+        [home_note] = await client.read_resource("vault://main/Home.md")
+        assert home_note.text == "# Home\n"
     assert (root / "interop" / "moved-fastmcp.md").read_text().endswith("# From fastmcp\n")

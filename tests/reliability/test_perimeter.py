@@ -248,7 +248,7 @@ def test_every_write_route_out_of_the_vault_is_refused(vault: Path, raw: RawClie
                 params,
                 reply,
             )
-        elif reply["result"].get("applied"):
+        elif reply["result"].get("outcome") == "applied":
             applied.append(f"{method} {params}: {[c['path'] for c in reply['result']['changes']]}")
         assert _outside_state(escapes) == before, (method, params)
         assert not Path("/tmp/vaultd-abs-escape.md").exists()

@@ -157,7 +157,6 @@ def two_step(client: TypedClient, spec: MethodSpec[T, WriteReceipt[D]], params: 
     """A two-step operation as a person runs it: the preview, then the confirm carrying its
     fingerprint, which must apply."""
     preview = previewed(client.call(spec, params))
-    assert not preview.applied
     assert preview.fingerprint
     done = applied(client.call(spec, msgspec.structs.replace(params, confirm=True, fingerprint=preview.fingerprint)))
     assert done.op_id

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 COMMAND = "/opt/vaultd/bin/vaultctl"
 OTHER_COMMAND = "/usr/local/bin/vaultctl"
 SECRET = "sk-live-SECRET0123456789abcdefXYZ"
-JSON_HOSTS = ["claude", "cursor", "gemini", "windsurf"]
+JSON_HOSTS = ["claude", "cursor", "gemini", "windsurf", "kimi", "qwen", "antigravity"]
 ALL_HOSTS = [*JSON_HOSTS, "codex"]
 REPO = Path(__file__).resolve().parents[2]
 
@@ -404,7 +404,7 @@ def test_default_locations_write_no_env(tmp_path: Path) -> None:
     home.mkdir()
     for environ in ({"HOME": str(home)}, {"HOME": str(home), "VAULTD_HOME": str(home / ".local/share/vaultd")}):
         plan = plan_setup("cursor", COMMAND, env=environ)
-        assert plan.after == {"command": COMMAND, "args": ["mcp"]}
+        assert plan.after == {"command": COMMAND, "args": ["mcp", "--tools", "core"]}
         assert not any("VAULTD_" in n for n in plan.notes), plan.notes
 
 
@@ -416,7 +416,7 @@ def test_a_project_file_names_the_command_on_path_and_no_machine_path(env: dict[
     custom = {**_locations(env, tmp_path), "PATH": "/nonexistent"}
     plan = apply_setup("claude", COMMAND, project=project, env=custom)
     data = json.loads((project / ".mcp.json").read_text())
-    assert data["mcpServers"]["vaultd"] == {"type": "stdio", "command": "vaultctl", "args": ["mcp"]}
+    assert data["mcpServers"]["vaultd"] == {"type": "stdio", "command": "vaultctl", "args": ["mcp", "--tools", "core"]}
     text = (project / ".mcp.json").read_text()
     assert str(tmp_path) not in text and COMMAND not in text
     assert any("PATH" in n and "not on PATH here" in n for n in plan.notes), plan.notes
@@ -891,3 +891,48 @@ def test_importing_setup_loads_no_toml_library() -> None:
     code = "import sys, vaultctl.setup; print(sorted(m for m in ('tomlkit', 'tomllib') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("args", "probed"),
+    [
+        (["mcp"], ["mcp"]),
+        (["mcp", "--tools", "core"], ["mcp", "--tools", "core,daemon_status"]),
+        (["mcp", "--tools=read"], ["mcp", "--tools=read,daemon_status"]),
+    ],
+)
+def test_the_doctor_probe_asks_daemon_status_whatever_the_entry_offers(args: list[str], probed: list[str]) -> None:
+    from vaultctl.setup.probe import with_status_tool
+
+    assert with_status_tool(args) == probed
+
+
+@pytest.mark.parametrize(
+    ("host", "where"),
+    [("kimi", ".kimi/mcp.json"), ("qwen", ".qwen/settings.json"), ("antigravity", ".gemini/antigravity/mcp_config.json")],
+)
+def test_the_newer_hosts_get_their_documented_file_and_undo_restores_it_byte_for_byte(env: dict[str, str], host: str, where: str) -> None:
+    path = Path(env["HOME"]) / where
+    path.parent.mkdir(parents=True)
+    before = b'{\n  "mcpServers": {\n    "other": {"command": "x"}\n  },\n  "theme": "dark"\n}\n'
+    path.write_bytes(before)
+    assert config_path(host, env) == path
+    shown = plan_setup(host, COMMAND, env=env)
+    assert path.read_bytes() == before, "a dry run writes nothing"
+    apply_setup(host, COMMAND, env=env, tools="all")
+    data = json.loads(path.read_text())
+    assert data["mcpServers"]["other"] == {"command": "x"} and data["theme"] == "dark"
+    assert data["mcpServers"]["vaultd"]["args"] == ["mcp", "--tools", "all"]
+    assert shown.after is not None and shown.after["args"] == ["mcp", "--tools", "core"]
+    undo_setup(host, env=env)
+    assert path.read_bytes() == before
+
+
+def test_qwen_code_has_a_project_file_naming_the_command_on_path(env: dict[str, str], tmp_path: Path) -> None:
+    project = tmp_path / "repo"
+    project.mkdir()
+    apply_setup("qwen", COMMAND, project=project, env=env)
+    entry = json.loads((project / ".mcp.json").read_text())["mcpServers"]["vaultd"]
+    assert entry == {"command": "vaultctl", "args": ["mcp", "--tools", "core"]}
+    undo_setup("qwen", project=project, env=env)
+    assert not (project / ".mcp.json").exists()

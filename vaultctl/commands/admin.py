@@ -30,6 +30,7 @@ from protocol.methods.vaults import (
     VaultInfo,
     VaultListResult,
     VaultRemoveParams,
+    VaultRemovePreview,
     VaultRemoveResult,
     WritePolicy,
 )
@@ -297,7 +298,7 @@ def vault_remove(
     result = call(vaults.VAULT_REMOVE, VaultRemoveParams(id=vault_id, confirm=confirm, fingerprint=fingerprint))
 
     def text(r: VaultRemoveResult) -> str:
-        if r.applied:
+        if not isinstance(r, VaultRemovePreview):
             return f"removed vault {vault_id}; its files at {r.entry.path} are untouched"
         cmd = f"vaultctl vault remove {shlex.quote(vault_id)} --confirm --fingerprint {r.fingerprint}"
         return f"would remove vault {vault_id} at {r.entry.path} (files are never deleted)\nto confirm, run:\n  {cmd}"

@@ -1,4 +1,4 @@
-"""vaultctl setup HOST|all [--apply | --undo] [--no-guard] [--no-sandbox]: register ``vaultctl mcp``,
+"""vaultctl setup HOST|all [--apply | --undo] [--no-guard] [--no-sandbox] [--tools SET]: register ``vaultctl mcp``,
 the guard's hooks and the host's own sandbox rules in agent hosts, reversibly."""
 
 from __future__ import annotations
@@ -27,6 +27,16 @@ def _vaultctl_path() -> str:
     fail("cannot find the vaultctl executable on PATH; install vaultd first", ExitStatus.USAGE)
 
 
+def _check_tools(tools: str) -> None:
+    """Refuse a ``--tools`` the server would refuse, before any file is touched."""
+    from vaultctl.mcp.toolsets import UnknownTools, resolve
+
+    try:
+        resolve(tools)
+    except UnknownTools as exc:
+        fail(str(exc), ExitStatus.USAGE)
+
+
 def _plan_text(plan: Any) -> str:
     lines = _change_text(plan, "")
     if plan.guard is not None:
@@ -49,11 +59,12 @@ def _change_text(plan: Any, what: str) -> list[str]:
 
 
 def setup(
-    host: Annotated[str, typer.Argument(help="claude, codex, cursor, gemini, windsurf, or all.")],
+    host: Annotated[str, typer.Argument(help="claude, codex, cursor, gemini, windsurf, kimi, qwen, antigravity, or all.")],
     apply: Annotated[bool, typer.Option("--apply", help="Write the change (default: show it only).")] = False,
     undo: Annotated[bool, typer.Option("--undo", help="Restore what setup replaced.")] = False,
     project: Annotated[
-        Path | None, typer.Option(help="claude only: the project whose .mcp.json and .claude/settings.json to edit.")
+        Path | None,
+        typer.Option(help="claude and qwen: the project whose .mcp.json (and Claude Code's .claude/settings.json) to edit."),
     ] = None,
     no_guard: Annotated[
         bool, typer.Option("--no-guard", help="Register the MCP entry only; leave the host's hooks alone (no guard).")
@@ -64,6 +75,13 @@ def setup(
             "--no-sandbox", help="Leave the host's own sandbox settings alone (its shell is then kept off the vaults only by words)."
         ),
     ] = False,
+    tools: Annotated[
+        str,
+        typer.Option(
+            help="The tools the entry offers: core (the default), read, write, all, or tool names, comma-separated."
+            " Every session of the host pays for their descriptions in its context (docs/mcp.md)."
+        ),
+    ] = "core",
     as_json: JsonOpt = False,
 ) -> None:
     """Register 'vaultctl mcp', the guard's hooks and the host's sandbox rules in an agent host's config (a dry run unless --apply).
@@ -80,10 +98,11 @@ def setup(
     if undo and (no_guard or no_sandbox):
         fail("--undo takes out everything setup added; --no-guard and --no-sandbox go with a dry run or --apply", ExitStatus.USAGE)
     mode = Mode.APPLY if apply else Mode.UNDO if undo else Mode.PLAN
+    _check_tools(tools)
     command = "" if undo else _vaultctl_path()
     try:
         if host == "all":
-            outcomes = setup_all(mode, command, env=os.environ, guard=not no_guard, sandbox=not no_sandbox)
+            outcomes = setup_all(mode, command, env=os.environ, guard=not no_guard, sandbox=not no_sandbox, tools=tools)
             if as_json:
                 print(json.dumps([o.to_dict() for o in outcomes]))
             else:
@@ -94,7 +113,7 @@ def setup(
             return
         if host not in HOSTS:
             fail(f"unknown host {host!r}; choose one of: {', '.join(HOSTS)}, all", ExitStatus.USAGE)
-        plan = run(host, mode, command, project=project, env=os.environ, guard=not no_guard, sandbox=not no_sandbox)
+        plan = run(host, mode, command, project=project, env=os.environ, guard=not no_guard, sandbox=not no_sandbox, tools=tools)
     except SetupError as exc:
         manual = getattr(exc, "manual", None)
         if manual:

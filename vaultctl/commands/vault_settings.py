@@ -24,6 +24,7 @@ from protocol.methods.vaults import (
     SchemaProfile,
     VaultEntry,
     VaultSetParams,
+    VaultSetPreview,
     VaultSetResult,
     WritePolicy,
 )
@@ -74,7 +75,7 @@ def _preview_text(vault_id: str, r: VaultSetResult, confirm_cmd: list[str]) -> s
     rows = [(c.setting, c.before, c.after, "LOOSENS" if c.loosens else "") for c in r.changes]
     lines: list[str] = [render.table(["setting", "before", "after", ""], rows)]
     loosened = [c.setting for c in r.changes if c.loosens]
-    if r.applied:
+    if not isinstance(r, VaultSetPreview):
         lines.insert(0, f"vault {vault_id}: {len(r.changes)} setting(s) changed; in effect now")
         return render.compose(lines)
     lines.insert(0, f"vault {vault_id}: {len(r.changes)} setting(s) would change")

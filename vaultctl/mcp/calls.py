@@ -16,21 +16,16 @@ import msgspec
 from protocol.methods.common import Empty, Params
 from protocol.methods.vaults import VAULT_LIST, Kind, VaultListResult
 from vaultctl.client import CallError
+from vaultctl.mcp.budget import DEFAULT_BUDGET, fit, fit_error
 from vaultctl.mcp.errors import PAGING_FIELDS, ToolFailure, too_large
 from vaultctl.mcp.schemas import VaultChoice
-from vaultctl.mcp.settings import bounded_int
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from protocol.methods.spec import AnySpec
     from vaultctl.mcp.daemon_connection import DaemonConnection
 
 log = logging.getLogger("vaultctl.mcp")
 
-RESULT_BOUND = 256 * 1024  #: bytes of one result's JSON; more would flood a model's context
-RESULT_BOUND_ENV = "VAULTD_MCP_MAX_RESULT_BYTES"  #: lowers (or raises) the bound for a host with other limits
-_BOUND_RANGE = (128, 16 << 20)
 _encoder = msgspec.json.Encoder()
 _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})  #: what models take as image content
 
@@ -45,8 +40,10 @@ class ToolOutcome:
     image: dict[str, Any] | None = None  #: an image a file read returned whole, as MCP image content
 
     @classmethod
-    def failed(cls, failure: ToolFailure) -> ToolOutcome:
-        body = failure.structured()
+    def failed(cls, failure: ToolFailure, budget: int = DEFAULT_BUDGET) -> ToolOutcome:
+        """The error result, its issue and candidate lists cut to ``budget`` (the cut issues are
+        counted in ``issues_omitted``, as the daemon counts those past its own bound)."""
+        body = fit_error(failure.structured(), budget)
         return cls(body, _encoder.encode(body).decode(), True)
 
     def as_result(self, *, structured: bool) -> dict[str, Any]:
@@ -67,24 +64,21 @@ class ToolOutcome:
         return result
 
 
-def result_bound(environ: Mapping[str, str]) -> int:
-    """The per-result bound: ``$VAULTD_MCP_MAX_RESULT_BYTES`` clamped to 128 B..16 MiB, else 256 KiB."""
-    return bounded_int(environ, RESULT_BOUND_ENV, RESULT_BOUND, *_BOUND_RANGE)
-
-
-def run_tool(daemon: DaemonConnection, spec: AnySpec, params: Params, bound: int = RESULT_BOUND) -> ToolOutcome:
-    """Call the daemon for one tool call; every failure comes back as an error outcome."""
+def run_tool(daemon: DaemonConnection, spec: AnySpec, params: Params, budget: int = DEFAULT_BUDGET) -> ToolOutcome:
+    """Call the daemon for one tool call, the result fitted to ``budget`` (:mod:`vaultctl.mcp.budget`);
+    every failure comes back as an error outcome."""
     try:
         raw = daemon.call(spec, params)
+        fitted = fit(spec, params, raw, budget, lambda smaller: daemon.call(spec, smaller))
     except CallError as exc:
-        return ToolOutcome.failed(ToolFailure(exc.data))
+        return ToolOutcome.failed(ToolFailure(exc.data), budget)
     except ToolFailure as exc:
-        return ToolOutcome.failed(exc)
-    if len(raw) > bound:
-        return ToolOutcome.failed(too_large(len(raw), bound, paging_fields(spec)))
+        return ToolOutcome.failed(exc, budget)
+    if fitted.raw is None:
+        return ToolOutcome.failed(too_large(fitted.full, budget, paging_fields(spec)), budget)
     if spec.name == "file.read":
-        return _image_outcome(raw) or ToolOutcome(msgspec.Raw(raw), raw.decode(), False)
-    return ToolOutcome(msgspec.Raw(raw), raw.decode(), False)
+        return _image_outcome(fitted.raw) or ToolOutcome(msgspec.Raw(fitted.raw), fitted.raw.decode(), False)
+    return ToolOutcome(msgspec.Raw(fitted.raw), fitted.raw.decode(), False)
 
 
 def _image_outcome(raw: bytes) -> ToolOutcome | None:

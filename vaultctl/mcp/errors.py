@@ -33,6 +33,7 @@ class RpcCode(enum.IntEnum):
     INVALID_PARAMS = -32602
     INTERNAL_ERROR = -32603
     UNSUPPORTED_PROTOCOL_VERSION = -32022  #: MCP 2026-07-28: the request's version is not spoken here
+    RESOURCE_NOT_FOUND = -32002  #: MCP server/resources, "Error Handling": no such resource
 
 
 class McpError(Exception):
@@ -92,7 +93,7 @@ def too_large(size: int, bound: int, paging: list[str]) -> ToolFailure:
         how = "call again asking for less: " + ", ".join(_PAGING_HINTS[p] for p in paging)
     else:
         how = "narrow the request (a more specific query, one vault or one note)"
-    message = f"the result is {_size(size)}, over the {_size(bound)} bound for one tool result; {how}."
+    message = f"the result is {_size(size)}, over the {_size(bound)} bound for one tool result, with nothing to cut; {how}."
     return ToolFailure(ErrorData(code=ErrorCode.LIMIT, message=message))
 
 

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from vaultctl.client import CLIENT_VERSION
-from vaultctl.mcp import paging, versions, wire
-from vaultctl.mcp.calls import RESULT_BOUND, run_tool, vault_choice
+from vaultctl.mcp import paging, resources, versions, wire
+from vaultctl.mcp.budget import DEFAULT_BUDGET, call_budget
+from vaultctl.mcp.calls import run_tool, vault_choice
 from vaultctl.mcp.errors import McpError, RpcCode, invalid_params
 from vaultctl.mcp.tools import ToolCatalogue, decode_arguments
 from vaultctl.mcp.versions import Served
@@ -34,9 +35,13 @@ INSTRUCTIONS = (
     "lists its issues: fix them and call again. If a write failed or timed out, read its receipt "
     "(or the note) before retrying, so it is not applied twice."
 )
-CAPABILITIES: dict[str, Any] = {"tools": {"listChanged": False}}
+CAPABILITIES: dict[str, Any] = {
+    "tools": {"listChanged": False},
+    "resources": {"subscribe": False, "listChanged": False},  # see vaultctl.mcp.resources on subscribing
+}
 TOOLS_TTL_MS = 60_000  #: the tool set is fixed per release; only the vault enum may change
 DISCOVER_TTL_MS = 3_600_000
+RESOURCES_TTL_MS = 5_000  #: notes change as people write; a short cache still saves a host's repeated lists
 
 
 Handler = Callable[[msgspec.Raw, Served], dict[str, Any]]  #: (raw params, served version) -> result body
@@ -65,7 +70,7 @@ class Session:
         self,
         daemon: DaemonConnection,
         catalogue: ToolCatalogue | None = None,
-        result_bound: int = RESULT_BOUND,
+        result_bound: int = DEFAULT_BUDGET,
         tools_page: int = paging.DEFAULT_TOOLS_PAGE,
     ) -> None:
         self._daemon = daemon
@@ -76,10 +81,13 @@ class Session:
         self._inline: dict[str, Handler] = {
             "ping": lambda _p, _s: {},
             "server/discover": self._discover,
+            "resources/templates/list": self._templates,
         }
         self._deferred: dict[str, Handler] = {
             "tools/list": self._tools_list,
             "tools/call": self._tools_call,
+            "resources/list": self._resources_list,
+            "resources/read": self._resources_read,
         }
 
     def prepare(self, request: wire.Request) -> bytes | Job:
@@ -144,10 +152,28 @@ class Session:
             raise invalid_params(f"tools/call params must be an object with a name: {exc}", "$.params") from exc
         spec = self._catalogue.spec(call.name)
         args = decode_arguments(spec, call.arguments)
-        outcome = run_tool(self._daemon, spec, args, self._result_bound)
+        budget = call_budget(wire.meta_of(params), self._result_bound)
+        outcome = run_tool(self._daemon, spec, args, budget)
         if outcome.is_error:
             log.info("tool %s answered an error: %s", spec.tool_name, outcome.text[:200])
         return outcome.as_result(structured=served.structured)
+
+    def _templates(self, _params: msgspec.Raw, served: Served) -> dict[str, Any]:
+        result = resources.templates()
+        if served.stateless:
+            result.update(ttlMs=DISCOVER_TTL_MS, cacheScope="public")  # fixed per release
+        return result
+
+    def _resources_list(self, params: msgspec.Raw, served: Served) -> dict[str, Any]:
+        cursor = wire.decode_object(params).get("cursor") if bytes(params) else None
+        result = resources.list_page(self._daemon, cursor)
+        if served.stateless:
+            result.update(ttlMs=RESOURCES_TTL_MS, cacheScope="private")  # the user's notes, changing as they write
+        return result
+
+    def _resources_read(self, params: msgspec.Raw, served: Served) -> dict[str, Any]:
+        uri = wire.decode_object(params).get("uri")
+        return resources.read(self._daemon, uri, call_budget(wire.meta_of(params), self._result_bound))
 
 
 def server_info(served: Served) -> dict[str, Any]:

@@ -14,16 +14,20 @@ import os
 import queue
 import sys
 import threading
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from protocol.framing import LineBuffer, OversizedFrame
 from protocol.limits import MAX_FRAME_BYTES, describe
 from vaultctl.mcp import wire
-from vaultctl.mcp.calls import result_bound
+from vaultctl.mcp.budget import default_budget
 from vaultctl.mcp.daemon_connection import DaemonConnection
 from vaultctl.mcp.errors import McpError, RpcCode
 from vaultctl.mcp.paging import tools_page_size
 from vaultctl.mcp.server import Job, Session
+from vaultctl.mcp.tools import ToolCatalogue
+
+if TYPE_CHECKING:
+    from protocol.methods.spec import AnySpec
 
 log = logging.getLogger("vaultctl.mcp")
 
@@ -137,13 +141,16 @@ def internal_error(request_id: wire.RequestId) -> bytes:
     return wire.error_frame(request_id, McpError(RpcCode.INTERNAL_ERROR, "internal error in vaultctl mcp; see its stderr"))
 
 
-def serve(stdin_fd: int = 0, stdout: BinaryIO | None = None) -> int:
-    """Serve MCP on stdin/stdout until stdin closes; returns the exit status (0)."""
+def serve(stdin_fd: int = 0, stdout: BinaryIO | None = None, specs: list[AnySpec] | None = None) -> int:
+    """Serve MCP on stdin/stdout until stdin closes; returns the exit status (0).
+
+    ``specs``: the methods offered as tools (a toolset); None for every MCP method."""
     out = Output(stdout if stdout is not None else sys.stdout.buffer)
     sys.stdout = sys.stderr  # anything printed by accident must not corrupt the protocol stream
     worker = CallWorker(out)
     daemon = DaemonConnection()
-    shim = Shim(Session(daemon, result_bound=result_bound(os.environ), tools_page=tools_page_size(os.environ)), out, worker)
+    session = Session(daemon, ToolCatalogue(specs), result_bound=default_budget(os.environ), tools_page=tools_page_size(os.environ))
+    shim = Shim(session, out, worker)
     worker.start()
     buffer = LineBuffer(MAX_FRAME_BYTES)
     try:

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from protocol.schema import compact_schema, first_sentence
 from protocol.table import METHODS
 from vaultctl.mcp.errors import invalid_params
-from vaultctl.mcp.schemas import VaultChoice, self_contained, with_vault_enum
+from vaultctl.mcp.schemas import VaultChoice, with_vault_enum
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -25,21 +26,15 @@ _AT_PATH = re.compile(r" - at `(\$[^`]*)`$")
 _UNKNOWN_FIELD = re.compile(r"unknown field `([^`]*)`")
 _EMPTY_ARGS = msgspec.Raw(b"{}")
 
-TWO_STEP_HINT = (
-    " Two-step: the first call changes nothing and returns a preview with a fingerprint; to apply it,"
-    " call again with the same arguments plus confirm=true and fingerprint=<that fingerprint>."
-    " If the vault changed in between, the confirm is refused with STALE_PREVIEW: preview again."
-)
-
-
-def title_of(spec: AnySpec) -> str:
-    """A short title for people: ``note.search`` reads as "Note search"."""
-    words = re.split(r"[._]", spec.name)
-    return " ".join(words).capitalize()
+TWO_STEP_HINT = " Previews first; to apply, repeat with confirm=true and its fingerprint (STALE_PREVIEW: preview again)."
+HIDDEN_FIELDS = ("log",)
+"""Params no tool offers: ``log`` overrides the log line's fields, a knob for the CLI and its
+people (an agent says why in ``reason``), and its enum would cost every write tool's schema."""
 
 
 def description_of(spec: AnySpec) -> str:
-    return spec.summary + (TWO_STEP_HINT if spec.two_step else "")
+    """The first sentence of the method's summary in plain text; the reference docs keep the rest."""
+    return first_sentence(spec.summary) + (TWO_STEP_HINT if spec.two_step else "")
 
 
 class ToolCatalogue:
@@ -62,7 +57,11 @@ class ToolCatalogue:
         """
         spec = self._specs.get(name) if isinstance(name, str) else None
         if spec is None:
-            raise invalid_params(f"unknown tool {name!r}; call tools/list for the tools this server offers", "$.params.name")
+            if any(s.mcp and s.tool_name == name for s in METHODS.values()):
+                message = f"tool {name!r} is not in this server's toolset; add it to the entry's --tools (vaultctl mcp --tools NAME,...)"
+            else:
+                message = f"unknown tool {name!r}; call tools/list for the tools this server offers"
+            raise invalid_params(message, "$.params.name")
         return spec
 
     def definitions(self, vaults: VaultChoice | None, *, structured: bool, annotated: bool = True) -> list[dict[str, Any]]:
@@ -74,9 +73,6 @@ class ToolCatalogue:
             if base is None:
                 base = self._base[name] = _definition(spec)
             tool = dict(base, inputSchema=with_vault_enum(base["inputSchema"], vaults))
-            if not structured:
-                tool.pop("outputSchema", None)
-                tool.pop("title", None)
             if not annotated:
                 tool.pop("annotations", None)
             tools.append(tool)
@@ -84,21 +80,29 @@ class ToolCatalogue:
 
 
 def _definition(spec: AnySpec) -> dict[str, Any]:
-    title = title_of(spec)
+    """One tool: name, description, input schema and hints.
+
+    No ``title``: "Note search" is the name ``note_search`` again, at a cost in every session. No
+    ``outputSchema``: the clients that read it only validate ``structuredContent`` against it
+    (none shows it to a model), and the result's JSON is in the text content anyway (docs/mcp.md).
+    """
     return {
         "name": spec.tool_name,
-        "title": title,
         "description": description_of(spec),
-        "inputSchema": self_contained(spec.params, closed=True),
-        "outputSchema": self_contained(spec.result, closed=False),
-        "annotations": {
-            "title": title,
-            "readOnlyHint": spec.read_only,
-            "destructiveHint": spec.destructive,
-            "idempotentHint": spec.idempotent,
-            "openWorldHint": False,  # a vault is a closed world: no web, no third parties
-        },
+        "inputSchema": compact_schema(spec.params, hidden=HIDDEN_FIELDS),
+        "annotations": annotations_of(spec),
     }
+
+
+def annotations_of(spec: AnySpec) -> dict[str, Any]:
+    """The hints, without those the spec defines as meaningless: ``destructiveHint`` and
+    ``idempotentHint`` are "meaningful only when readOnlyHint == false" (MCP 2025-03-26,
+    ToolAnnotations), so a read-only tool carries ``readOnlyHint`` and ``openWorldHint`` only."""
+    hints: dict[str, Any] = {"readOnlyHint": spec.read_only}
+    if not spec.read_only:
+        hints.update(destructiveHint=spec.destructive, idempotentHint=spec.idempotent)
+    hints["openWorldHint"] = False  # a vault is a closed world: no web, no third parties
+    return hints
 
 
 def decode_arguments(spec: AnySpec, arguments: msgspec.Raw) -> Params:
@@ -113,6 +117,10 @@ def decode_arguments(spec: AnySpec, arguments: msgspec.Raw) -> Params:
     except msgspec.ValidationError as exc:  # the Raw was cut from a parsed frame, so only shapes can fail
         message = str(exc)
         raise invalid_params(f"invalid arguments for {spec.tool_name}: {message}", argument_path(message)) from exc
+    for name in HIDDEN_FIELDS:
+        if getattr(params, name, None) is not None:
+            message = f"Object contains unknown field `{name}`"  # as for any key the schema does not offer
+            raise invalid_params(f"invalid arguments for {spec.tool_name}: {message}", f"$.arguments.{name}")
     return params
 
 

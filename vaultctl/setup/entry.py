@@ -25,7 +25,7 @@ from vaultctl.setup.errors import (
     UnsafeFile,
     UsageError,
 )
-from vaultctl.setup.hosts import ENTRY_NAME, HOSTS, PORTABLE_COMMAND, FileFormat, Host, launch_env
+from vaultctl.setup.hosts import ENTRY_NAME, HOSTS, MCP_TOOLS, PORTABLE_COMMAND, FileFormat, Host, launch_env
 from vaultctl.setup.plan import Action, Mode, make_plan
 from vaultctl.setup.records import EntryRecord, RecordStore
 from vaultctl.setup.scopes import claude_shadows
@@ -68,14 +68,15 @@ class EntryTarget:
     store: RecordStore
     env: Mapping[str, str]
     project: Path | None = None  #: set for a per-project file, which is shared through its repository
+    tools: str = MCP_TOOLS  #: the entry's ``--tools``
 
     ours: ClassVar[bool] = False  #: the entry may hold the user's secrets: its plans mask them
 
     @classmethod
-    def resolve(cls, name: str, project: Path | None, env: Mapping[str, str]) -> EntryTarget:
+    def resolve(cls, name: str, project: Path | None, env: Mapping[str, str], tools: str = MCP_TOOLS) -> EntryTarget:
         host, project = resolve_host(name, project)
         path = Path(os.path.abspath(host.config_path(env, project)))
-        return cls(host, path, format_for(host), RecordStore.for_env(env), env, project)
+        return cls(host, path, format_for(host), RecordStore.for_env(env), env, project, tools)
 
     @property
     def record_path(self) -> Path:
@@ -114,7 +115,7 @@ class EntryTarget:
                     f"The entry sets {shown} for the server, so {self.host.title} reaches this daemon "
                     "even when it starts servers with an environment of its own.",
                 )
-            return self.host.entry(command, locations), notes
+            return self.host.entry(command, locations, self.tools), notes
         found = shutil.which(PORTABLE_COMMAND, path=self.env.get("PATH", os.defpath))
         notes = (
             f"{self.path.name} is shared through the project's repository, so the entry runs "
@@ -130,7 +131,7 @@ class EntryTarget:
                 f"{shown} is set here but is not written into a shared file; set it in the environment "
                 f"{self.host.title} starts from, or use the user-scope entry (setup without a project).",
             )
-        return self.host.entry(PORTABLE_COMMAND), notes
+        return self.host.entry(PORTABLE_COMMAND, tools=self.tools), notes
 
     def _setup(self, entry: dict[str, Any], mode: Mode, state: FileState) -> Change:
         if state.text is None:

@@ -20,6 +20,7 @@ from vaultctl.setup.homes import home_of
 
 ENTRY_NAME = "vaultd"
 MCP_ARGS = ("mcp",)
+MCP_TOOLS = "core"  #: the toolset an entry offers unless ``setup --tools`` says otherwise (vaultctl.mcp.toolsets)
 GUARD_ARGS = ("guard",)
 GUARD_NAME = "vaultd-guard"  #: the hook's name where a host names hooks (Gemini CLI's /hooks)
 PORTABLE_COMMAND = "vaultctl"  #: what a shared (project) file names: the command on each user's PATH
@@ -98,11 +99,12 @@ class Host:
     def markers(self, env: Env) -> tuple[Path, ...]:
         return self._markers(env)
 
-    def entry(self, command: str, env: Mapping[str, str] | None = None) -> dict[str, Any]:
-        """The entry setup writes for this host; ``env``: variables the host must pass to it."""
+    def entry(self, command: str, env: Mapping[str, str] | None = None, tools: str = MCP_TOOLS) -> dict[str, Any]:
+        """The entry setup writes for this host; ``env``: variables the host must pass to it;
+        ``tools``: the toolset it offers (what every session of the host pays for in context)."""
         entry: dict[str, Any] = {"type": "stdio"} if self.stdio_type else {}
         entry["command"] = command
-        entry["args"] = list(MCP_ARGS)
+        entry["args"] = [*MCP_ARGS, "--tools", tools]
         if env:
             entry["env"] = dict(env)
         return entry
@@ -227,6 +229,34 @@ HOSTS: dict[str, Host] = {
                 "Windsurf's Cascade hooks (~/.codeium/windsurf/hooks.json: pre_write_code, pre_run_command) "
                 "send a payload of their own shape, which vaultd's guard does not speak yet"
             ),
+        ),
+        Host(  # https://moonshotai.github.io/kimi-cli/en/customization/mcp.html: ~/.kimi/mcp.json, mcpServers
+            "kimi",
+            "Kimi CLI",
+            FileFormat.JSON,
+            "mcpServers",
+            _in_home(".kimi", "mcp.json"),
+            _parent_of(_in_home(".kimi", "mcp.json")),
+            no_guard="vaultd's guard does not know Kimi CLI's hooks yet",
+        ),
+        Host(  # https://qwenlm.github.io/qwen-code-docs/en/users/features/mcp/: user ~/.qwen/settings.json, project .mcp.json
+            "qwen",
+            "Qwen Code",
+            FileFormat.JSON,
+            "mcpServers",
+            _in_home(".qwen", "settings.json"),
+            _parent_of(_in_home(".qwen", "settings.json")),
+            projects=True,
+            no_guard="vaultd's guard does not know Qwen Code's hooks yet",
+        ),
+        Host(  # https://antigravity.google/docs/mcp: ~/.gemini/antigravity/mcp_config.json, mcpServers
+            "antigravity",
+            "Antigravity",
+            FileFormat.JSON,
+            "mcpServers",
+            _in_home(".gemini", "antigravity", "mcp_config.json"),
+            _parent_of(_in_home(".gemini", "antigravity", "mcp_config.json")),
+            no_guard="vaultd's guard does not know Antigravity's hooks yet",
         ),
     )
 }

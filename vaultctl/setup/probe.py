@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 PROBE_TIMEOUT_S = 20.0  #: per host: start, handshake, two calls
 PROBE_VERSION = "2025-06-18"  #: what most hosts send today
+STATUS_TOOL = "daemon_status"  #: the tool that says which daemon a shim reached
 _MAX_LINE = 1 << 20
 
 
@@ -101,7 +102,7 @@ def probe(entry: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str, str]:
     }
     try:
         proc = subprocess.Popen(
-            [command, *map(str, args)],
+            [command, *with_status_tool([str(a) for a in args])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -124,6 +125,21 @@ def probe(entry: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str, str]:
             proc.stdout.close()
 
 
+def with_status_tool(args: list[str]) -> list[str]:
+    """``args`` with ``daemon_status`` added to a ``--tools`` choice that may leave it out.
+
+    The probe asks that tool which daemon the entry reaches; the entry's toolset is the user's
+    choice for the agent's context and changes nothing about which daemon is reached.
+    """
+    out = list(args)
+    for i, arg in enumerate(out):
+        if arg == "--tools" and i + 1 < len(out):
+            out[i + 1] = f"{out[i + 1]},{STATUS_TOOL}"
+        elif arg.startswith("--tools="):
+            out[i] = f"{arg},{STATUS_TOOL}"
+    return out
+
+
 def _session(proc: subprocess.Popen[bytes], env: Mapping[str, str]) -> tuple[str, str]:
     deadline = time.monotonic() + PROBE_TIMEOUT_S
     reader = _Lines(proc, deadline)
@@ -135,7 +151,7 @@ def _session(proc: subprocess.Popen[bytes], env: Mapping[str, str]) -> tuple[str
         )
         reader.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         tools = reader.call(2, "tools/list", {})
-        status = reader.call(3, "tools/call", {"name": "daemon_status", "arguments": {}})
+        status = reader.call(3, "tools/call", {"name": STATUS_TOOL, "arguments": {}})
     except _ProbeFailed as exc:
         return "fail", str(exc)
     server = init.get("serverInfo", {}).get("name", "?")

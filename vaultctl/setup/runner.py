@@ -18,7 +18,7 @@ from vaultctl.setup.commit import Change, FileState, commit
 from vaultctl.setup.entry import EntryTarget, format_for
 from vaultctl.setup.errors import SetupError
 from vaultctl.setup.guard import GuardTarget
-from vaultctl.setup.hosts import HOSTS
+from vaultctl.setup.hosts import HOSTS, MCP_TOOLS
 from vaultctl.setup.plan import HostOutcome, Mode, SetupPlan, Status
 from vaultctl.setup.sandbox import sandbox_note
 from vaultctl.setup.sandboxfile import SandboxTarget
@@ -30,22 +30,26 @@ if TYPE_CHECKING:
 __all__ = ["apply_setup", "format_for", "plan_setup", "run", "setup_all", "undo_setup"]
 
 
-def plan_setup(host: str, command: str, *, project: Path | None = None, env: Mapping[str, str] | None = None) -> SetupPlan:
+def plan_setup(
+    host: str, command: str, *, project: Path | None = None, env: Mapping[str, str] | None = None, tools: str = MCP_TOOLS
+) -> SetupPlan:
     """Show what ``apply_setup`` would do; write nothing.
 
     Raises:
         SetupError: see :mod:`vaultctl.setup.errors`; the file is never touched.
     """
-    return _entry(host, project, env).setup(command, Mode.PLAN).plan
+    return _entry(host, project, env, tools).setup(command, Mode.PLAN).plan
 
 
-def apply_setup(host: str, command: str, *, project: Path | None = None, env: Mapping[str, str] | None = None) -> SetupPlan:
+def apply_setup(
+    host: str, command: str, *, project: Path | None = None, env: Mapping[str, str] | None = None, tools: str = MCP_TOOLS
+) -> SetupPlan:
     """Write the entry (``command`` must be absolute) and a record; a no-op if already there.
 
     Raises:
         SetupError: see :mod:`vaultctl.setup.errors`; on a refusal nothing is written.
     """
-    target = _entry(host, project, env)
+    target = _entry(host, project, env, tools)
     return commit([target.setup(command, Mode.APPLY)], target.store)[0]
 
 
@@ -77,8 +81,9 @@ def run(
     env: Mapping[str, str] | None = None,
     guard: bool = True,
     sandbox: bool = True,
+    tools: str = MCP_TOOLS,
 ) -> SetupPlan:
-    """``vaultctl setup HOST [--apply | --undo] [--no-guard] [--no-sandbox]`` in one call.
+    """``vaultctl setup HOST [--apply | --undo] [--no-guard] [--no-sandbox] [--tools SET]`` in one call.
 
     Returns the entry's plan, with the hooks' plan as its ``guard`` (None: the host has no guard
     hook, or ``guard`` is False) and the host's sandbox settings' plan as its ``sandbox`` (None:
@@ -90,7 +95,7 @@ def run(
         SetupError: see :mod:`vaultctl.setup.errors`; on a refusal nothing is written.
     """
     env = os.environ if env is None else env
-    entry = _entry(host, project, env)
+    entry = _entry(host, project, env, tools)
     hooks = GuardTarget.resolve(entry.host, entry.project, env) if guard or mode is Mode.UNDO else None
     walls = SandboxTarget.resolve(entry.host.name, env) if project is None and (sandbox or mode is Mode.UNDO) else None
     shown: SetupPlan | None = None
@@ -188,7 +193,13 @@ def _undo(entry: EntryTarget, hooks: GuardTarget | None, walls: SandboxTarget | 
 
 
 def setup_all(
-    mode: Mode, command: str, *, env: Mapping[str, str] | None = None, guard: bool = True, sandbox: bool = True
+    mode: Mode,
+    command: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    guard: bool = True,
+    sandbox: bool = True,
+    tools: str = MCP_TOOLS,
 ) -> list[HostOutcome]:
     """Every host in turn; one host's refusal does not stop the others.
 
@@ -215,7 +226,7 @@ def setup_all(
                 )
                 outcomes.append(HostOutcome(name, Status.SKIPPED, note=note))
                 continue
-            plan = run(name, mode, command, env=env, guard=guard, sandbox=sandbox)
+            plan = run(name, mode, command, env=env, guard=guard, sandbox=sandbox, tools=tools)
         except SetupError as exc:
             outcomes.append(HostOutcome(name, Status.FAILED, error=exc))
         else:
@@ -223,5 +234,5 @@ def setup_all(
     return outcomes
 
 
-def _entry(host: str, project: Path | None, env: Mapping[str, str] | None) -> EntryTarget:
-    return EntryTarget.resolve(host, project, os.environ if env is None else env)
+def _entry(host: str, project: Path | None, env: Mapping[str, str] | None, tools: str = MCP_TOOLS) -> EntryTarget:
+    return EntryTarget.resolve(host, project, os.environ if env is None else env, tools)

@@ -25,6 +25,10 @@ from protocol.methods.reads import (
     ListParams,
     ListResult,
     NoteSummary,
+    ReadFailure,
+    ReadManyItem,
+    ReadManyParams,
+    ReadManyResult,
     ReadParams,
     ReadResult,
     SearchHit,
@@ -37,7 +41,7 @@ from protocol.methods.reads import (
     VaultParams,
 )
 from vaultd.api.handlers import CallContext, handles
-from vaultd.errors import Ambiguous, InvalidParams, LimitExceeded, NotFound, PolicyRefused
+from vaultd.errors import Ambiguous, InvalidParams, LimitExceeded, NotFound, PolicyRefused, VaultError
 from vaultd.fsio import ReadRefused, Refusal, read_regular
 from vaultd.git import history
 from vaultd.git.repo import require
@@ -224,6 +228,32 @@ async def read(ctx: CallContext, params: ReadParams) -> ReadResult:
         vault_types = index_types(live.index, live.root, view.hidden if view.hides_anything else None)
         result.property_types = {k: str(t) for k, t in typed_properties(result.frontmatter, vault_types).items()}
     return result
+
+
+_PER_NOTE = (NotFound, Ambiguous, PolicyRefused, LimitExceeded, InvalidParams)  #: what one note's read may fail with alone
+
+
+@handles(reads.READ_MANY)
+async def read_many(ctx: CallContext, params: ReadManyParams) -> ReadManyResult:
+    """Each target read as ``note.read`` reads it (its first page of ``max_bytes``), in order; a
+    target that names no note, or several, or one too large is that item's error only.
+
+    Raises:
+        NotFound: NOT_FOUND, the vault does not exist (no note is read then).
+    """
+    await live_view(ctx, params.vault, params.fresh)  # the vault exists, and the barrier once for all
+    items: list[ReadManyItem] = []
+    for target in params.targets:
+        one = ReadParams(target=target, vault=params.vault, max_bytes=params.max_bytes)
+        try:
+            items.append(ReadManyItem(target=target, note=await read(ctx, one)))
+        except _PER_NOTE as exc:
+            items.append(ReadManyItem(target=target, error=_failure(exc)))
+    return ReadManyResult(notes=items)
+
+
+def _failure(exc: VaultError) -> ReadFailure:
+    return ReadFailure(code=exc.code, message=exc.message, candidates=exc.candidates)
 
 
 async def history_path(ctx: CallContext, vault: str | None, target: str) -> str:

@@ -20,9 +20,13 @@ from protocol.methods.vaults import (
     VaultEntry,
     VaultInfo,
     VaultListResult,
+    VaultRemoved,
     VaultRemoveParams,
+    VaultRemovePreview,
     VaultRemoveResult,
+    VaultSetApplied,
     VaultSetParams,
+    VaultSetPreview,
     VaultSetResult,
 )
 from vaultd.api.git_methods import check_git_entry, git_config_warnings
@@ -144,7 +148,7 @@ async def remove(ctx: CallContext, params: VaultRemoveParams) -> VaultRemoveResu
         raise NotFound(f"no vault {params.id!r} is registered; see 'vaultctl vault list'")
     fingerprint = removal_fingerprint(entry)
     if not params.confirm:
-        return VaultRemoveResult(applied=False, fingerprint=fingerprint, entry=entry)
+        return VaultRemovePreview(fingerprint=fingerprint, entry=entry)
     if params.fingerprint is None:
         raise InvalidParams("confirm needs the fingerprint from the preview")
 
@@ -162,7 +166,7 @@ async def remove(ctx: CallContext, params: VaultRemoveParams) -> VaultRemoveResu
 
     await anyio.to_thread.run_sync(host.config.update, change)
     host.detach(params.id)
-    return VaultRemoveResult(applied=True, fingerprint=fingerprint, entry=entry)
+    return VaultRemoved(entry=entry)
 
 
 def setting_fingerprint(entry: VaultEntry, params: VaultSetParams) -> str:
@@ -198,7 +202,7 @@ async def set_settings(ctx: CallContext, params: VaultSetParams) -> VaultSetResu
     changes = setting_changes(entry, after)
     fingerprint = setting_fingerprint(entry, params)
     if not params.confirm or not changes:
-        return VaultSetResult(applied=False, fingerprint=fingerprint, changes=changes, entry=after)
+        return VaultSetPreview(fingerprint=fingerprint, changes=changes, entry=after)
     if params.fingerprint is None:
         raise InvalidParams("confirm needs the fingerprint from the preview")
     runtime = host.vaults.get(params.id)
@@ -226,4 +230,4 @@ async def set_settings(ctx: CallContext, params: VaultSetParams) -> VaultSetResu
     log.info(
         "vault settings changed", vault=params.id, settings=[c.setting for c in changes], loosened=[c.setting for c in changes if c.loosens]
     )
-    return VaultSetResult(applied=True, fingerprint=fingerprint, changes=changes, entry=after)
+    return VaultSetApplied(changes=changes, entry=after)

@@ -1,0 +1,117 @@
+"""The tools' input schemas: compact, valid, and still the contract the daemon decodes against."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import jsonschema  # type: ignore[import-untyped]
+import msgspec
+import pytest
+
+from protocol.schema import compact_schema, first_sentence, plain_text
+from protocol.table import METHODS
+from vaultctl.mcp.tools import HIDDEN_FIELDS, ToolCatalogue
+
+MCP_SPECS = [s for s in METHODS.values() if s.mcp]
+
+
+def _walk(node: Any) -> Any:
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _walk(value)
+
+
+@pytest.mark.parametrize("spec", MCP_SPECS, ids=lambda s: s.tool_name)
+def test_every_tool_schema_is_valid_and_compact(spec: Any) -> None:
+    schema = compact_schema(spec.params, hidden=HIDDEN_FIELDS)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["type"] == "object" and schema["additionalProperties"] is False
+    assert not set(HIDDEN_FIELDS) & set(schema["properties"])
+    for node in _walk(schema):
+        assert "title" not in {k for k, v in node.items() if isinstance(v, str)}, node
+        if {"type": "null"} in node.get("anyOf", []):  # only where null means something (another default)
+            assert node.get("default") is not None, node
+        assert "default" not in node or node["default"] is not None
+        description = node.get("description")
+        if isinstance(description, str):
+            assert "``" not in description and ":class:" not in description and "\n" not in description
+
+
+@pytest.mark.parametrize("spec", MCP_SPECS, ids=lambda s: s.tool_name)
+def test_every_field_the_schema_offers_is_one_the_daemon_decodes(spec: Any) -> None:
+    schema = compact_schema(spec.params, hidden=HIDDEN_FIELDS)
+    fields = set(spec.params.__struct_fields__) | {f.encode_name for f in msgspec.structs.fields(spec.params)}
+    assert set(schema["properties"]) <= fields
+    assert set(schema.get("required", [])) <= set(schema["properties"])
+    assert set(schema["properties"]) == {f.encode_name for f in msgspec.structs.fields(spec.params)} - set(HIDDEN_FIELDS)
+
+
+class _Inner(msgspec.Struct, kw_only=True):
+    """Used twice."""
+
+    x: int
+
+
+class _Once(msgspec.Struct, kw_only=True):
+    """Used once."""
+
+    y: str
+
+
+class _Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Params."""
+
+    a: Annotated[str | None, msgspec.Meta(description="The ``a`` of :class:`~pkg.Thing`. Then more, e.g. this.")] = None
+    b: Annotated[_Inner | None, msgspec.Meta(description="B.")] = None
+    c: Annotated[list[_Inner], msgspec.Meta(description="Cs.")] = []
+    d: _Once
+    flag: bool = False
+    log: Annotated[str | None, msgspec.Meta(description="Hidden.")] = None
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=9, pattern="^[a-z]+$", description="A name.")] = "x"
+    n: Annotated[int, msgspec.Meta(ge=1, le=5, description="N.")] = 2
+
+
+def test_compaction_on_a_made_up_struct() -> None:
+    schema = compact_schema(_Params, hidden=["log"])
+    props = schema["properties"]
+    assert props["a"] == {"description": "The a of Thing.", "type": "string"}
+    assert props["b"]["description"] == "B." and props["b"]["$ref"] == "#/$defs/_Inner"
+    assert props["d"]["type"] == "object" and props["d"]["properties"] == {"y": {"type": "string"}}, "used once: inlined"
+    assert props["flag"] == {"type": "boolean"}
+    assert props["c"] == {"description": "Cs.", "type": "array", "items": {"$ref": "#/$defs/_Inner"}}
+    assert props["name"] == {"description": "A name.", "type": "string", "default": "x"}
+    assert props["n"] == {"description": "N.", "type": "integer", "minimum": 1, "maximum": 5, "default": 2}
+    assert "log" not in props and schema["required"] == ["d"]
+    assert set(schema["$defs"]) == {"_Inner"} and '"title"' not in json.dumps(schema)
+    valid = {"d": {"y": "z"}, "b": {"x": 1}, "c": [{"x": 2}]}
+    jsonschema.validate(valid, schema)
+    msgspec.convert(valid, _Params)
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        ("One. Two.", "One."),
+        ("Only this rule, e.g. L03. More.", "Only this rule, e.g. L03."),
+        ("A list (a, b, ...). Then.", "A list (a, b, ...)."),
+        ("No end", "No end"),
+        ("Lines\n   joined. Next", "Lines joined."),
+        ("version 1.5 stays. Next.", "version 1.5 stays."),
+    ],
+)
+def test_first_sentence(text: str, first: str) -> None:
+    assert first_sentence(text) == first
+
+
+def test_plain_text_drops_rest_markup() -> None:
+    assert plain_text("``op.undo`` and :func:`~vaultctl.mcp.run` and :class:`Thing <a.b.Thing>`") == "op.undo and run and Thing"
+
+
+def test_no_tool_has_an_output_schema_or_a_title() -> None:
+    for tool in ToolCatalogue().definitions(None, structured=True):
+        assert not {"outputSchema", "title"} & set(tool), tool["name"]
