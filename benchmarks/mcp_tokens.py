@@ -23,11 +23,12 @@ import re
 import sys
 from typing import Any
 
+from vaultctl.mcp.server import INSTRUCTIONS
 from vaultctl.mcp.tools import ToolCatalogue
 from vaultctl.mcp.toolsets import TOOLSETS, resolve
 
 _PIECES = re.compile(r"[A-Za-z]+|[0-9]+|[^\sA-Za-z0-9]+")
-BUDGETS = {"core": 4_000, "all": 12_000}  #: token estimate of ``tools/list`` each toolset must stay under
+BUDGETS = {"core": 4_000, "all": 12_000}  #: token estimate of ``tools/list`` and the instructions each toolset must stay under
 
 
 def estimate_tokens(text: str) -> int:
@@ -48,9 +49,15 @@ def listing(toolset: str) -> list[dict[str, Any]]:
     return ToolCatalogue(resolve(toolset)).definitions(None, structured=True)
 
 
+def instructions(toolset: str) -> str:
+    """The handshake's instructions for ``toolset``: they describe once the arguments its tools share,
+    so they count beside ``tools/list``."""
+    return ToolCatalogue(resolve(toolset)).instructions(INSTRUCTIONS)
+
+
 def measure(toolset: str) -> dict[str, Any]:
     tools = listing(toolset)
-    text = json.dumps({"tools": tools}, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps({"tools": tools}, separators=(",", ":"), ensure_ascii=False) + instructions(toolset)
     schemas = "".join(json.dumps(t["inputSchema"], separators=(",", ":"), ensure_ascii=False) for t in tools)
     return {
         "toolset": toolset,

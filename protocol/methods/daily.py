@@ -25,7 +25,7 @@ Day = Annotated[
     msgspec.Meta(
         min_length=1,
         max_length=32,
-        description="The day: YYYY-MM-DD, today, yesterday, tomorrow, or -N / +N days from today (the daemon's local date).",
+        description="The day: YYYY-MM-DD, today, yesterday, tomorrow, or -N / +N days (the daemon's local date).",
     ),
 ]
 Heading = Annotated[
@@ -33,8 +33,7 @@ Heading = Annotated[
     msgspec.Meta(
         min_length=1,
         max_length=200,
-        description="A heading, such as '## Log' ('Log' alone is an H2): the text goes in its section; a heading the note lacks is "
-        "added at its end.",
+        description="A heading such as '## Log' ('Log' alone is an H2): into its section, the heading added at the end if missing.",
     ),
 ]
 
@@ -87,7 +86,8 @@ DAILY_PATH = spec(
     DailyPathResult,
     "Where a day's note is (today unless a date is given), as the vault's Obsidian places it, and whether it exists.",
     Effect.READ,
-    Trait.MCP,
+    # Not an MCP tool: daily.read answers the path too (with note null before the day has one), and
+    # every tool an agent's host lists costs its context.
 )
 DAILY_READ = spec(
     "daily.read",

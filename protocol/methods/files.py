@@ -207,7 +207,7 @@ RENAME = _write(
     MoveDetail,
     "Rename a file that is not a note in its folder and rewrite every embed and link to it (two-step).",
     Effect.DESTRUCTIVE,
-    _TWO_STEP,
+    Trait.TWO_STEP,  # not an MCP tool: file.move to a new name in the same folder is the same operation
 )
 DELETE = _write(
     "file.delete",

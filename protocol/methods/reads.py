@@ -26,10 +26,7 @@ Cursor = Annotated[str, msgspec.Meta(min_length=1, max_length=2048, description=
 Filter = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 IncludeExcluded = Annotated[
     bool,
-    msgspec.Meta(
-        description="Also notes Obsidian's Excluded files setting (userIgnoreFilters in .obsidian/app.json) hides; left out by "
-        "default, as Obsidian's search leaves them out."
-    ),
+    msgspec.Meta(description="Also notes Obsidian's Excluded files setting (userIgnoreFilters) hides, as its search does not."),
 ]
 
 
@@ -93,7 +90,7 @@ class ReadParams(Params):
                 min_length=1,
                 max_length=256,
                 pattern=r"^(?![-.])[A-Za-z0-9_./~^@{}+-]+$",
-                description="Read the note at this git revision (a commit id, branch, tag or HEAD~N) of the vault's repository.",
+                description="A git revision to read the note at (commit, branch, tag, HEAD~N).",
             ),
         ]
         | None

@@ -37,7 +37,7 @@ class TaskListParams(Params):
         str,
         msgspec.Meta(
             pattern=r"^(open|done|cancelled|any|[^\]\r\n])$",
-            description="open (a space or a custom status), done (x, X), cancelled (-), any, or one exact status character.",
+            description="open (a space or a custom status), done (x, X), cancelled (-), any, or one status character.",
         ),
     ] = "open"
     folder: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="Only tasks in notes below this folder.")] | None = None
@@ -51,7 +51,7 @@ class TaskListParams(Params):
     scheduled_before: Annotated[Day | None, described("Only tasks scheduled before this day (exclusive).")] = None
     scheduled_after: Annotated[Day | None, described("Only tasks scheduled after this day (exclusive).")] = None
     scheduled_on: Annotated[Day | None, described("Only tasks scheduled on this day.")] = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many tasks in this page, by note path then line.")] = 100
+    limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many, by note path then line.")] = 100
     cursor: Cursor | None = None
     fresh: Fresh = False
 
@@ -88,7 +88,7 @@ class TaskSetParams(EditParams, kw_only=True):
             str,
             msgspec.Meta(
                 max_length=MAX_TASK_LINE_CHARS,
-                description="The task's text as task.list gave it: refuse with CONFLICT unless the line still holds it.",
+                description="The text task.list gave: CONFLICT unless the line still holds it.",
             ),
         ]
         | None

@@ -121,8 +121,7 @@ class CreateParams(WriteParams, kw_only=True):
             msgspec.Meta(
                 min_length=1,
                 max_length=1024,
-                description="Start from this template (its name in the templates folder, or its vault path), its {{title}}, "
-                "{{date}} and {{time}} rendered; not with body.",
+                description="A template to start from (its name or vault path), {{title}}, {{date}}, {{time}} rendered; not with body.",
             ),
         ]
         | None
@@ -130,8 +129,7 @@ class CreateParams(WriteParams, kw_only=True):
     unique: Annotated[
         bool,
         msgspec.Meta(
-            description="Name the note as Obsidian's unique note creator does: its prefix format (zk-prefixer.json) now, then the "
-            "path's name, in its folder when the path has none; its template unless another is given."
+            description="Prefix the name as Obsidian's unique note creator does (zk-prefixer.json), with its folder and template."
         ),
     ] = False
 

@@ -201,9 +201,9 @@ async def test_an_agent_appends_to_todays_note_through_the_mcp_sdk(home: Home, d
     today = dt.date.today()
     async with agent(home) as client:
         done = ok(await client.call_tool("daily_append", {"vault": "v", "markdown": "- agent was here", "under": "## Log"}))
-        where = ok(await client.call_tool("daily_path", {"vault": "v"}))
+        where = ok(await client.call_tool("daily_read", {"vault": "v"}))
     assert done["outcome"] == "applied", done
-    assert where["path"] == f"Journal/{today.isoformat()} {today.strftime('%A')}.md" and where["exists"] is True
+    assert where["path"] == f"Journal/{today.isoformat()} {today.strftime('%A')}.md" and where["note"] is not None
     assert (root / where["path"]).read_text().endswith("## Log\n\n- agent was here\n")
 
 

@@ -395,7 +395,7 @@ async def test_an_agent_sees_an_image_lists_files_and_its_deletes_are_proposed_p
         confirm = {"target": "pics/dot.png", "force": True, "confirm": True, "fingerprint": preview["fingerprint"]}
         proposed = ok(await client.call_tool("file_delete", confirm))
         assert proposed["outcome"] == "proposed"
-        renamed = ok(await client.call_tool("file_rename", {"target": "pics/dot.png", "name": "red.png"}))
+        renamed = ok(await client.call_tool("file_move", {"target": "pics/dot.png", "to": "pics/red.png"}))
         assert renamed["outcome"] == "preview"  # file_move is propose by default: the confirm would propose too
     assert snapshot(root) == before
     # A person applies the agent's proposal: the file goes to the trash, and undo brings it back.

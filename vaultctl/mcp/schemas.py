@@ -28,8 +28,10 @@ def with_vault_enum(schema: dict[str, Any], vaults: VaultChoice | None) -> dict[
         return schema
     out = copy.deepcopy(schema)
     original = out["properties"]["vault"]
-    description = original.get("description") or _first_description(original) or "The vault id."
-    prop: dict[str, Any] = {"type": "string", "enum": list(vaults.ids), "description": description}
+    description = original.get("description") or _first_description(original)
+    prop: dict[str, Any] = {"type": "string", "enum": list(vaults.ids)}
+    if description:  # none when the server's instructions describe it once for every tool
+        prop["description"] = description
     if "vault" not in out.get("required", []) and vaults.default is not None:
         prop["default"] = vaults.default
     out["properties"]["vault"] = prop

@@ -122,14 +122,14 @@ class Session:
             "protocolVersion": version,
             "capabilities": CAPABILITIES,
             "serverInfo": server_info(served),
-            "instructions": INSTRUCTIONS,
+            "instructions": self._catalogue.instructions(INSTRUCTIONS),
         }
 
     def _discover(self, _params: msgspec.Raw, served: Served) -> dict[str, Any]:
         return {
             "supportedVersions": list(versions.STATELESS_VERSIONS),
             "capabilities": CAPABILITIES,
-            "instructions": INSTRUCTIONS,
+            "instructions": self._catalogue.instructions(INSTRUCTIONS),
             "ttlMs": DISCOVER_TTL_MS,
             "cacheScope": "public",
         }

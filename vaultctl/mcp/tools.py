@@ -27,6 +27,24 @@ _UNKNOWN_FIELD = re.compile(r"unknown field `([^`]*)`")
 _EMPTY_ARGS = msgspec.Raw(b"{}")
 
 TWO_STEP_HINT = " Previews first; to apply, repeat with confirm=true and its fingerprint (STALE_PREVIEW: preview again)."
+SHARED_ARGUMENTS = (
+    "vault",
+    "fresh",
+    "cursor",
+    "dry_run",
+    "reason",
+    "confirm",
+    "fingerprint",
+    "expected_sha",
+    "expected_mtime_ns",
+    "include_excluded",
+    "date",
+    "under",
+    "op_id",
+)
+"""Arguments that mean one thing in every tool that takes them. Each is described once, in the
+server's instructions (:meth:`ToolCatalogue.instructions`), not again in every schema: 61 tools
+take ``vault``, and its sentence in each cost an agent's context about 750 tokens."""
 HIDDEN_FIELDS = ("log",)
 """Params no tool offers: ``log`` overrides the log line's fields, a knob for the CLI and its
 people (an agent says why in ``reason``), and its enum would cost every write tool's schema."""
@@ -44,6 +62,20 @@ class ToolCatalogue:
         chosen = METHODS.values() if specs is None else specs
         self._specs: dict[str, AnySpec] = {s.tool_name: s for s in chosen if s.mcp}
         self._base: dict[str, dict[str, Any]] = {}
+        self._instructions: dict[str, str] = {}  #: by preamble: made once, on the first handshake
+
+    def instructions(self, preamble: str) -> str:
+        """``preamble``, then each shared argument some tool takes, with its one description from
+        ``protocol/``."""
+        if preamble in self._instructions:
+            return self._instructions[preamble]
+        specs = list(self._specs.values())
+        parts = [preamble]
+        shared = _shared_descriptions(specs)
+        if shared:
+            parts.append("Arguments that mean the same in every tool: " + " ".join(f"{n}: {d}" for n, d in shared.items()))
+        text = self._instructions[preamble] = " ".join(parts)
+        return text
 
     @property
     def names(self) -> list[str]:
@@ -79,6 +111,29 @@ class ToolCatalogue:
         return tools
 
 
+def _shared_descriptions(specs: Iterable[AnySpec]) -> dict[str, str]:
+    """Each shared argument the tools take, with its description (the shortest wording, where
+    two rooms word one meaning differently, as a note's and a file's ``expected_sha``)."""
+    found: dict[str, str] = {}
+    for spec in specs:
+        fields = compact_schema(spec.params, hidden=HIDDEN_FIELDS).get("properties", {})
+        for name in SHARED_ARGUMENTS:
+            text = fields.get(name, {}).get("description")
+            if text and (name not in found or len(text) < len(found[name])):
+                found[name] = text
+    return {name: found[name] for name in SHARED_ARGUMENTS if name in found}
+
+
+def _input_schema(spec: AnySpec) -> dict[str, Any]:
+    """The compact schema, a shared argument's description left to the instructions."""
+    schema = compact_schema(spec.params, hidden=HIDDEN_FIELDS)
+    for name in SHARED_ARGUMENTS:
+        field = schema.get("properties", {}).get(name)
+        if field is not None:
+            field.pop("description", None)
+    return schema
+
+
 def _definition(spec: AnySpec) -> dict[str, Any]:
     """One tool: name, description, input schema and hints.
 
@@ -89,7 +144,7 @@ def _definition(spec: AnySpec) -> dict[str, Any]:
     return {
         "name": spec.tool_name,
         "description": description_of(spec),
-        "inputSchema": compact_schema(spec.params, hidden=HIDDEN_FIELDS),
+        "inputSchema": _input_schema(spec),
         "annotations": annotations_of(spec),
     }
 

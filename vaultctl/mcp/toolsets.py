@@ -28,9 +28,10 @@ CORE: tuple[str, ...] = (
     "note_patch",
     "note_append",
     "note_set_frontmatter",
+    "daily_append",  # its receipt names the day's note; daily_read is reachable by name
+    "task_list",
+    "task_set",
     "proposal_list",
-    # Daily notes and tasks join the core set once their tools exist in the method table:
-    # "daily_read", "daily_append", "task_list", "task_set".
 )
 """The core set, by tool name, in the order an agent reaches for them. A name the table does not
 have (yet) is skipped, so the set never names a tool that is not there."""
