@@ -48,7 +48,22 @@ class SearchParams(Params):
         Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="A vault-relative folder; notes below it match.")] | None
     ) = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many hits, best first.")] = 20
+    meaning: Annotated[
+        bool,
+        msgspec.Meta(
+            description=(
+                "When the query is plain words (no operator) and fewer notes hold every word than limit, "
+                'continue with notes ranked by meaning (any word, and the meaning model when installed), marked match "meaning". '
+                "false: every word required, nothing more."
+            )
+        ),
+    ] = True
     fresh: Fresh = False
+
+
+class Match(enum.StrEnum):
+    ALL = "all"  #: the note holds what the query asks (every word, the phrase, the filters)
+    MEANING = "meaning"  #: a plain-words query's continuation: ranked by any word and by meaning
 
 
 class SearchHit(msgspec.Struct, kw_only=True):
@@ -58,6 +73,7 @@ class SearchHit(msgspec.Struct, kw_only=True):
     snippet: str  #: bounded; matched terms are wrapped in ** ** (a matched link as a whole)
     excerpt: str = ""  #: the snippet's text without the ** marks: the note's own characters only
     highlights: list[tuple[int, int]] = []  #: [start, end) of each match in excerpt, in characters (code points)
+    match: Match = Match.ALL  #: "meaning": found by the continuation of a plain-words query, not by every word
 
 
 class SearchResult(Result):

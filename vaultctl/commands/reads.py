@@ -51,6 +51,13 @@ def search(
     tag: Annotated[str | None, typer.Option(help=doc(SearchParams, "tag"))] = None,
     folder: Annotated[str | None, typer.Option(help=doc(SearchParams, "folder"))] = None,
     limit: Annotated[int, typer.Option(help=doc(SearchParams, "limit"))] = 20,
+    meaning: Annotated[
+        bool,
+        typer.Option(
+            "--meaning",
+            help="Continue a plain-words query with notes ranked by meaning when fewer hold every word (marked match: meaning).",
+        ),
+    ] = False,
     color: Annotated[
         display.ColorMode | None,
         typer.Option("--color", help="Show matches in colour: auto (on a terminal, unless NO_COLOR is set), always, never."),
@@ -59,14 +66,22 @@ def search(
     as_json: JsonOpt = False,
 ) -> None:
     """Full-text search: each hit's path, title and snippet, best first (--json adds the scores); exit 1 when
-    nothing matches (as grep and rg do)."""
+    nothing matches (as grep and rg do). Every word is required unless --meaning continues the answer."""
     if not (query or "").strip() and not any((type_, domain, tag, folder)):
         fail("give words to search for, or a filter (--tag, --folder, --type, --domain)", ExitStatus.USAGE)
     if color is not None:
         display.set_mode(color)
     with session() as c:
         params = SearchParams(
-            query=query or "", vault=pick_vault(c, vault), type=type_, domain=domain, tag=tag, folder=folder, limit=limit, fresh=fresh
+            query=query or "",
+            vault=pick_vault(c, vault),
+            type=type_,
+            domain=domain,
+            tag=tag,
+            folder=folder,
+            limit=limit,
+            meaning=meaning,
+            fresh=fresh,
         )
         result = call(reads.SEARCH, params, client=c)
 

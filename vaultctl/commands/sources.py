@@ -332,13 +332,29 @@ def retrieve_passages(
     no_rerank: Annotated[
         bool, typer.Option("--no-rerank", help="Keep BM25's order (skip the local model even when it is installed).")
     ] = False,
+    explain: Annotated[bool, typer.Option("--explain", help=doc(RetrieveParams, "explain"))] = False,
+    max_bytes: Annotated[
+        int,
+        typer.Option("--max-bytes", min=retrieve.MIN_ANSWER_BYTES, max=retrieve.MAX_ANSWER_BYTES, help=doc(RetrieveParams, "max_bytes")),
+    ] = retrieve.DEFAULT_ANSWER_BYTES,
+    cursor: Annotated[str | None, typer.Option(help=doc(RetrieveParams, "cursor"))] = None,
     fresh: FreshOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Passages that answer QUERY, each with its note, heading path, lines and a citation."""
+    """Passages that answer QUERY, each with its note, heading path, lines and a citation; ranked by
+    meaning too once the meaning model covers them (--explain shows each passage's parts)."""
     with session() as c:
         params = RetrieveParams(
-            query=query, vault=pick_vault(c, vault), limit=limit, per_note=per_note, folder=folder, rerank=not no_rerank, fresh=fresh
+            query=query,
+            vault=pick_vault(c, vault),
+            limit=limit,
+            per_note=per_note,
+            folder=folder,
+            rerank=not no_rerank,
+            explain=explain,
+            max_bytes=max_bytes,
+            cursor=cursor,
+            fresh=fresh,
         )
         result = call(retrieve.RETRIEVE, params, client=c)
 
@@ -348,8 +364,15 @@ def retrieve_passages(
         lines = []
         for p in r.passages:
             lines.append(f"{p.score:.3f}  {p.citation}  (lines {p.line_start}-{p.line_end})")
+            if p.parts is not None:
+                x = p.parts
+                lines.append(f"    [bm25 #{x.bm25_rank} {x.bm25}  meaning #{x.meaning_rank} cosine {x.cosine}  fused {x.fused}]")
             lines += [f"    {ln}" for ln in p.text.splitlines()[:6]]
         lines.append(f"ranked by {r.ranking}" + (f"; {r.note}" if r.note else ""))
+        if r.meaning is not None:
+            lines.append(f"meaning covers {r.meaning.covered} of {r.meaning.total} passages")
+        if r.left_out:
+            lines.append(f"{r.left_out} more passage(s) left out to fit; continue with --cursor {r.cursor}")
         return "\n".join(lines)
 
     emit(result, as_json, text)

@@ -24,6 +24,7 @@ from protocol.methods.reads import (
     IssuesResult,
     ListParams,
     ListResult,
+    Match,
     NoteSummary,
     ReadParams,
     ReadResult,
@@ -44,14 +45,17 @@ from vaultd.git.repo import require
 from vaultd.ops.create import note_path
 from vaultd.policy import secret_issues
 from vaultd.policy.visibility import Visibility
+from vaultd.retrieve import hybrid
+from vaultd.retrieve.live import passages_for
 from vaultd.sources import references
-from vaultd.vault import frontmatter, markdown, oplog
+from vaultd.vault import frontmatter, fts_query, markdown, oplog
 from vaultd.vault.link_targets import ResolutionStatus
 from vaultd.vault.lookup import find_note
 from vaultd.vault.note import Skipped, parse_note
 from vaultd.vault.walk import shown_path
 
 if TYPE_CHECKING:
+    from vaultd.retrieve.store import StoredChunk
     from vaultd.vault.cache import Hit
     from vaultd.vault.model import NoteRecord
     from vaultd.vault.watcher import LiveIndex
@@ -156,7 +160,49 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
         ]
         return SearchResult(hits=found[: params.limit], did_you_mean=suggestion)
 
-    return await anyio.to_thread.run_sync(answer)
+    result = await anyio.to_thread.run_sync(answer)
+    if params.meaning and len(result.hits) < params.limit and hybrid.is_plain(params.query):
+        result.hits += await _by_meaning(live, view, params, log_path, folder, {h.path for h in result.hits})
+    return result
+
+
+async def _by_meaning(
+    live: LiveIndex, view: Visibility, params: SearchParams, log_path: str, folder: str | None, seen: set[str]
+) -> list[SearchHit]:
+    """A plain-words search's continuation: notes ranked by any word and by meaning (one passage
+    each, its lines as the snippet), under the same filters, after the notes holding every word."""
+    found = await passages_for(live)
+    index = live.index
+    query = hybrid.normalized(params.query)
+
+    def keep(chunk: StoredChunk) -> bool:
+        record = index.notes.get(chunk.path)
+        return (
+            record is not None
+            and chunk.path not in seen
+            and chunk.path != log_path
+            and view.visible(chunk.path)
+            and references.matches_filters(record, params.type, params.domain, params.tag, folder)
+        )
+
+    def more() -> list[SearchHit]:
+        ranking = hybrid.rank(found.store, found.meaning, query, keep, params.limit - len(seen), 1, rerank=False)
+        hits = []
+        for ranked in ranking.passages[: params.limit - len(seen)]:
+            lead = fts_query.lead_snippet(ranked.chunk.text)
+            hits.append(
+                SearchHit(
+                    path=ranked.chunk.path,
+                    title=ranked.chunk.title,
+                    score=ranked.score,
+                    snippet=lead.snippet,
+                    excerpt=lead.excerpt,
+                    match=Match.MEANING,
+                )
+            )
+        return hits
+
+    return await anyio.to_thread.run_sync(more)
 
 
 def _note_bytes(root: str, path: str, log_path: str) -> bytes:
