@@ -40,7 +40,7 @@ from vaultd.events.log import EventLog
 from vaultd.fsio import LockHeld, record_holder, take_lock
 from vaultd.git.keeper import GitKeeper
 from vaultd.retrieve.live import coverage as meaning_coverage
-from vaultd.retrieve.live import passages_for
+from vaultd.retrieve.live import passages_for, stop_meaning
 from vaultd.retrieve.meaning import absence as meaning_absence
 from vaultd.txn import journal, seal
 from vaultd.txn.engine import RecoveryReport, recover
@@ -318,6 +318,7 @@ class VaultRuntime:
         self.git.stop()
         self.events.close(final=VaultRemoved())
         if self.live is not None:
+            stop_meaning(self.live)
             self.live.stop()
             self.live.close()
         if self._lock_fd is not None:

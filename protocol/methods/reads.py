@@ -12,7 +12,16 @@ from typing import Annotated, Any
 
 import msgspec
 
-from protocol.limits import DEFAULT_READ_PAGE_BYTES, MAX_QUERY_BYTES, MAX_READ_PAGE_BYTES, describe
+from protocol.limits import (
+    DEFAULT_ANSWER_BYTES,
+    DEFAULT_READ_PAGE_BYTES,
+    MAX_ANSWER_BYTES,
+    MAX_CURSOR_CHARS,
+    MAX_QUERY_BYTES,
+    MAX_READ_PAGE_BYTES,
+    MIN_ANSWER_BYTES,
+    describe,
+)
 from protocol.methods.common import OptionalVault, Params, Result
 from protocol.methods.spec import Effect, MethodSpec, P, R, Trait, spec
 
@@ -23,6 +32,12 @@ Target = Annotated[
 Fresh = Annotated[bool, msgspec.Meta(description="Answer only after every file change made before this call has been indexed.")]
 Cursor = Annotated[str, msgspec.Meta(min_length=1, max_length=2048, description="The next_cursor the previous page returned.")]
 Filter = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
+
+
+#: The cursor of a bounded answer (search, retrieve): where the next answer continues.
+AnswerCursor = Annotated[
+    str, msgspec.Meta(min_length=1, max_length=MAX_CURSOR_CHARS, description="The cursor of the previous answer: continue after it.")
+]
 
 
 class SearchParams(Params):
@@ -58,6 +73,24 @@ class SearchParams(Params):
             )
         ),
     ] = True
+    max_bytes: Annotated[
+        int,
+        msgspec.Meta(
+            ge=MIN_ANSWER_BYTES,
+            le=MAX_ANSWER_BYTES,
+            description=(
+                "The hits, encoded, fit in this many bytes (the first always comes); "
+                f"the rest is counted in left_out. Default {DEFAULT_ANSWER_BYTES}."
+            ),
+        ),
+    ] = DEFAULT_ANSWER_BYTES
+    cursor: (
+        Annotated[
+            str,
+            msgspec.Meta(min_length=1, max_length=MAX_CURSOR_CHARS, description="The cursor of the previous answer: continue after it."),
+        ]
+        | None
+    ) = None
     fresh: Fresh = False
 
 
@@ -79,6 +112,8 @@ class SearchHit(msgspec.Struct, kw_only=True):
 class SearchResult(Result):
     hits: list[SearchHit]
     did_you_mean: str | None = None  #: when nothing matches: a corrected query that finds notes
+    left_out: int = 0  #: hits found within limit but left out of this answer to fit max_bytes
+    cursor: str | None = None  #: pass it back as cursor to get the hits left out
 
 
 class ReadParams(Params):

@@ -18,18 +18,14 @@ from typing import Annotated
 
 import msgspec
 
-from protocol.limits import MAX_RETRIEVE_QUERY_CHARS
+from protocol.limits import DEFAULT_ANSWER_BYTES, MAX_ANSWER_BYTES, MAX_RETRIEVE_QUERY_CHARS, MIN_ANSWER_BYTES
 from protocol.methods.common import OptionalVault, Params, Result, described
 from protocol.methods.indexing import MeaningCoverage
-from protocol.methods.reads import Fresh
+from protocol.methods.reads import AnswerCursor, Fresh
 from protocol.methods.spec import Effect, Trait, spec
 
 MAX_PASSAGES = 1000
 MAX_PASSAGE_CHARS = 1200  #: a passage's text is cut here (its line range still names the whole chunk)
-DEFAULT_ANSWER_BYTES = 8192  #: an answer's passages, encoded, fit in this many bytes by default
-MIN_ANSWER_BYTES = 1024
-MAX_ANSWER_BYTES = 1024 * 1024
-MAX_CURSOR_CHARS = 128
 
 
 class Ranking(enum.StrEnum):
@@ -71,13 +67,7 @@ class RetrieveParams(Params):
             ),
         ),
     ] = DEFAULT_ANSWER_BYTES
-    cursor: (
-        Annotated[
-            str,
-            msgspec.Meta(min_length=1, max_length=MAX_CURSOR_CHARS, description="The cursor of the previous answer: continue after it."),
-        ]
-        | None
-    ) = None
+    cursor: AnswerCursor | None = None
     fresh: Fresh = False
 
 

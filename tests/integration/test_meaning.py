@@ -13,15 +13,19 @@ import os
 import time
 from typing import TYPE_CHECKING
 
+import msgspec
 import pytest
 
+from protocol.errors import ErrorCode
 from protocol.extras import MEANING
+from protocol.limits import DEFAULT_ANSWER_BYTES, MAX_ANSWER_BYTES, MIN_ANSWER_BYTES
 from protocol.methods.common import Empty
 from protocol.methods.reads import SEARCH, Match, SearchParams
 from protocol.methods.retrieve import RETRIEVE, Ranking, RetrieveParams
 from protocol.methods.service import DAEMON_STATUS
 from tests.support.agent import agent, ok
 from tests.support.harness import Daemon, Home, vaultctl
+from tests.support.typed import refused
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -206,3 +210,36 @@ def test_without_the_model_search_still_answers_a_question_sharing_a_word(home: 
     assert [(h.path, h.match) for h in hits] == [("Garden.md", Match.MEANING)]
     found = typed.call(RETRIEVE, RetrieveParams(query="when are the seeds sown", rerank=False))
     assert found.ranking is Ranking.BM25 and found.meaning is None and "off" in found.note
+
+
+def test_search_and_retrieve_answers_fit_their_byte_bound_with_a_cursor_to_the_rest(home: Home, daemon: Daemon, typed: TypedClient) -> None:
+    notes = {f"Heron {n:02}.md": f"# Heron {n:02}\n\n" + "The heron waits by the water, still as a post. " * 12 + "\n" for n in range(30)}
+    _vault(home, notes)
+    whole = typed.call(SEARCH, SearchParams(query="heron water", limit=30, max_bytes=MAX_ANSWER_BYTES))
+    assert len(whole.hits) == 30 and whole.left_out == 0 and whole.cursor is None
+    paths: list[str] = []
+    cursor = None
+    for _ in range(30):
+        page = typed.call(SEARCH, SearchParams(query="heron water", limit=30, cursor=cursor))
+        assert page.hits and len(msgspec.json.encode(page.hits)) <= DEFAULT_ANSWER_BYTES
+        paths += [h.path for h in page.hits]
+        if page.cursor is None:
+            assert page.left_out == 0
+            break
+        assert page.left_out == 30 - len(paths)
+        cursor = page.cursor
+    assert paths == [h.path for h in whole.hits]
+    # The bound's edges: at the least bound the first hit still comes; one under is refused.
+    least = typed.call(SEARCH, SearchParams(query="heron water", limit=30, max_bytes=MIN_ANSWER_BYTES))
+    assert len(least.hits) >= 1 and least.left_out == 30 - len(least.hits)
+    with refused(ErrorCode.INVALID_PARAMS):
+        typed.call(SEARCH, SearchParams(query="heron water", max_bytes=MIN_ANSWER_BYTES - 1))
+    with refused(ErrorCode.INVALID_PARAMS):
+        typed.call(RETRIEVE, RetrieveParams(query="heron water", max_bytes=MIN_ANSWER_BYTES - 1))
+    # A cursor continues only the question it came from.
+    cut = typed.call(RETRIEVE, RetrieveParams(query="heron water", limit=30, per_note=1, max_bytes=MIN_ANSWER_BYTES, rerank=False))
+    assert cut.cursor is not None and cut.left_out == 30 - len(cut.passages)
+    with refused(ErrorCode.INVALID_PARAMS):
+        typed.call(RETRIEVE, RetrieveParams(query="heron post", limit=30, per_note=1, cursor=cut.cursor, rerank=False))
+    with refused(ErrorCode.INVALID_PARAMS):
+        typed.call(SEARCH, SearchParams(query="heron water", limit=30, cursor=cut.cursor + "0"))

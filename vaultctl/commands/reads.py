@@ -13,7 +13,7 @@ import msgspec
 import typer
 
 from protocol.errors import ExitStatus
-from protocol.limits import DEFAULT_READ_PAGE_BYTES, MAX_READ_PAGE_BYTES, describe
+from protocol.limits import DEFAULT_READ_PAGE_BYTES, MAX_ANSWER_BYTES, MAX_READ_PAGE_BYTES, describe
 from protocol.methods import reads
 from protocol.methods.reads import (
     IssuesParams,
@@ -81,6 +81,7 @@ def search(
             folder=folder,
             limit=limit,
             meaning=meaning,
+            max_bytes=MAX_ANSWER_BYTES,  # a person's terminal: every hit up to --limit
             fresh=fresh,
         )
         result = call(reads.SEARCH, params, client=c)

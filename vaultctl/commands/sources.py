@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from protocol.errors import ExitStatus
-from protocol.limits import MAX_INLINE_CAPTURE_BYTES
+from protocol.limits import DEFAULT_ANSWER_BYTES, MAX_ANSWER_BYTES, MAX_INLINE_CAPTURE_BYTES, MIN_ANSWER_BYTES
 from protocol.methods import retrieve, sources
 from protocol.methods.retrieve import RetrieveParams, RetrieveResult
 from protocol.methods.sources import (
@@ -335,8 +335,8 @@ def retrieve_passages(
     explain: Annotated[bool, typer.Option("--explain", help=doc(RetrieveParams, "explain"))] = False,
     max_bytes: Annotated[
         int,
-        typer.Option("--max-bytes", min=retrieve.MIN_ANSWER_BYTES, max=retrieve.MAX_ANSWER_BYTES, help=doc(RetrieveParams, "max_bytes")),
-    ] = retrieve.DEFAULT_ANSWER_BYTES,
+        typer.Option("--max-bytes", min=MIN_ANSWER_BYTES, max=MAX_ANSWER_BYTES, help=doc(RetrieveParams, "max_bytes")),
+    ] = DEFAULT_ANSWER_BYTES,
     cursor: Annotated[str | None, typer.Option(help=doc(RetrieveParams, "cursor"))] = None,
     fresh: FreshOpt = False,
     as_json: JsonOpt = False,

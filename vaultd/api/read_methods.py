@@ -15,6 +15,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 import anyio
+import msgspec
 
 from protocol.limits import MAX_NOTE_BYTES, MAX_QUERY_BYTES, describe
 from protocol.methods import reads
@@ -37,6 +38,7 @@ from protocol.methods.reads import (
     TagsResult,
     VaultParams,
 )
+from vaultd.api.answer_bytes import asked, cursor_at, fitted, offset_of
 from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Ambiguous, InvalidParams, LimitExceeded, NotFound, PolicyRefused
 from vaultd.fsio import ReadRefused, Refusal, read_regular
@@ -91,13 +93,27 @@ def _scalar(record: NoteRecord, key: str) -> str | None:
 
 @handles(reads.SEARCH)
 async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
-    """Ranked hits for a query; the query's size is bounded before the index sees it.
+    """Ranked hits for a query, cut to ``max_bytes`` with a cursor to the rest; the query's size
+    is bounded before the index sees it.
 
     Raises:
-        InvalidParams: INVALID_PARAMS, the query is over ``MAX_QUERY_BYTES``.
+        InvalidParams: INVALID_PARAMS, the query is over ``MAX_QUERY_BYTES``, or the cursor is
+            not one of this query's.
     """
     if len(params.query.encode("utf-8")) > MAX_QUERY_BYTES:
         raise InvalidParams(f"the query is over {MAX_QUERY_BYTES} UTF-8 bytes")
+    question = asked(params.query, params.vault, params.type, params.domain, params.tag, params.folder, params.limit, params.meaning)
+    offset = offset_of(params.cursor, question)
+    result = await _ranked_hits(ctx, msgspec.structs.replace(params, limit=offset + params.limit, cursor=None))
+    page = result.hits[offset : offset + params.limit]
+    result.hits = fitted(page, params.max_bytes)
+    result.left_out = len(page) - len(result.hits)
+    result.cursor = cursor_at(offset + len(result.hits), question) if result.left_out else None
+    return result
+
+
+async def _ranked_hits(ctx: CallContext, params: SearchParams) -> SearchResult:
+    """Every hit up to ``params.limit``: the notes holding every word, then, for plain words, by meaning."""
     live, view = await live_view(ctx, params.vault, params.fresh)
     index = live.index
     if index.cache is None:

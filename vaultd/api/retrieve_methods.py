@@ -3,16 +3,15 @@ there, fused with the meaning model's ranking over the passages it has covered; 
 
 from __future__ import annotations
 
-import hashlib
 import unicodedata
 from typing import TYPE_CHECKING
 
 import anyio
-import msgspec
 
 from protocol.limits import MAX_RETRIEVE_QUERY_CHARS
 from protocol.methods import retrieve
 from protocol.methods.retrieve import MAX_PASSAGE_CHARS, Parts, Passage, Ranking, RerankStatus, RetrieveParams, RetrieveResult
+from vaultd.api.answer_bytes import asked, cursor_at, fitted, offset_of
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view, log_path_of
 from vaultd.errors import InvalidParams
@@ -22,8 +21,6 @@ from vaultd.retrieve.meaning import absence as meaning_absence
 
 if TYPE_CHECKING:
     from vaultd.retrieve.store import StoredChunk
-
-MAX_OFFSET = 5000  #: passages a cursor may skip at most
 
 
 def normalized_query(raw: str) -> str:
@@ -61,43 +58,11 @@ def _passage(ranked: hybrid.Ranked, explain: bool) -> Passage:
     )
 
 
-def _asked(params: RetrieveParams, query: str) -> str:
-    """What a cursor is bound to: the same question, asked the same way."""
-    fields = (query, params.vault or "", params.folder or "", params.per_note, params.rerank, params.limit)
-    return hashlib.blake2b(repr(fields).encode(), digest_size=6).hexdigest()
-
-
-def _offset(params: RetrieveParams, query: str) -> int:
-    """Where a cursor continues.
-
-    Raises:
-        InvalidParams: a cursor of another question, or not one this daemon made.
-    """
-    if params.cursor is None:
-        return 0
-    offset, _, asked = params.cursor.partition(".")
-    if not offset.isdigit() or asked != _asked(params, query) or int(offset) > MAX_OFFSET:
-        raise InvalidParams("the cursor is not one of this question's answers; ask again without it")
-    return int(offset)
-
-
-def bounded(passages: list[Passage], max_bytes: int) -> list[Passage]:
-    """The first passages whose encoded size fits ``max_bytes`` (the first always comes)."""
-    out: list[Passage] = []
-    used = 0
-    for passage in passages:
-        size = len(msgspec.json.encode(passage)) + 1
-        if out and used + size > max_bytes:
-            break
-        out.append(passage)
-        used += size
-    return out
-
-
 @handles(retrieve.RETRIEVE)
 async def retrieve_passages(ctx: CallContext, params: RetrieveParams) -> RetrieveResult:
     query = normalized_query(params.query)
-    offset = _offset(params, query)
+    question = asked(query, params.vault or "", params.folder or "", params.per_note, params.rerank, params.limit)
+    offset = offset_of(params.cursor, question)
     live, view = await live_view(ctx, params.vault, params.fresh)
     found = await passages_for(live)
     log_path = log_path_of(ctx, params.vault)
@@ -115,7 +80,7 @@ async def retrieve_passages(ctx: CallContext, params: RetrieveParams) -> Retriev
     def answer() -> RetrieveResult:
         ranking = hybrid.rank(found.store, found.meaning, query, keep, offset + params.limit, params.per_note, rerank=params.rerank)
         page = [_passage(r, params.explain) for r in ranking.passages[offset : offset + params.limit]]
-        shown = bounded(page, params.max_bytes)
+        shown = fitted(page, params.max_bytes)
         left = len(page) - len(shown)
         order = Ranking.HYBRID if ranking.hybrid else Ranking.RERANKED if ranking.rerank is RerankStatus.USED else Ranking.BM25
         note = ranking.note
@@ -128,7 +93,7 @@ async def retrieve_passages(ctx: CallContext, params: RetrieveParams) -> Retriev
             note=note,
             meaning=coverage(live),
             left_out=left,
-            cursor=f"{offset + len(shown)}.{_asked(params, query)}" if left else None,
+            cursor=cursor_at(offset + len(shown), question) if left else None,
         )
 
     return await anyio.to_thread.run_sync(answer)

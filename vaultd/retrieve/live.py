@@ -121,6 +121,18 @@ def coverage(live: LiveIndex) -> MeaningCoverage | None:
     )
 
 
+def stop_meaning(live: LiveIndex) -> None:
+    """Stop the meaning filler of ``live``'s vault (its worker process with it): the vault is
+    no longer served. Its vectors stay on disk for the next time."""
+    path = live.cache_path.with_name(file_name(live.cache_path.name))
+    with _lock:
+        found = _open.get(path)
+    if found is not None and found.meaning is not None:
+        stopping = found.meaning
+        found.meaning = None
+        meaning.forget(stopping)
+
+
 def close_all() -> None:
     meaning.close_all()
     with _lock:

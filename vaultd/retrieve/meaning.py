@@ -56,6 +56,7 @@ class Worker:
 
     def __init__(self) -> None:
         self._proc: subprocess.Popen[bytes] | None = None
+        self._closed = False
         self._decoder = msgspec.msgpack.Decoder(EmbedAnswer)
 
     def _start(self) -> subprocess.Popen[bytes]:
@@ -95,6 +96,9 @@ class Worker:
         """
         if self._proc is None or self._proc.poll() is not None:
             self._proc = self._start()
+            if self._closed:  # closed while it was starting
+                self.close()
+                raise WorkerFailed("the meaning filler is stopping")
         proc = self._proc
         assert proc.stdin is not None
         try:
@@ -119,19 +123,11 @@ class Worker:
                 pipe.close()
 
     def close(self) -> None:
+        """Stop the worker at once: it holds nothing that is not in the vector file already."""
+        self._closed = True
         proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        if proc.stdin is not None:
-            try:
-                proc.stdin.close()  # the worker exits at the end of its input
-            except OSError:
-                pass
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
-        self._kill(proc)
+        if proc is not None:
+            self._kill(proc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,7 +212,7 @@ class Meaning:
         self._stop.set()
         self._wake.set()
         self._worker.close()
-        self._thread.join(timeout=10)
+        self._thread.join(timeout=2)
         self.vectors.close()
 
 
@@ -284,6 +280,14 @@ def coverage_of(store_path: Path) -> Coverage | None:
 def absence() -> str | None:
     """Why ranking by meaning is not available in this daemon, or None when it is."""
     return backends.configured().absence()
+
+
+def forget(stopping: Meaning) -> None:
+    """Stop one vault's filler (its vault is no longer served)."""
+    with _lock:
+        if _open.get(stopping.store.path) is stopping:
+            del _open[stopping.store.path]
+    stopping.close()
 
 
 def close_all() -> None:
