@@ -55,6 +55,9 @@ class RetrieveParams(Params):
     per_note: Annotated[int, msgspec.Meta(ge=1, le=MAX_PASSAGES, description="At most this many passages from one note.")] = 3
     folder: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="Only notes below this folder.")] | None = None
     rerank: Annotated[bool, described("Rerank with the local embedding model when it is installed; false: BM25 order.")] = True
+    meaning: Annotated[
+        bool, described("Fuse with the meaning model's ranking where its vectors cover the vault; false: BM25 (and the rerank) alone.")
+    ] = True
     explain: Annotated[bool, described("Give each passage's parts: its BM25 and meaning ranks and scores, and the fused score.")] = False
     max_bytes: Annotated[
         int,

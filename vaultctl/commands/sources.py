@@ -332,6 +332,9 @@ def retrieve_passages(
     no_rerank: Annotated[
         bool, typer.Option("--no-rerank", help="Keep BM25's order (skip the local model even when it is installed).")
     ] = False,
+    no_meaning: Annotated[
+        bool, typer.Option("--no-meaning", help="BM25 (and the rerank) alone, without the meaning model's ranking.")
+    ] = False,
     explain: Annotated[bool, typer.Option("--explain", help=doc(RetrieveParams, "explain"))] = False,
     max_bytes: Annotated[
         int,
@@ -351,6 +354,7 @@ def retrieve_passages(
             per_note=per_note,
             folder=folder,
             rerank=not no_rerank,
+            meaning=not no_meaning,
             explain=explain,
             max_bytes=max_bytes,
             cursor=cursor,

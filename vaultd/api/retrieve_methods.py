@@ -61,7 +61,7 @@ def _passage(ranked: hybrid.Ranked, explain: bool) -> Passage:
 @handles(retrieve.RETRIEVE)
 async def retrieve_passages(ctx: CallContext, params: RetrieveParams) -> RetrieveResult:
     query = normalized_query(params.query)
-    question = asked(query, params.vault or "", params.folder or "", params.per_note, params.rerank, params.limit)
+    question = asked(query, params.vault or "", params.folder or "", params.per_note, params.rerank, params.meaning, params.limit)
     offset = offset_of(params.cursor, question)
     live, view = await live_view(ctx, params.vault, params.fresh)
     found = await passages_for(live)
@@ -78,13 +78,21 @@ async def retrieve_passages(ctx: CallContext, params: RetrieveParams) -> Retriev
         )
 
     def answer() -> RetrieveResult:
-        ranking = hybrid.rank(found.store, found.meaning, query, keep, offset + params.limit, params.per_note, rerank=params.rerank)
+        ranking = hybrid.rank(
+            found.store,
+            found.meaning if params.meaning else None,
+            query,
+            keep,
+            offset + params.limit,
+            params.per_note,
+            rerank=params.rerank,
+        )
         page = [_passage(r, params.explain) for r in ranking.passages[offset : offset + params.limit]]
         shown = fitted(page, params.max_bytes)
         left = len(page) - len(shown)
         order = Ranking.HYBRID if ranking.hybrid else Ranking.RERANKED if ranking.rerank is RerankStatus.USED else Ranking.BM25
         note = ranking.note
-        if found.meaning is None and not note:
+        if found.meaning is None and params.meaning and not note:
             note = meaning_absence() or ""
         return RetrieveResult(
             passages=shown,
