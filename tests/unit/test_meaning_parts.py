@@ -55,7 +55,8 @@ def test_identical_passages_share_a_key_and_a_changed_one_does_not() -> None:
 
 def _unit(rows: int, dims: int, seed: int) -> np.ndarray:
     m = np.random.default_rng(seed).standard_normal((rows, dims)).astype(np.float32)
-    return m / np.linalg.norm(m, axis=1, keepdims=True)
+    unit: np.ndarray = m / np.linalg.norm(m, axis=1, keepdims=True)
+    return unit
 
 
 def test_vectors_round_trip_through_the_file_and_rank_by_cosine(tmp_path: Path) -> None:
