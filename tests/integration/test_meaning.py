@@ -26,6 +26,7 @@ from protocol.methods.service import DAEMON_STATUS
 from tests.support.agent import agent, ok
 from tests.support.harness import Daemon, Home, vaultctl
 from tests.support.typed import refused
+from vaultd.retrieve.store import MAX_CHUNKS_PER_KEY
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -163,18 +164,21 @@ def test_hostile_text_keeps_the_daemon_bounded(meaning_home: Home, typed_clients
         "Long line.md": "word " * 200_000 + "\n",
         "Binary.md": bytes(range(256)).decode("latin-1") * 40,
         "Garden.md": NOTES["Garden.md"],
+        # One passage pasted into many notes of one name: one key, one vector.
+        **{f"pasted/{n:02}/Same.md": "# Same\n\nWater the tomatoes early in the morning.\n" for n in range(40)},
     }
     daemon = Daemon(meaning_home)
     try:
         _vault(meaning_home, notes)
         typed = typed_clients.open(meaning_home)
         cover = covered(typed)
-        # 3,000 identical paragraphs cut into many identical passages share one vector; each
-        # passage's embedded text is bounded, however long its line.
+        # 3,000 identical paragraphs cut into many identical passages share one vector, and so do
+        # the 40 pasted notes; each passage's embedded text is bounded, however long its line.
         assert cover.total <= 12 and cover.embedded == cover.total
-        found = typed.call(RETRIEVE, RetrieveParams(query="growing vegetables at home", rerank=False))
-        assert found.ranking is Ranking.HYBRID and found.passages[0].path == "Garden.md"
-        assert len(found.passages) <= 10
+        found = typed.call(RETRIEVE, RetrieveParams(query="growing vegetables at home", rerank=False, per_note=1, limit=100))
+        assert found.ranking is Ranking.HYBRID and "Garden.md" in [p.path for p in found.passages]
+        # A question near the pasted passage reads a few of its copies, never all 40.
+        assert 1 <= sum(p.path.startswith("pasted/") for p in found.passages) <= MAX_CHUNKS_PER_KEY
     finally:
         daemon.stop()
 

@@ -39,6 +39,7 @@ VERSION = 2
 HEADING_SEP = "\x1f"
 MAX_READERS = 4
 MAX_RECENT = 1000  #: changed paths remembered for the meaning filler
+MAX_CHUNKS_PER_KEY = 8  #: chunks of one passage key a meaning ranking reads at most
 _SCHEMA = f"""
 CREATE TABLE doc(path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE chunk(
@@ -301,8 +302,9 @@ class ChunkStore:
         return {k: embed_text(t, tuple(h.split(HEADING_SEP)) if h else (), x) for k, t, h, x in rows}
 
     def by_keys(self, keys: Sequence[bytes], scores: Sequence[float]) -> list[StoredChunk]:
-        """The chunks carrying ``keys`` (every chunk of a key: identical passages share one),
-        each scored with its key's score, best first."""
+        """The chunks carrying ``keys`` (identical passages share one: at most
+        :data:`MAX_CHUNKS_PER_KEY` of each, so a passage pasted into 10,000 notes costs a query
+        no more than a few), each scored with its key's score, best first."""
         if not keys:
             return []
         score_of = dict(zip(keys, scores, strict=True))
@@ -310,7 +312,10 @@ class ChunkStore:
         with self._guard(), self._reader() as con:
             rows = list(
                 con.execute(
-                    f"SELECT id, path, heading, line_start, line_end, title, text, key FROM chunk WHERE key IN ({marks})", list(keys)
+                    "SELECT id, path, heading, line_start, line_end, title, text, key FROM ("
+                    "SELECT *, row_number() OVER (PARTITION BY key ORDER BY path, line_start) AS n "
+                    f"FROM chunk WHERE key IN ({marks})) WHERE n <= ?",
+                    [*keys, MAX_CHUNKS_PER_KEY],
                 )
             )
         found = [
