@@ -170,7 +170,7 @@ class Meaning:
         pending: deque[bytes] = deque()
         while not self._stop.is_set():
             try:
-                if self.store.writes != seen or not pending:
+                if self.store.writes != seen:  # listed again only when the chunk index changed
                     seen = self.store.writes
                     recent, self.store.recent = self.store.recent, []
                     keys = self.store.keys_in_fill_order(recent)
@@ -199,6 +199,7 @@ class Meaning:
                 self._note = f"the meaning model is not filling in: {exc}"
                 log.warning("meaning worker failed", error=str(exc)[:300])
                 pending.clear()
+                seen = -1  # list again after the pause
                 self._stop.wait(RETRY_S)
             except Exception as exc:
                 if self._stop.is_set():
@@ -206,6 +207,7 @@ class Meaning:
                 self._note = f"the meaning filler stopped a moment ({type(exc).__name__})"
                 log.exception("meaning filler failed")
                 pending.clear()
+                seen = -1  # list again after the pause
                 self._stop.wait(RETRY_S)
 
     def close(self) -> None:
