@@ -105,6 +105,8 @@ def test_retrieve_ranks_by_meaning_a_passage_that_shares_no_word(started: tuple[
     answer = json.loads(shown.out)
     assert answer["passages"][0]["path"] == "Garden.md" and answer["passages"][0]["parts"]["meaning_rank"] == 1
     assert answer["meaning"]["covered"] == answer["meaning"]["total"] == len(NOTES)
+    status = vaultctl(home, "status")
+    assert status.code == 0 and f"meaning {len(NOTES)}/{len(NOTES)} passages" in status.out, status.out
 
 
 def test_search_continues_a_plain_question_by_meaning_in_english_and_japanese(started: tuple[Home, Daemon, TypedClient]) -> None:
