@@ -202,7 +202,9 @@ async def _by_meaning(
         )
 
     def more() -> list[SearchHit]:
-        ranking = hybrid.rank(found.store, found.meaning, query, keep, params.limit - len(seen), 1, rerank=False)
+        ranking = hybrid.rank(
+            found.store, found.meaning, query, keep, params.limit - len(seen), 1, rerank=False, max_fetch=hybrid.CONTINUATION_FETCH
+        )
         hits = []
         for ranked in ranking.passages[: params.limit - len(seen)]:
             lead = fts_query.lead_snippet(ranked.chunk.text)

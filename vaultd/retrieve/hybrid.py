@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 RRF_K = 60
 MEANING_CANDIDATES = 200  #: nearest passage keys asked of the vectors per question
 MAX_FETCH = 20000  #: ranked chunks fetched at most to fill a page past hidden notes and the per-note cap
+#: note.search's continuation reads fewer: it fills what all-words left, one passage a note, and
+#: a question's common words would otherwise have it read most of the chunk index.
+CONTINUATION_FETCH = 800
 
 #: note.search's operators: a query holding any of them is a person's or a script's exact query,
 #: never continued by meaning.
@@ -78,8 +81,10 @@ def capped(chunks: list[Ranked], per_note: int, limit: int) -> list[Ranked]:
     return out
 
 
-def _bm25(store: ChunkStore, query: str, keep: Callable[[StoredChunk], bool], want: int, per_note: int) -> list[StoredChunk]:
-    fetch = max(want * 4, 64)
+def _bm25(
+    store: ChunkStore, query: str, keep: Callable[[StoredChunk], bool], want: int, per_note: int, max_fetch: int
+) -> list[StoredChunk]:
+    fetch = min(max(want * 4, 64), max_fetch)
     while True:
         hits = store.search(query, fetch)
         shown = [c for c in hits if keep(c)]
@@ -89,9 +94,9 @@ def _bm25(store: ChunkStore, query: str, keep: Callable[[StoredChunk], bool], wa
             if taken.get(c.path, 0) < per_note:
                 taken[c.path] = taken.get(c.path, 0) + 1
                 enough += 1
-        if enough >= want or len(hits) < fetch or fetch >= MAX_FETCH:
+        if enough >= want or len(hits) < fetch or fetch >= max_fetch:
             return shown
-        fetch = min(fetch * 4, MAX_FETCH)
+        fetch = min(fetch * 4, max_fetch)
 
 
 def rank(
@@ -103,10 +108,12 @@ def rank(
     per_note: int,
     *,
     rerank: bool,
+    max_fetch: int = MAX_FETCH,
 ) -> Ranking:
-    """The best ``want`` passages for ``query`` (at most ``per_note`` a note) that ``keep`` lets through."""
+    """The best ``want`` passages for ``query`` (at most ``per_note`` a note) that ``keep`` lets
+    through; BM25 reads at most ``max_fetch`` ranked chunks to fill them."""
     pool_size = max(want, min(reranker.MAX_CANDIDATES, want * 2 + 20)) if rerank else want
-    shown = _bm25(store, query, keep, pool_size, per_note)
+    shown = _bm25(store, query, keep, pool_size, per_note, max_fetch)
     result = Ranking([])
     lexical = capped([Ranked(c, c.score, bm25=c.score) for c in shown], per_note, pool_size)
     if rerank:

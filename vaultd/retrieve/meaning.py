@@ -15,6 +15,7 @@ batches. Ranking uses whichever passages have vectors; status says how many do.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -60,8 +61,6 @@ class Worker:
         self._decoder = msgspec.msgpack.Decoder(EmbedAnswer)
 
     def _start(self) -> subprocess.Popen[bytes]:
-        import os
-
         env = {**os.environ, **WORKER_ENV}
         proc = subprocess.Popen([sys.executable, *WORKER_ARGS], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True)
         try:
@@ -236,6 +235,9 @@ def query_vector(choice: backends.Choice, query: str) -> np.ndarray | None:
         if _query_failure is not None:
             return None
         if _query_model is None:
+            # OpenMP's threads in the daemon sleep when idle (read when the engine loads): a
+            # spinning pool would take cores from every other request between questions.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             try:
                 _query_model = backends.load(choice)
             except Exception as exc:  # noqa: BLE001 - no vectors for questions: BM25 alone, said once
