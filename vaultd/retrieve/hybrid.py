@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,7 @@ MAX_FETCH = 20000  #: ranked chunks fetched at most to fill a page past hidden n
 #: note.search's continuation reads fewer: it fills what all-words left, one passage a note, and
 #: a question's common words would otherwise have it read most of the chunk index.
 CONTINUATION_FETCH = 800
+_embedder = ThreadPoolExecutor(max_workers=2, thread_name_prefix="vaultd-question")
 
 #: note.search's operators: a query holding any of them is a person's or a script's exact query,
 #: never continued by meaning.
@@ -113,6 +115,8 @@ def rank(
     """The best ``want`` passages for ``query`` (at most ``per_note`` a note) that ``keep`` lets
     through; BM25 reads at most ``max_fetch`` ranked chunks to fill them."""
     pool_size = max(want, min(reranker.MAX_CANDIDATES, want * 2 + 20)) if rerank else want
+    # The question is embedded while BM25 ranks (the model's engine releases the GIL).
+    embedding = _embedder.submit(query_vector, meaning.choice, query) if meaning is not None and len(meaning.vectors) else None
     shown = _bm25(store, query, keep, pool_size, per_note, max_fetch)
     result = Ranking([])
     lexical = capped([Ranked(c, c.score, bm25=c.score) for c in shown], per_note, pool_size)
@@ -126,8 +130,8 @@ def rank(
     for n, r in enumerate(lexical, start=1):
         r.bm25_rank = n
     semantic: list[Ranked] = []
-    if meaning is not None and len(meaning.vectors):
-        vector = query_vector(meaning.choice, query)
+    if meaning is not None and embedding is not None:
+        vector = embedding.result()
         if vector is not None:
             keys, cosines = meaning.vectors.nearest(vector, MEANING_CANDIDATES)
             near = [c for c in store.by_keys(keys, cosines) if keep(c)]
