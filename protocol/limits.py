@@ -54,3 +54,11 @@ RETAINED_EVENT_BYTES: Final = 4 * MiB  #: a vault's retained events for ``since`
 MAX_CAPTURE_BYTES: Final = 64 * MiB  #: one captured file's bytes (a raw copy), and every capture of one operation together
 MAX_INLINE_CAPTURE_BYTES: Final = 512 * KiB  #: content sent inside a capture call (text or base64 data), before encoding
 MAX_RETRIEVE_QUERY_CHARS: Final = 8000  #: a retrieval query, in characters after NFC and whitespace folding
+
+#: Search and retrieval answers, sized for an agent's context: their hits or passages, encoded,
+#: fit in this many bytes by default (the first always comes; the rest is counted and a cursor
+#: continues after it).
+DEFAULT_ANSWER_BYTES: Final = 8 * KiB
+MIN_ANSWER_BYTES: Final = 1 * KiB
+MAX_ANSWER_BYTES: Final = 1024 * KiB
+MAX_CURSOR_CHARS: Final = 128  #: an answer's cursor, as the daemon makes it

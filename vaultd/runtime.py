@@ -39,6 +39,9 @@ from vaultd.errors import Unavailable
 from vaultd.events.log import EventLog
 from vaultd.fsio import LockHeld, record_holder, take_lock
 from vaultd.git.keeper import GitKeeper
+from vaultd.retrieve.live import coverage as meaning_coverage
+from vaultd.retrieve.live import passages_for, stop_meaning
+from vaultd.retrieve.meaning import absence as meaning_absence
 from vaultd.txn import journal, seal
 from vaultd.txn.engine import RecoveryReport, recover
 from vaultd.vault.index import BuildTally
@@ -315,6 +318,7 @@ class VaultRuntime:
         self.git.stop()
         self.events.close(final=VaultRemoved())
         if self.live is not None:
+            stop_meaning(self.live)
             self.live.stop()
             self.live.close()
         if self._lock_fd is not None:
@@ -337,6 +341,7 @@ class VaultRuntime:
             message=self.message,
             notes=self.note_count(),
             progress=progress_of(tally) if tally is not None else None,
+            meaning=meaning_coverage(self.live) if self.live is not None else None,
         )
 
     # -- events ------------------------------------------------------------------------------
@@ -365,6 +370,12 @@ class VaultRuntime:
         if self.state == VaultState.INDEXING:
             self.state = VaultState.READY
         self.publish_health()
+        if meaning_absence() is None:
+            # Passage vectors fill in behind the text index from now on (search already answers).
+            try:
+                await passages_for(live)
+            except Exception:
+                log.exception("chunk index did not open for the meaning filler", vault=self.entry.id)
 
     async def rebuild(self, turn: Turn | None = None) -> Rebuilt:
         """Re-read every note into a new index while the old one serves reads (see :mod:`vaultd.vault.rebuild`).

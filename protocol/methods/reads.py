@@ -13,7 +13,16 @@ from typing import Annotated, Any
 import msgspec
 
 from protocol.errors import ErrorCode
-from protocol.limits import DEFAULT_READ_PAGE_BYTES, MAX_QUERY_BYTES, MAX_READ_PAGE_BYTES, describe
+from protocol.limits import (
+    DEFAULT_ANSWER_BYTES,
+    DEFAULT_READ_PAGE_BYTES,
+    MAX_ANSWER_BYTES,
+    MAX_CURSOR_CHARS,
+    MAX_QUERY_BYTES,
+    MAX_READ_PAGE_BYTES,
+    MIN_ANSWER_BYTES,
+    describe,
+)
 from protocol.methods.common import OptionalVault, Params, Result
 from protocol.methods.spec import Effect, MethodSpec, P, R, Trait, spec
 
@@ -27,6 +36,12 @@ Filter = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 IncludeExcluded = Annotated[
     bool,
     msgspec.Meta(description="Also notes Obsidian's Excluded files setting (userIgnoreFilters) hides, as its search does not."),
+]
+
+
+#: The cursor of a bounded answer (search, retrieve): where the next answer continues.
+AnswerCursor = Annotated[
+    str, msgspec.Meta(min_length=1, max_length=MAX_CURSOR_CHARS, description="The cursor of the previous answer: continue after it.")
 ]
 
 
@@ -53,8 +68,41 @@ class SearchParams(Params):
         Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="A vault-relative folder; notes below it match.")] | None
     ) = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many hits, best first.")] = 20
+    meaning: Annotated[
+        bool,
+        msgspec.Meta(
+            description=(
+                "When the query is plain words (no operator) and fewer notes hold every word than limit, "
+                'continue with notes ranked by meaning (any word, and the meaning model when installed), marked match "meaning". '
+                "false: every word required, nothing more."
+            )
+        ),
+    ] = True
+    max_bytes: Annotated[
+        int,
+        msgspec.Meta(
+            ge=MIN_ANSWER_BYTES,
+            le=MAX_ANSWER_BYTES,
+            description=(
+                "The hits, encoded, fit in this many bytes (the first always comes); "
+                f"the rest is counted in left_out. Default {DEFAULT_ANSWER_BYTES}."
+            ),
+        ),
+    ] = DEFAULT_ANSWER_BYTES
+    cursor: (
+        Annotated[
+            str,
+            msgspec.Meta(min_length=1, max_length=MAX_CURSOR_CHARS, description="The cursor of the previous answer: continue after it."),
+        ]
+        | None
+    ) = None
     fresh: Fresh = False
     include_excluded: IncludeExcluded = False
+
+
+class Match(enum.StrEnum):
+    ALL = "all"  #: the note holds what the query asks (every word, the phrase, the filters)
+    MEANING = "meaning"  #: a plain-words query's continuation: ranked by any word and by meaning
 
 
 class SearchHit(msgspec.Struct, kw_only=True):
@@ -64,11 +112,14 @@ class SearchHit(msgspec.Struct, kw_only=True):
     snippet: str  #: bounded; matched terms are wrapped in ** ** (a matched link as a whole)
     excerpt: str = ""  #: the snippet's text without the ** marks: the note's own characters only
     highlights: list[tuple[int, int]] = []  #: [start, end) of each match in excerpt, in characters (code points)
+    match: Match = Match.ALL  #: "meaning": found by the continuation of a plain-words query, not by every word
 
 
 class SearchResult(Result):
     hits: list[SearchHit]
     did_you_mean: str | None = None  #: when nothing matches: a corrected query that finds notes
+    left_out: int = 0  #: hits found within limit but left out of this answer to fit max_bytes
+    cursor: str | None = None  #: pass it back as cursor to get the hits left out
 
 
 class ReadParams(Params):

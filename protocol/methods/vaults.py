@@ -11,7 +11,7 @@ from protocol.errors import Issue
 from protocol.methods.common import Empty, Fingerprint, Params, Result, VaultId
 from protocol.methods.gate import ORG_DEFAULT, PERSONAL_DEFAULT, AgentPolicy, AgentPolicyChange
 from protocol.methods.git_settings import DEFAULT_QUIET_S, GitMode, QuietSeconds, RemoteUrl, SyncInterval
-from protocol.methods.indexing import BuildProgress
+from protocol.methods.indexing import BuildProgress, MeaningCoverage
 from protocol.methods.spec import Effect, MethodSpec, Trait, spec
 
 
@@ -164,6 +164,7 @@ class VaultHealth(msgspec.Struct, kw_only=True):
     notes: int = 0
     pending_proposals: int = 0  #: agent proposals waiting for a person (filled by daemon.status)
     progress: BuildProgress | None = None  #: while a build runs (state indexing, or a rebuild)
+    meaning: MeaningCoverage | None = None  #: passage vectors, once the meaning filler runs for this vault
 
 
 class VaultAddParams(Params):

@@ -104,7 +104,7 @@ def test_the_installed_model_reranks(vault: Path, cli: Any) -> None:
 
 def test_the_chunk_index_is_beside_the_cache_and_private(vault: Path, home: Home, cli: Any) -> None:
     retrieve(cli, "crash")
-    chunk_files = list((home.home / "indexes").glob("*-chunks-v1.sqlite"))
+    chunk_files = list((home.home / "indexes").glob("*-chunks-v2.sqlite"))
     assert len(chunk_files) == 1 and (chunk_files[0].stat().st_mode & 0o777) == 0o600
     result = vaultctl(home, "retrieve", "crash", "--json")
     assert result.code == 0

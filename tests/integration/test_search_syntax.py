@@ -66,11 +66,11 @@ def test_nothing_found_exits_1_and_says_what_might_have_been_meant(vault: Path, 
     assert missed.code == 1 and missed.out == ""
     assert missed.err == "no notes match; did you mean: vaultctl search heron\n"
     as_json = cli("search", "herno plan", "--json")
-    assert as_json.code == 1 and as_json.json() == {"hits": [], "did_you_mean": "heron plan"}
+    assert as_json.code == 1 and as_json.json() == {"hits": [], "did_you_mean": "heron plan", "left_out": 0, "cursor": None}
     tag_typo = cli("search", "tag:#projcet", "--json")
     assert tag_typo.code == 1 and tag_typo.json()["did_you_mean"] == "tag:#project"
     nothing_near = cli("search", "qqqqqq", "--json")
-    assert nothing_near.code == 1 and nothing_near.json() == {"hits": [], "did_you_mean": None}
+    assert nothing_near.code == 1 and nothing_near.json() == {"hits": [], "did_you_mean": None, "left_out": 0, "cursor": None}
     assert cli("search", "--tag", "nope").code == 1
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     secret = cli("search", f"{token} herno", "--json")  # a correction would echo the query: never a secret

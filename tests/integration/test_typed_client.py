@@ -47,6 +47,6 @@ def test_a_session_speaks_on_the_channel_it_opened(daemon: Daemon, typed_clients
 def test_a_reply_must_decode_whole_into_its_type() -> None:
     """A key the result type does not declare would be dropped by the decode: the typed client
     fails the test instead, so comparing a result with a Struct holds the reply to its exact JSON."""
-    assert _whole(SEARCH, b'{"hits": [], "did_you_mean": null}') == SearchResult(hits=[], did_you_mean=None)
+    assert _whole(SEARCH, b'{"hits": [], "did_you_mean": null, "left_out": 0, "cursor": null}') == SearchResult(hits=[], did_you_mean=None)
     with pytest.raises(AssertionError, match="does not decode whole"):
-        _whole(SEARCH, b'{"hits": [], "did_you_mean": null, "undeclared": 1}')
+        _whole(SEARCH, b'{"hits": [], "did_you_mean": null, "left_out": 0, "cursor": null, "undeclared": 1}')

@@ -67,6 +67,9 @@ class Home:
                 "XDG_DATA_HOME": str(root / "user" / "data"),
                 "XDG_CONFIG_HOME": str(root / "user" / "config"),
                 "PYTHONPATH": str(REPO),
+                # The meaning model embeds a few passages a second: a test that wants it turns it
+                # on (tests/integration/test_meaning.py); every other daemon runs BM25 alone.
+                "VAULTD_MEANING_MODEL": "off",
             }
         )
         (root / "user").mkdir()

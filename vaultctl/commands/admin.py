@@ -84,11 +84,24 @@ def _status_text(s: DaemonStatus) -> str:
     return text
 
 
+def _meaning(v: VaultHealth) -> str:
+    """The meaning model's cover, once it runs: ``; meaning 1,200/8,346 passages, about 35 min left``."""
+    m = v.meaning
+    if m is None:
+        return ""
+    text = f"; meaning {m.covered:,}/{m.total:,} passages"
+    if m.eta_s is not None:
+        text += f", about {max(1, round(m.eta_s / 60)):,} min left" if m.eta_s >= 60 else f", about {round(m.eta_s)} s left"
+    if m.note:
+        text += f" ({m.note})"
+    return text
+
+
 def _state(v: VaultHealth) -> str:
     """The state, with a build's progress when one runs: ``indexing 1,234/5,000``."""
     p = v.progress
     if p is None:
-        return str(v.state)
+        return str(v.state) + _meaning(v)
     doing = f"{v.state}, rebuilding" if p.rebuild else str(v.state)
     if p.total is None:
         return f"{doing} (listing files)"

@@ -13,7 +13,7 @@ import msgspec
 import typer
 
 from protocol.errors import ErrorCode, ExitStatus
-from protocol.limits import DEFAULT_READ_PAGE_BYTES, MAX_READ_PAGE_BYTES, describe
+from protocol.limits import DEFAULT_READ_PAGE_BYTES, MAX_ANSWER_BYTES, MAX_READ_PAGE_BYTES, describe
 from protocol.methods import reads
 from protocol.methods.reads import (
     IssuesParams,
@@ -52,6 +52,13 @@ def search(
     tag: Annotated[str | None, typer.Option(help=doc(SearchParams, "tag"))] = None,
     folder: Annotated[str | None, typer.Option(help=doc(SearchParams, "folder"))] = None,
     limit: Annotated[int, typer.Option(help=doc(SearchParams, "limit"))] = 20,
+    meaning: Annotated[
+        bool,
+        typer.Option(
+            "--meaning",
+            help="Continue a plain-words query with notes ranked by meaning when fewer hold every word (marked match: meaning).",
+        ),
+    ] = False,
     color: Annotated[
         display.ColorMode | None,
         typer.Option("--color", help="Show matches in colour: auto (on a terminal, unless NO_COLOR is set), always, never."),
@@ -61,7 +68,7 @@ def search(
     as_json: JsonOpt = False,
 ) -> None:
     """Full-text search: each hit's path, title and snippet, best first (--json adds the scores); exit 1 when
-    nothing matches (as grep and rg do)."""
+    nothing matches (as grep and rg do). Every word is required unless --meaning continues the answer."""
     if not (query or "").strip() and not any((type_, domain, tag, folder)):
         fail("give words to search for, or a filter (--tag, --folder, --type, --domain)", ExitStatus.USAGE)
     if color is not None:
@@ -75,6 +82,8 @@ def search(
             tag=tag,
             folder=folder,
             limit=limit,
+            meaning=meaning,
+            max_bytes=MAX_ANSWER_BYTES,  # a person's terminal: every hit up to --limit
             fresh=fresh,
             include_excluded=include_excluded,
         )

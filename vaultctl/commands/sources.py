@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from protocol.errors import ExitStatus
-from protocol.limits import MAX_INLINE_CAPTURE_BYTES
+from protocol.limits import DEFAULT_ANSWER_BYTES, MAX_ANSWER_BYTES, MAX_INLINE_CAPTURE_BYTES, MIN_ANSWER_BYTES
 from protocol.methods import retrieve, sources
 from protocol.methods.retrieve import RetrieveParams, RetrieveResult
 from protocol.methods.sources import (
@@ -332,11 +332,21 @@ def retrieve_passages(
     no_rerank: Annotated[
         bool, typer.Option("--no-rerank", help="Keep BM25's order (skip the local model even when it is installed).")
     ] = False,
+    no_meaning: Annotated[
+        bool, typer.Option("--no-meaning", help="BM25 (and the rerank) alone, without the meaning model's ranking.")
+    ] = False,
+    explain: Annotated[bool, typer.Option("--explain", help=doc(RetrieveParams, "explain"))] = False,
+    max_bytes: Annotated[
+        int,
+        typer.Option("--max-bytes", min=MIN_ANSWER_BYTES, max=MAX_ANSWER_BYTES, help=doc(RetrieveParams, "max_bytes")),
+    ] = DEFAULT_ANSWER_BYTES,
+    cursor: Annotated[str | None, typer.Option(help=doc(RetrieveParams, "cursor"))] = None,
     fresh: FreshOpt = False,
     include_excluded: Annotated[bool, typer.Option("--include-excluded", help=doc(RetrieveParams, "include_excluded"))] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Passages that answer QUERY, each with its note, heading path, lines and a citation."""
+    """Passages that answer QUERY, each with its note, heading path, lines and a citation; ranked by
+    meaning too once the meaning model covers them (--explain shows each passage's parts)."""
     with session() as c:
         params = RetrieveParams(
             query=query,
@@ -345,6 +355,10 @@ def retrieve_passages(
             per_note=per_note,
             folder=folder,
             rerank=not no_rerank,
+            meaning=not no_meaning,
+            explain=explain,
+            max_bytes=max_bytes,
+            cursor=cursor,
             fresh=fresh,
             include_excluded=include_excluded,
         )
@@ -356,8 +370,15 @@ def retrieve_passages(
         lines = []
         for p in r.passages:
             lines.append(f"{p.score:.3f}  {p.citation}  (lines {p.line_start}-{p.line_end})")
+            if p.parts is not None:
+                x = p.parts
+                lines.append(f"    [bm25 #{x.bm25_rank} {x.bm25}  meaning #{x.meaning_rank} cosine {x.cosine}  fused {x.fused}]")
             lines += [f"    {ln}" for ln in p.text.splitlines()[:6]]
         lines.append(f"ranked by {r.ranking}" + (f"; {r.note}" if r.note else ""))
+        if r.meaning is not None:
+            lines.append(f"meaning covers {r.meaning.covered} of {r.meaning.total} passages")
+        if r.left_out:
+            lines.append(f"{r.left_out} more passage(s) left out to fit; continue with --cursor {r.cursor}")
         return "\n".join(lines)
 
     emit(result, as_json, text)

@@ -15,6 +15,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 import anyio
+import msgspec
 
 from protocol.limits import MAX_NOTE_BYTES, MAX_QUERY_BYTES, describe
 from protocol.methods import reads
@@ -24,6 +25,7 @@ from protocol.methods.reads import (
     IssuesResult,
     ListParams,
     ListResult,
+    Match,
     NoteSummary,
     ReadFailure,
     ReadManyItem,
@@ -40,6 +42,7 @@ from protocol.methods.reads import (
     TagsResult,
     VaultParams,
 )
+from vaultd.api.answer_bytes import asked, cursor_at, fitted, offset_of
 from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Ambiguous, InvalidParams, LimitExceeded, NotFound, PolicyRefused, VaultError
 from vaultd.fsio import ReadRefused, Refusal, read_regular
@@ -50,8 +53,10 @@ from vaultd.obsidian.settings import excluded, read_settings
 from vaultd.ops.create import note_path
 from vaultd.policy import secret_issues
 from vaultd.policy.visibility import Visibility
+from vaultd.retrieve import hybrid
+from vaultd.retrieve.live import passages_for
 from vaultd.sources import references
-from vaultd.vault import frontmatter, markdown, oplog
+from vaultd.vault import frontmatter, fts_query, markdown, oplog
 from vaultd.vault.link_targets import ResolutionStatus
 from vaultd.vault.lookup import find_note
 from vaultd.vault.note import Skipped, parse_note
@@ -61,6 +66,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+    from vaultd.retrieve.store import StoredChunk
     from vaultd.vault.cache import Hit
     from vaultd.vault.model import NoteRecord
     from vaultd.vault.watcher import LiveIndex
@@ -107,13 +113,37 @@ def _scalar(record: NoteRecord, key: str) -> str | None:
 
 @handles(reads.SEARCH)
 async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
-    """Ranked hits for a query; the query's size is bounded before the index sees it.
+    """Ranked hits for a query, cut to ``max_bytes`` with a cursor to the rest; the query's size
+    is bounded before the index sees it.
 
     Raises:
-        InvalidParams: INVALID_PARAMS, the query is over ``MAX_QUERY_BYTES``.
+        InvalidParams: INVALID_PARAMS, the query is over ``MAX_QUERY_BYTES``, or the cursor is
+            not one of this query's.
     """
     if len(params.query.encode("utf-8")) > MAX_QUERY_BYTES:
         raise InvalidParams(f"the query is over {MAX_QUERY_BYTES} UTF-8 bytes")
+    question = asked(
+        params.query,
+        params.vault,
+        params.type,
+        params.domain,
+        params.tag,
+        params.folder,
+        params.limit,
+        params.meaning,
+        params.include_excluded,
+    )
+    offset = offset_of(params.cursor, question)
+    result = await _ranked_hits(ctx, msgspec.structs.replace(params, limit=offset + params.limit, cursor=None))
+    page = result.hits[offset : offset + params.limit]
+    result.hits = fitted(page, params.max_bytes)
+    result.left_out = len(page) - len(result.hits)
+    result.cursor = cursor_at(offset + len(result.hits), question) if result.left_out else None
+    return result
+
+
+async def _ranked_hits(ctx: CallContext, params: SearchParams) -> SearchResult:
+    """Every hit up to ``params.limit``: the notes holding every word, then, for plain words, by meaning."""
     live, view = await live_view(ctx, params.vault, params.fresh)
     index = live.index
     if index.cache is None:
@@ -178,7 +208,58 @@ async def search(ctx: CallContext, params: SearchParams) -> SearchResult:
         ]
         return SearchResult(hits=found[: params.limit], did_you_mean=suggestion)
 
-    return await anyio.to_thread.run_sync(answer)
+    result = await anyio.to_thread.run_sync(answer)
+    if params.meaning and len(result.hits) < params.limit and hybrid.is_plain(params.query):
+        result.hits += await _by_meaning(live, view, params, log_path, folder, {h.path for h in result.hits}, shown_here)
+    return result
+
+
+async def _by_meaning(
+    live: LiveIndex,
+    view: Visibility,
+    params: SearchParams,
+    log_path: str,
+    folder: str | None,
+    seen: set[str],
+    shown_here: Callable[[str], bool],
+) -> list[SearchHit]:
+    """A plain-words search's continuation: notes ranked by any word and by meaning (one passage
+    each, its lines as the snippet), under the same filters, after the notes holding every word."""
+    found = await passages_for(live)
+    index = live.index
+    query = hybrid.normalized(params.query)
+
+    def keep(chunk: StoredChunk) -> bool:
+        record = index.notes.get(chunk.path)
+        return (
+            record is not None
+            and chunk.path not in seen
+            and chunk.path != log_path
+            and view.visible(chunk.path)
+            and shown_here(chunk.path)
+            and references.matches_filters(record, params.type, params.domain, params.tag, folder)
+        )
+
+    def more() -> list[SearchHit]:
+        ranking = hybrid.rank(
+            found.store, found.meaning, query, keep, params.limit - len(seen), 1, rerank=False, max_fetch=hybrid.CONTINUATION_FETCH
+        )
+        hits = []
+        for ranked in ranking.passages[: params.limit - len(seen)]:
+            lead = fts_query.lead_snippet(ranked.chunk.text)
+            hits.append(
+                SearchHit(
+                    path=ranked.chunk.path,
+                    title=ranked.chunk.title,
+                    score=ranked.score,
+                    snippet=lead.snippet,
+                    excerpt=lead.excerpt,
+                    match=Match.MEANING,
+                )
+            )
+        return hits
+
+    return await anyio.to_thread.run_sync(more)
 
 
 def _note_bytes(root: str, path: str, log_path: str) -> bytes:

@@ -1,4 +1,5 @@
-"""note.retrieve: passages ranked by BM25 over the chunk index, reranked when the local model is there."""
+"""note.retrieve: passages ranked by BM25 over the chunk index, reranked when the local model is
+there, fused with the meaning model's ranking over the passages it has covered; bounded in bytes."""
 
 from __future__ import annotations
 
@@ -9,17 +10,17 @@ import anyio
 
 from protocol.limits import MAX_RETRIEVE_QUERY_CHARS
 from protocol.methods import retrieve
-from protocol.methods.retrieve import MAX_PASSAGE_CHARS, Passage, Ranking, RerankStatus, RetrieveParams, RetrieveResult
+from protocol.methods.retrieve import MAX_PASSAGE_CHARS, Parts, Passage, Ranking, RerankStatus, RetrieveParams, RetrieveResult
+from vaultd.api.answer_bytes import asked, cursor_at, fitted, offset_of
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view, log_path_of, obsidian_shown
 from vaultd.errors import InvalidParams
-from vaultd.retrieve import rerank as reranker
-from vaultd.retrieve.live import passages_for
+from vaultd.retrieve import hybrid
+from vaultd.retrieve.live import coverage, passages_for
+from vaultd.retrieve.meaning import absence as meaning_absence
 
 if TYPE_CHECKING:
     from vaultd.retrieve.store import StoredChunk
-
-MAX_FETCH = 20000  #: ranked chunks fetched at most to fill a page past private notes and the per-note cap
 
 
 def normalized_query(raw: str) -> str:
@@ -36,21 +37,14 @@ def normalized_query(raw: str) -> str:
     return query
 
 
-def _capped(chunks: list[StoredChunk], per_note: int, limit: int) -> list[StoredChunk]:
-    taken: dict[str, int] = {}
-    out = []
-    for chunk in chunks:
-        if taken.get(chunk.path, 0) >= per_note:
-            continue
-        taken[chunk.path] = taken.get(chunk.path, 0) + 1
-        out.append(chunk)
-        if len(out) >= limit:
-            break
-    return out
-
-
-def _passage(chunk: StoredChunk, score: float) -> Passage:
+def _passage(ranked: hybrid.Ranked, explain: bool) -> Passage:
+    chunk = ranked.chunk
     text = chunk.text if len(chunk.text) <= MAX_PASSAGE_CHARS else chunk.text[: MAX_PASSAGE_CHARS - 1] + "…"
+    parts = None
+    if explain:
+        parts = Parts(
+            bm25_rank=ranked.bm25_rank, bm25=ranked.bm25, meaning_rank=ranked.meaning_rank, cosine=ranked.cosine, fused=ranked.fused
+        )
     return Passage(
         path=chunk.path,
         title=chunk.title,
@@ -58,21 +52,32 @@ def _passage(chunk: StoredChunk, score: float) -> Passage:
         line_start=chunk.line_start,
         line_end=chunk.line_end,
         text=text,
-        score=score,
+        score=ranked.score,
         citation=f"{chunk.path}#{chunk.heading[-1]}" if chunk.heading else chunk.path,
+        parts=parts,
     )
 
 
 @handles(retrieve.RETRIEVE)
 async def retrieve_passages(ctx: CallContext, params: RetrieveParams) -> RetrieveResult:
     query = normalized_query(params.query)
+    question = asked(
+        query,
+        params.vault or "",
+        params.folder or "",
+        params.per_note,
+        params.rerank,
+        params.meaning,
+        params.limit,
+        params.include_excluded,
+    )
+    offset = offset_of(params.cursor, question)
     live, view = await live_view(ctx, params.vault, params.fresh)
-    store = (await passages_for(live)).store
+    found = await passages_for(live)
     log_path = log_path_of(ctx, params.vault)
     folder = params.folder.strip("/") + "/" if params.folder and params.folder.strip("/") else None
     notes = live.index.notes
     shown_here = await obsidian_shown(live.root, params.include_excluded)
-    want = max(params.limit, min(reranker.MAX_CANDIDATES, params.limit * 2 + 20)) if params.rerank else params.limit
 
     def keep(chunk: StoredChunk) -> bool:
         return (
@@ -83,26 +88,31 @@ async def retrieve_passages(ctx: CallContext, params: RetrieveParams) -> Retriev
             and (folder is None or chunk.path.startswith(folder))
         )
 
-    def ranked() -> list[StoredChunk]:
-        fetch = max(want * 4, 64)
-        while True:
-            hits = store.search(query, fetch)
-            shown = [c for c in hits if keep(c)]
-            if len(_capped(shown, params.per_note, want)) >= want or len(hits) < fetch or fetch >= MAX_FETCH:
-                return shown
-            fetch = min(fetch * 4, MAX_FETCH)
-
     def answer() -> RetrieveResult:
-        shown = ranked()
-        if not params.rerank:
-            chosen = _capped(shown, params.per_note, params.limit)
-            return RetrieveResult(passages=[_passage(c, c.score) for c in chosen], ranking=Ranking.BM25, rerank=RerankStatus.OFF)
-        pool = _capped(shown, params.per_note, want)
-        scores, status, note = reranker.rerank(query, [c.text for c in pool], [c.score for c in pool])
-        if scores is None:
-            chosen = _capped(shown, params.per_note, params.limit)
-            return RetrieveResult(passages=[_passage(c, c.score) for c in chosen], ranking=Ranking.BM25, rerank=status, note=note)
-        order = sorted(range(len(pool)), key=lambda i: (-scores[i], i))[: params.limit]
-        return RetrieveResult(passages=[_passage(pool[i], scores[i]) for i in order], ranking=Ranking.RERANKED, rerank=RerankStatus.USED)
+        ranking = hybrid.rank(
+            found.store,
+            found.meaning if params.meaning else None,
+            query,
+            keep,
+            offset + params.limit,
+            params.per_note,
+            rerank=params.rerank,
+        )
+        page = [_passage(r, params.explain) for r in ranking.passages[offset : offset + params.limit]]
+        shown = fitted(page, params.max_bytes)
+        left = len(page) - len(shown)
+        order = Ranking.HYBRID if ranking.hybrid else Ranking.RERANKED if ranking.rerank is RerankStatus.USED else Ranking.BM25
+        note = ranking.note
+        if found.meaning is None and params.meaning and not note:
+            note = meaning_absence() or ""
+        return RetrieveResult(
+            passages=shown,
+            ranking=order,
+            rerank=ranking.rerank,
+            note=note,
+            meaning=coverage(live),
+            left_out=left,
+            cursor=cursor_at(offset + len(shown), question) if left else None,
+        )
 
     return await anyio.to_thread.run_sync(answer)

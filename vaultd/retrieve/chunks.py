@@ -8,6 +8,7 @@ quotes. Sections with nothing but their heading are left out: they answer nothin
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -78,3 +79,22 @@ def _trimmed(chunk: Chunk) -> Chunk:
     """The chunk without trailing blank lines in its range."""
     lines = chunk.text.split("\n")
     return Chunk(chunk.heading, chunk.line_start, chunk.line_start + len(lines) - 1, chunk.text)
+
+
+#: Of each passage, what the meaning model embeds: the note's title, the heading path and the
+#: start of the text. A transformer's cost grows with its tokens, and the head says most
+#: (docs/dependencies.md, "Choosing the meaning model").
+EMBED_CHARS = 400
+MAX_TITLE_CHARS = 200
+
+
+def embed_text(title: str, heading: Sequence[str], text: str) -> str:
+    """What the meaning model embeds for one passage (bounded, whatever the note holds)."""
+    path = " > ".join(heading)[:MAX_TITLE_CHARS]
+    return f"{title[:MAX_TITLE_CHARS]}: {path}\n{text[:EMBED_CHARS]}"
+
+
+def passage_key(embedded: str) -> bytes:
+    """A passage's key: the digest of what is embedded, so identical passages share one vector
+    and a passage whose embedded text did not change is never embedded again."""
+    return hashlib.blake2b(embedded.encode("utf-8", "surrogatepass"), digest_size=16).digest()

@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING
 import anyio
 import structlog
 
+from protocol.methods.indexing import MeaningCoverage
+from vaultd.retrieve import meaning
 from vaultd.retrieve.chunks import Chunk, chunk_note
+from vaultd.retrieve.meaning import Meaning, meaning_for
 from vaultd.retrieve.store import ChunkStore, DocStat, file_name
 from vaultd.vault.reading import Updates, read_note
 from vaultd.vault.walk import FileStat
@@ -42,6 +45,7 @@ class Passages:
     def __init__(self, path: Path) -> None:
         self.store = ChunkStore(path)
         self.live: LiveIndex | None = None
+        self.meaning: Meaning | None = None
 
     def follow(self, updates: Updates) -> None:
         """Apply one batch of the live index's changes (worker thread)."""
@@ -49,6 +53,8 @@ class Passages:
         gone = [*updates.gone, *(s.path for s in updates.skipped), *(a.path for a in updates.attachments)]
         if upserts or gone:
             self.store.apply(upserts, gone)
+            if self.meaning is not None:
+                self.meaning.changed()
 
     def reconcile(self, live: LiveIndex) -> int:
         """Bring the chunk index to the live index's notes by stat (worker thread, index held still)."""
@@ -89,11 +95,46 @@ async def passages_for(live: LiveIndex) -> Passages:
             changed = await anyio.to_thread.run_sync(found.reconcile, live)
             live.followers.append(found.follow)
             found.live = live
+            found.meaning = meaning_for(found.store)
             log.info("chunk index ready", vault=str(live.root), rechunked=changed, seconds=round(anyio.current_time() - started, 3))
     return found
 
 
+def coverage(live: LiveIndex) -> MeaningCoverage | None:
+    """How much of ``live``'s vault the meaning model covers, once its filler runs."""
+    path = live.cache_path.with_name(file_name(live.cache_path.name))
+    with _lock:
+        found = _open.get(path)
+    if found is None or found.meaning is None:
+        return None
+    now = found.meaning.coverage()
+    left = now.total - now.covered
+    eta = round(left / now.per_second, 1) if now.per_second and left > 0 else None
+    return MeaningCoverage(
+        model=now.model,
+        covered=now.covered,
+        total=now.total,
+        embedded=now.embedded,
+        per_second=round(now.per_second, 2) if now.per_second else None,
+        eta_s=eta,
+        note=now.note,
+    )
+
+
+def stop_meaning(live: LiveIndex) -> None:
+    """Stop the meaning filler of ``live``'s vault (its worker process with it): the vault is
+    no longer served. Its vectors stay on disk for the next time."""
+    path = live.cache_path.with_name(file_name(live.cache_path.name))
+    with _lock:
+        found = _open.get(path)
+    if found is not None and found.meaning is not None:
+        stopping = found.meaning
+        found.meaning = None
+        meaning.forget(stopping)
+
+
 def close_all() -> None:
+    meaning.close_all()
     with _lock:
         for passages in _open.values():
             passages.store.close()

@@ -5,7 +5,9 @@ or that SQLite finds damaged, is deleted and made again. Mode 0600, never follow
 link. Schema::
 
     doc(path PRIMARY KEY, size, mtime_ns, ino)      the stat each note was chunked at
-    chunk(id PRIMARY KEY, path, heading, line_start, line_end, title, text)
+    chunk(id PRIMARY KEY, path, heading, line_start, line_end, title, text, key)
+                                                    key: the passage key (chunks.passage_key), the
+                                                    meaning vectors' key
     fts   fts5(title, heading, body, grams; contentless)  rowid = chunk.id; grams: CJK bigrams
 
 BM25 weights: heading 3, title 1.5, body 1, grams 1. One writer at a time; readers borrow a
@@ -23,25 +25,29 @@ from typing import TYPE_CHECKING, cast
 import apsw
 
 from vaultd.errors import Unavailable
+from vaultd.retrieve.chunks import embed_text, passage_key
 from vaultd.vault import fts_query
 from vaultd.vault.cache.sqlite_file import connect, prepare_file, recreate, signed64
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Sequence
     from pathlib import Path
 
     from vaultd.retrieve.chunks import Chunk
 
-VERSION = 1
+VERSION = 2
 HEADING_SEP = "\x1f"
 MAX_READERS = 4
+MAX_RECENT = 1000  #: changed paths remembered for the meaning filler
+MAX_CHUNKS_PER_KEY = 8  #: chunks of one passage key a meaning ranking reads at most
 _SCHEMA = f"""
 CREATE TABLE doc(path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE chunk(
     id INTEGER PRIMARY KEY, path TEXT NOT NULL, heading TEXT NOT NULL,
-    line_start INTEGER NOT NULL, line_end INTEGER NOT NULL, title TEXT NOT NULL, text TEXT NOT NULL
+    line_start INTEGER NOT NULL, line_end INTEGER NOT NULL, title TEXT NOT NULL, text TEXT NOT NULL, key BLOB NOT NULL
 );
 CREATE INDEX chunk_path ON chunk(path);
+CREATE INDEX chunk_key ON chunk(key);
 CREATE VIRTUAL TABLE fts USING fts5(title, heading, body, grams, content='', contentless_delete=1,
     tokenize='unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row');
@@ -105,6 +111,9 @@ class ChunkStore:
         self._closed = False
         self._writes = 0  #: bumped by every apply, so a reader knows its cached row count is stale
         self._counted: tuple[int, int] | None = None
+        #: Paths changed by the latest applies, oldest first (bounded): the meaning filler embeds
+        #: their passages before the rest, so a changed note is covered again within seconds.
+        self.recent: list[str] = []
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -128,21 +137,29 @@ class ChunkStore:
                 for path, st, title, chunks in upserts:
                     if not fts_query.is_storable(path):
                         continue
+                    self.recent.append(path)
                     self._drop(con, path)
                     con.execute("INSERT INTO doc VALUES (?, ?, ?, ?)", (path, st.size, st.mtime_ns, signed64(st.ino)))
                     safe_title = fts_query.storable(title)
                     for chunk in chunks:
                         text = fts_query.storable(chunk.text)
                         heading = fts_query.storable(HEADING_SEP.join(chunk.heading))
+                        key = passage_key(embed_text(safe_title, chunk.heading, text))
                         con.execute(
-                            "INSERT INTO chunk(path, heading, line_start, line_end, title, text) VALUES (?, ?, ?, ?, ?, ?)",
-                            (path, heading, chunk.line_start, chunk.line_end, safe_title, text),
+                            "INSERT INTO chunk(path, heading, line_start, line_end, title, text, key) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            (path, heading, chunk.line_start, chunk.line_end, safe_title, text, key),
                         )
                         rowid = con.last_insert_rowid()
                         (t, tg), (h, hg), (b, bg) = map(fts_query.prepare, (safe_title, heading.replace(HEADING_SEP, " "), text))
                         grams = " ".join(g for g in (tg, hg, bg) if g)
                         con.execute("INSERT INTO fts(rowid, title, heading, body, grams) VALUES (?, ?, ?, ?, ?)", (rowid, t, h, b, grams))
             self._writes += 1
+            del self.recent[:-MAX_RECENT]
+
+    @property
+    def writes(self) -> int:
+        """How many applies this store has taken: a reader's cue that its lists are stale."""
+        return self._writes
 
     @staticmethod
     def _drop(con: apsw.Connection, path: str) -> None:
@@ -259,6 +276,62 @@ class ChunkStore:
             found.append(StoredChunk(i, path, tuple(heading.split(HEADING_SEP)) if heading else (), start, end, title, text, -float(rank)))
         found.sort(key=lambda c: (-c.score, c.path, c.line_start))
         return found
+
+    def keys_in_fill_order(self, first: Iterable[str] = ()) -> list[bytes]:
+        """Every distinct passage key, in the order a slow model should embed them: the passages
+        of the paths in ``first`` (the recently changed), then every note's first passage, then
+        every note's second, and so on; so a model stopped part way covers every note's head."""
+        early = set(first)
+        with self._guard(), self._reader() as con:
+            rows = list(con.execute("SELECT key, path FROM chunk ORDER BY path, line_start"))
+        ordinal: dict[str, int] = {}
+        keyed: list[tuple[int, int, bytes]] = []
+        for n, (key, path) in enumerate(rows):
+            ordinal[path] = ordinal.get(path, -1) + 1
+            keyed.append((-1 if path in early else ordinal[path], n, key))
+        keyed.sort()
+        return list(dict.fromkeys(k for _, _, k in keyed))
+
+    def texts_of(self, keys: Sequence[bytes]) -> dict[bytes, str]:
+        """What the meaning model embeds for each of ``keys`` still in the index."""
+        if not keys:
+            return {}
+        marks = ",".join("?" * len(keys))
+        with self._guard(), self._reader() as con:
+            rows = list(con.execute(f"SELECT key, title, heading, text FROM chunk WHERE key IN ({marks})", list(keys)))
+        return {k: embed_text(t, tuple(h.split(HEADING_SEP)) if h else (), x) for k, t, h, x in rows}
+
+    def by_keys(self, keys: Sequence[bytes], scores: Sequence[float]) -> list[StoredChunk]:
+        """The chunks carrying ``keys`` (identical passages share one: at most
+        :data:`MAX_CHUNKS_PER_KEY` of each, so a passage pasted into 10,000 notes costs a query
+        no more than a few), each scored with its key's score, best first."""
+        if not keys:
+            return []
+        score_of = dict(zip(keys, scores, strict=True))
+        marks = ",".join("?" * len(keys))
+        with self._guard(), self._reader() as con:
+            rows = list(
+                con.execute(
+                    "SELECT id, path, heading, line_start, line_end, title, text, key FROM ("
+                    "SELECT *, row_number() OVER (PARTITION BY key ORDER BY path, line_start) AS n "
+                    f"FROM chunk WHERE key IN ({marks})) WHERE n <= ?",
+                    [*keys, MAX_CHUNKS_PER_KEY],
+                )
+            )
+        found = [
+            StoredChunk(i, path, tuple(heading.split(HEADING_SEP)) if heading else (), start, end, title, text, score_of[key])
+            for i, path, heading, start, end, title, text, key in rows
+        ]
+        found.sort(key=lambda c: (-c.score, c.path, c.line_start))
+        return found
+
+    def key_of(self, ids: Sequence[int]) -> dict[int, bytes]:
+        """The passage key of each chunk id still in the index."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        with self._guard(), self._reader() as con:
+            return dict(con.execute(f"SELECT id, key FROM chunk WHERE id IN ({marks})", list(ids)))
 
     def close(self) -> None:
         with self._write_lock:

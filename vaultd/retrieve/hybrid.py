@@ -1,0 +1,154 @@
+"""Hybrid ranking: BM25's passages (reranked when asked) fused with the meaning model's.
+
+BM25 over the chunk index ranks every passage from the first second; the meaning model ranks
+the passages it has covered so far (its nearest by cosine). Reciprocal rank fusion (k = 60,
+equal shares: the weights measured on the tune questions did no better on the held-out ones,
+docs/dependencies.md) puts a passage high when either ranking does, and both put it higher. A
+passage without a vector yet keeps its BM25 share; a question the model cannot embed gets
+BM25's order whole.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from protocol.limits import MAX_RETRIEVE_QUERY_CHARS
+from protocol.methods.retrieve import RerankStatus
+from vaultd.retrieve import rerank as reranker
+from vaultd.retrieve.meaning import query_vector
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from vaultd.retrieve.meaning import Meaning
+    from vaultd.retrieve.store import ChunkStore, StoredChunk
+
+RRF_K = 60
+MEANING_CANDIDATES = 200  #: nearest passage keys asked of the vectors per question
+MAX_FETCH = 20000  #: ranked chunks fetched at most to fill a page past hidden notes and the per-note cap
+#: note.search's continuation reads fewer: it fills what all-words left, one passage a note, and
+#: a question's common words would otherwise have it read most of the chunk index.
+CONTINUATION_FETCH = 800
+_embedder = ThreadPoolExecutor(max_workers=2, thread_name_prefix="vaultd-question")
+
+#: note.search's operators: a query holding any of them is a person's or a script's exact query,
+#: never continued by meaning.
+_OPERATOR = re.compile(r'["()]|(?:^|\s)[-+]\S|(?:^|\s)(?:OR|AND|NOT)(?:\s|$)|\b(?:tag|path):', re.UNICODE)
+
+
+def normalized(query: str) -> str:
+    """A search query as retrieval takes it: NFC, runs of whitespace as one, bounded."""
+    return " ".join(unicodedata.normalize("NFC", query).split())[:MAX_RETRIEVE_QUERY_CHARS]
+
+
+def is_plain(query: str) -> bool:
+    """Whether a search query is plain words (no phrase, alternative, exclusion, group or filter)."""
+    return bool(query.strip()) and _OPERATOR.search(query) is None
+
+
+@dataclass(slots=True)
+class Ranked:
+    chunk: StoredChunk
+    score: float
+    bm25_rank: int | None = None
+    bm25: float | None = None
+    meaning_rank: int | None = None
+    cosine: float | None = None
+    fused: float | None = None
+
+
+@dataclass(slots=True)
+class Ranking:
+    passages: list[Ranked]
+    rerank: RerankStatus = RerankStatus.OFF
+    note: str = ""
+    hybrid: bool = False
+
+
+def capped(chunks: list[Ranked], per_note: int, limit: int) -> list[Ranked]:
+    taken: dict[str, int] = {}
+    out = []
+    for ranked in chunks:
+        path = ranked.chunk.path
+        if taken.get(path, 0) >= per_note:
+            continue
+        taken[path] = taken.get(path, 0) + 1
+        out.append(ranked)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _bm25(
+    store: ChunkStore, query: str, keep: Callable[[StoredChunk], bool], want: int, per_note: int, max_fetch: int
+) -> list[StoredChunk]:
+    fetch = min(max(want * 4, 64), max_fetch)
+    while True:
+        hits = store.search(query, fetch)
+        shown = [c for c in hits if keep(c)]
+        taken: dict[str, int] = {}
+        enough = 0
+        for c in shown:
+            if taken.get(c.path, 0) < per_note:
+                taken[c.path] = taken.get(c.path, 0) + 1
+                enough += 1
+        if enough >= want or len(hits) < fetch or fetch >= max_fetch:
+            return shown
+        fetch = min(fetch * 4, max_fetch)
+
+
+def rank(
+    store: ChunkStore,
+    meaning: Meaning | None,
+    query: str,
+    keep: Callable[[StoredChunk], bool],
+    want: int,
+    per_note: int,
+    *,
+    rerank: bool,
+    max_fetch: int = MAX_FETCH,
+) -> Ranking:
+    """The best ``want`` passages for ``query`` (at most ``per_note`` a note) that ``keep`` lets
+    through; BM25 reads at most ``max_fetch`` ranked chunks to fill them."""
+    pool_size = max(want, min(reranker.MAX_CANDIDATES, want * 2 + 20)) if rerank else want
+    # The question is embedded while BM25 ranks (the model's engine releases the GIL).
+    embedding = _embedder.submit(query_vector, meaning.choice, query) if meaning is not None and len(meaning.vectors) else None
+    shown = _bm25(store, query, keep, pool_size, per_note, max_fetch)
+    result = Ranking([])
+    lexical = capped([Ranked(c, c.score, bm25=c.score) for c in shown], per_note, pool_size)
+    if rerank:
+        scores, status, note = reranker.rerank(query, [r.chunk.text for r in lexical], [r.chunk.score for r in lexical])
+        result.rerank, result.note = status, note
+        if scores is not None:
+            for r, s in zip(lexical, scores, strict=True):
+                r.bm25 = r.score = s
+            lexical.sort(key=lambda r: -r.score)
+    for n, r in enumerate(lexical, start=1):
+        r.bm25_rank = n
+    semantic: list[Ranked] = []
+    if meaning is not None and embedding is not None:
+        vector = embedding.result()
+        if vector is not None:
+            keys, cosines = meaning.vectors.nearest(vector, MEANING_CANDIDATES)
+            near = [c for c in store.by_keys(keys, cosines) if keep(c)]
+            semantic = capped([Ranked(c, c.score, cosine=c.score) for c in near], per_note, pool_size)
+            result.hybrid = True
+        elif not result.note:
+            result.note = "the meaning model did not answer for this question; BM25 order"
+    if not result.hybrid:
+        result.passages = lexical
+        return result
+    merged: dict[int, Ranked] = {r.chunk.id: r for r in lexical}
+    for n, r in enumerate(semantic, start=1):
+        found = merged.setdefault(r.chunk.id, r)
+        found.meaning_rank, found.cosine = n, r.cosine
+    for r in merged.values():
+        r.fused = sum(1.0 / (RRF_K + rank) for rank in (r.bm25_rank, r.meaning_rank) if rank is not None)
+        r.score = r.fused
+    ordered = sorted(merged.values(), key=lambda r: (-r.score, r.chunk.path, r.chunk.line_start))
+    result.passages = capped(ordered, per_note, pool_size)
+    return result

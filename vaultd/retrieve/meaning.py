@@ -1,0 +1,302 @@
+"""Meaning: passage vectors filled in behind the chunk index, and a question's nearest passages.
+
+Once a vault's chunk index is ready, a filler thread hands its passages, a few at a time, to the
+worker process (:mod:`vaultd.retrieve.embed_worker`) and stores the vectors it answers
+(:mod:`vaultd.retrieve.vectors`): the recently changed notes' passages first, then every note's
+first passage, then every note's second, and so on. It wakes whenever the chunk index takes a
+change, so a changed note is embedded again within seconds of its write; a write never waits
+for it. On restart the stored vectors are matched by passage key: unchanged passages are never
+embedded again, and keys no passage carries are dropped.
+
+A question is embedded in the daemon's own process (a few tens of milliseconds for the shipped
+model; the last few hundred questions are remembered), so it never queues behind the worker's
+batches. Ranking uses whichever passages have vectors; status says how many do.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections import OrderedDict, deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import numpy as np
+import structlog
+
+from vaultd.retrieve import backend as backends
+from vaultd.retrieve.embed_worker import WORKER_ENV, EmbedAnswer, EmbedJob, read_frame, write_frame
+from vaultd.retrieve.vectors import VectorStore, file_name
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from vaultd.retrieve.store import ChunkStore
+
+log = structlog.get_logger("vaultd.retrieve")
+
+BATCH = 8  #: passages a job: about two seconds of the shipped model on a busy core
+IDLE_WAIT_S = 5.0  #: a filler with nothing to do looks again after this (or at the next change)
+RETRY_S = 30.0  #: a worker that failed is started again after this
+WORKER_TIMEOUT_S = 300.0  #: a job unanswered after this kills the worker
+MAX_QUERIES_REMEMBERED = 512
+#: How the worker is started, after the interpreter; a test starts others.
+WORKER_ARGS = ("-m", "vaultd.retrieve.embed_worker")
+
+
+class WorkerFailed(Exception):
+    """The worker could not start, did not load its model, or ended or failed on a job."""
+
+
+class Worker:
+    """The worker process, started on the first job and again after it fails."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._closed = False
+        self._decoder = msgspec.msgpack.Decoder(EmbedAnswer)
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        env = {**os.environ, **WORKER_ENV}
+        proc = subprocess.Popen([sys.executable, *WORKER_ARGS], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True)
+        try:
+            ready = self._answer(proc)
+        except WorkerFailed:
+            self._kill(proc)
+            raise
+        if ready.error:
+            self._kill(proc)
+            raise WorkerFailed(ready.error)
+        return proc
+
+    def _answer(self, proc: subprocess.Popen[bytes]) -> EmbedAnswer:
+        assert proc.stdout is not None
+        timer = threading.Timer(WORKER_TIMEOUT_S, proc.kill)
+        timer.start()
+        try:
+            frame = read_frame(proc.stdout)  # type: ignore[arg-type]
+        except (OSError, ValueError) as exc:
+            raise WorkerFailed(f"the worker's answer was broken ({exc})") from exc
+        finally:
+            timer.cancel()
+        if frame is None:
+            raise WorkerFailed(f"the worker ended (exit {proc.poll()})")
+        return self._decoder.decode(frame)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors for ``texts``, one row each.
+
+        Raises:
+            WorkerFailed: the worker could not answer (it is stopped; the next job starts another).
+        """
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = self._start()
+            if self._closed:  # closed while it was starting
+                self.close()
+                raise WorkerFailed("the meaning filler is stopping")
+        proc = self._proc
+        assert proc.stdin is not None
+        try:
+            write_frame(proc.stdin, msgspec.msgpack.encode(EmbedJob(texts)))  # type: ignore[arg-type]
+            answer = self._answer(proc)
+        except (OSError, WorkerFailed) as exc:
+            self.close()
+            raise WorkerFailed(str(exc)) from exc
+        if answer.error:
+            raise WorkerFailed(answer.error)
+        if answer.rows != len(texts):
+            self.close()
+            raise WorkerFailed(f"the worker answered {answer.rows} vectors for {len(texts)} passages")
+        return np.frombuffer(answer.data, dtype=np.float32).reshape(answer.rows, answer.dims)
+
+    @staticmethod
+    def _kill(proc: subprocess.Popen[bytes]) -> None:
+        proc.kill()
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                pipe.close()
+
+    def close(self) -> None:
+        """Stop the worker at once: it holds nothing that is not in the vector file already."""
+        self._closed = True
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            self._kill(proc)
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    model: str
+    covered: int  #: distinct passages with a vector
+    total: int  #: distinct passages in the chunk index
+    embedded: int  #: passages embedded since the daemon started
+    per_second: float | None  #: the filler's recent rate
+    note: str = ""  #: why it is not filling, when it is not
+
+
+class Meaning:
+    """One vault's vectors, and the thread that fills them from its chunk index."""
+
+    def __init__(self, store: ChunkStore, choice: backends.Choice) -> None:
+        self.store = store
+        self.choice = choice
+        self.vectors = VectorStore(store.path.with_name(file_name(store.path.name, choice.key)))
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._worker = Worker()
+        self._total = 0
+        self._covered = 0
+        self._embedded = 0
+        self._rate: float | None = None
+        self._note = ""
+        self._thread = threading.Thread(target=self._run, name="vaultd-meaning", daemon=True)
+        self._thread.start()
+
+    def changed(self) -> None:
+        """The chunk index took a change: look again at once."""
+        self._wake.set()
+
+    def coverage(self) -> Coverage:
+        return Coverage(self.choice.key, self._covered, self._total, self._embedded, self._rate, self._note)
+
+    def _run(self) -> None:
+        seen = -1
+        pending: deque[bytes] = deque()
+        while not self._stop.is_set():
+            try:
+                if self.store.writes != seen:  # listed again only when the chunk index changed
+                    seen = self.store.writes
+                    recent, self.store.recent = self.store.recent, []
+                    keys = self.store.keys_in_fill_order(recent)
+                    self.vectors.keep_only(keys)
+                    pending = deque(k for k in keys if k not in self.vectors)
+                    self._total = len(keys)
+                    self._covered = self._total - len(pending)
+                if not pending:
+                    self._rate = None
+                    self._wake.wait(IDLE_WAIT_S)
+                    self._wake.clear()
+                    continue
+                batch = [pending.popleft() for _ in range(min(BATCH, len(pending)))]
+                texts = self.store.texts_of(batch)
+                keys = [k for k in batch if k in texts]
+                started = time.monotonic()
+                vectors = self._worker.embed([texts[k] for k in keys]) if keys else None
+                if vectors is not None and not self._stop.is_set():
+                    self.vectors.add(keys, vectors)
+                    self._embedded += len(keys)
+                    rate = len(keys) / max(time.monotonic() - started, 1e-3)
+                    self._rate = rate if self._rate is None else 0.8 * self._rate + 0.2 * rate
+                    self._covered = min(self._total, self._covered + len(keys))
+                self._note = ""
+            except WorkerFailed as exc:
+                self._note = f"the meaning model is not filling in: {exc}"
+                log.warning("meaning worker failed", error=str(exc)[:300])
+                pending.clear()
+                seen = -1  # list again after the pause
+                self._stop.wait(RETRY_S)
+            except Exception as exc:
+                if self._stop.is_set():
+                    return
+                self._note = f"the meaning filler stopped a moment ({type(exc).__name__})"
+                log.exception("meaning filler failed")
+                pending.clear()
+                seen = -1  # list again after the pause
+                self._stop.wait(RETRY_S)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        self._worker.close()
+        self._thread.join(timeout=2)
+        self.vectors.close()
+
+
+_query_lock = threading.Lock()
+_query_model: Any = None
+_query_failure: str | None = None
+_queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+
+
+def query_vector(choice: backends.Choice, query: str) -> np.ndarray | None:
+    """The question's unit vector (remembered), or None when the model cannot give one here."""
+    global _query_model, _query_failure
+    key = (choice.key, query)
+    with _query_lock:
+        found = _queries.get(key)
+        if found is not None:
+            _queries.move_to_end(key)
+            return found
+        if _query_failure is not None:
+            return None
+        if _query_model is None:
+            # OpenMP's threads in the daemon sleep when idle (read when the engine loads): a
+            # spinning pool would take cores from every other request between questions.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+            try:
+                _query_model = backends.load(choice)
+            except Exception as exc:  # noqa: BLE001 - no vectors for questions: BM25 alone, said once
+                _query_failure = f"{type(exc).__name__}: {exc}"[:300]
+                log.warning("meaning model did not load for questions", error=_query_failure)
+                return None
+        loaded = _query_model
+    try:
+        vector: np.ndarray = np.asarray(loaded.queries([query]), dtype=np.float32)[0]
+    except Exception as exc:  # noqa: BLE001 - this question goes without vectors
+        log.warning("meaning model failed on a question", error=f"{type(exc).__name__}: {exc}"[:300])
+        return None
+    with _query_lock:
+        _queries[key] = vector
+        while len(_queries) > MAX_QUERIES_REMEMBERED:
+            _queries.popitem(last=False)
+    return vector
+
+
+_open: dict[Path, Meaning] = {}
+_lock = threading.Lock()
+
+
+def meaning_for(store: ChunkStore) -> Meaning | None:
+    """The vault's meaning filler (started on first call), or None when no backend runs here."""
+    choice = backends.configured()
+    if choice.absence() is not None:
+        return None
+    with _lock:
+        found = _open.get(store.path)
+        if found is None or found.store is not store:
+            if found is not None:
+                found.close()
+            found = _open[store.path] = Meaning(store, choice)
+        return found
+
+
+def coverage_of(store_path: Path) -> Coverage | None:
+    with _lock:
+        found = _open.get(store_path)
+    return found.coverage() if found is not None else None
+
+
+def absence() -> str | None:
+    """Why ranking by meaning is not available in this daemon, or None when it is."""
+    return backends.configured().absence()
+
+
+def forget(stopping: Meaning) -> None:
+    """Stop one vault's filler (its vault is no longer served)."""
+    with _lock:
+        if _open.get(stopping.store.path) is stopping:
+            del _open[stopping.store.path]
+    stopping.close()
+
+
+def close_all() -> None:
+    with _lock:
+        found = list(_open.values())
+        _open.clear()
+    for meaning in found:
+        meaning.close()
