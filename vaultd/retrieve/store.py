@@ -27,7 +27,7 @@ import apsw
 from vaultd.errors import Unavailable
 from vaultd.retrieve.chunks import embed_text, passage_key
 from vaultd.vault import fts_query
-from vaultd.vault.cache.sqlite_file import connect, prepare_file, recreate, signed64
+from vaultd.vault.cache.sqlite_file import connect, open_versioned, recreate, signed64
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
@@ -81,29 +81,12 @@ class StoredChunk:
     score: float  #: -bm25: higher is better
 
 
-def _open(path: Path) -> apsw.Connection:
-    prepare_file(path, _WHAT)
-    try:
-        con = connect(path)
-        version = con.execute("PRAGMA user_version").get
-        if version == 0 and con.execute("SELECT count(*) FROM sqlite_schema").get == 0:
-            with con:
-                con.execute(_SCHEMA)
-            return con
-        if version == VERSION:
-            return con
-        con.close()
-    except apsw.Error:
-        pass
-    return recreate(path, _SCHEMA, _WHAT)
-
-
 class ChunkStore:
     """One vault's chunk index: stat rows, chunk rows and their full-text index."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._writer = _open(path)
+        self._writer = open_versioned(path, _SCHEMA, VERSION, _WHAT)
         self._write_lock = threading.Lock()
         self._idle: queue.SimpleQueue[tuple[apsw.Connection, int]] = queue.SimpleQueue()
         self._slots = threading.BoundedSemaphore(MAX_READERS)

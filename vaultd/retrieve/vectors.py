@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import apsw
 import numpy as np
 
-from vaultd.vault.cache.sqlite_file import connect, prepare_file, recreate
+from vaultd.vault.cache.sqlite_file import open_versioned, recreate
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -40,23 +40,6 @@ def file_name(chunk_name: str, model_key: str) -> str:
     return chunk_name.rsplit("-chunks-v", 1)[0] + f"-vectors-{model_key}-v{VERSION}.sqlite"
 
 
-def _open(path: Path) -> apsw.Connection:
-    prepare_file(path, _WHAT)
-    try:
-        con = connect(path)
-        version = con.execute("PRAGMA user_version").get
-        if version == 0 and con.execute("SELECT count(*) FROM sqlite_schema").get == 0:
-            with con:
-                con.execute(_SCHEMA)
-            return con
-        if version == VERSION:
-            return con
-        con.close()
-    except apsw.Error:
-        pass
-    return recreate(path, _SCHEMA, _WHAT)
-
-
 def quantized(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Unit float rows as int8 rows and each row's scale."""
     peak = np.abs(vectors).max(axis=1)
@@ -70,7 +53,7 @@ class VectorStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
-        self._con = _open(path)
+        self._con = open_versioned(path, _SCHEMA, VERSION, _WHAT)
         self._row: dict[bytes, int] = {}
         self._keys: list[bytes] = []
         self._data = np.zeros((0, 0), dtype=np.int8)

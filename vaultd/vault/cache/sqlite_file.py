@@ -120,6 +120,26 @@ def recreate(path: Path, schema: str = _SCHEMA, what: str = _WHAT) -> apsw.Conne
     return con
 
 
+def open_versioned(path: Path, schema: str, version: int, what: str) -> apsw.Connection:
+    """Open a derived SQLite file whose ``schema`` sets ``PRAGMA user_version`` to ``version``: an
+    empty file gets the schema; a file of another version, or one SQLite cannot read, is started
+    again, since everything in it is derived and rebuilt from the notes (``what`` names it)."""
+    prepare_file(path, what)
+    try:
+        con = connect(path)
+        found = con.execute("PRAGMA user_version").get
+        if found == 0 and con.execute("SELECT count(*) FROM sqlite_schema").get == 0:
+            with con:
+                con.execute(schema)
+            return con
+        if found == version:
+            return con
+        con.close()
+    except apsw.Error:
+        pass
+    return recreate(path, schema, what)
+
+
 def prepare_file(path: Path, what: str = _WHAT) -> bool:
     """Create ``path`` 0600 if absent, without following symlinks; return whether it has content.
 
