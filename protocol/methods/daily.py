@@ -99,7 +99,7 @@ DAILY_READ = spec(
 )
 DAILY_APPEND = _daily_write(
     "daily.append",
-    "Add Markdown at the end of a day's note, or of a heading's section; the note is created from its template first if needed.",
+    "Add Markdown at the end of a day's note (or of a heading's section), made from its template if needed.",
 )
 DAILY_PREPEND = _daily_write(
     "daily.prepend",

@@ -93,9 +93,7 @@ class RefusedProposal(msgspec.Struct, kw_only=True):
 
 class ProposalListParams(Params, kw_only=True):
     vault: OptionalVault = None
-    state: Annotated[
-        ProposalState | None, msgspec.Meta(description="Only proposals in this state; omitted: pending ones (use 'all' on the CLI).")
-    ] = ProposalState.PENDING
+    state: Annotated[ProposalState | None, msgspec.Meta(description="Only this state; omitted: pending ones.")] = ProposalState.PENDING
     all: Annotated[bool, msgspec.Meta(description="Every kept proposal, whatever its state (overrides state).")] = False
     limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_PROPOSALS, description="At most this many, newest first.")] = 50
 
@@ -121,7 +119,7 @@ PROPOSAL_LIST = spec(
     "proposal.list",
     ProposalListParams,
     ProposalListResult,
-    "List proposals (pending ones by default): agent operations waiting for a person to apply or reject.",
+    "List proposals: agent operations waiting for a person to decide.",
     Effect.READ,
     Trait.MCP,
 )

@@ -35,7 +35,7 @@ Cursor = Annotated[str, msgspec.Meta(min_length=1, max_length=2048, description=
 Filter = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 IncludeExcluded = Annotated[
     bool,
-    msgspec.Meta(description="Also notes Obsidian's Excluded files setting (userIgnoreFilters) hides, as its search does not."),
+    msgspec.Meta(description="Also notes Obsidian's Excluded files setting hides."),
 ]
 
 
@@ -61,9 +61,7 @@ class SearchParams(Params):
     vault: OptionalVault = None
     type: Annotated[Filter, msgspec.Meta(description="Only notes whose frontmatter type is this.")] | None = None
     domain: Annotated[Filter, msgspec.Meta(description="Only notes whose frontmatter domain is this.")] | None = None
-    tag: Annotated[str, msgspec.Meta(min_length=1, max_length=256, description="A tag; nested tags (a/b) match a filter on a.")] | None = (
-        None
-    )
+    tag: Annotated[str, msgspec.Meta(min_length=1, max_length=256, description="A tag; nested ones (a/b) count as a.")] | None = None
     folder: (
         Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="A vault-relative folder; notes below it match.")] | None
     ) = None
@@ -71,11 +69,7 @@ class SearchParams(Params):
     meaning: Annotated[
         bool,
         msgspec.Meta(
-            description=(
-                "When the query is plain words (no operator) and fewer notes hold every word than limit, "
-                'continue with notes ranked by meaning (any word, and the meaning model when installed), marked match "meaning". '
-                "false: every word required, nothing more."
-            )
+            description=('Plain words fewer than limit notes hold all of: go on by meaning (match "meaning"); false: exact only.')
         ),
     ] = True
     max_bytes: Annotated[
@@ -83,10 +77,7 @@ class SearchParams(Params):
         msgspec.Meta(
             ge=MIN_ANSWER_BYTES,
             le=MAX_ANSWER_BYTES,
-            description=(
-                "The hits, encoded, fit in this many bytes (the first always comes); "
-                f"the rest is counted in left_out. Default {DEFAULT_ANSWER_BYTES}."
-            ),
+            description=("Fit the hits in this many bytes; the rest is counted in left_out."),
         ),
     ] = DEFAULT_ANSWER_BYTES
     cursor: (
@@ -141,7 +132,7 @@ class ReadParams(Params):
                 min_length=1,
                 max_length=256,
                 pattern=r"^(?![-.])[A-Za-z0-9_./~^@{}+-]+$",
-                description="A git revision to read the note at (commit, branch, tag, HEAD~N).",
+                description="A git revision to read it at (commit, branch, tag, HEAD~N).",
             ),
         ]
         | None
@@ -344,7 +335,7 @@ SEARCH = _read(
     "note.search",
     SearchParams,
     SearchResult,
-    'Full-text search (words, "phrases", OR, -word, tag:#t, path:folder/); filters by type, domain, tag and folder. Start here.',
+    "Full-text search of notes (the query's syntax is in its description), by type, domain, tag and folder. Start here.",
 )
 READ = _read(
     "note.read",

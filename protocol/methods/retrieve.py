@@ -54,20 +54,15 @@ class RetrieveParams(Params):
     limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_PASSAGES, description="At most this many passages, best first.")] = 10
     per_note: Annotated[int, msgspec.Meta(ge=1, le=MAX_PASSAGES, description="At most this many passages from one note.")] = 3
     folder: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="Only notes below this folder.")] | None = None
-    rerank: Annotated[bool, described("Rerank with the local embedding model when it is installed; false: BM25 order.")] = True
-    meaning: Annotated[
-        bool, described("Fuse with the meaning model's ranking where its vectors cover the vault; false: BM25 (and the rerank) alone.")
-    ] = True
-    explain: Annotated[bool, described("Give each passage's parts: its BM25 and meaning ranks and scores, and the fused score.")] = False
+    rerank: Annotated[bool, described("Rerank with the local model when installed; false: BM25 order.")] = True
+    meaning: Annotated[bool, described("Fuse with the meaning ranking; false: BM25 alone.")] = True
+    explain: Annotated[bool, described("Each passage's BM25 and meaning ranks and scores, and the fused score.")] = False
     max_bytes: Annotated[
         int,
         msgspec.Meta(
             ge=MIN_ANSWER_BYTES,
             le=MAX_ANSWER_BYTES,
-            description=(
-                "The passages, encoded, fit in this many bytes (the first always comes); "
-                f"the rest is counted in left_out. Default {DEFAULT_ANSWER_BYTES}."
-            ),
+            description=("Fit the passages in this many bytes; the rest is counted in left_out."),
         ),
     ] = DEFAULT_ANSWER_BYTES
     cursor: AnswerCursor | None = None
@@ -117,7 +112,7 @@ RETRIEVE = spec(
     "note.retrieve",
     RetrieveParams,
     RetrieveResult,
-    "Find passages that answer a question: heading-aware chunks with their note, heading path, line range and a citation.",
+    "Find passages that answer a question, each with its note, heading path, lines and a citation.",
     Effect.READ,
     Trait.MCP,
 )

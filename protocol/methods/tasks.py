@@ -37,7 +37,7 @@ class TaskListParams(Params):
         str,
         msgspec.Meta(
             pattern=r"^(open|done|cancelled|any|[^\]\r\n])$",
-            description="open (a space or a custom status), done (x, X), cancelled (-), any, or one status character.",
+            description="open, done, cancelled, any, or one status character.",
         ),
     ] = "open"
     folder: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="Only tasks in notes below this folder.")] | None = None
@@ -82,7 +82,7 @@ class TaskListResult(Result):
 class TaskSetParams(EditParams, kw_only=True):
     target: Annotated[Target, msgspec.Meta(description="The note holding the task (a path, name or alias).")]
     line: Annotated[int, msgspec.Meta(ge=1, description="The task's line, as task.list gave it.")]
-    status: Annotated[StatusChar | None, described("The new status (x done, a space open, - cancelled, ...); omitted, toggle.")] = None
+    status: Annotated[StatusChar | None, described("x done, a space open, - cancelled, ...; omitted: toggle.")] = None
     expected_text: (
         Annotated[
             str,
@@ -93,16 +93,14 @@ class TaskSetParams(EditParams, kw_only=True):
         ]
         | None
     ) = None
-    expected_status: Annotated[StatusChar | None, described("The status the caller saw: refuse with CONFLICT unless it still has it.")] = (
-        None
-    )
+    expected_status: Annotated[StatusChar | None, described("CONFLICT unless the task still has this status.")] = None
 
 
 TASK_LIST = spec(
     "task.list",
     TaskListParams,
     TaskListResult,
-    "Checklist items across the vault: filter by status, folder, tag, note, due and scheduled days; page with the cursor.",
+    "Checklist items across the vault, filtered and paged.",
     Effect.READ,
     Trait.MCP,
 )

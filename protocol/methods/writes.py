@@ -121,16 +121,14 @@ class CreateParams(WriteParams, kw_only=True):
             msgspec.Meta(
                 min_length=1,
                 max_length=1024,
-                description="A template to start from (its name or vault path), {{title}}, {{date}}, {{time}} rendered; not with body.",
+                description="A template's name or vault path to start from, {{title}}, {{date}}, {{time}} rendered; not with body.",
             ),
         ]
         | None
     ) = None
     unique: Annotated[
         bool,
-        msgspec.Meta(
-            description="Prefix the name as Obsidian's unique note creator does (zk-prefixer.json), with its folder and template."
-        ),
+        msgspec.Meta(description="Prefix the name as Obsidian's unique note creator does (its folder and template too)."),
     ] = False
 
 
@@ -163,7 +161,7 @@ class PatchParams(EditParams, kw_only=True):
     ) = None
     rewrite_anchors: Annotated[
         bool,
-        msgspec.Meta(description="If the edit renames a heading, repoint the links to it (in every note) in the same operation."),
+        msgspec.Meta(description="If the edit renames a heading, repoint links to it everywhere, in the same operation."),
     ] = False
 
 

@@ -34,6 +34,9 @@ NO_OPTION: dict[str, dict[str, str]] = {
     "VaultAddParams": {
         "agents": "the agent policy is set after registering with 'vault policy', which shows every cell it changes",
     },
+    "SearchParams": {
+        "cursor": "'vaultctl search' asks for every hit up to --limit in one answer (max_bytes at its bound), so it never pages",
+    },
 }
 
 #: Methods with no command of their own, and who calls them instead.
@@ -42,6 +45,7 @@ NO_COMMAND = {
     "note.names": "shell completion of note names (vaultctl.completion)",
     "guard.check": "the agent hosts' edit hook (vaultctl.guard.hook)",
     "unsubscribe": "'vaultctl watch' ends its subscription by closing its connection",
+    "note.read_many": "an agent's batch read, saving round trips; a person reads each note with 'vaultctl show'",
 }
 
 

@@ -17,7 +17,7 @@ PER_TOOL = 900  #: tokens one tool may cost; the largest (source_capture, with i
 
 OVER_BUDGET = {
     "all": "the full set grew to 63 tools with Obsidian's layer (tasks, properties, Bases, daily notes, "
-    "templates, every file): about 14,200 tokens against its 12,000 goal; docs/mcp.md has the figures",
+    "templates, every file): about 14,300 tokens against its 12,000 goal; docs/mcp.md has the figures",
 }
 """Toolsets known to miss their budget: each expected to fail (strictly, so meeting the goal again
 shows here), and named with its figures in docs/mcp.md, until the set is made to fit."""

@@ -45,9 +45,11 @@ SHARED_ARGUMENTS = (
 """Arguments that mean one thing in every tool that takes them. Each is described once, in the
 server's instructions (:meth:`ToolCatalogue.instructions`), not again in every schema: 61 tools
 take ``vault``, and its sentence in each cost an agent's context about 750 tokens."""
-HIDDEN_FIELDS = ("log",)
+HIDDEN_FIELDS = ("log", "explain", "rerank")
 """Params no tool offers: ``log`` overrides the log line's fields, a knob for the CLI and its
-people (an agent says why in ``reason``), and its enum would cost every write tool's schema."""
+people (an agent says why in ``reason``), and its enum would cost every write tool's schema;
+``explain`` and ``rerank`` are for a person studying a ranking (``vaultctl retrieve --explain``,
+``--no-rerank``), not for an agent asking a question."""
 
 
 def description_of(spec: AnySpec) -> str:
@@ -173,10 +175,17 @@ def decode_arguments(spec: AnySpec, arguments: msgspec.Raw) -> Params:
         message = str(exc)
         raise invalid_params(f"invalid arguments for {spec.tool_name}: {message}", argument_path(message)) from exc
     for name in HIDDEN_FIELDS:
-        if getattr(params, name, None) is not None:
+        if name in type(params).__struct_fields__ and getattr(params, name) != _default(type(params), name):
             message = f"Object contains unknown field `{name}`"  # as for any key the schema does not offer
             raise invalid_params(f"invalid arguments for {spec.tool_name}: {message}", f"$.arguments.{name}")
     return params
+
+
+def _default(params: type[Params], name: str) -> object:
+    """The value a params field has when a call leaves it out (a hidden field must keep it)."""
+    fields = params.__struct_fields__
+    defaults = params.__struct_defaults__
+    return dict(zip(fields[len(fields) - len(defaults) :], defaults, strict=True)).get(name)
 
 
 def argument_path(message: str) -> str:

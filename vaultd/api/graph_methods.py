@@ -124,7 +124,16 @@ async def neighbors(ctx: CallContext, params: NeighborsParams) -> NeighborsResul
 @handles(graph.COMMUNITIES)
 async def communities_of(ctx: CallContext, params: CommunitiesParams) -> CommunitiesResult:
     need_graph_extra(graph.COMMUNITIES.name)
-    # The snapshot is built from a copy of the index; Leiden runs on the snapshot after.
+    # Counted against the connection's bound from its arrival, before the snapshot is built: a
+    # snapshot of a large vault takes seconds, and requests that finish building in another order
+    # than they came must not take each other's places.
+    async with VAULT_WORK.admitted(ctx, "graph.communities"):
+        return await _partitioned(ctx, params)
+
+
+async def _partitioned(ctx: CallContext, params: CommunitiesParams) -> CommunitiesResult:
+    """The communities of the caller's snapshot (built from a copy of the index); Leiden runs on
+    it after, in its turn, unless this snapshot was partitioned already."""
     snap = await _on_snapshot(ctx, params.vault, params.fresh, lambda live, view, snap: snap)
 
     key = ("communities", params.resolution)
@@ -162,7 +171,7 @@ async def communities_of(ctx: CallContext, params: CommunitiesParams) -> Communi
     if isinstance(snap.derived.get(key), communities.Partition):
         return await anyio.to_thread.run_sync(work)  # known for this snapshot: no vault-wide work
     # Leiden itself runs in a worker process (see vaultd.graph.leiden_worker) for a large vault.
-    async with VAULT_WORK.admitted(ctx, "graph.communities"), VAULT_WORK.turn():
+    async with VAULT_WORK.turn():
         return await anyio.to_thread.run_sync(work)
 
 

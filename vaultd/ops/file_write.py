@@ -30,11 +30,13 @@ if TYPE_CHECKING:
 
 @operation(files.WRITE, detail=no_detail)
 def plan_file_write(ctx: OpContext, params: FileWriteParams) -> Plan:
-    """Raises:
-    InvalidParams: INVALID_PARAMS, the path is a note's or not a text kind.
-    ValidationFailed: VALIDATION, the path is unsafe, or the content is not valid for its kind (V30).
-    Conflict: CONFLICT, the file exists and ``create_only`` is set, or it is not the one the caller saw.
-    LimitExceeded: LIMIT, the text is over the note bound in UTF-8 bytes.
+    """A text file that is not a note, created or replaced whole, checked for its kind first.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the path is a note's or not a text kind.
+        ValidationFailed: VALIDATION, the path is unsafe, or the content is not valid for its kind (V30).
+        Conflict: CONFLICT, the file exists and ``create_only`` is set, or it is not the one the caller saw.
+        LimitExceeded: LIMIT, the text is over the note bound in UTF-8 bytes.
     """
     kind = file_kind(params.path.strip("/"))
     if kind is FileKind.NOTE:
