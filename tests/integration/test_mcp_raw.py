@@ -453,3 +453,16 @@ def test_a_restarted_daemon_is_reconnected(home: Home, cli: Any) -> None:
     finally:
         first.stop()
         assert proc.close() == 0
+
+
+@pytest.mark.parametrize(("argument", "value"), [("explain", True), ("rerank", False)])
+def test_a_ranking_knob_for_people_is_not_a_tool_argument(shim: ShimProcess, argument: str, value: bool) -> None:
+    """``explain`` and ``rerank`` are for a person studying a ranking: not offered to agents, and
+    refused when sent with any value but the one leaving them out gives."""
+    shim.initialize()
+    tools = {t["name"]: t for t in shim.request("tools/list")["result"]["tools"]}
+    assert argument not in tools["note_retrieve"]["inputSchema"]["properties"]
+    reply = shim.call("note_retrieve", {"query": "anything", argument: value})
+    error = reply["error"]
+    assert error["code"] == -32602 and error["data"]["issues"][0]["path"] == f"$.arguments.{argument}"
+    shim.still_answers()

@@ -202,7 +202,7 @@ async def test_mcp_note_search_and_note_retrieve_rank_by_meaning(started: tuple[
     home, _, typed = started
     covered(typed)
     async with agent(home) as client:
-        passages = ok(await client.call_tool("note_retrieve", {"query": "growing vegetables at home", "rerank": False}))
+        passages = ok(await client.call_tool("note_retrieve", {"query": "growing vegetables at home"}))
         assert passages["ranking"] == "hybrid" and passages["passages"][0]["path"] == "Garden.md"
         hits = ok(await client.call_tool("note_search", {"query": "settling what customers owe", "limit": 1}))["hits"]
         assert [(h["path"], h["match"]) for h in hits] == [("Money.md", "meaning")]
