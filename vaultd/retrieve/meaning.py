@@ -25,15 +25,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-import numpy as np
 import structlog
 
 from vaultd.retrieve import backend as backends
 from vaultd.retrieve.embed_worker import WORKER_ENV, EmbedAnswer, EmbedJob, read_frame, write_frame
 from vaultd.retrieve.vectors import VectorStore, file_name
 
+# numpy comes with the meaning extra: it is imported where it is used, so a daemon without it starts.
 if TYPE_CHECKING:
     from pathlib import Path
+
+    import numpy as np
 
     from vaultd.retrieve.store import ChunkStore
 
@@ -93,6 +95,8 @@ class Worker:
         Raises:
             WorkerFailed: the worker could not answer (it is stopped; the next job starts another).
         """
+        import numpy as np
+
         if self._proc is None or self._proc.poll() is not None:
             self._proc = self._start()
             if self._closed:  # closed while it was starting
@@ -225,6 +229,8 @@ _queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 
 def query_vector(choice: backends.Choice, query: str) -> np.ndarray | None:
     """The question's unit vector (remembered), or None when the model cannot give one here."""
+    import numpy as np
+
     global _query_model, _query_failure
     key = (choice.key, query)
     with _query_lock:

@@ -18,13 +18,15 @@ import threading
 from typing import TYPE_CHECKING
 
 import apsw
-import numpy as np
 
 from vaultd.vault.cache.sqlite_file import open_versioned, recreate
 
+# numpy comes with the meaning extra: it is imported where it is used, so a daemon without it starts.
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from pathlib import Path
+
+    import numpy as np
 
 VERSION = 1
 _SCHEMA = f"""
@@ -42,6 +44,8 @@ def file_name(chunk_name: str, model_key: str) -> str:
 
 def quantized(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Unit float rows as int8 rows and each row's scale."""
+    import numpy as np
+
     peak = np.abs(vectors).max(axis=1)
     scale = np.where(peak == 0, 1.0, peak / 127.0).astype(np.float32)
     return np.clip(np.rint(vectors / scale[:, None]), -127, 127).astype(np.int8), scale
@@ -51,6 +55,8 @@ class VectorStore:
     """One vault's vectors for one model: the file, and its rows in memory."""
 
     def __init__(self, path: Path) -> None:
+        import numpy as np
+
         self.path = path
         self._lock = threading.Lock()
         self._con = open_versioned(path, _SCHEMA, VERSION, _WHAT)
@@ -61,6 +67,8 @@ class VectorStore:
         self._load()
 
     def _load(self) -> None:
+        import numpy as np
+
         try:
             rows = list(self._con.execute("SELECT key, scale, data FROM vec"))
         except (apsw.CorruptError, apsw.NotADBError):
@@ -87,6 +95,8 @@ class VectorStore:
 
     def add(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
         """Store unit vectors for ``keys`` (rows aligned), durably, then in memory."""
+        import numpy as np
+
         if not keys:
             return
         data, scale = quantized(vectors)
@@ -126,6 +136,8 @@ class VectorStore:
 
     def nearest(self, query: np.ndarray, limit: int) -> tuple[list[bytes], list[float]]:
         """The ``limit`` keys closest to the unit vector ``query`` (cosine), best first."""
+        import numpy as np
+
         with self._lock:
             data, scale, keys = self._data, self._scale, self._keys
         if not keys or limit <= 0:
