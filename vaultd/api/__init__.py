@@ -19,6 +19,7 @@ def load_handlers() -> None:
         proposal_methods,
         read_methods,
         retrieve_methods,
+        search_methods,
         service_methods,
         source_methods,
         subscription_methods,

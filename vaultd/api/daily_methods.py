@@ -17,7 +17,7 @@ from protocol.methods.daily import DailyParams, DailyPathResult, DailyReadParams
 from protocol.methods.reads import ReadParams
 from protocol.methods.templates import MAX_TEMPLATES_LISTED, TemplateInfo, TemplateListParams, TemplateListResult
 from vaultd.api.handlers import CallContext, handles
-from vaultd.api.read_methods import _note_bytes, live_view, log_path_of, read_result
+from vaultd.api.read_methods import live_view, log_path_of, note_bytes, read_result
 from vaultd.errors import NotFound
 from vaultd.obsidian.settings import read_settings
 from vaultd.ops.daily_write import day_note
@@ -68,7 +68,7 @@ async def daily_read(ctx: CallContext, params: DailyReadParams) -> DailyReadResu
         return DailyReadResult(path=path, date=day, note=None)
     live, _ = await live_view(ctx, params.vault)
     try:
-        raw = await anyio.to_thread.run_sync(_note_bytes, str(live.root), path, log_path_of(ctx, params.vault))
+        raw = await anyio.to_thread.run_sync(note_bytes, str(live.root), path, log_path_of(ctx, params.vault))
     except (FileNotFoundError, NotFound):
         return DailyReadResult(path=path, date=day, note=None)
     page = ReadParams(target=path, offset=params.offset, max_bytes=params.max_bytes)
