@@ -8,7 +8,7 @@ parse is not timed):
 
 * cold build: ``IndexCache.open`` on a new file + one ``apply`` of every note, against a bare
   FTS5 table (same pragmas, same three columns) filled with one ``executemany``;
-* ``load_records`` on a reopened cache; ``open`` with and without ``quick_check``;
+* ``load_encoded`` on a reopened cache; ``open`` with and without ``quick_check``;
 * search latency p50/p95 over ``queries.txt``; cache file size.
 
 Writes only under ``--work`` (default: a temp folder). Never commit its output files.
@@ -172,7 +172,7 @@ def main() -> None:
             )
     for name, times in (("bare", bare_times), ("tuned", tuned_times), ("cache", cache_times)):
         print(f"  rounds {name}: " + ", ".join(f"{w:.2f}/{c:.2f}" for w, c in times) + " (wall/cpu s)")
-    del corpus  # load_records below runs on a small heap, as at daemon start
+    del corpus  # load_encoded below runs on a small heap, as at daemon start
 
     path = work / f"cache{args.rounds - 1}.sqlite"
     bare_path = work / f"bare{args.rounds - 1}.sqlite"
@@ -187,10 +187,10 @@ def main() -> None:
     loads = []
     for _ in range(5):
         with Clock() as clock:
-            records = cache.load_records()
+            records = cache.load_encoded()
         loads.append(clock)
     print(
-        f"load_records: {len(records)} records, median wall {statistics.median(c.wall for c in loads) * 1000:.0f} ms"
+        f"load_encoded: {len(records)} records, median wall {statistics.median(c.wall for c in loads) * 1000:.0f} ms"
         f" (min {min(c.wall for c in loads) * 1000:.0f}), cpu {statistics.median(c.cpu for c in loads) * 1000:.0f} ms"
     )
     del records

@@ -40,11 +40,13 @@ from vaultd.obsidian.bases.values import display, to_json
 from vaultd.vault.link_targets import ResolutionStatus
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from vaultd.obsidian.bases.query import Row
     from vaultd.policy.visibility import Visibility
     from vaultd.vault.index import IndexCopy
+    from vaultd.vault.model import NoteRecord
 
 MAX_LISTED_BASES = 1000  #: .base files base.list reads
 
@@ -103,6 +105,7 @@ def _source(root: Path, index: IndexCopy, view: Visibility, params: BaseQueryPar
 
 
 def _universe(root: Path, index: IndexCopy, view: Visibility, leave_out: str) -> tuple[Universe, list[str]]:
+    notes: Mapping[str, NoteRecord]
     if view.hides_anything:
         notes = {p: r for p, r in index.notes.items() if not view.hidden(p)}
         files = {p: s for p, s in index.attachments.items() if not view.hidden(p)}

@@ -15,6 +15,7 @@ from vaultd.api.read_methods import live_view
 from vaultd.vault.link_targets import ResolutionStatus, check_anchor
 from vaultd.vault.lookup import find_note
 from vaultd.vault.model import Link, LinkKind, NoteRecord
+from vaultd.vault.note_table import TitleOf
 
 if TYPE_CHECKING:
     from vaultd.policy.visibility import Visibility
@@ -34,7 +35,7 @@ class _VisibleTitles:
         if not self.view.hides_anything:
             return True
         if self.titles is None:
-            self.titles = {r.title for p, r in self.index.notes.items() if self.view.visible(p)}
+            self.titles = {r.title for p, r in self.index.notes.fields(TitleOf) if self.view.visible(p)}
         return title in self.titles
 
 
@@ -58,7 +59,7 @@ def _out_link(index: VaultIndex, source: str, link: Link, view: Visibility, titl
     elif res.path is not None and view.hidden(res.path):
         # The link is not dead, and that is all this caller learns: no path, no anchor check.
         out.resolved, out.reason = None, PRIVATE_TARGET
-    elif link.anchor and res.path in index.notes:
+    elif link.anchor and res.path is not None and res.path in index.notes:
         target = index.notes[res.path]
         problem = check_anchor(link.anchor, target.headings, target.blocks)
         if problem:

@@ -50,6 +50,7 @@ from vaultd.vault import frontmatter, markdown, oplog
 from vaultd.vault.link_targets import ResolutionStatus
 from vaultd.vault.lookup import find_note
 from vaultd.vault.note import Skipped, parse_note
+from vaultd.vault.note_table import IssuesOf, TagsOf
 from vaultd.vault.walk import shown_path
 
 if TYPE_CHECKING:
@@ -276,7 +277,7 @@ async def tags(ctx: CallContext, params: TagsParams) -> TagsResult:
     counts: Counter[str] = Counter()
     spelled: dict[str, str] = {}
     log_path = log_path_of(ctx, params.vault)  # a log from before the header is parsed as a note
-    for path, record in live.index.notes.items():
+    for path, record in live.index.notes.fields(TagsOf):
         if view.hidden(path) or path == log_path:
             continue
         seen = set()
@@ -358,7 +359,7 @@ async def issues(ctx: CallContext, params: IssuesParams) -> IssuesResult:
         for s in index.skipped.values()
         if view.visible(s.path) and s.path != log_path
     ]
-    for path, record in index.notes.items():
+    for path, record in index.notes.fields(IssuesOf):
         if view.hidden(path) or path == log_path:
             continue
         found += [FileIssue(path=path, code=i.code, message=i.message, line=i.line) for i in record.issues]

@@ -29,6 +29,7 @@ from vaultd.vault import markdown
 from vaultd.vault.index import IndexCopy
 from vaultd.vault.link_targets import ResolutionStatus
 from vaultd.vault.model import Link, LinkKind, NoteRecord
+from vaultd.vault.note_table import subset
 from vaultd.vault.walk import is_note_path
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ _LOCK = threading.Lock()
 class LinkSnapshot:
     """The vault's notes and resolved links at one index generation."""
 
-    notes: dict[str, NoteRecord]  #: the graph's notes (vaultd's own log left out), by path
+    notes: Mapping[str, NoteRecord]  #: the graph's notes (vaultd's own log left out), by path
     answers: dict[str, list[Answer]]  #: each note's link answers, aligned with its record's links
     #: Per note, the positions of the links lint must look at: not resolved, or with an anchor.
     flagged: dict[str, list[int]] = field(default_factory=dict)
@@ -121,7 +122,7 @@ class LinkSnapshot:
 
     def restricted(self, hidden: Callable[[str], bool]) -> LinkSnapshot:
         """The snapshot as a caller who may not see ``hidden`` paths sees it."""
-        notes = {p: r for p, r in self.notes.items() if not hidden(p)}
+        notes = subset(self.notes, lambda p: not hidden(p))
         answers: dict[str, list[Answer]] = {}
         # A name a private note shares with a visible one names the visible one, for a caller
         # who cannot see the other: the link is resolved, not ambiguous (source, target, link).
@@ -211,7 +212,7 @@ def _build(index: VaultIndex | IndexCopy, parent_keys: tuple[str, ...], leave_ou
         answer = resolve_full(target, source)
         return answer[0], answer[1]
 
-    notes = {p: r for p, r in index.notes.items() if p not in leave_out}
+    notes = subset(index.notes, lambda p: p not in leave_out)
     snap = LinkSnapshot(
         notes=notes,
         answers={},

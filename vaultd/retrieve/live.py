@@ -19,6 +19,7 @@ from vaultd.retrieve import meaning
 from vaultd.retrieve.chunks import Chunk, chunk_note
 from vaultd.retrieve.meaning import Meaning, meaning_for
 from vaultd.retrieve.store import ChunkStore, DocStat, file_name
+from vaultd.vault.note_table import StatOf
 from vaultd.vault.reading import Updates, read_note
 from vaultd.vault.walk import FileStat
 
@@ -61,7 +62,7 @@ class Passages:
         stored = self.store.stats()
         notes = live.index.notes
         gone = [p for p in stored if p not in notes]
-        stale = [r for p, r in notes.items() if stored.get(p) != DocStat(r.size, r.mtime_ns, r.ino)]
+        stale = [notes[p] for p, r in notes.fields(StatOf) if stored.get(p) != DocStat(r.size, r.mtime_ns, r.ino)]
         if gone:
             self.store.apply([], gone)
         for start in range(0, len(stale), BUILD_CHUNK):

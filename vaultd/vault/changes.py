@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from protocol.methods.events import Event, NoteChanged, NoteCreated, NoteRemoved, NoteRenamed
+from vaultd.vault.note_table import NoteTable
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -38,10 +39,18 @@ def refresh_changes(known: Mapping[str, NoteRecord], updates: Updates) -> list[E
 
 def index_changes(before: Mapping[str, NoteRecord], after: Mapping[str, NoteRecord]) -> list[Event]:
     """The note events that take an index holding ``before`` to one holding ``after``."""
-    removed = [r for p, r in before.items() if p not in after]
-    created = [r for p, r in after.items() if p not in before]
-    changed = [p for p, r in after.items() if p in before and before[p].sha256 != r.sha256]
+    removed = [before[p] for p in before if p not in after]
+    created = [after[p] for p in after if p not in before]
+    changed = [p for p in after if p in before and not _same_bytes(before, after, p)]
     return note_events(removed, created, changed)
+
+
+def _same_bytes(before: Mapping[str, NoteRecord], after: Mapping[str, NoteRecord], path: str) -> bool:
+    """Whether a note's bytes are the same on both sides; two tables holding the same encoded
+    record answer without decoding either (a rebuild of an unchanged vault: every note)."""
+    if isinstance(before, NoteTable) and isinstance(after, NoteTable) and before.same(after, path):
+        return True
+    return before[path].sha256 == after[path].sha256
 
 
 def note_events(removed: Iterable[NoteRecord], created: Iterable[NoteRecord], changed: Iterable[str]) -> list[Event]:

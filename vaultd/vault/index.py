@@ -19,22 +19,35 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from vaultd import faults
 from vaultd.memory import collector_paused
 from vaultd.vault.link_targets import LinkResolver, Resolution, Suggester, name_key
+from vaultd.vault.model import NoteRecord
 from vaultd.vault.note import stem_of
+from vaultd.vault.note_table import NoteTable
 from vaultd.vault.parse_pool import parsed_chunks, worker_count
 from vaultd.vault.reading import Updates, same_stat
 from vaultd.vault.walk import FileStat, SkippedFile, classify, is_ignored, is_valid_name, walk
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator, Mapping
     from pathlib import Path
 
     from vaultd.vault.cache import IndexCache
-    from vaultd.vault.model import Link, NoteRecord
+    from vaultd.vault.model import Link
 
 BUILD_CHUNK = 256  #: notes parsed per cache write during a build
+
+_decode_record = msgspec.msgpack.Decoder(NoteRecord).decode
+
+
+def _decoded(blob: bytes) -> NoteRecord | None:
+    try:
+        return _decode_record(blob)
+    except msgspec.DecodeError:
+        return None
 
 
 def link_key(link: Link) -> str:
@@ -75,7 +88,7 @@ class IndexCopy:
 
     origin: VaultIndex  #: the index copied (a snapshot built from the copy is kept for it)
     generation: int  #: the origin's generation when copied
-    notes: dict[str, NoteRecord]
+    notes: Mapping[str, NoteRecord]
     attachments: dict[str, FileStat]
     skipped: dict[str, SkippedFile]
     resolver: LinkResolver
@@ -104,7 +117,7 @@ class VaultIndex:
     def __init__(self, root: Path, cache: IndexCache | None) -> None:
         self.root = root
         self.cache = cache
-        self.notes: dict[str, NoteRecord] = {}
+        self.notes = NoteTable()
         self.attachments: dict[str, FileStat] = {}
         self.skipped: dict[str, SkippedFile] = {}
         self.resolver = LinkResolver()
@@ -122,41 +135,54 @@ class VaultIndex:
 
     # -- building ------------------------------------------------------------------------
 
-    def build(self, tally: BuildTally | None = None) -> tuple[Updates, int]:
+    def build(self, tally: BuildTally | None = None) -> tuple[int, int]:
         """Fill a fresh index from the cache and the disk (worker thread; not yet shared).
 
         Notes whose stat matches their cached record are reused (none in a rebuild, see
         ``tally``, which also counts the progress); the rest are parsed in chunks, on a process
         per core when there are many (``parse_pool``), and each chunk is written to the FTS cache
         on a second thread while the next is parsed (SQLite releases the GIL).
-        Returns what had to be re-read and how many cached records were reused.
+        Returns how many notes were parsed and how many cached records were reused.
         """
         with collector_paused():
             return self._build(tally if tally is not None else BuildTally())
 
-    def _build(self, tally: BuildTally) -> tuple[Updates, int]:
+    def _build(self, tally: BuildTally) -> tuple[int, int]:
         tally.started = time.monotonic()
-        cached = self.cache.load_records() if self.cache is not None else {}
+        cached = self.cache.load_encoded() if self.cache is not None else {}
         found = list(walk(self.root))
         on_disk = {f.path for f in found}
         updates = Updates(gone=[p for p in cached if p not in on_disk])
         to_parse: list[FileStat] = []
+        reused = 0
         for item in found:
             if isinstance(item, SkippedFile):
                 updates.skipped.append(item)
             elif not item.is_note:
                 updates.attachments.append(item)
-            elif tally.rebuild or (record := cached.get(item.path)) is None or not same_stat(record, item):
+            elif tally.rebuild or (blob := cached.get(item.path)) is None:
                 to_parse.append(item)
-        tally.reused = sum(1 for item in found if isinstance(item, FileStat) and item.is_note) - len(to_parse)
+            elif (record := _decoded(blob)) is None or not same_stat(record, item):
+                to_parse.append(item)  # a record that no longer decodes is parsed again
+            else:
+                # Kept as it is: one record decoded at a time, never the whole vault's at once.
+                self._put_note(record, blob)
+                reused += 1
+        tally.reused = reused
         tally.total = len(to_parse)
         chunks = [to_parse[start : start + BUILD_CHUNK] for start in range(0, len(to_parse), BUILD_CHUNK)]
+        parsed = 0
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="vaultd-cache") as writer:
             writing: Future[None] | None = None
             for done, chunk in enumerate(parsed_chunks(self.root, chunks, worker_count(len(to_parse))), start=1):
                 tally.parsed = min(done * BUILD_CHUNK, len(to_parse))
                 faults.point("build-chunk")
-                updates.notes += chunk.notes
+                # Into the index as each chunk comes, kept encoded: the parsed objects and the
+                # notes' text are let go chunk by chunk, so the build's peak is a few chunks,
+                # not the vault (the heap would keep that peak's pages for good).
+                for record, _doc in chunk.notes:
+                    self._put_note(record)
+                parsed += len(chunk.notes)
                 updates.skipped += chunk.skipped
                 if writing is not None:
                     writing.result()
@@ -164,19 +190,13 @@ class VaultIndex:
                     writing = writer.submit(self.cache.apply, chunk.notes, ())
             if writing is not None:
                 writing.result()
-        changed = {r.path for r, _ in updates.notes} | {s.path for s in updates.skipped}
-        reused = 0
-        for path, record in cached.items():
-            if path in on_disk and path not in changed:
-                self._put_note(record)
-                reused += 1
         self.apply(updates, write_cache=False)
         if self.cache is not None:
             # Notes gone, and notes now skipped that used to be cached, leave the cache too.
             stale = updates.gone + [s.path for s in updates.skipped if s.path in cached]
             if stale:
                 self.cache.apply([], stale)
-        return updates, reused
+        return parsed, reused
 
     # -- applying changes (event loop thread) ---------------------------------------------
 
@@ -226,8 +246,8 @@ class VaultIndex:
             # a name that is not UTF-8 was never stored (SQLite text is UTF-8); nothing to delete
             self.cache.apply(updates.notes, [p for p in deletes if is_valid_name(p)])
 
-    def _put_note(self, record: NoteRecord) -> None:
-        self.notes[record.path] = record
+    def _put_note(self, record: NoteRecord, blob: bytes | None = None) -> None:
+        self.notes.put(record, blob)
         self._count_folders(record.path, 1)
         self.resolver.add(record.path)
         self._titles[record.title] = self._titles.get(record.title, 0) + 1
@@ -245,7 +265,7 @@ class VaultIndex:
         if self.attachments.pop(path, None) is not None:
             self._count_folders(path, -1)
             self.resolver.remove(path)
-        record = self.notes.pop(path, None)
+        record = self.notes.pop(path)
         if record is None:
             return
         self._count_folders(path, -1)
@@ -327,7 +347,7 @@ class VaultIndex:
         return IndexCopy(
             origin=self,
             generation=self.generation,
-            notes=dict(self.notes),
+            notes=self.notes.copy(),
             attachments=dict(self.attachments),
             skipped=dict(self.skipped),
             resolver=self.resolver.copy(),

@@ -18,7 +18,7 @@ from vaultd.vault.note import MAX_NOTE_BYTES, Skipped, log_note, parse_note, too
 from vaultd.vault.walk import LINK_REASON, NOT_REGULAR_REASON, FileStat, SkippedFile
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
     from pathlib import Path
 
     from vaultd.vault.cache import SearchDoc
@@ -76,7 +76,9 @@ def same_stat(record: NoteRecord, fs: FileStat) -> bool:
     return (record.size, record.mtime_ns, record.ino) == (fs.size, fs.mtime_ns, fs.ino)
 
 
-def compute_updates(root: Path, found: Iterable[FileStat | SkippedFile], known: dict[str, NoteRecord], gone: Iterable[str] = ()) -> Updates:
+def compute_updates(
+    root: Path, found: Iterable[FileStat | SkippedFile], known: Mapping[str, NoteRecord], gone: Iterable[str] = ()
+) -> Updates:
     """Parse what changed among ``found``; ``known`` holds current records to skip unchanged notes."""
     updates = Updates(gone=list(gone))
     for item in found:

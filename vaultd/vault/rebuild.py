@@ -45,14 +45,14 @@ async def rebuild(live: LiveIndex, tally: BuildTally) -> Rebuilt:
     tally.rebuild = True
     async with live.held_still() as old:
         fresh = VaultIndex(live.root, old.cache)
-        updates, _reused = await anyio.to_thread.run_sync(fresh.build, tally)
+        parsed, _reused = await anyio.to_thread.run_sync(fresh.build, tally)
         changes = index_changes(old.notes, fresh.notes)
         fresh.generation = old.generation + 1
         live.index = fresh
         if live.feed is not None and changes:
             live.feed(changes)
     seconds = time.monotonic() - (tally.started or time.monotonic())
-    return Rebuilt(notes=len(fresh.notes), parsed=len(updates.notes), changed=len(changes), seconds=seconds)
+    return Rebuilt(notes=len(fresh.notes), parsed=parsed, changed=len(changes), seconds=seconds)
 
 
 Turn = Callable[[], AbstractAsyncContextManager[object]]

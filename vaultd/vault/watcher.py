@@ -175,8 +175,8 @@ class LiveIndex:
         self.cache_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         cache = IndexCache.open(self.cache_path)
         index = VaultIndex(self.root, cache)
-        updates, reused = index.build(self.tally)
-        note = f"cache {cache.outcome}; {len(updates.notes)} parsed, {reused} reused"
+        parsed, reused = index.build(self.tally)
+        note = f"cache {cache.outcome}; {parsed} parsed, {reused} reused"
         return index, note
 
     # -- watching ------------------------------------------------------------------------

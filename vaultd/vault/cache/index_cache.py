@@ -22,12 +22,12 @@ from vaultd.vault.cache.connections import CacheConnections
 from vaultd.vault.cache.query_plan import Mode, QueryPlan
 from vaultd.vault.cache.search import MAX_LIMIT, Hit
 from vaultd.vault.cache.sqlite_file import OpenOutcome, open_checked
-from vaultd.vault.model import NoteRecord
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from vaultd.vault.cache.records import SearchDoc
+    from vaultd.vault.model import NoteRecord
 
 
 class CacheStats(msgspec.Struct, frozen=True):
@@ -42,14 +42,13 @@ class IndexCache(CacheConnections):
     for threads.
 
     When SQLite reports corruption after open, the cache resets itself (the file is deleted and
-    recreated, ``generation`` goes up): ``load_records`` then returns ``{}``, ``search`` and
+    recreated, ``generation`` goes up): ``load_encoded`` then returns ``{}``, ``search`` and
     ``apply`` raise ``Unavailable``, and the owner re-applies every note.
     """
 
     def __init__(self, path: Path, writer: apsw.Connection, outcome: OpenOutcome, detail: str | None):
         super().__init__(path, writer, outcome, detail)
         self._encoder = msgspec.msgpack.Encoder()
-        self._decoder = msgspec.msgpack.Decoder(NoteRecord)
 
     @classmethod
     def open(cls, path: Path, *, verify: bool = False) -> IndexCache:
@@ -69,14 +68,13 @@ class IndexCache(CacheConnections):
 
     # -- records -------------------------------------------------------------------------------
 
-    def load_records(self) -> dict[str, NoteRecord]:
-        """Every stored record by path; ``{}`` if the cache had to be reset.
-
-        A record that no longer decodes is left out, so the owner re-parses that note.
-        """
+    def load_encoded(self) -> dict[str, bytes]:
+        """Every stored record by path, as stored (msgpack): the index keeps records encoded, so
+        a restart need not decode one it does not read. ``{}`` if the cache had to be reset; a
+        record that does not decode is the reader's to find."""
         try:
             with self._reader() as reader:
-                return records.load_records(reader.con, self._decoder)
+                return records.load_encoded(reader.con)
         except (apsw.CorruptError, apsw.NotADBError) as exc:
             self.reset(f"{type(exc).__name__}: {exc}")
             return {}

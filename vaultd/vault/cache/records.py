@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
-from vaultd.memory import collector_paused
 from vaultd.vault import fts_query
 from vaultd.vault.cache.sqlite_file import signed64
 
@@ -110,20 +109,9 @@ def _chunks(items: Iterable[_T]) -> Iterator[list[_T]]:
         yield chunk
 
 
-def load_records(con: apsw.Connection, decoder: msgspec.msgpack.Decoder[NoteRecord]) -> dict[str, NoteRecord]:
-    """Every stored record by path; a record that no longer decodes is left out."""
-    decode = decoder.decode
-    records: dict[str, NoteRecord] = {}
-    # Decoding allocates a few objects per link and heading; with the collector on, its
-    # full passes over the growing heap cost ten times the decode itself.
-    with collector_paused():
-        rows = con.execute("SELECT note.path, record.data FROM note JOIN record USING (id)")
-        for path, data in rows:
-            try:
-                records[path] = decode(data)
-            except msgspec.DecodeError:
-                continue
-    return records
+def load_encoded(con: apsw.Connection) -> dict[str, bytes]:
+    """Every stored record by path, undecoded."""
+    return dict(con.execute("SELECT note.path, record.data FROM note JOIN record USING (id)"))
 
 
 def store(
