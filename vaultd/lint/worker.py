@@ -13,6 +13,9 @@ time so no single encoding holds the GIL for long, and the resolver's paths and 
 titles in their order, so ties break as in the daemon. Measured on a generated 20,000-note vault
 (2 cores, busy): see docs/performance.md, "A lint beside writes to the vault it lints".
 
+``lint.fix`` sends the same job with ``fixes`` set: the worker answers the mechanical fixes
+(:func:`vaultd.lint.fixes.fixes_of`) instead of the findings.
+
 A vault under :data:`WORKER_MIN_NOTES` notes is linted in a daemon thread: starting a worker (and
 importing lint into it) costs more than such a lint holds the GIL.
 """
