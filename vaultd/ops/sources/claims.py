@@ -60,8 +60,8 @@ def _claim_path(ctx: OpContext, params: ClaimAddParams) -> str:
 
 
 def plan_claim_add(ctx: OpContext, params: ClaimAddParams) -> Plan:
-    path = _claim_path(ctx, params)
     page_path = ctx.find(params.page)
+    path = _claim_path(ctx, params)
     page = ctx.property_link(page_path, path)
     title = params.claim if len(params.claim) <= MAX_TITLE_CHARS else params.claim[: MAX_TITLE_CHARS - 1] + "…"
     fields: dict[str, Any] = {
