@@ -20,6 +20,8 @@ requests: a **search** of ``bench`` (the generated queries in turn), and a **wri
 - **lint**: a third client asks ``vault.lint`` of ``bench`` back to back, and a third probe
   writes to ``bench`` itself (``note.create``), the vault being linted; idle has that probe too,
   for comparison. (Each write changes the vault, so each lint resolves every link anew.)
+- **lintfix**: the same, with ``lint.fix`` previews (every one looks for fixes in the whole vault)
+  in place of the lints.
 
 The goal: while either runs, search p95 under 50 ms and a write to the other vault under 100 ms;
 while a lint runs, a write to the vault being linted waits for none of it.
@@ -51,7 +53,7 @@ BIG, SIDE = "bench", "side"
 PAUSE_S = 0.02  #: between a probe's requests
 REBUILD_CONNECTIONS, REBUILDS_EACH = 4, 60
 DRAIN_S = 900.0  #: how long the rebuilds scenario waits, after its measurement, for its last replies
-SCENARIOS = ("idle", "communities", "rebuilds", "lint")
+SCENARIOS = ("idle", "communities", "rebuilds", "lint", "lintfix")
 PROBES = ("search", "write", "write_same")
 
 
@@ -145,7 +147,7 @@ def _communities(daemon: Daemon) -> Callable[[threading.Event], dict[str, Any]]:
     return load
 
 
-def _lints(daemon: Daemon) -> Callable[[threading.Event], dict[str, Any]]:
+def _lints(daemon: Daemon, method: str = "vault.lint", key: str = "lint") -> Callable[[threading.Event], dict[str, Any]]:
     def load(stop: threading.Event) -> dict[str, Any]:
         client = daemon.client(timeout=600)
         runs: list[float] = []
@@ -153,12 +155,12 @@ def _lints(daemon: Daemon) -> Callable[[threading.Event], dict[str, Any]]:
         while not stop.is_set():
             started = time.perf_counter()
             try:
-                call(client, "vault.lint", {"vault": BIG})
-            except Exception:  # noqa: BLE001 - a lint past its time bound answers LIMIT; counted
+                call(client, method, {"vault": BIG})
+            except Exception:  # noqa: BLE001 - a lint past its time bound answers LIMIT (a fix CONFLICT); counted
                 refused += 1
             runs.append(time.perf_counter() - started)
         client.close()
-        return {"lint_runs": len(runs), "lint_refused": refused, "lint_s": [round(r, 2) for r in runs]}
+        return {f"{key}_runs": len(runs), f"{key}_refused": refused, f"{key}_s": [round(r, 2) for r in runs]}
 
     return load
 
@@ -246,7 +248,8 @@ def main(argv: list[str] | None = None) -> int:
             call(setup, "note.search", {"vault": BIG, "query": queries[0]})  # the index is ready
             setup.close()
             if "idle" in args.only:
-                results["idle"] = _measure(daemon, queries, "idle", args.seconds / 2, _idle, same_vault="lint" in args.only)
+                same = "lint" in args.only or "lintfix" in args.only
+                results["idle"] = _measure(daemon, queries, "idle", args.seconds / 2, _idle, same_vault=same)
             if "communities" in args.only:
                 results["communities"] = _measure(daemon, queries, "communities", args.seconds, _communities(daemon))
             if "rebuilds" in args.only:
@@ -255,6 +258,9 @@ def main(argv: list[str] | None = None) -> int:
                 results["pipelined rebuilds"]["rebuilds_run"] = _rebuilds_run(home) - before
             if "lint" in args.only:
                 results["lint"] = _measure(daemon, queries, "lint", args.seconds, _lints(daemon), same_vault=True)
+            if "lintfix" in args.only:
+                fixes = _lints(daemon, "lint.fix", "lintfix")
+                results["lintfix"] = _measure(daemon, queries, "lintfix", args.seconds, fixes, same_vault=True)
         finally:
             daemon.stop()
     finally:

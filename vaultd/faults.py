@@ -26,6 +26,8 @@ rules not yet run; a pause there holds the lint, with the index free; a large va
 reaches it in its worker process, where a crash kills the worker, not the daemon; the daemon
 counts the hits of a point reached in a worker as its own, so ``pause=lint-rules@2`` holds the
 second lint wherever it runs),
+``lint-fixes-found`` (``lint.fix`` found its fixes on its copy of the index, the vault's writer not
+yet taken: a pause there lets a test edit a note before the fixes are planned),
 ``graph-snapshot`` (a graph read's snapshot built from its copy of the index, its answer not yet
 made; a pause there holds the read, with the index free),
 ``git-after-commit-tree`` (a checkpoint's commit object written, the branch not moved),
@@ -66,6 +68,7 @@ CRASH_POINTS = frozenset(
         "communities-worker",
         "lint-rules",
         "graph-snapshot",
+        "lint-fixes-found",
     }
 )
 PRIMITIVES = frozenset({"write", "fsync", "rename", "fsync-dir", "unlink"})

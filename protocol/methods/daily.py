@@ -1,14 +1,18 @@
 """Daily notes: the note of a day, where the vault's Obsidian keeps it (``daily-notes.json``, or the
-Periodic Notes plugin's daily notes), read and written by the day rather than by path.
+Periodic Notes plugin's daily notes), read and written by the day rather than by path; and the
+plugin's weekly, monthly, quarterly and yearly notes the same way, by ``period``.
 
 A day is ``YYYY-MM-DD``, ``today``, ``yesterday``, ``tomorrow``, or ``-N`` / ``+N`` days from
-today, by the daemon's local clock. ``daily.append`` and ``daily.prepend`` create the day's note
+today, by the daemon's local clock (with a period: ``-N`` / ``+N`` weeks, months, quarters or
+years). A period's note is the one whose name the period's format gives that day, as the plugin
+names it. ``daily.append`` and ``daily.prepend`` create the day's note
 from its template when it does not exist yet (created once, however many callers race, an editor
 among them; the others add to the note it made), then add their text.
 """
 
 from __future__ import annotations
 
+import enum
 from typing import Annotated
 
 import msgspec
@@ -25,7 +29,7 @@ Day = Annotated[
     msgspec.Meta(
         min_length=1,
         max_length=32,
-        description="The day: YYYY-MM-DD, today, yesterday, tomorrow, or -N / +N days (the daemon's local date).",
+        description="YYYY-MM-DD, today, yesterday, tomorrow, or -N / +N days or periods from today.",
     ),
 ]
 Heading = Annotated[
@@ -33,14 +37,31 @@ Heading = Annotated[
     msgspec.Meta(
         min_length=1,
         max_length=200,
-        description="A heading such as '## Log' ('Log' alone is an H2): into its section, the heading added at the end if missing.",
+        description="A heading such as '## Log' ('Log': an H2): into its section; added at the end if missing.",
     ),
 ]
+
+
+class NotePeriod(enum.StrEnum):
+    """Which periodic note: the day's (core Daily notes, or Periodic Notes), or Periodic Notes'
+    note of the week, month, quarter or year holding the day."""
+
+    DAY = "day"
+    WEEK = "week"
+    MONTH = "month"
+    QUARTER = "quarter"
+    YEAR = "year"
+
+
+#: Said in two words: its values say the rest, and ``daily_append`` is in the MCP core toolset,
+#: whose every token counts. None (left out) is the day's note.
+PeriodOpt = Annotated[NotePeriod, msgspec.Meta(description="The period.")]
 
 
 class DailyParams(Params, kw_only=True):
     vault: OptionalVault = None
     date: Day | None = None
+    period: PeriodOpt | None = None
 
 
 class DailyPathResult(Result):
@@ -67,11 +88,10 @@ class DailyReadResult(Result):
 
 class DailyWriteParams(EditParams, kw_only=True):
     date: Day | None = None
+    period: PeriodOpt | None = None
     markdown: Annotated[
         str,
-        msgspec.Meta(
-            min_length=1, max_length=MAX_APPEND_BYTES, description=f"The Markdown to add; at most {describe(MAX_APPEND_BYTES)} as UTF-8."
-        ),
+        msgspec.Meta(min_length=1, max_length=MAX_APPEND_BYTES, description=f"At most {describe(MAX_APPEND_BYTES)} as UTF-8."),
     ]
     under: Heading | None = None
 
@@ -99,7 +119,7 @@ DAILY_READ = spec(
 )
 DAILY_APPEND = _daily_write(
     "daily.append",
-    "Add Markdown at the end of a day's note (or of a heading's section), made from its template if needed.",
+    "Append Markdown to a day note or heading section, created from its template if new.",
 )
 DAILY_PREPEND = _daily_write(
     "daily.prepend",

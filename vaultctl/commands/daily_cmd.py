@@ -10,7 +10,7 @@ import typer
 
 from protocol.limits import DEFAULT_READ_PAGE_BYTES
 from protocol.methods import daily, templates
-from protocol.methods.daily import DailyParams, DailyPathResult, DailyReadParams, DailyWriteParams
+from protocol.methods.daily import DailyParams, DailyPathResult, DailyReadParams, DailyWriteParams, NotePeriod
 from protocol.methods.templates import TemplateInsertParams, TemplateListParams, TemplateListResult
 from protocol.schema import field_help as doc
 from vaultctl import render
@@ -19,6 +19,13 @@ from vaultctl.commands.write_command import WriteFlags, write_command
 from vaultctl.completion import Complete
 
 DateOpt = Annotated[str | None, typer.Option("--date", metavar="DAY", help=doc(DailyParams, "date") + " Default: today.")]
+PeriodOpt = Annotated[
+    NotePeriod,
+    typer.Option(
+        "--period",
+        help=doc(DailyParams, "period") + " The note of the day, or (Periodic Notes) of the week, month, quarter or year holding it.",
+    ),
+]
 UnderOpt = Annotated[str | None, typer.Option("--under", metavar="HEADING", help=doc(DailyWriteParams, "under"))]
 
 daily_app = typer.Typer(
@@ -33,23 +40,26 @@ def _path_text(r: DailyPathResult) -> str:
 
 
 @daily_app.callback()
-def daily_default(ctx: typer.Context, date: DateOpt = None, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+def daily_default(
+    ctx: typer.Context, date: DateOpt = None, period: PeriodOpt = NotePeriod.DAY, vault: VaultOpt = None, as_json: JsonOpt = False
+) -> None:
     """Where a day's note is; the subcommands read and write it."""
     if ctx.invoked_subcommand is None:
-        daily_path(date=date, vault=vault, as_json=as_json)
+        daily_path(date=date, period=period, vault=vault, as_json=as_json)
 
 
 @daily_app.command("path")
-def daily_path(date: DateOpt = None, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
-    """Where the day's note is (today unless --date), and whether it exists."""
+def daily_path(date: DateOpt = None, period: PeriodOpt = NotePeriod.DAY, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """Where the day's note is (today unless --date; its week's, month's... with --period), and whether it exists."""
     with session() as c:
-        result = call(daily.DAILY_PATH, DailyParams(vault=pick_vault(c, vault), date=date), client=c)
+        result = call(daily.DAILY_PATH, DailyParams(vault=pick_vault(c, vault), date=date, period=period), client=c)
     emit(result, as_json, _path_text)
 
 
 @daily_app.command("read")
 def daily_read(
     date: DateOpt = None,
+    period: PeriodOpt = NotePeriod.DAY,
     vault: VaultOpt = None,
     offset: Annotated[int, typer.Option(help=doc(DailyReadParams, "offset"))] = 0,
     max_bytes: Annotated[int, typer.Option("--max-bytes", help=doc(DailyReadParams, "max_bytes"))] = DEFAULT_READ_PAGE_BYTES,
@@ -58,7 +68,7 @@ def daily_read(
 ) -> None:
     """Print the day's note (today unless --date), a page at a time; exit 1 when the day has no note yet."""
     with session() as c:
-        params = DailyReadParams(vault=pick_vault(c, vault), date=date, offset=offset, max_bytes=max_bytes, fresh=fresh)
+        params = DailyReadParams(vault=pick_vault(c, vault), date=date, period=period, offset=offset, max_bytes=max_bytes, fresh=fresh)
         result = call(daily.DAILY_READ, params, client=c)
     note = result.note
     emit(result, as_json, lambda r: f"{r.path}\n\n{note.body.rstrip()}" if note else f"{r.date} has no note yet ({r.path})")
@@ -73,12 +83,13 @@ def daily_read(
 def daily_append(
     text: Annotated[str, typer.Argument(metavar="TEXT", help=doc(DailyWriteParams, "markdown"))],
     date: DateOpt = None,
+    period: PeriodOpt = NotePeriod.DAY,
     under: UnderOpt = None,
     *,
     flags: WriteFlags[DailyWriteParams],
 ) -> None:
     """Add TEXT at the end of the day's note (or of --under's section), creating the note from its template first."""
-    flags.run(lambda steering: DailyWriteParams(markdown=text, date=date, under=under, **steering))
+    flags.run(lambda steering: DailyWriteParams(markdown=text, date=date, period=period, under=under, **steering))
 
 
 @daily_app.command("prepend")
@@ -86,12 +97,13 @@ def daily_append(
 def daily_prepend(
     text: Annotated[str, typer.Argument(metavar="TEXT", help=doc(DailyWriteParams, "markdown"))],
     date: DateOpt = None,
+    period: PeriodOpt = NotePeriod.DAY,
     under: UnderOpt = None,
     *,
     flags: WriteFlags[DailyWriteParams],
 ) -> None:
     """Add TEXT at the start of the day's note (or right under --under's heading), creating the note first."""
-    flags.run(lambda steering: DailyWriteParams(markdown=text, date=date, under=under, **steering))
+    flags.run(lambda steering: DailyWriteParams(markdown=text, date=date, period=period, under=under, **steering))
 
 
 def list_templates(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:

@@ -13,31 +13,32 @@ import datetime as dt
 import anyio
 
 from protocol.methods import daily, templates
-from protocol.methods.daily import DailyParams, DailyPathResult, DailyReadParams, DailyReadResult
+from protocol.methods.daily import DailyParams, DailyPathResult, DailyReadParams, DailyReadResult, NotePeriod
 from protocol.methods.reads import ReadParams
 from protocol.methods.templates import MAX_TEMPLATES_LISTED, TemplateInfo, TemplateListParams, TemplateListResult
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view, log_path_of, note_bytes, read_result
 from vaultd.errors import NotFound
 from vaultd.obsidian.settings import read_settings
-from vaultd.ops.daily_write import day_note
+from vaultd.ops.daily_write import day_note, period_of, source_of
 
 
 async def _day(ctx: CallContext, params: DailyParams, fresh: bool = False) -> tuple[str, str, bool, str | None, str]:
     """(path, day, exists, template, source) of the day ``params`` names, for this caller.
 
     Raises:
-        InvalidParams: INVALID_PARAMS, the date names no day.
+        InvalidParams: INVALID_PARAMS, the date names no day, or the vault keeps no notes of the period.
         ValidationFailed: VALIDATION (O02), the daily note format cannot be rendered.
         NotFound: NOT_FOUND, the day's note is private to the caller.
     """
     live, view = await live_view(ctx, params.vault, fresh)
     settings = await anyio.to_thread.run_sync(read_settings, live.root)
-    day, path = day_note(settings, params.date, dt.datetime.now().astimezone().date())
+    period = params.period or NotePeriod.DAY
+    day, path = day_note(settings, params.date, dt.datetime.now().astimezone().date(), period)
     if view.hidden(path):
         raise NotFound(f"the note of {day.isoformat()} is not one you may see")
     exists = path in live.index.notes or await anyio.to_thread.run_sync(lambda: (live.root / path).is_file())
-    return path, day.isoformat(), exists, settings.daily.template or None, settings.daily_source
+    return path, day.isoformat(), exists, period_of(settings, period).template or None, source_of(settings, period)
 
 
 @handles(daily.DAILY_PATH)

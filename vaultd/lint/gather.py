@@ -4,7 +4,8 @@ and the ``.canvas`` and ``.base`` files (the index keeps their names, not their 
 ``vault.lint`` gathers from a copy of the index (:class:`~vaultd.vault.index.IndexCopy`), taken
 in one step on the event loop, so everything here runs in a worker thread with the index free:
 writes and refreshes go on meanwhile, and the findings are of the vault as it was copied.
-(``lint.fix`` plans with the index held still and gathers from the index itself.)
+``lint.fix`` finds its fixes from such a copy too (:mod:`vaultd.lint.fixes`), before it takes
+the vault's writer.
 
 The canvases and bases are read and parsed by :func:`read_documents` within
 :data:`~protocol.parse_limits.MAX_LINT_DOCUMENT_SECONDS` in all (and within what is left of the

@@ -13,6 +13,9 @@ time so no single encoding holds the GIL for long, and the resolver's paths and 
 titles in their order, so ties break as in the daemon. Measured on a generated 20,000-note vault
 (2 cores, busy): see docs/performance.md, "A lint beside writes to the vault it lints".
 
+``lint.fix`` sends the same job with ``fixes`` set: the worker answers the mechanical fixes
+(:func:`vaultd.lint.fixes.fixes_of`) instead of the findings.
+
 A vault under :data:`WORKER_MIN_NOTES` notes is linted in a daemon thread: starting a worker (and
 importing lint into it) costs more than such a lint holds the GIL.
 """
@@ -29,6 +32,7 @@ import msgspec
 from protocol.methods.lint import MAX_LINT_SECONDS, LintCode, LintResult
 from protocol.methods.vaults import VaultEntry
 from vaultd.errors import LimitExceeded, Unavailable
+from vaultd.lint.fixes import FixSet, fixes_of
 from vaultd.lint.model import Deadline, overran
 from vaultd.lint.report import report
 from vaultd.memory import collector_paused
@@ -65,11 +69,13 @@ class LintJob(msgspec.Struct, array_like=True):
     skipped: list[SkippedFile]
     files: list[str]  #: the resolver's paths, in its order
     titles: list[str]  #: the suggester's titles, in its order
+    fixes: bool = False  #: answer the mechanical fixes (``lint.fix``), not the findings
 
 
 class LintAnswer(msgspec.Struct, array_like=True):
     result: LintResult | None = None
     overran: str | None = None  #: the LIMIT message when the walk ran past its deadline
+    fixes: FixSet | None = None  #: a fixes job's answer
 
 
 _encode = msgspec.msgpack.Encoder().encode
@@ -93,6 +99,7 @@ def job_of(
     note: str | None,
     limit: int,
     until: float,
+    fixes: bool = False,
 ) -> LintJob:
     """The job for ``copy`` (run it in a thread: a chunk at a time, the event loop gets its turns)."""
     return LintJob(
@@ -109,6 +116,7 @@ def job_of(
         skipped=list(copy.skipped.values()),
         files=copy.resolver.paths(),
         titles=copy.suggester.titles(),
+        fixes=fixes,
     )
 
 
@@ -134,6 +142,9 @@ def answer(job: LintJob) -> LintAnswer:
     try:
         with collector_paused():  # decoding 20,000 records with the collector on took ten times as long
             copy = copy_of(job)
+        if job.fixes:
+            when = dt.date.fromisoformat(job.as_of)
+            return LintAnswer(fixes=fixes_of(copy, entry, view, when, code=job.code, note=job.note, deadline=deadline))
         result = report(
             copy, entry, view, dt.date.fromisoformat(job.as_of), code=job.code, note=job.note, limit=job.limit, deadline=deadline
         )
@@ -144,6 +155,33 @@ def answer(job: LintJob) -> LintAnswer:
 
 def lint_elsewhere(job: LintJob) -> LintResult:
     """The job's lint in a worker process; blocks (without the GIL) until it answers.
+
+    Raises:
+        LimitExceeded: LIMIT, the walk ran past its deadline.
+        Unavailable: UNAVAILABLE, the worker could not start, died or answered something unreadable.
+    """
+    got = _run(job)
+    if got.result is None:
+        raise Unavailable("the lint could not be run: the lint worker answered nothing; retry")
+    return got.result
+
+
+def fixes_elsewhere(job: LintJob) -> FixSet:
+    """The job's mechanical fixes (a job made with ``fixes=True``) in a worker process, as
+    :func:`lint_elsewhere` runs a lint.
+
+    Raises:
+        LimitExceeded: LIMIT, the walk ran past its deadline.
+        Unavailable: UNAVAILABLE, the worker could not start, died or answered something unreadable.
+    """
+    got = _run(job)
+    if got.fixes is None:
+        raise Unavailable("the lint could not be run: the lint worker answered nothing; retry")
+    return got.fixes
+
+
+def _run(job: LintJob) -> LintAnswer:
+    """The worker's answer to ``job``.
 
     Raises:
         LimitExceeded: LIMIT, the walk ran past its deadline.
@@ -162,9 +200,7 @@ def lint_elsewhere(job: LintJob) -> LintResult:
         raise Unavailable(f"the lint could not be run: the lint worker answered something unreadable: {exc}; retry") from exc
     if got.overran is not None:
         raise LimitExceeded(got.overran)
-    if got.result is None:
-        raise Unavailable("the lint could not be run: the lint worker answered nothing; retry")
-    return got.result
+    return got
 
 
 def main() -> None:

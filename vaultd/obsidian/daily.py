@@ -6,6 +6,10 @@ A day is named as a person would ask for it: an ISO date, ``today``, ``yesterday
 folder and the day written in the configured moment format, ``.md`` added, exactly where the
 person's Obsidian would open it (a format with ``/`` in it makes folders, as in Obsidian).
 
+Periodic Notes' weekly, monthly, quarterly and yearly notes are found the same way: the note of
+a week is the one its format names for any day of that week (``gggg-[W]ww`` gives one name to all
+seven), as the plugin names it, and ``-N`` / ``+N`` count weeks (months, quarters, years) there.
+
 Text is added at the end of the note or at its start (after the frontmatter), or under a heading
 (``## Log``): at the end of that heading's section, or right after the heading line; a heading the
 note does not have is added at the end, so the entry lands where a person would look for it.
@@ -15,6 +19,7 @@ stays one list.
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import re
 from typing import Final
@@ -22,19 +27,36 @@ from typing import Final
 from vaultd.obsidian.moment import format_date
 from vaultd.vault import frontmatter, markdown
 
-__all__ = ["DayError", "add_text", "daily_path", "parse_heading", "resolve_day"]
+__all__ = ["PERIOD_MONTHS", "DayError", "add_text", "daily_path", "parse_heading", "resolve_day"]
 
 MAX_DAYS_AWAY: Final = 36600  #: a relative day further than about a hundred years is a mistake
 _RELATIVE: Final = re.compile(r"[+-]\d{1,6}")
 _HEADING: Final = re.compile(r"(#{1,6})[ \t]+(\S.*?)[ \t]*#*[ \t]*")
+#: The months one step of a period spans, for the periods counted in months.
+PERIOD_MONTHS: Final = {"month": 1, "quarter": 3, "year": 12}
 
 
 class DayError(ValueError):
     """A day, a heading or a format a daily note cannot be found by."""
 
 
-def resolve_day(spec: str | None, today: dt.date) -> dt.date:
-    """The day ``spec`` names, ``today`` being the caller's local date.
+def _shift(today: dt.date, steps: int, period: str) -> dt.date:
+    """``today`` moved by ``steps`` periods; a month step keeps the day of the month, or takes
+    the month's last day when it has fewer (31 January + 1 month: 29 February)."""
+    if period == "week":
+        return today + dt.timedelta(weeks=steps)
+    months = PERIOD_MONTHS.get(period)
+    if months is None:
+        return today + dt.timedelta(days=steps)
+    year, month = divmod(today.year * 12 + today.month - 1 + steps * months, 12)
+    if not dt.MINYEAR <= year <= dt.MAXYEAR:
+        raise ValueError("out of the calendar")
+    return dt.date(year, month + 1, min(today.day, calendar.monthrange(year, month + 1)[1]))
+
+
+def resolve_day(spec: str | None, today: dt.date, period: str = "day") -> dt.date:
+    """The day ``spec`` names, ``today`` being the caller's local date; with a ``period`` (week,
+    month, quarter, year), ``-N`` / ``+N`` count periods instead of days.
 
     Raises:
         DayError: ``spec`` is none of the forms, names no date, or is more than
@@ -46,6 +68,14 @@ def resolve_day(spec: str | None, today: dt.date) -> dt.date:
         days = shifts[word]
     elif _RELATIVE.fullmatch(word):
         days = int(word)
+        if period != "day":
+            try:
+                moved = _shift(today, days, period)
+            except (OverflowError, ValueError) as exc:
+                raise DayError(f"{spec!r} leaves the calendar") from exc
+            if abs((moved - today).days) > MAX_DAYS_AWAY:
+                raise DayError(f"{spec!r} is more than {MAX_DAYS_AWAY} days away")
+            return moved
         if abs(days) > MAX_DAYS_AWAY:
             raise DayError(f"{spec!r} is more than {MAX_DAYS_AWAY} days away")
     else:

@@ -15,8 +15,9 @@ never an error.
 - ``daily-notes.json``: the daily note's folder, moment format and template;
 - ``templates.json``: the templates folder and the formats of ``{{date}}`` and ``{{time}}``;
 - ``zk-prefixer.json``: the unique note creator's folder, moment format and template;
-- ``plugins/periodic-notes/data.json``: the Periodic Notes plugin's daily, weekly and monthly notes,
-  which take over from the core daily notes when the plugin is enabled with its daily notes on.
+- ``plugins/periodic-notes/data.json``: the Periodic Notes plugin's daily, weekly, monthly,
+  quarterly and yearly notes; its daily notes take over from the core daily notes when the plugin
+  is enabled with them on.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ TEMPLATES: Final = ".obsidian/templates.json"
 UNIQUE: Final = ".obsidian/zk-prefixer.json"
 PERIODIC: Final = ".obsidian/plugins/periodic-notes/data.json"
 COMMUNITY: Final = ".obsidian/community-plugins.json"
+#: A period as a caller names it -> the Periodic Notes section that configures its notes
+PERIOD_NAMES: Final = {"day": "daily", "week": "weekly", "month": "monthly", "quarter": "quarterly", "year": "yearly"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +92,17 @@ class VaultSettings:
     daily: Period = Period()
     templates: TemplateSettings = TemplateSettings()
     unique: Period = Period(format="YYYYMMDDHHmm")
-    #: Periodic Notes' weekly and monthly notes, when the plugin is enabled and has them on
+    #: Periodic Notes' weekly, monthly, quarterly and yearly notes (by those names), when the
+    #: plugin is enabled and has them on
     periods: dict[str, Period] = field(default_factory=dict)
     daily_source: str = "daily-notes"  #: which settings gave ``daily``: daily-notes or periodic-notes
+
+    def period(self, kind: str) -> Period | None:
+        """The notes of one period (``day``, ``week``, ``month``, ``quarter``, ``year``); None
+        when the vault's Obsidian keeps none of that period."""
+        if kind == "day":
+            return self.daily
+        return self.periods.get(PERIOD_NAMES.get(kind, ""))
 
     def excluded(self, path: str) -> bool:
         """Whether ``path`` is one of Obsidian's "Excluded files"."""
@@ -166,7 +177,7 @@ def _periodic(root: Path) -> dict[str, Period]:
     if not isinstance(enabled, list) or "periodic-notes" not in enabled:
         return {}
     doc = _obj(_load(root, PERIODIC))
-    defaults = {"daily": "YYYY-MM-DD", "weekly": "gggg-[W]ww", "monthly": "YYYY-MM"}
+    defaults = {"daily": "YYYY-MM-DD", "weekly": "gggg-[W]ww", "monthly": "YYYY-MM", "quarterly": "YYYY-[Q]Q", "yearly": "YYYY"}
     found = {}
     for name, default in defaults.items():
         section = _obj(doc.get(name))

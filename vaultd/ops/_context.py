@@ -15,6 +15,7 @@ from vaultd.vault.lookup import find_note
 
 if TYPE_CHECKING:
     import datetime as dt
+    from collections.abc import Iterable
     from pathlib import Path
 
     from protocol.errors import Issue
@@ -55,16 +56,24 @@ class OpContext:
         """The vault's Obsidian settings now (re-read only when a settings file changed)."""
         return read_settings(self.root)
 
-    def link(self, path: str, source: str) -> str:
+    def link(self, path: str, source: str, *, embed: bool = False, created: Iterable[str] = ()) -> str:
         """A new link to ``path`` written in the body of ``source``, in the vault's link format
         (wiki or Markdown, shortest, relative or absolute path): every link an operation writes
-        anew is made here, so every one reads like a link the person's Obsidian would write."""
-        return new_link(Relocation(self.index.resolver, {}, fmt=self.settings.app.link), path, source)
+        anew is made here, so every one reads like a link the person's Obsidian would write.
 
-    def property_link(self, path: str, source: str) -> str:
+        ``path`` and the files in ``created`` count as the vault's even before the operation
+        writes them: the shortest form of a link to a file the same operation creates is its bare
+        name when no other file has it, as Obsidian writes it once the file is there."""
+        return new_link(self._relocation(path, created), path, source, embed=embed)
+
+    def property_link(self, path: str, source: str, *, created: Iterable[str] = ()) -> str:
         """A new link to ``path`` in a frontmatter property of ``source``: a wiki-link (the only
-        kind Obsidian's properties know), its path in the vault's format."""
-        return property_link(Relocation(self.index.resolver, {}, fmt=self.settings.app.link), path, source)
+        kind Obsidian's properties know), its path in the vault's format (``created`` as for
+        :meth:`link`)."""
+        return property_link(self._relocation(path, created), path, source)
+
+    def _relocation(self, path: str, created: Iterable[str]) -> Relocation:
+        return Relocation(self.index.resolver, {}, fmt=self.settings.app.link, created=(path, *created))
 
     def find(self, target: str) -> str:
         """A strict lookup: path, exact name, or an alias naming one note; never fuzzy."""

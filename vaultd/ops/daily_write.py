@@ -18,9 +18,11 @@ from protocol.errors import Issue, Severity
 from protocol.issue_codes import IssueCode
 from protocol.limits import MAX_APPEND_BYTES, over_bound
 from protocol.methods import daily
+from protocol.methods.daily import NotePeriod
 from vaultd.errors import Conflict, InvalidParams, LimitExceeded, NotFound
 from vaultd.obsidian.daily import DayError, add_text, daily_path, resolve_day
 from vaultd.obsidian.moment import MomentError
+from vaultd.obsidian.settings import PERIOD_NAMES, PERIODIC
 from vaultd.obsidian.templates import TemplateContext
 from vaultd.ops._runner import no_detail, run_operation
 from vaultd.ops._stamps import stamp_updated
@@ -42,29 +44,54 @@ if TYPE_CHECKING:
 ATTEMPTS: Final = 3  #: plans of one call when an editor keeps creating or saving the note meanwhile
 
 
-def settings_file(settings: VaultSettings) -> str:
-    return ".obsidian/plugins/periodic-notes/data.json" if settings.daily_source == "periodic-notes" else ".obsidian/daily-notes.json"
+def settings_file(settings: VaultSettings, period: NotePeriod = NotePeriod.DAY) -> str:
+    if period is NotePeriod.DAY and settings.daily_source != "periodic-notes":
+        return ".obsidian/daily-notes.json"
+    return PERIODIC
 
 
-def day_note(settings: VaultSettings, spec: str | None, today: dt.date) -> tuple[dt.date, str]:
-    """The day ``spec`` names and the vault path of its note.
+def source_of(settings: VaultSettings, period: NotePeriod) -> str:
+    """Which settings place the period's notes: daily-notes, or periodic-notes."""
+    return settings.daily_source if period is NotePeriod.DAY else "periodic-notes"
+
+
+def period_of(settings: VaultSettings, period: NotePeriod) -> Period:
+    """The settings of the period's notes.
 
     Raises:
-        InvalidParams: INVALID_PARAMS, ``spec`` names no day.
-        ValidationFailed: VALIDATION (O02), the daily note format cannot be rendered.
+        InvalidParams: INVALID_PARAMS, the vault's Obsidian keeps no notes of that period.
     """
+    found = settings.period(period.value)
+    if found is None:
+        name = PERIOD_NAMES[period.value]
+        raise InvalidParams(
+            f"the vault keeps no {name} notes: turn them on in the Periodic Notes plugin ({PERIODIC}, {name}.enabled), "
+            "with the plugin enabled"
+        )
+    return found
+
+
+def day_note(settings: VaultSettings, spec: str | None, today: dt.date, period: NotePeriod = NotePeriod.DAY) -> tuple[dt.date, str]:
+    """The day ``spec`` names and the vault path of its note (of the period holding it).
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, ``spec`` names no day, or the vault keeps no notes of the period.
+        ValidationFailed: VALIDATION (O02), the note format cannot be rendered.
+    """
+    conf = period_of(settings, period)
     try:
-        day = resolve_day(spec, today)
+        day = resolve_day(spec, today, period.value)
     except DayError as exc:
         raise InvalidParams(str(exc)) from exc
     try:
-        return day, daily_path(settings.daily.folder, settings.daily.format, day)
+        return day, daily_path(conf.folder, conf.format, day)
     except (MomentError, DayError) as exc:
-        raise template_failure(settings_file(settings), exc) from exc
+        raise template_failure(settings_file(settings, period), exc) from exc
 
 
-def first_text(ctx: OpContext, period: Period, day: dt.date, path: str) -> tuple[str, list[Issue]]:
-    """What a new note of ``day`` starts as: its template rendered for the day, or nothing."""
+def first_text(ctx: OpContext, period: Period, day: dt.date, path: str, *, daily: bool = True) -> tuple[str, list[Issue]]:
+    """What a new note of ``day`` starts as: its template rendered for the day, or nothing
+    (``daily``: a daily note's template, which knows offsets, yesterday and tomorrow)."""
     if not period.template:
         return "", []
     try:
@@ -74,7 +101,7 @@ def first_text(ctx: OpContext, period: Period, day: dt.date, path: str) -> tuple
         message = f"the daily note template {period.template!r} is not in the vault; {path} was created empty"
         return "", [Issue(code=IssueCode.O02, severity=Severity.WARNING, path=path, message=message)]
     when = dt.datetime.combine(day, ctx.now.time())
-    tc = TemplateContext(title=stem_of(path), when=when, date_format=period.format, time_format="HH:mm", daily=True)
+    tc = TemplateContext(title=stem_of(path), when=when, date_format=period.format, time_format="HH:mm", daily=daily)
     return rendered_template(ctx, source, tc)
 
 
@@ -89,7 +116,8 @@ def plan_daily(ctx: OpContext, params: DailyWriteParams, *, at_start: bool) -> P
     if problem := over_bound("markdown", params.markdown, MAX_APPEND_BYTES):
         raise LimitExceeded(problem)
     settings = ctx.settings
-    day, rel = day_note(settings, params.date, ctx.now.date())
+    period = params.period or NotePeriod.DAY
+    day, rel = day_note(settings, params.date, ctx.now.date(), period)
     path = screen_new_path(ctx, rel)
     existing = existing_twin(ctx, path)
     warnings: list[Issue] = []
@@ -99,7 +127,7 @@ def plan_daily(ctx: OpContext, params: DailyWriteParams, *, at_start: bool) -> P
         raw, text = ctx.read_target(path)
     else:
         raw = None
-        text, warnings = first_text(ctx, settings.daily, day, path)
+        text, warnings = first_text(ctx, period_of(settings, period), day, path, daily=period is NotePeriod.DAY)
     try:
         changed = add_text(text, params.markdown, under=params.under, at_start=at_start)
     except DayError as exc:

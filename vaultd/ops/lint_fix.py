@@ -1,36 +1,49 @@
 """lint.fix: the safe mechanical lint fixes, as one ordinary two-step operation.
 
-The planner runs lint on the vault as the caller sees it, keeps the findings that carry a fix
+The fixes are found first, the way ``vault.lint`` finds its findings (:mod:`vaultd.lint.fixes`):
+on a copy of the index taken in one step on the event loop, in a thread or, for a large vault, a
+lint worker process, holding neither the vault's writer nor its index, so writes to the vault and
+every other client's requests go on while the rules walk it. Only the fixable findings count
 (L01: a bare ``[[alias]]`` to the one note carrying it; L02: an ambiguous name whose candidate in
-the linking note's folder is the one Obsidian opens), and rewrites each link in its note's text.
-Each fix was made from the bytes the index parsed and is checked against the bytes read now, so
-a note edited meanwhile is a CONFLICT, never a guess. The runner previews it with a fingerprint,
-validates the result (every rewritten link must resolve), journals it, and ``op.undo`` reverses
-it. Nothing else is ever fixed: every other finding is for a person.
+the linking note's folder is the one Obsidian opens). Then the operation runs as any other: under
+the writer, its planner reads only the notes it rewrites, and refuses one whose bytes are not
+those the fixes were made from (CONFLICT, never a guess; a fix whose text is no longer where the
+lint saw it is one too). The runner previews it with a fingerprint, validates the result (every
+rewritten link must resolve), journals it, and ``op.undo`` reverses it. Nothing else is ever
+fixed: every other finding is for a person.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import anyio
+
 from protocol.methods import lint as lint_methods
-from protocol.methods.lint import LintCode, LintFixDetail, LintFixParams
+from protocol.methods.lint import LintFixDetail, LintFixParams
 from protocol.methods.receipts import MAX_DETAIL_LINKS
+from vaultd import faults
 from vaultd.errors import Conflict, InvalidParams
-from vaultd.lint.engine import run, with_fixes
-from vaultd.lint.gather import gather
-from vaultd.memory import collector_paused
-from vaultd.ops.catalog import operation
+from vaultd.lint.fixes import FIXABLE, FixSet, fixes_of
+from vaultd.lint.model import Deadline
+from vaultd.lint.worker import WORKER_MIN_NOTES, fixes_elsewhere, job_of
+from vaultd.ops._runner import run_operation
+from vaultd.ops.catalog import applies_itself
+from vaultd.policy.visibility import Visibility
 from vaultd.txn.plan import MAX_OP_FILES, Change, Plan
+from vaultd.vault.lookup import find_note
 
 if TYPE_CHECKING:
-    from vaultd.lint.links import TextOf
+    from collections.abc import Callable
+
+    from protocol.methods.receipts import WriteReceipt
     from vaultd.lint.model import Fix
     from vaultd.ops._context import OpContext
-
-FIXABLE = tuple(code for code in LintCode if code.fixable)
+    from vaultd.ops._runner import Approval, WriteCall
+    from vaultd.vault.index import IndexCopy
 
 
 @dataclass(slots=True)
@@ -39,26 +52,6 @@ class FixPlan(Plan):
 
     fixes: list[Fix] = field(default_factory=list)
     left: int = 0
-
-
-def _texts(ctx: OpContext) -> tuple[dict[str, tuple[bytes, str]], TextOf]:
-    read: dict[str, tuple[bytes, str]] = {}
-
-    def text_of(rel: str) -> str | None:
-        """A note's text, read once per plan and only if it is still what the lint read.
-
-        Raises:
-            Conflict: CONFLICT, the note changed since it was indexed.
-        """
-        if rel not in read:
-            record = ctx.index.notes.get(rel)
-            raw, text = ctx.read_text(rel)
-            if record is None or hashlib.sha256(raw).hexdigest() != record.sha256:
-                raise Conflict(f"{rel} changed since it was indexed; run lint again")
-            read[rel] = (raw, text)
-        return read[rel][1]
-
-    return read, text_of
 
 
 def apply_fixes(text: str, fixes: list[Fix]) -> str:
@@ -86,40 +79,76 @@ def lint_fix_detail(ctx: OpContext, plan: Plan) -> LintFixDetail:
     return LintFixDetail(fixes=shown, fixed=len(fixes), left=left)
 
 
-@operation(lint_methods.LINT_FIX, detail=lint_fix_detail)
-def plan_lint_fix(ctx: OpContext, params: LintFixParams) -> Plan:
-    """Plan the mechanical fixes of the lint's findings, every note that needs one in one operation.
+def planner_of(found: FixSet) -> Callable[[OpContext, LintFixParams], Plan]:
+    """The planner that writes ``found``'s fixes, each note checked against the bytes its fixes
+    were made from."""
+
+    def plan_lint_fix(ctx: OpContext, params: LintFixParams) -> Plan:
+        """Plan every note's fixes (at most ``MAX_OP_FILES`` notes; the rest are counted as left).
+
+        Raises:
+            Conflict: CONFLICT, a note changed since its fixes were made, or was removed.
+        """
+        by_note: dict[str, list[Fix]] = {}
+        for fix in found.fixes:
+            by_note.setdefault(fix.path, []).append(fix)
+        paths = sorted(by_note)
+        kept, later = paths[:MAX_OP_FILES], paths[MAX_OP_FILES:]
+        changes = []
+        fixes: list[Fix] = []
+        for path in kept:
+            raw, text = ctx.read_text(path)
+            if hashlib.sha256(raw).hexdigest() != found.shas[path]:
+                raise Conflict(f"{path} changed while lint.fix read the vault; run it again")
+            changes.append(Change(path=path, before=raw, after=apply_fixes(text, by_note[path]).encode("utf-8")))
+            fixes += by_note[path]
+        count = len(fixes)
+        summary = f"lint fix: rewrote {count} link{'s' if count != 1 else ''} in {len(changes)} note{'s' if len(changes) != 1 else ''}"
+        return FixPlan(
+            op=lint_methods.LINT_FIX.name,
+            changes=changes,
+            summary=summary,
+            log_type="LINT",
+            fixes=fixes,
+            left=sum(len(by_note[p]) for p in later),
+        )
+
+    return plan_lint_fix
+
+
+@applies_itself(lint_methods.LINT_FIX)
+async def apply_lint_fix(call: WriteCall, params: LintFixParams, approval: Approval | None) -> WriteReceipt[LintFixDetail]:
+    """Find the fixes on a copy of the index, then run the operation that writes them.
 
     Raises:
         InvalidParams: INVALID_PARAMS, the code asked for has no mechanical fix.
+        LimitExceeded: LIMIT, finding the fixes ran past the lint's time bound.
     """
     if params.code is not None and not params.code.fixable:
         raise InvalidParams(f"{params.code} has no mechanical fix; lint.fix applies {', '.join(FIXABLE)}")
-    note = ctx.find(params.note) if params.note is not None else None
-    read, text_of = _texts(ctx)
-    with collector_paused():
-        # No fixable finding comes from a canvas or a base: none is read under the writer.
-        inp = gather(ctx.index, ctx.entry, ctx.visibility, ctx.now.date(), read={})
-        found = with_fixes((f for f in run(inp, params.code) if note is None or f.note == note), text_of)
-    by_note: dict[str, list[Fix]] = {}
-    for finding in found:
-        if finding.fix is not None and finding.code in FIXABLE and (note is None or finding.note == note):
-            by_note.setdefault(finding.fix.path, []).append(finding.fix)
-    paths = sorted(by_note)
-    kept, later = paths[:MAX_OP_FILES], paths[MAX_OP_FILES:]
-    changes = []
-    fixes: list[Fix] = []
-    for path in kept:
-        raw, text = read[path]
-        changes.append(Change(path=path, before=raw, after=apply_fixes(text, by_note[path]).encode("utf-8")))
-        fixes += sorted(by_note[path], key=lambda f: f.start)
-    count = len(fixes)
-    summary = f"lint fix: rewrote {count} link{'s' if count != 1 else ''} in {len(changes)} note{'s' if len(changes) != 1 else ''}"
-    return FixPlan(
-        op=lint_methods.LINT_FIX.name,
-        changes=changes,
-        summary=summary,
-        log_type="LINT",
-        fixes=fixes,
-        left=sum(len(by_note[p]) for p in later),
-    )
+    runtime = call.host.vault(params.vault)
+    await runtime.wait_ready()
+    live = runtime.owned_live()
+    await live.barrier()  # every change made before the call is in the copy
+    entry = runtime.entry
+    view = Visibility.of(entry, call.channel)
+    when = dt.datetime.now().astimezone().date()
+    deadline = Deadline.for_lint()
+    # One synchronous step on the event loop, where every change to the index is applied.
+    note = find_note(live.index, params.note, view.hidden) if params.note is not None else None
+    copy = live.index.copy()
+
+    def here(copy: IndexCopy) -> FixSet:
+        return fixes_of(copy, entry, view, when, code=params.code, note=note, deadline=deadline)
+
+    def elsewhere(copy: IndexCopy) -> FixSet:
+        job = job_of(copy, entry, view, when, code=params.code, note=note, limit=0, until=deadline.when, fixes=True)
+        return fixes_elsewhere(job)
+
+    def find(copy: IndexCopy) -> FixSet:
+        found = elsewhere(copy) if len(copy.notes) >= WORKER_MIN_NOTES else here(copy)
+        faults.point("lint-fixes-found")
+        return found
+
+    found = await anyio.to_thread.run_sync(find, copy)
+    return await run_operation(call, params, planner_of(found), lint_fix_detail, approval=approval)

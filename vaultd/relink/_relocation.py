@@ -48,7 +48,7 @@ from vaultd.vault.app_config import LinkFormat, NewLinkFormat
 from vaultd.vault.link_targets import LinkResolver, Resolution, ResolutionStatus, name_key
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
 __all__ = ["Relocation", "link_name", "link_path", "link_text_for", "new_link", "property_link", "styled_target"]
 
@@ -97,12 +97,16 @@ class Relocation:
         moved: Mapping[str, str | None],
         repoint: Mapping[str, str] | None = None,
         fmt: LinkFormat | None = None,
+        created: Iterable[str] = (),
     ) -> None:
         self.base = resolver
         self.moved = dict(moved)
         self.repoint = {old: new for old, new in moved.items() if new is not None} | dict(repoint or {})
         self.fmt = fmt or LinkFormat()
-        self._added = [new for new in moved.values() if new is not None]
+        #: the files the after-state holds that the index does not yet: each moved file's new
+        #: place, and each file the same operation creates (a link to one counts it when it asks
+        #: whether a name is unique)
+        self._added = [new for new in moved.values() if new is not None] + [p for p in created if p not in resolver]
         #: the names whose resolution the change can alter: those of the files that move
         self._names = {_name_key(link_name(p)) for p in (*self.moved, *self._added)}
 
@@ -246,12 +250,16 @@ def styled_target(target: str, source: str, was: str, want: str, reloc: Relocati
     return text
 
 
-def new_link(reloc: Relocation, path: str, source: str) -> str:
-    """A new link to ``path`` written in ``source``, as the vault's Obsidian settings write one."""
+def new_link(reloc: Relocation, path: str, source: str, *, embed: bool = False) -> str:
+    """A new link to ``path`` written in ``source``, as the vault's Obsidian settings write one;
+    an ``embed`` (``![[...]]``) is, in Markdown format, ``![](path)`` with no alt text, as
+    Obsidian writes an attachment it embeds."""
     text = reloc.format_text(path, source)
     if not reloc.fmt.markdown:
-        return f"[[{text}]]"
+        return f"{'!' if embed else ''}[[{text}]]"
     dest = quote(text + (".md" if _is_note(path) else ""), safe=_URI_SAFE)
+    if embed:
+        return f"![]({dest})"
     label = link_name(path).replace("[", "\\[").replace("]", "\\]")
     return f"[{label}]({dest})"
 

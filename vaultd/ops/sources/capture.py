@@ -42,15 +42,12 @@ from vaultd.vault import frontmatter
 from vaultd.vault.frontmatter_emit import emit
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from vaultd.ops import OpContext
 
 NO_RUNNER = "none configured"
 _EMBEDDED = frozenset({SourceKind.PDF, SourceKind.IMAGE})
-
-
-def page_link(ctx: OpContext, target: str) -> str:
-    path = ctx.find(target)
-    return f"[[{path[:-3] if path.lower().endswith('.md') else path}]]"
 
 
 @dataclass(slots=True)
@@ -69,6 +66,7 @@ class _Capture:
     params: CaptureParams
     changes: dict[str, Change] = field(default_factory=dict)
     names: set[str] = field(default_factory=set)  #: casefolded paths created so far
+    created: list[str] = field(default_factory=list)  #: the paths created so far, for the links to them
     found: list[CapturedSource] = field(default_factory=list)
     warnings: list[Issue] = field(default_factory=list)
     total: int = 0
@@ -118,6 +116,15 @@ class _Capture:
         self.changes[change.path] = change
         if change.before is None:
             self.names.add(change.path.casefold())
+            self.created.append(change.path)
+
+    def link(self, path: str, source: str, *, embed: bool = False) -> str:
+        """A body link from ``source`` to ``path`` in the vault's link format, counting the files
+        this capture creates (a raw copy whose name is unique is named by its name alone)."""
+        return self.ctx.link(path, source, embed=embed, created=self.created)
+
+    def property_link(self, path: str, source: str) -> str:
+        return self.ctx.property_link(path, source, created=self.created)
 
 
 def _fields(ctx: OpContext, item: CaptureItem, *, title: str, kind: SourceKind, pages: list[str]) -> dict[str, Any]:
@@ -174,9 +181,9 @@ def _capture_file(run: _Capture, item: CaptureItem, page: str | None) -> None:
         run.warnings.append(Issue(code=IssueCode.V04, severity=Severity.WARNING, message=warning))
     raw = posixpath.join(folder, f"{sha}.{media.ext}" if media.ext else sha)
     deduplicated = _raw_copy(run, raw, got.data, sha)
-    raw_link = f"[[{raw}]]"
+    raw_link = run.property_link(raw, note_path)
     if existing is None and note_path not in run.changes:
-        fields = _fields(ctx, item, title=title, kind=media.kind, pages=[page] if page else [])
+        fields = _fields(ctx, item, title=title, kind=media.kind, pages=[run.property_link(page, note_path)] if page else [])
         fields.update(
             {
                 "sha256": sha,
@@ -190,7 +197,7 @@ def _capture_file(run: _Capture, item: CaptureItem, page: str | None) -> None:
                 "created": ctx.today,
             }
         )
-        shown = f"![[{raw}]]" if media.kind in _EMBEDDED else raw_link
+        shown = run.link(raw, note_path, embed=media.kind in _EMBEDDED)
         body = f"# {title}\n\n{shown}\n\nCaptured {ctx.today} from {origin}.\n"
         run.put(Change(path=note_path, before=None, after=emit(body, fields).encode("utf-8")))
     else:
@@ -210,7 +217,17 @@ def _capture_file(run: _Capture, item: CaptureItem, page: str | None) -> None:
     if item.ocr:
         if media.kind not in (SourceKind.IMAGE, SourceKind.PDF):
             raise InvalidParams("an OCR plan is for an image or a PDF")
-        _plan(run, item, SourceKind.OCR_PLAN, f"OCR of {title}", raw_link, page, what=f"text recognition (OCR) of {raw_link}")
+        # The plan's origin is the raw copy's link as its source note records it (the plan lands in
+        # the same sources folder, so the link reads the same from there).
+        _plan(
+            run,
+            item,
+            SourceKind.OCR_PLAN,
+            f"OCR of {title}",
+            raw_link,
+            page,
+            what=lambda note: f"text recognition (OCR) of {run.link(raw, note)}",
+        )
 
 
 def _raw_copy(run: _Capture, raw: str, data: bytes, sha: str) -> bool:
@@ -235,7 +252,8 @@ def _raw_copy(run: _Capture, raw: str, data: bytes, sha: str) -> bool:
 
 
 def _add_origin(run: _Capture, note_path: str, origin: str, page: str | None) -> None:
-    """The note already recording these bytes gets the new origin and page (nothing if it has them)."""
+    """The note already recording these bytes gets the new origin and page (the path of the note
+    the capture is for; nothing if it has them)."""
     change = run.changes.get(note_path)
     if change is not None:
         before, current = change.before, change.after
@@ -253,13 +271,18 @@ def _add_origin(run: _Capture, note_path: str, origin: str, page: str | None) ->
     if origin != data.get("origin") and origin not in origins:
         updates["origins"] = [*origins, origin]
     pages = [p for p in data.get("pages", []) if isinstance(p, str)] if isinstance(data.get("pages"), list) else []
-    if page and page not in pages:
-        updates["pages"] = [*pages, page]
+    page_link = run.property_link(page, note_path) if page else None
+    if page_link and page_link not in pages:
+        updates["pages"] = [*pages, page_link]
     if updates:
         run.changes[note_path] = Change(path=note_path, before=before, after=emit(text, updates).encode("utf-8"))
 
 
-def _plan(run: _Capture, item: CaptureItem, kind: SourceKind, title: str, origin: str, page: str | None, *, what: str) -> None:
+def _plan(
+    run: _Capture, item: CaptureItem, kind: SourceKind, title: str, origin: str, page: str | None, *, what: Callable[[str], str]
+) -> None:
+    """A consent plan's note; ``what`` says, for the plan's note path, what would be run (a link
+    in it is written from that note)."""
     ctx = run.ctx
     existing = run.plan_for_origin(origin)
     runner = run.params.runner or NO_RUNNER
@@ -268,12 +291,12 @@ def _plan(run: _Capture, item: CaptureItem, kind: SourceKind, title: str, origin
         run.found.append(CapturedSource(note=existing, kind=kind, deduplicated=True))
         return
     note_path = run.new_path(ctx.entry.sources_settings().folder, title, hashlib.sha256(origin.encode()).hexdigest()[:8])
-    fields = _fields(ctx, item, title=title, kind=kind, pages=[page] if page else [])
+    fields = _fields(ctx, item, title=title, kind=kind, pages=[run.property_link(page, note_path)] if page else [])
     fields.update({"origin": origin, "state": SourceState.PLANNED.value, "runner": runner, "created": ctx.today})
     body = (
         f"# {title}\n\n"
         f"A consent plan, recorded {ctx.today}: nothing has been fetched or run.\n\n"
-        f"- What: {what}\n- By: {runner}\n\n"
+        f"- What: {what(note_path)}\n- By: {runner}\n\n"
         "vaultd never runs it. Once the runner has produced a file, capture that file with its origin "
         "(`vaultctl capture FILE --origin ...`) and mark this plan superseded.\n"
     )
@@ -298,12 +321,12 @@ def _capture_url(run: _Capture, item: CaptureItem, page: str | None) -> None:
         raise InvalidParams("an OCR plan is for a captured image or PDF, not a URL")
     kind = SourceKind.YOUTUBE_PLAN if is_youtube(url) else SourceKind.URL_PLAN
     what = f"the video at {url} (YouTube)" if kind is SourceKind.YOUTUBE_PLAN else f"the page at {url}"
-    _plan(run, item, kind, item.title or f"Fetch {url}", url, page, what=what)
+    _plan(run, item, kind, item.title or f"Fetch {url}", url, page, what=lambda _note: what)
 
 
 def plan_capture(ctx: OpContext, params: CaptureParams) -> Plan:
     run = _Capture(ctx, params)
-    page = page_link(ctx, params.note) if params.note else None
+    page = ctx.find(params.note) if params.note else None
     for item in params.items:
         if one_input(item) == "url":
             _capture_url(run, item, page)

@@ -16,7 +16,6 @@ from protocol.methods.writes import LogType
 from vaultd.errors import InvalidParams, NotFound, ValidationFailed
 from vaultd.ops import updated_key
 from vaultd.ops.create import existing_twin, new_note_path
-from vaultd.ops.sources.capture import page_link
 from vaultd.sources.ledger import CLAIM, ledger_kind, link_target, slug
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter
@@ -61,8 +60,9 @@ def _claim_path(ctx: OpContext, params: ClaimAddParams) -> str:
 
 
 def plan_claim_add(ctx: OpContext, params: ClaimAddParams) -> Plan:
-    page = page_link(ctx, params.page)
+    page_path = ctx.find(params.page)
     path = _claim_path(ctx, params)
+    page = ctx.property_link(page_path, path)
     title = params.claim if len(params.claim) <= MAX_TITLE_CHARS else params.claim[: MAX_TITLE_CHARS - 1] + "…"
     fields: dict[str, Any] = {
         "ledger": CLAIM,
@@ -83,7 +83,7 @@ def plan_claim_add(ctx: OpContext, params: ClaimAddParams) -> Plan:
         fields["assessment"] = params.assessment
     if ctx.entry.stamp_keys:
         fields.setdefault(ctx.entry.stamp_keys[0], ctx.today)
-    body = f"# {title}\n\nA claim about {page}.\n"
+    body = f"# {title}\n\nA claim about {ctx.link(page_path, path)}.\n"
     return Plan(
         op="claim.add",
         changes=[Change(path=path, before=None, after=emit(body, fields).encode("utf-8"))],
