@@ -16,9 +16,11 @@ from vaultd.errors import Conflict, NotFound, PolicyRefused, ValidationFailed
 from vaultd.git import history
 from vaultd.ops._runner import no_detail
 from vaultd.ops.catalog import operation
+from vaultd.ops.tidy import redacted_undo
 from vaultd.txn import journal
 from vaultd.txn.engine import read_current, undo_plan
 from vaultd.txn.plan import Change, Plan, read_limit, sha256
+from vaultd.vault import oplog
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -71,6 +73,7 @@ def _plan_one(ctx: OpContext, params: UndoParams) -> tuple[Plan, journal.Manifes
         raise PolicyRefused(
             f"the journal of {params.op_id} was changed since it was written ({exc.reason}); it is never undone: see 'vaultctl doctor'"
         ) from exc
+    plan = redacted_undo(manifest.op, plan, oplog.log_name(ctx.entry))
     if manifest.op == "op.undo" and manifest.undoes:
         plan.summary = f"redo {manifest.undoes} (undoing its undo {manifest.op_id})"
     return plan, manifest
