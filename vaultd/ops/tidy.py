@@ -146,6 +146,12 @@ def plan_tidy(ctx: OpContext, params: TidyParams) -> Plan:
     )
 
 
+def never_undone(op: str, log_rel: str) -> frozenset[str]:
+    """What the undo of ``op`` leaves as it is: a tidy's redaction of the operation log (the log
+    has grown since, and its secrets stay out of it)."""
+    return frozenset({log_rel}) if op == TIDY_OP else frozenset()
+
+
 def redacted_undo(op: str, plan: Plan, log_rel: str) -> Plan:
     """The undo of a tidy, as it may be applied: every note back as it was but for the secrets the
     tidy redacted (they stay redacted), and the operation log left as it is now."""
