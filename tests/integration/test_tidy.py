@@ -37,7 +37,8 @@ def _confirm(cli: Any, *words: str) -> dict[str, Any]:
     fingerprint = preview.json()["fingerprint"]
     done = cli(*words, "--confirm", "--fingerprint", fingerprint, "--json")
     assert done.code == 0, done.err
-    return done.json()
+    receipt: dict[str, Any] = done.json()
+    return receipt
 
 
 def test_an_old_vault_mem_vault_lints_clean_after_one_tidy_and_undoes_byte_for_byte(
