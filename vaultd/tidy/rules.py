@@ -265,10 +265,14 @@ def connections(work: Work) -> None:
         for raw in body:
             text = raw.rstrip("\r\n")
             targets = sections.links_in([text])
-            if not text.strip() or (targets and all(t in present for t in targets)):
+            if targets and all(t in present for t in targets):
                 continue
             present.update(targets)
             moved.append(text)
+        while moved and not moved[0].strip():
+            moved.pop(0)
+        while moved and not moved[-1].strip():
+            moved.pop()
         if moved:
             work.text, _ = sections.add_to_section(work.text, sections.RELEVANT, moved, before=sections.TOPICS)
         work.changed(IssueCode.T06, line, f"## {section.title} folded into ## {sections.RELEVANT} ({len(moved)} line(s) moved)")
