@@ -106,3 +106,30 @@ def remove_section(text: str, section: Section) -> tuple[str, list[str]]:
     body = lines[section.start + 1 : section.end]
     del lines[section.start : section.end]
     return "".join(lines), body
+
+
+_TOPIC_ITEM = re.compile(r"[ \t]*[-*+][ \t]+\[\[[^\]\n]+\]\][ \t]*\r?\n?")
+
+
+def sync_topics(text: str, names: list[str]) -> str:
+    """``text`` with its ``## Topics`` list naming ``names``: the list's link items replaced (every
+    other line of the section kept), the section added at the end when the note has none."""
+    items = [f"- [[{name}]]" for name in names]
+    section = find(text, TOPICS)
+    if section is None:
+        return add_to_section(text, TOPICS, items)[0] if items else text
+    nl = newline_of(text)
+    lines = lines_of(text)
+    own = lines[section.start + 1 : section.end]
+    kept = [line for line in own if not _TOPIC_ITEM.fullmatch(line)]
+    first = next((i for i, line in enumerate(own) if _TOPIC_ITEM.fullmatch(line)), None)
+    at = first if first is not None else len(kept)
+    while first is None and at > 0 and not kept[at - 1].strip():
+        at -= 1
+    if first is None and items and not (kept[:at] and not kept[at - 1].strip()):
+        items = ["", *items]
+    new = [*kept[:at], *(item + nl for item in items), *kept[at:]]
+    if new and not new[-1].endswith(("\n", "\r")) and section.end < len(lines):
+        new[-1] += nl
+    lines[section.start + 1 : section.end] = new
+    return "".join(lines)
