@@ -138,3 +138,15 @@ def test_an_agents_tidy_is_a_proposal(typed_vault: Path, home: Home) -> None:
     held = agent.call("vault.tidy", {"vault": "kb", "confirm": True, "fingerprint": preview["fingerprint"]})
     assert held.get("proposal"), held
     assert snapshot(typed_vault) == before
+
+
+def test_the_undo_of_a_header_fix_puts_the_old_header_back(typed_vault: Path, raw: RawClient) -> None:
+    """An undo restores a header the note held before: its schema debt is old, so it warns."""
+    note = typed_vault / "debt-note.md"
+    note.write_text("---\ntype: insight\ndescription: x\nconfidence: confirmed\n---\n# Debt\n\nSee [[home-moc]].\n")
+    before = note.read_bytes()
+    done = raw.call("note.set_frontmatter", {"vault": "kb", "target": "debt-note", "set": {"confidence": "proven"}})
+    assert b"confidence: proven" in note.read_bytes()
+    undone = raw.call("op.undo", {"vault": "kb", "op_id": done["op_id"]})
+    assert note.read_bytes() == before
+    assert "V01" in _codes(undone["warnings"])
