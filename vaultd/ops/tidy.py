@@ -114,7 +114,7 @@ def plan_tidy(ctx: OpContext, params: TidyParams) -> Plan:
         try:
             tidy(work, rules)
         except (ValidationFailed, Internal, Conflict) as exc:
-            reported.append(Record(IssueCode.T01, path, 1, f"left as it is: {exc.message}"))
+            reported.append(Record(IssueCode.V01, path, 1, f"left as it is: {exc.message}"))
             continue
         reported += work.reported
         if work.text == text:

@@ -69,11 +69,25 @@ def _redacted_value(key: str, value: Any, raw: str) -> Any:
     return value
 
 
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _header_holds_secret(header: str, data: dict[str, Any]) -> bool:
+    """Whether any field may hold a secret, as written or as decoded (a YAML escape can hide one);
+    only then is the header mapped to its keys, which costs a full parse."""
+    return bool(scan_secrets(header)) or any(
+        scan_secrets(s) or scan_secrets(f"{key}: {s}") for key, value in data.items() for s in _strings(value)
+    )
+
+
 def redact_secrets(work: Work) -> None:
     """T07 over one note: frontmatter values first, then the body."""
     parsed = frontmatter.parse(work.text)
     header_lines: set[int] = set()
-    if parsed.data:
+    if parsed.data and _header_holds_secret(work.text[: parsed.body_offset], parsed.data):
         spans = key_spans(work.text)
         changes: dict[str, Any] = {}
         for key, value in parsed.data.items():
@@ -81,8 +95,7 @@ def redact_secrets(work: Work) -> None:
                 continue
             start, end = spans[key]
             raw = work.text[start:end]
-            strings = [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-            if scan_secrets(raw) or any(scan_secrets(s) or scan_secrets(f"{key}: {s}") for s in strings):
+            if scan_secrets(raw) or any(scan_secrets(s) or scan_secrets(f"{key}: {s}") for s in _strings(value)):
                 new = _redacted_value(key, value, raw)
                 if new != value:
                     changes[key] = new

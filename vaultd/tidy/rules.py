@@ -75,6 +75,9 @@ def _unset(work: Work, key: str) -> None:
 
 def escapes(work: Work) -> None:
     """T01: a value written with YAML escapes or a trailing-backslash wrap, re-emitted plainly."""
+    header, _ = frontmatter.split(work.text)
+    if header is None or "\\" not in header or '"' not in header:
+        return  # nothing escaped: the header is not even mapped to its keys
     data = _data(work)
     for key, (start, end) in key_spans(work.text).items():
         raw = work.text[start:end]
