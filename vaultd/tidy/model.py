@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from vaultd.policy.secrets import scan_secrets
+from vaultd.vault import frontmatter
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -40,6 +41,13 @@ class Work:
     resolves: Callable[[str], bool] = lambda _t: False
     changes: list[Record] = field(default_factory=list)
     reported: list[Record] = field(default_factory=list)
+    _parsed: tuple[str, frontmatter.FrontmatterParse] | None = None
+
+    def parsed(self) -> frontmatter.FrontmatterParse:
+        """The header of the text as it is now, parsed once per version of the text."""
+        if self._parsed is None or self._parsed[0] is not self.text:
+            self._parsed = (self.text, frontmatter.parse(self.text))
+        return self._parsed[1]
 
     def changed(self, code: IssueCode, line: int, what: str) -> None:
         self.changes.append(Record(code, self.path, line, what))

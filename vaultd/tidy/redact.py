@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from protocol.issue_codes import IssueCode
 from vaultd.policy.secrets import scan_secrets, secret_spans
 from vaultd.tidy.model import MARKER
-from vaultd.vault import frontmatter
 from vaultd.vault.frontmatter_emit import emit, key_spans
 
 if TYPE_CHECKING:
@@ -78,14 +77,14 @@ def _strings(value: Any) -> list[str]:
 def _header_holds_secret(header: str, data: dict[str, Any]) -> bool:
     """Whether any field may hold a secret, as written or as decoded (a YAML escape can hide one);
     only then is the header mapped to its keys, which costs a full parse."""
-    return bool(scan_secrets(header)) or any(
-        scan_secrets(s) or scan_secrets(f"{key}: {s}") for key, value in data.items() for s in _strings(value)
-    )
+    decoded = "\n".join(f"{key}: {s}" for key, value in data.items() for s in _strings(value) if "\n" not in s)
+    multiline = [s for value in data.values() for s in _strings(value) if "\n" in s]
+    return bool(scan_secrets(header) or scan_secrets(decoded) or any(scan_secrets(s) for s in multiline))
 
 
 def redact_secrets(work: Work) -> None:
     """T07 over one note: frontmatter values first, then the body."""
-    parsed = frontmatter.parse(work.text)
+    parsed = work.parsed()
     header_lines: set[int] = set()
     if parsed.data and _header_holds_secret(work.text[: parsed.body_offset], parsed.data):
         spans = key_spans(work.text)
@@ -104,7 +103,7 @@ def redact_secrets(work: Work) -> None:
                     work.changed(IssueCode.T07, line, f"{key}: a secret in the value, replaced by {MARKER}")
         if changes:
             work.text = emit(work.text, changes)
-            parsed = frontmatter.parse(work.text)
+            parsed = work.parsed()
     if parsed.present:
         header = work.text[: parsed.body_offset]
         for finding in scan_secrets(header):

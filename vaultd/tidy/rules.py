@@ -57,7 +57,7 @@ _JOIN = re.compile(r"\s*[,;]\s*")
 
 
 def _data(work: Work) -> dict[str, Any]:
-    return frontmatter.parse(work.text).data or {}
+    return work.parsed().data or {}
 
 
 def _key_line(work: Work, key: str) -> int:
