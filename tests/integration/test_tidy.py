@@ -113,3 +113,15 @@ def test_redaction_in_notes_and_log_never_comes_back(daemon: Daemon, raw: RawCli
 
 def _holders(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink() and TOKEN.encode() in p.read_bytes())
+
+
+def test_a_note_changed_after_the_preview_makes_the_confirm_stale(daemon: Daemon, raw: RawClient, home: Home, cli: Any) -> None:
+    root = _add(raw, home, "stale")
+    preview = cli("tidy", "--vault", "stale", "--json").json()
+    note = root / "notes" / "duplicate-note.md"
+    note.write_text(note.read_text() + "\nEdited after the preview.\n")
+    edited = _notes(root)
+    done = cli("tidy", "--vault", "stale", "--confirm", "--fingerprint", preview["fingerprint"], "--json")
+    assert done.code != 0
+    assert "STALE_PREVIEW" in done.err or "preview" in done.err.lower(), done.err
+    assert _notes(root) == edited
