@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from protocol.errors import ExitStatus
 from tests.support.harness import snapshot
 
 if TYPE_CHECKING:
@@ -122,6 +123,5 @@ def test_a_note_changed_after_the_preview_makes_the_confirm_stale(daemon: Daemon
     note.write_text(note.read_text() + "\nEdited after the preview.\n")
     edited = _notes(root)
     done = cli("tidy", "--vault", "stale", "--confirm", "--fingerprint", preview["fingerprint"], "--json")
-    assert done.code != 0
-    assert "STALE_PREVIEW" in done.err or "preview" in done.err.lower(), done.err
+    assert done.code == int(ExitStatus.CONFLICT), done.err  # STALE_PREVIEW
     assert _notes(root) == edited
