@@ -129,8 +129,9 @@ def test_the_typed_rules_leave_an_open_vault_alone(daemon: Daemon, raw: RawClien
     assert (root / "n.md").read_text().endswith("# n\n")
 
 
-def test_an_agents_tidy_is_a_proposal(typed_vault: Path, home: Home) -> None:
-    (typed_vault / "old-note.md").write_text("---\ntype: Insight\ndescription: x\n---\n# Old\n\nSee [[home-moc]].\n")
+def test_an_agents_tidy_is_a_proposal_whose_diff_holds_no_secret(typed_vault: Path, home: Home) -> None:
+    token = "ghp_" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7c"  # a GitHub token's shape, made up
+    (typed_vault / "old-note.md").write_text(f"---\ntype: Insight\ndescription: x\n---\n# Old\n\nSee [[home-moc]]. key = {token}\n")
     agent = RawClient(home.socket)
     agent.hello(channel="mcp")
     before = snapshot(typed_vault)
@@ -138,6 +139,9 @@ def test_an_agents_tidy_is_a_proposal(typed_vault: Path, home: Home) -> None:
     held = agent.call("vault.tidy", {"vault": "kb", "confirm": True, "fingerprint": preview["fingerprint"]})
     assert held.get("proposal"), held
     assert snapshot(typed_vault) == before
+    # the proposal a person reviews shows the redaction without the secret, and keeps none
+    kept = [p for p in typed_vault.rglob("*") if p.is_file() and token.encode() in p.read_bytes()]
+    assert kept == [typed_vault / "old-note.md"], kept
 
 
 def test_the_undo_of_a_header_fix_puts_the_old_header_back(typed_vault: Path, raw: RawClient) -> None:
