@@ -125,3 +125,16 @@ def test_a_note_changed_after_the_preview_makes_the_confirm_stale(daemon: Daemon
     done = cli("tidy", "--vault", "stale", "--confirm", "--fingerprint", preview["fingerprint"], "--json")
     assert done.code == int(ExitStatus.CONFLICT), done.err  # STALE_PREVIEW
     assert _notes(root) == edited
+
+
+def test_the_undo_of_a_tidy_that_redacted_nothing_puts_every_byte_back(daemon: Daemon, raw: RawClient, home: Home, cli: Any) -> None:
+    root = _add(raw, home, "plain")
+    note = root / "notes" / "home-moc.md"
+    note.write_text(note.read_text().replace("type: moc\n", 'type: moc\nsubtitle: "caf\\u00e9"\n') + f"\nold_key = {TOKEN}\n")
+    before = _notes(root)
+    applied = _confirm(cli, "tidy", "--vault", "plain", "--rule", "escapes")
+    assert list(applied["detail"]["counts"]) == ["T01"]
+    assert TOKEN in note.read_text()  # the escapes rule leaves a secret where it is
+    undone = cli("undo", applied["op_id"], "--vault", "plain", "--json")
+    assert undone.code == 0, undone.err
+    assert _notes(root) == before

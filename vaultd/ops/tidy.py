@@ -152,10 +152,11 @@ def never_undone(op: str, log_rel: str) -> frozenset[str]:
     return frozenset({log_rel}) if op == TIDY_OP else frozenset()
 
 
-def redacted_undo(op: str, plan: Plan, log_rel: str) -> Plan:
+def redacted_undo(op: str, summary: str, plan: Plan, log_rel: str) -> Plan:
     """The undo of a tidy, as it may be applied: every note back as it was but for the secrets the
-    tidy redacted (they stay redacted), and the operation log left as it is now."""
-    if op != TIDY_OP:
+    tidy redacted (they stay redacted), and the operation log left as it is now. A tidy redacted
+    when its summary (the journal's) counts T07; one that did not puts every byte back."""
+    if op != TIDY_OP or f"{IssueCode.T07} " not in summary:
         return plan
     kept: list[Change] = []
     for change in plan.changes:

@@ -73,7 +73,7 @@ def _plan_one(ctx: OpContext, params: UndoParams) -> tuple[Plan, journal.Manifes
         raise PolicyRefused(
             f"the journal of {params.op_id} was changed since it was written ({exc.reason}); it is never undone: see 'vaultctl doctor'"
         ) from exc
-    plan = redacted_undo(manifest.op, plan, oplog.log_name(ctx.entry))
+    plan = redacted_undo(manifest.op, manifest.summary, plan, oplog.log_name(ctx.entry))
     if manifest.op == "op.undo" and manifest.undoes:
         plan.summary = f"redo {manifest.undoes} (undoing its undo {manifest.op_id})"
     return plan, manifest
