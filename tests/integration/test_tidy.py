@@ -138,3 +138,14 @@ def test_the_undo_of_a_tidy_that_redacted_nothing_puts_every_byte_back(daemon: D
     undone = cli("undo", applied["op_id"], "--vault", "plain", "--json")
     assert undone.code == 0, undone.err
     assert _notes(root) == before
+
+
+def test_a_note_the_header_editor_cannot_edit_is_reported_and_blocks_no_other(daemon: Daemon, raw: RawClient, home: Home, cli: Any) -> None:
+    root = _add(raw, home, "flow")
+    odd = root / "notes" / "flow-note.md"
+    odd.write_text('---\n{type: Insight, description: "flow \\u00e9", topics: ["[[home-moc]]"]}\n---\n# Flow\n\nSee [[home-moc]].\n')
+    kept = odd.read_bytes()
+    applied = _confirm(cli, "tidy", "--vault", "flow")
+    assert odd.read_bytes() == kept
+    assert any(r.startswith("V01 notes/flow-note.md:") and "left as it is" in r for r in applied["detail"]["reported"]), applied["detail"]
+    assert (root / "notes" / "retained-note.md").read_bytes() != (FIXTURE / "notes" / "retained-note.md").read_bytes()
