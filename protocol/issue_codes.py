@@ -4,7 +4,8 @@ An error names what kind of refusal a call met (:class:`~protocol.errors.ErrorCo
 name the rules, by these codes. The letter says where the rule lives: ``S`` a file the index
 skipped, ``N`` a note's frontmatter as read, ``P`` a vault policy, ``G`` the agent gate (what an
 agent may apply, propose or not do at all), ``R`` the vault's git repository and its remote,
-``V`` a write's validation, ``O`` Obsidian's settings and templates.
+``V`` a write's validation, ``O`` Obsidian's settings and templates, ``T`` a tidy rule (what
+``vault.tidy`` changes in a vault written by an older, unvalidated writer).
 ``Issue.code`` stays a string on the wire, so an older client still reads a code added later;
 every code the daemon emits is one of these (a test holds the source to that), and the
 reference docs list them from here.
@@ -249,4 +250,60 @@ class IssueCode(enum.StrEnum):
         "A date format in the vault's Obsidian settings or in a template uses a moment.js token vaultd does not support, "
         "or gives no usable name.",
         "Change the format in Obsidian's settings (or the template) to the supported tokens docs/obsidian.md lists.",
+    )
+    V13 = (
+        "V13",
+        "A typed note's topics name no map of content (a note of type moc) in the vault.",
+        "Name an existing map of content in topics, or create the map first; a name the note already had only warns.",
+    )
+    V14 = (
+        "V14",
+        "A typed note's frontmatter topics and its body's '## Topics' list disagree, or the list is not the note's last section.",
+        "Make the '## Topics' list name the same maps as topics, as the last section; note.set_frontmatter keeps them in step.",
+    )
+    V15 = (
+        "V15",
+        "The new note's title is close to an existing note's: it may be a duplicate (a hint, never a refusal).",
+        "Check the named notes; extend one of them instead if it holds the same idea.",
+    )
+    T01 = (
+        "T01",
+        "tidy escapes: a frontmatter value written with YAML escapes (\\uXXXX...) or a trailing-backslash line wrap.",
+        "vault.tidy re-emits it as a plain single-line value with literal characters; the value read is unchanged.",
+    )
+    T02 = (
+        "T02",
+        "tidy enums: a confidence, status or type spelled the old way (confirmed, observed, possible, two values joined by a bar, letter case).",
+        "vault.tidy maps it to the schema's value; a value with no sure mapping is reported and kept for a person.",
+    )
+    T03 = (
+        "T03",
+        "tidy keys: a renamed or retired frontmatter key (date, record_date, alias, decided_date, related, priority...).",
+        "vault.tidy renames it (date → created, alias → aliases), moves links to '## Relevant Notes' and paths to source, "
+        "or drops it (its value is listed in the preview); any other key is reported and kept.",
+    )
+    T04 = (
+        "T04",
+        "tidy sources: a source path with the old workspace prefix (work/), or several paths joined in one string.",
+        "vault.tidy strips the prefix and splits joined workspace paths into a list; URLs and mem: ids are never split.",
+    )
+    T05 = (
+        "T05",
+        "tidy topics: a note whose frontmatter topics have no '## Topics' section in the body.",
+        "vault.tidy appends the section listing the topics; a section that disagrees with them is reported, not rewritten.",
+    )
+    T06 = (
+        "T06",
+        "tidy connections: an old '## Connections (...)' section where links belong under '## Relevant Notes'.",
+        "vault.tidy folds its lines into '## Relevant Notes' (made where absent), each link once.",
+    )
+    T07 = (
+        "T07",
+        "tidy secrets: a secret already written in a note (a key, a token, a password); the record names rule, file and line only.",
+        "vault.tidy replaces it by [redacted] (a frontmatter field's whole value); rotate the secret: git history and backups keep it.",
+    )
+    T08 = (
+        "T08",
+        "tidy log: a secret in a line of the vault's operation log.",
+        "vault.tidy replaces it by [redacted] in the log; a redaction of the log is never undone. Rotate the secret.",
     )

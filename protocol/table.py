@@ -30,6 +30,7 @@ from protocol.methods import (
     subscriptions,
     tasks,
     templates,
+    tidy,
     vaults,
     writes,
 )
@@ -57,6 +58,7 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *files.SPECS,
     *daily.SPECS,
     *templates.SPECS,
+    *tidy.SPECS,
 )
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 

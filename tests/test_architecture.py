@@ -89,6 +89,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd.obsidian",),  # Obsidian's settings, property types, Bases, tasks, daily notes, templates over the index
     ("vaultd.sources",),  # the ledgers' and identifiers' pure rules, below the validation that applies them
     ("vaultd.policy",),
+    ("vaultd.tidy",),  # the migration rules of vault.tidy: pure functions over a note's text
     ("vaultd.graph",),  # the link graph, its walks, communities and topic map: pure functions over the index
     ("vaultd.lint",),  # vault-wide lint rules over the graph's snapshot
     ("vaultd.registry",),

@@ -100,6 +100,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("properties", "properties_cmd", "properties_list"),
     ("outline", "properties_cmd", "outline"),
     ("tasks", "tasks_cmd", "tasks_list"),
+    ("tidy", "tidy_cmd", "tidy"),
 )
 
 

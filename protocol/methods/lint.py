@@ -138,6 +138,24 @@ class LintCode(enum.StrEnum):
         "A parent property (up) holds a value that is not a link, or a link to no note, so it names no parent.",
         'Write the parent as a link: up: "[[Topic]]".',
     )
+    L18 = (
+        "L18",
+        LintLevel.WARN,
+        "Typed profile: a note's file name is not lowercase ASCII kebab-case (like 'my-note.md').",
+        "Rename it with note.move ('vaultctl move'), which rewrites every link to it.",
+    )
+    L19 = (
+        "L19",
+        LintLevel.WARN,
+        "Typed profile: a note says confidence: proven but names no source.",
+        "Add the source that proves it, or lower the confidence.",
+    )
+    L20 = (
+        "L20",
+        LintLevel.ERROR,
+        "Typed profile: a note's topics name no map of content (a note of type moc).",
+        "Name an existing map in topics, or create the map.",
+    )
 
 
 AsOf = Annotated[

@@ -1,4 +1,4 @@
-"""Unified diffs of a plan's files, for the person who reviews a proposal."""
+"""Unified diffs of a plan's files, for the person who reviews a proposal; never a secret's text."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import difflib
 from typing import TYPE_CHECKING
 
 from protocol.methods.proposals import MAX_DIFF_BYTES, FileDiff
+from vaultd.tidy.redact import redact_lines
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -14,12 +15,15 @@ if TYPE_CHECKING:
 
 
 def _lines(data: bytes | None) -> list[str] | None:
+    """The file's lines, each secret in them shown as the redaction marker: a proposal is kept
+    and shown, and a secret the change removes (a tidy's redaction) must not live on in its diff."""
     if data is None:
         return []
     try:
-        return data.decode("utf-8").splitlines(keepends=True)
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None
+    return redact_lines(text)[0].splitlines(keepends=True)
 
 
 def file_diff(change: Change) -> FileDiff:

@@ -59,6 +59,8 @@ def run(inp: LintInput, code: LintCode | None = None) -> list[Finding]:
         found += topic_map.cycle_findings(inp)
     if wanted(LintCode.L17):
         found += topic_map.misnamed_findings(inp)
+    if wanted(LintCode.L18, LintCode.L19, LintCode.L20):
+        found += notes.typed_findings(inp)
     if code is not None:
         found = [f for f in found if f.code is code]
     return ordered(found)

@@ -1,5 +1,5 @@
 """Note rules: orphans (L04), notes no map reaches (L05), frontmatter (L06), stale dates (L08),
-empty notes (L09), oversized notes (L10).
+empty notes (L09), oversized notes (L10), and the typed profile's names, proofs and topics (L18-L20).
 
 Dates are compared with the lint's ``as_of`` date only, never the clock, so a declared date gives
 the same findings on any day. A review key (``review``, ``review_by``, ``next_review``,
@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 from protocol.issue_codes import IssueCode
 from protocol.limits import KiB, describe
 from protocol.methods.lint import LintCode
+from protocol.methods.vaults import SchemaProfile
 from vaultd.graph.centrality import mocs
 from vaultd.lint.model import Finding, LintInput
-from vaultd.policy.schema import schema_issues
+from vaultd.policy.schema import NoteType, schema_issues, topic_names
+from vaultd.vault.link_targets import ResolutionStatus
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -148,3 +150,34 @@ def size_findings(inp: LintInput) -> Iterator[Finding]:
     for path, (code, reason) in sorted(inp.snap.skipped.items()):
         if code == IssueCode.S01:
             yield Finding(LintCode.L10, path, f"not indexed: {reason}")
+
+
+_KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+def _names_source(value: Any) -> bool:
+    items = value if isinstance(value, list) else [value]
+    return any(isinstance(item, str) and item.strip() for item in items)
+
+
+def typed_findings(inp: LintInput) -> Iterator[Finding]:
+    """The typed profile's own rules: kebab-case file names (L18), ``proven`` with no source (L19),
+    topics that name no map of content (L20). An open vault's names and keys are its user's."""
+    if inp.schema is not SchemaProfile.TYPED:
+        return
+    snap = inp.snap
+    for path in sorted(snap.notes):
+        inp.deadline.tick()
+        record = snap.notes[path]
+        stem = path.rpartition("/")[2].removesuffix(".md")
+        if not _KEBAB.fullmatch(stem):
+            yield Finding(LintCode.L18, path, f"the name {stem!r} is not lowercase ASCII kebab-case")
+        data = record.frontmatter or {}
+        if data.get("confidence") == "proven" and not _names_source(data.get("source")):
+            yield Finding(LintCode.L19, path, "confidence: proven, but no source says what proves it")
+        for name in topic_names(data.get("topics")):
+            res = inp.resolve(name, path) if inp.resolve is not None else None
+            target = res.path if res is not None and res.status is ResolutionStatus.RESOLVED else None
+            named = snap.notes.get(target) if target is not None else None
+            if named is None or (named.frontmatter or {}).get("type") != NoteType.MOC:
+                yield Finding(LintCode.L20, path, f"topics: [[{name}]] names no map of content (a note of type moc)")

@@ -1,4 +1,6 @@
-"""The topic map's rule for writes: refuse a change that closes a new parent cycle (V11).
+"""The topic map's rules for writes: refuse a change that closes a new parent cycle (V11); in the
+typed profile, topics that name maps of content (V13) and a ``## Topics`` list in step with them
+(V14), with the possible-duplicate hint for a new note (V15) beside them.
 
 A change adds parent edges when a note it writes names a parent it did not name before (through
 the vault's parent keys, ``up`` and ``parent`` by default). An added edge ``u → v`` closes a
@@ -12,14 +14,21 @@ written note, whatever the vault's size. For an agent, a private note in a cycle
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from protocol.errors import Issue, Severity
 from protocol.issue_codes import IssueCode
+from protocol.methods.vaults import SchemaProfile
 from vaultd.graph.topics import parents_of, reaches
+from vaultd.policy.schema import NoteType, topic_names
+from vaultd.tidy import sections
 from vaultd.txn.plan import Action, Plan
 from vaultd.vault import frontmatter
+from vaultd.vault.layout import is_operation_log
 from vaultd.vault.link_targets import LinkResolver, ResolutionStatus
+from vaultd.vault.note import stem_of
 from vaultd.vault.walk import is_note_path
 
 if TYPE_CHECKING:
@@ -120,3 +129,112 @@ def _resolved(ctx: OpContext, target: str, source: str) -> tuple[ResolutionStatu
 def _namer(ctx: OpContext) -> Callable[[str], str]:
     hidden = ctx.visibility.hidden
     return lambda p: PRIVATE if hidden(p) else p
+
+
+# -- the typed profile's topics (V13, V14) and the duplicate hint (V15) ----------------------------
+
+#: A new note's title this close to an existing one (rapidfuzz ratio, 0-100) gets the hint.
+DUPLICATE_SCORE = 90.0
+
+
+def topics_section_problem(text: str, data: dict[str, Any] | None) -> str | None:
+    """What keeps a typed note's ``## Topics`` list from matching its frontmatter ``topics``, or None.
+
+    The list names the same maps as ``topics`` (letter case aside) and is the note's last section;
+    a note without topics needs no list, but a list without topics disagrees too.
+    """
+    names = topic_names((data or {}).get("topics"))
+    found = sections.sections(text)
+    section = next((s for s in found if s.title.casefold() == sections.TOPICS.casefold()), None)
+    if section is None:
+        return f"topics names {len(names)} map(s) but the body has no '## Topics' list" if names else None
+    listed = sections.links_in(sections.lines_of(text)[section.start + 1 : section.end])
+    if {n.casefold() for n in listed} != {n.casefold() for n in names}:
+        return "the '## Topics' list names other maps than the frontmatter topics"
+    if found[-1] is not section:
+        return "the '## Topics' list is not the note's last section"
+    return None
+
+
+def _type_of(ctx: OpContext, plan: Plan, path: str) -> Any:
+    for change in plan.effective():
+        if change.path == path and change.after is not None:
+            return (frontmatter.parse(change.after.decode("utf-8", "replace")).data or {}).get("type")
+    record = ctx.index.notes.get(path)
+    return (record.frontmatter or {}).get("type") if record is not None else None
+
+
+def _names_map(ctx: OpContext, plan: Plan, created: LinkResolver, deleted: set[str]) -> Callable[[str, str], bool]:
+    def names_map(name: str, source: str) -> bool:
+        res = ctx.index.resolver.resolve(name, source)
+        path = res.path if res.status is ResolutionStatus.RESOLVED and res.path not in deleted else None
+        if path is None:
+            made = created.resolve(name, source)
+            path = made.path if made.status is ResolutionStatus.RESOLVED else None
+        return path is not None and _type_of(ctx, plan, path) == NoteType.MOC
+
+    return names_map
+
+
+def _duplicate_hint(ctx: OpContext, path: str, title: str) -> Issue | None:
+    hint = ctx.index.suggester.suggest(title)
+    if hint is None or hint[1] < DUPLICATE_SCORE:
+        return None
+    hidden = ctx.visibility.hidden
+    same = sorted(p for p, r in ctx.index.notes.items() if r.title == hint[0] and p != path and not hidden(p))[:3]
+    if not same:
+        return None
+    return Issue(
+        code=IssueCode.V15,
+        severity=Severity.WARNING,
+        path=path,
+        message=f"the title is close to that of {', '.join(same)}: a possible duplicate; extend that note if it holds the same idea",
+    )
+
+
+def typed_issues(ctx: OpContext, plan: Plan) -> tuple[list[Issue], list[Issue]]:
+    """(errors, warnings) of the typed profile's topics and names for every note the plan writes:
+    V13 for a topic naming no map, V14 for a ``## Topics`` list out of step, each an error when the
+    write introduces it (or creates the note) and a warning when the note had it already; and V15,
+    a warning only, for a new note whose title is close to an existing one's."""
+    if ctx.entry.schema is not SchemaProfile.TYPED:
+        return [], []
+    made = [c.path for c in plan.effective() if c.action == Action.CREATE]
+    deleted = {c.path for c in plan.effective() if c.action == Action.DELETE}
+    names_map = _names_map(ctx, plan, LinkResolver(made), deleted)
+    errors: list[Issue] = []
+    warnings: list[Issue] = []
+    # A move carries the note's old problems along; an undo puts back bytes the note held before.
+    debt_only = (len(deleted) == 1 and len(made) == 1) or plan.op == "op.undo"
+    for change in plan.effective():
+        if change.after is None or not is_note_path(change.path) or change.path.startswith(".trash/"):
+            continue
+        after = change.after.decode("utf-8", "replace")
+        if is_operation_log(change.after):
+            continue
+        data = frontmatter.parse(after).data
+        before = change.before.decode("utf-8", "replace") if change.before is not None else None
+        old = frontmatter.parse(before).data if before is not None else None
+        old_names = {n.casefold() for n in topic_names((old or {}).get("topics"))}
+        for name in topic_names((data or {}).get("topics")):
+            if names_map(name, change.path):
+                continue
+            issue = Issue(code=IssueCode.V13, path=change.path, message=f"topics: [[{name}]] names no map of content (a note of type moc)")
+            if debt_only or name.casefold() in old_names:
+                warnings.append(msgspec.structs.replace(issue, severity=Severity.WARNING))
+            else:
+                errors.append(issue)
+        problem = topics_section_problem(after, data)
+        if problem is not None:
+            issue = Issue(code=IssueCode.V14, path=change.path, message=problem)
+            was = topics_section_problem(before, old) if before is not None else None
+            if debt_only or (before is not None and was == problem):
+                warnings.append(msgspec.structs.replace(issue, severity=Severity.WARNING))
+            else:
+                errors.append(issue)
+        if change.action == Action.CREATE and not debt_only:
+            h1 = next((line[2:].strip() for line in after.splitlines() if line.startswith("# ")), None)
+            title = (data or {}).get("title") if isinstance((data or {}).get("title"), str) else None
+            if (hint := _duplicate_hint(ctx, change.path, title or h1 or stem_of(change.path))) is not None:
+                warnings.append(hint)
+    return errors, warnings

@@ -15,7 +15,7 @@ from protocol.errors import Issue, Severity
 from protocol.issue_codes import IssueCode
 from protocol.methods.vaults import DeadLinks
 from vaultd.errors import PolicyRefused, ValidationFailed
-from vaultd.ops._topic_check import topic_issues
+from vaultd.ops._topic_check import topic_issues, typed_issues
 from vaultd.ops.sources.checks import PlanView, ledger_issues
 from vaultd.policy import (
     added_lines,
@@ -31,6 +31,7 @@ from vaultd.policy import (
     secret_line_issues,
     write_channel_issue,
 )
+from vaultd.tidy.redact import redact_log
 from vaultd.txn.plan import Action, Change, Plan
 from vaultd.vault import frontmatter, markdown, oplog
 from vaultd.vault.link_targets import LinkResolver, ResolutionStatus
@@ -105,10 +106,23 @@ def check_policy(ctx: OpContext, plan: Plan) -> None:
             if issue not in problems:
                 problems.append(issue)
             continue  # refused as private, telling nothing more of the path
+        if _log_redaction(plan, change, log_rel):
+            continue  # tidy's log rule: the log as it was, but for secrets replaced by the marker
         if (issue := owned_path_issue(change.path, change.before, change.after, log_rel=log_rel, vault_id=ctx.entry.id)) is not None:
             problems.append(issue)
     if problems:
         raise PolicyRefused(problems[0].message, issues=problems)
+
+
+def _log_redaction(plan: Plan, change: Change, log_rel: str) -> bool:
+    """Whether ``change`` is ``vault.tidy``'s redaction of the operation log: its only write there,
+    allowed because the new bytes are the old ones with each secret replaced, and nothing else."""
+    if plan.op != "vault.tidy" or change.path != log_rel or change.before is None or change.after is None:
+        return False
+    try:
+        return redact_log(change.before.decode("utf-8"))[0].encode("utf-8") == change.after
+    except UnicodeDecodeError:
+        return False
 
 
 class _PostState:
@@ -282,7 +296,10 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
     forward_links = ctx.entry.dead_link_rule() is DeadLinks.WARN
     ledger_view: PlanView | None = None
 
+    log_rel = oplog.log_name(ctx.entry)
     for change in plan.effective():
+        if _log_redaction(plan, change, log_rel):
+            continue  # vaultd's own file, not a note: only its redactions were checked (check_policy)
         if change.action == Action.CREATE and change.path.startswith(TRASH_PREFIX):
             # The trash is Obsidian's own folder: judge the path below it; names there never collide.
             errors += check_new_path(change.path.removeprefix(TRASH_PREFIX), note=is_note_path(change.path))
@@ -308,6 +325,10 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
             new_errors, debt = new_issues_only(
                 view_before.header_issues(ctx, change.path) if view_before else [], view_after.header_issues(ctx, change.path)
             )
+            if plan.op == "op.undo":
+                # An undo puts back a header the note held before (a tidy's undo, its old keys): debt.
+                debt += [msgspec.structs.replace(i, severity=Severity.WARNING) for i in new_errors]
+                new_errors = []
             errors += new_errors
             warnings += debt
             link_errors, link_debt = view_after.link_issues(
@@ -338,6 +359,9 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
     cycle_errors, cycle_warnings = topic_issues(ctx, plan)
     errors += cycle_errors
     warnings += cycle_warnings
+    typed_errors, typed_warnings = typed_issues(ctx, plan)
+    errors += typed_errors
+    warnings += typed_warnings
     if errors:
         raise ValidationFailed(
             f"refused: {errors[0].message}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from protocol.errors import Issue
 from protocol.issue_codes import IssueCode
 from protocol.methods import writes
+from protocol.methods.vaults import SchemaProfile
 from vaultd.errors import InvalidParams, PolicyRefused, ValidationFailed
 from vaultd.obsidian.moment import MomentError, format_date
 from vaultd.ops._name_clash import guard_name
@@ -22,7 +23,9 @@ from vaultd.ops.catalog import operation
 from vaultd.ops.template_insert import find_template, note_context, rendered_template, template_failure
 from vaultd.policy import check_new_path, disk_spelling, disk_twin, path_screen_issues
 from vaultd.policy.names import name_issue
+from vaultd.policy.schema import topic_names
 from vaultd.sources import references
+from vaultd.tidy import sections
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault.frontmatter_emit import emit
 from vaultd.vault.note import stem_of
@@ -123,6 +126,19 @@ def unique_path(ctx: OpContext, raw: str) -> str:
     return f"{folder}/{named}" if folder else named
 
 
+def typed_body(title: str, body: str | None, topics: list[str]) -> str:
+    """A typed note's body: the skeleton (H1, ``## Relevant Notes``, ``## Topics``) when none is
+    given, and a given body with the ``## Topics`` list its topics call for when it has none, so
+    the list and the frontmatter start in step (V14)."""
+    items = [f"- [[{name}]]" for name in topics]
+    if body is None:
+        lines = [f"# {title}", "", f"## {sections.RELEVANT}", "", f"## {sections.TOPICS}"]
+        return "\n".join([*lines, *([""] + items if items else [])]) + "\n"
+    if items and sections.find(body, sections.TOPICS) is None:
+        body, _ = sections.add_to_section(body, sections.TOPICS, items)
+    return body
+
+
 @operation(writes.CREATE, detail=no_detail)
 def plan_create(ctx: OpContext, params: CreateParams) -> Plan:
     """Plan a new note: a skeleton, the body given, or a template rendered for it.
@@ -147,6 +163,8 @@ def plan_create(ctx: OpContext, params: CreateParams) -> Plan:
     else:
         body = params.body if params.body is not None else f"# {title}\n"
     fields = references.normalized(dict(params.frontmatter))
+    if ctx.entry.schema is SchemaProfile.TYPED and template is None:
+        body = typed_body(title, body if params.body is not None else None, topic_names(fields.get("topics")))
     if params.title is not None:
         fields.setdefault("title", params.title)
     fields.setdefault("created", ctx.today)

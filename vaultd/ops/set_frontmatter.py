@@ -7,12 +7,15 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from protocol.methods import writes
+from protocol.methods.vaults import SchemaProfile
 from vaultd.errors import InvalidParams
 from vaultd.obsidian.property_types import BUILT_IN, PropertyValueError, coerce, index_types, key_of, read_types
 from vaultd.ops._runner import no_detail
 from vaultd.ops._stamps import updated_key
 from vaultd.ops.catalog import operation
+from vaultd.policy.schema import topic_names
 from vaultd.sources import references
+from vaultd.tidy import sections
 from vaultd.txn.plan import Change, Plan
 from vaultd.vault import frontmatter
 from vaultd.vault.frontmatter_emit import emit
@@ -79,6 +82,11 @@ def plan_set_frontmatter(ctx: OpContext, params: SetFrontmatterParams) -> Plan:
     if not no_op and key is not None and key not in params.unset and key not in params.set:
         fields[key] = ctx.today
     changed = text if no_op else emit(text, fields, params.unset)
+    if not no_op and ctx.entry.schema is SchemaProfile.TYPED and ("topics" in fields or "topics" in params.unset):
+        # the body's '## Topics' list follows the frontmatter topics in the same write (V14)
+        names = topic_names(fields.get("topics"))
+        if names != topic_names(current.get("topics")):
+            changed = sections.sync_topics(changed, names)
     return Plan(
         op="note.set_frontmatter",
         changes=[Change(path=path, before=raw, after=changed.encode("utf-8"))],

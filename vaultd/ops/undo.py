@@ -16,9 +16,11 @@ from vaultd.errors import Conflict, NotFound, PolicyRefused, ValidationFailed
 from vaultd.git import history
 from vaultd.ops._runner import no_detail
 from vaultd.ops.catalog import operation
+from vaultd.ops.tidy import never_undone, redacted_undo
 from vaultd.txn import journal
 from vaultd.txn.engine import read_current, undo_plan
 from vaultd.txn.plan import Change, Plan, read_limit, sha256
+from vaultd.vault import oplog
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -53,7 +55,7 @@ def _plan_one(ctx: OpContext, params: UndoParams) -> tuple[Plan, journal.Manifes
             raise NotFound(f"operation {params.op_id} is older than the operations kept for undo; {older[0].message}", issues=older)
         raise NotFound(f"no kept operation {params.op_id}; see 'vaultctl ops'")
     try:
-        journal.open_journal(folder)
+        kept = journal.open_journal(folder)
     except journal.UntrustedJournal as exc:
         raise PolicyRefused(
             f"the journal of {params.op_id} was not written by this daemon ({exc.reason}); it is never undone: see 'vaultctl doctor'"
@@ -66,11 +68,12 @@ def _plan_one(ctx: OpContext, params: UndoParams) -> tuple[Plan, journal.Manifes
             f"operation {params.op_id} was undone already, by {by}; nothing to undo (to redo it, undo that: 'vaultctl undo {by}')"
         )
     try:
-        plan, manifest = undo_plan(ctx.root, folder)
+        plan, manifest = undo_plan(ctx.root, folder, leave=never_undone(kept.op, oplog.log_name(ctx.entry)))
     except journal.UntrustedJournal as exc:
         raise PolicyRefused(
             f"the journal of {params.op_id} was changed since it was written ({exc.reason}); it is never undone: see 'vaultctl doctor'"
         ) from exc
+    plan = redacted_undo(manifest.op, manifest.summary, plan, oplog.log_name(ctx.entry))
     if manifest.op == "op.undo" and manifest.undoes:
         plan.summary = f"redo {manifest.undoes} (undoing its undo {manifest.op_id})"
     return plan, manifest

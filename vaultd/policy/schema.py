@@ -23,6 +23,8 @@ The ``typed`` profile (decisions marked *vaultd* are this build's choice, docume
   suffix without whitespace or control characters), ``arxiv_id`` (``YYMM.NNNN`` before 2015,
   ``YYMM.NNNNN`` from 2015, or ``archive/YYMMNNN``; optional ``vN``, N >= 1; month 01-12),
   ``authors`` (1-100 nonempty strings), ``year`` (integer 1000-2100), ``venue`` (1-200 characters).
+- Decision notes only: ``decided_at`` (a date written ``YYYY-MM-DD``) and ``decided_by`` (a
+  nonempty single-line string).
 - Any other key is unknown and refused.
 
 Messages start with the field path (``authors[2]: ...``) and never echo a field's value.
@@ -68,12 +70,14 @@ _LIST_KEYS: Final = frozenset({"topics", "cssclasses", "supports", "contradicts"
 _LIST_OR_STRING_KEYS: Final = frozenset({"tags", "aliases", "source"})
 _STRING_KEYS: Final = frozenset({"source_ref", "superseded_by", "promoted_from", "promoted_at"})
 _REFERENCE_KEYS: Final = frozenset({"citekey", "doi", "arxiv_id", "authors", "year", "venue"})
+_DECISION_KEYS: Final = frozenset({"decided_at", "decided_by"})
 _KNOWN_KEYS: Final = (
     frozenset({"type", "title", "description", "domain", "status", "confidence", "created", "updated"})
     | _LIST_KEYS
     | _LIST_OR_STRING_KEYS
     | _STRING_KEYS
     | _REFERENCE_KEYS
+    | _DECISION_KEYS
 )
 
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
@@ -188,12 +192,40 @@ def _typed_issues(
     for key in sorted(_STRING_KEYS & data.keys()):
         if not _one_line(data[key]):
             issues.append(_v01(path, f"{key}: must be a nonempty single-line string"))
+    if note_type == NoteType.DECISION:
+        if "decided_at" in data and not _valid_date(data["decided_at"]):
+            issues.append(_v01(path, "decided_at: must be a calendar date written YYYY-MM-DD"))
+        if "decided_by" in data and not _one_line(data["decided_by"]):
+            issues.append(_v01(path, "decided_by: must be a nonempty single-line string"))
+    else:
+        issues += [_v01(path, f"{k}: is allowed on decision notes only") for k in sorted(_DECISION_KEYS & data.keys())]
     present_refs = sorted(_REFERENCE_KEYS & data.keys())
     if note_type == NoteType.REFERENCE:
         issues += _reference_issues(data, path, citekey_owners)
     else:
         issues += [_v01(path, f"{k}: is allowed on reference notes only") for k in present_refs]
     return issues
+
+
+_WIKI_VALUE = re.compile(r"^\[\[([^\]|#\n]+)(?:#[^\]|\n]*)?(?:\|[^\]\n]*)?\]\]$")
+
+
+def topic_names(value: Any) -> list[str]:
+    """The maps a ``topics`` value names, each once: an item is a ``[[link]]`` or a bare name."""
+    names: list[str] = []
+    for item in value if isinstance(value, list) else [value]:
+        if not isinstance(item, str) or not item.strip():
+            continue
+        wiki = _WIKI_VALUE.match(item.strip())
+        name = wiki.group(1).strip() if wiki else item.strip()
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def is_schema_key(key: str, data: dict[str, Any]) -> bool:
+    """Whether the typed schema knows ``key`` (on some note type) in a header holding ``data``."""
+    return key in _KNOWN_KEYS or ("ledger" in data and key in LEDGER_KEYS)
 
 
 def _valid_date(value: Any) -> bool:

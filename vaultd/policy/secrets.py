@@ -313,3 +313,36 @@ def secret_issues(text: str, path: str | None = None) -> list[Issue]:
 def secret_line_issues(lines: Iterable[tuple[int, str]], path: str | None = None) -> list[Issue]:
     """V06 errors for the given ``(line number, text)`` pairs only."""
     return _issues(scan_secret_lines(lines), path)
+
+
+def _credential_value_span(text: str, m: re.Match[str]) -> tuple[int, int]:
+    start = m.end()
+    if text[start : start + 1] in ("'", '"', "`"):
+        start += 1
+    return start, start + len(_value_after(text, m.end()))
+
+
+def secret_spans(text: str) -> list[tuple[int, int]]:
+    """Where the secrets of ``text`` sit (character offsets, merged, in order), for a redaction:
+    a token's own characters, a credential assignment's value, a high-entropy blob. A secret only
+    the NFKC form shows has no span here; :func:`scan_secrets` still finds it, and a redaction
+    that leaves a finding behind must then redact more (the whole line)."""
+    spans: list[tuple[int, int]] = []
+    for _rule, pattern in _TOKEN_RULES:
+        for m in pattern.finditer(text):
+            if _rule is SecretRule.OPENAI_KEY and not _mixed(m.group(1)):
+                continue
+            spans.append(m.span())
+    for m in _ASSIGN.finditer(text):
+        if _credential(text, m):
+            spans.append(_credential_value_span(text, m))
+    for m in _BLOB.finditer(text):
+        if _high_entropy(text, m):
+            spans.append(m.span())
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(s for s in spans if s[1] > s[0]):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged

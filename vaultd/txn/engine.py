@@ -509,8 +509,9 @@ def _remove_temp_files(folder: Path) -> int:
     return removed
 
 
-def undo_plan(root: Path, folder: Path) -> tuple[Plan, Manifest]:
-    """The plan that reverses a committed operation, if every file is still as it left it.
+def undo_plan(root: Path, folder: Path, leave: frozenset[str] = frozenset()) -> tuple[Plan, Manifest]:
+    """The plan that reverses a committed operation, if every file is still as it left it; the
+    paths in ``leave`` are left as they are now (a file the undo must not put back).
 
     Raises:
         Conflict: CONFLICT, a file changed since the operation; ``candidates`` names them.
@@ -519,6 +520,8 @@ def undo_plan(root: Path, folder: Path) -> tuple[Plan, Manifest]:
     changes = []
     moved = []
     for entry in manifest.entries:
+        if entry.path in leave:
+            continue
         current = read_current(root, entry.path, read_limit(entry.path))
         if sha256(current) != entry.after_sha:
             moved.append(entry.path)

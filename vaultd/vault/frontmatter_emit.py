@@ -451,3 +451,18 @@ def _unsafe(reason: str, line: int | None = None, advice: str = _REWRITE) -> Val
 
 def _bad_param(path: str, message: str) -> InvalidParams:
     return InvalidParams(message, issues=[Issue(code=IssueCode.V02, message=message, path=path)])
+
+
+def key_spans(text: str) -> dict[str, tuple[int, int]]:
+    """Each top-level key's span in ``text`` (character offsets): its key line through the last line
+    of its value, as :func:`emit` replaces it; for a rule that reads how a value was written.
+
+    Raises:
+        ValidationFailed: VALIDATION (V01), the header cannot be edited in place.
+    """
+    parsed = parse(text)
+    bounds = find_header(text)
+    if parsed.issues or not parsed.data or bounds is None:
+        return {}
+    spans, _ = _layout(text[bounds.start : bounds.end], list(parsed.data))
+    return {s.key: (bounds.start + s.start, bounds.start + s.end) for s in spans}
