@@ -89,12 +89,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd.obsidian",),  # Obsidian's settings, property types, Bases, tasks, daily notes, templates over the index
     ("vaultd.sources",),  # the ledgers' and identifiers' pure rules, below the validation that applies them
     ("vaultd.policy",),
+    ("vaultd.memory_import",),  # an agent's memory files read as entries, below the import that writes them
     ("vaultd.graph",),  # the link graph, its walks, communities and topic map: pure functions over the index
     ("vaultd.lint",),  # vault-wide lint rules over the graph's snapshot
     ("vaultd.registry",),
     ("vaultd.txn",),
     ("vaultd.gate",),  # the agent gate: verdicts and the stored proposals
     ("vaultd.git",),  # the repository: commits through vaultd's own index, history, remotes, merges
+    ("vaultd.specs",),  # spec sources: their files, references, checks and freshness (git)
     ("vaultd.events",),  # a vault's event log and clock, for subscribers
     ("vaultd.runtime",),  # a vault as the daemon holds it: lock, recovery, live index
     ("vaultd.console",),  # the web console's child process: started, asked for tokens, stopped
