@@ -64,13 +64,16 @@ class MemoryImportParams(TwoStepParams, kw_only=True):
     path: MemoryPath | None = None
     folder: Annotated[str, msgspec.Meta(max_length=512, description="The vault folder for the new note; omitted, the vault's top.")] = ""
     title: Annotated[str, msgspec.Meta(min_length=1, max_length=200, description="The note's title; omitted, the entry's.")] | None = None
-    link_to: Annotated[
-        Target | None, msgspec.Meta(description="Record the entry on this existing note instead of creating one.")
-    ] = None
+    link_to: Annotated[Target | None, msgspec.Meta(description="Record the entry on this existing note instead of creating one.")] = None
 
 
 MEMORY_CANDIDATES = spec(
-    "memory.candidates", MemoryCandidatesParams, MemoryCandidatesResult, "Agent memory entries not yet in the vault.", Effect.READ, Trait.MCP
+    "memory.candidates",
+    MemoryCandidatesParams,
+    MemoryCandidatesResult,
+    "Agent memory entries not yet in the vault.",
+    Effect.READ,
+    Trait.MCP,
 )
 MEMORY_IMPORT = MethodSpec(
     "memory.import",

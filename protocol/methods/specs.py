@@ -147,6 +147,7 @@ class SpecGetResult(Result):
     notes: list[str]  #: vault notes that name this spec in their ``specs`` property
     sections: list[str]  #: the body's headings
     freshness: Freshness | None
+    truncated: bool = False  #: a list above was cut at 500 entries
     body: str | None = None
     offset: int = 0
     next_offset: int | None = None  #: where the next page starts, while there is one
@@ -188,7 +189,9 @@ class SpecGraphResult(Result):
 class SpecGrepParams(Params, kw_only=True):
     vault: OptionalVault = None
     source: SourceOpt = None
-    query: Annotated[str, msgspec.Meta(max_length=1024, description="Words all found in a spec (any case), or with literal an exact substring.")] = ""
+    query: Annotated[
+        str, msgspec.Meta(max_length=1024, description="Words all found in a spec (any case), or with literal an exact substring.")
+    ] = ""
     literal: bool = False
     type: SpecType | None = None
     status: SpecStatus | None = None
@@ -260,7 +263,9 @@ class SpecValidateResult(Result):
 
 class SpecCreateParams(WriteParams, kw_only=True):
     source: SourceOpt = None
-    path: Annotated[str, msgspec.Meta(min_length=4, max_length=512, pattern=r"\.md$", description="The new file, relative to the source's folder.")]
+    path: Annotated[
+        str, msgspec.Meta(min_length=4, max_length=512, pattern=r"\.md$", description="The new file, relative to the source's folder.")
+    ]
     id: SpecId
     type: SpecType
     title: SpecTitle
@@ -307,4 +312,3 @@ SPEC_DELETE = MethodSpec(
     "spec.delete", SpecDeleteParams, receipt_type(NoDetail), "Delete a spec (two-step).", Effect.DESTRUCTIVE, Trait.TWO_STEP
 )
 SPECS = (SPEC_ADD, SPEC_REMOVE, SPEC_LIST, SPEC_GET, SPEC_GRAPH, SPEC_GREP, SPEC_VALIDATE, SPEC_CREATE, SPEC_UPDATE, SPEC_DELETE)
-

@@ -32,7 +32,9 @@ INDEX = (
     "  Ask in #ops when in doubt.\n"
     "- api token is ghp_abcdefghijklmnopqrstuvwxyz0123456789\n"
 )
-FEEDBACK = "---\nname: Run the tests first\ndescription: before any commit\ntype: feedback\n---\n\nAlways run `make test` before committing.\n"
+FEEDBACK = (
+    "---\nname: Run the tests first\ndescription: before any commit\ntype: feedback\n---\n\nAlways run `make test` before committing.\n"
+)
 
 
 def _memory(home: Home) -> Path:
@@ -134,10 +136,15 @@ async def test_an_agents_import_is_a_proposal_from_its_own_memory(home: Home, da
         entry = found["entries"][0]["id"]
         preview = ok(await client.call_tool("memory_import", {"vault": "v", "entry": entry}))
         assert preview["outcome"] == "preview", preview
-        held = ok(await client.call_tool("memory_import", {"vault": "v", "entry": entry, "confirm": True, "fingerprint": preview["fingerprint"]}))
+        held = ok(
+            await client.call_tool("memory_import", {"vault": "v", "entry": entry, "confirm": True, "fingerprint": preview["fingerprint"]})
+        )
         assert held["outcome"] == "proposed", held
         elsewhere = tool_error(await client.call_tool("memory_candidates", {"vault": "v", "path": str(home.root / "user" / ".ssh")}))
         assert elsewhere["code"] == "POLICY"
     assert snapshot(root) == before
-    proposals = cli("proposals", "list", "--json")
-    assert proposals.code == 0 and entry in proposals.out
+    pending = cli("proposals", "--json")
+    assert pending.code == 0 and "memory.import" in pending.out
+    approved = cli("proposals", "apply", held["proposal"])
+    assert approved.code == 0, approved.err
+    assert f"imported_from: {entry}\n" in (root / f"{found['entries'][0]['title']}.md").read_text()

@@ -55,14 +55,20 @@ if TYPE_CHECKING:
 GOAL = "---\nid: goal\ntype: goal\ntitle: Keep notes safe\nstatus: active\n---\n# Keep notes safe\n\n## Scope\n\nEvery write journaled.\n\n## Decisions\n\nOne writer per vault.\n"
 ARCH = "---\nid: arch\ntype: architecture\ntitle: Layers\nparent: goal\n---\n# Layers\n\nThe daemon owns the vault.\n"
 STORE = (
-    "---\nid: store\ntype: module\ntitle: Storage\nparent: \"[[arch|the layers]]\"\ndepends-on: [journal, nowhere]\ntags: [storage]\n---\n"
+    '---\nid: store\ntype: module\ntitle: Storage\nparent: "[[arch|the layers]]"\ndepends-on: [journal, nowhere]\ntags: [storage]\n---\n'
     "# Storage\n\n## Responsibility\n\nWrites through the zanzibar journal.\n"
 )
 JOURNAL = "---\nid: journal\ntype: module\ntitle: Journal\nparent: arch\ntags: [storage]\n---\n# Journal\n\nSealed records.\n"
 
 
 def _git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    }
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout.strip()
 
 
@@ -142,7 +148,9 @@ def test_an_outside_source_is_read_by_id_and_never_written(home: Home, daemon: D
     report = checked.json()
     assert [(f["code"], f["id"], f["target"]) for f in report["findings"]] == [("dangling", "store", "nowhere")]
 
-    assert cli("spec", "update", "store", "--add", '{"tags": ["x"]}').code == 1  # outside: read-only
+    for named in ((), ("--source", "design")):  # outside the vault: read-only to vaultd
+        refused_write = cli("spec", "update", "store", "--add", '{"tags": ["x"]}', *named)
+        assert refused_write.code == 1 and "only reads" in refused_write.err
     assert snapshot(repo) == before
     assert cli("spec", "remove", "design").code == 0
     assert cli("spec", "get", "store").code == 1
@@ -174,7 +182,14 @@ def test_a_spec_whose_code_moved_on_is_stale(home: Home, daemon: Daemon, cli: An
 def test_specs_inside_the_vault_are_written_on_the_write_path(home: Home, daemon: Daemon, cli: Any, typed: TypedClient) -> None:
     root = _vault(home, cli, {"Home.md": "# Home\n", "specs/goal.md": GOAL, "specs/arch.md": ARCH})
     assert cli("spec", "add", "own", str(root / "specs")).code == 0
-    made = applied(typed.call(SPEC_CREATE, SpecCreateParams(vault="v", path="store.md", id="store", type=SpecType.MODULE, title="Storage", parent="arch", tags=["storage"])))
+    made = applied(
+        typed.call(
+            SPEC_CREATE,
+            SpecCreateParams(
+                vault="v", path="store.md", id="store", type=SpecType.MODULE, title="Storage", parent="arch", tags=["storage"]
+            ),
+        )
+    )
     assert (root / "specs/store.md").read_text() == (
         "---\nid: store\ntype: module\ntitle: Storage\nstatus: draft\nparent: arch\ntags:\n  - storage\n---\n"
         "# Storage\n\n## Responsibility\n\n## Interfaces\n\n## Decisions\n"
@@ -188,14 +203,21 @@ def test_specs_inside_the_vault_are_written_on_the_write_path(home: Home, daemon
         typed.call(SPEC_UPDATE, SpecUpdateParams(vault="v", id="store", set={"parent": "nowhere"}))
     assert "dangling" in refusal.data.message
     with refused(ErrorCode.VALIDATION, IssueCode.V01):  # a goal cannot sit under an architecture
-        typed.call(SPEC_CREATE, SpecCreateParams(vault="v", path="sub/goal2.md", id="goal2", type=SpecType.GOAL, title="Two", parent="arch"))
+        typed.call(
+            SPEC_CREATE, SpecCreateParams(vault="v", path="sub/goal2.md", id="goal2", type=SpecType.GOAL, title="Two", parent="arch")
+        )
     with refused(ErrorCode.VALIDATION, IssueCode.V08):
         typed.call(SPEC_CREATE, SpecCreateParams(vault="v", path="again.md", id="store", type=SpecType.MODULE, title="Again"))
     with refused(ErrorCode.INVALID_PARAMS):
         typed.call(SPEC_UPDATE, SpecUpdateParams(vault="v", id="store", unset=["title"]))
     assert snapshot(root) == before
 
-    edited = applied(typed.call(SPEC_UPDATE, SpecUpdateParams(vault="v", id="store", set={"status": "active"}, add={"tags": ["core"]}, remove={"tags": ["storage"]})))
+    edited = applied(
+        typed.call(
+            SPEC_UPDATE,
+            SpecUpdateParams(vault="v", id="store", set={"status": "active"}, add={"tags": ["core"]}, remove={"tags": ["storage"]}),
+        )
+    )
     text = (root / "specs/store.md").read_text()
     assert "status: active\n" in text and "  - core\n" in text and "storage" not in text.split("---")[1]
     assert text.endswith("# Storage\n\n## Responsibility\n\n## Interfaces\n\n## Decisions\n")
@@ -233,7 +255,7 @@ def test_reads_are_bounded_at_their_edges(home: Home, daemon: Daemon, cli: Any, 
 
 
 async def test_an_agent_reads_specs_and_proposes_spec_writes(home: Home, daemon: Daemon, cli: Any, typed_clients: TypedClients) -> None:
-    root = _vault(home, cli, {"Home.md": "# Home\n", "specs/goal.md": GOAL, "private/arch.md": ARCH}, "--private-path", "private/**")
+    root = _vault(home, cli, {"Home.md": "# Home\n", "specs/goal.md": GOAL, "private/arch.md": ARCH}, "--private", "private/**")
     assert cli("spec", "add", "own", str(root / "specs")).code == 0
     assert cli("spec", "add", "hidden", str(root / "private")).code == 0
     async with agent(home) as client:
@@ -243,7 +265,20 @@ async def test_an_agent_reads_specs_and_proposes_spec_writes(home: Home, daemon:
         assert got["path"] == "goal.md"
         hidden = tool_error(await client.call_tool("spec_get", {"vault": "v", "id": "arch"}))
         assert hidden["code"] == "NOT_FOUND"
-        made = ok(await client.call_tool("spec_create", {"vault": "v", "source": "own", "path": "arch2.md", "id": "arch2", "type": "architecture", "title": "Two", "parent": "goal"}))
+        made = ok(
+            await client.call_tool(
+                "spec_create",
+                {
+                    "vault": "v",
+                    "source": "own",
+                    "path": "arch2.md",
+                    "id": "arch2",
+                    "type": "architecture",
+                    "title": "Two",
+                    "parent": "goal",
+                },
+            )
+        )
     assert made["outcome"] == "proposed", made
     assert not (root / "specs/arch2.md").exists()
     agent_client = typed_clients.open(home, Channel.MCP, session="s1")

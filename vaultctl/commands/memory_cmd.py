@@ -17,7 +17,9 @@ from vaultctl.completion import Complete
 
 PathOpt = Annotated[str | None, typer.Option("--from", metavar="PATH", help=doc(MemoryCandidatesParams, "path"))]
 
-memory_app = typer.Typer(help="Agent memory entries brought into the vault as notes; alone, the entries not yet imported.", invoke_without_command=True)
+memory_app = typer.Typer(
+    help="Agent memory entries brought into the vault as notes; alone, the entries not yet imported.", invoke_without_command=True
+)
 
 
 @memory_app.callback()
@@ -39,7 +41,11 @@ def memory_candidates(
         result = call(memory.MEMORY_CANDIDATES, MemoryCandidatesParams(vault=pick_vault(c, vault), path=path, limit=limit), client=c)
 
     def text(r: MemoryCandidatesResult) -> str:
-        lines = [render.table(["id", "title", "from"], [(e.id, e.title, e.origin) for e in r.entries])] if r.entries else ["no new memory entries"]
+        lines = (
+            [render.table(["id", "title", "from"], [(e.id, e.title, e.origin) for e in r.entries])]
+            if r.entries
+            else ["no new memory entries"]
+        )
         lines.append(f"{r.total} new, {r.imported} imported already")
         lines += [f"skipped {s}" for s in r.skipped]
         return "\n".join(lines)
@@ -54,7 +60,9 @@ def memory_import(
     path: PathOpt = None,
     folder: Annotated[str, typer.Option("--folder", help=doc(MemoryImportParams, "folder"))] = "",
     title: Annotated[str | None, typer.Option("--title", help=doc(MemoryImportParams, "title"))] = None,
-    link_to: Annotated[str | None, typer.Option("--link-to", metavar="NOTE", help=doc(MemoryImportParams, "link_to")), Complete.NOTE] = None,
+    link_to: Annotated[
+        str | None, typer.Option("--link-to", metavar="NOTE", help=doc(MemoryImportParams, "link_to")), Complete.NOTE
+    ] = None,
     *,
     flags: WriteFlags[MemoryImportParams],
 ) -> None:

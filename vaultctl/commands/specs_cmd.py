@@ -38,7 +38,6 @@ from vaultctl.commands.common import JsonOpt, VaultOpt, call, emit, fail, pick_v
 from vaultctl.commands.write_command import WriteFlags, write_command
 
 SourceOpt = Annotated[str | None, typer.Option("--source", help=doc(SpecGetParams, "source"))]
-ListOpt = Annotated[str | None, typer.Option(metavar="JSON", help="A JSON array of strings.")]
 
 spec_app = typer.Typer(help="Spec sources: specification files a vault reads by id beside its notes.", no_args_is_help=True)
 
@@ -93,7 +92,10 @@ def spec_list(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     def text(r: SpecListResult) -> str:
         if not r.sources:
             return "no spec sources; add one with 'vaultctl spec add ID PATH'"
-        return render.table(["id", "specs", "where", "path"], [(s.source.id, s.specs, "inside" if s.inside else "outside", s.source.path) for s in r.sources])
+        return render.table(
+            ["id", "specs", "where", "path"],
+            [(s.source.id, s.specs, "inside" if s.inside else "outside", s.source.path) for s in r.sources],
+        )
 
     emit(result, as_json, text)
 
@@ -111,7 +113,9 @@ def spec_get(
 ) -> None:
     """Show the spec SPEC: its metadata, references both ways, children and notes naming it; --body or --section for its text."""
     with session() as c:
-        params = SpecGetParams(vault=pick_vault(c, vault), source=source, id=spec_id, section=section, body=body, offset=offset, max_bytes=max_bytes)
+        params = SpecGetParams(
+            vault=pick_vault(c, vault), source=source, id=spec_id, section=section, body=body, offset=offset, max_bytes=max_bytes
+        )
         result = call(specs.SPEC_GET, params, client=c)
 
     def text(r: SpecGetResult) -> str:
@@ -148,7 +152,9 @@ def spec_graph(
 ) -> None:
     """The specs around SPEC (its subtree, ancestors or neighbours) and the notes that name them."""
     with session() as c:
-        params = SpecGraphParams(vault=pick_vault(c, vault), source=source, id=spec_id, direction=direction, edge=edge, depth=depth, limit=limit)
+        params = SpecGraphParams(
+            vault=pick_vault(c, vault), source=source, id=spec_id, direction=direction, edge=edge, depth=depth, limit=limit
+        )
         result = call(specs.SPEC_GRAPH, params, client=c)
 
     def text(r: SpecGraphResult) -> str:
@@ -233,6 +239,9 @@ def spec_create(
     status: Annotated[SpecStatus, typer.Option("--status")] = SpecStatus.DRAFT,
     parent: Annotated[str | None, typer.Option("--parent")] = None,
     depends_on: Annotated[str | None, typer.Option("--depends-on", metavar="JSON", help="A JSON array of spec ids.")] = None,
+    references: Annotated[str | None, typer.Option("--references", metavar="JSON", help="A JSON array of spec ids.")] = None,
+    implements: Annotated[str | None, typer.Option("--implements", metavar="JSON", help="A JSON array of spec ids.")] = None,
+    covers: Annotated[str | None, typer.Option("--covers", metavar="JSON", help="A JSON array of what it covers.")] = None,
     tags: Annotated[str | None, typer.Option("--tags", metavar="JSON", help="A JSON array of tags.")] = None,
     paths: Annotated[str | None, typer.Option("--paths", metavar="JSON", help="A JSON array of the repository paths it covers.")] = None,
     source: SourceOpt = None,
@@ -250,6 +259,9 @@ def spec_create(
             status=status,
             parent=parent,
             depends_on=_json(depends_on, "--depends-on", []),
+            references=_json(references, "--references", []),
+            implements=_json(implements, "--implements", []),
+            covers=_json(covers, "--covers", []),
             tags=_json(tags, "--tags", []),
             paths=_json(paths, "--paths", []),
             **steering,
@@ -264,7 +276,9 @@ def spec_update(
     set_: Annotated[str | None, typer.Option("--set", metavar="JSON", help=doc(SpecUpdateParams, "set") + " A JSON object.")] = None,
     unset: Annotated[str | None, typer.Option("--unset", metavar="JSON", help=doc(SpecUpdateParams, "unset") + " A JSON array.")] = None,
     add: Annotated[str | None, typer.Option("--add", metavar="JSON", help=doc(SpecUpdateParams, "add") + " A JSON object.")] = None,
-    remove: Annotated[str | None, typer.Option("--remove", metavar="JSON", help=doc(SpecUpdateParams, "remove") + " A JSON object.")] = None,
+    remove: Annotated[
+        str | None, typer.Option("--remove", metavar="JSON", help=doc(SpecUpdateParams, "remove") + " A JSON object.")
+    ] = None,
     source: SourceOpt = None,
     *,
     flags: WriteFlags[SpecUpdateParams],

@@ -101,6 +101,9 @@ def check_source(config: Config, entry: VaultEntry, source: SpecSource, home: Pa
     home_real = str(home.resolve())
     if _inside(home_real, source.path) or _inside(source.path, home_real):
         raise ConfigError(f"{source.path} overlaps the vaultd home {home_real}")
+    rel = registered.inside_rel(entry, source)
+    if rel and any(part.startswith(".") for part in rel.split("/")):
+        raise ConfigError(f"{rel} is a hidden folder of the vault (vaultd's state, .obsidian, .git, the trash); specs live elsewhere")
 
 
 def _info(entry: VaultEntry, source: SpecSource, found: SpecSet | None) -> SpecSourceInfo:
@@ -165,6 +168,11 @@ async def spec_add(ctx: CallContext, params: SpecAddParams) -> SpecSourceInfo:
     found = await anyio.to_thread.run_sync(registered.read, runtime.entry, source, ctx.channel)
 
     def change(config: Config, entry: VaultEntry) -> VaultEntry:
+        """The entry with the source added, checked against the registry as it is at save time.
+
+        Raises:
+            ConfigError: VALIDATION, the source is taken or overlaps, or the vault has its most sources.
+        """
         check_source(config, entry, source, ctx.host.home)
         if len(entry.specs) >= methods.MAX_SPEC_SOURCES:
             raise ConfigError(f"vault {entry.id!r} has {methods.MAX_SPEC_SOURCES} spec sources, the most it may")
@@ -225,7 +233,10 @@ def _find(sets: list[SpecSet], spec_id: str) -> tuple[SpecSet, SpecDoc]:
     if not hits:
         raise NotFound(f"no spec has the id {spec_id!r}; see 'vaultctl spec grep'")
     if len(hits) > 1:
-        raise Ambiguous(f"sources {', '.join(s.source for s, _ in hits)} each have a spec {spec_id!r}; name the source", candidates=[s.source for s, _ in hits])
+        raise Ambiguous(
+            f"sources {', '.join(s.source for s, _ in hits)} each have a spec {spec_id!r}; name the source",
+            candidates=[s.source for s, _ in hits],
+        )
     return hits[0]
 
 
@@ -242,7 +253,7 @@ def _notes_naming(runtime: VaultRuntime, channel: Channel, ids: set[str]) -> lis
         for value in values:
             if isinstance(value, str) and (target := value.strip().removeprefix("[[").removesuffix("]]")) in ids and view.visible(path):
                 out.append(NoteRef(note=path, spec=target))
-    return sorted(out, key=lambda r: (r.spec, r.note))[: methods.MAX_SPEC_ROWS]
+    return sorted(out, key=lambda r: (r.spec, r.note))[: methods.MAX_SPEC_ROWS + 1]  # one past: the caller can tell it was cut
 
 
 def _page(text: str, offset: int, max_bytes: int) -> tuple[str, int | None, int]:
@@ -275,18 +286,28 @@ async def spec_get(ctx: CallContext, params: SpecGetParams) -> SpecGetResult:
     assert doc.id is not None
     all_edges = await anyio.to_thread.run_sync(graph.edges, specs)
     fresh = await anyio.to_thread.run_sync(checks.freshness, specs, [doc])
+    rows = methods.MAX_SPEC_ROWS
+    lists = (
+        [e for e in all_edges if e.source == doc.id],
+        [e for e in all_edges if e.target == doc.id],
+        graph.children(all_edges, doc.id),
+        [r.note for r in _notes_naming(runtime, ctx.channel, {doc.id})],
+        [text for _, _, text in headings(doc.body)],
+    )
+    outgoing, backlinks, children, notes, sections = lists
     result = SpecGetResult(
         source=specs.source,
         id=doc.id,
         path=doc.path,
         sha256=doc.sha256,
         frontmatter=doc.meta,
-        outgoing=[e for e in all_edges if e.source == doc.id],
-        backlinks=[e for e in all_edges if e.target == doc.id],
-        children=graph.children(all_edges, doc.id),
-        notes=[r.note for r in _notes_naming(runtime, ctx.channel, {doc.id})],
-        sections=[text for _, _, text in headings(doc.body)][:200],
+        outgoing=outgoing[:rows],
+        backlinks=backlinks[:rows],
+        children=children[:rows],
+        notes=notes[:rows],
+        sections=sections[:rows],
         freshness=fresh[0] if fresh else None,
+        truncated=any(len(items) > rows for items in lists),
     )
     if not params.body and params.section is None:
         return result
@@ -328,7 +349,10 @@ async def spec_graph(ctx: CallContext, params: SpecGraphParams) -> SpecGraphResu
         for i, d in sorted(reached.items(), key=lambda kv: (kv[1], kv[0]))
     ]
     notes = _notes_naming(runtime, ctx.channel, set(reached))
-    return SpecGraphResult(nodes=nodes, edges=inside[: methods.MAX_SPEC_ROWS * 4], notes=notes, truncated=truncated or len(inside) > methods.MAX_SPEC_ROWS * 4)
+    rows = methods.MAX_SPEC_ROWS
+    return SpecGraphResult(
+        nodes=nodes, edges=inside[: rows * 4], notes=notes[:rows], truncated=truncated or len(inside) > rows * 4 or len(notes) > rows
+    )
 
 
 def _match(doc: SpecDoc, params: SpecGrepParams) -> tuple[bool, int | None, str]:
@@ -416,4 +440,3 @@ async def spec_validate(ctx: CallContext, params: SpecValidateParams) -> SpecVal
         skipped=skipped[: methods.MAX_SPEC_ROWS],
         truncated=len(found) > params.limit or len(fresh) > methods.MAX_SPEC_ROWS or len(skipped) > methods.MAX_SPEC_ROWS,
     )
-

@@ -185,8 +185,18 @@ def _entries_of(path: Path, text: str) -> list[Entry]:
         meta = parsed.data or {}
         name = meta.get("name")
         heading = _H1.search(body)
-        title = name if isinstance(name, str) and name.strip() else heading.group(1) if heading else path.stem.replace("-", " ").replace("_", " ")
-        return [Entry(entry_id(text), plain(title)[:200] or "Memory entry", body.strip(), shown(path), "claude-memory")] if body.strip() else []
+        title = (
+            name
+            if isinstance(name, str) and name.strip()
+            else heading.group(1)
+            if heading
+            else path.stem.replace("-", " ").replace("_", " ")
+        )
+        return (
+            [Entry(entry_id(text), plain(title)[:200] or "Memory entry", body.strip(), shown(path), "claude-memory")]
+            if body.strip()
+            else []
+        )
     kind = "claude-index" if path.name == INDEX_NAME else "list"
     out: list[Entry] = []
     for item in _items(body):

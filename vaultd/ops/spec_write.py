@@ -65,7 +65,9 @@ def _refuse_introduced(before: SpecSet, after: SpecSet, rel_root: str, allowed: 
 
 def _replaced(specs: SpecSet, path: str, doc: SpecDoc | None) -> SpecSet:
     docs = [d for d in specs.docs if d.path != path] + ([doc] if doc is not None else [])
-    return SpecSet(source=specs.source, root=specs.root, docs=sorted(docs, key=lambda d: d.path), skipped=specs.skipped, unreadable=specs.unreadable)
+    return SpecSet(
+        source=specs.source, root=specs.root, docs=sorted(docs, key=lambda d: d.path), skipped=specs.skipped, unreadable=specs.unreadable
+    )
 
 
 def _as_doc(specs: SpecSet, path: str, text: str) -> SpecDoc:
@@ -102,7 +104,8 @@ def plan_spec_create(ctx: OpContext, params: SpecCreateParams) -> Plan:
     if (other := specs.by_id().get(params.id)) is not None:
         where = _vault_path(rel_root, other.path)
         raise ValidationFailed(
-            f"refused: spec id {params.id!r} is already {where}'s", issues=[Issue(code=IssueCode.V08, message="the spec id is taken", path=where)]
+            f"refused: spec id {params.id!r} is already {where}'s",
+            issues=[Issue(code=IssueCode.V08, message="the spec id is taken", path=where)],
         )
     fields: dict[str, Any] = {"id": params.id, "type": params.type.value, "title": params.title, "status": params.status.value}
     if params.parent is not None:
@@ -121,7 +124,9 @@ def plan_spec_create(ctx: OpContext, params: SpecCreateParams) -> Plan:
     text = emit(body, fields)
     rel = path[len(rel_root) + 1 :] if rel_root else path
     _refuse_introduced(specs, _replaced(specs, rel, _as_doc(specs, rel, text)), rel_root)
-    return Plan(op=methods.SPEC_CREATE.name, changes=[Change(path=path, before=None, after=text.encode("utf-8"))], summary=f"created spec {path}")
+    return Plan(
+        op=methods.SPEC_CREATE.name, changes=[Change(path=path, before=None, after=text.encode("utf-8"))], summary=f"created spec {path}"
+    )
 
 
 def _located(ctx: OpContext, source: str | None, spec_id: str) -> tuple[SpecSet, SpecDoc, str]:

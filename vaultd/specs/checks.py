@@ -92,10 +92,10 @@ def _rank_and_cycle(specs: SpecSet, doc: SpecDoc, known: dict[str, SpecDoc]) -> 
     if mine is not None and theirs is not None and theirs >= mine:
         message = f"its parent {parent.id!r} is a {parent.meta.get('type')}, not wider than a {doc.meta.get('type')}"
         out.append(_finding(specs, doc, ERROR, SpecCode.RANK, message, field="parent", target=parent.id))
-    seen = {doc.id}
+    seen: set[str | None] = set()
     current: SpecDoc | None = parent
-    while current is not None:
-        if current.id in seen:
+    while current is not None and current.id not in seen:  # a loop above it is its ancestors' finding
+        if current.id == doc.id:
             out.append(_finding(specs, doc, ERROR, SpecCode.CYCLE, "its parents lead back to it", field="parent", target=parent.id))
             break
         seen.add(current.id)
@@ -110,7 +110,9 @@ def _replacement(specs: SpecSet, doc: SpecDoc, known: dict[str, SpecDoc]) -> lis
         return []
     target = targets[0]
     if target == doc.id:
-        return [_finding(specs, doc, ERROR, SpecCode.REPLACEMENT, "superseded-by names the spec itself", field="superseded-by", target=target)]
+        return [
+            _finding(specs, doc, ERROR, SpecCode.REPLACEMENT, "superseded-by names the spec itself", field="superseded-by", target=target)
+        ]
     if doc.meta.get("status") != SpecStatus.DEPRECATED.value:
         message = "superseded-by is set but the spec is not deprecated"
         return [_finding(specs, doc, ERROR, SpecCode.REPLACEMENT, message, field="superseded-by", target=target)]
@@ -148,7 +150,9 @@ def freshness(specs: SpecSet, docs: list[SpecDoc]) -> list[Freshness]:
         if not asked:
             asked, top = True, _toplevel(specs.root)
         if top is None:
-            out.append(Freshness(id=doc.id, verified_against=stamp, commits_since=None, stale=False, note="the source is not in a git repository"))
+            out.append(
+                Freshness(id=doc.id, verified_against=stamp, commits_since=None, stale=False, note="the source is not in a git repository")
+            )
             continue
         out.append(_fresh(Path(top), doc.id, stamp, paths))
     return out

@@ -161,8 +161,7 @@ def _walk(found: SpecSet, fd: int, prefix: str, hidden: Callable[[str], bool] | 
         if name.startswith(".") or (hidden is not None and hidden(rel)):
             continue
         if link:
-            if folder or name.endswith(".md"):
-                found.skipped.append(f"{rel}: a symbolic link, not followed")
+            found.skipped.append(f"{rel}: a symbolic link, not followed")
             continue
         if folder:
             try:
@@ -177,7 +176,9 @@ def _walk(found: SpecSet, fd: int, prefix: str, hidden: Callable[[str], bool] | 
         elif regular and name.lower().endswith(".md"):
             files[0] += 1
             if files[0] > MAX_SPEC_FILES:
-                raise LimitExceeded(f"spec source {found.source!r} holds more than {MAX_SPEC_FILES} Markdown files; register a narrower folder")
+                raise LimitExceeded(
+                    f"spec source {found.source!r} holds more than {MAX_SPEC_FILES} Markdown files; register a narrower folder"
+                )
             _take(found, fd, name, rel, total)
 
 
@@ -201,7 +202,9 @@ def _take(found: SpecSet, fd: int, name: str, rel: str, total: list[int]) -> Non
         return
     total[0] += len(data)
     if total[0] > MAX_SPEC_TOTAL_BYTES:
-        raise LimitExceeded(f"spec source {found.source!r} is over {MAX_SPEC_TOTAL_BYTES // (1024 * 1024)} MiB of Markdown; register a narrower folder")
+        raise LimitExceeded(
+            f"spec source {found.source!r} is over {MAX_SPEC_TOTAL_BYTES // (1024 * 1024)} MiB of Markdown; register a narrower folder"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

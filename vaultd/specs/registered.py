@@ -53,13 +53,18 @@ def writable(entry: VaultEntry, source: str | None) -> tuple[SpecSource, str]:
         NotFound: NOT_FOUND, the vault has no such source.
         InvalidParams: INVALID_PARAMS, no source named and the vault has several inside it, or the
             source is one file.
-        PolicyRefused: POLICY, the source is outside the vault: vaultd only reads it.
+        PolicyRefused: POLICY, the source is outside the vault (or, none named, every source is):
+            vaultd only reads it.
     """
     candidates = chosen(entry, source)
     if source is None:
         candidates = [s for s in candidates if inside_rel(entry, s) is not None]
-        if len(candidates) != 1:
-            raise InvalidParams("name the spec source to write to (the vault has not exactly one inside it)")
+        if not candidates:
+            raise PolicyRefused(
+                f"vault {entry.id!r} has no spec source inside it; vaultd only reads the others: edit them in their repository"
+            )
+        if len(candidates) > 1:
+            raise InvalidParams("name the spec source to write to: the vault has several inside it")
     target = candidates[0]
     rel = inside_rel(entry, target)
     if rel is None:
