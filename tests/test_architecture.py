@@ -305,6 +305,7 @@ STANDS_ALONE = {
     "vaultd/api/console_methods.py": "one room's handlers, registered by the api package beside every other room's",
     "vaultd/api/index_methods.py": "one room's handlers, registered by the api package beside every other room's",
     "vaultd/api/name_methods.py": "one room's handlers, registered by the api package beside every other room's",
+    "vaultd/api/memory_methods.py": "one room's handlers, registered by the api package beside every other room's",
     "vaultd/api/operation_methods.py": "the write operations' handlers, made from the catalogue and registered by the api package beside the rooms'",
     "vaultd/lint/topic_map.py": "one family of lint rules (L16, L17) beside files, links, names and notes; the engine runs each family",
     "vaultd/policy/added.py": "one screening rule (which lines a write adds) behind the policy package's face",

@@ -15,7 +15,7 @@ import msgspec
 
 from protocol.methods.common import OptionalVault, Params, Result
 from protocol.methods.reads import Target
-from protocol.methods.receipts import NoDetail, receipt_type
+from protocol.methods.receipts import NoDetail, WriteReceipt, receipt_type
 from protocol.methods.spec import Effect, MethodSpec, Trait, spec
 from protocol.methods.writes import TwoStepParams
 
@@ -40,7 +40,7 @@ MemoryPath = Annotated[
 class MemoryCandidatesParams(Params, kw_only=True):
     vault: OptionalVault = None
     path: MemoryPath | None = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_CANDIDATES)] = 50
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_CANDIDATES, description=f"At most this many entries (1..{MAX_CANDIDATES}).")] = 50
 
 
 class MemoryEntry(msgspec.Struct, kw_only=True):
@@ -75,12 +75,12 @@ MEMORY_CANDIDATES = spec(
     Effect.READ,
     Trait.MCP,
 )
-MEMORY_IMPORT = MethodSpec(
+MEMORY_IMPORT: MethodSpec[MemoryImportParams, WriteReceipt[NoDetail]] = MethodSpec(
     "memory.import",
     MemoryImportParams,
     receipt_type(NoDetail),
-    "Import a memory entry as a note (two-step).",
+    "Import a memory entry as a note: a preview, then confirm=true with its fingerprint.",
     Effect.WRITE,
-    Trait.MCP | Trait.TWO_STEP,
+    Trait.MCP,
 )
 SPECS = (MEMORY_CANDIDATES, MEMORY_IMPORT)

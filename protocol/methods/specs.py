@@ -14,13 +14,14 @@ from typing import Annotated, Any
 
 import msgspec
 
-from protocol.methods.common import OptionalVault, Params, Result
-from protocol.methods.receipts import NoDetail, receipt_type
+from protocol.limits import MAX_NOTE_BYTES
+from protocol.methods.common import OptionalVault, Params, Result, described
+from protocol.methods.receipts import NoDetail, WriteReceipt, receipt_type
 from protocol.methods.spec import Effect, MethodSpec, Trait, spec
 from protocol.methods.writes import EditParams, TwoStepParams, WriteParams
 
 MAX_SPEC_FILES = 10_000  #: Markdown files one source may hold; more is refused (LIMIT)
-MAX_SPEC_FILE_BYTES = 2 * 1024 * 1024  #: one spec file; a larger one is skipped and reported
+MAX_SPEC_FILE_BYTES = MAX_NOTE_BYTES  #: one spec file, as large as a note may be; a larger one is skipped and reported
 MAX_SPEC_TOTAL_BYTES = 64 * 1024 * 1024  #: all of one source's specs read together
 MAX_SPEC_EDGES = 100_000
 MAX_SPEC_DEPTH = 3
@@ -158,10 +159,12 @@ class SpecGraphParams(Params, kw_only=True):
     vault: OptionalVault = None
     source: SourceOpt = None
     id: SpecId
-    direction: Direction = Direction.SUBTREE
+    direction: Annotated[Direction, described("subtree (children), ancestors (parents) or neighbors (every reference).")] = (
+        Direction.SUBTREE
+    )
     edge: Annotated[EdgeKind | None, msgspec.Meta(description="Follow only this kind of reference.")] = None
-    depth: Annotated[int, msgspec.Meta(ge=0, le=MAX_SPEC_DEPTH)] = 1
-    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_SPEC_ROWS)] = 100
+    depth: Annotated[int, msgspec.Meta(ge=0, le=MAX_SPEC_DEPTH, description=f"Steps from the spec (0..{MAX_SPEC_DEPTH}).")] = 1
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_SPEC_ROWS, description=f"At most this many specs (1..{MAX_SPEC_ROWS}).")] = 100
 
 
 class SpecNode(msgspec.Struct, kw_only=True):
@@ -192,13 +195,13 @@ class SpecGrepParams(Params, kw_only=True):
     query: Annotated[
         str, msgspec.Meta(max_length=1024, description="Words all found in a spec (any case), or with literal an exact substring.")
     ] = ""
-    literal: bool = False
-    type: SpecType | None = None
-    status: SpecStatus | None = None
-    tag: Annotated[str, msgspec.Meta(min_length=1, max_length=128)] | None = None
+    literal: Annotated[bool, described("Match query as an exact substring.")] = False
+    type: Annotated[SpecType | None, described("Only specs of this type.")] = None
+    status: Annotated[SpecStatus | None, described("Only specs with this status.")] = None
+    tag: Annotated[str, msgspec.Meta(min_length=1, max_length=128, description="Only specs with this tag.")] | None = None
     parent: SpecId | None = None
-    offset: Annotated[int, msgspec.Meta(ge=0, le=MAX_SPEC_OFFSET)] = 0
-    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_SPEC_ROWS)] = 20
+    offset: Annotated[int, msgspec.Meta(ge=0, le=MAX_SPEC_OFFSET, description="Skip this many matches (next_offset).")] = 0
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_SPEC_ROWS, description=f"At most this many hits (1..{MAX_SPEC_ROWS}).")] = 20
 
 
 class SpecHit(msgspec.Struct, kw_only=True):
@@ -247,7 +250,9 @@ class SpecValidateParams(Params, kw_only=True):
     vault: OptionalVault = None
     source: SourceOpt = None
     require_fresh: Annotated[bool, msgspec.Meta(description="Stale specs are errors, not warnings.")] = False
-    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_SPEC_ROWS)] = 100
+    limit: Annotated[
+        int, msgspec.Meta(ge=1, le=MAX_SPEC_ROWS, description=f"At most this many findings, errors first (1..{MAX_SPEC_ROWS}).")
+    ] = 100
 
 
 class SpecValidateResult(Result):
@@ -267,16 +272,16 @@ class SpecCreateParams(WriteParams, kw_only=True):
         str, msgspec.Meta(min_length=4, max_length=512, pattern=r"\.md$", description="The new file, relative to the source's folder.")
     ]
     id: SpecId
-    type: SpecType
-    title: SpecTitle
-    status: SpecStatus = SpecStatus.DRAFT
+    type: Annotated[SpecType, described("goal, architecture, module or submodule.")]
+    title: Annotated[SpecTitle, described("One line.")]
+    status: Annotated[SpecStatus, described("draft, active or deprecated.")] = SpecStatus.DRAFT
     parent: SpecId | None = None
-    depends_on: SpecList = []
-    references: SpecList = []
-    implements: SpecList = []
-    covers: SpecList = []
-    tags: SpecList = []
-    paths: SpecList = []
+    depends_on: Annotated[SpecList, described("Spec ids.")] = []
+    references: Annotated[SpecList, described("Spec ids.")] = []
+    implements: Annotated[SpecList, described("Spec ids.")] = []
+    covers: Annotated[SpecList, described("What it covers.")] = []
+    tags: Annotated[SpecList, described("Tags.")] = []
+    paths: Annotated[SpecList, described("Repository paths it covers.")] = []
 
 
 class SpecUpdateParams(EditParams, kw_only=True):
@@ -302,13 +307,13 @@ SPEC_GET = spec("spec.get", SpecGetParams, SpecGetResult, "Read a spec by id: me
 SPEC_GRAPH = spec("spec.graph", SpecGraphParams, SpecGraphResult, "Specs around one spec, and notes naming them.", Effect.READ, Trait.MCP)
 SPEC_GREP = spec("spec.grep", SpecGrepParams, SpecGrepResult, "Search specs by words and metadata.", Effect.READ, Trait.MCP)
 SPEC_VALIDATE = spec("spec.validate", SpecValidateParams, SpecValidateResult, "Check specs: broken references, staleness.", Effect.READ)
-SPEC_CREATE = MethodSpec(
+SPEC_CREATE: MethodSpec[SpecCreateParams, WriteReceipt[NoDetail]] = MethodSpec(
     "spec.create", SpecCreateParams, receipt_type(NoDetail), "Create a spec in a source inside the vault.", Effect.WRITE, Trait.MCP
 )
-SPEC_UPDATE = MethodSpec(
+SPEC_UPDATE: MethodSpec[SpecUpdateParams, WriteReceipt[NoDetail]] = MethodSpec(
     "spec.update", SpecUpdateParams, receipt_type(NoDetail), "Change a spec's frontmatter.", Effect.IDEMPOTENT_WRITE, Trait.MCP
 )
-SPEC_DELETE = MethodSpec(
+SPEC_DELETE: MethodSpec[SpecDeleteParams, WriteReceipt[NoDetail]] = MethodSpec(
     "spec.delete", SpecDeleteParams, receipt_type(NoDetail), "Delete a spec (two-step).", Effect.DESTRUCTIVE, Trait.TWO_STEP
 )
 SPECS = (SPEC_ADD, SPEC_REMOVE, SPEC_LIST, SPEC_GET, SPEC_GRAPH, SPEC_GREP, SPEC_VALIDATE, SPEC_CREATE, SPEC_UPDATE, SPEC_DELETE)

@@ -41,11 +41,9 @@ def memory_candidates(
         result = call(memory.MEMORY_CANDIDATES, MemoryCandidatesParams(vault=pick_vault(c, vault), path=path, limit=limit), client=c)
 
     def text(r: MemoryCandidatesResult) -> str:
-        lines = (
-            [render.table(["id", "title", "from"], [(e.id, e.title, e.origin) for e in r.entries])]
-            if r.entries
-            else ["no new memory entries"]
-        )
+        lines: list[str] = ["no new memory entries"]
+        if r.entries:
+            lines = [render.table(["id", "title", "from"], [(e.id, e.title, e.origin) for e in r.entries])]
         lines.append(f"{r.total} new, {r.imported} imported already")
         lines += [f"skipped {s}" for s in r.skipped]
         return "\n".join(lines)
