@@ -308,7 +308,7 @@ SPEC_GRAPH = spec("spec.graph", SpecGraphParams, SpecGraphResult, "Specs around 
 SPEC_GREP = spec("spec.grep", SpecGrepParams, SpecGrepResult, "Search specs by words and metadata.", Effect.READ, Trait.MCP)
 SPEC_VALIDATE = spec("spec.validate", SpecValidateParams, SpecValidateResult, "Check specs: broken references, staleness.", Effect.READ)
 SPEC_CREATE: MethodSpec[SpecCreateParams, WriteReceipt[NoDetail]] = MethodSpec(
-    "spec.create", SpecCreateParams, receipt_type(NoDetail), "Create a spec in a source inside the vault.", Effect.WRITE, Trait.MCP
+    "spec.create", SpecCreateParams, receipt_type(NoDetail), "Create a spec in a source inside the vault.", Effect.WRITE
 )
 SPEC_UPDATE: MethodSpec[SpecUpdateParams, WriteReceipt[NoDetail]] = MethodSpec(
     "spec.update", SpecUpdateParams, receipt_type(NoDetail), "Change a spec's frontmatter.", Effect.IDEMPOTENT_WRITE, Trait.MCP

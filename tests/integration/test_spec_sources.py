@@ -265,22 +265,14 @@ async def test_an_agent_reads_specs_and_proposes_spec_writes(home: Home, daemon:
         assert got["path"] == "goal.md"
         hidden = tool_error(await client.call_tool("spec_get", {"vault": "v", "id": "arch"}))
         assert hidden["code"] == "NOT_FOUND"
-        made = ok(
-            await client.call_tool(
-                "spec_create",
-                {
-                    "vault": "v",
-                    "source": "own",
-                    "path": "arch2.md",
-                    "id": "arch2",
-                    "type": "architecture",
-                    "title": "Two",
-                    "parent": "goal",
-                },
-            )
-        )
+        made = ok(await client.call_tool("spec_update", {"vault": "v", "source": "own", "id": "goal", "set": {"status": "deprecated"}}))
     assert made["outcome"] == "proposed", made
-    assert not (root / "specs/arch2.md").exists()
+    assert "spec_create" not in names and "spec_delete" not in names and "spec_validate" not in names
+    assert (root / "specs/goal.md").read_text() == GOAL
+    pending = cli("proposals", "--json")
+    assert pending.code == 0 and "spec.update" in pending.out
     agent_client = typed_clients.open(home, Channel.MCP, session="s1")
     assert isinstance(agent_client.call(SPEC_UPDATE, SpecUpdateParams(vault="v", source="own", id="goal", add={"tags": ["x"]})), Proposed)
-    assert (root / "specs/goal.md").read_text() == GOAL
+    with refused(ErrorCode.NOT_FOUND):  # a private spec does not exist for an agent, even to write
+        agent_client.call(SPEC_UPDATE, SpecUpdateParams(vault="v", source="hidden", id="arch", add={"tags": ["x"]}))
+    assert (root / "specs/goal.md").read_text() == GOAL and (root / "private/arch.md").read_text() == ARCH
