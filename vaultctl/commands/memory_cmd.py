@@ -32,7 +32,7 @@ def memory_default(ctx: typer.Context, path: PathOpt = None, vault: VaultOpt = N
 @memory_app.command("candidates")
 def memory_candidates(
     path: PathOpt = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, max=memory.MAX_CANDIDATES)] = 50,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=memory.MAX_CANDIDATES, help=doc(MemoryCandidatesParams, "limit"))] = 50,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:

@@ -143,10 +143,10 @@ def spec_get(
 def spec_graph(
     spec_id: Annotated[str, typer.Argument(metavar="SPEC", help=doc(SpecGraphParams, "id"))],
     source: SourceOpt = None,
-    direction: Annotated[Direction, typer.Option("--direction")] = Direction.SUBTREE,
+    direction: Annotated[Direction, typer.Option("--direction", help=doc(SpecGraphParams, "direction"))] = Direction.SUBTREE,
     edge: Annotated[EdgeKind | None, typer.Option("--edge", help=doc(SpecGraphParams, "edge"))] = None,
-    depth: Annotated[int, typer.Option("--depth", min=0, max=specs.MAX_SPEC_DEPTH)] = 1,
-    limit: Annotated[int, typer.Option("--limit", min=1, max=specs.MAX_SPEC_ROWS)] = 100,
+    depth: Annotated[int, typer.Option("--depth", min=0, max=specs.MAX_SPEC_DEPTH, help=doc(SpecGraphParams, "depth"))] = 1,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=specs.MAX_SPEC_ROWS, help=doc(SpecGraphParams, "limit"))] = 100,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -171,13 +171,13 @@ def spec_graph(
 def spec_grep(
     query: Annotated[str, typer.Argument(metavar="QUERY", help=doc(SpecGrepParams, "query"))] = "",
     literal: Annotated[bool, typer.Option("--literal", help="Match QUERY as an exact substring.")] = False,
-    type_: Annotated[SpecType | None, typer.Option("--type")] = None,
-    status: Annotated[SpecStatus | None, typer.Option("--status")] = None,
-    tag: Annotated[str | None, typer.Option("--tag")] = None,
-    parent: Annotated[str | None, typer.Option("--parent")] = None,
+    type_: Annotated[SpecType | None, typer.Option("--type", help=doc(SpecGrepParams, "type"))] = None,
+    status: Annotated[SpecStatus | None, typer.Option("--status", help=doc(SpecGrepParams, "status"))] = None,
+    tag: Annotated[str | None, typer.Option("--tag", help=doc(SpecGrepParams, "tag"))] = None,
+    parent: Annotated[str | None, typer.Option("--parent", help="Only the children of this spec.")] = None,
     source: SourceOpt = None,
-    offset: Annotated[int, typer.Option("--offset", min=0, max=specs.MAX_SPEC_OFFSET)] = 0,
-    limit: Annotated[int, typer.Option("--limit", min=1, max=specs.MAX_SPEC_ROWS)] = 20,
+    offset: Annotated[int, typer.Option("--offset", min=0, max=specs.MAX_SPEC_OFFSET, help=doc(SpecGrepParams, "offset"))] = 0,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=specs.MAX_SPEC_ROWS, help=doc(SpecGrepParams, "limit"))] = 20,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -210,7 +210,7 @@ def spec_grep(
 def spec_validate(
     source: SourceOpt = None,
     require_fresh: Annotated[bool, typer.Option("--require-fresh", help=doc(SpecValidateParams, "require_fresh"))] = False,
-    limit: Annotated[int, typer.Option("--limit", min=1, max=specs.MAX_SPEC_ROWS)] = 100,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=specs.MAX_SPEC_ROWS, help=doc(SpecValidateParams, "limit"))] = 100,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -234,10 +234,10 @@ def spec_validate(
 def spec_create(
     path: Annotated[str, typer.Argument(metavar="PATH", help=doc(SpecCreateParams, "path"))],
     spec_id: Annotated[str, typer.Option("--id", help=doc(SpecCreateParams, "id"))],
-    type_: Annotated[SpecType, typer.Option("--type")],
-    title: Annotated[str, typer.Option("--title")],
-    status: Annotated[SpecStatus, typer.Option("--status")] = SpecStatus.DRAFT,
-    parent: Annotated[str | None, typer.Option("--parent")] = None,
+    type_: Annotated[SpecType, typer.Option("--type", help=doc(SpecCreateParams, "type"))],
+    title: Annotated[str, typer.Option("--title", help=doc(SpecCreateParams, "title"))],
+    status: Annotated[SpecStatus, typer.Option("--status", help=doc(SpecCreateParams, "status"))] = SpecStatus.DRAFT,
+    parent: Annotated[str | None, typer.Option("--parent", help="The parent spec's id.")] = None,
     depends_on: Annotated[str | None, typer.Option("--depends-on", metavar="JSON", help="A JSON array of spec ids.")] = None,
     references: Annotated[str | None, typer.Option("--references", metavar="JSON", help="A JSON array of spec ids.")] = None,
     implements: Annotated[str | None, typer.Option("--implements", metavar="JSON", help="A JSON array of spec ids.")] = None,
