@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.errors import ErrorCode
 from protocol.issue_codes import IssueCode
-from protocol.methods.memory import MAX_MEMORY_FILE_BYTES, MEMORY_CANDIDATES, MEMORY_IMPORT, MemoryCandidatesParams, MemoryImportParams
+from protocol.methods.memory import (
+    MAX_CANDIDATES,
+    MAX_MEMORY_ENTRIES,
+    MAX_MEMORY_FILE_BYTES,
+    MEMORY_CANDIDATES,
+    MEMORY_IMPORT,
+    MemoryCandidatesParams,
+    MemoryImportParams,
+)
 from protocol.methods.writes import UNDO, UndoParams
 from tests.support.agent import agent, ok
 from tests.support.harness import snapshot
@@ -123,6 +131,15 @@ def test_a_named_list_is_read_within_its_bounds(home: Home, daemon: Daemon, cli:
     assert one["entries"][1]["excerpt"] == "Second one with more"
     folder = cli("memory", "candidates", "--from", str(notes), "--json").json()
     assert len(folder["entries"]) == 4 and folder["skipped"] == [f"{notes / 'past-bound.md'}: over 256 KiB"]
+    many = home.root / "many"
+    many.mkdir()
+    (many / "at.md").write_text("".join(f"- lesson {n}\n" for n in range(MAX_MEMORY_ENTRIES)))
+    at = cli("memory", "candidates", "--from", str(many / "at.md"), "--limit", str(MAX_CANDIDATES), "--json").json()
+    assert (at["total"], len(at["entries"]), at["truncated"]) == (MAX_MEMORY_ENTRIES, MAX_CANDIDATES, False)
+    (many / "past.md").write_text("".join(f"- lesson {n}\n" for n in range(MAX_MEMORY_ENTRIES + 1)))
+    past = cli("memory", "candidates", "--from", str(many / "past.md"), "--json").json()
+    assert (past["total"], past["truncated"]) == (MAX_MEMORY_ENTRIES, True)
+    assert cli("memory", "candidates", "--from", str(notes), "--limit", str(MAX_CANDIDATES + 1)).code == 2
     assert cli("memory", "candidates", "--from", "relative/path").code == 2
     assert cli("memory", "candidates", "--from", str(notes / "none.md")).code == 1
 

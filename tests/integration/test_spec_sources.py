@@ -210,6 +210,8 @@ def test_specs_inside_the_vault_are_written_on_the_write_path(home: Home, daemon
         typed.call(SPEC_CREATE, SpecCreateParams(vault="v", path="again.md", id="store", type=SpecType.MODULE, title="Again"))
     with refused(ErrorCode.INVALID_PARAMS):
         typed.call(SPEC_UPDATE, SpecUpdateParams(vault="v", id="store", unset=["title"]))
+    with refused(ErrorCode.VALIDATION):  # out of the source's folder, and out of the vault
+        typed.call(SPEC_CREATE, SpecCreateParams(vault="v", path="../../escape.md", id="esc", type=SpecType.MODULE, title="Escape"))
     assert snapshot(root) == before
 
     edited = applied(
@@ -250,6 +252,9 @@ def test_reads_are_bounded_at_their_edges(home: Home, daemon: Daemon, cli: Any, 
     assert typed.call(SPEC_VALIDATE, SpecValidateParams(vault="v", limit=1)).truncated is False
     with refused(ErrorCode.NOT_FOUND):
         typed.call(SPEC_GET, SpecGetParams(vault="v", id="goal", source="nope"))
+    one = cli("spec", "add", "one", str(repo / "specs" / "goal.md"), "--json")
+    assert one.code == 0 and one.json()["specs"] == 1
+    assert typed.call(SPEC_GET, SpecGetParams(vault="v", source="one", id="goal")).path == "goal.md"
     around = cli("spec", "add", "around", str(home.root))  # it would read the vault's notes, private ones too
     assert around.code == 1 and "holds vault" in around.err
 
