@@ -41,7 +41,7 @@ from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Ambiguous, ConfigError, InvalidParams, NotFound, ValidationFailed
 from vaultd.policy.visibility import Visibility
 from vaultd.specs import checks, graph, registered
-from vaultd.specs.documents import headings, section
+from vaultd.specs.documents import headings, page, section
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -256,21 +256,6 @@ def _notes_naming(runtime: VaultRuntime, channel: Channel, ids: set[str]) -> lis
     return sorted(out, key=lambda r: (r.spec, r.note))[: methods.MAX_SPEC_ROWS + 1]  # one past: the caller can tell it was cut
 
 
-def _page(text: str, offset: int, max_bytes: int) -> tuple[str, int | None, int]:
-    """One page of ``text`` from byte ``offset``, never splitting a character.
-
-    Raises:
-        InvalidParams: INVALID_PARAMS, the offset is past the end or inside a character.
-    """
-    data = text.encode("utf-8")
-    if offset > len(data) or (offset < len(data) and (data[offset] & 0xC0) == 0x80):
-        raise InvalidParams(f"offset {offset} is not the start of a character of this {len(data)}-byte body")
-    end = min(len(data), offset + max_bytes)
-    while end < len(data) and (data[end] & 0xC0) == 0x80:
-        end -= 1
-    return data[offset:end].decode("utf-8"), (end if end < len(data) else None), len(data)
-
-
 @handles(methods.SPEC_GET)
 async def spec_get(ctx: CallContext, params: SpecGetParams) -> SpecGetResult:
     """A spec by id: its metadata, references both ways, children, the notes naming it, its
@@ -317,7 +302,7 @@ async def spec_get(ctx: CallContext, params: SpecGetParams) -> SpecGetResult:
         if part is None:
             raise NotFound(f"spec {doc.id!r} has no heading {params.section!r}; its headings are in sections")
         text = part
-    body, next_offset, size = _page(text, params.offset, params.max_bytes)
+    body, next_offset, size = page(text, params.offset, params.max_bytes)
     return msgspec.structs.replace(result, body=body, offset=params.offset, next_offset=next_offset, size=size)
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from protocol.methods.specs import MAX_SPEC_FILE_BYTES, MAX_SPEC_FILES, MAX_SPEC_TOTAL_BYTES, EdgeKind
-from vaultd.errors import LimitExceeded, NotFound, ValidationFailed
+from vaultd.errors import InvalidParams, LimitExceeded, NotFound, ValidationFailed
 from vaultd.fsio import ReadRefused, Refusal, read_regular
 from vaultd.vault import frontmatter
 
@@ -111,6 +111,25 @@ def section(body: str, heading: str) -> str | None:
             end = next((s for lv, s, _ in found[i + 1 :] if lv <= level), len(body))
             return body[start:end]
     return None
+
+
+def page(text: str, offset: int, max_bytes: int) -> tuple[str, int | None, int]:
+    """One page of ``text`` from byte ``offset``, never splitting a character.
+
+    Raises:
+        InvalidParams: INVALID_PARAMS, the offset is past the end or inside a character.
+    """
+    data = text.encode("utf-8")
+    if offset > len(data) or (offset < len(data) and (data[offset] & 0xC0) == 0x80):
+        raise InvalidParams(f"offset {offset} is not the start of a character of this {len(data)}-byte body")
+    end = min(len(data), offset + max_bytes)
+    while end < len(data) and (data[end] & 0xC0) == 0x80:
+        end -= 1
+    if end == offset < len(data):  # a page smaller than one character still moves on: by that character
+        end += 1
+        while end < len(data) and (data[end] & 0xC0) == 0x80:
+            end += 1
+    return data[offset:end].decode("utf-8"), (end if end < len(data) else None), len(data)
 
 
 def read_source(source: str, root: str, hidden: Callable[[str], bool] | None = None) -> SpecSet:
