@@ -109,7 +109,9 @@ SourceOpt = Annotated[SpecSourceId | None, msgspec.Meta(description="The spec so
 class SpecGetParams(Params, kw_only=True):
     vault: OptionalVault = None
     source: SourceOpt = None
-    id: SpecId
+    id: Annotated[
+        str, msgspec.Meta(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$", description="A spec's id, or its title (any case).")
+    ]
     section: (
         Annotated[str, msgspec.Meta(min_length=1, max_length=200, description="A heading of the spec: only that section's text.")] | None
     ) = None

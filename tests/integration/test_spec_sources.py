@@ -130,6 +130,7 @@ def test_an_outside_source_is_read_by_id_and_never_written(home: Home, daemon: D
     page = cli("spec", "get", "goal", "--body", "--max-bytes", "10", "--json").json()
     assert page["body"] == "# Keep not" and page["next_offset"] == 10
     assert cli("spec", "get", "leaked").code == 1  # the link's target is never read
+    assert cli("spec", "get", "keep notes SAFE", "--json").json()["id"] == "goal"  # by its title, in any case
     assert cli("spec", "get", "goal", "--section", "Nowhere").code == 1
 
     tree = cli("spec", "graph", "goal", "--depth", "2", "--json").json()

@@ -223,21 +223,33 @@ async def _read_all(ctx: CallContext, vault: str | None, source: str | None) -> 
 
 
 def _find(sets: list[SpecSet], spec_id: str) -> tuple[SpecSet, SpecDoc]:
-    """The source and spec with ``spec_id``.
+    """The source and spec with ``spec_id``, else the one spec whose title (or H1) is it, in any case.
 
     Raises:
-        NotFound: NOT_FOUND, no source has a spec with that id.
-        Ambiguous: AMBIGUOUS, several sources have one; name the source.
+        NotFound: NOT_FOUND, no spec has that id or title.
+        Ambiguous: AMBIGUOUS, several specs have it; name the source, or use the id.
     """
     hits = [(s, doc) for s in sets if (doc := s.by_id().get(spec_id)) is not None]
     if not hits:
-        raise NotFound(f"no spec has the id {spec_id!r}; see 'vaultctl spec grep'")
+        wanted = spec_id.lstrip("#").strip().casefold()
+        hits = [(s, doc) for s in sets for doc in s.by_id().values() if _heading_of(doc).casefold() == wanted]
+    if not hits:
+        raise NotFound(f"no spec has the id or title {spec_id!r}; see 'vaultctl spec grep'")
     if len(hits) > 1:
         raise Ambiguous(
-            f"sources {', '.join(s.source for s, _ in hits)} each have a spec {spec_id!r}; name the source",
-            candidates=[s.source for s, _ in hits],
+            f"{len(hits)} specs answer to {spec_id!r}; name the source, or use the id",
+            candidates=[f"{s.source}:{doc.id}" for s, doc in hits][:20],
         )
     return hits[0]
+
+
+def _heading_of(doc: SpecDoc) -> str:
+    """What a spec is called: its title, else its first H1."""
+    title = doc.scalar("title")
+    if title:
+        return title.strip()
+    first = next((text for level, _, text in headings(doc.body) if level == 1), "")
+    return first
 
 
 def _notes_naming(runtime: VaultRuntime, channel: Channel, ids: set[str]) -> list[NoteRef]:
