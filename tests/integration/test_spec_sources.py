@@ -22,20 +22,26 @@ from protocol.methods.receipts import Proposed
 from protocol.methods.specs import (
     MAX_SPEC_DEPTH,
     MAX_SPEC_FILE_BYTES,
+    MAX_SPEC_FILES,
     MAX_SPEC_ROWS,
+    MAX_SPEC_SOURCES,
+    SPEC_ADD,
     SPEC_CREATE,
     SPEC_DELETE,
     SPEC_GET,
     SPEC_GRAPH,
     SPEC_GREP,
+    SPEC_LIST,
     SPEC_UPDATE,
     SPEC_VALIDATE,
     Direction,
+    SpecAddParams,
     SpecCreateParams,
     SpecDeleteParams,
     SpecGetParams,
     SpecGraphParams,
     SpecGrepParams,
+    SpecListParams,
     SpecType,
     SpecUpdateParams,
     SpecValidateParams,
@@ -282,3 +288,25 @@ async def test_an_agent_reads_specs_and_proposes_spec_writes(home: Home, daemon:
     with refused(ErrorCode.NOT_FOUND):  # a private spec does not exist for an agent, even to write
         agent_client.call(SPEC_UPDATE, SpecUpdateParams(vault="v", source="hidden", id="arch", add={"tags": ["x"]}))
     assert (root / "specs/goal.md").read_text() == GOAL and (root / "private/arch.md").read_text() == ARCH
+
+
+def test_source_counts_are_bounded_at_their_edges(home: Home, daemon: Daemon, cli: Any, typed: TypedClient) -> None:
+    _vault(home, cli)
+    wide = home.root / "wide"
+    wide.mkdir()
+    for n in range(MAX_SPEC_FILES):
+        (wide / f"{n}.md").write_text("x\n")
+    assert typed.call(SPEC_ADD, SpecAddParams(vault="v", id="wide", path=str(wide))).specs == 0
+    (wide / "one-more.md").write_text("x\n")
+    with refused(ErrorCode.LIMIT):
+        typed.call(SPEC_GREP, SpecGrepParams(vault="v"))
+    assert cli("spec", "remove", "wide").code == 0
+    with refused(ErrorCode.LIMIT):
+        typed.call(SPEC_ADD, SpecAddParams(vault="v", id="wide", path=str(wide)))
+    for n in range(MAX_SPEC_SOURCES):
+        (home.root / f"s{n}").mkdir()
+        typed.call(SPEC_ADD, SpecAddParams(vault="v", id=f"s{n}", path=str(home.root / f"s{n}")))
+    (home.root / "last").mkdir()
+    with refused(ErrorCode.VALIDATION):
+        typed.call(SPEC_ADD, SpecAddParams(vault="v", id="last", path=str(home.root / "last")))
+    assert len(typed.call(SPEC_LIST, SpecListParams(vault="v")).sources) == MAX_SPEC_SOURCES
