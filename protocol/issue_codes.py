@@ -273,7 +273,7 @@ class IssueCode(enum.StrEnum):
     )
     T02 = (
         "T02",
-        "tidy enums: a confidence, status or type spelled the old way (confirmed, observed, possible, two values joined by a bar, letter case).",
+        "tidy enums: a confidence, status or type spelled the old way (confirmed, observed, possible, two values joined, letter case).",
         "vault.tidy maps it to the schema's value; a value with no sure mapping is reported and kept for a person.",
     )
     T03 = (

@@ -20,6 +20,7 @@ from protocol.methods import (
     guard,
     indexing,
     lint,
+    memory,
     names,
     properties,
     proposals,
@@ -27,6 +28,7 @@ from protocol.methods import (
     retrieve,
     service,
     sources,
+    specs,
     subscriptions,
     tasks,
     templates,
@@ -59,6 +61,8 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *daily.SPECS,
     *templates.SPECS,
     *tidy.SPECS,
+    *specs.SPECS,
+    *memory.SPECS,
 )
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 

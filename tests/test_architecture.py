@@ -90,12 +90,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd.sources",),  # the ledgers' and identifiers' pure rules, below the validation that applies them
     ("vaultd.policy",),
     ("vaultd.tidy",),  # the migration rules of vault.tidy: pure functions over a note's text
+    ("vaultd.memory_import",),  # an agent's memory files read as entries, below the import that writes them
     ("vaultd.graph",),  # the link graph, its walks, communities and topic map: pure functions over the index
     ("vaultd.lint",),  # vault-wide lint rules over the graph's snapshot
     ("vaultd.registry",),
     ("vaultd.txn",),
     ("vaultd.gate",),  # the agent gate: verdicts and the stored proposals
     ("vaultd.git",),  # the repository: commits through vaultd's own index, history, remotes, merges
+    ("vaultd.specs",),  # spec sources: their files, references, checks and freshness (git)
     ("vaultd.events",),  # a vault's event log and clock, for subscribers
     ("vaultd.runtime",),  # a vault as the daemon holds it: lock, recovery, live index
     ("vaultd.console",),  # the web console's child process: started, asked for tokens, stopped
@@ -304,6 +306,7 @@ STANDS_ALONE = {
     "vaultd/api/console_methods.py": "one room's handlers, registered by the api package beside every other room's",
     "vaultd/api/index_methods.py": "one room's handlers, registered by the api package beside every other room's",
     "vaultd/api/name_methods.py": "one room's handlers, registered by the api package beside every other room's",
+    "vaultd/api/memory_methods.py": "one room's handlers, registered by the api package beside every other room's",
     "vaultd/api/operation_methods.py": "the write operations' handlers, made from the catalogue and registered by the api package beside the rooms'",
     "vaultd/lint/topic_map.py": "one family of lint rules (L16, L17) beside files, links, names and notes; the engine runs each family",
     "vaultd/policy/added.py": "one screening rule (which lines a write adds) behind the policy package's face",

@@ -116,6 +116,8 @@ GROUPS: tuple[tuple[str, str, str], ...] = (
     ("daily", "daily_cmd", "daily_app"),
     ("property", "properties_cmd", "property_app"),
     ("task", "tasks_cmd", "task_app"),
+    ("spec", "specs_cmd", "spec_app"),
+    ("memory", "memory_cmd", "memory_app"),
 )
 #: Subcommands a group gets from other modules (kept out of admin.py, so 'vaultctl status' does not
 #: import them).

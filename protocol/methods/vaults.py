@@ -13,6 +13,7 @@ from protocol.methods.gate import ORG_DEFAULT, PERSONAL_DEFAULT, AgentPolicy, Ag
 from protocol.methods.git_settings import DEFAULT_QUIET_S, GitMode, QuietSeconds, RemoteUrl, SyncInterval
 from protocol.methods.indexing import BuildProgress, MeaningCoverage
 from protocol.methods.spec import Effect, MethodSpec, Trait, spec
+from protocol.methods.specs import MAX_SPEC_SOURCES, SpecSource
 
 
 class Kind(enum.StrEnum):
@@ -131,6 +132,8 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     remote: RemoteUrl | None = None  #: the remote vault.sync pushes to; origin must name exactly this
     snapshot_quiet_s: QuietSeconds = DEFAULT_QUIET_S
     sync_interval_s: SyncInterval | None = None  #: None: no background sync (vault.sync only)
+    #: Spec sources the vault reads beside its notes (spec.add, spec.remove).
+    specs: Annotated[list[SpecSource], msgspec.Meta(max_length=MAX_SPEC_SOURCES)] = []
 
     def dead_link_rule(self) -> DeadLinks:
         """Whether a new link to no note is refused: so in the typed profile, warned in the open one."""

@@ -43,6 +43,8 @@ NOT_OPERATIONS = {
     "proposal.withdraw": "withdraws a proposal; no note changes",
     "console.open": "starts the console's process",
     "console.stop": "stops the console's process",
+    "spec.add": "registers a spec source on a vault's entry: the registry, not the vault's notes",
+    "spec.remove": "unregisters a spec source; its files are left as they are",
 }
 
 
