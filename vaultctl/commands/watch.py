@@ -62,6 +62,9 @@ def describe(event: Event) -> str:
             return f"{event.id} {event.op} by {event.proposer}; {_files(event.targets, event.targets_omitted)}"
         case ProposalDecided():
             return f"{event.id} {event.state} by {event.decided_by}" + (f" as {event.applied_op}" if event.applied_op else "")
+        case IndexProgress(meaning=meaning) if meaning is not None:
+            eta = f", about {meaning.eta_s:,.0f} s left" if meaning.eta_s is not None else ""
+            return f"meaning {meaning.covered:,}/{meaning.total:,} passages ({meaning.model}){eta}"
         case IndexProgress():
             total = "?" if event.total is None else f"{event.total:,}"
             return f"{event.parsed:,}/{total} notes parsed" + (" (rebuild)" if event.rebuild else "")

