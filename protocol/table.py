@@ -26,11 +26,13 @@ from protocol.methods import (
     reads,
     retrieve,
     service,
+    sessions,
     sources,
     subscriptions,
     tasks,
     templates,
     vaults,
+    work,
     writes,
 )
 from protocol.methods.spec import Effect, MethodSpec, Trait
@@ -57,6 +59,8 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *files.SPECS,
     *daily.SPECS,
     *templates.SPECS,
+    *sessions.SPECS,
+    *work.SPECS,
 )
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 

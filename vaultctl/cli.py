@@ -100,6 +100,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("properties", "properties_cmd", "properties_list"),
     ("outline", "properties_cmd", "outline"),
     ("tasks", "tasks_cmd", "tasks_list"),
+    ("sessions", "sessions_cmd", "sessions_cmd"),
 )
 
 
@@ -115,6 +116,7 @@ GROUPS: tuple[tuple[str, str, str], ...] = (
     ("daily", "daily_cmd", "daily_app"),
     ("property", "properties_cmd", "property_app"),
     ("task", "tasks_cmd", "task_app"),
+    ("work", "work_cmd", "work_app"),
 )
 #: Subcommands a group gets from other modules (kept out of admin.py, so 'vaultctl status' does not
 #: import them).

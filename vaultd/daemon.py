@@ -34,6 +34,7 @@ from vaultd.server.connection import Connection
 from vaultd.server.idle import End, QuietTimer
 from vaultd.server.listener import peer_uid
 from vaultd.server.notify import Notifier
+from vaultd.sessions.book import SessionBook
 
 if TYPE_CHECKING:
     import socket
@@ -73,6 +74,7 @@ class Daemon:
         self.vaults: dict[str, VaultRuntime] = {}
         self.vault_set = Wakers()  #: subscribers woken when a vault is attached or detached
         self.console = ConsoleSupervisor(home, socket_path)  #: the web console's child process, when asked for
+        self.sessions = SessionBook(home / "sessions")  #: agent sessions' records
         self.started = time.monotonic()
         self.stop_requested = anyio.Event()
         self._in_flight = 0

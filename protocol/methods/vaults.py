@@ -163,6 +163,7 @@ class VaultHealth(msgspec.Struct, kw_only=True):
     message: str = ""
     notes: int = 0
     pending_proposals: int = 0  #: agent proposals waiting for a person (filled by daemon.status)
+    running_work: list[str] = []  #: agents' running work documents, one line each (filled by daemon.status)
     progress: BuildProgress | None = None  #: while a build runs (state indexing, or a rebuild)
     meaning: MeaningCoverage | None = None  #: passage vectors, once the meaning filler runs for this vault
 

@@ -21,9 +21,11 @@ def load_handlers() -> None:
         retrieve_methods,
         search_methods,
         service_methods,
+        session_methods,
         source_methods,
         subscription_methods,
         task_methods,
         vault_methods,
+        work_methods,
         write_methods,
     )

@@ -37,6 +37,7 @@ METHOD_CLASSES: dict[str, OpClass] = {
     "daily.append": OpClass.APPEND,  #: and a create when it makes the day's note (see content_classes)
     "daily.prepend": OpClass.APPEND,
     "template.insert": OpClass.APPEND,
+    "work.cancel": OpClass.UNDO_OWN,  #: its own session's work only (the operation refuses any other)
 }
 
 

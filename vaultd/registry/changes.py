@@ -127,6 +127,12 @@ def _agent_changes(before: AgentPolicy, after: AgentPolicy) -> list[SettingChang
             loosens = new > old
         elif name == "guard":
             loosens = old and not new
+        elif name == "hot":  # a part added tells the model more
+            loosens = not set(new) <= set(old)
+        elif name == "hot_bytes":
+            loosens = new > old
+        elif name == "hot_pinned":  # another note's text goes to the model
+            loosens = new is not None
         else:  # session_context: vault facts go to the model
             loosens = new and not old
         out.append(SettingChange(setting=f"agents.{name}", before=_text(old), after=_text(new), loosens=bool(loosens)))
