@@ -84,7 +84,7 @@ def plan_cancel(ctx: OpContext, params: WorkCancelParams) -> Plan:
             continue
         changes.append(Change(path=path, before=current, after=journal.original_bytes(folder, entry), mode=entry.mode))
     ids = [m.op_id for _, m in ops]
-    summary = f"cancel work {record.id}: undo {len(ids)} operation(s): {', '.join(ids[:20])}"
+    summary = f"cancel work {record.id}: undo {len(ids)} operation(s)" + (f": {', '.join(ids[:20])}" if ids else "")
     if kept:
         summary += f"; left as changed since: {', '.join(sorted(kept)[:20])}"
     return Plan(
