@@ -3,13 +3,26 @@ official MCP SDK client against ``vaultctl mcp`` and a real daemon, with the per
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from protocol.methods.sessions import MAX_PROMPT_CHARS, MAX_SESSIONS, SESSION_HOOK, SESSION_LIST, HookEvent, SessionHookParams, SessionListParams
+from protocol.methods.common import Empty
+from protocol.methods.gate import MAX_HOT_BYTES, AgentPolicyChange
+from protocol.methods.guard import GUARD_CONTEXT
+from protocol.methods.sessions import (
+    MAX_PROMPT_CHARS,
+    MAX_SESSIONS,
+    SESSION_HOOK,
+    SESSION_LIST,
+    HookEvent,
+    SessionHookParams,
+    SessionListParams,
+)
+from protocol.methods.vaults import VAULT_SET, VaultSetApplied, VaultSetParams, VaultSetPreview
 from tests.support.agent import agent, ok
 from tests.support.mcp_results import tool_error
 
@@ -190,3 +203,53 @@ def test_a_person_cancels_work_from_vaultctl(vault: Path, typed: TypedClient, cl
     assert _json(cli, "work", "--all")["work"][0]["state"] == "cancelled"
     again = cli("work", "cancel", work.id, "--vault", "v", "--json")
     assert again.code != 0 and "cancelled already" in again.err
+
+
+def _policy(typed: TypedClient, **cells: Any) -> None:
+    change = AgentPolicyChange(**cells)
+    preview = typed.call(VAULT_SET, VaultSetParams(id="v", agents=change))
+    assert isinstance(preview, VaultSetPreview)
+    done = typed.call(VAULT_SET, VaultSetParams(id="v", agents=change, confirm=True, fingerprint=preview.fingerprint))
+    assert isinstance(done, VaultSetApplied)
+
+
+def _hot(typed: TypedClient) -> str:
+    [told] = typed.call(GUARD_CONTEXT, Empty()).vaults
+    return told.hot
+
+
+def test_the_hot_session_context_is_what_the_person_chose_bounded_and_never_private(vault: Path, typed: TypedClient, cli: Any) -> None:
+    today = dt.date.today().isoformat()
+    (vault / f"{today}.md").write_text("# Today\n\n## Plan\n\n- a\n\n## Log\n")
+    assert cli("append", "Alpha", "--section", "Log", "--markdown", "visible change").code == 0
+    assert cli("append", "Secret/Plan", "--section", "Log", "--markdown", "private change").code == 0
+    preview = cli(
+        "vault", "policy", "v", "--session-context", "--hot", "ops,proposals,daily,pinned", "--hot-pinned", "Secret/Plan.md", "--json"
+    )
+    assert preview.code == 0, preview.err
+    confirmed = cli(
+        "vault", "policy", "v", "--session-context", "--hot", "ops,proposals,daily,pinned", "--hot-pinned", "Secret/Plan.md",
+        "--confirm", "--fingerprint", preview.json()["fingerprint"], "--json",
+    )  # fmt: skip
+    assert confirmed.code == 0, confirmed.err
+    hot = _hot(typed)
+    assert "recent operation" in hot and "Alpha.md" in hot, hot
+    assert f"today's note {today}.md: # Today | ## Plan | ## Log" in hot
+    assert "Secret" not in hot and "private change" not in hot and "pinned note" not in hot, "never a private path"
+
+    _policy(typed, hot_pinned="Beta.md", hot_bytes=MAX_HOT_BYTES)
+    whole = _hot(typed)
+    assert "pinned note Beta.md:" in whole and "Second note, see [[Alpha]]." in whole
+    size = len(whole.encode())
+    _policy(typed, hot_bytes=size)
+    assert _hot(typed) == whole, "at the bound: all of it"
+    _policy(typed, hot_bytes=size - 1)
+    cut = _hot(typed)
+    assert len(cut.encode()) <= size - 1 and whole.startswith(cut) and len(cut) >= len(whole) - 2, "one past: cut, never more"
+
+    started = cli("guard", input=json.dumps({"hook_event_name": "SessionStart", "session_id": "host-2", "source": "startup"}))
+    assert started.code == 0, started.err
+    context = json.loads(started.out)["hookSpecificOutput"]["additionalContext"]
+    assert "[v] " + cut in context
+    _policy(typed, hot=[])
+    assert _hot(typed) == ""
