@@ -32,6 +32,7 @@ from protocol.methods import (
     tasks,
     templates,
     vaults,
+    views,
     work,
     writes,
 )
@@ -61,6 +62,7 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *templates.SPECS,
     *sessions.SPECS,
     *work.SPECS,
+    *views.SPECS,
 )
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 

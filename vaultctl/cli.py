@@ -101,6 +101,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("outline", "properties_cmd", "outline"),
     ("tasks", "tasks_cmd", "tasks_list"),
     ("sessions", "sessions_cmd", "sessions_cmd"),
+    ("views", "views_cmd", "views_refresh"),
 )
 
 

@@ -26,6 +26,7 @@ from vaultd.console.supervisor import ConsoleSupervisor
 from vaultd.errors import NotFound, VaultError
 from vaultd.events.wake import Wakers
 from vaultd.ops.git.sync import background as background_sync
+from vaultd.ops.view_refresh import keep_views
 from vaultd.registry.config import ConfigStore, DaemonLimits
 from vaultd.runtime import VaultRuntime
 from vaultd.server.accept import accept_forever, refuse_over_cap
@@ -117,6 +118,7 @@ class Daemon:
         if runtime.take():
             runtime.start_index(self.home, self._vault_tasks)
             self._vault_tasks.start_soon(background_sync, runtime)  # idle unless the vault opts in
+            self._vault_tasks.start_soon(keep_views, runtime)  # idle unless the vault opts in
         runtime.publish_health()
         self.vault_set.wake()
         log.info("vault attached", vault=entry.id, state=str(runtime.state))

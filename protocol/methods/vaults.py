@@ -13,6 +13,7 @@ from protocol.methods.gate import ORG_DEFAULT, PERSONAL_DEFAULT, AgentPolicy, Ag
 from protocol.methods.git_settings import DEFAULT_QUIET_S, GitMode, QuietSeconds, RemoteUrl, SyncInterval
 from protocol.methods.indexing import BuildProgress, MeaningCoverage
 from protocol.methods.spec import Effect, MethodSpec, Trait, spec
+from protocol.methods.views import ViewName
 
 
 class Kind(enum.StrEnum):
@@ -131,6 +132,8 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     remote: RemoteUrl | None = None  #: the remote vault.sync pushes to; origin must name exactly this
     snapshot_quiet_s: QuietSeconds = DEFAULT_QUIET_S
     sync_interval_s: SyncInterval | None = None  #: None: no background sync (vault.sync only)
+    #: Notes vaultd generates in the vault and keeps current (opt-in; see protocol.methods.views).
+    views: Annotated[list[ViewName], msgspec.Meta(max_length=4)] = []
 
     def dead_link_rule(self) -> DeadLinks:
         """Whether a new link to no note is refused: so in the typed profile, warned in the open one."""
@@ -164,6 +167,7 @@ class VaultHealth(msgspec.Struct, kw_only=True):
     notes: int = 0
     pending_proposals: int = 0  #: agent proposals waiting for a person (filled by daemon.status)
     running_work: list[str] = []  #: agents' running work documents, one line each (filled by daemon.status)
+    edited_views: list[str] = []  #: generated views a person edited: left alone (filled by daemon.status)
     progress: BuildProgress | None = None  #: while a build runs (state indexing, or a rebuild)
     meaning: MeaningCoverage | None = None  #: passage vectors, once the meaning filler runs for this vault
 
@@ -302,6 +306,10 @@ class VaultSetParams(Params):
             list[ParentKey],
             msgspec.Meta(min_length=1, max_length=8, description="The new frontmatter keys whose links name a note's parents (topic map)."),
         ]
+        | None
+    ) = None
+    views: (
+        Annotated[list[ViewName], msgspec.Meta(max_length=4, description="The generated views to keep in the vault ([] for none).")]
         | None
     ) = None
     agents: Annotated[

@@ -84,6 +84,8 @@ def _status_text(s: DaemonStatus) -> str:
     for v in vaults:
         for work in v.running_work:
             text += f"\nagent work running in {v.id}: {work}"  # escaped as the text it is added to is
+        for view in v.edited_views:
+            text += f"\nview {view} in {v.id} was edited by hand: vaultd leaves it as it is (delete it to have it generated again)"
     return text
 
 

@@ -28,6 +28,7 @@ from protocol.methods.vaults import (
     VaultSetResult,
     WritePolicy,
 )
+from protocol.methods.views import ViewName
 from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.commands.common import JsonOpt, call, emit, fail
@@ -104,6 +105,10 @@ def set_settings(
     stamp_key: StampKeyOpt = None,
     parent_key: ParentKeyOpt = None,
     dead_links: DeadLinksOpt = None,
+    views: Annotated[
+        str | None,
+        typer.Option("--views", metavar="VIEWS", help="The generated views to keep in the vault: home,waiting ('' for none)."),
+    ] = None,
     confirm: ConfirmOpt = False,
     fingerprint: FingerprintOpt = None,
     as_json: JsonOpt = False,
@@ -126,6 +131,7 @@ def set_settings(
         stamp_keys=stamp_keys(stamp_key),
         parent_keys=parent_key or None,
         dead_links=dead_links,
+        views=_views(views),
         confirm=confirm,
         fingerprint=fingerprint,
     )
@@ -137,7 +143,17 @@ def set_settings(
     cmd += ["--no-private"] if no_private else [a for g in private or [] for a in ("--private", g)]
     cmd += [a for k in stamp_key or [] for a in ("--stamp-key", k)]
     cmd += [a for k in parent_key or [] for a in ("--parent-key", k)]
+    cmd += ["--views", views] if views is not None else []
     _submit(params, cmd, as_json)
+
+
+def _views(text: str | None) -> list[ViewName] | None:
+    if text is None:
+        return None
+    try:
+        return [ViewName(part.strip()) for part in text.split(",") if part.strip()]
+    except ValueError:
+        fail(f"--views takes {', '.join(v.value for v in ViewName)} (comma-separated), not {text!r}", ExitStatus.USAGE)
 
 
 def _cell(text: str) -> tuple[OpClass, Gate]:

@@ -32,6 +32,7 @@ from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Unavailable, VaultError
 from vaultd.gate.store import store_for
 from vaultd.git import doctor as git_doctor
+from vaultd.ops.view_refresh import edited_views
 from vaultd.sessions.work import work_for
 
 if TYPE_CHECKING:
@@ -130,7 +131,8 @@ async def _with_pending(runtime: VaultRuntime) -> VaultHealth:
         for w in work_for(runtime.root, runtime.entry.id).all()
         if w.state is WorkState.RUNNING
     ][:MAX_STATUS_WORK]
-    health = msgspec.structs.replace(health, running_work=running)
+    edited = await anyio.to_thread.run_sync(edited_views, runtime) if runtime.entry.views else []
+    health = msgspec.structs.replace(health, running_work=running, edited_views=edited)
     try:
         pending = await anyio.to_thread.run_sync(store_for(runtime.root).pending_count)
     except VaultError:
