@@ -309,8 +309,7 @@ class VaultSetParams(Params):
         | None
     ) = None
     views: (
-        Annotated[list[ViewName], msgspec.Meta(max_length=4, description="The generated views to keep in the vault ([] for none).")]
-        | None
+        Annotated[list[ViewName], msgspec.Meta(max_length=4, description="The generated views to keep in the vault ([] for none).")] | None
     ) = None
     agents: Annotated[
         AgentPolicyChange | None,
