@@ -1,8 +1,9 @@
 """Generated views: notes vaultd writes into a vault that opts in, and keeps current.
 
 A vault's ``views`` setting names them: ``home`` (``Home.md``: links to the other views and the
-vault's folders with their note counts) and ``waiting`` (``Waiting for you.md``: the pending
-proposals and the running work, with links to the notes they touch). vaultd regenerates each
+vault's folders with their note counts) ``waiting`` (``Waiting for you.md``: the pending
+proposals and the running work, with links to the notes they touch) and ``topics``
+(``Topics.md``: the topic navigator, the topic map's tree from its roots, three levels deep). vaultd regenerates each
 through the write path when what it shows changes, a moment after the vault goes quiet. Each is
 marked as generated: its frontmatter's ``vaultd_view`` holds the sha256 of the body vaultd wrote,
 so a view a person has edited since is left alone and reported (``vaultctl status``,
@@ -26,9 +27,10 @@ VIEW_KEY = "vaultd_view"  #: the frontmatter key marking a generated view: the s
 class ViewName(enum.StrEnum):
     HOME = "home"
     WAITING = "waiting"
+    TOPICS = "topics"
 
 
-VIEW_PATHS: dict[ViewName, str] = {ViewName.HOME: "Home.md", ViewName.WAITING: "Waiting for you.md"}
+VIEW_PATHS: dict[ViewName, str] = {ViewName.HOME: "Home.md", ViewName.WAITING: "Waiting for you.md", ViewName.TOPICS: "Topics.md"}
 
 
 class ViewRefreshParams(WriteParams, kw_only=True):

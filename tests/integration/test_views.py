@@ -22,7 +22,9 @@ NOTES = {
     "Alpha.md": "# Alpha\n\nFirst note.\n",
     "Gamma.md": "# Gamma\n\nA note nothing links to.\n",
     "Topics/Travel.md": "# Travel\n",
-    "Secret/Plan.md": "# Plan\n",
+    "Topics/Rome.md": '---\nup: "[[Travel]]"\n---\n# Rome\n',
+    "Topics/Forum.md": '---\nup: "[[Rome]]"\n---\n# Forum\n',
+    "Secret/Plan.md": '---\nup: "[[Travel]]"\n---\n# Plan\n',
 }
 WAITING = "Waiting for you.md"
 
@@ -34,9 +36,9 @@ def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     assert cli("vault", "add", "v", str(root), "--private", "Secret/**", "--json").code == 0
-    preview = cli("vault", "set", "v", "--views", "home,waiting", "--json")
+    preview = cli("vault", "set", "v", "--views", "home,waiting,topics", "--json")
     assert preview.code == 0, preview.err
-    done = cli("vault", "set", "v", "--views", "home,waiting", "--confirm", "--fingerprint", preview.json()["fingerprint"], "--json")
+    done = cli("vault", "set", "v", "--views", "home,waiting,topics", "--confirm", "--fingerprint", preview.json()["fingerprint"], "--json")
     assert done.code == 0, done.err
     return root
 
@@ -58,8 +60,11 @@ async def test_views_follow_proposals_and_work_and_leave_a_persons_edit_alone(va
     # Home links the waiting view in the vault's link format once both exist (the next refresh).
     _until("Home links the waiting view", lambda: "[[Waiting for you]]" in _text(vault, "Home.md"))
     home_text = _text(vault, "Home.md")
-    assert "`Topics/`: 1 notes" in home_text and "Secret" not in home_text
+    assert "`Topics/`: 3 notes" in home_text and "Secret" not in home_text and "[[Topics]]" in home_text
     assert is_ours((vault / WAITING).read_bytes())
+    topics = _text(vault, "Topics.md")
+    assert "- [[Travel]]\n  - [[Rome]]\n    - [[Forum]]\n" in topics, topics
+    assert "Plan" not in topics, "a note private to agents is not in the navigator"
 
     async with agent(home, {"VAULTD_SESSION": "s-views"}) as client:
         preview = ok(await client.call_tool("note_delete", {"target": "Gamma"}))

@@ -107,7 +107,7 @@ def set_settings(
     dead_links: DeadLinksOpt = None,
     views: Annotated[
         str | None,
-        typer.Option("--views", metavar="VIEWS", help="The generated views to keep in the vault: home,waiting ('' for none)."),
+        typer.Option("--views", metavar="VIEWS", help="The generated views to keep in the vault: home,waiting,topics ('' for none)."),
     ] = None,
     confirm: ConfirmOpt = False,
     fingerprint: FingerprintOpt = None,

@@ -25,12 +25,13 @@ from protocol.methods.work import WorkState
 from vaultd.errors import VaultError
 from vaultd.events.wake import Waker
 from vaultd.gate.store import store_for
+from vaultd.graph.snapshot import snapshot
 from vaultd.ops._runner import run_operation
 from vaultd.ops.catalog import operation
 from vaultd.policy.visibility import Visibility
 from vaultd.sessions.work import work_for
 from vaultd.txn.plan import Change, Plan
-from vaultd.views.render import Item, home_body, is_ours, marked, waiting_body
+from vaultd.views.render import Item, home_body, is_ours, marked, topics_body, waiting_body
 
 if TYPE_CHECKING:
     from vaultd.ops._context import OpContext
@@ -42,6 +43,8 @@ MAX_ITEMS = 50  #: proposals, and work, a waiting view lists
 MAX_LINKS = 5  #: notes linked per item
 QUIET_S = 2.0  #: a vault quiet this long gets its views brought up to date
 IDLE_CHECK_S = 5.0
+MAX_TOPIC_LINES = 300  #: lines of the topic navigator
+TOPIC_DEPTH = 3  #: levels of the topic tree shown
 
 
 def _links(ctx: OpContext, view: Visibility, source: str, paths: list[str]) -> tuple[list[str], int]:
@@ -74,11 +77,46 @@ def _waiting(ctx: OpContext, view: Visibility, source: str) -> tuple[str, int]:
     return body, len(proposals) + len(work)
 
 
+def _topics(ctx: OpContext, view: Visibility, source: str) -> str:
+    snap = snapshot(ctx.index, tuple(ctx.entry.parent_keys), hidden=view.hidden, view_key=tuple(ctx.entry.private_paths))
+    below: dict[str, list[str]] = {}
+    for child, parents in snap.parents.items():
+        for parent in parents:
+            below.setdefault(parent, []).append(child)
+
+    def order(paths: list[str]) -> list[str]:
+        return sorted(paths, key=lambda p: (snap.title(p).casefold(), p))
+
+    lines: list[str] = []
+    seen: set[str] = set()
+
+    def walk(path: str, depth: int) -> None:
+        if len(lines) >= MAX_TOPIC_LINES or path in seen:
+            return
+        seen.add(path)
+        lines.append("  " * depth + "- " + ctx.link(path, source))
+        if depth < TOPIC_DEPTH - 1:
+            for child in order(below.get(path, [])):
+                walk(child, depth + 1)
+
+    for root in order([p for p in below if not snap.parents.get(p)]):
+        walk(root, 0)
+    return topics_body(lines, len(lines) >= MAX_TOPIC_LINES)
+
+
 def _home(ctx: OpContext, view: Visibility, source: str, waiting: int) -> str:
     folders = Counter(p.split("/", 1)[0] for p in ctx.index.notes if "/" in p and not view.hidden(p))
     target = VIEW_PATHS[ViewName.WAITING] if ViewName.WAITING in ctx.entry.views else None
     notes = sum(1 for p in ctx.index.notes if not view.hidden(p))
-    return home_body(ctx.entry.id, notes, sorted(folders.items()), ctx.link(target, source) if target else None, waiting)
+    topics = VIEW_PATHS[ViewName.TOPICS] if ViewName.TOPICS in ctx.entry.views else None
+    return home_body(
+        ctx.entry.id,
+        notes,
+        sorted(folders.items()),
+        ctx.link(target, source) if target else None,
+        waiting,
+        ctx.link(topics, source) if topics else None,
+    )
 
 
 def views_detail(ctx: OpContext, plan: Plan) -> ViewRefreshDetail:
@@ -99,7 +137,12 @@ def plan_views(ctx: OpContext, params: ViewRefreshParams) -> Plan:
         if current is not None and not is_ours(current):
             detail.edited.append(path)
             continue
-        body = waiting_body_text if name is ViewName.WAITING else _home(ctx, agents, path, waiting)
+        if name is ViewName.WAITING:
+            body = waiting_body_text
+        elif name is ViewName.TOPICS:
+            body = _topics(ctx, agents, path)
+        else:
+            body = _home(ctx, agents, path, waiting)
         wanted = marked(body)
         if wanted != current:
             changes.append(Change(path=path, before=current, after=wanted))
