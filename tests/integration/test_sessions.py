@@ -24,6 +24,7 @@ from protocol.methods.sessions import (
 )
 from protocol.methods.vaults import VAULT_SET, VaultSetApplied, VaultSetParams, VaultSetPreview
 from tests.support.agent import agent, ok
+from tests.support.events import Subscriber
 from tests.support.mcp_results import tool_error
 
 if TYPE_CHECKING:
@@ -253,3 +254,18 @@ def test_the_hot_session_context_is_what_the_person_chose_bounded_and_never_priv
     assert "[v] " + cut in context
     _policy(typed, hot=[])
     assert _hot(typed) == ""
+
+
+async def test_a_persons_subscription_sees_work_live(vault: Path, home: Home, cli: Any) -> None:
+    subscriber = Subscriber(home.socket)
+    try:
+        subscriber.subscribe(vaults=["v"], kinds=["work.changed"])
+        async with agent(home, {"VAULTD_SESSION": "s-live"}) as client:
+            work = ok(await client.call_tool("work_start", {"what": "sort the inbox"}))
+            ok(await client.call_tool("work_progress", {"id": work["id"], "line": "half way"}))
+            ok(await client.call_tool("work_finish", {"id": work["id"]}))
+        seen = subscriber.read_until(lambda events: len(events) >= 3, 30, "three work events")
+    finally:
+        subscriber.close()
+    assert [(e["state"], e["progress"]) for e in seen] == [("running", ""), ("running", "half way"), ("finished", "half way")]
+    assert {e["id"] for e in seen} == {work["id"]} and seen[0]["what"] == "sort the inbox" and seen[0]["session"] == "s-live"
