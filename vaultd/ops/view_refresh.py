@@ -194,6 +194,11 @@ async def keep_views(runtime: VaultRuntime) -> None:
     last: list[ViewName] = []
     try:
         while not runtime.git.stopped:
+            if runtime.events is not events:  # the vault's log started again (a new instance): follow the new one
+                events.unfollow(waker)
+                events = runtime.events
+                events.follow(waker)
+                pending = True
             if not pending:
                 with anyio.move_on_after(IDLE_CHECK_S) as idle:
                     await waker.wait()
