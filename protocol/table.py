@@ -27,6 +27,7 @@ from protocol.methods import (
     reads,
     retrieve,
     service,
+    sessions,
     sources,
     specs,
     subscriptions,
@@ -34,6 +35,8 @@ from protocol.methods import (
     templates,
     tidy,
     vaults,
+    views,
+    work,
     writes,
 )
 from protocol.methods.spec import Effect, MethodSpec, Trait
@@ -63,6 +66,9 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *tidy.SPECS,
     *specs.SPECS,
     *memory.SPECS,
+    *sessions.SPECS,
+    *work.SPECS,
+    *views.SPECS,
 )
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 

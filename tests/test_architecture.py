@@ -96,6 +96,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd.registry",),
     ("vaultd.txn",),
     ("vaultd.gate",),  # the agent gate: verdicts and the stored proposals
+    ("vaultd.sessions",),  # agent sessions' records and work documents
+    ("vaultd.views",),  # generated views' text and mark (written by vaultd.ops.view_refresh)
     ("vaultd.git",),  # the repository: commits through vaultd's own index, history, remotes, merges
     ("vaultd.specs",),  # spec sources: their files, references, checks and freshness (git)
     ("vaultd.events",),  # a vault's event log and clock, for subscribers

@@ -101,6 +101,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("outline", "properties_cmd", "outline"),
     ("tasks", "tasks_cmd", "tasks_list"),
     ("tidy", "tidy_cmd", "tidy"),
+    ("sessions", "sessions_cmd", "sessions_cmd"),
+    ("views", "views_cmd", "views_refresh"),
 )
 
 
@@ -118,6 +120,7 @@ GROUPS: tuple[tuple[str, str, str], ...] = (
     ("task", "tasks_cmd", "task_app"),
     ("spec", "specs_cmd", "spec_app"),
     ("memory", "memory_cmd", "memory_app"),
+    ("work", "work_cmd", "work_app"),
 )
 #: Subcommands a group gets from other modules (kept out of admin.py, so 'vaultctl status' does not
 #: import them).

@@ -26,6 +26,7 @@ from vaultd.console.supervisor import ConsoleSupervisor
 from vaultd.errors import NotFound, VaultError
 from vaultd.events.wake import Wakers
 from vaultd.ops.git.sync import background as background_sync
+from vaultd.ops.view_refresh import keep_views
 from vaultd.registry.config import ConfigStore, DaemonLimits
 from vaultd.runtime import VaultRuntime
 from vaultd.server.accept import accept_forever, refuse_over_cap
@@ -34,6 +35,7 @@ from vaultd.server.connection import Connection
 from vaultd.server.idle import End, QuietTimer
 from vaultd.server.listener import peer_uid
 from vaultd.server.notify import Notifier
+from vaultd.sessions.book import SessionBook
 
 if TYPE_CHECKING:
     import socket
@@ -73,6 +75,7 @@ class Daemon:
         self.vaults: dict[str, VaultRuntime] = {}
         self.vault_set = Wakers()  #: subscribers woken when a vault is attached or detached
         self.console = ConsoleSupervisor(home, socket_path)  #: the web console's child process, when asked for
+        self.sessions = SessionBook(home / "sessions")  #: agent sessions' records
         self.started = time.monotonic()
         self.stop_requested = anyio.Event()
         self._in_flight = 0
@@ -115,6 +118,7 @@ class Daemon:
         if runtime.take():
             runtime.start_index(self.home, self._vault_tasks)
             self._vault_tasks.start_soon(background_sync, runtime)  # idle unless the vault opts in
+            self._vault_tasks.start_soon(keep_views, runtime)  # idle unless the vault opts in
         runtime.publish_health()
         self.vault_set.wake()
         log.info("vault attached", vault=entry.id, state=str(runtime.state))

@@ -44,6 +44,7 @@ class EventKind(enum.StrEnum):
     STATE_ENTER = "state.enter"
     STATE_LEAVE = "state.leave"
     FRESH_INSTANCE = "fresh_instance"
+    WORK_CHANGED = "work.changed"
 
 
 NOTE_KINDS = frozenset({EventKind.NOTE_CREATED, EventKind.NOTE_CHANGED, EventKind.NOTE_REMOVED, EventKind.NOTE_RENAMED})
@@ -185,6 +186,16 @@ class FreshInstance(Event, kw_only=True, tag="fresh_instance"):
     reason: Annotated[str, described("Why the clock restarted.")]
 
 
+class WorkChanged(Event, kw_only=True, tag="work.changed"):
+    """A work document started, made progress, finished or was cancelled."""
+
+    id: Annotated[str, described("The work's id.")]
+    state: Annotated[str, described("running, finished or cancelled.")]
+    what: Annotated[str, described("What the work does.")]
+    progress: Annotated[str, described("Its last progress line.")] = ""
+    session: Annotated[str, described("The agent session doing it; empty for a person's.")] = ""
+
+
 AnyEvent = (
     NoteCreated
     | NoteChanged
@@ -201,6 +212,7 @@ AnyEvent = (
     | StateEnter
     | StateLeave
     | FreshInstance
+    | WorkChanged
 )
 EVENT_TYPES: tuple[type[Event], ...] = (
     NoteCreated,
@@ -218,6 +230,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     StateEnter,
     StateLeave,
     FreshInstance,
+    WorkChanged,
 )
 
 

@@ -54,6 +54,21 @@ class OpClass(enum.StrEnum):
 WideFiles = Annotated[int, msgspec.Meta(ge=1, le=1024, description="An operation changing more files than this is 'wide'.")]
 
 
+class HotPart(enum.StrEnum):
+    """A part of a vault's hot session context: what the person chose an agent starts with."""
+
+    OPS = "ops"  #: the most recent operations (method and files)
+    PROPOSALS = "proposals"  #: the pending proposals
+    DAILY = "daily"  #: today's daily note's headings
+    PINNED = "pinned"  #: the start of one note the person pinned
+
+
+DEFAULT_HOT_BYTES = 1000
+MAX_HOT_BYTES = 8000
+HotBytes = Annotated[int, msgspec.Meta(ge=0, le=MAX_HOT_BYTES, description="The hot summary's bound, in UTF-8 bytes.")]
+HotPinned = Annotated[str, msgspec.Meta(min_length=1, max_length=1024, pattern=r"^[^\x00]*$", description="The pinned note's path.")]
+
+
 class AgentPolicy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """One vault's rules for agents. The defaults are a personal vault's."""
 
@@ -81,6 +96,10 @@ class AgentPolicy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit
     guard: bool = True
     #: The session-start hook tells the agent about this vault (off: it prints nothing).
     session_context: bool = False
+    #: What the session-start context adds as a "hot" summary, in this order (with session_context on).
+    hot: Annotated[list[HotPart], msgspec.Meta(max_length=4)] = []
+    hot_pinned: HotPinned | None = None  #: the note the ``pinned`` part shows the start of
+    hot_bytes: HotBytes = DEFAULT_HOT_BYTES  #: the hot summary's bound, in UTF-8 bytes
 
     def gate(self, op_class: OpClass) -> Gate:
         return Gate(getattr(self, op_class.value))
@@ -111,6 +130,9 @@ class AgentPolicyChange(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
     wide_files: WideFiles | None = None
     guard: bool | None = None
     session_context: bool | None = None
+    hot: Annotated[list[HotPart], msgspec.Meta(max_length=4)] | None = None
+    hot_pinned: HotPinned | None = None
+    hot_bytes: HotBytes | None = None
 
     def applied_to(self, policy: AgentPolicy) -> AgentPolicy:
         changed = {name: getattr(self, name) for name in self.__struct_fields__ if getattr(self, name) is not None}

@@ -58,6 +58,7 @@ class VaultContext(Result):
     pending_proposals: int
     proposes: Annotated[list[str], msgspec.Meta(description="Operation classes agents may only propose here.")]
     refuses: Annotated[list[str], msgspec.Meta(description="Operation classes refused to agents here.")]
+    hot: Annotated[str, msgspec.Meta(description="The hot summary the person chose (recent operations, proposals, ...), bounded.")] = ""
 
 
 class GuardContextResult(Result):

@@ -14,6 +14,7 @@ from protocol.methods.git_settings import DEFAULT_QUIET_S, GitMode, QuietSeconds
 from protocol.methods.indexing import BuildProgress, MeaningCoverage
 from protocol.methods.spec import Effect, MethodSpec, Trait, spec
 from protocol.methods.specs import MAX_SPEC_SOURCES, SpecSource
+from protocol.methods.views import ViewName
 
 
 class Kind(enum.StrEnum):
@@ -134,6 +135,8 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     sync_interval_s: SyncInterval | None = None  #: None: no background sync (vault.sync only)
     #: Spec sources the vault reads beside its notes (spec.add, spec.remove).
     specs: Annotated[list[SpecSource], msgspec.Meta(max_length=MAX_SPEC_SOURCES)] = []
+    #: Notes vaultd generates in the vault and keeps current (opt-in; see protocol.methods.views).
+    views: Annotated[list[ViewName], msgspec.Meta(max_length=4)] = []
 
     def dead_link_rule(self) -> DeadLinks:
         """Whether a new link to no note is refused: so in the typed profile, warned in the open one."""
@@ -166,6 +169,8 @@ class VaultHealth(msgspec.Struct, kw_only=True):
     message: str = ""
     notes: int = 0
     pending_proposals: int = 0  #: agent proposals waiting for a person (filled by daemon.status)
+    running_work: list[str] = []  #: agents' running work documents, one line each (filled by daemon.status)
+    edited_views: list[str] = []  #: generated views a person edited: left alone (filled by daemon.status)
     progress: BuildProgress | None = None  #: while a build runs (state indexing, or a rebuild)
     meaning: MeaningCoverage | None = None  #: passage vectors, once the meaning filler runs for this vault
 
@@ -305,6 +310,9 @@ class VaultSetParams(Params):
             msgspec.Meta(min_length=1, max_length=8, description="The new frontmatter keys whose links name a note's parents (topic map)."),
         ]
         | None
+    ) = None
+    views: (
+        Annotated[list[ViewName], msgspec.Meta(max_length=4, description="The generated views to keep in the vault ([] for none).")] | None
     ) = None
     agents: Annotated[
         AgentPolicyChange | None,

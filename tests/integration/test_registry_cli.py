@@ -53,6 +53,7 @@ def test_add_list_remove_text_and_json(daemon: Daemon, cli, tmp_path: Path) -> N
         "snapshot_quiet_s": 300,
         "sync_interval_s": None,
         "specs": [],
+        "views": [],  # no generated views unless the person opts in
     }
     assert info["health"]["state"] == "ready"
     text = cli("vault", "list")

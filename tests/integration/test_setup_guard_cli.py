@@ -19,7 +19,11 @@ HOOK_FILES = {
     "gemini": ".gemini/settings.json",
 }
 ENTRY_FILES = {"claude": ".claude.json", "codex": ".codex/config.toml", "gemini": ".gemini/settings.json"}
-EVENTS = {"claude": ("PreToolUse", "SessionStart"), "codex": ("PreToolUse", "SessionStart"), "gemini": ("BeforeTool", "SessionStart")}
+EVENTS = {
+    "claude": ("PreToolUse", "SessionStart", "UserPromptSubmit", "Stop"),
+    "codex": ("PreToolUse", "SessionStart"),
+    "gemini": ("BeforeTool", "SessionStart"),
+}
 MINE = {"matcher": "Bash", "hooks": [{"type": "command", "command": "/home/me/bin/audit.sh --strict"}]}
 
 
@@ -101,7 +105,7 @@ def test_a_file_setup_cannot_edit_is_refused_and_no_guard_sets_up_the_entry_alon
     assert refused.returncode == 1, refused.stdout
     manual = refused.stderr.split("add this by hand:\n", 1)[1].rsplit("\nvaultctl", 1)[0]
     by_hand = json.loads(manual[: manual.rindex("}") + 1])
-    assert [g["hooks"][0]["command"].split()[-1] for e in EVENTS[host] for g in by_hand["hooks"][e]] == ["guard", "guard"]
+    assert [g["hooks"][0]["command"].split()[-1] for e in EVENTS[host] for g in by_hand["hooks"][e]] == ["guard"] * len(EVENTS[host])
     assert target.read_bytes() == b""
     entry = tmp_path / ENTRY_FILES[host]
     if host == "gemini":

@@ -46,6 +46,10 @@ NO_COMMAND = {
     "guard.check": "the agent hosts' edit hook (vaultctl.guard.hook)",
     "unsubscribe": "'vaultctl watch' ends its subscription by closing its connection",
     "note.read_many": "an agent's batch read, saving round trips; a person reads each note with 'vaultctl show'",
+    "session.hook": "the agent hosts' session hooks (vaultctl.guard.hook)",
+    "work.start": "an agent declares its work; a person sees it with 'vaultctl work' and cancels it there",
+    "work.progress": "an agent reports on its own work",
+    "work.finish": "an agent closes its own work",
 }
 
 

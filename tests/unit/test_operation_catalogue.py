@@ -45,6 +45,10 @@ NOT_OPERATIONS = {
     "console.stop": "stops the console's process",
     "spec.add": "registers a spec source on a vault's entry: the registry, not the vault's notes",
     "spec.remove": "unregisters a spec source; its files are left as they are",
+    "session.hook": "records a host's hook event in the session's record, vaultd's own state",
+    "work.start": "opens a work document in vaultd's own state; the work's writes are operations",
+    "work.progress": "adds a line to a work document's progress",
+    "work.finish": "closes a work document; its writes stay as applied",
 }
 
 

@@ -81,6 +81,11 @@ def _status_text(s: DaemonStatus) -> str:
     waiting = sum(v.pending_proposals for v in vaults)
     if waiting:
         text += f"\n\n{waiting} agent proposal(s) wait for you: 'vaultctl proposals' lists them"
+    for v in vaults:
+        for work in v.running_work:
+            text += f"\nagent work running in {v.id}: {work}"  # escaped as the text it is added to is
+        for view in v.edited_views:
+            text += f"\nview {view} in {v.id} was edited by hand: vaultd leaves it as it is (delete it to have it generated again)"
     return text
 
 

@@ -28,6 +28,7 @@ from protocol.methods.vaults import (
     VaultSetResult,
     WritePolicy,
 )
+from protocol.methods.views import ViewName
 from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.commands.common import JsonOpt, call, emit, fail
@@ -104,6 +105,10 @@ def set_settings(
     stamp_key: StampKeyOpt = None,
     parent_key: ParentKeyOpt = None,
     dead_links: DeadLinksOpt = None,
+    views: Annotated[
+        str | None,
+        typer.Option("--views", metavar="VIEWS", help="The generated views to keep in the vault: home,waiting,topics ('' for none)."),
+    ] = None,
     confirm: ConfirmOpt = False,
     fingerprint: FingerprintOpt = None,
     as_json: JsonOpt = False,
@@ -126,6 +131,7 @@ def set_settings(
         stamp_keys=stamp_keys(stamp_key),
         parent_keys=parent_key or None,
         dead_links=dead_links,
+        views=_views(views),
         confirm=confirm,
         fingerprint=fingerprint,
     )
@@ -137,7 +143,17 @@ def set_settings(
     cmd += ["--no-private"] if no_private else [a for g in private or [] for a in ("--private", g)]
     cmd += [a for k in stamp_key or [] for a in ("--stamp-key", k)]
     cmd += [a for k in parent_key or [] for a in ("--parent-key", k)]
+    cmd += ["--views", views] if views is not None else []
     _submit(params, cmd, as_json)
+
+
+def _views(text: str | None) -> list[ViewName] | None:
+    if text is None:
+        return None
+    try:
+        return [ViewName(part.strip()) for part in text.split(",") if part.strip()]
+    except ValueError:
+        fail(f"--views takes {', '.join(v.value for v in ViewName)} (comma-separated), not {text!r}", ExitStatus.USAGE)
 
 
 def _cell(text: str) -> tuple[OpClass, Gate]:
@@ -162,6 +178,7 @@ def _policy_text(entry: VaultEntry) -> str:
                 ("wide_files", policy.wide_files),
                 ("guard", "on: agent hosts' own edit tools are refused on this vault" if policy.guard else "off"),
                 ("session_context", "on: a session-start hook tells the agent about this vault" if policy.session_context else "off"),
+                ("hot", ", ".join(policy.hot) + f" (at most {policy.hot_bytes} bytes)" if policy.hot else "off"),
             ],
         ),
         f"change a cell: vaultctl vault policy {shlex.quote(entry.id)} CLASS=apply|propose|refuse (a preview first)",
@@ -182,6 +199,12 @@ def policy(
         bool | None,
         typer.Option("--session-context/--no-session-context", help="Let the session-start hook tell agents about this vault."),
     ] = None,
+    hot: Annotated[
+        str | None,
+        typer.Option("--hot", metavar="PARTS", help="The hot session context: ops,proposals,daily,pinned (comma-separated; '' for none)."),
+    ] = None,
+    hot_pinned: Annotated[str | None, typer.Option("--hot-pinned", metavar="PATH", help="The note the 'pinned' part shows.")] = None,
+    hot_bytes: Annotated[int | None, typer.Option("--hot-bytes", min=0, max=8000, help="The hot summary's bound, in bytes.")] = None,
     default: Annotated[bool, typer.Option("--default", help="Go back to the kind's default policy (then apply any cells given).")] = False,
     confirm: ConfirmOpt = False,
     fingerprint: FingerprintOpt = None,
@@ -192,6 +215,12 @@ def policy(
     for key, value in (("wide_files", wide_files), ("guard", guard), ("session_context", session_context)):
         if value is not None:
             changes[key] = value
+    if hot is not None:
+        changes["hot"] = [part.strip() for part in hot.split(",") if part.strip()]
+    if hot_pinned is not None:
+        changes["hot_pinned"] = hot_pinned
+    if hot_bytes is not None:
+        changes["hot_bytes"] = hot_bytes
     if not changes and not default:
         listed = call(vaults.VAULT_LIST, Empty()).vaults
         entry = next((v.entry for v in listed if v.entry.id == vault_id), None)
@@ -202,7 +231,10 @@ def policy(
             return
         render.say(_policy_text(entry))
         return
-    agents = msgspec.convert(changes, AgentPolicyChange) if changes else None
+    try:
+        agents = msgspec.convert(changes, AgentPolicyChange) if changes else None
+    except msgspec.ValidationError as exc:
+        fail(f"not a policy change: {exc}", ExitStatus.USAGE)
     params = VaultSetParams(id=vault_id, agents=agents, agents_default=default, confirm=confirm, fingerprint=fingerprint)
     cmd = ["vaultctl", "vault", "policy", vault_id, *(cells or [])]
     if wide_files is not None:
@@ -211,6 +243,12 @@ def policy(
         cmd.append("--guard" if guard else "--no-guard")
     if session_context is not None:
         cmd.append("--session-context" if session_context else "--no-session-context")
+    if hot is not None:
+        cmd += ["--hot", hot]
+    if hot_pinned is not None:
+        cmd += ["--hot-pinned", hot_pinned]
+    if hot_bytes is not None:
+        cmd += ["--hot-bytes", str(hot_bytes)]
     if default:
         cmd.append("--default")
     _submit(params, cmd, as_json)

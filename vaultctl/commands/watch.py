@@ -28,6 +28,7 @@ from protocol.methods.events import (
     StateEnter,
     StateLeave,
     VaultHealthChanged,
+    WorkChanged,
     kind_of,
 )
 from protocol.methods.subscriptions import DROPPED, EVENTS, DroppedParams, EventsParams, SubscribeParams
@@ -78,6 +79,8 @@ def describe(event: Event) -> str:
             return f"{event.state}: {event.changes:,} note change(s), {event.listed:,} listed"
         case FreshInstance():
             return event.reason
+        case WorkChanged():
+            return f"{event.id} {event.state}: {event.what}" + (f" ({event.progress})" if event.progress else "")
     return ""
 
 

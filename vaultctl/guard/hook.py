@@ -1,5 +1,5 @@
-"""``vaultctl guard``: the hook agent hosts run before their own edit and shell tools, and at
-session start.
+"""``vaultctl guard``: the hook agent hosts run before their own edit and shell tools, at
+session start, and (Claude Code) on each prompt and at the end of each turn.
 
 A tool call that would write inside a vault whose policy guards it (every vault, unless a person
 turned the guard off), or that names a folder holding one, vaultd's own home, or a host file that
@@ -26,6 +26,7 @@ from vaultctl.guard.payload import Event, Hook, read_hook
 
 if TYPE_CHECKING:
     from protocol.methods.guard import GuardCheckResult
+    from protocol.methods.sessions import SessionHookResult
     from protocol.methods.vaults import VaultEntry
 
 # What answers a call that names a file (msgspec, the guard's Structs, the client) is imported
@@ -190,11 +191,33 @@ def _tool(hook: Hook, env: dict[str, str]) -> int:
     return EXIT_BLOCK
 
 
-def _session_start() -> int:
+def _host(env: dict[str, str]) -> str:
+    """The host whose hook this is, as a session record names its client."""
+    return "codex" if env.get("CODEX_THREAD_ID") or env.get("CODEX_SANDBOX") else "claude-code"
+
+
+def _session_event(hook: Hook, env: dict[str, str], event: str) -> SessionHookResult | None:
+    """Tell the daemon of a host session's start, prompt, stop or end; None when it cannot be told."""
+    if hook.session is None:
+        return None
+    from protocol.methods.sessions import MAX_HOOK_PROMPT, SESSION_HOOK, HookEvent, SessionHookParams
+    from vaultctl.client import CallError, DaemonUnavailable, connect
+
+    prompt = hook.prompt[:MAX_HOOK_PROMPT] if hook.prompt is not None else None
+    params = SessionHookParams(event=HookEvent(event), id=hook.session, host=_host(env), prompt=prompt)
+    try:
+        with connect(client_name="vaultctl-guard", timeout=HOOK_TIMEOUT_S) as client:
+            return client.call(SESSION_HOOK, params)
+    except (DaemonUnavailable, CallError, OSError):
+        return None  # a record is a convenience: a hook never blocks the host for it
+
+
+def _session_start(hook: Hook, env: dict[str, str]) -> int:
     from protocol.methods.common import Empty
     from protocol.methods.guard import GUARD_CONTEXT
     from vaultctl.client import CallError, DaemonUnavailable, connect
 
+    _session_event(hook, env, "start")
     try:
         with connect(client_name="vaultctl-guard", timeout=HOOK_TIMEOUT_S) as client:
             vaults = client.call(GUARD_CONTEXT, Empty()).vaults
@@ -213,7 +236,28 @@ def _session_start() -> int:
         waiting = f"; {v.pending_proposals} proposal(s) wait for your user" if v.pending_proposals else ""
         lines.append(f"- vault '{v.id}' at {v.path}: {v.notes} notes{held}{refused}{waiting}.")
     text = "\n".join(lines)[:MAX_CONTEXT_CHARS]
+    hot = "\n".join(f"[{v.id}] {v.hot}" for v in vaults if v.hot)
+    if hot:
+        text += "\n" + hot  # each vault's hot summary is bounded by its own setting, in the daemon
     print(json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}))
+    return EXIT_ALLOW
+
+
+def _stop(hook: Hook, env: dict[str, str]) -> int:
+    """At the end of the agent's turn, remind it once of what it leaves waiting: its pending
+    proposals and running work. The host continues the turn with the reason as its next
+    instruction; a stop the host makes while already continuing for this hook is let through."""
+    if hook.stop_active:
+        return EXIT_ALLOW
+    result = _session_event(hook, env, "stop")
+    if result is None or not result.unfinished:
+        return EXIT_ALLOW
+    items = "; ".join(f"{u.kind} {u.id} in vault '{u.vault}': {u.what}" for u in result.unfinished)
+    reason = (
+        f"vaultd: before you stop, this session leaves unfinished: {items}. Tell your user which proposals wait for them "
+        "(they apply them with 'vaultctl proposals'), and close your work with work_finish, or work_cancel to roll it back."
+    )
+    print(json.dumps({"decision": "block", "reason": reason[:MAX_CONTEXT_CHARS]}))
     return EXIT_ALLOW
 
 
@@ -238,5 +282,11 @@ def run() -> int:
     if hook.event is Event.TOOL:
         return _tool(hook, env)
     if hook.event is Event.SESSION_START:
-        return _session_start()
+        return _session_start(hook, env)
+    if hook.event is Event.STOP:
+        return _stop(hook, env)
+    if hook.event is Event.PROMPT:
+        _session_event(hook, env, "prompt")
+    elif hook.event is Event.SESSION_END:
+        _session_event(hook, env, "end")
     return EXIT_ALLOW

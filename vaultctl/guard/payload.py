@@ -10,7 +10,8 @@ The three hosts send one JSON object on stdin (the shapes their hook references 
 - Gemini CLI, ``BeforeTool``: ``write_file`` and ``replace`` (``file_path``), ``run_shell_command``
   (``command``, optionally ``dir_path``).
 
-All three send ``SessionStart`` at a session's start. A tool this module does not know writes
+All three send ``SessionStart`` at a session's start; Claude Code also sends ``UserPromptSubmit``
+(``prompt``), ``Stop`` (``stop_hook_active``) and ``SessionEnd``, each with its ``session_id``. A tool this module does not know writes
 nothing it can name, so it is let through: the hooks are registered for the tools above only.
 """
 
@@ -28,6 +29,9 @@ from vaultctl.guard.shell import shell_writes
 class Event(enum.Enum):
     TOOL = "tool"  #: a tool is about to run: allow or refuse it
     SESSION_START = "session-start"  #: a session starts: perhaps tell the agent about the vaults
+    PROMPT = "prompt"  #: the person sent a prompt: its one-line summary goes into the session's record
+    STOP = "stop"  #: the agent ends its turn: remind it of its unfinished proposals and work
+    SESSION_END = "session-end"  #: the host's session ends
     OTHER = "other"  #: an event the guard has nothing to say about
 
 
@@ -60,12 +64,29 @@ class ToolCall:
 
 
 class Hook:
-    __slots__ = ("call", "dialect", "event")
+    __slots__ = ("call", "dialect", "event", "prompt", "session", "stop_active")
 
     def __init__(self, event: Event, dialect: Dialect, call: ToolCall | None = None) -> None:
         self.event = event
         self.dialect = dialect
         self.call = call
+        self.session: str | None = None  #: the host's session id, when it is one vaultd can record
+        self.prompt: str | None = None  #: the prompt of a UserPromptSubmit
+        self.stop_active = False  #: the host is already continuing because of a Stop hook: never block again
+
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+_SESSION_EVENTS = {"UserPromptSubmit": Event.PROMPT, "Stop": Event.STOP, "SessionEnd": Event.SESSION_END}
+
+
+def _session_hook(event: Event, payload: dict[str, Any]) -> Hook:
+    hook = Hook(event, Dialect.CLAUDE)
+    sid = payload.get("session_id")
+    hook.session = sid if isinstance(sid, str) and _SESSION_ID.fullmatch(sid) else None
+    prompt = payload.get("prompt")
+    hook.prompt = prompt if isinstance(prompt, str) else None
+    hook.stop_active = payload.get("stop_hook_active") is True
+    return hook
 
 
 def _text(value: Any) -> str | None:
@@ -93,7 +114,11 @@ def read_hook(payload: Any, env: dict[str, str]) -> Hook:
     name = payload.get("hook_event_name")
     if name == "SessionStart":
         dialect = Dialect.GEMINI if "timestamp" in payload and "source" in payload else Dialect.CLAUDE
-        return Hook(Event.SESSION_START, dialect)
+        hook = _session_hook(Event.SESSION_START, payload)
+        hook.dialect = dialect
+        return hook
+    if isinstance(name, str) and name in _SESSION_EVENTS:
+        return _session_hook(_SESSION_EVENTS[name], payload)
     tool_dialect = _TOOL_EVENTS.get(name) if isinstance(name, str) else None
     if tool_dialect is None:
         return Hook(Event.OTHER, Dialect.CLAUDE)

@@ -177,7 +177,12 @@ HOSTS: dict[str, Host] = {
             projects=True,
             guard=GuardHooks(
                 _claude_settings,
-                (HookEvent("PreToolUse", "Edit|Write|MultiEdit|NotebookEdit|Bash"), HookEvent("SessionStart")),
+                (
+                    HookEvent("PreToolUse", "Edit|Write|MultiEdit|NotebookEdit|Bash"),
+                    HookEvent("SessionStart"),
+                    HookEvent("UserPromptSubmit"),  # the prompt's one-line summary, for the session's record
+                    HookEvent("Stop"),  # remind the agent of its pending proposals and running work
+                ),
                 project_file=".claude/settings.json",
             ),
         ),

@@ -22,10 +22,12 @@ def load_handlers() -> None:
         retrieve_methods,
         search_methods,
         service_methods,
+        session_methods,
         source_methods,
         spec_methods,
         subscription_methods,
         task_methods,
         vault_methods,
+        work_methods,
         write_methods,
     )

@@ -16,6 +16,7 @@ from protocol.methods.gate import Gate, OpClass
 from protocol.methods.guard import GuardCheckParams, GuardCheckResult, GuardContextResult, VaultContext, canonical, guarded, verdict
 from protocol.methods.vaults import VaultState
 from vaultd.api.handlers import CallContext, handles
+from vaultd.api.session_methods import hot_summary
 from vaultd.errors import VaultError
 from vaultd.gate.store import store_for
 
@@ -51,6 +52,7 @@ async def _context(runtime: VaultRuntime) -> VaultContext:
         pending_proposals=pending,
         proposes=[c.value for c in OpClass if policy.gate(c) is Gate.PROPOSE],
         refuses=[c.value for c in OpClass if policy.gate(c) is Gate.REFUSE],
+        hot=await hot_summary(runtime) if runtime.state is VaultState.READY else "",
     )
 
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from vaultd.console.supervisor import ConsoleSupervisor
     from vaultd.registry.config import ConfigStore
     from vaultd.runtime import VaultRuntime
+    from vaultd.sessions.book import SessionBook
 
 
 class Host(Protocol):
@@ -68,6 +69,10 @@ class Host(Protocol):
 
     def detach(self, vault_id: str) -> None:
         """Stop serving a vault (its files are untouched)."""
+
+    @property
+    def sessions(self) -> SessionBook:
+        """The agent sessions' records (in the daemon's home)."""
 
     @property
     def console(self) -> ConsoleSupervisor:

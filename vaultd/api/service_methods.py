@@ -12,7 +12,7 @@ import msgspec
 
 from protocol import extras
 from protocol.methods import service
-from protocol.methods.common import SUPPORTED_PROTOCOLS, Empty
+from protocol.methods.common import SUPPORTED_PROTOCOLS, Channel, Empty
 from protocol.methods.reads import VaultParams
 from protocol.methods.service import (
     DaemonStatus,
@@ -25,15 +25,21 @@ from protocol.methods.service import (
     StopResult,
 )
 from protocol.methods.vaults import VaultHealth, VaultState
+from protocol.methods.work import WorkState
 from protocol.table import METHODS
 from vaultd.api import read_methods
 from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Unavailable, VaultError
 from vaultd.gate.store import store_for
 from vaultd.git import doctor as git_doctor
+from vaultd.ops.view_refresh import edited_views
+from vaultd.sessions.work import work_for
 
 if TYPE_CHECKING:
     from vaultd.runtime import VaultRuntime
+
+
+MAX_STATUS_WORK = 10  #: running work documents status lists per vault
 
 
 @handles(service.HELLO)
@@ -52,6 +58,8 @@ async def hello(ctx: CallContext, params: HelloParams) -> HelloResult:
             f"{max(SUPPORTED_PROTOCOLS)}); upgrade the client"
         )
     ctx.channel, ctx.client, ctx.session, ctx.opened = params.channel, params.client, params.session, True
+    if params.channel == Channel.MCP and params.session is not None:
+        ctx.host.sessions.opened(params.session, params.client)  # a new record, or one resumed by its id
     return HelloResult(server="vaultd", version=ctx.host.version, protocol=max(usable), methods=list(METHODS))
 
 
@@ -118,6 +126,13 @@ async def _with_pending(runtime: VaultRuntime) -> VaultHealth:
     health = runtime.health()
     if health.state not in (VaultState.READY, VaultState.INDEXING):
         return health
+    running = [
+        f"{w.id} {w.what}" + (f" ({w.progress})" if w.progress else "")
+        for w in work_for(runtime.root, runtime.entry.id).all()
+        if w.state is WorkState.RUNNING
+    ][:MAX_STATUS_WORK]
+    edited = await anyio.to_thread.run_sync(edited_views, runtime) if runtime.entry.views else []
+    health = msgspec.structs.replace(health, running_work=running, edited_views=edited)
     try:
         pending = await anyio.to_thread.run_sync(store_for(runtime.root).pending_count)
     except VaultError:

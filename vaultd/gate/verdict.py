@@ -38,6 +38,7 @@ METHOD_CLASSES: dict[str, OpClass] = {
     "daily.prepend": OpClass.APPEND,
     "template.insert": OpClass.APPEND,
     "vault.tidy": OpClass.WIDE,  #: every note of the vault: a person decides
+    "work.cancel": OpClass.UNDO_OWN,  #: its own session's work only (the operation refuses any other)
 }
 
 

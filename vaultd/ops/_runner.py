@@ -39,6 +39,7 @@ from vaultd.ops._context import OpContext
 from vaultd.ops._receipts import receipt_of
 from vaultd.ops._validate import check_policy, created_path_issues, refuse_unsafe_path, validate
 from vaultd.policy import pii_findings, secret_issues
+from vaultd.sessions.work import work_for
 from vaultd.txn import journal, opids, prune
 from vaultd.txn.engine import Part, RollbackFailed, apply_plan, apply_together, check_bounds
 from vaultd.txn.plan import Plan
@@ -235,14 +236,23 @@ async def _run_operation(
             return receipt_of(DryRun, plan, warnings=warnings, detail=info)
         if not plan.effective():
             return receipt_of(Unchanged, plan, warnings=warnings, detail=info)
+        # An agent's write while its session runs a work document here is that work's.
+        work = work_for(runtime.root, runtime.entry.id) if agent and plan.op != "work.cancel" else None
         if held and verdict is not None:
-            return await anyio.to_thread.run_sync(
+            proposed = await anyio.to_thread.run_sync(
                 agent_gate.propose, runtime.root, runtime.entry, plan, params, call, verdict, warnings, info, ctx.today
             )
+            if work is not None:
+                work.tag(call.session, proposal=proposed.proposal)
+            return proposed
         if agent:
             plan.session = call.session
+        if work is not None:
+            work.check_room(call.session)
         op_id = new_op_id(now, runtime.root)
         log_receipt, commit, git_warnings = await carry_out(runtime, plan, op_id, call, now=now, log_override=params.log, undoes=undoes)
+        if work is not None:
+            work.tag(call.session, op_id=op_id)
         return receipt_of(Applied, plan, op_id=op_id, warnings=[*git_warnings, *warnings], log=log_receipt, detail=info, commit=commit)
 
 

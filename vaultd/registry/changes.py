@@ -39,7 +39,7 @@ _SURFACES: tuple[Surface, ...] = get_args(Surface)
 def changed_entry(entry: VaultEntry, params: VaultSetParams) -> VaultEntry:
     """The entry as ``params`` would leave it (the caller validates it like a new one)."""
     updates: dict[str, Any] = {}
-    for name in ("kind", "write", "schema", "pii", "deny_paths", "private_paths", "stamp_keys", "parent_keys", "dead_links"):
+    for name in ("kind", "write", "schema", "pii", "deny_paths", "private_paths", "stamp_keys", "parent_keys", "dead_links", "views"):
         value = getattr(params, name)
         if value is not None:
             updates[name] = value
@@ -77,6 +77,7 @@ def setting_changes(before: VaultEntry, after: VaultEntry) -> list[SettingChange
     add("stamp_keys", before.stamp_keys, after.stamp_keys, False)
     add("parent_keys", before.parent_keys, after.parent_keys, False)
     add("dead_links", before.dead_link_rule(), after.dead_link_rule(), after.dead_link_rule() is DeadLinks.WARN)
+    add("views", before.views, after.views, False)
     out.extend(_agent_changes(before.agent_policy(), after.agent_policy()))
     return out
 
@@ -127,6 +128,12 @@ def _agent_changes(before: AgentPolicy, after: AgentPolicy) -> list[SettingChang
             loosens = new > old
         elif name == "guard":
             loosens = old and not new
+        elif name == "hot":  # a part added tells the model more
+            loosens = not set(new) <= set(old)
+        elif name == "hot_bytes":
+            loosens = new > old
+        elif name == "hot_pinned":  # another note's text goes to the model
+            loosens = new is not None
         else:  # session_context: vault facts go to the model
             loosens = new and not old
         out.append(SettingChange(setting=f"agents.{name}", before=_text(old), after=_text(new), loosens=bool(loosens)))

@@ -202,6 +202,8 @@ class Connection:
                 except _GONE:
                     pass
                 self.streams.close_all()  # the peer hung up: nobody reads what they would send
+                if self.ctx is not None and self.ctx.session is not None and self.ctx.channel == Channel.MCP:
+                    self.ctx.host.sessions.closed(self.ctx.session)
                 if buffer.pending:
                     log.info("peer hung up mid-frame", pending_bytes=buffer.pending)
         if self._hello_deadline.cancelled_caught:

@@ -18,6 +18,7 @@ from protocol.methods.common import Channel
 from protocol.methods.reads import ReadResult
 from protocol.table import METHODS, MethodSpec
 from vaultd.api.handlers import HANDLERS, CallContext
+from vaultd.api.session_methods import observe
 from vaultd.errors import VaultError
 from vaultd.policy.visibility import Visibility, screened
 
@@ -78,6 +79,7 @@ async def dispatch(request: Request, ctx: CallContext) -> Reply:
     try:
         result = await handler(ctx, params)
         if ctx.channel == Channel.MCP:
+            observe(ctx, params, result)  # the agent session's record: what it read and wrote
             result = _for_agents(ctx, request.method, result, params)
         # Encoding is part of the call: a result that cannot be encoded is this call's failure.
         encoded = encode_value(result)

@@ -55,6 +55,10 @@ function follow(vault) {
   feed.addEventListener("message", (msg) => {
     const event = JSON.parse(msg.data);
     if (event.kind === "proposal.created" || event.kind === "proposal.decided") refreshWaiting();
+    if (event.kind === "work.changed") {
+      // An agent's declared work, live: started, its progress, finished or cancelled.
+      tell(`agent work ${event.id} ${event.state}: ${event.what}${event.progress ? ` (${event.progress})` : ""}`);
+    }
     state.view?.onEvent?.(event);
   });
   for (const name of ["dropped", "gone", "refused"]) {

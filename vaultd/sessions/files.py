@@ -1,0 +1,56 @@
+"""Small JSON records vaultd keeps for itself: written whole by rename, read bounded, never
+through a link. A record is a convenience for people and agents, not a journal: a crash may lose
+its last change, never leave half of one."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from vaultd.fsio import ReadRefused, read_regular, temp_name_for
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def ensure_folder(folder: Path) -> None:
+    """Make ``folder`` (0700) when absent; refuse one that is a link or not a folder.
+
+    Raises:
+        OSError: it cannot be made, or what is there is not a plain folder.
+    """
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return
+    import stat
+
+    if not stat.S_ISDIR(st.st_mode):
+        raise NotADirectoryError(f"{folder} is not a folder of vaultd's own")
+
+
+def write_record(path: Path, data: bytes) -> None:
+    tmp = temp_name_for(path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def read_record(path: Path, limit: int) -> bytes | None:
+    """The file's bytes, or None when it is absent, a link, or over ``limit``."""
+    try:
+        data, _ = read_regular(path, limit)
+    except (FileNotFoundError, ReadRefused):
+        return None
+    return data
+
+
+def remove_record(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
