@@ -250,3 +250,14 @@ class IssueCode(enum.StrEnum):
         "or gives no usable name.",
         "Change the format in Obsidian's settings (or the template) to the supported tokens docs/obsidian.md lists.",
     )
+    G04 = (
+        "G04",
+        "A returned checkout's copy and the note itself changed the same lines since it was checked out: the note's "
+        "text is kept and the copy's is not written.",
+        "Read both sides in the proposal's warnings; carry what the copy adds into the note by hand, or check it out again.",
+    )
+    G05 = (
+        "G05",
+        "Agents may not write in a journal volume's folder nor publish its edition: the entries and their editions are a person's.",
+        "Ask your user; an agent may read a volume's entries.",
+    )

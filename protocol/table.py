@@ -12,6 +12,7 @@ from typing import Any
 
 from protocol.methods import (
     bases,
+    checkouts,
     console,
     daily,
     files,
@@ -57,6 +58,7 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *files.SPECS,
     *daily.SPECS,
     *templates.SPECS,
+    *checkouts.SPECS,
 )
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 

@@ -94,6 +94,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd.registry",),
     ("vaultd.txn",),
     ("vaultd.gate",),  # the agent gate: verdicts and the stored proposals
+    ("vaultd.checkout", "vaultd.wikify", "vaultd.editions"),  # checkouts' records and merge, suggested links, journal volumes
     ("vaultd.git",),  # the repository: commits through vaultd's own index, history, remotes, merges
     ("vaultd.events",),  # a vault's event log and clock, for subscribers
     ("vaultd.runtime",),  # a vault as the daemon holds it: lock, recovery, live index

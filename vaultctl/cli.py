@@ -115,6 +115,7 @@ GROUPS: tuple[tuple[str, str, str], ...] = (
     ("daily", "daily_cmd", "daily_app"),
     ("property", "properties_cmd", "property_app"),
     ("task", "tasks_cmd", "task_app"),
+    ("checkout", "checkouts_cmd", "app"),
 )
 #: Subcommands a group gets from other modules (kept out of admin.py, so 'vaultctl status' does not
 #: import them).

@@ -43,6 +43,9 @@ NOT_OPERATIONS = {
     "proposal.withdraw": "withdraws a proposal; no note changes",
     "console.open": "starts the console's process",
     "console.stop": "stops the console's process",
+    "checkout.make": "copies notes out of the vault into a scratch folder; no note changes",
+    "checkout.return": "stores a returned checkout's merge as a proposal (checkout.merge) a person applies; no note changes",
+    "checkout.cancel": "drops an open checkout's copies; no note changes",
 }
 
 

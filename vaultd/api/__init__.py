@@ -4,6 +4,7 @@
 def load_handlers() -> None:
     from vaultd.api import (  # noqa: F401
         base_methods,
+        checkout_methods,
         console_methods,
         daily_methods,
         file_methods,
