@@ -261,3 +261,8 @@ class IssueCode(enum.StrEnum):
         "Agents may not write in a journal volume's folder nor publish its edition: the entries and their editions are a person's.",
         "Ask your user; an agent may read a volume's entries.",
     )
+    G06 = (
+        "G06",
+        "One link of a wikify proposal: a mention of another note, and the link that would replace it.",
+        "Accept the links you want by number ('vaultctl wikify accept ID N...'), or apply or reject the proposal whole.",
+    )

@@ -32,6 +32,7 @@ from protocol.methods import (
     tasks,
     templates,
     vaults,
+    wikify,
     writes,
 )
 from protocol.methods.spec import Effect, MethodSpec, Trait
@@ -59,6 +60,7 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *daily.SPECS,
     *templates.SPECS,
     *checkouts.SPECS,
+    *wikify.SPECS,
 )
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 

@@ -116,6 +116,7 @@ GROUPS: tuple[tuple[str, str, str], ...] = (
     ("property", "properties_cmd", "property_app"),
     ("task", "tasks_cmd", "task_app"),
     ("checkout", "checkouts_cmd", "app"),
+    ("wikify", "wikify_cmd", "app"),
 )
 #: Subcommands a group gets from other modules (kept out of admin.py, so 'vaultctl status' does not
 #: import them).

@@ -46,6 +46,8 @@ NOT_OPERATIONS = {
     "checkout.make": "copies notes out of the vault into a scratch folder; no note changes",
     "checkout.return": "stores a returned checkout's merge as a proposal (checkout.merge) a person applies; no note changes",
     "checkout.cancel": "drops an open checkout's copies; no note changes",
+    "wikify.propose": "stores suggested links as a proposal (wikify.link) a person applies; no note changes",
+    "wikify.accept": "applies the chosen links of a proposal by running its operation (wikify.link), as proposal.apply does",
 }
 
 

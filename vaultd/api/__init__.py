@@ -26,5 +26,6 @@ def load_handlers() -> None:
         subscription_methods,
         task_methods,
         vault_methods,
+        wikify_methods,
         write_methods,
     )
