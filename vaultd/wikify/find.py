@@ -61,14 +61,15 @@ def _blocked(text: str, body_offset: int, spans: Iterable[tuple[int, int]]) -> b
     blocked = bytearray(len(text))
     blocked[:body_offset] = b"\x01" * min(body_offset, len(text))
     clean = text[:body_offset] + mask_code(text[body_offset:])
-    for i, (a, b) in enumerate(zip(text, clean, strict=True)):
-        if a != b:
+    for i, (real, seen) in enumerate(zip(text, clean, strict=True)):
+        if real != seen:
             blocked[i] = 1
     for pattern in (_URL, _TABLE_ROW, _HEADING):
         for m in pattern.finditer(text, body_offset):
             blocked[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
-    for a, b in spans:
-        blocked[a:b] = b"\x01" * (max(b, a) - a)
+    for start, end in spans:
+        start, end = min(start, len(blocked)), min(end, len(blocked))  # never grows the flags
+        blocked[start:end] = b"\x01" * max(end - start, 0)
     return blocked
 
 
