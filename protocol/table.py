@@ -15,6 +15,7 @@ from protocol.methods import (
     checkouts,
     console,
     daily,
+    editions,
     files,
     git,
     graph,
@@ -61,6 +62,7 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *templates.SPECS,
     *checkouts.SPECS,
     *wikify.SPECS,
+    *editions.SPECS,
 )
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 

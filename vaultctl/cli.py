@@ -117,6 +117,7 @@ GROUPS: tuple[tuple[str, str, str], ...] = (
     ("task", "tasks_cmd", "task_app"),
     ("checkout", "checkouts_cmd", "app"),
     ("wikify", "wikify_cmd", "app"),
+    ("edition", "editions_cmd", "app"),
 )
 #: Subcommands a group gets from other modules (kept out of admin.py, so 'vaultctl status' does not
 #: import them).

@@ -9,6 +9,7 @@ import msgspec
 
 from protocol.errors import Issue
 from protocol.methods.common import Empty, Fingerprint, Params, Result, VaultId
+from protocol.methods.editions import VolumesSettings
 from protocol.methods.gate import ORG_DEFAULT, PERSONAL_DEFAULT, AgentPolicy, AgentPolicyChange
 from protocol.methods.git_settings import DEFAULT_QUIET_S, GitMode, QuietSeconds, RemoteUrl, SyncInterval
 from protocol.methods.indexing import BuildProgress, MeaningCoverage
@@ -131,6 +132,7 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     remote: RemoteUrl | None = None  #: the remote vault.sync pushes to; origin must name exactly this
     snapshot_quiet_s: QuietSeconds = DEFAULT_QUIET_S
     sync_interval_s: SyncInterval | None = None  #: None: no background sync (vault.sync only)
+    volumes: VolumesSettings | None = None  #: None: no journal volumes (see edition.configure)
 
     def dead_link_rule(self) -> DeadLinks:
         """Whether a new link to no note is refused: so in the typed profile, warned in the open one."""

@@ -47,6 +47,7 @@ NOT_OPERATIONS = {
     "checkout.return": "stores a returned checkout's merge as a proposal (checkout.merge) a person applies; no note changes",
     "checkout.cancel": "drops an open checkout's copies; no note changes",
     "wikify.propose": "stores suggested links as a proposal (wikify.link) a person applies; no note changes",
+    "edition.configure": "sets where a vault keeps its journal volumes, in the registry",
     "wikify.accept": "applies the chosen links of a proposal by running its operation (wikify.link), as proposal.apply does",
 }
 

@@ -7,6 +7,7 @@ def load_handlers() -> None:
         checkout_methods,
         console_methods,
         daily_methods,
+        edition_methods,
         file_methods,
         git_methods,
         graph_methods,

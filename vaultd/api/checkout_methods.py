@@ -31,13 +31,15 @@ from protocol.methods.checkouts import (
     CheckoutState,
     CheckoutSummary,
 )
+from protocol.methods.common import Channel
 from vaultd.api.handlers import CallContext, handles
 from vaultd.checkout import store as checkout_store
 from vaultd.checkout.candidates import candidates
 from vaultd.checkout.store import Copy, Record, info_of, store_for, summary_of
+from vaultd.editions.volume import in_volumes
 from vaultd.errors import Conflict, InvalidParams, LimitExceeded, NotFound
 from vaultd.fsio import ReadRefused, read_regular
-from vaultd.ops import OpContext, created_event
+from vaultd.ops import OpContext, created_event, refuse_volume_writes
 from vaultd.ops.checkout_merge import propose_return
 from vaultd.policy.visibility import Visibility
 from vaultd.vault import oplog
@@ -64,12 +66,17 @@ def _chosen(ctx: CallContext, runtime: VaultRuntime, index: VaultIndex, params: 
     view = Visibility.of(runtime.entry, ctx.channel)
     log_path = oplog.log_name(runtime.entry)
     chosen: dict[str, str | None] = {}
+    agent = ctx.channel == Channel.MCP
     for target in params.notes:
         chosen.setdefault(find_note(index, target, view.hidden), None)
+    if agent:
+        refuse_volume_writes(runtime.entry, list(chosen))  # an agent never edits a volume's entries
     if params.query is not None and len(chosen) < params.limit:
 
         def shown(path: str) -> bool:
-            return path in index.notes and path != log_path and view.visible(path)
+            return (
+                path in index.notes and path != log_path and view.visible(path) and not (agent and in_volumes(runtime.entry.volumes, path))
+            )
 
         for path, reached in candidates(index, params.query, params.limit, shown):
             if len(chosen) >= params.limit:
@@ -108,6 +115,7 @@ async def make(ctx: CallContext, params: CheckoutMakeParams) -> CheckoutInfo:
 
     Raises:
         InvalidParams: INVALID_PARAMS, neither notes nor a query finding any.
+        PolicyRefused: POLICY (G05), an agent named a journal volume's entry.
         LimitExceeded: LIMIT, the vault has its bound of open checkouts, or the notes are over the bytes.
         NotFound: NOT_FOUND, a named note is not one the caller may see.
     """

@@ -15,6 +15,7 @@ import anyio
 import msgspec
 
 from protocol.methods import wikify
+from protocol.methods.common import Channel
 from protocol.methods.proposals import FileDiff, ProposalState
 from protocol.methods.receipts import Applied
 from protocol.methods.wikify import (
@@ -30,7 +31,7 @@ from protocol.methods.wikify import (
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.proposal_methods import _decided, _pending, _person_only, _store
 from vaultd.errors import Conflict, InvalidParams, ValidationFailed
-from vaultd.ops import Approval, OpContext, created_event, operations, who
+from vaultd.ops import Approval, OpContext, created_event, operations, refuse_volume_writes, who
 from vaultd.ops.wikify_link import apply_links, propose_links, suggestions
 from vaultd.txn.engine import read_current
 
@@ -69,7 +70,7 @@ async def propose(ctx: CallContext, params: WikifyProposeParams) -> WikifyPropos
 
     Raises:
         InvalidParams: INVALID_PARAMS, a chosen number is not a suggestion's.
-        PolicyRefused: POLICY, the note is refused to the caller.
+        PolicyRefused: POLICY, the note is refused to the caller (G05: an agent, a volume's entry).
     """
     runtime = ctx.host.vault(params.vault)
     await runtime.wait_ready()
@@ -79,6 +80,8 @@ async def propose(ctx: CallContext, params: WikifyProposeParams) -> WikifyPropos
         async with live.held_still() as index:
             op_ctx = OpContext(root=runtime.root, entry=runtime.entry, index=index, channel=ctx.channel, now=dt.datetime.now().astimezone())
             path = await anyio.to_thread.run_sync(op_ctx.find, params.target)
+            if ctx.channel == Channel.MCP:
+                refuse_volume_writes(runtime.entry, [path])
             sha, found = await anyio.to_thread.run_sync(suggestions, op_ctx, path)
             if params.choose is not None:
                 missing = sorted(set(params.choose) - {s.number for s, _ in found})

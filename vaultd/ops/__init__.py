@@ -5,7 +5,7 @@ planner sees, validation, the agent gate, receipts, stamps); other packages reac
 through the names below, so the helpers can change without their callers knowing.
 """
 
-from vaultd.ops._agent_gate import StaleProposal, held_notice, judge, stamp_date, stored_params, who
+from vaultd.ops._agent_gate import StaleProposal, held_notice, judge, refuse_volume_writes, stamp_date, stored_params, who
 from vaultd.ops._announce import created_event, decided_event
 from vaultd.ops._context import OpContext
 from vaultd.ops._receipts import change_receipts, receipt_of
@@ -44,6 +44,7 @@ __all__ = [
     "operation",
     "operations",
     "receipt_of",
+    "refuse_volume_writes",
     "screen_log_line",
     "stamp_date",
     "stored_params",
