@@ -29,9 +29,7 @@ MAX_KEPT_CHECKOUTS = 200  #: records kept per vault; past it the oldest closed o
 DEFAULT_CANDIDATES = 30  #: notes a checkout made from a search takes when no limit is given
 MAX_CONFLICT_CHARS = 2000  #: of each side of an overlap shown in a return
 
-CheckoutId = Annotated[
-    str, msgspec.Meta(pattern=r"^c[0-9]{14}-[0-9a-f]{8}$", description="A checkout id, as checkout.make or checkout.list gives it.")
-]
+CheckoutId = Annotated[str, msgspec.Meta(pattern=r"^c[0-9]{14}-[0-9a-f]{8}$", description="A checkout id.")]
 
 
 class CheckoutState(enum.StrEnum):
@@ -44,7 +42,7 @@ class CheckoutMakeParams(Params, kw_only=True):
     vault: OptionalVault = None
     notes: Annotated[
         list[Target],
-        msgspec.Meta(max_length=MAX_CHECKOUT_NOTES, description="The notes to copy (paths, names or aliases)."),
+        msgspec.Meta(max_length=MAX_CHECKOUT_NOTES, description="Notes to copy (paths, names or aliases)."),
     ] = []
     query: (
         Annotated[
@@ -52,13 +50,13 @@ class CheckoutMakeParams(Params, kw_only=True):
             msgspec.Meta(
                 min_length=1,
                 max_length=500,
-                description="Also copy the best notes of this search and their linked neighbours (ranked, bounded by limit).",
+                description="Also copy this search's best notes and their link neighbours.",
             ),
         ]
         | None
     ) = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_CHECKOUT_NOTES, description="At most this many notes in all.")] = DEFAULT_CANDIDATES
-    name: Annotated[str, msgspec.Meta(min_length=1, max_length=120, description="A label for the work.")] | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_CHECKOUT_NOTES, description="Most notes in all.")] = DEFAULT_CANDIDATES
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=120, description="A label.")] | None = None
 
 
 class CheckoutNote(msgspec.Struct, kw_only=True):
@@ -86,6 +84,7 @@ class CheckoutSummary(msgspec.Struct, kw_only=True):
     state: CheckoutState
     created: float
     notes: int
+    folder: Annotated[str, msgspec.Meta(description="The scratch folder holding the copies.")] = ""
     proposal: str | None = None
 
 
@@ -144,7 +143,7 @@ CHECKOUT_LIST = spec(
     "checkout.list",
     CheckoutListParams,
     CheckoutListResult,
-    "List a vault's checkouts.",
+    "List a vault's checkouts and their folders.",
     Effect.READ,
     Trait.MCP,
 )
@@ -154,7 +153,8 @@ CHECKOUT_SHOW = spec(
     CheckoutInfo,
     "One checkout: its folder, copies and which were edited.",
     Effect.READ,
-    Trait.MCP,
+    # Not an MCP tool: checkout.make answers the copies' paths and checkout.list each folder, and
+    # every tool an agent's host lists costs its context.
 )
 CHECKOUT_RETURN = spec(
     "checkout.return",

@@ -50,7 +50,7 @@ class WikifyProposeParams(Params, kw_only=True):
     choose: (
         Annotated[
             list[Annotated[int, msgspec.Meta(ge=1, le=MAX_SUGGESTIONS)]],
-            msgspec.Meta(max_length=MAX_SUGGESTIONS, description="The suggestions' numbers to propose; omitted: all."),
+            msgspec.Meta(max_length=MAX_SUGGESTIONS, description="Suggestion numbers; omitted: all."),
         ]
         | None
     ) = None

@@ -76,8 +76,8 @@ async def test_a_person_edit_made_meanwhile_is_kept_and_the_overlap_shown(vault:
         (vault / "Plan.md").write_text(
             PLAN.replace("Intro line.", "Intro line, by the person.").replace("Old note line.", "Person's note line.")
         )
-        shown = ok(await client.call_tool("checkout_show", {"id": made["id"]}))
-        assert {n["path"] for n in shown["notes"] if n["edited"]} == {"Plan.md", "Ideas.md"}
+        listed = ok(await client.call_tool("checkout_list", {}))
+        assert [(c["id"], c["folder"]) for c in listed["checkouts"]] == [(made["id"], str(folder))]
         returned = ok(await client.call_tool("checkout_return", {"id": made["id"], "reason": "tidied the plan"}))
         pid = returned["proposal"]
         assert pid and sorted(returned["returned"]) == ["Ideas.md", "Plan.md"]
@@ -108,6 +108,8 @@ async def test_a_person_edit_made_meanwhile_is_kept_and_the_overlap_shown(vault:
 def test_a_proposal_is_stale_when_the_note_changes_after_the_return(vault: Path, home: Home, cli: Any) -> None:
     made = _json(cli, "checkout", "make", "Ideas")
     Path(made["notes"][0]["copy"]).write_text(IDEAS + "more\n")
+    shown = _json(cli, "checkout", "show", made["id"])
+    assert [(n["path"], n["edited"]) for n in shown["notes"]] == [("Ideas.md", True)]
     returned = _json(cli, "checkout", "return", made["id"])
     assert returned["proposal"], "a person's return is a proposal too"
     (vault / "Ideas.md").write_text(IDEAS + "the person again\n")

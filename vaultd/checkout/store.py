@@ -277,5 +277,11 @@ def info_of(record: Record, edited: set[str] | None = None) -> CheckoutInfo:
 
 def summary_of(record: Record) -> CheckoutSummary:
     return CheckoutSummary(
-        id=record.id, name=record.name, state=record.state, created=record.created, notes=len(record.copies), proposal=record.proposal
+        id=record.id,
+        name=record.name,
+        state=record.state,
+        created=record.created,
+        notes=len(record.copies),
+        folder=record.folder if record.state is CheckoutState.OPEN else "",
+        proposal=record.proposal,
     )
