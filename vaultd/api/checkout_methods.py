@@ -37,7 +37,7 @@ from vaultd.checkout import store as checkout_store
 from vaultd.checkout.candidates import candidates
 from vaultd.checkout.store import Copy, Record, info_of, store_for, summary_of
 from vaultd.editions.volume import in_volumes
-from vaultd.errors import Conflict, InvalidParams, LimitExceeded, NotFound
+from vaultd.errors import Conflict, InvalidParams, LimitExceeded, NotFound, VaultError
 from vaultd.fsio import ReadRefused, read_regular
 from vaultd.ops import OpContext, created_event, refuse_volume_writes
 from vaultd.ops.checkout_merge import propose_return
@@ -169,7 +169,7 @@ def _edited(record: Record) -> set[str]:
     for c in record.copies:
         try:
             text = checkout_store.read_copy(record, c.path)
-        except (Conflict, LimitExceeded, OSError, Exception):  # noqa: BLE001 - any trouble is worth a look
+        except (VaultError, OSError):  # a copy vaultd cannot read back is worth a look
             edited.add(c.path)
             continue
         if text is not None and text != c.base:
