@@ -42,3 +42,13 @@ def test_mentions_are_whole_words_of_the_text_and_unique_per_note(words: list[st
         assert m.start == 0 or not text[m.start - 1].isalnum()
         assert m.end == len(text) or not text[m.end].isalnum()
         assert "`" not in text[max(0, m.start - 1) : m.end + 1]
+
+
+def test_mentions_stop_at_their_bound() -> None:
+    from vaultd.wikify.find import MAX_MENTIONS
+
+    table = names_table([(f"N{i:03}.md", [f"name{i:03}"]) for i in range(MAX_MENTIONS + 1)])
+    text = " ".join(f"name{i:03}" for i in range(MAX_MENTIONS + 1))
+    found = mentions(text, 0, [], table, "Me.md")
+    assert len(found) == MAX_MENTIONS and found[-1].text == f"name{MAX_MENTIONS - 1:03}"
+    assert len(mentions(" ".join(text.split()[:MAX_MENTIONS]), 0, [], table, "Me.md")) == MAX_MENTIONS
