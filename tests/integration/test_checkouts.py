@@ -27,6 +27,7 @@ from protocol.methods.checkouts import (
 )
 from protocol.methods.common import Channel
 from tests.support.agent import agent, ok
+from tests.support.guard_driver import edit, judge
 from tests.support.harness import Daemon, Home, snapshot
 from tests.support.typed import refused
 
@@ -66,7 +67,8 @@ async def test_a_person_edit_made_meanwhile_is_kept_and_the_overlap_shown(vault:
         copies = {n["path"]: Path(n["copy"]) for n in made["notes"]}
         assert set(copies) == {"Plan.md", "Ideas.md"}
         folder = Path(made["folder"])
-        assert home.home in folder.parents and vault not in folder.parents, "the copies live outside the vault"
+        assert vault not in folder.parents and home.home not in folder.parents, "the copies live outside the vault and the home"
+        assert folder.is_relative_to(home.root / "home-checkouts")
         assert copies["Plan.md"].read_text() == PLAN
         # The agent edits its copies with its own file tools; the person edits the note meanwhile.
         copies["Plan.md"].write_text(
@@ -103,6 +105,16 @@ async def test_a_person_edit_made_meanwhile_is_kept_and_the_overlap_shown(vault:
     assert undone["outcome"] == "applied"
     assert (vault / "Ideas.md").read_text() == IDEAS
     assert "done by the agent" not in (vault / "Plan.md").read_text()
+
+
+def test_the_guard_lets_an_agents_own_tools_edit_the_copies_and_nothing_in_the_vault(vault: Path, home: Home, cli: Any) -> None:
+    made = _json(cli, "checkout", "make", "Plan")
+    copy = made["notes"][0]["copy"]
+    env = {**home.env, "CLAUDE_PROJECT_DIR": str(home.root)}
+    allowed, why = judge(edit("Edit", copy, cwd=str(home.root)), env)
+    assert allowed == 0, why
+    refused_code, why = judge(edit("Edit", str(vault / "Plan.md"), cwd=str(home.root)), env)
+    assert refused_code == 2 and "Plan.md" in why
 
 
 def test_a_proposal_is_stale_when_the_note_changes_after_the_return(vault: Path, home: Home, cli: Any) -> None:

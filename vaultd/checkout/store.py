@@ -3,10 +3,11 @@
 The record of a checkout holds the bytes of each note as it was checked out (the base of the
 three-way merge) and, once returned, the copies as they were returned: what the proposal shows
 and what applying it re-plans from. It is sealed under the daemon's key like a proposal, so a
-record edited by hand (or by an agent's shell) is never used. The copies live under the daemon's
-home (``checkouts/<vault>/<id>/``), never in the vault: the index, search and lint never see them,
-and an agent's own file tools may edit them freely; vaultd reads them back only at the return,
-bounded, as regular files inside that folder.
+record edited by hand (or by an agent's shell) is never used. The copies live in a folder beside
+the daemon's home, ``<home>-checkouts/<vault>/<id>/`` (or under ``$VAULTD_CHECKOUTS``), never in
+the vault nor in the home itself: the index, search and lint never see them, and an agent's own
+file tools, which the guard keeps off the vaults and off vaultd's home, may edit them freely.
+vaultd reads them back only at the return, bounded, as regular files inside that folder.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from vaultd.vault.layout import STATE_DIR
 log = structlog.get_logger("vaultd.checkout")
 
 RECORDS_DIR = f"{STATE_DIR}/checkouts"  #: vault-relative
-SCRATCH_DIR = "checkouts"  #: under the daemon's home
+SCRATCH_ENV = "VAULTD_CHECKOUTS"  #: where checkouts' copies go, when set (an absolute folder)
 _DOMAIN = b"vaultd-checkout\0"
 _SUFFIX = ".json"
 _MAX_RECORD_BYTES = 3 * MAX_CHECKOUT_BYTES + 1024 * 1024  #: base, returned copies, and what JSON adds
@@ -75,8 +76,17 @@ def sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def scratch_root(home: Path) -> Path:
+    """The folder of every checkout's copies: ``$VAULTD_CHECKOUTS``, or ``<home>-checkouts`` beside
+    the home (outside it: the guard refuses agents' edits inside vaultd's home)."""
+    chosen = os.environ.get(SCRATCH_ENV)
+    if chosen and os.path.isabs(chosen):
+        return Path(chosen)
+    return home.parent / f"{home.name}-checkouts"
+
+
 def scratch_folder(home: Path, vault_id: str, checkout_id: str) -> Path:
-    return home / SCRATCH_DIR / vault_id / checkout_id
+    return scratch_root(home) / vault_id / checkout_id
 
 
 def copy_path(record: Record, path: str) -> Path:
@@ -210,6 +220,7 @@ def store_for(root: Path) -> CheckoutStore:
 def write_copies(record: Record) -> None:
     """Make the scratch folder and write each copy (private to the user, as vaultd's own files)."""
     folder = Path(record.folder)
+    folder.parent.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # private to the user, as the home
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     for c in record.copies:
         target = copy_path(record, c.path)
