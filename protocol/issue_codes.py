@@ -307,3 +307,19 @@ class IssueCode(enum.StrEnum):
         "tidy log: a secret in a line of the vault's operation log.",
         "vault.tidy replaces it by [redacted] in the log; a redaction of the log is never undone. Rotate the secret.",
     )
+    G04 = (
+        "G04",
+        "A returned checkout's copy and the note itself changed the same lines since it was checked out: the note's "
+        "text is kept and the copy's is not written.",
+        "Read both sides in the proposal's warnings; carry what the copy adds into the note by hand, or check it out again.",
+    )
+    G05 = (
+        "G05",
+        "Agents may not write in a journal volume's folder nor publish its edition: the entries and their editions are a person's.",
+        "Ask your user; an agent may read a volume's entries.",
+    )
+    G06 = (
+        "G06",
+        "One link of a wikify proposal: a mention of another note, and the link that would replace it.",
+        "Accept the links you want by number ('vaultctl wikify accept ID N...'), or apply or reject the proposal whole.",
+    )

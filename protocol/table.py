@@ -12,8 +12,10 @@ from typing import Any
 
 from protocol.methods import (
     bases,
+    checkouts,
     console,
     daily,
+    editions,
     files,
     git,
     graph,
@@ -36,6 +38,7 @@ from protocol.methods import (
     tidy,
     vaults,
     views,
+    wikify,
     work,
     writes,
 )
@@ -69,6 +72,9 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *sessions.SPECS,
     *work.SPECS,
     *views.SPECS,
+    *checkouts.SPECS,
+    *wikify.SPECS,
+    *editions.SPECS,
 )
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 

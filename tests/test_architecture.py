@@ -98,6 +98,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vaultd.gate",),  # the agent gate: verdicts and the stored proposals
     ("vaultd.sessions",),  # agent sessions' records and work documents
     ("vaultd.views",),  # generated views' text and mark (written by vaultd.ops.view_refresh)
+    ("vaultd.checkout", "vaultd.wikify", "vaultd.editions"),  # checkouts' records and merge, suggested links, journal volumes
     ("vaultd.git",),  # the repository: commits through vaultd's own index, history, remotes, merges
     ("vaultd.specs",),  # spec sources: their files, references, checks and freshness (git)
     ("vaultd.events",),  # a vault's event log and clock, for subscribers

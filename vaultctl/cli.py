@@ -121,6 +121,9 @@ GROUPS: tuple[tuple[str, str, str], ...] = (
     ("spec", "specs_cmd", "spec_app"),
     ("memory", "memory_cmd", "memory_app"),
     ("work", "work_cmd", "work_app"),
+    ("checkout", "checkouts_cmd", "app"),
+    ("wikify", "wikify_cmd", "app"),
+    ("edition", "editions_cmd", "app"),
 )
 #: Subcommands a group gets from other modules (kept out of admin.py, so 'vaultctl status' does not
 #: import them).

@@ -21,6 +21,7 @@ from protocol.framing import MAX_FRAME_BYTES
 from protocol.methods.service import Activation
 from vaultd import __version__
 from vaultd.api import load_handlers
+from vaultd.api.edition_methods import scheduled_editions
 from vaultd.api.handlers import check_complete
 from vaultd.console.supervisor import ConsoleSupervisor
 from vaultd.errors import NotFound, VaultError
@@ -119,6 +120,7 @@ class Daemon:
             runtime.start_index(self.home, self._vault_tasks)
             self._vault_tasks.start_soon(background_sync, runtime)  # idle unless the vault opts in
             self._vault_tasks.start_soon(keep_views, runtime)  # idle unless the vault opts in
+            self._vault_tasks.start_soon(scheduled_editions, runtime)  # idle unless the vault sets a schedule
         runtime.publish_health()
         self.vault_set.wake()
         log.info("vault attached", vault=entry.id, state=str(runtime.state))

@@ -9,6 +9,7 @@ import msgspec
 
 from protocol.errors import Issue
 from protocol.methods.common import Empty, Fingerprint, Params, Result, VaultId
+from protocol.methods.editions import VolumesSettings
 from protocol.methods.gate import ORG_DEFAULT, PERSONAL_DEFAULT, AgentPolicy, AgentPolicyChange
 from protocol.methods.git_settings import DEFAULT_QUIET_S, GitMode, QuietSeconds, RemoteUrl, SyncInterval
 from protocol.methods.indexing import BuildProgress, MeaningCoverage
@@ -137,6 +138,7 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     specs: Annotated[list[SpecSource], msgspec.Meta(max_length=MAX_SPEC_SOURCES)] = []
     #: Notes vaultd generates in the vault and keeps current (opt-in; see protocol.methods.views).
     views: Annotated[list[ViewName], msgspec.Meta(max_length=4)] = []
+    volumes: VolumesSettings | None = None  #: None: no journal volumes (see edition.configure)
 
     def dead_link_rule(self) -> DeadLinks:
         """Whether a new link to no note is refused: so in the typed profile, warned in the open one."""

@@ -67,7 +67,10 @@ def _arguments(corpus_paths: list[str], query: str, spec_name: str) -> dict[str,
     }
     info = msgspec.inspect.type_info(METHODS[spec_name].params)
     assert isinstance(info, msgspec.inspect.StructType)
-    own = {"note.promote": {"to": "big"}}.get(spec_name, {})  # its `to` is a vault
+    checkout = {"id": "c20260101000000-0000abcd"}  # a checkout's id, not a proposal's
+    own = {"note.promote": {"to": "big"}, "checkout.return": checkout, "checkout.cancel": checkout}.get(
+        spec_name, {}
+    )  # promote's `to` is a vault
     return {f.encode_name: own.get(f.encode_name, by_field.get(f.encode_name)) or _by_type(f.type, hub) for f in info.fields if f.required}
 
 

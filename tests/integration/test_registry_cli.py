@@ -54,6 +54,7 @@ def test_add_list_remove_text_and_json(daemon: Daemon, cli, tmp_path: Path) -> N
         "sync_interval_s": None,
         "specs": [],
         "views": [],  # no generated views unless the person opts in
+        "volumes": None,  # no journal volumes until a person sets them (edition configure)
     }
     assert info["health"]["state"] == "ready"
     text = cli("vault", "list")

@@ -49,6 +49,12 @@ NOT_OPERATIONS = {
     "work.start": "opens a work document in vaultd's own state; the work's writes are operations",
     "work.progress": "adds a line to a work document's progress",
     "work.finish": "closes a work document; its writes stay as applied",
+    "checkout.make": "copies notes out of the vault into a scratch folder; no note changes",
+    "checkout.return": "stores a returned checkout's merge as a proposal (checkout.merge) a person applies; no note changes",
+    "checkout.cancel": "drops an open checkout's copies; no note changes",
+    "wikify.propose": "stores suggested links as a proposal (wikify.link) a person applies; no note changes",
+    "edition.configure": "sets where a vault keeps its journal volumes, in the registry",
+    "wikify.accept": "applies the chosen links of a proposal by running its operation (wikify.link), as proposal.apply does",
 }
 
 

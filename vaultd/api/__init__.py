@@ -4,8 +4,10 @@
 def load_handlers() -> None:
     from vaultd.api import (  # noqa: F401
         base_methods,
+        checkout_methods,
         console_methods,
         daily_methods,
+        edition_methods,
         file_methods,
         git_methods,
         graph_methods,
@@ -28,6 +30,7 @@ def load_handlers() -> None:
         subscription_methods,
         task_methods,
         vault_methods,
+        wikify_methods,
         work_methods,
         write_methods,
     )

@@ -5,8 +5,8 @@ planner sees, validation, the agent gate, receipts, stamps); other packages reac
 through the names below, so the helpers can change without their callers knowing.
 """
 
-from vaultd.ops._agent_gate import StaleProposal, held_notice, judge, stamp_date, stored_params, who
-from vaultd.ops._announce import decided_event
+from vaultd.ops._agent_gate import StaleProposal, held_notice, judge, refuse_volume_writes, stamp_date, stored_params, who
+from vaultd.ops._announce import created_event, decided_event
 from vaultd.ops._context import OpContext
 from vaultd.ops._receipts import change_receipts, receipt_of
 from vaultd.ops._runner import (
@@ -35,6 +35,7 @@ __all__ = [
     "carry_out_together",
     "change_receipts",
     "check_policy",
+    "created_event",
     "decided_event",
     "held_notice",
     "judge",
@@ -43,6 +44,7 @@ __all__ = [
     "operation",
     "operations",
     "receipt_of",
+    "refuse_volume_writes",
     "screen_log_line",
     "stamp_date",
     "stored_params",

@@ -23,6 +23,7 @@ from protocol.methods.gate import Gate, OpClass
 from protocol.methods.proposals import ProposalDetail, ProposalState
 from protocol.methods.receipts import MAX_RECEIPT_WARNINGS, Proposed
 from protocol.methods.writes import UndoParams, WriteParams
+from vaultd.editions.volume import in_volumes
 from vaultd.errors import Conflict, PolicyRefused
 from vaultd.gate.diffs import file_diff
 from vaultd.gate.store import new_id, store_for
@@ -102,10 +103,12 @@ def judge(root: Path, entry: VaultEntry, plan: Plan, params: WriteParams, caller
     """The verdict for an agent's operation; None for a person's (people are not gated).
 
     Raises:
-        PolicyRefused: the policy refuses this operation to agents (G02).
+        PolicyRefused: the policy refuses this operation to agents (G02), or it writes a journal
+            volume's entry or an edition (G05).
     """
     if caller.channel != Channel.MCP:
         return None
+    refuse_volume_writes(entry, [c.path for c in plan.effective()])
     policy = entry.agent_policy()
     own = isinstance(params, UndoParams) and _undo_is_own(root, params, caller.session)
     found = verdict(plan.op, len(plan.effective()), policy, own_undo=own, extra=content_classes(plan))
@@ -114,6 +117,19 @@ def judge(root: Path, entry: VaultEntry, plan: Plan, params: WriteParams, caller
         message = f"refused: agents may not {what} in vault '{entry.id}' ({found.explain(entry.id)}); ask your user"
         raise PolicyRefused(message, issues=[Issue(code=IssueCode.G02, message=message)])
     return found
+
+
+def refuse_volume_writes(entry: VaultEntry, paths: list[str]) -> None:
+    """An agent never writes a journal volume's entries nor an edition, whatever its policy says:
+    they are a person's writing (G05).
+
+    Raises:
+        PolicyRefused: POLICY (G05), a path is under the vault's volumes or editions folder.
+    """
+    inside = [p for p in paths if in_volumes(entry.volumes, p)]
+    if inside:
+        message = f"refused: agents may not write {inside[0]}: a journal volume's entries and editions are your user's; ask them"
+        raise PolicyRefused(message, issues=[Issue(code=IssueCode.G05, message=message, path=inside[0])])
 
 
 def held_notice(found: Verdict, entry: VaultEntry) -> Issue:

@@ -40,3 +40,9 @@ def decided_event(decided: ProposalDetail) -> ProposalDecided:
     return ProposalDecided(
         id=decided.id, state=decided.state, decided_by=decided.decided_by or "", applied_op=decided.applied_op, targets=targets
     )
+
+
+def created_event(proposal: ProposalDetail) -> ProposalCreated:
+    """The event of a proposal the daemon stored itself (a returned checkout, suggested links)."""
+    targets, omitted = _listed(list(proposal.targets))
+    return ProposalCreated(id=proposal.id, op=proposal.op, proposer=proposal.proposer, targets=targets, targets_omitted=omitted)

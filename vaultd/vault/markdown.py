@@ -462,3 +462,9 @@ def section_spans(text: str, body_offset: int, name: str, level: int = 2) -> lis
         end = next((p for p, lvl, _, _ in found[i + 1 :] if lvl <= level), len(s))
         spans.append((pos - 1 + body_offset, end - 1 + body_offset))
     return spans
+
+
+def mask_code(body: str) -> str:
+    """``body`` with fenced code, code spans and comments blanked, its length and newlines kept:
+    where Obsidian reads no links, for a caller that looks for plain prose (wikify)."""
+    return _mask("\n" + body)[1:]
