@@ -25,8 +25,8 @@ from protocol.methods.reads import (
     ListParams,
     ReadParams,
     SearchParams,
+    StatsParams,
     TagsParams,
-    VaultParams,
 )
 from protocol.methods.receipts import Applied
 from protocol.methods.vaults import VAULT_ADD, VAULT_LIST, Kind, VaultAddParams
@@ -107,7 +107,7 @@ def test_the_default_log_gets_a_header_and_stays_out_of_search_stats_and_issues(
     r = typed.call(CREATE, CreateParams(path="zebra crossing", body="Stripes.\n"))
     hits = typed.call(SEARCH, SearchParams(query="zebra", fresh=True)).hits
     assert [h.path for h in hits] == ["zebra crossing.md"]  # the log line names it too
-    assert typed.call(STATS, VaultParams(fresh=True)).notes == 2
+    assert typed.call(STATS, StatsParams(fresh=True)).notes == 2
     log = (root / "log.md").read_text()
     assert log == HEADER + _created_line(r) + "\n"
 
@@ -117,7 +117,7 @@ def test_a_log_from_before_the_header_is_still_vaultds_and_a_large_one_is_no_iss
     root = _vault(home, {"a.md": "# A\n", "log.md": big})
     typed.call(VAULT_ADD, VaultAddParams(id="v", path=str(root)))
     assert typed.call(ISSUES, IssuesParams()).issues == []
-    stats = typed.call(STATS, VaultParams())
+    stats = typed.call(STATS, StatsParams())
     assert stats.skipped == 0
     assert stats.issues == 0
     assert stats.notes == 1

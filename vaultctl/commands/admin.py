@@ -22,6 +22,8 @@ from protocol.methods.indexing import VaultRebuildParams, VaultRebuildResult
 from protocol.methods.service import DaemonStatus, DoctorParams, DoctorResult, Finding, Level
 from protocol.methods.subscriptions import SubscribeParams
 from protocol.methods.vaults import (
+    BUILTIN_DOMAINS,
+    FolderRoles,
     Kind,
     SchemaProfile,
     SourcesSettings,
@@ -41,11 +43,15 @@ from vaultctl.commands.common import JsonOpt, call, emit, fail, session
 from vaultctl.commands.vault_options import (
     DeadLinksOpt,
     DenyPathOpt,
+    DomainOpt,
+    GitRawOpt,
     ParentKeyOpt,
     PiiOpt,
     PrivateOpt,
     QuietOpt,
+    RoleOpt,
     StampKeyOpt,
+    folder_roles,
     pii_setting,
     stamp_keys,
 )
@@ -74,10 +80,15 @@ def _status_text(s: DaemonStatus) -> str:
         ],
     )
     vaults = s.vaults
+    if s.config_problem:
+        head += f"\n\nthe registry cannot be used, so no vault is served: {s.config_problem}"
     if not vaults:
-        return head + "\n\nno vaults registered; add one with 'vaultctl vault add ID PATH'"
-    rows = [(v.id, _state(v), v.notes, v.pending_proposals, v.path, v.message or "") for v in vaults]
-    text = head + "\n\n" + render.table(["id", "state", "notes", "waiting", "path", "message"], rows)
+        return head if s.config_problem else head + "\n\nno vaults registered; add one with 'vaultctl vault add ID PATH'"
+    rows = [(v.id, _state(v), v.notes, v.pending_proposals, domains_text(v.domains), v.path, v.message or "") for v in vaults]
+    text = head + "\n\n" + render.table(["id", "state", "notes", "waiting", "domains", "path", "message"], rows)
+    roles = [f"{v.id}: {roles_text(v.roles)}" for v in vaults if v.roles]
+    if roles:
+        text += "\n\nfolder roles:\n  " + "\n  ".join(roles)
     waiting = sum(v.pending_proposals for v in vaults)
     if waiting:
         text += f"\n\n{waiting} agent proposal(s) wait for you: 'vaultctl proposals' lists them"
@@ -130,8 +141,11 @@ def with_build_bar(vault_id: str, label: str, spec: MethodSpec[P, R], params: P,
 
 
 def status(as_json: JsonOpt = False) -> None:
-    """Show the daemon and every vault's health (starts the daemon if needed)."""
-    emit(call(service.DAEMON_STATUS, Empty()), as_json, _status_text)
+    """Show the daemon and every vault's health (starts the daemon if needed); exits 1 when config.json cannot be used."""
+    result = call(service.DAEMON_STATUS, Empty())
+    emit(result, as_json, _status_text)
+    if result.config_problem:
+        raise typer.Exit(int(ExitStatus.REFUSED))
 
 
 @daemon_app.command("status")
@@ -194,6 +208,23 @@ def daemon_logs(
     render.say("\n".join(tail))
 
 
+def domains_text(declared: list[str]) -> str:
+    """``built-ins`` or ``built-ins + finance, health``: the effective set without repeating the six."""
+    own = sorted(set(declared) - set(BUILTIN_DOMAINS))
+    return "built-ins" + (f" + {', '.join(own)}" if own else "")
+
+
+def roles_text(roles: FolderRoles | None) -> str:
+    """``intake=inbox raw=.raw journal=journals``: the folders with a role, or ``none``."""
+    if roles is None:
+        return "none"
+    parts = []
+    for name in FolderRoles.__struct_fields__:
+        value = getattr(roles, name)
+        parts += [f"{name}={f}" for f in value] if isinstance(value, list) else ([f"{name}={value}"] if value else [])
+    return " ".join(parts) or "none"
+
+
 def vault_text(info: VaultInfo) -> str:
     e, h = info.entry, info.health
     return render.fields(
@@ -209,6 +240,9 @@ def vault_text(info: VaultInfo) -> str:
             *([("git", e.git)] if e.git != "off" else []),
             *([("remote", e.remote)] if e.remote else []),
             *([("sync every", f"{e.sync_interval_s} s")] if e.sync_interval_s else []),
+            ("domains", domains_text(e.domains)),
+            *([("roles", roles_text(e.roles))] if e.roles else []),
+            *([("git raw", "on: checkpoints commit raw copies")] if e.git_raw else []),
             ("state", h.state),
             ("notes", h.notes),
             *([("message", h.message)] if h.message else []),
@@ -242,6 +276,9 @@ def vault_add(
     remote: Annotated[str | None, typer.Option("--remote", help=doc(VaultAddParams, "remote"))] = None,
     quiet: QuietOpt = None,
     interval: Annotated[int | None, typer.Option("--sync-interval", help=doc(VaultAddParams, "sync_interval_s"))] = None,
+    domain: DomainOpt = None,
+    role: RoleOpt = None,
+    git_raw: GitRawOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Register an existing folder as a vault and index it. Never writes a note."""
@@ -271,6 +308,9 @@ def vault_add(
         remote=remote,
         snapshot_quiet_s=DEFAULT_QUIET_S if quiet is None else quiet,
         sync_interval_s=interval,
+        domains=list(domain or []),
+        roles=folder_roles(role),
+        git_raw=bool(git_raw),
     )
     emit(with_build_bar(vault_id, f"indexing {vault_id}", vaults.VAULT_ADD, params, any_vault=True), as_json, vault_text)
 
@@ -294,8 +334,23 @@ def vault_list(as_json: JsonOpt = False) -> None:
     """List the registered vaults with their policies and health."""
 
     def text(r: VaultListResult) -> str:
-        rows = [(v.entry.id, v.entry.kind, v.entry.write, v.entry.schema, v.health.state, v.health.notes, v.entry.path) for v in r.vaults]
-        return render.table(["id", "kind", "write", "schema", "state", "notes", "path"], rows) if rows else "no vaults registered"
+        rows = [
+            (
+                v.entry.id,
+                v.entry.kind,
+                v.entry.write,
+                v.entry.schema,
+                v.health.state,
+                v.health.notes,
+                domains_text(v.entry.domains),
+                v.entry.path,
+            )
+            for v in r.vaults
+        ]
+        header = ["id", "kind", "write", "schema", "state", "notes", "domains", "path"]
+        text = render.table(header, rows) if rows else "no vaults registered"
+        roles = [f"{v.entry.id}: {roles_text(v.entry.roles)}" for v in r.vaults if v.entry.roles]
+        return text + ("\n\nfolder roles:\n  " + "\n  ".join(roles) if roles else "")
 
     emit(call(vaults.VAULT_LIST, Empty()), as_json, text)
 

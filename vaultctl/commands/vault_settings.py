@@ -20,6 +20,7 @@ from protocol.methods import vaults
 from protocol.methods.common import Empty
 from protocol.methods.gate import AgentPolicyChange, Gate, OpClass
 from protocol.methods.vaults import (
+    FolderRoles,
     Kind,
     SchemaProfile,
     VaultEntry,
@@ -34,10 +35,14 @@ from vaultctl.commands.common import JsonOpt, call, emit, fail
 from vaultctl.commands.vault_options import (
     DeadLinksOpt,
     DenyPathOpt,
+    DomainOpt,
+    GitRawOpt,
     ParentKeyOpt,
     PiiOpt,
     PrivateOpt,
+    RoleOpt,
     StampKeyOpt,
+    folder_roles,
     pii_setting,
     stamp_keys,
 )
@@ -104,11 +109,20 @@ def set_settings(
     stamp_key: StampKeyOpt = None,
     parent_key: ParentKeyOpt = None,
     dead_links: DeadLinksOpt = None,
+    domain: DomainOpt = None,
+    no_domains: Annotated[bool, typer.Option("--no-domains", help="Declare no domains of the vault's own (the built-ins stay).")] = False,
+    role: RoleOpt = None,
+    no_roles: Annotated[bool, typer.Option("--no-roles", help="Give no folder a role.")] = False,
+    git_raw: GitRawOpt = None,
     confirm: ConfirmOpt = False,
     fingerprint: FingerprintOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Change a vault's policies: a preview marking every loosened setting, then --confirm --fingerprint F."""
+    if domain and no_domains:
+        fail("--domain and --no-domains go alone", ExitStatus.USAGE)
+    if role and no_roles:
+        fail("--role and --no-roles go alone", ExitStatus.USAGE)
     if deny_path and no_deny_paths:
         fail("--deny-path and --no-deny-paths go alone", ExitStatus.USAGE)
     if private and no_private:
@@ -126,6 +140,9 @@ def set_settings(
         stamp_keys=stamp_keys(stamp_key),
         parent_keys=parent_key or None,
         dead_links=dead_links,
+        domains=[] if no_domains else domain,
+        roles=FolderRoles() if no_roles else folder_roles(role),
+        git_raw=git_raw,
         confirm=confirm,
         fingerprint=fingerprint,
     )
@@ -137,6 +154,9 @@ def set_settings(
     cmd += ["--no-private"] if no_private else [a for g in private or [] for a in ("--private", g)]
     cmd += [a for k in stamp_key or [] for a in ("--stamp-key", k)]
     cmd += [a for k in parent_key or [] for a in ("--parent-key", k)]
+    cmd += ["--no-domains"] if no_domains else [a for d in domain or [] for a in ("--domain", d)]
+    cmd += ["--no-roles"] if no_roles else [a for r in role or [] for a in ("--role", r)]
+    cmd += [] if git_raw is None else ["--git-raw" if git_raw else "--no-git-raw"]
     _submit(params, cmd, as_json)
 
 

@@ -22,6 +22,7 @@ def load_handlers() -> None:
         search_methods,
         service_methods,
         source_methods,
+        stats_methods,
         subscription_methods,
         task_methods,
         vault_methods,

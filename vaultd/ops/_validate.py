@@ -27,6 +27,7 @@ from vaultd.policy import (
     owned_path_issue,
     path_screen_issues,
     pii_line_findings,
+    roles,
     schema_issues,
     secret_line_issues,
     write_channel_issue,
@@ -106,6 +107,8 @@ def check_policy(ctx: OpContext, plan: Plan) -> None:
                 problems.append(issue)
             continue  # refused as private, telling nothing more of the path
         if (issue := owned_path_issue(change.path, change.before, change.after, log_rel=log_rel, vault_id=ctx.entry.id)) is not None:
+            problems.append(issue)
+        if (issue := roles.closed_to_agents(change.path, ctx.entry.folder_roles(), ctx.channel)) is not None:
             problems.append(issue)
     if problems:
         raise PolicyRefused(problems[0].message, issues=problems)
@@ -204,7 +207,7 @@ class _NoteView:
 
     def header_issues(self, ctx: OpContext, path: str) -> list[Issue]:
         issues = [Issue(code=IssueCode.V01, message=i.message, path=path, line=i.line) for i in self.fm.issues]
-        return issues + schema_issues(ctx.entry.schema, self.fm.data, self.fm.present, path, h1=self.h1)
+        return issues + schema_issues(ctx.entry.schema, self.fm.data, self.fm.present, path, h1=self.h1, domains=ctx.entry.domains)
 
     def decoded(self) -> set[tuple[int, str]]:
         return set(decoded_lines(self.fm.data, 1))
@@ -283,6 +286,8 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
     ledger_view: PlanView | None = None
 
     for change in plan.effective():
+        if (issue := roles.raw_copy_changed(change.path, change.before is not None, ctx.entry.folder_roles(), plan.op)) is not None:
+            errors.append(issue)
         if change.action == Action.CREATE and change.path.startswith(TRASH_PREFIX):
             # The trash is Obsidian's own folder: judge the path below it; names there never collide.
             errors += check_new_path(change.path.removeprefix(TRASH_PREFIX), note=is_note_path(change.path))
