@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
@@ -57,6 +56,7 @@ from vaultctl.commands.vault_options import (
 )
 from vaultctl.completion import Complete
 from vaultctl.progress import ProgressBar, on_terminal
+from vaultctl.terminal import Escaped, command_line
 
 if TYPE_CHECKING:
     from protocol.methods.spec import MethodSpec
@@ -368,8 +368,9 @@ def vault_remove(
     def text(r: VaultRemoveResult) -> str:
         if not isinstance(r, VaultRemovePreview):
             return f"removed vault {vault_id}; its files at {r.entry.path} are untouched"
-        cmd = f"vaultctl vault remove {shlex.quote(vault_id)} --confirm --fingerprint {r.fingerprint}"
-        return f"would remove vault {vault_id} at {r.entry.path} (files are never deleted)\nto confirm, run:\n  {cmd}"
+        cmd = command_line(["vaultctl", "vault", "remove", vault_id, "--confirm", "--fingerprint", r.fingerprint])
+        head = f"would remove vault {vault_id} at {r.entry.path} (files are never deleted)"
+        return render.compose([head, Escaped(f"to confirm, run:\n  {cmd}")])
 
     emit(result, as_json, text)
 

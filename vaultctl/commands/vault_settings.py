@@ -46,6 +46,7 @@ from vaultctl.commands.vault_options import (
     pii_setting,
     stamp_keys,
 )
+from vaultctl.terminal import Escaped, command_line
 
 IdArg = Annotated[str, typer.Argument(metavar="ID", help=doc(VaultSetParams, "id"))]
 ConfirmOpt = Annotated[bool, typer.Option("--confirm", help=doc(VaultSetParams, "confirm"))]
@@ -86,8 +87,8 @@ def _preview_text(vault_id: str, r: VaultSetResult, confirm_cmd: list[str]) -> s
     lines.insert(0, f"vault {vault_id}: {len(r.changes)} setting(s) would change")
     if loosened:
         lines.append(f"{len(loosened)} loosened ({', '.join(loosened)}): agents or channels may do more, or less is screened")
-    cmd = shlex.join([*confirm_cmd, "--confirm", "--fingerprint", r.fingerprint])
-    lines.append(f"to confirm, run:\n  {cmd}")
+    cmd = command_line([*confirm_cmd, "--confirm", "--fingerprint", r.fingerprint])
+    lines.append(Escaped(f"to confirm, run:\n  {cmd}"))
     return render.compose(lines)
 
 
