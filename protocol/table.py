@@ -24,6 +24,7 @@ from protocol.methods import (
     properties,
     proposals,
     reads,
+    reports,
     retrieve,
     service,
     sources,
@@ -57,6 +58,7 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *files.SPECS,
     *daily.SPECS,
     *templates.SPECS,
+    *reports.SPECS,
 )
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 

@@ -100,6 +100,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("properties", "properties_cmd", "properties_list"),
     ("outline", "properties_cmd", "outline"),
     ("tasks", "tasks_cmd", "tasks_list"),
+    ("report", "report_cmd", "report"),
+    ("graph", "report_cmd", "graph_build"),
 )
 
 

@@ -18,6 +18,7 @@ def load_handlers() -> None:
         property_methods,
         proposal_methods,
         read_methods,
+        report_methods,
         retrieve_methods,
         search_methods,
         service_methods,

@@ -37,6 +37,7 @@ METHOD_CLASSES: dict[str, OpClass] = {
     "daily.append": OpClass.APPEND,  #: and a create when it makes the day's note (see content_classes)
     "daily.prepend": OpClass.APPEND,
     "template.insert": OpClass.APPEND,
+    "report.write": OpClass.CREATE,  #: a report note: created, or replaced when asked
 }
 
 

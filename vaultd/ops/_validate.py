@@ -13,6 +13,7 @@ import msgspec
 
 from protocol.errors import Issue, Severity
 from protocol.issue_codes import IssueCode
+from protocol.methods.reports import in_reports
 from protocol.methods.vaults import DeadLinks
 from vaultd.errors import PolicyRefused, ValidationFailed
 from vaultd.ops._topic_check import topic_issues
@@ -207,6 +208,8 @@ class _NoteView:
 
     def header_issues(self, ctx: OpContext, path: str) -> list[Issue]:
         issues = [Issue(code=IssueCode.V01, message=i.message, path=path, line=i.line) for i in self.fm.issues]
+        if in_reports(path):
+            return issues  # a report is output, not a note of the schema's
         return issues + schema_issues(ctx.entry.schema, self.fm.data, self.fm.present, path, h1=self.h1, domains=ctx.entry.domains)
 
     def decoded(self) -> set[tuple[int, str]]:
@@ -320,7 +323,7 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
                 post,
                 view_before,
                 _dead_before(ctx, moved_origin.get(change.path, change.path)) if plan.op == "note.move" else None,
-                forward_links=forward_links,
+                forward_links=forward_links or in_reports(change.path),
             )
             if plan.op == "op.undo":
                 # An undo puts back bytes the note held before: their links are old debt, not new.
