@@ -58,7 +58,7 @@ def test_add_list_remove_text_and_json(daemon: Daemon, cli, tmp_path: Path) -> N
     }
     assert info["health"]["state"] == "ready"
     text = cli("vault", "list")
-    assert text.out.splitlines()[0].split() == ["ID", "KIND", "WRITE", "SCHEMA", "STATE", "NOTES", "DOMAINS", "PATH"]
+    assert text.out.splitlines()[0].split() == ["ID", "KIND", "WRITE", "SCHEMA", "STATE", "NOTES", "PATH"]
     assert "work" in text.out and str(vault.resolve()) in text.out
     assert (vault / ".vaultd" / ".gitignore").read_text() == "*\n"
     assert snapshot(vault) == before, "adding a vault must not change a byte of it"

@@ -59,6 +59,8 @@ from vaultctl.progress import ProgressBar, on_terminal
 from vaultctl.terminal import Escaped, command_line
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from protocol.methods.spec import MethodSpec
 
 P = TypeVar("P", bound=Params)
@@ -84,11 +86,9 @@ def _status_text(s: DaemonStatus) -> str:
         head += f"\n\nthe registry cannot be used, so no vault is served: {s.config_problem}"
     if not vaults:
         return head if s.config_problem else head + "\n\nno vaults registered; add one with 'vaultctl vault add ID PATH'"
-    rows = [(v.id, _state(v), v.notes, v.pending_proposals, domains_text(v.domains), v.path, v.message or "") for v in vaults]
-    text = head + "\n\n" + render.table(["id", "state", "notes", "waiting", "domains", "path", "message"], rows)
-    roles = [f"{v.id}: {roles_text(v.roles)}" for v in vaults if v.roles]
-    if roles:
-        text += "\n\nfolder roles:\n  " + "\n  ".join(roles)
+    rows = [(v.id, _state(v), v.notes, v.pending_proposals, v.path, v.message or "") for v in vaults]
+    text = head + "\n\n" + render.table(["id", "state", "notes", "waiting", "path", "message"], rows)
+    text += _declared((v.id, v.domains, v.roles) for v in vaults)
     waiting = sum(v.pending_proposals for v in vaults)
     if waiting:
         text += f"\n\n{waiting} agent proposal(s) wait for you: 'vaultctl proposals' lists them"
@@ -225,6 +225,17 @@ def roles_text(roles: FolderRoles | None) -> str:
     return " ".join(parts) or "none"
 
 
+def _declared(vaults: Iterable[tuple[str, list[str], FolderRoles | None]]) -> str:
+    """Each vault's own domains and folder roles, under the table: only for a vault that has any."""
+    lines = []
+    for vault_id, domains, roles in vaults:
+        if set(domains) - set(BUILTIN_DOMAINS):
+            lines.append(f"  {vault_id}: domains {domains_text(domains)}")
+        if roles:
+            lines.append(f"  {vault_id}: folder roles {roles_text(roles)}")
+    return "\n\n" + "\n".join(lines) if lines else ""
+
+
 def vault_text(info: VaultInfo) -> str:
     e, h = info.entry, info.health
     return render.fields(
@@ -334,23 +345,9 @@ def vault_list(as_json: JsonOpt = False) -> None:
     """List the registered vaults with their policies and health."""
 
     def text(r: VaultListResult) -> str:
-        rows = [
-            (
-                v.entry.id,
-                v.entry.kind,
-                v.entry.write,
-                v.entry.schema,
-                v.health.state,
-                v.health.notes,
-                domains_text(v.entry.domains),
-                v.entry.path,
-            )
-            for v in r.vaults
-        ]
-        header = ["id", "kind", "write", "schema", "state", "notes", "domains", "path"]
-        text = render.table(header, rows) if rows else "no vaults registered"
-        roles = [f"{v.entry.id}: {roles_text(v.entry.roles)}" for v in r.vaults if v.entry.roles]
-        return text + ("\n\nfolder roles:\n  " + "\n  ".join(roles) if roles else "")
+        rows = [(v.entry.id, v.entry.kind, v.entry.write, v.entry.schema, v.health.state, v.health.notes, v.entry.path) for v in r.vaults]
+        text = render.table(["id", "kind", "write", "schema", "state", "notes", "path"], rows) if rows else "no vaults registered"
+        return text + _declared((v.entry.id, v.entry.domains, v.entry.roles) for v in r.vaults)
 
     emit(call(vaults.VAULT_LIST, Empty()), as_json, text)
 
