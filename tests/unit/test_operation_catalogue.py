@@ -43,6 +43,7 @@ NOT_OPERATIONS = {
     "proposal.withdraw": "withdraws a proposal; no note changes",
     "console.open": "starts the console's process",
     "console.stop": "stops the console's process",
+    "graph.build": "keeps the graph's summary in vaultd's state folder; a report it writes goes through report.write",
 }
 
 
