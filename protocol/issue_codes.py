@@ -79,6 +79,11 @@ class IssueCode(enum.StrEnum):
         "Record an event with log_append ('vaultctl log append'). To keep a note at the log's path, give the vault another "
         "log path (its log_path setting, 'vaultctl vault add ID PATH --log-path vaultd-log.md').",
     )
+    P06 = (
+        "P06",
+        "The path is in a folder the vault keeps for its user (a user-only or journal folder): agents may not write there.",
+        "Ask your user to make the change, or write elsewhere.",
+    )
     P20 = (
         "P20",
         "An agent may capture only files inside the vault or content it sends; the daemon reads a file outside the vault "
@@ -204,6 +209,17 @@ class IssueCode(enum.StrEnum):
         "V12",
         "The new note name is another note's too: the links that name that note bare ([[Name]]) would turn ambiguous.",
         "Choose another name, or write those links with the folder path; the typed profile refuses the name, the open one warns.",
+    )
+    V16 = (
+        "V16",
+        "A note's domain is not one of the vault's: the built-ins (ai-practice, operations, people, projects, research, "
+        "teaching) and those it declares.",
+        "Use one of them, or declare the domain: 'vaultctl vault set ID --domain NAME' (at most 16).",
+    )
+    V17 = (
+        "V17",
+        "The file is in the vault's raw folder: a raw copy is kept as captured, never changed, moved or removed by a write.",
+        "Capture the new version as a new source; undo the capture that wrote it to take it back.",
     )
     V20 = (
         "V20",

@@ -27,6 +27,7 @@ from protocol.methods import (
     properties,
     proposals,
     reads,
+    reports,
     retrieve,
     service,
     sessions,
@@ -75,6 +76,7 @@ SPECS: tuple[MethodSpec[Any, Any], ...] = (
     *checkouts.SPECS,
     *wikify.SPECS,
     *editions.SPECS,
+    *reports.SPECS,
 )
 METHODS: dict[str, MethodSpec[Any, Any]] = {spec.name: spec for spec in SPECS}
 

@@ -103,6 +103,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("tidy", "tidy_cmd", "tidy"),
     ("sessions", "sessions_cmd", "sessions_cmd"),
     ("views", "views_cmd", "views_refresh"),
+    ("report", "report_cmd", "report"),
+    ("graph", "report_cmd", "graph_build"),
 )
 
 

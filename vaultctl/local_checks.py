@@ -15,7 +15,7 @@ from pathlib import Path
 
 import msgspec
 
-from protocol import extras, lock_holder
+from protocol import config_format, extras, lock_holder
 from protocol.location import resolve_home, resolve_socket
 from protocol.methods.service import Finding, Level
 from protocol.methods.vaults import VaultEntry
@@ -86,10 +86,27 @@ def _config(home: Path) -> tuple[list[VaultEntry], Finding]:
     if len(raw) > MAX_CONFIG_BYTES:
         return [], Finding(level=Level.FAIL, check="config", finding=f"{path} is over {MAX_CONFIG_BYTES} bytes; the daemon refuses it")
     try:
-        registry = msgspec.json.decode(raw, type=_Registry)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        doc = msgspec.json.decode(raw)
+        version = config_format.version_of(doc)
+    except (msgspec.DecodeError, config_format.FormatProblem) as exc:
         return [], Finding(level=Level.FAIL, check="config", finding=f"{path} is invalid: {exc}; the daemon refuses it: fix or move it")
-    return registry.vaults, Finding(level=Level.OK, check="config", finding=f"{len(registry.vaults)} vault(s) registered")
+    if version > config_format.CONFIG_VERSION:  # the daemon's rules: unknown keys set aside, known ones strict
+        doc, _ = config_format.set_aside(doc, ("version", "vaults"), ())
+    try:
+        registry = msgspec.convert(config_format.migrated(doc) if version < config_format.CONFIG_VERSION else doc, _Registry, strict=True)
+    except msgspec.ValidationError as exc:
+        if version > config_format.CONFIG_VERSION:
+            return [], Finding(level=Level.FAIL, check="config", finding=config_format.newer_problem(str(path), version, str(exc)))
+        return [], Finding(level=Level.FAIL, check="config", finding=f"{path} is invalid: {exc}; the daemon refuses it: fix or move it")
+    count = f"{len(registry.vaults)} vault(s) registered"
+    if version < config_format.CONFIG_VERSION:
+        backup = config_format.BACKUP_NAME.format(version=version)
+        note = f"{count}; format {version}, migrated to {config_format.CONFIG_VERSION} when the daemon starts ({backup} kept beside it)"
+        return registry.vaults, Finding(level=Level.OK, check="config", finding=note)
+    if version > config_format.CONFIG_VERSION:
+        note = f"{count}; format {version} is newer than this vaultd's {config_format.CONFIG_VERSION}: keys it does not know are kept"
+        return registry.vaults, Finding(level=Level.WARN, check="config", finding=note)
+    return registry.vaults, Finding(level=Level.OK, check="config", finding=count)
 
 
 def _vault(entry: VaultEntry) -> Finding:

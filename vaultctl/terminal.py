@@ -88,6 +88,40 @@ def escape(text: str, *, multiline: bool = False, reversible: bool = True) -> st
     return _PATTERNS[multiline, reversible].sub(_escape_one, text)
 
 
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+_QUOTED_NEEDS_ANSI = re.compile(f"[{_ACTIVE}\t\n\r]")
+
+
+def command_line(words: Sequence[str]) -> Escaped:
+    """A shell command a person can paste as it is printed: each word quoted for the shell, and no
+    character the terminal would act on (nor any escaping of ours) in between.
+
+    A word of plain characters prints bare; a printable one in single quotes, where a backslash
+    or a ``$`` means itself, so a regex or a JSON value comes back byte for byte; a word holding a
+    control or bidi character in ANSI-C quotes (``$'...'``, understood by bash and zsh), the
+    character written as its escape. The result is :class:`Escaped`: printing it changes nothing.
+    """
+    return Escaped(" ".join(_shell_word(w) for w in words))
+
+
+def _shell_word(word: str) -> str:
+    if word and _PLAIN_WORD.fullmatch(word):
+        return word
+    if not _QUOTED_NEEDS_ANSI.search(word):
+        return "'" + word.replace("'", "'\\''") + "'"
+    out = []
+    for ch in word:
+        if ch in "\\'":
+            out.append("\\" + ch)
+        elif _QUOTED_NEEDS_ANSI.fullmatch(ch):
+            # Its bytes, whatever the locale: UTF-8, or the one byte a surrogate-escaped argument held.
+            raw = ch.encode("utf-8", "surrogateescape") if 0xDC80 <= ord(ch) <= 0xDCFF else ch.encode("utf-8", "surrogatepass")
+            out.append("".join(f"\\x{b:02x}" for b in raw))
+        else:
+            out.append(ch)
+    return "$'" + "".join(out) + "'"
+
+
 def escape_json(text: str) -> str:
     """JSON text with DEL, C1 and bidi controls written as ``\\uXXXX``; it decodes to the same value.
 

@@ -105,6 +105,9 @@ class Daemon:
         while a large vault is still indexing; reads of that vault wait for its index.
         """
         try:
+            migrated_from = self.config.migrate()
+            if migrated_from is not None:
+                log.info("config migrated", path=str(self.config.path), from_version=migrated_from)
             entries = self.config.load().vaults
         except VaultError as exc:
             # Fail closed: serve no vault rather than guess; status and doctor report the file.

@@ -342,6 +342,8 @@ class VaultRuntime:
             notes=self.note_count(),
             progress=progress_of(tally) if tally is not None else None,
             meaning=meaning_coverage(self.live) if self.live is not None else None,
+            domains=self.entry.effective_domains(),
+            roles=self.entry.roles,
         )
 
     # -- events ------------------------------------------------------------------------------

@@ -180,6 +180,9 @@ class LintParams(Params):
         int, msgspec.Meta(ge=1, le=MAX_LINT_FINDINGS, description="At most this many findings, errors first; counts cover them all.")
     ] = 200
     fresh: Fresh = False
+    write: Annotated[
+        bool, msgspec.Meta(description="Also write the findings as the day's report (reports/lint-DATE.md) with a LINT log event.")
+    ] = False
 
 
 class LintFinding(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -213,6 +216,8 @@ class LintResult(Result):
     #: them (MAX_LINT_DOCUMENT_SECONDS) ran out: their links are not checked (L14, L15), and while
     #: any is unread no attachment is called unused (L12), since it may embed it
     unread_documents: int = 0
+    report: Annotated[str | None, msgspec.Meta(description="The report written (with write), vault-relative.")] = None
+    report_op: Annotated[str | None, msgspec.Meta(description="The operation that wrote it, for undo.")] = None
 
 
 class LintFixParams(TwoStepParams, kw_only=True):

@@ -291,6 +291,65 @@ class VaultParams(Params):
     fresh: Fresh = False
 
 
+MAX_STATS_DAYS = 3650
+
+
+class StatsParams(VaultParams):
+    days: Annotated[
+        int,
+        msgspec.Meta(
+            ge=1, le=MAX_STATS_DAYS, description="The log window: events dated in the last N local calendar days, today included."
+        ),
+    ] = 30
+
+
+class SizeCount(msgspec.Struct, kw_only=True):
+    notes: int
+    bytes: int
+    words: int  #: whitespace-separated tokens of the stored text, frontmatter included
+
+
+class NoteSize(msgspec.Struct, kw_only=True):
+    total: SizeCount
+    by_type: dict[str, SizeCount]
+    by_domain: dict[str, SizeCount]
+
+
+class RecentNotes(msgspec.Struct, kw_only=True):
+    """Notes whose file changed in the last 7 and 30 local calendar days, today included."""
+
+    last_7_days: int
+    last_30_days: int
+
+
+class LogCounts(msgspec.Struct, kw_only=True):
+    since: Annotated[str, msgspec.Meta(description="The first local date of the window (YYYY-MM-DD).")]
+    days: int
+    total: int | None  #: null when the log cannot be read (issues says why)
+    by_type: dict[str, int] | None  #: every known type, 0 included; an unknown one counts as (other)
+    issues: list[str] = []
+
+
+class RatioNote(msgspec.Struct, kw_only=True):
+    path: str
+    ratio: float
+    bytes: int
+    source_bytes: int
+
+
+class SourceRatio(msgspec.Struct, kw_only=True):
+    """Each note with a ``source`` against the vault files it cites: note bytes over source bytes."""
+
+    notes: int  #: notes with a ratio
+    sources: int  #: source files counted behind them
+    median: float | None
+    p90: float | None  #: nearest rank
+    over_one: int  #: notes larger than their sources
+    largest: list[RatioNote]  #: up to five, by ratio
+    skipped: int  #: source references left out: no file in the vault (a URL, a missing path)
+    empty_source_notes: int  #: notes whose cited files total zero bytes
+
+
 class StatsResult(Result):
     vault: str
     notes: int
@@ -306,6 +365,11 @@ class StatsResult(Result):
     by_folder: dict[str, int]
     issues: int
     skipped: int
+    by_status: dict[str, int] = {}
+    recent: RecentNotes | None = None
+    log: LogCounts | None = None
+    size: NoteSize | None = None
+    ratio: SourceRatio | None = None
 
 
 class IssuesParams(Params):
@@ -364,9 +428,9 @@ LIST = _read(
 TAGS = _read("vault.tags", TagsParams, TagsResult, "Every tag in the vault with the number of notes carrying it.")
 STATS = _read(
     "vault.stats",
-    VaultParams,
+    StatsParams,
     StatsResult,
-    "Counts: notes by type, domain and folder; links, dead links, orphans, bytes, words.",
+    "Counts: notes by type, domain, status and folder; links, orphans, size, recent activity, log events, note-to-source ratio.",
 )
 ISSUES = _read(
     "vault.issues",

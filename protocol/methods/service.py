@@ -63,6 +63,10 @@ class DaemonStatus(Result):
     vaults: list[VaultHealth]
     activation: Activation = Activation.SELF
     idle_exit_s: float | None = None  #: exits after this many quiet seconds (socket-activated only)
+    config_problem: Annotated[
+        str | None,
+        msgspec.Meta(description="Why config.json cannot be used (then no vault is served), naming the file; null when it can."),
+    ] = None
 
 
 class StopResult(Result):

@@ -109,6 +109,41 @@ class SourcesSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, 
     claims: FolderPath = "claims"  #: claim notes
 
 
+#: Domains every vault has; a vault's ``domains`` add to them.
+BUILTIN_DOMAINS = ("ai-practice", "operations", "people", "projects", "research", "teaching")
+MAX_DOMAINS = 16  #: ids a vault may declare (a repeated id counts each time)
+DomainId = Annotated[
+    str, msgspec.Meta(pattern=r"^[a-z][a-z0-9-]{0,31}$", description="A domain id: a lowercase letter, then up to 31 of a-z, 0-9, '-'.")
+]
+
+
+class FolderRoles(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """What some folders of the vault are for, so capture, lint and the agent gate treat them by it.
+
+    Every role is optional and unset means today's behaviour: capture files source notes in the
+    sources folder and raw copies where Obsidian puts attachments, and no folder is held back.
+    """
+
+    intake: FolderPath | None = None  #: the inbox: where capture files new source notes (unset: the sources folder)
+    raw: FolderPath | None = None  #: where capture keeps raw copies; a file there is never changed once captured
+    wiki: FolderPath | None = None  #: the notes written from sources (reported)
+    meta: FolderPath | None = None  #: notes about the vault itself (reported)
+    journal: Annotated[
+        list[FolderPath], msgspec.Meta(max_length=16)
+    ] = []  #: the user's journals: agents never write, lint reads as links only
+    user_only: Annotated[list[FolderPath], msgspec.Meta(max_length=16)] = []  #: folders agents never write
+
+    def agent_closed(self) -> list[str]:
+        """The folders no agent may write: the user-only ones and the journals."""
+        return [*self.user_only, *self.journal]
+
+
+def in_folder(path: str, folder: str) -> bool:
+    """Whether the vault-relative ``path`` lies in ``folder`` (the folder itself counts)."""
+    folder = folder.strip("/")
+    return path == folder or path.startswith(folder + "/")
+
+
 class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """One registered vault, as stored in config.json and as returned by the vault methods."""
 
@@ -139,6 +174,10 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     #: Notes vaultd generates in the vault and keeps current (opt-in; see protocol.methods.views).
     views: Annotated[list[ViewName], msgspec.Meta(max_length=4)] = []
     volumes: VolumesSettings | None = None  #: None: no journal volumes (see edition.configure)
+    #: Domains on top of the built-ins, checked on every note's ``domain`` (V16).
+    domains: Annotated[list[DomainId], msgspec.Meta(max_length=MAX_DOMAINS)] = []
+    roles: FolderRoles | None = None  #: None: no folder has a role (today's behaviour)
+    git_raw: bool = False  #: whether git checkpoints commit the raw copies capture keeps (off: left out)
 
     def dead_link_rule(self) -> DeadLinks:
         """Whether a new link to no note is refused: so in the typed profile, warned in the open one."""
@@ -148,6 +187,17 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     def sources_settings(self) -> SourcesSettings:
         return self.sources or SourcesSettings()
+
+    def effective_domains(self) -> list[str]:
+        """The built-ins and the declared domains, each once, sorted."""
+        return sorted({*BUILTIN_DOMAINS, *self.domains})
+
+    def folder_roles(self) -> FolderRoles:
+        return self.roles or FolderRoles()
+
+    def intake_folder(self) -> str:
+        """Where capture files new source notes: the intake role's folder, else the sources folder."""
+        return self.folder_roles().intake or self.sources_settings().folder
 
     def agent_policy(self) -> AgentPolicy:
         """What agents (the ``mcp`` channel) may do here."""
@@ -175,6 +225,8 @@ class VaultHealth(msgspec.Struct, kw_only=True):
     edited_views: list[str] = []  #: generated views a person edited: left alone (filled by daemon.status)
     progress: BuildProgress | None = None  #: while a build runs (state indexing, or a rebuild)
     meaning: MeaningCoverage | None = None  #: passage vectors, once the meaning filler runs for this vault
+    domains: Annotated[list[str], msgspec.Meta(description="The domains a note's domain may name: the built-ins and the vault's own.")] = []
+    roles: FolderRoles | None = None  #: the folders with a role, when the vault names any
 
 
 class VaultAddParams(Params):
@@ -233,6 +285,15 @@ class VaultAddParams(Params):
     remote: RemoteUrl | None = None
     snapshot_quiet_s: QuietSeconds = DEFAULT_QUIET_S
     sync_interval_s: SyncInterval | None = None
+    domains: Annotated[
+        list[DomainId],
+        msgspec.Meta(max_length=MAX_DOMAINS, description="Domains a note may name on top of the built-ins (at most 16)."),
+    ] = []
+    roles: Annotated[
+        FolderRoles | None,
+        msgspec.Meta(description="Folders with a role: intake, raw, wiki, meta, journal, user_only; omitted: none."),
+    ] = None
+    git_raw: Annotated[bool, msgspec.Meta(description="Let git checkpoints commit the raw copies capture keeps.")] = False
 
 
 class VaultInfo(Result):
@@ -325,6 +386,15 @@ class VaultSetParams(Params):
     agents_default: Annotated[
         bool, msgspec.Meta(description="Start from the kind's default agent policy (then apply agents, if given).")
     ] = False
+    domains: (
+        Annotated[
+            list[DomainId],
+            msgspec.Meta(max_length=MAX_DOMAINS, description="The new domains on top of the built-ins ([] for the built-ins only)."),
+        ]
+        | None
+    ) = None
+    roles: Annotated[FolderRoles | None, msgspec.Meta(description="The new folder roles (the whole set; {} for none).")] = None
+    git_raw: Annotated[bool | None, msgspec.Meta(description="Whether git checkpoints commit the raw copies capture keeps.")] = None
     confirm: Annotated[bool, msgspec.Meta(description="Apply the change previewed before.")] = False
     fingerprint: Fingerprint | None = None
 

@@ -13,7 +13,7 @@ import pytest
 
 from protocol.errors import ErrorCode
 from protocol.methods.common import Empty
-from protocol.methods.reads import LIST, READ, SEARCH, STATS, ListParams, ReadParams, SearchParams, VaultParams
+from protocol.methods.reads import LIST, READ, SEARCH, STATS, ListParams, ReadParams, SearchParams, StatsParams
 from protocol.methods.service import DAEMON_STATUS
 from protocol.methods.vaults import VAULT_ADD, VaultAddParams, VaultState
 from protocol.methods.writes import (
@@ -56,7 +56,7 @@ def _leftovers(vault: Path) -> list[str]:
 
 def _index_view(c: TypedClient) -> dict[str, Any]:
     notes = c.call(LIST, ListParams(limit=500, fresh=True)).notes
-    stats = c.call(STATS, VaultParams())
+    stats = c.call(STATS, StatsParams())
     return {
         "notes": [(n.path, n.title) for n in notes],
         "stats": {k: v for k, v in msgspec.structs.asdict(stats).items() if k != "vault"},

@@ -9,7 +9,7 @@ import json
 import shlex
 from typing import TYPE_CHECKING, Any
 
-from protocol.methods.reads import LINKS, STATS, LinksParams, VaultParams
+from protocol.methods.reads import LINKS, STATS, LinksParams, StatsParams
 from protocol.methods.writes import MERGE, MOVE, MergeParams, MoveParams
 from tests.support.agent import agent, ok
 from tests.support.harness import Daemon, Home, snapshot
@@ -234,7 +234,7 @@ def test_a_crash_before_the_commit_restores_the_canvas_base_and_bookmarks(home: 
     del home.env["VAULTD_FAULTS"]
     daemon = Daemon(home)
     try:
-        assert typed_clients.open(home).call(STATS, VaultParams(fresh=True)).notes == 3
+        assert typed_clients.open(home).call(STATS, StatsParams(fresh=True)).notes == 3
         assert snapshot(root) == before
     finally:
         daemon.stop()

@@ -17,7 +17,7 @@ import pytest
 
 from protocol.issue_codes import IssueCode
 from protocol.methods.common import Empty
-from protocol.methods.reads import ISSUES, LIST, SEARCH, STATS, IssuesParams, ListParams, SearchParams, VaultParams
+from protocol.methods.reads import ISSUES, LIST, SEARCH, STATS, IssuesParams, ListParams, SearchParams, StatsParams
 from protocol.methods.service import DAEMON_STATUS
 from protocol.methods.vaults import VAULT_ADD, VaultAddParams
 from tests.support.harness import Daemon, Home, RawClient
@@ -53,7 +53,7 @@ def _assert_every_read_answers(typed: TypedClient) -> None:
     assert [n.path for n in listed.notes] == ["notes/Good.md"], listed
     hits = typed.call(SEARCH, SearchParams(query="hello", fresh=True)).hits
     assert [h.path for h in hits] == ["notes/Good.md"], hits
-    stats = typed.call(STATS, VaultParams(fresh=True))
+    stats = typed.call(STATS, StatsParams(fresh=True))
     assert stats.notes == 1, stats
     assert stats.skipped == 1, stats
     issues = typed.call(ISSUES, IssuesParams()).issues

@@ -27,8 +27,8 @@ from protocol.methods.reads import (
     ReadParams,
     SearchParams,
     SearchResult,
+    StatsParams,
     TagsParams,
-    VaultParams,
 )
 from protocol.methods.vaults import VAULT_ADD, VaultAddParams
 from tests.support.harness import REPO, Daemon, Home, RawClient, snapshot
@@ -175,7 +175,7 @@ def test_list_pages_stay_stable_when_notes_come_and_go(vault: Path, typed: Typed
     assert first.total == len([f for f in EXPECTED["files"] if f.endswith(".md")])
     (vault / "000 first.md").write_text("# new\n")
     os.unlink(vault / first.notes[0].path)
-    typed.call(STATS, VaultParams(fresh=True))
+    typed.call(STATS, StatsParams(fresh=True))
     second = typed.call(LIST, ListParams(limit=5, cursor=first.next_cursor))
     assert second.notes[0].path > first.notes[-1].path
     everything: list[str] = []
@@ -198,7 +198,7 @@ def test_tags_stats_issues(vault: Path, typed: TypedClient) -> None:
     os.mkfifo(vault / "pipe.md")
     os.symlink(vault / "README.md", vault / "link.md")
     (vault / "broken.md").write_text("---\ntitle: [unclosed\n---\nbody\n")
-    stats = typed.call(STATS, VaultParams(fresh=True))
+    stats = typed.call(STATS, StatsParams(fresh=True))
     assert stats.notes >= 15
     assert stats.attachments == 1
     assert stats.dead_links >= 2
@@ -245,7 +245,7 @@ def test_reading_and_indexing_never_change_a_byte(daemon: Daemon, typed: TypedCl
         if p.endswith(".md"):
             typed.call(READ, ReadParams(target=p))
             typed.call(LINKS, LinksParams(target=p))
-    typed.call(STATS, VaultParams())
+    typed.call(STATS, StatsParams())
     typed.call(TAGS, TagsParams())
     typed.call(ISSUES, IssuesParams())
     typed.call(LIST, ListParams())

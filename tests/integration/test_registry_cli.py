@@ -55,6 +55,9 @@ def test_add_list_remove_text_and_json(daemon: Daemon, cli, tmp_path: Path) -> N
         "specs": [],
         "views": [],  # no generated views unless the person opts in
         "volumes": None,  # no journal volumes until a person sets them (edition configure)
+        "domains": [],
+        "roles": None,
+        "git_raw": False,
     }
     assert info["health"]["state"] == "ready"
     text = cli("vault", "list")
@@ -129,7 +132,8 @@ def test_bad_config_fails_closed_and_is_never_overwritten(daemon: Daemon, typed:
     elif case == "unknown-key":
         cfg.write_text('{"vaults": [{"id": "a", "path": "/tmp", "colour": "red"}]}')
     elif case == "version":
-        cfg.write_text('{"version": 9, "vaults": []}')
+        # A newer format is read tolerantly, except a setting it holds that this build cannot enforce.
+        cfg.write_text('{"version": 9, "vaults": [{"id": "a", "path": "/tmp", "agents": {"teleport": "apply"}}]}')
     else:
         os.mkfifo(cfg)
     before = cfg.lstat()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from protocol.errors import ErrorCode
-from protocol.methods.reads import STATS, VaultParams
+from protocol.methods.reads import STATS, StatsParams
 from protocol.methods.receipts import Applied
 from protocol.methods.vaults import VAULT_ADD, VaultAddParams
 from protocol.methods.writes import CREATE, MOVE, CreateParams, MoveParams
@@ -48,7 +48,7 @@ def _burst(root: Path) -> list[Path]:
 
 
 def test_move_right_after_a_checkout_rewrites_every_backlink(vault: Path, home: Home, typed: TypedClient) -> None:
-    dead_before = typed.call(STATS, VaultParams(fresh=True)).dead_links
+    dead_before = typed.call(STATS, StatsParams(fresh=True)).dead_links
     written = _burst(vault)
     preview = previewed(typed.call(MOVE, MoveParams(target="Target", to="Renamed")))  # at once: no watcher has caught up
     planned = {c.path for c in preview.changes}
@@ -64,7 +64,7 @@ def test_move_right_after_a_checkout_rewrites_every_backlink(vault: Path, home: 
         assert "[[Target" not in text, path
         assert "[[Renamed]]" in text, path
         assert "[[Renamed|the target]]" in text, path
-    assert typed.call(STATS, VaultParams(fresh=True)).dead_links == dead_before
+    assert typed.call(STATS, StatsParams(fresh=True)).dead_links == dead_before
 
 
 def test_create_right_after_a_checkout_sees_the_new_notes(vault: Path, typed: TypedClient) -> None:

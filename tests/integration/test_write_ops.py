@@ -11,7 +11,7 @@ import pytest
 
 from protocol.errors import ErrorCode
 from protocol.issue_codes import IssueCode
-from protocol.methods.reads import LINKS, LIST, READ, STATS, LinksParams, LinkStatus, ListParams, ReadParams, VaultParams
+from protocol.methods.reads import LINKS, LIST, READ, STATS, LinksParams, LinkStatus, ListParams, ReadParams, StatsParams
 from protocol.methods.receipts import Applied, DeleteDetail, Preview, Unchanged
 from protocol.methods.vaults import VAULT_ADD, VaultAddParams
 from protocol.methods.writes import (
@@ -173,7 +173,7 @@ def test_move_rewrites_every_link_form_and_nothing_else(vault: Path, typed: Type
 
 def test_move_to_a_shared_name_gives_links_a_path(vault: Path, typed: TypedClient) -> None:
     links_before = _link_state(typed)
-    stats = typed.call(STATS, VaultParams())
+    stats = typed.call(STATS, StatsParams())
     two_step(typed, MOVE, MoveParams(target="inbox/Ideas.md", to="archive/Alpha Plan"))
     readme = (vault / "README.md").read_text()
     assert "- [[projects/alpha/Alpha Plan]]: what project Alpha" in readme
@@ -185,7 +185,7 @@ def test_move_to_a_shared_name_gives_links_a_path(vault: Path, typed: TypedClien
         assert [(s, p) for _, s, p in outs] == [
             (s, "archive/Alpha Plan.md" if p == "inbox/Ideas.md" else p) for _, s, p in links_before[path]
         ], path
-    again = typed.call(STATS, VaultParams())
+    again = typed.call(STATS, StatsParams())
     assert (again.dead_links, again.ambiguous_links) == (stats.dead_links, stats.ambiguous_links)
 
 
@@ -221,7 +221,7 @@ def test_move_rewrites_frontmatter_links_and_keeps_old_problems_as_warnings(vaul
     # a secret a note already holds does not block moving it (it is not new text) ...
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     (vault / "inbox" / "leaky.md").write_text(f"old token {token}\n")
-    typed.call(STATS, VaultParams(fresh=True))
+    typed.call(STATS, StatsParams(fresh=True))
     two_step(typed, MOVE, MoveParams(target="inbox/leaky.md", to="archive/leaky"))
     assert (vault / "archive" / "leaky.md").read_text() == f"old token {token}\n"
     # ... but a merge that copies it into another note does
@@ -236,7 +236,7 @@ def test_move_preview_goes_stale_and_refusals(vault: Path, typed: TypedClient) -
     assert isinstance(preview, Preview)
     readme = vault / "README.md"
     readme.write_text(readme.read_text() + "\nedited by hand\n")
-    typed.call(STATS, VaultParams(fresh=True))
+    typed.call(STATS, StatsParams(fresh=True))
     with refused(ErrorCode.STALE_PREVIEW):
         typed.call(MOVE, msgspec.structs.replace(params, confirm=True, fingerprint=preview.fingerprint))
     preview = typed.call(MOVE, params)
@@ -354,7 +354,7 @@ def test_merge_refusals(vault: Path, typed: TypedClient) -> None:
     big = "---\ntype: insight\n---\n" + "lorem ipsum dolor " * 65000
     (vault / "m" / "Big1.md").write_text(big)
     (vault / "m" / "Big2.md").write_text(big)
-    typed.call(STATS, VaultParams(fresh=True))
+    typed.call(STATS, StatsParams(fresh=True))
     with refused(ErrorCode.LIMIT):
         typed.call(MERGE, MergeParams(keep="Big1", absorb="Big2"))
 
@@ -417,7 +417,7 @@ def test_a_move_reports_no_link_that_was_dead_before_it(vault: Path, typed: Type
     links it rewrote, though the move broke none of them."""
     (vault / "Mover.md").write_text("# Mover\n\n[[Gone One]] [[Gone Two]] [[Ada Lovelace]]\n")
     (vault / "Pointer.md").write_text("# Pointer\n\n[[Mover]] and the long dead [[Nowhere]]\n")
-    typed.call(STATS, VaultParams(fresh=True))
+    typed.call(STATS, StatsParams(fresh=True))
     params = MoveParams(target="Mover", to="moved/Mover Renamed")
     preview = typed.call(MOVE, params)
     assert isinstance(preview, Preview)

@@ -12,7 +12,7 @@ import pytest
 from protocol.errors import ErrorCode, ErrorData, Severity
 from protocol.issue_codes import IssueCode
 from protocol.methods.common import Channel
-from protocol.methods.reads import LINKS, READ, SEARCH, STATS, LinksParams, ReadParams, SearchParams, VaultParams
+from protocol.methods.reads import LINKS, READ, SEARCH, STATS, LinksParams, ReadParams, SearchParams, StatsParams
 from protocol.methods.receipts import Applied, ChangeAction, DryRun
 from protocol.methods.vaults import VAULT_ADD, VaultAddParams, WritePolicy
 from protocol.methods.writes import (
@@ -226,7 +226,7 @@ def test_undo_round_trip_and_conflict(vault: Path, typed: TypedClient) -> None:
     assert isinstance(r2, Applied)
     path = vault / "projects" / "alpha" / "Alpha Plan.md"
     path.write_text(path.read_text() + "\nedited by hand\n")
-    typed.call(STATS, VaultParams(fresh=True))
+    typed.call(STATS, StatsParams(fresh=True))
     with refused(ErrorCode.CONFLICT) as conflict:
         typed.call(UNDO, UndoParams(op_id=r2.op_id))
     assert "projects/alpha/Alpha Plan.md" in conflict.data.message

@@ -55,6 +55,7 @@ NOT_OPERATIONS = {
     "wikify.propose": "stores suggested links as a proposal (wikify.link) a person applies; no note changes",
     "edition.configure": "sets where a vault keeps its journal volumes, in the registry",
     "wikify.accept": "applies the chosen links of a proposal by running its operation (wikify.link), as proposal.apply does",
+    "graph.build": "keeps the graph's summary in vaultd's state folder; a report it writes goes through report.write",
 }
 
 

@@ -53,9 +53,15 @@ def test_typed_needs_frontmatter_type_title_description() -> None:
 def test_domains() -> None:
     assert msgs(good(domain="research")) == []
     assert msgs(good(domain="ai-practice")) == []
-    assert msgs(good(domain="finance"))[0].startswith("domain:")
+    # A domain outside the vault's set has its own code, V16 (no longer one of V01's messages).
+    issues = schema_issues(TYPED, good(domain="finance"), True, P)
+    assert [(i.code, i.path) for i in issues] == [("V16", P)] and issues[0].message.startswith("domain:")
     assert msgs(good(domain="finance"), domains={"finance"}) == []
     assert msgs(good()) == []  # a missing domain is lint, not a write error
+    # The open profile checks domains only once the vault declares some.
+    assert schema_issues(SchemaProfile.OPEN, {"domain": "anything"}, True, P) == []
+    assert [i.code for i in schema_issues(SchemaProfile.OPEN, {"domain": "anything"}, True, P, domains={"finance"})] == ["V16"]
+    assert schema_issues(SchemaProfile.OPEN, {"domain": "finance"}, True, P, domains={"finance"}) == []
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
@@ -22,6 +21,8 @@ from protocol.methods.indexing import VaultRebuildParams, VaultRebuildResult
 from protocol.methods.service import DaemonStatus, DoctorParams, DoctorResult, Finding, Level
 from protocol.methods.subscriptions import SubscribeParams
 from protocol.methods.vaults import (
+    BUILTIN_DOMAINS,
+    FolderRoles,
     Kind,
     SchemaProfile,
     SourcesSettings,
@@ -41,18 +42,25 @@ from vaultctl.commands.common import JsonOpt, call, emit, fail, session
 from vaultctl.commands.vault_options import (
     DeadLinksOpt,
     DenyPathOpt,
+    DomainOpt,
+    GitRawOpt,
     ParentKeyOpt,
     PiiOpt,
     PrivateOpt,
     QuietOpt,
+    RoleOpt,
     StampKeyOpt,
+    folder_roles,
     pii_setting,
     stamp_keys,
 )
 from vaultctl.completion import Complete
 from vaultctl.progress import ProgressBar, on_terminal
+from vaultctl.terminal import Escaped, command_line
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from protocol.methods.spec import MethodSpec
 
 P = TypeVar("P", bound=Params)
@@ -74,10 +82,13 @@ def _status_text(s: DaemonStatus) -> str:
         ],
     )
     vaults = s.vaults
+    if s.config_problem:
+        head += f"\n\nthe registry cannot be used, so no vault is served: {s.config_problem}"
     if not vaults:
-        return head + "\n\nno vaults registered; add one with 'vaultctl vault add ID PATH'"
+        return head if s.config_problem else head + "\n\nno vaults registered; add one with 'vaultctl vault add ID PATH'"
     rows = [(v.id, _state(v), v.notes, v.pending_proposals, v.path, v.message or "") for v in vaults]
     text = head + "\n\n" + render.table(["id", "state", "notes", "waiting", "path", "message"], rows)
+    text += _declared((v.id, v.domains, v.roles) for v in vaults)
     waiting = sum(v.pending_proposals for v in vaults)
     if waiting:
         text += f"\n\n{waiting} agent proposal(s) wait for you: 'vaultctl proposals' lists them"
@@ -135,8 +146,11 @@ def with_build_bar(vault_id: str, label: str, spec: MethodSpec[P, R], params: P,
 
 
 def status(as_json: JsonOpt = False) -> None:
-    """Show the daemon and every vault's health (starts the daemon if needed)."""
-    emit(call(service.DAEMON_STATUS, Empty()), as_json, _status_text)
+    """Show the daemon and every vault's health (starts the daemon if needed); exits 1 when config.json cannot be used."""
+    result = call(service.DAEMON_STATUS, Empty())
+    emit(result, as_json, _status_text)
+    if result.config_problem:
+        raise typer.Exit(int(ExitStatus.REFUSED))
 
 
 @daemon_app.command("status")
@@ -199,6 +213,34 @@ def daemon_logs(
     render.say("\n".join(tail))
 
 
+def domains_text(declared: list[str]) -> str:
+    """``built-ins`` or ``built-ins + finance, health``: the effective set without repeating the six."""
+    own = sorted(set(declared) - set(BUILTIN_DOMAINS))
+    return "built-ins" + (f" + {', '.join(own)}" if own else "")
+
+
+def roles_text(roles: FolderRoles | None) -> str:
+    """``intake=inbox raw=.raw journal=journals``: the folders with a role, or ``none``."""
+    if roles is None:
+        return "none"
+    parts = []
+    for name in FolderRoles.__struct_fields__:
+        value = getattr(roles, name)
+        parts += [f"{name}={f}" for f in value] if isinstance(value, list) else ([f"{name}={value}"] if value else [])
+    return " ".join(parts) or "none"
+
+
+def _declared(vaults: Iterable[tuple[str, list[str], FolderRoles | None]]) -> str:
+    """Each vault's own domains and folder roles, under the table: only for a vault that has any."""
+    lines = []
+    for vault_id, domains, roles in vaults:
+        if set(domains) - set(BUILTIN_DOMAINS):
+            lines.append(f"  {vault_id}: domains {domains_text(domains)}")
+        if roles:
+            lines.append(f"  {vault_id}: folder roles {roles_text(roles)}")
+    return "\n\n" + "\n".join(lines) if lines else ""
+
+
 def vault_text(info: VaultInfo) -> str:
     e, h = info.entry, info.health
     return render.fields(
@@ -214,6 +256,9 @@ def vault_text(info: VaultInfo) -> str:
             *([("git", e.git)] if e.git != "off" else []),
             *([("remote", e.remote)] if e.remote else []),
             *([("sync every", f"{e.sync_interval_s} s")] if e.sync_interval_s else []),
+            ("domains", domains_text(e.domains)),
+            *([("roles", roles_text(e.roles))] if e.roles else []),
+            *([("git raw", "on: checkpoints commit raw copies")] if e.git_raw else []),
             ("state", h.state),
             ("notes", h.notes),
             *([("message", h.message)] if h.message else []),
@@ -247,6 +292,9 @@ def vault_add(
     remote: Annotated[str | None, typer.Option("--remote", help=doc(VaultAddParams, "remote"))] = None,
     quiet: QuietOpt = None,
     interval: Annotated[int | None, typer.Option("--sync-interval", help=doc(VaultAddParams, "sync_interval_s"))] = None,
+    domain: DomainOpt = None,
+    role: RoleOpt = None,
+    git_raw: GitRawOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Register an existing folder as a vault and index it. Never writes a note."""
@@ -276,6 +324,9 @@ def vault_add(
         remote=remote,
         snapshot_quiet_s=DEFAULT_QUIET_S if quiet is None else quiet,
         sync_interval_s=interval,
+        domains=list(domain or []),
+        roles=folder_roles(role),
+        git_raw=bool(git_raw),
     )
     emit(with_build_bar(vault_id, f"indexing {vault_id}", vaults.VAULT_ADD, params, any_vault=True), as_json, vault_text)
 
@@ -300,7 +351,8 @@ def vault_list(as_json: JsonOpt = False) -> None:
 
     def text(r: VaultListResult) -> str:
         rows = [(v.entry.id, v.entry.kind, v.entry.write, v.entry.schema, v.health.state, v.health.notes, v.entry.path) for v in r.vaults]
-        return render.table(["id", "kind", "write", "schema", "state", "notes", "path"], rows) if rows else "no vaults registered"
+        text = render.table(["id", "kind", "write", "schema", "state", "notes", "path"], rows) if rows else "no vaults registered"
+        return text + _declared((v.entry.id, v.entry.domains, v.entry.roles) for v in r.vaults)
 
     emit(call(vaults.VAULT_LIST, Empty()), as_json, text)
 
@@ -318,8 +370,9 @@ def vault_remove(
     def text(r: VaultRemoveResult) -> str:
         if not isinstance(r, VaultRemovePreview):
             return f"removed vault {vault_id}; its files at {r.entry.path} are untouched"
-        cmd = f"vaultctl vault remove {shlex.quote(vault_id)} --confirm --fingerprint {r.fingerprint}"
-        return f"would remove vault {vault_id} at {r.entry.path} (files are never deleted)\nto confirm, run:\n  {cmd}"
+        cmd = command_line(["vaultctl", "vault", "remove", vault_id, "--confirm", "--fingerprint", r.fingerprint])
+        head = f"would remove vault {vault_id} at {r.entry.path} (files are never deleted)"
+        return render.compose([head, Escaped(f"to confirm, run:\n  {cmd}")])
 
     emit(result, as_json, text)
 

@@ -34,7 +34,8 @@ def _text(r: LintResult, fix_cmd: str) -> str:
         )
     if r.fixable:
         tail += f"\n{r.fixable} can be fixed mechanically: {fix_cmd}"
-    return render.compose([*parts, "", tail, f"verdict: {r.verdict}"])
+    report = [f"report: {r.report} (op {r.report_op})"] if r.report else []
+    return render.compose([*parts, "", tail, f"verdict: {r.verdict}", *report])
 
 
 def lint_vault(
@@ -49,6 +50,7 @@ def lint_vault(
     log: Annotated[str | None, typer.Option("--log", help=doc(LintFixParams, "log") + " With --fix.")] = None,
     vault: VaultOpt = None,
     fresh: Annotated[bool, typer.Option("--fresh", help=doc(LintParams, "fresh"))] = False,
+    write: Annotated[bool, typer.Option("--write", help=doc(LintParams, "write"))] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Lint the whole vault: LEVEL/CODE/NOTE/FINDING rows and a verdict (exit 1 on errors); read-only.
@@ -69,7 +71,8 @@ def lint_vault(
             return
         if confirm or fingerprint or dry_run or log:
             fail("--confirm, --fingerprint, --dry-run and --log go with --fix", ExitStatus.USAGE)
-        result = call(lint.LINT, LintParams(vault=chosen, note=note, code=code, as_of=as_of, limit=limit, fresh=fresh), client=c)
+        asked = LintParams(vault=chosen, note=note, code=code, as_of=as_of, limit=limit, fresh=fresh, write=write)
+        result = call(lint.LINT, asked, client=c)
     emit(result, as_json, lambda r: _text(r, fix_cmd))
     if result.verdict == Level.FAIL:
         raise typer.Exit(int(ExitStatus.REFUSED))

@@ -16,6 +16,7 @@ from protocol.errors import ErrorCode, ExitStatus
 from protocol.limits import DEFAULT_READ_PAGE_BYTES, MAX_ANSWER_BYTES, MAX_READ_PAGE_BYTES, describe
 from protocol.methods import reads
 from protocol.methods.reads import (
+    MAX_STATS_DAYS,
     IssuesParams,
     IssuesResult,
     LinksParams,
@@ -26,6 +27,7 @@ from protocol.methods.reads import (
     ReadResult,
     SearchParams,
     SearchResult,
+    StatsParams,
     StatsResult,
     TagsParams,
     VaultParams,
@@ -276,10 +278,17 @@ def tags(
         )
 
 
-def stats(vault: VaultOpt = None, fresh: FreshOpt = False, as_json: JsonOpt = False) -> None:
-    """Counts: notes by type, domain and folder; links, dead links, orphans, bytes, words."""
+def stats(
+    vault: VaultOpt = None,
+    days: Annotated[int, typer.Option("--days", min=1, max=MAX_STATS_DAYS, help=doc(StatsParams, "days"))] = 30,
+    fresh: FreshOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Counts: notes by type, domain, status and folder; links, orphans, size, activity, log events, note-to-source ratio.
+
+    Exits 1 when the operation log cannot be read (its counts are then null)."""
     with session() as c:
-        result = call(reads.STATS, VaultParams(vault=pick_vault(c, vault), fresh=fresh), client=c)
+        result = call(reads.STATS, StatsParams(vault=pick_vault(c, vault), fresh=fresh, days=days), client=c)
 
     def text(r: StatsResult) -> str:
         head = render.fields(
@@ -301,9 +310,40 @@ def stats(vault: VaultOpt = None, fresh: FreshOpt = False, as_json: JsonOpt = Fa
         def by(title: str, counts: dict[str, int]) -> str:
             return render.table([title, "notes"], list(counts.items()))
 
-        return render.compose([head, by("type", r.by_type), by("domain", r.by_domain), by("folder", r.by_folder)], "\n\n")
+        parts = [head, by("type", r.by_type), by("domain", r.by_domain), by("status", r.by_status), by("folder", r.by_folder)]
+        if r.recent is not None:
+            parts.append(render.fields("notes changed", [("last 7 days", r.recent.last_7_days), ("last 30 days", r.recent.last_30_days)]))
+        if r.log is not None:
+            if r.log.by_type is None:
+                parts.append(f"log since {r.log.since}: not readable ({'; '.join(r.log.issues)})")
+            else:
+                parts.append(
+                    f"log events since {r.log.since} ({r.log.days} days): {r.log.total}\n"
+                    + render.table(["type", "events"], list(r.log.by_type.items()))
+                )
+        if r.size is not None:
+            sizes = [(t, c.notes, c.bytes, c.words) for t, c in r.size.by_type.items()]
+            parts.append(render.table(["type", "notes", "bytes", "words"], sizes))
+        if r.ratio is not None and r.ratio.notes:
+            q = r.ratio
+            parts.append(
+                render.fields(
+                    "note-to-source ratio",
+                    [
+                        ("notes", q.notes),
+                        ("sources", q.sources),
+                        ("median", q.median),
+                        ("p90", q.p90),
+                        ("over one", q.over_one),
+                        ("skipped", q.skipped),
+                    ],
+                )
+            )
+        return render.compose(parts, "\n\n")
 
     emit(result, as_json, text)
+    if result.log is not None and result.log.total is None:
+        raise typer.Exit(int(ExitStatus.REFUSED))
 
 
 def issues(

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import shlex
 from typing import Any, TypeVar
 
 import msgspec
@@ -19,6 +18,7 @@ from protocol.methods.writes import LogEvent, WriteParams
 from vaultctl import render
 from vaultctl.client import TIMEOUT_ENV, client_timeout
 from vaultctl.commands.common import fail
+from vaultctl.terminal import Escaped, command_line, escape
 
 P = TypeVar("P", bound=WriteParams)
 D = TypeVar("D")
@@ -98,7 +98,9 @@ def receipt_text(r: Outcome, confirm_cmd: str | None = None, omit: frozenset[str
             wait = math.ceil(len(r.changes) * SECONDS_PER_FILE)
             if wait > client_timeout():
                 prefix = f"{TIMEOUT_ENV}={wait} "  # so the confirm waits for the receipt instead of giving up
-        lines.append(f"to confirm, run:\n  {prefix}{confirm_cmd} --confirm --fingerprint {r.fingerprint}")
+        # Escaped as a whole: a pasted command must come back byte for byte (see terminal.command_line).
+        cmd = confirm_cmd if isinstance(confirm_cmd, Escaped) else escape(confirm_cmd)
+        lines.append(Escaped(f"to confirm, run:\n  {prefix}{cmd} --confirm --fingerprint {r.fingerprint}"))
     return render.compose(lines)
 
 
@@ -108,5 +110,5 @@ def exit_if_not_logged(result: WriteReceipt[Any]) -> None:
         raise typer.Exit(int(ExitStatus.REFUSED))
 
 
-def confirm_command(*words: str) -> str:
-    return " ".join(shlex.quote(w) for w in ("vaultctl", *words))
+def confirm_command(*words: str) -> Escaped:
+    return command_line(("vaultctl", *words))

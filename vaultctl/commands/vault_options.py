@@ -14,7 +14,7 @@ import msgspec
 import typer
 
 from protocol.errors import ExitStatus
-from protocol.methods.vaults import DeadLinks, PiiSetting, VaultAddParams
+from protocol.methods.vaults import DeadLinks, FolderRoles, PiiSetting, VaultAddParams
 from protocol.schema import field_help as doc
 from vaultctl.commands.common import fail
 
@@ -42,6 +42,20 @@ ParentKeyOpt = Annotated[
 ]
 DeadLinksOpt = Annotated[DeadLinks | None, typer.Option("--dead-links", help=doc(VaultAddParams, "dead_links"))]
 QuietOpt = Annotated[int | None, typer.Option("--quiet-seconds", help=doc(VaultAddParams, "snapshot_quiet_s"))]
+DomainOpt = Annotated[
+    list[str] | None, typer.Option("--domain", metavar="ID", help=doc(VaultAddParams, "domains") + " Repeatable: the whole list.")
+]
+RoleOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--role",
+        metavar="ROLE=FOLDER",
+        help="A folder's role: intake, raw, wiki, meta (one folder each), journal, user_only (repeatable). Repeatable: the whole set.",
+    ),
+]
+GitRawOpt = Annotated[bool | None, typer.Option("--git-raw/--no-git-raw", help=doc(VaultAddParams, "git_raw"))]
+_SINGLE_ROLES = ("intake", "raw", "wiki", "meta")
+_LIST_ROLES = ("journal", "user_only")
 
 
 def pii_setting(value: str | None) -> tuple[PiiSetting | None, bool]:
@@ -62,3 +76,23 @@ def pii_setting(value: str | None) -> tuple[PiiSetting | None, bool]:
 def stamp_keys(given: list[str] | None) -> list[str] | None:
     """``--stamp-key`` read: None when not given (the default stamps), [] for ``--stamp-key ''``."""
     return None if given is None else [k for k in given if k]
+
+
+def folder_roles(given: list[str] | None) -> FolderRoles | None:
+    """``--role ROLE=FOLDER``s read: None when not given; the folders are checked by the daemon."""
+    if given is None:
+        return None
+    single: dict[str, str] = {}
+    lists: dict[str, list[str]] = {name: [] for name in _LIST_ROLES}
+    for text in given:
+        name, sep, folder = text.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or not folder or name not in (*_SINGLE_ROLES, *_LIST_ROLES):
+            fail(f"--role {text!r}: write ROLE=FOLDER, ROLE one of {', '.join((*_SINGLE_ROLES, *_LIST_ROLES))}", ExitStatus.USAGE)
+        if name in lists:
+            lists[name].append(folder)
+        elif name in single:
+            fail(f"--role {name} is given twice; it names one folder", ExitStatus.USAGE)
+        else:
+            single[name] = folder
+    return FolderRoles(**single, **lists)  # type: ignore[arg-type]

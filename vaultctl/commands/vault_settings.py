@@ -20,6 +20,7 @@ from protocol.methods import vaults
 from protocol.methods.common import Empty
 from protocol.methods.gate import AgentPolicyChange, Gate, OpClass
 from protocol.methods.vaults import (
+    FolderRoles,
     Kind,
     SchemaProfile,
     VaultEntry,
@@ -35,13 +36,18 @@ from vaultctl.commands.common import JsonOpt, call, emit, fail
 from vaultctl.commands.vault_options import (
     DeadLinksOpt,
     DenyPathOpt,
+    DomainOpt,
+    GitRawOpt,
     ParentKeyOpt,
     PiiOpt,
     PrivateOpt,
+    RoleOpt,
     StampKeyOpt,
+    folder_roles,
     pii_setting,
     stamp_keys,
 )
+from vaultctl.terminal import Escaped, command_line
 
 IdArg = Annotated[str, typer.Argument(metavar="ID", help=doc(VaultSetParams, "id"))]
 ConfirmOpt = Annotated[bool, typer.Option("--confirm", help=doc(VaultSetParams, "confirm"))]
@@ -82,8 +88,8 @@ def _preview_text(vault_id: str, r: VaultSetResult, confirm_cmd: list[str]) -> s
     lines.insert(0, f"vault {vault_id}: {len(r.changes)} setting(s) would change")
     if loosened:
         lines.append(f"{len(loosened)} loosened ({', '.join(loosened)}): agents or channels may do more, or less is screened")
-    cmd = shlex.join([*confirm_cmd, "--confirm", "--fingerprint", r.fingerprint])
-    lines.append(f"to confirm, run:\n  {cmd}")
+    cmd = command_line([*confirm_cmd, "--confirm", "--fingerprint", r.fingerprint])
+    lines.append(Escaped(f"to confirm, run:\n  {cmd}"))
     return render.compose(lines)
 
 
@@ -109,11 +115,20 @@ def set_settings(
         str | None,
         typer.Option("--views", metavar="VIEWS", help="The generated views to keep in the vault: home,waiting,topics ('' for none)."),
     ] = None,
+    domain: DomainOpt = None,
+    no_domains: Annotated[bool, typer.Option("--no-domains", help="Declare no domains of the vault's own (the built-ins stay).")] = False,
+    role: RoleOpt = None,
+    no_roles: Annotated[bool, typer.Option("--no-roles", help="Give no folder a role.")] = False,
+    git_raw: GitRawOpt = None,
     confirm: ConfirmOpt = False,
     fingerprint: FingerprintOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Change a vault's policies: a preview marking every loosened setting, then --confirm --fingerprint F."""
+    if domain and no_domains:
+        fail("--domain and --no-domains go alone", ExitStatus.USAGE)
+    if role and no_roles:
+        fail("--role and --no-roles go alone", ExitStatus.USAGE)
     if deny_path and no_deny_paths:
         fail("--deny-path and --no-deny-paths go alone", ExitStatus.USAGE)
     if private and no_private:
@@ -132,6 +147,9 @@ def set_settings(
         parent_keys=parent_key or None,
         dead_links=dead_links,
         views=_views(views),
+        domains=[] if no_domains else domain,
+        roles=FolderRoles() if no_roles else folder_roles(role),
+        git_raw=git_raw,
         confirm=confirm,
         fingerprint=fingerprint,
     )
@@ -144,6 +162,9 @@ def set_settings(
     cmd += [a for k in stamp_key or [] for a in ("--stamp-key", k)]
     cmd += [a for k in parent_key or [] for a in ("--parent-key", k)]
     cmd += ["--views", views] if views is not None else []
+    cmd += ["--no-domains"] if no_domains else [a for d in domain or [] for a in ("--domain", d)]
+    cmd += ["--no-roles"] if no_roles else [a for r in role or [] for a in ("--role", r)]
+    cmd += [] if git_raw is None else ["--git-raw" if git_raw else "--no-git-raw"]
     _submit(params, cmd, as_json)
 
 

@@ -246,3 +246,7 @@ async def nav(ctx: CallContext, params: NavParams) -> NavResult:
         )
 
     return await _on_snapshot(ctx, params.vault, params.fresh, work)
+
+
+on_snapshot = _on_snapshot  #: for graph.build (vaultd.api.report_methods), which summarises the same snapshot
+partitioned = _partitioned

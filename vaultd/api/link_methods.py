@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from protocol.methods import reads
 from protocol.methods.reads import InLink, LinksParams, LinksResult, LinkStatus, OutLink
 from vaultd.api.handlers import CallContext, handles
-from vaultd.api.read_methods import live_view
+from vaultd.api.read_methods import live_view, log_path_of
 from vaultd.vault.link_targets import ResolutionStatus, check_anchor
 from vaultd.vault.lookup import find_note
 from vaultd.vault.model import Link, LinkKind, NoteRecord
@@ -75,14 +75,19 @@ def _source_order(record: NoteRecord) -> list[Link]:
 async def links(ctx: CallContext, params: LinksParams) -> LinksResult:
     live, view = await live_view(ctx, params.vault, params.fresh)
     index = live.index
-    path = find_note(index, params.target, view.hidden)
+    log_path = log_path_of(ctx, params.vault)  # vaultd's log is not a note here, as in search, list, tags and stats
+
+    def absent(p: str) -> bool:
+        return p == log_path or view.hidden(p)
+
+    path = find_note(index, params.target, absent)
     record = index.notes[path]
     ordered = _source_order(record)
     titles = _VisibleTitles(index, view)
     out = [_out_link(index, path, lk, view, titles) for lk in ordered[: params.limit]]
     incoming: list[InLink] = []
     for source, link in index.backlinks(path, view.resolution if view.hides_anything else None):
-        if view.hidden(source):
+        if absent(source):
             continue
         if len(incoming) > params.limit:
             break

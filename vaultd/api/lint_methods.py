@@ -33,10 +33,13 @@ import datetime as dt
 from typing import TYPE_CHECKING
 
 import anyio
+import msgspec
 
 from protocol.methods import lint
+from protocol.methods.writes import LogEvent, LogType
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
+from vaultd.api.report_methods import lint_report, write_report
 from vaultd.api.vault_work import VAULT_WORK
 from vaultd.errors import InvalidParams
 from vaultd.lint.model import Deadline
@@ -82,4 +85,9 @@ async def lint_vault(ctx: CallContext, params: lint.LintParams) -> lint.LintResu
         note = find_note(live.index, params.note, view.hidden) if params.note is not None else None
         copy = live.index.copy()
         work = elsewhere if len(copy.notes) >= WORKER_MIN_NOTES else here
-        return await anyio.to_thread.run_sync(work, copy, note, deadline)
+        result = await anyio.to_thread.run_sync(work, copy, note, deadline)
+    if params.write:  # after the vault's turn: the report is one more write, queued as any other
+        event = LogEvent(type=LogType.LINT, source="lint", note=f"{result.verdict}: {result.errors} error(s), {result.warnings} warning(s)")
+        path, op = await write_report(ctx, params.vault, f"lint-{result.as_of}.md", lint_report(result), event)
+        result = msgspec.structs.replace(result, report=path, report_op=op)
+    return result

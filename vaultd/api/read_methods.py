@@ -31,11 +31,9 @@ from protocol.methods.reads import (
     ReadManyResult,
     ReadParams,
     ReadResult,
-    StatsResult,
     TagCount,
     TagsParams,
     TagsResult,
-    VaultParams,
 )
 from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Ambiguous, InvalidParams, LimitExceeded, NotFound, PolicyRefused, VaultError
@@ -47,7 +45,6 @@ from vaultd.obsidian.settings import excluded, read_settings
 from vaultd.ops.create import note_path
 from vaultd.policy.visibility import Visibility
 from vaultd.vault import frontmatter, markdown, oplog
-from vaultd.vault.link_targets import ResolutionStatus
 from vaultd.vault.lookup import find_note
 from vaultd.vault.note import Skipped, parse_note
 from vaultd.vault.note_table import IssuesOf, TagsOf
@@ -249,7 +246,8 @@ async def list_notes(ctx: CallContext, params: ListParams) -> ListResult:
     index = live.index
     prefix = (params.folder or "").lstrip("/")
     shown_here = await obsidian_shown(live.root, params.include_excluded)
-    paths = sorted(p for p in index.notes if p.startswith(prefix) and view.visible(p) and shown_here(p))
+    log_path = log_path_of(ctx, params.vault)  # vaultd's log is no note of the user's, as in search, tags and stats
+    paths = sorted(p for p in index.notes if p.startswith(prefix) and p != log_path and view.visible(p) and shown_here(p))
     after = decode_cursor(params.cursor) if params.cursor else None
     start = 0
     if after is not None:
@@ -289,57 +287,6 @@ async def tags(ctx: CallContext, params: TagsParams) -> TagsResult:
     prefix = (params.prefix or "").lstrip("#").casefold()
     rows = sorted(((spelled[k], n) for k, n in counts.items() if k.startswith(prefix)), key=lambda r: (-r[1], r[0]))
     return TagsResult(tags=[TagCount(tag=t, notes=n) for t, n in rows[: params.limit]], truncated=len(rows) > params.limit)
-
-
-@handles(reads.STATS)
-async def stats(ctx: CallContext, params: VaultParams) -> StatsResult:
-    runtime = ctx.host.vault(params.vault)
-    live, view = await live_view(ctx, params.vault, params.fresh)
-    index = live.index
-    notes = {p: r for p, r in index.notes.items() if view.visible(p)}
-    by_type: Counter[str] = Counter()
-    by_domain: Counter[str] = Counter()
-    by_folder: Counter[str] = Counter()
-    linked: set[str] = set()
-    n_links = dead = ambiguous = words = size = issues = 0
-    log_path = log_path_of(ctx, params.vault)
-    notes = {p: r for p, r in notes.items() if p != log_path}
-    for path, record in notes.items():
-        by_type[_scalar(record, "type") or "(none)"] += 1
-        by_domain[_scalar(record, "domain") or "(none)"] += 1
-        by_folder[path.rpartition("/")[0] or "."] += 1
-        words += record.words
-        size += record.size
-        issues += len(record.issues)
-        for link in record.links:
-            if not link.target:
-                continue
-            n_links += 1
-            res = view.resolution(index.resolve(link, path))
-            if res.status == ResolutionStatus.MISSING:
-                dead += 1
-            elif res.status == ResolutionStatus.AMBIGUOUS:
-                ambiguous += 1
-            elif res.path is not None and res.path != path:
-                linked.add(res.path)
-                linked.add(path)
-    skipped = len([p for p in view.only_visible(index.skipped) if p != log_path])
-    return StatsResult(
-        vault=runtime.entry.id,
-        notes=len(notes),
-        attachments=len(view.only_visible(index.attachments)),
-        bytes=size,
-        words=words,
-        links=n_links,
-        dead_links=dead,
-        ambiguous_links=ambiguous,
-        orphans=sum(1 for p in notes if p not in linked),
-        by_type=dict(by_type.most_common()),
-        by_domain=dict(by_domain.most_common()),
-        by_folder=dict(sorted(by_folder.items())),
-        issues=issues + skipped,
-        skipped=skipped,
-    )
 
 
 @handles(reads.ISSUES)

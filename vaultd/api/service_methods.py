@@ -11,9 +11,10 @@ import anyio
 import msgspec
 
 from protocol import extras
+from protocol.config_format import CONFIG_VERSION
 from protocol.methods import service
 from protocol.methods.common import SUPPORTED_PROTOCOLS, Channel, Empty
-from protocol.methods.reads import VaultParams
+from protocol.methods.reads import StatsParams
 from protocol.methods.service import (
     DaemonStatus,
     DoctorParams,
@@ -27,7 +28,7 @@ from protocol.methods.service import (
 from protocol.methods.vaults import VaultHealth, VaultState
 from protocol.methods.work import WorkState
 from protocol.table import METHODS
-from vaultd.api import read_methods
+from vaultd.api import stats_methods
 from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Unavailable, VaultError
 from vaultd.gate.store import store_for
@@ -36,6 +37,7 @@ from vaultd.ops.view_refresh import edited_views
 from vaultd.sessions.work import work_for
 
 if TYPE_CHECKING:
+    from vaultd.api.host import Host
     from vaultd.runtime import VaultRuntime
 
 
@@ -75,7 +77,17 @@ async def status(ctx: CallContext, params: Empty) -> DaemonStatus:
         vaults=[await _with_pending(v) for v in host.vaults.values()],
         activation=host.activation,
         idle_exit_s=host.idle_exit_s,
+        config_problem=_config_problem(host),
     )
+
+
+def _config_problem(host: Host) -> str | None:
+    """Read afresh, so status names the file a daemon started with, and one edited since."""
+    try:
+        host.config.load()
+    except VaultError as exc:
+        return exc.message
+    return None
 
 
 async def _proposal_findings(runtime: VaultRuntime) -> list[Finding]:
@@ -96,7 +108,7 @@ async def _proposal_findings(runtime: VaultRuntime) -> list[Finding]:
 
 async def _health_findings(ctx: CallContext, vault: str) -> list[Finding]:
     """What a ready vault's notes need: links that do not resolve, notes the index could not read."""
-    s = await read_methods.stats(ctx, VaultParams(vault=vault))
+    s = await stats_methods.vault_stats(ctx, StatsParams(vault=vault))
     broken = s.dead_links + s.ambiguous_links
     links = Finding(
         level=Level.WARN if broken else Level.OK,
@@ -167,7 +179,12 @@ async def doctor(ctx: CallContext, params: DoctorParams) -> DoctorResult:
     ]
     try:
         config = host.config.load()
-        findings.append(Finding(level=Level.OK, check="config", finding=f"{len(config.vaults)} vault(s) registered"))
+        count = f"{len(config.vaults)} vault(s) registered"
+        if config.version > CONFIG_VERSION:
+            newer = f"{count}; format {config.version} is newer than this vaultd's {CONFIG_VERSION}: keys it does not know are kept"
+            findings.append(Finding(level=Level.WARN, check="config", finding=newer))
+        else:
+            findings.append(Finding(level=Level.OK, check="config", finding=count))
     except VaultError as exc:
         findings.append(Finding(level=Level.FAIL, check="config", finding=exc.message))
     findings += extras.findings()  # what this daemon's interpreter has: the console and graph need theirs

@@ -97,6 +97,9 @@ async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
         remote=params.remote,
         snapshot_quiet_s=params.snapshot_quiet_s,
         sync_interval_s=params.sync_interval_s,
+        domains=params.domains,
+        roles=params.roles,
+        git_raw=params.git_raw,
     )
     if params.stamp_keys is not None:
         entry = msgspec.structs.replace(entry, stamp_keys=params.stamp_keys)

@@ -111,7 +111,7 @@ def edition_path(settings: VolumesSettings, name: str, day: str, taken: Callable
 def latest_edition(settings: VolumesSettings, volume: str, notes: Mapping[str, Mapping[str, Any] | None]) -> tuple[str, str] | None:
     """The volume's latest edition (path, recorded hash): the note in the editions folder whose
     frontmatter names the volume, with the latest ``edition`` date, then ``published`` time."""
-    best: tuple[str, str, str, str] | None = None
+    best: tuple[str, str, int, str, str] | None = None
     for path, data in notes.items():
         if not under(settings.editions, path) or not data or data.get("volume") != volume:
             continue

@@ -39,6 +39,7 @@ METHOD_CLASSES: dict[str, OpClass] = {
     "template.insert": OpClass.APPEND,
     "vault.tidy": OpClass.WIDE,  #: every note of the vault: a person decides
     "work.cancel": OpClass.UNDO_OWN,  #: its own session's work only (the operation refuses any other)
+    "report.write": OpClass.CREATE,  #: a report note: created, or replaced when asked
 }
 
 

@@ -22,7 +22,7 @@ from protocol.errors import Issue, Severity
 from protocol.issue_codes import IssueCode
 from protocol.methods.git_settings import GitMode
 from vaultd.errors import Conflict, Unavailable, VaultError
-from vaultd.git import checkpoint, exclude, integration, snapshot
+from vaultd.git import checkpoint, exclude, integration, raw_copies, snapshot
 from vaultd.git.record import GIT_STATE_DIR, Recorder
 from vaultd.git.repo import Repo, find, resolve
 from vaultd.git.staging import StagedContent, StagingArea, catch_up, describe
@@ -166,6 +166,7 @@ class GitKeeper:
 
         def build() -> OpRecord:
             record = checkpoint.record_for(plan, op_id, channel=channel, client=client, session=session)
+            record.files = {rel: data for rel, data in record.files.items() if not raw_copies.left_out(rel, self.entry)}
             if log_rel is not None:
                 record.files[log_rel] = read_current(self.root, log_rel, MAX_OP_BYTES)
             return record
@@ -216,7 +217,10 @@ class GitKeeper:
     def snapshot_sync(self, *, force: bool) -> Snapshot:
         """Commit hand edits now (worker thread; the caller holds the writer)."""
         recorder, staging = self.tools()
-        taken = snapshot.take(recorder, staging, quiet_s=self.entry.snapshot_quiet_s, force=force)
+        entry = self.entry
+        taken = snapshot.take(
+            recorder, staging, quiet_s=entry.snapshot_quiet_s, force=force, leave_out=lambda rel: raw_copies.left_out(rel, entry)
+        )
         self.last_snapshot = taken
         return taken
 

@@ -24,6 +24,8 @@ from vaultd.git.repo import ZERO, checked_branch, resolve
 from vaultd.git.staging import Entry, StagedContent, StagingArea
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from vaultd.git.record import Made, Recorder
 
 MAX_LISTED = 50
@@ -64,18 +66,27 @@ def _stat(path: str) -> _Stat:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def take(recorder: Recorder, staging: StagingArea, *, quiet_s: float, now: float | None = None, force: bool = False) -> Snapshot:
+def take(
+    recorder: Recorder,
+    staging: StagingArea,
+    *,
+    quiet_s: float,
+    now: float | None = None,
+    force: bool = False,
+    leave_out: Callable[[str], bool] = lambda _rel: False,
+) -> Snapshot:
     """Commit every hand edit as one snapshot commit, if each has been quiet for ``quiet_s``.
 
     ``force`` (an explicit ``vault.snapshot``, a sync) skips the quiet check but never the re-check
     of each file after it is read.
+    ``leave_out``: vault-relative paths never committed (the raw copies, unless the user opts in).
 
     Raises:
         StagedContent: the person staged content under the vault's folder; nothing was committed.
         Conflict: CONFLICT, detached HEAD or a merge or rebase in progress.
     """
     repo = recorder.repo
-    paths = changed(recorder)
+    paths = [p for p in changed(recorder) if not leave_out(p[len(repo.prefix) :])]
     if not paths:
         return Snapshot(None, [])
     now = time.time() if now is None else now

@@ -122,6 +122,7 @@ def gather(
         as_of=as_of,
         schema=entry.schema,
         stamp_keys=tuple(entry.stamp_keys),
+        domains=tuple(entry.domains),
         resolve=index.resolver.resolve,
         exists=exists,
         suggest=suggest,

@@ -139,6 +139,7 @@ class LintInput:
     as_of: dt.date
     schema: SchemaProfile = SchemaProfile.OPEN
     stamp_keys: tuple[str, ...] = ("updated",)
+    domains: tuple[str, ...] = ()  #: the domains the vault declares on top of the built-ins
     resolve: Callable[[str, str], Resolution] | None = None  #: the vault's resolver (every file)
     exists: Callable[[str], bool] = lambda _p: False  #: whether a vault-relative file exists (private ones too)
     suggest: Callable[[str], str | None] = lambda _t: None  #: a dead link's likely title, among visible notes

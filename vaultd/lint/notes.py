@@ -90,8 +90,9 @@ def frontmatter_findings(inp: LintInput) -> Iterator[Finding]:
             continue  # the schema reads the parsed header; an unreadable one is reported above
         h1 = next((h.text for h in record.headings if h.level == 1), None)
         present = record.frontmatter is not None
-        for problem in schema_issues(inp.schema, record.frontmatter, present, path, h1=h1):
-            yield Finding(LintCode.L06, path, problem.message, problem.line)
+        for problem in schema_issues(inp.schema, record.frontmatter, present, path, h1=h1, domains=inp.domains):
+            text = f"{problem.code}: {problem.message}" if problem.code == IssueCode.V16 else problem.message
+            yield Finding(LintCode.L06, path, text, problem.line)
 
 
 def _date(value: Any) -> dt.date | None:

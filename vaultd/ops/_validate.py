@@ -13,6 +13,7 @@ import msgspec
 
 from protocol.errors import Issue, Severity
 from protocol.issue_codes import IssueCode
+from protocol.methods.reports import in_reports
 from protocol.methods.vaults import DeadLinks
 from vaultd.errors import PolicyRefused, ValidationFailed
 from vaultd.ops._topic_check import topic_issues, typed_issues
@@ -27,6 +28,7 @@ from vaultd.policy import (
     owned_path_issue,
     path_screen_issues,
     pii_line_findings,
+    roles,
     schema_issues,
     secret_line_issues,
     write_channel_issue,
@@ -109,6 +111,8 @@ def check_policy(ctx: OpContext, plan: Plan) -> None:
         if _log_redaction(plan, change, log_rel):
             continue  # tidy's log rule: the log as it was, but for secrets replaced by the marker
         if (issue := owned_path_issue(change.path, change.before, change.after, log_rel=log_rel, vault_id=ctx.entry.id)) is not None:
+            problems.append(issue)
+        if (issue := roles.closed_to_agents(change.path, ctx.entry.folder_roles(), ctx.channel)) is not None:
             problems.append(issue)
     if problems:
         raise PolicyRefused(problems[0].message, issues=problems)
@@ -218,7 +222,9 @@ class _NoteView:
 
     def header_issues(self, ctx: OpContext, path: str) -> list[Issue]:
         issues = [Issue(code=IssueCode.V01, message=i.message, path=path, line=i.line) for i in self.fm.issues]
-        return issues + schema_issues(ctx.entry.schema, self.fm.data, self.fm.present, path, h1=self.h1)
+        if in_reports(path):
+            return issues  # a report is output, not a note of the schema's
+        return issues + schema_issues(ctx.entry.schema, self.fm.data, self.fm.present, path, h1=self.h1, domains=ctx.entry.domains)
 
     def decoded(self) -> set[tuple[int, str]]:
         return set(decoded_lines(self.fm.data, 1))
@@ -300,6 +306,8 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
     for change in plan.effective():
         if _log_redaction(plan, change, log_rel):
             continue  # vaultd's own file, not a note: only its redactions were checked (check_policy)
+        if (issue := roles.raw_copy_changed(change.path, change.before is not None, ctx.entry.folder_roles(), plan.op)) is not None:
+            errors.append(issue)
         if change.action == Action.CREATE and change.path.startswith(TRASH_PREFIX):
             # The trash is Obsidian's own folder: judge the path below it; names there never collide.
             errors += check_new_path(change.path.removeprefix(TRASH_PREFIX), note=is_note_path(change.path))
@@ -336,7 +344,7 @@ def validate(ctx: OpContext, plan: Plan) -> list[Issue]:
                 post,
                 view_before,
                 _dead_before(ctx, moved_origin.get(change.path, change.path)) if plan.op == "note.move" else None,
-                forward_links=forward_links,
+                forward_links=forward_links or in_reports(change.path),
             )
             if plan.op == "op.undo":
                 # An undo puts back bytes the note held before: their links are old debt, not new.

@@ -9,7 +9,8 @@ The ``typed`` profile (decisions marked *vaultd* are this build's choice, docume
 - ``description`` (required except on ``moc``): a nonempty single-line string of at most
   :data:`MAX_DESCRIPTION` characters.
 - ``domain`` (optional; a missing domain is a lint matter, not a write error): a built-in domain
-  (:data:`BUILTIN_DOMAINS`) or one the vault declares.
+  (:data:`BUILTIN_DOMAINS`) or one the vault declares (V16; checked in the open profile too once
+  the vault declares domains).
 - ``status`` (optional): :data:`STATUSES`; ``superseded`` needs ``superseded_by``.
 - ``confidence`` (optional): :data:`CONFIDENCES` (*vaultd*).
 - ``created``, ``updated`` (optional): real calendar dates written ``YYYY-MM-DD``.
@@ -41,6 +42,7 @@ import msgspec
 
 from protocol.errors import Issue, Severity
 from protocol.issue_codes import IssueCode
+from protocol.methods.vaults import BUILTIN_DOMAINS as BUILTIN_DOMAINS_ORDER
 from protocol.methods.vaults import SchemaProfile
 from vaultd.sources.identifiers import valid_arxiv, valid_citekey, valid_doi
 from vaultd.sources.ledger import LEDGER_KEYS
@@ -60,7 +62,7 @@ class NoteType(enum.StrEnum):
     REFERENCE = "reference"  #: the only type that may carry bibliographic identifiers
 
 
-BUILTIN_DOMAINS: Final = frozenset({"research", "projects", "teaching", "operations", "people", "ai-practice"})
+BUILTIN_DOMAINS: Final = frozenset(BUILTIN_DOMAINS_ORDER)
 STATUSES: Final = ("draft", "active", "superseded", "archived")
 CONFIDENCES: Final = ("speculative", "tentative", "likely", "proven")
 MAX_DESCRIPTION: Final = 500
@@ -171,9 +173,7 @@ def _typed_issues(
             )
     elif note_type != NoteType.MOC:
         issues.append(_v01(path, "description: is required; say in one line what the note holds"))
-    if "domain" in data and data["domain"] not in BUILTIN_DOMAINS | domains:
-        allowed = ", ".join(sorted(BUILTIN_DOMAINS | domains))
-        issues.append(_v01(path, f"domain: must be one of {allowed} (or a domain the vault declares)"))
+    issues += domain_issues(data, path, domains)
     if "status" in data:
         if data["status"] not in STATUSES:
             issues.append(_v01(path, f"status: must be one of {', '.join(STATUSES)}"))
@@ -228,6 +228,15 @@ def is_schema_key(key: str, data: dict[str, Any]) -> bool:
     return key in _KNOWN_KEYS or ("ledger" in data and key in LEDGER_KEYS)
 
 
+def domain_issues(data: dict[str, Any], path: str, domains: frozenset[str]) -> list[Issue]:
+    """V16 when the note names a domain outside the built-ins and ``domains`` (a missing one is lint's)."""
+    if "domain" not in data or data["domain"] in BUILTIN_DOMAINS | domains:
+        return []
+    allowed = ", ".join(sorted(BUILTIN_DOMAINS | domains))
+    declared = "" if domains else "; the vault declares none of its own"
+    return [Issue(code=IssueCode.V16, message=f"domain: must be one of {allowed}{declared}", path=path)]
+
+
 def _valid_date(value: Any) -> bool:
     if not isinstance(value, str) or not _DATE.fullmatch(value):
         return False
@@ -262,7 +271,8 @@ def schema_issues(
     if present and data is None:
         return [_v01(path, "the frontmatter must be a mapping of keys to values")]
     if profile is SchemaProfile.OPEN:
-        return []
+        # Declaring domains opts an open vault into checking them; without, it checks no key.
+        return domain_issues(data, path, frozenset(domains)) if domains and data is not None else []
     if data is None:
         return [_v01(path, "the note needs frontmatter: a typed vault requires at least type and description")]
     return _typed_issues(data, path, h1, frozenset(domains), citekey_owners)

@@ -8,6 +8,9 @@ channel or an agent may now do something it could not, or something is screened 
 - ``kind``: org to personal (personal data and agent defaults are more permissive there);
 - ``schema``: typed to open (fewer rules checked);
 - ``dead_links``: refuse to warn (a link to no note is written);
+- ``domains``: a domain added (a note may name more); ``git_raw``: raw copies go into git history;
+- ``roles``: a user-only or journal folder dropped (agents may write it), the raw folder moved or
+  dropped (its copies are no longer kept unchanged);
 - ``pii``: any category, pattern or surface whose effective action drops (deny > warn > allow), a
   pattern whose regex changed, or a new allow-list entry;
 - ``deny_paths`` / ``private_paths``: a glob removed;
@@ -25,7 +28,17 @@ from typing import TYPE_CHECKING, Any, get_args
 import msgspec
 
 from protocol.methods.gate import AgentPolicy, Gate
-from protocol.methods.vaults import DeadLinks, Kind, PiiPolicy, SchemaProfile, SettingChange, VaultEntry, VaultSetParams, WritePolicy
+from protocol.methods.vaults import (
+    DeadLinks,
+    FolderRoles,
+    Kind,
+    PiiPolicy,
+    SchemaProfile,
+    SettingChange,
+    VaultEntry,
+    VaultSetParams,
+    WritePolicy,
+)
 from vaultd.policy.pii import Surface, effective_action
 
 if TYPE_CHECKING:
@@ -39,12 +52,27 @@ _SURFACES: tuple[Surface, ...] = get_args(Surface)
 def changed_entry(entry: VaultEntry, params: VaultSetParams) -> VaultEntry:
     """The entry as ``params`` would leave it (the caller validates it like a new one)."""
     updates: dict[str, Any] = {}
-    for name in ("kind", "write", "schema", "pii", "deny_paths", "private_paths", "stamp_keys", "parent_keys", "dead_links", "views"):
+    for name in (
+        "kind",
+        "write",
+        "schema",
+        "pii",
+        "deny_paths",
+        "private_paths",
+        "stamp_keys",
+        "parent_keys",
+        "dead_links",
+        "views",
+        "domains",
+        "git_raw",
+    ):
         value = getattr(params, name)
         if value is not None:
             updates[name] = value
     if params.pii_default:
         updates["pii"] = None
+    if params.roles is not None:
+        updates["roles"] = params.roles if params.roles != FolderRoles() else None
     after = msgspec.structs.replace(entry, **updates)
     if params.agents_default or params.agents is not None:
         base = _default_policy(after) if params.agents_default else entry.agent_policy()
@@ -78,7 +106,25 @@ def setting_changes(before: VaultEntry, after: VaultEntry) -> list[SettingChange
     add("parent_keys", before.parent_keys, after.parent_keys, False)
     add("dead_links", before.dead_link_rule(), after.dead_link_rule(), after.dead_link_rule() is DeadLinks.WARN)
     add("views", before.views, after.views, False)
+    add("domains", before.domains, after.domains, not set(after.domains) <= set(before.domains))
+    out.extend(_role_changes(before.folder_roles(), after.folder_roles()))
+    add("git_raw", before.git_raw, after.git_raw, after.git_raw)
     out.extend(_agent_changes(before.agent_policy(), after.agent_policy()))
+    return out
+
+
+def _role_changes(before: FolderRoles, after: FolderRoles) -> list[SettingChange]:
+    """A closed folder reopened to agents, or the raw folder moved or dropped, loosens."""
+    out: list[SettingChange] = []
+    for name in FolderRoles.__struct_fields__:
+        old, new = getattr(before, name), getattr(after, name)
+        if old == new:
+            continue
+        if name in ("journal", "user_only"):
+            loosens = not set(old) <= set(new)
+        else:
+            loosens = name == "raw" and old is not None
+        out.append(SettingChange(setting=f"roles.{name}", before=_text(old), after=_text(new), loosens=loosens))
     return out
 
 

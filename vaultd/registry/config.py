@@ -1,5 +1,7 @@
 """The registry file, ``$VAULTD_HOME/config.json``: strict, bounded, versioned, written atomically.
 
+Its format version and how another version is read: :mod:`protocol.config_format`.
+
 It fails closed: a malformed, oversized, linked or non-regular file is named in the error and
 never overwritten, because it may be a user's hand edit we must not destroy. Every change is a
 read-modify-write under an exclusive lock, so two processes cannot lose each other's update.
@@ -15,6 +17,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 
+from protocol.config_format import (
+    BACKUP_NAME,
+    CONFIG_VERSION,
+    FormatProblem,
+    Kept,
+    migrated,
+    newer_problem,
+    put_back,
+    set_aside,
+    version_of,
+)
 from protocol.limits import MAX_FRAME_BYTES
 from protocol.methods.vaults import VaultEntry
 from vaultd.errors import ConfigError, InvalidParams, LimitExceeded, NotFound, ValidationFailed
@@ -23,7 +36,6 @@ from vaultd.fsio import ReadRefused, Refusal, locked, read_regular, write_atomic
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-CONFIG_VERSION = 1
 MAX_CONFIG_BYTES = 64 * 1024
 
 
@@ -54,7 +66,13 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defa
     daemon: DaemonLimits = DaemonLimits()
 
 
-_decoder = msgspec.json.Decoder(Config)
+class _Read(msgspec.Struct, kw_only=True, frozen=True):
+    """The file as read: the registry, the keys a newer format added (kept to write back), and
+    the original bytes when an older format was migrated in memory (the backup to keep)."""
+
+    config: Config
+    kept: Kept = []
+    migrated_from: tuple[int, bytes] | None = None
 
 
 class ConfigStore:
@@ -65,7 +83,16 @@ class ConfigStore:
         self._lock_path = home / "config.lock"
 
     def load(self) -> Config:
-        """The current registry; a missing file is an empty one.
+        """The current registry; a missing file is an empty one; an older format migrated in memory.
+
+        Raises:
+            ConfigError: VALIDATION, the file is unusable; the message names it and why.
+        """
+        return self._read().config
+
+    def _read(self) -> _Read:
+        """The file as this build reads it: the config, the keys it keeps unread, and what it was
+        migrated from.
 
         Raises:
             ConfigError: VALIDATION, the file is unusable; the message names it and why.
@@ -73,7 +100,7 @@ class ConfigStore:
         try:
             data, _ = read_regular(self.path, MAX_CONFIG_BYTES)
         except FileNotFoundError:
-            return Config()
+            return _Read(config=Config())
         except ReadRefused as exc:
             if exc.refusal is Refusal.LINK:
                 raise ConfigError(f"{self.path} is a symbolic link; config must be a regular file") from exc
@@ -85,13 +112,28 @@ class ConfigStore:
         except OSError as exc:
             raise ConfigError(f"cannot open {self.path}: {exc.strerror}") from exc
         try:
-            config = _decoder.decode(data)
+            doc = msgspec.json.decode(data)
+            version = version_of(doc)
         except msgspec.DecodeError as exc:
-            # msgspec names the field path (e.g. "$.vaults[0].colour"); it never echoes values.
             raise ConfigError(f"{self.path} is invalid: {exc}; fix or move it, then retry") from exc
-        if config.version != CONFIG_VERSION:
-            raise ConfigError(f"{self.path} has version {config.version}; this vaultd reads version {CONFIG_VERSION}")
-        return config
+        except FormatProblem as exc:
+            raise ConfigError(f"{self.path} is invalid: {exc}; fix or move it, then retry") from exc
+        kept: Kept = []
+        if version > CONFIG_VERSION:
+            doc, kept = set_aside(doc, Config.__struct_fields__, DaemonLimits.__struct_fields__)
+            doc["version"] = CONFIG_VERSION
+        elif version < CONFIG_VERSION:
+            doc = migrated(doc)
+        try:
+            config = msgspec.convert(doc, Config, strict=True)
+        except msgspec.ValidationError as exc:
+            # msgspec names the field path (e.g. "$.vaults[0].colour"); it never echoes values.
+            if version > CONFIG_VERSION:
+                raise ConfigError(newer_problem(str(self.path), version, str(exc))) from exc
+            raise ConfigError(f"{self.path} is invalid: {exc}; fix or move it, then retry") from exc
+        if version > CONFIG_VERSION:
+            config = msgspec.structs.replace(config, version=version)  # written back as the newer format it is
+        return _Read(config=config, kept=kept, migrated_from=(version, data) if version < CONFIG_VERSION else None)
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -99,19 +141,54 @@ class ConfigStore:
         with locked(self._lock_path):
             yield
 
+    def migrate(self) -> int | None:
+        """Write an older file back in this build's format, the original kept beside it.
+
+        Returns the version migrated from, or None when there was nothing to do. A backup that
+        exists already is never overwritten (it is the first original).
+
+        Raises:
+            ConfigError: VALIDATION, the file is unusable; nothing is written.
+        """
+        with self._locked():
+            read = self._read()
+            if read.migrated_from is None:
+                return None
+            self._save(read)
+            return read.migrated_from[0]
+
     def update(self, change: Callable[[Config], Config]) -> Config:
         """Apply ``change`` to the current registry and save it atomically, under the lock.
+
+        Keys of a newer format this build does not know are written back unchanged; an older
+        format is migrated first, with its backup.
 
         Raises:
             LimitExceeded: LIMIT, the registry would be over ``MAX_CONFIG_BYTES``; nothing is saved.
         """
         with self._locked():
-            new = change(self.load())
-            data = msgspec.json.format(msgspec.json.encode(new), indent=2) + b"\n"
-            if len(data) > MAX_CONFIG_BYTES:
-                raise LimitExceeded(f"the registry would grow past {MAX_CONFIG_BYTES} bytes; nothing was changed")
-            write_atomic(self.path, data, mode=0o600)
+            read = self._read()
+            new = change(read.config)
+            self._save(msgspec.structs.replace(read, config=new))
             return new
+
+    def _save(self, read: _Read) -> None:
+        """Write the config back with the keys it kept, and the backup of a migrated file once.
+
+        Raises:
+            LimitExceeded: LIMIT, the registry would be over ``MAX_CONFIG_BYTES``; nothing is saved.
+        """
+        doc = put_back(msgspec.to_builtins(read.config), read.kept)
+        doc = {"version": max(read.config.version, CONFIG_VERSION), **{k: v for k, v in doc.items() if k != "version"}}
+        data = msgspec.json.format(msgspec.json.encode(doc), indent=2) + b"\n"
+        if len(data) > MAX_CONFIG_BYTES:
+            raise LimitExceeded(f"the registry would grow past {MAX_CONFIG_BYTES} bytes; nothing was changed")
+        if read.migrated_from is not None:
+            old, original = read.migrated_from
+            backup = self.path.with_name(BACKUP_NAME.format(version=old))
+            if not backup.exists():
+                write_atomic(backup, original, mode=0o600)
+        write_atomic(self.path, data, mode=0o600)
 
 
 def canonical_folder(raw: str) -> str:

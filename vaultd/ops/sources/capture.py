@@ -173,12 +173,15 @@ def _capture_file(run: _Capture, item: CaptureItem, page: str | None) -> None:
         or (posixpath.splitext(got.name)[0] if got.name and got.name != "stdin" else f"Captured {media.kind.value}")
     )
     existing = run.source_for_sha(sha)
-    settings = ctx.entry.sources_settings()
-    note_path = existing or run.new_path(settings.folder, title, sha[:8])
+    roles = ctx.entry.folder_roles()
+    note_path = existing or run.new_path(ctx.entry.intake_folder(), title, sha[:8])
     run.remember_sha(sha, note_path)
-    folder, warning = attachments.attachment_folder(attachments.configured(ctx.root), posixpath.dirname(note_path))
-    if warning:
-        run.warnings.append(Issue(code=IssueCode.V04, severity=Severity.WARNING, message=warning))
+    if roles.raw is not None:  # the vault names its raw folder: every raw copy goes there
+        folder = roles.raw.strip("/")
+    else:
+        folder, warning = attachments.attachment_folder(attachments.configured(ctx.root), posixpath.dirname(note_path))
+        if warning:
+            run.warnings.append(Issue(code=IssueCode.V04, severity=Severity.WARNING, message=warning))
     raw = posixpath.join(folder, f"{sha}.{media.ext}" if media.ext else sha)
     deduplicated = _raw_copy(run, raw, got.data, sha)
     raw_link = run.property_link(raw, note_path)
@@ -290,7 +293,7 @@ def _plan(
         _add_origin(run, existing, origin, page)
         run.found.append(CapturedSource(note=existing, kind=kind, deduplicated=True))
         return
-    note_path = run.new_path(ctx.entry.sources_settings().folder, title, hashlib.sha256(origin.encode()).hexdigest()[:8])
+    note_path = run.new_path(ctx.entry.intake_folder(), title, hashlib.sha256(origin.encode()).hexdigest()[:8])
     fields = _fields(ctx, item, title=title, kind=kind, pages=[run.property_link(page, note_path)] if page else [])
     fields.update({"origin": origin, "state": SourceState.PLANNED.value, "runner": runner, "created": ctx.today})
     body = (
@@ -338,7 +341,7 @@ def plan_capture(ctx: OpContext, params: CaptureParams) -> Plan:
     return Plan(
         op="source.capture",
         changes=changes,
-        summary=f"captured {files} file(s) and {plans} plan(s) into {ctx.entry.sources_settings().folder}",
+        summary=f"captured {files} file(s) and {plans} plan(s) into {ctx.entry.intake_folder()}",
         warnings=run.warnings,
         log_type=LogType.INGEST.value,
         detail=CaptureDetail(sources=run.found),
