@@ -186,23 +186,9 @@ class ResourceUpdates:
         return None
 
     def _relay(self, events: Iterable[Any]) -> None:
-        touched: set[str] = set()
-        whole_vaults: set[str] = set()
-        for event in events:
-            if not isinstance(event, dict):
-                continue
-            kind, vault = event.get("kind"), event.get("vault")
-            if kind in NOTE_KINDS:
-                paths = {event.get("path"), event.get("old_path")}
-                with self._lock:
-                    touched.update(u for u, (v, p) in self._by_uri.items() if v == vault and p in paths)
-            elif kind in (EventKind.FRESH_INSTANCE, EventKind.VAULT_REMOVED) or (
-                kind == EventKind.STATE_LEAVE and event.get("listed", 0) < event.get("changes", 0)
-            ):
-                whole_vaults.add(str(vault))
-        for vault in whole_vaults:
-            self._relay_all(vault)
-        self._notify(touched)
+        with self._lock:
+            followed = dict(self._by_uri)
+        self._notify(updated(events, followed))
 
     def _relay_all(self, vault: str | None) -> None:
         """Report every followed URI of ``vault`` (of every vault: None) updated."""
@@ -216,3 +202,26 @@ class ResourceUpdates:
                 if self._closed or uri not in self._by_uri:
                     continue
             self._send(wire.notification_frame(UPDATED, {"uri": uri}))
+
+
+def updated(events: Iterable[Any], followed: dict[str, Note]) -> set[str]:
+    """The followed URIs (``followed``: URI -> its note) that ``events`` (a ``subscription.events``
+    batch, as decoded JSON) report changed.
+
+    A note event names its note (and a rename its old path too); an event after which the daemon
+    cannot say which notes changed (a bulk change that listed fewer notes than it changed, a
+    restarted clock, an unregistered vault) names every followed note of its vault.
+    """
+    touched: set[str] = set()
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        kind, vault = event.get("kind"), event.get("vault")
+        if kind in NOTE_KINDS:
+            paths = {event.get("path"), event.get("old_path")}
+            touched.update(uri for uri, (v, path) in followed.items() if v == vault and path in paths)
+        elif kind in (EventKind.FRESH_INSTANCE, EventKind.VAULT_REMOVED) or (
+            kind == EventKind.STATE_LEAVE and event.get("listed", 0) < event.get("changes", 0)
+        ):
+            touched.update(uri for uri, (v, _) in followed.items() if v == vault)
+    return touched
