@@ -144,12 +144,14 @@ def compact_schema(tp: type, *, hidden: Iterable[str] = ()) -> dict[str, Any]:
     - an optional field's ``anyOf [X, null]`` with ``default: null`` is X (leaving it out is how
       a model says null), and a default of false, "", [] or {} goes (leaving it out means that);
     - titles go (a class name such as ``Proposed[NoDetail]``), a description is its first
-      sentence in plain text, a list's items lose a description the list already gives, and
-      the root has none (the params Struct's docstring; the tool's description says it);
+      sentence in plain text, a list's items lose a description the list already gives, an
+      enum loses one that only lists its members, and the root has none (the params Struct's
+      docstring; the tool's description says it);
     - a definition used once is inlined where it is used;
     - bounds are left to the daemon, which refuses a value past them naming the field and the
-      bound: a string's pattern and lengths, a number's minimum and maximum, a list's or an
-      object's sizes; and so is a number's default (a call that leaves it out gets the usual
+      bound: a string's pattern and lengths (and a size bound in its description, "; at most
+      64 KiB as UTF-8"), a number's minimum and maximum, a list's or an object's sizes; and so
+      is a number's default (a call that leaves it out gets the usual
       amount, and the answer shows how many it holds);
     - no ``additionalProperties: false``: the daemon refuses an unknown argument naming it, and
       the keyword tells a model nothing the property list does not;
@@ -214,10 +216,22 @@ def _compact(node: Any) -> Any:
         merged = {**inner, **out}  # the field's own description wins over its type's
         out = merged
     if isinstance(out.get("description"), str):
-        out["description"] = first_sentence(out["description"])
+        out["description"] = _BYTE_BOUND.sub("", first_sentence(out["description"]))
+        if isinstance(out.get("enum"), list) and _only_names(out["description"], out["enum"]):
+            del out["description"]  # "low, medium or high.": the enum says it
     if "description" in out:  # description first, as people write schemas
         out = {"description": out.pop("description"), **out}
     return out
+
+
+_BYTE_BOUND = re.compile(r"; at most \d+ [KM]iB[^;.]*")  #: a size bound in words: the daemon's, like maxLength
+_LIST_WORDS = re.compile(r",\s*|\s+or\s+|\s+and\s+|\.$")
+
+
+def _only_names(description: str, members: list[Any]) -> bool:
+    """Whether ``description`` only lists the enum's members ("low, medium or high.")."""
+    words = {w for w in _LIST_WORDS.split(description) if w}
+    return words == {str(m) for m in members}
 
 
 def _refs(node: Any, counts: dict[str, int]) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import jsonschema  # type: ignore[import-untyped]
 import msgspec
@@ -83,6 +83,8 @@ class _Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     log: Annotated[str | None, msgspec.Meta(description="Hidden.")] = None
     name: Annotated[str, msgspec.Meta(min_length=1, max_length=9, pattern="^[a-z]+$", description="A name.")] = "x"
     n: Annotated[int, msgspec.Meta(ge=1, le=5, description="N.")] = 2
+    level: Annotated[Literal["low", "medium", "high"], msgspec.Meta(description="low, medium or high.")] = "low"
+    text: Annotated[str, msgspec.Meta(max_length=65536, description="The text; at most 64 KiB as UTF-8; trimmed.")] = ""
 
 
 def test_compaction_on_a_made_up_struct() -> None:
@@ -95,6 +97,8 @@ def test_compaction_on_a_made_up_struct() -> None:
     assert props["c"] == {"description": "Cs.", "type": "array", "items": {"$ref": "#/$defs/_Inner"}}
     assert props["name"] == {"description": "A name.", "type": "string", "default": "x"}
     assert props["n"] == {"description": "N.", "type": "integer"}, "bounds and a number's default are the daemon's"
+    assert props["level"] == {"enum": ["high", "low", "medium"], "default": "low"}, "a description that only lists the enum goes"
+    assert props["text"] == {"description": "The text; trimmed.", "type": "string"}, "a size bound in words is the daemon's too"
     assert "log" not in props and schema["required"] == ["d"]
     assert set(schema["$defs"]) == {"_Inner"} and '"title"' not in json.dumps(schema)
     valid = {"d": {"y": "z"}, "b": {"x": 1}, "c": [{"x": 2}]}
