@@ -2,9 +2,16 @@
 // makes, each result checked by the SDK itself (it validates structuredContent against each
 // tool's outputSchema and throws on a mismatch). Prints one JSON report on stdout.
 //
-//   node ts_client.mjs '{"command": "...", "args": ["mcp"], "env": {...}}'
+//   node ts_client.mjs '{"command": "...", "args": ["mcp", ...], "env": {...}, "cwd": "...",
+//                        "toolset_args": ["mcp", "--tools", "core"], "edit": "Home.md"}'
+//
+// toolset_args: a second session with another --tools, whose tool names are reported; edit: a
+// note (relative to cwd) the client subscribes to, rewrites on disk, and waits to hear of.
+import { writeFileSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const server = JSON.parse(process.argv[2]);
 const report = { sdk: "@modelcontextprotocol/sdk", steps: {} };
@@ -25,9 +32,12 @@ async function step(name, fn) {
   }
 }
 
+// The SDK hands the negotiated revision to a transport that takes it (HTTP does; stdio has no use for it).
+let negotiated = null;
+transport.setProtocolVersion = (version) => { negotiated = version; };
 await client.connect(transport);
 report.server = client.getServerVersion();
-report.protocol = transport._protocolVersion ?? null;
+report.protocol = negotiated;
 await step("list_tools", async () => {
   const { tools } = await client.listTools();
   return { count: tools.length, with_output_schema: tools.filter((t) => t.outputSchema).length };
@@ -55,5 +65,52 @@ await step("preview_confirm", async () => {
                                                                         fingerprint: preview.structuredContent.fingerprint } });
   return { preview: preview.structuredContent.outcome === "preview", applied: done.structuredContent.outcome === "applied" };
 });
+await step("read_many", async () => {
+  const result = await client.callTool({ name: "note_read_many", arguments: { targets: ["Home", "Twin"] } });
+  const [home, twin] = result.structuredContent.notes;
+  return { is_error: !!result.isError, first: home.note?.path ?? null, second: twin.error?.code ?? null };
+});
+await step("resources", async () => {
+  const listed = await client.listResources();
+  const { resourceTemplates } = await client.listResourceTemplates();
+  const read = await client.readResource({ uri: "vault://main/Home.md" });
+  return {
+    uris: listed.resources.map((r) => r.uri).sort(),
+    templates: resourceTemplates.map((t) => t.uriTemplate),
+    text: read.contents[0].text,
+    mime: read.contents[0].mimeType,
+  };
+});
+if (server.edit) {
+  await step("subscribe", async () => {
+    const uri = `vault://main/${server.edit}`;
+    const heard = new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("no notifications/resources/updated within 60 s")), 60_000);
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (note) => {
+        if (note.params.uri === uri) {
+          clearTimeout(timer);
+          resolve(note.params.uri);
+        }
+      });
+    });
+    await client.subscribeResource({ uri });
+    const file = join(server.cwd, server.edit);
+    writeFileSync(file, readFileSync(file, "utf8") + "\nEdited while subscribed.\n");
+    const updated = await heard;
+    const read = await client.readResource({ uri });
+    await client.unsubscribeResource({ uri });
+    return { updated, reread: read.contents[0].text.includes("Edited while subscribed.") };
+  });
+}
 await client.close();
+if (server.toolset_args) {
+  await step("toolset", async () => {
+    const other = new Client({ name: "vaultd-interop-ts-toolset", version: "1" });
+    await other.connect(new StdioClientTransport({ command: server.command, args: server.toolset_args, env: server.env,
+                                                   cwd: server.cwd, stderr: "ignore" }));
+    const { tools } = await other.listTools();
+    await other.close();
+    return { names: tools.map((t) => t.name) };
+  });
+}
 process.stdout.write(JSON.stringify(report) + "\n");

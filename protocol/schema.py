@@ -109,19 +109,52 @@ def first_sentence(text: str) -> str:
     return text[: match.start() + 1] if match else text
 
 
+_ASIDE = re.compile(r"\s*\([^()]*\)")
+_CLAUSE_END = re.compile(r"[;:]\s")
+GIST_MIN_WORDS = 4  #: a shorter head ("Counts", "The claim ledger") is only a label for what its colon lists
+
+
+def gist(text: str) -> str:
+    """What a tool does, in as few words as say it: the first sentence without its asides in
+    brackets, up to its first colon or semicolon when the words before it say what the tool does
+    (at least :data:`GIST_MIN_WORDS`). A tool list is read whole in every session, so the details
+    a call's arguments or its answer already show (what a result holds, what is refused, the
+    two-step flow) are left to them and to the reference docs.
+
+    A sentence that would lose everything keeps its first sentence.
+    """
+    sentence = first_sentence(text)
+    bare = sentence
+    while (unwrapped := _ASIDE.sub("", bare)) != bare:  # innermost brackets first
+        bare = unwrapped
+    for match in _CLAUSE_END.finditer(bare):
+        if len(bare[: match.start()].split()) >= GIST_MIN_WORDS:
+            bare = bare[: match.start()]
+            break
+    bare = bare.strip().rstrip(".,")
+    return f"{bare}." if bare else sentence
+
+
 def compact_schema(tp: type, *, hidden: Iterable[str] = ()) -> dict[str, Any]:
     """The input schema of a params Struct as a model should pay for it.
 
-    Self-contained (the root inlined, ``type: object``, unknown keys refused), and every byte that
-    tells a model nothing is gone:
+    Self-contained (the root inlined, ``type: object``), and every byte that tells a model nothing
+    is gone:
 
     - an optional field's ``anyOf [X, null]`` with ``default: null`` is X (leaving it out is how
       a model says null), and a default of false, "", [] or {} goes (leaving it out means that);
     - titles go (a class name such as ``Proposed[NoDetail]``), a description is its first
-      sentence in plain text, and a list's items lose a description the list already gives;
+      sentence in plain text, a list's items lose a description the list already gives, an
+      enum loses one that only lists its members, and the root has none (the params Struct's
+      docstring; the tool's description says it);
     - a definition used once is inlined where it is used;
-    - a string's pattern and length bounds are left to the daemon, which refuses a value past them
-      naming the field (a description says the bounds a model needs);
+    - bounds are left to the daemon, which refuses a value past them naming the field and the
+      bound: a string's pattern and lengths (and a size bound in its description, "; at most
+      64 KiB as UTF-8"), a number's minimum and maximum, a list's or an object's sizes; and so
+      is a number's default (a call that leaves it out gets the usual
+      amount, and the answer shows how many it holds);
+    - no ``additionalProperties: false``: the daemon refuses an unknown argument naming it, and
+      the keyword tells a model nothing the property list does not;
     - the ``hidden`` fields (settings for another client, such as the CLI's ``log``) are not offered.
 
     What the daemon checks is unchanged: it decodes the arguments against the Struct itself.
@@ -140,12 +173,14 @@ def compact_schema(tp: type, *, hidden: Iterable[str] = ()) -> dict[str, Any]:
     schema = _compact(schema)
     defs = {name: _compact(d) for name, d in defs.items()}
     schema = _inline_single_use(schema, defs)
+    schema.pop("description", None)  # the params Struct's docstring: the tool's own description says it
     schema["type"] = "object"
-    schema["additionalProperties"] = False
     return schema
 
 
 _STRING_CHECKS = ("pattern", "minLength", "maxLength")  #: the daemon's to enforce; a model reads the description
+_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems", "minProperties", "maxProperties")
+_NUMBERS = ("integer", "number")
 _NOTHING: tuple[object, ...] = (False, "", [], {})  #: defaults a model assumes of an omitted argument anyway
 
 
@@ -157,10 +192,13 @@ def _compact(node: Any) -> Any:
     out = {k: _compact(v) for k, v in node.items() if k != "title"}
     if isinstance(node.get("properties"), dict):  # its keys are field names: a field may be called title
         out["properties"] = {name: _compact(v) for name, v in node["properties"].items()}
-    if out.get("type") == "string":
-        for key in _STRING_CHECKS:
-            out.pop(key, None)
+    for key in (*_STRING_CHECKS, *_BOUNDS):  # a dict's keys are strings with no type of their own
+        out.pop(key, None)
+    if out.get("propertyNames") == {}:
+        del out["propertyNames"]
     if "default" in out and any(out["default"] == n and type(out["default"]) is type(n) for n in _NOTHING):
+        del out["default"]
+    if out.get("type") in _NUMBERS and "default" in out:
         del out["default"]
     if out.get("required") == []:
         del out["required"]
@@ -168,7 +206,7 @@ def _compact(node: Any) -> Any:
     if "description" in out and isinstance(items, dict) and "description" in items:
         del items["description"]  # the list's own description says what its items are
     if out.get("additionalProperties") is False:
-        del out["additionalProperties"]  # the root's is set again; below it, the daemon's decode refuses unknown keys
+        del out["additionalProperties"]  # the daemon's decode refuses unknown keys, naming them
     options = out.get("anyOf")
     if isinstance(options, list) and _NULL in options and out.get("default", ...) is None:
         rest = [o for o in options if o != _NULL]
@@ -178,10 +216,22 @@ def _compact(node: Any) -> Any:
         merged = {**inner, **out}  # the field's own description wins over its type's
         out = merged
     if isinstance(out.get("description"), str):
-        out["description"] = first_sentence(out["description"])
+        out["description"] = _BYTE_BOUND.sub("", first_sentence(out["description"]))
+        if isinstance(out.get("enum"), list) and _only_names(out["description"], out["enum"]):
+            del out["description"]  # "low, medium or high.": the enum says it
     if "description" in out:  # description first, as people write schemas
         out = {"description": out.pop("description"), **out}
     return out
+
+
+_BYTE_BOUND = re.compile(r"; at most \d+ [KM]iB[^;.]*")  #: a size bound in words: the daemon's, like maxLength
+_LIST_WORDS = re.compile(r",\s*|\s+or\s+|\s+and\s+|\.$")
+
+
+def _only_names(description: str, members: list[Any]) -> bool:
+    """Whether ``description`` only lists the enum's members ("low, medium or high.")."""
+    words = {w for w in _LIST_WORDS.split(description) if w}
+    return words == {str(m) for m in members}
 
 
 def _refs(node: Any, counts: dict[str, int]) -> None:

@@ -14,7 +14,8 @@ A method's behaviour is described by two independent things:
 - its :class:`Trait` flags, each orthogonal to the effect and to each other: whether it is an MCP
   tool (most reads and writes are, administration is not), whether it is two-step (a preview,
   then a confirm carrying the fingerprint: true of some destructive methods but not of
-  ``op.undo``), and whether it opens the session (``hello``, answered before any other call).
+  ``op.undo``), whether it opens the session (``hello``, answered before any other call), and
+  whether agents may call it though it is no tool (the event stream the shim relays).
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ class Trait(enum.Flag):
     MCP = enum.auto()  #: exposed as an MCP tool, on the ``mcp`` channel
     TWO_STEP = enum.auto()  #: answers a preview with a fingerprint; the confirm call carries it
     OPENS_SESSION = enum.auto()  #: answered before ``hello`` (it is ``hello``)
+    #: open to the ``mcp`` channel without being a tool: the event stream, which the MCP shim
+    #: relays to a host as resource updates (a tool call answers once; a stream does not fit it)
+    AGENT_STREAM = enum.auto()
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +107,11 @@ class MethodSpec(Generic[P, R]):
     @property
     def mcp(self) -> bool:
         return Trait.MCP in self.traits
+
+    @property
+    def agent_stream(self) -> bool:
+        """Open to the ``mcp`` channel though not a tool (:attr:`Trait.AGENT_STREAM`)."""
+        return Trait.AGENT_STREAM in self.traits
 
     @property
     def session(self) -> bool:

@@ -17,7 +17,7 @@ import msgspec
 from protocol.limits import MAX_EVENT_FRAME_BYTES, RETAINED_EVENT_BYTES, describe
 from protocol.methods.common import Params, Result, VaultId, described
 from protocol.methods.events import BULK_LISTED, BULK_MIN_CHANGES, BULK_QUIET_MS, AnyEvent, EventKind
-from protocol.methods.spec import Effect, spec
+from protocol.methods.spec import Effect, Trait, spec
 from protocol.methods.vaults import DenyPath
 
 MAX_SUBSCRIPTIONS = 16  #: open subscriptions on one connection
@@ -102,6 +102,7 @@ SUBSCRIBE = spec(
     SubscribeResult,
     "Follow a vault's events on this connection (notes, operations, proposals, indexing, health) from now or from a clock.",
     Effect.READ,
+    Trait.AGENT_STREAM,
 )
 UNSUBSCRIBE = spec(
     "unsubscribe",
@@ -109,6 +110,7 @@ UNSUBSCRIBE = spec(
     UnsubscribeResult,
     "End a subscription of this connection; nothing more is sent for it after this reply.",
     Effect.READ,
+    Trait.AGENT_STREAM,
 )
 SPECS = (SUBSCRIBE, UNSUBSCRIBE)
 
@@ -164,7 +166,8 @@ GUIDE = f"""\
 Call `subscribe` after `hello`; the reply names the subscription and each vault's clock, and
 notifications follow on the same connection, never before that reply. A connection holds at most
 {MAX_SUBSCRIPTIONS} subscriptions; `unsubscribe` ends one, and nothing is sent for it after its reply.
-The `mcp` channel cannot subscribe (notifications do not fit MCP tool calls).
+On the `mcp` channel (agents; the MCP shim relays note events as resource updates) no event
+that names a path private to agents is sent, whatever the filters.
 
 **Clocks.** Each vault counts its events: an event's `clock` is `<instance>:<sequence>`, the
 sequence one more than the vault's previous event (a subscription's filters leave gaps). Compare

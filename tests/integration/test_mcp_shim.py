@@ -20,7 +20,7 @@ from mcp.client import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from protocol.schema import first_sentence
+from protocol.schema import gist
 from protocol.table import METHODS, MethodSpec
 from tests.support.harness import REPO, Daemon, Home
 from tests.support.mcp_results import tool_error
@@ -78,23 +78,26 @@ def _needs_no_arguments(spec: MethodSpec[Any, Any]) -> bool:
 def _check_tool_list(tools: list[Tool]) -> None:
     assert [t.name for t in tools] == [s.tool_name for s in MCP_SPECS], "every mcp method, in table order"
     for tool, spec in zip(tools, MCP_SPECS, strict=True):
-        assert tool.description and tool.description.startswith(first_sentence(spec.summary))
+        assert tool.description and tool.description.startswith(gist(spec.summary))
         if spec.two_step:
             assert "confirm=true" in tool.description and "fingerprint" in tool.description
         schema = tool.input_schema
         jsonschema.Draft202012Validator.check_schema(schema)
-        assert schema["type"] == "object" and schema["additionalProperties"] is False
+        assert schema["type"] == "object" and "additionalProperties" not in schema, "the daemon refuses unknown keys"
         assert "$ref" not in schema, "the root is inlined"
         assert "log" not in schema["properties"], "the log override is the CLI's"
+        assert "fresh" not in schema["properties"], "every agent call is fresh"
         assert '"title": "' not in json.dumps(schema), "no class names such as Proposed[NoDetail]"
         assert tool.output_schema is None and tool.title is None, "what no host shows a model is not sent"
         ann = tool.annotations
         assert ann is not None
-        assert (ann.read_only_hint, ann.open_world_hint) == (spec.read_only, False)
+        # A hint is left out where the spec's default and every host read it alike (false for
+        # readOnlyHint and idempotentHint); destructiveHint and openWorldHint are always said.
+        assert (bool(ann.read_only_hint), ann.open_world_hint) == (spec.read_only, False)
         if spec.read_only:  # the other two hints are meaningless for a read (MCP ToolAnnotations)
-            assert (ann.destructive_hint, ann.idempotent_hint) == (None, None)
+            assert (ann.read_only_hint, ann.destructive_hint, ann.idempotent_hint) == (True, None, None)
         else:
-            assert (ann.destructive_hint, ann.idempotent_hint) == (spec.destructive, spec.idempotent)
+            assert (ann.read_only_hint, ann.destructive_hint, bool(ann.idempotent_hint)) == (None, spec.destructive, spec.idempotent)
 
 
 def _ok(result: CallToolResult, tool: str) -> dict[str, Any]:
@@ -258,3 +261,23 @@ async def test_a_cli_only_vault_refuses_agent_writes(daemon: Daemon, home: Home,
         assert tool_error(refused)["code"] == "POLICY"
         assert _ok(await client.call_tool("note_list", {"vault": "private"}), "note_list")["total"] == 0
     assert not (tmp_path / "v" / "x.md").exists()
+
+
+async def test_every_agent_read_sees_the_changes_made_before_it(registered: str, home: Home, sample_vault: Path) -> None:
+    """No tool offers ``fresh``: the shim asks it of every call, so a burst of edits a person saves
+    just before the agent's call is all in its answer (without it, the watcher's batch may still
+    be on its way). A call that sends ``fresh`` itself, as an entry of an earlier release may, is
+    served alike."""
+    async with _client(home, "legacy") as client:
+        before = _ok(await client.call_tool("vault_stats", {}), "vault_stats")["notes"]
+        for round_ in range(3):
+            burst = [sample_vault / "burst" / f"r{round_} n{i:03d}.md" for i in range(200)]
+            burst[0].parent.mkdir(exist_ok=True)
+            for path in burst:
+                path.write_text(f"# {path.stem}\n\nburstword{round_}\n")
+            stats = _ok(await client.call_tool("vault_stats", {}), "vault_stats")
+            assert stats["notes"] == before + 200 * (round_ + 1)
+            last = _ok(await client.call_tool("note_read", {"target": f"burst/r{round_} n199"}), "note_read")
+            assert f"burstword{round_}" in last["body"]
+        explicit = _ok(await client.call_tool("note_list", {"folder": "burst", "fresh": True, "limit": 1}), "note_list")
+        assert len(explicit["notes"]) == 1

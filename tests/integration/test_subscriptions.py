@@ -208,9 +208,24 @@ def test_a_connection_holds_at_most_sixteen_subscriptions(sub: Subscriber, vault
     assert len(sub.events) == 16 and sub.frames == 16
 
 
-def test_the_mcp_channel_cannot_subscribe(home: Home, vault: Path) -> None:
+def test_the_mcp_channel_subscribes_but_never_hears_of_a_private_path(home: Home, daemon: Daemon, cli: Any) -> None:
+    """Agents may follow the stream (the MCP shim relays note events as resource updates), but an
+    event naming a path private to agents never reaches them; the rest of a person's methods
+    stay refused on the channel."""
+    root = home.root / "guarded"
+    (root / "diary").mkdir(parents=True)
+    assert cli("vault", "add", "g", str(root), "--private", "diary/**").code == 0
     agent = Subscriber(home.socket, channel="mcp")
-    refused = agent.request("subscribe", {"vaults": ["v"]})
+    agent.subscribe(vaults=["g"], kinds=["note.created", "note.changed", "note.renamed"])
+    (root / "diary" / "Secret.md").write_text("# Secret\n")
+    (root / "Open.md").write_text("# Open\n")
+    agent.read_until(has("note.created", path="Open.md"), 10, "the visible note")
+    os.rename(root / "Open.md", root / "diary" / "Moved in.md")  # out of sight: its path now is private
+    (root / "After.md").write_text("# After\n")
+    agent.read_until(has("note.created", path="After.md"), 10, "the last visible note")
+    agent.read_for(0.3)
+    assert [(e["kind"], e["path"]) for e in agent.events] == [("note.created", "Open.md"), ("note.created", "After.md")]
+    refused = agent.request("vault.remove", {"id": "g"})
     assert refused["error"]["data"]["code"] == "POLICY"
     agent.close()
 

@@ -15,6 +15,9 @@ from typing import Any
 import pytest
 
 from tests.support.harness import REPO, Daemon, Home, vaultctl
+from vaultctl.mcp.resources import TEMPLATE
+from vaultctl.mcp.toolsets import resolve
+from vaultctl.mcp.versions import LATEST_HANDSHAKE
 
 pytestmark = pytest.mark.interop
 
@@ -92,15 +95,44 @@ def _check_report(report: dict[str, Any], root: Path) -> None:
     assert (root / "interop" / "moved-ts.md").read_text().endswith("# From TS\n")
 
 
+def _check_toolsets_and_resources(report: dict[str, Any]) -> None:
+    assert report["protocol"] == LATEST_HANDSHAKE, "the newest revision this SDK offers (1.32: 2025-11-25) is negotiated"
+    steps = report["steps"]
+    assert steps["read_many"]["value"] == {"is_error": False, "first": "Home.md", "second": "AMBIGUOUS"}
+    resources = steps["resources"]["value"]
+    assert {"vault://main/Home.md", "vault://main/a/Twin.md", "vault://main/b/Twin.md"} <= set(resources["uris"])
+    assert resources["templates"] == [TEMPLATE]
+    assert resources["text"] == "# Home\n" and resources["mime"] == "text/markdown"
+    assert steps["subscribe"]["value"] == {"updated": "vault://main/Home.md", "reread": True}
+    assert steps["toolset"]["value"]["names"] == [s.tool_name for s in resolve("core")]
+
+
+def _with_toolset(args: list[str], toolset: str) -> list[str]:
+    """The entry's arguments with another ``--tools``."""
+    at = args.index("--tools")
+    return [*args[: at + 1], toolset, *args[at + 2 :]]
+
+
 def test_the_typescript_sdk_client(world: Any) -> None:
     """The official TypeScript SDK validates every structuredContent against its tool's
     outputSchema and throws on a mismatch: refusals must reach it intact."""
     _need_node_clients()
     entry, env, root = world
-    spec = json.dumps({"command": entry["command"], "args": entry["args"], "env": env, "cwd": str(root)})
-    proc = subprocess.run(["node", str(INTEROP / "ts_client.mjs"), spec], capture_output=True, text=True, cwd=INTEROP, timeout=120)
+    spec = json.dumps(
+        {
+            "command": entry["command"],
+            "args": entry["args"],
+            "env": env,
+            "cwd": str(root),
+            "toolset_args": _with_toolset(entry["args"], "core"),
+            "edit": "Home.md",
+        }
+    )
+    proc = subprocess.run(["node", str(INTEROP / "ts_client.mjs"), spec], capture_output=True, text=True, cwd=INTEROP, timeout=180)
     assert proc.returncode == 0, proc.stderr
-    _check_report(json.loads(proc.stdout), root)
+    report = json.loads(proc.stdout)
+    _check_report(report, root)
+    _check_toolsets_and_resources(report)
 
 
 # -- the hosts' own health checks: setup writes the entry, the host runs it ----------------------
@@ -183,7 +215,8 @@ def test_a_host_lists_the_entry_setup_wrote_and_undo_restores_its_file(
 
 
 def test_the_inspector_cli(home: Home, world: Any) -> None:
-    """The MCP Inspector's CLI mode: list, a read, a write, a refusal with candidates intact."""
+    """The MCP Inspector's CLI mode: list, a read, a write, a refusal with candidates intact, and
+    notes as resources."""
     _need_node_clients()
     entry, _env, root = world
     env, work = _host_env(home, home.root / "user"), root
@@ -208,6 +241,10 @@ def test_the_inspector_cli(home: Home, world: Any) -> None:
     assert refused["isError"] is True and body["code"] == "AMBIGUOUS"
     assert sorted(body["candidates"]) == ["a/Twin.md", "b/Twin.md"]
     assert (root / "interop" / "inspector.md").is_file()
+    listed = call("--method", "resources/list")
+    assert "vault://main/Home.md" in {r["uri"] for r in listed["resources"]}
+    read = call("--method", "resources/read", "--uri", "vault://main/Home.md")
+    assert [c["text"] for c in read["contents"]] == ["# Home\n"]
 
 
 def test_the_matrix_in_the_docs_names_the_pinned_clients() -> None:

@@ -5,7 +5,7 @@ Modules: ``stdio`` (the loop and framing), ``wire`` (JSON-RPC messages), ``serve
 methods), ``versions`` (both session models), ``tools`` and ``schemas`` (the tool list),
 ``toolsets`` (which tools one shim offers), ``calls`` and ``daemon_connection`` (calling the
 daemon), ``budget`` (every result within its byte budget), ``resources`` (notes as resources),
-``errors``.
+``updates`` (resource subscriptions, relayed from the daemon's events), ``errors``.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ private note is neither listed nor read (NOT_FOUND, as for a note that is not th
   goes on, ``next_offset`` for ``note_read``.
 - ``resources/templates/list`` offers the one template, ``vault://{vault}/{path}``.
 
-Subscriptions are not offered (``subscribe: false``): the daemon refuses its event stream on the
-``mcp`` channel (docs/mcp.md, "Privacy"), so the shim would have nothing to relay.
+- ``resources/subscribe`` and ``resources/unsubscribe`` (handshake era): :mod:`vaultctl.mcp.updates`
+  relays the daemon's note events for the subscribed notes as ``notifications/resources/updated``.
 """
 
 from __future__ import annotations
@@ -108,12 +108,23 @@ def read(daemon: DaemonConnection, uri: object, budget: int) -> dict[str, Any]:
     """
     vault, path = parse_uri(uri)
     page = max(1, min(MAX_READ_PAGE_BYTES, budget - _READ_RESERVE))
-    note = _call(daemon, READ, ReadParams(target=path, vault=vault, max_bytes=page), ReadResult, uri=uri)
+    note = _call(daemon, READ, ReadParams(target=path, vault=vault, max_bytes=page, fresh=True), ReadResult, uri=uri)
     meta: dict[str, Any] = {"frontmatter": note.frontmatter, "sha256": note.sha256, "size": note.size}
     if note.next_offset is not None:
         meta["next_offset"] = note.next_offset  # note_read with this offset reads on
     content = {"uri": uri_of(vault, note.path), "mimeType": MIME, "text": note.body, "_meta": meta}
     return {"contents": [content]}
+
+
+def resolve(daemon: DaemonConnection, uri: object) -> tuple[str, str]:
+    """(vault, the note's path) of a resource URI, as ``resources/read`` would find the note.
+
+    Raises:
+        McpError: -32602 for a bad URI; -32002 for a note or vault that is not there (or private).
+    """
+    vault, path = parse_uri(uri)
+    note = _call(daemon, READ, ReadParams(target=path, vault=vault, max_bytes=1, fresh=True), ReadResult, uri=uri)
+    return vault, note.path
 
 
 def _call(daemon: DaemonConnection, spec: Any, params: Any, result: type, uri: object = None) -> Any:

@@ -25,6 +25,7 @@ from vaultctl.mcp.versions import Served
 
 if TYPE_CHECKING:
     from vaultctl.mcp.daemon_connection import DaemonConnection
+    from vaultctl.mcp.updates import ResourceUpdates
 
 log = logging.getLogger("vaultctl.mcp")
 
@@ -37,7 +38,11 @@ INSTRUCTIONS = (
 )
 CAPABILITIES: dict[str, Any] = {
     "tools": {"listChanged": False},
-    "resources": {"subscribe": False, "listChanged": False},  # see vaultctl.mcp.resources on subscribing
+    "resources": {"subscribe": True, "listChanged": False},  # resources/subscribe: vaultctl.mcp.updates
+}
+STATELESS_CAPABILITIES: dict[str, Any] = {
+    **CAPABILITIES,
+    "resources": {"subscribe": False, "listChanged": False},  # 2026-07-28 has no resources/subscribe
 }
 TOOLS_TTL_MS = 60_000  #: the tool set is fixed per release; only the vault enum may change
 DISCOVER_TTL_MS = 3_600_000
@@ -72,8 +77,10 @@ class Session:
         catalogue: ToolCatalogue | None = None,
         result_bound: int = DEFAULT_BUDGET,
         tools_page: int = paging.DEFAULT_TOOLS_PAGE,
+        updates: ResourceUpdates | None = None,
     ) -> None:
         self._daemon = daemon
+        self._updates = updates
         self._result_bound = result_bound
         self._tools_page = tools_page
         self._catalogue = catalogue or ToolCatalogue()
@@ -88,6 +95,8 @@ class Session:
             "tools/call": self._tools_call,
             "resources/list": self._resources_list,
             "resources/read": self._resources_read,
+            "resources/subscribe": self._resources_subscribe,
+            "resources/unsubscribe": self._resources_unsubscribe,
         }
 
     def prepare(self, request: wire.Request) -> bytes | Job:
@@ -128,7 +137,7 @@ class Session:
     def _discover(self, _params: msgspec.Raw, served: Served) -> dict[str, Any]:
         return {
             "supportedVersions": list(versions.STATELESS_VERSIONS),
-            "capabilities": CAPABILITIES,
+            "capabilities": STATELESS_CAPABILITIES,
             "instructions": self._catalogue.instructions(INSTRUCTIONS),
             "ttlMs": DISCOVER_TTL_MS,
             "cacheScope": "public",
@@ -174,6 +183,27 @@ class Session:
     def _resources_read(self, params: msgspec.Raw, served: Served) -> dict[str, Any]:
         uri = wire.decode_object(params).get("uri")
         return resources.read(self._daemon, uri, call_budget(wire.meta_of(params), self._result_bound))
+
+    def _subscriptions(self, served: Served) -> ResourceUpdates:
+        if served.stateless or self._updates is None:
+            raise McpError(RpcCode.METHOD_NOT_FOUND, "resources/subscribe is not served in the stateless model (2026-07-28 removed it)")
+        return self._updates
+
+    def _resources_subscribe(self, params: msgspec.Raw, served: Served) -> dict[str, Any]:
+        updates = self._subscriptions(served)
+        uri = wire.decode_object(params).get("uri")
+        note = resources.resolve(self._daemon, uri)
+        assert isinstance(uri, str)  # resolve refused anything else
+        updates.subscribe(uri, note)
+        return {}
+
+    def _resources_unsubscribe(self, params: msgspec.Raw, served: Served) -> dict[str, Any]:
+        updates = self._subscriptions(served)
+        uri = wire.decode_object(params).get("uri")
+        if not isinstance(uri, str):
+            raise invalid_params("uri must be a string", "$.params.uri")
+        updates.unsubscribe(uri)
+        return {}
 
 
 def server_info(served: Served) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from vaultctl.mcp.errors import McpError, RpcCode
 from vaultctl.mcp.paging import tools_page_size
 from vaultctl.mcp.server import Job, Session
 from vaultctl.mcp.tools import ToolCatalogue
+from vaultctl.mcp.updates import ResourceUpdates
 
 if TYPE_CHECKING:
     from protocol.methods.spec import AnySpec
@@ -149,7 +150,10 @@ def serve(stdin_fd: int = 0, stdout: BinaryIO | None = None, specs: list[AnySpec
     sys.stdout = sys.stderr  # anything printed by accident must not corrupt the protocol stream
     worker = CallWorker(out)
     daemon = DaemonConnection()
-    session = Session(daemon, ToolCatalogue(specs), result_bound=default_budget(os.environ), tools_page=tools_page_size(os.environ))
+    updates = ResourceUpdates(out.send)
+    session = Session(
+        daemon, ToolCatalogue(specs), result_bound=default_budget(os.environ), tools_page=tools_page_size(os.environ), updates=updates
+    )
     shim = Shim(session, out, worker)
     worker.start()
     buffer = LineBuffer(MAX_FRAME_BYTES)
@@ -164,5 +168,6 @@ def serve(stdin_fd: int = 0, stdout: BinaryIO | None = None, specs: list[AnySpec
         log.info("interrupted")
     finally:
         worker.finish()
+        updates.close()
         daemon.close()
     return 0

@@ -67,6 +67,14 @@ class Reply(msgspec.Struct, omit_defaults=True):
     error: ErrorBody | UnsetType = UNSET
 
 
+class Notice(msgspec.Struct):
+    """A notification the shim sends (no id, no reply)."""
+
+    jsonrpc: str
+    method: str
+    params: Any
+
+
 _decoder = msgspec.json.Decoder(_Incoming)
 _meta_decoder = msgspec.json.Decoder(_MetaOnly)
 _object_decoder = msgspec.json.Decoder(dict[str, Any])
@@ -148,3 +156,7 @@ def result_frame(request_id: RequestId, result: Any) -> bytes:
 def error_frame(request_id: RequestId | None, error: McpError) -> bytes:
     body = ErrorBody(code=int(error.code), message=error.message, data=error.data)
     return _encoder.encode(Reply(jsonrpc="2.0", id=request_id, error=body)) + b"\n"
+
+
+def notification_frame(method: str, params: Any) -> bytes:
+    return _encoder.encode(Notice(jsonrpc="2.0", method=method, params=params)) + b"\n"

@@ -64,9 +64,10 @@ async def dispatch(request: Request, ctx: CallContext) -> Reply:
             request.id,
             ErrorData(code=ErrorCode.METHOD_NOT_FOUND, message=f"unknown method {request.method!r}"),
         )
-    if ctx.channel == Channel.MCP and not (spec.mcp or spec.session):
-        # An agent gets the MCP tools and nothing else, whatever client it speaks through:
-        # registering vaults, changing policy, applying proposals and stopping the daemon are a person's.
+    if ctx.channel == Channel.MCP and not (spec.mcp or spec.session or spec.agent_stream):
+        # An agent gets the MCP tools (and the event stream its shim relays) and nothing else, whatever
+        # client it speaks through: registering vaults, changing policy, applying proposals and
+        # stopping the daemon are a person's.
         log.info("refused", method=request.method, code=str(ErrorCode.POLICY), channel=str(ctx.channel))
         message = f"{request.method} is not open to agents (the mcp channel); a person runs it with vaultctl"
         return error_response(request.id, ErrorData(code=ErrorCode.POLICY, message=message))
