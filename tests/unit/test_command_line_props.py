@@ -18,9 +18,7 @@ _ACTIVE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u
 #: NUL is left out: no command-line argument can hold one.
 _hostile = st.sampled_from(["\\", "\\\\", "'", '"', "$", "`", "!", " ", "\t", "\n", "\r", "\x1b", "\x07", "\x85", "\u202e", "\udc80"])
 _word = st.lists(
-    st.one_of(
-        _hostile, st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), st.sampled_from(["d", "{4}", "x1b", "u202e"])
-    ),
+    st.one_of(_hostile, st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), st.sampled_from(["d", "{4}", "x1b", "u202e"])),
     max_size=12,
 ).map("".join)
 
