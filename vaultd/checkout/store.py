@@ -31,8 +31,8 @@ from protocol.methods.checkouts import (
     CheckoutState,
     CheckoutSummary,
 )
-from vaultd.errors import LimitExceeded, NotFound, PolicyRefused, Unavailable
-from vaultd.fsio import ReadRefused, Refusal, fsync_dir, read_regular, write_atomic
+from vaultd.errors import LimitExceeded, NotFound, PolicyRefused
+from vaultd.fsio import ReadRefused, Refusal, read_regular, write_atomic
 from vaultd.txn import journal, seal
 from vaultd.vault.layout import STATE_DIR
 
@@ -108,19 +108,7 @@ class CheckoutStore:
         Raises:
             Unavailable: UNAVAILABLE, the folder is not vaultd's own (a symlink, another user's).
         """
-        problem = journal.runtime_issue(self.root)
-        if problem is None:
-            try:
-                problem = journal.folder_issue(self.folder)
-            except FileNotFoundError:
-                if not create:
-                    return False
-                self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-                fsync_dir(self.folder.parent)
-                return True
-        if problem is not None:
-            raise Unavailable(f"{RECORDS_DIR} {problem}; vaultd keeps checkouts only in a folder of its own")
-        return True
+        return journal.own_folder(self.root, self.folder, create=create, shown=RECORDS_DIR, keeps="checkouts")
 
     def _read(self, path: Path) -> Record | None:
         """The record at ``path``, or None when its seal fails (logged; never used)."""

@@ -25,7 +25,7 @@ import msgspec
 import structlog
 
 from protocol.methods.proposals import MAX_PROPOSAL_BYTES, MAX_PROPOSALS, ProposalDetail, ProposalState, ProposalSummary, RefusedProposal
-from vaultd.errors import LimitExceeded, NotFound, PolicyRefused, Unavailable
+from vaultd.errors import LimitExceeded, NotFound, PolicyRefused
 from vaultd.fsio import ReadRefused, fsync_dir, read_regular, write_atomic
 from vaultd.txn import journal, seal
 from vaultd.vault.layout import STATE_DIR
@@ -83,19 +83,7 @@ class ProposalStore:
             Unavailable: UNAVAILABLE, the proposals folder is not vaultd's own (a symlink, another
                 user's).
         """
-        problem = journal.runtime_issue(self.root)
-        if problem is None:
-            try:
-                problem = journal.folder_issue(self.folder)
-            except FileNotFoundError:
-                if not create:
-                    return False
-                self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-                fsync_dir(self.folder.parent)
-                return True
-        if problem is not None:
-            raise Unavailable(f"{PROPOSALS_DIR} {problem}; vaultd keeps proposals only in a folder of its own")
-        return True
+        return journal.own_folder(self.root, self.folder, create=create, shown=PROPOSALS_DIR, keeps="proposals")
 
     def _path(self, proposal_id: str) -> Path:
         return self.folder / f"{proposal_id}{_SUFFIX}"

@@ -148,6 +148,28 @@ def stored_params(params: WriteParams) -> dict[str, Any]:
     return core
 
 
+def pending(entry: VaultEntry, plan: Plan, params: WriteParams, caller: Caller, warnings: list[Issue], day: str) -> ProposalDetail:
+    """The pending proposal of ``plan``, as a person will review it: its diffs, its warnings
+    (bounded), the caller who proposed it and the params that re-plan it when applied."""
+    now = time.time()
+    return ProposalDetail(
+        id=new_id(now),
+        vault=entry.id,
+        op=plan.op,
+        summary=plan.summary[:500],
+        targets=[c.path for c in plan.effective()],
+        state=ProposalState.PENDING,
+        proposer=who(caller),
+        session=caller.session,
+        reason=params.reason,
+        created=now,
+        diffs=[file_diff(c) for c in plan.effective()],
+        warnings=warnings[:MAX_RECEIPT_WARNINGS],
+        params=stored_params(params),
+        day=day,
+    )
+
+
 def propose(
     root: Path,
     entry: VaultEntry,
@@ -161,23 +183,7 @@ def propose(
 ) -> Proposed[Any]:
     """Store the planned operation as a pending proposal (worker thread); nothing in the vault
     changes. ``day``: the date the plan's stamps record."""
-    now = time.time()
-    detail = ProposalDetail(
-        id=new_id(now),
-        vault=entry.id,
-        op=plan.op,
-        summary=plan.summary,
-        targets=[c.path for c in plan.effective()],
-        state=ProposalState.PENDING,
-        proposer=who(caller),
-        session=caller.session,
-        reason=params.reason,
-        created=now,
-        diffs=[file_diff(c) for c in plan.effective()],
-        warnings=warnings[:MAX_RECEIPT_WARNINGS],
-        params=stored_params(params),
-        day=day,
-    )
+    detail = pending(entry, plan, params, caller, warnings, day)
     expired = store_for(root).add(detail)
     log.info("proposed", vault=entry.id, proposal=detail.id, op=plan.op, proposer=detail.proposer, files=len(detail.targets))
     notice = held_notice(found, entry)

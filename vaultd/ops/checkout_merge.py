@@ -12,7 +12,6 @@ text and are reported (G04). A note gone from the vault since is left out, and s
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -20,15 +19,11 @@ from protocol.errors import Issue, Severity
 from protocol.issue_codes import IssueCode
 from protocol.methods import checkouts
 from protocol.methods.checkouts import MAX_CONFLICT_CHARS, CheckoutState, Overlap
-from protocol.methods.proposals import ProposalDetail, ProposalState
-from protocol.methods.receipts import MAX_RECEIPT_WARNINGS
 from vaultd.checkout.merge import merge
 from vaultd.checkout.store import Record, store_for
 from vaultd.errors import Conflict
-from vaultd.gate.diffs import file_diff
-from vaultd.gate.store import new_id
 from vaultd.gate.store import store_for as proposals_for
-from vaultd.ops._agent_gate import stored_params, who
+from vaultd.ops._agent_gate import pending
 from vaultd.ops._runner import no_detail
 from vaultd.ops._validate import check_policy, validate
 from vaultd.ops.catalog import operation
@@ -37,6 +32,7 @@ from vaultd.txn.plan import Change, Plan
 
 if TYPE_CHECKING:
     from protocol.methods.checkouts import CheckoutMergeParams
+    from protocol.methods.proposals import ProposalDetail
     from vaultd.ops._agent_gate import Caller
     from vaultd.ops._context import OpContext
 
@@ -143,23 +139,6 @@ def propose_return(ctx: OpContext, params: CheckoutMergeParams, caller: Caller) 
         return out, None
     check_bounds(plan)
     check_policy(ctx, plan)
-    warnings = validate(ctx, plan)
-    now = time.time()
-    detail = ProposalDetail(
-        id=new_id(now),
-        vault=ctx.entry.id,
-        op=OP,
-        summary=plan.summary[:500],
-        targets=[c.path for c in plan.effective()],
-        state=ProposalState.PENDING,
-        proposer=who(caller),
-        session=caller.session,
-        reason=params.reason,
-        created=now,
-        diffs=[file_diff(c) for c in plan.effective()],
-        warnings=[*out.issues(), *warnings][:MAX_RECEIPT_WARNINGS],
-        params=stored_params(params),
-        day=ctx.today,
-    )
+    detail = pending(ctx.entry, plan, params, caller, [*out.issues(), *validate(ctx, plan)], ctx.today)
     proposals_for(ctx.root).add(detail)
     return out, detail

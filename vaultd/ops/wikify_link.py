@@ -12,20 +12,15 @@ becomes is written as the vault's link format writes a new link (:meth:`OpContex
 from __future__ import annotations
 
 import hashlib
-import time
 from typing import TYPE_CHECKING
 
 from protocol.errors import Issue, Severity
 from protocol.issue_codes import IssueCode
 from protocol.methods import wikify
-from protocol.methods.proposals import ProposalDetail, ProposalState
-from protocol.methods.receipts import MAX_RECEIPT_WARNINGS
 from protocol.methods.wikify import LinkEdit, Suggestion
 from vaultd.errors import Conflict
-from vaultd.gate.diffs import file_diff
-from vaultd.gate.store import new_id
 from vaultd.gate.store import store_for as proposals_for
-from vaultd.ops._agent_gate import stored_params, who
+from vaultd.ops._agent_gate import pending
 from vaultd.ops._runner import no_detail
 from vaultd.ops._validate import check_policy, validate
 from vaultd.ops.catalog import operation
@@ -35,6 +30,7 @@ from vaultd.vault.note import parse_note, stem_of
 from vaultd.wikify.find import mentions, names_table
 
 if TYPE_CHECKING:
+    from protocol.methods.proposals import ProposalDetail
     from protocol.methods.wikify import WikifyLinkParams
     from vaultd.ops._agent_gate import Caller
     from vaultd.ops._context import OpContext
@@ -134,23 +130,7 @@ def propose_links(ctx: OpContext, params: WikifyLinkParams, shown: list[Suggesti
     """
     plan = plan_link(ctx, params)
     check_policy(ctx, plan)
-    warnings = validate(ctx, plan)
-    now = time.time()
-    detail = ProposalDetail(
-        id=new_id(now),
-        vault=ctx.entry.id,
-        op=OP,
-        summary=f"link {len(params.links)} mentions in {params.path}; accept them one by one with wikify.accept"[:500],
-        targets=[params.path],
-        state=ProposalState.PENDING,
-        proposer=who(caller),
-        session=caller.session,
-        reason=params.reason,
-        created=now,
-        diffs=[file_diff(c) for c in plan.effective()],
-        warnings=[*link_notices(shown), *warnings][:MAX_RECEIPT_WARNINGS],
-        params=stored_params(params),
-        day=ctx.today,
-    )
+    plan.summary = f"link {len(params.links)} mentions in {params.path}; accept them one by one with wikify.accept"
+    detail = pending(ctx.entry, plan, params, caller, [*link_notices(shown), *validate(ctx, plan)], ctx.today)
     proposals_for(ctx.root).add(detail)
     return detail

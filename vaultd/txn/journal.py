@@ -110,6 +110,29 @@ def folder_issue(path: Path) -> str | None:
     return None
 
 
+def own_folder(vault: Path, folder: Path, *, create: bool, shown: str, keeps: str) -> bool:
+    """Whether a folder of vaultd's state in ``vault`` exists (made when ``create``), refusing one
+    that is not vaultd's own; ``shown`` names it and ``keeps`` what it holds, in the refusal.
+
+    Raises:
+        Unavailable: UNAVAILABLE, the folder (or ``.vaultd/`` above it) is a symlink, not a
+            folder, or another user's.
+    """
+    problem = runtime_issue(vault)
+    if problem is None:
+        try:
+            problem = folder_issue(folder)
+        except FileNotFoundError:
+            if not create:
+                return False
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fsync_dir(folder.parent)
+            return True
+    if problem is not None:
+        raise Unavailable(f"{shown} {problem}; vaultd keeps {keeps} only in a folder of its own")
+    return True
+
+
 def runtime_issue(vault: Path) -> str | None:
     """Why the vault's ``.vaultd/`` or ``.vaultd/journal/`` must not be used, or None (either may
     be missing: the writer creates them)."""
