@@ -24,12 +24,14 @@ from typing import TYPE_CHECKING
 
 from protocol.limits import MAX_NOTE_BYTES
 from protocol.methods.lint import MAX_LINT_DOCUMENTS
+from protocol.methods.views import VIEW_PATHS
 from protocol.parse_limits import MAX_LINT_DOCUMENT_SECONDS
 from vaultd.fsio import ReadRefused, Refusal, read_regular
 from vaultd.graph.snapshot import LinkSnapshot, snapshot
 from vaultd.lint.files import is_document, parse_document
 from vaultd.lint.model import Deadline, Document, LintInput
 from vaultd.vault import oplog
+from vaultd.vault.generated_mark import is_ours
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -65,6 +67,23 @@ def read_documents(root: Path, paths: list[str], seconds: float = MAX_LINT_DOCUM
             break
         documents[rel] = _document(root, rel)
     return documents
+
+
+def edited_generated(root: Path, entry: VaultEntry, visible: LinkSnapshot) -> tuple[str, ...]:
+    """The notes vaultd generates in this vault (its views) that the caller may see and that a
+    person has edited since vaultd wrote them (their mark no longer holds): a few bounded reads."""
+    out: list[str] = []
+    for name in entry.views:
+        rel = VIEW_PATHS[name]
+        if rel not in visible.notes:
+            continue
+        try:
+            raw, _ = read_regular(root / rel, MAX_NOTE_BYTES)
+        except (OSError, ReadRefused):
+            continue
+        if not is_ours(raw):
+            out.append(rel)
+    return tuple(out)
 
 
 def view_of(index: VaultIndex | IndexCopy, entry: VaultEntry, visibility: Visibility) -> LinkSnapshot:
@@ -129,6 +148,7 @@ def gather(
         by_alias=by_alias,
         documents=documents,
         unread_documents=len(every_document) - len(documents),
+        edited_generated=edited_generated(Path(entry.path), entry, snap),
         deadline=deadline,
     )
 
