@@ -27,6 +27,7 @@ from vaultd.console.supervisor import ConsoleSupervisor
 from vaultd.errors import NotFound, VaultError
 from vaultd.events.wake import Wakers
 from vaultd.ops.git.sync import background as background_sync
+from vaultd.ops.session_note import write_session_notes
 from vaultd.ops.view_refresh import keep_views
 from vaultd.registry.config import ConfigStore, DaemonLimits
 from vaultd.runtime import VaultRuntime
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
     from pathlib import Path
 
+    from protocol.methods.sessions import SessionRecord
     from protocol.methods.vaults import VaultEntry
 
 log = structlog.get_logger("vaultd")
@@ -77,6 +79,7 @@ class Daemon:
         self.vault_set = Wakers()  #: subscribers woken when a vault is attached or detached
         self.console = ConsoleSupervisor(home, socket_path)  #: the web console's child process, when asked for
         self.sessions = SessionBook(home / "sessions")  #: agent sessions' records
+        self.sessions.on_end = self._session_ended
         self.started = time.monotonic()
         self.stop_requested = anyio.Event()
         self._in_flight = 0
@@ -95,6 +98,11 @@ class Daemon:
         except VaultError as exc:
             log.error("config unusable; the daemon's limits are the defaults", error=exc.message)
             return DaemonLimits()
+
+    def _session_ended(self, record: SessionRecord) -> None:
+        """Write the ended session's note into the vaults that opt in, in the background."""
+        if any(r.entry.session_notes is not None for r in self.vaults.values()):
+            self._vault_tasks.start_soon(write_session_notes, list(self.vaults.values()), record)
 
     # -- vaults ----------------------------------------------------------------------------
 

@@ -156,6 +156,12 @@ class LintCode(enum.StrEnum):
         "Typed profile: a note's topics name no map of content (a note of type moc).",
         "Name an existing map in topics, or create the map.",
     )
+    L21 = (
+        "L21",
+        LintLevel.WARN,
+        "A note vaultd generates (a view, a session's note) that a person edited, so vaultd no longer refreshes it.",
+        "Keep it as yours (drop the view from 'vault set --views'), or hand it back: delete it and vaultd writes it again.",
+    )
 
 
 AsOf = Annotated[

@@ -6,8 +6,9 @@ host session its hooks name (Claude Code's ``SessionStart``, ``UserPromptSubmit`
 Its record holds a description, when it started, was last seen and ended, the notes it read and
 touched, its operations and proposals, its work, and one-line summaries of its prompts where the
 host's hook gives them. Records are bounded (:data:`MAX_SESSIONS`, :data:`MAX_RECORD_BYTES`,
-:data:`MAX_PROMPT_CHARS`) and kept in vaultd's home, never in a vault. Over MCP, private paths
-are screened out of them like any reply.
+:data:`MAX_PROMPT_CHARS`) and kept in vaultd's home, out of the vaults unless a vault opts in to
+session notes (its ``session_notes`` folder; see :mod:`vaultd.ops.session_note`). Over MCP, private
+paths are screened out of them like any reply.
 """
 
 from __future__ import annotations

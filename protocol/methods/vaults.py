@@ -173,6 +173,9 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     specs: Annotated[list[SpecSource], msgspec.Meta(max_length=MAX_SPEC_SOURCES)] = []
     #: Notes vaultd generates in the vault and keeps current (opt-in; see protocol.methods.views).
     views: Annotated[list[ViewName], msgspec.Meta(max_length=4)] = []
+    #: The vault folder vaultd writes each ended agent session's record into, as a note (opt-in;
+    #: None: records stay in vaultd's home only). Agents may not write there.
+    session_notes: FolderPath | None = None
     volumes: VolumesSettings | None = None  #: None: no journal volumes (see edition.configure)
     #: Domains on top of the built-ins, checked on every note's ``domain`` (V16).
     domains: Annotated[list[DomainId], msgspec.Meta(max_length=MAX_DOMAINS)] = []
@@ -377,6 +380,13 @@ class VaultSetParams(Params):
     views: (
         Annotated[list[ViewName], msgspec.Meta(max_length=4, description="The generated views to keep in the vault ([] for none).")] | None
     ) = None
+    session_notes: Annotated[
+        FolderPath | None,
+        msgspec.Meta(
+            description="The vault folder vaultd writes each ended agent session's record into, as a note (agents may not write there)."
+        ),
+    ] = None
+    no_session_notes: Annotated[bool, msgspec.Meta(description="Write no session notes into the vault (the default).")] = False
     agents: Annotated[
         AgentPolicyChange | None,
         msgspec.Meta(

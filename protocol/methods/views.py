@@ -7,7 +7,7 @@ proposals and the running work, with links to the notes they touch) and ``topics
 through the write path when what it shows changes, a moment after the vault goes quiet. Each is
 marked as generated: its frontmatter's ``vaultd_view`` holds the sha256 of the body vaultd wrote,
 so a view a person has edited since is left alone and reported (``vaultctl status``,
-``vaultctl views``), never overwritten.
+``vaultctl views``, lint's L21), never overwritten.
 """
 
 from __future__ import annotations

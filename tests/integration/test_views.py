@@ -99,3 +99,24 @@ async def test_views_follow_proposals_and_work_and_leave_a_persons_edit_alone(va
     _until("the view is generated again", lambda: is_ours((vault / WAITING).read_bytes()) if (vault / WAITING).exists() else False)
     assert pid not in _text(vault, WAITING), "the rejected proposal no longer waits"
     assert json.loads(json.dumps(refreshed.json()))["op"] == "view.refresh"
+
+
+def _l21(cli: Any) -> list[str]:
+    linted = cli("lint", "--vault", "v", "--code", "L21", "--json")
+    assert linted.out, linted.err
+    return [f["note"] for f in linted.json()["findings"] if f["code"] == "L21"]
+
+
+def test_lint_reports_an_edited_view_until_it_is_handed_back(vault: Path, cli: Any) -> None:
+    _until("the views are generated", lambda: "# Home" in _text(vault, "Home.md") and "# Topics" in _text(vault, "Topics.md"))
+    assert _l21(cli) == [], "vaultd's own views are no finding"
+
+    (vault / "Home.md").write_text(_text(vault, "Home.md") + "\nmy own line\n")
+    assert _l21(cli) == ["Home.md"]
+    lines = cli("lint", "--vault", "v", "--code", "L21").out
+    assert "L21" in lines and "Home.md" in lines and "no longer refreshes it" in lines, lines
+
+    # Handing it back: delete it, and vaultd writes its own again, which is no finding.
+    (vault / "Home.md").unlink()
+    _until("the view is generated again", lambda: is_ours((vault / "Home.md").read_bytes()) if (vault / "Home.md").exists() else False)
+    assert _l21(cli) == []

@@ -115,6 +115,10 @@ def set_settings(
         str | None,
         typer.Option("--views", metavar="VIEWS", help="The generated views to keep in the vault: home,waiting,topics ('' for none)."),
     ] = None,
+    session_notes: Annotated[
+        str | None, typer.Option("--session-notes", metavar="FOLDER", help=doc(VaultSetParams, "session_notes"))
+    ] = None,
+    no_session_notes: Annotated[bool, typer.Option("--no-session-notes", help=doc(VaultSetParams, "no_session_notes"))] = False,
     domain: DomainOpt = None,
     no_domains: Annotated[bool, typer.Option("--no-domains", help="Declare no domains of the vault's own (the built-ins stay).")] = False,
     role: RoleOpt = None,
@@ -129,6 +133,8 @@ def set_settings(
         fail("--domain and --no-domains go alone", ExitStatus.USAGE)
     if role and no_roles:
         fail("--role and --no-roles go alone", ExitStatus.USAGE)
+    if session_notes is not None and no_session_notes:
+        fail("--session-notes and --no-session-notes go alone", ExitStatus.USAGE)
     if deny_path and no_deny_paths:
         fail("--deny-path and --no-deny-paths go alone", ExitStatus.USAGE)
     if private and no_private:
@@ -147,6 +153,8 @@ def set_settings(
         parent_keys=parent_key or None,
         dead_links=dead_links,
         views=_views(views),
+        session_notes=session_notes,
+        no_session_notes=no_session_notes,
         domains=[] if no_domains else domain,
         roles=FolderRoles() if no_roles else folder_roles(role),
         git_raw=git_raw,
@@ -162,6 +170,8 @@ def set_settings(
     cmd += [a for k in stamp_key or [] for a in ("--stamp-key", k)]
     cmd += [a for k in parent_key or [] for a in ("--parent-key", k)]
     cmd += ["--views", views] if views is not None else []
+    cmd += ["--session-notes", session_notes] if session_notes is not None else []
+    cmd += ["--no-session-notes"] if no_session_notes else []
     cmd += ["--no-domains"] if no_domains else [a for d in domain or [] for a in ("--domain", d)]
     cmd += ["--no-roles"] if no_roles else [a for r in role or [] for a in ("--role", r)]
     cmd += [] if git_raw is None else ["--git-raw" if git_raw else "--no-git-raw"]

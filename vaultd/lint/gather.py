@@ -24,12 +24,15 @@ from typing import TYPE_CHECKING
 
 from protocol.limits import MAX_NOTE_BYTES
 from protocol.methods.lint import MAX_LINT_DOCUMENTS
+from protocol.methods.vaults import in_folder
+from protocol.methods.views import VIEW_KEY, VIEW_PATHS
 from protocol.parse_limits import MAX_LINT_DOCUMENT_SECONDS
 from vaultd.fsio import ReadRefused, Refusal, read_regular
 from vaultd.graph.snapshot import LinkSnapshot, snapshot
 from vaultd.lint.files import is_document, parse_document
 from vaultd.lint.model import Deadline, Document, LintInput
 from vaultd.vault import oplog
+from vaultd.vault.generated_mark import is_ours
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -65,6 +68,33 @@ def read_documents(root: Path, paths: list[str], seconds: float = MAX_LINT_DOCUM
             break
         documents[rel] = _document(root, rel)
     return documents
+
+
+#: Notes of the session folder lint reads for their mark (the session records kept are fewer).
+MAX_SESSION_NOTES_READ = 500
+
+
+def edited_generated(root: Path, entry: VaultEntry, visible: LinkSnapshot) -> tuple[str, ...]:
+    """The notes vaultd generates in this vault (its views, its session notes) that the caller
+    may see and that a person has edited since vaultd wrote them (their mark no longer holds).
+    A note of the session folder counts only when it starts with the mark's key (a note a person
+    put there is theirs); the reads are bounded in number and size."""
+    views = [VIEW_PATHS[name] for name in entry.views]
+    folder = entry.session_notes
+    in_sessions = sorted(p for p in visible.notes if folder is not None and in_folder(p, folder))[:MAX_SESSION_NOTES_READ]
+    out: list[str] = []
+    for rel in [*views, *in_sessions]:
+        if rel not in visible.notes:
+            continue
+        try:
+            raw, _ = read_regular(root / rel, MAX_NOTE_BYTES)
+        except (OSError, ReadRefused):
+            continue
+        if rel in in_sessions and not raw.startswith(f"---\n{VIEW_KEY}: ".encode()):
+            continue
+        if not is_ours(raw):
+            out.append(rel)
+    return tuple(dict.fromkeys(out))
 
 
 def view_of(index: VaultIndex | IndexCopy, entry: VaultEntry, visibility: Visibility) -> LinkSnapshot:
@@ -129,6 +159,7 @@ def gather(
         by_alias=by_alias,
         documents=documents,
         unread_documents=len(every_document) - len(documents),
+        edited_generated=edited_generated(Path(entry.path), entry, snap),
         deadline=deadline,
     )
 

@@ -145,6 +145,7 @@ class LintInput:
     suggest: Callable[[str], str | None] = lambda _t: None  #: a dead link's likely title, among visible notes
     by_alias: Callable[[str], list[str]] = lambda _a: []  #: visible notes carrying an alias
     documents: Mapping[str, Document] = field(default_factory=dict)  #: .canvas and .base files by path
+    edited_generated: tuple[str, ...] = ()  #: visible notes vaultd generates that a person has edited since
     unread_documents: int = 0  #: .canvas and .base files past the bound, not read (so not in ``documents``)
     memo: dict[str, dict[str, str]] = field(default_factory=dict)  #: answers a lint computes once (link texts)
     deadline: Deadline = field(default_factory=Deadline.never)  #: when the rules must stop (LIMIT)

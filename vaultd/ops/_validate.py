@@ -114,6 +114,8 @@ def check_policy(ctx: OpContext, plan: Plan) -> None:
             problems.append(issue)
         if (issue := roles.closed_to_agents(change.path, ctx.entry.folder_roles(), ctx.channel)) is not None:
             problems.append(issue)
+        if (issue := roles.session_notes_closed(change.path, ctx.entry.session_notes, ctx.channel)) is not None:
+            problems.append(issue)
     if problems:
         raise PolicyRefused(problems[0].message, issues=problems)
 

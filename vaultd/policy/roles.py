@@ -32,6 +32,18 @@ def closed_to_agents(path: str, roles: FolderRoles, channel: Channel) -> Issue |
     return None
 
 
+def session_notes_closed(path: str, folder: str | None, channel: Channel) -> Issue | None:
+    """P06 when an agent writes inside the folder vaultd keeps agent sessions' notes in: they are
+    the person's account of what agents did, so no agent edits one."""
+    if channel is not Channel.MCP or folder is None or not in_folder(path, folder):
+        return None
+    return Issue(
+        code=IssueCode.P06,
+        path=path,
+        message=f"{folder.strip('/')}/ holds the notes vaultd keeps of agent sessions: agents may not write there",
+    )
+
+
 def raw_copy_changed(path: str, existed: bool, roles: FolderRoles, op: str) -> Issue | None:
     """V17 when a write changes, moves or removes a file already in the raw folder."""
     if roles.raw is None or not existed or op in TAKES_BACK or not in_folder(path, roles.raw):

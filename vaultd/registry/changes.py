@@ -63,6 +63,7 @@ def changed_entry(entry: VaultEntry, params: VaultSetParams) -> VaultEntry:
         "parent_keys",
         "dead_links",
         "views",
+        "session_notes",
         "domains",
         "git_raw",
     ):
@@ -71,6 +72,8 @@ def changed_entry(entry: VaultEntry, params: VaultSetParams) -> VaultEntry:
             updates[name] = value
     if params.pii_default:
         updates["pii"] = None
+    if params.no_session_notes:
+        updates["session_notes"] = None
     if params.roles is not None:
         updates["roles"] = params.roles if params.roles != FolderRoles() else None
     after = msgspec.structs.replace(entry, **updates)
@@ -106,6 +109,8 @@ def setting_changes(before: VaultEntry, after: VaultEntry) -> list[SettingChange
     add("parent_keys", before.parent_keys, after.parent_keys, False)
     add("dead_links", before.dead_link_rule(), after.dead_link_rule(), after.dead_link_rule() is DeadLinks.WARN)
     add("views", before.views, after.views, False)
+    # Session notes put what agent sessions did where every agent of the vault reads it.
+    add("session_notes", before.session_notes, after.session_notes, after.session_notes is not None)
     add("domains", before.domains, after.domains, not set(after.domains) <= set(before.domains))
     out.extend(_role_changes(before.folder_roles(), after.folder_roles()))
     add("git_raw", before.git_raw, after.git_raw, after.git_raw)

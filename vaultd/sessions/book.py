@@ -34,6 +34,7 @@ from vaultd.policy import secret_issues
 from vaultd.sessions.files import ensure_folder, read_record, remove_record, write_record
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 log = structlog.get_logger("vaultd.sessions")
@@ -83,6 +84,15 @@ class SessionBook:
         self.folder = folder
         self._records: dict[str, SessionRecord] | None = None
         self._live: dict[str, int] = {}  #: open connections per session
+        #: Told of each record as its session ends (vaultd writes it into the vaults that opt in).
+        self.on_end: Callable[[SessionRecord], None] | None = None
+
+    def _ended(self, record: SessionRecord) -> None:
+        if self.on_end is not None:
+            try:
+                self.on_end(record)
+            except RuntimeError as exc:  # the daemon is stopping: its tasks take no more
+                log.warning("session end not passed on", session=record.id, error=str(exc))
 
     def _load(self) -> dict[str, SessionRecord]:
         if self._records is not None:
@@ -146,10 +156,10 @@ class SessionBook:
         self._live.pop(session, None)
         record = self._load().get(session)
         if record is not None:
-            self._store(msgspec.structs.replace(record, ended=time.time()))
+            self._ended(self._store(msgspec.structs.replace(record, ended=time.time())))
 
     def ended(self, session: str, client: str) -> None:
-        self._store(msgspec.structs.replace(self._touch(session, client), ended=time.time()))
+        self._ended(self._store(msgspec.structs.replace(self._touch(session, client), ended=time.time())))
 
     def started(self, session: str, client: str) -> None:
         self._store(msgspec.structs.replace(self._touch(session, client), ended=None))

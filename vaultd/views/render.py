@@ -8,29 +8,11 @@ the header) makes it theirs, and vaultd leaves it alone.
 
 from __future__ import annotations
 
-import hashlib
-import re
 from dataclasses import dataclass, field
 
-from protocol.methods.views import VIEW_KEY
+from vaultd.vault.generated_mark import is_ours, marked
 
-_MARK = re.compile(rf"---\n{VIEW_KEY}: ([0-9a-f]{{64}})\n---\n")
-
-
-def marked(body: str) -> bytes:
-    """The view's bytes: its mark, then ``body``."""
-    sha = hashlib.sha256(body.encode("utf-8")).hexdigest()
-    return f"---\n{VIEW_KEY}: {sha}\n---\n{body}".encode()
-
-
-def is_ours(data: bytes) -> bool:
-    """Whether ``data`` is a view exactly as vaultd wrote it (no one has edited it since)."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    found = _MARK.match(text)
-    return found is not None and hashlib.sha256(text[found.end() :].encode("utf-8")).hexdigest() == found.group(1)
+__all__ = ["Item", "home_body", "is_ours", "marked", "topics_body", "waiting_body"]
 
 
 @dataclass(slots=True)

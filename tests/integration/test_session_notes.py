@@ -1,0 +1,151 @@
+"""Session notes: a vault that opts in (``vault set --session-notes FOLDER``) gets each ended agent
+session's record as a note, written by vaultd through the write path, screened and bounded like the
+record, never over a person's edit, and closed to agents; driven by an agent through the official
+MCP SDK client and a person on vaultctl."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.support.agent import agent, ok
+from tests.support.mcp_results import tool_error
+from vaultd.views.render import is_ours
+from vaultd.views.session_note import MAX_NOTE_ITEMS
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from tests.support.harness import Daemon, Home
+
+NOTES = {
+    "Alpha.md": "# Alpha\n\nFirst note.\n",
+    "Beta.md": "# Beta\n\nSecond note.\n",
+    "Secret/Plan.md": "# Plan\n\nNot for agents.\n",
+}
+NOTE = "Sessions/Session s-notes.md"
+
+
+def _set(cli: Any, *args: str) -> None:
+    preview = cli("vault", "set", "v", *args, "--json")
+    assert preview.code == 0, preview.err
+    done = cli("vault", "set", "v", *args, "--confirm", "--fingerprint", preview.json()["fingerprint"], "--json")
+    assert done.code == 0, done.err
+
+
+@pytest.fixture
+def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
+    root = home.root / "vault"
+    for rel, text in NOTES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    assert cli("vault", "add", "v", str(root), "--private", "Secret/**", "--json").code == 0
+    return root
+
+
+def _until(what: str, check: Callable[[], bool], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"not within {timeout:.0f} s: {what}"
+        time.sleep(0.2)
+
+
+def _named(root: Path, part: str) -> list[Path]:
+    return [p for p in root.rglob("*.md") if part in p.name]
+
+
+def _ended(cli: Any, session: str) -> None:
+    _until(f"session {session} ends", lambda: cli("sessions", session, "--json").json()["ended"] is not None)
+
+
+async def test_off_by_default_no_session_note_is_written(vault: Path, home: Home, cli: Any) -> None:
+    async with agent(home, {"VAULTD_SESSION": "s-off"}) as client:
+        ok(await client.call_tool("note_read", {"target": "Alpha"}))
+    _ended(cli, "s-off")
+    assert cli("vault", "list", "--json").json()["vaults"][0]["entry"].get("session_notes") is None
+    ops = cli("ops", "--vault", "v", "--json").json()["ops"]
+    assert not any(o["op"] == "session.note" for o in ops)
+    assert not _named(vault, "s-off"), "no note of the session in the vault"
+
+
+async def test_an_ended_session_gets_its_note_which_agents_may_not_edit_and_a_persons_edit_is_kept(
+    vault: Path, home: Home, cli: Any
+) -> None:
+    shown = cli("vault", "set", "v", "--session-notes", "Sessions")
+    assert "session_notes" in shown.out and "LOOSENS" in shown.out, shown.out
+    _set(cli, "--session-notes", "Sessions")
+
+    async with agent(home, {"VAULTD_SESSION": "s-notes"}) as client:
+        ok(await client.call_tool("note_read", {"target": "Alpha"}))
+        appended = ok(await client.call_tool("note_append", {"target": "Beta", "section": "Log", "markdown": "a line"}))
+        assert not (vault / NOTE).exists(), "written when the session ends, not before"
+    _ended(cli, "s-notes")
+    _until("the session's note is written", lambda: (vault / NOTE).exists())
+    data = (vault / NOTE).read_bytes()
+    text = data.decode()
+    assert is_ours(data), "marked as generated"
+    assert "# Session s-notes" in text and "[[Alpha]]" in text and "[[Beta]]" in text, text
+    assert f"`{appended['op_id']}` note.append" in text, text
+    assert "Plan" not in text and "Secret" not in text
+    ops = cli("ops", "--vault", "v", "--json").json()["ops"]
+    written = [o for o in ops if o["op"] == "session.note"]
+    assert written, "written through the write path, as an operation"
+
+    # Agents may not edit it, nor write anything else into the folder.
+    async with agent(home, {"VAULTD_SESSION": "s-other"}) as client:
+        read = ok(await client.call_tool("note_read", {"target": "Sessions/Session s-notes"}))
+        assert "s-notes" in str(read)
+        refused = tool_error(
+            await client.call_tool("note_append", {"target": "Sessions/Session s-notes", "section": "Mine", "markdown": "mine now"})
+        )
+        assert refused["issues"] and refused["issues"][0]["code"] == "P06", refused
+    assert (vault / NOTE).read_bytes() == data
+
+    # Undoable like any operation: the person undoes it, and the note is gone.
+    undone = cli("undo", written[-1]["op_id"], "--vault", "v", "--json")
+    assert undone.code == 0, undone.err
+    assert not (vault / NOTE).exists()
+
+    # The session resumes and ends again: its note is written anew, then a person edits it, and
+    # the next end leaves the edit alone (lint reports it).
+    async with agent(home, {"VAULTD_SESSION": "s-notes"}) as client:
+        ok(await client.call_tool("note_read", {"target": "Beta"}))
+    _ended(cli, "s-notes")
+    _until("the session's note is written again", lambda: (vault / NOTE).exists())
+    assert is_ours((vault / NOTE).read_bytes())
+    assert _l21(cli) == []
+    edited = (vault / NOTE).read_text() + "\nmy own words\n"
+    (vault / NOTE).write_text(edited)
+    assert _l21(cli) == [NOTE]
+    async with agent(home, {"VAULTD_SESSION": "s-notes"}) as client:
+        ok(await client.call_tool("note_read", {"target": "Alpha"}))
+    _ended(cli, "s-notes")
+    # A later session's note is written after this end was handled (one writer, in turn).
+    async with agent(home, {"VAULTD_SESSION": "s-later"}) as client:
+        ok(await client.call_tool("note_read", {"target": "Alpha"}))
+    _ended(cli, "s-later")
+    _until("the later session's note is written", lambda: (vault / "Sessions/Session s-later.md").exists())
+    assert (vault / NOTE).read_text() == edited, "a person's edit is never overwritten"
+
+
+def _l21(cli: Any) -> list[str]:
+    linted = cli("lint", "--vault", "v", "--code", "L21", "--json")
+    assert linted.out, linted.err
+    return [f["note"] for f in linted.json()["findings"] if f["code"] == "L21"]
+
+
+async def test_a_session_note_is_bounded(vault: Path, home: Home, cli: Any) -> None:
+    _set(cli, "--session-notes", "Sessions")
+    for n in range(MAX_NOTE_ITEMS + 1):
+        (vault / f"N{n:03d}.md").write_text(f"# N{n}\n")
+    async with agent(home, {"VAULTD_SESSION": "s-many"}) as client:
+        for n in range(MAX_NOTE_ITEMS + 1):
+            ok(await client.call_tool("note_read", {"target": f"N{n:03d}"}))
+    _ended(cli, "s-many")
+    path = vault / "Sessions/Session s-many.md"
+    _until("the session's note is written", path.exists)
+    text = path.read_text()
+    assert "- and 1 earlier" in text and "[[N000]]" not in text and "[[N001]]" in text and f"[[N{MAX_NOTE_ITEMS:03d}]]" in text, text
