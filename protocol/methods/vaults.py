@@ -109,6 +109,15 @@ class SourcesSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, 
     claims: FolderPath = "claims"  #: claim notes
 
 
+MAX_PROJECTS = 256  #: project ids a vault's registry may declare (a repeated id counts each time)
+ProjectId = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=r"^[a-z0-9][a-z0-9-]{0,63}$", description="A log project id: a lowercase letter or digit, then up to 63 of a-z, 0-9, '-'."
+    ),
+]
+
+
 #: Domains every vault has; a vault's ``domains`` add to them.
 BUILTIN_DOMAINS = ("ai-practice", "operations", "people", "projects", "research", "teaching")
 MAX_DOMAINS = 16  #: ids a vault may declare (a repeated id counts each time)
@@ -178,6 +187,9 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     domains: Annotated[list[DomainId], msgspec.Meta(max_length=MAX_DOMAINS)] = []
     roles: FolderRoles | None = None  #: None: no folder has a role (today's behaviour)
     git_raw: bool = False  #: whether git checkpoints commit the raw copies capture keeps (off: left out)
+    #: The project registry: the ids a log event's ``project`` may name ("-" always may). Empty: no
+    #: registry, any well-formed id goes.
+    projects: Annotated[list[ProjectId], msgspec.Meta(max_length=MAX_PROJECTS)] = []
 
     def dead_link_rule(self) -> DeadLinks:
         """Whether a new link to no note is refused: so in the typed profile, warned in the open one."""
@@ -395,6 +407,16 @@ class VaultSetParams(Params):
     ) = None
     roles: Annotated[FolderRoles | None, msgspec.Meta(description="The new folder roles (the whole set; {} for none).")] = None
     git_raw: Annotated[bool | None, msgspec.Meta(description="Whether git checkpoints commit the raw copies capture keeps.")] = None
+    projects: (
+        Annotated[
+            list[ProjectId],
+            msgspec.Meta(
+                max_length=MAX_PROJECTS,
+                description="The log project ids the vault declares (the whole registry; [] for none: any id goes).",
+            ),
+        ]
+        | None
+    ) = None
     confirm: Annotated[bool, msgspec.Meta(description="Apply the change previewed before.")] = False
     fingerprint: Fingerprint | None = None
 
