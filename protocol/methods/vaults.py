@@ -226,6 +226,14 @@ class VaultState(enum.StrEnum):
     ERROR = "error"
 
 
+class SpecSourceHealth(msgspec.Struct, kw_only=True):
+    """A registered spec source as status sees it: a source whose folder is gone reads as nothing."""
+
+    id: str
+    path: str
+    missing: bool = False  #: the folder (or file) is gone: every read of it fails until it is back or removed
+
+
 class VaultHealth(msgspec.Struct, kw_only=True):
     id: str
     path: str
@@ -239,6 +247,7 @@ class VaultHealth(msgspec.Struct, kw_only=True):
     meaning: MeaningCoverage | None = None  #: passage vectors, once the meaning filler runs for this vault
     domains: Annotated[list[str], msgspec.Meta(description="The domains a note's domain may name: the built-ins and the vault's own.")] = []
     roles: FolderRoles | None = None  #: the folders with a role, when the vault names any
+    specs: list[SpecSourceHealth] = []  #: the vault's registered spec sources, each marked when its folder is gone
 
 
 class VaultAddParams(Params):

@@ -89,6 +89,8 @@ def _status_text(s: DaemonStatus) -> str:
     rows = [(v.id, _state(v), v.notes, v.pending_proposals, v.path, v.message or "") for v in vaults]
     text = head + "\n\n" + render.table(["id", "state", "notes", "waiting", "path", "message"], rows)
     text += _declared((v.id, v.domains, v.roles) for v in vaults)
+    sources = [f"  {v.id}: spec source {s.id} {s.path}" + (" (gone)" if s.missing else "") for v in vaults for s in v.specs]
+    text += "\n\n" + "\n".join(sources) if sources else ""
     waiting = sum(v.pending_proposals for v in vaults)
     if waiting:
         text += f"\n\n{waiting} agent proposal(s) wait for you: 'vaultctl proposals' lists them"
