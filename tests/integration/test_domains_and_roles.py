@@ -211,6 +211,7 @@ def test_lint_treats_folders_by_role_and_as_before_without_roles(root: Path, cli
     assert not {"raw", "journals", "mine"} & found.keys(), found
     assert found["inbox"] == {"L01"}, found  # the dead link, but no orphan, map or schema finding yet
     assert fixable == 0  # the one alias link a fix would rewrite is in the journal: nothing invites it
+    assert json.loads(cli("lint", "--fix", "--json").out)["changes"] == []  # lint --fix rewrites no journal link
 
     preview = ok(cli, "vault", "set", "v", "--no-roles")
     ok(cli, "vault", "set", "v", "--no-roles", "--confirm", "--fingerprint", preview["fingerprint"])
@@ -219,3 +220,4 @@ def test_lint_treats_folders_by_role_and_as_before_without_roles(root: Path, cli
     assert "L01" in found["journals"] and "L06" in found["mine"], found
     assert found["inbox"] == {"L01", "L04"}, found  # an orphan once intake is no longer pending
     assert fixable == 1
+    assert [c["path"] for c in json.loads(cli("lint", "--fix", "--json").out)["changes"]] == ["journals/Day.md"]
