@@ -315,6 +315,10 @@ class VaultAddParams(Params):
         msgspec.Meta(description="Folders with a role: intake, raw, wiki, meta, journal, user_only; omitted: none."),
     ] = None
     git_raw: Annotated[bool, msgspec.Meta(description="Let git checkpoints commit the raw copies capture keeps.")] = False
+    projects: Annotated[
+        list[ProjectId],
+        msgspec.Meta(max_length=MAX_PROJECTS, description="The log project ids the vault declares; omitted: no registry, any id goes."),
+    ] = []
 
 
 class VaultInfo(Result):

@@ -86,3 +86,14 @@ def test_a_declared_registry_refuses_other_projects_with_v18_naming_the_declared
     dropped = declare(cli, "--no-projects")
     assert [(c["setting"], c["loosens"]) for c in dropped["changes"]] == [("projects", True)]
     assert ok(cli, "log", "append", "LEARN", "test", "noted", "--project", "vaultdd")["appended"]
+
+
+def test_a_registry_declared_when_the_vault_is_added(root: Path, home: Home, cli: Any) -> None:
+    other = home.root / "other"
+    other.mkdir()
+    ok(cli, "vault", "add", "w", str(other), "--project", "alpha")
+    assert ok(cli, "vault", "list")["vaults"][1]["entry"]["projects"] == ["alpha"]
+    bad = cli("log", "append", "LEARN", "test", "noted", "--project", "beta", "--vault", "w")
+    assert error_codes(bad) == ["V18"] and "alpha" in bad.err, (bad.out, bad.err)
+    assert ok(cli, "log", "append", "LEARN", "test", "noted", "--project", "alpha", "--vault", "w")["appended"]
+    assert ok(cli, "log", "append", "LEARN", "test", "noted", "--project", "beta", "--vault", "v")["appended"]  # v keeps none

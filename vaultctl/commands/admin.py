@@ -47,6 +47,7 @@ from vaultctl.commands.vault_options import (
     ParentKeyOpt,
     PiiOpt,
     PrivateOpt,
+    ProjectOpt,
     QuietOpt,
     RoleOpt,
     StampKeyOpt,
@@ -297,6 +298,7 @@ def vault_add(
     domain: DomainOpt = None,
     role: RoleOpt = None,
     git_raw: GitRawOpt = None,
+    project: ProjectOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Register an existing folder as a vault and index it. Never writes a note."""
@@ -329,6 +331,7 @@ def vault_add(
         domains=list(domain or []),
         roles=folder_roles(role),
         git_raw=bool(git_raw),
+        projects=list(project or []),
     )
     emit(with_build_bar(vault_id, f"indexing {vault_id}", vaults.VAULT_ADD, params, any_vault=True), as_json, vault_text)
 
