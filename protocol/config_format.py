@@ -22,7 +22,7 @@ from protocol.methods.vaults import VaultEntry
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection
 
-CONFIG_VERSION = 2  #: 2: vaults may declare domains and folder roles
+CONFIG_VERSION = 3  #: 2: vaults may declare domains and folder roles; 3: log project ids
 BACKUP_NAME = "config.v{version}.json"  #: where a migration keeps the file it replaced, beside it
 
 
@@ -53,8 +53,13 @@ def _migrate_1(doc: dict[str, Any]) -> dict[str, Any]:
     return {**doc, "version": 2}
 
 
+def _migrate_2(doc: dict[str, Any]) -> dict[str, Any]:
+    """Format 2 to 3: 3 only adds an optional key (projects, the log's project registry)."""
+    return {**doc, "version": 3}
+
+
 #: One step per old version: the migration from format N to N + 1.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _migrate_1}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _migrate_1, 2: _migrate_2}
 
 
 def migrated(doc: dict[str, Any]) -> dict[str, Any]:

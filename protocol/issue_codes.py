@@ -221,6 +221,11 @@ class IssueCode(enum.StrEnum):
         "The file is in the vault's raw folder: a raw copy is kept as captured, never changed, moved or removed by a write.",
         "Capture the new version as a new source; undo the capture that wrote it to take it back.",
     )
+    V18 = (
+        "V18",
+        "A log event names a project the vault's project registry does not declare.",
+        "Name a declared project (the message lists them) or '-', or declare it: 'vaultctl vault set ID --project NAME'.",
+    )
     V20 = (
         "V20",
         "A ledger note (ledger: source or claim) has a field without its shape: an unknown state, a bad hash, a missing claim or page.",

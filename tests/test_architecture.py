@@ -315,6 +315,7 @@ STANDS_ALONE = {
     "vaultd/policy/added.py": "one screening rule (which lines a write adds) behind the policy package's face",
     "vaultd/policy/decoded.py": "one screening rule (decoded frontmatter as lines) behind the policy package's face",
     "vaultd/policy/owned.py": "one write rule (P05, vaultd's own files) behind the policy package's face",
+    "vaultd/policy/projects.py": "one log rule (V18, the project registry) behind the policy package's face",
     "vaultd/policy/names.py": "the note-name rule of the policy layer; its one caller, create, is an operation above that layer",
     "vaultd/ops/sources/attachments.py": "Obsidian's attachment-folder setting read as a rule of its own, which capture applies",
     "vaultd/ops/sources/rawfiles.py": "raw copies hashed through the vault's descriptors (the engine's file layer), for the source handlers to tell drift",

@@ -18,6 +18,7 @@ import msgspec
 from protocol import config_format, extras, lock_holder
 from protocol.location import resolve_home, resolve_socket
 from protocol.methods.service import Finding, Level
+from protocol.methods.specs import source_gone
 from protocol.methods.vaults import VaultEntry
 from vaultctl import peer
 
@@ -48,6 +49,12 @@ def findings(why_down: str) -> list[Finding]:
     entries, config = _config(home)
     found.append(config)
     found += [_vault(entry) for entry in entries]
+    found += [
+        Finding(level=Level.WARN, check=f"spec:{entry.id}:{s.id}", finding=source_gone(entry.id, s.id, s.path))
+        for entry in entries
+        for s in entry.specs
+        if not os.path.exists(s.path)
+    ]
     found += extras.findings()  # as the Python that would start the daemon has them
     return found
 

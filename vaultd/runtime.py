@@ -34,7 +34,7 @@ import structlog
 from protocol import lock_holder
 from protocol.methods.events import Event, IndexProgress, IndexReady, VaultHealthChanged, VaultRemoved
 from protocol.methods.indexing import BuildProgress
-from protocol.methods.vaults import VaultEntry, VaultHealth, VaultState
+from protocol.methods.vaults import SpecSourceHealth, VaultEntry, VaultHealth, VaultState
 from vaultd.errors import Unavailable
 from vaultd.events.log import EventLog
 from vaultd.fsio import LockHeld, record_holder, take_lock
@@ -344,6 +344,7 @@ class VaultRuntime:
             meaning=meaning_coverage(self.live) if self.live is not None else None,
             domains=self.entry.effective_domains(),
             roles=self.entry.roles,
+            specs=[SpecSourceHealth(id=s.id, path=s.path, missing=not os.path.exists(s.path)) for s in self.entry.specs],
         )
 
     # -- events ------------------------------------------------------------------------------

@@ -76,6 +76,11 @@ class SpecSource(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     path: str  #: canonical absolute path of a folder or of one Markdown file
 
 
+def source_gone(vault: str, source: str, path: str) -> str:
+    """Doctor's finding for a registered source whose folder is gone, with or without a daemon."""
+    return f"{path}: the spec source's folder is gone; put it back, or 'vaultctl spec remove {source} --vault {vault}'"
+
+
 class SpecSourceInfo(Result):
     vault: str
     source: SpecSource

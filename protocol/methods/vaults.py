@@ -109,6 +109,15 @@ class SourcesSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, 
     claims: FolderPath = "claims"  #: claim notes
 
 
+MAX_PROJECTS = 256  #: project ids a vault's registry may declare (a repeated id counts each time)
+ProjectId = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=r"^[a-z0-9][a-z0-9-]{0,63}$", description="A log project id: a lowercase letter or digit, then up to 63 of a-z, 0-9, '-'."
+    ),
+]
+
+
 #: Domains every vault has; a vault's ``domains`` add to them.
 BUILTIN_DOMAINS = ("ai-practice", "operations", "people", "projects", "research", "teaching")
 MAX_DOMAINS = 16  #: ids a vault may declare (a repeated id counts each time)
@@ -181,6 +190,9 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     domains: Annotated[list[DomainId], msgspec.Meta(max_length=MAX_DOMAINS)] = []
     roles: FolderRoles | None = None  #: None: no folder has a role (today's behaviour)
     git_raw: bool = False  #: whether git checkpoints commit the raw copies capture keeps (off: left out)
+    #: The project registry: the ids a log event's ``project`` may name ("-" always may). Empty: no
+    #: registry, any well-formed id goes.
+    projects: Annotated[list[ProjectId], msgspec.Meta(max_length=MAX_PROJECTS)] = []
 
     def dead_link_rule(self) -> DeadLinks:
         """Whether a new link to no note is refused: so in the typed profile, warned in the open one."""
@@ -217,6 +229,14 @@ class VaultState(enum.StrEnum):
     ERROR = "error"
 
 
+class SpecSourceHealth(msgspec.Struct, kw_only=True):
+    """A registered spec source as status sees it: a source whose folder is gone reads as nothing."""
+
+    id: str
+    path: str
+    missing: bool = False  #: the folder (or file) is gone: every read of it fails until it is back or removed
+
+
 class VaultHealth(msgspec.Struct, kw_only=True):
     id: str
     path: str
@@ -230,6 +250,7 @@ class VaultHealth(msgspec.Struct, kw_only=True):
     meaning: MeaningCoverage | None = None  #: passage vectors, once the meaning filler runs for this vault
     domains: Annotated[list[str], msgspec.Meta(description="The domains a note's domain may name: the built-ins and the vault's own.")] = []
     roles: FolderRoles | None = None  #: the folders with a role, when the vault names any
+    specs: list[SpecSourceHealth] = []  #: the vault's registered spec sources, each marked when its folder is gone
 
 
 class VaultAddParams(Params):
@@ -297,6 +318,10 @@ class VaultAddParams(Params):
         msgspec.Meta(description="Folders with a role: intake, raw, wiki, meta, journal, user_only; omitted: none."),
     ] = None
     git_raw: Annotated[bool, msgspec.Meta(description="Let git checkpoints commit the raw copies capture keeps.")] = False
+    projects: Annotated[
+        list[ProjectId],
+        msgspec.Meta(max_length=MAX_PROJECTS, description="The log project ids the vault declares; omitted: no registry, any id goes."),
+    ] = []
 
 
 class VaultInfo(Result):
@@ -405,6 +430,16 @@ class VaultSetParams(Params):
     ) = None
     roles: Annotated[FolderRoles | None, msgspec.Meta(description="The new folder roles (the whole set; {} for none).")] = None
     git_raw: Annotated[bool | None, msgspec.Meta(description="Whether git checkpoints commit the raw copies capture keeps.")] = None
+    projects: (
+        Annotated[
+            list[ProjectId],
+            msgspec.Meta(
+                max_length=MAX_PROJECTS,
+                description="The log project ids the vault declares (the whole registry; [] for none: any id goes).",
+            ),
+        ]
+        | None
+    ) = None
     confirm: Annotated[bool, msgspec.Meta(description="Apply the change previewed before.")] = False
     fingerprint: Fingerprint | None = None
 

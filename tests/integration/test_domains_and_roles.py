@@ -174,3 +174,50 @@ def test_without_roles_capture_and_agents_behave_as_before(root: Path, home: Hom
     assert src["note"].startswith("sources/") and src["raw"] == f"{src['sha256']}.txt"
     agent = typed_clients.open(home, Channel.MCP, client_name="claude-code", session="s1")
     agent.call(writes.CREATE, CreateParams(path="mine/New.md", body="# New\n"))
+
+
+def test_lint_treats_folders_by_role_and_as_before_without_roles(root: Path, cli: Any) -> None:
+    for folder in ("inbox", "raw", "journals", "mine"):
+        (root / folder).mkdir()
+    (root / "Target.md").write_text("---\naliases: [tgt]\n---\n# Target\n\nLinked from [[Kept]] and [[Old]].\n")
+    (root / "raw" / "paper.md").write_text("---\ntitle: [unclosed\n---\n[[Nowhere]]\n")  # a captured source, not a note
+    (root / "journals" / "Day.md").write_text("# Day\n\nMet [[tgt]] and [[Missing]].\n")  # the person's
+    (root / "mine" / "Diary.md").write_text("---\nbad: [\n---\n# Diary\n")
+    (root / "inbox" / "Pending.md").write_text("# Pending\n\nSee [[Gone]].\n")  # pending: its links still checked
+    ok(
+        cli,
+        "vault",
+        "add",
+        "v",
+        str(root),
+        "--role",
+        "intake=inbox",
+        "--role",
+        "raw=raw",
+        "--role",
+        "journal=journals",
+        "--role",
+        "user_only=mine",
+    )
+
+    def findings() -> tuple[dict[str, set[str]], int]:
+        lint = json.loads(cli("lint", "--json", "--fresh", "--limit", "1000").out)
+        found: dict[str, set[str]] = {}
+        for f in lint["findings"]:
+            found.setdefault(f["note"].partition("/")[0] if "/" in f["note"] else f["note"], set()).add(f["code"])
+        return found, lint["fixable"]
+
+    found, fixable = findings()
+    assert not {"raw", "journals", "mine"} & found.keys(), found
+    assert found["inbox"] == {"L01"}, found  # the dead link, but no orphan, map or schema finding yet
+    assert fixable == 0  # the one alias link a fix would rewrite is in the journal: nothing invites it
+    assert json.loads(cli("lint", "--fix", "--json").out)["changes"] == []  # lint --fix rewrites no journal link
+
+    preview = ok(cli, "vault", "set", "v", "--no-roles")
+    ok(cli, "vault", "set", "v", "--no-roles", "--confirm", "--fingerprint", preview["fingerprint"])
+    found, fixable = findings()
+    assert {"L01", "L06"} <= found["raw"], found
+    assert "L01" in found["journals"] and "L06" in found["mine"], found
+    assert found["inbox"] == {"L01", "L04"}, found  # an orphan once intake is no longer pending
+    assert fixable == 1
+    assert [c["path"] for c in json.loads(cli("lint", "--fix", "--json").out)["changes"]] == ["journals/Day.md"]

@@ -310,3 +310,37 @@ def test_source_counts_are_bounded_at_their_edges(home: Home, daemon: Daemon, cl
     with refused(ErrorCode.VALIDATION):
         typed.call(SPEC_ADD, SpecAddParams(vault="v", id="last", path=str(home.root / "last")))
     assert len(typed.call(SPEC_LIST, SpecListParams(vault="v")).sources) == MAX_SPEC_SOURCES
+
+
+def test_status_lists_each_source_and_doctor_reports_one_whose_folder_is_gone(home: Home, daemon: Daemon, cli: Any) -> None:
+    repo = _repo(home)
+    _vault(home, cli)
+    assert cli("spec", "add", "design", str(repo / "specs")).code == 0
+    assert cli("spec", "add", "goal", str(repo / "specs" / "goal.md")).code == 0
+    where = str((repo / "specs").resolve())
+    status = cli("status", "--json").json()
+    assert status["vaults"][0]["specs"] == [
+        {"id": "design", "path": where, "missing": False},
+        {"id": "goal", "path": f"{where}/goal.md", "missing": False},
+    ]
+    assert f"v: spec source design {where}" in cli("status").out
+    doctor = cli("doctor", "--json").json()
+    assert not [f for f in doctor["findings"] if f["check"].startswith("spec:")], doctor["findings"]
+
+    (repo / "specs").rename(repo / "specs-moved")
+    status = cli("status", "--json")
+    assert status.code == 0
+    assert [s["missing"] for s in status.json()["vaults"][0]["specs"]] == [True, True]
+    assert f"v: spec source design {where} (gone)" in cli("status").out
+    doctor = cli("doctor", "--json").json()
+    gone = {f["check"]: f for f in doctor["findings"] if f["check"].startswith("spec:")}
+    assert sorted(gone) == ["spec:v:design", "spec:v:goal"], doctor["findings"]
+    assert gone["spec:v:design"]["level"] == "warn" and where in gone["spec:v:design"]["finding"]
+    assert "spec remove design --vault v" in gone["spec:v:design"]["finding"]
+    assert doctor["verdict"] in ("warn", "fail")
+
+    daemon.stop()  # without a daemon, vaultctl reads config.json and finds the same
+    offline = cli("doctor", "--json", env={"VAULTD_NO_AUTOSTART": "1"}).json()
+    assert {f["check"]: f["finding"] for f in offline["findings"] if f["check"].startswith("spec:")} == {
+        check: f["finding"] for check, f in gone.items()
+    }

@@ -47,6 +47,7 @@ from vaultctl.commands.vault_options import (
     ParentKeyOpt,
     PiiOpt,
     PrivateOpt,
+    ProjectOpt,
     QuietOpt,
     RoleOpt,
     StampKeyOpt,
@@ -89,6 +90,8 @@ def _status_text(s: DaemonStatus) -> str:
     rows = [(v.id, _state(v), v.notes, v.pending_proposals, v.path, v.message or "") for v in vaults]
     text = head + "\n\n" + render.table(["id", "state", "notes", "waiting", "path", "message"], rows)
     text += _declared((v.id, v.domains, v.roles) for v in vaults)
+    sources = [f"  {v.id}: spec source {s.id} {s.path}" + (" (gone)" if s.missing else "") for v in vaults for s in v.specs]
+    text += "\n\n" + "\n".join(sources) if sources else ""
     waiting = sum(v.pending_proposals for v in vaults)
     if waiting:
         text += f"\n\n{waiting} agent proposal(s) wait for you: 'vaultctl proposals' lists them"
@@ -295,6 +298,7 @@ def vault_add(
     domain: DomainOpt = None,
     role: RoleOpt = None,
     git_raw: GitRawOpt = None,
+    project: ProjectOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Register an existing folder as a vault and index it. Never writes a note."""
@@ -327,6 +331,7 @@ def vault_add(
         domains=list(domain or []),
         roles=folder_roles(role),
         git_raw=bool(git_raw),
+        projects=list(project or []),
     )
     emit(with_build_bar(vault_id, f"indexing {vault_id}", vaults.VAULT_ADD, params, any_vault=True), as_json, vault_text)
 

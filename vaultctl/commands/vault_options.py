@@ -53,6 +53,10 @@ RoleOpt = Annotated[
         help="A folder's role: intake, raw, wiki, meta (one folder each), journal, user_only (repeatable). Repeatable: the whole set.",
     ),
 ]
+ProjectOpt = Annotated[
+    list[str] | None,
+    typer.Option("--project", metavar="ID", help=doc(VaultAddParams, "projects") + " Repeatable: the whole registry."),
+]
 GitRawOpt = Annotated[bool | None, typer.Option("--git-raw/--no-git-raw", help=doc(VaultAddParams, "git_raw"))]
 _SINGLE_ROLES = ("intake", "raw", "wiki", "meta")
 _LIST_ROLES = ("journal", "user_only")

@@ -124,6 +124,11 @@ def set_settings(
     role: RoleOpt = None,
     no_roles: Annotated[bool, typer.Option("--no-roles", help="Give no folder a role.")] = False,
     git_raw: GitRawOpt = None,
+    project: Annotated[
+        list[str] | None,
+        typer.Option("--project", metavar="ID", help=doc(VaultSetParams, "projects") + " Repeatable: the whole registry."),
+    ] = None,
+    no_projects: Annotated[bool, typer.Option("--no-projects", help="Keep no project registry: a log event may name any project.")] = False,
     confirm: ConfirmOpt = False,
     fingerprint: FingerprintOpt = None,
     as_json: JsonOpt = False,
@@ -135,6 +140,8 @@ def set_settings(
         fail("--role and --no-roles go alone", ExitStatus.USAGE)
     if session_notes is not None and no_session_notes:
         fail("--session-notes and --no-session-notes go alone", ExitStatus.USAGE)
+    if project and no_projects:
+        fail("--project and --no-projects go alone", ExitStatus.USAGE)
     if deny_path and no_deny_paths:
         fail("--deny-path and --no-deny-paths go alone", ExitStatus.USAGE)
     if private and no_private:
@@ -158,6 +165,7 @@ def set_settings(
         domains=[] if no_domains else domain,
         roles=FolderRoles() if no_roles else folder_roles(role),
         git_raw=git_raw,
+        projects=[] if no_projects else project,
         confirm=confirm,
         fingerprint=fingerprint,
     )
@@ -175,6 +183,7 @@ def set_settings(
     cmd += ["--no-domains"] if no_domains else [a for d in domain or [] for a in ("--domain", d)]
     cmd += ["--no-roles"] if no_roles else [a for r in role or [] for a in ("--role", r)]
     cmd += [] if git_raw is None else ["--git-raw" if git_raw else "--no-git-raw"]
+    cmd += ["--no-projects"] if no_projects else [a for p in project or [] for a in ("--project", p)]
     _submit(params, cmd, as_json)
 
 

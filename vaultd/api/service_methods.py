@@ -25,6 +25,7 @@ from protocol.methods.service import (
     Level,
     StopResult,
 )
+from protocol.methods.specs import source_gone
 from protocol.methods.vaults import VaultHealth, VaultState
 from protocol.methods.work import WorkState
 from protocol.table import METHODS
@@ -195,6 +196,7 @@ async def doctor(ctx: CallContext, params: DoctorParams) -> DoctorResult:
         text = f"{health.path}: {health.state}" + (f" ({health.message})" if health.message else "")
         findings.append(Finding(level=level, check=f"vault:{health.id}", finding=text))
         findings.extend(_runtime_findings(runtime))
+        findings.extend(_spec_findings(health))
         if health.state is VaultState.READY:
             findings.extend(await _health_findings(ctx, health.id))
         if health.state in (VaultState.READY, VaultState.INDEXING):
@@ -202,6 +204,19 @@ async def doctor(ctx: CallContext, params: DoctorParams) -> DoctorResult:
             findings.extend(await anyio.to_thread.run_sync(git_doctor.findings, runtime.git))
     verdict = max((f.level for f in findings), key=[Level.OK, Level.WARN, Level.FAIL].index, default=Level.OK)
     return DoctorResult(verdict=verdict, findings=findings)
+
+
+def _spec_findings(health: VaultHealth) -> list[Finding]:
+    """A registered spec source whose folder is gone: every spec read of it fails until it is back."""
+    return [
+        Finding(
+            level=Level.WARN,
+            check=f"spec:{health.id}:{s.id}",
+            finding=source_gone(health.id, s.id, s.path),
+        )
+        for s in health.specs
+        if s.missing
+    ]
 
 
 def _runtime_findings(runtime: VaultRuntime) -> list[Finding]:

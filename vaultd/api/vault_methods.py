@@ -100,6 +100,7 @@ async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
         domains=params.domains,
         roles=params.roles,
         git_raw=params.git_raw,
+        projects=params.projects,
     )
     if params.stamp_keys is not None:
         entry = msgspec.structs.replace(entry, stamp_keys=params.stamp_keys)

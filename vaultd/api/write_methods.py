@@ -41,14 +41,15 @@ async def log_append(ctx: CallContext, params: LogAppendParams) -> LogReceipt:
 
     Raises:
         PolicyRefused: POLICY (P01), the vault's write policy refuses this channel.
-        ValidationFailed: VALIDATION, the event holds a secret or PII the log refuses.
+        ValidationFailed: VALIDATION, the event holds a secret or PII the log refuses, or a project
+            the vault's project registry does not declare (V18).
     """
     runtime = ctx.host.vault(params.vault)
     runtime.check_root()
     if (issue := write_channel_issue(runtime.entry.write, ctx.channel)) is not None:
         raise PolicyRefused(issue.message, issues=[issue])
     line = oplog.format_line(params.event, dt.datetime.now().astimezone(), agent=ctx.channel == Channel.MCP)
-    screen_log_line(runtime.entry, line)  # the very screen an operation's log event passes
+    screen_log_line(runtime.entry, line, params.event.project)  # the very screen an operation's log event passes
     async with runtime.writer:
         runtime.check_root()
         await anyio.to_thread.run_sync(oplog.append, runtime.root, line, oplog.log_name(runtime.entry))

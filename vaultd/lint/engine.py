@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from protocol.methods.lint import LintCode, LintLevel
 from protocol.methods.service import Level
-from vaultd.lint import files, links, names, notes, topic_map
+from vaultd.lint import files, links, names, notes, roles, topic_map
 from vaultd.lint.model import Finding
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def run(inp: LintInput, code: LintCode | None = None) -> list[Finding]:
         ]
     if code is not None:
         found = [f for f in found if f.code is code]
-    return ordered(found)
+    return ordered(roles.by_role(found, inp.roles))
 
 
 #: Distinct dead-link texts looked up per answer. A fuzzy lookup over 10,000 titles costs a few

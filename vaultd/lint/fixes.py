@@ -26,6 +26,7 @@ from vaultd.lint.engine import with_fixes
 from vaultd.lint.gather import gather, text_reader
 from vaultd.lint.links import link_findings
 from vaultd.lint.model import Fix
+from vaultd.lint.roles import by_role
 from vaultd.memory import collector_paused
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def fixes_of(
     with collector_paused():
         inp = gather(copy, entry, view, when, read={}, deadline=deadline)
         faults.point("lint-rules")
-        wanted = [f for f in link_findings(inp) if f.fixable and f.code in codes and (note is None or f.note == note)]
+        wanted = [f for f in by_role(link_findings(inp), inp.roles) if f.fixable and f.code in codes and (note is None or f.note == note)]
         found = with_fixes(wanted, text_reader(Path(entry.path), inp.snap))
     fixes = sorted((f.fix for f in found if f.fix is not None), key=lambda f: (f.path, f.start))
     return FixSet(fixes=fixes, shas={f.path: inp.snap.notes[f.path].sha256 for f in fixes})

@@ -153,6 +153,7 @@ def gather(
         schema=entry.schema,
         stamp_keys=tuple(entry.stamp_keys),
         domains=tuple(entry.domains),
+        roles=entry.roles,
         resolve=index.resolver.resolve,
         exists=exists,
         suggest=suggest,

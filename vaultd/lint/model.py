@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from protocol.methods.lint import MAX_LINT_SECONDS
-from protocol.methods.vaults import SchemaProfile
+from protocol.methods.vaults import FolderRoles, SchemaProfile
 from vaultd.errors import LimitExceeded
 
 if TYPE_CHECKING:
@@ -140,6 +140,7 @@ class LintInput:
     schema: SchemaProfile = SchemaProfile.OPEN
     stamp_keys: tuple[str, ...] = ("updated",)
     domains: tuple[str, ...] = ()  #: the domains the vault declares on top of the built-ins
+    roles: FolderRoles | None = None  #: the vault's folder roles, which set what lint reports where
     resolve: Callable[[str, str], Resolution] | None = None  #: the vault's resolver (every file)
     exists: Callable[[str], bool] = lambda _p: False  #: whether a vault-relative file exists (private ones too)
     suggest: Callable[[str], str | None] = lambda _t: None  #: a dead link's likely title, among visible notes

@@ -38,7 +38,7 @@ from vaultd.ops._announce import receipt_event
 from vaultd.ops._context import OpContext
 from vaultd.ops._receipts import receipt_of
 from vaultd.ops._validate import check_policy, created_path_issues, refuse_unsafe_path, validate
-from vaultd.policy import pii_findings, secret_issues
+from vaultd.policy import pii_findings, project_issue, secret_issues
 from vaultd.sessions.work import work_for
 from vaultd.txn import journal, opids, prune
 from vaultd.txn.engine import Part, RollbackFailed, apply_plan, apply_together, check_bounds
@@ -119,17 +119,22 @@ def _log_event(plan: Plan, override: LogEvent | None, op_id: str) -> LogEvent:
     return LogEvent(type=LogType(plan.log_type), project="-", source=f"vaultd:{plan.op}", dest=dest, note=f"{plan.summary} ({op_id})"[:200])
 
 
-def screen_log_line(entry: VaultEntry, line: str) -> None:
-    """A log line is screened like a note: never a secret, PII per the log surface. Every line a
+def screen_log_line(entry: VaultEntry, line: str, project: str) -> None:
+    """A log line is screened like a note: never a secret, PII per the log surface; and its
+    ``project`` is one the vault's project registry declares, when it keeps one. Every line a
     caller shapes passes here: an operation's log event, and ``log.append``'s.
 
     Raises:
-        ValidationFailed: VALIDATION, the line holds a secret or PII the log refuses.
+        ValidationFailed: VALIDATION, the line holds a secret or PII the log refuses, or names a
+            project the registry does not declare (V18).
     """
     rel = oplog.log_name(entry)
-    problems = secret_issues(line, rel) + [
-        i for i in pii_findings(line, entry.pii, entry.kind, "log", path=rel) if i.severity == Severity.ERROR
-    ]
+    undeclared = project_issue(project, entry.projects, rel)
+    problems = (
+        ([undeclared] if undeclared is not None else [])
+        + secret_issues(line, rel)
+        + [i for i in pii_findings(line, entry.pii, entry.kind, "log", path=rel) if i.severity == Severity.ERROR]
+    )
     if problems:
         raise ValidationFailed(f"refused: the log event: {problems[0].message}", issues=problems)
 
@@ -146,7 +151,7 @@ def _plan_and_check(
     info = detail(ctx, plan)
     event = _log_event(plan, params.log, "preview")
     # An invalid or unsafe event refuses the whole write before anything is written.
-    screen_log_line(ctx.entry, oplog.format_line(event, ctx.now, agent=agent))
+    screen_log_line(ctx.entry, oplog.format_line(event, ctx.now, agent=agent), event.project)
     faults.point("after-plan")
     return plan, warnings, info
 

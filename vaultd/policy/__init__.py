@@ -30,6 +30,7 @@ from vaultd.policy.pii import (
     pii_line_findings,
     validate_pii_policy,
 )
+from vaultd.policy.projects import project_issue
 from vaultd.policy.schema import (
     BUILTIN_DOMAINS,
     CONFIDENCES,
@@ -73,6 +74,7 @@ __all__ = [
     "pattern_problem",
     "pii_findings",
     "pii_line_findings",
+    "project_issue",
     "scan_secret_lines",
     "scan_secrets",
     "schema_issues",

@@ -9,6 +9,7 @@ channel or an agent may now do something it could not, or something is screened 
 - ``schema``: typed to open (fewer rules checked);
 - ``dead_links``: refuse to warn (a link to no note is written);
 - ``domains``: a domain added (a note may name more); ``git_raw``: raw copies go into git history;
+- ``projects``: the log's project registry dropped (any id goes) or given an id it did not have;
 - ``roles``: a user-only or journal folder dropped (agents may write it), the raw folder moved or
   dropped (its copies are no longer kept unchanged);
 - ``pii``: any category, pattern or surface whose effective action drops (deny > warn > allow), a
@@ -66,6 +67,7 @@ def changed_entry(entry: VaultEntry, params: VaultSetParams) -> VaultEntry:
         "session_notes",
         "domains",
         "git_raw",
+        "projects",
     ):
         value = getattr(params, name)
         if value is not None:
@@ -114,6 +116,8 @@ def setting_changes(before: VaultEntry, after: VaultEntry) -> list[SettingChange
     add("domains", before.domains, after.domains, not set(after.domains) <= set(before.domains))
     out.extend(_role_changes(before.folder_roles(), after.folder_roles()))
     add("git_raw", before.git_raw, after.git_raw, after.git_raw)
+    dropped_or_grown = not after.projects or not set(after.projects) <= set(before.projects)
+    add("projects", before.projects, after.projects, bool(before.projects) and dropped_or_grown)
     out.extend(_agent_changes(before.agent_policy(), after.agent_policy()))
     return out
 
