@@ -266,7 +266,12 @@ def check(home: Home, vault: Path, runs: list[ClientRun], edits: list[dict[str, 
         cursor = page["next_cursor"]
         if not cursor:
             break
-    on_disk = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md") if ".vaultd" not in p.parts and ".trash" not in p.parts)
+    # vaultd's operation log (log.md) is its own file, not a note: no listing shows it
+    on_disk = sorted(
+        rel
+        for p in vault.rglob("*.md")
+        if ".vaultd" not in p.parts and ".trash" not in p.parts and (rel := p.relative_to(vault).as_posix()) != "log.md"
+    )
     c["violation.list_differs_from_disk"] = int(sorted(notes) != on_disk)
     for note in on_disk:
         r = probe.call("note.read", {"target": note, "fresh": True})

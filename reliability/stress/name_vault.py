@@ -117,8 +117,9 @@ class NameVault:
         return False
 
     def notes(self) -> dict[str, bytes]:
-        """Path as replies carry it -> rel, for every file the index should list as a note."""
-        return {decode(rel): rel for rel in self.files if expect(rel).kind == "note"}
+        """Path as replies carry it -> rel, for every file the index should list as a note: not
+        vaultd's operation log (``log.md``, which the writes make), which no listing shows."""
+        return {decode(rel): rel for rel in self.files if expect(rel).kind == "note" and rel != b"log.md"}
 
     def skips(self) -> dict[str, str]:
         """Shown path -> code, one per skipped file or top-most skipped folder."""

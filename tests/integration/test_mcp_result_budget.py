@@ -68,9 +68,17 @@ def _arguments(corpus_paths: list[str], query: str, spec_name: str) -> dict[str,
     info = msgspec.inspect.type_info(METHODS[spec_name].params)
     assert isinstance(info, msgspec.inspect.StructType)
     checkout = {"id": "c20260101000000-0000abcd"}  # a checkout's id, not a proposal's
-    own = {"note.promote": {"to": "big"}, "checkout.return": checkout, "checkout.cancel": checkout}.get(
-        spec_name, {}
-    )  # promote's `to` is a vault
+    work = {"id": "w20260101000000-0000abcd"}  # a work document's id
+    own = {
+        "note.promote": {"to": "big"},  # promote's `to` is a vault
+        "checkout.return": checkout,
+        "checkout.cancel": checkout,
+        "memory.import": {"entry": "mem-0123456789abcdef"},  # an agent memory entry's id
+        "work.progress": work,
+        "work.finish": work,
+        "work.cancel": work,
+        "report.write": {"name": "budget report.md"},
+    }.get(spec_name, {})
     return {f.encode_name: own.get(f.encode_name, by_field.get(f.encode_name)) or _by_type(f.type, hub) for f in info.fields if f.required}
 
 

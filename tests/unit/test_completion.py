@@ -42,7 +42,7 @@ def _values(line: str, shell: str = "bash") -> tuple[str, list[str]]:
 
 
 def test_commands_subcommands_and_options_complete_from_the_tree() -> None:
-    assert _values("vaultctl se") == ("plain", ["setup", "search", "set"])
+    assert _values("vaultctl se") == ("plain", ["setup", "search", "set", "sessions"])
     assert _values("vaultctl log ")[1] == ["tail", "grep", "append"]
     assert "--no-pager" in _values("vaultctl show --no")[1]
     assert _values("vaultctl --co") == ("plain", ["--color"])

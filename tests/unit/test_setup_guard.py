@@ -304,6 +304,9 @@ def test_each_host_gets_its_own_file_events_and_matchers(env: dict[str, str]) ->
     assert groups_for("claude", {"HOME": "/h"}) == {
         "PreToolUse": {"matcher": "Edit|Write|MultiEdit|NotebookEdit|Bash", "hooks": [{"type": "command", "command": f"{COMMAND} guard"}]},
         "SessionStart": {"hooks": [{"type": "command", "command": f"{COMMAND} guard"}]},
+        # The session record's hooks: a prompt's one-line summary, and the reminder at Stop.
+        "UserPromptSubmit": {"hooks": [{"type": "command", "command": f"{COMMAND} guard"}]},
+        "Stop": {"hooks": [{"type": "command", "command": f"{COMMAND} guard"}]},
     }
     assert groups_for("codex", {"HOME": "/h"})["PreToolUse"]["matcher"] == "Bash|apply_patch"
     gemini = groups_for("gemini", {"HOME": "/h"})
@@ -396,7 +399,7 @@ def test_a_moved_vaultctl_updates_the_group_in_place_and_undo_still_restores(hos
     assert moved.guard.before == groups_for(host, env) and moved.guard.after == groups_for(host, env, OTHER_COMMAND)
     data = load(path)
     assert all(data["hooks"][e][-1] == g for e, g in groups_for(host, env, OTHER_COMMAND).items())
-    assert sum(len(v) for v in data["hooks"].values()) == 3, "updated, not added a second time"
+    assert sum(len(v) for v in data["hooks"].values()) == 1 + len(groups_for(host, env)), "updated, not added a second time"
     run(host, Mode.UNDO, "")
     assert path.read_bytes() == original
 
@@ -559,7 +562,7 @@ def test_doctor_says_whether_the_guard_is_installed(env: dict[str, str], tmp_pat
     assert guard_row("claude", env, has_entry=True) == (
         "ok",
         "guard:claude",
-        f"{hooks_path('claude', env)}: guard hook on PreToolUse, SessionStart",
+        f"{hooks_path('claude', env)}: guard hook on PreToolUse, SessionStart, UserPromptSubmit, Stop",
     )
     data = load(hooks_path("claude", env))
     del data["hooks"]["SessionStart"]

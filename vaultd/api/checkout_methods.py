@@ -8,7 +8,6 @@ makes counted against the bound, never interleave.
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from typing import TYPE_CHECKING
 
@@ -39,7 +38,7 @@ from vaultd.checkout.store import Copy, Record, info_of, store_for, summary_of
 from vaultd.editions.volume import in_volumes
 from vaultd.errors import Conflict, InvalidParams, LimitExceeded, NotFound, VaultError
 from vaultd.fsio import ReadRefused, read_regular
-from vaultd.ops import OpContext, created_event, refuse_volume_writes
+from vaultd.ops import created_event, planning, refuse_volume_writes
 from vaultd.ops.checkout_merge import propose_return
 from vaultd.policy.visibility import Visibility
 from vaultd.vault import oplog
@@ -241,10 +240,7 @@ async def return_checkout(ctx: CallContext, params: CheckoutReturnParams) -> Che
         await anyio.to_thread.run_sync(store.put, frozen)
         merge_params = CheckoutMergeParams(vault=runtime.entry.id, id=record.id, reason=params.reason)
         try:
-            async with live.held_still() as index:
-                op_ctx = OpContext(
-                    root=runtime.root, entry=runtime.entry, index=index, channel=ctx.channel, now=dt.datetime.now().astimezone()
-                )
+            async with planning(runtime, ctx.channel) as op_ctx:
                 outcome, proposal = await anyio.to_thread.run_sync(propose_return, op_ctx, merge_params, ctx)
         except BaseException:
             with anyio.CancelScope(shield=True):

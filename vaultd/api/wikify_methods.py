@@ -7,7 +7,6 @@ one reviewed (its sha), and each chosen link writes the characters the proposal 
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 from typing import TYPE_CHECKING
 
@@ -31,7 +30,7 @@ from protocol.methods.wikify import (
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.proposal_methods import _decided, _pending, _person_only, _store
 from vaultd.errors import Conflict, InvalidParams, ValidationFailed
-from vaultd.ops import Approval, OpContext, created_event, operations, refuse_volume_writes, who
+from vaultd.ops import Approval, created_event, operations, planning, refuse_volume_writes, who
 from vaultd.ops.wikify_link import apply_links, propose_links, suggestions
 from vaultd.txn.engine import read_current
 
@@ -39,15 +38,12 @@ if TYPE_CHECKING:
     from vaultd.runtime import VaultRuntime
 
 
-async def _found(ctx: CallContext, runtime: VaultRuntime, target: str) -> tuple[str, str, list[tuple[wikify.Suggestion, int]], OpContext]:
-    """(path, sha, suggestions, the context they were found in), on the vault as it is now."""
-    live = runtime.owned_live()
-    await live.barrier()
-    async with live.held_still() as index:
-        op_ctx = OpContext(root=runtime.root, entry=runtime.entry, index=index, channel=ctx.channel, now=dt.datetime.now().astimezone())
+async def _found(ctx: CallContext, runtime: VaultRuntime, target: str) -> tuple[str, str, list[tuple[wikify.Suggestion, int]]]:
+    """(path, sha, suggestions), on the vault as it is now."""
+    async with planning(runtime, ctx.channel) as op_ctx:
         path = await anyio.to_thread.run_sync(op_ctx.find, target)
         sha, found = await anyio.to_thread.run_sync(suggestions, op_ctx, path)
-    return path, sha, found, op_ctx
+    return path, sha, found
 
 
 @handles(wikify.WIKIFY_SUGGEST)
@@ -59,7 +55,7 @@ async def suggest(ctx: CallContext, params: WikifySuggestParams) -> WikifySugges
     """
     runtime = ctx.host.vault(params.vault)
     await runtime.wait_ready()
-    path, sha, found, _ = await _found(ctx, runtime, params.target)
+    path, sha, found = await _found(ctx, runtime, params.target)
     return WikifySuggestResult(path=path, sha=sha, suggestions=[s for s, _ in found])
 
 
@@ -75,10 +71,7 @@ async def propose(ctx: CallContext, params: WikifyProposeParams) -> WikifyPropos
     runtime = ctx.host.vault(params.vault)
     await runtime.wait_ready()
     async with runtime.writer:
-        live = runtime.owned_live()
-        await live.barrier()
-        async with live.held_still() as index:
-            op_ctx = OpContext(root=runtime.root, entry=runtime.entry, index=index, channel=ctx.channel, now=dt.datetime.now().astimezone())
+        async with planning(runtime, ctx.channel) as op_ctx:
             path = await anyio.to_thread.run_sync(op_ctx.find, params.target)
             if ctx.channel == Channel.MCP:
                 refuse_volume_writes(runtime.entry, [path])

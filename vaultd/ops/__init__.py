@@ -17,6 +17,7 @@ from vaultd.ops._runner import (
     carry_out_together,
     new_op_id,
     no_detail,
+    planning,
     screen_log_line,
 )
 from vaultd.ops._stamps import updated_key
@@ -43,6 +44,7 @@ __all__ = [
     "no_detail",
     "operation",
     "operations",
+    "planning",
     "receipt_of",
     "refuse_volume_writes",
     "screen_log_line",

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -82,6 +83,17 @@ class Approval:
 
 JOURNAL_KEEP = 200  #: committed journals kept for undo
 JOURNAL_MAX_BYTES = 256 * 1024 * 1024
+
+
+@asynccontextmanager
+async def planning(runtime: VaultRuntime, channel: Channel) -> AsyncIterator[OpContext]:
+    """A planner's view of the vault as it is now, for work that plans without running an
+    operation (a returned checkout, suggested links, both stored as proposals): every change made
+    before it is in the index, and the index is held still while the caller plans in a thread."""
+    live = runtime.owned_live()
+    await live.barrier()
+    async with live.held_still() as index:
+        yield OpContext(root=runtime.root, entry=runtime.entry, index=index, channel=channel, now=dt.datetime.now().astimezone())
 
 
 def new_op_id(now: dt.datetime, root: Path) -> str:
