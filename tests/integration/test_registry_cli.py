@@ -55,6 +55,7 @@ def test_add_list_remove_text_and_json(daemon: Daemon, cli, tmp_path: Path) -> N
         "specs": [],
         "views": [],  # no generated views unless the person opts in
         "volumes": None,  # no journal volumes until a person sets them (edition configure)
+        "session_notes": None,  # agent sessions' records stay out of the vault unless a person opts in
         "domains": [],
         "roles": None,
         "git_raw": False,
