@@ -289,7 +289,7 @@ class IssueCode(enum.StrEnum):
     )
     T01 = (
         "T01",
-        "tidy escapes: a frontmatter value written with YAML escapes (\\uXXXX...) or a trailing-backslash line wrap.",
+        "tidy escapes: a frontmatter value written with YAML escapes (such as \\u00e9) or a trailing-backslash line wrap.",
         "vault.tidy re-emits it as a plain single-line value with literal characters; the value read is unchanged.",
     )
     T02 = (

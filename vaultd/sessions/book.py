@@ -11,7 +11,6 @@ not at all when the line looks like a secret.
 
 from __future__ import annotations
 
-import os
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +30,7 @@ from protocol.methods.sessions import (
     SessionRecord,
 )
 from vaultd.policy import secret_issues
-from vaultd.sessions.files import ensure_folder, read_record, remove_record, write_record
+from vaultd.sessions.files import ensure_folder, read_records, remove_record, write_record
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -97,21 +96,7 @@ class SessionBook:
     def _load(self) -> dict[str, SessionRecord]:
         if self._records is not None:
             return self._records
-        found: dict[str, SessionRecord] = {}
-        try:
-            names = os.listdir(self.folder)
-        except (FileNotFoundError, NotADirectoryError):
-            names = []
-        for name in names:
-            if not name.endswith(_SUFFIX):
-                continue
-            data = read_record(self.folder / name, MAX_RECORD_BYTES)
-            try:
-                record = _decoder.decode(data) if data is not None else None
-            except msgspec.DecodeError:
-                record = None
-            if record is not None and f"{record.id}{_SUFFIX}" == name:
-                found[record.id] = record
+        found, _unreadable = read_records(self.folder, _SUFFIX, MAX_RECORD_BYTES, _decoder.decode, lambda r: r.id)
         self._records = found
         return found
 

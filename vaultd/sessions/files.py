@@ -5,11 +5,16 @@ its last change, never leave half of one."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
+
+import msgspec
 
 from vaultd.fsio import ReadRefused, read_regular, temp_name_for
 
+R = TypeVar("R")
+
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 
@@ -38,6 +43,34 @@ def write_record(path: Path, data: bytes) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, path)
+
+
+def read_records(
+    folder: Path, suffix: str, limit: int, decode: Callable[[bytes], R], id_of: Callable[[R], str]
+) -> tuple[dict[str, R], list[str]]:
+    """Every record in ``folder`` by id, and the names of files that did not decode. A file
+    counts only under its own record's name (``<id><suffix>``), so a copy or a renamed file is
+    never read as the record it holds; one over ``limit`` or a link is passed over."""
+    found: dict[str, R] = {}
+    unreadable: list[str] = []
+    try:
+        names = os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        names = []
+    for name in names:
+        if not name.endswith(suffix):
+            continue
+        data = read_record(folder / name, limit)
+        if data is None:
+            continue
+        try:
+            record = decode(data)
+        except msgspec.DecodeError:
+            unreadable.append(name)
+            continue
+        if f"{id_of(record)}{suffix}" == name:
+            found[id_of(record)] = record
+    return found, unreadable
 
 
 def read_record(path: Path, limit: int) -> bytes | None:

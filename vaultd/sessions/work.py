@@ -9,7 +9,6 @@ never a licence to undo anyone else's work.
 
 from __future__ import annotations
 
-import os
 import secrets
 import threading
 import time
@@ -21,7 +20,7 @@ import structlog
 from protocol.location import VAULT_STATE_DIR
 from protocol.methods.work import MAX_WORK, MAX_WORK_BYTES, MAX_WORK_OPS, WorkState, WorkSummary
 from vaultd.errors import Conflict, LimitExceeded, NotFound, Unavailable
-from vaultd.sessions.files import ensure_folder, read_record, remove_record, write_record
+from vaultd.sessions.files import ensure_folder, read_records, remove_record, write_record
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -50,24 +49,9 @@ class WorkStore:
     def _load(self) -> dict[str, WorkSummary]:
         if self._work is not None:
             return self._work
-        found: dict[str, WorkSummary] = {}
-        try:
-            names = os.listdir(self.folder)
-        except (FileNotFoundError, NotADirectoryError):
-            names = []
-        for name in names:
-            if not name.endswith(_SUFFIX):
-                continue
-            data = read_record(self.folder / name, MAX_WORK_BYTES)
-            if data is None:
-                continue
-            try:
-                work = _decoder.decode(data)
-            except msgspec.DecodeError:
-                log.warning("unreadable work record left alone", vault=self.vault, name=name)
-                continue
-            if f"{work.id}{_SUFFIX}" == name:
-                found[work.id] = work
+        found, unreadable = read_records(self.folder, _SUFFIX, MAX_WORK_BYTES, _decoder.decode, lambda w: w.id)
+        for name in unreadable:
+            log.warning("unreadable work record left alone", vault=self.vault, name=name)
         self._work = found
         return found
 
