@@ -6,7 +6,6 @@ volume nor publishes, whatever the vault's agent policy says."""
 from __future__ import annotations
 
 import datetime as dt
-import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -20,6 +19,7 @@ from protocol.methods.writes import APPEND, AppendParams
 from tests.support.agent import agent, ok
 from tests.support.harness import Daemon, Home, snapshot
 from tests.support.typed import refused
+from tests.support.wait import wait_until
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -136,11 +136,12 @@ def test_a_schedule_publishes_changed_volumes_on_its_own(home: Home, cli: Any) -
         daemon.stop()
     daemon = Daemon(home)  # the schedule is looked at soon after a vault is taken
     try:
-        deadline = time.monotonic() + 120
-        made: list[str] = []
-        while time.monotonic() < deadline and len(made) < 2:
-            made = sorted(p.name for p in (root / "Editions").glob("*.md")) if (root / "Editions").exists() else []
-            time.sleep(0.5)
+
+        def editions() -> list[str]:
+            return sorted(p.name for p in (root / "Editions").glob("*.md")) if (root / "Editions").exists() else []
+
+        wait_until(lambda: len(editions()) >= 2, 120, "the scheduled editions")
+        made = editions()
         today = dt.date.today().isoformat()
         assert made == [f"CS566 Notes {today}.md", f"Garden {today}.md"], made
         listed = _json(cli, "edition", "list")

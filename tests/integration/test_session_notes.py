@@ -5,18 +5,17 @@ MCP SDK client and a person on vaultctl."""
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.support.agent import agent, ok
 from tests.support.mcp_results import tool_error
+from tests.support.wait import wait_until
 from vaultd.views.render import is_ours
 from vaultd.views.session_note import MAX_NOTE_ITEMS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from pathlib import Path
 
     from tests.support.harness import Daemon, Home
@@ -46,19 +45,12 @@ def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
     return root
 
 
-def _until(what: str, check: Callable[[], bool], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"not within {timeout:.0f} s: {what}"
-        time.sleep(0.2)
-
-
 def _named(root: Path, part: str) -> list[Path]:
     return [p for p in root.rglob("*.md") if part in p.name]
 
 
 def _ended(cli: Any, session: str) -> None:
-    _until(f"session {session} ends", lambda: cli("sessions", session, "--json").json()["ended"] is not None)
+    wait_until(lambda: cli("sessions", session, "--json").json()["ended"] is not None, 60, f"session {session} ends")
 
 
 async def test_off_by_default_no_session_note_is_written(vault: Path, home: Home, cli: Any) -> None:
@@ -83,7 +75,7 @@ async def test_an_ended_session_gets_its_note_which_agents_may_not_edit_and_a_pe
         appended = ok(await client.call_tool("note_append", {"target": "Beta", "section": "Log", "markdown": "a line"}))
         assert not (vault / NOTE).exists(), "written when the session ends, not before"
     _ended(cli, "s-notes")
-    _until("the session's note is written", lambda: (vault / NOTE).exists())
+    wait_until(lambda: (vault / NOTE).exists(), 60, "the session's note is written")
     data = (vault / NOTE).read_bytes()
     text = data.decode()
     assert is_ours(data), "marked as generated"
@@ -114,7 +106,7 @@ async def test_an_ended_session_gets_its_note_which_agents_may_not_edit_and_a_pe
     async with agent(home, {"VAULTD_SESSION": "s-notes"}) as client:
         ok(await client.call_tool("note_read", {"target": "Beta"}))
     _ended(cli, "s-notes")
-    _until("the session's note is written again", lambda: (vault / NOTE).exists())
+    wait_until(lambda: (vault / NOTE).exists(), 60, "the session's note is written again")
     assert is_ours((vault / NOTE).read_bytes())
     assert _l21(cli) == []
     edited = (vault / NOTE).read_text() + "\nmy own words\n"
@@ -127,7 +119,7 @@ async def test_an_ended_session_gets_its_note_which_agents_may_not_edit_and_a_pe
     async with agent(home, {"VAULTD_SESSION": "s-later"}) as client:
         ok(await client.call_tool("note_read", {"target": "Alpha"}))
     _ended(cli, "s-later")
-    _until("the later session's note is written", lambda: (vault / "Sessions/Session s-later.md").exists())
+    wait_until(lambda: (vault / "Sessions/Session s-later.md").exists(), 60, "the later session's note is written")
     assert (vault / NOTE).read_text() == edited, "a person's edit is never overwritten"
 
 
@@ -146,6 +138,6 @@ async def test_a_session_note_is_bounded(vault: Path, home: Home, cli: Any) -> N
             ok(await client.call_tool("note_read", {"target": f"N{n:03d}"}))
     _ended(cli, "s-many")
     path = vault / "Sessions/Session s-many.md"
-    _until("the session's note is written", path.exists)
+    wait_until(path.exists, 60, "the session's note is written")
     text = path.read_text()
     assert "- and 1 earlier" in text and "[[N000]]" not in text and "[[N001]]" in text and f"[[N{MAX_NOTE_ITEMS:03d}]]" in text, text

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -26,6 +25,7 @@ from protocol.methods.vaults import VAULT_SET, VaultSetApplied, VaultSetParams, 
 from tests.support.agent import agent, ok
 from tests.support.events import Subscriber
 from tests.support.mcp_results import tool_error
+from tests.support.wait import wait_until
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -71,12 +71,8 @@ async def _delete_proposed(client: Any, target: str) -> str:
 
 def _wait_ended(cli: Any, session: str) -> dict[str, Any]:
     """The record once its last connection closed (the daemon hears of it as the shim exits)."""
-    deadline = time.monotonic() + 30
-    while True:
-        shown = _json(cli, "sessions", session)
-        if shown["ended"] is not None or time.monotonic() > deadline:
-            return dict(shown)
-        time.sleep(0.1)
+    wait_until(lambda: _json(cli, "sessions", session)["ended"] is not None, 30, f"session {session} to end")
+    return dict(_json(cli, "sessions", session))
 
 
 async def test_a_session_records_what_it_read_wrote_and_proposed_and_resumes_by_id(vault: Path, home: Home, cli: Any) -> None:

@@ -4,16 +4,15 @@ person's edit; driven by an agent through the official MCP SDK client and a pers
 from __future__ import annotations
 
 import json
-import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.support.agent import agent, ok
+from tests.support.wait import wait_until
 from vaultd.views.render import is_ours
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from pathlib import Path
 
     from tests.support.harness import Daemon, Home
@@ -43,22 +42,17 @@ def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
     return root
 
 
-def _until(what: str, check: Callable[[], bool], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"not within {timeout:.0f} s: {what}"
-        time.sleep(0.2)
-
-
 def _text(root: Path, rel: str) -> str:
     path = root / rel
     return path.read_text() if path.exists() else ""
 
 
 async def test_views_follow_proposals_and_work_and_leave_a_persons_edit_alone(vault: Path, home: Home, cli: Any) -> None:
-    _until("the views are generated", lambda: "nothing waits for you" in _text(vault, WAITING) and "# Home" in _text(vault, "Home.md"))
+    wait_until(
+        lambda: "nothing waits for you" in _text(vault, WAITING) and "# Home" in _text(vault, "Home.md"), 60, "the views are generated"
+    )
     # Home links the waiting view in the vault's link format once both exist (the next refresh).
-    _until("Home links the waiting view", lambda: "[[Waiting for you]]" in _text(vault, "Home.md"))
+    wait_until(lambda: "[[Waiting for you]]" in _text(vault, "Home.md"), 60, "Home links the waiting view")
     home_text = _text(vault, "Home.md")
     assert "`Topics/`: 3 notes" in home_text and "Secret" not in home_text and "[[Topics]]" in home_text
     assert is_ours((vault / WAITING).read_bytes())
@@ -74,7 +68,7 @@ async def test_views_follow_proposals_and_work_and_leave_a_persons_edit_alone(va
         assert other["state"] == "finished"
         work = ok(await client.call_tool("work_start", {"what": "file the notes", "notes": ["Alpha.md"]}))
     pid = proposed["proposal"]
-    _until("the proposal and the work are listed", lambda: pid in _text(vault, WAITING) and work["id"] in _text(vault, WAITING))
+    wait_until(lambda: pid in _text(vault, WAITING) and work["id"] in _text(vault, WAITING), 60, "the proposal and the work are listed")
     waiting = _text(vault, WAITING)
     assert "[[Gamma]]" in waiting and "[[Alpha]]" in waiting, waiting
     assert "plan the trip" not in waiting, "finished work is not waiting; and work naming a private note is never listed"
@@ -96,7 +90,7 @@ async def test_views_follow_proposals_and_work_and_leave_a_persons_edit_alone(va
 
     # Deleting the edited view hands it back to vaultd.
     (vault / WAITING).unlink()
-    _until("the view is generated again", lambda: is_ours((vault / WAITING).read_bytes()) if (vault / WAITING).exists() else False)
+    wait_until(lambda: is_ours((vault / WAITING).read_bytes()) if (vault / WAITING).exists() else False, 60, "the view is generated again")
     assert pid not in _text(vault, WAITING), "the rejected proposal no longer waits"
     assert json.loads(json.dumps(refreshed.json()))["op"] == "view.refresh"
 
@@ -108,7 +102,7 @@ def _l21(cli: Any) -> list[str]:
 
 
 def test_lint_reports_an_edited_view_until_it_is_handed_back(vault: Path, cli: Any) -> None:
-    _until("the views are generated", lambda: "# Home" in _text(vault, "Home.md") and "# Topics" in _text(vault, "Topics.md"))
+    wait_until(lambda: "# Home" in _text(vault, "Home.md") and "# Topics" in _text(vault, "Topics.md"), 60, "the views are generated")
     assert _l21(cli) == [], "vaultd's own views are no finding"
 
     (vault / "Home.md").write_text(_text(vault, "Home.md") + "\nmy own line\n")
@@ -118,5 +112,7 @@ def test_lint_reports_an_edited_view_until_it_is_handed_back(vault: Path, cli: A
 
     # Handing it back: delete it, and vaultd writes its own again, which is no finding.
     (vault / "Home.md").unlink()
-    _until("the view is generated again", lambda: is_ours((vault / "Home.md").read_bytes()) if (vault / "Home.md").exists() else False)
+    wait_until(
+        lambda: is_ours((vault / "Home.md").read_bytes()) if (vault / "Home.md").exists() else False, 60, "the view is generated again"
+    )
     assert _l21(cli) == []
