@@ -83,7 +83,7 @@ def test_handlers_see_the_daemon_only_as_a_host() -> None:
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("protocol",),
     ("vaultd", "vaultd.errors", "vaultd.content_mode", "vaultd.faults"),
-    ("vaultd.fsio", "vaultd.memory", "vaultd.waits", "vaultd.worker"),
+    ("vaultd.fsio", "vaultd.memory", "vaultd.waits", "vaultd.worker", "vaultd.vault_work"),
     ("vaultd.vault",),  # notes, links, the index and its cache, the watcher
     ("vaultd.retrieve",),  # the chunk index beside the cache, following the live index; the optional rerank
     ("vaultd.obsidian",),  # Obsidian's settings, property types, Bases, tasks, daily notes, templates over the index

@@ -6,7 +6,8 @@ cache says. While a build runs, ``daemon.status`` shows its progress and subscri
 ``index.progress`` events (see ``subscribe``).
 
 Vault-wide work (``vault.rebuild``, ``vault.lint``, a ``graph.communities`` not yet known for
-the vault as it is) runs one piece at a time, first come first served; a connection may have
+the vault as it is, and the operations that plan over the whole vault, ``lint.fix`` and
+``vault.tidy``) runs one piece at a time, first come first served; a connection may have
 ``MAX_VAULT_WORK`` pieces queued or running, and one more is refused with LIMIT at once. A
 ``vault.rebuild`` asked for while another of the same vault waits to start joins it and gets its
 result.
@@ -21,7 +22,7 @@ import msgspec
 from protocol.methods.common import OptionalVault, Params, Result, described
 from protocol.methods.spec import Effect, spec
 
-MAX_VAULT_WORK = 2  #: vault-wide requests (rebuild, lint, communities) one connection may have queued or running
+MAX_VAULT_WORK = 2  #: vault-wide requests (rebuild, lint, lint.fix, tidy, communities) one connection may have queued or running
 
 
 class BuildProgress(msgspec.Struct, kw_only=True):

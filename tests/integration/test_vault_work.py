@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from protocol.methods.indexing import MAX_VAULT_WORK
 from tests.support.events import Subscriber, of_kind
 from tests.support.harness import Home, RawClient, paused_daemon, wait_at_gate
@@ -123,6 +125,42 @@ def test_240_pipelined_rebuilds_are_joined_or_refused_and_run_at_most_twice(home
         watcher.read_until(lambda ev: any(e.get("path") == "Barrier.md" for e in ev), 30, "the barrier note")
         rebuilds = [e for e in of_kind(watcher.events, "index.ready") if e.get("rebuild")]
         assert 1 <= len(rebuilds) <= 2, rebuilds
+    finally:
+        gate.unlink(missing_ok=True)
+        daemon.stop()
+
+
+@pytest.mark.parametrize(
+    ("method", "point"),
+    [("lint.fix", "lint-fixes-found"), ("vault.tidy", "after-plan")],
+)
+def test_operations_that_plan_over_the_whole_vault_count_as_vault_wide_work(home: Home, method: str, point: str) -> None:
+    """A lint.fix or a tidy plans over every note: pipelined on one connection they are held to
+    MAX_VAULT_WORK like a lint, one more refused LIMIT at once, while another client still reads."""
+    root = _vault(home.root / "vault", 40)
+    (root / "n00000.md").write_text("# Note 0\n\nSee [[N00001]] and [[n00020]].\n")  # a link lint.fix would rewrite
+    daemon, gate = paused_daemon(home, point, 1)
+    try:
+        setup = RawClient(home.socket, timeout=120)
+        setup.hello()
+        setup.call("vault.add", {"id": "v", "path": str(root)})
+        asker = RawClient(home.socket, timeout=120)
+        asker.hello()
+        for request_id in range(1, MAX_VAULT_WORK + 2):  # the last is one past the bound
+            _send(asker, request_id, method, {"vault": "v"})
+        wait_at_gate(gate, daemon, f"the {method} to reach its gate")
+
+        refused = asker.recv_message()
+        assert refused["id"] == MAX_VAULT_WORK + 1 and refused["error"]["data"]["code"] == "LIMIT", refused
+        assert "vault-wide" in refused["error"]["message"] and method in refused["error"]["message"]
+        other = RawClient(home.socket, timeout=120)
+        other.hello()
+        assert other.call("note.search", {"vault": "v", "query": "alpha"})["hits"]  # reads go on meanwhile
+
+        gate.unlink()
+        answers = _replies(asker, MAX_VAULT_WORK)
+        assert set(answers) == set(range(1, MAX_VAULT_WORK + 1))
+        assert all("result" in a and a["result"]["outcome"] in ("preview", "unchanged", "applied") for a in answers.values()), answers
     finally:
         gate.unlink(missing_ok=True)
         daemon.stop()

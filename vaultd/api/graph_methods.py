@@ -39,7 +39,6 @@ from protocol.methods.graph import (
 from vaultd import faults
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
-from vaultd.api.vault_work import VAULT_WORK
 from vaultd.errors import Unavailable
 from vaultd.graph import centrality, communities, need_graph_extra
 from vaultd.graph.canvas import canvas_document
@@ -49,6 +48,7 @@ from vaultd.graph.walks import Edges, neighbourhood, shortest_path
 from vaultd.lint.gather import text_reader, view_of
 from vaultd.memory import collector_paused
 from vaultd.vault.lookup import find_note
+from vaultd.vault_work import VAULT_WORK
 
 if TYPE_CHECKING:
     from collections.abc import Callable

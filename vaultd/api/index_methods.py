@@ -1,12 +1,12 @@
 """vault.rebuild: every note of a vault re-read, its progress streamed to subscribers; requests that
-pile up join one rebuild, and each connection queues at most a few (see :mod:`vaultd.api.vault_work`)."""
+pile up join one rebuild, and each connection queues at most a few (see :mod:`vaultd.vault_work`)."""
 
 from __future__ import annotations
 
 from protocol.methods import indexing
 from protocol.methods.indexing import VaultRebuildParams, VaultRebuildResult
 from vaultd.api.handlers import CallContext, handles
-from vaultd.api.vault_work import VAULT_WORK
+from vaultd.vault_work import VAULT_WORK
 
 
 @handles(indexing.VAULT_REBUILD)

@@ -40,12 +40,12 @@ from protocol.methods.writes import LogEvent, LogType
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import live_view
 from vaultd.api.report_methods import lint_report, write_report
-from vaultd.api.vault_work import VAULT_WORK
 from vaultd.errors import InvalidParams
 from vaultd.lint.model import Deadline
 from vaultd.lint.report import report
 from vaultd.lint.worker import WORKER_MIN_NOTES, job_of, lint_elsewhere
 from vaultd.vault.lookup import find_note
+from vaultd.vault_work import VAULT_WORK
 
 if TYPE_CHECKING:
     from vaultd.vault.index import IndexCopy

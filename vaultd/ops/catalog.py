@@ -23,6 +23,7 @@ from protocol.methods.writes import WriteParams
 from vaultd.ops._context import OpContext
 from vaultd.ops._runner import Approval, WriteCall, run_operation
 from vaultd.txn.plan import Plan
+from vaultd.vault_work import VAULT_WORK
 
 if TYPE_CHECKING:
     from protocol.methods.spec import MethodSpec
@@ -54,13 +55,27 @@ class Operation(Generic[P, D]):
     apply: Apply[P, D] | None = None
     #: Made by the daemon and applied only as a proposal (``git.resolve``): no caller calls it.
     proposal_only: bool = False
+    #: Plans over the whole vault (``vault.tidy``, ``lint.fix``): admitted as vault-wide work
+    #: (:mod:`vaultd.vault_work`), in turn and bounded per connection, before it runs.
+    vault_wide: bool = False
 
     @property
     def name(self) -> str:
         return self.spec.name
 
     async def run(self, call: WriteCall, params: P, approval: Approval | None = None) -> WriteReceipt[D]:
-        """Run it for ``call``, or apply it as the proposal ``approval`` names."""
+        """Run it for ``call``, or apply it as the proposal ``approval`` names; vault-wide work
+        waits for its turn first, holding nothing of the vault while it waits.
+
+        Raises:
+            LimitExceeded: LIMIT, vault-wide work past the connection's bound.
+        """
+        if not self.vault_wide:
+            return await self._run(call, params, approval)
+        async with VAULT_WORK.admitted(call, self.name), VAULT_WORK.turn():
+            return await self._run(call, params, approval)
+
+    async def _run(self, call: WriteCall, params: P, approval: Approval | None) -> WriteReceipt[D]:
         if self.apply is not None:
             return await self.apply(call, params, approval)
         if self.planner is None or self.detail is None:
@@ -86,22 +101,23 @@ def operation(
     detail: Callable[[OpContext, Plan], D],
     undoes: Callable[[P], str | None] | None = None,
     proposal_only: bool = False,
+    vault_wide: bool = False,
 ) -> Callable[[Callable[[OpContext, P], PL]], Callable[[OpContext, P], PL]]:
     """Declare the decorated function as the planner of ``spec``, run by the one-vault runner."""
 
     def register(planner: Callable[[OpContext, P], PL]) -> Callable[[OpContext, P], PL]:
-        declare(Operation(spec, planner, detail, undoes=undoes, proposal_only=proposal_only))
+        declare(Operation(spec, planner, detail, undoes=undoes, proposal_only=proposal_only, vault_wide=vault_wide))
         return planner
 
     return register
 
 
-def applies_itself(spec: MethodSpec[P, WriteReceipt[D]]) -> Callable[[Apply[P, D]], Apply[P, D]]:
+def applies_itself(spec: MethodSpec[P, WriteReceipt[D]], *, vault_wide: bool = False) -> Callable[[Apply[P, D]], Apply[P, D]]:
     """Declare the decorated coroutine as the whole of ``spec``'s operation (plans, gates and
     applies across vaults), for the one operation the one-vault runner cannot run."""
 
     def register(apply: Apply[P, D]) -> Apply[P, D]:
-        declare(Operation(spec, None, None, apply=apply))
+        declare(Operation(spec, None, None, apply=apply, vault_wide=vault_wide))
         return apply
 
     return register

@@ -116,7 +116,7 @@ def planner_of(found: FixSet) -> Callable[[OpContext, LintFixParams], Plan]:
     return plan_lint_fix
 
 
-@applies_itself(lint_methods.LINT_FIX)
+@applies_itself(lint_methods.LINT_FIX, vault_wide=True)
 async def apply_lint_fix(call: WriteCall, params: LintFixParams, approval: Approval | None) -> WriteReceipt[LintFixDetail]:
     """Find the fixes on a copy of the index, then run the operation that writes them.
 

@@ -84,7 +84,7 @@ def _log_change(ctx: OpContext) -> tuple[Change | None, list[Record]]:
     return Change(path=rel, before=raw, after=after.encode("utf-8")), records
 
 
-@operation(tidy_methods.TIDY, detail=tidy_detail)
+@operation(tidy_methods.TIDY, detail=tidy_detail, vault_wide=True)
 def plan_tidy(ctx: OpContext, params: TidyParams) -> Plan:
     """Plan every chosen rule over every note the caller sees, as one operation."""
     rules = list(params.rules) if params.rules else list(TidyRule)

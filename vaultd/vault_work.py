@@ -1,5 +1,6 @@
-"""Vault-wide work (``vault.rebuild``, ``vault.lint``, ``graph.communities``): taken in turn, and
-bounded per connection.
+"""Vault-wide work (``vault.rebuild``, ``vault.lint``, ``graph.communities``, and the operations
+that plan over a whole vault: ``lint.fix``, ``vault.tidy``): taken in turn, and bounded per
+connection.
 
 Each of these reads a whole vault and can take seconds on a large one. Run side by side they only
 divide the machine between them while every other request waits for a core; queued without
@@ -11,6 +12,9 @@ bound, one client could fill the daemon's day. So:
 - **A bound per connection.** A connection may have ``MAX_VAULT_WORK`` of them queued or running;
   one more is refused at once with LIMIT (:meth:`VaultWork.admitted`), so a client pipelining
   hundreds holds two places in the queue, not hundreds.
+- **Declared once for operations.** An operation that plans over the whole vault says so where it
+  is declared (``vault_wide`` in :mod:`vaultd.ops.catalog`); the catalogue admits it here before
+  it runs, before it takes the vault's writer, so a queued tidy never holds the writer waiting.
 - **Identical work joins.** A ``vault.rebuild`` asked for while one is queued joins it (see
   :meth:`vaultd.runtime.VaultRuntime.rebuild`); a repeated ``graph.communities`` on an unchanged
   vault is answered from the snapshot without taking a turn.
@@ -32,8 +36,6 @@ from vaultd.errors import LimitExceeded
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from vaultd.api.handlers import CallContext
-
 
 class VaultWork:
     """The daemon's queue of vault-wide work."""
@@ -41,24 +43,26 @@ class VaultWork:
     def __init__(self, per_connection: int = MAX_VAULT_WORK, at_once: int = 1) -> None:
         self.per_connection = per_connection
         self.at_once = at_once
-        self._held: dict[int, int] = {}  #: id of a connection's context -> its work queued or running
+        self._held: dict[int, int] = {}  #: id of a connection's call context -> its work queued or running
         self._limiter: anyio.CapacityLimiter | None = None  #: made in the event loop, on first use
 
-    def held(self, ctx: CallContext) -> int:
-        return self._held.get(id(ctx), 0)
+    def held(self, caller: object) -> int:
+        return self._held.get(id(caller), 0)
 
     @asynccontextmanager
-    async def admitted(self, ctx: CallContext, method: str) -> AsyncIterator[None]:
-        """Count one piece of work against the connection's bound while it is queued or runs.
+    async def admitted(self, caller: object, method: str) -> AsyncIterator[None]:
+        """Count one piece of work against the connection's bound while it is queued or runs
+        (``caller``: the connection's call context, one object per connection).
 
         Raises:
             LimitExceeded: LIMIT when the connection already has ``per_connection`` of them.
         """
-        key = id(ctx)
+        key = id(caller)
         held = self._held.get(key, 0)
         if held >= self.per_connection:
             raise LimitExceeded(
-                f"this connection already has {held} vault-wide requests (vault.rebuild, vault.lint, graph.communities) "
+                f"this connection already has {held} vault-wide requests "
+                "(vault.rebuild, vault.lint, lint.fix, vault.tidy, graph.communities) "
                 f"queued or running, the most it may; wait for their replies before sending another {method}"
             )
         self._held[key] = held + 1
