@@ -28,6 +28,8 @@ counts the hits of a point reached in a worker as its own, so ``pause=lint-rules
 second lint wherever it runs),
 ``lint-fixes-found`` (``lint.fix`` found its fixes on its copy of the index, the vault's writer not
 yet taken: a pause there lets a test edit a note before the fixes are planned),
+``tidy-rules`` and ``tidy-scanned`` (``vault.tidy``'s copy of the index taken, its rules not yet
+run over it; then run, the vault's writer not yet taken),
 ``graph-snapshot`` (a graph read's snapshot built from its copy of the index, its answer not yet
 made; a pause there holds the read, with the index free),
 ``git-after-commit-tree`` (a checkpoint's commit object written, the branch not moved),
@@ -69,6 +71,8 @@ CRASH_POINTS = frozenset(
         "lint-rules",
         "graph-snapshot",
         "lint-fixes-found",
+        "tidy-rules",
+        "tidy-scanned",
     }
 )
 PRIMITIVES = frozenset({"write", "fsync", "rename", "fsync-dir", "unlink"})
