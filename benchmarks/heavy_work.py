@@ -22,6 +22,8 @@ requests: a **search** of ``bench`` (the generated queries in turn), and a **wri
   for comparison. (Each write changes the vault, so each lint resolves every link anew.)
 - **lintfix**: the same, with ``lint.fix`` previews (every one looks for fixes in the whole vault)
   in place of the lints.
+- **tidy**: the same, with ``vault.tidy`` previews (every one runs the migration rules over every
+  note) in place of the lints.
 
 The goal: while either runs, search p95 under 50 ms and a write to the other vault under 100 ms;
 while a lint runs, a write to the vault being linted waits for none of it.
@@ -53,7 +55,7 @@ BIG, SIDE = "bench", "side"
 PAUSE_S = 0.02  #: between a probe's requests
 REBUILD_CONNECTIONS, REBUILDS_EACH = 4, 60
 DRAIN_S = 900.0  #: how long the rebuilds scenario waits, after its measurement, for its last replies
-SCENARIOS = ("idle", "communities", "rebuilds", "lint", "lintfix")
+SCENARIOS = ("idle", "communities", "rebuilds", "lint", "lintfix", "tidy")
 PROBES = ("search", "write", "write_same")
 
 
@@ -248,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
             call(setup, "note.search", {"vault": BIG, "query": queries[0]})  # the index is ready
             setup.close()
             if "idle" in args.only:
-                same = "lint" in args.only or "lintfix" in args.only
+                same = bool({"lint", "lintfix", "tidy"} & set(args.only))
                 results["idle"] = _measure(daemon, queries, "idle", args.seconds / 2, _idle, same_vault=same)
             if "communities" in args.only:
                 results["communities"] = _measure(daemon, queries, "communities", args.seconds, _communities(daemon))
@@ -261,6 +263,9 @@ def main(argv: list[str] | None = None) -> int:
             if "lintfix" in args.only:
                 fixes = _lints(daemon, "lint.fix", "lintfix")
                 results["lintfix"] = _measure(daemon, queries, "lintfix", args.seconds, fixes, same_vault=True)
+            if "tidy" in args.only:
+                tidies = _lints(daemon, "vault.tidy", "tidy")
+                results["tidy"] = _measure(daemon, queries, "tidy", args.seconds, tidies, same_vault=True)
         finally:
             daemon.stop()
     finally:
