@@ -43,19 +43,11 @@ def _copy(source: Path, dest: Path) -> Path:
     return dest
 
 
-def _client(home: Home) -> RawClient:
-    client = RawClient(home.socket, timeout=60)
-    client.hello()
-    return client
-
-
 def _lint_reply(client: RawClient) -> dict[str, Any]:
-    while True:
-        message = client.recv_message()
-        if message.get("id") == 1:
-            assert "result" in message, message
-            result: dict[str, Any] = message["result"]
-            return result
+    message = client.reply_to(1)
+    assert "result" in message, message
+    result: dict[str, Any] = message["result"]
+    return result
 
 
 def _mentions(result: dict[str, Any], path: str) -> bool:
@@ -67,17 +59,17 @@ def test_writes_to_the_vault_being_linted_are_acknowledged_before_it_answers(hom
     linked = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md"))[0]
     daemon, gate = paused_daemon(home, "lint-rules", 2)  # the first lint is the quiet one
     try:
-        setup = _client(home)
+        setup = RawClient.session(home.socket, timeout=60)
         setup.call("vault.add", {"id": "big", "path": str(vault)})
         quiet = setup.call("vault.lint", LINT)
         assert quiet["checked"] == NOTES and quiet["findings"], quiet["counts"]
         assert not _mentions(quiet, WRITTEN)
 
-        linter = _client(home)
+        linter = RawClient.session(home.socket, timeout=60)
         linter.send_bytes(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "vault.lint", "params": LINT}).encode() + b"\n")
         wait_at_gate(gate, daemon, "the lint to reach its rules")  # the lint has its copy of the index and is held before its rules
 
-        writer = _client(home)
+        writer = RawClient.session(home.socket, timeout=60)
         made = writer.call("note.create", {"vault": "big", "path": WRITTEN, "body": f"# Written\n\nSee [[{DEAD}]].\n"})
         assert made["outcome"] == "applied", made
         appended = writer.call(

@@ -12,7 +12,6 @@ and confirmed, fixes the note as it is now.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -31,19 +30,6 @@ NOTES = {
     "Other.md": "# Other\n\nSee [[Al]] too.\n",
 }
 EDITED = "# Other\n\nEdited by hand first. See [[Al]] too.\n"
-
-
-def _client(home: Home) -> RawClient:
-    client = RawClient(home.socket, timeout=120)
-    client.hello()
-    return client
-
-
-def _reply(client: RawClient, request_id: int) -> dict[str, Any]:
-    while True:
-        message = client.recv_message()
-        if message.get("id") == request_id:
-            return message
 
 
 def _vault(home: Home, filler: int = 0) -> Path:
@@ -70,10 +56,10 @@ def test_a_write_goes_on_while_lint_fix_reads_the_vault(home: Home, filler: int)
     root = _vault(home, filler)
     daemon, gate = paused_daemon(home, "lint-rules", 1)
     try:
-        setup = _client(home)
+        setup = RawClient.session(home.socket)
         setup.call("vault.add", {"id": "v", "path": str(root)})
-        fixer = _client(home)
-        fixer.send_bytes(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "lint.fix", "params": {"vault": "v"}}).encode() + b"\n")
+        fixer = RawClient.session(home.socket)
+        fixer.send(1, "lint.fix", {"vault": "v"})
         wait_at_gate(gate, daemon, "lint.fix to reach its rules")
 
         made = setup.call("note.create", {"vault": "v", "path": "Written.md", "body": "# Written\n\nWhile lint.fix reads.\n"})
@@ -84,7 +70,7 @@ def test_a_write_goes_on_while_lint_fix_reads_the_vault(home: Home, filler: int)
         before = snapshot(root)
 
         gate.unlink()
-        held = _reply(fixer, 1)
+        held = fixer.reply_to(1)
         assert held["result"]["outcome"] == "preview", held
         # The copy's fixes: Uses.md's; none made from Other.md, whose bytes are not the copy's.
         assert held["result"]["detail"]["fixes"] == ["Uses.md:3 [[Al]] → [[Alpha|Al]]"], held
@@ -102,16 +88,16 @@ def test_a_fix_whose_note_changed_after_it_was_made_is_refused(home: Home) -> No
     root = _vault(home)
     daemon, gate = paused_daemon(home, "lint-fixes-found", 1)
     try:
-        setup = _client(home)
+        setup = RawClient.session(home.socket)
         setup.call("vault.add", {"id": "v", "path": str(root)})
-        fixer = _client(home)
-        fixer.send_bytes(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "lint.fix", "params": {"vault": "v"}}).encode() + b"\n")
+        fixer = RawClient.session(home.socket)
+        fixer.send(1, "lint.fix", {"vault": "v"})
         wait_at_gate(gate, daemon, "lint.fix to find its fixes")
         (root / "Other.md").write_text(EDITED)
         before = snapshot(root)
 
         gate.unlink()
-        held = _reply(fixer, 1)
+        held = fixer.reply_to(1)
         assert held.get("error", {}).get("data", {}).get("code") == "CONFLICT", held
         assert "Other.md" in held["error"]["message"], held
         assert snapshot(root) == before, "a refused lint.fix writes nothing"

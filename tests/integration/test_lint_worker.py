@@ -9,9 +9,8 @@ write and search of the same daemon are answered as before.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tests.support.harness import Daemon, RawClient, assert_alive, paused_daemon, wait_at_gate
 from vaultd.lint.worker import WORKER_MIN_NOTES
@@ -35,23 +34,6 @@ def _vault(root: Path, notes: int) -> Path:
     return root
 
 
-def _client(home: Home) -> RawClient:
-    client = RawClient(home.socket, timeout=120)
-    client.hello()
-    return client
-
-
-def _send_lint(client: RawClient) -> None:
-    client.send_bytes(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "vault.lint", "params": LINT}).encode() + b"\n")
-
-
-def _reply(client: RawClient) -> dict[str, Any]:
-    while True:
-        message = client.recv_message()
-        if message.get("id") == 1:
-            return message
-
-
 def _workers_of(pid: int) -> list[str]:
     """The command lines of the daemon's child processes running a lint worker."""
     found = []
@@ -68,7 +50,7 @@ def _workers_of(pid: int) -> list[str]:
 
 def _setup(home: Home, daemon: Daemon) -> tuple[Path, Path]:
     big, side = _vault(home.root / "big", NOTES), _vault(home.root / "side", 3)
-    setup = _client(home)
+    setup = RawClient.session(home.socket)
     setup.call("vault.add", {"id": "big", "path": str(big)})
     setup.call("vault.add", {"id": "side", "path": str(side)})
     setup.close()
@@ -79,21 +61,21 @@ def test_a_large_vaults_lint_runs_in_a_worker_process_while_others_are_answered(
     daemon, gate = paused_daemon(home, "lint-rules", 1)
     try:
         _big, side = _setup(home, daemon)
-        linter = _client(home)
-        _send_lint(linter)
+        linter = RawClient.session(home.socket)
+        linter.send(1, "vault.lint", LINT)
         wait_at_gate(gate, daemon, "the lint to reach its rules")
         assert _workers_of(daemon.proc.pid), "the rules are held in a worker process of the daemon, not in the daemon"
 
-        other = _client(home)
+        other = RawClient.session(home.socket)
         assert other.call("note.search", {"vault": "big", "query": "alpha"})["hits"]
         made = other.call("note.create", {"vault": "side", "path": "Fresh.md", "body": "written while the lint runs\n"})
         assert made["outcome"] == "applied", made
 
         gate.unlink()
-        held = _reply(linter)["result"]
+        held = linter.reply_to(1)["result"]
         assert held["checked"] == NOTES and held["counts"]["L01"] == NOTES // 100 + 1, held
-        _send_lint(linter)
-        assert _reply(linter)["result"] == held, "a second lint of the unchanged vault answers the same"
+        linter.send(1, "vault.lint", LINT)
+        assert linter.reply_to(1)["result"] == held, "a second lint of the unchanged vault answers the same"
         assert not _workers_of(daemon.proc.pid), "no worker outlives its lint"
     finally:
         gate.unlink(missing_ok=True)
@@ -105,9 +87,9 @@ def test_a_lint_worker_that_dies_is_unavailable_and_the_daemon_goes_on(home: Hom
     daemon = Daemon(home)
     try:
         _big, side = _setup(home, daemon)
-        client = _client(home)
-        _send_lint(client)
-        error = _reply(client)["error"]
+        client = RawClient.session(home.socket)
+        client.send(1, "vault.lint", LINT)
+        error = client.reply_to(1)["error"]
         assert error["data"]["code"] == "UNAVAILABLE", error
         assert "lint worker ended with status -9" in error["message"] and "retry" in error["message"], error
 
@@ -115,8 +97,8 @@ def test_a_lint_worker_that_dies_is_unavailable_and_the_daemon_goes_on(home: Hom
         assert client.call("note.search", {"vault": "big", "query": "alpha"})["hits"]
         made = client.call("note.create", {"vault": "side", "path": "After.md", "body": "written after the worker died\n"})
         assert made["outcome"] == "applied", made
-        _send_lint(client)
-        again = _reply(client)["result"]  # the retry the answer asked for
+        client.send(1, "vault.lint", LINT)
+        again = client.reply_to(1)["result"]  # the retry the answer asked for
         assert again["checked"] == NOTES and again["counts"]["L01"] == NOTES // 100 + 1, again
         assert not _workers_of(daemon.proc.pid)
     finally:

@@ -11,7 +11,7 @@ confirm writes and its fingerprint holds.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tests.support.harness import RawClient, paused_daemon, snapshot, wait_at_gate
 
@@ -23,19 +23,6 @@ if TYPE_CHECKING:
 TOKEN = "ghp_" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7c"  # a GitHub token's shape, made up
 
 
-def _client(home: Home) -> RawClient:
-    client = RawClient(home.socket, timeout=120)
-    client.hello()
-    return client
-
-
-def _reply(client: RawClient, request_id: int) -> dict[str, Any]:
-    while True:
-        message = client.recv_message()
-        if message.get("id") == request_id:
-            return message
-
-
 def _vault(home: Home) -> Path:
     root = home.root / "v"
     root.mkdir()
@@ -45,19 +32,14 @@ def _vault(home: Home) -> Path:
     return root
 
 
-def _tidy(client: RawClient, request_id: int) -> None:
-    params = {"vault": "v", "rules": ["secrets"]}
-    client.send_bytes(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "vault.tidy", "params": params}).encode() + b"\n")
-
-
 def test_a_write_goes_on_while_tidy_reads_the_vault(home: Home) -> None:
     root = _vault(home)
     daemon, gate = paused_daemon(home, "tidy-rules", 1)
     try:
-        setup = _client(home)
+        setup = RawClient.session(home.socket)
         setup.call("vault.add", {"id": "v", "path": str(root)})
-        tidier = _client(home)
-        _tidy(tidier, 1)
+        tidier = RawClient.session(home.socket)
+        tidier.send(1, "vault.tidy", {"vault": "v", "rules": ["secrets"]})
         wait_at_gate(gate, daemon, "tidy to reach its rules")
 
         made = setup.call("note.create", {"vault": "v", "path": "Written.md", "body": "# Written\n\nWhile tidy reads.\n"})
@@ -66,7 +48,7 @@ def test_a_write_goes_on_while_tidy_reads_the_vault(home: Home) -> None:
         before = snapshot(root)
 
         gate.unlink()
-        preview = _reply(tidier, 1)["result"]
+        preview = tidier.reply_to(1)["result"]
         assert preview["outcome"] == "preview", preview
         assert sorted(c.split(":")[0] for c in preview["detail"]["changes"]) == ["T07 Keys.md", "T07 Other.md"], preview
         assert TOKEN not in json.dumps(preview)
@@ -80,16 +62,16 @@ def test_a_note_edited_after_the_scan_is_tidied_as_it_is_now(home: Home) -> None
     root = _vault(home)
     daemon, gate = paused_daemon(home, "tidy-scanned", 1)
     try:
-        setup = _client(home)
+        setup = RawClient.session(home.socket)
         setup.call("vault.add", {"id": "v", "path": str(root)})
-        tidier = _client(home)
-        _tidy(tidier, 1)
+        tidier = RawClient.session(home.socket)
+        tidier.send(1, "vault.tidy", {"vault": "v", "rules": ["secrets"]})
         wait_at_gate(gate, daemon, "tidy to finish its scan")
         edited = f"# Keys\n\nEdited by hand. The old writer kept github_token = {TOKEN} here.\n"
         (root / "Keys.md").write_text(edited)
 
         gate.unlink()
-        preview = _reply(tidier, 1)["result"]
+        preview = tidier.reply_to(1)["result"]
         assert preview["outcome"] == "preview", preview
         # Keys.md is planned from its new bytes, so the preview's fingerprint holds for the confirm.
         assert sorted(c.split(":")[0] for c in preview["detail"]["changes"]) == ["T07 Keys.md", "T07 Other.md"], preview

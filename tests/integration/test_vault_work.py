@@ -9,7 +9,6 @@ are either joined to the one queued rebuild or refused LIMIT at once.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -24,20 +23,6 @@ if TYPE_CHECKING:
 
 CONNECTIONS = 4
 PIPELINED = 60
-
-
-def _send(client: RawClient, request_id: int, method: str, params: dict[str, Any]) -> None:
-    client.send_bytes(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode() + b"\n")
-
-
-def _replies(client: RawClient, count: int) -> dict[int, dict[str, Any]]:
-    """The next ``count`` replies by id (each bounded by the client's socket timeout)."""
-    out: dict[int, dict[str, Any]] = {}
-    while len(out) < count:
-        message = client.recv_message()
-        if "id" in message:
-            out[message["id"]] = message
-    return out
 
 
 def _vault(root: Path, notes: int) -> Path:
@@ -64,7 +49,7 @@ def test_communities_run_in_a_worker_while_other_clients_search_and_write(home: 
         asker = RawClient(home.socket, timeout=120)
         asker.hello()
         for request_id in (1, 2, 3):  # the third is one past this connection's bound
-            _send(asker, request_id, "graph.communities", {"vault": "big"})
+            asker.send(request_id, "graph.communities", {"vault": "big"})
         wait_at_gate(gate, daemon, "the work to reach its gate")  # Leiden is held in its worker: communities cannot answer yet
 
         refused = asker.recv_message()
@@ -78,7 +63,7 @@ def test_communities_run_in_a_worker_while_other_clients_search_and_write(home: 
         assert (small / "Fresh.md").exists()
 
         gate.unlink()  # let Leiden finish
-        answers = _replies(asker, 2)
+        answers = asker.replies(2)
         first, second = answers[1]["result"], answers[2]["result"]
         assert first == second, "the second request is answered from the first's partition"
         assert first["notes"] == WORKER_MIN_NOTES + 50 and first["total"] >= 1 and first["communities"]
@@ -104,17 +89,17 @@ def test_240_pipelined_rebuilds_are_joined_or_refused_and_run_at_most_twice(home
         for client in clients:
             client.hello()
             for request_id in range(1, PIPELINED + 1):
-                _send(client, request_id, "vault.rebuild", {"vault": "v"})
+                client.send(request_id, "vault.rebuild", {"vault": "v"})
         wait_at_gate(gate, daemon, "the work to reach its gate")
 
         # While the first rebuild is held, every request past the bound is refused at once.
-        refused: list[dict[int, dict[str, Any]]] = [_replies(client, PIPELINED - MAX_VAULT_WORK) for client in clients]
+        refused: list[dict[int, dict[str, Any]]] = [client.replies(PIPELINED - MAX_VAULT_WORK) for client in clients]
         for replies in refused:
             assert all(r["error"]["data"]["code"] == "LIMIT" for r in replies.values()), replies
             assert "vault-wide" in next(iter(replies.values()))["error"]["message"]
 
         gate.unlink()
-        answered = [_replies(client, MAX_VAULT_WORK) for client in clients]
+        answered = [client.replies(MAX_VAULT_WORK) for client in clients]
         for replies, limits in zip(answered, refused, strict=True):
             assert set(replies) | set(limits) == set(range(1, PIPELINED + 1))
             assert all(r["result"]["vault"] == "v" and r["result"]["notes"] == 40 for r in replies.values()), replies
@@ -147,7 +132,7 @@ def test_operations_that_plan_over_the_whole_vault_count_as_vault_wide_work(home
         asker = RawClient(home.socket, timeout=120)
         asker.hello()
         for request_id in range(1, MAX_VAULT_WORK + 2):  # the last is one past the bound
-            _send(asker, request_id, method, {"vault": "v"})
+            asker.send(request_id, method, {"vault": "v"})
         wait_at_gate(gate, daemon, f"the {method} to reach its gate")
 
         refused = asker.recv_message()
@@ -158,7 +143,7 @@ def test_operations_that_plan_over_the_whole_vault_count_as_vault_wide_work(home
         assert other.call("note.search", {"vault": "v", "query": "alpha"})["hits"]  # reads go on meanwhile
 
         gate.unlink()
-        answers = _replies(asker, MAX_VAULT_WORK)
+        answers = asker.replies(MAX_VAULT_WORK)
         assert set(answers) == set(range(1, MAX_VAULT_WORK + 1))
         assert all("result" in a and a["result"]["outcome"] in ("preview", "unchanged", "applied") for a in answers.values()), answers
     finally:

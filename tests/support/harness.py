@@ -191,8 +191,39 @@ class RawClient:
         self.buf = b""
         self._id = 0
 
+    @classmethod
+    def session(cls, path: Path, timeout: float = 120.0) -> RawClient:
+        """A client that has said hello, as a person's CLI session."""
+        client = cls(path, timeout)
+        client.hello()
+        return client
+
     def send_bytes(self, data: bytes) -> None:
         self.sock.sendall(data)
+
+    def send(self, request_id: int, method: str, params: Any = None) -> None:
+        """Send a request without waiting for its reply: pipelined, or held at a fault gate."""
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send_bytes(json.dumps(msg).encode() + b"\n")
+
+    def reply_to(self, request_id: int) -> dict[str, Any]:
+        """The reply to ``request_id``; notifications and other replies before it are dropped."""
+        while True:
+            message = self.recv_message()
+            if message.get("id") == request_id:
+                return message
+
+    def replies(self, count: int) -> dict[int, dict[str, Any]]:
+        """The next ``count`` replies by id, notifications dropped (each read bounded by the
+        client's socket timeout)."""
+        out: dict[int, dict[str, Any]] = {}
+        while len(out) < count:
+            message = self.recv_message()
+            if "id" in message:
+                out[message["id"]] = message
+        return out
 
     def recv_line(self) -> bytes:
         """The next reply frame as the daemon sent it, newline included."""
