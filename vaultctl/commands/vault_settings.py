@@ -20,6 +20,7 @@ from protocol.methods import vaults
 from protocol.methods.common import Empty
 from protocol.methods.gate import AgentPolicyChange, Gate, OpClass
 from protocol.methods.vaults import (
+    CanonTable,
     FolderRoles,
     Kind,
     SchemaProfile,
@@ -129,6 +130,15 @@ def set_settings(
         typer.Option("--project", metavar="ID", help=doc(VaultSetParams, "projects") + " Repeatable: the whole registry."),
     ] = None,
     no_projects: Annotated[bool, typer.Option("--no-projects", help="Keep no project registry: a log event may name any project.")] = False,
+    canon_table: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--canon-table",
+            metavar="NOTE[#COLUMN]",
+            help=doc(VaultSetParams, "canon_tables") + " Repeatable: a note with a Markdown table, and the header of its column of names.",
+        ),
+    ] = None,
+    no_canon_tables: Annotated[bool, typer.Option("--no-canon-tables", help="Name no canonical tables.")] = False,
     confirm: ConfirmOpt = False,
     fingerprint: FingerprintOpt = None,
     as_json: JsonOpt = False,
@@ -142,6 +152,8 @@ def set_settings(
         fail("--session-notes and --no-session-notes go alone", ExitStatus.USAGE)
     if project and no_projects:
         fail("--project and --no-projects go alone", ExitStatus.USAGE)
+    if canon_table and no_canon_tables:
+        fail("--canon-table and --no-canon-tables go alone", ExitStatus.USAGE)
     if deny_path and no_deny_paths:
         fail("--deny-path and --no-deny-paths go alone", ExitStatus.USAGE)
     if private and no_private:
@@ -166,6 +178,7 @@ def set_settings(
         roles=FolderRoles() if no_roles else folder_roles(role),
         git_raw=git_raw,
         projects=[] if no_projects else project,
+        canon_tables=[] if no_canon_tables else _canon_tables(canon_table),
         confirm=confirm,
         fingerprint=fingerprint,
     )
@@ -184,7 +197,19 @@ def set_settings(
     cmd += ["--no-roles"] if no_roles else [a for r in role or [] for a in ("--role", r)]
     cmd += [] if git_raw is None else ["--git-raw" if git_raw else "--no-git-raw"]
     cmd += ["--no-projects"] if no_projects else [a for p in project or [] for a in ("--project", p)]
+    cmd += ["--no-canon-tables"] if no_canon_tables else [a for t in canon_table or [] for a in ("--canon-table", t)]
     _submit(params, cmd, as_json)
+
+
+def _canon_tables(given: list[str] | None) -> list[CanonTable] | None:
+    """``NOTE.md`` or ``NOTE.md#COLUMN``, each as a canonical table."""
+    if not given:
+        return None
+    out = []
+    for text in given:
+        note, sep, column = text.partition(".md#")
+        out.append(CanonTable(note=note + ".md", column=column) if sep else CanonTable(note=text))
+    return out
 
 
 def _views(text: str | None) -> list[ViewName] | None:
