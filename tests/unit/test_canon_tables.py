@@ -122,7 +122,7 @@ def test_the_table_bound_at_its_edge() -> None:
     assert budget.spent == f"at most {ct.MAX_TABLES} tables are read"
 
 
-_NAME_CHARS = st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="|\\[]`*_(),/\n\r")
+_NAME_CHARS = st.characters(exclude_categories=["Cs", "Cc"], exclude_characters="|\\[]`*_(),/\n\r")
 
 
 @given(st.lists(st.text(_NAME_CHARS, min_size=2, max_size=12).filter(lambda s: len(s.strip()) > 1), min_size=1, max_size=6))
@@ -132,7 +132,7 @@ def test_a_cell_of_names_round_trips_through_aliases(names: list[str]) -> None:
     assert aliases(", ".join(names)) == cleaned
 
 
-@given(st.lists(st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"), max_size=8), min_size=1, max_size=6))
+@given(st.lists(st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\n\r"), max_size=8), min_size=1, max_size=6))
 def test_cells_split_back_as_written(cells: list[str]) -> None:
     escaped = [c.replace("\\", "").replace("|", "\\|") for c in cells]
     line = "| " + " | ".join(escaped) + " |"
