@@ -349,6 +349,10 @@ class VaultAddParams(Params):
         list[ProjectId],
         msgspec.Meta(max_length=MAX_PROJECTS, description="The log project ids the vault declares; omitted: no registry, any id goes."),
     ] = []
+    canon_tables: Annotated[
+        list[CanonTable],
+        msgspec.Meta(max_length=MAX_CANON_TABLES, description="Notes whose table lists canonical names, matched on promotion."),
+    ] = []
 
 
 class VaultInfo(Result):

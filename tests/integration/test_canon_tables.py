@@ -124,9 +124,8 @@ def test_a_promotion_is_told_the_org_vaults_own_rows_only(home: Home, daemon: Da
         root = home.root / vid
         root.mkdir()
         (root / "Terms.md").write_text(f"# Terms\n\n{table}")
-        assert cli("vault", "add", vid, str(root), "--kind", kind).code == 0
-        preview = _ok(cli, "vault", "set", vid, "--canon-table", "Terms.md")
-        _ok(cli, "vault", "set", vid, "--canon-table", "Terms.md", "--confirm", "--fingerprint", preview["fingerprint"])
+        added = _ok(cli, "vault", "add", vid, str(root), "--kind", kind, "--canon-table", "Terms.md")
+        assert added["entry"]["canon_tables"] == [{"note": "Terms.md"}]
     (home.root / "me" / "Method.md").write_text("# Method\n\nOur code review method.\n")
     preview = _ok(cli, "promote", "Method", "--to", "team", "--vault", "me")
     rows = [(w["code"], w["path"], w["line"]) for w in preview["warnings"] if w["code"] in ("V19", "V26")]

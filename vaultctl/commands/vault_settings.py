@@ -20,7 +20,6 @@ from protocol.methods import vaults
 from protocol.methods.common import Empty
 from protocol.methods.gate import AgentPolicyChange, Gate, OpClass
 from protocol.methods.vaults import (
-    CanonTable,
     FolderRoles,
     Kind,
     SchemaProfile,
@@ -35,6 +34,7 @@ from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.commands.common import JsonOpt, call, emit, fail
 from vaultctl.commands.vault_options import (
+    CanonTableOpt,
     DeadLinksOpt,
     DenyPathOpt,
     DomainOpt,
@@ -44,6 +44,7 @@ from vaultctl.commands.vault_options import (
     PrivateOpt,
     RoleOpt,
     StampKeyOpt,
+    canon_tables,
     folder_roles,
     pii_setting,
     stamp_keys,
@@ -130,14 +131,7 @@ def set_settings(
         typer.Option("--project", metavar="ID", help=doc(VaultSetParams, "projects") + " Repeatable: the whole registry."),
     ] = None,
     no_projects: Annotated[bool, typer.Option("--no-projects", help="Keep no project registry: a log event may name any project.")] = False,
-    canon_table: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--canon-table",
-            metavar="NOTE[#COLUMN]",
-            help=doc(VaultSetParams, "canon_tables") + " Repeatable: a note with a Markdown table, and the header of its column of names.",
-        ),
-    ] = None,
+    canon_table: CanonTableOpt = None,
     no_canon_tables: Annotated[bool, typer.Option("--no-canon-tables", help="Name no canonical tables.")] = False,
     confirm: ConfirmOpt = False,
     fingerprint: FingerprintOpt = None,
@@ -178,7 +172,7 @@ def set_settings(
         roles=FolderRoles() if no_roles else folder_roles(role),
         git_raw=git_raw,
         projects=[] if no_projects else project,
-        canon_tables=[] if no_canon_tables else _canon_tables(canon_table),
+        canon_tables=[] if no_canon_tables else canon_tables(canon_table),
         confirm=confirm,
         fingerprint=fingerprint,
     )
@@ -199,17 +193,6 @@ def set_settings(
     cmd += ["--no-projects"] if no_projects else [a for p in project or [] for a in ("--project", p)]
     cmd += ["--no-canon-tables"] if no_canon_tables else [a for t in canon_table or [] for a in ("--canon-table", t)]
     _submit(params, cmd, as_json)
-
-
-def _canon_tables(given: list[str] | None) -> list[CanonTable] | None:
-    """``NOTE.md`` or ``NOTE.md#COLUMN``, each as a canonical table."""
-    if not given:
-        return None
-    out = []
-    for text in given:
-        note, sep, column = text.partition(".md#")
-        out.append(CanonTable(note=note + ".md", column=column) if sep else CanonTable(note=text))
-    return out
 
 
 def _views(text: str | None) -> list[ViewName] | None:
