@@ -10,6 +10,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from protocol.limits import MAX_NOTE_BYTES, MiB
+from tests.support.agent import agent, ok
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -136,3 +137,24 @@ def test_a_promotion_is_told_the_org_vaults_own_rows_only(home: Home, daemon: Da
     done = _ok(cli, "promote", "Method", "--to", "team", "--vault", "me", "--confirm", "--fingerprint", preview["fingerprint"])
     assert not [w for w in done.get("warnings", []) if w["code"] == "V19"]
     assert (home.root / "team" / "Method.md").exists()
+
+
+async def test_an_agent_is_never_told_a_private_table(home: Home, daemon: Daemon, cli: Any) -> None:
+    memory = home.root / "user" / ".claude" / "projects" / "-work-app" / "memory"
+    memory.mkdir(parents=True)
+    (memory / "MEMORY.md").write_text("# Memory\n\n- Deploys need postgres and the Zephyr board\n")
+    root = home.root / "vault"
+    (root / "Hidden").mkdir(parents=True)
+    (root / "Glossary.md").write_text(GLOSSARY)
+    (root / "Hidden" / "People.md").write_text("| Name |\n|---|\n| Zephyr board |\n")
+    tables = ["--canon-table", "Hidden/People.md", "--canon-table", "Glossary.md"]
+    assert cli("vault", "add", "v", str(root), "--private", "Hidden/**", *tables).code == 0
+    async with agent(home) as client:
+        (entry,) = ok(await client.call_tool("memory_candidates", {"vault": "v"}))["entries"]
+        preview = ok(await client.call_tool("memory_import", {"vault": "v", "entry": entry["id"]}))
+    found = [(w["code"], w.get("path"), w["message"]) for w in preview["warnings"] if w["code"] in ("V19", "V26")]
+    assert [f[:2] for f in found] == [("V19", "Glossary.md"), ("V26", None)], found
+    assert "private to this channel" in found[1][2]
+    assert "Hidden" not in json.dumps(preview) and "Zephyr board |" not in json.dumps(preview)
+    person = _ok(cli, "memory", "import", entry["id"])  # a person sees every table
+    assert [w["path"] for w in person["warnings"] if w["code"] == "V19"] == ["Hidden/People.md", "Glossary.md"]

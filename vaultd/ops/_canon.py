@@ -49,8 +49,8 @@ def canon_issues(ctx: OpContext, draft: str) -> list[Issue]:
         if budget.spent is not None:
             break
         path = table.note
-        if ctx.visibility.hidden(path):
-            warnings.append(_warning(path, f"{path} not read (it is private to this channel)"))
+        if ctx.visibility.hidden(path):  # never named to a caller who may not see it
+            warnings.append(_warning(None, "a table note private to this channel is not read"))
             continue
         limit = min(MAX_NOTE_BYTES, left)
         try:
