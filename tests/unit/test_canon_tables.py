@@ -30,6 +30,12 @@ After the table.
 """
 
 
+def _matches(draft: str, rows: list[ct.Row]) -> list[ct.Match]:
+    found, stopped = matches(draft, rows)
+    assert not stopped
+    return found
+
+
 def _rows(text: str = GLOSSARY, column: str | None = "Name") -> list[ct.Row]:
     return parse("Glossary.md", text, column, Budget()).rows
 
@@ -52,16 +58,16 @@ def test_a_table_is_read_with_its_names_cleaned_and_split() -> None:
 
 def test_matches_are_whole_tokens_latin_case_aside_longest_first() -> None:
     rows = _rows()
-    found = matches("We run postgresql and redis on K8S; tcp/ip.", rows)
+    found = _matches("We run postgresql and redis on K8S; tcp/ip.", rows)
     assert [(m.key, m.row.line) for m in found] == [("PostgreSQL", 7), ("TCP/IP", 10), ("Redis", 8), ("k8s", 9)]
-    assert matches("Redistribution and postgresqlx and xk8s", rows) == []  # inside a longer word: no match
-    assert matches("σύστημα", rows) == []  # Greek: the case must be the table's
-    assert [m.key for m in matches("Das ZÜRICH BÜRO", rows)] == ["Zürich Büro"]
-    assert [m.key for m in matches("Das Σύστημα", rows)] == ["Σύστημα"]
-    assert matches("X marks it", rows) == []  # one-character names are ignored
+    assert _matches("Redistribution and postgresqlx and xk8s", rows) == []  # inside a longer word: no match
+    assert _matches("σύστημα", rows) == []  # Greek: the case must be the table's
+    assert [m.key for m in _matches("Das ZÜRICH BÜRO", rows)] == ["Zürich Büro"]
+    assert [m.key for m in _matches("Das Σύστημα", rows)] == ["Σύστημα"]
+    assert _matches("X marks it", rows) == []  # one-character names are ignored
     many = "\n".join(f"| name{i} | row {i} |" for i in range(8))
     table = parse("T.md", f"| Name | What |\n| - | - |\n{many}\n", None, Budget()).rows
-    found = matches(" ".join(f"name{i}" for i in range(8)), table)
+    found = _matches(" ".join(f"name{i}" for i in range(8)), table)
     assert len(found) == ct.MAX_MATCHES and [m.row.line for m in found] == [3, 4, 5, 6, 7]
 
 
@@ -143,9 +149,9 @@ def test_cells_split_back_as_written(cells: list[str]) -> None:
 def test_a_match_is_always_a_whole_token_of_the_draft(draft: str, key: str) -> None:
     key = clean_key(key)
     rows = [ct.Row(path="T.md", line=1, keys=(key,), text=key, order=0)] if len(key) > 1 else []
-    found = matches(draft, rows)
+    found = _matches(draft, rows)
     folded, wanted = fold(draft), fold(key)
-    expected = any(
+    expected = re.search(r"\w", wanted) is not None and any(
         folded.startswith(wanted, at)
         and not re.match(r"\w", folded[at - 1 : at] or " ")
         and not re.match(r"\w", folded[at + len(wanted) : at + len(wanted) + 1] or " ")
@@ -161,3 +167,15 @@ def test_fold_changes_latin_case_only(text: str) -> None:
     for a, b in zip(text, folded, strict=False):
         if a != b:
             assert a.isupper()
+
+
+def test_the_matching_steps_bound_at_its_edge() -> None:
+    """Names are looked for only where the draft holds their first word, and only so many places
+    in all: a table of names sharing one common first word cannot make a match run long."""
+    rows = parse("T.md", "| Name |\n|---|\n" + "".join(f"| the thing{i} |\n" for i in range(4)) + "| the end |\n", None, Budget()).rows
+    draft = "the " * 9 + "the end"  # ten places hold 'the'; five names start with it
+    found, stopped = matches(draft, rows, steps=50)
+    assert not stopped and [m.key for m in found] == ["the end"]
+    found, stopped = matches(draft, rows, steps=49)
+    assert stopped and found == []  # the last name's places are past the bound: not tried
+    assert matches("++ and --", parse("T.md", "| Name |\n|---|\n| ++ |\n", None, Budget()).rows) == ([], False)

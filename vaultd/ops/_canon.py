@@ -86,6 +86,10 @@ def canon_issues(ctx: OpContext, draft: str) -> list[Issue]:
             )
     if budget.spent is not None:
         warnings.append(_warning(None, f"{budget.spent}; the rest is not matched"))
+    matched, stopped = canon_tables.matches(draft, rows)
+    if stopped:
+        steps = canon_tables.MAX_MATCH_STEPS
+        warnings.append(_warning(None, f"matching stopped after {steps} places in the note; the rows listed are those found before"))
     found = [
         Issue(
             code=IssueCode.V19,
@@ -94,6 +98,6 @@ def canon_issues(ctx: OpContext, draft: str) -> list[Issue]:
             line=m.row.line,
             message=f"mentions '{m.key}', a canonical name: {m.row.text}",
         )
-        for m in canon_tables.matches(draft, rows)
+        for m in matched
     ]
     return found + warnings

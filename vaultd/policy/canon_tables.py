@@ -16,6 +16,10 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 MAX_TABLES = 16
 MAX_ROWS = 20_000
@@ -23,6 +27,7 @@ MAX_ALIASES = 40_000
 MAX_KEY_BYTES = 256 * 1024
 MAX_MATCHES = 5  #: rows reported for one note
 MAX_ROW_CHARS = 200  #: of a row's text shown
+MAX_MATCH_STEPS = 2_000_000  #: places in the draft tried for names, in all, for one note
 
 #: A delimiter row's cell, as GFM allows it: hyphens, with an optional colon either side.
 _DELIMITER_CELL = re.compile(r"^\s*:?-+:?\s*$")
@@ -185,19 +190,33 @@ def parse(path: str, text: str, column: str | None, budget: Budget, start: int =
     return out
 
 
-def matches(draft: str, rows: list[Row], limit: int = MAX_MATCHES) -> list[Match]:
+def matches(draft: str, rows: list[Row], limit: int = MAX_MATCHES, steps: int = MAX_MATCH_STEPS) -> tuple[list[Match], bool]:
     """The rows whose names ``draft`` mentions as whole tokens (no letter, digit or ``_`` of the
     draft on either side), Latin case aside: the longest name first, then table and row order;
-    each row once, at most ``limit``."""
+    each row once, at most ``limit``. Each name is looked for only where the draft holds its first
+    word, and at most ``steps`` places are tried in all: (the matches, whether that bound stopped it)."""
     text = fold(draft)
     starts: dict[str, list[int]] = {}
     for m in _WORD.finditer(text):
         starts.setdefault(m.group(), []).append(m.start())
     found: dict[Row, str] = {}
+    left = steps
     for row in rows:
         for key in row.keys:
-            if _mentions(text, starts, fold(key)) and len(key) > len(found.get(row, "")):
+            wanted = fold(key)
+            first = _WORD.search(wanted)
+            if first is None:
+                continue  # no letter or digit: nothing a whole token could hold
+            places = starts.get(first.group(), ())
+            if len(places) > left:
+                return _ranked(found, limit), True
+            left -= len(places)
+            if len(key) > len(found.get(row, "")) and _mentions(text, places, wanted, first.start()):
                 found[row] = key
+    return _ranked(found, limit), False
+
+
+def _ranked(found: dict[Row, str], limit: int) -> list[Match]:
     ranked = sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0].order))
     return [Match(key=key, row=row) for row, key in ranked[:limit]]
 
@@ -208,13 +227,7 @@ def _bounded(text: str, at: int, size: int) -> bool:
     return not _WORD.match(before) and not _WORD.match(after)
 
 
-def _mentions(text: str, starts: dict[str, list[int]], key: str) -> bool:
-    first = _WORD.match(key)
-    if first is not None:  # the key opens with a word: only where the draft has that whole word
-        return any(text.startswith(key, at) and _bounded(text, at, len(key)) for at in starts.get(first.group(), ()))
-    at = text.find(key)
-    while at >= 0:
-        if _bounded(text, at, len(key)):
-            return True
-        at = text.find(key, at + 1)
-    return False
+def _mentions(text: str, places: Iterable[int], key: str, offset: int) -> bool:
+    """Whether ``key``, whose first word starts ``offset`` characters in, stands whole in ``text``
+    at one of the ``places`` that word starts."""
+    return any(at >= offset and text.startswith(key, at - offset) and _bounded(text, at - offset, len(key)) for at in places)
