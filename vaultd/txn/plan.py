@@ -36,7 +36,7 @@ def over_bounds(files: int, total: int) -> str | None:
     return None
 
 
-class FileKind(enum.StrEnum):
+class SizeClass(enum.StrEnum):
     """What the engine bounds a file as, by its path alone: the one place a file's bound is chosen."""
 
     NOTE = "note"
@@ -44,29 +44,29 @@ class FileKind(enum.StrEnum):
     FILE = "file"  #: anything else (an attachment, a raw copy, a canvas)
 
 
-FILE_BOUNDS: dict[FileKind, int] = {
-    FileKind.NOTE: MAX_NOTE_BYTES,
-    FileKind.REPORT: MAX_REPORT_BYTES,
-    FileKind.FILE: MAX_CAPTURE_BYTES,
+FILE_BOUNDS: dict[SizeClass, int] = {
+    SizeClass.NOTE: MAX_NOTE_BYTES,
+    SizeClass.REPORT: MAX_REPORT_BYTES,
+    SizeClass.FILE: MAX_CAPTURE_BYTES,
 }
 
 
-def file_kind(path: str) -> FileKind:
+def size_class(path: str) -> SizeClass:
     if path[-3:].lower() != ".md":
-        return FileKind.FILE
-    return FileKind.REPORT if in_reports(path) else FileKind.NOTE
+        return SizeClass.FILE
+    return SizeClass.REPORT if in_reports(path) else SizeClass.NOTE
 
 
 def file_bound(path: str) -> int:
     """The most bytes ``path`` may hold when written, and the most the engine reads of it when it
     checks, re-checks, journals or restores it: a note's bound for a note, a report's for a report,
     a raw copy's for any other file. Nothing else chooses a file's bound."""
-    return FILE_BOUNDS[file_kind(path)]
+    return FILE_BOUNDS[size_class(path)]
 
 
 def over_file_bound(path: str, size: int) -> str | None:
     """Why a file of ``size`` bytes at ``path`` may not be written, or None."""
-    kind = file_kind(path)
+    kind = size_class(path)
     bound = FILE_BOUNDS[kind]
     return None if size <= bound else f"{path} would be {size} bytes; a {kind} may be {bound}"
 
