@@ -22,7 +22,7 @@ from protocol.methods.vaults import VaultEntry
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection
 
-CONFIG_VERSION = 3  #: 2: vaults may declare domains and folder roles; 3: log project ids
+CONFIG_VERSION = 4  #: 2: vaults may declare domains and folder roles; 3: log project ids; 4: canonical tables
 BACKUP_NAME = "config.v{version}.json"  #: where a migration keeps the file it replaced, beside it
 
 
@@ -58,8 +58,13 @@ def _migrate_2(doc: dict[str, Any]) -> dict[str, Any]:
     return {**doc, "version": 3}
 
 
+def _migrate_3(doc: dict[str, Any]) -> dict[str, Any]:
+    """Format 3 to 4: 4 only adds an optional key (canon_tables, the canonical tables of promotion)."""
+    return {**doc, "version": 4}
+
+
 #: One step per old version: the migration from format N to N + 1.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _migrate_1, 2: _migrate_2}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _migrate_1, 2: _migrate_2, 3: _migrate_3}
 
 
 def migrated(doc: dict[str, Any]) -> dict[str, Any]:

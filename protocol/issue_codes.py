@@ -226,6 +226,17 @@ class IssueCode(enum.StrEnum):
         "A log event names a project the vault's project registry does not declare.",
         "Name a declared project (the message lists them) or '-', or declare it: 'vaultctl vault set ID --project NAME'.",
     )
+    V19 = (
+        "V19",
+        "The new note mentions a name one of the vault's canonical tables lists (a hint, never a refusal).",
+        "Check the named row: link its note or use its canonical name rather than coining another.",
+    )
+    V26 = (
+        "V26",
+        "A canonical table the vault names told nothing: its note is missing, unreadable or over a bound, holds no table, "
+        "or the tables' bounds were reached.",
+        "Fix the note, or change the vault's tables: 'vaultctl vault set ID --canon-table NOTE[#COLUMN]' or --no-canon-tables.",
+    )
     V20 = (
         "V20",
         "A ledger note (ledger: source or claim) has a field without its shape: an unknown state, a bad hash, a missing claim or page.",

@@ -14,6 +14,9 @@ KiB: Final = 1024
 MiB: Final = 1024 * KiB
 
 MAX_NOTE_BYTES: Final = 2 * MiB  #: a note's whole file; larger files are skipped when indexing and never written
+#: A report's whole file (a note under ``reports/``): output a tool writes for a person, such as the
+#: lint of a large vault, may outgrow a note; what one call sends stays within a note's bound.
+MAX_REPORT_BYTES: Final = 16 * MiB
 #: The most bytes JSON spends on one byte of UTF-8 text: a control character is written ``\u0001``.
 MAX_JSON_ESCAPE: Final = 6
 #: The bound on one JSON-RPC message from a client (the daemon's default; the MCP shim's from its host).

@@ -19,7 +19,7 @@ from protocol import config_format, extras, lock_holder
 from protocol.location import resolve_home, resolve_socket
 from protocol.methods.service import Finding, Level
 from protocol.methods.specs import source_gone
-from protocol.methods.vaults import VaultEntry
+from protocol.methods.vaults import VaultEntry, WritePolicy
 from vaultctl import peer
 
 MAX_CONFIG_BYTES = 64 * 1024  #: the daemon refuses a larger config.json; so does this reader
@@ -55,8 +55,19 @@ def findings(why_down: str) -> list[Finding]:
         for s in entry.specs
         if not os.path.exists(s.path)
     ]
+    found += [_tidy_unplanned(entry) for entry in entries if entry.write is not WritePolicy.NONE]
     found += extras.findings()  # as the Python that would start the daemon has them
     return found
+
+
+def _tidy_unplanned(entry: VaultEntry) -> Finding:
+    """The tidy row the daemon would give: its planner is the daemon's, so without one it is said
+    to be unchecked rather than left out (a missing row would read as nothing to tidy)."""
+    return Finding(
+        level=Level.WARN,
+        check=f"tidy:{entry.id}",
+        finding="not planned: the tidy planner runs in the daemon; start it and run doctor again for pending tidy counts",
+    )
 
 
 def _home(home: Path) -> Finding:

@@ -109,6 +109,31 @@ class SourcesSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, 
     claims: FolderPath = "claims"  #: claim notes
 
 
+MAX_CANON_TABLES = 16  #: canonical tables a vault may name
+
+
+class CanonTable(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """A note holding a Markdown table whose chosen column lists the canonical names of things;
+    a note a promotion writes is told the rows whose names it mentions (V19)."""
+
+    note: Annotated[
+        str,
+        msgspec.Meta(
+            min_length=4,
+            max_length=512,
+            pattern=r"^(?!/)(?!.*(?:^|/)\.{1,2}(?:/|$))(?!.*//)[^\x00-\x1f\x7f\\]+\.md$",
+            description="The note's vault-relative path, ending in .md.",
+        ),
+    ]
+    column: (
+        Annotated[str, msgspec.Meta(min_length=1, max_length=128, description="The header of the column of names; omitted, the first.")]
+        | None
+    ) = None
+
+    def __str__(self) -> str:
+        return self.note if self.column is None else f"{self.note}#{self.column}"
+
+
 MAX_PROJECTS = 256  #: project ids a vault's registry may declare (a repeated id counts each time)
 ProjectId = Annotated[
     str,
@@ -193,6 +218,8 @@ class VaultEntry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     #: The project registry: the ids a log event's ``project`` may name ("-" always may). Empty: no
     #: registry, any well-formed id goes.
     projects: Annotated[list[ProjectId], msgspec.Meta(max_length=MAX_PROJECTS)] = []
+    #: Canonical tables a promotion's new note is matched against (advisory, V19).
+    canon_tables: Annotated[list[CanonTable], msgspec.Meta(max_length=MAX_CANON_TABLES)] = []
 
     def dead_link_rule(self) -> DeadLinks:
         """Whether a new link to no note is refused: so in the typed profile, warned in the open one."""
@@ -322,6 +349,10 @@ class VaultAddParams(Params):
         list[ProjectId],
         msgspec.Meta(max_length=MAX_PROJECTS, description="The log project ids the vault declares; omitted: no registry, any id goes."),
     ] = []
+    canon_tables: Annotated[
+        list[CanonTable],
+        msgspec.Meta(max_length=MAX_CANON_TABLES, description="Notes whose table lists canonical names, matched on promotion."),
+    ] = []
 
 
 class VaultInfo(Result):
@@ -436,6 +467,16 @@ class VaultSetParams(Params):
             msgspec.Meta(
                 max_length=MAX_PROJECTS,
                 description="The log project ids the vault declares (the whole registry; [] for none: any id goes).",
+            ),
+        ]
+        | None
+    ) = None
+    canon_tables: (
+        Annotated[
+            list[CanonTable],
+            msgspec.Meta(
+                max_length=MAX_CANON_TABLES,
+                description="The canonical tables promotions are matched against (the whole list; [] for none).",
             ),
         ]
         | None

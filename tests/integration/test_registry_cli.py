@@ -60,6 +60,7 @@ def test_add_list_remove_text_and_json(daemon: Daemon, cli, tmp_path: Path) -> N
         "roles": None,
         "git_raw": False,
         "projects": [],  # no project registry: a log event may name any project
+        "canon_tables": [],  # no canonical tables: promotions are matched against none
     }
     assert info["health"]["state"] == "ready"
     text = cli("vault", "list")

@@ -4,10 +4,13 @@ vaultd's state with its trend. Real daemon, real vaultctl."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from protocol.limits import MAX_NOTE_BYTES, MAX_READ_PAGE_BYTES, MAX_REPORT_BYTES
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -99,3 +102,39 @@ def test_graph_build_keeps_its_state_outside_the_notes_with_a_trend(typed_vault:
     state.write_text("not json")  # a damaged state file is no previous build, never an error
     third = ok(cli, "graph")
     assert third["previous"] is None and json.loads(state.read_text())["summary"]["edges"] == 3
+
+
+def test_a_report_may_outgrow_a_note_up_to_its_own_bound(typed_vault: Path, cli: Any) -> None:
+    """A report (under reports/) is bounded at 16 MiB through the whole write path, reading the one
+    it replaces and putting it back on undo included; one byte past is refused and nothing is
+    written. A note outside reports/ keeps the note bound."""
+    reports = typed_vault / "reports"
+    reports.mkdir()
+    at = reports / "big.md"
+    data = b"# Big\n\n" + b"a" * (MAX_REPORT_BYTES - 8) + b"\n"
+    assert len(data) == MAX_REPORT_BYTES
+    at.write_bytes(data)
+    replaced = ok(cli, "report", "big.md", "--replace", input="# Small\n")
+    assert at.read_bytes() == b"# Small\n"
+    ok(cli, "undo", replaced["op_id"])
+    assert at.read_bytes() == data
+    # Read back a page at a time, never whole.
+    page = ok(cli, "file", "read", "reports/big.md", "--max-bytes", "1024")
+    assert page["encoding"] == "text" and page["content"] == data[:1024].decode(), page["content"][:80]
+    assert page["size"] == MAX_REPORT_BYTES and page["sha256"] == hashlib.sha256(data).hexdigest()
+    assert page["next_offset"] == 1024 and page["truncated"] is True
+    assert cli("file", "read", "reports/big.md", "--max-bytes", str(MAX_READ_PAGE_BYTES + 1)).code == 2  # a page stays bounded
+
+    past = reports / "past.md"
+    past.write_bytes(data + b"b")
+    refused = cli("report", "past.md", "--replace", input="# Small\n")
+    assert refused.code == 1 and f"is {MAX_REPORT_BYTES + 1} bytes, over the {MAX_REPORT_BYTES}-byte limit" in refused.err, refused.err
+    assert past.read_bytes() == data + b"b"
+
+    # A note is still held to a note's bound: one at it is edited, one byte past it is refused.
+    note = typed_vault / "Long.md"
+    head = b"---\ntype: insight\ndescription: L.\n---\n# Long\n\n"
+    note.write_bytes(head + b"l" * (MAX_NOTE_BYTES - len(head) - 1) + b"\n")
+    grew = cli("append", "Long.md", "--section", "More", "--markdown", "x")
+    assert grew.code == 1 and f"a note may be {MAX_NOTE_BYTES}" in grew.err, grew.err
+    assert len(note.read_bytes()) == MAX_NOTE_BYTES

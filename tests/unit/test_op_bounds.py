@@ -13,7 +13,18 @@ import pytest
 from vaultd.errors import LimitExceeded
 from vaultd.txn import journal, seal
 from vaultd.txn.engine import check_bounds
-from vaultd.txn.plan import MAX_OP_BYTES, MAX_OP_FILES, Change, Plan, over_bounds
+from vaultd.txn.plan import (
+    MAX_CAPTURE_BYTES,
+    MAX_NOTE_BYTES,
+    MAX_OP_BYTES,
+    MAX_OP_FILES,
+    MAX_REPORT_BYTES,
+    Change,
+    Plan,
+    file_bound,
+    over_bounds,
+    read_limit,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -69,3 +80,25 @@ def test_a_journal_of_the_most_entries_opens_and_one_more_does_not(tmp_path: Pat
     _journal(over, key, [*entries, last, journal.Entry(path="one more.md", before_sha=None, after_sha=sha, original=None)])
     with pytest.raises(journal.UntrustedJournal, match="entries"):
         journal.open_journal(over, key)
+
+
+@pytest.mark.parametrize(
+    ("path", "bound"),
+    [
+        ("notes/n.md", MAX_NOTE_BYTES),
+        ("n.MD", MAX_NOTE_BYTES),
+        ("reports/r.md", MAX_REPORT_BYTES),
+        ("reports/deep/r.md", MAX_REPORT_BYTES),
+        ("notes/reports/r.md", MAX_NOTE_BYTES),  # a folder named reports elsewhere holds notes
+        ("reportsx/r.md", MAX_NOTE_BYTES),
+        ("reports/r.txt", MAX_CAPTURE_BYTES),
+        ("a.png", MAX_CAPTURE_BYTES),
+    ],
+)
+def test_each_file_kind_has_its_bound_at_its_edge(path: str, bound: int) -> None:
+    """The engine bounds a file by what its path says it is: a report may outgrow a note, and no
+    note (nor any other file) gains a report's bound."""
+    assert file_bound(path) == read_limit(path) == bound
+    check_bounds(Plan(op="report.write", changes=[Change(path=path, before=None, after=b"a" * bound)], summary=""))
+    with pytest.raises(LimitExceeded, match=f"{bound + 1} bytes"):  # a raw copy past 64 MiB is past the operation's bound too
+        check_bounds(Plan(op="report.write", changes=[Change(path=path, before=None, after=b"a" * (bound + 1))], summary=""))

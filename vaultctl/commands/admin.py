@@ -40,6 +40,7 @@ from vaultctl import daemon_exit, local_checks, render
 from vaultctl.client import BadSetting, DaemonUnavailable, UnsafeSocket, connect
 from vaultctl.commands.common import JsonOpt, call, emit, fail, session
 from vaultctl.commands.vault_options import (
+    CanonTableOpt,
     DeadLinksOpt,
     DenyPathOpt,
     DomainOpt,
@@ -51,6 +52,7 @@ from vaultctl.commands.vault_options import (
     QuietOpt,
     RoleOpt,
     StampKeyOpt,
+    canon_tables,
     folder_roles,
     pii_setting,
     stamp_keys,
@@ -299,6 +301,7 @@ def vault_add(
     role: RoleOpt = None,
     git_raw: GitRawOpt = None,
     project: ProjectOpt = None,
+    canon_table: CanonTableOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Register an existing folder as a vault and index it. Never writes a note."""
@@ -332,6 +335,7 @@ def vault_add(
         roles=folder_roles(role),
         git_raw=bool(git_raw),
         projects=list(project or []),
+        canon_tables=canon_tables(canon_table) or [],
     )
     emit(with_build_bar(vault_id, f"indexing {vault_id}", vaults.VAULT_ADD, params, any_vault=True), as_json, vault_text)
 

@@ -14,7 +14,7 @@ import msgspec
 import typer
 
 from protocol.errors import ExitStatus
-from protocol.methods.vaults import DeadLinks, FolderRoles, PiiSetting, VaultAddParams
+from protocol.methods.vaults import CanonTable, DeadLinks, FolderRoles, PiiSetting, VaultAddParams
 from protocol.schema import field_help as doc
 from vaultctl.commands.common import fail
 
@@ -56,6 +56,14 @@ RoleOpt = Annotated[
 ProjectOpt = Annotated[
     list[str] | None,
     typer.Option("--project", metavar="ID", help=doc(VaultAddParams, "projects") + " Repeatable: the whole registry."),
+]
+CanonTableOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--canon-table",
+        metavar="NOTE[#COLUMN]",
+        help=doc(VaultAddParams, "canon_tables") + " Repeatable: a note with a Markdown table, and the header of its column of names.",
+    ),
 ]
 GitRawOpt = Annotated[bool | None, typer.Option("--git-raw/--no-git-raw", help=doc(VaultAddParams, "git_raw"))]
 _SINGLE_ROLES = ("intake", "raw", "wiki", "meta")
@@ -100,3 +108,14 @@ def folder_roles(given: list[str] | None) -> FolderRoles | None:
         else:
             single[name] = folder
     return FolderRoles(**single, **lists)  # type: ignore[arg-type]
+
+
+def canon_tables(given: list[str] | None) -> list[CanonTable] | None:
+    """``NOTE.md`` or ``NOTE.md#COLUMN``, each as a canonical table; None when none is given."""
+    if not given:
+        return None
+    out = []
+    for text in given:
+        note, sep, column = text.partition(".md#")
+        out.append(CanonTable(note=note + ".md", column=column) if sep else CanonTable(note=text))
+    return out

@@ -34,6 +34,7 @@ from protocol.schema import field_help as doc
 from vaultctl import render
 from vaultctl.commands.common import JsonOpt, call, emit, fail
 from vaultctl.commands.vault_options import (
+    CanonTableOpt,
     DeadLinksOpt,
     DenyPathOpt,
     DomainOpt,
@@ -43,6 +44,7 @@ from vaultctl.commands.vault_options import (
     PrivateOpt,
     RoleOpt,
     StampKeyOpt,
+    canon_tables,
     folder_roles,
     pii_setting,
     stamp_keys,
@@ -129,6 +131,8 @@ def set_settings(
         typer.Option("--project", metavar="ID", help=doc(VaultSetParams, "projects") + " Repeatable: the whole registry."),
     ] = None,
     no_projects: Annotated[bool, typer.Option("--no-projects", help="Keep no project registry: a log event may name any project.")] = False,
+    canon_table: CanonTableOpt = None,
+    no_canon_tables: Annotated[bool, typer.Option("--no-canon-tables", help="Name no canonical tables.")] = False,
     confirm: ConfirmOpt = False,
     fingerprint: FingerprintOpt = None,
     as_json: JsonOpt = False,
@@ -142,6 +146,8 @@ def set_settings(
         fail("--session-notes and --no-session-notes go alone", ExitStatus.USAGE)
     if project and no_projects:
         fail("--project and --no-projects go alone", ExitStatus.USAGE)
+    if canon_table and no_canon_tables:
+        fail("--canon-table and --no-canon-tables go alone", ExitStatus.USAGE)
     if deny_path and no_deny_paths:
         fail("--deny-path and --no-deny-paths go alone", ExitStatus.USAGE)
     if private and no_private:
@@ -166,6 +172,7 @@ def set_settings(
         roles=FolderRoles() if no_roles else folder_roles(role),
         git_raw=git_raw,
         projects=[] if no_projects else project,
+        canon_tables=[] if no_canon_tables else canon_tables(canon_table),
         confirm=confirm,
         fingerprint=fingerprint,
     )
@@ -184,6 +191,7 @@ def set_settings(
     cmd += ["--no-roles"] if no_roles else [a for r in role or [] for a in ("--role", r)]
     cmd += [] if git_raw is None else ["--git-raw" if git_raw else "--no-git-raw"]
     cmd += ["--no-projects"] if no_projects else [a for p in project or [] for a in ("--project", p)]
+    cmd += ["--no-canon-tables"] if no_canon_tables else [a for t in canon_table or [] for a in ("--canon-table", t)]
     _submit(params, cmd, as_json)
 
 

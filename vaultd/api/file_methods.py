@@ -19,7 +19,7 @@ import anyio
 
 from protocol.errors import Issue
 from protocol.issue_codes import IssueCode
-from protocol.limits import DEFAULT_READ_PAGE_BYTES, MAX_NOTE_BYTES, MAX_READ_PAGE_BYTES, describe
+from protocol.limits import DEFAULT_READ_PAGE_BYTES, MAX_NOTE_BYTES, MAX_READ_PAGE_BYTES, MAX_REPORT_BYTES, describe
 from protocol.methods import files
 from protocol.methods.common import Channel
 from protocol.methods.files import (
@@ -33,6 +33,7 @@ from protocol.methods.files import (
     FileSummary,
 )
 from protocol.methods.gate import Gate
+from protocol.methods.reports import in_reports
 from vaultd.api.handlers import CallContext, handles
 from vaultd.api.read_methods import decode_cursor, encode_cursor, live_view, log_path_of, utf8_page
 from vaultd.errors import InvalidParams, NotFound, PolicyRefused
@@ -41,6 +42,7 @@ from vaultd.policy.glob_match import GlobSet
 from vaultd.vault.files import TEXT_KINDS, canvas_refs, embedders, file_kind, find_file, mime_type, visible_files
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from vaultd.policy.visibility import Visibility
@@ -120,8 +122,9 @@ def _read_page(
 ) -> tuple[FileEncoding, str, int, int, str | None, int | None]:
     """(encoding, content, size, mtime_ns, sha256 or None, next offset) of one page of ``path``.
 
-    A text kind within the note bound is read whole (its sha256 covers it) and paged as text; any
-    other file, or a text file past the bound or not UTF-8, is paged by bytes read at ``offset``.
+    A text kind within the note bound (a report within a report's) is read whole (its sha256 covers
+    it) and paged as text; any other file, or a text file past its bound or not UTF-8, is paged by
+    bytes read at ``offset``.
 
     Raises:
         NotFound: NOT_FOUND, the file is gone or no longer a regular file.
@@ -130,9 +133,10 @@ def _read_page(
     """
     try:
         with opened_regular(os.path.join(root, path)) as (fd, st):
-            if kind in TEXT_KINDS and st.st_size <= MAX_NOTE_BYTES:
+            text_bound = MAX_REPORT_BYTES if in_reports(path) and kind is FileKind.NOTE else MAX_NOTE_BYTES
+            if kind in TEXT_KINDS and st.st_size <= text_bound:
                 try:
-                    raw = read_bounded(fd, st, MAX_NOTE_BYTES)
+                    raw = read_bounded(fd, st, text_bound)
                     text = raw.decode("utf-8")
                 except (ReadRefused, UnicodeDecodeError):
                     pass  # grew past the bound while read, or not text after all: paged by bytes below
@@ -162,6 +166,16 @@ def _read_page(
         raise NotFound(f"{path} is no longer a regular file; list the files again") from exc
 
 
+def _large_report(index: VaultIndex, target: str, hidden: Callable[[str], bool]) -> str | None:
+    """The path of a report past the note bound that ``target`` names: the index leaves it out as a
+    note (S01), yet it is within a report's bound, so it is read a page at a time like any file."""
+    wanted = target.strip().lstrip("/").removeprefix("./")
+    skipped = index.skipped.get(wanted)
+    if skipped is None or skipped.code != IssueCode.S01 or not in_reports(wanted) or hidden(wanted):
+        return None
+    return wanted
+
+
 @handles(files.READ)
 async def read_file(ctx: CallContext, params: FileReadParams) -> FileReadResult:
     """One page of any file the caller may see: text as text, anything else as base64 bytes.
@@ -171,7 +185,7 @@ async def read_file(ctx: CallContext, params: FileReadParams) -> FileReadResult:
             note, or the vault's policy keeps agents from reading files.
     """
     live, view = await live_view(ctx, params.vault, params.fresh)
-    path = find_file(live.index, params.target, view.hidden)
+    path = _large_report(live.index, params.target, view.hidden) or find_file(live.index, params.target, view.hidden)
     if path == log_path_of(ctx, params.vault) and view.hides_anything:
         raise PolicyRefused(f"{path} is vaultd's operation log; read its lines with log_tail or log_grep")
     check_file_read(ctx, params.vault, path)

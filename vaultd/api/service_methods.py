@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING
 
 import anyio
 import msgspec
+import structlog
 
 from protocol import extras
 from protocol.config_format import CONFIG_VERSION
+from protocol.issue_codes import IssueCode
 from protocol.methods import service
 from protocol.methods.common import SUPPORTED_PROTOCOLS, Channel, Empty
 from protocol.methods.reads import StatsParams
@@ -26,7 +28,8 @@ from protocol.methods.service import (
     StopResult,
 )
 from protocol.methods.specs import source_gone
-from protocol.methods.vaults import VaultHealth, VaultState
+from protocol.methods.tidy import TidyParams
+from protocol.methods.vaults import VaultHealth, VaultState, WritePolicy
 from protocol.methods.work import WorkState
 from protocol.table import METHODS
 from vaultd.api import stats_methods
@@ -34,8 +37,12 @@ from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Unavailable, VaultError
 from vaultd.gate.store import store_for
 from vaultd.git import doctor as git_doctor
+from vaultd.ops import planning
+from vaultd.ops.tidy import TidyPlan, plan_tidy
 from vaultd.ops.view_refresh import edited_views
 from vaultd.sessions.work import work_for
+
+log = structlog.get_logger("vaultd.doctor")
 
 if TYPE_CHECKING:
     from vaultd.api.host import Host
@@ -199,11 +206,55 @@ async def doctor(ctx: CallContext, params: DoctorParams) -> DoctorResult:
         findings.extend(_spec_findings(health))
         if health.state is VaultState.READY:
             findings.extend(await _health_findings(ctx, health.id))
+            findings.extend(await _tidy_findings(ctx, runtime))
         if health.state in (VaultState.READY, VaultState.INDEXING):
             findings.extend(await _proposal_findings(runtime))
             findings.extend(await anyio.to_thread.run_sync(git_doctor.findings, runtime.git))
     verdict = max((f.level for f in findings), key=[Level.OK, Level.WARN, Level.FAIL].index, default=Level.OK)
     return DoctorResult(verdict=verdict, findings=findings)
+
+
+#: Paths a doctor row names at most; the rest are counted.
+MAX_TIDY_PATHS_SHOWN = 10
+
+
+async def _tidy_findings(ctx: CallContext, runtime: VaultRuntime) -> list[Finding]:
+    """What ``vaultctl tidy`` would change in a writable vault, by rule, and the notes it cannot
+    edit: the tidy planner run as a preview would run it, but nothing is validated, journaled or
+    written. A vault nobody may write gets no row (its tidy could not be applied). A planner that
+    fails is a failed check: the tidy itself would fail the same way."""
+    if runtime.entry.write is WritePolicy.NONE:
+        return []
+    check = f"tidy:{runtime.entry.id}"
+    try:
+        async with planning(runtime, ctx.channel) as op_ctx:
+            plan = await anyio.to_thread.run_sync(plan_tidy, op_ctx, TidyParams(vault=runtime.entry.id))
+    except VaultError as exc:
+        return [Finding(level=Level.FAIL, check=check, finding=f"planning the tidy failed: {exc.message}")]
+    except Exception as exc:  # a planner's defect is reported, never a failed doctor
+        log.exception("tidy planning failed in doctor", vault=runtime.entry.id)
+        return [Finding(level=Level.FAIL, check=check, finding=f"planning the tidy failed: {type(exc).__name__}")]
+    assert isinstance(plan, TidyPlan)
+    return [_tidy_finding(check, runtime.entry.id, plan)]
+
+
+def _tidy_finding(check: str, vault: str, plan: TidyPlan) -> Finding:
+    counts: dict[str, int] = {}
+    for record in plan.records:
+        counts[record.code] = counts.get(record.code, 0) + 1
+    unparsable = sorted({r.path for r in plan.reported if r.code is IssueCode.V01})
+    notes = len(plan.changes) + plan.left
+    if not counts and not unparsable:
+        return Finding(level=Level.OK, check=check, finding="nothing to tidy")
+    parts = []
+    if counts:
+        by_rule = ", ".join(f"{code} {n}" for code, n in sorted(counts.items()))
+        parts.append(f"pending in {notes} file(s): {by_rule}")
+    if unparsable:
+        shown = ", ".join(unparsable[:MAX_TIDY_PATHS_SHOWN])
+        more = f" and {len(unparsable) - MAX_TIDY_PATHS_SHOWN} more" if len(unparsable) > MAX_TIDY_PATHS_SHOWN else ""
+        parts.append(f"{len(unparsable)} note(s) it cannot edit: {shown}{more}")
+    return Finding(level=Level.WARN, check=check, finding="; ".join(parts) + f"; preview with 'vaultctl tidy --vault {vault}'")
 
 
 def _spec_findings(health: VaultHealth) -> list[Finding]:

@@ -101,6 +101,7 @@ async def add(ctx: CallContext, params: VaultAddParams) -> VaultInfo:
         roles=params.roles,
         git_raw=params.git_raw,
         projects=params.projects,
+        canon_tables=params.canon_tables,
     )
     if params.stamp_keys is not None:
         entry = msgspec.structs.replace(entry, stamp_keys=params.stamp_keys)

@@ -36,6 +36,7 @@ from vaultd import faults
 from vaultd.errors import InvalidParams, StalePreview, ValidationFailed, VaultError
 from vaultd.ops import _agent_gate as agent_gate
 from vaultd.ops._announce import receipt_event
+from vaultd.ops._canon import fingerprinted
 from vaultd.ops._context import OpContext
 from vaultd.ops._receipts import receipt_of
 from vaultd.ops._validate import check_policy, created_path_issues, refuse_unsafe_path, validate
@@ -111,7 +112,7 @@ def fingerprint(ctx: OpContext, plan: Plan, params: WriteParams) -> str:
         [
             plan.op,
             core,
-            ctx.entry,
+            fingerprinted(ctx.entry),
             [(c.path, c.before_sha, c.after_sha) for c in plan.changes],
         ],
         order="sorted",

@@ -19,6 +19,7 @@ from protocol.methods.common import Channel
 from protocol.methods.memory import IMPORTED_AT, IMPORTED_FROM
 from vaultd.errors import InvalidParams, NotFound, PolicyRefused, ValidationFailed
 from vaultd.memory_import.entries import Entry, default_files, files_at, read_entries
+from vaultd.ops._canon import canon_issues
 from vaultd.ops._runner import no_detail
 from vaultd.ops.catalog import operation
 from vaultd.ops.create import note_path, refuse_existing, screen_new_path
@@ -149,5 +150,6 @@ def plan_memory_import(ctx: OpContext, params: MemoryImportParams) -> Plan:
         op=memory.MEMORY_IMPORT.name,
         changes=[Change(path=path, before=None, after=text.encode("utf-8"))],
         summary=f"imported memory entry {entry.id} as {path}",
+        warnings=canon_issues(ctx, f"{title}\n{entry.text}"),
         log_type="LEARN",
     )

@@ -68,6 +68,7 @@ def changed_entry(entry: VaultEntry, params: VaultSetParams) -> VaultEntry:
         "domains",
         "git_raw",
         "projects",
+        "canon_tables",
     ):
         value = getattr(params, name)
         if value is not None:
@@ -118,6 +119,7 @@ def setting_changes(before: VaultEntry, after: VaultEntry) -> list[SettingChange
     add("git_raw", before.git_raw, after.git_raw, after.git_raw)
     dropped_or_grown = not after.projects or not set(after.projects) <= set(before.projects)
     add("projects", before.projects, after.projects, bool(before.projects) and dropped_or_grown)
+    add("canon_tables", before.canon_tables, after.canon_tables, False)  # advisory: nobody may do more
     out.extend(_agent_changes(before.agent_policy(), after.agent_policy()))
     return out
 

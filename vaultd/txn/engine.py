@@ -50,7 +50,7 @@ from vaultd.txn.journal import (
     remove_journal,
     write_journal,
 )
-from vaultd.txn.plan import MAX_CAPTURE_BYTES, MAX_NOTE_BYTES, Change, Plan, over_bounds, read_limit, sha256
+from vaultd.txn.plan import MAX_NOTE_BYTES, Change, Plan, over_bounds, over_file_bound, read_limit, sha256
 from vaultd.vault.layout import JOURNAL_DIR
 
 if TYPE_CHECKING:
@@ -87,10 +87,9 @@ def check_bounds(plan: Plan) -> None:
     if why is not None:
         raise LimitExceeded(why)
     for c in changes:
-        if c.after is not None and len(c.after) > MAX_NOTE_BYTES and c.path.lower().endswith(".md"):
-            raise LimitExceeded(f"{c.path} would be {len(c.after)} bytes; a note may be {MAX_NOTE_BYTES}")
-        if c.after is not None and len(c.after) > MAX_CAPTURE_BYTES:
-            raise LimitExceeded(f"{c.path} would be {len(c.after)} bytes; a file may be {MAX_CAPTURE_BYTES}")
+        too_big = None if c.after is None else over_file_bound(c.path, len(c.after))
+        if too_big is not None:
+            raise LimitExceeded(too_big)
 
 
 def _verify(vroot: VaultRoot, plan: Plan) -> None:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.limits import MAX_CAPTURE_BYTES as MAX_CAPTURE_BYTES  # a file that is not a note (a raw copy)
 from protocol.limits import MAX_NOTE_BYTES as MAX_NOTE_BYTES  # the engine's bound is the protocol's
+from protocol.limits import MAX_REPORT_BYTES as MAX_REPORT_BYTES  # a report may outgrow a note
+from protocol.methods.reports import in_reports
 
 if TYPE_CHECKING:
     from protocol.errors import Issue
@@ -34,10 +36,42 @@ def over_bounds(files: int, total: int) -> str | None:
     return None
 
 
-def read_limit(path: str) -> int:
-    """The most bytes the engine reads of ``path`` when it checks, re-checks or restores it: a
-    note's bound for a note, a raw copy's for any other file (an attachment a capture created)."""
-    return MAX_NOTE_BYTES if path[-3:].lower() == ".md" else MAX_CAPTURE_BYTES
+class SizeClass(enum.StrEnum):
+    """What the engine bounds a file as, by its path alone: the one place a file's bound is chosen."""
+
+    NOTE = "note"
+    REPORT = "report"  #: a note under ``reports/``, which a tool writes for a person to read
+    FILE = "file"  #: anything else (an attachment, a raw copy, a canvas)
+
+
+FILE_BOUNDS: dict[SizeClass, int] = {
+    SizeClass.NOTE: MAX_NOTE_BYTES,
+    SizeClass.REPORT: MAX_REPORT_BYTES,
+    SizeClass.FILE: MAX_CAPTURE_BYTES,
+}
+
+
+def size_class(path: str) -> SizeClass:
+    if path[-3:].lower() != ".md":
+        return SizeClass.FILE
+    return SizeClass.REPORT if in_reports(path) else SizeClass.NOTE
+
+
+def file_bound(path: str) -> int:
+    """The most bytes ``path`` may hold when written, and the most the engine reads of it when it
+    checks, re-checks, journals or restores it: a note's bound for a note, a report's for a report,
+    a raw copy's for any other file. Nothing else chooses a file's bound."""
+    return FILE_BOUNDS[size_class(path)]
+
+
+def over_file_bound(path: str, size: int) -> str | None:
+    """Why a file of ``size`` bytes at ``path`` may not be written, or None."""
+    kind = size_class(path)
+    bound = FILE_BOUNDS[kind]
+    return None if size <= bound else f"{path} would be {size} bytes; a {kind} may be {bound}"
+
+
+read_limit = file_bound  #: what the engine reads of a target is what it may write there
 
 
 def sha256(data: bytes | None) -> str | None:

@@ -59,6 +59,7 @@ from vaultd.ops import (
     validate,
     who,
 )
+from vaultd.ops._canon import canon_issues, fingerprinted
 from vaultd.ops.create import existing_twin, new_note_path
 from vaultd.relink import dead_links_as_text
 from vaultd.txn.plan import Change, Plan
@@ -131,6 +132,7 @@ def _plan_both(source: OpContext, org: OpContext, params: PromoteParams, s_op: s
         check_policy(ctx, plan)
     warnings = validate(org, org_plan) + validate(source, source_plan)
     warnings += [Issue(code=IssueCode.R07, severity=Severity.WARNING, message=f"became text in the copy: {d}") for d in dropped[:20]]
+    warnings += canon_issues(org, copied)  # the org vault's own tables only
     detail = PromoteDetail(
         from_vault=source.entry.id,
         from_path=src_path,
@@ -151,8 +153,8 @@ def _fingerprint(planned: Planned, params: PromoteParams, source: OpContext, org
         [
             "note.promote",
             core,
-            source.entry,
-            org.entry,
+            fingerprinted(source.entry),
+            fingerprinted(org.entry),
             *[(c.path, c.before_sha, c.after_sha) for p in (planned.org, planned.source) for c in p.changes],
         ],
         order="sorted",
