@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from tests.support.harness import RawClient, paused_daemon, snapshot, wait_at_gate
+from protocol.limits import MAX_NOTE_BYTES
+from tests.support.harness import Daemon, RawClient, paused_daemon, snapshot, wait_at_gate
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -82,4 +83,32 @@ def test_a_note_edited_after_the_scan_is_tidied_as_it_is_now(home: Home) -> None
         assert (root / "Clean.md").read_text() == "# Clean\n\nNothing to tidy.\n"
     finally:
         gate.unlink(missing_ok=True)
+        daemon.stop()
+
+
+def test_a_log_past_a_notes_bound_is_reported_and_the_notes_are_still_tidied(home: Home) -> None:
+    """A long-lived vault's operation log outgrows the bound of a note one operation rewrites: the
+    log rule says so and leaves it, and the other rules still tidy every note."""
+    root = _vault(home)
+    daemon = Daemon(home)
+    try:
+        client = RawClient.session(home.socket)
+        client.call("vault.add", {"id": "v", "path": str(root)})
+        client.call("log.append", {"vault": "v", "event": {"type": "LINT", "source": "cli", "note": "start"}})
+        log = root / "log.md"
+        line = "2024-01-01 10:00 LINT - cli - " + "a line of an old log " * 4 + "\n"
+        with log.open("a", encoding="utf-8") as f:
+            f.write(line * (MAX_NOTE_BYTES // len(line) + 1))
+        assert log.stat().st_size > MAX_NOTE_BYTES
+        before = log.read_bytes()
+
+        preview = client.call("vault.tidy", {"vault": "v"})
+        assert preview["outcome"] == "preview", preview
+        assert sorted(c.split(":")[0] for c in preview["detail"]["changes"]) == ["T07 Keys.md", "T07 Other.md"], preview
+        assert any(r.startswith("T08 log.md:1 the log is larger than") for r in preview["detail"]["reported"]), preview
+        done = client.call("vault.tidy", {"vault": "v", "confirm": True, "fingerprint": preview["fingerprint"]})
+        assert done["outcome"] == "applied", done
+        assert TOKEN not in (root / "Keys.md").read_text()
+        assert log.read_bytes()[: len(before)] == before, "the log is left as it was (a LINT line appended)"
+    finally:
         daemon.stop()

@@ -28,7 +28,6 @@ from protocol.methods.service import (
     StopResult,
 )
 from protocol.methods.specs import source_gone
-from protocol.methods.tidy import TidyParams
 from protocol.methods.vaults import VaultHealth, VaultState, WritePolicy
 from protocol.methods.work import WorkState
 from protocol.table import METHODS
@@ -37,10 +36,10 @@ from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Unavailable, VaultError
 from vaultd.gate.store import store_for
 from vaultd.git import doctor as git_doctor
-from vaultd.ops import planning
-from vaultd.ops.tidy import TidyPlan, plan_tidy
+from vaultd.ops.tidy import TidyPlan, plan_pending
 from vaultd.ops.view_refresh import edited_views
 from vaultd.sessions.work import work_for
+from vaultd.vault_work import VAULT_WORK
 
 log = structlog.get_logger("vaultd.doctor")
 
@@ -221,14 +220,14 @@ MAX_TIDY_PATHS_SHOWN = 10
 async def _tidy_findings(ctx: CallContext, runtime: VaultRuntime) -> list[Finding]:
     """What ``vaultctl tidy`` would change in a writable vault, by rule, and the notes it cannot
     edit: the tidy planner run as a preview would run it, but nothing is validated, journaled or
-    written. A vault nobody may write gets no row (its tidy could not be applied). A planner that
-    fails is a failed check: the tidy itself would fail the same way."""
+    written, taken in turn as vault-wide work. A vault nobody may write gets no row (its tidy could
+    not be applied). A planner that fails is a failed check: the tidy itself would fail the same way."""
     if runtime.entry.write is WritePolicy.NONE:
         return []
     check = f"tidy:{runtime.entry.id}"
     try:
-        async with planning(runtime, ctx.channel) as op_ctx:
-            plan = await anyio.to_thread.run_sync(plan_tidy, op_ctx, TidyParams(vault=runtime.entry.id))
+        async with VAULT_WORK.admitted(ctx, "daemon.doctor"), VAULT_WORK.turn():
+            plan = await plan_pending(runtime, ctx.channel)
     except VaultError as exc:
         return [Finding(level=Level.FAIL, check=check, finding=f"planning the tidy failed: {exc.message}")]
     except Exception as exc:  # a planner's defect is reported, never a failed doctor
@@ -243,8 +242,9 @@ def _tidy_finding(check: str, vault: str, plan: TidyPlan) -> Finding:
     for record in plan.records:
         counts[record.code] = counts.get(record.code, 0) + 1
     unparsable = sorted({r.path for r in plan.reported if r.code is IssueCode.V01})
+    log_left = [r for r in plan.reported if r.code is IssueCode.T08]
     notes = len(plan.changes) + plan.left
-    if not counts and not unparsable:
+    if not counts and not unparsable and not log_left:
         return Finding(level=Level.OK, check=check, finding="nothing to tidy")
     parts = []
     if counts:
@@ -254,6 +254,7 @@ def _tidy_finding(check: str, vault: str, plan: TidyPlan) -> Finding:
         shown = ", ".join(unparsable[:MAX_TIDY_PATHS_SHOWN])
         more = f" and {len(unparsable) - MAX_TIDY_PATHS_SHOWN} more" if len(unparsable) > MAX_TIDY_PATHS_SHOWN else ""
         parts.append(f"{len(unparsable)} note(s) it cannot edit: {shown}{more}")
+    parts += [f"{r.path}: {r.what}" for r in log_left[:1]]
     return Finding(level=Level.WARN, check=check, finding="; ".join(parts) + f"; preview with 'vaultctl tidy --vault {vault}'")
 
 

@@ -33,16 +33,16 @@ from protocol.methods.receipts import MAX_DETAIL_LINKS
 from protocol.methods.tidy import TidyDetail, TidyParams, TidyRule
 from protocol.methods.vaults import SchemaProfile
 from vaultd import faults
-from vaultd.errors import Conflict, Internal, ValidationFailed
+from vaultd.errors import Conflict, Internal, LimitExceeded, ValidationFailed
 from vaultd.obsidian.settings import read_settings
-from vaultd.ops._runner import run_operation
+from vaultd.ops._runner import planning, run_operation
 from vaultd.ops.catalog import applies_itself
 from vaultd.policy.visibility import Visibility
 from vaultd.tidy.model import Record, Work
 from vaultd.tidy.redact import redact_log
 from vaultd.tidy.rules import tidy
 from vaultd.txn.engine import read_current
-from vaultd.txn.plan import MAX_OP_FILES, Change, Plan
+from vaultd.txn.plan import MAX_OP_FILES, Change, Plan, file_bound
 from vaultd.vault import oplog
 from vaultd.vault.layout import is_operation_log
 from vaultd.vault.link_targets import ResolutionStatus
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from protocol.methods.vaults import VaultEntry
     from vaultd.ops._context import OpContext
     from vaultd.ops._runner import Approval, WriteCall
+    from vaultd.runtime import VaultRuntime
     from vaultd.vault.index import IndexCopy
     from vaultd.vault.link_targets import LinkResolver
 
@@ -90,8 +91,14 @@ def _skipped(path: str, templates: str, hidden: Callable[[str], bool]) -> bool:
 
 
 def _log_change(ctx: OpContext) -> tuple[Change | None, list[Record]]:
+    """The log rule's change (T08), or why the log is left as it is: a log grown past the bound of
+    a note one operation rewrites is reported, and every note's rules still apply."""
     rel = oplog.log_name(ctx.entry)
-    raw = ctx.read(rel)
+    try:
+        raw = ctx.read(rel)
+    except LimitExceeded:
+        why = f"the log is larger than the {file_bound(rel):,} bytes one operation rewrites; it is left as it is"
+        return None, [Record(IssueCode.T08, rel, 1, why)]
     if raw is None or not is_operation_log(raw):
         return None, []
     try:
@@ -221,18 +228,34 @@ def planner_of(found: TidyScan) -> Callable[[OpContext, TidyParams], Plan]:
     return plan_tidy
 
 
+async def _scan_now(runtime: VaultRuntime, channel: Channel, params: TidyParams) -> TidyScan:
+    live = runtime.owned_live()
+    await live.barrier()  # every change made before the call is in the copy
+    rules = list(params.rules) if params.rules else list(TidyRule)
+    copy = live.index.copy()  # one synchronous step on the event loop, where the index changes
+    found = await anyio.to_thread.run_sync(scan, runtime.root, runtime.entry, channel, copy, rules)
+    faults.point("tidy-scanned")
+    return found
+
+
 @applies_itself(tidy_methods.TIDY, vault_wide=True)
 async def apply_tidy(call: WriteCall, params: TidyParams, approval: Approval | None) -> WriteReceipt[TidyDetail]:
     """Run the rules over a copy of the index, then run the operation that writes what they change."""
     runtime = call.host.vault(params.vault)
     await runtime.wait_ready()
-    live = runtime.owned_live()
-    await live.barrier()  # every change made before the call is in the copy
-    rules = list(params.rules) if params.rules else list(TidyRule)
-    copy = live.index.copy()  # one synchronous step on the event loop, where the index changes
-    found = await anyio.to_thread.run_sync(scan, runtime.root, runtime.entry, call.channel, copy, rules)
-    faults.point("tidy-scanned")
+    found = await _scan_now(runtime, call.channel, params)
     return await run_operation(call, params, planner_of(found), tidy_detail, approval=approval)
+
+
+async def plan_pending(runtime: VaultRuntime, channel: Channel) -> TidyPlan:
+    """Every rule's tidy planned as its preview would plan it, with nothing validated, journaled
+    or written (doctor's row)."""
+    params = TidyParams(vault=runtime.entry.id)
+    found = await _scan_now(runtime, channel, params)
+    async with planning(runtime, channel) as op_ctx:
+        plan = await anyio.to_thread.run_sync(planner_of(found), op_ctx, params)
+    assert isinstance(plan, TidyPlan)
+    return plan
 
 
 def never_undone(op: str, log_rel: str) -> frozenset[str]:
