@@ -200,3 +200,64 @@ def test_a_copy_that_leads_out_of_its_folder_is_refused(vault: Path, home: Home,
     copy.write_text(PLAN + "fine\n")
     returned = client.call(CHECKOUT_RETURN, CheckoutReturnParams(vault="v", id=made.id))
     assert returned.proposal is not None, "a refused return leaves the checkout open"
+
+
+# -- the scratch folder is the agent's to edit, never a way through: no link below its root is followed
+
+
+def _checkout_folder(made: Any) -> tuple[Path, Path]:
+    """The checkout's own folder and the vault's folder of checkouts above it."""
+    folder = Path(made.folder)
+    return folder, folder.parent
+
+
+def _swap_for_link(folder: Path, target: Path) -> None:
+    """What an agent's shell can do in the scratch folder: move a folder aside, leave a link."""
+    folder.rename(folder.with_name(folder.name + "-moved"))
+    os.symlink(target, folder)
+
+
+def test_a_checkout_folder_swapped_for_a_link_returns_nothing_read_through_it(vault: Path, home: Home, typed_clients: TypedClients) -> None:
+    (vault / "Private/Ideas.md").write_text("# Ideas\n\nthe private diary line\n")
+    client = typed_clients.open(home, Channel.MCP, session="s1")
+    made = client.call(CHECKOUT_MAKE, CheckoutMakeParams(vault="v", notes=["Ideas.md"]))
+    folder, _ = _checkout_folder(made)
+    _swap_for_link(folder, vault / "Private")  # the copy's path now resolves to the private note
+    before = _notes(vault)
+    with refused(ErrorCode.POLICY) as refusal:
+        client.call(CHECKOUT_RETURN, CheckoutReturnParams(vault="v", id=made.id))
+    assert "diary" not in refusal.data.message
+    assert client.call(CHECKOUT_LIST, CheckoutListParams(vault="v")).checkouts[0].proposal is None
+    assert _notes(vault) == before
+    assert os.path.islink(folder) and (vault / "Private/Ideas.md").exists(), "the link and what it points at are left alone"
+    # Cancelling drops nothing through the link either.
+    client.call(CHECKOUT_CANCEL, CheckoutRef(vault="v", id=made.id))
+    assert _notes(vault) == before
+
+
+def test_a_vaults_checkouts_folder_swapped_for_a_link_gets_no_copy_and_loses_nothing(
+    vault: Path, home: Home, typed_clients: TypedClients
+) -> None:
+    client = typed_clients.open(home, Channel.MCP, session="s1")
+    first = client.call(CHECKOUT_MAKE, CheckoutMakeParams(vault="v", notes=["Plan"]))
+    folder, per_vault = _checkout_folder(first)
+    # The vault's checkouts folder becomes a link into the vault's private folder, where a
+    # person's folder happens to carry the checkout's name.
+    _swap_for_link(per_vault, vault / "Private")
+    (vault / "Private" / folder.name).mkdir()
+    (vault / "Private" / folder.name / "Plan.md").write_text("# a person's file\n")
+    before = _notes(vault)
+    with refused(ErrorCode.POLICY):
+        client.call(CHECKOUT_MAKE, CheckoutMakeParams(vault="v", notes=["Ideas"]))
+    assert _notes(vault) == before, "no copy is written through the link"
+    listed = client.call(CHECKOUT_LIST, CheckoutListParams(vault="v"))
+    assert [c.id for c in listed.checkouts] == [first.id], "a refused make keeps no record"
+    client.call(CHECKOUT_CANCEL, CheckoutRef(vault="v", id=first.id))
+    assert _notes(vault) == before, "dropping the copies deletes nothing through the link"
+    # The scratch root itself swapped for a link: refused the same way.
+    os.unlink(per_vault)
+    root = per_vault.parent
+    _swap_for_link(root, vault / "Private")
+    with refused(ErrorCode.POLICY):
+        client.call(CHECKOUT_MAKE, CheckoutMakeParams(vault="v", notes=["Ideas"]))
+    assert _notes(vault) == before

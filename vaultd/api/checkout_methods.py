@@ -114,7 +114,8 @@ async def make(ctx: CallContext, params: CheckoutMakeParams) -> CheckoutInfo:
 
     Raises:
         InvalidParams: INVALID_PARAMS, neither notes nor a query finding any.
-        PolicyRefused: POLICY (G05), an agent named a journal volume's entry.
+        PolicyRefused: POLICY (G05), an agent named a journal volume's entry; or a link stands in the
+            scratch folder where the copies go (nothing is written through it).
         LimitExceeded: LIMIT, the vault has its bound of open checkouts, or the notes are over the bytes.
         NotFound: NOT_FOUND, a named note is not one the caller may see.
     """
@@ -146,8 +147,13 @@ async def make(ctx: CallContext, params: CheckoutMakeParams) -> CheckoutInfo:
             folder=str(checkout_store.scratch_folder(ctx.host.home, runtime.entry.id, checkout_id)),
             copies=copies,
         )
-        await anyio.to_thread.run_sync(store.put, record)
-        await anyio.to_thread.run_sync(checkout_store.write_copies, record)
+        try:
+            await anyio.to_thread.run_sync(checkout_store.write_copies, record)
+            await anyio.to_thread.run_sync(store.put, record)
+        except BaseException:
+            with anyio.CancelScope(shield=True):  # refused: no record, and no copies left behind
+                await anyio.to_thread.run_sync(checkout_store.drop_copies, record)
+            raise
     return info_of(record, edited=set())
 
 
