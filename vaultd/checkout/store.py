@@ -347,7 +347,7 @@ def drop_copies(record: Record) -> None:
             shutil.rmtree(folder.name, dir_fd=fd)  # refuses a link in the folder's place
     except FileNotFoundError:
         pass
-    except (PolicyRefused, OSError) as exc:
+    except (PolicyRefused, OSError, RecursionError) as exc:  # a folder nested without end stays, logged
         log.warning("checkout copies not dropped", checkout=record.id, error=getattr(exc, "message", None) or str(exc))
 
 
