@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from protocol.methods.common import Empty
+from protocol.errors import ErrorCode
+from protocol.methods.common import Channel, Empty
 from protocol.methods.gate import MAX_HOT_BYTES, AgentPolicyChange
 from protocol.methods.guard import GUARD_CONTEXT
+from protocol.methods.receipts import Applied
 from protocol.methods.sessions import (
     MAX_PROMPT_CHARS,
     MAX_SESSIONS,
@@ -22,16 +24,19 @@ from protocol.methods.sessions import (
     SessionListParams,
 )
 from protocol.methods.vaults import VAULT_SET, VaultSetApplied, VaultSetParams, VaultSetPreview
+from protocol.methods.work import MAX_WORK_BYTES, WORK_FINISH, WORK_LIST, WORK_START, WorkListParams, WorkRef, WorkStartParams
+from protocol.methods.writes import CREATE, CreateParams
 from tests.support.agent import agent, ok
 from tests.support.events import Subscriber
 from tests.support.mcp_results import tool_error
 from tests.support.wait import wait_until
+from vaultctl.client import CallError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from tests.support.harness import Daemon, Home
-    from tests.support.typed import TypedClient
+    from tests.support.typed import TypedClient, TypedClients
 
 NOTES = {
     "Alpha.md": "# Alpha\n\nFirst note.\n",
@@ -265,3 +270,41 @@ async def test_a_persons_subscription_sees_work_live(vault: Path, home: Home, cl
         subscriber.close()
     assert [(e["state"], e["progress"]) for e in seen] == [("running", ""), ("running", "half way"), ("finished", "half way")]
     assert {e["id"] for e in seen} == {work["id"]} and seen[0]["what"] == "sort the inbox" and seen[0]["session"] == "s-live"
+
+
+def test_a_write_under_a_work_at_its_byte_bound_is_refused_before_it_applies(
+    vault: Path, home: Home, typed: TypedClient, typed_clients: TypedClients
+) -> None:
+    """The work a write is tagged with is checked before the write, never after: a write the
+    work cannot take is refused whole (LIMIT, nothing written), and every write applied is in it."""
+    client = typed_clients.open(home, Channel.MCP, session="s-full")
+    folder = vault / ".vaultd" / "work"
+
+    def notes(fill: int) -> list[str]:
+        names = [f"{chr(97 + i % 26)}{i:03}" + "n" * 1016 for i in range(58)]
+        while fill > 0:
+            names.append(f"z{len(names):03}" + "f" * min(1016, max(fill - 7, 0)))
+            fill -= len(names[-1]) + 3
+        return names
+
+    probe = client.call(WORK_START, WorkStartParams(vault="v", what="probe", notes=notes(0)))
+    room = MAX_WORK_BYTES - (folder / f"{probe.id}.json").stat().st_size
+    client.call(WORK_FINISH, WorkRef(vault="v", id=probe.id))
+    work = client.call(WORK_START, WorkStartParams(vault="v", what="fills its record", notes=notes(room - 150)))
+    applied_ids = []
+    for n in range(40):
+        try:
+            made = client.call(CREATE, CreateParams(vault="v", path=f"Filled {n}.md", body="x\n"))
+        except CallError as exc:
+            assert exc.data.code is ErrorCode.LIMIT, exc.data
+            assert not (vault / f"Filled {n}.md").exists(), "a refused write writes nothing"
+            break
+        assert isinstance(made, Applied), made
+        applied_ids.append(made.op_id)
+    else:
+        raise AssertionError("the work never reached its bound")
+    assert applied_ids, "the work took writes up to its bound"
+    kept = typed.call(WORK_LIST, WorkListParams(vault="v")).work[0]
+    assert kept.id == work.id and kept.ops == applied_ids, "every applied write is the work's"
+    size = (folder / f"{work.id}.json").stat().st_size
+    assert size <= MAX_WORK_BYTES < size + len(applied_ids[-1]) + 3, "refused at the bound, not before"
