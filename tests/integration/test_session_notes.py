@@ -5,12 +5,19 @@ MCP SDK client and a person on vaultctl."""
 
 from __future__ import annotations
 
+import unicodedata
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from protocol.errors import ErrorCode
+from protocol.issue_codes import IssueCode
+from protocol.methods.common import Channel
+from protocol.methods.writes import CREATE, CreateParams
 from tests.support.agent import agent, ok
+from tests.support.harness import snapshot
 from tests.support.mcp_results import tool_error
+from tests.support.typed import refused
 from tests.support.wait import wait_until
 from vaultd.views.render import is_ours
 from vaultd.views.session_note import MAX_NOTE_ITEMS
@@ -19,6 +26,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from tests.support.harness import Daemon, Home
+    from tests.support.typed import TypedClients
 
 NOTES = {
     "Alpha.md": "# Alpha\n\nFirst note.\n",
@@ -141,3 +149,19 @@ async def test_a_session_note_is_bounded(vault: Path, home: Home, cli: Any) -> N
     wait_until(path.exists, 60, "the session's note is written")
     text = path.read_text()
     assert "- and 1 earlier" in text and "[[N000]]" not in text and "[[N001]]" in text and f"[[N{MAX_NOTE_ITEMS:03d}]]" in text, text
+
+
+def test_folders_closed_to_agents_are_closed_whatever_the_letter_case(
+    vault: Path, home: Home, cli: Any, typed_clients: TypedClients
+) -> None:
+    """The session notes folder and the user-only and journal folders refuse an agent's path
+    spelled with other letter case or Unicode form (the same folder on a case-insensitive disk
+    or in a sync tool), as deny and private globs do, even before the folder exists."""
+    _set(cli, "--session-notes", "Sessions", "--role", "user-only=Mine", "--role", "journal=Días")
+    before = snapshot(vault)
+    mcp = typed_clients.open(home, Channel.MCP, session="s-case")
+    nfd = unicodedata.normalize("NFD", "días")
+    for path in ("sessions/Session forged.md", "SESSIONS/x.md", "mine/x.md", "MINE/deep/x.md", f"{nfd}/x.md", "DÍAS/x.md"):
+        with refused(ErrorCode.POLICY, IssueCode.P06):
+            mcp.call(CREATE, CreateParams(vault="v", path=path, body="agent text\n"))
+    assert snapshot(vault) == before
