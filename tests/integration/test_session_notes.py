@@ -13,6 +13,7 @@ import pytest
 from protocol.errors import ErrorCode
 from protocol.issue_codes import IssueCode
 from protocol.methods.common import Channel
+from protocol.methods.reads import READ, ReadParams
 from protocol.methods.writes import CREATE, CreateParams
 from tests.support.agent import agent, ok
 from tests.support.harness import snapshot
@@ -165,3 +166,27 @@ def test_folders_closed_to_agents_are_closed_whatever_the_letter_case(
         with refused(ErrorCode.POLICY, IssueCode.P06):
             mcp.call(CREATE, CreateParams(vault="v", path=path, body="agent text\n"))
     assert snapshot(vault) == before
+
+
+def test_a_client_name_with_line_breaks_stays_on_its_line(vault: Path, home: Home, cli: Any, typed_clients: TypedClients) -> None:
+    """What a client calls itself in hello goes into notes vaultd writes on the person's channel
+    (a session's note, the waiting view's proposer): it stays one line there, and writes nothing
+    of its own into them."""
+    _set(cli, "--session-notes", "Sessions", "--views", "waiting")
+    preview = cli("vault", "policy", "v", "create=propose", "--json")
+    assert preview.code == 0, preview.err
+    assert cli("vault", "policy", "v", "create=propose", "--confirm", "--fingerprint", preview.json()["fingerprint"]).code == 0
+    hostile = "x\n\n# Injected\n- [[Injected link]]\r\n---"
+    client = typed_clients.open(home, Channel.MCP, client_name=hostile, session="s-inj")
+    client.call(READ, ReadParams(vault="v", target="Alpha"))
+    client.call(CREATE, CreateParams(vault="v", path="Proposed.md", body="from the agent\n"))
+    client.close()
+    _ended(cli, "s-inj")
+    note = vault / "Sessions/Session s-inj.md"
+    waiting = vault / "Waiting for you.md"
+    wait_until(lambda: note.exists(), 60, "the session's note is written")
+    wait_until(lambda: waiting.exists() and "note.create" in waiting.read_text(), 60, "the waiting view lists the proposal")
+    for text in (note.read_text(), waiting.read_text()):
+        lines = text.splitlines()
+        assert "# Injected" not in lines and "- [[Injected link]]" not in lines and "\r" not in text, text
+        assert sum(1 for ln in lines if ln.strip() == "---") == 2, "only the view's own frontmatter fences"
