@@ -190,3 +190,21 @@ def test_a_client_name_with_line_breaks_stays_on_its_line(vault: Path, home: Hom
         lines = text.splitlines()
         assert "# Injected" not in lines and "- [[Injected link]]" not in lines and "\r" not in text, text
         assert sum(1 for ln in lines if ln.strip() == "---") == 2, "only the view's own frontmatter fences"
+
+
+async def test_a_session_note_goes_into_the_folder_as_the_disk_spells_it(home: Home, daemon: Daemon, cli: Any) -> None:
+    """The session notes folder named Sessions when the disk holds sessions/: the note goes into
+    the folder that is there, never a twin of it (refused, it wrote no note at all)."""
+    root = home.root / "vault"
+    (root / "sessions").mkdir(parents=True)
+    (root / "sessions/Mine.md").write_text("# Mine\n")
+    (root / "Alpha.md").write_text("# Alpha\n")
+    assert cli("vault", "add", "v", str(root), "--json").code == 0
+    _set(cli, "--session-notes", "Sessions")
+    async with agent(home, {"VAULTD_SESSION": "s-spelled"}) as client:
+        ok(await client.call_tool("note_read", {"target": "Alpha"}))
+    _ended(cli, "s-spelled")
+    note = root / "sessions/Session s-spelled.md"
+    wait_until(note.exists, 60, "the session's note is written")
+    assert is_ours(note.read_bytes())
+    assert sorted(p.name for p in root.iterdir() if p.name not in (".vaultd", "log.md")) == ["Alpha.md", "sessions"]
