@@ -24,11 +24,23 @@ from protocol.methods.sessions import (
     SessionListParams,
 )
 from protocol.methods.vaults import VAULT_SET, VaultSetApplied, VaultSetParams, VaultSetPreview
-from protocol.methods.work import MAX_WORK_BYTES, WORK_FINISH, WORK_LIST, WORK_START, WorkListParams, WorkRef, WorkStartParams
+from protocol.methods.work import (
+    MAX_WORK,
+    MAX_WORK_BYTES,
+    MAX_WORK_LINE,
+    MAX_WORK_NOTES,
+    WORK_FINISH,
+    WORK_LIST,
+    WORK_START,
+    WorkListParams,
+    WorkRef,
+    WorkStartParams,
+)
 from protocol.methods.writes import CREATE, CreateParams
 from tests.support.agent import agent, ok
 from tests.support.events import Subscriber
 from tests.support.mcp_results import tool_error
+from tests.support.typed import refused
 from tests.support.wait import wait_until
 from vaultctl.client import CallError
 
@@ -308,3 +320,23 @@ def test_a_write_under_a_work_at_its_byte_bound_is_refused_before_it_applies(
     assert kept.id == work.id and kept.ops == applied_ids, "every applied write is the work's"
     size = (folder / f"{work.id}.json").stat().st_size
     assert size <= MAX_WORK_BYTES < size + len(applied_ids[-1]) + 3, "refused at the bound, not before"
+
+
+def test_work_documents_are_bounded_at_their_edges(vault: Path, typed: TypedClient) -> None:
+    """MAX_WORK records per vault (past it the oldest closed one goes; none closed: LIMIT),
+    MAX_WORK_LINE characters per line, MAX_WORK_NOTES notes: each at the bound and one past."""
+    with refused(ErrorCode.INVALID_PARAMS):
+        typed.call_with(WORK_START, {"vault": "v", "what": "w" * (MAX_WORK_LINE + 1)})
+    with refused(ErrorCode.INVALID_PARAMS):
+        typed.call_with(WORK_START, {"vault": "v", "what": "x", "notes": [f"n{i}.md" for i in range(MAX_WORK_NOTES + 1)]})
+    with refused(ErrorCode.INVALID_PARAMS):
+        typed.call_with(WORK_START, {"vault": "v", "what": "line\nbreak"})
+    first = typed.call(WORK_START, WorkStartParams(vault="v", what="w" * MAX_WORK_LINE, notes=[f"n{i}.md" for i in range(MAX_WORK_NOTES)]))
+    started = [first.id] + [typed.call(WORK_START, WorkStartParams(vault="v", what=f"work {n}")).id for n in range(1, MAX_WORK)]
+    assert len(typed.call(WORK_LIST, WorkListParams(vault="v", limit=MAX_WORK)).work) == MAX_WORK
+    with refused(ErrorCode.LIMIT):  # every kept record is running: none may go
+        typed.call(WORK_START, WorkStartParams(vault="v", what="one too many"))
+    typed.call(WORK_FINISH, WorkRef(vault="v", id=started[5]))
+    made = typed.call(WORK_START, WorkStartParams(vault="v", what="room made"))
+    kept = {w.id for w in typed.call(WORK_LIST, WorkListParams(vault="v", all=True, limit=MAX_WORK)).work}
+    assert len(kept) == MAX_WORK and made.id in kept and started[5] not in kept, "the closed one made room"
