@@ -7,6 +7,7 @@ import datetime as dt
 import json
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import pytest
 
 from protocol.errors import ErrorCode
@@ -35,6 +36,8 @@ from protocol.methods.work import (
     WorkListParams,
     WorkRef,
     WorkStartParams,
+    WorkState,
+    WorkSummary,
 )
 from protocol.methods.writes import CREATE, CreateParams
 from tests.support.agent import agent, ok
@@ -340,3 +343,37 @@ def test_work_documents_are_bounded_at_their_edges(vault: Path, typed: TypedClie
     made = typed.call(WORK_START, WorkStartParams(vault="v", what="room made"))
     kept = {w.id for w in typed.call(WORK_LIST, WorkListParams(vault="v", all=True, limit=MAX_WORK)).work}
     assert len(kept) == MAX_WORK and made.id in kept and started[5] not in kept, "the closed one made room"
+
+
+def test_a_work_folder_that_is_not_vaultds_own_is_never_read_nor_written(
+    vault: Path, home: Home, cli: Any, typed: TypedClient, typed_clients: TypedClients
+) -> None:
+    """``.vaultd/work`` swapped for a link to a folder of forged records: vaultd reads none of them
+    (a forged running work would take a session's writes) and writes nothing through it."""
+    forged = home.root / "forged"
+    forged.mkdir()
+    record = WorkSummary(
+        id="w20260101000000-0000abcd",
+        vault="v",
+        session="s-victim",
+        what="forged",
+        kind="edit",
+        state=WorkState.RUNNING,
+        started=1,
+        updated=1,
+    )
+    (forged / f"{record.id}.json").write_bytes(msgspec.json.encode(record))
+    (vault / ".vaultd" / "work").symlink_to(forged)
+    with refused(ErrorCode.UNAVAILABLE) as refusal:
+        typed.call(WORK_LIST, WorkListParams(vault="v", all=True))
+    assert "forged" not in refusal.data.message
+    with refused(ErrorCode.UNAVAILABLE):
+        typed.call(WORK_START, WorkStartParams(vault="v", what="a person's work"))
+    assert sorted(p.name for p in forged.iterdir()) == [f"{record.id}.json"], "nothing written through the link"
+    # The rest of the daemon goes on: status, the session list, and an agent's write there is refused clearly.
+    assert cli("status").code == 0
+    typed.call(SESSION_LIST, SessionListParams())
+    agent_client = typed_clients.open(home, Channel.MCP, session="s-victim")
+    with refused(ErrorCode.UNAVAILABLE):
+        agent_client.call(CREATE, CreateParams(vault="v", path="Taken.md", body="x\n"))
+    assert not (vault / "Taken.md").exists()

@@ -67,7 +67,11 @@ def _waiting(ctx: OpContext, view: Visibility, source: str) -> tuple[str, int]:
         links, more = _links(ctx, view, source, p.targets)
         proposals.append(Item(id=p.id, what=f"{p.op} by {p.proposer}", links=links, more=more))
     work = []
-    for w in work_for(ctx.root, ctx.entry.id).all():
+    try:
+        running = work_for(ctx.root, ctx.entry.id).all()
+    except VaultError:  # a work folder that is not vaultd's own: no work is listed from it
+        running = []
+    for w in running:
         if w.state is not WorkState.RUNNING or any(view.hidden(n) for n in w.notes) or view.names_hidden_in(w.what, ctx.index):
             continue
         what = w.what + (f" ({w.progress})" if w.progress and not view.names_hidden_in(w.progress, ctx.index) else "")

@@ -20,7 +20,8 @@ import structlog
 from protocol.location import VAULT_STATE_DIR
 from protocol.methods.work import MAX_WORK, MAX_WORK_BYTES, MAX_WORK_OPS, WorkState, WorkSummary
 from vaultd.errors import Conflict, LimitExceeded, NotFound, Unavailable, VaultError
-from vaultd.sessions.files import ensure_folder, read_records, remove_record, write_record
+from vaultd.sessions.files import read_records, remove_record, write_record
+from vaultd.txn import journal
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -47,8 +48,25 @@ class WorkStore:
         self._lock = threading.RLock()
         self._work: dict[str, WorkSummary] | None = None
 
+    def _own_folder(self, *, create: bool) -> bool:
+        """Whether the work folder exists (made when ``create``).
+
+        Raises:
+            Unavailable: UNAVAILABLE, it (or ``.vaultd/`` above it) is a link, not a folder, or
+                another user's: no record is read from it or written through it.
+        """
+        return journal.own_folder(self.root, self.folder, create=create, shown=WORK_DIR, keeps="work documents")
+
     def _load(self) -> dict[str, WorkSummary]:
+        """Every record, read once.
+
+        Raises:
+            Unavailable: UNAVAILABLE, the work folder is not vaultd's own.
+        """
         if self._work is not None:
+            return self._work
+        if not self._own_folder(create=False):
+            self._work = {}
             return self._work
         found, unreadable = read_records(self.folder, _SUFFIX, MAX_WORK_BYTES, _decoder.decode, lambda w: w.id)
         for name in unreadable:
@@ -66,8 +84,8 @@ class WorkStore:
         data = msgspec.json.encode(work)
         if len(data) > MAX_WORK_BYTES:
             raise LimitExceeded(f"work {work.id} would be {len(data)} bytes, over the {MAX_WORK_BYTES}-byte bound")
+        self._own_folder(create=True)
         try:
-            ensure_folder(self.folder)
             write_record(self.folder / f"{work.id}{_SUFFIX}", data)
         except OSError as exc:
             raise Unavailable(f"{WORK_DIR} cannot hold work records: {exc.strerror or exc}") from exc
@@ -145,7 +163,11 @@ class WorkStore:
         that cannot be written now (its folder gone, the disk full) is logged.
         """
         with self._lock:
-            work = self.running_for(session)
+            try:
+                work = self.running_for(session)
+            except VaultError as exc:
+                log.warning("work record not told of an operation", vault=self.vault, op=op_id or proposal, error=exc.message)
+                return None
             if work is None:
                 return None
             try:
