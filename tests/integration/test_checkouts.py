@@ -19,6 +19,7 @@ from protocol.methods.checkouts import (
     CHECKOUT_RETURN,
     MAX_CHECKOUT_BYTES,
     MAX_CHECKOUT_NOTES,
+    MAX_KEPT_CHECKOUTS,
     MAX_OPEN_CHECKOUTS,
     CheckoutListParams,
     CheckoutMakeParams,
@@ -261,3 +262,27 @@ def test_a_vaults_checkouts_folder_swapped_for_a_link_gets_no_copy_and_loses_not
     with refused(ErrorCode.POLICY):
         client.call(CHECKOUT_MAKE, CheckoutMakeParams(vault="v", notes=["Ideas"]))
     assert _notes(vault) == before
+
+
+def test_a_returned_checkout_whose_proposal_waits_outlives_the_record_bound(
+    vault: Path, home: Home, typed: TypedClient, typed_clients: TypedClients, cli: Any
+) -> None:
+    """Past MAX_KEPT_CHECKOUTS records the oldest closed ones go, but never the record a pending
+    proposal applies from: however many checkouts are made and dropped since (by an agent, say),
+    the person can still apply what was returned."""
+    client = typed_clients.open(home, Channel.MCP, session="s1")
+    made = client.call(CHECKOUT_MAKE, CheckoutMakeParams(vault="v", notes=["Plan"]))
+    Path(made.notes[0].copy).write_text(PLAN + "An edit to keep.\n")
+    returned = client.call(CHECKOUT_RETURN, CheckoutReturnParams(vault="v", id=made.id))
+    assert returned.proposal is not None
+    dropped = client.call(CHECKOUT_MAKE, CheckoutMakeParams(vault="v", notes=["Other"]))
+    client.call(CHECKOUT_CANCEL, CheckoutRef(vault="v", id=dropped.id))
+    for _ in range(MAX_KEPT_CHECKOUTS):
+        other = client.call(CHECKOUT_MAKE, CheckoutMakeParams(vault="v", notes=["Other"]))
+        client.call(CHECKOUT_CANCEL, CheckoutRef(vault="v", id=other.id))
+    kept = typed.call(CHECKOUT_LIST, CheckoutListParams(vault="v", all=True)).checkouts
+    assert len(kept) == MAX_KEPT_CHECKOUTS and made.id in {c.id for c in kept}, "the bound holds, and the waiting record stays"
+    assert dropped.id not in {c.id for c in kept}, "an older closed record went instead"
+    applied = _json(cli, "proposals", "apply", returned.proposal)
+    assert applied["outcome"] == "applied"
+    assert (vault / "Plan.md").read_text() == PLAN + "An edit to keep.\n"

@@ -34,8 +34,10 @@ from protocol.methods.checkouts import (
     CheckoutState,
     CheckoutSummary,
 )
-from vaultd.errors import LimitExceeded, NotFound, PolicyRefused
+from protocol.methods.proposals import ProposalState
+from vaultd.errors import LimitExceeded, NotFound, PolicyRefused, VaultError
 from vaultd.fsio import ReadRefused, Refusal, read_regular, write_atomic
+from vaultd.gate.store import store_for as proposals_for
 from vaultd.txn import journal, seal
 from vaultd.vault.layout import STATE_DIR
 
@@ -184,9 +186,18 @@ class CheckoutStore:
         self._expire(keep=record.id)
 
     def _expire(self, keep: str) -> None:
+        """Drop the oldest closed records past :data:`MAX_KEPT_CHECKOUTS`, but never one a pending
+        proposal applies from: the person's decision needs it (those are bounded by the
+        proposals' own bound)."""
         kept = self.records()
         over = len(kept) - MAX_KEPT_CHECKOUTS
-        closed = sorted((r for r in kept if r.state is not CheckoutState.OPEN and r.id != keep), key=lambda r: (r.created, r.id))
+        if over <= 0:
+            return
+        waiting = self._waiting_proposals()
+        closed = sorted(
+            (r for r in kept if r.state is not CheckoutState.OPEN and r.id != keep and (r.proposal is None or r.proposal not in waiting)),
+            key=lambda r: (r.created, r.id),
+        )
         with self._lock:
             for record in closed[: max(over, 0)]:
                 try:
@@ -194,6 +205,15 @@ class CheckoutStore:
                 except FileNotFoundError:
                     pass
                 log.info("checkout record dropped", checkout=record.id, bound=MAX_KEPT_CHECKOUTS, vault=str(self.root))
+
+    def _waiting_proposals(self) -> set[str]:
+        """The ids of the vault's pending proposals; every returned one counts as waiting when
+        the proposals cannot be read (a record is kept rather than lost)."""
+        try:
+            entries, _ = proposals_for(self.root).entries()
+        except VaultError:
+            return {r.proposal for r in self.records() if r.proposal is not None}
+        return {p.id for p in entries if p.state is ProposalState.PENDING}
 
 
 _stores: dict[Path, CheckoutStore] = {}
