@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -14,15 +15,19 @@ from protocol.errors import ErrorCode
 from protocol.methods.common import Channel, Empty
 from protocol.methods.gate import MAX_HOT_BYTES, AgentPolicyChange
 from protocol.methods.guard import GUARD_CONTEXT
+from protocol.methods.reads import READ, ReadParams
 from protocol.methods.receipts import Applied
 from protocol.methods.sessions import (
     MAX_PROMPT_CHARS,
+    MAX_RECORD_BYTES,
     MAX_SESSIONS,
     SESSION_HOOK,
     SESSION_LIST,
+    SESSION_SHOW,
     HookEvent,
     SessionHookParams,
     SessionListParams,
+    SessionShowParams,
 )
 from protocol.methods.vaults import VAULT_SET, VaultSetApplied, VaultSetParams, VaultSetPreview
 from protocol.methods.work import (
@@ -377,3 +382,32 @@ def test_a_work_folder_that_is_not_vaultds_own_is_never_read_nor_written(
     with refused(ErrorCode.UNAVAILABLE):
         agent_client.call(CREATE, CreateParams(vault="v", path="Taken.md", body="x\n"))
     assert not (vault / "Taken.md").exists()
+
+
+def test_torn_and_hostile_state_files_are_passed_over_and_the_daemon_answers(
+    vault: Path, home: Home, cli: Any, typed: TypedClient, typed_clients: TypedClients
+) -> None:
+    """Session records and work documents as a crash or a hand could leave them (half a record, a
+    record under another's name, a FIFO, one over its bound, a folder): each is passed over, the
+    rest read, and the next write of that record replaces it whole."""
+    good = WorkSummary(id="w20260101000000-0000beef", vault="v", what="kept", kind="edit", state=WorkState.RUNNING, started=1, updated=1)
+    for folder, name, data in (
+        (home.home / "sessions", "s-torn.json", b'{"id": "s-torn", "client": "x", "start'),
+        (home.home / "sessions", "s-other.json", msgspec.json.encode({"id": "s-else", "client": "x", "started": 1, "seen": 1})),
+        (home.home / "sessions", "s-big.json", b" " * (MAX_RECORD_BYTES + 1)),
+        (vault / ".vaultd" / "work", "w20260101000000-0000dead.json", b"\x00\xff not json"),
+        (vault / ".vaultd" / "work", f"{good.id}.json", msgspec.json.encode(good)),
+    ):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    os.mkfifo(home.home / "sessions" / "s-fifo.json")
+    (vault / ".vaultd" / "work" / "w20260101000000-0000f01d.json").mkdir()
+    assert typed.call(SESSION_LIST, SessionListParams(limit=MAX_SESSIONS)).sessions == []
+    assert [w.id for w in typed.call(WORK_LIST, WorkListParams(vault="v")).work] == [good.id]
+    # The torn record's session opens: its record is written whole over what was there.
+    client = typed_clients.open(home, Channel.MCP, session="s-torn")
+    client.call(READ, ReadParams(vault="v", target="Alpha"))
+    shown = typed.call(SESSION_SHOW, SessionShowParams(id="s-torn"))
+    assert [n.path for n in shown.read] == ["Alpha.md"]
+    assert msgspec.json.decode((home.home / "sessions" / "s-torn.json").read_bytes())["id"] == "s-torn"
+    assert cli("status").code == 0
