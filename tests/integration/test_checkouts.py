@@ -286,3 +286,25 @@ def test_a_returned_checkout_whose_proposal_waits_outlives_the_record_bound(
     applied = _json(cli, "proposals", "apply", returned.proposal)
     assert applied["outcome"] == "applied"
     assert (vault / "Plan.md").read_text() == PLAN + "An edit to keep.\n"
+
+
+def test_an_agent_returns_or_cancels_only_its_own_sessions_checkouts(
+    vault: Path, home: Home, typed: TypedClient, typed_clients: TypedClients
+) -> None:
+    """A person's checkout (edited in their editor) and another agent session's are not an agent's
+    to cancel, which would drop their edited copies, nor to return as its own proposal."""
+    mine = typed.call(CHECKOUT_MAKE, CheckoutMakeParams(vault="v", notes=["Plan"]))
+    copy = Path(mine.notes[0].copy)
+    copy.write_text(PLAN + "The person's edit.\n")
+    one = typed_clients.open(home, Channel.MCP, session="s-one")
+    other = typed_clients.open(home, Channel.MCP, session="s-other")
+    theirs = one.call(CHECKOUT_MAKE, CheckoutMakeParams(vault="v", notes=["Ideas"]))
+    for agent_client, made in ((one, mine), (other, mine), (other, theirs)):
+        with refused(ErrorCode.POLICY):
+            agent_client.call(CHECKOUT_CANCEL, CheckoutRef(vault="v", id=made.id))
+        with refused(ErrorCode.POLICY):
+            agent_client.call(CHECKOUT_RETURN, CheckoutReturnParams(vault="v", id=made.id))
+    assert copy.read_text() == PLAN + "The person's edit.\n", "the person's edited copy is kept"
+    assert one.call(CHECKOUT_CANCEL, CheckoutRef(vault="v", id=theirs.id)).state == "cancelled", "its own session's, an agent may"
+    returned = typed.call(CHECKOUT_RETURN, CheckoutReturnParams(vault="v", id=mine.id))
+    assert returned.proposal is not None

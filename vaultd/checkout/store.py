@@ -70,6 +70,8 @@ class Record(msgspec.Struct, kw_only=True):
     copies: list[Copy]
     proposal: str | None = None
     decided: float | None = None
+    agent: bool = False  #: made on an agent's channel (older records: a person's)
+    session: str | None = None  #: the agent session that made it; only it may return or cancel it
 
 
 _encoder = msgspec.json.Encoder()
