@@ -319,7 +319,6 @@ STANDS_ALONE = {
     "vaultd/policy/names.py": "the note-name rule of the policy layer; its one caller, create, is an operation above that layer",
     "vaultd/ops/sources/attachments.py": "Obsidian's attachment-folder setting read as a rule of its own, which capture applies",
     "vaultd/ops/sources/rawfiles.py": "raw copies hashed through the vault's descriptors (the engine's file layer), for the source handlers to tell drift",
-    "vaultd/policy/roles.py": "the folder roles' write rules (P06, V17) behind the policy layer, which the validation step applies",
     "vaultd/git/raw_copies.py": "which files are capture's raw copies, a rule of its own that checkpoints and snapshots both apply through the keeper",
 }
 

@@ -25,7 +25,7 @@ from protocol.methods.writes import WriteParams
 MAX_CHECKOUT_NOTES = 60  #: notes in one checkout
 MAX_CHECKOUT_BYTES = 4 * 1024 * 1024  #: the notes' bytes in one checkout, and the copies' when returned
 MAX_OPEN_CHECKOUTS = 20  #: open (not returned, not cancelled) checkouts per vault
-MAX_KEPT_CHECKOUTS = 200  #: records kept per vault; past it the oldest closed ones go
+MAX_KEPT_CHECKOUTS = 200  #: records kept per vault; past it the oldest closed ones go (never one whose proposal waits)
 DEFAULT_CANDIDATES = 30  #: notes a checkout made from a search takes when no limit is given
 MAX_CONFLICT_CHARS = 2000  #: of each side of an overlap shown in a return
 

@@ -21,6 +21,7 @@ from protocol.methods.spec import Effect, MethodSpec, Trait, spec
 from protocol.methods.writes import EditParams, TwoStepParams, WriteParams
 
 MAX_SPEC_FILES = 10_000  #: Markdown files one source may hold; more is refused (LIMIT)
+MAX_SPEC_FOLDER_DEPTH = 32  #: folders below a source's own that a read enters; deeper ones are skipped and reported
 MAX_SPEC_FILE_BYTES = MAX_NOTE_BYTES  #: one spec file, as large as a note may be; a larger one is skipped and reported
 MAX_SPEC_TOTAL_BYTES = 64 * 1024 * 1024  #: all of one source's specs read together
 MAX_SPEC_EDGES = 100_000

@@ -19,6 +19,7 @@ from protocol.methods.checkouts import (
     CHECKOUT_RETURN,
     MAX_CHECKOUT_BYTES,
     MAX_CHECKOUT_NOTES,
+    MAX_KEPT_CHECKOUTS,
     MAX_OPEN_CHECKOUTS,
     CheckoutListParams,
     CheckoutMakeParams,
@@ -200,3 +201,110 @@ def test_a_copy_that_leads_out_of_its_folder_is_refused(vault: Path, home: Home,
     copy.write_text(PLAN + "fine\n")
     returned = client.call(CHECKOUT_RETURN, CheckoutReturnParams(vault="v", id=made.id))
     assert returned.proposal is not None, "a refused return leaves the checkout open"
+
+
+# -- the scratch folder is the agent's to edit, never a way through: no link below its root is followed
+
+
+def _checkout_folder(made: Any) -> tuple[Path, Path]:
+    """The checkout's own folder and the vault's folder of checkouts above it."""
+    folder = Path(made.folder)
+    return folder, folder.parent
+
+
+def _swap_for_link(folder: Path, target: Path) -> None:
+    """What an agent's shell can do in the scratch folder: move a folder aside, leave a link."""
+    folder.rename(folder.with_name(folder.name + "-moved"))
+    os.symlink(target, folder)
+
+
+def test_a_checkout_folder_swapped_for_a_link_returns_nothing_read_through_it(vault: Path, home: Home, typed_clients: TypedClients) -> None:
+    (vault / "Private/Ideas.md").write_text("# Ideas\n\nthe private diary line\n")
+    client = typed_clients.open(home, Channel.MCP, session="s1")
+    made = client.call(CHECKOUT_MAKE, CheckoutMakeParams(vault="v", notes=["Ideas.md"]))
+    folder, _ = _checkout_folder(made)
+    _swap_for_link(folder, vault / "Private")  # the copy's path now resolves to the private note
+    before = _notes(vault)
+    with refused(ErrorCode.POLICY) as refusal:
+        client.call(CHECKOUT_RETURN, CheckoutReturnParams(vault="v", id=made.id))
+    assert "diary" not in refusal.data.message
+    assert client.call(CHECKOUT_LIST, CheckoutListParams(vault="v")).checkouts[0].proposal is None
+    assert _notes(vault) == before
+    assert os.path.islink(folder) and (vault / "Private/Ideas.md").exists(), "the link and what it points at are left alone"
+    # Cancelling drops nothing through the link either.
+    client.call(CHECKOUT_CANCEL, CheckoutRef(vault="v", id=made.id))
+    assert _notes(vault) == before
+
+
+def test_a_vaults_checkouts_folder_swapped_for_a_link_gets_no_copy_and_loses_nothing(
+    vault: Path, home: Home, typed_clients: TypedClients
+) -> None:
+    client = typed_clients.open(home, Channel.MCP, session="s1")
+    first = client.call(CHECKOUT_MAKE, CheckoutMakeParams(vault="v", notes=["Plan"]))
+    folder, per_vault = _checkout_folder(first)
+    # The vault's checkouts folder becomes a link into the vault's private folder, where a
+    # person's folder happens to carry the checkout's name.
+    _swap_for_link(per_vault, vault / "Private")
+    (vault / "Private" / folder.name).mkdir()
+    (vault / "Private" / folder.name / "Plan.md").write_text("# a person's file\n")
+    before = _notes(vault)
+    with refused(ErrorCode.POLICY):
+        client.call(CHECKOUT_MAKE, CheckoutMakeParams(vault="v", notes=["Ideas"]))
+    assert _notes(vault) == before, "no copy is written through the link"
+    listed = client.call(CHECKOUT_LIST, CheckoutListParams(vault="v"))
+    assert [c.id for c in listed.checkouts] == [first.id], "a refused make keeps no record"
+    client.call(CHECKOUT_CANCEL, CheckoutRef(vault="v", id=first.id))
+    assert _notes(vault) == before, "dropping the copies deletes nothing through the link"
+    # The scratch root itself swapped for a link: refused the same way.
+    os.unlink(per_vault)
+    root = per_vault.parent
+    _swap_for_link(root, vault / "Private")
+    with refused(ErrorCode.POLICY):
+        client.call(CHECKOUT_MAKE, CheckoutMakeParams(vault="v", notes=["Ideas"]))
+    assert _notes(vault) == before
+
+
+def test_a_returned_checkout_whose_proposal_waits_outlives_the_record_bound(
+    vault: Path, home: Home, typed: TypedClient, typed_clients: TypedClients, cli: Any
+) -> None:
+    """Past MAX_KEPT_CHECKOUTS records the oldest closed ones go, but never the record a pending
+    proposal applies from: however many checkouts are made and dropped since (by an agent, say),
+    the person can still apply what was returned."""
+    client = typed_clients.open(home, Channel.MCP, session="s1")
+    made = client.call(CHECKOUT_MAKE, CheckoutMakeParams(vault="v", notes=["Plan"]))
+    Path(made.notes[0].copy).write_text(PLAN + "An edit to keep.\n")
+    returned = client.call(CHECKOUT_RETURN, CheckoutReturnParams(vault="v", id=made.id))
+    assert returned.proposal is not None
+    dropped = client.call(CHECKOUT_MAKE, CheckoutMakeParams(vault="v", notes=["Other"]))
+    client.call(CHECKOUT_CANCEL, CheckoutRef(vault="v", id=dropped.id))
+    for _ in range(MAX_KEPT_CHECKOUTS):
+        other = client.call(CHECKOUT_MAKE, CheckoutMakeParams(vault="v", notes=["Other"]))
+        client.call(CHECKOUT_CANCEL, CheckoutRef(vault="v", id=other.id))
+    kept = typed.call(CHECKOUT_LIST, CheckoutListParams(vault="v", all=True)).checkouts
+    assert len(kept) == MAX_KEPT_CHECKOUTS and made.id in {c.id for c in kept}, "the bound holds, and the waiting record stays"
+    assert dropped.id not in {c.id for c in kept}, "an older closed record went instead"
+    applied = _json(cli, "proposals", "apply", returned.proposal)
+    assert applied["outcome"] == "applied"
+    assert (vault / "Plan.md").read_text() == PLAN + "An edit to keep.\n"
+
+
+def test_an_agent_returns_or_cancels_only_its_own_sessions_checkouts(
+    vault: Path, home: Home, typed: TypedClient, typed_clients: TypedClients
+) -> None:
+    """A person's checkout (edited in their editor) and another agent session's are not an agent's
+    to cancel, which would drop their edited copies, nor to return as its own proposal."""
+    mine = typed.call(CHECKOUT_MAKE, CheckoutMakeParams(vault="v", notes=["Plan"]))
+    copy = Path(mine.notes[0].copy)
+    copy.write_text(PLAN + "The person's edit.\n")
+    one = typed_clients.open(home, Channel.MCP, session="s-one")
+    other = typed_clients.open(home, Channel.MCP, session="s-other")
+    theirs = one.call(CHECKOUT_MAKE, CheckoutMakeParams(vault="v", notes=["Ideas"]))
+    for agent_client, made in ((one, mine), (other, mine), (other, theirs)):
+        with refused(ErrorCode.POLICY):
+            agent_client.call(CHECKOUT_CANCEL, CheckoutRef(vault="v", id=made.id))
+        with refused(ErrorCode.POLICY):
+            agent_client.call(CHECKOUT_RETURN, CheckoutReturnParams(vault="v", id=made.id))
+    assert copy.read_text() == PLAN + "The person's edit.\n", "the person's edited copy is kept"
+    assert one.call(CHECKOUT_CANCEL, CheckoutRef(vault="v", id=theirs.id)).state == "cancelled", "its own session's, an agent may"
+    returned = typed.call(CHECKOUT_RETURN, CheckoutReturnParams(vault="v", id=mine.id))
+    assert returned.proposal is not None

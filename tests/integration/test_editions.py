@@ -15,7 +15,7 @@ from protocol.issue_codes import IssueCode
 from protocol.methods.checkouts import CHECKOUT_MAKE, CheckoutMakeParams
 from protocol.methods.common import Channel
 from protocol.methods.editions import EDITION_CONFIGURE, EDITION_PUBLISH, EditionConfigureParams, EditionPublishParams
-from protocol.methods.writes import APPEND, AppendParams
+from protocol.methods.writes import APPEND, CREATE, AppendParams, CreateParams
 from tests.support.agent import agent, ok
 from tests.support.harness import Daemon, Home, snapshot
 from tests.support.typed import refused
@@ -148,3 +148,15 @@ def test_a_schedule_publishes_changed_volumes_on_its_own(home: Home, cli: Any) -
         assert [v["changed"] for v in listed["volumes"]] == [False, False]
     finally:
         daemon.stop()
+
+
+def test_the_volume_rule_holds_whatever_the_letter_case_or_unicode_form(vault: Path, home: Home, typed_clients: TypedClients) -> None:
+    """An agent's path spelled with other letter case (or another Unicode form) than the vault's
+    volumes or editions folder is that folder on a case-insensitive disk or in a sync tool: refused
+    like the exact spelling, as deny and private globs are, even before the folder exists."""
+    before = snapshot(vault)
+    mcp = typed_clients.open(home, Channel.MCP, session="s1")
+    for path in ("editions/Forged.md", "EDITIONS/Forged.md", "journals/garden/2024-03-09.md", "JOURNALS/new/entry.md"):
+        with refused(ErrorCode.POLICY, IssueCode.G05):
+            mcp.call(CREATE, CreateParams(vault="v", path=path, body="agent text\n"))
+    assert snapshot(vault) == before

@@ -5,12 +5,20 @@ MCP SDK client and a person on vaultctl."""
 
 from __future__ import annotations
 
+import unicodedata
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from protocol.errors import ErrorCode
+from protocol.issue_codes import IssueCode
+from protocol.methods.common import Channel
+from protocol.methods.reads import READ, ReadParams
+from protocol.methods.writes import CREATE, CreateParams
 from tests.support.agent import agent, ok
+from tests.support.harness import snapshot
 from tests.support.mcp_results import tool_error
+from tests.support.typed import refused
 from tests.support.wait import wait_until
 from vaultd.views.render import is_ours
 from vaultd.views.session_note import MAX_NOTE_ITEMS
@@ -19,6 +27,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from tests.support.harness import Daemon, Home
+    from tests.support.typed import TypedClients
 
 NOTES = {
     "Alpha.md": "# Alpha\n\nFirst note.\n",
@@ -141,3 +150,61 @@ async def test_a_session_note_is_bounded(vault: Path, home: Home, cli: Any) -> N
     wait_until(path.exists, 60, "the session's note is written")
     text = path.read_text()
     assert "- and 1 earlier" in text and "[[N000]]" not in text and "[[N001]]" in text and f"[[N{MAX_NOTE_ITEMS:03d}]]" in text, text
+
+
+def test_folders_closed_to_agents_are_closed_whatever_the_letter_case(
+    vault: Path, home: Home, cli: Any, typed_clients: TypedClients
+) -> None:
+    """The session notes folder and the user-only and journal folders refuse an agent's path
+    spelled with other letter case or Unicode form (the same folder on a case-insensitive disk
+    or in a sync tool), as deny and private globs do, even before the folder exists."""
+    _set(cli, "--session-notes", "Sessions", "--role", "user-only=Mine", "--role", "journal=Días")
+    before = snapshot(vault)
+    mcp = typed_clients.open(home, Channel.MCP, session="s-case")
+    nfd = unicodedata.normalize("NFD", "días")
+    for path in ("sessions/Session forged.md", "SESSIONS/x.md", "mine/x.md", "MINE/deep/x.md", f"{nfd}/x.md", "DÍAS/x.md"):
+        with refused(ErrorCode.POLICY, IssueCode.P06):
+            mcp.call(CREATE, CreateParams(vault="v", path=path, body="agent text\n"))
+    assert snapshot(vault) == before
+
+
+def test_a_client_name_with_line_breaks_stays_on_its_line(vault: Path, home: Home, cli: Any, typed_clients: TypedClients) -> None:
+    """What a client calls itself in hello goes into notes vaultd writes on the person's channel
+    (a session's note, the waiting view's proposer): it stays one line there, and writes nothing
+    of its own into them."""
+    _set(cli, "--session-notes", "Sessions", "--views", "waiting")
+    preview = cli("vault", "policy", "v", "create=propose", "--json")
+    assert preview.code == 0, preview.err
+    assert cli("vault", "policy", "v", "create=propose", "--confirm", "--fingerprint", preview.json()["fingerprint"]).code == 0
+    hostile = "x\n\n# Injected\n- [[Injected link]]\r\n---"
+    client = typed_clients.open(home, Channel.MCP, client_name=hostile, session="s-inj")
+    client.call(READ, ReadParams(vault="v", target="Alpha"))
+    client.call(CREATE, CreateParams(vault="v", path="Proposed.md", body="from the agent\n"))
+    client.close()
+    _ended(cli, "s-inj")
+    note = vault / "Sessions/Session s-inj.md"
+    waiting = vault / "Waiting for you.md"
+    wait_until(lambda: note.exists(), 60, "the session's note is written")
+    wait_until(lambda: waiting.exists() and "note.create" in waiting.read_text(), 60, "the waiting view lists the proposal")
+    for text in (note.read_text(), waiting.read_text()):
+        lines = text.splitlines()
+        assert "# Injected" not in lines and "- [[Injected link]]" not in lines and "\r" not in text, text
+        assert sum(1 for ln in lines if ln.strip() == "---") == 2, "only the view's own frontmatter fences"
+
+
+async def test_a_session_note_goes_into_the_folder_as_the_disk_spells_it(home: Home, daemon: Daemon, cli: Any) -> None:
+    """The session notes folder named Sessions when the disk holds sessions/: the note goes into
+    the folder that is there, never a twin of it (refused, it wrote no note at all)."""
+    root = home.root / "vault"
+    (root / "sessions").mkdir(parents=True)
+    (root / "sessions/Mine.md").write_text("# Mine\n")
+    (root / "Alpha.md").write_text("# Alpha\n")
+    assert cli("vault", "add", "v", str(root), "--json").code == 0
+    _set(cli, "--session-notes", "Sessions")
+    async with agent(home, {"VAULTD_SESSION": "s-spelled"}) as client:
+        ok(await client.call_tool("note_read", {"target": "Alpha"}))
+    _ended(cli, "s-spelled")
+    note = root / "sessions/Session s-spelled.md"
+    wait_until(note.exists, 60, "the session's note is written")
+    assert is_ours(note.read_bytes())
+    assert sorted(p.name for p in root.iterdir() if p.name not in (".vaultd", "log.md")) == ["Alpha.md", "sessions"]

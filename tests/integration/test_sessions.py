@@ -5,33 +5,58 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import pytest
 
-from protocol.methods.common import Empty
+from protocol.errors import ErrorCode
+from protocol.methods.common import Channel, Empty
 from protocol.methods.gate import MAX_HOT_BYTES, AgentPolicyChange
 from protocol.methods.guard import GUARD_CONTEXT
+from protocol.methods.reads import READ, ReadParams
+from protocol.methods.receipts import Applied
 from protocol.methods.sessions import (
     MAX_PROMPT_CHARS,
+    MAX_RECORD_BYTES,
     MAX_SESSIONS,
     SESSION_HOOK,
     SESSION_LIST,
+    SESSION_SHOW,
     HookEvent,
     SessionHookParams,
     SessionListParams,
+    SessionShowParams,
 )
 from protocol.methods.vaults import VAULT_SET, VaultSetApplied, VaultSetParams, VaultSetPreview
+from protocol.methods.work import (
+    MAX_WORK,
+    MAX_WORK_BYTES,
+    MAX_WORK_LINE,
+    MAX_WORK_NOTES,
+    WORK_FINISH,
+    WORK_LIST,
+    WORK_START,
+    WorkListParams,
+    WorkRef,
+    WorkStartParams,
+    WorkState,
+    WorkSummary,
+)
+from protocol.methods.writes import CREATE, CreateParams
 from tests.support.agent import agent, ok
 from tests.support.events import Subscriber
 from tests.support.mcp_results import tool_error
+from tests.support.typed import refused
 from tests.support.wait import wait_until
+from vaultctl.client import CallError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from tests.support.harness import Daemon, Home
-    from tests.support.typed import TypedClient
+    from tests.support.typed import TypedClient, TypedClients
 
 NOTES = {
     "Alpha.md": "# Alpha\n\nFirst note.\n",
@@ -265,3 +290,124 @@ async def test_a_persons_subscription_sees_work_live(vault: Path, home: Home, cl
         subscriber.close()
     assert [(e["state"], e["progress"]) for e in seen] == [("running", ""), ("running", "half way"), ("finished", "half way")]
     assert {e["id"] for e in seen} == {work["id"]} and seen[0]["what"] == "sort the inbox" and seen[0]["session"] == "s-live"
+
+
+def test_a_write_under_a_work_at_its_byte_bound_is_refused_before_it_applies(
+    vault: Path, home: Home, typed: TypedClient, typed_clients: TypedClients
+) -> None:
+    """The work a write is tagged with is checked before the write, never after: a write the
+    work cannot take is refused whole (LIMIT, nothing written), and every write applied is in it."""
+    client = typed_clients.open(home, Channel.MCP, session="s-full")
+    folder = vault / ".vaultd" / "work"
+
+    def notes(fill: int) -> list[str]:
+        names = [f"{chr(97 + i % 26)}{i:03}" + "n" * 1016 for i in range(58)]
+        while fill > 0:
+            names.append(f"z{len(names):03}" + "f" * min(1016, max(fill - 7, 0)))
+            fill -= len(names[-1]) + 3
+        return names
+
+    probe = client.call(WORK_START, WorkStartParams(vault="v", what="probe", notes=notes(0)))
+    room = MAX_WORK_BYTES - (folder / f"{probe.id}.json").stat().st_size
+    client.call(WORK_FINISH, WorkRef(vault="v", id=probe.id))
+    work = client.call(WORK_START, WorkStartParams(vault="v", what="fills its record", notes=notes(room - 150)))
+    applied_ids = []
+    for n in range(40):
+        try:
+            made = client.call(CREATE, CreateParams(vault="v", path=f"Filled {n}.md", body="x\n"))
+        except CallError as exc:
+            assert exc.data.code is ErrorCode.LIMIT, exc.data
+            assert not (vault / f"Filled {n}.md").exists(), "a refused write writes nothing"
+            break
+        assert isinstance(made, Applied), made
+        applied_ids.append(made.op_id)
+    else:
+        raise AssertionError("the work never reached its bound")
+    assert applied_ids, "the work took writes up to its bound"
+    kept = typed.call(WORK_LIST, WorkListParams(vault="v")).work[0]
+    assert kept.id == work.id and kept.ops == applied_ids, "every applied write is the work's"
+    size = (folder / f"{work.id}.json").stat().st_size
+    assert size <= MAX_WORK_BYTES < size + len(applied_ids[-1]) + 3, "refused at the bound, not before"
+
+
+def test_work_documents_are_bounded_at_their_edges(vault: Path, typed: TypedClient) -> None:
+    """MAX_WORK records per vault (past it the oldest closed one goes; none closed: LIMIT),
+    MAX_WORK_LINE characters per line, MAX_WORK_NOTES notes: each at the bound and one past."""
+    with refused(ErrorCode.INVALID_PARAMS):
+        typed.call_with(WORK_START, {"vault": "v", "what": "w" * (MAX_WORK_LINE + 1)})
+    with refused(ErrorCode.INVALID_PARAMS):
+        typed.call_with(WORK_START, {"vault": "v", "what": "x", "notes": [f"n{i}.md" for i in range(MAX_WORK_NOTES + 1)]})
+    with refused(ErrorCode.INVALID_PARAMS):
+        typed.call_with(WORK_START, {"vault": "v", "what": "line\nbreak"})
+    first = typed.call(WORK_START, WorkStartParams(vault="v", what="w" * MAX_WORK_LINE, notes=[f"n{i}.md" for i in range(MAX_WORK_NOTES)]))
+    started = [first.id] + [typed.call(WORK_START, WorkStartParams(vault="v", what=f"work {n}")).id for n in range(1, MAX_WORK)]
+    assert len(typed.call(WORK_LIST, WorkListParams(vault="v", limit=MAX_WORK)).work) == MAX_WORK
+    with refused(ErrorCode.LIMIT):  # every kept record is running: none may go
+        typed.call(WORK_START, WorkStartParams(vault="v", what="one too many"))
+    typed.call(WORK_FINISH, WorkRef(vault="v", id=started[5]))
+    made = typed.call(WORK_START, WorkStartParams(vault="v", what="room made"))
+    kept = {w.id for w in typed.call(WORK_LIST, WorkListParams(vault="v", all=True, limit=MAX_WORK)).work}
+    assert len(kept) == MAX_WORK and made.id in kept and started[5] not in kept, "the closed one made room"
+
+
+def test_a_work_folder_that_is_not_vaultds_own_is_never_read_nor_written(
+    vault: Path, home: Home, cli: Any, typed: TypedClient, typed_clients: TypedClients
+) -> None:
+    """``.vaultd/work`` swapped for a link to a folder of forged records: vaultd reads none of them
+    (a forged running work would take a session's writes) and writes nothing through it."""
+    forged = home.root / "forged"
+    forged.mkdir()
+    record = WorkSummary(
+        id="w20260101000000-0000abcd",
+        vault="v",
+        session="s-victim",
+        what="forged",
+        kind="edit",
+        state=WorkState.RUNNING,
+        started=1,
+        updated=1,
+    )
+    (forged / f"{record.id}.json").write_bytes(msgspec.json.encode(record))
+    (vault / ".vaultd" / "work").symlink_to(forged)
+    with refused(ErrorCode.UNAVAILABLE) as refusal:
+        typed.call(WORK_LIST, WorkListParams(vault="v", all=True))
+    assert "forged" not in refusal.data.message
+    with refused(ErrorCode.UNAVAILABLE):
+        typed.call(WORK_START, WorkStartParams(vault="v", what="a person's work"))
+    assert sorted(p.name for p in forged.iterdir()) == [f"{record.id}.json"], "nothing written through the link"
+    # The rest of the daemon goes on: status, the session list, and an agent's write there is refused clearly.
+    assert cli("status").code == 0
+    typed.call(SESSION_LIST, SessionListParams())
+    agent_client = typed_clients.open(home, Channel.MCP, session="s-victim")
+    with refused(ErrorCode.UNAVAILABLE):
+        agent_client.call(CREATE, CreateParams(vault="v", path="Taken.md", body="x\n"))
+    assert not (vault / "Taken.md").exists()
+
+
+def test_torn_and_hostile_state_files_are_passed_over_and_the_daemon_answers(
+    vault: Path, home: Home, cli: Any, typed: TypedClient, typed_clients: TypedClients
+) -> None:
+    """Session records and work documents as a crash or a hand could leave them (half a record, a
+    record under another's name, a FIFO, one over its bound, a folder): each is passed over, the
+    rest read, and the next write of that record replaces it whole."""
+    good = WorkSummary(id="w20260101000000-0000beef", vault="v", what="kept", kind="edit", state=WorkState.RUNNING, started=1, updated=1)
+    for folder, name, data in (
+        (home.home / "sessions", "s-torn.json", b'{"id": "s-torn", "client": "x", "start'),
+        (home.home / "sessions", "s-other.json", msgspec.json.encode({"id": "s-else", "client": "x", "started": 1, "seen": 1})),
+        (home.home / "sessions", "s-big.json", b" " * (MAX_RECORD_BYTES + 1)),
+        (vault / ".vaultd" / "work", "w20260101000000-0000dead.json", b"\x00\xff not json"),
+        (vault / ".vaultd" / "work", f"{good.id}.json", msgspec.json.encode(good)),
+    ):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    os.mkfifo(home.home / "sessions" / "s-fifo.json")
+    (vault / ".vaultd" / "work" / "w20260101000000-0000f01d.json").mkdir()
+    assert typed.call(SESSION_LIST, SessionListParams(limit=MAX_SESSIONS)).sessions == []
+    assert [w.id for w in typed.call(WORK_LIST, WorkListParams(vault="v")).work] == [good.id]
+    # The torn record's session opens: its record is written whole over what was there.
+    client = typed_clients.open(home, Channel.MCP, session="s-torn")
+    client.call(READ, ReadParams(vault="v", target="Alpha"))
+    shown = typed.call(SESSION_SHOW, SessionShowParams(id="s-torn"))
+    assert [n.path for n in shown.read] == ["Alpha.md"]
+    assert msgspec.json.decode((home.home / "sessions" / "s-torn.json").read_bytes())["id"] == "s-torn"
+    assert cli("status").code == 0

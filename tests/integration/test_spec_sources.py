@@ -23,6 +23,7 @@ from protocol.methods.specs import (
     MAX_SPEC_DEPTH,
     MAX_SPEC_FILE_BYTES,
     MAX_SPEC_FILES,
+    MAX_SPEC_FOLDER_DEPTH,
     MAX_SPEC_ROWS,
     MAX_SPEC_SOURCES,
     SPEC_ADD,
@@ -344,3 +345,54 @@ def test_status_lists_each_source_and_doctor_reports_one_whose_folder_is_gone(ho
     assert {f["check"]: f["finding"] for f in offline["findings"] if f["check"].startswith("spec:")} == {
         check: f["finding"] for check, f in gone.items()
     }
+
+
+def test_folders_are_walked_to_a_bounded_depth(home: Home, daemon: Daemon, cli: Any, typed: TypedClient) -> None:
+    """A repository an agent writes to may nest folders without end: the walk stops at its bound,
+    says where, and still answers (a deeper chain once crashed the read with a recursion error)."""
+    _vault(home, cli)
+    repo = home.root / "nested"
+    at_bound = repo.joinpath(*["d"] * MAX_SPEC_FOLDER_DEPTH)
+    at_bound.mkdir(parents=True)
+    (at_bound / "deep.md").write_text("---\nid: deep\ntype: goal\ntitle: Deep\n---\n# Deep\n")
+    past = at_bound / "d"
+    past.mkdir()
+    (past / "deeper.md").write_text("---\nid: deeper\ntype: goal\ntitle: Deeper\n---\n# Deeper\n")
+    # Far past any recursion the walk could afford (and past what one path may spell out).
+    fd = os.open(past, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(1200):
+        os.mkdir("e", dir_fd=fd)
+        nxt = os.open("e", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = nxt
+    out = os.open("farthest.md", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd)
+    os.write(out, b"---\nid: farthest\ntype: goal\ntitle: Far\n---\n")
+    os.close(out)
+    os.close(fd)
+    try:
+        added = typed.call(SPEC_ADD, SpecAddParams(vault="v", id="nested", path=str(repo)))
+        assert added.specs == 1
+        shown = "/".join(["d"] * (MAX_SPEC_FOLDER_DEPTH + 1))
+        assert added.skipped == [f"{shown}/: deeper than {MAX_SPEC_FOLDER_DEPTH} folders, not read"], added.skipped
+        assert typed.call(SPEC_GET, SpecGetParams(vault="v", id="deep")).path.endswith("/deep.md")
+        with refused(ErrorCode.NOT_FOUND):
+            typed.call(SPEC_GET, SpecGetParams(vault="v", id="deeper"))
+        assert typed.call(SPEC_GREP, SpecGrepParams(vault="v")).total == 1
+    finally:
+        _flatten(past)
+
+
+def _flatten(folder: Path) -> None:
+    """Take the chain of folders below ``folder`` apart one level at a time (a recursive removal
+    would run out of stack on it)."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        while os.path.lexists(folder / "e"):
+            os.rename("e", "gone", src_dir_fd=fd, dst_dir_fd=fd)
+            gone = os.open("gone", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            for name in os.listdir(gone):
+                os.rename(name, name, src_dir_fd=gone, dst_dir_fd=fd)
+            os.close(gone)
+            os.rmdir("gone", dir_fd=fd)
+    finally:
+        os.close(fd)

@@ -116,3 +116,25 @@ def test_lint_reports_an_edited_view_until_it_is_handed_back(vault: Path, cli: A
         lambda: is_ours((vault / "Home.md").read_bytes()) if (vault / "Home.md").exists() else False, 60, "the view is generated again"
     )
     assert _l21(cli) == []
+
+
+def test_a_persons_note_at_a_views_name_in_other_letter_case_is_left_alone_and_the_other_views_written(
+    daemon: Daemon, home: Home, cli: Any
+) -> None:
+    """A view's name taken by a person's note in another letter case (the same file on a
+    case-insensitive disk) is that person's: left alone and reported, never a twin, and it does
+    not keep the other views from being written."""
+    root = home.root / "vault"
+    root.mkdir()
+    (root / "home.md").write_text("# my own home\n")
+    assert cli("vault", "add", "v", str(root), "--json").code == 0
+    preview = cli("vault", "set", "v", "--views", "home,waiting", "--json")
+    assert preview.code == 0, preview.err
+    done = cli("vault", "set", "v", "--views", "home,waiting", "--confirm", "--fingerprint", preview.json()["fingerprint"], "--json")
+    assert done.code == 0, done.err
+    refreshed = cli("views", "--vault", "v", "--json")
+    assert refreshed.code == 0, (refreshed.out, refreshed.err)
+    assert refreshed.json()["detail"]["edited"] == ["Home.md"]
+    assert is_ours((root / WAITING).read_bytes())
+    assert sorted(p.name for p in root.iterdir() if p.name not in (".vaultd", "log.md")) == [WAITING, "home.md"]
+    assert (root / "home.md").read_text() == "# my own home\n"

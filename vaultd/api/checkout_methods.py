@@ -36,7 +36,7 @@ from vaultd.checkout import store as checkout_store
 from vaultd.checkout.candidates import candidates
 from vaultd.checkout.store import Copy, Record, info_of, store_for, summary_of
 from vaultd.editions.volume import in_volumes
-from vaultd.errors import Conflict, InvalidParams, LimitExceeded, NotFound, VaultError
+from vaultd.errors import Conflict, InvalidParams, LimitExceeded, NotFound, PolicyRefused, VaultError
 from vaultd.fsio import ReadRefused, read_regular
 from vaultd.ops import created_event, planning, refuse_volume_writes
 from vaultd.ops.checkout_merge import propose_return
@@ -58,6 +58,17 @@ def _visible_record(ctx: CallContext, runtime: VaultRuntime, record: Record) -> 
     view = Visibility.of(runtime.entry, ctx.channel)
     if any(view.hidden(c.path) for c in record.copies):
         raise NotFound(f"no checkout {record.id} in vault {runtime.entry.id!r}")
+
+
+def _own(ctx: CallContext, record: Record) -> None:
+    """An agent returns or cancels only a checkout its own session made: a person's (edited in
+    their editor) or another session's is not its to drop, nor to propose as its own.
+
+    Raises:
+        PolicyRefused: POLICY, an agent reached for another's checkout.
+    """
+    if ctx.channel == Channel.MCP and (not record.agent or record.session != ctx.session):
+        raise PolicyRefused(f"checkout {record.id} is not your session's; an agent returns or cancels only its own (your user can)")
 
 
 def _chosen(ctx: CallContext, runtime: VaultRuntime, index: VaultIndex, params: CheckoutMakeParams) -> list[tuple[str, str | None]]:
@@ -114,7 +125,8 @@ async def make(ctx: CallContext, params: CheckoutMakeParams) -> CheckoutInfo:
 
     Raises:
         InvalidParams: INVALID_PARAMS, neither notes nor a query finding any.
-        PolicyRefused: POLICY (G05), an agent named a journal volume's entry.
+        PolicyRefused: POLICY (G05), an agent named a journal volume's entry; or a link stands in the
+            scratch folder where the copies go (nothing is written through it).
         LimitExceeded: LIMIT, the vault has its bound of open checkouts, or the notes are over the bytes.
         NotFound: NOT_FOUND, a named note is not one the caller may see.
     """
@@ -145,9 +157,16 @@ async def make(ctx: CallContext, params: CheckoutMakeParams) -> CheckoutInfo:
             created=now,
             folder=str(checkout_store.scratch_folder(ctx.host.home, runtime.entry.id, checkout_id)),
             copies=copies,
+            agent=ctx.channel == Channel.MCP,
+            session=ctx.session if ctx.channel == Channel.MCP else None,
         )
-        await anyio.to_thread.run_sync(store.put, record)
-        await anyio.to_thread.run_sync(checkout_store.write_copies, record)
+        try:
+            await anyio.to_thread.run_sync(checkout_store.write_copies, record)
+            await anyio.to_thread.run_sync(store.put, record)
+        except BaseException:
+            with anyio.CancelScope(shield=True):  # refused: no record, and no copies left behind
+                await anyio.to_thread.run_sync(checkout_store.drop_copies, record)
+            raise
     return info_of(record, edited=set())
 
 
@@ -223,8 +242,8 @@ async def return_checkout(ctx: CallContext, params: CheckoutReturnParams) -> Che
 
     Raises:
         Conflict: CONFLICT, the checkout is not open.
-        PolicyRefused: POLICY, a copy is not a regular file in its folder, or a note it writes is
-            refused to the caller.
+        PolicyRefused: POLICY, an agent asked to return a checkout its session did not make, a
+            copy is not a regular file in its folder, or a note it writes is refused to the caller.
         ValidationFailed: VALIDATION, the merged notes would be invalid; the checkout stays open.
     """
     runtime = ctx.host.vault(params.vault)
@@ -235,6 +254,7 @@ async def return_checkout(ctx: CallContext, params: CheckoutReturnParams) -> Che
         await live.barrier()
         record = await anyio.to_thread.run_sync(store.get, params.id)
         _visible_record(ctx, runtime, record)
+        _own(ctx, record)
         _open(record)
         frozen = await anyio.to_thread.run_sync(_frozen, record)
         await anyio.to_thread.run_sync(store.put, frozen)
@@ -268,6 +288,7 @@ async def cancel(ctx: CallContext, params: CheckoutRef) -> CheckoutSummary:
 
     Raises:
         Conflict: CONFLICT, the checkout is returned already.
+        PolicyRefused: POLICY, an agent asked to cancel a checkout its session did not make.
     """
     runtime = ctx.host.vault(params.vault)
     runtime.check_root()
@@ -275,6 +296,7 @@ async def cancel(ctx: CallContext, params: CheckoutRef) -> CheckoutSummary:
     async with runtime.writer:
         record = await anyio.to_thread.run_sync(store.get, params.id)
         _visible_record(ctx, runtime, record)
+        _own(ctx, record)
         if record.state is CheckoutState.CANCELLED:
             return summary_of(record)
         _open(record)

@@ -145,11 +145,13 @@ async def _with_pending(runtime: VaultRuntime) -> VaultHealth:
     health = runtime.health()
     if health.state not in (VaultState.READY, VaultState.INDEXING):
         return health
-    running = [
-        f"{w.id} {w.what}" + (f" ({w.progress})" if w.progress else "")
-        for w in work_for(runtime.root, runtime.entry.id).all()
-        if w.state is WorkState.RUNNING
-    ][:MAX_STATUS_WORK]
+    try:
+        kept = work_for(runtime.root, runtime.entry.id).all()
+    except VaultError:  # a work folder that is not vaultd's own is a doctor finding, not a status failure
+        kept = []
+    running = [f"{w.id} {w.what}" + (f" ({w.progress})" if w.progress else "") for w in kept if w.state is WorkState.RUNNING][
+        :MAX_STATUS_WORK
+    ]
     edited = await anyio.to_thread.run_sync(edited_views, runtime) if runtime.entry.views else []
     health = msgspec.structs.replace(health, running_work=running, edited_views=edited)
     try:

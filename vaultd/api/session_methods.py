@@ -87,7 +87,10 @@ def observe(ctx: CallContext, params: Any, result: Any) -> None:
 def _running(ctx: CallContext, session: str) -> list[str]:
     out = []
     for runtime in ctx.host.vaults.values():
-        work = work_for(runtime.root, runtime.entry.id).running_for(session)
+        try:
+            work = work_for(runtime.root, runtime.entry.id).running_for(session)
+        except VaultError:  # a work folder that is not vaultd's own is read by no one
+            continue
         if work is not None:
             out.append(f"{runtime.entry.id}:{work.id}")
     return out
@@ -130,7 +133,10 @@ async def _unfinished(ctx: CallContext, session: str) -> list[Unfinished]:
     """The session's pending proposals and running work, in every vault the daemon serves."""
     out: list[Unfinished] = []
     for runtime in ctx.host.vaults.values():
-        work = work_for(runtime.root, runtime.entry.id).running_for(session)
+        try:
+            work = work_for(runtime.root, runtime.entry.id).running_for(session)
+        except VaultError:
+            work = None
         if work is not None:
             out.append(Unfinished(vault=runtime.entry.id, kind="work", id=work.id, what=work.what))
         try:

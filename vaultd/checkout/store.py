@@ -12,13 +12,16 @@ vaultd reads them back only at the return, bounded, as regular files inside that
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import secrets
 import shutil
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 import structlog
@@ -31,10 +34,15 @@ from protocol.methods.checkouts import (
     CheckoutState,
     CheckoutSummary,
 )
-from vaultd.errors import LimitExceeded, NotFound, PolicyRefused
+from protocol.methods.proposals import ProposalState
+from vaultd.errors import LimitExceeded, NotFound, PolicyRefused, VaultError
 from vaultd.fsio import ReadRefused, Refusal, read_regular, write_atomic
+from vaultd.gate.store import store_for as proposals_for
 from vaultd.txn import journal, seal
 from vaultd.vault.layout import STATE_DIR
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 log = structlog.get_logger("vaultd.checkout")
 
@@ -62,6 +70,8 @@ class Record(msgspec.Struct, kw_only=True):
     copies: list[Copy]
     proposal: str | None = None
     decided: float | None = None
+    agent: bool = False  #: made on an agent's channel (older records: a person's)
+    session: str | None = None  #: the agent session that made it; only it may return or cancel it
 
 
 _encoder = msgspec.json.Encoder()
@@ -178,9 +188,18 @@ class CheckoutStore:
         self._expire(keep=record.id)
 
     def _expire(self, keep: str) -> None:
+        """Drop the oldest closed records past :data:`MAX_KEPT_CHECKOUTS`, but never one a pending
+        proposal applies from: the person's decision needs it (those are bounded by the
+        proposals' own bound)."""
         kept = self.records()
         over = len(kept) - MAX_KEPT_CHECKOUTS
-        closed = sorted((r for r in kept if r.state is not CheckoutState.OPEN and r.id != keep), key=lambda r: (r.created, r.id))
+        if over <= 0:
+            return
+        waiting = self._waiting_proposals()
+        closed = sorted(
+            (r for r in kept if r.state is not CheckoutState.OPEN and r.id != keep and (r.proposal is None or r.proposal not in waiting)),
+            key=lambda r: (r.created, r.id),
+        )
         with self._lock:
             for record in closed[: max(over, 0)]:
                 try:
@@ -188,6 +207,15 @@ class CheckoutStore:
                 except FileNotFoundError:
                     pass
                 log.info("checkout record dropped", checkout=record.id, bound=MAX_KEPT_CHECKOUTS, vault=str(self.root))
+
+    def _waiting_proposals(self) -> set[str]:
+        """The ids of the vault's pending proposals; every returned one counts as waiting when
+        the proposals cannot be read (a record is kept rather than lost)."""
+        try:
+            entries, _ = proposals_for(self.root).entries()
+        except VaultError:
+            return {r.proposal for r in self.records() if r.proposal is not None}
+        return {p.id for p in entries if p.state is ProposalState.PENDING}
 
 
 _stores: dict[Path, CheckoutStore] = {}
@@ -203,17 +231,107 @@ def store_for(root: Path) -> CheckoutStore:
 
 
 # -- the scratch folder ------------------------------------------------------------------------------
+#
+# An agent's own tools may do anything inside the scratch root, including leaving a symbolic link
+# where a folder was. So below the root nothing is looked up by path: each folder is opened one
+# component at a time relative to its parent, never following a link, and each copy is made,
+# read and dropped relative to its folder's descriptor. A link anywhere on the way refuses the
+# step (POLICY); nothing is written, read or deleted through it.
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _open_folder(parent_fd: int | None, name: str, shown: str, *, create: bool) -> int:
+    """The folder ``name`` (relative to ``parent_fd``; None: a path from the process), opened
+    without following a link, and made (0700) when absent and ``create`` is set.
+
+    Raises:
+        FileNotFoundError: absent and ``create`` is off.
+        PolicyRefused: POLICY, a link or not a folder stands there.
+    """
+    try:
+        return _opened(parent_fd, name, shown)
+    except FileNotFoundError:
+        if not create:
+            raise
+    try:
+        os.mkdir(name, 0o700, dir_fd=parent_fd)
+    except FileExistsError:
+        pass  # made meanwhile: opened like any other, never followed
+    return _opened(parent_fd, name, shown)
+
+
+def _opened(parent_fd: int | None, name: str, shown: str) -> int:
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise PolicyRefused(f"{shown} is a symbolic link or not a folder; vaultd never follows one in a checkout's folder") from exc
+        raise
+
+
+def _parts(record: Record, path: str) -> list[str]:
+    """The folders from the scratch root down to the copy of ``path``, and its file name.
+
+    Raises:
+        PolicyRefused: POLICY, the path could name something other than one file in the folder.
+    """
+    folder = Path(record.folder)
+    parts = [folder.parent.name, folder.name, *path.split("/")]
+    if "\x00" in path or any(p in ("", ".", "..") for p in parts):
+        raise PolicyRefused(f"the copy of {path!r} cannot be a file inside the checkout's folder")
+    return parts
+
+
+@contextmanager
+def _folder_of(record: Record, folders: list[str], *, create: bool) -> Iterator[int]:
+    """The descriptor of the folder reached by ``folders`` from the scratch root, none followed.
+
+    Raises:
+        FileNotFoundError: a folder is absent and ``create`` is off.
+        PolicyRefused: POLICY, the root or a folder below it is a link.
+    """
+    root = Path(record.folder).parent.parent
+    if create:
+        root.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # private to the user, as the home
+    fd = _open_folder(None, str(root), str(root), create=create)
+    shown = root
+    try:
+        for name in folders:
+            shown = shown / name
+            nxt = _open_folder(fd, name, str(shown), create=create)
+            os.close(fd)
+            fd = nxt
+        yield fd
+    finally:
+        os.close(fd)
 
 
 def write_copies(record: Record) -> None:
-    """Make the scratch folder and write each copy (private to the user, as vaultd's own files)."""
-    folder = Path(record.folder)
-    folder.parent.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # private to the user, as the home
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    """Make the checkout's folder and write each copy in it as a new file (private to the user,
+    as vaultd's own files).
+
+    Raises:
+        PolicyRefused: POLICY, a link stands on the way, or a file is there already.
+    """
     for c in record.copies:
-        target = copy_path(record, c.path)
-        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        target.write_bytes(c.base.encode("utf-8"))
+        parts = _parts(record, c.path)
+        with _folder_of(record, parts[:-1], create=True) as fd:
+            try:
+                out = os.open(parts[-1], _NEW_FLAGS, 0o600, dir_fd=fd)
+            except FileExistsError as exc:
+                raise PolicyRefused(f"something stands where the copy of {c.path} goes; nothing was checked out") from exc
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise PolicyRefused(f"a link stands where the copy of {c.path} goes; nothing was checked out") from exc
+                raise
+            try:
+                view = memoryview(c.base.encode("utf-8"))
+                while view:
+                    view = view[os.write(out, view) :]
+            finally:
+                os.close(out)
 
 
 def read_copy(record: Record, path: str) -> str | None:
@@ -221,18 +339,17 @@ def read_copy(record: Record, path: str) -> str | None:
 
     Raises:
         PolicyRefused: POLICY, the copy is not a regular file inside the scratch folder (a symlink,
-            a folder, a path leading out), or not UTF-8.
+            a folder, a path leading out, a link on the way), or not UTF-8.
         LimitExceeded: LIMIT, the copy is over the checkout's byte bound.
     """
-    folder = Path(record.folder)
-    target = copy_path(record, path)
-    real = Path(os.path.realpath(target.parent))
-    if real != Path(os.path.realpath(folder)) and Path(os.path.realpath(folder)) not in real.parents:
-        raise PolicyRefused(f"the copy of {path} is not inside the checkout's folder; nothing was returned")
+    parts = _parts(record, path)
     try:
-        data, _ = read_regular(target, MAX_CHECKOUT_BYTES)
+        with _folder_of(record, parts[:-1], create=False) as fd:
+            data, _ = read_regular(parts[-1], MAX_CHECKOUT_BYTES, dir_fd=fd)
     except FileNotFoundError:
         return None
+    except PolicyRefused as exc:
+        raise PolicyRefused(f"the copy of {path} is not inside the checkout's folder ({exc.message}); nothing was returned") from exc
     except ReadRefused as exc:
         if exc.refusal is Refusal.TOO_BIG:
             raise LimitExceeded(f"the copy of {path} is over {MAX_CHECKOUT_BYTES} bytes; nothing was returned") from exc
@@ -244,7 +361,16 @@ def read_copy(record: Record, path: str) -> str | None:
 
 
 def drop_copies(record: Record) -> None:
-    shutil.rmtree(record.folder, ignore_errors=True)
+    """Delete the checkout's folder, relative to its parent's descriptor: a link where the
+    folder or a folder above it was is left as it is (logged), and nothing it leads to is touched."""
+    folder = Path(record.folder)
+    try:
+        with _folder_of(record, [folder.parent.name], create=False) as fd:
+            shutil.rmtree(folder.name, dir_fd=fd)  # refuses a link in the folder's place
+    except FileNotFoundError:
+        pass
+    except (PolicyRefused, OSError, RecursionError) as exc:  # a folder nested without end stays, logged
+        log.warning("checkout copies not dropped", checkout=record.id, error=getattr(exc, "message", None) or str(exc))
 
 
 # -- answers -----------------------------------------------------------------------------------------

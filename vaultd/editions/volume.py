@@ -13,6 +13,7 @@ import hashlib
 import re
 from typing import TYPE_CHECKING, Any
 
+from vaultd.policy.roles import within
 from vaultd.vault import frontmatter
 
 if TYPE_CHECKING:
@@ -46,10 +47,11 @@ def under(folder: str, path: str) -> bool:
 
 
 def in_volumes(settings: VolumesSettings | None, path: str) -> bool:
-    """Whether ``path`` is a volume's entry or an edition: a person's writing, never an agent's."""
+    """Whether ``path`` is a volume's entry or an edition: a person's writing, never an agent's.
+    Compared by path key, so another letter case or Unicode form of the folders counts too."""
     if settings is None:
         return False
-    return under(settings.folder, path) or under(settings.editions, path)
+    return within(path, settings.folder) or within(path, settings.editions)
 
 
 def volumes(settings: VolumesSettings, paths: Iterable[str]) -> dict[str, list[str]]:

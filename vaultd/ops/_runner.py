@@ -257,6 +257,8 @@ async def _run_operation(
         # An agent's write while its session runs a work document here is that work's.
         work = work_for(runtime.root, runtime.entry.id) if agent and plan.op != "work.cancel" else None
         if held and verdict is not None:
+            if work is not None:
+                work.check_room(call.session, proposal=True)
             proposed = await anyio.to_thread.run_sync(
                 agent_gate.propose, runtime.root, runtime.entry, plan, params, call, verdict, warnings, info, ctx.today
             )

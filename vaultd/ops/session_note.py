@@ -19,8 +19,10 @@ import structlog
 from protocol.methods.common import Channel
 from protocol.methods.views import ViewRefreshDetail
 from protocol.methods.writes import WriteParams
-from vaultd.errors import VaultError
+from vaultd.errors import ValidationFailed, VaultError
 from vaultd.ops._runner import run_operation
+from vaultd.ops.create import existing_twin
+from vaultd.policy import disk_spelling
 from vaultd.policy.visibility import Visibility
 from vaultd.txn.plan import Change, Plan
 from vaultd.views.render import is_ours, marked
@@ -86,10 +88,14 @@ def plan_session_note(ctx: OpContext, params: WriteParams, *, record: SessionRec
     folder = ctx.entry.session_notes
     if folder is None:
         return Plan(op="session.note", changes=[], summary="no session notes in this vault", detail=detail)
-    path = note_path(folder, record.id)
+    # Spelled as the disk spells the folder (a twin folder would be refused, and no note written).
+    path, issues = disk_spelling(ctx.root, note_path(folder, record.id))
+    if issues:
+        raise ValidationFailed(f"refused: {issues[0].message}", issues=issues)
     current = ctx.read(path)
+    twin = existing_twin(ctx, path) if current is None else None
     changes: list[Change] = []
-    if current is not None and not is_ours(current):
+    if (current is not None and not is_ours(current)) or (twin is not None and twin != path):
         detail.edited.append(path)
     else:
         wanted = marked(session_body(_view(ctx, record, path)))

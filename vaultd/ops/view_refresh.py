@@ -28,6 +28,7 @@ from vaultd.gate.store import store_for
 from vaultd.graph.snapshot import snapshot
 from vaultd.ops._runner import run_operation
 from vaultd.ops.catalog import operation
+from vaultd.ops.create import existing_twin
 from vaultd.policy.visibility import Visibility
 from vaultd.sessions.work import work_for
 from vaultd.txn.plan import Change, Plan
@@ -66,7 +67,11 @@ def _waiting(ctx: OpContext, view: Visibility, source: str) -> tuple[str, int]:
         links, more = _links(ctx, view, source, p.targets)
         proposals.append(Item(id=p.id, what=f"{p.op} by {p.proposer}", links=links, more=more))
     work = []
-    for w in work_for(ctx.root, ctx.entry.id).all():
+    try:
+        running = work_for(ctx.root, ctx.entry.id).all()
+    except VaultError:  # a work folder that is not vaultd's own: no work is listed from it
+        running = []
+    for w in running:
         if w.state is not WorkState.RUNNING or any(view.hidden(n) for n in w.notes) or view.names_hidden_in(w.what, ctx.index):
             continue
         what = w.what + (f" ({w.progress})" if w.progress and not view.names_hidden_in(w.progress, ctx.index) else "")
@@ -134,8 +139,9 @@ def plan_views(ctx: OpContext, params: ViewRefreshParams) -> Plan:
     for name in ctx.entry.views:
         path = VIEW_PATHS[name]
         current = ctx.read(path)
-        if current is not None and not is_ours(current):
-            detail.edited.append(path)
+        twin = existing_twin(ctx, path) if current is None else None
+        if (current is not None and not is_ours(current)) or (twin is not None and twin != path):
+            detail.edited.append(path)  # a person's (or, in another letter case, the same file elsewhere)
             continue
         if name is ViewName.WAITING:
             body = waiting_body_text

@@ -13,9 +13,17 @@ from protocol.errors import Issue
 from protocol.issue_codes import IssueCode
 from protocol.methods.common import Channel
 from protocol.methods.vaults import FolderRoles, in_folder
+from vaultd.policy.paths import path_key
 
 #: Operations that put back what an earlier operation found; they may remove a raw copy it added.
 TAKES_BACK = frozenset({"op.undo", "op.revert"})
+
+
+def within(path: str, folder: str) -> bool:
+    """Whether ``path`` lies in ``folder`` by their :func:`~vaultd.policy.paths.path_key`: a rule
+    about a folder holds whatever the filesystem makes of letter case and Unicode form, as deny and
+    private globs do (on a case-insensitive disk ``sessions/`` is ``Sessions/``)."""
+    return in_folder(path_key(path), path_key(folder))
 
 
 def closed_to_agents(path: str, roles: FolderRoles, channel: Channel) -> Issue | None:
@@ -23,7 +31,7 @@ def closed_to_agents(path: str, roles: FolderRoles, channel: Channel) -> Issue |
     if channel is not Channel.MCP:
         return None
     for folder in roles.agent_closed():
-        if in_folder(path, folder):
+        if within(path, folder):
             return Issue(
                 code=IssueCode.P06,
                 path=path,
@@ -35,7 +43,7 @@ def closed_to_agents(path: str, roles: FolderRoles, channel: Channel) -> Issue |
 def session_notes_closed(path: str, folder: str | None, channel: Channel) -> Issue | None:
     """P06 when an agent writes inside the folder vaultd keeps agent sessions' notes in: they are
     the person's account of what agents did, so no agent edits one."""
-    if channel is not Channel.MCP or folder is None or not in_folder(path, folder):
+    if channel is not Channel.MCP or folder is None or not within(path, folder):
         return None
     return Issue(
         code=IssueCode.P06,
@@ -46,7 +54,7 @@ def session_notes_closed(path: str, folder: str | None, channel: Channel) -> Iss
 
 def raw_copy_changed(path: str, existed: bool, roles: FolderRoles, op: str) -> Issue | None:
     """V17 when a write changes, moves or removes a file already in the raw folder."""
-    if roles.raw is None or not existed or op in TAKES_BACK or not in_folder(path, roles.raw):
+    if roles.raw is None or not existed or op in TAKES_BACK or not within(path, roles.raw):
         return None
     return Issue(
         code=IssueCode.V17,

@@ -123,7 +123,8 @@ class SessionBook:
         now = time.time()
         if record is None:
             self._make_room()
-            record = SessionRecord(id=session, client=client[:64], started=now, seen=now)
+            shown = "".join(ch if ch.isprintable() else " " for ch in client)  # no line break, no terminal escape
+            record = SessionRecord(id=session, client=shown[:64], started=now, seen=now)
         return msgspec.structs.replace(record, seen=now)
 
     # -- what happens in a session ----------------------------------------------------------

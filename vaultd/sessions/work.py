@@ -19,8 +19,9 @@ import structlog
 
 from protocol.location import VAULT_STATE_DIR
 from protocol.methods.work import MAX_WORK, MAX_WORK_BYTES, MAX_WORK_OPS, WorkState, WorkSummary
-from vaultd.errors import Conflict, LimitExceeded, NotFound, Unavailable
-from vaultd.sessions.files import ensure_folder, read_records, remove_record, write_record
+from vaultd.errors import Conflict, LimitExceeded, NotFound, Unavailable, VaultError
+from vaultd.sessions.files import read_records, remove_record, write_record
+from vaultd.txn import journal
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -29,6 +30,7 @@ log = structlog.get_logger("vaultd.sessions")
 
 WORK_DIR = f"{VAULT_STATE_DIR}/work"
 _SUFFIX = ".json"
+_ID_ROOM = "x" * 32  #: as long as any operation or proposal id, to test a record's room for one more
 _decoder = msgspec.json.Decoder(WorkSummary)
 
 
@@ -46,8 +48,25 @@ class WorkStore:
         self._lock = threading.RLock()
         self._work: dict[str, WorkSummary] | None = None
 
+    def _own_folder(self, *, create: bool) -> bool:
+        """Whether the work folder exists (made when ``create``).
+
+        Raises:
+            Unavailable: UNAVAILABLE, it (or ``.vaultd/`` above it) is a link, not a folder, or
+                another user's: no record is read from it or written through it.
+        """
+        return journal.own_folder(self.root, self.folder, create=create, shown=WORK_DIR, keeps="work documents")
+
     def _load(self) -> dict[str, WorkSummary]:
+        """Every record, read once.
+
+        Raises:
+            Unavailable: UNAVAILABLE, the work folder is not vaultd's own.
+        """
         if self._work is not None:
+            return self._work
+        if not self._own_folder(create=False):
+            self._work = {}
             return self._work
         found, unreadable = read_records(self.folder, _SUFFIX, MAX_WORK_BYTES, _decoder.decode, lambda w: w.id)
         for name in unreadable:
@@ -65,8 +84,8 @@ class WorkStore:
         data = msgspec.json.encode(work)
         if len(data) > MAX_WORK_BYTES:
             raise LimitExceeded(f"work {work.id} would be {len(data)} bytes, over the {MAX_WORK_BYTES}-byte bound")
+        self._own_folder(create=True)
         try:
-            ensure_folder(self.folder)
             write_record(self.folder / f"{work.id}{_SUFFIX}", data)
         except OSError as exc:
             raise Unavailable(f"{WORK_DIR} cannot hold work records: {exc.strerror or exc}") from exc
@@ -137,26 +156,45 @@ class WorkStore:
             return changed
 
     def tag(self, session: str | None, *, op_id: str | None = None, proposal: str | None = None) -> str | None:
-        """Add an operation or proposal of ``session`` to its running work here; the work's id, or None."""
+        """Add an operation or proposal of ``session`` to its running work here; the work's id, or None.
+
+        Called once the operation is applied (or the proposal stored), so it never fails the
+        call: :meth:`check_room` refused beforehand what the work could not take, and a record
+        that cannot be written now (its folder gone, the disk full) is logged.
+        """
         with self._lock:
-            work = self.running_for(session)
+            try:
+                work = self.running_for(session)
+            except VaultError as exc:
+                log.warning("work record not told of an operation", vault=self.vault, op=op_id or proposal, error=exc.message)
+                return None
             if work is None:
                 return None
-            if op_id is not None and op_id not in work.ops:
-                self.change(work, ops=[*work.ops, op_id][-MAX_WORK_OPS:])
-            if proposal is not None and proposal not in work.proposals:
-                self.change(self.get(work.id), proposals=[*work.proposals, proposal][-MAX_WORK_OPS:])
+            try:
+                if op_id is not None and op_id not in work.ops:
+                    self.change(work, ops=[*work.ops, op_id][-MAX_WORK_OPS:])
+                if proposal is not None and proposal not in work.proposals:
+                    self.change(self.get(work.id), proposals=[*work.proposals, proposal][-MAX_WORK_OPS:])
+            except VaultError as exc:
+                log.warning("work record not told of an operation", vault=self.vault, work=work.id, op=op_id or proposal, error=exc.message)
             return work.id
 
-    def check_room(self, session: str | None) -> None:
-        """Refuse a write under a work that holds as many operations as one work may.
+    def check_room(self, session: str | None, *, proposal: bool = False) -> None:
+        """Refuse a write (or a proposal) the session's running work could not take, before it is made.
 
         Raises:
-            LimitExceeded: LIMIT, the session's running work holds :data:`MAX_WORK_OPS` operations.
+            LimitExceeded: LIMIT, the work holds :data:`MAX_WORK_OPS` operations, or one more id
+                would take its record over :data:`MAX_WORK_BYTES`.
         """
-        work = self.running_for(session)
-        if work is not None and len(work.ops) >= MAX_WORK_OPS:
+        with self._lock:
+            work = self.running_for(session)
+        if work is None:
+            return
+        if not proposal and len(work.ops) >= MAX_WORK_OPS:
             raise LimitExceeded(f"work {work.id} holds {MAX_WORK_OPS} operations already; finish it and start another")
+        more = {"proposals": [*work.proposals, _ID_ROOM]} if proposal else {"ops": [*work.ops, _ID_ROOM]}
+        if len(msgspec.json.encode(msgspec.structs.replace(work, **more))) > MAX_WORK_BYTES:
+            raise LimitExceeded(f"work {work.id} is at its {MAX_WORK_BYTES}-byte bound; finish it and start another")
 
 
 _stores: dict[Path, WorkStore] = {}

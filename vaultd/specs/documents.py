@@ -16,7 +16,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from protocol.methods.specs import MAX_SPEC_FILE_BYTES, MAX_SPEC_FILES, MAX_SPEC_TOTAL_BYTES, EdgeKind
+from protocol.methods.specs import MAX_SPEC_FILE_BYTES, MAX_SPEC_FILES, MAX_SPEC_FOLDER_DEPTH, MAX_SPEC_TOTAL_BYTES, EdgeKind
 from vaultd.errors import InvalidParams, LimitExceeded, NotFound, ValidationFailed
 from vaultd.fsio import ReadRefused, Refusal, read_regular
 from vaultd.vault import frontmatter
@@ -167,8 +167,12 @@ def read_source(source: str, root: str, hidden: Callable[[str], bool] | None = N
     return found
 
 
-def _walk(found: SpecSet, fd: int, prefix: str, hidden: Callable[[str], bool] | None, files: list[int], total: list[int]) -> None:
-    """Walk one folder (open at ``fd``) and its folders, in name order.
+def _walk(
+    found: SpecSet, fd: int, prefix: str, hidden: Callable[[str], bool] | None, files: list[int], total: list[int], depth: int = 0
+) -> None:
+    """Walk one folder (open at ``fd``, ``depth`` folders below the source's) and its folders, in
+    name order; a folder deeper than :data:`MAX_SPEC_FOLDER_DEPTH` is reported, not entered, so a
+    folder nested without end neither exhausts the stack nor holds a descriptor per level.
 
     Raises:
         LimitExceeded: LIMIT, the source holds more Markdown files than one read takes.
@@ -183,13 +187,16 @@ def _walk(found: SpecSet, fd: int, prefix: str, hidden: Callable[[str], bool] | 
             found.skipped.append(f"{rel}: a symbolic link, not followed")
             continue
         if folder:
+            if depth >= MAX_SPEC_FOLDER_DEPTH:
+                found.skipped.append(f"{rel}/: deeper than {MAX_SPEC_FOLDER_DEPTH} folders, not read")
+                continue
             try:
                 sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
                 found.skipped.append(f"{rel}/: cannot be opened ({exc.strerror})")
                 continue
             try:
-                _walk(found, sub, rel + "/", hidden, files, total)
+                _walk(found, sub, rel + "/", hidden, files, total, depth + 1)
             finally:
                 os.close(sub)
         elif regular and name.lower().endswith(".md"):

@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 
 from vaultd.vault.generated_mark import is_ours, marked
 
-__all__ = ["Item", "home_body", "is_ours", "marked", "topics_body", "waiting_body"]
+__all__ = ["Item", "home_body", "is_ours", "marked", "one_line", "topics_body", "waiting_body"]
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line of a note: every character that is not printable (a line break of
+    any kind, a tab, a control character) becomes a space. What a client or an agent supplied
+    (its name, a work's description) is shown in notes vaultd writes on a person's channel, and
+    may add nothing of its own to them: no heading, list item or frontmatter fence."""
+    return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
 
 
 @dataclass(slots=True)
@@ -29,7 +37,7 @@ def _line(item: Item) -> str:
     tail = (": " + ", ".join(item.links)) if item.links else ""
     if item.more:
         tail += f" and {item.more} more"
-    return f"- `{item.id}` {item.what}{tail}"
+    return f"- `{item.id}` {one_line(item.what)}{tail}"
 
 
 def waiting_body(proposals: list[Item], work: list[Item], home_link: str | None) -> str:
