@@ -155,7 +155,10 @@ def compact_schema(tp: type, *, hidden: Iterable[str] = ()) -> dict[str, Any]:
       amount, and the answer shows how many it holds);
     - no ``additionalProperties: false``: the daemon refuses an unknown argument naming it, and
       the keyword tells a model nothing the property list does not;
-    - the ``hidden`` fields (settings for another client, such as the CLI's ``log``) are not offered.
+    - the ``hidden`` fields (settings for another client, such as the CLI's ``log``) are not offered;
+    - an enum of more than :data:`MAX_SHOWN_ENUM` strings is a string its description explains
+      (``a rule code, e.g. L03``): the daemon refuses any other value, naming the ones it takes,
+      and a list of 21 rule codes costs every session more than it helps one call.
 
     What the daemon checks is unchanged: it decodes the arguments against the Struct itself.
     """
@@ -172,7 +175,7 @@ def compact_schema(tp: type, *, hidden: Iterable[str] = ()) -> dict[str, Any]:
         schema["required"] = [r for r in schema["required"] if r not in hidden_names]
     schema = _compact(schema)
     defs = {name: _compact(d) for name, d in defs.items()}
-    schema = _inline_single_use(schema, defs)
+    schema = _plain_enums(_inline_single_use(schema, defs))
     schema.pop("description", None)  # the params Struct's docstring: the tool's own description says it
     schema["type"] = "object"
     return schema
@@ -221,6 +224,29 @@ def _compact(node: Any) -> Any:
             del out["description"]  # "low, medium or high.": the enum says it
     if "description" in out:  # description first, as people write schemas
         out = {"description": out.pop("description"), **out}
+    return out
+
+
+MAX_SHOWN_ENUM = 16  #: a longer enum of strings is left to the field's description and the daemon
+
+
+def _plain_enums(node: Any) -> Any:
+    """Once definitions are inlined (a field's description and its enum type's members meet):
+    an enum a description only lists loses the description, and a long enum of strings that
+    has a description becomes a string."""
+    if isinstance(node, list):
+        return [_plain_enums(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _plain_enums(v) for k, v in node.items()}
+    members = out.get("enum")
+    text = out.get("description")
+    if isinstance(members, list) and isinstance(text, str):
+        if _only_names(text, members):
+            del out["description"]
+        elif len(members) > MAX_SHOWN_ENUM and all(isinstance(m, str) for m in members):
+            del out["enum"]
+            out["type"] = "string"
     return out
 
 

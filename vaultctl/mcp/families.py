@@ -1,0 +1,211 @@
+"""Tool families: one MCP tool for several methods that are views or steps of one concept.
+
+Every tool an agent's host lists costs its context a name, a description, a schema and hints in
+every session, and most of that is structure (a tool's frame, each argument's type), not meaning.
+Where several methods are one concept seen several ways (the link graph's neighbours, paths,
+communities) or the steps of one thing (a piece of work started, reported on, finished), one tool
+serves them: a required selector argument names the member, the schema is the union of the
+members' arguments, and the description is one line for the concept and each member's signature
+and gist. So every capability stays reachable, for less.
+
+A family is declared here once, by method; everything else is derived from the methods in
+``protocol/``: the members' selector values (the method name's last part: ``graph.path`` is
+``view: "path"``), the schema, the description and the hints. Two rules keep a family honest:
+
+- its members have one effect as MCP hints tell it (all reads, or all writes that destroy alike):
+  a host that asks before a destructive call, or lets reads run unasked, must be right about every
+  member. A member that is idempotent where another is not makes the family not idempotent (a
+  hint left out claims nothing).
+- an argument two members name alike is one argument only when it is the same in both; where
+  their descriptions or defaults differ, the family must say in :attr:`Family.same` how one
+  description covers both, and where their types differ it cannot be one argument at all.
+  Otherwise :func:`family_schema` raises :class:`FamilyConflict`: a merge is never silent.
+
+A call by a member's own tool name (``graph_path``, as hosts' entries and scripts written before
+families call it) is still answered, as that member; ``tools/list`` names only the family.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from protocol.table import METHODS
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from protocol.methods.spec import AnySpec
+
+
+class FamilyConflict(ValueError):
+    """Members of one family that cannot be one tool: a hint they disagree on, or an argument
+    two of them name alike for different things."""
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """One MCP tool serving several methods."""
+
+    name: str  #: the tool's name
+    selector: str  #: the required argument naming the member: ``view`` for reads, ``action`` for writes
+    line: str  #: what the members share, in one line: the tool's description starts with it
+    methods: tuple[str, ...]  #: the members, by method name, in the order the description lists them
+    same: Mapping[str, str] = field(default_factory=dict)
+    """Arguments the members describe differently though they mean one thing here, each with the
+    one description the family's schema gives it ("": none, where its enum says it all)."""
+
+    def key(self, spec: AnySpec) -> str:
+        """The selector's value that reaches ``spec``: its method name's last part."""
+        return spec.name.rsplit(".", 1)[-1]
+
+
+FAMILIES: tuple[Family, ...] = (
+    Family(
+        "vault_info",
+        "view",
+        "What the index knows of the vault as a whole.",
+        ("vault.stats", "vault.tags", "vault.properties", "vault.issues"),
+    ),
+    Family("log_read", "view", "Read the vault's log, newest events first.", ("log.tail", "log.grep")),
+    Family(
+        "graph",
+        "view",
+        "The vault's link graph.",
+        ("graph.neighbors", "graph.path", "graph.nav", "graph.hubs", "graph.mocs", "graph.communities"),
+        same={
+            "target": "The note: where neighbors and nav start, where a path ends.",
+            "direction": "out: follow links as written; in: backlinks; both: either way.",
+        },
+    ),
+    Family(
+        "spec_read",
+        "view",
+        "Read spec sources: a spec, the specs around one, a search.",
+        ("spec.get", "spec.graph", "spec.grep"),
+        same={
+            "id": "A spec's frontmatter id (get: or its title, any case).",
+            "offset": "get: a byte offset into the body (next_offset); grep: matches to skip.",
+        },
+    ),
+    Family(
+        "daily_write",
+        "action",
+        "Write into a day's (or a period's) note, created from its template if new.",
+        ("daily.append", "daily.prepend"),
+    ),
+    Family(
+        "claim_write",
+        "action",
+        "Record or change a claim about a page, with the sources that support or contradict it.",
+        ("claim.add", "claim.update"),
+        same={
+            "state": "proposed (add's default), accepted (needs current support), disputed or rejected.",
+            "confidence": "",
+            "risk": "low (add's default), medium or high (high needs two independent sources to be accepted).",
+            "assessment": "Why the claim stands as it does, in one line.",
+        },
+    ),
+    Family("work", "action", "Multi-step work an agent declares, reports on and closes.", ("work.start", "work.progress", "work.finish")),
+    Family(
+        "checkout",
+        "action",
+        "Checkouts: copies of notes in a scratch folder, edited with your own tools and returned as one proposal.",
+        ("checkout.make", "checkout.return", "checkout.cancel"),
+    ),
+)
+
+
+def family_of(method: str) -> Family | None:
+    """The family serving ``method``, if one does."""
+    return _BY_METHOD.get(method)
+
+
+_BY_METHOD: dict[str, Family] = {m: f for f in FAMILIES for m in f.methods}
+_BY_NAME: dict[str, Family] = {f.name: f for f in FAMILIES}
+
+
+def by_name(name: str) -> Family | None:
+    """The family whose tool is called ``name``."""
+    return _BY_NAME.get(name)
+
+
+def members(family: Family, specs: Iterable[AnySpec] | None = None) -> list[AnySpec]:
+    """The family's members among ``specs`` (every MCP method when None), in its declared order."""
+    present = {s.name: s for s in (METHODS.values() if specs is None else specs) if s.mcp}
+    return [present[m] for m in family.methods if m in present]
+
+
+def hints(family: Family, specs: list[AnySpec]) -> tuple[bool, bool, bool]:
+    """``(read_only, destructive, idempotent)`` true of every member.
+
+    Raises:
+        FamilyConflict: the members differ in reading or destroying.
+    """
+    kinds = {(s.read_only, s.destructive) for s in specs}
+    if len(kinds) != 1:
+        named = ", ".join(f"{s.name} ({'read' if s.read_only else 'destructive' if s.destructive else 'write'})" for s in specs)
+        raise FamilyConflict(f"family {family.name}: its members must all read, or all write alike: {named}")
+    ((read_only, destructive),) = kinds
+    return read_only, destructive, all(s.idempotent for s in specs)
+
+
+_LOOSE = ("description", "default")  #: what members may word differently, if the family says how one wording covers them
+
+
+def family_schema(family: Family, schemas: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """The family's input schema from its members' (by selector value, in family order): the
+    selector, required and an enum of the members, then every member's arguments once.
+
+    An argument is required when every member requires it. One that several members take is
+    one property when its schema is the same in each; else it must differ only in its
+    description or default and be in :attr:`Family.same`, whose description it then gets (and
+    the default the members share, if any).
+
+    Raises:
+        FamilyConflict: a member's schema has ``$defs``, or an argument differs in type across
+            members, or in description or default without the family saying how one covers all.
+    """
+    seen: dict[str, dict[str, tuple[str, ...]]] = {}  # argument -> its schema as JSON-ish key -> members
+    first: dict[str, dict[str, Any]] = {}
+    for key, schema in schemas.items():
+        if "$defs" in schema:
+            raise FamilyConflict(f"family {family.name}: {key} has shared definitions ($defs); it cannot join a family")
+        if family.selector in schema.get("properties", {}):
+            raise FamilyConflict(f"family {family.name}: {key} has an argument named {family.selector}, the family's selector")
+        for name, prop in schema.get("properties", {}).items():
+            first.setdefault(name, prop)
+            variants = seen.setdefault(name, {})
+            variants[repr(prop)] = (*variants.get(repr(prop), ()), key)
+    properties: dict[str, Any] = {family.selector: {"enum": list(schemas)}}
+    for name, variants in seen.items():
+        if len(variants) == 1:
+            properties[name] = first[name]
+            continue
+        props = [schemas[keys[0]]["properties"][name] for keys in variants.values()]
+        where = "; ".join(f"{', '.join(keys)}: {text}" for text, keys in variants.items())
+        bare = {repr({k: v for k, v in p.items() if k not in _LOOSE}) for p in props}
+        if len(bare) > 1:
+            raise FamilyConflict(f"family {family.name}: argument {name!r} has different types across its members ({where})")
+        if name not in family.same:
+            raise FamilyConflict(
+                f"family {family.name}: argument {name!r} is described differently across its members ({where});"
+                " say in the family's `same` how one description covers them, or keep them apart"
+            )
+        defaults = {repr(p.get("default", ...)) for p in props}
+        merged = {"description": family.same[name]} if family.same[name] else {}
+        merged.update((k, v) for k, v in props[0].items() if k not in _LOOSE)
+        if len(defaults) == 1 and "default" in props[0]:
+            merged["default"] = props[0]["default"]
+        properties[name] = merged
+    every = [set(s.get("required", ())) for s in schemas.values()]
+    required = [family.selector, *(n for n in seen if all(n in r for r in every))]
+    return {"type": "object", "properties": properties, "required": required}
+
+
+def signature(family: Family, key: str, schema: dict[str, Any], common: set[str]) -> str:
+    """``key(a, b?, c?)``: a member's arguments, those every member takes left out, optional ones
+    marked as TypeScript marks them."""
+    required = set(schema.get("required", ()))
+    args = [n if n in required else f"{n}?" for n in schema.get("properties", {}) if n not in common]
+    return f"{key}({', '.join(args)})"
