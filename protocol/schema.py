@@ -220,6 +220,8 @@ def _compact(node: Any) -> Any:
         out = merged
     if isinstance(out.get("description"), str):
         out["description"] = _BYTE_BOUND.sub("", first_sentence(out["description"]))
+        if _ONLY_BOUND.fullmatch(out["description"]):
+            del out["description"]  # "At most 256 KiB as UTF-8.": the daemon's bound, and nothing else
         if isinstance(out.get("enum"), list) and _only_names(out["description"], out["enum"]):
             del out["description"]  # "low, medium or high.": the enum says it
     if "description" in out:  # description first, as people write schemas
@@ -251,6 +253,7 @@ def _plain_enums(node: Any) -> Any:
 
 
 _BYTE_BOUND = re.compile(r"; at most \d+ [KM]iB[^;.]*")  #: a size bound in words: the daemon's, like maxLength
+_ONLY_BOUND = re.compile(r"At most \d+ [KM]iB[^;.]*\.")  #: a description that is only such a bound
 _LIST_WORDS = re.compile(r",\s*|\s+or\s+|\s+and\s+|\.$")
 
 

@@ -61,9 +61,7 @@ class FileListParams(Params):
         ]
         | None
     ) = None
-    orphaned: Annotated[
-        bool, msgspec.Meta(description="Only files that are not notes and that no note or canvas embeds or links (unused attachments).")
-    ] = False
+    orphaned: Annotated[bool, msgspec.Meta(description="Only unused attachments: files no note or canvas embeds or links.")] = False
     limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many files in this page.")] = 100
     cursor: Cursor | None = None
     fresh: Fresh = False
@@ -162,7 +160,7 @@ class FileDeleteParams(FileChangeParams, kw_only=True):
 class FileWriteParams(WriteParams, kw_only=True):
     expected_sha: ExpectedSha = None
     expected_mtime_ns: ExpectedMtime = None
-    path: Annotated[FilePath, msgspec.Meta(description="The text file to create or replace (.canvas, .base, .txt, .json, .css, ...).")]
+    path: Annotated[FilePath, msgspec.Meta(description="The text file to create or replace (.canvas, .base, .json, ...).")]
     content: Annotated[
         str,
         msgspec.Meta(
@@ -189,7 +187,8 @@ READ: MethodSpec[FileReadParams, FileReadResult] = spec(
     "file.read",
     FileReadParams,
     FileReadResult,
-    "Read any file: a text kind as text, another as its media type and base64 bytes, paged by bytes (never whole when large).",
+    "Read any file, paged by bytes: text as text, others as base64. Another kind than text comes with its media type; "
+    "never whole when large.",
     Effect.READ,
     Trait.MCP,
 )
@@ -197,7 +196,7 @@ MOVE = _write(
     "file.move",
     FileMoveParams,
     MoveDetail,
-    "Move a file that is not a note and rewrite every embed and link to it in notes, canvases and bases (two-step).",
+    "Move a file that is not a note, rewriting every embed and link to it (two-step). In notes, canvases and bases.",
     Effect.DESTRUCTIVE,
     _TWO_STEP,
 )

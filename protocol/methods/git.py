@@ -219,7 +219,7 @@ NOTE_DIFF = spec(
     "note.diff",
     NoteDiffParams,
     NoteDiffResult,
-    "A unified diff of a note between two revisions, or between its last commit and the file now.",
+    "A note's unified diff between two revisions. By default between its last commit and the file now.",
     Effect.READ,
     Trait.MCP,
 )
@@ -256,7 +256,7 @@ REVERT: MethodSpec[RevertParams, WriteReceipt[RevertDetail]] = MethodSpec(
     "op.revert",
     RevertParams,
     receipt_type(RevertDetail),
-    "Reverse an operation found in git history as a new operation, for those op.undo no longer keeps (two-step: preview, then confirm).",
+    "Reverse, from git history, an operation op.undo no longer keeps (two-step: preview, then confirm). It is reversed as a new operation.",
     Effect.DESTRUCTIVE,
     Trait.MCP | Trait.TWO_STEP,
 )

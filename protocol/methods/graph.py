@@ -25,8 +25,9 @@ Relation = Annotated[
     msgspec.Meta(
         pattern=r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$",
         description=(
-            "Follow only edges of this relation: link (a body link), embed, a typed relation written by note.link "
-            "(supports, contradicts, extends, applies-to, context-for), or a frontmatter key whose values are links (up, related, ...)."
+            "Only edges of this relation: link, embed, a note.link relation (supports, contradicts, extends, ...) or a "
+            "frontmatter key of links (up, related, ...). A link is a body link; the typed relations are supports, "
+            "contradicts, extends, applies-to and context-for."
         ),
     ),
 ]
@@ -221,7 +222,7 @@ NEIGHBORS = _read(
     "graph.neighbors",
     NeighborsParams,
     NeighborsResult,
-    "The notes up to 3 links away from one note, optionally of one relation or direction; optionally as a JSON Canvas.",
+    "Notes up to 3 links away from one note. Optionally of one relation or direction; optionally as a JSON Canvas.",
 )
 COMMUNITIES = _read(
     "graph.communities",
@@ -238,7 +239,7 @@ HUBS = _read(
     HubsResult,
     "The most central notes (PageRank over links), with their link counts. UNAVAILABLE without the graph extra (vaultd[graph]).",
 )
-MOCS = _read("graph.mocs", MocsParams, MocsResult, "Maps of content and topic-map roots, with how many notes link to each.")
+MOCS = _read("graph.mocs", MocsParams, MocsResult, "Maps of content and topic-map roots. With how many notes link to each.")
 NAV = _read(
     "graph.nav",
     NavParams,

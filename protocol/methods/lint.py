@@ -169,7 +169,7 @@ AsOf = Annotated[
     msgspec.Meta(
         pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
         description=(
-            "The date (YYYY-MM-DD) that review and staleness rules compare with; omitted, today. The same date gives the same findings."
+            "The date (YYYY-MM-DD) review and staleness rules compare with; omitted, today. The same date gives the same findings."
         ),
     ),
 ]
@@ -187,7 +187,8 @@ class LintParams(Params):
     ] = 200
     fresh: Fresh = False
     write: Annotated[
-        bool, msgspec.Meta(description="Also write the findings as the day's report (reports/lint-DATE.md) with a LINT log event.")
+        bool,
+        msgspec.Meta(description="Also write the day's report note and a log event. The report is reports/lint-DATE.md, the event LINT."),
     ] = False
 
 

@@ -105,7 +105,7 @@ NOTE_OUTLINE = spec(
     "note.outline",
     OutlineParams,
     OutlineResult,
-    "A note's headings (level, text, line), block ids, and word and character counts as Obsidian counts them.",
+    "A note's headings (level, text, line), block ids, and word and character counts. Counted as Obsidian counts them.",
     Effect.READ,
     Trait.MCP,
 )

@@ -69,7 +69,9 @@ class SearchParams(Params):
     meaning: Annotated[
         bool,
         msgspec.Meta(
-            description=('Plain words fewer than limit notes hold all of: go on by meaning (match "meaning"); false: exact only.')
+            description=(
+                'When fewer than limit notes hold all the words, add hits by meaning; false: exact only. Those hits have match "meaning".'
+            )
         ),
     ] = True
     max_bytes: Annotated[
@@ -269,10 +271,7 @@ class ListResult(Result):
 
 class TagsParams(Params):
     vault: OptionalVault = None
-    prefix: (
-        Annotated[str, msgspec.Meta(max_length=256, description="Only tags starting with this (case-insensitive; a leading # is ignored).")]
-        | None
-    ) = None
+    prefix: Annotated[str, msgspec.Meta(max_length=256, description="Only tags starting with this (any case; # optional).")] | None = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=5000, description="At most this many tags, most used first.")] = 500
 
 
@@ -297,9 +296,7 @@ MAX_STATS_DAYS = 3650
 class StatsParams(VaultParams):
     days: Annotated[
         int,
-        msgspec.Meta(
-            ge=1, le=MAX_STATS_DAYS, description="The log window: events dated in the last N local calendar days, today included."
-        ),
+        msgspec.Meta(ge=1, le=MAX_STATS_DAYS, description="Count log events of the last N days, today included. Local calendar days."),
     ] = 30
 
 
@@ -425,7 +422,7 @@ LIST = _read(
     ListResult,
     "List notes in path order, optionally under a folder; page with the returned cursor.",
 )
-TAGS = _read("vault.tags", TagsParams, TagsResult, "Every tag in the vault with the number of notes carrying it.")
+TAGS = _read("vault.tags", TagsParams, TagsResult, "Every tag with how many notes carry it.")
 STATS = _read(
     "vault.stats",
     StatsParams,

@@ -121,14 +121,16 @@ class CreateParams(WriteParams, kw_only=True):
             msgspec.Meta(
                 min_length=1,
                 max_length=1024,
-                description="A template's name or vault path to start from, {{title}}, {{date}}, {{time}} rendered; not with body.",
+                description=(
+                    "A template's name or vault path to start from; not with body. Its {{title}}, {{date}} and {{time}} are rendered."
+                ),
             ),
         ]
         | None
     ) = None
     unique: Annotated[
         bool,
-        msgspec.Meta(description="Prefix the name as Obsidian's unique note creator does (its folder and template too)."),
+        msgspec.Meta(description="Name it as Obsidian's unique note creator does. Its prefix, folder and template too."),
     ] = False
 
 
@@ -161,7 +163,7 @@ class PatchParams(EditParams, kw_only=True):
     ) = None
     rewrite_anchors: Annotated[
         bool,
-        msgspec.Meta(description="If the edit renames a heading, repoint links to it everywhere, in the same operation."),
+        msgspec.Meta(description="If the edit renames a heading, repoint links to it too. In the same operation, everywhere."),
     ] = False
 
 
@@ -210,7 +212,7 @@ class SupersedeParams(WriteParams, kw_only=True):
 class MoveParams(TwoStepParams, kw_only=True):
     target: Annotated[Target, msgspec.Meta(description="The note to move (a path, name or alias).")]
     to: Annotated[
-        NotePath, msgspec.Meta(description="Its new vault-relative path ('.md' is added); ending in '/', a folder to move it into.")
+        NotePath, msgspec.Meta(description="Its new vault path; ending in '/', a folder to move it into. '.md' is added when missing.")
     ]
 
 
@@ -228,7 +230,7 @@ class UndoParams(WriteParams, kw_only=True):
     op_id: OpId
     session: Annotated[
         bool,
-        msgspec.Meta(description="Undo, as one operation, every kept operation of the agent session that made op_id, newest first."),
+        msgspec.Meta(description="Undo every kept operation of op_id's agent session, as one operation. Newest first."),
     ] = False
 
 
@@ -344,7 +346,7 @@ UNDO = _write(
     "op.undo",
     UndoParams,
     NoDetail,
-    "Reverse a committed operation while the files it wrote are unchanged since.",
+    "Reverse a committed operation whose files are unchanged since.",
     Effect.DESTRUCTIVE,
 )
 OP_LIST = spec(
@@ -367,7 +369,7 @@ LOG_TAIL = spec(
     "log.tail",
     LogTailParams,
     LogLines,
-    "The last events of the vault's log, optionally of one type.",
+    "The newest events, optionally of one type.",
     Effect.READ,
     Trait.MCP,
 )

@@ -54,24 +54,39 @@ class Family:
     same: Mapping[str, str] = field(default_factory=dict)
     """Arguments the members describe differently though they mean one thing here, each with the
     one description the family's schema gives it ("": none, where its enum says it all)."""
+    keys: Mapping[str, str] = field(default_factory=dict)
+    """Selector values by method, where the method name's last part would not tell the members
+    apart (``source.list`` and ``claim.list``)."""
 
     def key(self, spec: AnySpec) -> str:
-        """The selector's value that reaches ``spec``: its method name's last part."""
-        return spec.name.rsplit(".", 1)[-1]
+        """The selector's value that reaches ``spec``: its method name's last part, unless
+        :attr:`keys` names another."""
+        return self.keys.get(spec.name) or spec.name.rsplit(".", 1)[-1]
 
 
 FAMILIES: tuple[Family, ...] = (
     Family(
         "vault_info",
         "view",
-        "What the index knows of the vault as a whole.",
+        "The vault as a whole.",
         ("vault.stats", "vault.tags", "vault.properties", "vault.issues"),
     ),
-    Family("log_read", "view", "Read the vault's log, newest events first.", ("log.tail", "log.grep")),
+    Family("note_versions", "view", "A note's git history.", ("note.history", "note.diff")),
+    Family("files", "view", "Files that are not notes.", ("file.list", "file.read")),
+    Family("bases", "action", "Obsidian Bases.", ("base.list", "base.query")),
+    Family("proposals", "view", "Your proposals.", ("proposal.list", "proposal.show")),
+    Family("sessions", "view", "Agent sessions.", ("session.list", "session.show")),
+    Family("op_reverse", "action", "Take back an operation.", ("op.undo", "op.revert")),
+    Family(
+        "status", "view", "What vaultd serves.", ("daemon.status", "vault.list"), keys={"daemon.status": "daemon", "vault.list": "vaults"}
+    ),
+    Family("claim_read", "view", "Claims about pages.", ("claim.list", "source.evidence")),
+    Family("note_relate", "action", "Relations between two notes.", ("note.link", "note.supersede")),
+    Family("log_read", "view", "The vault's log.", ("log.tail", "log.grep")),
     Family(
         "graph",
         "view",
-        "The vault's link graph.",
+        "The link graph.",
         ("graph.neighbors", "graph.path", "graph.nav", "graph.hubs", "graph.mocs", "graph.communities"),
         same={
             "target": "The note: where neighbors and nav start, where a path ends.",
@@ -81,7 +96,7 @@ FAMILIES: tuple[Family, ...] = (
     Family(
         "spec_read",
         "view",
-        "Read spec sources: a spec, the specs around one, a search.",
+        "Spec sources.",
         ("spec.get", "spec.graph", "spec.grep"),
         same={
             "id": "A spec's frontmatter id (get: or its title, any case).",
@@ -91,13 +106,13 @@ FAMILIES: tuple[Family, ...] = (
     Family(
         "daily_write",
         "action",
-        "Write into a day's (or a period's) note, created from its template if new.",
+        "Day (or period) notes.",
         ("daily.append", "daily.prepend"),
     ),
     Family(
         "claim_write",
         "action",
-        "Record or change a claim about a page, with the sources that support or contradict it.",
+        "Claims about pages.",
         ("claim.add", "claim.update"),
         same={
             "state": "proposed (add's default), accepted (needs current support), disputed or rejected.",
@@ -106,11 +121,11 @@ FAMILIES: tuple[Family, ...] = (
             "assessment": "Why the claim stands as it does, in one line.",
         },
     ),
-    Family("work", "action", "Multi-step work an agent declares, reports on and closes.", ("work.start", "work.progress", "work.finish")),
+    Family("work", "action", "Your multi-step work.", ("work.start", "work.progress", "work.finish")),
     Family(
         "checkout",
         "action",
-        "Checkouts: copies of notes in a scratch folder, edited with your own tools and returned as one proposal.",
+        "Checkouts.",
         ("checkout.make", "checkout.return", "checkout.cancel"),
     ),
 )

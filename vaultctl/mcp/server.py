@@ -31,10 +31,10 @@ log = logging.getLogger("vaultctl.mcp")
 
 SERVER_NAME = "vaultd"
 INSTRUCTIONS = (
-    "vaultd keeps Markdown notes in vaults. Search first, then read only the section you need "
-    "instead of whole notes. Every write is validated and answers with a receipt; a refused write "
-    "lists its issues: fix them and call again. If a write failed or timed out, read its receipt "
-    "(or the note) before retrying, so it is not applied twice."
+    "vaultd keeps Markdown notes in vaults. Search first, then read only the section you need. "
+    "Every write is validated and answers with a receipt; a refused write lists its issues: fix "
+    "them and call again. If a write failed or timed out, read the note before retrying, so it is "
+    "not applied twice."
 )
 CAPABILITIES: dict[str, Any] = {
     "tools": {"listChanged": False},

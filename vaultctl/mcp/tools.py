@@ -29,7 +29,14 @@ _AT_PATH = re.compile(r" - at `(\$[^`]*)`$")
 _UNKNOWN_FIELD = re.compile(r"unknown field `([^`]*)`")
 _EMPTY_ARGS = msgspec.Raw(b"{}")
 
-TWO_STEP_HINT = " Two-step: previews, then repeat with confirm=true and its fingerprint."
+TWO_STEP_HINT = " Two-step."
+TWO_STEP_RULE = "A two-step tool answers a preview: repeat the call with confirm=true and the preview's fingerprint to apply it."
+"""How a two-step tool is confirmed, said once in the instructions of a toolset that has one
+instead of in each such tool's description (eight in the full set), which says only that it is."""
+NOTE_ASIDE = " (a path, name or alias)"
+NOTE_RULE = "A note argument takes a vault-relative path, a note name or an alias."
+"""How any argument naming a note names it, said once in the instructions instead of after each
+such argument's description (:data:`NOTE_ASIDE`, which the schemas leave out)."""
 SHARED_ARGUMENTS = (
     "vault",
     "cursor",
@@ -54,6 +61,9 @@ toolset is described once too (:func:`shared_descriptions`)."""
 SHARED_WORDING = {
     "limit": "At most this many items in the answer (a page, where it pages; the answer says what is left).",
     "max_bytes": "At most this many bytes of text in the answer; the answer says what it left out or where to go on.",
+    "op_id": "An operation id, from a receipt or op.list.",
+    "expected_sha": "CONFLICT unless the file still has this sha256 (or a prefix of it).",
+    "expected_mtime_ns": "CONFLICT unless the file still has this mtime (from file.list or file.read).",
 }
 """The one description of a shared argument whose rooms each word it for their own items (``limit``:
 hits, tags, commits; ``max_bytes``: a note's text, a search's hits), so that none of their wordings
@@ -74,6 +84,20 @@ sends ``fresh`` (a host's entry from an earlier release) is served, fresh."""
 
 
 NOT_OFFERED = (*HIDDEN_FIELDS, *ALWAYS)  #: params no tool's schema offers
+TWO_STEP_HIDDEN = ("dry_run",)
+"""Params a two-step tool does not offer: its first call is the preview, planned and validated
+with nothing written, which is all ``dry_run`` does elsewhere (nine tools' schemas are an argument
+shorter). A call that sends one is refused as for any unknown argument."""
+
+
+def hidden_of(spec: AnySpec) -> tuple[str, ...]:
+    """The params ``spec``'s tool refuses though its Struct has them."""
+    return (*HIDDEN_FIELDS, *(TWO_STEP_HIDDEN if spec.two_step else ()))
+
+
+def not_offered(spec: AnySpec) -> tuple[str, ...]:
+    """The params ``spec``'s tool schema leaves out: those it refuses and those every call carries."""
+    return (*hidden_of(spec), *ALWAYS)
 
 
 def description_of(spec: AnySpec) -> str:
@@ -126,6 +150,9 @@ class ToolCatalogue:
         if preamble in self._instructions:
             return self._instructions[preamble]
         parts = [preamble]
+        if any(s.two_step for s in self._specs.values()):
+            parts.append(TWO_STEP_RULE)
+        parts.append(NOTE_RULE)
         if self.shared:
             described = " ".join(f"{n}: {d}" for n, d in self.shared.items())
             parts.append(f"Arguments described once here (a tool's own description wins): {described}")
@@ -197,7 +224,7 @@ class ToolCatalogue:
     def _offered_of(self, spec: AnySpec) -> tuple[str, ...]:
         offered = self._offered.get(spec.name)
         if offered is None:
-            offered = self._offered[spec.name] = tuple(compact_schema(spec.params, hidden=NOT_OFFERED).get("properties", {}))
+            offered = self._offered[spec.name] = tuple(compact_schema(spec.params, hidden=not_offered(spec)).get("properties", {}))
         return offered
 
     def definitions(self, vaults: VaultChoice | None, *, structured: bool, annotated: bool = True) -> list[dict[str, Any]]:
@@ -237,7 +264,7 @@ def shared_descriptions(specs: Iterable[AnySpec]) -> dict[str, str]:
     found: dict[str, str] = {}
     repeated: dict[str, dict[str, int]] = {}
     for spec in specs:
-        fields = compact_schema(spec.params, hidden=NOT_OFFERED).get("properties", {})
+        fields = compact_schema(spec.params, hidden=not_offered(spec)).get("properties", {})
         for name, field in fields.items():
             text = field.get("description")
             if not isinstance(text, str):
@@ -257,11 +284,14 @@ def shared_descriptions(specs: Iterable[AnySpec]) -> dict[str, str]:
 
 
 def _input_schema(spec: AnySpec, shared: dict[str, str]) -> dict[str, Any]:
-    """The compact schema, a shared argument's description left to the instructions."""
-    schema = compact_schema(spec.params, hidden=NOT_OFFERED)
+    """The compact schema, a shared argument's description left to the instructions, and so is
+    how a note is named (:data:`NOTE_RULE`)."""
+    schema = compact_schema(spec.params, hidden=not_offered(spec))
     for name, field in schema.get("properties", {}).items():
         if name in SHARED_ARGUMENTS or (name in shared and field.get("description") == shared[name]):
             field.pop("description", None)
+        elif isinstance(field.get("description"), str):
+            field["description"] = field["description"].replace(NOTE_ASIDE, "")
     return schema
 
 
@@ -334,7 +364,7 @@ def decode_arguments(spec: AnySpec, arguments: msgspec.Raw, label: str | None = 
         message = str(exc)
         raise invalid_params(f"invalid arguments for {label}: {message}", argument_path(message)) from exc
     fields = type(params).__struct_fields__
-    for name in HIDDEN_FIELDS:
+    for name in hidden_of(spec):
         if name in fields and getattr(params, name) != _default(type(params), name):
             message = f"Object contains unknown field `{name}`"  # as for any key the schema does not offer
             raise invalid_params(f"invalid arguments for {label}: {message}", f"$.arguments.{name}")
