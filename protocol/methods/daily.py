@@ -119,7 +119,7 @@ DAILY_READ = spec(
 )
 DAILY_APPEND = _daily_write(
     "daily.append",
-    "Append Markdown to a day note or heading section, created from its template if new.",
+    "Append Markdown to a day note or a heading's section, created from its template if new.",
 )
 DAILY_PREPEND = _daily_write(
     "daily.prepend",

@@ -43,7 +43,7 @@ class FileKind(enum.StrEnum):
 
 FilePath = Annotated[
     str,
-    msgspec.Meta(min_length=1, max_length=1024, description="A file's vault-relative path, with its extension."),
+    msgspec.Meta(min_length=1, max_length=1024, description="The file's vault path. With its extension."),
 ]
 MtimeNs = Annotated[int, msgspec.Meta(ge=0, description="The file's mtime in nanoseconds, as file.list or file.read gave it.")]
 
@@ -84,7 +84,7 @@ class FileListResult(Result):
 class FileReadParams(Params):
     target: FilePath
     vault: OptionalVault = None
-    offset: Annotated[int, msgspec.Meta(ge=0, description="A byte offset: into the text of a text kind, into the bytes of another.")] = 0
+    offset: Annotated[int, msgspec.Meta(ge=0, description="A byte offset into the file's text (a text kind) or bytes.")] = 0
     max_bytes: (
         Annotated[
             int,
@@ -140,7 +140,7 @@ class FileChangeParams(TwoStepParams, kw_only=True):
 
 
 class FileMoveParams(FileChangeParams, kw_only=True):
-    target: Annotated[FilePath, msgspec.Meta(description="The file to move (its vault path).")]
+    target: Annotated[FilePath, msgspec.Meta(description="The file's vault path.")]
     to: Annotated[
         str,
         msgspec.Meta(min_length=1, max_length=1024, description="Its new vault path; ending in '/', a folder to move it into."),
@@ -153,7 +153,7 @@ class FileRenameParams(FileChangeParams, kw_only=True):
 
 
 class FileDeleteParams(FileChangeParams, kw_only=True):
-    target: Annotated[FilePath, msgspec.Meta(description="The file to delete (its vault path); it goes to .trash.")]
+    target: Annotated[FilePath, msgspec.Meta(description="The file's vault path. It goes to .trash.")]
     force: Annotated[bool, msgspec.Meta(description="Delete even though notes or canvases still embed or link the file.")] = False
 
 

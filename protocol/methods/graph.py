@@ -82,11 +82,11 @@ class CommunitiesParams(Params):
     resolution: Annotated[
         float, msgspec.Meta(ge=0.05, le=10.0, description="Leiden's resolution: higher finds more, smaller communities.")
     ] = 1.0
-    min_size: Annotated[int, msgspec.Meta(ge=1, le=1000, description="List only communities with at least this many notes.")] = 2
+    min_size: Annotated[int, msgspec.Meta(ge=1, le=1000, description="Only communities of at least this many notes.")] = 2
     limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many communities, largest first.")] = 50
-    members: Annotated[
-        int, msgspec.Meta(ge=0, le=1000, description="At most this many members listed per community, most central first.")
-    ] = 10
+    members: Annotated[int, msgspec.Meta(ge=0, le=1000, description="At most this many members per community. The most central first.")] = (
+        10
+    )
     fresh: Fresh = False
 
 
@@ -228,11 +228,11 @@ COMMUNITIES = _read(
     "graph.communities",
     CommunitiesParams,
     CommunitiesResult,
-    "Communities of closely linked notes (Leiden, fixed seed), each named by its most central note. "
+    "Clusters of closely linked notes (Leiden, fixed seed). Each is named by its most central note. "
     f"Vault-wide work unless already known for the vault as it is: LIMIT past {MAX_VAULT_WORK} such requests queued on the connection. "
     "UNAVAILABLE without the graph extra (vaultd[graph]).",
 )
-PATH = _read("graph.path", PathParams, PathResult, "The shortest chain of links between two notes.")
+PATH = _read("graph.path", PathParams, PathResult, "The shortest link path between two notes.")
 HUBS = _read(
     "graph.hubs",
     HubsParams,

@@ -62,9 +62,7 @@ class SearchParams(Params):
     type: Annotated[Filter, msgspec.Meta(description="Only notes whose frontmatter type is this.")] | None = None
     domain: Annotated[Filter, msgspec.Meta(description="Only notes whose frontmatter domain is this.")] | None = None
     tag: Annotated[str, msgspec.Meta(min_length=1, max_length=256, description="A tag; nested ones (a/b) count as a.")] | None = None
-    folder: (
-        Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="A vault-relative folder; notes below it match.")] | None
-    ) = None
+    folder: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="Only notes below this folder.")] | None = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many hits, best first.")] = 20
     meaning: Annotated[
         bool,
@@ -119,7 +117,10 @@ class ReadParams(Params):
     target: Target
     vault: OptionalVault = None
     section: (
-        Annotated[str, msgspec.Meta(min_length=1, max_length=512, description="An exact H2 heading: read from it to the next H1 or H2.")]
+        Annotated[
+            str,
+            msgspec.Meta(min_length=1, max_length=512, description="Only this exact H2 heading's section. It runs to the next H1 or H2."),
+        ]
         | None
     ) = None
     offset: Annotated[int, msgspec.Meta(ge=0, description="A UTF-8 byte offset into the body or section.")] = 0

@@ -36,9 +36,7 @@ Sha = Annotated[
         description=f"A sha256 from a read or receipt, whole or its first {MIN_SHA_PREFIX} or more hex digits.",
     ),
 ]
-NotePath = Annotated[
-    str, msgspec.Meta(min_length=1, max_length=1024, description="A vault-relative path; '.md' is added when missing; folders are created.")
-]
+NotePath = Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="Its vault path; '.md' and folders are added as needed.")]
 Markdown = Annotated[
     str, msgspec.Meta(max_length=MAX_NOTE_BYTES, description=f"Markdown; the note may be at most {describe(MAX_NOTE_BYTES)} as UTF-8.")
 ]
@@ -156,7 +154,7 @@ class PatchParams(EditParams, kw_only=True):
             msgspec.Meta(
                 min_length=1,
                 max_length=32,
-                description="Several replacements, each old text occurring once and none overlapping; all apply or none.",
+                description="Several old/new pairs, none overlapping; all apply or none.",
             ),
         ]
         | None
@@ -269,7 +267,7 @@ class LogTailParams(Params, kw_only=True):
 
 class LogGrepParams(LogTailParams, kw_only=True):
     pattern: Annotated[
-        str, msgspec.Meta(min_length=1, max_length=256, description="A regular expression (a safe subset: no groups or backreferences).")
+        str, msgspec.Meta(min_length=1, max_length=256, description="A regular expression without groups or backreferences.")
     ]
 
 
@@ -310,7 +308,7 @@ LINK = _write(
     "note.link",
     LinkParams,
     NoDetail,
-    "Link two notes under '## Relevant Notes' (a relation optional), both ways unless bidirectional is false.",
+    "Link two notes under '## Relevant Notes' (a relation optional). Both ways unless bidirectional is false.",
 )
 SUPERSEDE = _write(
     "note.supersede",

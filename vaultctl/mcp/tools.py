@@ -30,11 +30,12 @@ _UNKNOWN_FIELD = re.compile(r"unknown field `([^`]*)`")
 _EMPTY_ARGS = msgspec.Raw(b"{}")
 
 TWO_STEP_HINT = " Two-step."
-TWO_STEP_RULE = "A two-step tool answers a preview: repeat the call with confirm=true and the preview's fingerprint to apply it."
+TWO_STEP_RULE = "A two-step tool previews first: repeat the call with confirm=true and the preview's fingerprint to apply it."
 """How a two-step tool is confirmed, said once in the instructions of a toolset that has one
 instead of in each such tool's description (eight in the full set), which says only that it is."""
+SAID_BY_TWO_STEP_RULE = ("confirm", "fingerprint")  #: shared arguments the rule describes, not described again
 NOTE_ASIDE = " (a path, name or alias)"
-NOTE_RULE = "A note argument takes a vault-relative path, a note name or an alias."
+NOTE_RULE = "A note is named by its vault-relative path, its name or an alias."
 """How any argument naming a note names it, said once in the instructions instead of after each
 such argument's description (:data:`NOTE_ASIDE`, which the schemas leave out)."""
 SHARED_ARGUMENTS = (
@@ -59,8 +60,8 @@ every schema: 61 tools take ``vault``, and its sentence in each cost an agent's 
 tokens. Besides these, any argument whose description is word for word the same in two tools of a
 toolset is described once too (:func:`shared_descriptions`)."""
 SHARED_WORDING = {
-    "limit": "At most this many items in the answer (a page, where it pages; the answer says what is left).",
-    "max_bytes": "At most this many bytes of text in the answer; the answer says what it left out or where to go on.",
+    "limit": "At most this many items (a page, where the answer pages).",
+    "max_bytes": "At most this many bytes of text; the answer says what it left out.",
     "op_id": "An operation id, from a receipt or op.list.",
     "expected_sha": "CONFLICT unless the file still has this sha256 (or a prefix of it).",
     "expected_mtime_ns": "CONFLICT unless the file still has this mtime (from file.list or file.read).",
@@ -154,8 +155,9 @@ class ToolCatalogue:
             parts.append(TWO_STEP_RULE)
         parts.append(NOTE_RULE)
         if self.shared:
-            described = " ".join(f"{n}: {d}" for n, d in self.shared.items())
-            parts.append(f"Arguments described once here (a tool's own description wins): {described}")
+            said = SAID_BY_TWO_STEP_RULE if any(s.two_step for s in self._specs.values()) else ()
+            described = " ".join(f"{n}: {d}" for n, d in self.shared.items() if n not in said)
+            parts.append(f"Shared arguments (a tool's own description wins): {described}")
         text = self._instructions[preamble] = " ".join(parts)
         return text
 
