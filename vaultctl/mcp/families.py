@@ -30,10 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from protocol.table import METHODS
-
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Mapping
 
     from protocol.methods.spec import AnySpec
 
@@ -138,18 +136,6 @@ def family_of(method: str) -> Family | None:
 
 
 _BY_METHOD: dict[str, Family] = {m: f for f in FAMILIES for m in f.methods}
-_BY_NAME: dict[str, Family] = {f.name: f for f in FAMILIES}
-
-
-def by_name(name: str) -> Family | None:
-    """The family whose tool is called ``name``."""
-    return _BY_NAME.get(name)
-
-
-def members(family: Family, specs: Iterable[AnySpec] | None = None) -> list[AnySpec]:
-    """The family's members among ``specs`` (every MCP method when None), in its declared order."""
-    present = {s.name: s for s in (METHODS.values() if specs is None else specs) if s.mcp}
-    return [present[m] for m in family.methods if m in present]
 
 
 def hints(family: Family, specs: list[AnySpec]) -> tuple[bool, bool, bool]:
@@ -219,7 +205,7 @@ def family_schema(family: Family, schemas: Mapping[str, dict[str, Any]]) -> dict
     return {"type": "object", "properties": properties, "required": required}
 
 
-def signature(family: Family, key: str, schema: dict[str, Any], common: set[str]) -> str:
+def signature(key: str, schema: dict[str, Any], common: set[str]) -> str:
     """``key(a, b?, c?)``: a member's arguments, those every member takes left out, optional ones
     marked as TypeScript marks them."""
     required = set(schema.get("required", ()))

@@ -342,7 +342,7 @@ def _family_definition(family: Family, specs: list[AnySpec], shared: dict[str, s
     each member's signature and gist, and the hints true of every member."""
     schemas = {family.key(s): _input_schema(s, shared) for s in specs}
     common = set.intersection(*(set(s.get("properties", {})) for s in schemas.values()))
-    described = " ".join(f"{signature(family, family.key(s), schemas[family.key(s)], common)}: {description_of(s)}" for s in specs)
+    described = " ".join(f"{signature(family.key(s), schemas[family.key(s)], common)}: {description_of(s)}" for s in specs)
     return {
         "name": family.name,
         "description": f"{family.line} By {family.selector}: {described}",
