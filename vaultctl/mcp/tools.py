@@ -170,6 +170,11 @@ class ToolCatalogue:
         """Every method this catalogue reaches, in table order."""
         return list(self._specs.values())
 
+    def methods_of(self, name: str) -> list[AnySpec]:
+        """The methods a listed tool reaches: a family's members in its order, or the one method."""
+        tool = self._tools[name]
+        return list(self._members[name].values()) if isinstance(tool, Family) else [tool]
+
     def call_of(self, spec: AnySpec) -> tuple[str, dict[str, Any]]:
         """The listed tool that reaches ``spec`` and the arguments that choose it there."""
         family = family_of(spec.name)
