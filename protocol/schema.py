@@ -175,7 +175,8 @@ def compact_schema(tp: type, *, hidden: Iterable[str] = ()) -> dict[str, Any]:
         schema["required"] = [r for r in schema["required"] if r not in hidden_names]
     schema = _compact(schema)
     defs = {name: _compact(d) for name, d in defs.items()}
-    schema = _plain_enums(_inline_single_use(schema, defs))
+    schema = _inline_single_use(schema, defs)
+    schema = {k: _plain_enums(v) for k, v in schema.items()}
     schema.pop("description", None)  # the params Struct's docstring: the tool's own description says it
     schema["type"] = "object"
     return schema
@@ -233,14 +234,17 @@ MAX_SHOWN_ENUM = 16  #: a longer enum of strings is left to the field's descript
 
 
 def _plain_enums(node: Any) -> Any:
-    """Once definitions are inlined (a field's description and its enum type's members meet):
-    an enum a description only lists loses the description, and a long enum of strings that
-    has a description becomes a string."""
+    """Once definitions are inlined (a field's description and its type's own meet): an enum a
+    description only lists loses the description, a long enum of strings that has a description
+    becomes a string, and a list's items lose a description the list already gives."""
     if isinstance(node, list):
         return [_plain_enums(n) for n in node]
     if not isinstance(node, dict):
         return node
     out = {k: _plain_enums(v) for k, v in node.items()}
+    items = out.get("items")
+    if "description" in out and isinstance(items, dict) and "description" in items:
+        out["items"] = {k: v for k, v in items.items() if k != "description"}  # the list says what its items are
     members = out.get("enum")
     text = out.get("description")
     if isinstance(members, list) and isinstance(text, str):

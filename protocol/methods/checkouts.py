@@ -143,7 +143,7 @@ CHECKOUT_LIST = spec(
     "checkout.list",
     CheckoutListParams,
     CheckoutListResult,
-    "List a vault's checkouts and their folders.",
+    "The vault's checkouts and their folders.",
     Effect.READ,
     Trait.MCP,
 )

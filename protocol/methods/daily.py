@@ -55,7 +55,7 @@ class NotePeriod(enum.StrEnum):
 
 #: Said in two words: its values say the rest, and ``daily_append`` is in the MCP core toolset,
 #: whose every token counts. None (left out) is the day's note.
-PeriodOpt = Annotated[NotePeriod, msgspec.Meta(description="The period.")]
+PeriodOpt = Annotated[NotePeriod, msgspec.Meta(description="day, week, month, quarter or year.")]
 
 
 class DailyParams(Params, kw_only=True):

@@ -50,7 +50,7 @@ MtimeNs = Annotated[int, msgspec.Meta(ge=0, description="The file's mtime in nan
 
 class FileListParams(Params):
     vault: OptionalVault = None
-    kind: Annotated[FileKind | None, msgspec.Meta(description="Only files of this kind.")] = None
+    kind: Annotated[FileKind | None, msgspec.Meta(description="Only those of this kind.")] = None
     folder: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="Only files below this folder.")] | None = None
     glob: (
         Annotated[

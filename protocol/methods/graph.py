@@ -25,9 +25,9 @@ Relation = Annotated[
     msgspec.Meta(
         pattern=r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$",
         description=(
-            "Only edges of this relation: link, embed, a note.link relation (supports, contradicts, extends, ...) or a "
-            "frontmatter key of links (up, related, ...). A link is a body link; the typed relations are supports, "
-            "contradicts, extends, applies-to and context-for."
+            "Only edges of this relation: link, embed, a note.link relation (supports, ...) or a frontmatter key of "
+            "links (up, ...). A link is a body link; the typed relations are supports, contradicts, extends, applies-to "
+            "and context-for; up and related are examples of keys."
         ),
     ),
 ]
@@ -48,7 +48,7 @@ class NeighborsParams(Params):
     relation: Relation | None = None
     direction: Annotated[Direction, msgspec.Meta(description="Follow links out of a note, into it, or both.")] = Direction.BOTH
     limit: Annotated[int, msgspec.Meta(ge=1, le=1000, description="At most this many neighbours, nearest first.")] = 200
-    canvas: Annotated[bool, msgspec.Meta(description="Also return the neighbourhood as a JSON Canvas 1.0 document.")] = False
+    canvas: Annotated[bool, msgspec.Meta(description="Also return it as a JSON Canvas 1.0 document.")] = False
     fresh: Fresh = False
 
 
@@ -237,7 +237,7 @@ HUBS = _read(
     "graph.hubs",
     HubsParams,
     HubsResult,
-    "The most central notes (PageRank over links), with their link counts. UNAVAILABLE without the graph extra (vaultd[graph]).",
+    "The most central notes (PageRank over links). With their link counts; UNAVAILABLE without the graph extra (vaultd[graph]).",
 )
 MOCS = _read("graph.mocs", MocsParams, MocsResult, "Maps of content and topic-map roots. With how many notes link to each.")
 NAV = _read(

@@ -33,7 +33,7 @@ MemoryPath = Annotated[
         min_length=1,
         max_length=4096,
         description=(
-            "Omitted: Claude Code's memory folders; a path is for people only. An absolute memory file or folder "
+            "Omitted: your memory folders; a path is for people only. An absolute memory file or folder "
             "(a person's call only); omitted, Claude Code's ~/.claude/projects/*/memory/."
         ),
     ),

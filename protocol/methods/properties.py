@@ -89,7 +89,7 @@ VAULT_PROPERTIES = spec(
     "vault.properties",
     PropertiesParams,
     PropertiesResult,
-    "Every frontmatter property with its type (Obsidian's) and note count, and the vault's word, character and task totals.",
+    "Every frontmatter property with its type (Obsidian's) and note count, and word, character and task totals.",
     Effect.READ,
     Trait.MCP,
 )

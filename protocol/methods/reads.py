@@ -61,7 +61,7 @@ class SearchParams(Params):
     vault: OptionalVault = None
     type: Annotated[Filter, msgspec.Meta(description="Only notes whose frontmatter type is this.")] | None = None
     domain: Annotated[Filter, msgspec.Meta(description="Only notes whose frontmatter domain is this.")] | None = None
-    tag: Annotated[str, msgspec.Meta(min_length=1, max_length=256, description="A tag; nested ones (a/b) count as a.")] | None = None
+    tag: Annotated[str, msgspec.Meta(min_length=1, max_length=256, description="Only those with this tag; a/b counts as a.")] | None = None
     folder: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="Only notes below this folder.")] | None = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many hits, best first.")] = 20
     meaning: Annotated[

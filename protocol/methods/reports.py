@@ -38,7 +38,7 @@ class ReportParams(WriteParams, kw_only=True):
         str,
         msgspec.Meta(max_length=MAX_NOTE_BYTES, description=f"The report's Markdown; at most {describe(MAX_NOTE_BYTES)} as UTF-8."),
     ]
-    replace: Annotated[bool, msgspec.Meta(description="Replace the report when one of that name exists (otherwise CONFLICT).")] = False
+    replace: Annotated[bool, msgspec.Meta(description="Replace a report of that name (otherwise CONFLICT).")] = False
 
 
 def report_path(name: str) -> str:

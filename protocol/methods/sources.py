@@ -116,7 +116,7 @@ class CaptureItem(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         ]
         | None
     ) = None
-    text: Annotated[str, msgspec.Meta(max_length=MAX_INLINE_CAPTURE_BYTES, description="Text to capture as it is (UTF-8).")] | None = None
+    text: Annotated[str, msgspec.Meta(max_length=MAX_INLINE_CAPTURE_BYTES, description="Text to capture as is.")] | None = None
     data: (
         Annotated[
             str,
@@ -162,7 +162,8 @@ class CaptureItem(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     doi: Annotated[str, msgspec.Meta(min_length=1, max_length=256, description="A DOI (stored lowercase).")] | None = None
     arxiv_id: Annotated[str, msgspec.Meta(min_length=1, max_length=64, description="An arXiv id (YYMM.NNNNN[vN]).")] | None = None
     citekey: (
-        Annotated[str, msgspec.Meta(min_length=1, max_length=64, description="A citation key, unique in the vault ignoring case.")] | None
+        Annotated[str, msgspec.Meta(min_length=1, max_length=64, description="A citation key, unique in the vault. Case is ignored.")]
+        | None
     ) = None
 
 
@@ -172,7 +173,7 @@ class CaptureParams(TwoStepParams, kw_only=True):
         msgspec.Meta(
             min_length=1,
             max_length=MAX_CAPTURE_ITEMS,
-            description=f"What to capture, one operation for all; more than one is two-step. At most {describe(MAX_CAPTURE_BYTES)} "
+            description=f"What to capture; more than one item is two-step. One operation for all, at most {describe(MAX_CAPTURE_BYTES)} "
             "of bytes in all.",
         ),
     ]
@@ -278,7 +279,7 @@ class ClaimView(msgspec.Struct, kw_only=True):
 class ClaimListParams(Params):
     vault: OptionalVault = None
     page: Annotated[Target | None, described("Only claims about this note.")] = None
-    state: Annotated[ClaimState | None, described("Only claims in this state.")] = None
+    state: Annotated[ClaimState | None, described("Only those in this state.")] = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LISTED, description="At most this many claims, by path.")] = 100
     fresh: Fresh = False
 
@@ -320,9 +321,9 @@ class SourceView(msgspec.Struct, kw_only=True):
 
 class SourceListParams(Params):
     vault: OptionalVault = None
-    kind: Annotated[SourceKind | None, described("Only sources of this kind.")] = None
-    state: Annotated[SourceState | None, described("Only sources in this state.")] = None
-    verify: Annotated[bool, described("Hash every raw copy to report drift (reads every captured file).")] = False
+    kind: Annotated[SourceKind | None, described("Only those of this kind.")] = None
+    state: Annotated[SourceState | None, described("Only those in this state.")] = None
+    verify: Annotated[bool, described("Hash the raw copies involved, to report drift. The ledger reads every captured file.")] = False
     limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LISTED, description="At most this many sources, by path.")] = 100
     fresh: Fresh = False
 
@@ -340,7 +341,7 @@ class EvidenceParams(Params):
             "A page: its claims, their support and contradictions. Omitted: the vault's unsupported accepted claims and drifted sources."
         ),
     ] = None
-    verify: Annotated[bool, described("Hash the raw copies of the sources involved, to find drift.")] = True
+    verify: Annotated[bool, described("Hash the raw copies involved, to report drift.")] = True
     limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LISTED, description="At most this many claims and sources each.")] = 200
     fresh: Fresh = False
 
@@ -392,7 +393,7 @@ CLAIM_LIST = spec(
     "claim.list",
     ClaimListParams,
     ClaimListResult,
-    "Claims with their support, contradictions and verdict, optionally of one page or state: the claim ledger.",
+    "Claims with their support, contradictions and verdict. Optionally of one page or state: the claim ledger.",
     Effect.READ,
     Trait.MCP,
 )

@@ -23,7 +23,7 @@ TemplateName = Annotated[
     msgspec.Meta(
         min_length=1,
         max_length=1024,
-        description="A template's name (as template.list gives it) or vault path.",
+        description="A template's name or vault path. Its name as template.list gives it.",
     ),
 ]
 

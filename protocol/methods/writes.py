@@ -105,7 +105,7 @@ class TwoStepParams(WriteParams, kw_only=True):
 class CreateParams(WriteParams, kw_only=True):
     path: NotePath
     title: (
-        Annotated[str, msgspec.Meta(min_length=1, max_length=512, description="The title: in the frontmatter, and the H1 of the skeleton.")]
+        Annotated[str, msgspec.Meta(min_length=1, max_length=512, description="The title, in the frontmatter and the skeleton's H1.")]
         | None
     ) = None
     frontmatter: Annotated[dict[str, Any], msgspec.Meta(description="Frontmatter keys and values to start with.")] = {}
@@ -119,9 +119,7 @@ class CreateParams(WriteParams, kw_only=True):
             msgspec.Meta(
                 min_length=1,
                 max_length=1024,
-                description=(
-                    "A template's name or vault path to start from; not with body. Its {{title}}, {{date}} and {{time}} are rendered."
-                ),
+                description=("A template's name or vault path. Not with body; its {{title}}, {{date}} and {{time}} are rendered."),
             ),
         ]
         | None
@@ -142,9 +140,7 @@ class Edit(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 class PatchParams(EditParams, kw_only=True):
     target: Target
-    old: Annotated[
-        PatchText | None, msgspec.Meta(description="Text that occurs exactly once in the note; give it with new, or give edits.")
-    ] = None
+    old: Annotated[PatchText | None, msgspec.Meta(description="Text that occurs exactly once in the note (or give edits).")] = None
     new: Annotated[
         NewText | None, msgspec.Meta(description=f"The replacement of old; at most {describe(MAX_PATCH_TEXT_BYTES)} as UTF-8.")
     ] = None
@@ -210,7 +206,7 @@ class SupersedeParams(WriteParams, kw_only=True):
 class MoveParams(TwoStepParams, kw_only=True):
     target: Annotated[Target, msgspec.Meta(description="The note to move (a path, name or alias).")]
     to: Annotated[
-        NotePath, msgspec.Meta(description="Its new vault path; ending in '/', a folder to move it into. '.md' is added when missing.")
+        NotePath, msgspec.Meta(description="Its new vault path; ending in '/', a folder to move it into. The '.md' is added when missing.")
     ]
 
 
@@ -351,7 +347,7 @@ OP_LIST = spec(
     "op.list",
     OpListParams,
     OpListResult,
-    "Recent operations kept for undo, newest first.",
+    "Recent operations kept for undo. Newest first.",
     Effect.READ,
     Trait.MCP,
 )

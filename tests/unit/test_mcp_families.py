@@ -195,7 +195,12 @@ def test_a_fitted_page_of_a_family_member_says_how_to_go_on_through_the_family()
         return msgspec.json.encode({"issues": issues, "total": 500, "next_cursor": f"after-{limit}"})
 
     call = CATALOGUE.decode(name, _raw({**fixed, "limit": 400}))
-    fitted = fit(call.spec, call.params, page(400), 4096, lambda smaller: page(smaller.limit), call.carry)
+
+    def ask(smaller: object) -> bytes:
+        assert isinstance(smaller, IssuesParams)
+        return page(smaller.limit)
+
+    fitted = fit(call.spec, call.params, page(400), 4096, ask, call.carry)
     assert fitted.raw is not None
     following = msgspec.json.decode(fitted.raw)["fitted"]["next"]
     assert following == {"view": "issues", "cursor": following["cursor"], "limit": following["limit"]}

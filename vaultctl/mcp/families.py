@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
     from protocol.methods.spec import AnySpec
 
@@ -88,7 +88,7 @@ FAMILIES: tuple[Family, ...] = (
         "The link graph.",
         ("graph.neighbors", "graph.path", "graph.nav", "graph.hubs", "graph.mocs", "graph.communities"),
         same={
-            "target": "The note: where neighbors and nav start, where a path ends.",
+            "target": "Where neighbors and nav start, where a path ends.",
             "direction": "out: follow links as written; in: backlinks; both: either way.",
         },
     ),
@@ -98,8 +98,8 @@ FAMILIES: tuple[Family, ...] = (
         "Spec sources.",
         ("spec.get", "spec.graph", "spec.grep"),
         same={
-            "id": "A spec's frontmatter id (get: or its title, any case).",
-            "offset": "get: a byte offset into the body (next_offset); grep: matches to skip.",
+            "id": "A spec's id (get: or its title).",
+            "offset": "get: a byte offset into the body; grep: matches to skip.",
         },
     ),
     Family(
@@ -114,9 +114,9 @@ FAMILIES: tuple[Family, ...] = (
         "Claims about pages.",
         ("claim.add", "claim.update"),
         same={
-            "state": "proposed (add's default), accepted (needs current support), disputed or rejected.",
+            "state": "add's default: proposed; accepted needs current support.",
             "confidence": "",
-            "risk": "low (add's default), medium or high (high needs two independent sources to be accepted).",
+            "risk": "add's default: low; high needs two independent sources to be accepted.",
             "assessment": "Why the claim stands as it does, in one line.",
         },
     ),
@@ -205,9 +205,13 @@ def family_schema(family: Family, schemas: Mapping[str, dict[str, Any]]) -> dict
     return {"type": "object", "properties": properties, "required": required}
 
 
-def signature(key: str, schema: dict[str, Any], common: set[str]) -> str:
-    """``key(a, b?, c?)``: a member's arguments, those every member takes left out, optional ones
-    marked as TypeScript marks them."""
+def signature(key: str, schema: dict[str, Any], common: set[str], shared: Iterable[str] = ()) -> str:
+    """``key(a, b?, c?)``: a member's own arguments, optional ones marked as TypeScript marks them.
+
+    Left out: those every member takes, and the ``shared`` ones (``limit``, ``cursor``,
+    ``dry_run``: the instructions describe them once, as meaning one thing wherever they appear;
+    a call that gives one to a member without it is refused naming the member's arguments)."""
     required = set(schema.get("required", ()))
-    args = [n if n in required else f"{n}?" for n in schema.get("properties", {}) if n not in common]
+    left_out = common | set(shared)
+    args = [n if n in required else f"{n}?" for n in schema.get("properties", {}) if n not in left_out]
     return f"{key}({', '.join(args)})"

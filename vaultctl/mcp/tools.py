@@ -35,7 +35,7 @@ TWO_STEP_RULE = "A two-step tool previews first: repeat the call with confirm=tr
 instead of in each such tool's description (eight in the full set), which says only that it is."""
 SAID_BY_TWO_STEP_RULE = ("confirm", "fingerprint")  #: shared arguments the rule describes, not described again
 NOTE_ASIDE = " (a path, name or alias)"
-NOTE_RULE = "A note is named by its vault-relative path, its name or an alias."
+NOTE_RULE = "Notes are named by vault-relative path, name or alias."
 """How any argument naming a note names it, said once in the instructions instead of after each
 such argument's description (:data:`NOTE_ASIDE`, which the schemas leave out)."""
 SHARED_ARGUMENTS = (
@@ -61,7 +61,7 @@ tokens. Besides these, any argument whose description is word for word the same 
 toolset is described once too (:func:`shared_descriptions`)."""
 SHARED_WORDING = {
     "limit": "At most this many items (a page, where the answer pages).",
-    "max_bytes": "At most this many bytes of text; the answer says what it left out.",
+    "max_bytes": "At most this many bytes of text in the answer.",
     "op_id": "An operation id, from a receipt or op.list.",
     "expected_sha": "CONFLICT unless the file still has this sha256 (or a prefix of it).",
     "expected_mtime_ns": "CONFLICT unless the file still has this mtime (from file.list or file.read).",
@@ -157,7 +157,7 @@ class ToolCatalogue:
         if self.shared:
             said = SAID_BY_TWO_STEP_RULE if any(s.two_step for s in self._specs.values()) else ()
             described = " ".join(f"{n}: {d}" for n, d in self.shared.items() if n not in said)
-            parts.append(f"Shared arguments (a tool's own description wins): {described}")
+            parts.append(f"Shared arguments: {described}")
         text = self._instructions[preamble] = " ".join(parts)
         return text
 
@@ -347,10 +347,12 @@ def _family_definition(family: Family, specs: list[AnySpec], shared: dict[str, s
     each member's signature and gist, and the hints true of every member."""
     schemas = {family.key(s): _input_schema(s, shared) for s in specs}
     common = set.intersection(*(set(s.get("properties", {})) for s in schemas.values()))
-    described = " ".join(f"{signature(family.key(s), schemas[family.key(s)], common)}: {description_of(s)}" for s in specs)
+    described = " ".join(
+        f"{signature(family.key(s), schemas[family.key(s)], common, SHARED_ARGUMENTS)}: {description_of(s)}" for s in specs
+    )
     return {
         "name": family.name,
-        "description": f"{family.line} By {family.selector}: {described}",
+        "description": f"{family.line} {described}",
         "inputSchema": family_schema(family, schemas),
         "annotations": _annotations(*hints(family, specs)),
     }
