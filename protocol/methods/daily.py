@@ -37,7 +37,7 @@ Heading = Annotated[
     msgspec.Meta(
         min_length=1,
         max_length=200,
-        description="A heading such as '## Log' ('Log': an H2): into its section; added at the end if missing.",
+        description="A heading such as '## Log' (or 'Log', an H2): into its section, added at the end if missing.",
     ),
 ]
 

@@ -40,7 +40,6 @@ READ_ARGS: dict[str, dict[str, Any]] = {
     "note.diff": {"target": "Alpha"},
     "file.read": {"target": "img/dot.txt"},
     "base.query": {"path": "Board.base"},
-    "proposal.show": {"id": "p20260101000000-0000abcd"},
     "log.grep": {"pattern": "note"},
     "graph.neighbors": {"target": "Alpha"},
     "graph.path": {"source": "Gamma", "target": "Alpha"},
@@ -50,9 +49,9 @@ READ_ARGS: dict[str, dict[str, Any]] = {
     "source.evidence": {"target": "Page"},
     "session.show": {},
 }
-"""Arguments that reach real things (or, for a proposal, a spec or a session that is not there, the
-daemon's refusal: the same whichever name the call uses)."""
-REFUSED = {"note.history", "note.diff", "proposal.show", "spec.get", "spec.graph"}  #: no git, no such proposal, no spec source
+"""Arguments that reach real things (or, for a spec, what is not there: the daemon's refusal, the
+same whichever name the call uses)."""
+REFUSED = {"note.history", "note.diff", "spec.get", "spec.graph"}  #: no git, no spec source
 VOLATILE = ("uptime", "seen", "connections", "last", "started", "took", "elapsed")  #: keys of a live daemon's clock
 
 

@@ -56,7 +56,7 @@ async def test_a_member_named_in_tools_offers_its_family(daemon: Daemon, home: H
 def test_read_and_write_list_every_tool_once_and_core_its_families_whole() -> None:
     every = _listed("all")
     assert set(_listed("read")).isdisjoint(_listed("write")) and sorted(_listed("read") + _listed("write")) == sorted(every)
-    assert {"daily_write", "proposals"} <= set(_listed("core")), "a family a core tool is in comes whole"
+    assert "daily_write" in _listed("core"), "a family a core tool is in comes whole"
     assert not set(every) & {s.tool_name for s in METHODS.values() if s.mcp and family_of(s.name)}, "a member is listed as its family"
 
 
@@ -69,7 +69,7 @@ def test_read_and_write_split_every_tool_and_core_names_only_real_tools() -> Non
     assert {"note_search", "note_read", "note_create"} <= {s.tool_name for s in resolve("core")}
     chosen = [s.tool_name for s in resolve("core,graph_path")]
     assert chosen == [n for n in MCP_NAMES if n in chosen], "in table order, each once"
-    assert set(CORE) <= set(chosen) and {"graph_neighbors", "graph_path", "daily_prepend", "proposal_show"} <= set(chosen)
+    assert set(CORE) <= set(chosen) and {"graph_neighbors", "graph_path", "daily_prepend"} <= set(chosen)
 
 
 async def test_a_tool_outside_the_set_is_reachable_by_name_only(daemon: Daemon, home: Home, sample_vault: Path, cli: Any) -> None:

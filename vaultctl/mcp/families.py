@@ -71,9 +71,8 @@ FAMILIES: tuple[Family, ...] = (
         keys={"template.list": "templates", "op.list": "operations", "checkout.list": "checkouts"},
     ),
     Family("note_versions", "view", "A note's git history.", ("note.history", "note.diff")),
-    Family("files", "view", "Files that are not notes.", ("file.list", "file.read")),
+    Family("files", "view", "Any file of the vault, notes or not.", ("file.list", "file.read")),
     Family("bases", "action", "Obsidian Bases.", ("base.list", "base.query")),
-    Family("proposals", "view", "Your proposals.", ("proposal.list", "proposal.show")),
     Family("sessions", "view", "Agent sessions.", ("session.list", "session.show")),
     Family("op_reverse", "action", "Take back an operation.", ("op.undo", "op.revert")),
     Family(

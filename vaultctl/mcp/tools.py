@@ -30,7 +30,7 @@ _UNKNOWN_FIELD = re.compile(r"unknown field `([^`]*)`")
 _EMPTY_ARGS = msgspec.Raw(b"{}")
 
 TWO_STEP_HINT = " Two-step."
-TWO_STEP_RULE = "A two-step tool previews first: repeat the call with confirm=true and the preview's fingerprint to apply it."
+TWO_STEP_RULE = "A two-step tool previews first; repeat the call with confirm=true and the preview's fingerprint to apply it."
 """How a two-step tool is confirmed, said once in the instructions of a toolset that has one
 instead of in each such tool's description (eight in the full set), which says only that it is."""
 SAID_BY_TWO_STEP_RULE = ("confirm", "fingerprint")  #: shared arguments the rule describes, not described again
