@@ -46,15 +46,17 @@ class Family:
     """One MCP tool serving several methods."""
 
     name: str  #: the tool's name
-    selector: str  #: the required argument naming the member: ``view`` for reads, ``action`` for writes
+    selector: str
+    """The required argument naming the member: ``view`` for reads, ``action`` for writes (and for
+    Bases, whose ``base.query`` has a ``view`` of its own)."""
     line: str  #: what the members share, in one line: the tool's description starts with it
     methods: tuple[str, ...]  #: the members, by method name, in the order the description lists them
     same: Mapping[str, str] = field(default_factory=dict)
     """Arguments the members describe differently though they mean one thing here, each with the
     one description the family's schema gives it ("": none, where its enum says it all)."""
     keys: Mapping[str, str] = field(default_factory=dict)
-    """Selector values by method, where the method name's last part would not tell the members
-    apart (``source.list`` and ``claim.list``)."""
+    """Selector values by method, where the method name's last part would not say which member it
+    is (``daemon.status`` and ``vault.list`` are ``status``'s ``daemon`` and ``vaults``)."""
 
     def key(self, spec: AnySpec) -> str:
         """The selector's value that reaches ``spec``: its method name's last part, unless

@@ -125,13 +125,13 @@ class ToolCatalogue:
         self._specs: dict[str, AnySpec] = {s.tool_name: s for s in chosen if s.mcp}
         self._tools: dict[str, AnySpec | Family] = {}  #: the listed tools, by name, in table order
         self._members: dict[str, dict[str, AnySpec]] = {}  #: a family's members by selector value
+        present = {s.name: s for s in self._specs.values()}
         for spec in self._specs.values():
             family = family_of(spec.name)
             if family is None:
                 self._tools[spec.tool_name] = spec
             elif family.name not in self._tools:
                 self._tools[family.name] = family
-                present = {s.name: s for s in self._specs.values()}
                 self._members[family.name] = {family.key(present[m]): present[m] for m in family.methods if m in present}
         self._offered: dict[str, tuple[str, ...]] = {}  #: a member's arguments, by method name
         self._base: dict[str, dict[str, Any]] = {}
@@ -165,10 +165,6 @@ class ToolCatalogue:
     def names(self) -> list[str]:
         """The listed tools' names: a family's, not its members'."""
         return list(self._tools)
-
-    def specs(self) -> list[AnySpec]:
-        """Every method this catalogue reaches, in table order."""
-        return list(self._specs.values())
 
     def methods_of(self, name: str) -> list[AnySpec]:
         """The methods a listed tool reaches: a family's members in its order, or the one method."""
