@@ -43,7 +43,7 @@ await step("list_tools", async () => {
   return { count: tools.length, with_output_schema: tools.filter((t) => t.outputSchema).length };
 });
 await step("read", async () => {
-  const result = await client.callTool({ name: "vault_list", arguments: {} });
+  const result = await client.callTool({ name: "status", arguments: { view: "vaults" } });
   return { is_error: !!result.isError, vaults: result.structuredContent.vaults.map((v) => v.entry.id) };
 });
 await step("write", async () => {

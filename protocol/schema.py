@@ -155,7 +155,10 @@ def compact_schema(tp: type, *, hidden: Iterable[str] = ()) -> dict[str, Any]:
       amount, and the answer shows how many it holds);
     - no ``additionalProperties: false``: the daemon refuses an unknown argument naming it, and
       the keyword tells a model nothing the property list does not;
-    - the ``hidden`` fields (settings for another client, such as the CLI's ``log``) are not offered.
+    - the ``hidden`` fields (settings for another client, such as the CLI's ``log``) are not offered;
+    - an enum of more than :data:`MAX_SHOWN_ENUM` strings is a string its description explains
+      (``a rule code, e.g. L03``): the daemon refuses any other value, naming the ones it takes,
+      and a list of 21 rule codes costs every session more than it helps one call.
 
     What the daemon checks is unchanged: it decodes the arguments against the Struct itself.
     """
@@ -173,6 +176,7 @@ def compact_schema(tp: type, *, hidden: Iterable[str] = ()) -> dict[str, Any]:
     schema = _compact(schema)
     defs = {name: _compact(d) for name, d in defs.items()}
     schema = _inline_single_use(schema, defs)
+    schema = {k: _plain_enums(v) for k, v in schema.items()}
     schema.pop("description", None)  # the params Struct's docstring: the tool's own description says it
     schema["type"] = "object"
     return schema
@@ -217,6 +221,8 @@ def _compact(node: Any) -> Any:
         out = merged
     if isinstance(out.get("description"), str):
         out["description"] = _BYTE_BOUND.sub("", first_sentence(out["description"]))
+        if _ONLY_BOUND.fullmatch(out["description"]):
+            del out["description"]  # "At most 256 KiB as UTF-8.": the daemon's bound, and nothing else
         if isinstance(out.get("enum"), list) and _only_names(out["description"], out["enum"]):
             del out["description"]  # "low, medium or high.": the enum says it
     if "description" in out:  # description first, as people write schemas
@@ -224,7 +230,34 @@ def _compact(node: Any) -> Any:
     return out
 
 
+MAX_SHOWN_ENUM = 16  #: a longer enum of strings is left to the field's description and the daemon
+
+
+def _plain_enums(node: Any) -> Any:
+    """Once definitions are inlined (a field's description and its type's own meet): an enum a
+    description only lists loses the description, a long enum of strings that has a description
+    becomes a string, and a list's items lose a description the list already gives."""
+    if isinstance(node, list):
+        return [_plain_enums(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _plain_enums(v) for k, v in node.items()}
+    items = out.get("items")
+    if "description" in out and isinstance(items, dict) and "description" in items:
+        out["items"] = {k: v for k, v in items.items() if k != "description"}  # the list says what its items are
+    members = out.get("enum")
+    text = out.get("description")
+    if isinstance(members, list) and isinstance(text, str):
+        if _only_names(text, members):
+            del out["description"]
+        elif len(members) > MAX_SHOWN_ENUM and all(isinstance(m, str) for m in members):
+            del out["enum"]
+            out["type"] = "string"
+    return out
+
+
 _BYTE_BOUND = re.compile(r"; at most \d+ [KM]iB[^;.]*")  #: a size bound in words: the daemon's, like maxLength
+_ONLY_BOUND = re.compile(r"At most \d+ [KM]iB[^;.]*\.")  #: a description that is only such a bound
 _LIST_WORDS = re.compile(r",\s*|\s+or\s+|\s+and\s+|\.$")
 
 

@@ -31,12 +31,10 @@ class RowFormat(enum.StrEnum):
 
 BasePath = Annotated[
     str,
-    msgspec.Meta(
-        min_length=1, max_length=1024, description="A vault-relative .base file, or a note holding base code blocks (then give block)."
-    ),
+    msgspec.Meta(min_length=1, max_length=1024, description="A .base file, or a note with base code blocks (then give block)."),
 ]
 InlineBase = Annotated[str, msgspec.Meta(max_length=MAX_INLINE_BASE_CHARS, description="A Base given inline as YAML, instead of path.")]
-BlockNumber = Annotated[int, msgspec.Meta(ge=1, le=1000, description="With a note's path: which base code block in it, 1 for the first.")]
+BlockNumber = Annotated[int, msgspec.Meta(ge=1, le=1000, description="Which base code block of the note, 1 for the first.")]
 ViewName = Annotated[str, msgspec.Meta(min_length=1, max_length=512, description="The view's name; the first view when absent.")]
 
 

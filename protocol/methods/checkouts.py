@@ -135,7 +135,7 @@ CHECKOUT_MAKE = spec(
     "checkout.make",
     CheckoutMakeParams,
     CheckoutInfo,
-    "Copy notes to a scratch folder to edit with your own tools; checkout_return proposes the edits.",
+    "Copy notes to a scratch folder to edit with your own tools; returning the checkout proposes the edits.",
     Effect.WRITE,
     Trait.MCP,
 )
@@ -143,7 +143,7 @@ CHECKOUT_LIST = spec(
     "checkout.list",
     CheckoutListParams,
     CheckoutListResult,
-    "List a vault's checkouts and their folders.",
+    "The vault's checkouts and their folders.",
     Effect.READ,
     Trait.MCP,
 )
@@ -160,7 +160,7 @@ CHECKOUT_RETURN = spec(
     "checkout.return",
     CheckoutReturnParams,
     CheckoutReturnResult,
-    "Return a checkout: its edited copies become one proposal for your user.",
+    "Return a checkout: its edits become one proposal for your user.",
     Effect.WRITE,
     Trait.MCP,
 )

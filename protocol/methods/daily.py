@@ -37,7 +37,7 @@ Heading = Annotated[
     msgspec.Meta(
         min_length=1,
         max_length=200,
-        description="A heading such as '## Log' ('Log': an H2): into its section; added at the end if missing.",
+        description="A heading such as '## Log' (or 'Log', an H2): into its section, added at the end if missing.",
     ),
 ]
 
@@ -55,7 +55,7 @@ class NotePeriod(enum.StrEnum):
 
 #: Said in two words: its values say the rest, and ``daily_append`` is in the MCP core toolset,
 #: whose every token counts. None (left out) is the day's note.
-PeriodOpt = Annotated[NotePeriod, msgspec.Meta(description="The period.")]
+PeriodOpt = Annotated[NotePeriod, msgspec.Meta(description="day, week, month, quarter or year.")]
 
 
 class DailyParams(Params, kw_only=True):
@@ -119,7 +119,7 @@ DAILY_READ = spec(
 )
 DAILY_APPEND = _daily_write(
     "daily.append",
-    "Append Markdown to a day note or heading section, created from its template if new.",
+    "Append Markdown to a day note or a heading's section, created from its template if new.",
 )
 DAILY_PREPEND = _daily_write(
     "daily.prepend",

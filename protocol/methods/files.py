@@ -43,14 +43,14 @@ class FileKind(enum.StrEnum):
 
 FilePath = Annotated[
     str,
-    msgspec.Meta(min_length=1, max_length=1024, description="A file's vault-relative path, with its extension."),
+    msgspec.Meta(min_length=1, max_length=1024, description="The file's vault path. With its extension."),
 ]
 MtimeNs = Annotated[int, msgspec.Meta(ge=0, description="The file's mtime in nanoseconds, as file.list or file.read gave it.")]
 
 
 class FileListParams(Params):
     vault: OptionalVault = None
-    kind: Annotated[FileKind | None, msgspec.Meta(description="Only files of this kind.")] = None
+    kind: Annotated[FileKind | None, msgspec.Meta(description="Only those of this kind.")] = None
     folder: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="Only files below this folder.")] | None = None
     glob: (
         Annotated[
@@ -61,9 +61,7 @@ class FileListParams(Params):
         ]
         | None
     ) = None
-    orphaned: Annotated[
-        bool, msgspec.Meta(description="Only files that are not notes and that no note or canvas embeds or links (unused attachments).")
-    ] = False
+    orphaned: Annotated[bool, msgspec.Meta(description="Only unused attachments: files no note or canvas embeds or links.")] = False
     limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many files in this page.")] = 100
     cursor: Cursor | None = None
     fresh: Fresh = False
@@ -86,7 +84,7 @@ class FileListResult(Result):
 class FileReadParams(Params):
     target: FilePath
     vault: OptionalVault = None
-    offset: Annotated[int, msgspec.Meta(ge=0, description="A byte offset: into the text of a text kind, into the bytes of another.")] = 0
+    offset: Annotated[int, msgspec.Meta(ge=0, description="A byte offset into the file's text (a text kind) or bytes.")] = 0
     max_bytes: (
         Annotated[
             int,
@@ -142,7 +140,7 @@ class FileChangeParams(TwoStepParams, kw_only=True):
 
 
 class FileMoveParams(FileChangeParams, kw_only=True):
-    target: Annotated[FilePath, msgspec.Meta(description="The file to move (its vault path).")]
+    target: Annotated[FilePath, msgspec.Meta(description="The file's vault path.")]
     to: Annotated[
         str,
         msgspec.Meta(min_length=1, max_length=1024, description="Its new vault path; ending in '/', a folder to move it into."),
@@ -155,14 +153,14 @@ class FileRenameParams(FileChangeParams, kw_only=True):
 
 
 class FileDeleteParams(FileChangeParams, kw_only=True):
-    target: Annotated[FilePath, msgspec.Meta(description="The file to delete (its vault path); it goes to .trash.")]
+    target: Annotated[FilePath, msgspec.Meta(description="The file's vault path. It goes to .trash.")]
     force: Annotated[bool, msgspec.Meta(description="Delete even though notes or canvases still embed or link the file.")] = False
 
 
 class FileWriteParams(WriteParams, kw_only=True):
     expected_sha: ExpectedSha = None
     expected_mtime_ns: ExpectedMtime = None
-    path: Annotated[FilePath, msgspec.Meta(description="The text file to create or replace (.canvas, .base, .txt, .json, .css, ...).")]
+    path: Annotated[FilePath, msgspec.Meta(description="The text file to create or replace (.canvas, .base, .json, ...).")]
     content: Annotated[
         str,
         msgspec.Meta(
@@ -189,7 +187,8 @@ READ: MethodSpec[FileReadParams, FileReadResult] = spec(
     "file.read",
     FileReadParams,
     FileReadResult,
-    "Read any file: a text kind as text, another as its media type and base64 bytes, paged by bytes (never whole when large).",
+    "Read any file, paged by bytes: text as text, others as base64. Another kind than text comes with its media type; "
+    "never whole when large.",
     Effect.READ,
     Trait.MCP,
 )
@@ -197,7 +196,7 @@ MOVE = _write(
     "file.move",
     FileMoveParams,
     MoveDetail,
-    "Move a file that is not a note and rewrite every embed and link to it in notes, canvases and bases (two-step).",
+    "Move a file that is not a note, rewriting every embed and link to it (two-step). In notes, canvases and bases.",
     Effect.DESTRUCTIVE,
     _TWO_STEP,
 )

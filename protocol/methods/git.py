@@ -77,8 +77,8 @@ class NoteHistoryResult(Result):
 class NoteDiffParams(Params):
     target: Target
     vault: OptionalVault = None
-    from_rev: Annotated[Rev | None, msgspec.Meta(description="The older revision; omitted: the last commit that touched the note.")] = None
-    to_rev: Annotated[Rev | None, msgspec.Meta(description="The newer revision; omitted: the note as it is on disk now.")] = None
+    from_rev: Annotated[Rev | None, msgspec.Meta(description="The older revision; omitted, the note's last commit.")] = None
+    to_rev: Annotated[Rev | None, msgspec.Meta(description="The newer revision; omitted, the file as it is now.")] = None
 
 
 class NoteDiffResult(Result):
@@ -164,10 +164,8 @@ class SyncResult(Result, kw_only=True):
 class PromoteParams(TwoStepParams, kw_only=True):
     target: Annotated[Target, msgspec.Meta(description="The note to promote (a path, name or alias) in the source vault.")]
     to: Annotated[VaultId, msgspec.Meta(description="The org vault that receives the copy.")]
-    path: Annotated[NotePath | None, msgspec.Meta(description="Its path in the org vault; omitted: the same path as in the source.")] = None
-    again: Annotated[bool, msgspec.Meta(description="Promote a note that was promoted before (to a new path; nothing is overwritten).")] = (
-        False
-    )
+    path: Annotated[NotePath | None, msgspec.Meta(description="Its path in the org vault; omitted, the same as here.")] = None
+    again: Annotated[bool, msgspec.Meta(description="Promote a note promoted before, to a new path; nothing is overwritten.")] = False
 
 
 class PromoteDetail(msgspec.Struct, kw_only=True):
@@ -211,7 +209,7 @@ NOTE_HISTORY = spec(
     "note.history",
     NoteHistoryParams,
     NoteHistoryResult,
-    "The commits that touched a note, newest first, renames followed (the vault must be in a git repository).",
+    "The commits that touched a note. Newest first, renames followed (the vault must be in a git repository).",
     Effect.READ,
     Trait.MCP,
 )
@@ -219,7 +217,7 @@ NOTE_DIFF = spec(
     "note.diff",
     NoteDiffParams,
     NoteDiffResult,
-    "A unified diff of a note between two revisions, or between its last commit and the file now.",
+    "A note's unified diff between two revisions. By default between its last commit and the file now.",
     Effect.READ,
     Trait.MCP,
 )
@@ -256,7 +254,7 @@ REVERT: MethodSpec[RevertParams, WriteReceipt[RevertDetail]] = MethodSpec(
     "op.revert",
     RevertParams,
     receipt_type(RevertDetail),
-    "Reverse an operation found in git history as a new operation, for those op.undo no longer keeps (two-step: preview, then confirm).",
+    "Reverse, from git history, an operation op.undo no longer keeps (two-step: preview, then confirm). It is reversed as a new operation.",
     Effect.DESTRUCTIVE,
     Trait.MCP | Trait.TWO_STEP,
 )

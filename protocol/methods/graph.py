@@ -25,8 +25,9 @@ Relation = Annotated[
     msgspec.Meta(
         pattern=r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$",
         description=(
-            "Follow only edges of this relation: link (a body link), embed, a typed relation written by note.link "
-            "(supports, contradicts, extends, applies-to, context-for), or a frontmatter key whose values are links (up, related, ...)."
+            "Only edges of this relation: link, embed, a note.link relation (supports, ...) or a frontmatter key of "
+            "links (up, ...). A link is a body link; the typed relations are supports, contradicts, extends, applies-to "
+            "and context-for; up and related are examples of keys."
         ),
     ),
 ]
@@ -47,7 +48,7 @@ class NeighborsParams(Params):
     relation: Relation | None = None
     direction: Annotated[Direction, msgspec.Meta(description="Follow links out of a note, into it, or both.")] = Direction.BOTH
     limit: Annotated[int, msgspec.Meta(ge=1, le=1000, description="At most this many neighbours, nearest first.")] = 200
-    canvas: Annotated[bool, msgspec.Meta(description="Also return the neighbourhood as a JSON Canvas 1.0 document.")] = False
+    canvas: Annotated[bool, msgspec.Meta(description="Also return it as a JSON Canvas 1.0 document.")] = False
     fresh: Fresh = False
 
 
@@ -81,11 +82,11 @@ class CommunitiesParams(Params):
     resolution: Annotated[
         float, msgspec.Meta(ge=0.05, le=10.0, description="Leiden's resolution: higher finds more, smaller communities.")
     ] = 1.0
-    min_size: Annotated[int, msgspec.Meta(ge=1, le=1000, description="List only communities with at least this many notes.")] = 2
+    min_size: Annotated[int, msgspec.Meta(ge=1, le=1000, description="Only communities of at least this many notes.")] = 2
     limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many communities, largest first.")] = 50
-    members: Annotated[
-        int, msgspec.Meta(ge=0, le=1000, description="At most this many members listed per community, most central first.")
-    ] = 10
+    members: Annotated[int, msgspec.Meta(ge=0, le=1000, description="At most this many members per community. The most central first.")] = (
+        10
+    )
     fresh: Fresh = False
 
 
@@ -221,24 +222,24 @@ NEIGHBORS = _read(
     "graph.neighbors",
     NeighborsParams,
     NeighborsResult,
-    "The notes up to 3 links away from one note, optionally of one relation or direction; optionally as a JSON Canvas.",
+    "Notes up to 3 links away from one note. Optionally of one relation or direction; optionally as a JSON Canvas.",
 )
 COMMUNITIES = _read(
     "graph.communities",
     CommunitiesParams,
     CommunitiesResult,
-    "Communities of closely linked notes (Leiden, fixed seed), each named by its most central note. "
+    "Clusters of closely linked notes (Leiden, fixed seed). Each is named by its most central note. "
     f"Vault-wide work unless already known for the vault as it is: LIMIT past {MAX_VAULT_WORK} such requests queued on the connection. "
     "UNAVAILABLE without the graph extra (vaultd[graph]).",
 )
-PATH = _read("graph.path", PathParams, PathResult, "The shortest chain of links between two notes.")
+PATH = _read("graph.path", PathParams, PathResult, "The shortest link path between two notes.")
 HUBS = _read(
     "graph.hubs",
     HubsParams,
     HubsResult,
-    "The most central notes (PageRank over links), with their link counts. UNAVAILABLE without the graph extra (vaultd[graph]).",
+    "The most central notes (PageRank over links). With their link counts; UNAVAILABLE without the graph extra (vaultd[graph]).",
 )
-MOCS = _read("graph.mocs", MocsParams, MocsResult, "Maps of content and topic-map roots, with how many notes link to each.")
+MOCS = _read("graph.mocs", MocsParams, MocsResult, "Maps of content and topic-map roots. With how many notes link to each.")
 NAV = _read(
     "graph.nav",
     NavParams,

@@ -169,7 +169,8 @@ AsOf = Annotated[
     msgspec.Meta(
         pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
         description=(
-            "The date (YYYY-MM-DD) that review and staleness rules compare with; omitted, today. The same date gives the same findings."
+            "Lint as of this date (YYYY-MM-DD); omitted, today. Review and staleness rules compare with it: "
+            "the same date gives the same findings."
         ),
     ),
 ]
@@ -179,7 +180,7 @@ MAX_FINDING_CHARS = 500  #: a finding's text (it quotes links as written) is cut
 
 class LintParams(Params):
     vault: OptionalVault = None
-    note: Annotated[Target | None, msgspec.Meta(description="Report only the findings of this note (a path, name or alias).")] = None
+    note: Annotated[Target | None, msgspec.Meta(description="Only this note's findings (a path, name or alias).")] = None
     code: Annotated[LintCode | None, msgspec.Meta(description="Report only the findings of this rule, e.g. L03.")] = None
     as_of: AsOf | None = None
     limit: Annotated[
@@ -187,7 +188,8 @@ class LintParams(Params):
     ] = 200
     fresh: Fresh = False
     write: Annotated[
-        bool, msgspec.Meta(description="Also write the findings as the day's report (reports/lint-DATE.md) with a LINT log event.")
+        bool,
+        msgspec.Meta(description="Also write the day's report note and a log event. The report is reports/lint-DATE.md, the event LINT."),
     ] = False
 
 
@@ -227,7 +229,7 @@ class LintResult(Result):
 
 
 class LintFixParams(TwoStepParams, kw_only=True):
-    note: Annotated[Target | None, msgspec.Meta(description="Fix only this note's findings (a path, name or alias).")] = None
+    note: Annotated[Target | None, msgspec.Meta(description="Only this note's findings (a path, name or alias).")] = None
     code: Annotated[LintCode | None, msgspec.Meta(description="Fix only the findings of this rule (L01 or L02).")] = None
 
 

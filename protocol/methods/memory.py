@@ -32,7 +32,10 @@ MemoryPath = Annotated[
     msgspec.Meta(
         min_length=1,
         max_length=4096,
-        description="An absolute memory file or folder (a person's call only); omitted, Claude Code's ~/.claude/projects/*/memory/.",
+        description=(
+            "Omitted: your memory folders; a path is for people only. An absolute memory file or folder "
+            "(a person's call only); omitted, Claude Code's ~/.claude/projects/*/memory/."
+        ),
     ),
 ]
 

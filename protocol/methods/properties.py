@@ -89,7 +89,7 @@ VAULT_PROPERTIES = spec(
     "vault.properties",
     PropertiesParams,
     PropertiesResult,
-    "Every frontmatter property with its type (Obsidian's) and note count, and the vault's word, character and task totals.",
+    "Every frontmatter property with its type (Obsidian's) and note count, and word, character and task totals.",
     Effect.READ,
     Trait.MCP,
 )
@@ -105,7 +105,7 @@ NOTE_OUTLINE = spec(
     "note.outline",
     OutlineParams,
     OutlineResult,
-    "A note's headings (level, text, line), block ids, and word and character counts as Obsidian counts them.",
+    "A note's headings (level, text, line), block ids, and word and character counts. Counted as Obsidian counts them.",
     Effect.READ,
     Trait.MCP,
 )

@@ -119,7 +119,7 @@ PROPOSAL_LIST = spec(
     "proposal.list",
     ProposalListParams,
     ProposalListResult,
-    "List proposals: agent operations waiting for a person to decide.",
+    "Agent operations waiting for a person to decide (proposals), or decided ones.",
     Effect.READ,
     Trait.MCP,
 )

@@ -61,15 +61,15 @@ class SearchParams(Params):
     vault: OptionalVault = None
     type: Annotated[Filter, msgspec.Meta(description="Only notes whose frontmatter type is this.")] | None = None
     domain: Annotated[Filter, msgspec.Meta(description="Only notes whose frontmatter domain is this.")] | None = None
-    tag: Annotated[str, msgspec.Meta(min_length=1, max_length=256, description="A tag; nested ones (a/b) count as a.")] | None = None
-    folder: (
-        Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="A vault-relative folder; notes below it match.")] | None
-    ) = None
+    tag: Annotated[str, msgspec.Meta(min_length=1, max_length=256, description="Only those with this tag; a/b counts as a.")] | None = None
+    folder: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="Only notes below this folder.")] | None = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many hits, best first.")] = 20
     meaning: Annotated[
         bool,
         msgspec.Meta(
-            description=('Plain words fewer than limit notes hold all of: go on by meaning (match "meaning"); false: exact only.')
+            description=(
+                'When fewer than limit notes hold all the words, add hits by meaning; false: exact only. Those hits have match "meaning".'
+            )
         ),
     ] = True
     max_bytes: Annotated[
@@ -117,7 +117,10 @@ class ReadParams(Params):
     target: Target
     vault: OptionalVault = None
     section: (
-        Annotated[str, msgspec.Meta(min_length=1, max_length=512, description="An exact H2 heading: read from it to the next H1 or H2.")]
+        Annotated[
+            str,
+            msgspec.Meta(min_length=1, max_length=512, description="Only this exact H2 heading's section. It runs to the next H1 or H2."),
+        ]
         | None
     ) = None
     offset: Annotated[int, msgspec.Meta(ge=0, description="A UTF-8 byte offset into the body or section.")] = 0
@@ -269,10 +272,7 @@ class ListResult(Result):
 
 class TagsParams(Params):
     vault: OptionalVault = None
-    prefix: (
-        Annotated[str, msgspec.Meta(max_length=256, description="Only tags starting with this (case-insensitive; a leading # is ignored).")]
-        | None
-    ) = None
+    prefix: Annotated[str, msgspec.Meta(max_length=256, description="Only tags starting with this (any case; # optional).")] | None = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=5000, description="At most this many tags, most used first.")] = 500
 
 
@@ -297,9 +297,7 @@ MAX_STATS_DAYS = 3650
 class StatsParams(VaultParams):
     days: Annotated[
         int,
-        msgspec.Meta(
-            ge=1, le=MAX_STATS_DAYS, description="The log window: events dated in the last N local calendar days, today included."
-        ),
+        msgspec.Meta(ge=1, le=MAX_STATS_DAYS, description="Count log events of the last N days, today included. Local calendar days."),
     ] = 30
 
 
@@ -425,7 +423,7 @@ LIST = _read(
     ListResult,
     "List notes in path order, optionally under a folder; page with the returned cursor.",
 )
-TAGS = _read("vault.tags", TagsParams, TagsResult, "Every tag in the vault with the number of notes carrying it.")
+TAGS = _read("vault.tags", TagsParams, TagsResult, "Every tag with how many notes carry it.")
 STATS = _read(
     "vault.stats",
     StatsParams,

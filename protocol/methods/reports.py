@@ -27,7 +27,7 @@ ReportName = Annotated[
         min_length=4,
         max_length=200,
         pattern=r"^(?!/)(?!.*(?:^|/)\.{1,2}(?:/|$))(?!.*//)[^\x00-\x1f\x7f\\:*?\"<>|#^\[\]]+\.md$",
-        description="The report's path inside reports/, ending in .md (e.g. lint-2026-05-01.md).",
+        description="A file name under reports/, ending in .md. For example lint-2026-05-01.md.",
     ),
 ]
 
@@ -38,7 +38,7 @@ class ReportParams(WriteParams, kw_only=True):
         str,
         msgspec.Meta(max_length=MAX_NOTE_BYTES, description=f"The report's Markdown; at most {describe(MAX_NOTE_BYTES)} as UTF-8."),
     ]
-    replace: Annotated[bool, msgspec.Meta(description="Replace the report when one of that name exists (otherwise CONFLICT).")] = False
+    replace: Annotated[bool, msgspec.Meta(description="Replace a report of that name (otherwise CONFLICT).")] = False
 
 
 def report_path(name: str) -> str:
@@ -60,7 +60,10 @@ REPORT_WRITE = _write(
 
 class GraphBuildParams(Params):
     vault: OptionalVault = None
-    write: Annotated[bool, msgspec.Meta(description="Also write the day's report (reports/graph-DATE.md) with a GRAPH log event.")] = False
+    write: Annotated[
+        bool,
+        msgspec.Meta(description="Also write the day's report note and a log event. The report is reports/graph-DATE.md, the event GRAPH."),
+    ] = False
     fresh: Fresh = False
 
 
@@ -89,7 +92,7 @@ GRAPH_BUILD = spec(
     "graph.build",
     GraphBuildParams,
     GraphBuildResult,
-    "Build the link graph's summary, keep it as vault-graph.json in vaultd's state with its trend against the last build.",
+    "Build the link graph's summary, with its trend since the last build. It is kept as vault-graph.json in vaultd's state.",
     Effect.WRITE,
     Trait.MCP,
 )

@@ -112,7 +112,7 @@ RETRIEVE = spec(
     "note.retrieve",
     RetrieveParams,
     RetrieveResult,
-    "Find passages that answer a question, each with its note, heading path, lines and a citation.",
+    "Find passages that answer a question, each with its note and a citation. The citation gives the heading path and lines.",
     Effect.READ,
     Trait.MCP,
 )

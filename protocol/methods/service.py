@@ -106,7 +106,7 @@ DAEMON_STATUS = spec(
     "daemon.status",
     Empty,
     DaemonStatus,
-    "The daemon's pid, uptime, version, socket, home, and each vault's health.",
+    "The daemon's version, uptime and each vault's health. Also its pid, socket and home.",
     Effect.READ,
     Trait.MCP,
 )

@@ -109,7 +109,7 @@ class SpecListResult(Result):
     sources: list[SpecSourceInfo]
 
 
-SourceOpt = Annotated[SpecSourceId | None, msgspec.Meta(description="The spec source; omitted, every source of the vault.")]
+SourceOpt = Annotated[SpecSourceId | None, msgspec.Meta(description="The spec source; omitted, every one.")]
 
 
 class SpecGetParams(Params, kw_only=True):

@@ -40,17 +40,17 @@ class TaskListParams(Params):
             description="open, done, cancelled, any, or one status character.",
         ),
     ] = "open"
-    folder: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="Only tasks in notes below this folder.")] | None = None
-    tag: Annotated[str, msgspec.Meta(min_length=1, max_length=256, description="Only tasks carrying this tag (nested tags match a/b).")] | (
+    folder: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="Only notes below this folder.")] | None = None
+    tag: Annotated[str, msgspec.Meta(min_length=1, max_length=256, description="Only those with this tag; a/b counts as a.")] | (
         None
     ) = None
     note: Annotated[Target | None, msgspec.Meta(description="Only the tasks of this note (a path, name or alias).")] = None
-    due_before: Annotated[Day | None, described("Only tasks due before this day (exclusive).")] = None
-    due_after: Annotated[Day | None, described("Only tasks due after this day (exclusive).")] = None
-    due_on: Annotated[Day | None, described("Only tasks due on this day.")] = None
-    scheduled_before: Annotated[Day | None, described("Only tasks scheduled before this day (exclusive).")] = None
-    scheduled_after: Annotated[Day | None, described("Only tasks scheduled after this day (exclusive).")] = None
-    scheduled_on: Annotated[Day | None, described("Only tasks scheduled on this day.")] = None
+    due_before: Annotated[Day | None, described("Due before this day (exclusive).")] = None
+    due_after: Annotated[Day | None, described("Due after this day (exclusive).")] = None
+    due_on: Annotated[Day | None, described("Due on this day.")] = None
+    scheduled_before: Annotated[Day | None, described("Scheduled before this day (exclusive).")] = None
+    scheduled_after: Annotated[Day | None, described("Scheduled after this day (exclusive).")] = None
+    scheduled_on: Annotated[Day | None, described("Scheduled on this day.")] = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="At most this many, by note path then line.")] = 100
     cursor: Cursor | None = None
     fresh: Fresh = False

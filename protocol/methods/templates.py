@@ -23,7 +23,7 @@ TemplateName = Annotated[
     msgspec.Meta(
         min_length=1,
         max_length=1024,
-        description="A template: its name in the templates folder (as template.list gives it), or its vault path.",
+        description="A template's name or vault path. Its name as template.list gives it.",
     ),
 ]
 
@@ -62,7 +62,7 @@ TEMPLATE_INSERT: MethodSpec[TemplateInsertParams, WriteReceipt[NoDetail]] = Meth
     "template.insert",
     TemplateInsertParams,
     receipt_type(NoDetail),
-    "Insert a rendered template into an existing note, at its end or at the end of a heading's section.",
+    "Insert a rendered template into a note, at its end or under a heading.",
     Effect.WRITE,
     Trait.MCP,
 )

@@ -36,9 +36,7 @@ Sha = Annotated[
         description=f"A sha256 from a read or receipt, whole or its first {MIN_SHA_PREFIX} or more hex digits.",
     ),
 ]
-NotePath = Annotated[
-    str, msgspec.Meta(min_length=1, max_length=1024, description="A vault-relative path; '.md' is added when missing; folders are created.")
-]
+NotePath = Annotated[str, msgspec.Meta(min_length=1, max_length=1024, description="Its vault path; '.md' and folders are added as needed.")]
 Markdown = Annotated[
     str, msgspec.Meta(max_length=MAX_NOTE_BYTES, description=f"Markdown; the note may be at most {describe(MAX_NOTE_BYTES)} as UTF-8.")
 ]
@@ -107,7 +105,7 @@ class TwoStepParams(WriteParams, kw_only=True):
 class CreateParams(WriteParams, kw_only=True):
     path: NotePath
     title: (
-        Annotated[str, msgspec.Meta(min_length=1, max_length=512, description="The title: in the frontmatter, and the H1 of the skeleton.")]
+        Annotated[str, msgspec.Meta(min_length=1, max_length=512, description="The title, in the frontmatter and the skeleton's H1.")]
         | None
     ) = None
     frontmatter: Annotated[dict[str, Any], msgspec.Meta(description="Frontmatter keys and values to start with.")] = {}
@@ -121,14 +119,14 @@ class CreateParams(WriteParams, kw_only=True):
             msgspec.Meta(
                 min_length=1,
                 max_length=1024,
-                description="A template's name or vault path to start from, {{title}}, {{date}}, {{time}} rendered; not with body.",
+                description=("A template's name or vault path. Not with body; its {{title}}, {{date}} and {{time}} are rendered."),
             ),
         ]
         | None
     ) = None
     unique: Annotated[
         bool,
-        msgspec.Meta(description="Prefix the name as Obsidian's unique note creator does (its folder and template too)."),
+        msgspec.Meta(description="Name it as Obsidian's unique note creator does. Its prefix, folder and template too."),
     ] = False
 
 
@@ -142,9 +140,7 @@ class Edit(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 class PatchParams(EditParams, kw_only=True):
     target: Target
-    old: Annotated[
-        PatchText | None, msgspec.Meta(description="Text that occurs exactly once in the note; give it with new, or give edits.")
-    ] = None
+    old: Annotated[PatchText | None, msgspec.Meta(description="Text that occurs exactly once in the note (or give edits).")] = None
     new: Annotated[
         NewText | None, msgspec.Meta(description=f"The replacement of old; at most {describe(MAX_PATCH_TEXT_BYTES)} as UTF-8.")
     ] = None
@@ -154,14 +150,14 @@ class PatchParams(EditParams, kw_only=True):
             msgspec.Meta(
                 min_length=1,
                 max_length=32,
-                description="Several replacements, each old text occurring once and none overlapping; all apply or none.",
+                description="Several old/new pairs, none overlapping; all apply or none.",
             ),
         ]
         | None
     ) = None
     rewrite_anchors: Annotated[
         bool,
-        msgspec.Meta(description="If the edit renames a heading, repoint links to it everywhere, in the same operation."),
+        msgspec.Meta(description="If the edit renames a heading, repoint links to it too. In the same operation, everywhere."),
     ] = False
 
 
@@ -210,7 +206,7 @@ class SupersedeParams(WriteParams, kw_only=True):
 class MoveParams(TwoStepParams, kw_only=True):
     target: Annotated[Target, msgspec.Meta(description="The note to move (a path, name or alias).")]
     to: Annotated[
-        NotePath, msgspec.Meta(description="Its new vault-relative path ('.md' is added); ending in '/', a folder to move it into.")
+        NotePath, msgspec.Meta(description="Its new vault path; ending in '/', a folder to move it into. The '.md' is added when missing.")
     ]
 
 
@@ -228,7 +224,7 @@ class UndoParams(WriteParams, kw_only=True):
     op_id: OpId
     session: Annotated[
         bool,
-        msgspec.Meta(description="Undo, as one operation, every kept operation of the agent session that made op_id, newest first."),
+        msgspec.Meta(description="Undo every kept operation of op_id's agent session, as one operation. Newest first."),
     ] = False
 
 
@@ -267,7 +263,7 @@ class LogTailParams(Params, kw_only=True):
 
 class LogGrepParams(LogTailParams, kw_only=True):
     pattern: Annotated[
-        str, msgspec.Meta(min_length=1, max_length=256, description="A regular expression (a safe subset: no groups or backreferences).")
+        str, msgspec.Meta(min_length=1, max_length=256, description="A regular expression without groups or backreferences.")
     ]
 
 
@@ -308,7 +304,7 @@ LINK = _write(
     "note.link",
     LinkParams,
     NoDetail,
-    "Link two notes under '## Relevant Notes' (a relation optional), both ways unless bidirectional is false.",
+    "Link two notes under '## Relevant Notes' (a relation optional). Both ways unless bidirectional is false.",
 )
 SUPERSEDE = _write(
     "note.supersede",
@@ -344,14 +340,14 @@ UNDO = _write(
     "op.undo",
     UndoParams,
     NoDetail,
-    "Reverse a committed operation while the files it wrote are unchanged since.",
+    "Reverse a committed operation whose files are unchanged since.",
     Effect.DESTRUCTIVE,
 )
 OP_LIST = spec(
     "op.list",
     OpListParams,
     OpListResult,
-    "Recent operations kept for undo, newest first.",
+    "Recent operations kept for undo. Newest first.",
     Effect.READ,
     Trait.MCP,
 )
@@ -367,7 +363,7 @@ LOG_TAIL = spec(
     "log.tail",
     LogTailParams,
     LogLines,
-    "The last events of the vault's log, optionally of one type.",
+    "The newest events, optionally of one type.",
     Effect.READ,
     Trait.MCP,
 )

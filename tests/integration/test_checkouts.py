@@ -90,7 +90,7 @@ async def test_a_person_edit_made_meanwhile_is_kept_and_the_overlap_shown(vault:
         proposal = ok(await client.call_tool("proposal_show", {"id": pid}))
         assert any(w["code"] == "G04" and "Plan.md" in w["message"] for w in proposal["warnings"])
         tools = {t.name for t in (await client.list_tools()).tools}
-        assert {"checkout_make", "checkout_return"} <= tools and "proposal_apply" not in tools, "an agent never applies a proposal"
+        assert "checkout" in tools and "proposal_apply" not in tools, "an agent never applies a proposal"
     assert not any(folder.parent.glob(folder.name)), "a returned checkout's copies are dropped; its record holds them"
     # Nothing is written until the person applies it.
     assert "by the agent" not in (vault / "Plan.md").read_text()

@@ -204,7 +204,7 @@ def test_cli_commands_print_their_tables(topic_vault: Path, cli: Any) -> None:
 async def test_agents_see_no_private_note(topic_vault: Path, home: Home) -> None:
     async with agent(home) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-        for name in ("vault_lint", "graph_neighbors", "graph_communities", "graph_path", "graph_nav", "graph_hubs", "graph_mocs"):
+        for name in ("vault_lint", "graph"):  # graph: the neighbors, communities, path, nav, hubs and mocs views
             hints = tools[name].annotations
             assert hints is not None and hints.read_only_hint, name
         assert "graph_canvas" not in tools

@@ -21,6 +21,7 @@ from protocol.limits import MAX_FRAME_BYTES
 from protocol.table import METHODS
 from tests.support.harness import REPO, Daemon, Home
 from tests.support.mcp_results import tool_error
+from vaultctl.mcp.tools import ToolCatalogue
 from vaultctl.mcp.versions import (
     ALL_VERSIONS,
     HANDSHAKE_VERSIONS,
@@ -362,6 +363,25 @@ def test_bad_arguments_name_the_field(shim: ShimProcess, arguments: Any, path: s
     shim.still_answers()
 
 
+@pytest.mark.parametrize(
+    "arguments, path",
+    [
+        ({"view": "vaults", "surely_not_a_field": 1}, "$.arguments.surely_not_a_field"),
+        ({"view": "daemon", "limit": 3}, "$.arguments.limit"),  # no member of status takes it
+        ({}, "$.arguments.view"),
+        ({"view": "everything"}, "$.arguments.view"),
+        ([1, 2], "$.arguments"),
+        ("text", "$.arguments"),
+    ],
+)
+def test_a_family_refuses_what_its_member_does_not_take(shim: ShimProcess, arguments: Any, path: str) -> None:
+    shim.initialize()
+    error = shim.call("status", arguments)["error"]
+    assert error["code"] == -32602
+    assert error["data"]["code"] == "INVALID_PARAMS" and error["data"]["issues"][0]["path"] == path
+    assert shim.call("status", {"view": "vaults"})["result"]["structuredContent"] == {"vaults": []}
+
+
 def test_the_log_override_is_not_a_tool_argument(shim: ShimProcess) -> None:
     """The CLI's log override is not offered to agents (they say why in ``reason``), and a call
     that sends it anyway is refused as for any key the schema does not offer, before the daemon."""
@@ -416,7 +436,7 @@ def test_handshake_does_not_wait_for_a_daemon_and_calls_report_unavailable(home:
     try:
         assert proc.initialize()["result"]["serverInfo"]["name"] == "vaultd"
         assert "instructions" in proc.request("server/discover", _envelope())["result"]
-        assert len(proc.request("tools/list")["result"]["tools"]) == sum(s.mcp for s in METHODS.values())
+        assert len(proc.request("tools/list")["result"]["tools"]) == len(ToolCatalogue().names)
         result = proc.call("vault_list", {})["result"]
         body = tool_error(result)
         assert body["code"] == "UNAVAILABLE" and "vaultctl daemon start" in body["message"]

@@ -27,6 +27,7 @@ from tests.support.corpus import generator
 from tests.support.harness import REPO, Daemon, Home
 from tests.support.wait import wait_until
 from vaultctl.mcp.budget import BUDGET_META_KEY, DEFAULT_BUDGET
+from vaultctl.mcp.tools import ToolCatalogue
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from benchmarks.corpus import Corpus
 
 MCP_SPECS = [s for s in METHODS.values() if s.mcp]
+CATALOGUE = ToolCatalogue()
 ENVELOPE_SLACK = 0  #: the budget bounds the result's JSON: the text content is exactly that JSON
 
 
@@ -139,7 +141,8 @@ async def _every_tool_within(home: Home, corpus: Corpus, budget: int, env: dict[
     async with _session(home, env) as client:
         for spec in MCP_SPECS:
             args = _arguments(paths, query, spec.name)
-            result = await client.call_tool(spec.tool_name, args)
+            name, selector = CATALOGUE.call_of(spec)  # a family's member through the family, as an agent calls it
+            result = await client.call_tool(name, {**selector, **args})
             text = _text(result)
             size = len(text.encode())
             if size > budget + ENVELOPE_SLACK:
@@ -156,6 +159,7 @@ async def _every_tool_within(home: Home, corpus: Corpus, budget: int, env: dict[
                 assert note["budget"] == budget and note["bytes"] > budget, (spec.tool_name, note)
                 assert note.get("lowered") or note.get("left_out"), (spec.tool_name, note)
                 assert note.get("next") or note.get("hint"), (spec.tool_name, note)
+                assert selector.items() <= note.get("next", selector).items(), (spec.tool_name, note)  # goes on in the member
     assert not failures, "\n".join(failures)
     print("fitted (tool: bytes of the whole answer):", json.dumps(fitted, sort_keys=True))
     return fitted

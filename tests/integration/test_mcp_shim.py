@@ -24,6 +24,8 @@ from protocol.schema import gist
 from protocol.table import METHODS, MethodSpec
 from tests.support.harness import REPO, Daemon, Home
 from tests.support.mcp_results import tool_error
+from vaultctl.mcp.families import family_of
+from vaultctl.mcp.tools import ToolCatalogue
 from vaultctl.mcp.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, STATELESS_VERSIONS
 
 if TYPE_CHECKING:
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from mcp.types import CallToolResult, Tool
 
 MCP_SPECS = [spec for spec in METHODS.values() if spec.mcp]
+CATALOGUE = ToolCatalogue()
 SHIM = [sys.executable, "-m", "vaultctl.main", "mcp"]
 
 
@@ -76,11 +79,17 @@ def _needs_no_arguments(spec: MethodSpec[Any, Any]) -> bool:
 
 
 def _check_tool_list(tools: list[Tool]) -> None:
-    assert [t.name for t in tools] == [s.tool_name for s in MCP_SPECS], "every mcp method, in table order"
-    for tool, spec in zip(tools, MCP_SPECS, strict=True):
-        assert tool.description and tool.description.startswith(gist(spec.summary))
-        if spec.two_step:
-            assert "confirm=true" in tool.description and "fingerprint" in tool.description
+    assert [t.name for t in tools] == CATALOGUE.names, "every mcp method, in table order, a family's once"
+    assert [s for t in tools for s in CATALOGUE.methods_of(t.name)] == sorted(MCP_SPECS, key=_by_family_order)
+    for tool in tools:
+        specs = CATALOGUE.methods_of(tool.name)
+        assert tool.description and all(gist(s.summary) in tool.description for s in specs)
+        if len(specs) == 1:
+            assert tool.description.startswith(gist(specs[0].summary))
+        if any(s.two_step for s in specs):  # how to confirm is said once, in the instructions
+            assert "Two-step." in tool.description
+        spec = specs[0]
+        assert {(s.read_only, s.destructive) for s in specs} == {(spec.read_only, spec.destructive)}
         schema = tool.input_schema
         jsonschema.Draft202012Validator.check_schema(schema)
         assert schema["type"] == "object" and "additionalProperties" not in schema, "the daemon refuses unknown keys"
@@ -97,7 +106,18 @@ def _check_tool_list(tools: list[Tool]) -> None:
         if spec.read_only:  # the other two hints are meaningless for a read (MCP ToolAnnotations)
             assert (ann.read_only_hint, ann.destructive_hint, ann.idempotent_hint) == (True, None, None)
         else:
-            assert (ann.read_only_hint, ann.destructive_hint, bool(ann.idempotent_hint)) == (None, spec.destructive, spec.idempotent)
+            idempotent = all(s.idempotent for s in specs)
+            assert (ann.read_only_hint, ann.destructive_hint, bool(ann.idempotent_hint)) == (None, spec.destructive, idempotent)
+
+
+def _by_family_order(spec: MethodSpec[Any, Any]) -> int:
+    """Where ``spec`` is listed: with its family, where the family's first member is in the table."""
+    order = [s.name for s in MCP_SPECS]
+    family = family_of(spec.name)
+    if family is None:
+        return order.index(spec.name) * 100
+    first = min(order.index(m) for m in family.methods)
+    return first * 100 + family.methods.index(spec.name)
 
 
 def _ok(result: CallToolResult, tool: str) -> dict[str, Any]:
@@ -114,6 +134,7 @@ async def test_handshake_mode_initializes_lists_and_calls(daemon: Daemon, home: 
         assert client.session.initialize_result is not None
         assert client.server_info is not None and client.server_info.name == "vaultd"
         assert client.instructions and len(client.instructions.encode()) < MAX_INSTRUCTIONS_BYTES
+        assert "confirm=true" in client.instructions and "fingerprint" in client.instructions
         assert client.server_capabilities.tools is not None
         tools = (await client.list_tools()).tools
         _check_tool_list(tools)
@@ -171,7 +192,8 @@ async def test_every_read_only_tool_without_arguments_answers(registered: str, h
     failures = []
     async with _client(home, "auto") as client:
         for spec in smoke:
-            result = await client.call_tool(spec.tool_name, {})
+            name, selector = CATALOGUE.call_of(spec)
+            result = await client.call_tool(name, selector)
             if result.is_error or not isinstance(result.structured_content, dict):
                 failures.append(f"{spec.tool_name}: {result.content}")
                 continue

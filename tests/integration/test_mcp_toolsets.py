@@ -18,6 +18,8 @@ from mcp.client.stdio import StdioServerParameters
 from protocol.table import METHODS
 from tests.integration.test_mcp_raw import ShimProcess
 from tests.support.harness import REPO, Daemon, Home
+from vaultctl.mcp.families import family_of
+from vaultctl.mcp.tools import ToolCatalogue
 from vaultctl.mcp.toolsets import CORE, resolve
 
 if TYPE_CHECKING:
@@ -27,25 +29,35 @@ MCP_NAMES = [s.tool_name for s in METHODS.values() if s.mcp]
 TOOLS = {s.tool_name: s for s in METHODS.values() if s.mcp}
 
 
-async def _listed(home: Home, *args: str) -> list[str]:
+def _listed(choice: str) -> list[str]:
+    """The tool names ``tools/list`` shows for ``choice``: a family's once, where its first member is."""
+    return ToolCatalogue(resolve(choice)).names
+
+
+async def _listed_by_shim(home: Home, *args: str) -> list[str]:
     server = StdioServerParameters(command=sys.executable, args=["-m", "vaultctl.main", "mcp", *args], env=home.env, cwd=str(REPO))
     async with Client(server, read_timeout_seconds=60) as client:
         return [t.name for t in (await client.list_tools()).tools]
 
 
 @pytest.mark.parametrize(
-    ("args", "expected"),
-    [
-        ((), MCP_NAMES),
-        (("--tools", "all"), MCP_NAMES),
-        (("--tools", "core"), [n for n in MCP_NAMES if n in CORE]),
-        (("--tools=read",), [s.tool_name for s in METHODS.values() if s.mcp and s.read_only]),
-        (("--tools", "write"), [s.tool_name for s in METHODS.values() if s.mcp and not s.read_only]),
-        (("--tools", "graph_path,note_read"), ["note_read", "graph_path"]),
-    ],
+    ("args", "choice"),
+    [((), "all"), (("--tools", "all"), "all"), (("--tools", "core"), "core"), (("--tools=read",), "read"), (("--tools", "write"), "write")],
 )
-async def test_each_toolset_lists_its_tools_in_table_order(daemon: Daemon, home: Home, args: tuple[str, ...], expected: list[str]) -> None:
-    assert await _listed(home, *args) == expected
+async def test_each_toolset_lists_its_tools_in_table_order(daemon: Daemon, home: Home, args: tuple[str, ...], choice: str) -> None:
+    assert await _listed_by_shim(home, *args) == _listed(choice)
+
+
+async def test_a_member_named_in_tools_offers_its_family(daemon: Daemon, home: Home) -> None:
+    assert await _listed_by_shim(home, "--tools", "graph_path,note_read") == ["note_read", "graph"]
+    assert await _listed_by_shim(home, "--tools", "note_read,graph") == ["note_read", "graph"]
+
+
+def test_read_and_write_list_every_tool_once_and_core_its_families_whole() -> None:
+    every = _listed("all")
+    assert set(_listed("read")).isdisjoint(_listed("write")) and sorted(_listed("read") + _listed("write")) == sorted(every)
+    assert "daily_write" in _listed("core"), "a family a core tool is in comes whole"
+    assert not set(every) & {s.tool_name for s in METHODS.values() if s.mcp and family_of(s.name)}, "a member is listed as its family"
 
 
 def test_read_and_write_split_every_tool_and_core_names_only_real_tools() -> None:
@@ -55,7 +67,9 @@ def test_read_and_write_split_every_tool_and_core_names_only_real_tools() -> Non
     assert all(not s.read_only for s in resolve("write")) and all(s.read_only for s in resolve("read"))
     assert {s.tool_name for s in resolve("core")} <= set(MCP_NAMES)
     assert {"note_search", "note_read", "note_create"} <= {s.tool_name for s in resolve("core")}
-    assert [s.tool_name for s in resolve("core,graph_path")] == [n for n in MCP_NAMES if n in CORE or n == "graph_path"]
+    chosen = [s.tool_name for s in resolve("core,graph_path")]
+    assert chosen == [n for n in MCP_NAMES if n in chosen], "in table order, each once"
+    assert set(CORE) <= set(chosen) and {"graph_neighbors", "graph_path", "daily_prepend"} <= set(chosen)
 
 
 async def test_a_tool_outside_the_set_is_reachable_by_name_only(daemon: Daemon, home: Home, sample_vault: Path, cli: Any) -> None:

@@ -105,7 +105,7 @@ async def test_an_agent_writes_the_week_note_through_the_mcp_sdk(home: Home, dae
     root = _vault(home, cli)
     async with agent(home) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-        assert tools["daily_append"].input_schema["properties"]["period"]["enum"] == sorted(p.value for p in NotePeriod)
+        assert tools["daily_write"].input_schema["properties"]["period"]["enum"] == sorted(p.value for p in NotePeriod)
         done = ok(await client.call_tool("daily_append", {"vault": "v", "period": "week", "date": "2024-12-29", "markdown": "- agent"}))
         read = ok(await client.call_tool("daily_read", {"vault": "v", "period": "week", "date": "2025-01-01"}))
     assert done["outcome"] == "applied", done

@@ -273,7 +273,7 @@ async def test_an_agent_reads_specs_and_proposes_spec_writes(home: Home, daemon:
     assert cli("spec", "add", "hidden", str(root / "private")).code == 0
     async with agent(home) as client:
         names = {t.name for t in (await client.list_tools()).tools}
-        assert {"spec_get", "spec_grep", "spec_graph", "memory_candidates"} <= names and "spec_add" not in names
+        assert {"spec_read", "memory_candidates"} <= names and "spec_add" not in names  # spec_read: get, grep, graph
         got = ok(await client.call_tool("spec_get", {"vault": "v", "id": "goal"}))
         assert got["path"] == "goal.md"
         hidden = tool_error(await client.call_tool("spec_get", {"vault": "v", "id": "arch"}))

@@ -16,6 +16,7 @@ import pytest
 
 from tests.support.harness import REPO, Daemon, Home, vaultctl
 from vaultctl.mcp.resources import TEMPLATE
+from vaultctl.mcp.tools import ToolCatalogue
 from vaultctl.mcp.toolsets import resolve
 from vaultctl.mcp.versions import LATEST_HANDSHAKE
 
@@ -104,7 +105,7 @@ def _check_toolsets_and_resources(report: dict[str, Any]) -> None:
     assert resources["templates"] == [TEMPLATE]
     assert resources["text"] == "# Home\n" and resources["mime"] == "text/markdown"
     assert steps["subscribe"]["value"] == {"updated": "vault://main/Home.md", "reread": True}
-    assert steps["toolset"]["value"]["names"] == [s.tool_name for s in resolve("core")]
+    assert steps["toolset"]["value"]["names"] == ToolCatalogue(resolve("core")).names
 
 
 def _with_toolset(args: list[str], toolset: str) -> list[str]:
@@ -232,7 +233,7 @@ def test_the_inspector_cli(home: Home, world: Any) -> None:
         return dict(body)
 
     assert len(call("--method", "tools/list")["tools"]) >= 20
-    read = call("--method", "tools/call", "--tool-name", "vault_list")
+    read = call("--method", "tools/call", "--tool-name", "status", "--tool-arg", "view=vaults")
     assert not read.get("isError") and [v["entry"]["id"] for v in read["structuredContent"]["vaults"]] == ["main"]
     wrote = call("--method", "tools/call", "--tool-name", "note_create", "--tool-arg", "path=interop/inspector")
     assert wrote["structuredContent"]["outcome"] == "applied"
@@ -274,7 +275,7 @@ async def test_the_fastmcp_client(home: Home, world: Any) -> None:
     async with Client(transport) as client:
         tools = await client.list_tools()
         assert len(tools) >= 20
-        read = await client.call_tool("vault_list", {})
+        read = await client.call_tool("status", {"view": "vaults"})
         assert [v["entry"]["id"] for v in read.structured_content["vaults"]] == ["main"]
         wrote = await client.call_tool("note_create", {"path": "interop/fastmcp", "body": "# From fastmcp\n"})
         assert wrote.structured_content["outcome"] == "applied"

@@ -147,3 +147,24 @@ def test_no_tool_has_an_output_schema_or_a_title() -> None:
 )
 def test_a_tool_description_is_the_gist_of_its_summary(summary: str, line: str) -> None:
     assert gist(summary) == line
+
+
+def test_a_long_enum_is_left_to_its_description_and_the_daemon() -> None:
+    """The lint rules' 21 codes cost every session more than they help one call: the field is a
+    string its description explains, and the daemon refuses any other value; a short enum stays."""
+    lint = compact_schema(METHODS["vault.lint"].params)["properties"]["code"]
+    assert lint == {"description": "Report only the findings of this rule, e.g. L03.", "type": "string"}
+    direction = compact_schema(METHODS["graph.neighbors"].params)["properties"]["direction"]
+    assert direction["enum"] == ["both", "in", "out"]
+
+
+def test_what_a_type_says_once_inlined_is_not_said_again() -> None:
+    """Once a field's type is inlined: a description that only lists its enum goes, a list's items
+    lose the description the list gives, and a description that is only a byte bound goes."""
+    capture = compact_schema(METHODS["source.capture"].params)["properties"]["items"]
+    assert "description" not in capture["items"] and "description" in capture
+    assert "description" not in capture["items"]["properties"]["authority"]  # "primary, secondary, tertiary or unknown."
+    tidy = compact_schema(METHODS["vault.tidy"].params)["properties"]["rules"]
+    assert "description" not in tidy["items"] and tidy["items"]["enum"]
+    markdown = compact_schema(METHODS["daily.append"].params)["properties"]["markdown"]
+    assert markdown == {"type": "string"}  # "At most 256 KiB as UTF-8.": the daemon's bound

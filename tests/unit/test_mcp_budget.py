@@ -12,24 +12,10 @@ import pytest
 
 from benchmarks.mcp_tokens import BUDGETS, estimate_tokens, listing, measure
 
-PER_TOOL = 900  #: tokens one tool may cost; the largest (source_capture, with its item Struct) is about 700
+PER_TOOL = 900  #: tokens one tool may cost; the largest (source_capture, with its item Struct) is about 600
 
 
-OVER_BUDGET = {
-    "all": "the full set grew to 84 tools with sessions, work, checkouts, wikify, tidy, reports, spec sources and "
-    "memory import: 15,277 tokens against its 12,000 goal; docs/mcp.md has the figures",
-}
-"""Toolsets known to miss their budget: each expected to fail (strictly, so meeting the goal again
-shows here), and named with its figures in docs/mcp.md, until the set is made to fit."""
-
-
-@pytest.mark.parametrize(
-    "toolset",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=OVER_BUDGET[name])) if name in OVER_BUDGET else name
-        for name in sorted(BUDGETS)
-    ],
-)
+@pytest.mark.parametrize("toolset", sorted(BUDGETS))
 def test_the_toolset_fits_its_budget(toolset: str) -> None:
     figures = measure(toolset)
     assert figures["tokens"] <= BUDGETS[toolset], figures

@@ -67,8 +67,11 @@ class Fitted:
 Ask = Callable[["Params"], bytes]  #: calls the daemon again with other params
 
 
-def fit(spec: AnySpec, params: Params, raw: bytes, budget: int, ask: Ask) -> Fitted:
-    """``raw`` if it is within ``budget``; else the smaller answer described in the module doc."""
+def fit(spec: AnySpec, params: Params, raw: bytes, budget: int, ask: Ask, carry: Mapping[str, Any] | None = None) -> Fitted:
+    """``raw`` if it is within ``budget``; else the smaller answer described in the module doc.
+
+    ``carry``: arguments the call had besides the method's own (a family tool's selector), which
+    ``next`` must repeat for the continuing call to reach the same method."""
     full = len(raw)
     if full <= budget:
         return Fitted(raw, full)
@@ -81,7 +84,7 @@ def fit(spec: AnySpec, params: Params, raw: bytes, budget: int, ask: Ask) -> Fit
             note: dict[str, Any] = {"budget": budget, "bytes": full, "lowered": {knob: value}}
             following = _next(spec, params, body, knob, value)
             if following:
-                note["next"] = following
+                note["next"] = {**(carry or {}), **following}
             else:
                 note["hint"] = _hint(spec)
             body["fitted"] = note

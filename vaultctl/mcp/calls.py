@@ -21,6 +21,8 @@ from vaultctl.mcp.errors import PAGING_FIELDS, ToolFailure, too_large
 from vaultctl.mcp.schemas import VaultChoice
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from protocol.methods.spec import AnySpec
     from vaultctl.mcp.daemon_connection import DaemonConnection
 
@@ -64,12 +66,15 @@ class ToolOutcome:
         return result
 
 
-def run_tool(daemon: DaemonConnection, spec: AnySpec, params: Params, budget: int = DEFAULT_BUDGET) -> ToolOutcome:
+def run_tool(
+    daemon: DaemonConnection, spec: AnySpec, params: Params, budget: int = DEFAULT_BUDGET, carry: Mapping[str, Any] | None = None
+) -> ToolOutcome:
     """Call the daemon for one tool call, the result fitted to ``budget`` (:mod:`vaultctl.mcp.budget`);
-    every failure comes back as an error outcome."""
+    every failure comes back as an error outcome. ``carry``: the call's arguments that are not the
+    method's (a family's selector), repeated in a fitted result's ``next``."""
     try:
         raw = daemon.call(spec, params)
-        fitted = fit(spec, params, raw, budget, lambda smaller: daemon.call(spec, smaller))
+        fitted = fit(spec, params, raw, budget, lambda smaller: daemon.call(spec, smaller), carry)
     except CallError as exc:
         return ToolOutcome.failed(ToolFailure(exc.data), budget)
     except ToolFailure as exc:

@@ -20,7 +20,7 @@ from vaultctl.mcp import paging, resources, versions, wire
 from vaultctl.mcp.budget import DEFAULT_BUDGET, call_budget
 from vaultctl.mcp.calls import run_tool, vault_choice
 from vaultctl.mcp.errors import McpError, RpcCode, invalid_params
-from vaultctl.mcp.tools import ToolCatalogue, decode_arguments
+from vaultctl.mcp.tools import ToolCatalogue
 from vaultctl.mcp.versions import Served
 
 if TYPE_CHECKING:
@@ -31,10 +31,10 @@ log = logging.getLogger("vaultctl.mcp")
 
 SERVER_NAME = "vaultd"
 INSTRUCTIONS = (
-    "vaultd keeps Markdown notes in vaults. Search first, then read only the section you need "
-    "instead of whole notes. Every write is validated and answers with a receipt; a refused write "
-    "lists its issues: fix them and call again. If a write failed or timed out, read its receipt "
-    "(or the note) before retrying, so it is not applied twice."
+    "vaultd keeps Markdown notes in vaults. Search first, then read only the section you need. "
+    "Every write is validated and answers with a receipt; a refused write lists its issues: fix "
+    "them and call again. If a write failed or timed out, read the note before retrying, so it is "
+    "not applied twice."
 )
 CAPABILITIES: dict[str, Any] = {
     "tools": {"listChanged": False},
@@ -159,12 +159,11 @@ class Session:
             call = _call_params.decode(params)
         except msgspec.ValidationError as exc:
             raise invalid_params(f"tools/call params must be an object with a name: {exc}", "$.params") from exc
-        spec = self._catalogue.spec(call.name)
-        args = decode_arguments(spec, call.arguments)
+        decoded = self._catalogue.decode(call.name, call.arguments)
         budget = call_budget(wire.meta_of(params), self._result_bound)
-        outcome = run_tool(self._daemon, spec, args, budget)
+        outcome = run_tool(self._daemon, decoded.spec, decoded.params, budget, decoded.carry)
         if outcome.is_error:
-            log.info("tool %s answered an error: %s", spec.tool_name, outcome.text[:200])
+            log.info("tool %s answered an error: %s", decoded.spec.tool_name, outcome.text[:200])
         return outcome.as_result(structured=served.structured)
 
     def _templates(self, _params: msgspec.Raw, served: Served) -> dict[str, Any]:

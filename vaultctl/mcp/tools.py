@@ -1,12 +1,14 @@
 """The tool list, generated from the method table, and the decoding of a call's arguments.
 
 Nothing here names a method: every method the table flags ``mcp=True`` becomes a tool, in table
-order, so a method added to the table is a tool with no change to the shim.
+order, so a method added to the table is a tool with no change to the shim; the methods a tool
+family serves (:mod:`vaultctl.mcp.families`) are one tool, listed where its first member is.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -14,6 +16,7 @@ import msgspec
 from protocol.schema import compact_schema, gist
 from protocol.table import METHODS
 from vaultctl.mcp.errors import invalid_params
+from vaultctl.mcp.families import FAMILIES, Family, family_of, family_schema, hints, signature
 from vaultctl.mcp.schemas import VaultChoice, with_vault_enum
 
 if TYPE_CHECKING:
@@ -26,7 +29,15 @@ _AT_PATH = re.compile(r" - at `(\$[^`]*)`$")
 _UNKNOWN_FIELD = re.compile(r"unknown field `([^`]*)`")
 _EMPTY_ARGS = msgspec.Raw(b"{}")
 
-TWO_STEP_HINT = " Two-step: previews, then repeat with confirm=true and its fingerprint."
+TWO_STEP_HINT = " Two-step."
+TWO_STEP_RULE = "A two-step tool previews first; repeat the call with confirm=true and the preview's fingerprint to apply it."
+"""How a two-step tool is confirmed, said once in the instructions of a toolset that has one
+instead of in each such tool's description (eight in the full set), which says only that it is."""
+SAID_BY_TWO_STEP_RULE = ("confirm", "fingerprint")  #: shared arguments the rule describes, not described again
+NOTE_ASIDE = " (a path, name or alias)"
+NOTE_RULE = "Notes are named by vault-relative path, name or alias."
+"""How any argument naming a note names it, said once in the instructions instead of after each
+such argument's description (:data:`NOTE_ASIDE`, which the schemas leave out)."""
 SHARED_ARGUMENTS = (
     "vault",
     "cursor",
@@ -40,12 +51,24 @@ SHARED_ARGUMENTS = (
     "date",
     "under",
     "op_id",
+    "limit",
+    "max_bytes",
 )
 """Arguments that mean one thing in every tool that takes them, however each room words it. Each
 is described once, in the server's instructions (:meth:`ToolCatalogue.instructions`), not again in
 every schema: 61 tools take ``vault``, and its sentence in each cost an agent's context about 750
 tokens. Besides these, any argument whose description is word for word the same in two tools of a
 toolset is described once too (:func:`shared_descriptions`)."""
+SHARED_WORDING = {
+    "limit": "At most this many items (a page, where the answer pages).",
+    "max_bytes": "At most this many bytes of text in the answer.",
+    "op_id": "An operation id, from a receipt or op.list.",
+    "expected_sha": "CONFLICT unless the file still has this sha256 (or a prefix of it).",
+    "expected_mtime_ns": "CONFLICT unless the file still has this mtime (from file.list or file.read).",
+}
+"""The one description of a shared argument whose rooms each word it for their own items (``limit``:
+hits, tags, commits; ``max_bytes``: a note's text, a search's hits), so that none of their wordings
+is the meaning; the order of the items is the answer's, and the reference docs keep each room's."""
 HIDDEN_FIELDS = ("log", "explain", "rerank")
 """Params no tool offers: ``log`` overrides the log line's fields, a knob for the CLI and its
 people (an agent says why in ``reason``), and its enum would cost every write tool's schema;
@@ -62,6 +85,20 @@ sends ``fresh`` (a host's entry from an earlier release) is served, fresh."""
 
 
 NOT_OFFERED = (*HIDDEN_FIELDS, *ALWAYS)  #: params no tool's schema offers
+TWO_STEP_HIDDEN = ("dry_run",)
+"""Params a two-step tool does not offer: its first call is the preview, planned and validated
+with nothing written, which is all ``dry_run`` does elsewhere (nine tools' schemas are an argument
+shorter). A call that sends one is refused as for any unknown argument."""
+
+
+def hidden_of(spec: AnySpec) -> tuple[str, ...]:
+    """The params ``spec``'s tool refuses though its Struct has them."""
+    return (*HIDDEN_FIELDS, *(TWO_STEP_HIDDEN if spec.two_step else ()))
+
+
+def not_offered(spec: AnySpec) -> tuple[str, ...]:
+    """The params ``spec``'s tool schema leaves out: those it refuses and those every call carries."""
+    return (*hidden_of(spec), *ALWAYS)
 
 
 def description_of(spec: AnySpec) -> str:
@@ -70,12 +107,33 @@ def description_of(spec: AnySpec) -> str:
     return gist(spec.summary) + (TWO_STEP_HINT if spec.two_step else "")
 
 
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A tool call decoded: the method it reaches, its params, and the arguments that chose the
+    method without being its own (a family's selector), which a continuing call must repeat."""
+
+    spec: AnySpec
+    params: Params
+    carry: dict[str, Any]
+
+
 class ToolCatalogue:
     """The MCP tools of a method table. Schemas are generated once; the vault enum per listing."""
 
     def __init__(self, specs: Iterable[AnySpec] | None = None) -> None:
         chosen = METHODS.values() if specs is None else specs
         self._specs: dict[str, AnySpec] = {s.tool_name: s for s in chosen if s.mcp}
+        self._tools: dict[str, AnySpec | Family] = {}  #: the listed tools, by name, in table order
+        self._members: dict[str, dict[str, AnySpec]] = {}  #: a family's members by selector value
+        present = {s.name: s for s in self._specs.values()}
+        for spec in self._specs.values():
+            family = family_of(spec.name)
+            if family is None:
+                self._tools[spec.tool_name] = spec
+            elif family.name not in self._tools:
+                self._tools[family.name] = family
+                self._members[family.name] = {family.key(present[m]): present[m] for m in family.methods if m in present}
+        self._offered: dict[str, tuple[str, ...]] = {}  #: a member's arguments, by method name
         self._base: dict[str, dict[str, Any]] = {}
         self._instructions: dict[str, str] = {}  #: by preamble: made once, on the first handshake
         self._shared: dict[str, str] | None = None
@@ -93,43 +151,105 @@ class ToolCatalogue:
         if preamble in self._instructions:
             return self._instructions[preamble]
         parts = [preamble]
+        if any(s.two_step for s in self._specs.values()):
+            parts.append(TWO_STEP_RULE)
+        parts.append(NOTE_RULE)
         if self.shared:
-            described = " ".join(f"{n}: {d}" for n, d in self.shared.items())
-            parts.append(f"Arguments described once here (a tool's own description wins): {described}")
+            said = SAID_BY_TWO_STEP_RULE if any(s.two_step for s in self._specs.values()) else ()
+            described = " ".join(f"{n}: {d}" for n, d in self.shared.items() if n not in said)
+            parts.append(f"Shared arguments: {described}")
         text = self._instructions[preamble] = " ".join(parts)
         return text
 
     @property
     def names(self) -> list[str]:
-        return list(self._specs)
+        """The listed tools' names: a family's, not its members'."""
+        return list(self._tools)
 
-    def spec(self, name: object) -> AnySpec:
-        """The method behind a tool name.
+    def methods_of(self, name: str) -> list[AnySpec]:
+        """The methods a listed tool reaches: a family's members in its order, or the one method."""
+        tool = self._tools[name]
+        return list(self._members[name].values()) if isinstance(tool, Family) else [tool]
+
+    def call_of(self, spec: AnySpec) -> tuple[str, dict[str, Any]]:
+        """The listed tool that reaches ``spec`` and the arguments that choose it there."""
+        family = family_of(spec.name)
+        if family is None or family.name not in self._tools:
+            return spec.tool_name, {}
+        return family.name, {family.selector: family.key(spec)}
+
+    def decode(self, name: object, arguments: msgspec.Raw) -> Call:
+        """The method a tool call reaches and its params. A member's own tool name (a call written
+        before its family) reaches it too.
 
         Raises:
-            McpError: -32602 for a name that is not one of our tools.
+            McpError: -32602 for a name that is not one of our tools, a family call without a
+                member, or arguments the method does not take.
         """
+        tool = self._tools.get(name) if isinstance(name, str) else None
+        if isinstance(tool, Family):
+            return self._decode_member(tool, arguments)
         spec = self._specs.get(name) if isinstance(name, str) else None
         if spec is None:
-            if any(s.mcp and s.tool_name == name for s in METHODS.values()):
+            known = any(s.mcp and s.tool_name == name for s in METHODS.values()) or any(f.name == name for f in FAMILIES)
+            if known:
                 message = f"tool {name!r} is not in this server's toolset; add it to the entry's --tools (vaultctl mcp --tools NAME,...)"
             else:
                 message = f"unknown tool {name!r}; call tools/list for the tools this server offers"
             raise invalid_params(message, "$.params.name")
-        return spec
+        return Call(spec, decode_arguments(spec, arguments), {})
+
+    def _decode_member(self, family: Family, arguments: msgspec.Raw) -> Call:
+        """A family call: the selector picks the member, whose own arguments are all the call may
+        carry besides it (a neighbour's argument is refused, naming the member's)."""
+        raw = bytes(arguments)
+        body = {} if raw in (b"", b"null") else msgspec.json.decode(raw)
+        if not isinstance(body, dict):
+            raise invalid_params(f"invalid arguments for {family.name}: Expected `object`", "$.arguments")
+        members = self._members[family.name]
+        key = body.pop(family.selector, None)
+        spec = members.get(key) if isinstance(key, str) else None
+        if spec is None:
+            raise invalid_params(
+                f"invalid arguments for {family.name}: {family.selector} must be one of {', '.join(members)}, not {key!r}",
+                f"$.arguments.{family.selector}",
+            )
+        offered = self._offered_of(spec)
+        stray = next((k for k in body if k not in offered and k not in ALWAYS), None)
+        if stray is not None:
+            raise invalid_params(
+                f"invalid arguments for {family.name}: {family.selector} {key} takes no {stray!r}; its arguments: {', '.join(offered)}",
+                f"$.arguments.{stray}",
+            )
+        label = f"{family.name} ({family.selector} {key})"
+        return Call(spec, decode_arguments(spec, msgspec.Raw(msgspec.json.encode(body)), label), {family.selector: key})
+
+    def _offered_of(self, spec: AnySpec) -> tuple[str, ...]:
+        offered = self._offered.get(spec.name)
+        if offered is None:
+            offered = self._offered[spec.name] = tuple(compact_schema(spec.params, hidden=not_offered(spec)).get("properties", {}))
+        return offered
 
     def definitions(self, vaults: VaultChoice | None, *, structured: bool, annotated: bool = True) -> list[dict[str, Any]]:
         """Every tool's definition; ``structured`` False drops what 2025-03-26 clients do not know,
-        ``annotated`` False what 2024-11-05 ones do not."""
+        ``annotated`` False what 2024-11-05 ones do not.
+
+        Raises:
+            FamilyConflict: a family's members cannot be one tool (:mod:`vaultctl.mcp.families`).
+        """
         tools = []
-        for name, spec in self._specs.items():
+        for name, tool in self._tools.items():
             base = self._base.get(name)
             if base is None:
-                base = self._base[name] = _definition(spec, self.shared)
-            tool = dict(base, inputSchema=with_vault_enum(base["inputSchema"], vaults))
+                if isinstance(tool, Family):
+                    base = _family_definition(tool, list(self._members[name].values()), self.shared)
+                else:
+                    base = _definition(tool, self.shared)
+                self._base[name] = base
+            definition = dict(base, inputSchema=with_vault_enum(base["inputSchema"], vaults))
             if not annotated:
-                tool.pop("annotations", None)
-            tools.append(tool)
+                definition.pop("annotations", None)
+            tools.append(definition)
         return tools
 
 
@@ -147,7 +267,7 @@ def shared_descriptions(specs: Iterable[AnySpec]) -> dict[str, str]:
     found: dict[str, str] = {}
     repeated: dict[str, dict[str, int]] = {}
     for spec in specs:
-        fields = compact_schema(spec.params, hidden=NOT_OFFERED).get("properties", {})
+        fields = compact_schema(spec.params, hidden=not_offered(spec)).get("properties", {})
         for name, field in fields.items():
             text = field.get("description")
             if not isinstance(text, str):
@@ -158,7 +278,7 @@ def shared_descriptions(specs: Iterable[AnySpec]) -> dict[str, str]:
             else:
                 wordings = repeated.setdefault(name, {})
                 wordings[text] = wordings.get(text, 0) + 1
-    shared = {name: found[name] for name in SHARED_ARGUMENTS if name in found}
+    shared = {name: SHARED_WORDING.get(name, found[name]) for name in SHARED_ARGUMENTS if name in found}
     for name, wordings in repeated.items():
         text, count = max(wordings.items(), key=lambda item: item[1])
         if count >= 2 and count * 3 >= sum(wordings.values()):
@@ -167,11 +287,14 @@ def shared_descriptions(specs: Iterable[AnySpec]) -> dict[str, str]:
 
 
 def _input_schema(spec: AnySpec, shared: dict[str, str]) -> dict[str, Any]:
-    """The compact schema, a shared argument's description left to the instructions."""
-    schema = compact_schema(spec.params, hidden=NOT_OFFERED)
+    """The compact schema, a shared argument's description left to the instructions, and so is
+    how a note is named (:data:`NOTE_RULE`)."""
+    schema = compact_schema(spec.params, hidden=not_offered(spec))
     for name, field in schema.get("properties", {}).items():
         if name in SHARED_ARGUMENTS or (name in shared and field.get("description") == shared[name]):
             field.pop("description", None)
+        elif isinstance(field.get("description"), str):
+            field["description"] = field["description"].replace(NOTE_ASIDE, "")
     return schema
 
 
@@ -204,30 +327,52 @@ def annotations_of(spec: AnySpec) -> dict[str, Any]:
     and so is a hint every host reads the same when it is missing (:data:`OMITTED_HINTS`). So a
     read carries ``readOnlyHint`` and ``openWorldHint``; an append ``destructiveHint: false`` and
     ``openWorldHint``; a move ``destructiveHint: true`` and ``openWorldHint``."""
-    hints: dict[str, bool] = {"readOnlyHint": spec.read_only}
-    if not spec.read_only:
-        hints.update(destructiveHint=spec.destructive, idempotentHint=spec.idempotent)
+    return _annotations(spec.read_only, spec.destructive, spec.idempotent)
+
+
+def _annotations(read_only: bool, destructive: bool, idempotent: bool) -> dict[str, Any]:
+    hints: dict[str, bool] = {"readOnlyHint": read_only}
+    if not read_only:
+        hints.update(destructiveHint=destructive, idempotentHint=idempotent)
     hints["openWorldHint"] = False  # a vault is a closed world: no web, no third parties
     return {name: value for name, value in hints.items() if OMITTED_HINTS.get(name) is not value}
 
 
-def decode_arguments(spec: AnySpec, arguments: msgspec.Raw) -> Params:
+def _family_definition(family: Family, specs: list[AnySpec], shared: dict[str, str]) -> dict[str, Any]:
+    """One tool for a family's members: the union of their schemas with the selector, its line and
+    each member's signature and gist, and the hints true of every member."""
+    schemas = {family.key(s): _input_schema(s, shared) for s in specs}
+    common = set.intersection(*(set(s.get("properties", {})) for s in schemas.values()))
+    described = " ".join(
+        f"{signature(family.key(s), schemas[family.key(s)], common, SHARED_ARGUMENTS)}: {description_of(s)}" for s in specs
+    )
+    return {
+        "name": family.name,
+        "description": f"{family.line} {described}",
+        "inputSchema": family_schema(family, schemas),
+        "annotations": _annotations(*hints(family, specs)),
+    }
+
+
+def decode_arguments(spec: AnySpec, arguments: msgspec.Raw, label: str | None = None) -> Params:
     """Decode a call's arguments into the method's params Struct, refusing unknown keys.
+    ``label``: how errors name the tool (a family's name and selector); its own name by default.
 
     Raises:
         McpError: -32602 naming the field, e.g. ``$.arguments.limit``.
     """
     raw = _EMPTY_ARGS if bytes(arguments) in (b"", b"null") else arguments
+    label = label or spec.tool_name
     try:
         params: Params = msgspec.json.decode(raw, type=spec.params)
     except msgspec.ValidationError as exc:  # the Raw was cut from a parsed frame, so only shapes can fail
         message = str(exc)
-        raise invalid_params(f"invalid arguments for {spec.tool_name}: {message}", argument_path(message)) from exc
+        raise invalid_params(f"invalid arguments for {label}: {message}", argument_path(message)) from exc
     fields = type(params).__struct_fields__
-    for name in HIDDEN_FIELDS:
+    for name in hidden_of(spec):
         if name in fields and getattr(params, name) != _default(type(params), name):
             message = f"Object contains unknown field `{name}`"  # as for any key the schema does not offer
-            raise invalid_params(f"invalid arguments for {spec.tool_name}: {message}", f"$.arguments.{name}")
+            raise invalid_params(f"invalid arguments for {label}: {message}", f"$.arguments.{name}")
     always = {name: value for name, value in ALWAYS.items() if name in fields}
     return msgspec.structs.replace(params, **always) if always else params
 

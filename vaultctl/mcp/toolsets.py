@@ -6,6 +6,9 @@ default ``vaultctl setup`` writes), ``read`` (every read-only tool), ``write`` (
 changes something), ``all``, or tool names, comma-separated and mixable with set names
 (``core,graph_path``). Every set but ``core`` is derived from the method table, so a tool added to
 it is in ``read`` or ``write`` and ``all`` with no change here, and reachable by its name.
+
+A family's tool (:mod:`vaultctl.mcp.families`) is offered whole: naming the family or any of its
+members (``graph`` or ``graph_path``) offers every member, as one tool.
 """
 
 from __future__ import annotations
@@ -13,8 +16,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from protocol.table import METHODS
+from vaultctl.mcp.families import FAMILIES, family_of
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from protocol.methods.spec import AnySpec
 
 CORE: tuple[str, ...] = (
@@ -28,7 +34,7 @@ CORE: tuple[str, ...] = (
     "note_patch",
     "note_append",
     "note_set_frontmatter",
-    "daily_append",  # its receipt names the day's note; daily_read is reachable by name
+    "daily_append",  # with daily_prepend, the daily_write family; its receipt names the day's note; daily_read is reachable by name
     "task_list",
     "task_set",
     "proposal_list",
@@ -70,17 +76,33 @@ def resolve(choice: str) -> list[AnySpec]:
     chosen: set[str] = set()
     parts = [p.strip() for p in choice.split(",") if p.strip()]
     unknown = [] if parts else [choice]
+    families = {f.name: [m.replace(".", "_") for m in f.methods] for f in FAMILIES}
     for part in parts:
         named = _named_set(part, specs)
         if named is not None:
             chosen.update(named)
         elif part in specs:
             chosen.add(part)
+        elif part in families:
+            chosen.update(families[part])
         else:
             unknown.append(part)
     if unknown:
         raise UnknownTools(
             f"--tools: no toolset or tool named {', '.join(repr(u) for u in unknown)}; give toolsets ({', '.join(TOOLSETS)})"
-            f" or tool names, comma-separated; the tools: {', '.join(specs)}"
+            f" or tool names, comma-separated; the tools: {', '.join(listed(specs.values()))}"
         )
+    for name in list(chosen):  # a family is offered whole
+        family = family_of(specs[name].name) if name in specs else None
+        if family is not None:
+            chosen.update(families[family.name])
     return [s for name, s in specs.items() if name in chosen]
+
+
+def listed(specs: Iterable[AnySpec]) -> list[str]:
+    """The tool names ``tools/list`` shows for ``specs``: a family's once, where its first member is."""
+    names: dict[str, None] = {}
+    for spec in specs:
+        family = family_of(spec.name)
+        names[spec.tool_name if family is None else family.name] = None
+    return list(names)
