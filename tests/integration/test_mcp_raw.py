@@ -486,3 +486,17 @@ def test_a_ranking_knob_for_people_is_not_a_tool_argument(shim: ShimProcess, arg
     error = reply["error"]
     assert error["code"] == -32602 and error["data"]["issues"][0]["path"] == f"$.arguments.{argument}"
     shim.still_answers()
+
+
+def test_a_read_only_tool_offers_no_argument_that_writes(shim: ShimProcess) -> None:
+    """vault_lint is read-only to its host: its ``write`` (a report and a log line) is not offered,
+    and a call that sends it is refused before the daemon, so a host that lets read-only tools run
+    unasked never lets one write."""
+    shim.initialize()
+    tools = shim.request("tools/list")["result"]["tools"]
+    read_only = [t for t in tools if t.get("annotations", {}).get("readOnlyHint")]
+    assert any(t["name"] == "vault_lint" for t in read_only)
+    assert not any("write" in t["inputSchema"]["properties"] for t in read_only)
+    error = shim.call("vault_lint", {"write": True})["error"]
+    assert error["code"] == -32602 and error["data"]["issues"][0]["path"] == "$.arguments.write"
+    shim.still_answers()

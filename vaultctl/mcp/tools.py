@@ -91,9 +91,16 @@ with nothing written, which is all ``dry_run`` does elsewhere (nine tools' schem
 shorter). A call that sends one is refused as for any unknown argument."""
 
 
+READ_ONLY_HIDDEN = ("write",)
+"""Params a read-only tool does not offer: ``vault.lint``'s ``write`` also writes the findings as
+a report with a log line, which would make a tool its host trusts as read-only write. An agent
+writes a report with ``report_write``, a write tool the gate and the host both see as one. A call
+that sends it is refused as for any unknown argument."""
+
+
 def hidden_of(spec: AnySpec) -> tuple[str, ...]:
     """The params ``spec``'s tool refuses though its Struct has them."""
-    return (*HIDDEN_FIELDS, *(TWO_STEP_HIDDEN if spec.two_step else ()))
+    return (*HIDDEN_FIELDS, *(TWO_STEP_HIDDEN if spec.two_step else ()), *(READ_ONLY_HIDDEN if spec.read_only else ()))
 
 
 def not_offered(spec: AnySpec) -> tuple[str, ...]:
