@@ -21,13 +21,16 @@ from vaultd.vault.cache import search as fts_search
 from vaultd.vault.cache.connections import CacheConnections
 from vaultd.vault.cache.query_plan import Mode, QueryPlan
 from vaultd.vault.cache.search import MAX_LIMIT, Hit
-from vaultd.vault.cache.sqlite_file import open_checked
+from vaultd.vault.cache.sqlite_file import CACHE_KIB, open_checked
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from vaultd.vault.cache.records import SearchDoc
     from vaultd.vault.model import NoteRecord
+
+
+LOAD_CACHE_KIB = 256  #: the page cache a warm start reads the records through
 
 
 class CacheStats(msgspec.Struct, frozen=True):
@@ -67,10 +70,20 @@ class IndexCache(CacheConnections):
     def load_encoded(self) -> dict[str, bytes]:
         """Every stored record by path, as stored (msgpack): the index keeps records encoded, so
         a restart need not decode one it does not read. ``{}`` if the cache had to be reset; a
-        record that does not decode is the reader's to find."""
+        record that does not decode is the reader's to find.
+
+        Read through a page cache of 256 KiB instead of the usual 16 MiB: the records kept and
+        the pages read are allocated in turn, and a full page cache freed afterwards leaves holes
+        between the records that the heap cannot hand back (10 MB of the resident size at
+        10,000 notes).
+        """
         try:
             with self._reader() as reader:
-                return records.load_encoded(reader.con)
+                reader.con.execute(f"PRAGMA cache_size = -{LOAD_CACHE_KIB}")
+                try:
+                    return records.load_encoded(reader.con)
+                finally:
+                    reader.con.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         except (apsw.CorruptError, apsw.NotADBError) as exc:
             self.reset(f"{type(exc).__name__}: {exc}")
             return {}
