@@ -249,3 +249,14 @@ def test_a_warm_start_answers_links_names_and_aliases_as_a_cold_build(tmp_path: 
         assert warm.notes == cold.notes
     finally:
         cache.close()
+
+
+def test_the_bytes_a_record_was_kept_as_are_answered_for_that_record_only() -> None:
+    table = NoteTable()
+    record = _record("a.md", title="one")
+    blob = table.put(record)
+    assert blob == msgspec.msgpack.encode(record) and table.kept_encoding(record) is blob
+    assert table.kept_encoding(_record("a.md", title="one")) is None  # equal, but not the record kept
+    table.put(_record("a.md", title="two"))
+    assert table.kept_encoding(record) is None
+    assert table.put(_record("big.md", frontmatter={"n": 2**70})) is None

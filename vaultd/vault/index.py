@@ -241,7 +241,9 @@ class VaultIndex:
         if self.cache is not None:
             deletes = updates.gone + [s.path for s in updates.skipped] + [a.path for a in updates.attachments]
             # a name that is not UTF-8 was never stored (SQLite text is UTF-8); nothing to delete
-            self.cache.apply(updates.notes, [p for p in deletes if is_valid_name(p)])
+            kept = ((record.path, self.notes.kept_encoding(record)) for record, _doc in updates.notes)
+            encoded = {path: blob for path, blob in kept if blob is not None}
+            self.cache.apply(updates.notes, [p for p in deletes if is_valid_name(p)], encoded)
 
     def _put_note(self, record: NoteRecord) -> bytes | None:
         """Index ``record``; answer its encoding (None when it has none), for the cache."""
@@ -260,10 +262,17 @@ class VaultIndex:
         for alias in record.aliases:
             key = name_key(alias)
             aliases[key] = added(aliases.get(key), path, ordered=False)
-        for link in record.links:
-            if link.target:
-                key = link_key(link)
-                linkers[key] = added(linkers.get(key), path, ordered=False)
+        for link in record.links:  # the warm start's inner loop: link_key and added, inlined
+            if target := link.target:
+                name = target.rpartition("/")[2]
+                key = name.lower() if name.isascii() else name_key(name)
+                if key.endswith(".md"):
+                    key = key[:-3]
+                bag = linkers.get(key)
+                if bag is None:
+                    linkers[key] = path
+                elif bag is not path:
+                    linkers[key] = added(bag, path, ordered=False)
 
     def _forget(self, path: str) -> None:
         if self.skipped.pop(path, None) is not None:

@@ -150,6 +150,12 @@ class NoteTable(Mapping[str, NoteRecord]):
         self._keep(record.path, blob, record)
         return blob
 
+    def kept_encoding(self, record: NoteRecord) -> bytes | None:
+        """The bytes this very record was kept as, while it is among the recent ones (a refresh's
+        cache write follows its change by milliseconds); None when the table cannot tell."""
+        kept = self._recent.get(record.path)
+        return kept[0] if kept is not None and kept[1] is record else None
+
     def put_encoded(self, path: str, blob: bytes) -> None:
         """Keep an encoded record (read back from the cache) under ``path``, undecoded."""
         self._blobs[path] = blob
