@@ -187,6 +187,7 @@ class VaultIndex:
             if writing is not None:
                 writing.result()
         self.apply(updates, write_cache=False)
+        self.notes.forget_decoded()
         if self.cache is not None:
             # Notes gone, and notes now skipped that used to be cached, leave the cache too.
             stale = updates.gone + [s.path for s in updates.skipped if s.path in cached]

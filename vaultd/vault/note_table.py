@@ -150,6 +150,11 @@ class NoteTable(Mapping[str, NoteRecord]):
         self._keep(record.path, blob, record)
         return blob
 
+    def forget_decoded(self) -> None:
+        """Let the decoded records go (a cold build's last chunks: 1.3 MB at the generated notes'
+        sizes, which no read may ask for again)."""
+        self._recent.clear()
+
     def kept_encoding(self, record: NoteRecord) -> bytes | None:
         """The bytes this very record was kept as, while it is among the recent ones (a refresh's
         cache write follows its change by milliseconds); None when the table cannot tell."""
