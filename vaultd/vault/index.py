@@ -43,7 +43,8 @@ BUILD_CHUNK = 256  #: notes parsed per cache write during a build
 
 
 def _same_stat(sketch: Sketch, fs: FileStat) -> bool:
-    return (sketch.size, sketch.mtime_ns, sketch.ino) == (fs.size, fs.mtime_ns, fs.ino)
+    """Whether a cached record is still the file's: the same path, and the stat it was read at."""
+    return (sketch.path, sketch.size, sketch.mtime_ns, sketch.ino) == (fs.path, fs.size, fs.mtime_ns, fs.ino)
 
 
 def link_key(link: Link | LinkTarget) -> str:
