@@ -177,3 +177,86 @@ def test_a_warm_start_reuses_records_and_parses_one_that_no_longer_decodes(tmp_p
         assert [source for source, _link in warm.backlinks("n3.md")] == ["n2.md"]
     finally:
         cache.close()
+
+
+def test_a_note_msgpack_cannot_hold_never_fails_a_build(tmp_path: Path) -> None:
+    """An integer past 64 bits or a lone surrogate in a note's frontmatter: the index keeps the
+    record in memory only, the cache stores every other note and the note's text, and a warm
+    start parses that note again."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    odd = {
+        "big.md": "---\nn: 123456789012345678901234567890\n---\n# Big\n\nbigword body\n",
+        "small.md": "---\nn: -123456789012345678901234567890\n---\n# Small\n\nsmallword body\n",
+        "lone.md": '---\ns: "\\udcff"\n---\n# Lone\n\nloneword body\n',
+    }
+    for name, text in odd.items():
+        (root / name).write_text(text)
+    for i in range(4):
+        (root / f"n{i}.md").write_text(f"# N{i}\n\nplainword{i} links [[big]]\n")
+    cache = IndexCache.open(tmp_path / "index.sqlite")
+    try:
+        first = VaultIndex(root, cache)
+        assert first.build() == (7, 0)
+        assert first.notes["big.md"].frontmatter == {"n": 123456789012345678901234567890}
+        assert first.notes["small.md"].frontmatter == {"n": -123456789012345678901234567890}
+        assert first.notes["lone.md"].frontmatter == {"s": "\udcff"}
+        for word, path in (("bigword", "big.md"), ("smallword", "small.md"), ("loneword", "lone.md"), ("plainword2", "n2.md")):
+            assert [hit.path for hit in cache.search(word)] == [path]
+        assert sorted(cache.load_encoded()) == ["n0.md", "n1.md", "n2.md", "n3.md"]
+        warm = VaultIndex(root, cache)
+        assert warm.build() == (3, 4)
+        assert warm.notes == first.notes
+        assert [source for source, _link in warm.backlinks("big.md")] == ["n0.md", "n1.md", "n2.md", "n3.md"]
+    finally:
+        cache.close()
+
+
+def test_a_warm_start_answers_links_names_and_aliases_as_a_cold_build(tmp_path: Path) -> None:
+    """A warm start fills the maps from each record's sketch: every backlink, alias, resolution
+    and title answers as after a cold build, for a note many notes link to (a group held as a
+    set), names shared by two folders, names differing only by case and normalization, and
+    links to attachments."""
+    root = tmp_path / "vault"
+    (root / "a").mkdir(parents=True)
+    (root / "b").mkdir()
+    (root / "a" / "Same.md").write_text("---\naliases: [Twin, Shared]\n---\n# Same A\n\n[[b/Same]] [[Hub#Top]]\n")
+    (root / "b" / "Same.md").write_text("---\naliases: [shared]\n---\n# Same B\n\n[[Same]] ![[pic.png]]\n")
+    (root / "Hub.md").write_text("# Hub\n\n## Top\n\n[[Cafe\u0301]] [[a/Same.md]]\n")
+    (root / "Caf\u00e9.md").write_text("# Café\n\n[link](Hub.md) [[missing]]\n")
+    (root / "pic.png").write_bytes(b"\x89PNG")
+    for i in range(40):
+        (root / f"n{i:02}.md").write_text(f"---\naliases: [Many]\n---\n# N{i}\n\n[[hub]] [[HUB|label]] [[n{(i + 1) % 40:02}]]\n")
+    cache = IndexCache.open(tmp_path / "index.sqlite")
+    try:
+        cold = VaultIndex(root, cache)
+        cold.build()
+        warm = VaultIndex(root, cache)
+        assert warm.build() == (0, len(cold.notes))
+        for index in (cold, warm):
+            assert isinstance(index._linkers["hub"], set)  # past SMALL linking notes
+        for path in cold.notes:
+            assert list(warm.backlinks(path)) == list(cold.backlinks(path))
+            for link in cold.notes[path].links:
+                assert warm.resolve(link, path) == cold.resolve(link, path)
+        assert len(list(cold.backlinks("Hub.md"))) == 82  # two from each n, one from a/Same, one from Café
+        for alias in ("twin", "SHARED", "Many", "nothing"):
+            assert warm.notes_by_alias(alias) == cold.notes_by_alias(alias)
+        assert cold.notes_by_alias("shared") == ["a/Same.md", "b/Same.md"]
+        assert sorted(warm.resolver.paths()) == sorted(cold.resolver.paths())
+        assert warm.resolver.resolve("Same", "Hub.md").candidates == ["a/Same.md", "b/Same.md"]
+        assert sorted(warm.suggester.titles()) == sorted(cold.suggester.titles())
+        assert warm.notes == cold.notes
+    finally:
+        cache.close()
+
+
+def test_the_bytes_a_record_was_kept_as_are_answered_for_that_record_only() -> None:
+    table = NoteTable()
+    record = _record("a.md", title="one")
+    blob = table.put(record)
+    assert blob == msgspec.msgpack.encode(record) and table.kept_encoding(record) is blob
+    assert table.kept_encoding(_record("a.md", title="one")) is None  # equal, but not the record kept
+    table.put(_record("a.md", title="two"))
+    assert table.kept_encoding(record) is None
+    assert table.put(_record("big.md", frontmatter={"n": 2**70})) is None

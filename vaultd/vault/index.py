@@ -8,7 +8,9 @@ before and after that step.
 Link resolution is not stored: a link is resolved when it is read, against the current file
 set, so adding or removing a file can never leave a stale resolution behind. Backlinks are
 found through ``_linkers``, a map from the name a link points at to the notes that contain such
-a link; each candidate is then resolved to confirm it.
+a link; each candidate is then resolved to confirm it. The maps hold their paths as
+:mod:`~vaultd.vault.path_bags` groups (a path alone in most entries), and a warm start fills
+them from each cached record's :class:`~vaultd.vault.note_table.Sketch`.
 """
 
 from __future__ import annotations
@@ -19,16 +21,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import msgspec
-
 from vaultd import faults
 from vaultd.memory import collector_paused
 from vaultd.vault.link_targets import LinkResolver, Resolution, Suggester, name_key
-from vaultd.vault.model import NoteRecord
 from vaultd.vault.note import stem_of
-from vaultd.vault.note_table import NoteTable
+from vaultd.vault.note_table import NoteTable, sketch_of
 from vaultd.vault.parse_pool import parsed_chunks, worker_count
-from vaultd.vault.reading import Updates, same_stat
+from vaultd.vault.path_bags import PathBag, added, members, removed
+from vaultd.vault.reading import Updates
 from vaultd.vault.walk import FileStat, SkippedFile, classify, is_ignored, is_valid_name, walk
 
 if TYPE_CHECKING:
@@ -36,24 +36,20 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from vaultd.vault.cache import IndexCache
-    from vaultd.vault.model import Link
+    from vaultd.vault.model import Link, NoteRecord
+    from vaultd.vault.note_table import LinkTarget, Sketch
 
 BUILD_CHUNK = 256  #: notes parsed per cache write during a build
 
-_decode_record = msgspec.msgpack.Decoder(NoteRecord).decode
+
+def _same_stat(sketch: Sketch, fs: FileStat) -> bool:
+    """Whether a cached record is still the file's: the same path, and the stat it was read at."""
+    return (sketch.path, sketch.size, sketch.mtime_ns, sketch.ino) == (fs.path, fs.size, fs.mtime_ns, fs.ino)
 
 
-def _decoded(blob: bytes) -> NoteRecord | None:
-    try:
-        return _decode_record(blob)
-    except msgspec.DecodeError:
-        return None
-
-
-def link_key(link: Link) -> str:
+def link_key(link: Link | LinkTarget) -> str:
     """The name a link points at, as the resolver compares names (stem for notes)."""
-    name = link.target.rpartition("/")[2]
-    key = name_key(name)
+    key = name_key(link.target.rpartition("/")[2])
     return key[:-3] if key.endswith(".md") else key
 
 
@@ -121,8 +117,8 @@ class VaultIndex:
         self.attachments: dict[str, FileStat] = {}
         self.skipped: dict[str, SkippedFile] = {}
         self.resolver = LinkResolver()
-        self._aliases: dict[str, set[str]] = {}
-        self._linkers: dict[str, set[str]] = {}
+        self._aliases: dict[str, PathBag] = {}
+        self._linkers: dict[str, PathBag] = {}
         self._titles: dict[str, int] = {}  #: title -> notes carrying it (the suggester holds each once)
         self.suggester = Suggester()
         #: folder -> how many indexed paths (notes, attachments, skipped) lie below it: a path that
@@ -162,11 +158,12 @@ class VaultIndex:
                 updates.attachments.append(item)
             elif tally.rebuild or (blob := cached.get(item.path)) is None:
                 to_parse.append(item)
-            elif (record := _decoded(blob)) is None or not same_stat(record, item):
+            elif (sketch := sketch_of(blob)) is None or not _same_stat(sketch, item):
                 to_parse.append(item)  # a record that no longer decodes is parsed again
             else:
-                # Kept as it is: one record decoded at a time, never the whole vault's at once.
-                self._put_note(record, blob)
+                # Kept as it is: only its sketch decoded, for the maps.
+                self.notes.put_encoded(sketch.path, blob)
+                self._map_note(sketch)
                 reused += 1
         tally.reused = reused
         tally.total = len(to_parse)
@@ -180,22 +177,24 @@ class VaultIndex:
                 # Into the index as each chunk comes, kept encoded: the parsed objects and the
                 # notes' text are let go chunk by chunk, so the build's peak is a few chunks,
                 # not the vault (the heap would keep that peak's pages for good).
-                for record, _doc in chunk.notes:
-                    self._put_note(record)
+                # The cache stores the bytes the table keeps: each record is encoded once.
+                encoded = {record.path: self._put_note(record) for record, _doc in chunk.notes}
                 parsed += len(chunk.notes)
                 updates.skipped += chunk.skipped
                 if writing is not None:
                     writing.result()
                 if self.cache is not None and chunk.notes:
-                    writing = writer.submit(self.cache.apply, chunk.notes, ())
+                    writing = writer.submit(self.cache.apply, chunk.notes, (), encoded)
             if writing is not None:
                 writing.result()
         self.apply(updates, write_cache=False)
+        self.notes.forget_decoded()
         if self.cache is not None:
             # Notes gone, and notes now skipped that used to be cached, leave the cache too.
             stale = updates.gone + [s.path for s in updates.skipped if s.path in cached]
             if stale:
                 self.cache.apply([], stale)
+            self.cache.release_memory()
         return parsed, reused
 
     # -- applying changes (event loop thread) ---------------------------------------------
@@ -244,20 +243,38 @@ class VaultIndex:
         if self.cache is not None:
             deletes = updates.gone + [s.path for s in updates.skipped] + [a.path for a in updates.attachments]
             # a name that is not UTF-8 was never stored (SQLite text is UTF-8); nothing to delete
-            self.cache.apply(updates.notes, [p for p in deletes if is_valid_name(p)])
+            kept = ((record.path, self.notes.kept_encoding(record)) for record, _doc in updates.notes)
+            encoded = {path: blob for path, blob in kept if blob is not None}
+            self.cache.apply(updates.notes, [p for p in deletes if is_valid_name(p)], encoded)
 
-    def _put_note(self, record: NoteRecord, blob: bytes | None = None) -> None:
-        self.notes.put(record, blob)
-        self._count_folders(record.path, 1)
-        self.resolver.add(record.path)
+    def _put_note(self, record: NoteRecord) -> bytes | None:
+        """Index ``record``; answer its encoding (None when it has none), for the cache."""
+        blob = self.notes.put(record)
+        self._map_note(record)
+        return blob
+
+    def _map_note(self, record: NoteRecord | Sketch) -> None:
+        path = record.path
+        self._count_folders(path, 1)
+        self.resolver.add(path)
         self._titles[record.title] = self._titles.get(record.title, 0) + 1
         if self._titles[record.title] == 1:
             self.suggester.add(record.title)
+        aliases, linkers = self._aliases, self._linkers
         for alias in record.aliases:
-            self._aliases.setdefault(name_key(alias), set()).add(record.path)
-        for link in record.links:
-            if link.target:
-                self._linkers.setdefault(link_key(link), set()).add(record.path)
+            key = name_key(alias)
+            aliases[key] = added(aliases.get(key), path, ordered=False)
+        for link in record.links:  # the warm start's inner loop: link_key and added, inlined
+            if target := link.target:
+                name = target.rpartition("/")[2]
+                key = name.lower() if name.isascii() else name_key(name)
+                if key.endswith(".md"):
+                    key = key[:-3]
+                bag = linkers.get(key)
+                if bag is None:
+                    linkers[key] = path
+                elif bag is not path:
+                    linkers[key] = added(bag, path, ordered=False)
 
     def _forget(self, path: str) -> None:
         if self.skipped.pop(path, None) is not None:
@@ -282,12 +299,14 @@ class VaultIndex:
                 self._discard(self._linkers, link_key(link), path)
 
     @staticmethod
-    def _discard(table: dict[str, set[str]], key: str, path: str) -> None:
+    def _discard(table: dict[str, PathBag], key: str, path: str) -> None:
         entries = table.get(key)
         if entries is not None:
-            entries.discard(path)
-            if not entries:
+            left = removed(entries, path)
+            if left is None:
                 del table[key]
+            else:
+                table[key] = left
 
     def _count_folders(self, path: str, step: int) -> None:
         folder = path
@@ -339,7 +358,7 @@ class VaultIndex:
         return self.resolver.resolve(link.target, source)
 
     def notes_by_alias(self, text: str) -> list[str]:
-        return sorted(self._aliases.get(name_key(text), ()))
+        return sorted(members(self._aliases.get(name_key(text))))
 
     def copy(self) -> IndexCopy:
         """This state of the index, for a reader that lets it go (call it on the event loop, or
@@ -358,7 +377,7 @@ class VaultIndex:
         """Every (source, link) that resolves to ``path``, sources in path order; ``seen`` turns a
         resolution into the one a caller sees (a name shared with a note it may not see)."""
         key = note_key(path)
-        for source in sorted(self._linkers.get(key, ())):
+        for source in sorted(members(self._linkers.get(key))):
             record = self.notes.get(source)
             if record is None:
                 continue

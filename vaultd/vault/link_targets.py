@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING
 import msgspec
 from rapidfuzz import fuzz, process, utils
 
+from vaultd.vault.path_bags import PathBag, added, members, removed
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
@@ -64,10 +66,20 @@ class Resolution(msgspec.Struct, frozen=True):
     reason: str = ""  #: one sentence for people: what matched, or what to do
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def name_key(s: str) -> str:
-    """The form names are compared in: NFC, then case-folded. Cached: the same link targets recur
-    throughout a vault, and the start-up build asks for each of them once per link."""
+    """The form names are compared in: NFC, then case-folded.
+
+    An ASCII name is its own NFC form and folds as it lowers, which costs less than a cache
+    lookup; only other names go through the cache (it held every link target of a vault, 5 MB
+    at 10,000 notes, when ASCII names went through it too).
+    """
+    if s.isascii():
+        return s.lower()
+    return _wide_name_key(s)
+
+
+@functools.lru_cache(maxsize=4096)
+def _wide_name_key(s: str) -> str:
     return unicodedata.normalize("NFC", s).casefold()
 
 
@@ -78,18 +90,19 @@ def _is_note(path: str) -> bool:
 class LinkResolver:
     """Resolves link targets against the vault's files, updated one path at a time.
 
-    Holds two maps of lists: file *name* key (note stem, attachment full name) -> paths, and
-    *path* key (vault-relative, ``.md`` dropped for notes) -> paths. A list longer than one is
-    what makes a link ambiguous. Both maps are built from every file, notes and attachments alike.
+    Holds two maps of path groups (:mod:`~vaultd.vault.path_bags`, ordered: one path alone, or
+    a tuple): file *name* key (note stem, attachment full name) -> paths, and *path* key
+    (vault-relative, ``.md`` dropped for notes) -> paths. A group of more than one is what makes
+    a link ambiguous. Both maps are built from every file, notes and attachments alike.
 
-    A list is never changed once in a map, only replaced, so :meth:`copy` copies the maps and
-    shares the lists: a copy of a 20,000-note vault's resolver costs a millisecond or two, where
+    A group is never changed once in a map, only replaced, so :meth:`copy` copies the maps and
+    shares the groups: a copy of a 20,000-note vault's resolver costs a millisecond or two, where
     copying each list cost about a hundred (a vault-wide reader takes one and lets the index go).
     """
 
     def __init__(self, paths: Iterable[str] = ()) -> None:
-        self._by_name: dict[str, list[str]] = {}
-        self._by_path: dict[str, list[str]] = {}
+        self._by_name: dict[str, PathBag] = {}
+        self._by_path: dict[str, PathBag] = {}
         self._path_key: dict[str, str] = {}
         self._attachment_stems: dict[str, int] = {}  # only to say "add the extension"
         for path in paths:
@@ -114,8 +127,8 @@ class LinkResolver:
             return
         name, key = self._keys(path)
         self._path_key[path] = key
-        self._by_name[name] = [*self._by_name.get(name, ()), path]
-        self._by_path[key] = [*self._by_path.get(key, ()), path]
+        self._by_name[name] = added(self._by_name.get(name), path, ordered=True)
+        self._by_path[key] = added(self._by_path.get(key), path, ordered=True)
         if not _is_note(path) and "." in name:
             stem = name.rpartition(".")[0]
             self._attachment_stems[stem] = self._attachment_stems.get(stem, 0) + 1
@@ -126,8 +139,8 @@ class LinkResolver:
         if key is None:
             return
         for table, k in ((self._by_name, key.rpartition("/")[2]), (self._by_path, key)):
-            entries = [p for p in table[k] if p != path]
-            if entries:
+            entries = removed(table[k], path)
+            if entries is not None:
                 table[k] = entries
             else:
                 del table[k]
@@ -154,7 +167,7 @@ class LinkResolver:
 
     def same_key(self, path: str) -> list[str]:
         """Existing files whose path equals ``path`` after NFC and case folding (a collision)."""
-        return [p for p in self._by_path.get(self._keys(path)[1], []) if p != path]
+        return [p for p in members(self._by_path.get(self._keys(path)[1])) if p != path]
 
     def resolve(self, target: str, source_path: str) -> Resolution:
         """Resolve one link target (the path part, no anchor) written in ``source_path``."""
@@ -173,11 +186,11 @@ class LinkResolver:
         return self._finish(found, target, by_name=True)
 
     @staticmethod
-    def _lookup(table: dict[str, list[str]], key: str) -> list[str]:
+    def _lookup(table: dict[str, PathBag], key: str) -> list[str]:
         """Entries for ``key``; a key ending in ``.md`` matches notes only, by their stem."""
         if key.endswith(".md"):
-            return [p for p in table.get(key[:-3], ()) if _is_note(p)]
-        return table.get(key, [])
+            return [p for p in members(table.get(key[:-3])) if _is_note(p)]
+        return list(members(table.get(key)))
 
     def _resolve_path(self, target: str, source_path: str) -> Resolution:
         rooted = target.startswith("/")

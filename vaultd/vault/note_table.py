@@ -8,7 +8,13 @@ often than it is kept, and decoding one takes a few microseconds, so the table k
 read stay decoded, so a request that reads a note's record several times decodes it once.
 
 A record msgpack cannot hold (a path or text with a lone surrogate, an integer past 64 bits in
-its frontmatter) is kept as it is, as the SQLite cache leaves it out and parses it again.
+its frontmatter) is kept as it is, as the SQLite cache leaves it out and parses it again
+(:func:`encode_record` is the one place that tells: the table's bytes are the ones the cache
+stores, encoded once).
+
+A warm start reads of each cached record only what the index's maps are made of (a
+:class:`Sketch`: its stat, title, aliases and link targets), about half the work of decoding
+the whole record, and keeps the bytes.
 
 The table is changed only where the index is (the event loop, or a build not yet shared), but it
 may be read from worker threads; a decoded record is handed out only while it still belongs to
@@ -23,7 +29,7 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
-from vaultd.vault.model import NoteIssue, NoteRecord, Tag
+from vaultd.vault.model import LinkKind, NoteIssue, NoteRecord, Tag
 
 RECENT: Final = 512  #: decoded records kept; a few MB at the generated notes' sizes
 
@@ -31,6 +37,46 @@ _decode = msgspec.msgpack.Decoder(NoteRecord).decode
 _encode = msgspec.msgpack.encode
 _S = TypeVar("_S", bound=msgspec.Struct)
 _shapes: dict[type[Any], msgspec.msgpack.Decoder[Any]] = {}
+
+
+def encode_record(record: NoteRecord) -> bytes | None:
+    """The record's msgpack bytes; None when msgpack cannot hold it (a lone surrogate in its
+    text, an integer past 64 bits in its frontmatter): such a record stays in memory only, and
+    is parsed again at each start."""
+    try:
+        return _encode(record)
+    except (OverflowError, UnicodeEncodeError):
+        return None
+
+
+class LinkTarget(msgspec.Struct, array_like=True):
+    """The first two fields of a :class:`~vaultd.vault.model.Link` (the rest are not decoded)."""
+
+    kind: LinkKind
+    target: str
+
+
+class Sketch(msgspec.Struct):
+    """What the index's maps and a warm start's stat check read of a record, decoded alone."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    ino: int
+    title: str
+    aliases: list[str]
+    links: list[LinkTarget]
+
+
+_decode_sketch = msgspec.msgpack.Decoder(Sketch).decode
+
+
+def sketch_of(blob: bytes) -> Sketch | None:
+    """The sketch of an encoded record; None when the bytes no longer decode as one."""
+    try:
+        return _decode_sketch(blob)
+    except msgspec.DecodeError:
+        return None
 
 
 class TagsOf(msgspec.Struct):
@@ -93,17 +139,32 @@ class NoteTable(Mapping[str, NoteRecord]):
     def __len__(self) -> int:
         return len(self._blobs)
 
-    def put(self, record: NoteRecord, blob: bytes | None = None) -> None:
-        """Keep ``record`` under its path; ``blob`` is its encoding when the caller has it (a
-        record read back from the cache), saving the encode."""
+    def put(self, record: NoteRecord) -> bytes | None:
+        """Keep ``record`` under its path; answer its encoding (None when it has none, see
+        :func:`encode_record`), which the cache stores as it is."""
+        blob = encode_record(record)
         if blob is None:
-            try:
-                blob = _encode(record)
-            except (OverflowError, UnicodeEncodeError):
-                self._blobs[record.path] = record
-                return
+            self._blobs[record.path] = record
+            return None
         self._blobs[record.path] = blob
         self._keep(record.path, blob, record)
+        return blob
+
+    def forget_decoded(self) -> None:
+        """Let the decoded records go (a cold build's last chunks: 1.3 MB at the generated notes'
+        sizes, which no read may ask for again)."""
+        self._recent.clear()
+
+    def kept_encoding(self, record: NoteRecord) -> bytes | None:
+        """The bytes this very record was kept as, while it is among the recent ones (a refresh's
+        cache write follows its change by milliseconds); None when the table cannot tell."""
+        kept = self._recent.get(record.path)
+        return kept[0] if kept is not None and kept[1] is record else None
+
+    def put_encoded(self, path: str, blob: bytes) -> None:
+        """Keep an encoded record (read back from the cache) under ``path``, undecoded."""
+        self._blobs[path] = blob
+        self._recent.pop(path, None)
 
     def pop(self, path: str) -> NoteRecord | None:
         """Drop a path's record and answer it (None when there was none)."""

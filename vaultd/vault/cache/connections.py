@@ -125,6 +125,24 @@ class CacheConnections:
             except queue.Empty:
                 return
 
+    def release_memory(self) -> None:
+        """Hand back the page caches of the writer and the idle readers (SQLite's
+        ``shrink_memory``): a build leaves them full (up to 16 MiB each) of pages the next reads
+        seldom want, and a search fills them again as far as it needs."""
+        with self._write_lock:
+            if self._closed:
+                return
+            self._writer.execute("PRAGMA shrink_memory")
+            idle: list[Reader] = []
+            while True:
+                try:
+                    idle.append(self._idle.get_nowait())
+                except queue.Empty:
+                    break
+            for reader in idle:
+                reader.con.execute("PRAGMA shrink_memory")
+                self._idle.put(reader)
+
     @contextmanager
     def _damage_guard(self) -> Iterator[None]:
         """Turn corruption found by SQLite into a reset and an ``Unavailable``.

@@ -17,9 +17,10 @@ import msgspec
 
 from vaultd.vault import fts_query
 from vaultd.vault.cache.sqlite_file import signed64
+from vaultd.vault.note_table import encode_record
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Mapping
 
     import apsw
 
@@ -115,7 +116,10 @@ def load_encoded(con: apsw.Connection) -> dict[str, bytes]:
 
 
 def store(
-    con: apsw.Connection, upserts: Iterable[tuple[NoteRecord, SearchDoc]], deletes: Iterable[str], encoder: msgspec.msgpack.Encoder
+    con: apsw.Connection,
+    upserts: Iterable[tuple[NoteRecord, SearchDoc]],
+    deletes: Iterable[str],
+    encoded: Mapping[str, bytes | None],
 ) -> None:
     """Drop ``deletes``, then store ``upserts``, in one transaction (see ``IndexCache.apply``)."""
     con.execute("BEGIN IMMEDIATE")
@@ -125,7 +129,7 @@ def store(
             _drop(con, list(_ids_of(con, gone[start : start + _CHUNK]).values()))
         next_id = (con.execute("SELECT max(id) FROM note").get or 0) + 1
         for chunk in _chunks(upserts):
-            next_id = _store(con, _prepare(chunk, encoder), next_id)
+            next_id = _store(con, _prepare(chunk, encoded), next_id)
         con.execute("COMMIT")
     except BaseException:
         if con.in_transaction:
@@ -149,13 +153,12 @@ def _drop(con: apsw.Connection, ids: list[int]) -> None:
         con.executemany(f"DELETE FROM {table} WHERE id = ?", rows)
 
 
-def _prepare(chunk: list[tuple[NoteRecord, SearchDoc]], encoder: msgspec.msgpack.Encoder) -> _Batch:
+def _prepare(chunk: list[tuple[NoteRecord, SearchDoc]], encoded: Mapping[str, bytes | None]) -> _Batch:
     """The Python half of storing a chunk (normalization, bigrams, msgpack), apart from the SQL.
 
     Kept apart so it can run in a helper thread beside SQLite's half; on a busy 2-core machine
     that did not pay (same CPU, more contention), so today both run in the writer's thread.
     """
-    encode = encoder.encode
     batch = _Batch()
     # A path with undecodable bytes (a lone surrogate) cannot be stored: it stays in memory only.
     latest = {record.path: (record, doc) for record, doc in chunk if fts_query.is_storable(record.path)}
@@ -163,10 +166,9 @@ def _prepare(chunk: list[tuple[NoteRecord, SearchDoc]], encoder: msgspec.msgpack
         folder = posixpath.dirname(path) if doc.folder is None else doc.folder
         type_ = None if doc.type is None else fts_query.storable(doc.type)
         domain = None if doc.domain is None else fts_query.storable(doc.domain)
-        try:
-            data: bytes | None = encode(record)
-        except UnicodeEncodeError:
-            data = None  # a lone surrogate from a YAML escape: searchable, but re-parsed at each start
+        # None: a lone surrogate from a YAML escape, an integer past 64 bits; searchable, but
+        # re-parsed at each start
+        data = encoded[path] if path in encoded else encode_record(record)
         meta = "\n".join([*doc.aliases, doc.description]) if doc.aliases else doc.description
         (title, title_cjk), (meta, meta_cjk), (body, body_cjk) = map(fts_query.prepare, (doc.title, meta, doc.body))
         batch.notes.append(

@@ -44,6 +44,7 @@ _BUSY_TIMEOUT_MS = 5000
 _FTS_HASH_BYTES = 32 << 20
 #: After a checkpoint the log is truncated to this, so a cold build does not leave it huge.
 _WAL_LIMIT_BYTES = 16 << 20
+CACHE_KIB = 16384  #: each connection's page cache, allocated only as pages are used
 _SCHEMA = f"""
 CREATE TABLE note(
     id INTEGER PRIMARY KEY,
@@ -99,7 +100,7 @@ def connect(path: Path) -> apsw.Connection:
     con.execute("PRAGMA journal_mode = WAL")
     con.execute("PRAGMA synchronous = NORMAL")
     con.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT_BYTES}")
-    con.execute("PRAGMA cache_size = -16384")  # KiB, allocated only as pages are used
+    con.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
     return con
 
 

@@ -1,0 +1,146 @@
+"""The lean index's goals at each size, judged in one run: the daemon's cold build against the
+bare FTS5 build, its resident size after indexing and after a warm restart, and the warm restart
+to the first answer.
+
+    .venv/bin/python -m benchmarks.index_scale [--notes 1000 10000 100000] [--runs 3] [--tree DIR]
+
+Each daemon runs in a fresh temporary home on a copy of the vault, as ``benchmarks.run`` starts
+them (:mod:`benchmarks.timed_daemon`; the same figures, fewer of the others: reads, writes and
+freshness are ``benchmarks.run``'s). ``--tree`` names another source tree of vaultd (``git
+worktree add /tmp/old HEAD~3``) whose daemon is measured beside this one's, on the same vault,
+in the same run: the cost of each change on the same table. Vaults past 40,000 notes are
+composed of generated 10,000-note vaults (``benchmarks.corpus``); nothing is written in the
+repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from functools import partial
+from pathlib import Path
+
+from benchmarks import corpus, limits
+from benchmarks.stats import Figure, Stopwatch, cpu_seconds, rss_bytes
+from benchmarks.timed_daemon import VAULT_ID, Daemon, Home, call
+from tests.support.wait import wait_until
+from vaultctl.client import CallError, Client
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: The goals by size: cold build over the bare FTS5 build, RSS after indexing (MB), warm restart (s)
+BUILD_RATIO = {1000: 2.0, 10_000: 1.5}
+RSS_MB = {10_000: 60.0, 100_000: 250.0}
+WARM_S = {10_000: 0.5, 100_000: 1.0}
+
+
+def _goal(table: dict[int, float], notes: int) -> float | None:
+    """The goal at the largest size named at or below ``notes`` (None below the smallest)."""
+    sizes = [size for size in table if size <= notes]
+    return table[max(sizes)] if sizes else None
+
+
+def _answers(client: Client) -> bool:
+    try:
+        call(client, "note.list", {"vault": VAULT_ID, "limit": 1})
+    except CallError:
+        return False
+    return True
+
+
+def measure(tree: Path, c: corpus.Corpus, runs: int, work: Path) -> dict[str, Figure]:
+    """Cold builds, then warm restarts of the last one's home, of the daemon of ``tree``."""
+    cold, cold_cpu, rss, warm, rss_warm = Figure("s"), Figure("s"), Figure("B"), Figure("s"), Figure("B")
+    home = Home.create(work)
+    home.env["PYTHONPATH"] = str(tree)  # before the venv's own (editable) path
+    daemon: Daemon | None = None
+    try:
+        for run in range(runs):
+            if run:
+                home.cleanup()
+                home = Home.create(work)
+                home.env["PYTHONPATH"] = str(tree)
+            c.copy_to(home.vault)
+            daemon = Daemon(home)
+            client = daemon.client()
+            before = cpu_seconds(daemon.pid)
+            with Stopwatch() as sw:
+                try:
+                    call(client, "vault.add", {"id": VAULT_ID, "path": str(home.vault)})
+                except CallError:  # the call's own wait ran out ("still indexing"): wait for the index
+                    wait_until(partial(_answers, client), 3600, "the index", poll=0.05)
+            cold.samples.append(sw.seconds)
+            cold_cpu.samples.append(cpu_seconds(daemon.pid) - before)
+            client.close()
+            time.sleep(1.0)  # the build's last cache write and the hand-back of its free pages
+            rss.samples.append(float(rss_bytes(daemon.pid)))
+            if run < runs - 1:
+                daemon.stop()
+                daemon = None
+        for _ in range(runs):
+            assert daemon is not None
+            daemon.stop()
+            daemon = Daemon(home)
+            client = daemon.client()
+            wait_until(partial(_answers, client), 3600, "the index", poll=0.05)
+            warm.samples.append(time.perf_counter() - daemon.started)
+            client.close()
+            time.sleep(1.0)
+            rss_warm.samples.append(float(rss_bytes(daemon.pid)))
+    finally:
+        if daemon is not None:
+            daemon.stop()
+        home.cleanup()
+    return {"cold": cold, "cold_cpu": cold_cpu, "rss": rss, "warm": warm, "rss_warm": rss_warm}
+
+
+def _verdict(value: float, goal: float | None) -> str:
+    if goal is None:
+        return "-"
+    return "PASS" if value <= goal else "**MISS**"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.index_scale")
+    parser.add_argument("--notes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=3, help="cold builds and warm restarts at each size")
+    parser.add_argument("--tree", type=Path, nargs="*", default=[], help="other vaultd source trees to measure beside this one")
+    args = parser.parse_args()
+    trees = [REPO, *(t.resolve() for t in args.tree)]
+    print("| notes | tree | figure | measured (median) | goal | verdict |")
+    print("|---|---|---|---|---|---|")
+    for notes in args.notes:
+        c = corpus.for_size(notes, args.seed)
+        work = Path(tempfile.mkdtemp(prefix="scale", dir=corpus.bench_dir()))
+        try:
+            bare = limits.fts(c, args.runs, 1, work)
+            bare_wall, bare_cpu = bare["cold_build"].p50, bare["cold_build_cpu"].p50
+            for tree in trees:
+                f = measure(tree, c, args.runs, work)
+                ratio = f["cold"].p50 / bare_wall
+                build_goal = _goal(BUILD_RATIO, notes)
+                rss_goal, warm_goal = RSS_MB.get(notes), WARM_S.get(notes)  # named at these sizes only
+                rows = [
+                    (
+                        "cold build, vaultd / bare FTS5 (wall; CPU)",
+                        f"{f['cold'].p50:.2f} s / {bare_wall:.2f} s = {ratio:.2f}x; CPU {f['cold_cpu'].p50:.2f} / {bare_cpu:.2f} s",
+                        build_goal,
+                        ratio,
+                        "x",
+                    ),
+                    ("daemon RSS after indexing", f"{f['rss'].p50 / 1e6:.1f} MB", rss_goal, f["rss"].p50 / 1e6, " MB"),
+                    ("warm restart to the first note.list answer", f"{f['warm'].p50:.2f} s", warm_goal, f["warm"].p50, " s"),
+                    ("daemon RSS after a warm restart", f"{f['rss_warm'].p50 / 1e6:.1f} MB", None, 0.0, ""),
+                ]
+                for name, shown, goal, value, unit in rows:
+                    target = "-" if goal is None else f"<= {goal:g}{unit}"
+                    print(f"| {notes:,} | {tree.name} | {name} | {shown} | {target} | {_verdict(value, goal)} |", flush=True)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
