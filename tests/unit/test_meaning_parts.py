@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from vaultd.api.answer_bytes import fitted
 from vaultd.retrieve.chunks import EMBED_CHARS, MAX_TITLE_CHARS, embed_text, passage_key
-from vaultd.retrieve.hybrid import RRF_K, Ranked, fused, is_plain
+from vaultd.retrieve.hybrid import RRF_K, Ranked, by_note_size, fused, is_plain
 from vaultd.retrieve.store import StoredChunk
 from vaultd.retrieve.vectors import VectorStore
 
@@ -151,3 +151,27 @@ def test_fusion_orders_notes_by_their_reciprocal_ranks(lex: list[int], sem: list
     assert [round(score[p], 12) for p in first] == sorted((round(score[p], 12) for p in first), reverse=True)
     for r in out:  # a note's passages never score above the note
         assert r.score <= score[r.chunk.path] + 1e-12
+
+
+def test_a_note_of_many_passages_does_not_win_by_having_more_chances() -> None:
+    """By cosine alone the long note's best passage is first; corrected for its note's 200
+    passages it falls behind the one-passage note's, and the cosines stay the passages' own."""
+    long_best, short = _chunk(1, "Manual.md"), _chunk(2, "Answer.md")
+    semantic = [Ranked(long_best, 0.81, cosine=0.81), Ranked(short, 0.79, cosine=0.79)]
+    out = by_note_size(semantic, {"Manual.md": 200, "Answer.md": 1})
+    assert [r.chunk.path for r in out] == ["Answer.md", "Manual.md"]
+    assert [r.cosine for r in out] == [0.79, 0.81]
+    # Of equal size (or unknown size), the order is the cosines' own.
+    assert [r.chunk.path for r in by_note_size(semantic, {"Manual.md": 3, "Answer.md": 3})] == ["Manual.md", "Answer.md"]
+    assert [r.chunk.path for r in by_note_size(semantic, {})] == ["Manual.md", "Answer.md"]
+
+
+@given(st.lists(st.tuples(st.integers(min_value=0, max_value=6), st.integers(min_value=-1000, max_value=1000)), max_size=30))
+def test_the_size_correction_keeps_every_passage_and_a_note_order_within_it(items: list[tuple[int, int]]) -> None:
+    chunks = [(_chunk(i, f"n{note}.md"), cos / 1000) for i, (note, cos) in enumerate(items)]
+    sizes = {f"n{n}.md": 1 + 40 * n for n in range(7)}
+    out = by_note_size([Ranked(c, cos, cosine=cos) for c, cos in chunks], sizes)
+    assert sorted(r.chunk.id for r in out) == list(range(len(items)))
+    for path in sizes:  # within one note, the cosines decide
+        own = [r.cosine or 0.0 for r in out if r.chunk.path == path]
+        assert own == sorted(own, reverse=True)

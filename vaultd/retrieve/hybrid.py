@@ -8,11 +8,13 @@ rank of its best passage there, so a note whose best passage by words and best p
 meaning differ is not split into two half-scored passages (which cost most with one passage a
 note, as the search continuation asks). Within a note, passages keep their own fused order. A
 passage without a vector yet keeps its BM25 share; a question the model cannot embed gets BM25's
-order whole.
+order whole. Before the fusion, the meaning ranking is corrected for the size of each passage's
+note (:func:`by_note_size`): a note of hundreds of passages no longer wins by having more chances.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from vaultd.retrieve.store import ChunkStore, StoredChunk
 
 RRF_K = 60
+NOTE_SIZE_WEIGHT = 0.01  #: how much a note's passage count lowers its passages' cosines (by_note_size)
 MEANING_CANDIDATES = 200  #: nearest passage keys asked of the vectors per question
 MAX_FETCH = 20000  #: ranked chunks fetched at most to fill a page past hidden notes and the per-note cap
 #: note.search's continuation reads fewer: it fills what all-words left, one passage a note, and
@@ -139,6 +142,7 @@ def rank(
             keys, cosines = meaning.vectors.nearest(vector, MEANING_CANDIDATES)
             near = [c for c in store.by_keys(keys, cosines) if keep(c)]
             semantic = capped([Ranked(c, c.score, cosine=c.score) for c in near], per_note, pool_size)
+            semantic = by_note_size(semantic, store.passage_counts(r.chunk.path for r in semantic))
             result.hybrid = True
         elif not result.note:
             result.note = "the meaning model did not answer for this question; BM25 order"
@@ -147,6 +151,23 @@ def rank(
         return result
     result.passages = fused(lexical, semantic, per_note, pool_size)
     return result
+
+
+def by_note_size(semantic: list[Ranked], sizes: dict[str, int]) -> list[Ranked]:
+    """The meaning ranking with each passage's cosine lowered by
+    ``NOTE_SIZE_WEIGHT * ln(passages in its note)``, best first.
+
+    A note is ranked by its best passage, and the best of many passages is higher than the best
+    of a few by chance alone: a long manual or a map of content, with hundreds of passages, came
+    near the top for most questions and pushed the note that answers them down. The correction
+    is that of the expected maximum, small beside the cosines' spread between an answer and a
+    near miss (docs/performance.md). ``cosine`` stays the passage's own.
+    """
+
+    def corrected(r: Ranked) -> float:
+        return (r.cosine or 0.0) - NOTE_SIZE_WEIGHT * math.log(max(sizes.get(r.chunk.path, 1), 1))
+
+    return sorted(semantic, key=lambda r: (-corrected(r), r.chunk.path, r.chunk.line_start))
 
 
 def _note_ranks(ranked: list[Ranked]) -> dict[str, int]:
