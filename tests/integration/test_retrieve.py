@@ -122,7 +122,8 @@ JAPANESE = {
 def test_a_japanese_question_finds_its_note_by_its_telling_words(daemon: Daemon, home: Home, cli: Any) -> None:
     """A Japanese question is mostly endings in hiragana (しらべたい: "want to look up"): asked as
     alternatives, their bigrams put the notes full of the same endings first. BM25 through the
-    daemon (no rerank, no meaning model) ranks the note holding the question's word first."""
+    daemon (no rerank, no meaning model) ranks the note holding the question's word first, in
+    note.retrieve and in note.search's continuation."""
     root = home.root / "vault"
     for rel, text in JAPANESE.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -131,6 +132,11 @@ def test_a_japanese_question_finds_its_note_by_its_telling_words(daemon: Daemon,
     found = retrieve(cli, "容量をしらべたい", "--no-rerank")
     assert found["ranking"] == "bm25"
     assert [p["path"] for p in found["passages"]][:1] == ["ja/df.md"]
+    # note.search, as an agent asks it: no note holds every word, so the answer continues by
+    # any word (the meaning model is off here), and the note holding the question's word leads.
+    asked = cli("search", "容量をしらべたい", "--meaning", "--json")
+    assert asked.code == 0, asked.err
+    assert [(h["path"], h["match"]) for h in json.loads(asked.out)["hits"]][:1] == [("ja/df.md", "meaning")]
     # A question in hiragana alone still asks its bigrams, and finds the notes that hold them.
     only_kana = retrieve(cli, "しらべたい", "--no-rerank")
     assert {p["path"] for p in only_kana["passages"]} >= {"ja/日記.md", "ja/メモ.md"}
