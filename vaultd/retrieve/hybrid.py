@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 RRF_K = 60
 NOTE_SIZE_WEIGHT = 0.01  #: how much a note's passage count lowers its passages' cosines (by_note_size)
+FUSION_DEPTH = 30  #: passages of each ranking the fusion reads at least
 MEANING_CANDIDATES = 200  #: nearest passage keys asked of the vectors per question
 MAX_FETCH = 20000  #: ranked chunks fetched at most to fill a page past hidden notes and the per-note cap
 #: note.search's continuation reads fewer: it fills what all-words left, one passage a note, and
@@ -123,9 +124,14 @@ def rank(
     pool_size = max(want, min(reranker.MAX_CANDIDATES, want * 2 + 20)) if rerank else want
     # The question is embedded while BM25 ranks (the model's engine releases the GIL).
     embedding = _embedder.submit(query_vector, meaning.choice, query) if meaning is not None and len(meaning.vectors) else None
-    shown = _bm25(store, query, keep, pool_size, per_note, max_fetch)
+    # Fused, each ranking is read at least FUSION_DEPTH deep: a note fair in both rankings rises
+    # above one first in a single ranking only if both lists reach it. The rerank's pool already
+    # is that deep (for more than four passages asked), and it is not widened.
+    depth = max(pool_size, FUSION_DEPTH) if embedding is not None else pool_size
+    lexical_depth = pool_size if rerank else depth
+    shown = _bm25(store, query, keep, lexical_depth, per_note, max_fetch)
     result = Ranking([])
-    lexical = capped([Ranked(c, c.score, bm25=c.score) for c in shown], per_note, pool_size)
+    lexical = capped([Ranked(c, c.score, bm25=c.score) for c in shown], per_note, lexical_depth)
     if rerank:
         scores, status, note = reranker.rerank(query, [r.chunk.text for r in lexical], [r.chunk.score for r in lexical])
         result.rerank, result.note = status, note
@@ -141,13 +147,13 @@ def rank(
         if vector is not None:
             keys, cosines = meaning.vectors.nearest(vector, MEANING_CANDIDATES)
             near = [c for c in store.by_keys(keys, cosines) if keep(c)]
-            semantic = capped([Ranked(c, c.score, cosine=c.score) for c in near], per_note, pool_size)
+            semantic = capped([Ranked(c, c.score, cosine=c.score) for c in near], per_note, depth)
             semantic = by_note_size(semantic, store.passage_counts(r.chunk.path for r in semantic))
             result.hybrid = True
         elif not result.note:
             result.note = "the meaning model did not answer for this question; BM25 order"
     if not result.hybrid:
-        result.passages = lexical
+        result.passages = lexical[:pool_size]
         return result
     result.passages = fused(lexical, semantic, per_note, pool_size)
     return result
