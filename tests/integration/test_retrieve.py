@@ -108,3 +108,35 @@ def test_the_chunk_index_is_beside_the_cache_and_private(vault: Path, home: Home
     assert len(chunk_files) == 1 and (chunk_files[0].stat().st_mode & 0o777) == 0o600
     result = vaultctl(home, "retrieve", "crash", "--json")
     assert result.code == 0
+
+
+JAPANESE = {
+    "ja/df.md": "# df\n\n## 名前\n\ndf - ファイルシステムの使用状況を表示する。ディスク容量、空き、使用率を一覧にする。\n",
+    "ja/日記.md": "# 日記\n\n## 今日\n\nしらべたいことをしらべたい。しらべたいだけしらべたい。\n",
+    "ja/メモ.md": "# メモ\n\n## 明日\n\nあしたもしらべたい。しらべたらねたい。\n",
+    "ja/予定.md": "# 予定\n\n## 週末\n\nしらべもの。たべたい。\n",
+    **{f"notes/n{i}.md": f"# Note {i}\n\nPlain words about gardening, number {i}.\n" for i in range(12)},
+}
+
+
+def test_a_japanese_question_finds_its_note_by_its_telling_words(daemon: Daemon, home: Home, cli: Any) -> None:
+    """A Japanese question is mostly endings in hiragana (しらべたい: "want to look up"): asked as
+    alternatives, their bigrams put the notes full of the same endings first. BM25 through the
+    daemon (no rerank, no meaning model) ranks the note holding the question's word first, in
+    note.retrieve and in note.search's continuation."""
+    root = home.root / "vault"
+    for rel, text in JAPANESE.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    assert cli("vault", "add", "v", str(root)).code == 0
+    found = retrieve(cli, "容量をしらべたい", "--no-rerank")
+    assert found["ranking"] == "bm25"
+    assert [p["path"] for p in found["passages"]][:1] == ["ja/df.md"]
+    # note.search, as an agent asks it: no note holds every word, so the answer continues by
+    # any word (the meaning model is off here), and the note holding the question's word leads.
+    asked = cli("search", "容量をしらべたい", "--meaning", "--json")
+    assert asked.code == 0, asked.err
+    assert [(h["path"], h["match"]) for h in json.loads(asked.out)["hits"]][:1] == [("ja/df.md", "meaning")]
+    # A question in hiragana alone still asks its bigrams, and finds the notes that hold them.
+    only_kana = retrieve(cli, "しらべたい", "--no-rerank")
+    assert {p["path"] for p in only_kana["passages"]} >= {"ja/日記.md", "ja/メモ.md"}

@@ -451,3 +451,28 @@ def _check_hits(populated: IndexCache, query: str, tag: str | None, folder: str 
     for hit in hits:
         assert hit.title == COLUMNS[hit.path][0]
         assert len(hit.snippet) <= fts_query.SNIPPET_MAX_CHARS
+
+
+def test_a_question_asks_its_telling_bigrams_not_its_endings() -> None:
+    """Particles and endings in hiragana (の, を, したい) are left out of a ranked question;
+    kanji, katakana and a kanji with its hiragana are kept."""
+    grams = fts_query.question_grams("ディスクの空き容量を確認したい")
+    assert "容量" in grams and "ディ" in grams and "空き" in grams and "量を" in grams
+    assert not {"した", "たい", "い"} & set(grams)
+    assert fts_query.question_grams("API를 찾기") == ["찾기"]  # Hangul pairs are kept: no run is hiragana
+    assert fts_query.question_grams("english only") == []
+
+
+@given(st.text(alphabet="あいうえおかきくけこしたのをー漢字容量カタナ ", max_size=30))
+def test_a_question_with_cjk_text_is_never_asked_as_nothing(text: str) -> None:
+    grams = fts_query.question_grams(text)
+    all_grams = fts_query.prepare(text)[1].split()
+    assert set(grams) <= set(all_grams)
+    assert bool(grams) == bool(all_grams)  # hiragana alone keeps every bigram
+    for g in grams:
+        if (
+            len(g) == 2
+            and re.fullmatch("[\u3041-\u309f\u30fc]{2}", g)
+            and any(not re.fullmatch("[\u3041-\u309f\u30fc]{2}", h) for h in all_grams if len(h) == 2)
+        ):
+            raise AssertionError(f"{g!r} kept beside a telling bigram")

@@ -11,9 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vaultd.api.answer_bytes import fitted
-from vaultd.retrieve.chunks import EMBED_CHARS, MAX_TITLE_CHARS, embed_text, passage_key
-from vaultd.retrieve.hybrid import RRF_K, Ranked, fused, is_plain
-from vaultd.retrieve.store import StoredChunk
+from vaultd.retrieve import hybrid, meaning
+from vaultd.retrieve.backend import Choice
+from vaultd.retrieve.chunks import EMBED_CHARS, MAX_TITLE_CHARS, Chunk, embed_text, passage_key
+from vaultd.retrieve.hybrid import RRF_K, Ranked, by_note_size, fused, is_plain
+from vaultd.retrieve.store import ChunkStore, DocStat, StoredChunk
 from vaultd.retrieve.vectors import VectorStore
 
 if TYPE_CHECKING:
@@ -151,3 +153,74 @@ def test_fusion_orders_notes_by_their_reciprocal_ranks(lex: list[int], sem: list
     assert [round(score[p], 12) for p in first] == sorted((round(score[p], 12) for p in first), reverse=True)
     for r in out:  # a note's passages never score above the note
         assert r.score <= score[r.chunk.path] + 1e-12
+
+
+def test_a_note_of_many_passages_does_not_win_by_having_more_chances() -> None:
+    """By cosine alone the long note's best passage is first; corrected for its note's 200
+    passages it falls behind the one-passage note's, and the cosines stay the passages' own."""
+    long_best, short = _chunk(1, "Manual.md"), _chunk(2, "Answer.md")
+    semantic = [Ranked(long_best, 0.81, cosine=0.81), Ranked(short, 0.79, cosine=0.79)]
+    out = by_note_size(semantic, {"Manual.md": 200, "Answer.md": 1})
+    assert [r.chunk.path for r in out] == ["Answer.md", "Manual.md"]
+    assert [r.cosine for r in out] == [0.79, 0.81]
+    # Of equal size (or unknown size), the order is the cosines' own.
+    assert [r.chunk.path for r in by_note_size(semantic, {"Manual.md": 3, "Answer.md": 3})] == ["Manual.md", "Answer.md"]
+    assert [r.chunk.path for r in by_note_size(semantic, {})] == ["Manual.md", "Answer.md"]
+
+
+@given(st.lists(st.tuples(st.integers(min_value=0, max_value=6), st.integers(min_value=-1000, max_value=1000)), max_size=30))
+def test_the_size_correction_keeps_every_passage_and_a_note_order_within_it(items: list[tuple[int, int]]) -> None:
+    chunks = [(_chunk(i, f"n{note}.md"), cos / 1000) for i, (note, cos) in enumerate(items)]
+    sizes = {f"n{n}.md": 1 + 40 * n for n in range(7)}
+    out = by_note_size([Ranked(c, cos, cosine=cos) for c, cos in chunks], sizes)
+    assert sorted(r.chunk.id for r in out) == list(range(len(items)))
+    for path in sizes:  # within one note, the cosines decide
+        own = [r.cosine or 0.0 for r in out if r.chunk.path == path]
+        assert own == sorted(own, reverse=True)
+
+
+class _Covered:
+    """What hybrid.rank reads of a vault's Meaning: its vectors and its backend (the filler,
+    which only fills the vectors, is not needed when they are written here)."""
+
+    def __init__(self, vectors: VectorStore, choice: Choice) -> None:
+        self.vectors, self.choice = vectors, choice
+
+
+def test_a_note_fair_in_both_rankings_beats_one_first_in_a_single_ranking(tmp_path: Path) -> None:
+    """One passage asked for, one a note (a search continuation of limit 1): Both.md is second by
+    words and second by meaning; Words.md is first by words alone, Meaning.md first by meaning
+    alone. Fused one deep, Both.md was never seen; read FUSION_DEPTH deep, it has two shares."""
+    store = ChunkStore(tmp_path / "v-chunks-v2.sqlite")
+    texts = {
+        "Words.md": "zebra quagga zebra quagga okapi",
+        "Both.md": "a zebra among many other animals of the plains and their long migrations",
+        "Meaning.md": "striped horses of the savanna",
+        **{f"Filler{i}.md": f"gardening notes number {i}" for i in range(5)},
+    }
+    store.apply([(p, DocStat(1, 1, i), p.removesuffix(".md"), [Chunk((), 1, 1, t)]) for i, (p, t) in enumerate(texts.items())])
+    near = {"Meaning.md": 1.0, "Both.md": 0.9, "Words.md": -0.5}
+    keys = store.keys_in_fill_order()
+    titles = store.texts_of(keys)
+    rows = []
+    for key in keys:
+        path = next(p for p in texts if titles[key].startswith(p.removesuffix(".md") + ":"))
+        cos = near.get(path, 0.0)
+        rows.append([cos, float(np.sqrt(1 - cos * cos)), 0.0, 0.0])
+    vectors = VectorStore(tmp_path / "v-vectors-test-v1.sqlite")
+    vectors.add(keys, np.asarray(rows, dtype=np.float32))
+    choice = Choice(kind="test-fusion-depth")
+    question = "zebra quagga"
+    meaning._queries[(choice.key, question)] = np.asarray([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+    try:
+        covered = _Covered(vectors, choice)
+        ranking = hybrid.rank(store, covered, question, lambda _c: True, 1, 1, rerank=False)  # type: ignore[arg-type]
+        assert ranking.hybrid and [r.chunk.path for r in ranking.passages] == ["Both.md"]
+        top = ranking.passages[0]
+        assert (top.bm25_rank, top.meaning_rank) == (2, 2)
+        bm25 = hybrid.rank(store, None, question, lambda _c: True, 1, 1, rerank=False)
+        assert [r.chunk.path for r in bm25.passages] == ["Words.md"]  # without meaning: BM25's first, one passage
+    finally:
+        del meaning._queries[(choice.key, question)]
+        vectors.close()
+        store.close()

@@ -8,11 +8,13 @@ rank of its best passage there, so a note whose best passage by words and best p
 meaning differ is not split into two half-scored passages (which cost most with one passage a
 note, as the search continuation asks). Within a note, passages keep their own fused order. A
 passage without a vector yet keeps its BM25 share; a question the model cannot embed gets BM25's
-order whole.
+order whole. Before the fusion, the meaning ranking is corrected for the size of each passage's
+note (:func:`by_note_size`): a note of hundreds of passages no longer wins by having more chances.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
     from vaultd.retrieve.store import ChunkStore, StoredChunk
 
 RRF_K = 60
+NOTE_SIZE_WEIGHT = 0.01  #: how much a note's passage count lowers its passages' cosines (by_note_size)
+FUSION_DEPTH = 30  #: passages of each ranking the fusion reads at least
 MEANING_CANDIDATES = 200  #: nearest passage keys asked of the vectors per question
 MAX_FETCH = 20000  #: ranked chunks fetched at most to fill a page past hidden notes and the per-note cap
 #: note.search's continuation reads fewer: it fills what all-words left, one passage a note, and
@@ -120,9 +124,14 @@ def rank(
     pool_size = max(want, min(reranker.MAX_CANDIDATES, want * 2 + 20)) if rerank else want
     # The question is embedded while BM25 ranks (the model's engine releases the GIL).
     embedding = _embedder.submit(query_vector, meaning.choice, query) if meaning is not None and len(meaning.vectors) else None
-    shown = _bm25(store, query, keep, pool_size, per_note, max_fetch)
+    # Fused, each ranking is read at least FUSION_DEPTH deep: a note fair in both rankings rises
+    # above one first in a single ranking only if both lists reach it. The rerank's pool already
+    # is that deep (for more than four passages asked), and it is not widened.
+    depth = max(pool_size, FUSION_DEPTH) if embedding is not None else pool_size
+    lexical_depth = pool_size if rerank else depth
+    shown = _bm25(store, query, keep, lexical_depth, per_note, max_fetch)
     result = Ranking([])
-    lexical = capped([Ranked(c, c.score, bm25=c.score) for c in shown], per_note, pool_size)
+    lexical = capped([Ranked(c, c.score, bm25=c.score) for c in shown], per_note, lexical_depth)
     if rerank:
         scores, status, note = reranker.rerank(query, [r.chunk.text for r in lexical], [r.chunk.score for r in lexical])
         result.rerank, result.note = status, note
@@ -138,15 +147,33 @@ def rank(
         if vector is not None:
             keys, cosines = meaning.vectors.nearest(vector, MEANING_CANDIDATES)
             near = [c for c in store.by_keys(keys, cosines) if keep(c)]
-            semantic = capped([Ranked(c, c.score, cosine=c.score) for c in near], per_note, pool_size)
+            semantic = capped([Ranked(c, c.score, cosine=c.score) for c in near], per_note, depth)
+            semantic = by_note_size(semantic, store.passage_counts(r.chunk.path for r in semantic))
             result.hybrid = True
         elif not result.note:
             result.note = "the meaning model did not answer for this question; BM25 order"
     if not result.hybrid:
-        result.passages = lexical
+        result.passages = lexical[:pool_size]
         return result
     result.passages = fused(lexical, semantic, per_note, pool_size)
     return result
+
+
+def by_note_size(semantic: list[Ranked], sizes: dict[str, int]) -> list[Ranked]:
+    """The meaning ranking with each passage's cosine lowered by
+    ``NOTE_SIZE_WEIGHT * ln(passages in its note)``, best first.
+
+    A note is ranked by its best passage, and the best of many passages is higher than the best
+    of a few by chance alone: a long manual or a map of content, with hundreds of passages, came
+    near the top for most questions and pushed the note that answers them down. The correction
+    is that of the expected maximum, small beside the cosines' spread between an answer and a
+    near miss (docs/performance.md). ``cosine`` stays the passage's own.
+    """
+
+    def corrected(r: Ranked) -> float:
+        return (r.cosine or 0.0) - NOTE_SIZE_WEIGHT * math.log(max(sizes.get(r.chunk.path, 1), 1))
+
+    return sorted(semantic, key=lambda r: (-corrected(r), r.chunk.path, r.chunk.line_start))
 
 
 def _note_ranks(ranked: list[Ranked]) -> dict[str, int]:

@@ -213,13 +213,14 @@ class ChunkStore:
         """Chunks matching any word of ``terms_text``, best BM25 first.
 
         Words found in more than a quarter of the chunks add little to BM25 and make the match
-        touch most rows; they are left out unless nothing rarer is asked for.
+        touch most rows; they are left out unless nothing rarer is asked for. CJK text is asked
+        as its telling bigrams (:func:`vaultd.vault.fts_query.question_grams`).
         """
         with self._guard(), self._reader() as con:
             with con:  # one read transaction: ranks and rows from one snapshot
-                latin, cjk = fts_query.prepare(terms_text)
+                latin, _ = fts_query.prepare(terms_text)
                 tokens = list(dict.fromkeys(self.tokenize(con, latin)))[:max_terms]
-                grams = list(dict.fromkeys(cjk.split()))[:max_terms]
+                grams = list(dict.fromkeys(fts_query.question_grams(terms_text)))[:max_terms]
                 if not tokens and not grams:
                     return []
                 total = self._rows(con)
@@ -307,6 +308,15 @@ class ChunkStore:
         ]
         found.sort(key=lambda c: (-c.score, c.path, c.line_start))
         return found
+
+    def passage_counts(self, paths: Iterable[str]) -> dict[str, int]:
+        """How many passages each of ``paths`` has in the index (a path with none is left out)."""
+        wanted = list(dict.fromkeys(paths))
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        with self._guard(), self._reader() as con:
+            return dict(con.execute(f"SELECT path, count(*) FROM chunk WHERE path IN ({marks}) GROUP BY path", wanted))
 
     def key_of(self, ids: Sequence[int]) -> dict[int, bytes]:
         """The passage key of each chunk id still in the index."""

@@ -109,6 +109,23 @@ def prepare(text: str) -> tuple[str, str]:
     return "".join(out), " ".join(grams)
 
 
+_HIRAGANA_PAIR = re.compile("[\u3041-\u309f\u30fc]{2}")
+
+
+def question_grams(text: str) -> list[str]:
+    """The bigrams a ranked (any-word) question asks the chunk index for, most telling kept.
+
+    A Japanese question is mostly particles and verb endings written in hiragana (の, を,
+    したい, ですか) around the few words that carry it (容量, ディスク, 確認): asked as
+    alternatives, their bigrams (した, たい) match most passages and outvote the rare ones.
+    A bigram of two hiragana, and a run's trailing single character, are left out; a question
+    written in hiragana alone keeps every bigram, so it is never asked as nothing.
+    """
+    grams = prepare(text)[1].split()
+    telling = [g for g in grams if len(g) == 2 and _HIRAGANA_PAIR.fullmatch(g) is None]
+    return telling or grams
+
+
 def cjk_phrase(run: str) -> str:
     """The bigram-table atom of one CJK run: the phrase of its bigrams, or a prefix for one character."""
     if len(run) == 1:
