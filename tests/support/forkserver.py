@@ -9,11 +9,13 @@ runs ``vaultd.main`` as ``python -m`` does (:func:`runpy.run_module` as ``__main
 test's ``sys.argv``, environment, working folder, umask and output), exiting as the interpreter
 would (non-daemon threads joined, ``atexit`` run, streams flushed).
 
-What a fork cannot reproduce goes the ordinary way, a new interpreter (:func:`can_fork`): another
-command than ``python -m vaultd.main``, an environment that changes how the interpreter starts
-(``PYTHON*``: a ``sitecustomize`` that hides an extra; the locale), a platform other than Linux,
-or ``VAULTD_TEST_FRESH_DAEMONS=1`` in the environment pytest runs in (every daemon then a new
-interpreter, as before).
+What a fork cannot reproduce goes the ordinary way, a new interpreter (:meth:`_Client.spawn`
+answers None): another command than ``python -m vaultd.main``; an environment whose value differs
+from the server's for a variable the interpreter reads as it starts (``PYTHON*``: a
+``sitecustomize`` that hides an extra; the locale) or that a module read while the server imported
+it (``VAULTD_JOURNAL_KEEP``, read once as ``vaultd.txn.prune`` loads: the server records every
+variable read during its imports); a platform other than Linux; or ``VAULTD_TEST_FRESH_DAEMONS=1``
+in the environment pytest runs in (every daemon then a new interpreter, as before).
 
 The server is the daemons' parent: it reaps them and reports each one's exit status on the
 connection that asked for it, and signals go through it, so a signal never reaches a pid that was
@@ -57,8 +59,11 @@ _PER_HOME_PREFIXES = ("VAULTD_", "XDG_")
 _PER_HOME_KEYS = frozenset({"HOME"})
 
 
-def _startup_env(env: Mapping[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k.startswith(_STARTUP_PREFIXES) or k in _STARTUP_KEYS}
+def _differing(read: set[str], own: Mapping[str, str], wanted: Mapping[str, str]) -> list[str]:
+    """The variables whose value in ``wanted`` is not the server's own, among those the imports
+    read and those the interpreter reads as it starts."""
+    startup = {k for k in (*own, *wanted) if k.startswith(_STARTUP_PREFIXES) or k in _STARTUP_KEYS}
+    return sorted(k for k in read | startup if own.get(k) != wanted.get(k))
 
 
 class ForkedProcess:
@@ -139,7 +144,6 @@ class _Client:
         self._lock = threading.Lock()
         self._server: subprocess.Popen[bytes] | None = None
         self._path: Path | None = None
-        self._startup: dict[str, str] = {}
 
     def _start(self) -> Path:
         if self._server is not None and self._server.poll() is None and self._path is not None:
@@ -155,7 +159,6 @@ class _Client:
             if not k.startswith(_PER_HOME_PREFIXES) and k not in _PER_HOME_KEYS and k not in ("PYTHONDONTWRITEBYTECODE", "COLUMNS", "LINES")
         }
         env["PYTHONPATH"] = str(REPO)
-        self._startup = _startup_env(env)
         out = open(folder / "server.out", "ab")
         # stdin is a pipe held open by this process alone: the server ends when this process does
         self._server = subprocess.Popen(
@@ -186,15 +189,11 @@ class _Client:
             (folder / name).unlink(missing_ok=True)
         folder.rmdir()
 
-    def can_fork(self, command: Sequence[str], env: Mapping[str, str]) -> bool:
-        """Whether a fork runs this daemon as a new interpreter would."""
+    def spawn(self, command: Sequence[str], args: Sequence[str], env: Mapping[str, str], output: Path, umask: int) -> ForkedProcess | None:
+        """The daemon, forked; None when a fork would not be what ``command`` with ``env`` starts
+        (the caller then starts a new interpreter)."""
         if FRESH or not sys.platform.startswith("linux") or list(command) != [sys.executable, "-m", MODULE]:
-            return False
-        with self._lock:
-            self._start()
-        return _startup_env(env) == self._startup
-
-    def spawn(self, args: Sequence[str], env: Mapping[str, str], output: Path, umask: int) -> ForkedProcess:
+            return None
         with self._lock:
             path = self._start()
         if umask < 0:
@@ -215,13 +214,36 @@ class _Client:
             sock.close()
             raise
         line, _, rest = buf.partition(b"\n")
-        return ForkedProcess([sys.executable, "-m", MODULE, *args], sock, int(json.loads(line)["pid"]), rest)
+        answer = json.loads(line)
+        if "pid" not in answer:  # {"fresh": [the variables that differ]}
+            sock.close()
+            return None
+        return ForkedProcess([sys.executable, "-m", MODULE, *args], sock, int(answer["pid"]), rest)
 
 
 CLIENT = _Client()
 
 
 # -- the server -------------------------------------------------------------------------------
+
+
+def _preload_recording() -> set[str]:
+    """:func:`_preload`, and the names of the environment variables read meanwhile (a module that
+    reads one as it loads keeps the server's value, which a fork would inherit)."""
+    read: set[str] = set()
+    environ_type = type(os.environ)
+    getitem = environ_type.__getitem__
+
+    def recording(self: Any, key: str) -> str:
+        read.add(key)
+        return getitem(self, key)
+
+    environ_type.__getitem__ = recording  # type: ignore[method-assign]
+    try:
+        _preload()
+    finally:
+        environ_type.__getitem__ = getitem  # type: ignore[method-assign]
+    return read
 
 
 def _preload() -> None:
@@ -283,7 +305,7 @@ def _send(conn: socket.socket, message: dict[str, Any]) -> None:
         pass  # the test process closed its end; the daemon still runs and is still reaped
 
 
-def serve(listener: socket.socket) -> None:
+def serve(listener: socket.socket, read: set[str]) -> None:
     """Fork a daemon for each connection; report each one's exit on its connection; end when
     stdin (the test process) closes."""
     wake_r, wake_w = os.pipe()
@@ -295,6 +317,7 @@ def serve(listener: socket.socket) -> None:
     sel.register(listener, selectors.EVENT_READ, "accept")
     sel.register(wake_r, selectors.EVENT_READ, "child")
     sel.register(0, selectors.EVENT_READ, "parent")
+    own_env = dict(os.environ)
     conns: dict[int, socket.socket] = {}  # pid -> its connection, until reaped
     bufs: dict[int, bytes] = {}
 
@@ -349,6 +372,11 @@ def serve(listener: socket.socket) -> None:
                 except (OSError, ValueError):
                     conn.close()
                     continue
+                differing = _differing(read, own_env, request["env"])
+                if differing:
+                    _send(conn, {"fresh": differing})
+                    conn.close()
+                    continue
                 pid = fork(conn, request)
                 conns[pid] = conn
                 bufs[pid] = b""
@@ -389,11 +417,11 @@ def serve(listener: socket.socket) -> None:
 
 def main(fd: int) -> None:
     listener = socket.socket(fileno=fd)
-    _preload()
+    read = _preload_recording()
     assert threading.active_count() == 1, "the imports started a thread: forking now would copy it half-made"
     gc.collect()
     gc.freeze()  # the imported objects stay shared with the forks instead of being copied by their collector
-    serve(listener)
+    serve(listener, read)
 
 
 if __name__ == "__main__":

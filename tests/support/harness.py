@@ -118,9 +118,10 @@ class Daemon:
         self.home = home
         self.log = open(home.root / "daemon.out", "ab")  # closed in stop()
         self.started = time.perf_counter()  #: the instant it was spawned
+        forked = forkserver.CLIENT.spawn(command, extra_args, home.env, home.root / "daemon.out", umask)
         self.proc: DaemonProcess
-        if forkserver.CLIENT.can_fork(command, home.env):
-            self.proc = forkserver.CLIENT.spawn(extra_args, home.env, home.root / "daemon.out", umask)
+        if forked is not None:
+            self.proc = forked
         else:
             self.proc = subprocess.Popen(
                 [*command, *extra_args],
