@@ -7,12 +7,19 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.support import forkserver
 from tests.support.harness import INHERITED_NOT, Daemon, Home, RawClient, Result, copy_sample_vault, vaultctl
 from tests.support.typed import TypedClient, TypedClients
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every test starts its own daemon, forked from a process that has already imported vaultd
+    (tests/support/forkserver.py): the imports were most of a daemon's start, paid again by each test."""
+    forkserver.CLIENT.enabled = True
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,8 @@ from the server's for a variable the interpreter reads as it starts (``PYTHON*``
 ``sitecustomize`` that hides an extra; the locale) or that a module read while the server imported
 it (``VAULTD_JOURNAL_KEEP``, read once as ``vaultd.txn.prune`` loads: the server records every
 variable read during its imports); a platform other than Linux; or ``VAULTD_TEST_FRESH_DAEMONS=1``
-in the environment pytest runs in (every daemon then a new interpreter, as before).
+in the environment pytest runs in (every daemon then a new interpreter, as before). Only the test
+suite forks (tests/conftest.py turns it on): a benchmark measures a daemon as a user starts it.
 
 The server is the daemons' parent: it reaps them and reports each one's exit status on the
 connection that asked for it, and signals go through it, so a signal never reaches a pid that was
@@ -141,6 +142,9 @@ class _Client:
     """The test process's side: starts the server on first use, asks it for daemons."""
 
     def __init__(self) -> None:
+        #: Set by the test suite (tests/conftest.py); the benchmarks and the reliability drivers,
+        #: which time and measure daemons, start each one as users do.
+        self.enabled = False
         self._lock = threading.Lock()
         self._server: subprocess.Popen[bytes] | None = None
         self._path: Path | None = None
@@ -192,7 +196,7 @@ class _Client:
     def spawn(self, command: Sequence[str], args: Sequence[str], env: Mapping[str, str], output: Path, umask: int) -> ForkedProcess | None:
         """The daemon, forked; None when a fork would not be what ``command`` with ``env`` starts
         (the caller then starts a new interpreter)."""
-        if FRESH or not sys.platform.startswith("linux") or list(command) != [sys.executable, "-m", MODULE]:
+        if not self.enabled or FRESH or not sys.platform.startswith("linux") or list(command) != [sys.executable, "-m", MODULE]:
             return None
         with self._lock:
             path = self._start()
