@@ -212,7 +212,8 @@ class _Client:
             while b"\n" not in buf:
                 chunk = sock.recv(1 << 12)
                 if not chunk:
-                    raise RuntimeError(f"the fork server ended without starting a daemon (its output: {path.parent / 'server.out'})")
+                    said = (path.parent / "server.out").read_text(errors="replace")[-4000:]
+                    raise RuntimeError(f"the fork server ended without starting a daemon; it said:\n{said}")
                 buf += chunk
         except BaseException:
             sock.close()
