@@ -23,6 +23,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _fresh_daemon(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test marked ``fresh_daemon`` looks at its daemons as the system lists them (their command
+    line): each starts as a new ``python -m vaultd.main``, not a fork."""
+    if request.node.get_closest_marker("fresh_daemon") is None:
+        yield
+        return
+    forkserver.CLIENT.enabled = False
+    try:
+        yield
+    finally:
+        forkserver.CLIENT.enabled = True
+
+
+@pytest.fixture(autouse=True)
 def _isolate_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test sees the developer's HOME, XDG folders or a real daemon."""
     for key in list(os.environ):

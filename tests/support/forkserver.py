@@ -67,6 +67,26 @@ def _differing(read: set[str], own: Mapping[str, str], wanted: Mapping[str, str]
     return sorted(k for k in read | startup if own.get(k) != wanted.get(k))
 
 
+REPORT_WAIT_S = 30.0  #: how long an ended daemon's status may take to come from the server
+
+
+def _ended(pid: int) -> bool:
+    """Whether ``pid`` has ended: gone, or every thread of it a zombie (it has exited and waits
+    for the server to reap it; a first thread that ended while others run is not an end)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return True
+    for task in tasks:
+        try:
+            stat = Path(f"/proc/{pid}/task/{task}/stat").read_text(errors="replace")
+        except OSError:
+            continue  # that thread went while we looked
+        if stat.rpartition(")")[2].split()[:1] not in (["Z"], ["X"]):
+            return False
+    return True
+
+
 class ForkedProcess:
     """A daemon forked by the server, as much of :class:`subprocess.Popen` as the tests use."""
 
@@ -102,9 +122,16 @@ class ForkedProcess:
         return True
 
     def poll(self) -> int | None:
+        """The exit status once the daemon has exited, as Popen's: a process that has ended
+        (every thread gone, waiting to be reaped, or reaped) has a status at once, so its report
+        from the server is waited for rather than answered None."""
         with self._lock:
             while self.returncode is None and self._read(0):
                 pass
+            if self.returncode is None and _ended(self.pid):
+                deadline = time.monotonic() + REPORT_WAIT_S
+                while self.returncode is None and (left := deadline - time.monotonic()) > 0:
+                    self._read(left)
             return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
