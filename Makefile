@@ -67,6 +67,8 @@ interop-matrix: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m benchmarks.run $(BENCH_ARGS)
 
+# The long suites (marked slow), out of the regular suite so that it stays under ten minutes on two
+# cores; CI runs them last (.ci/run).
 test-long: $(STAMP)
 	$(PY) -m pytest -q -m slow
 

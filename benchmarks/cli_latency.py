@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -41,7 +42,11 @@ COMMANDS: tuple[tuple[str, list[str]], ...] = (
 )
 
 
-def _run(checkout: Path, env: dict[str, str], args: list[str]) -> tuple[float, bool]:
+def _run(checkout: Path, env: dict[str, str], args: list[str]) -> tuple[float, float, bool]:
+    """Wall seconds, CPU seconds (user and system, the process and any it waited for) and whether
+    the command answered. CPU is the figure to compare on a busy machine: waiting for a share of a
+    core stretches the wall time but not the work."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "vaultctl.main", *args],
@@ -51,8 +56,10 @@ def _run(checkout: Path, env: dict[str, str], args: list[str]) -> tuple[float, b
         stderr=subprocess.DEVNULL,
     )
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     answered = proc.returncode == 0 and (not args or args[0] != "__complete" or len(proc.stdout.splitlines()) > 1)
-    return elapsed, answered
+    return elapsed, cpu, answered
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,21 +87,26 @@ def main(argv: list[str] | None = None) -> int:
         checkouts = [("this", REPO)] + ([("base", args.base.resolve())] if args.base else [])
         vault_kind = f"{args.notes} generated notes" if args.notes else "sample"
         print(f"vault: {vault_kind}; runs: {args.runs}; machine load: {os.getloadavg()[0]:.2f}")
-        print(f"| command | {' | '.join(f'{name} (median ms)' for name, _ in checkouts)}{' | ratio' if args.base else ''} |")
+        columns = [f"{name} (median ms, CPU ms)" for name, _ in checkouts]
+        print(f"| command | {' | '.join(columns)}{' | ratio (wall, CPU)' if args.base else ''} |")
         print("|---|" + "---|" * (len(checkouts) + (1 if args.base else 0)))
         for label, command in COMMANDS:
             command = [c.replace("{prefix}", prefix) for c in command]
             times: dict[str, list[float]] = {name: [] for name, _ in checkouts}
+            cpus: dict[str, list[float]] = {name: [] for name, _ in checkouts}
             answered: dict[str, bool] = {name: True for name, _ in checkouts}
             for _ in range(args.runs):
                 for name, checkout in checkouts:
-                    elapsed, ok = _run(checkout, env, command)
+                    elapsed, cpu, ok = _run(checkout, env, command)
                     times[name].append(elapsed)
+                    cpus[name].append(cpu)
                     answered[name] = answered[name] and ok
-            cells = [f"{statistics.median(times[n]) * 1000:.0f}" if answered[n] else "-" for n, _ in checkouts]
+            wall = {n: statistics.median(times[n]) for n, _ in checkouts}
+            work = {n: statistics.median(cpus[n]) for n, _ in checkouts}
+            cells = [f"{wall[n] * 1000:.0f}, {work[n] * 1000:.0f}" if answered[n] else "-" for n, _ in checkouts]
             ratio = ""
             if args.base:
-                ratio = f" | {statistics.median(times['this']) / statistics.median(times['base']):.2f}x" if answered["base"] else " | -"
+                ratio = f" | {wall['this'] / wall['base']:.2f}x, {work['this'] / work['base']:.2f}x" if answered["base"] else " | -"
             print(f"| `{label.replace('<name prefix>', prefix)}` | {' | '.join(cells)}{ratio} |")
     finally:
         if daemon is not None:

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from protocol.table import METHODS, MethodSpec
-
 if TYPE_CHECKING:
     from collections.abc import Iterable
+
+    from protocol.table import MethodSpec
 
 _DEFS_PREFIX = "#/$defs/"
 
@@ -37,6 +37,8 @@ def method_schema(spec: MethodSpec[Any, Any]) -> dict[str, Any]:
 
 
 def all_schemas() -> list[dict[str, Any]]:
+    from protocol.table import METHODS  # the whole table: a command's help needs only its own Structs
+
     return [method_schema(spec) for spec in METHODS.values()]
 
 

@@ -7,12 +7,33 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.support import forkserver
 from tests.support.harness import INHERITED_NOT, Daemon, Home, RawClient, Result, copy_sample_vault, vaultctl
 from tests.support.typed import TypedClient, TypedClients
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every test starts its own daemon, forked from a process that has already imported vaultd
+    (tests/support/forkserver.py): the imports were most of a daemon's start, paid again by each test."""
+    forkserver.CLIENT.enabled = True
+
+
+@pytest.fixture(autouse=True)
+def _fresh_daemon(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test marked ``fresh_daemon`` looks at its daemons as the system lists them (their command
+    line): each starts as a new ``python -m vaultd.main``, not a fork."""
+    if request.node.get_closest_marker("fresh_daemon") is None:
+        yield
+        return
+    forkserver.CLIENT.enabled = False
+    try:
+        yield
+    finally:
+        forkserver.CLIENT.enabled = True
 
 
 @pytest.fixture(autouse=True)

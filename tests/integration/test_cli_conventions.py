@@ -320,6 +320,7 @@ def test_doctor_reports_each_vaults_links_index_and_proposals(vault: Path, cli: 
     assert "vaultctl issues --vault sample" in found["index:sample"]["finding"]
 
 
+@pytest.mark.fresh_daemon
 def test_doctor_names_the_process_holding_a_locked_vault(vault: Path, daemon: Daemon, cli: Any) -> None:
     other = Home.create()
     second = Daemon(other)

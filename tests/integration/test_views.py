@@ -49,7 +49,9 @@ def _text(root: Path, rel: str) -> str:
 
 async def test_views_follow_proposals_and_work_and_leave_a_persons_edit_alone(vault: Path, home: Home, cli: Any) -> None:
     wait_until(
-        lambda: "nothing waits for you" in _text(vault, WAITING) and "# Home" in _text(vault, "Home.md"), 60, "the views are generated"
+        lambda: "nothing waits for you" in _text(vault, WAITING) and "# Home" in _text(vault, "Home.md") and _text(vault, "Topics.md"),
+        60,
+        "the views are generated",
     )
     # Home links the waiting view in the vault's link format once both exist (the next refresh).
     wait_until(lambda: "[[Waiting for you]]" in _text(vault, "Home.md"), 60, "Home links the waiting view")

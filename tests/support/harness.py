@@ -20,8 +20,9 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
+from tests.support import forkserver
 from tests.support.wait import wait_until
 from vaultctl.client import AGENT_MARKERS
 
@@ -89,8 +90,24 @@ class Home:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+class DaemonProcess(Protocol):
+    """What a test uses of a daemon's process: a :class:`subprocess.Popen`, or a daemon forked by
+    :mod:`tests.support.forkserver`."""
+
+    @property
+    def pid(self) -> int: ...
+    @property
+    def returncode(self) -> int | Any: ...
+    def poll(self) -> int | None: ...
+    def wait(self, timeout: float | None = None) -> int: ...
+    def send_signal(self, sig: int) -> None: ...
+    def terminate(self) -> None: ...
+    def kill(self) -> None: ...
+
+
 class Daemon:
-    """A running vaultd process."""
+    """A running vaultd process: forked from one that has already imported vaultd when a fork is
+    the same as a new ``python -m vaultd.main`` (:mod:`tests.support.forkserver`), a new one otherwise."""
 
     def __init__(
         self, home: Home, extra_args: Sequence[str] = (), umask: int = -1, *, command: Sequence[str] = VAULTD, wait: bool = True
@@ -101,14 +118,19 @@ class Daemon:
         self.home = home
         self.log = open(home.root / "daemon.out", "ab")  # closed in stop()
         self.started = time.perf_counter()  #: the instant it was spawned
-        self.proc = subprocess.Popen(
-            [*command, *extra_args],
-            env=home.env,
-            stdin=subprocess.DEVNULL,
-            stdout=self.log,
-            stderr=self.log,
-            umask=umask,
-        )
+        forked = forkserver.CLIENT.spawn(command, extra_args, home.env, home.root / "daemon.out", umask)
+        self.proc: DaemonProcess
+        if forked is not None:
+            self.proc = forked
+        else:
+            self.proc = subprocess.Popen(
+                [*command, *extra_args],
+                env=home.env,
+                stdin=subprocess.DEVNULL,
+                stdout=self.log,
+                stderr=self.log,
+                umask=umask,
+            )
         if wait:
             try:
                 wait_for_socket(home.socket, self.proc)
@@ -149,7 +171,7 @@ def accepts(path: Path) -> bool:
         s.close()
 
 
-def wait_for_socket(path: Path, proc: subprocess.Popen[bytes] | None = None, timeout: float = 20.0) -> None:
+def wait_for_socket(path: Path, proc: DaemonProcess | None = None, timeout: float = 20.0) -> None:
     def listening() -> bool:
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"vaultd exited with {proc.returncode} before listening")

@@ -13,13 +13,11 @@ import typer
 
 from protocol.errors import ExitStatus
 from protocol.location import resolve_home
-from protocol.methods import indexing, service, subscriptions, vaults
+from protocol.methods import indexing, service, vaults
 from protocol.methods.common import Empty, Params
-from protocol.methods.events import EventKind
 from protocol.methods.git_settings import DEFAULT_QUIET_S, GitMode
 from protocol.methods.indexing import VaultRebuildParams, VaultRebuildResult
 from protocol.methods.service import DaemonStatus, DoctorParams, DoctorResult, Finding, Level
-from protocol.methods.subscriptions import SubscribeParams
 from protocol.methods.vaults import (
     BUILTIN_DOMAINS,
     FolderRoles,
@@ -36,7 +34,7 @@ from protocol.methods.vaults import (
     WritePolicy,
 )
 from protocol.schema import field_help as doc
-from vaultctl import daemon_exit, local_checks, render
+from vaultctl import render
 from vaultctl.client import BadSetting, DaemonUnavailable, UnsafeSocket, connect
 from vaultctl.commands.common import JsonOpt, call, emit, fail, session
 from vaultctl.commands.vault_options import (
@@ -58,7 +56,6 @@ from vaultctl.commands.vault_options import (
     stamp_keys,
 )
 from vaultctl.completion import Complete
-from vaultctl.progress import ProgressBar, on_terminal
 from vaultctl.terminal import Escaped, command_line
 
 if TYPE_CHECKING:
@@ -137,6 +134,11 @@ def with_build_bar(vault_id: str, label: str, spec: MethodSpec[P, R], params: P,
     connection first; ``any_vault`` subscribes to every vault (the one being added is not
     registered yet, so it cannot be named).
     """
+    from protocol.methods import subscriptions
+    from protocol.methods.events import EventKind
+    from protocol.methods.subscriptions import SubscribeParams
+    from vaultctl.progress import ProgressBar, on_terminal
+
     if not on_terminal(sys.stderr):
         return call(spec, params)
     bar = ProgressBar(vault_id, label)
@@ -194,6 +196,8 @@ def daemon_stop(as_json: JsonOpt = False) -> None:
         before = call(service.DAEMON_STATUS, Empty(), client=client)
         result = call(service.DAEMON_STOP, Empty(), client=client)
     pid = before.pid
+    from vaultctl import daemon_exit
+
     try:
         sent = daemon_exit.wait_for_exit(pid, Path(before.home) / "vaultd.lock")
     except daemon_exit.StillRunning as exc:
@@ -399,6 +403,8 @@ def doctor(
     except BadSetting as exc:
         fail(str(exc), ExitStatus.USAGE)
     except (DaemonUnavailable, OSError) as exc:
+        from vaultctl import local_checks
+
         found = local_checks.findings(str(exc))
         result = DoctorResult(verdict=_verdict(found, Level.OK), findings=found)
     else:
