@@ -161,7 +161,9 @@ def test_the_fresh_lane_takes_only_a_small_change(tmp_path: Path) -> None:
         assert not lane.offer(paths)  # one past the bound: the worker's
         assert not lane.claimed
         assert not lane.offer([])
-        assert lane.offer(paths[: fresh_lane.MAX_NOTES])  # at the bound: the lane's
+        assert lane.offer(paths[:2])
+        assert not lane.offer(paths[2:])  # with the two just taken, one past the bound in the window
+        assert lane.offer(paths[2 : fresh_lane.MAX_NOTES])  # up to the bound: the lane's
     finally:
         lane.close()
         vectors.close()

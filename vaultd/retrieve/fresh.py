@@ -8,8 +8,9 @@ this lane, which embeds their new passages one at a time with the model the daem
 for questions (no second copy of it, no process to start), and stores them as the filler would.
 The write itself never waits: the lane runs on its own thread after the receipt has gone.
 
-Bounded so that a burst of changes cannot take the daemon's cores from requests: a change of
-more notes than :data:`MAX_NOTES` (a checkout, a sync, a script) is left to the worker; at most
+Bounded so that a burst of changes cannot take the daemon's cores from requests: the lane takes
+at most :data:`MAX_NOTES` notes in any :data:`WINDOW_S` seconds, and a change it cannot take
+whole (a checkout, a sync, a script writing hundreds) is left to the worker; at most
 :data:`MAX_PENDING` notes wait here (the oldest give way), and of each note only its first
 :data:`MAX_PASSAGES` new passages are embedded here, the rest by the worker in its order.
 """
@@ -17,6 +18,7 @@ more notes than :data:`MAX_NOTES` (a checkout, a sync, a script) is left to the 
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from typing import TYPE_CHECKING
 
@@ -33,7 +35,8 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("vaultd.retrieve")
 
-MAX_NOTES = 8  #: a change naming more notes than this is the worker's
+MAX_NOTES = 8  #: notes the lane takes in any WINDOW_S seconds; a change it cannot take whole is the worker's
+WINDOW_S = 10.0
 MAX_PENDING = 32  #: notes waiting for the lane at most
 MAX_PASSAGES = 16  #: new passages of one note embedded here at most
 
@@ -60,6 +63,7 @@ class FreshLane:
         self._added = added
         self._left = left
         self._notes: deque[list[bytes]] = deque()
+        self._taken: deque[float] = deque()  #: when each note of the last WINDOW_S seconds was taken
         self.claimed: set[bytes] = set()
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -70,8 +74,15 @@ class FreshLane:
 
     def offer(self, paths: Sequence[str]) -> bool:
         """Take the notes of one change, if it is small enough; whether the lane took them."""
-        if not paths or len(paths) > MAX_NOTES:
+        if not paths:
             return False
+        now = time.monotonic()
+        with self._lock:
+            while self._taken and self._taken[0] <= now - WINDOW_S:
+                self._taken.popleft()
+            if len(self._taken) + len(paths) > MAX_NOTES:
+                return False
+            self._taken.extend([now] * len(paths))
         wanted = [[k for k in self.store.keys_of_paths([p]) if k not in self.vectors][:MAX_PASSAGES] for p in paths]
         dropped = False
         with self._lock:
