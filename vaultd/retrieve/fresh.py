@@ -8,11 +8,12 @@ this lane, which embeds their new passages one at a time with the model the daem
 for questions (no second copy of it, no process to start), and stores them as the filler would.
 The write itself never waits: the lane runs on its own thread after the receipt has gone.
 
-Bounded so that a burst of changes cannot take the daemon's cores from requests: the lane takes
-at most :data:`MAX_NOTES` notes in any :data:`WINDOW_S` seconds, and a change it cannot take
-whole (a checkout, a sync, a script writing hundreds) is left to the worker; at most
-:data:`MAX_PENDING` notes wait here (the oldest give way), and of each note only its first
-:data:`MAX_PASSAGES` new passages are embedded here, the rest by the worker in its order.
+Bounded so that a burst of changes cannot take the daemon's cores from requests: in any
+:data:`WINDOW_S` seconds the lane takes at most :data:`MAX_NOTES` notes and :data:`MAX_PASSAGES`
+new passages (about a quarter of one core for the shipped model); a change of more notes than
+it can take (a checkout, a sync, a script writing hundreds) is left to the worker whole, and of
+a note it takes, the passages past the budget are the worker's too (the head is the lane's). At
+most :data:`MAX_PASSAGES` passages wait here, however slowly the machine lets the lane go.
 """
 
 from __future__ import annotations
@@ -35,10 +36,9 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("vaultd.retrieve")
 
-MAX_NOTES = 8  #: notes the lane takes in any WINDOW_S seconds; a change it cannot take whole is the worker's
 WINDOW_S = 10.0
-MAX_PENDING = 32  #: notes waiting for the lane at most
-MAX_PASSAGES = 16  #: new passages of one note embedded here at most
+MAX_NOTES = 8  #: notes the lane takes in any WINDOW_S seconds; a change of more is the worker's
+MAX_PASSAGES = 16  #: new passages the lane takes in any WINDOW_S seconds
 
 
 class FreshLane:
@@ -63,7 +63,8 @@ class FreshLane:
         self._added = added
         self._left = left
         self._notes: deque[list[bytes]] = deque()
-        self._taken: deque[float] = deque()  #: when each note of the last WINDOW_S seconds was taken
+        self._notes_taken: deque[float] = deque()  #: when each note of the last WINDOW_S seconds was taken
+        self._keys_taken: deque[float] = deque()  #: and each passage
         self.claimed: set[bytes] = set()
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -73,28 +74,27 @@ class FreshLane:
         self._thread.start()
 
     def offer(self, paths: Sequence[str]) -> bool:
-        """Take the notes of one change, if it is small enough; whether the lane took them."""
+        """Take the notes of one change, within the window's budget; whether the lane took them."""
         if not paths:
             return False
         now = time.monotonic()
         with self._lock:
-            while self._taken and self._taken[0] <= now - WINDOW_S:
-                self._taken.popleft()
-            if len(self._taken) + len(paths) > MAX_NOTES:
+            for taken in (self._notes_taken, self._keys_taken):
+                while taken and taken[0] <= now - WINDOW_S:
+                    taken.popleft()
+            if len(self._notes_taken) + len(paths) > MAX_NOTES:
                 return False
-            self._taken.extend([now] * len(paths))
-        wanted = [[k for k in self.store.keys_of_paths([p]) if k not in self.vectors][:MAX_PASSAGES] for p in paths]
-        dropped = False
+            self._notes_taken.extend([now] * len(paths))
+        wanted = [self.store.keys_of_paths([p]) for p in paths]
         with self._lock:
             for keys in wanted:
+                keys = [k for k in dict.fromkeys(keys) if k not in self.vectors and k not in self.claimed]
+                # Within the window's budget, and never more waiting here than one window's worth.
+                keys = keys[: max(0, MAX_PASSAGES - max(len(self._keys_taken), len(self.claimed)))]
                 if keys:
+                    self._keys_taken.extend([now] * len(keys))
                     self._notes.append(keys)
                     self.claimed.update(keys)
-            while len(self._notes) > MAX_PENDING:  # the oldest give way to the worker
-                self.claimed.difference_update(self._notes.popleft())
-                dropped = True
-        if dropped:
-            self._left()
         self._wake.set()
         return True
 
