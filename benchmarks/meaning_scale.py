@@ -300,7 +300,7 @@ def run(
     notes: int, seed: int, busy_notes: int, sample: int, hogs: int = 0, daemon_code: Path | None = None, profile_queries: int = 100
 ) -> dict[str, Any]:
     from benchmarks.corpus import bench_dir, ensure
-    from benchmarks.meaning_bench import _status, _tree_rss_mb, model_throughput
+    from benchmarks.meaning_bench import _rss_mb, _status, _tree_rss_mb, model_throughput
     from benchmarks.timed_daemon import VAULT_ID, Daemon, Home, call
     from vaultd.retrieve.chunks import embed_text
     from vaultd.retrieve.store import HEADING_SEP
@@ -368,6 +368,7 @@ def run(
         t_start = time.monotonic()
         during = _queries_by_mode(client, queries)
         peak = _tree_rss_mb(daemon.pid)
+        peak_daemon = _rss_mb(daemon.pid)
         mid = reembedding_seconds(client, home.vault, rels[5], 5, chunk_file, vector_file)
         now = _status(client, VAULT_ID)["meaning"]
         window = time.monotonic() - t_start
@@ -379,6 +380,7 @@ def run(
             "window_s": round(window, 1),
             "queries": during,
             "rss_daemon_and_worker_mb": round(peak, 1),
+            "rss_daemon_mb": round(peak_daemon, 1),
             "reembedding_while_filling_s": mid,
             "load_average": _load(),
         }

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from vaultd import faults
+from vaultd import faults, memory
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -106,7 +106,9 @@ class FreshLane:
         while not self._stop.is_set():
             self._wake.wait()
             self._wake.clear()
+            worked = False
             while not self._stop.is_set() and (keys := self._next()) is not None:
+                worked = True
                 try:
                     self._embed(keys)
                 except Exception as exc:  # noqa: BLE001 - the worker embeds what this lane could not
@@ -116,6 +118,8 @@ class FreshLane:
                         self.claimed.difference_update(keys)
                 if any(k not in self.vectors for k in keys):
                     self._left()
+            if worked:  # the model's activations, freed, go back to the system, not to this thread's heap
+                memory.give_back()
 
     def _embed(self, keys: list[bytes]) -> None:
         faults.point("meaning-fresh")

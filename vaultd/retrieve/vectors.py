@@ -45,7 +45,7 @@ PRAGMA user_version = {VERSION};
 """
 _WHAT = "vector cache"
 BLOCK = 1024  #: rows scored at a time through one float32 buffer (1.5 MB at 384 dimensions: it stays in cache)
-GROWTH = 4  #: the matrix grows by a quarter of its rows (at least MIN_GROWTH) when it is full
+GROWTH = 8  #: the matrix grows by an eighth of its rows (at least MIN_GROWTH) when it is full
 MIN_GROWTH = 1024
 
 
