@@ -76,6 +76,26 @@ def _latencies(client: Client, method: str, make: Any, queries: list[str]) -> di
     }
 
 
+def _tree_rss(pid: int) -> tuple[float, float]:
+    """The RSS (MB) of a daemon alone and with its children: the worker is started by the
+    filler's thread, so it is listed under that thread's task, not the main one's."""
+    from benchmarks.meaning_bench import _rss_mb
+
+    own = _rss_mb(pid)
+    total = own
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            children = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for child in children:
+            try:
+                total += _rss_mb(int(child))
+            except (OSError, ValueError):
+                pass
+    return own, total
+
+
 def _queries_by_mode(client: Client, queries: list[str]) -> dict[str, Any]:
     return {
         "search": _latencies(client, "note.search", lambda q: {"query": q}, queries),
@@ -300,7 +320,7 @@ def run(
     notes: int, seed: int, busy_notes: int, sample: int, hogs: int = 0, daemon_code: Path | None = None, profile_queries: int = 100
 ) -> dict[str, Any]:
     from benchmarks.corpus import bench_dir, ensure
-    from benchmarks.meaning_bench import _rss_mb, _status, _tree_rss_mb, model_throughput
+    from benchmarks.meaning_bench import _status, _tree_rss_mb, model_throughput
     from benchmarks.timed_daemon import VAULT_ID, Daemon, Home, call
     from vaultd.retrieve.chunks import embed_text
     from vaultd.retrieve.store import HEADING_SEP
@@ -367,8 +387,7 @@ def run(
         start = _status(client, VAULT_ID)["meaning"]
         t_start = time.monotonic()
         during = _queries_by_mode(client, queries)
-        peak = _tree_rss_mb(daemon.pid)
-        peak_daemon = _rss_mb(daemon.pid)
+        peak_daemon, peak = _tree_rss(daemon.pid)
         mid = reembedding_seconds(client, home.vault, rels[5], 5, chunk_file, vector_file)
         now = _status(client, VAULT_ID)["meaning"]
         window = time.monotonic() - t_start
