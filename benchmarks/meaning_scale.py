@@ -2,7 +2,7 @@
 the vectors in place and while the filler embeds, the memory the model adds, the filler's
 throughput against the model's own, and the time from a write to its re-embedding.
 
-    nice -n 10 .venv/bin/python -m benchmarks.meaning_scale [--notes 10000] [--busy-notes 300] [--json FILE]
+    .venv/bin/python -m benchmarks.meaning_scale [--notes 10000] [--busy-notes 300] [--hogs 6] [--json FILE]
 
 Covering 10,000 generated notes takes the shipped model hours on this machine, and the
 generated notes' pseudo-English carries no meaning worth ranking, so the latency figures are
@@ -19,10 +19,18 @@ with the model's vectors, and embeds only what changes after it starts. Phases:
    process: the same queries again while it runs (p95 under the background embedding), the RSS
    of the daemon and its worker, one more note changed mid-fill and timed likewise, and the
    filler's passages a second over the window;
-4. the model alone on a sample of the same passage texts, in a child with the worker's settings
+4. time splits of a search's continuation and a retrieve, part by part, in a child process over
+   the daemon's own chunk and vector files (the daemon stopped), with the daemon's one BLAS
+   thread and again with the default pool, the scan as it was beside the scan as it is;
+5. the model alone on a sample of the same passage texts, in a child with the worker's settings
    (nice, one OpenMP thread), for the throughput ratio.
 
-Every figure is printed with the load average beside it: the machine is shared.
+Every figure is printed with the load average beside it: the machine is shared. ``--hogs N``
+makes the machine busy on purpose and alike from run to run: N processes spinning at the
+benchmark's own priority from the first query to the end. The daemon inherits the benchmark's
+priority, so run it without ``nice`` (a daemon niced under busy neighbours measures the
+neighbours). ``--daemon-code DIR`` serves the vault with the daemon's code from another checkout
+(a ``git worktree`` of an older commit), for a side-by-side with the same corpus and load.
 """
 
 from __future__ import annotations
@@ -66,6 +74,26 @@ def _latencies(client: Client, method: str, make: Any, queries: list[str]) -> di
         "empty": empty,
         "load_average": _load(),
     }
+
+
+def _tree_rss(pid: int) -> tuple[float, float]:
+    """The RSS (MB) of a daemon alone and with its children: the worker is started by the
+    filler's thread, so it is listed under that thread's task, not the main one's."""
+    from benchmarks.meaning_bench import _rss_mb
+
+    own = _rss_mb(pid)
+    total = own
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            children = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for child in children:
+            try:
+                total += _rss_mb(int(child))
+            except (OSError, ValueError):
+                pass
+    return own, total
 
 
 def _queries_by_mode(client: Client, queries: list[str]) -> dict[str, Any]:
@@ -124,6 +152,107 @@ def stand_in_vectors(chunk_file: Path, vector_file: Path, dims: int = 384) -> in
     return len(keys)
 
 
+def _old_nearest(store: Any, query: Any, limit: int) -> tuple[list[bytes], list[float]]:
+    """The scan as it was before 2026-12-06 (kept here for the side-by-side only): each block of
+    8,192 int8 rows widened into a new float32 copy, BLAS at its default threads."""
+    import numpy as np
+
+    data, scale, keys = store._data, store._scale, store._keys
+    count = len(keys)
+    q = np.asarray(query, dtype=np.float32)
+    scores = np.empty(count, dtype=np.float32)
+    for start in range(0, count, 8192):
+        block = data[start : min(start + 8192, count)]
+        scores[start : start + len(block)] = (block.astype(np.float32) @ q) * scale[start : start + len(block)]
+    take = min(limit, count)
+    best = np.argpartition(-scores, take - 1)[:take]
+    best = best[np.argsort(-scores[best], kind="stable")]
+    return [keys[i] for i in best], [float(scores[i]) for i in best]
+
+
+def _split(samples: list[tuple[float, float]]) -> dict[str, float]:
+    walls = sorted(w for w, _ in samples)
+    cpus = sorted(c for _, c in samples)
+    return {
+        "wall_p50_ms": round(statistics.median(walls), 2),
+        "wall_p95_ms": round(walls[int(0.95 * (len(walls) - 1))], 2),
+        "cpu_p50_ms": round(statistics.median(cpus), 2),
+    }
+
+
+def profile_parts(chunk_file: Path, vector_file: Path, queries: list[str]) -> dict[str, Any]:
+    """Time splits of a search's continuation and a retrieve, part by part, in this process over
+    the daemon's own chunk and vector files (the daemon stopped): the calls ``hybrid.rank``
+    makes, each timed alone in wall and CPU milliseconds, and the scan as it was beside the scan
+    as it is. Run in a child with the daemon's BLAS setting (``vaultd.retrieve.vectors`` is
+    imported before numpy)."""
+    import numpy as np
+
+    from vaultd.retrieve import hybrid
+    from vaultd.retrieve import rerank as reranker
+    from vaultd.retrieve.backend import configured
+    from vaultd.retrieve.meaning import query_vector
+    from vaultd.retrieve.store import ChunkStore
+    from vaultd.retrieve.vectors import VectorStore
+
+    store, vectors = ChunkStore(chunk_file), VectorStore(vector_file)
+    choice = configured({})
+    parts: dict[str, list[tuple[float, float]]] = {}
+
+    def timed(name: str, fn: Any) -> Any:
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = fn()
+        parts.setdefault(name, []).append(((time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000))
+        return out
+
+    query_vector(choice, "load the question model")
+    hybrid.rank(store, None, "warm the rerank", lambda _c: True, 10, 2, rerank=True)
+    for q in queries:
+        q = hybrid.normalized(q)
+        vector = timed("question embedding", lambda q=q: query_vector(choice, q))
+        for label, want, per_note, fetch, rerank in (
+            ("search", 10, 1, hybrid.CONTINUATION_FETCH, False),
+            ("retrieve", 10, 2, hybrid.MAX_FETCH, True),
+        ):
+            pool = max(want, min(reranker.MAX_CANDIDATES, want * 2 + 20)) if rerank else want
+            shown = timed(
+                f"{label}: BM25",
+                lambda q=q, pool=pool, per_note=per_note, fetch=fetch: hybrid._bm25(store, q, lambda _c: True, pool, per_note, fetch),
+            )
+            lexical = hybrid.capped([hybrid.Ranked(c, c.score, bm25=c.score) for c in shown], per_note, pool)
+            if rerank:
+                timed(
+                    f"{label}: rerank",
+                    lambda q=q, lexical=lexical: reranker.rerank(q, [r.chunk.text for r in lexical], [r.chunk.score for r in lexical]),
+                )
+            keys, cosines = timed(f"{label}: vector scan", lambda vector=vector: vectors.nearest(vector, hybrid.MEANING_CANDIDATES))
+            near = timed(f"{label}: passages of the nearest keys", lambda keys=keys, cosines=cosines: store.by_keys(keys, cosines))
+            semantic = hybrid.capped([hybrid.Ranked(c, c.score, cosine=c.score) for c in near], per_note, pool)
+            timed(
+                f"{label}: fusion",
+                lambda lexical=lexical, semantic=semantic, per_note=per_note, pool=pool: hybrid.fused(lexical, semantic, per_note, pool),
+            )
+        old = timed("vector scan as it was", lambda vector=vector: _old_nearest(vectors, vector, hybrid.MEANING_CANDIDATES))
+        new = vectors.nearest(vector, hybrid.MEANING_CANDIDATES)
+        parts.setdefault("same ranking", []).append((float(old[0] == new[0]), 0.0))
+    relisted = []
+    for _ in range(5):
+        t0, c0 = time.perf_counter(), time.process_time()
+        keys = store.keys_in_fill_order(())
+        vectors.keep_only(set(keys))
+        [k for k in keys if k not in vectors]
+        relisted.append(((time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000))
+    store.close()
+    vectors.close()
+    out: dict[str, Any] = {name: _split(samples) for name, samples in parts.items() if name != "same ranking"}
+    out["the filler listing what to embed"] = _split(relisted)
+    out["scans with the same ranking as before"] = f"{int(sum(w for w, _ in parts['same ranking']))} of {len(queries)}"
+    out["blas_threads"] = os.environ.get("OPENBLAS_NUM_THREADS")
+    out["numpy"] = np.__version__
+    out["load_average"] = _load()
+    return out
+
+
 def _change(vault: Path, rel: str, n: int) -> None:
     """A sentence put at the head of the note's body: its first passage's embedded text, and so
     its passage key, changes (a change past a passage's first 400 characters changes nothing
@@ -151,7 +280,45 @@ def reembedding_seconds(client: Client, vault: Path, rel: str, n: int, chunk_fil
         time.sleep(POLL_S)
 
 
-def run(notes: int, seed: int, busy_notes: int, sample: int) -> dict[str, Any]:
+def _profiled(chunk_file: Path, vector_file: Path, queries: int, seed: int, notes: int, blas_threads: str | None) -> dict[str, Any]:
+    """:func:`profile_parts` in a child, so the BLAS setting is read when its numpy loads."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if blas_threads is not None:
+        env["OPENBLAS_NUM_THREADS"] = blas_threads
+    code = (
+        "import json, sys\n"
+        "import vaultd.retrieve.vectors\n"
+        "from pathlib import Path\n"
+        "from benchmarks.corpus import ensure\n"
+        "from benchmarks.meaning_scale import profile_parts\n"
+        f"queries = ensure({notes}, {seed}).queries()[:{queries}]\n"
+        f"print(json.dumps(profile_parts(Path({str(chunk_file)!r}), Path({str(vector_file)!r}), queries)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return out
+
+
+class Hogs:
+    """Processes spinning on the CPU at this process's priority: a busy machine, made on purpose."""
+
+    def __init__(self, count: int) -> None:
+        import subprocess
+
+        self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            proc.kill()
+            proc.wait()
+        self.procs = []
+
+
+def run(
+    notes: int, seed: int, busy_notes: int, sample: int, hogs: int = 0, daemon_code: Path | None = None, profile_queries: int = 100
+) -> dict[str, Any]:
     from benchmarks.corpus import bench_dir, ensure
     from benchmarks.meaning_bench import _status, _tree_rss_mb, model_throughput
     from benchmarks.timed_daemon import VAULT_ID, Daemon, Home, call
@@ -163,8 +330,18 @@ def run(notes: int, seed: int, busy_notes: int, sample: int) -> dict[str, Any]:
     home = Home.create(bench_dir())
     shutil.copytree(corpus.vault, home.vault, dirs_exist_ok=True)
     rels = sorted(p.relative_to(home.vault).as_posix() for p in home.vault.rglob("*.md"))
-    result: dict[str, Any] = {"notes": len(rels), "queries": len(queries), "cpus": os.cpu_count(), "load_average_start": _load()}
+    result: dict[str, Any] = {
+        "notes": len(rels),
+        "queries": len(queries),
+        "cpus": os.cpu_count(),
+        "hogs": hogs,
+        "daemon_code": str(daemon_code) if daemon_code else "this checkout",
+        "load_average_start": _load(),
+    }
+    if daemon_code is not None:
+        home.env["PYTHONPATH"] = str(daemon_code)
     daemon: Daemon | None = None
+    spinning: Hogs | None = None
     try:
         # 1. The model off.
         home.env["VAULTD_MEANING_MODEL"] = "off"
@@ -174,6 +351,7 @@ def run(notes: int, seed: int, busy_notes: int, sample: int) -> dict[str, Any]:
         call(client, "vault.add", {"id": VAULT_ID, "path": str(home.vault)})
         call(client, "note.retrieve", {"query": "warm up the chunk index"})
         result["index_and_chunks_seconds"] = round(time.monotonic() - t0, 1)
+        spinning = Hogs(hogs)
         result["model_off"] = {"queries": _queries_by_mode(client, queries), "rss_mb": round(_tree_rss_mb(daemon.pid), 1)}
         client.close()
         daemon.stop()
@@ -209,7 +387,7 @@ def run(notes: int, seed: int, busy_notes: int, sample: int) -> dict[str, Any]:
         start = _status(client, VAULT_ID)["meaning"]
         t_start = time.monotonic()
         during = _queries_by_mode(client, queries)
-        peak = _tree_rss_mb(daemon.pid)
+        peak_daemon, peak = _tree_rss(daemon.pid)
         mid = reembedding_seconds(client, home.vault, rels[5], 5, chunk_file, vector_file)
         now = _status(client, VAULT_ID)["meaning"]
         window = time.monotonic() - t_start
@@ -221,6 +399,7 @@ def run(notes: int, seed: int, busy_notes: int, sample: int) -> dict[str, Any]:
             "window_s": round(window, 1),
             "queries": during,
             "rss_daemon_and_worker_mb": round(peak, 1),
+            "rss_daemon_mb": round(peak_daemon, 1),
             "reembedding_while_filling_s": mid,
             "load_average": _load(),
         }
@@ -230,7 +409,16 @@ def run(notes: int, seed: int, busy_notes: int, sample: int) -> dict[str, Any]:
         daemon.stop()
         daemon = None
 
-        # 4. The model alone on the same kind of passages (the changed notes' heads).
+        # 4. Time splits, with the daemon's BLAS setting and with the default thread pool.
+        if daemon_code is None:
+            result["parts"] = {
+                "one BLAS thread (the daemon's)": _profiled(chunk_file, vector_file, profile_queries, seed, notes, None),
+                f"{os.cpu_count()} BLAS threads (the default before)": _profiled(
+                    chunk_file, vector_file, profile_queries, seed, notes, str(os.cpu_count())
+                ),
+            }
+
+        # 5. The model alone on the same kind of passages (the changed notes' heads).
         import apsw
 
         con = apsw.Connection(str(chunk_file), flags=apsw.SQLITE_OPEN_READONLY)
@@ -244,6 +432,8 @@ def run(notes: int, seed: int, busy_notes: int, sample: int) -> dict[str, Any]:
     finally:
         if daemon is not None:  # a phase gave up: the daemon is never left running
             daemon.stop()
+        if spinning is not None:
+            spinning.stop()
         shutil.rmtree(home.root, ignore_errors=True)
     result["load_average_end"] = _load()
     return result
@@ -255,9 +445,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--busy-notes", type=int, default=300, help="notes changed at once to keep the filler busy")
     parser.add_argument("--sample", type=int, default=120, help="passages the model alone embeds for the throughput ratio")
+    parser.add_argument("--hogs", type=int, default=0, help="processes spinning on the CPU from the first query on: a busy machine")
+    parser.add_argument("--daemon-code", type=Path, help="serve with the daemon's code from this checkout (a side-by-side)")
+    parser.add_argument("--profile-queries", type=int, default=100, help="queries the time splits ask")
     parser.add_argument("--json", type=Path, help="also write the result here")
     args = parser.parse_args(argv)
-    result = run(args.notes, args.seed, args.busy_notes, args.sample)
+    result = run(args.notes, args.seed, args.busy_notes, args.sample, args.hogs, args.daemon_code, args.profile_queries)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
     print(json.dumps(result, indent=1))

@@ -37,7 +37,9 @@ made; a pause there holds the read, with the index free),
 ``sync-after-fetch`` (origin fetched, nothing integrated, the writer not held),
 ``sync-after-integrate`` (the integration's writes committed, the branch not moved, no proposal
 stored), ``sync-after-update-ref`` (the branch moved, the person's index not yet following it)
-and ``sync-after-follow`` (the index follows, the conflicts' proposals not yet stored).
+and ``sync-after-follow`` (the index follows, the conflicts' proposals not yet stored),
+``meaning-fresh`` (the meaning model's fresh lane holds a written note's new passages, none
+embedded yet: a pause there holds their embedding while the daemon goes on).
 Primitives: ``write``, ``fsync``, ``rename``, ``fsync-dir``, ``unlink``.
 """
 
@@ -73,6 +75,7 @@ CRASH_POINTS = frozenset(
         "lint-fixes-found",
         "tidy-rules",
         "tidy-scanned",
+        "meaning-fresh",
     }
 )
 PRIMITIVES = frozenset({"write", "fsync", "rename", "fsync-dir", "unlink"})

@@ -55,7 +55,7 @@ class Passages:
         if upserts or gone:
             self.store.apply(upserts, gone)
             if self.meaning is not None:
-                self.meaning.changed()
+                self.meaning.changed([path for path, *_ in upserts])
 
     def reconcile(self, live: LiveIndex) -> int:
         """Bring the chunk index to the live index's notes by stat (worker thread, index held still)."""

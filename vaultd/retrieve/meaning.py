@@ -4,9 +4,11 @@ Once a vault's chunk index is ready, a filler thread hands its passages, a few a
 worker process (:mod:`vaultd.retrieve.embed_worker`) and stores the vectors it answers
 (:mod:`vaultd.retrieve.vectors`): the recently changed notes' passages first, then every note's
 first passage, then every note's second, and so on. It wakes whenever the chunk index takes a
-change, so a changed note is embedded again within seconds of its write; a write never waits
-for it. On restart the stored vectors are matched by passage key: unchanged passages are never
-embedded again, and keys no passage carries are dropped.
+change; the passages of a small change (a write, an edit) go ahead of it, embedded in the
+daemon's own process by :mod:`vaultd.retrieve.fresh`, so a changed note is embedded again
+within seconds of its write however busy the worker is; a write never waits for it. On restart
+the stored vectors are matched by passage key: unchanged passages are never embedded again, and
+keys no passage carries are dropped.
 
 A question is embedded in the daemon's own process (a few tens of milliseconds for the shipped
 model; the last few hundred questions are remembered), so it never queues behind the worker's
@@ -29,10 +31,12 @@ import structlog
 
 from vaultd.retrieve import backend as backends
 from vaultd.retrieve.embed_worker import WORKER_ENV, EmbedAnswer, EmbedJob, read_frame, write_frame
+from vaultd.retrieve.fresh import FreshLane
 from vaultd.retrieve.vectors import VectorStore, file_name
 
 # numpy comes with the meaning extra: it is imported where it is used, so a daemon without it starts.
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
     import numpy as np
@@ -43,6 +47,10 @@ log = structlog.get_logger("vaultd.retrieve")
 
 BATCH = 8  #: passages a job: about two seconds of the shipped model on a busy core
 IDLE_WAIT_S = 5.0  #: a filler with nothing to do looks again after this (or at the next change)
+#: A filler with work left lists the whole chunk index again at most this often (listing 40,000
+#: passages holds the interpreter for a tenth of a second); meanwhile a change's passages are
+#: put at the head of what is left.
+RELIST_S = 30.0
 RETRY_S = 30.0  #: a worker that failed is started again after this
 WORKER_TIMEOUT_S = 300.0  #: a job unanswered after this kills the worker
 MAX_QUERIES_REMEMBERED = 512
@@ -154,49 +162,95 @@ class Meaning:
         self._stop = threading.Event()
         self._worker = Worker()
         self._total = 0
-        self._covered = 0
+        self._missing: set[bytes] = set()  #: listed keys without a vector yet
+        self._relist = False
         self._embedded = 0
         self._rate: float | None = None
         self._note = ""
+        self._fresh = FreshLane(store, self.vectors, lambda: question_model(choice), self._added, self._left)
         self._thread = threading.Thread(target=self._run, name="vaultd-meaning", daemon=True)
         self._thread.start()
 
-    def changed(self) -> None:
-        """The chunk index took a change: look again at once."""
+    def changed(self, paths: Sequence[str] = ()) -> None:
+        """The chunk index took a change (of ``paths``, when they are known): look again at once,
+        the passages of a small change first."""
+        self._fresh.offer(paths)
+        self._wake.set()
+
+    def _added(self, keys: list[bytes]) -> None:
+        self._missing.difference_update(keys)
+
+    def _left(self) -> None:
+        """Keys the fresh lane claimed are the filler's again: list them at the next turn."""
+        self._relist = True
         self._wake.set()
 
     def coverage(self) -> Coverage:
-        return Coverage(self.choice.key, self._covered, self._total, self._embedded, self._rate, self._note)
+        embedded = self._embedded + self._fresh.embedded
+        covered = max(0, self._total - len(self._missing))
+        return Coverage(self.choice.key, covered, self._total, embedded, self._rate, self._note)
+
+    def _list(self) -> deque[bytes]:
+        """Every passage key in fill order: what the filler has left to embed."""
+        recent, self.store.recent = self.store.recent, []
+        keys = self.store.keys_in_fill_order(recent)
+        self.vectors.keep_only(set(keys))
+        pending = deque(k for k in keys if k not in self.vectors)
+        self._missing = set(pending)
+        self._total = len(keys)
+        return pending
+
+    def _put_first(self, pending: deque[bytes]) -> None:
+        """The recently changed notes' passages at the head of what is left (counted until the
+        next whole listing drops the keys they replaced)."""
+        recent, self.store.recent = self.store.recent, []
+        front = [k for k in self.store.keys_of_paths(list(dict.fromkeys(recent))) if k not in self.vectors and k not in self._missing]
+        pending.extendleft(reversed(front))
+        self._missing.update(front)
+        self._total += len(front)
 
     def _run(self) -> None:
         seen = -1
+        listed_at = -RELIST_S
+        partial = False  #: passages were put first since the whole listing
         pending: deque[bytes] = deque()
         while not self._stop.is_set():
             try:
-                if self.store.writes != seen:  # listed again only when the chunk index changed
-                    seen = self.store.writes
-                    recent, self.store.recent = self.store.recent, []
-                    keys = self.store.keys_in_fill_order(recent)
-                    self.vectors.keep_only(keys)
-                    pending = deque(k for k in keys if k not in self.vectors)
-                    self._total = len(keys)
-                    self._covered = self._total - len(pending)
+                writes = self.store.writes
+                if writes != seen or self._relist:  # listed again only when the chunk index changed
+                    seen = writes
+                    if pending and not self._relist and time.monotonic() - listed_at < RELIST_S:
+                        self._put_first(pending)
+                        partial = True
+                    else:
+                        self._relist = partial = False
+                        pending = self._list()
+                        listed_at = time.monotonic()
                 if not pending:
                     self._rate = None
+                    if partial:  # the keys the changes replaced are dropped now
+                        seen = -1
+                        continue
                     self._wake.wait(IDLE_WAIT_S)
                     self._wake.clear()
                     continue
-                batch = [pending.popleft() for _ in range(min(BATCH, len(pending)))]
+                batch: list[bytes] = []
+                while pending and len(batch) < BATCH:
+                    key = pending.popleft()
+                    if key not in self.vectors and key not in self._fresh.claimed:
+                        batch.append(key)
+                if not batch:
+                    continue
                 texts = self.store.texts_of(batch)
                 keys = [k for k in batch if k in texts]
                 started = time.monotonic()
                 vectors = self._worker.embed([texts[k] for k in keys]) if keys else None
                 if vectors is not None and not self._stop.is_set():
-                    self.vectors.add(keys, vectors)
-                    self._embedded += len(keys)
+                    self._embedded += self.vectors.add(keys, vectors)
+                    self._missing.difference_update(keys)
                     rate = len(keys) / max(time.monotonic() - started, 1e-3)
                     self._rate = rate if self._rate is None else 0.8 * self._rate + 0.2 * rate
-                    self._covered = min(self._total, self._covered + len(keys))
+                self._missing.difference_update(k for k in batch if k not in texts)  # gone meanwhile
                 self._note = ""
             except WorkerFailed as exc:
                 self._note = f"the meaning model is not filling in: {exc}"
@@ -217,6 +271,7 @@ class Meaning:
         self._stop.set()
         self._wake.set()
         self._worker.close()
+        self._fresh.close()
         self._thread.join(timeout=2)
         self.vectors.close()
 
@@ -227,17 +282,10 @@ _query_failure: str | None = None
 _queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 
 
-def query_vector(choice: backends.Choice, query: str) -> np.ndarray | None:
-    """The question's unit vector (remembered), or None when the model cannot give one here."""
-    import numpy as np
-
+def question_model(choice: backends.Choice) -> backends.Loaded | None:
+    """The backend loaded in the daemon's own process (once), or None when it cannot load here."""
     global _query_model, _query_failure
-    key = (choice.key, query)
     with _query_lock:
-        found = _queries.get(key)
-        if found is not None:
-            _queries.move_to_end(key)
-            return found
         if _query_failure is not None:
             return None
         if _query_model is None:
@@ -250,7 +298,23 @@ def query_vector(choice: backends.Choice, query: str) -> np.ndarray | None:
                 _query_failure = f"{type(exc).__name__}: {exc}"[:300]
                 log.warning("meaning model did not load for questions", error=_query_failure)
                 return None
-        loaded = _query_model
+        loaded: backends.Loaded = _query_model
+        return loaded
+
+
+def query_vector(choice: backends.Choice, query: str) -> np.ndarray | None:
+    """The question's unit vector (remembered), or None when the model cannot give one here."""
+    import numpy as np
+
+    key = (choice.key, query)
+    with _query_lock:
+        found = _queries.get(key)
+        if found is not None:
+            _queries.move_to_end(key)
+            return found
+    loaded = question_model(choice)
+    if loaded is None:
+        return None
     try:
         vector: np.ndarray = np.asarray(loaded.queries([query]), dtype=np.float32)[0]
     except Exception as exc:  # noqa: BLE001 - this question goes without vectors

@@ -276,6 +276,18 @@ class ChunkStore:
         keyed.sort()
         return list(dict.fromkeys(k for _, _, k in keyed))
 
+    def keys_of_paths(self, paths: Sequence[str]) -> list[bytes]:
+        """The distinct passage keys of ``paths``, path by path in the order given, each note's
+        passages in line order: what a write changed, head first."""
+        if not paths:
+            return []
+        marks = ",".join("?" * len(paths))
+        with self._guard(), self._reader() as con:
+            rows = list(con.execute(f"SELECT path, key FROM chunk WHERE path IN ({marks}) ORDER BY line_start", list(paths)))
+        place = {p: n for n, p in enumerate(paths)}
+        rows.sort(key=lambda r: place[r[0]])  # stable: line order within a path
+        return list(dict.fromkeys(k for _, k in rows))
+
     def texts_of(self, keys: Sequence[bytes]) -> dict[bytes, str]:
         """What the meaning model embeds for each of ``keys`` still in the index."""
         if not keys:

@@ -9,11 +9,19 @@ Keyed by what was embedded, not by note or line: a note that did not change keep
 across restarts, moves and rebuilds of the chunk index, and identical passages (a template
 pasted into 10,000 notes) share one vector. Keys no passage carries any more are dropped when
 the filler reconciles. In memory the vectors sit in one int8 matrix (384 bytes a passage for the
-shipped model), scored against a question in blocks so a query never holds a float copy of it.
+shipped model), grown in place as vectors arrive (a batch of eight never copies the whole matrix),
+and scored against a question a cache-sized block at a time through one float buffer, so a
+query never holds a float copy of it nor allocates one per block.
+
+The daemon's BLAS runs one thread: the scan is a matrix-vector product of a few milliseconds,
+and on a busy machine OpenBLAS's pool of threads waiting on one another at every call made it
+slower by a hundred times (measured in docs/performance.md, "Meaning at scale"). The setting
+is made here, before numpy is first imported in the daemon; an explicit one is kept.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import TYPE_CHECKING
 
@@ -28,13 +36,17 @@ if TYPE_CHECKING:
 
     import numpy as np
 
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 VERSION = 1
 _SCHEMA = f"""
 CREATE TABLE vec(key BLOB PRIMARY KEY, scale REAL NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;
 PRAGMA user_version = {VERSION};
 """
 _WHAT = "vector cache"
-BLOCK = 8192  #: rows scored at a time (a float32 copy of one block: 12 MB at 384 dimensions)
+BLOCK = 1024  #: rows scored at a time through one float32 buffer (1.5 MB at 384 dimensions: it stays in cache)
+GROWTH = 8  #: the matrix grows by an eighth of its rows (at least MIN_GROWTH) when it is full
+MIN_GROWTH = 1024
 
 
 def file_name(chunk_name: str, model_key: str) -> str:
@@ -52,7 +64,14 @@ def quantized(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class VectorStore:
-    """One vault's vectors for one model: the file, and its rows in memory."""
+    """One vault's vectors for one model: the file, and its rows in memory.
+
+    The first ``len(self)`` rows of ``_data`` and ``_scale`` hold the vectors; the rows past them
+    are room to grow. An add writes only past them and then raises the count, so a question
+    scoring its snapshot (the arrays and the count, taken under the lock) never sees a row
+    change; a drop or a growth makes new arrays and leaves the old ones to the questions
+    holding them.
+    """
 
     def __init__(self, path: Path) -> None:
         import numpy as np
@@ -93,34 +112,45 @@ class VectorStore:
     def __contains__(self, key: object) -> bool:
         return key in self._row
 
-    def add(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
-        """Store unit vectors for ``keys`` (rows aligned), durably, then in memory."""
+    def add(self, keys: Sequence[bytes], vectors: np.ndarray) -> int:
+        """Store unit vectors for ``keys`` (rows aligned), durably, then in memory; how many
+        were new (a key already held keeps its vector)."""
         import numpy as np
 
         if not keys:
-            return
+            return 0
         data, scale = quantized(vectors)
         with self._lock:
             fresh = [(i, k) for i, k in enumerate(keys) if k not in self._row]
             if not fresh:
-                return
-            if len(self._keys) and self._data.shape[1] != data.shape[1]:
+                return 0
+            count = len(self._keys)
+            if count and self._data.shape[1] != data.shape[1]:
                 raise ValueError(f"the model answered {data.shape[1]} dimensions; this cache holds {self._data.shape[1]}")
             with self._con:
                 self._con.executemany(
                     "INSERT OR REPLACE INTO vec VALUES (?, ?, ?)", [(k, float(scale[i]), data[i].tobytes()) for i, k in fresh]
                 )
             rows = [i for i, _ in fresh]
-            start = len(self._keys)
-            self._data = np.concatenate([self._data, data[rows]]) if start else data[rows].copy()
-            self._scale = np.concatenate([self._scale, scale[rows]])
+            end = count + len(rows)
+            if not count or end > len(self._data):
+                room = end + max(end // GROWTH, MIN_GROWTH)
+                grown = np.zeros((room, data.shape[1]), dtype=np.int8)
+                scales = np.zeros(room, dtype=np.float32)
+                if count:
+                    grown[:count] = self._data[:count]
+                    scales[:count] = self._scale[:count]
+                self._data, self._scale = grown, scales
+            self._data[count:end] = data[rows]
+            self._scale[count:end] = scale[rows]
             for offset, (_, k) in enumerate(fresh):
-                self._row[k] = start + offset
+                self._row[k] = count + offset
                 self._keys.append(k)
+            return len(fresh)
 
     def keep_only(self, wanted: Iterable[bytes]) -> int:
         """Drop every vector whose key no passage carries any more; how many were dropped."""
-        keep = set(wanted)
+        keep = wanted if isinstance(wanted, (set, frozenset)) else set(wanted)
         with self._lock:
             gone = [k for k in self._keys if k not in keep]
             if not gone:
@@ -135,19 +165,29 @@ class VectorStore:
             return len(gone)
 
     def nearest(self, query: np.ndarray, limit: int) -> tuple[list[bytes], list[float]]:
-        """The ``limit`` keys closest to the unit vector ``query`` (cosine), best first."""
+        """The ``limit`` keys closest to the unit vector ``query`` (cosine), best first.
+
+        Each block of int8 rows is widened into one reused float32 buffer (exactly: int8 fits
+        float32) and multiplied by the question there, then scaled: the scores, and so the
+        order, are those of widening the whole matrix at once, without its copy.
+        """
         import numpy as np
 
         with self._lock:
             data, scale, keys = self._data, self._scale, self._keys
-        if not keys or limit <= 0:
+            count = len(keys)
+        if not count or limit <= 0:
             return [], []
-        q = np.asarray(query, dtype=np.float32)
-        scores = np.empty(len(keys), dtype=np.float32)
-        for start in range(0, len(keys), BLOCK):
-            block = data[start : start + BLOCK]
-            scores[start : start + len(block)] = (block.astype(np.float32) @ q) * scale[start : start + len(block)]
-        take = min(limit, len(keys))
+        q = np.ascontiguousarray(query, dtype=np.float32)
+        scores = np.empty(count, dtype=np.float32)
+        buffer = np.empty((min(BLOCK, count), data.shape[1]), dtype=np.float32)
+        for start in range(0, count, BLOCK):
+            end = min(start + BLOCK, count)
+            part = buffer[: end - start]
+            np.copyto(part, data[start:end], casting="unsafe")
+            np.matmul(part, q, out=scores[start:end])
+        scores *= scale[:count]
+        take = min(limit, count)
         best = np.argpartition(-scores, take - 1)[:take]
         best = best[np.argsort(-scores[best], kind="stable")]
         return [keys[i] for i in best], [float(scores[i]) for i in best]
