@@ -73,6 +73,17 @@ GENERIC = (
 )
 
 
+def table_row(label: str, questions: Sequence[Question], rankings: Sequence[Sequence[str]], split: str) -> str:
+    """One row of the tables: recall@5 and MRR of ``rankings`` by language group, on ``split``."""
+    ranks = [hit_rank(r, q) for q, r in zip(questions, rankings, strict=True)]
+    cells = []
+    for g in GROUPS:
+        picked = [r for q, r in zip(questions, ranks, strict=True) if group(q) == g and split in ("all", q.split)]
+        s = scores(picked)
+        cells += [s["r@5"], s["mrr"]]
+    return f"| {label} | " + " | ".join(f"{c:.2f}" for c in cells) + " |"
+
+
 class Bench:
     def __init__(self, corpus: Path, split: str) -> None:
         import numpy as np
@@ -101,13 +112,7 @@ class Bench:
         return [[int(j) for j in np.argsort(-row, kind="stable")[:DENSE]] for row in cosines]
 
     def row(self, label: str, rankings: Sequence[Sequence[str]]) -> None:
-        ranks = [hit_rank(r, q) for q, r in zip(self.questions, rankings, strict=True)]
-        cells = []
-        for g in GROUPS:
-            picked = [r for q, r in zip(self.questions, ranks, strict=True) if group(q) == g and self.split in ("all", q.split)]
-            s = scores(picked)
-            cells += [s["r@5"], s["mrr"]]
-        self.rows.append(f"| {label} | " + " | ".join(f"{c:.2f}" for c in cells) + " |")
+        self.rows.append(table_row(label, self.questions, rankings, self.split))
 
     def found_in(self, label: str, lists: list[list[int]], depth: int) -> None:
         cells = []
@@ -324,13 +329,7 @@ class Live:
         return note_ranking([r.chunk.path.removesuffix(".md") for r in got.passages])
 
     def row(self, label: str, rankings: Sequence[Sequence[str]]) -> None:
-        ranks = [hit_rank(r, q) for q, r in zip(self.questions, rankings, strict=True)]
-        cells = []
-        for g in GROUPS:
-            picked = [r for q, r in zip(self.questions, ranks, strict=True) if group(q) == g and self.split in ("all", q.split)]
-            s = scores(picked)
-            cells += [s["r@5"], s["mrr"]]
-        self.rows.append(f"| {label} | " + " | ".join(f"{c:.2f}" for c in cells) + " |")
+        self.rows.append(table_row(label, self.questions, rankings, self.split))
 
 
 def run_live(corpus: Path, split: str) -> list[str]:

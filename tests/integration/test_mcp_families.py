@@ -16,7 +16,7 @@ from mcp.shared.exceptions import MCPError
 
 from protocol.table import METHODS
 from tests.support.agent import agent, ok
-from tests.support.harness import REPO, Daemon, Home
+from tests.support.harness import REPO, Daemon, Home, registered_vault
 from tests.support.mcp_results import tool_error
 from vaultctl.mcp.families import FAMILIES
 from vaultctl.mcp.tools import ToolCatalogue
@@ -57,13 +57,7 @@ VOLATILE = ("uptime", "seen", "connections", "last", "started", "took", "elapsed
 
 @pytest.fixture
 def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
-    root = home.root / "vault"
-    for rel, text in NOTES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    added = cli("vault", "add", "v", str(root), "--json")
-    assert added.code == 0, added.err
-    return root
+    return registered_vault(home, cli, NOTES)
 
 
 def _body(result: CallToolResult) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.support.agent import agent, ok
+from tests.support.harness import registered_vault
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -29,13 +30,7 @@ MATCH_ON, MATCH_OFF = "\x1b[1;31m", "\x1b[0m"
 
 @pytest.fixture
 def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
-    root = home.root / "vault"
-    for rel, text in NOTES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    added = cli("vault", "add", "v", str(root), "--private", "diary/**", "--json")
-    assert added.code == 0, added.err
-    return root
+    return registered_vault(home, cli, NOTES, "--private", "diary/**")
 
 
 def _paths(cli: Any, *args: str) -> list[str]:

@@ -47,6 +47,7 @@ from protocol.methods.work import (
 from protocol.methods.writes import CREATE, CreateParams
 from tests.support.agent import agent, ok
 from tests.support.events import Subscriber
+from tests.support.harness import registered_vault
 from tests.support.mcp_results import tool_error
 from tests.support.typed import refused
 from tests.support.wait import wait_until
@@ -68,13 +69,7 @@ NOTES = {
 
 @pytest.fixture
 def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
-    root = home.root / "vault"
-    for rel, text in NOTES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    added = cli("vault", "add", "v", str(root), "--private", "Secret/**", "--json")
-    assert added.code == 0, added.err
-    return root
+    return registered_vault(home, cli, NOTES, "--private", "Secret/**")
 
 
 def _json(cli: Any, *args: str) -> Any:

@@ -13,7 +13,7 @@ from protocol.errors import ErrorCode
 from protocol.methods.common import Empty
 from protocol.methods.sources import CAPTURE, CaptureItem, CaptureParams
 from protocol.methods.vaults import VAULT_LIST
-from tests.support.harness import Daemon, Home, snapshot
+from tests.support.harness import Daemon, Home, registered_vault, snapshot
 from vaultctl.client import CallError
 
 if TYPE_CHECKING:
@@ -29,13 +29,7 @@ NOTES = {
 
 @pytest.fixture
 def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
-    root = home.root / "vault"
-    for rel, text in NOTES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    added = cli("vault", "add", "v", str(root), "--json")
-    assert added.code == 0, added.err
-    return root
+    return registered_vault(home, cli, NOTES)
 
 
 def ok(cli: Any, *args: str, input: str | None = None) -> Any:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.support.agent import agent, ok
-from tests.support.harness import Daemon, Home, snapshot
+from tests.support.harness import Daemon, Home, registered_vault, snapshot
 from tests.support.mcp_results import tool_error
 
 if TYPE_CHECKING:
@@ -26,13 +26,7 @@ NOTES = {
 
 @pytest.fixture
 def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
-    root = home.root / "vault"
-    for rel, text in NOTES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    added = cli("vault", "add", "v", str(root), "--private", "Diary/**", "--json")
-    assert added.code == 0, added.err
-    return root
+    return registered_vault(home, cli, NOTES, "--private", "Diary/**")
 
 
 def _files(root: Path) -> dict[str, bytes]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.support.events import Subscriber, has, of_kind, sequence
-from tests.support.harness import Daemon, Home
+from tests.support.harness import Daemon, Home, registered_vault
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -25,13 +25,7 @@ NOTES = {
 
 @pytest.fixture
 def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
-    root = home.root / "vault"
-    for rel, text in NOTES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    added = cli("vault", "add", "v", str(root), "--json")
-    assert added.code == 0, added.err
-    return root
+    return registered_vault(home, cli, NOTES)
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from tests.support.wait import wait_until
 from vaultctl.client import AGENT_MARKERS
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_VAULT = REPO / "examples" / "sample-vault"
@@ -284,6 +284,18 @@ class RawClient:
 def copy_sample_vault(dest: Path) -> Path:
     shutil.copytree(SAMPLE_VAULT, dest, symlinks=True, ignore=shutil.ignore_patterns(".vaultd"))
     return dest
+
+
+def registered_vault(home: Home, cli: Any, notes: Mapping[str, str], *options: str, vault_id: str = "v") -> Path:
+    """A vault of ``notes`` (path -> text) in the home's ``vault`` folder, registered through
+    vaultctl as ``vault_id`` with ``options`` (``--private GLOB`` and the like)."""
+    root = home.root / "vault"
+    for rel, text in notes.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    added = cli("vault", "add", vault_id, str(root), *options, "--json")
+    assert added.code == 0, added.err
+    return root
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
