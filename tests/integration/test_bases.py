@@ -200,13 +200,14 @@ def test_fresh_reads_see_a_change_made_just_before(library: Path, raw: RawClient
 async def test_agents_run_bases_without_private_notes(library: Path, home: Home) -> None:
     async with agent(home) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-        assert tools["base_query"].annotations is not None and tools["base_query"].annotations.read_only_hint
-        block = ok(await client.call_tool("base_query", {"vault": "lib", "path": "Notes/Reading list.md", "block": 1}))
+        assert tools["bases"].annotations is not None and tools["bases"].annotations.read_only_hint  # base.list and base.query
+        block = ok(await client.call_tool("bases", {"action": "query", "vault": "lib", "path": "Notes/Reading list.md", "block": 1}))
         assert [r["path"] for r in block["rows"]] == ["Books/Dune.md", "Books/Hyperion.md"]
         back = ok(
             await client.call_tool(
-                "base_query",
+                "bases",
                 {
+                    "action": "query",
                     "vault": "lib",
                     "yaml": "formulas:\n  in: 'file.backlinks.length'\nfilters: 'file.name == \"Dune.md\"'\nviews:\n  - order: [formula.in]\n",
                 },

@@ -263,6 +263,11 @@ def _open_folder(parent_fd: int | None, name: str, shown: str, *, create: bool) 
 
 
 def _opened(parent_fd: int | None, name: str, shown: str) -> int:
+    """A folder's descriptor, opened without following a link.
+
+    Raises:
+        PolicyRefused: POLICY, ``name`` is a symbolic link or not a folder.
+    """
     try:
         return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
     except OSError as exc:

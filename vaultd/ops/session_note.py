@@ -83,7 +83,11 @@ def _view(ctx: OpContext, record: SessionRecord, source: str) -> SessionView:
 
 
 def plan_session_note(ctx: OpContext, params: WriteParams, *, record: SessionRecord) -> Plan:
-    """The session's note in the vault's session folder, unless a person has edited it."""
+    """The session's note in the vault's session folder, unless a person has edited it.
+
+    Raises:
+        ValidationFailed: VALIDATION, the note's path is refused (a twin of a name the disk holds).
+    """
     detail = ViewRefreshDetail()
     folder = ctx.entry.session_notes
     if folder is None:
