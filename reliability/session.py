@@ -123,7 +123,11 @@ class Client:
             raise Died(str(exc)) from exc
         self.buf = b""
         self.next_id = 0
-        self.call("hello", {"client": "reliability", "version": "1", "channel": channel})
+        try:
+            self.call("hello", {"client": "reliability", "version": "1", "channel": channel})
+        except BaseException:
+            self.sock.close()  # a daemon that died before it said hello: Died, never a leaked socket
+            raise
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
         self.next_id += 1
