@@ -96,7 +96,9 @@ class SessionBook:
     def _load(self) -> dict[str, SessionRecord]:
         if self._records is not None:
             return self._records
-        found, _unreadable = read_records(self.folder, _SUFFIX, MAX_RECORD_BYTES, _decoder.decode, lambda r: r.id)
+        found, unreadable = read_records(self.folder, _SUFFIX, MAX_RECORD_BYTES, _decoder.decode, lambda r: r.id)
+        for name in unreadable:  # empty or torn: its session starts a new record, written over it whole
+            log.warning("unreadable session record passed over", name=name)
         self._records = found
         return found
 
