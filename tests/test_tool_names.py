@@ -81,3 +81,11 @@ def test_the_agent_guides_name_only_tools_that_tools_list_offers(guide: str) -> 
     found = [f"{guide}:{n}: {name}" for n, line in enumerate(lines, 1) for name in _hidden_in(line)]
     assert not found, "name the family and its selector instead:\n" + "\n".join(found)
     assert any(w in LISTED for line in lines for w in _NAME.findall(line)), f"{guide} names no listed tool: the scan is blind"
+
+
+def test_the_protocol_reference_names_each_methods_tool_as_tools_list_offers_it() -> None:
+    lines = [line for line in (REPO / "docs/reference/methods.md").read_text(encoding="utf-8").splitlines() if "MCP tool:" in line]
+    assert len(lines) == len(METHODS), "a method without its MCP tool line"
+    found = [name for line in lines for name in _hidden_in(line)]
+    assert not found, found
+    assert "MCP tool: `status` (view `daemon`)." in "\n".join(lines)
