@@ -75,8 +75,8 @@ async def test_an_agent_reads_the_log_through_log_tail_when_anything_is_private(
     assert "diary/2026-02-02" in cli("show", "log", "--json").json()["body"]  # a person reads it whole
     async with agent(home) as client:
         refused = tool_error(await client.call_tool("note_read", {"target": "log"}))
-        assert refused["code"] == "POLICY" and "log_tail" in refused["message"], refused
-        tail = ok(await client.call_tool("log_tail", {"limit": 50}))["lines"]
+        assert refused["code"] == "POLICY" and "log_read (view tail or grep)" in refused["message"], refused
+        tail = ok(await client.call_tool("log_read", {"view": "tail", "limit": 50}))["lines"]
         assert any("shared.md" in line for line in tail) and "diary" not in json.dumps(tail)
 
 
