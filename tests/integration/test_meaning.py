@@ -25,7 +25,7 @@ from protocol.methods.retrieve import RETRIEVE, Ranking, RetrieveParams
 from protocol.methods.service import DAEMON_STATUS
 from tests.support.agent import agent, ok
 from tests.support.events import Subscriber
-from tests.support.harness import Daemon, Home, vaultctl
+from tests.support.harness import Daemon, Home, registered_vault, vaultctl
 from tests.support.meaning import COVER_WAIT_S, NOTES
 from tests.support.typed import refused
 from vaultd.retrieve.store import MAX_CHUNKS_PER_KEY
@@ -49,12 +49,7 @@ def meaning_home() -> Iterator[Home]:
 
 
 def _vault(home: Home, notes: dict[str, str] = NOTES) -> Path:
-    root = home.root / "vault"
-    for rel, text in notes.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    assert vaultctl(home, "vault", "add", "v", str(root)).code == 0
-    return root
+    return registered_vault(home, notes)
 
 
 def _coverage(typed: TypedClient) -> MeaningCoverage | None:

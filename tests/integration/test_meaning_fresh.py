@@ -15,7 +15,7 @@ from protocol.methods.receipts import Applied
 from protocol.methods.retrieve import RETRIEVE, RetrieveParams
 from protocol.methods.service import DAEMON_STATUS
 from protocol.methods.writes import CREATE, CreateParams
-from tests.support.harness import Home, paused_daemon, vaultctl, wait_at_gate
+from tests.support.harness import Home, paused_daemon, register, wait_at_gate
 from tests.support.meaning import COVER_WAIT_S, NOTES
 from tests.support.wait import wait_until
 
@@ -56,7 +56,7 @@ def test_a_written_note_is_embedded_after_its_receipt_and_then_found_by_meaning(
         for rel, text in NOTES.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(text)
-        assert vaultctl(meaning_home, "vault", "add", "v", str(root)).code == 0
+        register(meaning_home, root)
         typed = typed_clients.open(meaning_home)
         typed.call(RETRIEVE, RetrieveParams(query="start the chunk index", rerank=False))
         wait_until(lambda: _all_covered(typed), COVER_WAIT_S, "the first notes covered by the filler", poll=0.5)

@@ -29,7 +29,7 @@ from protocol.methods.writes import PATCH, PatchParams
 from tests.support import gitrepo
 from tests.support.agent import agent, ok
 from tests.support.gitrepo import git
-from tests.support.harness import Daemon, Home, vaultctl
+from tests.support.harness import Daemon, Home, register, vaultctl
 from tests.support.mcp_results import tool_error
 
 if TYPE_CHECKING:
@@ -52,11 +52,10 @@ def _write(root: Path, files: dict[str, str]) -> None:
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
+def vault(daemon: Daemon, home: Home) -> Path:
     root = home.root / "vault"
     _write(root, {**PUBLIC, **DIARY})
-    added = cli("vault", "add", "v", str(root), "--private", "diary/**", "--json")
-    assert added.code == 0, added.err
+    register(home, root, private_paths=["diary/**"])
     return root
 
 

@@ -68,8 +68,8 @@ NOTES = {
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
-    return registered_vault(home, cli, NOTES, "--private", "Secret/**")
+def vault(daemon: Daemon, home: Home) -> Path:
+    return registered_vault(home, NOTES, private_paths=["Secret/**"])
 
 
 def _json(cli: Any, *args: str) -> Any:
