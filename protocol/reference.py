@@ -1,12 +1,13 @@
 """The protocol reference in Markdown, generated from the method table (docs/reference/methods.md).
 
-``python -m protocol.reference > docs/reference/methods.md`` regenerates it; a test fails when the
-committed file differs, so the reference cannot drift from the code.
+``python -m scripts.docs`` (``make docs``) regenerates it, naming each method's MCP tool as the
+shim lists it; a test fails when the committed file differs, so the reference cannot drift from
+the code. ``python -m protocol.reference`` prints it with each method's own tool name.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -17,6 +18,11 @@ from protocol.methods import events, subscriptions
 from protocol.methods.receipts import OUTCOMES, NoDetail, detail_of
 from protocol.schema import method_schema
 from protocol.table import METHODS
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from protocol.methods.spec import MethodSpec
 
 
 def _type_of(prop: dict[str, Any], defs: dict[str, Any]) -> str:
@@ -66,11 +72,14 @@ def _fields(schema: dict[str, Any], defs: dict[str, Any]) -> list[str]:
     return rows if props else ["(no fields)"]
 
 
-def render() -> str:
+def render(tool_of: Callable[[MethodSpec[Any, Any]], str] | None = None) -> str:
+    """The protocol reference. ``tool_of`` names the MCP tool that reaches a method, as the shim
+    lists it (a family with its selector, which the protocol does not know); by default the
+    method's own tool name, which the shim answers too."""
     out = [
         "# Protocol reference",
         "",
-        "Generated from `protocol/table.py` by `python -m protocol.reference`; do not edit by hand.",
+        "Generated from `protocol/table.py` by `python -m scripts.docs`; do not edit by hand.",
         "",
         "JSON-RPC 2.0, one message per line, over the daemon's Unix socket. Call `hello` first.",
         "",
@@ -104,7 +113,7 @@ def render() -> str:
             "",
             spec.summary,
             "",
-            f"Flags: {', '.join(flags) or 'none'}. MCP tool: {'`' + spec.tool_name + '`' if spec.mcp else 'no'}.",
+            f"Flags: {', '.join(flags) or 'none'}. MCP tool: {(tool_of or _own_tool)(spec) if spec.mcp else 'no'}.",
             "",
             "Params:",
             "",
@@ -115,6 +124,10 @@ def render() -> str:
         ]
     out += _notifications()
     return "\n".join(out)
+
+
+def _own_tool(spec: MethodSpec[Any, Any]) -> str:
+    return f"`{spec.tool_name}`"
 
 
 def _notifications() -> list[str]:

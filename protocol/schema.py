@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from protocol.methods.common import PERSON_ONLY
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -87,6 +89,20 @@ def field_help(params: type, name: str) -> str:
     if pattern is not None and len(pattern) <= MAX_SHOWN_PATTERN:
         text = f"{text} Matches {pattern}"  # shown as written: vaultctl's help has no markup
     return text
+
+
+_PERSON_ONLY: dict[type, tuple[str, ...]] = {}
+
+
+def person_only_fields(params: type) -> tuple[str, ...]:
+    """The fields of a params Struct only a person's call may give: those whose type's Meta says
+    so (:data:`protocol.methods.common.PERSON_ONLY`), read from the type hints as
+    :func:`field_help` reads descriptions (once per Struct: the shim asks at every call)."""
+    found = _PERSON_ONLY.get(params)
+    if found is None:
+        marked = (name for name, tp in _hints(params).items() if any((m.extra or {}).get(PERSON_ONLY) for m in _metas(tp)))
+        found = _PERSON_ONLY[params] = tuple(marked)
+    return found
 
 
 _REST_ROLE = re.compile(r":[a-z]+:`~?([^`<]*?)(?:\s*<[^>]*>)?`")

@@ -9,6 +9,7 @@ hand, to the commands (:mod:`scripts.cli_doc`).
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,14 +18,36 @@ from protocol.reference import render as render_methods
 from scripts.cli_doc import problems as guide_problems
 from scripts.cli_reference import render as render_cli
 from scripts.man_page import render as render_man
+from vaultctl.mcp.tools import ToolCatalogue
 from vaultctl.service.units import SHIPPED
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from protocol.methods.spec import AnySpec
+
 REPO = Path(__file__).resolve().parents[1]
+
+
+@functools.cache
+def _catalogue() -> ToolCatalogue:
+    return ToolCatalogue()
+
+
+def mcp_tool(spec: AnySpec) -> str:
+    """The tool that reaches ``spec`` as ``tools/list`` offers it: a family names its selector
+    (``status`` (view ``daemon``)), since the member's own name is listed nowhere."""
+    name, chosen = _catalogue().call_of(spec)
+    return f"`{name}`" + "".join(f" ({key} `{value}`)" for key, value in chosen.items())
+
+
+def render_protocol() -> str:
+    """docs/reference/methods.md, each method with the MCP tool that reaches it."""
+    return render_methods(mcp_tool)
+
+
 GENERATED: dict[str, Callable[[], str]] = {
-    "docs/reference/methods.md": render_methods,
+    "docs/reference/methods.md": render_protocol,
     "docs/reference/cli.md": render_cli,
     "docs/man/vaultctl.1": render_man,
     **SHIPPED,  # systemd/ and launchd/: the service files, for a pipx or uv tool install

@@ -11,6 +11,13 @@ PROTOCOL_VERSION = 1  #: bump when a method changes incompatibly; new optional f
 SUPPORTED_PROTOCOLS = (1,)
 
 
+PERSON_ONLY = "person_only"
+"""The key, in a field's ``msgspec.Meta(extra=...)``, of an argument only a person's call may give
+(a path outside the vault, say). The MCP tools are generated without it, so an agent is never
+offered what the daemon would refuse it, and a call that sends it anyway is refused as for any
+unknown argument (:func:`protocol.schema.person_only_fields`)."""
+
+
 def described(text: str) -> msgspec.Meta:
     """A field's description: the one text the reference, the MCP schema and the CLI help show."""
     return msgspec.Meta(description=text)

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import msgspec
 
-from protocol.methods.common import OptionalVault, Params, Result
+from protocol.methods.common import PERSON_ONLY, OptionalVault, Params, Result
 from protocol.methods.reads import Target
 from protocol.methods.receipts import NoDetail, WriteReceipt, receipt_type
 from protocol.methods.spec import Effect, MethodSpec, Trait, spec
@@ -33,9 +33,10 @@ MemoryPath = Annotated[
         min_length=1,
         max_length=4096,
         description=(
-            "Omitted: your memory folders; a path is for people only. An absolute memory file or folder "
-            "(a person's call only); omitted, Claude Code's ~/.claude/projects/*/memory/."
+            "An absolute memory file or folder (a person's call only: agents are not offered it); "
+            "omitted, Claude Code's ~/.claude/projects/*/memory/."
         ),
+        extra={PERSON_ONLY: True},
     ),
 ]
 

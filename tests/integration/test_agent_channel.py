@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.support.harness import registered_vault
 from vaultctl.client import AGENT_MARKERS, agent_host
 
 if TYPE_CHECKING:
@@ -16,11 +17,8 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
-    root = home.root / "vault"
-    root.mkdir()
-    assert cli("vault", "add", "v", str(root)).code == 0
-    return root
+def vault(daemon: Daemon, home: Home) -> Path:
+    return registered_vault(home, {})
 
 
 @pytest.mark.parametrize(("key", "value"), [(k, "1") for k, _ in AGENT_MARKERS])

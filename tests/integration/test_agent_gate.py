@@ -25,7 +25,7 @@ from protocol.methods.service import DAEMON_STOP, DOCTOR, DoctorParams
 from protocol.methods.vaults import VAULT_ADD, VAULT_LIST, VAULT_REMOVE, VAULT_SET, VaultAddParams, VaultRemoveParams, VaultSetParams
 from protocol.methods.writes import DELETE, DeleteParams
 from tests.support.agent import agent, ok
-from tests.support.harness import Daemon, Home, snapshot
+from tests.support.harness import Daemon, Home, register, snapshot
 from tests.support.mcp_results import tool_error
 from tests.support.typed import TypedClients, previewed, refused
 
@@ -49,11 +49,10 @@ def _write_vault(root: Path) -> None:
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
+def vault(daemon: Daemon, home: Home) -> Path:
     root = home.root / "vault"
     _write_vault(root)
-    added = cli("vault", "add", "v", str(root), "--json")
-    assert added.code == 0, added.err
+    register(home, root)
     return root
 
 

@@ -29,7 +29,7 @@ from protocol.methods.checkouts import (
 from protocol.methods.common import Channel
 from tests.support.agent import agent, ok
 from tests.support.guard_driver import edit, judge
-from tests.support.harness import Daemon, Home, snapshot
+from tests.support.harness import Daemon, Home, register, snapshot
 from tests.support.typed import refused
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def _notes(root: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
+def vault(daemon: Daemon, home: Home) -> Path:
     root = home.root / "vault"
     root.mkdir()
     (root / "Plan.md").write_text(PLAN)
@@ -58,7 +58,7 @@ def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
     (root / "Other.md").write_text("# Other\n\nNothing about it.\n")
     (root / "Private").mkdir()
     (root / "Private/Secret.md").write_text("# Secret\n\nSee [[Plan]].\n")
-    assert cli("vault", "add", "v", str(root), "--private", "Private/**").code == 0
+    register(home, root, private_paths=["Private/**"])
     return root
 
 

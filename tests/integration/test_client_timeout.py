@@ -14,7 +14,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.support.harness import REPO, Daemon, Home, Result, copy_sample_vault, vaultctl
+from tests.support.harness import REPO, Daemon, Home, Result, copy_sample_vault, register, vaultctl
 from tests.support.wait import wait_until
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ def slow_daemon(home: Home) -> Iterator[Daemon]:
     home.env["VAULTD_FAULTS"] = f"sleep=before-commit:{PAUSE_S}"
     d = Daemon(home)
     copy_sample_vault(home.root / "vault")
-    assert vaultctl(home, "vault", "add", "p", str(home.root / "vault")).code == 0
+    register(home, home.root / "vault", "p")
     yield d
     d.stop()
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.support.browser import chromium, screenshots_dir
-from tests.support.harness import Daemon, Home, RawClient, copy_sample_vault, vaultctl
+from tests.support.harness import Daemon, Home, RawClient, copy_sample_vault, register, vaultctl
 from tests.support.wait import wait_until
 
 if TYPE_CHECKING:
@@ -49,8 +49,7 @@ def site() -> Iterator[Site]:
     daemon = Daemon(home)
     try:
         vault = copy_sample_vault(home.vault)
-        added = vaultctl(home, "vault", "add", "sample", str(vault))
-        assert added.code == 0, added.err
+        register(home, vault, "sample")
         person = RawClient(home.socket)
         person.hello()
         change = {"id": "sample", "agents": {"patch": "propose"}}  # agents' edits wait for a person here

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.support.console_http import Console, open_console
-from tests.support.harness import Daemon, Home, RawClient, assert_alive, copy_sample_vault, vaultctl
+from tests.support.harness import Daemon, Home, RawClient, assert_alive, copy_sample_vault, register, vaultctl
 from tests.support.wait import wait_until
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def site() -> Iterator[tuple[Home, Daemon, Path]]:
     daemon = Daemon(home)
     try:
         vault = copy_sample_vault(home.vault)
-        assert vaultctl(home, "vault", "add", "sample", str(vault)).code == 0
+        register(home, vault, "sample")
         yield home, daemon, vault
     finally:
         daemon.stop()

@@ -17,7 +17,7 @@ from protocol.methods.common import Channel
 from protocol.methods.editions import EDITION_CONFIGURE, EDITION_PUBLISH, EditionConfigureParams, EditionPublishParams
 from protocol.methods.writes import APPEND, CREATE, AppendParams, CreateParams
 from tests.support.agent import agent, ok
-from tests.support.harness import Daemon, Home, snapshot
+from tests.support.harness import Daemon, Home, register, snapshot
 from tests.support.typed import refused
 from tests.support.wait import wait_until
 
@@ -48,7 +48,7 @@ def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
     root.mkdir()
     (root / "Home.md").write_text("# Home\n")
     _entries(root)
-    assert cli("vault", "add", "v", str(root)).code == 0
+    register(home, root)
     configured = _json(cli, "edition", "configure", "--folder", "Journals", "--editions", "Editions")
     assert configured["volumes"] == {"folder": "Journals", "editions": "Editions"}
     return root

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.support.harness import register
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -18,11 +20,11 @@ EXIT_BLOCK = 2
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
+def vault(daemon: Daemon, home: Home) -> Path:
     root = home.root / "vault"
     root.mkdir()
     (root / "Alpha.md").write_text("# Alpha\n")
-    assert cli("vault", "add", "v", str(root)).code == 0
+    register(home, root)
     return root
 
 

@@ -8,11 +8,12 @@ The vault sits in a parent folder (``docs/vault``) in the user's home; a link in
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.guard_driver import bash, edit, judge
+from tests.support.harness import register
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -102,14 +103,14 @@ ALLOWED = [
 
 
 @pytest.fixture
-def layout(daemon: Daemon, home: Home, cli: Any, tmp_path: Path) -> dict[str, str]:
+def layout(daemon: Daemon, home: Home, tmp_path: Path) -> dict[str, str]:
     user = home.root / "user"
     parent = user / "docs"
     vault = parent / "vault"
     (vault / "sub").mkdir(parents=True)
     (vault / "Alpha.md").write_text("# Alpha\n")
     (user / ".codex").mkdir(parents=True, exist_ok=True)
-    assert cli("vault", "add", "v", str(vault)).code == 0
+    register(home, vault)
     outside = tmp_path / "outside"
     outside.mkdir()
     link = outside / "link"

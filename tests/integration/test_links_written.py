@@ -22,6 +22,7 @@ import pytest
 from protocol.methods.receipts import Applied
 from protocol.methods.sources import CAPTURE, CLAIM_ADD, CaptureItem, CaptureParams, ClaimAddParams
 from protocol.methods.writes import LINK, MERGE, SUPERSEDE, LinkParams, MergeParams, SupersedeParams
+from tests.support.harness import register
 from tests.support.typed import applied, two_step
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ def _parts(root: Path, rel: str) -> tuple[str, str]:
 
 
 @pytest.fixture(params=FORMATS, ids=[f"{'markdown' if m else 'wiki'}-{p}" for m, p in FORMATS])
-def vault(request: pytest.FixtureRequest, home: Home, cli: Any) -> tuple[Path, bool, str]:
+def vault(request: pytest.FixtureRequest, home: Home) -> tuple[Path, bool, str]:
     markdown, path = request.param
     root = home.root / "vault"
     for rel, text in NOTES.items():
@@ -90,8 +91,7 @@ def vault(request: pytest.FixtureRequest, home: Home, cli: Any) -> tuple[Path, b
     (root / ".obsidian").mkdir()
     app = {"useMarkdownLinks": markdown, "newLinkFormat": path, "attachmentFolderPath": "files"}
     (root / ".obsidian/app.json").write_text(json.dumps(app))
-    added = cli("vault", "add", "v", str(root), "--json")
-    assert added.code == 0, added.err
+    register(home, root)
     return root, markdown, path
 
 

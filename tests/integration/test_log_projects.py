@@ -14,7 +14,7 @@ from protocol.issue_codes import IssueCode
 from protocol.methods import writes
 from protocol.methods.common import Channel
 from protocol.methods.writes import CreateParams, LogEvent, LogType
-from tests.support.harness import Daemon, Home, snapshot
+from tests.support.harness import Daemon, Home, register, snapshot
 from tests.support.typed import TypedClients, refused
 
 if TYPE_CHECKING:
@@ -32,11 +32,11 @@ def error_codes(result: Any) -> list[str]:
 
 
 @pytest.fixture
-def root(daemon: Daemon, home: Home, cli: Any) -> Path:
+def root(daemon: Daemon, home: Home) -> Path:
     root = home.root / "vault"
     root.mkdir()
     (root / "Kept.md").write_text("# Kept\n")
-    ok(cli, "vault", "add", "v", str(root))
+    register(home, root)
     return root
 
 

@@ -56,8 +56,8 @@ VOLATILE = ("uptime", "seen", "connections", "last", "started", "took", "elapsed
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
-    return registered_vault(home, cli, NOTES)
+def vault(daemon: Daemon, home: Home) -> Path:
+    return registered_vault(home, NOTES)
 
 
 def _body(result: CallToolResult) -> dict[str, Any]:

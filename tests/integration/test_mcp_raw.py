@@ -19,7 +19,7 @@ import pytest
 
 from protocol.limits import MAX_FRAME_BYTES
 from protocol.table import METHODS
-from tests.support.harness import REPO, Daemon, Home
+from tests.support.harness import REPO, Daemon, Home, register
 from tests.support.mcp_results import tool_error
 from vaultctl.mcp.tools import ToolCatalogue
 from vaultctl.mcp.versions import (
@@ -142,8 +142,8 @@ def shim(daemon: Daemon, home: Home) -> Iterator[ShimProcess]:
 
 
 @pytest.fixture
-def registered(daemon: Daemon, sample_vault: Path, cli: Any) -> str:
-    assert cli("vault", "add", "sample", str(sample_vault)).code == 0
+def registered(daemon: Daemon, sample_vault: Path) -> str:
+    register(daemon.home, sample_vault, "sample")
     return "sample"
 
 

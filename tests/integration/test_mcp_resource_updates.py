@@ -14,7 +14,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.types import ResourceUpdatedNotification
 
 from tests.support.agent import SHIM
-from tests.support.harness import REPO
+from tests.support.harness import REPO, register
 from vaultctl.mcp.resources import uri_of
 from vaultctl.mcp.updates import MAX_SUBSCRIPTIONS
 
@@ -49,14 +49,14 @@ class Updates:
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
+def vault(daemon: Daemon, home: Home) -> Path:
     root = home.root / "notes"
     (root / "diary").mkdir(parents=True)
     for i in range(MAX_SUBSCRIPTIONS + 1):
         (root / f"n{i:02d}.md").write_text(f"# N{i}\n")
     (root / "Plans.md").write_text("# Plans\n\nfirst\n")
     (root / "diary" / "Secret.md").write_text("# Secret\n")
-    assert cli("vault", "add", "v", str(root), "--private", "diary/**").code == 0
+    register(home, root, private_paths=["diary/**"])
     return root
 
 

@@ -3,12 +3,13 @@ pages across vaults, read as Markdown, one template; private notes neither liste
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from mcp.shared.exceptions import MCPError
 
 from tests.support.agent import agent
+from tests.support.harness import register
 from vaultctl.mcp.resources import PAGE, TEMPLATE, parse_uri, uri_of
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ NOTES = PAGE + 30  #: more than one page in the first vault
 
 
 @pytest.fixture
-def vaults(daemon: Daemon, home: Home, cli: Any) -> tuple[Path, Path]:
+def vaults(daemon: Daemon, home: Home) -> tuple[Path, Path]:
     first, second = home.root / "one", home.root / "two"
     (first / "diary").mkdir(parents=True)
     for i in range(NOTES):
@@ -29,8 +30,8 @@ def vaults(daemon: Daemon, home: Home, cli: Any) -> tuple[Path, Path]:
     (first / "Big.md").write_text("# Big\n\n" + "x" * 50_000 + "\n")
     second.mkdir()
     (second / "Spaced name #1.md").write_text("# Spaced\n")
-    assert cli("vault", "add", "one", str(first), "--private", "diary/**").code == 0
-    assert cli("vault", "add", "two", str(second)).code == 0
+    register(home, first, "one", private_paths=["diary/**"])
+    register(home, second, "two")
     return first, second
 
 

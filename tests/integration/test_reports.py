@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from protocol.limits import MAX_NOTE_BYTES, MAX_READ_PAGE_BYTES, MAX_REPORT_BYTES
+from protocol.methods.vaults import SchemaProfile
+from tests.support.harness import register
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -29,12 +31,12 @@ def log_types(root: Path) -> list[str]:
 
 
 @pytest.fixture
-def typed_vault(daemon: Daemon, home: Home, cli: Any) -> Path:
+def typed_vault(daemon: Daemon, home: Home) -> Path:
     root = home.root / "vault"
     root.mkdir()
     (root / "Alpha.md").write_text("---\ntype: insight\ndescription: A.\n---\n# Alpha\n\n[[Beta]] and [[Nowhere]]\n")
     (root / "Beta.md").write_text("---\ntype: insight\ndescription: B.\n---\n# Beta\n\nText.\n")
-    ok(cli, "vault", "add", "v", str(root), "--schema", "typed")
+    register(home, root, schema=SchemaProfile.TYPED)
     return root
 
 

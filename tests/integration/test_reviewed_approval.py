@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.support.agent import agent, ok
-from tests.support.harness import Daemon, Home, snapshot
+from tests.support.harness import Daemon, Home, register, snapshot
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -31,13 +31,13 @@ def _notes(root: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
+def vault(daemon: Daemon, home: Home) -> Path:
     root = home.root / "vault"
     root.mkdir()
     (root / "Target.md").write_text("---\naliases: [nick]\n---\n# Target\n")
     for i in range(LINKING):
         (root / f"N{i:02}.md").write_text(f"# N{i:02}\n\nSee [[nick]].\n")
-    assert cli("vault", "add", "v", str(root)).code == 0
+    register(home, root)
     return root
 
 

@@ -9,10 +9,11 @@ import json
 import os
 import shutil
 import subprocess
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.support.harness import register
 from vaultctl.setup.sandbox import bwrap_argv, claude_settings, sandbox_row
 
 if TYPE_CHECKING:
@@ -31,11 +32,11 @@ CONNECT = "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.arg
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
+def vault(daemon: Daemon, home: Home) -> Path:
     root = home.root / "vault"
     root.mkdir()
     (root / "Alpha.md").write_text("# Alpha\n")
-    assert cli("vault", "add", "v", str(root)).code == 0
+    register(home, root)
     return root
 
 

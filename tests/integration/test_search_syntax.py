@@ -29,8 +29,8 @@ MATCH_ON, MATCH_OFF = "\x1b[1;31m", "\x1b[0m"
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
-    return registered_vault(home, cli, NOTES, "--private", "diary/**")
+def vault(daemon: Daemon, home: Home) -> Path:
+    return registered_vault(home, NOTES, private_paths=["diary/**"])
 
 
 def _paths(cli: Any, *args: str) -> list[str]:

@@ -16,7 +16,7 @@ from protocol.methods.common import Channel
 from protocol.methods.reads import READ, ReadParams
 from protocol.methods.writes import CREATE, CreateParams
 from tests.support.agent import agent, ok
-from tests.support.harness import snapshot
+from tests.support.harness import register, snapshot
 from tests.support.mcp_results import tool_error
 from tests.support.typed import refused
 from tests.support.wait import wait_until
@@ -45,12 +45,12 @@ def _set(cli: Any, *args: str) -> None:
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
+def vault(daemon: Daemon, home: Home) -> Path:
     root = home.root / "vault"
     for rel, text in NOTES.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
-    assert cli("vault", "add", "v", str(root), "--private", "Secret/**", "--json").code == 0
+    register(home, root, private_paths=["Secret/**"])
     return root
 
 

@@ -47,7 +47,7 @@ from protocol.methods.work import (
 from protocol.methods.writes import CREATE, CreateParams
 from tests.support.agent import agent, ok
 from tests.support.events import Subscriber
-from tests.support.harness import registered_vault
+from tests.support.harness import RawClient, registered_vault
 from tests.support.mcp_results import tool_error
 from tests.support.typed import refused
 from tests.support.wait import wait_until
@@ -68,8 +68,8 @@ NOTES = {
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
-    return registered_vault(home, cli, NOTES, "--private", "Secret/**")
+def vault(daemon: Daemon, home: Home) -> Path:
+    return registered_vault(home, NOTES, private_paths=["Secret/**"])
 
 
 def _json(cli: Any, *args: str) -> Any:
@@ -406,3 +406,28 @@ def test_torn_and_hostile_state_files_are_passed_over_and_the_daemon_answers(
     assert [n.path for n in shown.read] == ["Alpha.md"]
     assert msgspec.json.decode((home.home / "sessions" / "s-torn.json").read_bytes())["id"] == "s-torn"
     assert cli("status").code == 0
+
+
+def test_session_ids_that_differ_only_in_letter_case_are_refused_not_kept_as_one_file(
+    vault: Path, home: Home, typed: TypedClient, typed_clients: TypedClients
+) -> None:
+    """A record's file is ``<id>.json``: on a disk that folds case (macOS's by default) two ids
+    in other letter case would be one file, each overwriting the other. They are compared by path
+    key on every disk, so the second is refused (CONFLICT, naming the first) and the first kept."""
+    first = typed_clients.open(home, Channel.MCP, session="Case-One")
+    first.call(READ, ReadParams(vault="v", target="Alpha"))
+    for other in ("case-one", "CASE-ONE"):
+        reply = RawClient(home.socket).request("hello", {"client": "t", "version": "1", "channel": "mcp", "session": other})
+        assert reply["error"]["data"]["code"] == "CONFLICT" and "Case-One" in reply["error"]["message"], reply
+        with refused(ErrorCode.CONFLICT):
+            typed.call(SESSION_HOOK, SessionHookParams(event=HookEvent.PROMPT, id=other, host="claude-code", prompt="tidy"))
+    assert [s.id for s in typed.call(SESSION_LIST, SessionListParams()).sessions] == ["Case-One"]
+    assert os.listdir(home.home / "sessions") == ["Case-One.json"]
+    # The recorded id itself resumes as ever, and its history is whole.
+    again = typed_clients.open(home, Channel.MCP, session="Case-One")
+    again.call(READ, ReadParams(vault="v", target="Beta"))
+    kept = typed.call(SESSION_SHOW, SessionShowParams(id="Case-One"))
+    assert {n.path for n in kept.read} == {"Alpha.md", "Beta.md"}
+    # Ids apart in more than case stay apart.
+    typed_clients.open(home, Channel.MCP, session="Case-Two").call(READ, ReadParams(vault="v", target="Alpha"))
+    assert sorted(os.listdir(home.home / "sessions")) == ["Case-One.json", "Case-Two.json"]

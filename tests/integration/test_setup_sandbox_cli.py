@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.support.harness import register
 from vaultctl.setup.sandbox import claude_settings
 
 if TYPE_CHECKING:
@@ -26,11 +27,11 @@ THEIRS: dict[str, Any] = {
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
+def vault(daemon: Daemon, home: Home) -> Path:
     root = home.root / "vault"
     root.mkdir()
     (root / "Alpha.md").write_text("# Alpha\n")
-    assert cli("vault", "add", "v", str(root)).code == 0
+    register(home, root)
     return root
 
 

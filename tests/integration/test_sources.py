@@ -28,8 +28,8 @@ NOTES = {
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
-    return registered_vault(home, cli, NOTES)
+def vault(daemon: Daemon, home: Home) -> Path:
+    return registered_vault(home, NOTES)
 
 
 def ok(cli: Any, *args: str, input: str | None = None) -> Any:

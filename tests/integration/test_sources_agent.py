@@ -25,8 +25,8 @@ NOTES = {
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
-    return registered_vault(home, cli, NOTES, "--private", "Diary/**")
+def vault(daemon: Daemon, home: Home) -> Path:
+    return registered_vault(home, NOTES, private_paths=["Diary/**"])
 
 
 def _files(root: Path) -> dict[str, bytes]:

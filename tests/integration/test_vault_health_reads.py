@@ -14,6 +14,7 @@ import pytest
 
 from protocol.methods.writes import LogType
 from tests.support import gitrepo
+from tests.support.harness import register
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -37,7 +38,7 @@ def ok(cli: Any, *args: str) -> Any:
 
 
 @pytest.fixture
-def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
+def vault(daemon: Daemon, home: Home) -> Path:
     root = home.root / "vault"
     root.mkdir()
     for rel, text in NOTES.items():
@@ -46,7 +47,7 @@ def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
     old = (dt.datetime.now() - dt.timedelta(days=60)).timestamp()
     os.utime(root / "Paper.md", (old, old))
     os.utime(root / "Gamma.md", (old, old))
-    ok(cli, "vault", "add", "v", str(root))
+    register(home, root)
     return root
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.support.agent import agent, ok
+from tests.support.harness import register
 from tests.support.wait import wait_until
 from vaultd.views.render import is_ours
 
@@ -34,7 +35,7 @@ def vault(daemon: Daemon, home: Home, cli: Any) -> Path:
     for rel, text in NOTES.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
-    assert cli("vault", "add", "v", str(root), "--private", "Secret/**", "--json").code == 0
+    register(home, root, private_paths=["Secret/**"])
     preview = cli("vault", "set", "v", "--views", "home,waiting,topics", "--json")
     assert preview.code == 0, preview.err
     done = cli("vault", "set", "v", "--views", "home,waiting,topics", "--confirm", "--fingerprint", preview.json()["fingerprint"], "--json")

@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
+import msgspec
+
+from protocol.methods.vaults import VaultAddParams
 from tests.support import forkserver
 from tests.support.wait import wait_until
 from vaultctl.client import AGENT_MARKERS
@@ -286,15 +289,41 @@ def copy_sample_vault(dest: Path) -> Path:
     return dest
 
 
-def registered_vault(home: Home, cli: Any, notes: Mapping[str, str], *options: str, vault_id: str = "v") -> Path:
-    """A vault of ``notes`` (path -> text) in the home's ``vault`` folder, registered through
-    vaultctl as ``vault_id`` with ``options`` (``--private GLOB`` and the like)."""
-    root = home.root / "vault"
-    for rel, text in notes.items():
+REGISTER_TIMEOUT_S = 300.0  #: vault.add answers once the vault is indexed: a busy machine, a large vault
+
+
+def register(home: Home, root: Path, vault_id: str = "v", **settings: Any) -> dict[str, Any]:
+    """Register ``root`` as ``vault_id`` with the running daemon of ``home``, as a person's call
+    over its socket, and return vault.add's answer (the entry and its health). ``settings`` are
+    vault.add's params (``private_paths=["diary/**"]``, ``schema=SchemaProfile.TYPED``), checked
+    against its Struct before anything is sent.
+
+    For a test that is not about the CLI's vault commands: it starts no vaultctl process, whose
+    start costs more than the call (a test about ``vaultctl vault add`` runs the CLI itself)."""
+    params = msgspec.to_builtins(VaultAddParams(id=vault_id, path=str(root), **settings))
+    client = RawClient.session(home.socket, REGISTER_TIMEOUT_S)
+    try:
+        client.send(1, "vault.add", params)
+        reply = client.reply_to(1)
+    finally:
+        client.close()
+    assert "error" not in reply, f"vault.add {vault_id} {root}: {reply['error']}"
+    result: dict[str, Any] = reply["result"]
+    return result
+
+
+def registered_vault(home: Home, notes: Mapping[str, str | bytes], vault_id: str = "v", folder: str = "vault", **settings: Any) -> Path:
+    """A vault of ``notes`` (path -> text or bytes) in the home's ``folder``, registered as
+    ``vault_id`` with ``settings`` (:func:`register`)."""
+    root = home.root / folder
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, data in notes.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    added = cli("vault", "add", vault_id, str(root), *options, "--json")
-    assert added.code == 0, added.err
+        if isinstance(data, bytes):
+            (root / rel).write_bytes(data)
+        else:
+            (root / rel).write_text(data)
+    register(home, root, vault_id, **settings)
     return root
 
 

@@ -13,7 +13,7 @@ def mcp(
     tools: Annotated[
         str,
         typer.Option(
-            help="The tools offered: core, read, write, all, or tool names, comma-separated (core,graph_path)."
+            help="The tools offered: core, read, write, all, or tool names, comma-separated (core,graph)."
             " core is what vaultctl setup writes; each set's cost to an agent's context is in docs/mcp.md."
         ),
     ] = DEFAULT_TOOLSET,

@@ -255,7 +255,7 @@ def _stop(hook: Hook, env: dict[str, str]) -> int:
     items = "; ".join(f"{u.kind} {u.id} in vault '{u.vault}': {u.what}" for u in result.unfinished)
     reason = (
         f"vaultd: before you stop, this session leaves unfinished: {items}. Tell your user which proposals wait for them "
-        "(they apply them with 'vaultctl proposals'), and close your work with work_finish, or work_cancel to roll it back."
+        "(they apply them with 'vaultctl proposals'), and close your work with work (action finish), or work_cancel to roll it back."
     )
     print(json.dumps({"decision": "block", "reason": reason[:MAX_CONTEXT_CHARS]}))
     return EXIT_ALLOW

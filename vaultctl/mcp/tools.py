@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from protocol.schema import compact_schema, gist
+from protocol.schema import compact_schema, gist, person_only_fields
 from protocol.table import METHODS
 from vaultctl.mcp.errors import invalid_params
 from vaultctl.mcp.families import FAMILIES, Family, family_of, family_schema, hints, signature
@@ -99,8 +99,15 @@ that sends it is refused as for any unknown argument."""
 
 
 def hidden_of(spec: AnySpec) -> tuple[str, ...]:
-    """The params ``spec``'s tool refuses though its Struct has them."""
-    return (*HIDDEN_FIELDS, *(TWO_STEP_HIDDEN if spec.two_step else ()), *(READ_ONLY_HIDDEN if spec.read_only else ()))
+    """The params ``spec``'s tool refuses though its Struct has them: besides the above, those
+    its Struct marks as a person's only (:func:`protocol.schema.person_only_fields`), as
+    ``memory.candidates``' ``path`` (a folder outside the vault, refused to agents by the daemon)."""
+    return (
+        *HIDDEN_FIELDS,
+        *(TWO_STEP_HIDDEN if spec.two_step else ()),
+        *(READ_ONLY_HIDDEN if spec.read_only else ()),
+        *person_only_fields(spec.params),
+    )
 
 
 def not_offered(spec: AnySpec) -> tuple[str, ...]:

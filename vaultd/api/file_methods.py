@@ -187,7 +187,7 @@ async def read_file(ctx: CallContext, params: FileReadParams) -> FileReadResult:
     live, view = await live_view(ctx, params.vault, params.fresh)
     path = _large_report(live.index, params.target, view.hidden) or find_file(live.index, params.target, view.hidden)
     if path == log_path_of(ctx, params.vault) and view.hides_anything:
-        raise PolicyRefused(f"{path} is vaultd's operation log; read its lines with log_tail or log_grep")
+        raise PolicyRefused(f"{path} is vaultd's operation log; read its lines with log_read (view tail or grep)")
     check_file_read(ctx, params.vault, path)
     kind = file_kind(path)
     encoding, content, size, mtime, sha, nxt = await anyio.to_thread.run_sync(

@@ -133,7 +133,7 @@ async def read(ctx: CallContext, params: ReadParams) -> ReadResult:
     if path == log_path and view.hides_anything:
         # The log's lines name private notes; log.tail and log.grep leave those lines out, a
         # read of the file whole cannot.
-        raise PolicyRefused(f"{path} is vaultd's operation log; read its lines with log_tail or log_grep")
+        raise PolicyRefused(f"{path} is vaultd's operation log; read its lines with log_read (view tail or grep)")
     try:
         raw = await anyio.to_thread.run_sync(note_bytes, str(live.root), path, log_path)
     except FileNotFoundError as exc:

@@ -59,6 +59,8 @@ async def hello(ctx: CallContext, params: HelloParams) -> HelloResult:
     Raises:
         Unavailable: UNAVAILABLE, the client's protocol is older than any this daemon supports;
             upgrade the client.
+        Conflict: CONFLICT, an agent's session id differs from a recorded session's only in
+            letter case (the connection stays unopened).
     """
     usable = [v for v in SUPPORTED_PROTOCOLS if v <= params.protocol]
     if not usable:
@@ -66,9 +68,9 @@ async def hello(ctx: CallContext, params: HelloParams) -> HelloResult:
             f"protocol {params.protocol} is older than this daemon supports ({min(SUPPORTED_PROTOCOLS)}..."
             f"{max(SUPPORTED_PROTOCOLS)}); upgrade the client"
         )
-    ctx.channel, ctx.client, ctx.session, ctx.opened = params.channel, params.client, params.session, True
     if params.channel == Channel.MCP and params.session is not None:
         ctx.host.sessions.opened(params.session, params.client)  # a new record, or one resumed by its id
+    ctx.channel, ctx.client, ctx.session, ctx.opened = params.channel, params.client, params.session, True
     return HelloResult(server="vaultd", version=ctx.host.version, protocol=max(usable), methods=list(METHODS))
 
 

@@ -153,6 +153,12 @@ async def _unfinished(ctx: CallContext, session: str) -> list[Unfinished]:
 
 @handles(sessions.SESSION_HOOK)
 async def session_hook(ctx: CallContext, params: SessionHookParams) -> SessionHookResult:
+    """A host's hook: its session's start, prompt and end go into the record; its stop asks what
+    the session leaves unfinished.
+
+    Raises:
+        Conflict: CONFLICT, a new session's id differs from a recorded one's only in letter case.
+    """
     book = _book(ctx)
     client = params.host
     if params.event is HookEvent.START:

@@ -29,7 +29,9 @@ from protocol.methods.sessions import (
     PromptLine,
     SessionRecord,
 )
+from vaultd.errors import Conflict
 from vaultd.policy import secret_issues
+from vaultd.policy.paths import path_key
 from vaultd.sessions.files import ensure_folder, read_records, remove_record, write_record
 
 if TYPE_CHECKING:
@@ -96,7 +98,9 @@ class SessionBook:
     def _load(self) -> dict[str, SessionRecord]:
         if self._records is not None:
             return self._records
-        found, _unreadable = read_records(self.folder, _SUFFIX, MAX_RECORD_BYTES, _decoder.decode, lambda r: r.id)
+        found, unreadable = read_records(self.folder, _SUFFIX, MAX_RECORD_BYTES, _decoder.decode, lambda r: r.id)
+        for name in unreadable:  # empty or torn: its session starts a new record, written over it whole
+            log.warning("unreadable session record passed over", name=name)
         self._records = found
         return found
 
@@ -118,10 +122,37 @@ class SessionBook:
             records.pop(oldest.id)
             remove_record(self.folder / f"{oldest.id}{_SUFFIX}")
 
-    def _touch(self, session: str, client: str) -> SessionRecord:
+    def _twin(self, session: str) -> str | None:
+        """A recorded session whose id is ``session``'s in other letter case. Its record's file,
+        ``<id>.json``, would be ``session``'s too on a disk that folds case (macOS's by default),
+        so the two are compared by path key, as vaultd compares paths, on every disk."""
+        if session in self._load():
+            return None
+        key = path_key(session)
+        return next((other for other in self._load() if path_key(other) == key), None)
+
+    def check(self, session: str) -> None:
+        """Refuse a new session whose id differs from a recorded one's only in letter case.
+
+        Raises:
+            Conflict: CONFLICT, naming the recorded session.
+        """
+        twin = self._twin(session)
+        if twin is not None:
+            raise Conflict(
+                f"session id {session} differs from the recorded session {twin} only in letter case, and both would be "
+                "one record on a disk that folds case; name the session otherwise (VAULTD_SESSION)"
+            )
+
+    def _touch(self, session: str, client: str) -> SessionRecord | None:
+        """The session's record with ``seen`` now, a new one if none is kept; None for an id that
+        :meth:`check` refuses (a call already answered is not recorded rather than refused)."""
         record = self._load().get(session)
         now = time.time()
         if record is None:
+            if self._twin(session) is not None:
+                log.warning("session not recorded: its id differs from a recorded one only in letter case", session=session)
+                return None
             self._make_room()
             shown = "".join(ch if ch.isprintable() else " " for ch in client)  # no line break, no terminal escape
             record = SessionRecord(id=session, client=shown[:64], started=now, seen=now)
@@ -130,9 +161,17 @@ class SessionBook:
     # -- what happens in a session ----------------------------------------------------------
 
     def opened(self, session: str, client: str) -> None:
-        """A connection named the session: a new record, or the old one continued (resumed)."""
+        """A connection named the session: a new record, or the old one continued (resumed).
+
+        Raises:
+            Conflict: CONFLICT, the id differs from a recorded session's only in letter case.
+        """
+        self.check(session)
+        record = self._touch(session, client)
+        if record is None:
+            return
         self._live[session] = self._live.get(session, 0) + 1
-        self._store(msgspec.structs.replace(self._touch(session, client), ended=None))
+        self._store(msgspec.structs.replace(record, ended=None))
 
     def closed(self, session: str) -> None:
         left = self._live.get(session, 0) - 1
@@ -145,21 +184,41 @@ class SessionBook:
             self._ended(self._store(msgspec.structs.replace(record, ended=time.time())))
 
     def ended(self, session: str, client: str) -> None:
-        self._ended(self._store(msgspec.structs.replace(self._touch(session, client), ended=time.time())))
+        """A host's hook: its session ended.
+
+        Raises:
+            Conflict: CONFLICT, the id differs from a recorded session's only in letter case.
+        """
+        self.check(session)
+        record = self._touch(session, client)
+        if record is not None:
+            self._ended(self._store(msgspec.structs.replace(record, ended=time.time())))
 
     def started(self, session: str, client: str) -> None:
-        self._store(msgspec.structs.replace(self._touch(session, client), ended=None))
+        """A host's hook: its session started or resumed.
+
+        Raises:
+            Conflict: CONFLICT, the id differs from a recorded session's only in letter case.
+        """
+        self.check(session)
+        record = self._touch(session, client)
+        if record is not None:
+            self._store(msgspec.structs.replace(record, ended=None))
 
     def read(self, session: str, client: str, vault: str, paths: list[str]) -> None:
         if not paths:
             return
         record = self._touch(session, client)
+        if record is None:
+            return
         have = {(n.vault, n.path) for n in record.read[-MAX_ITEMS:]}
         new = [NoteRef(vault=vault, path=p) for p in dict.fromkeys(paths) if (vault, p) not in have]
         self._store(msgspec.structs.replace(record, read=[*record.read, *new]))
 
     def wrote(self, session: str, client: str, vault: str, op: str, paths: list[str], *, op_id: str | None, proposal: str | None) -> None:
         record = self._touch(session, client)
+        if record is None:
+            return
         have = {(n.vault, n.path) for n in record.touched[-MAX_ITEMS:]}
         touched = [*record.touched, *(NoteRef(vault=vault, path=p) for p in dict.fromkeys(paths) if (vault, p) not in have)]
         if op_id is not None:
@@ -172,13 +231,21 @@ class SessionBook:
 
     def worked(self, session: str, client: str, vault: str, work_id: str, what: str) -> None:
         record = self._touch(session, client)
+        if record is None:
+            return
         description = record.description or what[:MAX_DESCRIPTION]
         self._store(msgspec.structs.replace(record, work=[*record.work, f"{vault}:{work_id}"], description=description))
 
     def prompted(self, session: str, client: str, prompt: str) -> None:
+        """A host's hook: the person sent a prompt.
+
+        Raises:
+            Conflict: CONFLICT, the id differs from a recorded session's only in letter case.
+        """
+        self.check(session)
         record = self._touch(session, client)
         line = prompt_summary(prompt)
-        if not line:
+        if record is None or not line:
             return
         description = record.description or (line if line != WITHHELD else "")
         self._store(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
-from vaultd.fsio import ReadRefused, read_regular, temp_name_for
+from vaultd.fsio import ReadRefused, read_regular, write_atomic
 
 R = TypeVar("R")
 
@@ -36,13 +36,17 @@ def ensure_folder(folder: Path) -> None:
 
 
 def write_record(path: Path, data: bytes) -> None:
-    tmp = temp_name_for(path)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+    """Replace the record at ``path`` whole (0600): the new bytes are written to a temp file and
+    fsynced before the rename, so a crash at any point leaves the old record or the new one, never
+    an empty or torn file (a rename that reaches the disk before its file's data would).
+
+    The folder is not synced: a crash may lose the rename, which is the record's last change,
+    as the module allows; a sync per record would cost every agent call that updates one.
+
+    Raises:
+        OSError: the record cannot be written; the old one is left as it was, with no temp file.
+    """
+    write_atomic(path, data, 0o600, sync_dir=False)
 
 
 def read_records(
