@@ -58,3 +58,25 @@ def test_an_empty_or_torn_record_is_passed_over_and_its_session_goes_on(tmp_path
         again = SessionBook(folder).get(session)  # as the next daemon reads it
         assert again is not None and [n.path for n in again.read] == ["Alpha.md"], session
     assert SessionBook(folder).get("s-kept") == kept
+
+
+def test_a_note_read_again_is_not_written_again_and_its_session_is_still_seen(tmp_path: Path) -> None:
+    """Each record write is a synced file: a reread note, which changes nothing but ``seen``, keeps
+    the record on disk as it is, while the book still knows the session was seen just now."""
+    folder = tmp_path / "sessions"
+    book = SessionBook(folder)
+    book.opened("s-one", "agent")
+    book.read("s-one", "agent", "v", ["Alpha.md"])
+    on_disk = os.stat(folder / "s-one.json")
+    first = book.get("s-one")
+    assert first is not None
+    for _ in range(3):
+        book.read("s-one", "agent", "v", ["Alpha.md"])
+    after = os.stat(folder / "s-one.json")
+    assert (after.st_ino, after.st_mtime_ns) == (on_disk.st_ino, on_disk.st_mtime_ns), "a reread wrote the record again"
+    seen = book.get("s-one")
+    assert seen is not None and seen.seen >= first.seen and [n.path for n in seen.read] == ["Alpha.md"]
+    book.read("s-one", "agent", "v", ["Beta.md"])
+    written = SessionBook(folder).get("s-one")  # as the next daemon reads it: the next change carries ``seen``
+    assert written is not None and [n.path for n in written.read] == ["Alpha.md", "Beta.md"]
+    assert written.seen >= seen.seen

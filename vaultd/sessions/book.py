@@ -213,6 +213,11 @@ class SessionBook:
             return
         have = {(n.vault, n.path) for n in record.read[-MAX_ITEMS:]}
         new = [NoteRef(vault=vault, path=p) for p in dict.fromkeys(paths) if (vault, p) not in have]
+        if not new and session in self._load():
+            # A note read again changes only ``seen``: kept in memory, written with the record's next
+            # change. An agent rereads notes many times a session, and each write is a synced file.
+            self._load()[session] = record
+            return
         self._store(msgspec.structs.replace(record, read=[*record.read, *new]))
 
     def wrote(self, session: str, client: str, vault: str, op: str, paths: list[str], *, op_id: str | None, proposal: str | None) -> None:
