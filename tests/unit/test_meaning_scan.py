@@ -139,6 +139,25 @@ def test_an_add_counts_only_new_keys(tmp_path: Path) -> None:
     store.close()
 
 
+def test_a_file_of_two_vector_sizes_is_started_again(tmp_path: Path) -> None:
+    """Rows of two sizes (a file written by two models under one name) never load half: the
+    file is emptied and the filler embeds again."""
+    path = tmp_path / "v.sqlite"
+    store = VectorStore(path)
+    store.add(_keys(3), _unit(3, DIMS, 1))
+    store.close()
+    store = VectorStore(path)
+    with store._con:
+        store._con.execute("INSERT INTO vec VALUES (?, ?, ?)", (b"other", 1.0, bytes(DIMS + 1)))
+    store.close()
+    again = VectorStore(path)
+    assert len(again) == 0 and again.nearest(_unit(1, DIMS, 2)[0], 5) == ([], [])
+    again.close()
+    reopened = VectorStore(path)
+    assert len(reopened) == 0
+    reopened.close()
+
+
 def _chunked(store: ChunkStore, notes: dict[str, str]) -> None:
     def headings(text: str) -> list[Heading]:
         return [Heading(1, line[2:], n) for n, line in enumerate(text.splitlines(), start=1) if line.startswith("# ")]
