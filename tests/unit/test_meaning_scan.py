@@ -5,7 +5,7 @@ fresh lane takes small changes only, claims their keys, and embeds them with the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
@@ -16,8 +16,9 @@ from protocol.extras import MEANING
 from tests.support.wait import wait_until
 from vaultd import faults
 from vaultd.retrieve import fresh as fresh_lane
-from vaultd.retrieve.chunks import chunk_note
-from vaultd.retrieve.store import ChunkStore, DocStat
+from vaultd.retrieve import store as store_module
+from vaultd.retrieve.chunks import Chunk, chunk_note
+from vaultd.retrieve.store import ChunkStore, DocStat, KeyChanges
 from vaultd.retrieve.vectors import BLOCK, MIN_GROWTH, VectorStore, quantized
 from vaultd.vault.model import Heading
 
@@ -176,7 +177,7 @@ def test_the_fresh_lane_takes_only_a_small_change(tmp_path: Path) -> None:
     notes = {f"n{i}.md": f"Note {i} says something of its own, number {i}.\n" for i in range(fresh_lane.MAX_NOTES + 1)}
     _chunked(store, notes)
     left: list[int] = []
-    lane = fresh_lane.FreshLane(store, vectors, lambda: None, lambda _keys: None, lambda: left.append(1))
+    lane = fresh_lane.FreshLane(store, vectors, lambda: None, lambda _keys: None, lambda _keys: left.append(1))
     try:
         paths = list(notes)
         assert not lane.offer(paths)  # one past the bound: the worker's
@@ -201,7 +202,7 @@ def test_the_fresh_lane_holds_one_window_of_passages_at_most(tmp_path: Path) -> 
     _chunked(store, {"Long.md": text, "Other.md": "# Other\n\nAnother note altogether.\n"})
     gate = tmp_path / "gate"
     faults.configure(f"pause=meaning-fresh@1:{gate}")
-    lane = fresh_lane.FreshLane(store, vectors, lambda: None, lambda _keys: None, lambda: None)
+    lane = fresh_lane.FreshLane(store, vectors, lambda: None, lambda _keys: None, lambda _keys: None)
     try:
         assert lane.offer(["Long.md"])
         wait_until(gate.exists, 60, "the lane held at its gate")
@@ -230,7 +231,7 @@ def test_the_fresh_lane_embeds_a_written_note_with_the_shipped_model(tmp_path: P
     assert len(keys) > fresh_lane.MAX_PASSAGES
     added: list[bytes] = []
     left: list[int] = []
-    lane = fresh_lane.FreshLane(store, vectors, lambda: model, added.extend, lambda: left.append(1))
+    lane = fresh_lane.FreshLane(store, vectors, lambda: model, added.extend, lambda _keys: left.append(1))
     try:
         assert lane.offer(["Long.md"])
         wait_until(lambda: len(added) == fresh_lane.MAX_PASSAGES and not lane.claimed, 100, "the lane's passages embedded")
@@ -242,3 +243,54 @@ def test_the_fresh_lane_embeds_a_written_note_with_the_shipped_model(tmp_path: P
         lane.close()
         vectors.close()
         store.close()
+
+
+_PASSAGES = ["Shared text one.", "Shared text two.", "A passage of its own.", "Another passage.", "Yet one more."]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(
+            st.lists(
+                st.tuples(st.sampled_from(["a.md", "b.md", "c.md", "d.md"]), st.lists(st.sampled_from(_PASSAGES), max_size=4)), max_size=3
+            ),
+            st.lists(st.sampled_from(["a.md", "b.md", "c.md", "d.md"]), max_size=2),
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_the_key_changes_followed_equal_the_keys_listed(tmp_path_factory: pytest.TempPathFactory, steps: list[Any]) -> None:
+    """The filler lists the chunk index once and then follows each apply's appeared and vanished
+    keys: whatever the applies (notes sharing passages, a note written twice in one apply, the
+    same passage moving from one note to another, deletes), the keys followed are the keys a new
+    listing finds, and each path written comes back once to be embedded first."""
+    store = ChunkStore(tmp_path_factory.mktemp("keys") / "c.sqlite")
+    followed = set(store.listing())
+    assert followed == set()
+    for n, (upserts, deletes) in enumerate(steps):
+        store.apply(
+            [(path, DocStat(n, n, n), "T", [Chunk((), i + 1, i + 1, text) for i, text in enumerate(texts)]) for path, texts in upserts],
+            deletes,
+        )
+        changes = store.take_changes()
+        assert not changes.overflowed
+        assert not set(changes.appeared) & followed and set(changes.vanished) <= followed
+        followed = (followed | set(changes.appeared)) - set(changes.vanished)
+        assert followed == set(store.keys_in_fill_order())
+        assert changes.paths == [path for path, _ in upserts]
+        assert store.take_changes() == KeyChanges([], [], [], False)
+    store.close()
+
+
+def test_a_record_of_changes_past_its_bound_says_list_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store_module, "MAX_KEY_CHANGES", 4)
+    store = ChunkStore(tmp_path / "c.sqlite")
+    store.apply([("a.md", DocStat(1, 1, 1), "A", [Chunk((), i, i, f"passage {i}") for i in range(4)])])
+    assert not store.take_changes().overflowed  # at the bound: followed
+    store.apply([("b.md", DocStat(1, 1, 2), "B", [Chunk((), i, i, f"other {i}") for i in range(5)])])
+    taken = store.take_changes()
+    assert taken.overflowed and not taken.appeared and not taken.vanished  # one past: listed again
+    assert len(store.listing()) == 9 and store.take_changes() == KeyChanges([], [], [], False)
+    store.close()

@@ -173,17 +173,25 @@ class VectorStore:
         """Drop every vector whose key no passage carries any more; how many were dropped."""
         keep = wanted if isinstance(wanted, (set, frozenset)) else set(wanted)
         with self._lock:
-            gone = [k for k in self._keys if k not in keep]
-            if not gone:
-                return 0
-            with self._con:
-                self._con.executemany("DELETE FROM vec WHERE key = ?", [(k,) for k in gone])
-            rows = [self._row[k] for k in self._keys if k in keep]
-            self._keys = [self._keys[i] for i in rows]
-            self._data = self._data[rows]
-            self._scale = self._scale[rows]
-            self._row = {k: i for i, k in enumerate(self._keys)}
-            return len(gone)
+            return self._drop_locked([k for k in self._keys if k not in keep])
+
+    def drop(self, keys: Iterable[bytes]) -> int:
+        """Drop the vectors of ``keys`` (those no passage carries any more); how many were held."""
+        with self._lock:
+            return self._drop_locked([k for k in dict.fromkeys(keys) if k in self._row])
+
+    def _drop_locked(self, gone: list[bytes]) -> int:
+        if not gone:
+            return 0
+        with self._con:
+            self._con.executemany("DELETE FROM vec WHERE key = ?", [(k,) for k in gone])
+        out = set(gone)
+        rows = [self._row[k] for k in self._keys if k not in out]
+        self._keys = [self._keys[i] for i in rows]
+        self._data = self._data[rows]
+        self._scale = self._scale[rows]
+        self._row = {k: i for i, k in enumerate(self._keys)}
+        return len(gone)
 
     def nearest(self, query: np.ndarray, limit: int) -> tuple[list[bytes], list[float]]:
         """The ``limit`` keys closest to the unit vector ``query`` (cosine), best first.
