@@ -350,8 +350,12 @@ def question_model(choice: backends.Choice) -> backends.Loaded | None:
             return None
         if _query_model is None:
             # OpenMP's threads in the daemon sleep when idle (read when the engine loads): a
-            # spinning pool would take cores from every other request between questions.
+            # spinning pool would take cores from every other request between questions. One
+            # thread a call: a question is a few dozen tokens, and splitting it over two cores
+            # cost more CPU (14 against 12 ms) and more wall time on a busy machine, where the
+            # second thread waits for a core at every layer (docs/performance.md).
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+            os.environ.setdefault("OMP_NUM_THREADS", "1")
             try:
                 _query_model = backends.load(choice)
             except Exception as exc:  # noqa: BLE001 - no vectors for questions: BM25 alone, said once
