@@ -294,3 +294,21 @@ def test_a_record_of_changes_past_its_bound_says_list_again(tmp_path: Path, monk
     assert taken.overflowed and not taken.appeared and not taken.vanished  # one past: listed again
     assert len(store.listing()) == 9 and store.take_changes() == KeyChanges([], [], [], False)
     store.close()
+
+
+def test_dropped_keys_leave_the_ranking_and_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "v.sqlite"
+    vectors = _unit(50, DIMS, 9)
+    keys = _keys(50)
+    store = VectorStore(path)
+    store.add(keys, vectors)
+    gone = keys[::3]
+    assert store.drop([*gone, b"never held"]) == len(gone) and len(store) == 50 - len(gone)
+    assert store.drop(gone) == 0
+    for seed in range(5):
+        found, _ = store.nearest(_unit(1, DIMS, 40 + seed)[0], 50)
+        assert len(found) == 50 - len(gone) and not set(found) & set(gone)
+    store.close()
+    reopened = VectorStore(path)
+    assert len(reopened) == 50 - len(gone) and not any(k in reopened for k in gone)
+    reopened.close()
