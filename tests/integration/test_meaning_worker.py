@@ -98,7 +98,7 @@ def test_the_worker_leaves_once_the_vault_is_covered_and_comes_back_for_more(mea
         wait_until(lambda: _covered(typed, len(NOTES)), COVER_WAIT_S, "the first notes covered by the worker", poll=0.5)
         assert _logged(meaning_home, "meaning worker started") == 1
         wait_until(lambda: not workers(daemon), COVER_WAIT_S, "the worker gone once nothing is left to embed", poll=0.2)
-        assert _logged(meaning_home, "meaning worker left: nothing to embed") == 1
+        wait_until(lambda: _logged(meaning_home, "meaning worker left: nothing to embed") == 1, COVER_WAIT_S, "its leaving logged")
 
         for rel, text in MORE.items():  # more at once than the fresh lane takes
             (root / rel).parent.mkdir(parents=True, exist_ok=True)

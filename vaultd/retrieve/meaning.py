@@ -260,6 +260,7 @@ class Meaning:
         listed = False
         idle_since: float | None = None
         trimmed = time.monotonic()
+        trimmed_at = (-1, -1)  #: the writes and questions as of the last trim
         pending: deque[bytes] = deque()
         while not self._stop.is_set():
             try:
@@ -280,9 +281,10 @@ class Meaning:
                     idle_since = now if idle_since is None else idle_since
                     if now - idle_since >= self._idle_s and self._worker.leave():
                         log.info("meaning worker left: nothing to embed", vault_passages=self._total)
-                    if now - trimmed >= TRIM_S:
+                    busy = (self.store.writes, _embedded_questions)
+                    if busy != trimmed_at and now - trimmed >= TRIM_S:  # only after work freed something
                         memory.give_back()
-                        trimmed = now
+                        trimmed, trimmed_at = now, busy
                     self._wake.wait(min(IDLE_WAIT_S, max(self._idle_s, 0.2)))
                     self._wake.clear()
                     continue
@@ -340,6 +342,7 @@ _query_lock = threading.Lock()
 _query_model: Any = None
 _query_failure: str | None = None
 _queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+_embedded_questions = 0  #: questions the model embedded (not remembered ones): what an idle filler's trim follows
 
 
 def question_model(choice: backends.Choice) -> backends.Loaded | None:
@@ -384,8 +387,10 @@ def query_vector(choice: backends.Choice, query: str) -> np.ndarray | None:
     except Exception as exc:  # noqa: BLE001 - this question goes without vectors
         log.warning("meaning model failed on a question", error=f"{type(exc).__name__}: {exc}"[:300])
         return None
+    global _embedded_questions
     with _query_lock:
         _queries[key] = vector
+        _embedded_questions += 1
         while len(_queries) > MAX_QUERIES_REMEMBERED:
             _queries.popitem(last=False)
     return vector
