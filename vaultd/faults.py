@@ -39,7 +39,9 @@ made; a pause there holds the read, with the index free),
 stored), ``sync-after-update-ref`` (the branch moved, the person's index not yet following it)
 and ``sync-after-follow`` (the index follows, the conflicts' proposals not yet stored),
 ``meaning-fresh`` (the meaning model's fresh lane holds a written note's new passages, none
-embedded yet: a pause there holds their embedding while the daemon goes on).
+embedded yet: a pause there holds their embedding while the daemon goes on),
+``meaning-batch`` (in the meaning model's worker process, a batch of passages received, none
+embedded yet; counted in each worker process: a pause there holds the filler mid-batch).
 Primitives: ``write``, ``fsync``, ``rename``, ``fsync-dir``, ``unlink``.
 """
 
@@ -76,6 +78,7 @@ CRASH_POINTS = frozenset(
         "tidy-rules",
         "tidy-scanned",
         "meaning-fresh",
+        "meaning-batch",
     }
 )
 PRIMITIVES = frozenset({"write", "fsync", "rename", "fsync-dir", "unlink"})

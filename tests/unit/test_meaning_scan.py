@@ -5,7 +5,7 @@ fresh lane takes small changes only, claims their keys, and embeds them with the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
@@ -16,8 +16,9 @@ from protocol.extras import MEANING
 from tests.support.wait import wait_until
 from vaultd import faults
 from vaultd.retrieve import fresh as fresh_lane
-from vaultd.retrieve.chunks import chunk_note
-from vaultd.retrieve.store import ChunkStore, DocStat
+from vaultd.retrieve import store as store_module
+from vaultd.retrieve.chunks import Chunk, chunk_note
+from vaultd.retrieve.store import ChunkStore, DocStat, KeyChanges
 from vaultd.retrieve.vectors import BLOCK, MIN_GROWTH, VectorStore, quantized
 from vaultd.vault.model import Heading
 
@@ -139,6 +140,25 @@ def test_an_add_counts_only_new_keys(tmp_path: Path) -> None:
     store.close()
 
 
+def test_a_file_of_two_vector_sizes_is_started_again(tmp_path: Path) -> None:
+    """Rows of two sizes (a file written by two models under one name) never load half: the
+    file is emptied and the filler embeds again."""
+    path = tmp_path / "v.sqlite"
+    store = VectorStore(path)
+    store.add(_keys(3), _unit(3, DIMS, 1))
+    store.close()
+    store = VectorStore(path)
+    with store._con:
+        store._con.execute("INSERT INTO vec VALUES (?, ?, ?)", (b"other", 1.0, bytes(DIMS + 1)))
+    store.close()
+    again = VectorStore(path)
+    assert len(again) == 0 and again.nearest(_unit(1, DIMS, 2)[0], 5) == ([], [])
+    again.close()
+    reopened = VectorStore(path)
+    assert len(reopened) == 0
+    reopened.close()
+
+
 def _chunked(store: ChunkStore, notes: dict[str, str]) -> None:
     def headings(text: str) -> list[Heading]:
         return [Heading(1, line[2:], n) for n, line in enumerate(text.splitlines(), start=1) if line.startswith("# ")]
@@ -157,7 +177,7 @@ def test_the_fresh_lane_takes_only_a_small_change(tmp_path: Path) -> None:
     notes = {f"n{i}.md": f"Note {i} says something of its own, number {i}.\n" for i in range(fresh_lane.MAX_NOTES + 1)}
     _chunked(store, notes)
     left: list[int] = []
-    lane = fresh_lane.FreshLane(store, vectors, lambda: None, lambda _keys: None, lambda: left.append(1))
+    lane = fresh_lane.FreshLane(store, vectors, lambda: None, lambda _keys: None, lambda _keys: left.append(1))
     try:
         paths = list(notes)
         assert not lane.offer(paths)  # one past the bound: the worker's
@@ -182,7 +202,7 @@ def test_the_fresh_lane_holds_one_window_of_passages_at_most(tmp_path: Path) -> 
     _chunked(store, {"Long.md": text, "Other.md": "# Other\n\nAnother note altogether.\n"})
     gate = tmp_path / "gate"
     faults.configure(f"pause=meaning-fresh@1:{gate}")
-    lane = fresh_lane.FreshLane(store, vectors, lambda: None, lambda _keys: None, lambda: None)
+    lane = fresh_lane.FreshLane(store, vectors, lambda: None, lambda _keys: None, lambda _keys: None)
     try:
         assert lane.offer(["Long.md"])
         wait_until(gate.exists, 60, "the lane held at its gate")
@@ -211,7 +231,7 @@ def test_the_fresh_lane_embeds_a_written_note_with_the_shipped_model(tmp_path: P
     assert len(keys) > fresh_lane.MAX_PASSAGES
     added: list[bytes] = []
     left: list[int] = []
-    lane = fresh_lane.FreshLane(store, vectors, lambda: model, added.extend, lambda: left.append(1))
+    lane = fresh_lane.FreshLane(store, vectors, lambda: model, added.extend, lambda _keys: left.append(1))
     try:
         assert lane.offer(["Long.md"])
         wait_until(lambda: len(added) == fresh_lane.MAX_PASSAGES and not lane.claimed, 100, "the lane's passages embedded")
@@ -223,3 +243,72 @@ def test_the_fresh_lane_embeds_a_written_note_with_the_shipped_model(tmp_path: P
         lane.close()
         vectors.close()
         store.close()
+
+
+_PASSAGES = ["Shared text one.", "Shared text two.", "A passage of its own.", "Another passage.", "Yet one more."]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(
+            st.lists(
+                st.tuples(st.sampled_from(["a.md", "b.md", "c.md", "d.md"]), st.lists(st.sampled_from(_PASSAGES), max_size=4)), max_size=3
+            ),
+            st.lists(st.sampled_from(["a.md", "b.md", "c.md", "d.md"]), max_size=2),
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_the_key_changes_followed_equal_the_keys_listed(tmp_path_factory: pytest.TempPathFactory, steps: list[Any]) -> None:
+    """The filler lists the chunk index once and then follows each apply's appeared and vanished
+    keys: whatever the applies (notes sharing passages, a note written twice in one apply, the
+    same passage moving from one note to another, deletes), the keys followed are the keys a new
+    listing finds, and each path written comes back once to be embedded first."""
+    store = ChunkStore(tmp_path_factory.mktemp("keys") / "c.sqlite")
+    followed = set(store.listing())
+    assert followed == set()
+    for n, (upserts, deletes) in enumerate(steps):
+        store.apply(
+            [(path, DocStat(n, n, n), "T", [Chunk((), i + 1, i + 1, text) for i, text in enumerate(texts)]) for path, texts in upserts],
+            deletes,
+        )
+        changes = store.take_changes()
+        assert not changes.overflowed
+        assert not set(changes.appeared) & followed and set(changes.vanished) <= followed
+        followed = (followed | set(changes.appeared)) - set(changes.vanished)
+        assert followed == set(store.keys_in_fill_order())
+        assert changes.paths == [path for path, _ in upserts]
+        assert store.take_changes() == KeyChanges([], [], [], False)
+    store.close()
+
+
+def test_a_record_of_changes_past_its_bound_says_list_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store_module, "MAX_KEY_CHANGES", 4)
+    store = ChunkStore(tmp_path / "c.sqlite")
+    store.apply([("a.md", DocStat(1, 1, 1), "A", [Chunk((), i, i, f"passage {i}") for i in range(4)])])
+    assert not store.take_changes().overflowed  # at the bound: followed
+    store.apply([("b.md", DocStat(1, 1, 2), "B", [Chunk((), i, i, f"other {i}") for i in range(5)])])
+    taken = store.take_changes()
+    assert taken.overflowed and not taken.appeared and not taken.vanished  # one past: listed again
+    assert len(store.listing()) == 9 and store.take_changes() == KeyChanges([], [], [], False)
+    store.close()
+
+
+def test_dropped_keys_leave_the_ranking_and_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "v.sqlite"
+    vectors = _unit(50, DIMS, 9)
+    keys = _keys(50)
+    store = VectorStore(path)
+    store.add(keys, vectors)
+    gone = keys[::3]
+    assert store.drop([*gone, b"never held"]) == len(gone) and len(store) == 50 - len(gone)
+    assert store.drop(gone) == 0
+    for seed in range(5):
+        found, _ = store.nearest(_unit(1, DIMS, 40 + seed)[0], 50)
+        assert len(found) == 50 - len(gone) and not set(found) & set(gone)
+    store.close()
+    reopened = VectorStore(path)
+    assert len(reopened) == 50 - len(gone) and not any(k in reopened for k in gone)
+    reopened.close()

@@ -71,7 +71,10 @@ def read_frame(source: BinaryIO) -> bytes | None:
 def main() -> int:
     import numpy as np
 
+    from vaultd import faults
     from vaultd.retrieve.backend import configured, load
+
+    faults.configure(os.environ.get("VAULTD_FAULTS"))
 
     try:
         os.nice(WORKER_NICE)
@@ -91,6 +94,7 @@ def main() -> int:
         if frame is None:
             return 0
         job = decoder.decode(frame)
+        faults.point("meaning-batch")
         try:
             vectors = np.ascontiguousarray(backend.passages(job.texts), dtype=np.float32)
             answer = EmbedAnswer(vectors.shape[0], vectors.shape[1], vectors.tobytes())

@@ -46,7 +46,7 @@ class FreshLane:
 
     The keys a change names are claimed when it is offered, before the filler hears of it, so
     the filler passes them by instead of sending them to its worker too; ``added`` hears of
-    every vector this lane stores, ``left`` of keys it gave up on (the filler lists them again).
+    every vector this lane stores, ``left`` of keys it gave up on (the filler takes them first).
     """
 
     def __init__(
@@ -55,7 +55,7 @@ class FreshLane:
         vectors: VectorStore,
         model: Callable[[], Loaded | None],
         added: Callable[[list[bytes]], None],
-        left: Callable[[], None],
+        left: Callable[[list[bytes]], None],
     ) -> None:
         self.store = store
         self.vectors = vectors
@@ -116,8 +116,9 @@ class FreshLane:
                 finally:
                     with self._lock:
                         self.claimed.difference_update(keys)
-                if any(k not in self.vectors for k in keys):
-                    self._left()
+                left = [k for k in keys if k not in self.vectors]
+                if left:
+                    self._left(left)
             if worked:  # the model's activations, freed, go back to the system, not to this thread's heap
                 memory.give_back()
 

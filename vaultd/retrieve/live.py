@@ -96,7 +96,8 @@ async def passages_for(live: LiveIndex) -> Passages:
             changed = await anyio.to_thread.run_sync(found.reconcile, live)
             live.followers.append(found.follow)
             found.live = live
-            found.meaning = meaning_for(found.store)
+            # Off the event loop: loading 40,000 vectors takes a tenth of a second or more.
+            found.meaning = await anyio.to_thread.run_sync(meaning_for, found.store)
             log.info("chunk index ready", vault=str(live.root), rechunked=changed, seconds=round(anyio.current_time() - started, 3))
     return found
 

@@ -4,11 +4,14 @@ Once a vault's chunk index is ready, a filler thread hands its passages, a few a
 worker process (:mod:`vaultd.retrieve.embed_worker`) and stores the vectors it answers
 (:mod:`vaultd.retrieve.vectors`): the recently changed notes' passages first, then every note's
 first passage, then every note's second, and so on. It wakes whenever the chunk index takes a
-change; the passages of a small change (a write, an edit) go ahead of it, embedded in the
-daemon's own process by :mod:`vaultd.retrieve.fresh`, so a changed note is embedded again
-within seconds of its write however busy the worker is; a write never waits for it. On restart
-the stored vectors are matched by passage key: unchanged passages are never embedded again, and
-keys no passage carries are dropped.
+change, and follows what the change did to the passage keys (:meth:`ChunkStore.take_changes`)
+instead of listing the whole chunk index again; the passages of a small change (a write, an
+edit) go ahead of it, embedded in the daemon's own process by :mod:`vaultd.retrieve.fresh`, so a
+changed note is embedded again within seconds of its write however busy the worker is; a write
+never waits for it. The worker leaves when nothing is left to embed (its memory goes back to the
+system) and is started again by the next work. On restart the stored vectors are matched by
+passage key: unchanged passages are never embedded again, and keys no passage carries are
+dropped.
 
 A question is embedded in the daemon's own process (a few tens of milliseconds for the shipped
 model; the last few hundred questions are remembered), so it never queues behind the worker's
@@ -29,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import structlog
 
+from vaultd import memory
 from vaultd.retrieve import backend as backends
 from vaultd.retrieve.embed_worker import WORKER_ENV, EmbedAnswer, EmbedJob, read_frame, write_frame
 from vaultd.retrieve.fresh import FreshLane
@@ -47,11 +51,17 @@ log = structlog.get_logger("vaultd.retrieve")
 
 BATCH = 8  #: passages a job: about two seconds of the shipped model on a busy core
 IDLE_WAIT_S = 5.0  #: a filler with nothing to do looks again after this (or at the next change)
-#: A filler with work left lists the whole chunk index again at most this often (listing 40,000
-#: passages holds the interpreter for a tenth of a second); meanwhile a change's passages are
-#: put at the head of what is left.
-RELIST_S = 30.0
 RETRY_S = 30.0  #: a worker that failed is started again after this
+#: The worker leaves after this long with nothing to embed (``VAULTD_MEANING_IDLE_S`` sets it, for
+#: tests), and is started again by the next passage the fresh lane does not take.
+WORKER_IDLE_S = 30.0
+IDLE_ENV = "VAULTD_MEANING_IDLE_S"
+#: Keys no passage carries any more are dropped from the vectors this many at a time (each drop
+#: copies the matrix); until then they only cost a candidate slot, and a restart drops them all.
+DROP_AT = 256
+#: An idle filler hands the heap's free pages back to the system at most this often: a listing,
+#: the questions' threads and the model's buffers free what they used, and glibc keeps it.
+TRIM_S = 30.0
 WORKER_TIMEOUT_S = 300.0  #: a job unanswered after this kills the worker
 MAX_QUERIES_REMEMBERED = 512
 #: How the worker is started, after the interpreter; a test starts others.
@@ -81,6 +91,7 @@ class Worker:
         if ready.error:
             self._kill(proc)
             raise WorkerFailed(ready.error)
+        log.info("meaning worker started", pid=proc.pid)
         return proc
 
     def _answer(self, proc: subprocess.Popen[bytes]) -> EmbedAnswer:
@@ -125,6 +136,16 @@ class Worker:
             raise WorkerFailed(f"the worker answered {answer.rows} vectors for {len(texts)} passages")
         return np.frombuffer(answer.data, dtype=np.float32).reshape(answer.rows, answer.dims)
 
+    def leave(self) -> bool:
+        """End the process while there is nothing to embed, so its memory (its interpreter, its
+        copy of the model's pages, its buffers) goes back to the system; the next job starts
+        another. Whether one was running."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return False
+        self._kill(proc)
+        return True
+
     @staticmethod
     def _kill(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
@@ -161,9 +182,11 @@ class Meaning:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._worker = Worker()
+        self._idle_s = _idle_seconds()
         self._total = 0
         self._missing: set[bytes] = set()  #: listed keys without a vector yet
-        self._relist = False
+        self._dead: set[bytes] = set()  #: keys no passage carries any more, their vectors not yet dropped
+        self._returned: deque[bytes] = deque()  #: keys the fresh lane gave back
         self._embedded = 0
         self._rate: float | None = None
         self._note = ""
@@ -180,9 +203,9 @@ class Meaning:
     def _added(self, keys: list[bytes]) -> None:
         self._missing.difference_update(keys)
 
-    def _left(self) -> None:
-        """Keys the fresh lane claimed are the filler's again: list them at the next turn."""
-        self._relist = True
+    def _left(self, keys: list[bytes]) -> None:
+        """Keys the fresh lane claimed and did not embed are the filler's again, first."""
+        self._returned.extend(keys)
         self._wake.set()
 
     def coverage(self) -> Coverage:
@@ -191,49 +214,81 @@ class Meaning:
         return Coverage(self.choice.key, covered, self._total, embedded, self._rate, self._note)
 
     def _list(self) -> deque[bytes]:
-        """Every passage key in fill order: what the filler has left to embed."""
-        recent, self.store.recent = self.store.recent, []
-        keys = self.store.keys_in_fill_order(recent)
+        """Every passage key in fill order: what the filler has left to embed (once at start,
+        and again only when the chunk index changed more than it remembers)."""
+        keys = self.store.listing()
         self.vectors.keep_only(set(keys))
+        self._dead.clear()
         pending = deque(k for k in keys if k not in self.vectors)
         self._missing = set(pending)
         self._total = len(keys)
+        del keys
+        memory.give_back()  # the listing's rows, freed: tens of MB at 40,000 passages
         return pending
 
-    def _put_first(self, pending: deque[bytes]) -> None:
-        """The recently changed notes' passages at the head of what is left (counted until the
-        next whole listing drops the keys they replaced)."""
-        recent, self.store.recent = self.store.recent, []
-        front = [k for k in self.store.keys_of_paths(list(dict.fromkeys(recent))) if k not in self.vectors and k not in self._missing]
+    def _follow(self, pending: deque[bytes]) -> bool:
+        """Follow the chunk index's changes since the last look: the keys that appeared and
+        vanished counted, the written notes' passages put at the head of what is left. False
+        when the chunk index changed more than it remembered (list everything again)."""
+        changes = self.store.take_changes()
+        if changes.overflowed:
+            return False
+        self._total += len(changes.appeared) - len(changes.vanished)
+        self._dead.difference_update(changes.appeared)
+        if changes.vanished:
+            self._missing.difference_update(changes.vanished)
+            self._dead.update(changes.vanished)
+            if len(self._dead) >= DROP_AT:
+                self.vectors.drop(self._dead)
+                self._dead.clear()
+        paths = list(dict.fromkeys(changes.paths))
+        front = [k for k in self.store.keys_of_paths(paths) if k not in self.vectors and k not in self._missing]
         pending.extendleft(reversed(front))
         self._missing.update(front)
-        self._total += len(front)
+        return True
+
+    def _take_returned(self, pending: deque[bytes]) -> None:
+        back = []
+        while self._returned:
+            key = self._returned.popleft()
+            if key in self._missing and key not in self.vectors:
+                back.append(key)
+        pending.extendleft(reversed(back))
 
     def _run(self) -> None:
         seen = -1
-        listed_at = -RELIST_S
-        partial = False  #: passages were put first since the whole listing
+        listed = False
+        idle_since: float | None = None
+        trimmed = time.monotonic()
+        trimmed_at = (-1, -1)  #: the writes and questions as of the last trim
         pending: deque[bytes] = deque()
         while not self._stop.is_set():
             try:
                 writes = self.store.writes
-                if writes != seen or self._relist:  # listed again only when the chunk index changed
+                if not listed:
                     seen = writes
-                    if pending and not self._relist and time.monotonic() - listed_at < RELIST_S:
-                        self._put_first(pending)
-                        partial = True
-                    else:
-                        self._relist = partial = False
-                        pending = self._list()
-                        listed_at = time.monotonic()
+                    pending = self._list()
+                    listed = True
+                elif writes != seen:  # followed, never listed again, while the record holds
+                    seen = writes
+                    if not self._follow(pending):
+                        listed = False
+                        continue
+                self._take_returned(pending)
                 if not pending:
                     self._rate = None
-                    if partial:  # the keys the changes replaced are dropped now
-                        seen = -1
-                        continue
-                    self._wake.wait(IDLE_WAIT_S)
+                    now = time.monotonic()
+                    idle_since = now if idle_since is None else idle_since
+                    if now - idle_since >= self._idle_s and self._worker.leave():
+                        log.info("meaning worker left: nothing to embed", vault_passages=self._total)
+                    busy = (self.store.writes, _embedded_questions)
+                    if busy != trimmed_at and now - trimmed >= TRIM_S:  # only after work freed something
+                        memory.give_back()
+                        trimmed, trimmed_at = now, busy
+                    self._wake.wait(min(IDLE_WAIT_S, max(self._idle_s, 0.2)))
                     self._wake.clear()
                     continue
+                idle_since = None
                 batch: list[bytes] = []
                 while pending and len(batch) < BATCH:
                     key = pending.popleft()
@@ -256,7 +311,7 @@ class Meaning:
                 self._note = f"the meaning model is not filling in: {exc}"
                 log.warning("meaning worker failed", error=str(exc)[:300])
                 pending.clear()
-                seen = -1  # list again after the pause
+                listed = False  # list again after the pause
                 self._stop.wait(RETRY_S)
             except Exception as exc:
                 if self._stop.is_set():
@@ -264,7 +319,7 @@ class Meaning:
                 self._note = f"the meaning filler stopped a moment ({type(exc).__name__})"
                 log.exception("meaning filler failed")
                 pending.clear()
-                seen = -1  # list again after the pause
+                listed = False  # list again after the pause
                 self._stop.wait(RETRY_S)
 
     def close(self) -> None:
@@ -276,10 +331,18 @@ class Meaning:
         self.vectors.close()
 
 
+def _idle_seconds() -> float:
+    try:
+        return max(0.0, float(os.environ.get(IDLE_ENV, "") or WORKER_IDLE_S))
+    except ValueError:
+        return WORKER_IDLE_S
+
+
 _query_lock = threading.Lock()
 _query_model: Any = None
 _query_failure: str | None = None
 _queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+_embedded_questions = 0  #: questions the model embedded (not remembered ones): what an idle filler's trim follows
 
 
 def question_model(choice: backends.Choice) -> backends.Loaded | None:
@@ -290,8 +353,12 @@ def question_model(choice: backends.Choice) -> backends.Loaded | None:
             return None
         if _query_model is None:
             # OpenMP's threads in the daemon sleep when idle (read when the engine loads): a
-            # spinning pool would take cores from every other request between questions.
+            # spinning pool would take cores from every other request between questions. One
+            # thread a call: a question is a few dozen tokens, and splitting it over two cores
+            # cost more CPU (14 against 12 ms) and more wall time on a busy machine, where the
+            # second thread waits for a core at every layer (docs/performance.md).
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+            os.environ.setdefault("OMP_NUM_THREADS", "1")
             try:
                 _query_model = backends.load(choice)
             except Exception as exc:  # noqa: BLE001 - no vectors for questions: BM25 alone, said once
@@ -320,8 +387,10 @@ def query_vector(choice: backends.Choice, query: str) -> np.ndarray | None:
     except Exception as exc:  # noqa: BLE001 - this question goes without vectors
         log.warning("meaning model failed on a question", error=f"{type(exc).__name__}: {exc}"[:300])
         return None
+    global _embedded_questions
     with _query_lock:
         _queries[key] = vector
+        _embedded_questions += 1
         while len(_queries) > MAX_QUERIES_REMEMBERED:
             _queries.popitem(last=False)
     return vector

@@ -39,6 +39,9 @@ VERSION = 2
 HEADING_SEP = "\x1f"
 MAX_READERS = 4
 MAX_RECENT = 1000  #: changed paths remembered for the meaning filler
+#: Passage keys that appeared or vanished, remembered between two of the filler's takes; past
+#: this the record is dropped and the filler lists the whole index once instead.
+MAX_KEY_CHANGES = 50_000
 MAX_CHUNKS_PER_KEY = 8  #: chunks of one passage key a meaning ranking reads at most
 _SCHEMA = f"""
 CREATE TABLE doc(path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL) WITHOUT ROWID;
@@ -81,6 +84,17 @@ class StoredChunk:
     score: float  #: -bm25: higher is better
 
 
+@dataclass(frozen=True, slots=True)
+class KeyChanges:
+    """What the applies since the last take did to the set of passage keys: the meaning filler
+    follows it instead of listing 40,000 passages again at every write."""
+
+    paths: list[str]  #: the paths written, oldest first (at most MAX_RECENT)
+    appeared: list[bytes]  #: keys no passage carried before
+    vanished: list[bytes]  #: keys no passage carries any more
+    overflowed: bool  #: more changed than was remembered: list the whole index
+
+
 class ChunkStore:
     """One vault's chunk index: stat rows, chunk rows and their full-text index."""
 
@@ -97,6 +111,9 @@ class ChunkStore:
         #: Paths changed by the latest applies, oldest first (bounded): the meaning filler embeds
         #: their passages before the rest, so a changed note is covered again within seconds.
         self.recent: list[str] = []
+        self._appeared: dict[bytes, None] = {}
+        self._vanished: set[bytes] = set()
+        self._overflowed = False
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -114,20 +131,24 @@ class ChunkStore:
             if self._closed:
                 raise Unavailable(f"chunk index {self.path} is closed")
             con = self._writer
+            dropped: set[bytes] = set()  #: keys of the rows this apply removed
+            appeared: dict[bytes, None] = {}
             with con:
                 for path in deletes:
-                    self._drop(con, path)
+                    dropped.update(self._drop(con, path))
                 for path, st, title, chunks in upserts:
                     if not fts_query.is_storable(path):
                         continue
                     self.recent.append(path)
-                    self._drop(con, path)
+                    dropped.update(self._drop(con, path))
                     con.execute("INSERT INTO doc VALUES (?, ?, ?, ?)", (path, st.size, st.mtime_ns, signed64(st.ino)))
                     safe_title = fts_query.storable(title)
                     for chunk in chunks:
                         text = fts_query.storable(chunk.text)
                         heading = fts_query.storable(HEADING_SEP.join(chunk.heading))
                         key = passage_key(embed_text(safe_title, chunk.heading, text))
+                        if key not in appeared and key not in dropped and not _carried(con, key):
+                            appeared[key] = None
                         con.execute(
                             "INSERT INTO chunk(path, heading, line_start, line_end, title, text, key) VALUES (?, ?, ?, ?, ?, ?, ?)",
                             (path, heading, chunk.line_start, chunk.line_end, safe_title, text, key),
@@ -136,8 +157,46 @@ class ChunkStore:
                         (t, tg), (h, hg), (b, bg) = map(fts_query.prepare, (safe_title, heading.replace(HEADING_SEP, " "), text))
                         grams = " ".join(g for g in (tg, hg, bg) if g)
                         con.execute("INSERT INTO fts(rowid, title, heading, body, grams) VALUES (?, ?, ?, ?, ?)", (rowid, t, h, b, grams))
+                vanished = [k for k in dropped if not _carried(con, k)]
             self._writes += 1
             del self.recent[:-MAX_RECENT]
+            self._note_keys(appeared, vanished)
+
+    def _note_keys(self, appeared: dict[bytes, None], vanished: list[bytes]) -> None:
+        """Remember what one apply did to the keys (the caller holds the write lock): a key that
+        vanished and then appeared again, or the reverse, is neither."""
+        if self._overflowed:
+            return
+        for key in vanished:
+            if self._appeared.pop(key, 0) is None:
+                continue
+            self._vanished.add(key)
+        for key in appeared:
+            if key in self._vanished:
+                self._vanished.discard(key)
+            else:
+                self._appeared[key] = None
+        if len(self._appeared) + len(self._vanished) > MAX_KEY_CHANGES:
+            self._overflowed = True
+            self._appeared, self._vanished = {}, set()
+
+    def take_changes(self) -> KeyChanges:
+        """What the applies since the last take (or listing) did to the passage keys, once."""
+        with self._write_lock:
+            taken = KeyChanges(self.recent, list(self._appeared), list(self._vanished), self._overflowed)
+            self.recent, self._appeared, self._vanished, self._overflowed = [], {}, set(), False
+        return taken
+
+    def listing(self) -> list[bytes]:
+        """Every distinct passage key in fill order (:meth:`keys_in_fill_order`, the paths written
+        since the last take first), and the record of changes started again from this listing:
+        no apply commits between the two, so a change is neither lost nor counted twice."""
+        with self._guard(), self._write_lock:
+            recent = self.recent
+            self.recent, self._appeared, self._vanished, self._overflowed = [], {}, set(), False
+            with self._reader() as con:
+                rows = _whole_listing(con)
+        return _fill_order(rows, recent)
 
     @property
     def writes(self) -> int:
@@ -145,12 +204,15 @@ class ChunkStore:
         return self._writes
 
     @staticmethod
-    def _drop(con: apsw.Connection, path: str) -> None:
-        ids = [(r[0],) for r in con.execute("SELECT id FROM chunk WHERE path = ?", (path,))]
-        if ids:
+    def _drop(con: apsw.Connection, path: str) -> set[bytes]:
+        """Remove ``path``'s rows; the passage keys they carried."""
+        rows = list(con.execute("SELECT id, key FROM chunk WHERE path = ?", (path,)))
+        if rows:
+            ids = [(i,) for i, _ in rows]
             con.executemany("DELETE FROM fts WHERE rowid = ?", ids)
             con.executemany("DELETE FROM chunk WHERE id = ?", ids)
         con.execute("DELETE FROM doc WHERE path = ?", (path,))
+        return {k for _, k in rows}
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -195,6 +257,8 @@ class ChunkStore:
             self._generation += 1
             self._close_connections()
             self._writer = recreate(self.path, _SCHEMA, _WHAT)
+            self._overflowed = True  # every key vanished: whoever follows lists again
+            self._appeared, self._vanished = {}, set()
 
     def _rows(self, con: apsw.Connection) -> int:
         """How many chunks there are, counted once per write (the count reads the whole table)."""
@@ -265,16 +329,9 @@ class ChunkStore:
         """Every distinct passage key, in the order a slow model should embed them: the passages
         of the paths in ``first`` (the recently changed), then every note's first passage, then
         every note's second, and so on; so a model stopped part way covers every note's head."""
-        early = set(first)
         with self._guard(), self._reader() as con:
-            rows = list(con.execute("SELECT key, path FROM chunk ORDER BY path, line_start"))
-        ordinal: dict[str, int] = {}
-        keyed: list[tuple[int, int, bytes]] = []
-        for n, (key, path) in enumerate(rows):
-            ordinal[path] = ordinal.get(path, -1) + 1
-            keyed.append((-1 if path in early else ordinal[path], n, key))
-        keyed.sort()
-        return list(dict.fromkeys(k for _, _, k in keyed))
+            rows = _whole_listing(con)
+        return _fill_order(rows, first)
 
     def keys_of_paths(self, paths: Sequence[str]) -> list[bytes]:
         """The distinct passage keys of ``paths``, path by path in the order given, each note's
@@ -354,6 +411,31 @@ class ChunkStore:
             except queue.Empty:
                 break
         self._writer.close()
+
+
+def _whole_listing(con: apsw.Connection) -> list[tuple[bytes, str]]:
+    """Every chunk's key and path in fill order. The scan reads the whole chunk table through
+    the connection's page cache; the pages it cached are let go after, so a listing does not
+    leave a reader holding 16 MB of rows nobody asks for."""
+    rows = list(con.execute("SELECT key, path FROM chunk ORDER BY path, line_start"))
+    con.execute("PRAGMA shrink_memory")
+    return rows
+
+
+def _fill_order(rows: list[tuple[bytes, str]], first: Iterable[str]) -> list[bytes]:
+    early = set(first)
+    ordinal: dict[str, int] = {}
+    keyed: list[tuple[int, int, bytes]] = []
+    for n, (key, path) in enumerate(rows):
+        ordinal[path] = ordinal.get(path, -1) + 1
+        keyed.append((-1 if path in early else ordinal[path], n, key))
+    keyed.sort()
+    return list(dict.fromkeys(k for _, _, k in keyed))
+
+
+def _carried(con: apsw.Connection, key: bytes) -> bool:
+    """Whether a passage carries ``key`` (through the key's index: a few microseconds)."""
+    return con.execute("SELECT 1 FROM chunk WHERE key = ? LIMIT 1", (key,)).get is not None
 
 
 def _quote(term: str) -> str:
