@@ -20,7 +20,7 @@ from protocol.extras import MEANING
 from protocol.methods.common import Empty
 from protocol.methods.retrieve import RETRIEVE, Ranking, RetrieveParams
 from protocol.methods.service import DAEMON_STATUS
-from tests.support.harness import Daemon, Home, iter_lines, paused_daemon, registered_vault, vaultctl, wait_at_gate
+from tests.support.harness import Daemon, Home, iter_lines, paused_daemon, registered_vault, wait_at_gate
 from tests.support.wait import wait_until
 from vaultd.retrieve.fresh import MAX_NOTES
 
@@ -92,7 +92,7 @@ def test_the_worker_leaves_once_the_vault_is_covered_and_comes_back_for_more(mea
     meaning_home.env["VAULTD_MEANING_IDLE_S"] = "1"
     daemon = Daemon(meaning_home)
     try:
-        root = registered_vault(meaning_home, lambda *a: vaultctl(meaning_home, *a), NOTES)
+        root = registered_vault(meaning_home, NOTES)
         typed = typed_clients.open(meaning_home)
         typed.call(RETRIEVE, RetrieveParams(query="start the chunk index", rerank=False))
         wait_until(lambda: _covered(typed, len(NOTES)), COVER_WAIT_S, "the first notes covered by the worker", poll=0.5)
@@ -117,7 +117,7 @@ def test_the_worker_leaves_once_the_vault_is_covered_and_comes_back_for_more(mea
 def test_a_restart_that_finds_every_passage_covered_starts_no_worker(meaning_home: Home, typed_clients: TypedClients) -> None:
     daemon = Daemon(meaning_home)
     try:
-        registered_vault(meaning_home, lambda *a: vaultctl(meaning_home, *a), NOTES)
+        registered_vault(meaning_home, NOTES)
         typed = typed_clients.open(meaning_home)
         typed.call(RETRIEVE, RetrieveParams(query="start the chunk index", rerank=False))
         wait_until(lambda: _covered(typed, len(NOTES)), COVER_WAIT_S, "the notes covered", poll=0.5)
@@ -146,7 +146,7 @@ def test_a_question_is_ranked_by_meaning_while_the_worker_holds_a_batch(meaning_
     meaning_home.env["VAULTD_MEANING_IDLE_S"] = "3600"  # the same worker takes the second batch
     daemon, gate = paused_daemon(meaning_home, "meaning-batch", 2)
     try:
-        root = registered_vault(meaning_home, lambda *a: vaultctl(meaning_home, *a), NOTES)
+        root = registered_vault(meaning_home, NOTES)
         typed = typed_clients.open(meaning_home)
         typed.call(RETRIEVE, RetrieveParams(query="start the chunk index", rerank=False))
         wait_until(lambda: _covered(typed, len(NOTES)), COVER_WAIT_S, "the first notes covered", poll=0.5)
