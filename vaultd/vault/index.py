@@ -175,7 +175,7 @@ class VaultIndex:
                 continue
             if (sketch := sketch_of(blob)) is None or not _same_stat(sketch, fs):
                 continue  # parsed again; a record that no longer decodes too
-            self.notes.put_filed(fs.path, blob)
+            self.notes.put_filed(sketch.path, blob)  # the one string the maps hold too
             self._map_note(sketch)
             reused.add(path)
         to_parse = [fs for path, fs in notes_on_disk.items() if path not in reused]

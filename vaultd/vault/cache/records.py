@@ -125,7 +125,8 @@ def each_record(con: apsw.Connection) -> Iterator[tuple[str, bytes]]:
 
 def records_of(con: apsw.Connection, paths: Iterable[str]) -> dict[str, bytes]:
     """The stored records of those of ``paths`` stored, by path, in one statement."""
-    sql = "SELECT note.path, record.data FROM note JOIN record USING (id) WHERE note.path IN (SELECT value FROM json_each(?))"
+    # CAST: a row garbled into text is bytes that fail their checksum, not a failed read of all
+    sql = "SELECT note.path, CAST(record.data AS BLOB) FROM note JOIN record USING (id) WHERE note.path IN (SELECT value FROM json_each(?))"
     return dict(con.execute(sql, (msgspec.json.encode([p for p in paths if fts_query.is_storable(p)]).decode(),)))
 
 
