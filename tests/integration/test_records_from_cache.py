@@ -65,8 +65,12 @@ def _cache_files(home: Home) -> list[Path]:
 def _restart(home: Home, daemon: Daemon, cli: Any, expected: dict[str, object]) -> Daemon:
     daemon.stop()
     again = Daemon(home)
-    wait_until(lambda: cli("list", "--json").code == 0, 120, "the restarted daemon's index")
-    assert _lasting(_answers(cli)) == _lasting(expected)
+    try:
+        wait_until(lambda: cli("list", "--json").code == 0, 120, "the restarted daemon's index")
+        assert _lasting(_answers(cli)) == _lasting(expected)
+    except BaseException:
+        again.stop()
+        raise
     return again
 
 
@@ -99,9 +103,6 @@ def test_answers_stay_whole_when_the_cache_file_is_deleted_then_damaged(home: Ho
         assert _lasting(_answers(cli)) == _lasting(expected)
         # The damage was met (SQLite's, or a checksum's): records were read again from the notes.
         assert "the note was read again" in home.log_file.read_text()
-        daemon.stop()
-        daemon = Daemon(home)
-        wait_until(lambda: cli("list", "--json").code == 0, 120, "the restarted daemon's index")
-        assert _lasting(_answers(cli)) == _lasting(expected)
+        daemon = _restart(home, daemon, cli, expected)
     finally:
         daemon.stop()
