@@ -28,7 +28,7 @@ from vaultd.vault.link_targets import LinkResolver, Resolution, Suggester, name_
 from vaultd.vault.note import stem_of
 from vaultd.vault.note_table import AliasesOf, NoteTable, sketch_of
 from vaultd.vault.parse_pool import parsed_chunks, worker_count
-from vaultd.vault.path_bags import PathBag, added, members, removed
+from vaultd.vault.path_bags import LARGE, PathBag, added, members, removed
 from vaultd.vault.reading import Updates, read_note
 from vaultd.vault.walk import FileStat, SkippedFile, classify, is_ignored, is_valid_name, walk
 
@@ -302,7 +302,14 @@ class VaultIndex:
                 bag = linkers.get(key)
                 if bag is None:
                     linkers[sys.intern(key)] = path  # the string the resolver holds for that name
-                elif bag is not path:
+                elif bag is path:
+                    continue
+                elif type(bag) is list and len(bag) < LARGE:
+                    # A note's paths are added in this one call, so only the last entry can be
+                    # it: no scan of the list (a name many notes link to, in a build).
+                    if bag[-1] is not path:
+                        bag.append(path)
+                else:
                     linkers[key] = added(bag, path, ordered=False)
 
     def _forget(self, path: str) -> None:
