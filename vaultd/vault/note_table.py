@@ -11,10 +11,10 @@ flight) is kept as its bytes until the write commits; a record msgpack cannot ho
 surrogate, an integer past 64 bits: :func:`encode_record` tells) is kept as it is, always.
 
 Copies for vault-wide readers (:meth:`NoteTable.copy`) share the file: a copy is registered with
-it, and before a write replaces or deletes a row, the cache hands the row's old bytes to every
-table that still reads that row from the file (:meth:`NoteTable.hand_over`), under one lock with
-the commit, so a copy keeps the state it was taken at however long it lives (a kept graph
-snapshot, a lint run) and costs memory only for the records changed after it. Pinning a read
+it, and before a write commits rows it replaces or deletes, the cache hands their old bytes to
+every other table that still reads them from the file (:meth:`NoteTable.hand_over`), so a copy
+keeps the state it was taken at however long it lives (a kept graph snapshot, a lint run) and
+costs memory only for the records changed after it. Pinning a read
 transaction per copy was the other way; it would keep the write-ahead log from being checkpointed
 while a snapshot lives, which for a kept graph snapshot is for good.
 

@@ -131,8 +131,13 @@ class IndexCache(CacheConnections):
     def _commit_handing_over(self, touched: list[str], owner: NoteTable | None) -> None:
         """Commit the writer's transaction, first handing the rows it replaces or drops to every
         table (but the one writing) that still reads them from the file. A pooled reader reads
-        them: it sees the last committed state, the rows as they were. Under ``views_lock``, so
-        no table is copied, and none changed, between the hand-over and the commit."""
+        them: it sees the last committed state, the rows as they were.
+
+        The commit itself runs outside ``views_lock`` (a build's next chunk goes into its table
+        meanwhile): a table copied between the hand-over and the commit is copied from the
+        writing table, which holds its touched records in memory (the records it writes, and
+        none it drops), or from one that was handed them.
+        """
         with self.views_lock:
             views = [v for v in self._views.values() if v is not owner]
             wanted = [p for p in touched if any(v.reads_from_file(p) for v in views)]
@@ -141,7 +146,7 @@ class IndexCache(CacheConnections):
                     old = records.records_of(reader.con, wanted)
                 for view in views:
                     view.hand_over(old)
-            self._writer.execute("COMMIT")
+        self._writer.execute("COMMIT")
 
     def apply(
         self,
