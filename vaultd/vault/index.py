@@ -394,7 +394,9 @@ class VaultIndex:
         return self.resolver.resolve(link.target, source)
 
     def notes_by_alias(self, text: str) -> list[str]:
-        return sorted(members(self._aliases.get(name_key(text))))
+        # A note whose cached record was lost, and gone from the disk when it was dropped, may
+        # leave its aliases behind (its record was not there to say them): never named.
+        return sorted(p for p in members(self._aliases.get(name_key(text))) if p in self.notes)
 
     def copy(self) -> IndexCopy:
         """This state of the index, for a reader that lets it go (call it on the event loop, or
