@@ -95,7 +95,8 @@ if breakdown:
     facts["breakdown"] = [[name, sum(size(o) for o in objs)] for name, objs in parts]
     facts["breakdown"].append(["SQLite (page caches, schema; every connection)", apsw.memory_used()])
 facts["notes"] = len(index.notes)
-facts["notes"] = len(index.notes)
+# records kept in memory rather than read from the cache file (older trees kept every one)
+facts["in_memory"] = index.notes.in_memory() if hasattr(index.notes, "in_memory") else len(index.notes)
 print(json.dumps(facts))
 """
 
@@ -141,6 +142,8 @@ def main() -> None:
                         built = f"{_mb(f['built'])} ({_mb(f['peak'])})"
                         row = [f"{notes:,}", tree.name, kind, _mb(f["start"]), built, _mb(f["trimmed"]), _mb(f.get("traced"))]
                         print("| " + " | ".join(row) + " |", flush=True)
+                        if args.breakdown:
+                            print(f"| | | | records kept in memory | {f['in_memory']:,} of {f['notes']:,} | | |")
                         for where, size, count in f.get("traced_top", []):
                             print(f"| | {where} | | {size / 1e6:.1f} MB | {count:,} blocks | | |")
                         if "breakdown" in f:

@@ -7,10 +7,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vaultd.vault.path_bags import SMALL, PathBag, added, members, removed
+from vaultd.vault.path_bags import LARGE, SMALL, PathBag, added, members, removed
 
-_paths = st.sampled_from([f"p{i}.md" for i in range(SMALL + 8)])
-_steps = st.lists(st.tuples(st.booleans(), _paths), max_size=80)
+_paths = st.sampled_from([f"p{i}.md" for i in range(SMALL + 8)] + [f"q{i}.md" for i in range(LARGE)])
+_steps = st.lists(st.tuples(st.booleans(), _paths), max_size=600)
 
 
 @given(_steps, st.booleans())
@@ -29,17 +29,24 @@ def test_a_group_holds_what_a_set_would(steps: list[tuple[bool, str]], ordered: 
         assert (bag is None) == (not model)
         got = members(bag)
         assert sorted(got) == sorted(model)
+        assert len(got) == len(model)  # each path once
         if ordered:
             assert list(got) == model
-            assert not isinstance(bag, set)
+            assert isinstance(bag, (str, tuple, type(None)))
 
 
-def test_one_path_is_held_alone_and_many_in_a_set() -> None:
+def test_one_path_is_held_alone_more_in_a_list_and_many_in_a_set() -> None:
     bag = added(None, "a.md", ordered=False)
     assert bag == "a.md" and added(bag, "a.md", ordered=False) == "a.md"
     for i in range(SMALL):
         bag = added(bag, f"n{i}.md", ordered=False)
-    assert isinstance(bag, set) and len(bag) == SMALL + 1
+    assert isinstance(bag, list) and len(bag) == SMALL + 1
+    assert added(bag, "n3.md", ordered=False) is bag and len(bag) == SMALL + 1
+    for i in range(SMALL, LARGE - 1):
+        bag = added(bag, f"n{i}.md", ordered=False)
+    assert isinstance(bag, list) and len(bag) == LARGE
+    bag = added(bag, "last.md", ordered=False)
+    assert isinstance(bag, set) and len(bag) == LARGE + 1
     ordered: PathBag = "a.md"
     for i in range(SMALL):
         ordered = added(ordered, f"n{i}.md", ordered=True)

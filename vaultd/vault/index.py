@@ -15,6 +15,7 @@ them from each cached record's :class:`~vaultd.vault.note_table.Sketch`.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -25,10 +26,10 @@ from vaultd import faults
 from vaultd.memory import collector_paused
 from vaultd.vault.link_targets import LinkResolver, Resolution, Suggester, name_key
 from vaultd.vault.note import stem_of
-from vaultd.vault.note_table import NoteTable, sketch_of
+from vaultd.vault.note_table import AliasesOf, NoteTable, sketch_of
 from vaultd.vault.parse_pool import parsed_chunks, worker_count
-from vaultd.vault.path_bags import PathBag, added, members, removed
-from vaultd.vault.reading import Updates
+from vaultd.vault.path_bags import LARGE, PathBag, added, members, removed
+from vaultd.vault.reading import Updates, read_note
 from vaultd.vault.walk import FileStat, SkippedFile, classify, is_ignored, is_valid_name, walk
 
 if TYPE_CHECKING:
@@ -96,8 +97,10 @@ class IndexCopy:
         first call, in the reader's thread)."""
         if self._aliases is None:
             table: dict[str, list[str]] = {}
-            for path in sorted(self.notes):
-                for alias in self.notes[path].aliases:
+            named: Iterable[tuple[str, AliasesOf | NoteRecord]]
+            named = self.notes.fields(AliasesOf) if isinstance(self.notes, NoteTable) else self.notes.items()
+            for path, of in sorted(named, key=lambda item: item[0]):
+                for alias in of.aliases:
                     paths = table.setdefault(name_key(alias), [])
                     if not paths or paths[-1] != path:
                         paths.append(path)
@@ -113,13 +116,15 @@ class VaultIndex:
     def __init__(self, root: Path, cache: IndexCache | None) -> None:
         self.root = root
         self.cache = cache
-        self.notes = NoteTable()
+        self.notes = NoteTable(file=cache, reread=self._reread)
         self.attachments: dict[str, FileStat] = {}
         self.skipped: dict[str, SkippedFile] = {}
         self.resolver = LinkResolver()
         self._aliases: dict[str, PathBag] = {}
         self._linkers: dict[str, PathBag] = {}
-        self._titles: dict[str, int] = {}  #: title -> notes carrying it (the suggester holds each once)
+        #: title -> how many notes carry it besides the first (the suggester holds each title once;
+        #: most titles are one note's, and an entry each cost 0.4 MB at 10,000 notes)
+        self._titles: dict[str, int] = {}
         self.suggester = Suggester()
         #: folder -> how many indexed paths (notes, attachments, skipped) lie below it: a path that
         #: is gone is looked for below itself only when it was a folder, not across the vault
@@ -145,27 +150,40 @@ class VaultIndex:
 
     def _build(self, tally: BuildTally) -> tuple[int, int]:
         tally.started = time.monotonic()
-        cached = self.cache.load_encoded() if self.cache is not None else {}
         found = list(walk(self.root))
-        on_disk = {f.path for f in found}
-        updates = Updates(gone=[p for p in cached if p not in on_disk])
-        to_parse: list[FileStat] = []
-        reused = 0
+        updates = Updates()
+        notes_on_disk: dict[str, FileStat] = {}
+        skipped_paths: set[str] = set()
         for item in found:
             if isinstance(item, SkippedFile):
                 updates.skipped.append(item)
+                skipped_paths.add(item.path)
             elif not item.is_note:
                 updates.attachments.append(item)
-            elif tally.rebuild or (blob := cached.get(item.path)) is None:
-                to_parse.append(item)
-            elif (sketch := sketch_of(blob)) is None or not _same_stat(sketch, item):
-                to_parse.append(item)  # a record that no longer decodes is parsed again
             else:
-                # Kept as it is: only its sketch decoded, for the maps.
-                self.notes.put_encoded(sketch.path, blob)
-                self._map_note(sketch)
-                reused += 1
-        tally.reused = reused
+                notes_on_disk[item.path] = item
+        on_disk = {f.path for f in found}
+        stale: list[str] = []  #: cached notes now skipped
+        reused: set[str] = set()
+        # The cached records one row at a time: a record still the file's is mapped from its
+        # sketch and read from the file from then on; none of the bytes are kept.
+        for path, blob in self.cache.each_record() if self.cache is not None else ():
+            if path not in on_disk:
+                updates.gone.append(path)
+                continue
+            if path in skipped_paths:
+                stale.append(path)
+            fs = notes_on_disk.get(path)
+            if tally.rebuild or fs is None:
+                continue
+            if (sketch := sketch_of(blob)) is None or not _same_stat(sketch, fs):
+                continue  # parsed again; a record that no longer decodes too
+            self.notes.put_filed(sketch.path, blob)  # the one string the maps hold too
+            self._map_note(sketch)
+            reused.add(path)
+        to_parse = [fs for path, fs in notes_on_disk.items() if path not in reused]
+        del found, on_disk, notes_on_disk
+        tally.reused = len(reused)
         tally.total = len(to_parse)
         chunks = [to_parse[start : start + BUILD_CHUNK] for start in range(0, len(to_parse), BUILD_CHUNK)]
         parsed = 0
@@ -184,18 +202,18 @@ class VaultIndex:
                 if writing is not None:
                     writing.result()
                 if self.cache is not None and chunk.notes:
-                    writing = writer.submit(self.cache.apply, chunk.notes, (), encoded)
+                    writing = writer.submit(self.cache.apply, chunk.notes, (), encoded, self.notes)
             if writing is not None:
                 writing.result()
         self.apply(updates, write_cache=False)
         self.notes.forget_decoded()
         if self.cache is not None:
             # Notes gone, and notes now skipped that used to be cached, leave the cache too.
-            stale = updates.gone + [s.path for s in updates.skipped if s.path in cached]
+            stale += updates.gone
             if stale:
-                self.cache.apply([], stale)
+                self.cache.apply([], stale, owner=self.notes)
             self.cache.release_memory()
-        return parsed, reused
+        return parsed, len(reused)
 
     # -- applying changes (event loop thread) ---------------------------------------------
 
@@ -245,7 +263,16 @@ class VaultIndex:
             # a name that is not UTF-8 was never stored (SQLite text is UTF-8); nothing to delete
             kept = ((record.path, self.notes.kept_encoding(record)) for record, _doc in updates.notes)
             encoded = {path: blob for path, blob in kept if blob is not None}
-            self.cache.apply(updates.notes, [p for p in deletes if is_valid_name(p)], encoded)
+            self.cache.apply(updates.notes, [p for p in deletes if is_valid_name(p)], encoded, self.notes)
+
+    def _reread(self, path: str) -> NoteRecord | None:
+        """A note's record parsed again from the vault (its cached record was lost); None when it
+        is no note now (the watcher's refresh drops it)."""
+        fs = classify(self.root, path)
+        if not isinstance(fs, FileStat) or not fs.is_note:
+            return None
+        parsed = read_note(self.root, fs)
+        return None if isinstance(parsed, SkippedFile) else parsed[0]
 
     def _put_note(self, record: NoteRecord) -> bytes | None:
         """Index ``record``; answer its encoding (None when it has none), for the cache."""
@@ -257,9 +284,11 @@ class VaultIndex:
         path = record.path
         self._count_folders(path, 1)
         self.resolver.add(path)
-        self._titles[record.title] = self._titles.get(record.title, 0) + 1
-        if self._titles[record.title] == 1:
-            self.suggester.add(record.title)
+        title = record.title
+        if title in self.suggester:  # another note's title too: counted apart (a few notes do)
+            self._titles[title] = self._titles.get(title, 0) + 1
+        else:
+            self.suggester.add(title)
         aliases, linkers = self._aliases, self._linkers
         for alias in record.aliases:
             key = name_key(alias)
@@ -272,8 +301,15 @@ class VaultIndex:
                     key = key[:-3]
                 bag = linkers.get(key)
                 if bag is None:
-                    linkers[key] = path
-                elif bag is not path:
+                    linkers[sys.intern(key)] = path  # the string the resolver holds for that name
+                elif bag is path:
+                    continue
+                elif type(bag) is list and len(bag) < LARGE:
+                    # A note's paths are added in this one call, so only the last entry can be
+                    # it: no scan of the list (a name many notes link to, in a build).
+                    if bag[-1] is not path:
+                        bag.append(path)
+                else:
                     linkers[key] = added(bag, path, ordered=False)
 
     def _forget(self, path: str) -> None:
@@ -287,10 +323,10 @@ class VaultIndex:
             return
         self._count_folders(path, -1)
         self.resolver.remove(path)
-        left = self._titles.pop(record.title, 1) - 1
-        if left:
-            self._titles[record.title] = left
-        else:
+        others = self._titles.pop(record.title, 0)
+        if others > 1:
+            self._titles[record.title] = others - 1
+        elif not others:
             self.suggester.remove(record.title)
         for alias in record.aliases:
             self._discard(self._aliases, name_key(alias), path)
@@ -358,7 +394,9 @@ class VaultIndex:
         return self.resolver.resolve(link.target, source)
 
     def notes_by_alias(self, text: str) -> list[str]:
-        return sorted(members(self._aliases.get(name_key(text))))
+        # A note whose cached record was lost, and gone from the disk when it was dropped, may
+        # leave its aliases behind (its record was not there to say them): never named.
+        return sorted(p for p in members(self._aliases.get(name_key(text))) if p in self.notes)
 
     def copy(self) -> IndexCopy:
         """This state of the index, for a reader that lets it go (call it on the event loop, or

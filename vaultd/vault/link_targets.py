@@ -26,6 +26,7 @@ import enum
 import functools
 import posixpath
 import re
+import sys
 import unicodedata
 from typing import TYPE_CHECKING
 
@@ -126,6 +127,9 @@ class LinkResolver:
         if path in self._path_key:
             return
         name, key = self._keys(path)
+        # Interned: the backlink map's keys are these names, one string for both.
+        shared = sys.intern(name)
+        name, key = shared, (shared if name is key else key)
         self._path_key[path] = key
         self._by_name[name] = added(self._by_name.get(name), path, ordered=True)
         self._by_path[key] = added(self._by_path.get(key), path, ordered=True)
@@ -305,6 +309,9 @@ class Suggester:
 
     def __len__(self) -> int:
         return len(self._processed)
+
+    def __contains__(self, title: object) -> bool:
+        return title in self._processed
 
     def add(self, title: str) -> None:
         self._processed[title] = utils.default_process(title)

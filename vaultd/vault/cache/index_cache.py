@@ -9,6 +9,8 @@ queries are :mod:`~vaultd.vault.cache.search`.
 
 from __future__ import annotations
 
+import threading
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,13 +23,14 @@ from vaultd.vault.cache import search as fts_search
 from vaultd.vault.cache.connections import CacheConnections
 from vaultd.vault.cache.query_plan import Mode, QueryPlan
 from vaultd.vault.cache.search import MAX_LIMIT, Hit
-from vaultd.vault.cache.sqlite_file import CACHE_KIB, open_checked
+from vaultd.vault.cache.sqlite_file import CACHE_KIB, OpenOutcome, open_checked
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Iterator, Mapping
 
     from vaultd.vault.cache.records import SearchDoc
     from vaultd.vault.model import NoteRecord
+    from vaultd.vault.note_table import NoteTable
 
 
 LOAD_CACHE_KIB = 256  #: the page cache a warm start reads the records through
@@ -48,6 +51,14 @@ class IndexCache(CacheConnections):
     recreated, ``generation`` goes up): ``load_encoded`` then returns ``{}``, ``search`` and
     ``apply`` raise ``Unavailable``, and the owner re-applies every note.
     """
+
+    def __init__(self, path: Path, writer: apsw.Connection, outcome: OpenOutcome, detail: str | None) -> None:
+        super().__init__(path, writer, outcome, detail)
+        #: held by every change to a note table reading this file, and by a write from the moment
+        #: it hands the rows it replaces to those tables until it commits
+        self.views_lock = threading.RLock()
+        #: the tables reading this file, by id (a table is a Mapping: equal tables, no hash)
+        self._views: weakref.WeakValueDictionary[int, NoteTable] = weakref.WeakValueDictionary()
 
     @classmethod
     def open(cls, path: Path, *, verify: bool = False) -> IndexCache:
@@ -88,11 +99,61 @@ class IndexCache(CacheConnections):
             self.reset(f"{type(exc).__name__}: {exc}")
             return {}
 
+    def each_record(self) -> Iterator[tuple[str, bytes]]:
+        """Every stored record with its path, one row at a time, through the small page cache of
+        :meth:`load_encoded` (a warm start keeps none of the bytes). Ends early, having reset
+        the cache, when SQLite finds it damaged: the rows not read are the reader's to parse."""
+        try:
+            with self._reader() as reader:
+                reader.con.execute(f"PRAGMA cache_size = -{LOAD_CACHE_KIB}")
+                try:
+                    yield from records.each_record(reader.con)
+                finally:
+                    reader.con.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+        except (apsw.CorruptError, apsw.NotADBError) as exc:
+            self.reset(f"{type(exc).__name__}: {exc}")
+
+    def records_of(self, paths: list[str]) -> dict[str, bytes]:
+        """The stored records of those of ``paths`` stored, by path (a note table's read).
+
+        Raises:
+            Unavailable: (UNAVAILABLE) the cache is closed, or was found damaged and reset.
+        """
+        with self._damage_guard(), self._reader() as reader:
+            return records.records_of(reader.con, paths)
+
+    def follow(self, table: NoteTable) -> None:
+        """Hand ``table`` the old bytes of each row it reads before a write replaces them, as
+        long as it lives (see :mod:`~vaultd.vault.note_table`)."""
+        with self.views_lock:
+            self._views[id(table)] = table
+
+    def _commit_handing_over(self, touched: list[str], owner: NoteTable | None) -> None:
+        """Commit the writer's transaction, first handing the rows it replaces or drops to every
+        table (but the one writing) that still reads them from the file. A pooled reader reads
+        them: it sees the last committed state, the rows as they were.
+
+        The commit itself runs outside ``views_lock`` (a build's next chunk goes into its table
+        meanwhile): a table copied between the hand-over and the commit is copied from the
+        writing table, which holds its touched records in memory (the records it writes, and
+        none it drops), or from one that was handed them.
+        """
+        with self.views_lock:
+            views = [v for v in self._views.values() if v is not owner]
+            wanted = [p for p in touched if any(v.reads_from_file(p) for v in views)]
+            if wanted:
+                with self._reader() as reader:
+                    old = records.records_of(reader.con, wanted)
+                for view in views:
+                    view.hand_over(old)
+        self._writer.execute("COMMIT")
+
     def apply(
         self,
         upserts: Iterable[tuple[NoteRecord, SearchDoc]],
         deletes: Iterable[str] = (),
         encoded: Mapping[str, bytes | None] | None = None,
+        owner: NoteTable | None = None,
     ) -> None:
         """Store and index ``upserts`` and drop ``deletes``, all in one transaction.
 
@@ -103,7 +164,9 @@ class IndexCache(CacheConnections):
         past 64 bits) is not stored (the note stays searchable and is re-parsed at the next
         start), and a path with undecodable bytes is left out of the cache. ``encoded`` holds
         records' encodings already made, by path (the index's own bytes; None where it has
-        none); a record not in it is encoded here.
+        none); a record not in it is encoded here. ``owner`` is the note table whose records
+        these are: every table reading the file (see :mod:`~vaultd.vault.note_table`) keeps the
+        rows replaced as they were, and reads each record stored from the file once it commits.
 
         Raises:
             Unavailable: (UNAVAILABLE) the cache is closed, or was found damaged and reset.
@@ -111,7 +174,13 @@ class IndexCache(CacheConnections):
         with self._damage_guard(), self._write_lock:
             if self._closed:
                 raise Unavailable(f"index cache {self.path} is closed")
-            records.store(self._writer, upserts, deletes, encoded or {})
+            written = records.store(
+                self._writer, upserts, deletes, encoded or {}, lambda touched: self._commit_handing_over(touched, owner)
+            )
+        if written:
+            with self.views_lock:
+                for view in list(self._views.values()):
+                    view.written(written)
 
     # -- search --------------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from vaultd.vault.cache.sqlite_file import signed64
 from vaultd.vault.note_table import encode_record
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
 
     import apsw
 
@@ -110,9 +110,24 @@ def _chunks(items: Iterable[_T]) -> Iterator[list[_T]]:
         yield chunk
 
 
+_ALL_RECORDS = "SELECT note.path, record.data FROM note JOIN record USING (id)"
+
+
 def load_encoded(con: apsw.Connection) -> dict[str, bytes]:
     """Every stored record by path, undecoded."""
-    return dict(con.execute("SELECT note.path, record.data FROM note JOIN record USING (id)"))
+    return dict(con.execute(_ALL_RECORDS))
+
+
+def each_record(con: apsw.Connection) -> Iterator[tuple[str, bytes]]:
+    """Every stored record with its path, one row at a time."""
+    yield from con.execute(_ALL_RECORDS)
+
+
+def records_of(con: apsw.Connection, paths: Iterable[str]) -> dict[str, bytes]:
+    """The stored records of those of ``paths`` stored, by path, in one statement."""
+    # CAST: a row garbled into text is bytes that fail their checksum, not a failed read of all
+    sql = "SELECT note.path, CAST(record.data AS BLOB) FROM note JOIN record USING (id) WHERE note.path IN (SELECT value FROM json_each(?))"
+    return dict(con.execute(sql, (msgspec.json.encode([p for p in paths if fts_query.is_storable(p)]).decode(),)))
 
 
 def store(
@@ -120,17 +135,30 @@ def store(
     upserts: Iterable[tuple[NoteRecord, SearchDoc]],
     deletes: Iterable[str],
     encoded: Mapping[str, bytes | None],
-) -> None:
-    """Drop ``deletes``, then store ``upserts``, in one transaction (see ``IndexCache.apply``)."""
+    commit: Callable[[list[str]], None] | None = None,
+) -> dict[str, bytes]:
+    """Drop ``deletes``, then store ``upserts``, in one transaction (see ``IndexCache.apply``);
+    answer the records stored, by path. ``commit``, given every path the transaction drops or
+    stores, commits it (the cache hands the rows' old bytes to the tables still reading them
+    first); without it the transaction commits here."""
     con.execute("BEGIN IMMEDIATE")
     try:
         gone = [p for p in deletes if fts_query.is_storable(p)]
         for start in range(0, len(gone), _CHUNK):
             _drop(con, list(_ids_of(con, gone[start : start + _CHUNK]).values()))
         next_id = (con.execute("SELECT max(id) FROM note").get or 0) + 1
+        written: dict[str, bytes] = {}
+        touched = dict.fromkeys(gone)
         for chunk in _chunks(upserts):
-            next_id = _store(con, _prepare(chunk, encoded), next_id)
-        con.execute("COMMIT")
+            batch = _prepare(chunk, encoded)
+            next_id = _store(con, batch, next_id)
+            touched.update(dict.fromkeys(n[0] for n in batch.notes))
+            written.update((n[0], data) for n, data in zip(batch.notes, batch.records, strict=True) if data is not None)
+        if commit is None:
+            con.execute("COMMIT")
+        else:
+            commit(list(touched))
+        return written
     except BaseException:
         if con.in_transaction:
             con.execute("ROLLBACK")
