@@ -75,7 +75,7 @@ def _restart(home: Home, daemon: Daemon, cli: Any, expected: dict[str, object]) 
 
 
 def test_answers_stay_whole_when_the_cache_file_is_deleted_then_damaged(home: Home, daemon: Daemon, cli: Any) -> None:
-    registered_vault(home, cli, _notes())
+    registered_vault(home, _notes())
     expected = _answers(cli)
     assert expected["tags"] and expected["issues"]
     # A restart: every record is now read from the file the first daemon wrote; deleted, the
