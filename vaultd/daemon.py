@@ -20,17 +20,11 @@ import structlog
 from protocol.framing import MAX_FRAME_BYTES
 from protocol.methods.service import Activation
 from vaultd import __version__
-from vaultd.api import load_handlers
-from vaultd.api.edition_methods import scheduled_editions
-from vaultd.api.handlers import check_complete
+from vaultd.api import check_indexed
 from vaultd.console.supervisor import ConsoleSupervisor
 from vaultd.errors import NotFound, VaultError
 from vaultd.events.wake import Wakers
-from vaultd.ops.git.sync import background as background_sync
-from vaultd.ops.session_note import write_session_notes
-from vaultd.ops.view_refresh import keep_views
 from vaultd.registry.config import ConfigStore, DaemonLimits
-from vaultd.runtime import VaultRuntime
 from vaultd.server.accept import accept_forever, refuse_over_cap
 from vaultd.server.budget import ReplyBudget
 from vaultd.server.connection import Connection
@@ -46,6 +40,7 @@ if TYPE_CHECKING:
 
     from protocol.methods.sessions import SessionRecord
     from protocol.methods.vaults import VaultEntry
+    from vaultd.runtime import VaultRuntime
 
 log = structlog.get_logger("vaultd")
 
@@ -65,8 +60,7 @@ class Daemon:
     ) -> None:
         """``idle_exit_s``: stop after that many quiet seconds; only a socket-activated daemon
         may (see :mod:`vaultd.server.idle`), so it is ignored for ``Activation.SELF``."""
-        load_handlers()
-        check_complete()
+        check_indexed()  # the handlers' modules are imported at their methods' first calls
         self.home = home
         self.socket_path = socket_path
         self.version = __version__
@@ -102,6 +96,8 @@ class Daemon:
     def _session_ended(self, record: SessionRecord) -> None:
         """Write the ended session's note into the vaults that opt in, in the background."""
         if any(r.entry.session_notes is not None for r in self.vaults.values()):
+            from vaultd.ops.session_note import write_session_notes  # a write: loaded when one is due
+
             self._vault_tasks.start_soon(write_session_notes, list(self.vaults.values()), record)
 
     # -- vaults ----------------------------------------------------------------------------
@@ -125,6 +121,12 @@ class Daemon:
             self.attach(entry)
 
     def attach(self, entry: VaultEntry) -> VaultRuntime:
+        # A vault's machinery is loaded with the first vault: a daemon serving none stays small.
+        from vaultd.api.edition_methods import scheduled_editions
+        from vaultd.ops.git.sync import background as background_sync
+        from vaultd.ops.view_refresh import keep_views
+        from vaultd.runtime import VaultRuntime
+
         runtime = VaultRuntime(entry)
         self.vaults[entry.id] = runtime
         if runtime.take():
