@@ -121,23 +121,34 @@ class Daemon:
             self.attach(entry)
 
     def attach(self, entry: VaultEntry) -> VaultRuntime:
-        # A vault's machinery is loaded with the first vault: a daemon serving none stays small.
-        from vaultd.api.edition_methods import scheduled_editions
-        from vaultd.ops.git.sync import background as background_sync
-        from vaultd.ops.view_refresh import keep_views
-        from vaultd.runtime import VaultRuntime
+        from vaultd.runtime import VaultRuntime  # loaded with the first vault: a daemon serving none stays small
 
         runtime = VaultRuntime(entry)
         self.vaults[entry.id] = runtime
         if runtime.take():
             runtime.start_index(self.home, self._vault_tasks)
-            self._vault_tasks.start_soon(background_sync, runtime)  # idle unless the vault opts in
-            self._vault_tasks.start_soon(keep_views, runtime)  # idle unless the vault opts in
-            self._vault_tasks.start_soon(scheduled_editions, runtime)  # idle unless the vault sets a schedule
+            self._vault_tasks.start_soon(self._keep, runtime)
         runtime.publish_health()
         self.vault_set.wake()
         log.info("vault attached", vault=entry.id, state=str(runtime.state))
         return runtime
+
+    async def _keep(self, runtime: VaultRuntime) -> None:
+        """Start the vault's keepers (background sync, views, scheduled editions: each idle unless
+        the vault opts in) once its index is built or has failed: their modules, most of the write
+        path's, are then loaded after a restart's first answer instead of before it. None of them
+        acts before the index is there (sync and editions first sleep; the views' first pass, made
+        as they start, covers any change before it)."""
+        await runtime.index_settled()
+        if runtime.git.stopped:
+            return  # released meanwhile
+        from vaultd.api.edition_methods import scheduled_editions
+        from vaultd.ops.git.sync import background as background_sync
+        from vaultd.ops.view_refresh import keep_views
+
+        self._vault_tasks.start_soon(background_sync, runtime)  # idle unless the vault opts in
+        self._vault_tasks.start_soon(keep_views, runtime)  # idle unless the vault opts in
+        self._vault_tasks.start_soon(scheduled_editions, runtime)  # idle unless the vault sets a schedule
 
     async def attach_and_index(self, entry: VaultEntry) -> VaultRuntime:
         """Take a newly added vault and build its index before answering the caller."""

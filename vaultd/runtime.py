@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import errno
+import math
 import os
 import stat
 import time
@@ -313,6 +314,25 @@ class VaultRuntime:
         if self._failed.is_set():
             raise Unavailable(f"vault {self.entry.id!r} could not be indexed: {self.message}")
         raise Unavailable(f"vault {self.entry.id!r} is still indexing; retry in a moment")
+
+    async def index_settled(self) -> None:
+        """Return once the index this instance started is built or has failed, or the vault is
+        released (at once when no index was started)."""
+        live = self.live
+        if live is None:
+            return
+        async with anyio.create_task_group() as tg:
+
+            async def settled() -> None:
+                await first_of(live.ready, self._failed)
+                tg.cancel_scope.cancel()
+
+            async def released() -> None:
+                await self.git.sleep(math.inf)
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(settled)
+            tg.start_soon(released)
 
     def release(self) -> None:
         self.git.stop()
