@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 log = structlog.get_logger("vaultd")
 
 SHUTDOWN_GRACE_S = 5.0  #: how long in-flight requests may run on after a stop
+KEEPER_CHECK_S = 5.0  #: how often a vault's settings are looked at for a keeper not started yet
 
 
 class Daemon:
@@ -134,21 +135,33 @@ class Daemon:
         return runtime
 
     async def _keep(self, runtime: VaultRuntime) -> None:
-        """Start the vault's keepers (background sync, views, scheduled editions: each idle unless
-        the vault opts in) once its index is built or has failed: their modules, most of the write
-        path's, are then loaded after a restart's first answer instead of before it. None of them
-        acts before the index is there (sync and editions first sleep; the views' first pass, made
-        as they start, covers any change before it)."""
+        """Start each of the vault's keepers (background sync, views, scheduled editions) once the
+        vault opts in to it, looked at when its settings change (and every :data:`KEEPER_CHECK_S`)
+        from when its index is built or has failed. Their modules are most of the write path: a vault that uses none of them
+        never loads it for them, and one that does loads it after a restart's first answer. None
+        of them acts before the index is there (sync and editions first sleep; the views' first
+        pass, made as they start, covers any change before it), and each, once started, follows
+        its setting itself (off again: idle)."""
         await runtime.index_settled()
-        if runtime.git.stopped:
-            return  # released meanwhile
-        from vaultd.api.edition_methods import scheduled_editions
-        from vaultd.ops.git.sync import background as background_sync
-        from vaultd.ops.view_refresh import keep_views
+        started: set[str] = set()
+        while not runtime.git.stopped and len(started) < 3:
+            entry = runtime.entry
+            if "sync" not in started and entry.sync_interval_s:
+                from vaultd.ops.git.sync import background as background_sync
 
-        self._vault_tasks.start_soon(background_sync, runtime)  # idle unless the vault opts in
-        self._vault_tasks.start_soon(keep_views, runtime)  # idle unless the vault opts in
-        self._vault_tasks.start_soon(scheduled_editions, runtime)  # idle unless the vault sets a schedule
+                self._vault_tasks.start_soon(background_sync, runtime)
+                started.add("sync")
+            if "views" not in started and entry.views:
+                from vaultd.ops.view_refresh import keep_views
+
+                self._vault_tasks.start_soon(keep_views, runtime)
+                started.add("views")
+            if "editions" not in started and entry.volumes is not None and entry.volumes.schedule is not None:
+                from vaultd.api.edition_methods import scheduled_editions
+
+                self._vault_tasks.start_soon(scheduled_editions, runtime)
+                started.add("editions")
+            await runtime.settings_changed(KEEPER_CHECK_S)
 
     async def attach_and_index(self, entry: VaultEntry) -> VaultRuntime:
         """Take a newly added vault and build its index before answering the caller."""

@@ -82,6 +82,7 @@ class VaultRuntime:
         self._lock_fd: int | None = None
         self.live: LiveIndex | None = None
         self._failed = anyio.Event()
+        self._settings_changed = anyio.Event()  #: set (and replaced) when the entry is
         self.writer = anyio.Lock()  #: one mutation at a time per vault
         self.recovery: RecoveryReport | None = None
         self.folder: FolderId | None = None  #: the root's identity when the lock was taken
@@ -105,6 +106,13 @@ class VaultRuntime:
         """New registry settings (vault.set, vault.git): the git keeper reads the same entry."""
         self._entry = entry
         self.git.entry = entry
+        self._settings_changed.set()
+        self._settings_changed = anyio.Event()
+
+    async def settings_changed(self, seconds: float) -> None:
+        """Return when the vault's settings change, or after ``seconds``."""
+        with anyio.move_on_after(seconds):
+            await self._settings_changed.wait()
 
     @property
     def state_dir(self) -> Path:
