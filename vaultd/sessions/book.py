@@ -29,7 +29,6 @@ from protocol.methods.sessions import (
     PromptLine,
     SessionRecord,
 )
-from vaultd.policy import secret_issues
 from vaultd.sessions.files import ensure_folder, read_records, remove_record, write_record
 
 if TYPE_CHECKING:
@@ -49,6 +48,8 @@ def prompt_summary(prompt: str) -> str:
     line = "".join(ch for ch in line if ch.isprintable())
     if len(line) > MAX_PROMPT_CHARS:
         line = line[: MAX_PROMPT_CHARS - 1] + "…"
+    from vaultd.policy import secret_issues  # the policy's rules: loaded with the first prompt, not at the daemon's start
+
     if secret_issues(line, "prompt"):
         return WITHHELD
     return line
