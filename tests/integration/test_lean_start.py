@@ -33,8 +33,9 @@ FOR_A_VAULT = {
     "rapidfuzz": re.compile(r"/rapidfuzz/"),
     "yaml": re.compile(r"/yaml/_yaml"),
 }
-#: Loaded by no call made here: the meaning model's arrays, the graph's communities.
-NEVER_HERE = {"numpy": re.compile(r"/numpy/"), "igraph": re.compile(r"/igraph/")}
+#: Loaded by no call made here: the meaning model's arrays, the graph's communities; and greenlet,
+#: which structlog would load whenever it is installed, never (the daemon runs no greenlets).
+NEVER_HERE = {"numpy": re.compile(r"/numpy/"), "igraph": re.compile(r"/igraph/"), "greenlet": re.compile(r"/greenlet/")}
 
 
 def _mapped(pid: int) -> set[str]:
