@@ -1,6 +1,7 @@
 """The lean index's goals at each size, judged in one run: the daemon's cold build against the
 bare FTS5 build, its resident size after indexing and after a warm restart, and the warm restart
-to the first answer.
+to the first answer; and the daemon's own baseline, serving no vault: its resident size once it
+has answered, and its start to that first answer.
 
     .venv/bin/python -m benchmarks.index_scale [--notes 1000 10000 100000] [--runs 3] [--tree DIR]
 
@@ -34,6 +35,8 @@ REPO = Path(__file__).resolve().parents[1]
 BUILD_RATIO = {1000: 2.0, 10_000: 1.5}
 RSS_MB = {10_000: 60.0, 100_000: 250.0}
 WARM_S = {10_000: 0.5, 100_000: 1.0}
+#: The daemon with no vault (MB): what every size's resident figure starts from.
+EMPTY_RSS_MB = 35.0
 
 
 def _goal(table: dict[int, float], notes: int) -> float | None:
@@ -96,6 +99,29 @@ def measure(tree: Path, c: corpus.Corpus, runs: int, work: Path) -> dict[str, Fi
     return {"cold": cold, "cold_cpu": cold_cpu, "rss": rss, "warm": warm, "rss_warm": rss_warm}
 
 
+def measure_empty(tree: Path, runs: int, work: Path) -> dict[str, Figure]:
+    """The daemon of ``tree`` serving no vault, started ``runs`` times in fresh homes: from its
+    spawn to its first answer (``daemon.status``, wall and the process's CPU), and its resident
+    size a second later (what it loaded to start and to answer, nothing of a vault)."""
+    start, start_cpu, rss = Figure("s"), Figure("s"), Figure("B")
+    for _ in range(runs):
+        home = Home.create(work)
+        home.env["PYTHONPATH"] = str(tree)
+        daemon = Daemon(home)
+        try:
+            client = daemon.client()
+            call(client, "daemon.status", {})
+            start.samples.append(time.perf_counter() - daemon.started)
+            start_cpu.samples.append(cpu_seconds(daemon.pid))
+            client.close()
+            time.sleep(1.0)
+            rss.samples.append(float(rss_bytes(daemon.pid)))
+        finally:
+            daemon.stop()
+            home.cleanup()
+    return {"start": start, "start_cpu": start_cpu, "rss": rss}
+
+
 def _verdict(value: float, goal: float | None) -> str:
     if goal is None:
         return "-"
@@ -104,7 +130,7 @@ def _verdict(value: float, goal: float | None) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.index_scale")
-    parser.add_argument("--notes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--notes", type=int, nargs="*", default=[1000, 10000], help="sizes (none: the no-vault daemon alone)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--runs", type=int, default=3, help="cold builds and warm restarts at each size")
     parser.add_argument("--tree", type=Path, nargs="*", default=[], help="other vaultd source trees to measure beside this one")
@@ -112,6 +138,17 @@ def main() -> None:
     trees = [REPO, *(t.resolve() for t in args.tree)]
     print("| notes | tree | figure | measured (median) | goal | verdict |")
     print("|---|---|---|---|---|---|")
+    empty_work = Path(tempfile.mkdtemp(prefix="scale", dir=corpus.bench_dir()))
+    try:
+        for tree in trees:
+            e = measure_empty(tree, args.runs, empty_work)
+            rss_mb = e["rss"].p50 / 1e6
+            shown = f"{e['start'].p50:.2f} s; CPU {e['start_cpu'].p50:.2f} s"
+            print(f"| 0 | {tree.name} | daemon with no vault: spawn to its first answer (wall; CPU) | {shown} | - | - |")
+            verdict = _verdict(rss_mb, EMPTY_RSS_MB)
+            print(f"| 0 | {tree.name} | daemon RSS with no vault | {rss_mb:.1f} MB | <= {EMPTY_RSS_MB:g} MB | {verdict} |", flush=True)
+    finally:
+        shutil.rmtree(empty_work, ignore_errors=True)
     for notes in args.notes:
         c = corpus.for_size(notes, args.seed)
         work = Path(tempfile.mkdtemp(prefix="scale", dir=corpus.bench_dir()))

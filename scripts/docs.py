@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from protocol.reference import render as render_methods
 from scripts.cli_doc import problems as guide_problems
 from scripts.cli_reference import render as render_cli
+from scripts.handler_index import render as render_handler_index
 from scripts.man_page import render as render_man
 from vaultctl.mcp.tools import ToolCatalogue
 from vaultctl.service.units import SHIPPED
@@ -51,6 +52,7 @@ GENERATED: dict[str, Callable[[], str]] = {
     "docs/reference/cli.md": render_cli,
     "docs/man/vaultctl.1": render_man,
     **SHIPPED,  # systemd/ and launchd/: the service files, for a pipx or uv tool install
+    "vaultd/api/handler_index.py": render_handler_index,  # the daemon's handlers, loaded at first call
 }
 
 

@@ -20,17 +20,11 @@ import structlog
 from protocol.framing import MAX_FRAME_BYTES
 from protocol.methods.service import Activation
 from vaultd import __version__
-from vaultd.api import load_handlers
-from vaultd.api.edition_methods import scheduled_editions
-from vaultd.api.handlers import check_complete
+from vaultd.api import check_indexed
 from vaultd.console.supervisor import ConsoleSupervisor
 from vaultd.errors import NotFound, VaultError
 from vaultd.events.wake import Wakers
-from vaultd.ops.git.sync import background as background_sync
-from vaultd.ops.session_note import write_session_notes
-from vaultd.ops.view_refresh import keep_views
 from vaultd.registry.config import ConfigStore, DaemonLimits
-from vaultd.runtime import VaultRuntime
 from vaultd.server.accept import accept_forever, refuse_over_cap
 from vaultd.server.budget import ReplyBudget
 from vaultd.server.connection import Connection
@@ -46,10 +40,12 @@ if TYPE_CHECKING:
 
     from protocol.methods.sessions import SessionRecord
     from protocol.methods.vaults import VaultEntry
+    from vaultd.runtime import VaultRuntime
 
 log = structlog.get_logger("vaultd")
 
 SHUTDOWN_GRACE_S = 5.0  #: how long in-flight requests may run on after a stop
+KEEPER_CHECK_S = 5.0  #: how often a vault's settings are looked at for a keeper not started yet
 
 
 class Daemon:
@@ -65,8 +61,7 @@ class Daemon:
     ) -> None:
         """``idle_exit_s``: stop after that many quiet seconds; only a socket-activated daemon
         may (see :mod:`vaultd.server.idle`), so it is ignored for ``Activation.SELF``."""
-        load_handlers()
-        check_complete()
+        check_indexed()  # the handlers' modules are imported at their methods' first calls
         self.home = home
         self.socket_path = socket_path
         self.version = __version__
@@ -102,6 +97,8 @@ class Daemon:
     def _session_ended(self, record: SessionRecord) -> None:
         """Write the ended session's note into the vaults that opt in, in the background."""
         if any(r.entry.session_notes is not None for r in self.vaults.values()):
+            from vaultd.ops.session_note import write_session_notes  # a write: loaded when one is due
+
             self._vault_tasks.start_soon(write_session_notes, list(self.vaults.values()), record)
 
     # -- vaults ----------------------------------------------------------------------------
@@ -125,17 +122,46 @@ class Daemon:
             self.attach(entry)
 
     def attach(self, entry: VaultEntry) -> VaultRuntime:
+        from vaultd.runtime import VaultRuntime  # loaded with the first vault: a daemon serving none stays small
+
         runtime = VaultRuntime(entry)
         self.vaults[entry.id] = runtime
         if runtime.take():
             runtime.start_index(self.home, self._vault_tasks)
-            self._vault_tasks.start_soon(background_sync, runtime)  # idle unless the vault opts in
-            self._vault_tasks.start_soon(keep_views, runtime)  # idle unless the vault opts in
-            self._vault_tasks.start_soon(scheduled_editions, runtime)  # idle unless the vault sets a schedule
+            self._vault_tasks.start_soon(self._keep, runtime)
         runtime.publish_health()
         self.vault_set.wake()
         log.info("vault attached", vault=entry.id, state=str(runtime.state))
         return runtime
+
+    async def _keep(self, runtime: VaultRuntime) -> None:
+        """Start each of the vault's keepers (background sync, views, scheduled editions) once the
+        vault opts in to it, looked at when its settings change (and every :data:`KEEPER_CHECK_S`)
+        from when its index is built or has failed. Their modules are most of the write path: a vault that uses none of them
+        never loads it for them, and one that does loads it after a restart's first answer. None
+        of them acts before the index is there (sync and editions first sleep; the views' first
+        pass, made as they start, covers any change before it), and each, once started, follows
+        its setting itself (off again: idle)."""
+        await runtime.index_settled()
+        started: set[str] = set()
+        while not runtime.git.stopped and len(started) < 3:
+            entry = runtime.entry
+            if "sync" not in started and entry.sync_interval_s:
+                from vaultd.ops.git.sync import background as background_sync
+
+                self._vault_tasks.start_soon(background_sync, runtime)
+                started.add("sync")
+            if "views" not in started and entry.views:
+                from vaultd.ops.view_refresh import keep_views
+
+                self._vault_tasks.start_soon(keep_views, runtime)
+                started.add("views")
+            if "editions" not in started and entry.volumes is not None and entry.volumes.schedule is not None:
+                from vaultd.api.edition_methods import scheduled_editions
+
+                self._vault_tasks.start_soon(scheduled_editions, runtime)
+                started.add("editions")
+            await runtime.settings_changed(KEEPER_CHECK_S)
 
     async def attach_and_index(self, entry: VaultEntry) -> VaultRuntime:
         """Take a newly added vault and build its index before answering the caller."""

@@ -56,8 +56,10 @@ def _idle_exit(text: str) -> float:
 #: The daemon never draws for a terminal: its log is JSON lines and its tracebacks plain text. But
 #: structlog imports rich whenever it can, to offer pretty tracebacks, and that import was a
 #: quarter of the daemon's start (80 ms of 310). Marked absent before structlog is first imported,
-#: in the daemon's process only; vaultctl, which draws with rich, is another process.
-NOT_IN_THE_DAEMON = ("rich",)
+#: in the daemon's process only; vaultctl, which draws with rich, is another process. Likewise
+#: greenlet, which structlog's deprecated thread-local context imports whenever it is installed
+#: (a test tool brings it); the daemon runs no greenlets.
+NOT_IN_THE_DAEMON = ("rich", "greenlet")
 
 #: How long a thread may keep the GIL while another waits for it. Vault-wide work (a lint's rules,
 #: a link snapshot of every note) runs in a worker thread in pure Python, and each time the event

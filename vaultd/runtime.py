@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import errno
+import math
 import os
 import stat
 import time
@@ -81,6 +82,7 @@ class VaultRuntime:
         self._lock_fd: int | None = None
         self.live: LiveIndex | None = None
         self._failed = anyio.Event()
+        self._settings_changed = anyio.Event()  #: set (and replaced) when the entry is
         self.writer = anyio.Lock()  #: one mutation at a time per vault
         self.recovery: RecoveryReport | None = None
         self.folder: FolderId | None = None  #: the root's identity when the lock was taken
@@ -104,6 +106,13 @@ class VaultRuntime:
         """New registry settings (vault.set, vault.git): the git keeper reads the same entry."""
         self._entry = entry
         self.git.entry = entry
+        self._settings_changed.set()
+        self._settings_changed = anyio.Event()
+
+    async def settings_changed(self, seconds: float) -> None:
+        """Return when the vault's settings change, or after ``seconds``."""
+        with anyio.move_on_after(seconds):
+            await self._settings_changed.wait()
 
     @property
     def state_dir(self) -> Path:
@@ -313,6 +322,25 @@ class VaultRuntime:
         if self._failed.is_set():
             raise Unavailable(f"vault {self.entry.id!r} could not be indexed: {self.message}")
         raise Unavailable(f"vault {self.entry.id!r} is still indexing; retry in a moment")
+
+    async def index_settled(self) -> None:
+        """Return once the index this instance started is built or has failed, or the vault is
+        released (at once when no index was started)."""
+        live = self.live
+        if live is None:
+            return
+        async with anyio.create_task_group() as tg:
+
+            async def settled() -> None:
+                await first_of(live.ready, self._failed)
+                tg.cancel_scope.cancel()
+
+            async def released() -> None:
+                await self.git.sleep(math.inf)
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(settled)
+            tg.start_soon(released)
 
     def release(self) -> None:
         self.git.stop()

@@ -281,7 +281,7 @@ def _preload_recording() -> set[str]:
 def _preload() -> None:
     """What ``python -m vaultd.main`` imports before it listens, in its order: ``rich`` left out
     before structlog is imported, as the daemon does; the event loop's backend; every method
-    handler, as the daemon loads them when it starts."""
+    handler (the daemon imports each at its method's first call; a fork has them all at once)."""
     import vaultd.main
 
     vaultd.main._leave_out_terminal_drawing()

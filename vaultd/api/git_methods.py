@@ -34,7 +34,6 @@ from vaultd.errors import InvalidParams, NotFound
 from vaultd.git import history
 from vaultd.git.doctor import config_issues
 from vaultd.git.repo import Repo, require
-from vaultd.ops.git.sync import sync_vault
 from vaultd.policy.visibility import Visibility
 from vaultd.txn.engine import read_current
 
@@ -218,4 +217,6 @@ async def vault_snapshot(ctx: CallContext, params: SnapshotParams) -> SnapshotRe
 @handles(git.VAULT_SYNC)
 async def vault_sync(ctx: CallContext, params: SyncParams) -> SyncResult:
     runtime = ctx.host.vault(params.vault)
+    from vaultd.ops.git.sync import sync_vault  # the write path: loaded with the first sync, not with vault.add
+
     return await sync_vault(runtime, dry_run=params.dry_run, by=f"{ctx.channel}:{ctx.client}")

@@ -38,11 +38,8 @@ from protocol.methods.reads import (
 from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Ambiguous, InvalidParams, LimitExceeded, NotFound, PolicyRefused, VaultError
 from vaultd.fsio import ReadRefused, Refusal, read_regular
-from vaultd.git import history
-from vaultd.git.repo import require
 from vaultd.obsidian.property_types import index_types, typed_properties
 from vaultd.obsidian.settings import excluded, read_settings
-from vaultd.ops.create import note_path
 from vaultd.policy.visibility import Visibility
 from vaultd.vault import frontmatter, markdown, oplog
 from vaultd.vault.lookup import find_note
@@ -178,6 +175,8 @@ async def history_path(ctx: CallContext, vault: str | None, target: str) -> str:
     try:
         return find_note(live.index, target, view.hidden)
     except NotFound:
+        from vaultd.ops.create import note_path  # the writes' rule, loaded with the first read of the past
+
         path = note_path(target)
         if view.hidden(path):
             raise
@@ -190,6 +189,9 @@ async def _read_at(ctx: CallContext, params: ReadParams, rev: str) -> ReadResult
     Raises:
         NotFound: NOT_FOUND, the note was private to the caller at that revision.
     """
+    from vaultd.git import history  # git's reader, loaded with the first read of the past
+    from vaultd.git.repo import require
+
     runtime = ctx.host.vault(params.vault)
     path = await history_path(ctx, params.vault, params.target)
     repo = await anyio.to_thread.run_sync(require, runtime.root, runtime.entry.id)

@@ -31,20 +31,15 @@ from protocol.methods.specs import source_gone
 from protocol.methods.vaults import VaultHealth, VaultState, WritePolicy
 from protocol.methods.work import WorkState
 from protocol.table import METHODS
-from vaultd.api import stats_methods
 from vaultd.api.handlers import CallContext, handles
 from vaultd.errors import Unavailable, VaultError
-from vaultd.gate.store import store_for
-from vaultd.git import doctor as git_doctor
-from vaultd.ops.tidy import TidyPlan, plan_pending
-from vaultd.ops.view_refresh import edited_views
-from vaultd.sessions.work import work_for
 from vaultd.vault_work import VAULT_WORK
 
 log = structlog.get_logger("vaultd.doctor")
 
 if TYPE_CHECKING:
     from vaultd.api.host import Host
+    from vaultd.ops.tidy import TidyPlan
     from vaultd.runtime import VaultRuntime
 
 
@@ -100,6 +95,8 @@ def _config_problem(host: Host) -> str | None:
 
 
 async def _proposal_findings(runtime: VaultRuntime) -> list[Finding]:
+    from vaultd.gate.store import store_for  # a vault's: the daemon loads it with a vault's first call
+
     check = f"proposals:{runtime.entry.id}"
     try:
         kept, refused = await anyio.to_thread.run_sync(store_for(runtime.root).entries)
@@ -117,6 +114,8 @@ async def _proposal_findings(runtime: VaultRuntime) -> list[Finding]:
 
 async def _health_findings(ctx: CallContext, vault: str) -> list[Finding]:
     """What a ready vault's notes need: links that do not resolve, notes the index could not read."""
+    from vaultd.api import stats_methods  # a vault's: loaded with a vault's first call
+
     s = await stats_methods.vault_stats(ctx, StatsParams(vault=vault))
     broken = s.dead_links + s.ambiguous_links
     links = Finding(
@@ -147,6 +146,11 @@ async def _with_pending(runtime: VaultRuntime) -> VaultHealth:
     health = runtime.health()
     if health.state not in (VaultState.READY, VaultState.INDEXING):
         return health
+    # A vault's, loaded with a vault's first call: a status of a daemon serving none stays small.
+    from vaultd.gate.store import store_for
+    from vaultd.ops.view_refresh import edited_views
+    from vaultd.sessions.work import work_for
+
     try:
         kept = work_for(runtime.root, runtime.entry.id).all()
     except VaultError:  # a work folder that is not vaultd's own is a doctor finding, not a status failure
@@ -212,6 +216,8 @@ async def doctor(ctx: CallContext, params: DoctorParams) -> DoctorResult:
             findings.extend(await _tidy_findings(ctx, runtime))
         if health.state in (VaultState.READY, VaultState.INDEXING):
             findings.extend(await _proposal_findings(runtime))
+            from vaultd.git import doctor as git_doctor  # a vault's: loaded with its first doctor
+
             findings.extend(await anyio.to_thread.run_sync(git_doctor.findings, runtime.git))
     verdict = max((f.level for f in findings), key=[Level.OK, Level.WARN, Level.FAIL].index, default=Level.OK)
     return DoctorResult(verdict=verdict, findings=findings)
@@ -229,6 +235,8 @@ async def _tidy_findings(ctx: CallContext, runtime: VaultRuntime) -> list[Findin
     if runtime.entry.write is WritePolicy.NONE:
         return []
     check = f"tidy:{runtime.entry.id}"
+    from vaultd.ops.tidy import TidyPlan, plan_pending  # a vault's: loaded with its first doctor
+
     try:
         async with VAULT_WORK.admitted(ctx, "daemon.doctor"), VAULT_WORK.turn():
             plan = await plan_pending(runtime, ctx.channel)

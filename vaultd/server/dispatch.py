@@ -17,14 +17,14 @@ from protocol.issue_codes import IssueCode
 from protocol.methods.common import Channel
 from protocol.methods.reads import ReadResult
 from protocol.table import METHODS, MethodSpec
-from vaultd.api.handlers import HANDLERS, CallContext
-from vaultd.api.session_methods import observe
+from vaultd.api import handler as handler_of
 from vaultd.errors import VaultError
-from vaultd.policy.visibility import Visibility, screened
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from vaultd.api.handlers import CallContext
+    from vaultd.policy.visibility import Visibility
     from vaultd.vault.index import VaultIndex
 
 log = structlog.get_logger("vaultd.dispatch")
@@ -58,7 +58,11 @@ def _params_error(exc: msgspec.ValidationError) -> ErrorData:
 
 async def dispatch(request: Request, ctx: CallContext) -> Reply:
     spec = METHODS.get(request.method)
-    handler = HANDLERS.get(request.method)
+    try:
+        handler = handler_of(request.method) if spec is not None else None  # its module loaded at the first call
+    except Exception:
+        log.exception("internal error", method=request.method)
+        return error_response(request.id, ErrorData(code=ErrorCode.INTERNAL, message=INTERNAL_MESSAGE))
     if spec is None or handler is None:
         return error_response(
             request.id,
@@ -80,6 +84,8 @@ async def dispatch(request: Request, ctx: CallContext) -> Reply:
     try:
         result = await handler(ctx, params)
         if ctx.channel == Channel.MCP:
+            from vaultd.api.session_methods import observe  # an agent's call: loaded at the first
+
             observe(ctx, params, result)  # the agent session's record: what it read and wrote
             result = _for_agents(ctx, request.method, result, params)
         # Encoding is part of the call: a result that cannot be encoded is this call's failure.
@@ -113,6 +119,8 @@ def _strings(node: Any) -> Iterator[str]:
 
 
 def _private_views(ctx: CallContext) -> list[tuple[Visibility, VaultIndex | None]]:
+    from vaultd.policy.visibility import Visibility  # agents' replies only: loaded at the first
+
     views = []
     for runtime in ctx.host.vaults.values():
         view = Visibility.of(runtime.entry, Channel.MCP)
@@ -133,6 +141,8 @@ def _for_agents(ctx: CallContext, method: str, value: Any, params: Any) -> Any:
     views = _private_views(ctx)
     if not views:
         return value
+    from vaultd.policy.visibility import screened
+
     builtins = msgspec.to_builtins(value)
     given = tuple(_strings(msgspec.to_builtins(params))) if params is not None else ()
     clean, count = screened(builtins, views, _NOTE_TEXT.get(type(value), frozenset()), given)

@@ -30,8 +30,6 @@ from protocol.methods.sessions import (
     SessionRecord,
 )
 from vaultd.errors import Conflict
-from vaultd.policy import secret_issues
-from vaultd.policy.paths import path_key
 from vaultd.sessions.files import ensure_folder, read_records, remove_record, write_record
 
 if TYPE_CHECKING:
@@ -51,6 +49,8 @@ def prompt_summary(prompt: str) -> str:
     line = "".join(ch for ch in line if ch.isprintable())
     if len(line) > MAX_PROMPT_CHARS:
         line = line[: MAX_PROMPT_CHARS - 1] + "…"
+    from vaultd.policy import secret_issues  # the policy's rules: loaded with the first prompt, not at the daemon's start
+
     if secret_issues(line, "prompt"):
         return WITHHELD
     return line
@@ -128,6 +128,8 @@ class SessionBook:
         so the two are compared by path key, as vaultd compares paths, on every disk."""
         if session in self._load():
             return None
+        from vaultd.policy.paths import path_key  # the policy package: loaded with a new session, not at start
+
         key = path_key(session)
         return next((other for other in self._load() if path_key(other) == key), None)
 
