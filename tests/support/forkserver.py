@@ -337,9 +337,11 @@ def _send(conn: socket.socket, message: dict[str, Any]) -> None:
         pass  # the test process closed its end; the daemon still runs and is still reaped
 
 
-def serve(listener: socket.socket, read: set[str]) -> None:
+def serve(listener: socket.socket, read: set[str], own_env: dict[str, str]) -> None:
     """Fork a daemon for each connection; report each one's exit on its connection; end when
-    stdin (the test process) closes."""
+    stdin (the test process) closes. ``own_env`` is the server's environment as it started,
+    before the imports: a variable vaultd sets for itself as it loads (one BLAS thread) is set
+    the same way by a new interpreter, so only what the server was given is compared."""
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
@@ -349,7 +351,6 @@ def serve(listener: socket.socket, read: set[str]) -> None:
     sel.register(listener, selectors.EVENT_READ, "accept")
     sel.register(wake_r, selectors.EVENT_READ, "child")
     sel.register(0, selectors.EVENT_READ, "parent")
-    own_env = dict(os.environ)
     conns: dict[int, socket.socket] = {}  # pid -> its connection, until reaped
     bufs: dict[int, bytes] = {}
 
@@ -449,11 +450,12 @@ def serve(listener: socket.socket, read: set[str]) -> None:
 
 def main(fd: int) -> None:
     listener = socket.socket(fileno=fd)
+    own_env = dict(os.environ)
     read = _preload_recording()
     assert threading.active_count() == 1, "the imports started a thread: forking now would copy it half-made"
     gc.collect()
     gc.freeze()  # the imported objects stay shared with the forks instead of being copied by their collector
-    serve(listener, read)
+    serve(listener, read, own_env)
 
 
 if __name__ == "__main__":
