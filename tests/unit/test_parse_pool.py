@@ -6,16 +6,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.corpus import generator
-from vaultd.vault import index, parse_pool
-from vaultd.vault.cache import IndexCache
+from vaultd.vault import parse_pool
 from vaultd.vault.index import BUILD_CHUNK, VaultIndex
-from vaultd.vault.note_table import NoteTable
 from vaultd.vault.parse_pool import parsed_chunks, worker_count
 from vaultd.vault.walk import FileStat, walk
 
@@ -126,36 +123,3 @@ def test_small_builds_and_single_cores_parse_here(monkeypatch: pytest.MonkeyPatc
     assert worker_count(10**6) == parse_pool.MAX_WORKERS
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0}, raising=False)
     assert worker_count(10**6) == 0
-
-
-def test_chunks_parsed_while_the_cache_writes_are_written_together_and_every_note_once(
-    vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(index, "BUILD_CHUNK", 32)
-    writes: list[int] = []
-    apply = IndexCache.apply
-
-    def slow_apply(self: IndexCache, upserts: list[Any], *args: Any) -> None:
-        writes.append(len(upserts))
-        time.sleep(0.05)  # a cache on a slow disk: the parsing runs ahead of it
-        apply(self, upserts, *args)
-
-    monkeypatch.setattr(IndexCache, "apply", slow_apply)
-    cache = IndexCache.open(tmp_path / "index.sqlite")
-    try:
-        built = VaultIndex(vault, cache)
-        parsed, reused = built.build()
-        stored = cache.load_encoded()
-    finally:
-        cache.close()
-    assert max(writes) > 32  # chunks that waited went in one write ...
-    assert max(writes) <= index.BUILD_WRITE_CHUNKS * 32  # ... a bounded number of them
-    assert (parsed, reused) == (len(built.notes), 0)
-    assert sum(writes) == parsed  # and each note in one write
-    assert sorted(stored) == sorted(built.notes)
-    assert all(built.notes.same(NoteTable(stored), path) for path in stored)
-    cache = IndexCache.open(tmp_path / "index.sqlite")
-    try:
-        assert VaultIndex(vault, cache).build() == (0, parsed)  # a restart reuses every record
-    finally:
-        cache.close()

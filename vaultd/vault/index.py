@@ -35,12 +35,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
     from pathlib import Path
 
-    from vaultd.vault.cache import IndexCache, SearchDoc
+    from vaultd.vault.cache import IndexCache
     from vaultd.vault.model import Link, NoteRecord
     from vaultd.vault.note_table import LinkTarget, Sketch
 
 BUILD_CHUNK = 256  #: notes parsed per cache write during a build
-BUILD_WRITE_CHUNKS = 4  #: parsed chunks that may wait for the cache writer, then written as one
 
 
 def _same_stat(sketch: Sketch, fs: FileStat) -> bool:
@@ -172,11 +171,6 @@ class VaultIndex:
         parsed = 0
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="vaultd-cache") as writer:
             writing: Future[None] | None = None
-            # Chunks parsed while the cache writes the last ones, written together: one
-            # transaction (and one FTS segment) for several chunks costs SQLite less than one
-            # each; at most BUILD_WRITE_CHUNKS wait, so the build's peak stays a few chunks.
-            waiting: list[tuple[NoteRecord, SearchDoc]] = []
-            waiting_encoded: dict[str, bytes | None] = {}
             for done, chunk in enumerate(parsed_chunks(self.root, chunks, worker_count(len(to_parse))), start=1):
                 tally.parsed = min(done * BUILD_CHUNK, len(to_parse))
                 faults.point("build-chunk")
@@ -187,20 +181,12 @@ class VaultIndex:
                 encoded = {record.path: self._put_note(record) for record, _doc in chunk.notes}
                 parsed += len(chunk.notes)
                 updates.skipped += chunk.skipped
-                if self.cache is None or not chunk.notes:
-                    continue
-                waiting += chunk.notes
-                waiting_encoded.update(encoded)
-                if writing is not None and not writing.done() and len(waiting) < BUILD_WRITE_CHUNKS * BUILD_CHUNK:
-                    continue
                 if writing is not None:
                     writing.result()
-                writing = writer.submit(self.cache.apply, waiting, (), waiting_encoded)
-                waiting, waiting_encoded = [], {}
+                if self.cache is not None and chunk.notes:
+                    writing = writer.submit(self.cache.apply, chunk.notes, (), encoded)
             if writing is not None:
                 writing.result()
-            if waiting and self.cache is not None:
-                self.cache.apply(waiting, (), waiting_encoded)
         self.apply(updates, write_cache=False)
         self.notes.forget_decoded()
         if self.cache is not None:
