@@ -37,7 +37,9 @@ def assert_declines_or_agrees(header: str) -> None:
 
 
 # Flat-looking headers, with the characters and spellings that make YAML read a line otherwise.
-KEYS = st.sampled_from(["title", "tags", "a", "b", "due date", "état", "_x", "k-1", "true", "null", "1", "x#y", "a'b", "<<", "="])
+KEYS = st.sampled_from(
+    ["title", "tags", "a", "b", "due date", "état", "_x", "k-1", "true", "null", "1", "x#y", "a'b", "<<", "=", "2024-1-2", "2024-01-02"]
+)
 VALUES = st.sampled_from(
     [
         "",

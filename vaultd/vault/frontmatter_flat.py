@@ -125,8 +125,8 @@ def load_flat(header: str) -> dict[str, Any] | None:
                 return None
             if name[-1] == " " or "#" in name or not _FLOW_SPECIAL.isdisjoint(name) or name in out:
                 return None
-            if not isinstance(_resolve(name), str):
-                return None  # a key YAML reads as a number, a boolean or null
+            if _resolve(name) != name:
+                return None  # a key YAML reads as a number, a boolean, null, or spelled otherwise
             value = rest.strip(" ")
             key, items = None, None
             nodes += 2
