@@ -1,20 +1,31 @@
 """Where a cold and a warm index build spend their time: cProfile of the daemon's build, in-process.
 
     .venv/bin/python -m benchmarks.profile_index [--notes 10000] [--top 25] [--warm]
+    .venv/bin/python -m benchmarks.profile_index --timed [--notes 1000 10000] [--runs 3] [--tree DIR]
 
 Builds the index of a generated vault (a private copy, a new cache file) exactly as the daemon's
 start-up does (``IndexCache.open`` + ``VaultIndex.build``), under cProfile, and prints the top
 functions by own time and by cumulative time. ``--warm`` profiles a second build on the cache
 the first one left (a restart). The daemon's watcher and socket are not involved; for the whole
 daemon use py-spy (see docs/performance.md).
+
+``--timed`` builds without the profiler, each build in a fresh interpreter, and prints its wall
+time, the CPU seconds of the building process and those of its parsing processes (a build of
+2,000 notes or more parses on a process per core, whose CPU the daemon's own figure leaves out).
+``--tree`` names another source tree of vaultd (``git worktree add /tmp/old HEAD~3``) built
+beside this one, alternating, on the same vault.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import pstats
 import shutil
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,6 +33,8 @@ from pathlib import Path
 from benchmarks import corpus
 from vaultd.vault.cache import IndexCache
 from vaultd.vault.index import VaultIndex
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def build(vault: Path, cache_file: Path) -> None:
@@ -32,14 +45,78 @@ def build(vault: Path, cache_file: Path) -> None:
         cache.close()
 
 
+#: One cold build in a fresh interpreter, of the vaultd its PYTHONPATH names; prints ``wall cpu
+#: children_cpu`` (seconds). Kept as text: the other tree may not have this module.
+TIMED_BUILD = """
+import resource, sys, time
+from pathlib import Path
+from vaultd.vault.cache import IndexCache
+from vaultd.vault.index import VaultIndex
+wall, cpu = time.perf_counter(), time.process_time()
+cache = IndexCache.open(Path(sys.argv[2]))
+VaultIndex(Path(sys.argv[1]), cache).build()
+cache.close()
+wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+children = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{wall:.4f} {cpu:.4f} {children.ru_utime + children.ru_stime:.4f}")
+"""
+
+
+def _load() -> str:
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except OSError:
+        return "?"
+
+
+def timed(notes: list[int], seed: int, runs: int, trees: list[Path]) -> None:
+    print("| notes | tree | wall (median) | CPU, the building process | CPU, its parsing processes | 1-minute load |")
+    print("|---|---|---|---|---|---|")
+    for size in notes:
+        c = corpus.for_size(size, seed)
+        figures: dict[Path, list[tuple[float, float, float]]] = {tree: [] for tree in trees}
+        loads: dict[Path, list[str]] = {tree: [] for tree in trees}
+        work = Path(tempfile.mkdtemp(prefix="prof", dir=corpus.bench_dir()))
+        try:
+            for run in range(runs):
+                for tree in trees:
+                    vault = c.copy_to(work / f"vault{run}")
+                    loads[tree].append(_load())
+                    env = {**os.environ, "PYTHONPATH": str(tree)}
+                    out = subprocess.run(
+                        [sys.executable, "-c", TIMED_BUILD, str(vault), str(work / f"cache{run}.sqlite")],
+                        env=env,
+                        cwd=work,
+                        check=True,
+                        capture_output=True,
+                        text=True,
+                    ).stdout.split()
+                    figures[tree].append((float(out[0]), float(out[1]), float(out[2])))
+                    shutil.rmtree(vault)
+                    for leftover in work.glob(f"cache{run}.sqlite*"):
+                        leftover.unlink()
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        for tree in trees:
+            wall, cpu, children = (statistics.median(f[i] for f in figures[tree]) for i in range(3))
+            print(f"| {size:,} | {tree.name} | {wall:.2f} s | {cpu:.2f} s | {children:.2f} s | {', '.join(loads[tree])} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.profile_index")
-    parser.add_argument("--notes", type=int, default=10000)
+    parser.add_argument("--notes", type=int, nargs="+", default=[10000])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--warm", action="store_true", help="profile a build that reuses the cache")
+    parser.add_argument("--timed", action="store_true", help="time builds without the profiler, each in a fresh interpreter")
+    parser.add_argument("--runs", type=int, default=3, help="builds per tree and size (--timed)")
+    parser.add_argument("--tree", type=Path, nargs="*", default=[], help="other vaultd source trees to time beside this one (--timed)")
     args = parser.parse_args()
-    c = corpus.ensure(args.notes, args.seed)
+    if args.timed:
+        timed(args.notes, args.seed, args.runs, [REPO, *(t.resolve() for t in args.tree)])
+        return
+    notes = args.notes[0]
+    c = corpus.ensure(notes, args.seed)
     work = Path(tempfile.mkdtemp(prefix="prof", dir=corpus.bench_dir()))
     try:
         vault = c.copy_to(work / "vault")
@@ -51,7 +128,7 @@ def main() -> None:
         profile.runcall(build, vault, cache_file)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         print(
-            f"{'warm' if args.warm else 'cold'} build of {args.notes:,} notes under cProfile: "
+            f"{'warm' if args.warm else 'cold'} build of {notes:,} notes under cProfile: "
             f"{wall:.2f} s wall, {cpu:.2f} s CPU (profiling inflates both)"
         )
         stats = pstats.Stats(profile)

@@ -3,12 +3,13 @@ reports, fenced code hides everything, and generated link syntax parses back to 
 
 from __future__ import annotations
 
+import re
 from urllib.parse import unquote
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultd.vault.markdown import scan, section_spans
+from vaultd.vault.markdown import _mask, scan, section_spans
 from vaultd.vault.model import Block, Heading, LinkKind, Tag
 
 # Text biased toward the characters the scanner cares about, plus some of everything else.
@@ -105,3 +106,24 @@ def test_tag_round_trip(parts: list[str]) -> None:
     name = "/".join(parts)
     (tag,) = scan(f"text #{name} more").tags
     assert tag.name == name
+
+
+# Whitespace of every kind str.split knows (the file separators, NEL, no-break and ideographic
+# spaces), punctuation alone and inside words, NUL (a masked code span), CJK, marks, a surrogate.
+WORD_BITS = st.sampled_from(
+    [*" \t\n\r\x0b\x0c\x1c\x1f\x85\xa0\u2003\u3000", *"-|#>*—“”…\x00_1a", "é", "e\u0301", "東京", "한", "\ud800", "a-b", "--"]
+)
+
+
+def _words_by_tokens(clean: str) -> int:
+    """The word count's definition, a token at a time: each Han or kana character is a word,
+    and so is every whitespace-separated token holding a letter, digit or underscore."""
+    cjk = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f]")
+    han = len(cjk.findall(clean))
+    return han + sum(1 for token in cjk.sub(" ", clean).split() if re.search(r"\w", token))
+
+
+@settings(max_examples=600)
+@given(st.lists(st.one_of(WORD_BITS, st.text(max_size=3)), max_size=40).map("".join))
+def test_word_count_is_the_tokens_holding_a_word_character(text: str) -> None:
+    assert scan(text).words == _words_by_tokens(_mask("\n" + text))

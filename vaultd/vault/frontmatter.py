@@ -45,6 +45,7 @@ from ruamel.yaml.scalarbool import ScalarBoolean
 
 from protocol.issue_codes import IssueCode
 from protocol.parse_limits import MAX_YAML_DEPTH, MAX_YAML_NODES
+from vaultd.vault.frontmatter_flat import load_flat
 from vaultd.vault.model import NoteIssue
 from vaultd.vault.yaml_bounds import YamlRefused, screen
 from vaultd.vault.yaml_scalars import float_value, key_string, resolve_plain
@@ -155,12 +156,16 @@ def parse(text: str) -> FrontmatterParse:
 
 
 def load_header(header: str, first_line: int = 1) -> tuple[dict[str, Any] | None, list[NoteIssue]]:
-    """Turn header YAML into data, trying the fast path first.
+    """Turn header YAML into data: a flat header line by line (:mod:`.frontmatter_flat`), else
+    the fast path, else the careful one.
 
     Args:
         header: the YAML between the fences.
         first_line: the file line of the header's first line, for issue line numbers.
     """
+    flat = load_flat(header)
+    if flat is not None:
+        return flat, []
     if _CParser is None or (_ODD.search(header) is not None and _SUSPECT.search(header) is not None):
         return load_careful(header, first_line)
     try:

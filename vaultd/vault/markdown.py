@@ -377,15 +377,38 @@ def _scan_tasks(s: str, clean: str, nls: list[int], body_line: int, headings: li
 # with spaces between words, so a Korean word counts once, like a Latin one.
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f]")
 _CJK_ANY_RE = re.compile(r"[\u3040-\U0002fa1f]")  # one range: a cheaper first test than _CJK_RE
-_NON_WORD_TOKEN_RE = re.compile(r"\s[^\s\w]+(?=\s)")  # "-", "|", "—", "##": syntax, not words
+_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]")
+
+
+def _ascii_class(code: int) -> int | None:
+    char = chr(code)
+    if char.isspace():
+        return ord(" ")
+    return ord("a") if char.isalnum() or char == "_" else None
+
+
+# A word is a whitespace-separated token holding a letter, digit or underscore ("-", "|", "—",
+# "##" are syntax, not words). Counted on the UTF-8 bytes without making a string per token:
+# punctuation is deleted, whitespace becomes " " and every other byte "a" (a non-ASCII byte is
+# part of a word character once the non-ASCII spaces and punctuation are replaced), so each
+# word is a run of "a" and is counted where it starts.
+_WORD_BYTES = bytes(ord("a") if code > 127 else (_ascii_class(code) or 0) for code in range(256))
+_PUNCTUATION_BYTES = bytes(code for code in range(128) if _ascii_class(code) is None)
 
 
 def _count_words(clean: str) -> int:
     cjk = 0
-    if not clean.isascii() and _CJK_ANY_RE.search(clean) is not None:
-        cjk = len(_CJK_RE.findall(clean))
-        clean = _CJK_RE.sub(" ", clean)
-    return cjk + len(clean.split()) - len(_NON_WORD_TOKEN_RE.findall(clean + " "))
+    if not clean.isascii():
+        if _CJK_ANY_RE.search(clean) is not None:
+            cjk = len(_CJK_RE.findall(clean))
+            clean = _CJK_RE.sub(" ", clean)
+        for char in set(_NON_ASCII_RE.findall(clean)):
+            if char.isspace():
+                clean = clean.replace(char, " ")
+            elif not char.isalnum():
+                clean = clean.replace(char, "")
+    runs = clean.encode("utf-8", "surrogatepass").translate(_WORD_BYTES, _PUNCTUATION_BYTES)
+    return cjk + runs.count(b" a") + runs.startswith(b"a")
 
 
 def _count_characters(s: str, nls: list[int]) -> int:

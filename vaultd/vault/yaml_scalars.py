@@ -15,6 +15,7 @@ from ruamel.yaml.resolver import implicit_resolvers
 from ruamel.yaml.util import create_timestamp, timestamp_regexp
 
 if TYPE_CHECKING:
+    import re
     from collections.abc import Callable
 
 _YAML12: Final = (1, 2)
@@ -47,8 +48,13 @@ def float_value(value: float) -> float | str:
     return ".nan" if math.isnan(value) else ".inf" if value > 0 else "-.inf"
 
 
+# ruamel.yaml's patterns are lazy wrappers that look the compiled pattern up at every use; the
+# compiled patterns' ``match`` are taken once.
+_timestamp_match: Callable[[str], re.Match[str] | None] = timestamp_regexp.match
+
+
 def _to_timestamp(s: str) -> str:
-    match = timestamp_regexp.match(s)
+    match = _timestamp_match(s)
     if match is None:
         return s
     try:
@@ -67,17 +73,20 @@ _CONVERTERS: dict[str, Callable[[str], Any]] = {
 # ruamel.yaml's own YAML 1.2 implicit resolvers, by first character, in ruamel's order. A plain
 # "<<" or "=" stays a string (ruamel keeps those as tagged strings); a "<<" key is a merge key,
 # which the walk leaves to the careful path.
-_RESOLVERS: dict[str, list[tuple[Any, Callable[[str], Any]]]] = {}
+_RESOLVERS: dict[str, list[tuple[Callable[[str], Any], Callable[[str], Any]]]] = {}
 for _versions, _tag, _regexp, _firsts in implicit_resolvers:
     if _YAML12 in _versions and _tag in _CONVERTERS:
         for _first in _firsts:
-            _RESOLVERS.setdefault(_first, []).append((_regexp, _CONVERTERS[_tag]))
+            _RESOLVERS.setdefault(_first, []).append((_regexp.match, _CONVERTERS[_tag]))
+
+#: The first characters of the plain scalars YAML may read as something other than a string.
+TYPED_FIRST: Final = frozenset(_RESOLVERS)
 
 
 def resolve_plain(s: str) -> Any:
     """The value of an untagged plain scalar under YAML 1.2 core, as ruamel.yaml reads it."""
-    for regexp, convert in _RESOLVERS.get(s[:1], ()):
-        if regexp.match(s):
+    for match, convert in _RESOLVERS.get(s[:1], ()):
+        if match(s):
             return convert(s)
     return s
 
