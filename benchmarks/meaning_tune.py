@@ -43,7 +43,7 @@ from benchmarks.meaning_models import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     import numpy as np
 
@@ -360,13 +360,174 @@ def run_live(corpus: Path, split: str) -> list[str]:
     return [*head, "| ranking | EN r@5 | EN MRR | JA>EN r@5 | JA>EN MRR | JA r@5 | JA MRR |", "|---|---|---|---|---|---|---|", *b.rows]
 
 
+#: The Japanese parts of speech whose words a question asks for, in the janome variant.
+_CONTENT_POS = frozenset({"名詞", "動詞", "形容詞", "副詞"})
+_FUNCTION_SUBPOS = frozenset({"非自立", "代名詞", "接尾", "数"})
+
+
+def _janome_grams(tokenizer: Any, original: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+    """A question's bigrams taken within its content words (janome's morphemes) instead of
+    across every CJK run: the particles and endings between words are no longer asked."""
+    from vaultd.vault import fts_query
+
+    def grams(text: str) -> list[str]:
+        out: list[str] = []
+        for run in fts_query.CJK_RUN.findall(text):
+            for token in tokenizer.tokenize(run):
+                pos = token.part_of_speech.split(",")
+                if pos[0] in _CONTENT_POS and pos[1] not in _FUNCTION_SUBPOS and len(token.surface) > 1:
+                    out += [a + b for a, b in zip(token.surface, token.surface[1:], strict=False)]
+        return list(dict.fromkeys(out)) or original(text)
+
+    return grams
+
+
+class CrossEncoder:
+    """A cross-encoder (question and passage read together) from a folder holding ``model.onnx``
+    and ``tokenizer.json``, run on one thread by onnxruntime; pairs cut to ``tokens``."""
+
+    def __init__(self, folder: Path, tokens: int) -> None:
+        import importlib
+
+        ort = importlib.import_module("onnxruntime")
+        tokenizers = importlib.import_module("tokenizers")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = options.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
+        self.tokenizer = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(tokens)
+        self.pairs = 0
+        self.cpu_s = 0.0
+
+    def scores(self, question: str, passages: Sequence[str]) -> list[float]:
+        import time
+
+        import numpy as np
+
+        started = time.process_time()
+        encoded = self.tokenizer.encode_batch([(question, p) for p in passages])
+        width = max(len(e.ids) for e in encoded)
+        ids = np.zeros((len(encoded), width), dtype=np.int64)
+        mask, types = np.zeros_like(ids), np.zeros_like(ids)
+        for i, e in enumerate(encoded):
+            ids[i, : len(e.ids)], mask[i, : len(e.ids)], types[i, : len(e.ids)] = e.ids, 1, e.type_ids
+        out = self.session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})[0]
+        self.pairs += len(passages)
+        self.cpu_s += time.process_time() - started
+        return [float(x) for x in out.ravel()]
+
+
+def run_variants(corpus: Path, split: str, cross_encoder: Path | None, tokens: int) -> list[str]:
+    """Variants measured against vaultd's ranking and not kept (docs/performance.md, "Trying a
+    cross-encoder, Japanese words and the rerank's input"): each runs only when what it needs is
+    installed (janome; onnxruntime and tokenizers with ``--cross-encoder``)."""
+    import importlib
+    import importlib.util
+    import tempfile
+
+    from vaultd.retrieve import hybrid
+    from vaultd.retrieve import rerank as reranker
+    from vaultd.vault import fts_query
+
+    out: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="vaultd-tune-") as tmp:
+        b = Live(corpus, split, Path(tmp))
+        b.questions = [q for q in b.questions if split in ("all", q.split)]
+        retrieve = (("BM25 + rerank, limit 30", 30, True, False), ("`note.retrieve` default", 10, True, True))
+        cases = (*retrieve, ("`note.retrieve` limit 10, rerank off", 10, False, True), ("`hybrid+rerank`, limit 30", 30, True, True))
+
+        def rows(label: str) -> None:
+            for case, limit, rerank, meaning in cases:
+                b.row(f"{label}: {case}", [b.ranking(q, 3, limit, rerank=rerank, meaning=meaning) for q in b.questions])
+
+        rows("as shipped")
+        original_grams, original_rerank = fts_query.question_grams, reranker.rerank
+        if importlib.util.find_spec("janome") is not None:
+            tokenizer = importlib.import_module("janome.tokenizer").Tokenizer()
+            setattr(fts_query, "question_grams", _janome_grams(tokenizer, original_grams))  # noqa: B010 - the variant stands in
+            try:
+                rows("Japanese question grams within janome's content words")
+            finally:
+                fts_query.question_grams = original_grams
+        else:
+            out.append("(janome is not installed: its variant is left out)")
+        for share in (1.0, 0.8):
+
+            def weighed(query: str, texts: Sequence[str], bm25: Sequence[float], share: float = share) -> Any:
+                if fts_query.CJK_RUN.search(query) is None:
+                    return original_rerank(query, texts, bm25)
+                kept, reranker.BM25_SHARE = reranker.BM25_SHARE, share
+                try:
+                    return original_rerank(query, texts, bm25)
+                finally:
+                    reranker.BM25_SHARE = kept
+
+            reranker.rerank = weighed
+            try:
+                rows(f"the rerank's BM25 share {share} for a CJK question")
+            finally:
+                reranker.rerank = original_rerank
+
+        def titled(query: str, texts: Sequence[str], bm25: Sequence[float]) -> Any:
+            return original_rerank(query, [titles.get(t, t) for t in texts], bm25)
+
+        titles = {fts_query.storable(p.text): f"{p.title}: {' > '.join(p.heading)}\n{p.text}" for p in passages(corpus / "vault")}
+        reranker.rerank = titled
+        try:
+            rows("the rerank reads the title and heading path first")
+        finally:
+            reranker.rerank = original_rerank
+        if cross_encoder is not None:
+            model = CrossEncoder(cross_encoder, tokens)
+            english = [q for q in b.questions if group(q) == "en"]
+            depths = (5, 10, 20)
+            ranked: dict[int, list[list[str]]] = {d: [] for d in depths}
+            for q in english:
+                got = hybrid.rank(b.store, b.meaning, hybrid.normalized(q.text), lambda _c: True, 30, 3, rerank=False).passages
+                head = got[: max(depths)]
+                ce = model.scores(q.text, [f"{r.chunk.title}: {' > '.join(r.chunk.heading)}\n{r.chunk.text}" for r in head])
+                for depth in depths:
+                    best: dict[str, float] = {}
+                    for r, score in zip(head[:depth], ce[:depth], strict=True):
+                        best[r.chunk.path] = max(best.get(r.chunk.path, score), score)
+                    notes = sorted(best, key=lambda n: -best[n]) + [r.chunk.path for r in got if r.chunk.path not in best]
+                    ranked[depth].append(note_ranking([n.removesuffix(".md") for n in notes]))
+            kept_questions, b.questions = b.questions, english
+            for depth in depths:
+                b.row(f"cross-encoder over the fused first {depth} passages (English only), notes by its best", ranked[depth])
+            b.questions = kept_questions
+            per_pair = 1000 * model.cpu_s / max(model.pairs, 1)
+            out.append(f"(cross-encoder: {model.pairs} pairs of at most {tokens} tokens, {per_pair:.1f} CPU ms a pair)")
+        b.store.close()
+        b.vectors.close()
+    return [
+        f"{split} questions, variants not kept (vaultd's ranking in process)",
+        "",
+        "| variant | EN r@5 | EN MRR | JA>EN r@5 | JA>EN MRR | JA r@5 | JA MRR |",
+        "|---|---|---|---|---|---|---|",
+        *b.rows,
+        "",
+        *out,
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()) if __doc__ else None)
     parser.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="the corpus and caches benchmarks.meaning_models left")
     parser.add_argument("--split", default="tune", choices=("tune", "heldout", "all"))
     parser.add_argument("--live", action="store_true", help="score vaultd's own ranking as it is now, in process")
+    parser.add_argument("--variants", action="store_true", help="score the variants measured against it and not kept")
+    parser.add_argument(
+        "--cross-encoder", type=Path, help="with --variants: a folder holding a cross-encoder's model.onnx and tokenizer.json"
+    )
+    parser.add_argument("--cross-encoder-tokens", type=int, default=128, help="question and passage cut to this many tokens")
     args = parser.parse_args(argv)
-    print("\n".join(run_live(args.dir, args.split) if args.live else run(args.dir, args.split)))
+    if args.variants:
+        lines = run_variants(args.dir, args.split, args.cross_encoder, args.cross_encoder_tokens)
+    else:
+        lines = run_live(args.dir, args.split) if args.live else run(args.dir, args.split)
+    print("\n".join(lines))
     return 0
 
 

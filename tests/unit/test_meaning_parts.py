@@ -224,3 +224,42 @@ def test_a_note_fair_in_both_rankings_beats_one_first_in_a_single_ranking(tmp_pa
         del meaning._queries[(choice.key, question)]
         vectors.close()
         store.close()
+
+
+QUESTION_WORD = st.sampled_from(sorted(hybrid.QUESTION_WORDS))
+ASCII_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=1, max_size=12)
+OTHER_WORD = st.one_of(ASCII_WORD, st.sampled_from(["ログアウトしても", "git-stash", "half-done", "I/O"]))
+
+
+@given(
+    st.lists(
+        st.one_of(OTHER_WORD, QUESTION_WORD, QUESTION_WORD.map(str.upper), QUESTION_WORD.map(lambda w: w + "?")), min_size=1, max_size=10
+    )
+)
+def test_bm25_is_asked_the_question_without_its_phrasing_words_and_never_nothing(words: list[str]) -> None:
+    asked = hybrid.bm25_words(" ".join(words)).split()
+    phrasing = [w.lower().rstrip("?") in hybrid.QUESTION_WORDS for w in words]
+    if all(phrasing):
+        assert asked == words  # a question of phrasing words alone is asked whole
+    else:
+        assert asked == [w for w, drop in zip(words, phrasing, strict=True) if not drop]
+
+
+def test_a_question_phrasing_word_no_longer_outvotes_the_word_that_says_what_it_is_about(tmp_path: Path) -> None:
+    """Noise.md shares three of the question's words, each as rare in this vault as "squash"
+    (so the chunk index's own rule keeps them); they only phrase the question. Asked whole,
+    BM25 put Noise.md first; asked without them, the passage about squashing is first."""
+    store = ChunkStore(tmp_path / "v-chunks-v2.sqlite")
+    texts = {
+        "Noise.md": "you want a way out, any way you want, whatever you need",
+        "Squash.md": "squash several commits into one before you push",
+        **{f"Filler{i}.md": f"gardening notes number {i}" for i in range(10)},
+    }
+    store.apply([(p, DocStat(1, 1, i), p.removesuffix(".md"), [Chunk((), 1, 1, t)]) for i, (p, t) in enumerate(texts.items())])
+    try:
+        ranking = hybrid.rank(store, None, "I want a way to squash, do I need anything?", lambda _c: True, 5, 1, rerank=False)
+        assert [r.chunk.path for r in ranking.passages] == ["Squash.md"]
+        whole = hybrid.rank(store, None, "want way need", lambda _c: True, 5, 1, rerank=False)
+        assert [r.chunk.path for r in whole.passages] == ["Noise.md"]  # phrasing words alone: asked as they are
+    finally:
+        store.close()

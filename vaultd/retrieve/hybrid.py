@@ -10,6 +10,7 @@ note, as the search continuation asks). Within a note, passages keep their own f
 passage without a vector yet keeps its BM25 share; a question the model cannot embed gets BM25's
 order whole. Before the fusion, the meaning ranking is corrected for the size of each passage's
 note (:func:`by_note_size`): a note of hundreds of passages no longer wins by having more chances.
+BM25 is asked the question without the English words that only phrase it (:func:`bm25_words`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,19 @@ MAX_FETCH = 20000  #: ranked chunks fetched at most to fill a page past hidden n
 CONTINUATION_FETCH = 800
 _embedder = ThreadPoolExecutor(max_workers=2, thread_name_prefix="vaultd-question")
 
+#: English words that phrase a question rather than say what it is about ("how do I", "is there a
+#: way to", "I want to"). BM25 is asked without them (:func:`bm25_words`): the chunk index leaves
+#: out only the words found in more than a quarter of its passages, so "want", "way" or "need"
+#: stayed, and matched passages for nothing, most in a small vault. The meaning model and the
+#: rerank still read the whole question.
+QUESTION_WORDS = frozenset(
+    """how what which who whom whose why when where can could would should will do does did doing i i'm im me my mine myself
+    we us our you your want wanted wants need needs like way ways there is are was were be been being it its it's a an the
+    to of for in on at with and or so some something anything any possible able this that these those if then than just
+    also again please""".split()
+)
+_NOT_WORD = re.compile(r"[^\w']+")
+
 #: note.search's operators: a query holding any of them is a person's or a script's exact query,
 #: never continued by meaning.
 _OPERATOR = re.compile(r'["()]|(?:^|\s)[-+]\S|(?:^|\s)(?:OR|AND|NOT)(?:\s|$)|\b(?:tag|path):', re.UNICODE)
@@ -55,6 +69,15 @@ def normalized(query: str) -> str:
 def is_plain(query: str) -> bool:
     """Whether a search query is plain words (no phrase, alternative, exclusion, group or filter)."""
     return bool(query.strip()) and _OPERATOR.search(query) is None
+
+
+def bm25_words(query: str) -> str:
+    """``query`` as BM25 is asked it: without the words that only phrase an English question
+    (:data:`QUESTION_WORDS`, whatever their case and the punctuation around them), unless
+    nothing else is left."""
+    words = query.split()
+    kept = [w for w in words if _NOT_WORD.sub("", w.lower()) not in QUESTION_WORDS]
+    return " ".join(kept) if kept else query
 
 
 @dataclass(slots=True)
@@ -129,7 +152,7 @@ def rank(
     # is that deep (for more than four passages asked), and it is not widened.
     depth = max(pool_size, FUSION_DEPTH) if embedding is not None else pool_size
     lexical_depth = pool_size if rerank else depth
-    shown = _bm25(store, query, keep, lexical_depth, per_note, max_fetch)
+    shown = _bm25(store, bm25_words(query), keep, lexical_depth, per_note, max_fetch)
     result = Ranking([])
     lexical = capped([Ranked(c, c.score, bm25=c.score) for c in shown], per_note, lexical_depth)
     if rerank:
