@@ -24,6 +24,7 @@ from functools import partial
 from pathlib import Path
 
 from benchmarks import corpus, limits
+from benchmarks.report import RSS_MB, WARM_S, build_goal
 from benchmarks.stats import Figure, Stopwatch, cpu_seconds, rss_bytes
 from benchmarks.timed_daemon import VAULT_ID, Daemon, Home, call
 from tests.support.wait import wait_until
@@ -31,18 +32,8 @@ from vaultctl.client import CallError, Client
 
 REPO = Path(__file__).resolve().parents[1]
 
-#: The goals by size: cold build over the bare FTS5 build, RSS after indexing (MB), warm restart (s)
-BUILD_RATIO = {1000: 2.0, 10_000: 1.5}
-RSS_MB = {10_000: 60.0, 100_000: 250.0}
-WARM_S = {10_000: 0.5, 100_000: 1.0}
 #: The daemon with no vault (MB): what every size's resident figure starts from.
 EMPTY_RSS_MB = 35.0
-
-
-def _goal(table: dict[int, float], notes: int) -> float | None:
-    """The goal at the largest size named at or below ``notes`` (None below the smallest)."""
-    sizes = [size for size in table if size <= notes]
-    return table[max(sizes)] if sizes else None
 
 
 def _answers(client: Client) -> bool:
@@ -158,13 +149,13 @@ def main() -> None:
             for tree in trees:
                 f = measure(tree, c, args.runs, work)
                 ratio = f["cold"].p50 / bare_wall
-                build_goal = _goal(BUILD_RATIO, notes)
+                ratio_goal = build_goal(notes)
                 rss_goal, warm_goal = RSS_MB.get(notes), WARM_S.get(notes)  # named at these sizes only
                 rows = [
                     (
                         "cold build, vaultd / bare FTS5 (wall; CPU)",
                         f"{f['cold'].p50:.2f} s / {bare_wall:.2f} s = {ratio:.2f}x; CPU {f['cold_cpu'].p50:.2f} / {bare_cpu:.2f} s",
-                        build_goal,
+                        ratio_goal,
                         ratio,
                         "x",
                     ),

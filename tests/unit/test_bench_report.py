@@ -53,3 +53,35 @@ def test_the_scale_table_has_a_column_per_size_and_the_limit_beside_vaultd() -> 
     assert "| search p50, vaultd socket / bare FTS5 with snippets | 2.00 ms / 1.00 ms | 5.00 ms / 3.00 ms |" in rows
     assert "| daemon RSS after indexing | 50.0 MB | 50.0 MB |" in rows
     assert not any("warm restart" in r for r in rows), "a figure no size has is left out"
+
+
+def test_the_lean_index_goals_are_judged_at_their_edges_where_they_are_named() -> None:
+    """The cold build's bound is 2x up to 10,000 notes and 1.5x from there; resident size and the
+    warm restart are judged only at the sizes their goals name, each at its bound and one past."""
+
+    def run(build: float, rss_mb: float, warm: float) -> dict[str, dict[str, Figure]]:
+        return {
+            report.VAULTD: {
+                "cold_build": Figure("s", [build]),
+                "rss_indexed": Figure("B", [rss_mb * 1e6]),
+                "warm_restart": Figure("s", [warm]),
+            },
+            report.LIMIT: {"cold_build": Figure("s", [1.0])},
+        }
+
+    rows = report.goals(
+        {1000: run(2.0, 1e3, 9.0), 10_000: run(1.5, 60.0, 0.5), 30_000: run(1.0, 1e3, 9.0), 100_000: run(1.51, 250.1, 1.01)}
+    )
+    lean = ("cold build", "daemon RSS", "warm restart")
+    verdicts = {(r["notes"], name): r["verdict"] for r in rows if (name := " ".join(r["goal"].split()[:2])) in lean}
+    assert verdicts == {
+        (1000, "cold build"): "PASS",
+        (10_000, "cold build"): "PASS",
+        (10_000, "daemon RSS"): "PASS",
+        (10_000, "warm restart"): "PASS",
+        (30_000, "cold build"): "PASS",
+        (100_000, "cold build"): "MISS",
+        (100_000, "daemon RSS"): "MISS",
+        (100_000, "warm restart"): "MISS",
+    }
+    assert [r["target"] for r in rows if r["goal"].startswith("cold build")] == ["<= 2x", "<= 1.5x", "<= 1.5x", "<= 1.5x"]
