@@ -217,6 +217,28 @@ def test_without_the_model_search_still_answers_a_question_sharing_a_word(home: 
     assert found.ranking is Ranking.BM25 and found.meaning is None and "off" in found.note
 
 
+def test_the_continuation_keeps_to_the_type_tag_and_folder_filters(home: Home, daemon: Daemon, typed: TypedClient) -> None:
+    """Each filter holds for the notes that continue a search as for those holding every word."""
+    notes = {
+        "Kept/Sowing.md": "---\ntype: howto\ntags: [garden]\n---\n# Sowing\n\nSow the seeds in spring.\n",
+        "Kept/Seeds.md": "---\ntype: log\ntags: [garden]\n---\n# Seeds\n\nThe seeds came late this year.\n",
+        "Other/Seedlings.md": "---\ntype: howto\ntags: [kitchen]\n---\n# Seedlings\n\nSeeds sprout on the sill.\n",
+    }
+    _vault(home, notes)
+
+    def continued(type: str | None = None, tag: str | None = None, folder: str | None = None) -> list[str]:
+        asked = SearchParams(query="when do seeds get sown", limit=10, type=type, tag=tag, folder=folder)
+        hits = typed.call(SEARCH, asked).hits
+        assert all(h.match is Match.MEANING for h in hits)
+        return sorted(h.path for h in hits)
+
+    assert continued() == ["Kept/Seeds.md", "Kept/Sowing.md", "Other/Seedlings.md"]
+    assert continued(type="howto") == ["Kept/Sowing.md", "Other/Seedlings.md"]
+    assert continued(tag="garden") == ["Kept/Seeds.md", "Kept/Sowing.md"]
+    assert continued(folder="Kept") == ["Kept/Seeds.md", "Kept/Sowing.md"]
+    assert continued(folder="Other", tag="garden") == []
+
+
 def test_search_and_retrieve_answers_fit_their_byte_bound_with_a_cursor_to_the_rest(home: Home, daemon: Daemon, typed: TypedClient) -> None:
     notes = {f"Heron {n:02}.md": f"# Heron {n:02}\n\n" + "The heron waits by the water, still as a post. " * 12 + "\n" for n in range(30)}
     _vault(home, notes)

@@ -154,16 +154,20 @@ async def _by_meaning(
     index = live.index
     query = hybrid.normalized(params.query)
 
+    by_record = references.needs_record(params.type, params.domain, params.tag)
+
     def keep(chunk: StoredChunk) -> bool:
-        record = index.notes.get(chunk.path)
-        return (
-            record is not None
-            and chunk.path not in seen
-            and chunk.path != log_path
-            and view.visible(chunk.path)
-            and shown_here(chunk.path)
-            and references.matches_filters(record, params.type, params.domain, params.tag, folder)
-        )
+        path = chunk.path
+        if path in seen or path == log_path or path not in index.notes:
+            return False
+        if not (view.visible(path) and shown_here(path)):
+            return False
+        if folder is not None and not references.in_folder(path, folder):
+            return False
+        if not by_record:
+            return True
+        record = index.notes.get(path)
+        return record is not None and references.matches_filters(record, params.type, params.domain, params.tag, folder)
 
     def more() -> list[SearchHit]:
         ranking = hybrid.rank(

@@ -32,6 +32,17 @@ def looks_like_identifier(query: str) -> bool:
     return 0 < len(q) <= 512 and not any(ch.isspace() for ch in q.removeprefix("doi: ").removeprefix("arXiv: "))
 
 
+def in_folder(path: str, folder: str) -> bool:
+    """Whether ``path`` lies below ``folder`` (given without slashes at its ends)."""
+    return path.startswith(folder + "/") or path.rpartition("/")[0] == folder
+
+
+def needs_record(type_: str | None, domain: str | None, tag: str | None) -> bool:
+    """Whether the search filters read a note's record: the folder filter reads its path alone,
+    and a record read from the index cache costs a read and a decode per candidate."""
+    return type_ is not None or domain is not None or tag is not None
+
+
 def matches_filters(record: NoteRecord, type_: str | None, domain: str | None, tag: str | None, folder: str | None) -> bool:
     """The search filters, applied to a note found by identifier (the FTS query applies them in SQL)."""
     fm = record.frontmatter or {}
@@ -39,7 +50,7 @@ def matches_filters(record: NoteRecord, type_: str | None, domain: str | None, t
         return False
     if domain is not None and fm.get("domain") != domain:
         return False
-    if folder is not None and not (record.path.startswith(folder + "/") or record.path.rpartition("/")[0] == folder):
+    if folder is not None and not in_folder(record.path, folder):
         return False
     if tag is not None:
         wanted = tag.strip().lstrip("#").strip("/").lower()
