@@ -7,6 +7,7 @@ decode a call to the member its selector names, refusing an argument that member
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -206,3 +207,19 @@ def test_a_fitted_page_of_a_family_member_says_how_to_go_on_through_the_family()
     assert following == {"view": "issues", "cursor": following["cursor"], "limit": following["limit"]}
     again = CATALOGUE.decode(name, _raw(following))
     assert again.spec is spec and isinstance(again.params, IssuesParams) and again.params.cursor == following["cursor"]
+
+
+@pytest.mark.parametrize("toolset", ["core", "read", "write", "all"])
+def test_descriptions_name_a_method_as_an_agent_calls_it(toolset: str) -> None:
+    """``protocol/`` says ``op.list`` or ``file.read``; an agent sees no tool of that name, so the
+    listing and the instructions say the tool (and a family's selector) that reaches it."""
+    catalogue = ToolCatalogue(resolve(toolset))
+    text = msgspec.json.encode(catalogue.definitions(None, structured=True)).decode() + catalogue.instructions("")
+    dotted = sorted({m for m in MCP_SPECS if re.search(rf"\b{re.escape(m)}\b", text)})
+    assert dotted == [], dotted
+    if toolset == "all":  # each form appears: a tool alone, a family's member
+        assert "task_list gave it" in text
+        assert "work action=start gives it" in text
+        assert "vault_info view=operations" in text
+        name, fixed = catalogue.call_of(METHODS["op.list"])
+        assert (name, fixed) == ("vault_info", {"view": "operations"})

@@ -115,6 +115,33 @@ def not_offered(spec: AnySpec) -> tuple[str, ...]:
     return (*hidden_of(spec), *ALWAYS)
 
 
+_METHOD_NAME = re.compile(r"\b[a-z]+(?:\.[a-z_]+)+\b")
+
+
+def as_called(text: str) -> str:
+    """``text`` with each method it names that an agent may call written as the agent calls it:
+    its tool's name, or its family's name and selector (``op.list`` is ``vault_info
+    view=operations``). ``protocol/`` describes methods by their names, which no tool carries."""
+
+    def face(found: re.Match[str]) -> str:
+        spec = METHODS.get(found.group(0))
+        if spec is None or not spec.mcp:
+            return found.group(0)
+        family = family_of(spec.name)
+        return spec.tool_name if family is None else f"{family.name} {family.selector}={family.key(spec)}"
+
+    return _METHOD_NAME.sub(face, text)
+
+
+def _called_throughout(node: Any) -> Any:
+    """A tool definition with :func:`as_called` applied to every description in it."""
+    if isinstance(node, dict):
+        return {k: as_called(v) if k == "description" and isinstance(v, str) else _called_throughout(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_called_throughout(v) for v in node]
+    return node
+
+
 def description_of(spec: AnySpec) -> str:
     """The gist of the method's summary (:func:`protocol.schema.gist`), and how to confirm a
     two-step one; the reference docs keep the long form."""
@@ -172,7 +199,7 @@ class ToolCatalogue:
             said = SAID_BY_TWO_STEP_RULE if any(s.two_step for s in self._specs.values()) else ()
             described = " ".join(f"{n}: {d}" for n, d in self.shared.items() if n not in said)
             parts.append(f"Shared arguments: {described}")
-        text = self._instructions[preamble] = " ".join(parts)
+        text = self._instructions[preamble] = as_called(" ".join(parts))
         return text
 
     @property
@@ -259,7 +286,7 @@ class ToolCatalogue:
                     base = _family_definition(tool, list(self._members[name].values()), self.shared)
                 else:
                     base = _definition(tool, self.shared)
-                self._base[name] = base
+                base = self._base[name] = _called_throughout(base)
             definition = dict(base, inputSchema=with_vault_enum(base["inputSchema"], vaults))
             if not annotated:
                 definition.pop("annotations", None)
