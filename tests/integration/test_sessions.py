@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import time
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -52,6 +53,8 @@ from tests.support.mcp_results import tool_error
 from tests.support.typed import refused
 from tests.support.wait import wait_until
 from vaultctl.client import CallError
+from vaultd.fsio import TEMP_PREFIX, TEMP_SUFFIX
+from vaultd.sessions.files import STALE_TEMP_S
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -431,3 +434,26 @@ def test_session_ids_that_differ_only_in_letter_case_are_refused_not_kept_as_one
     # Ids apart in more than case stay apart.
     typed_clients.open(home, Channel.MCP, session="Case-Two").call(READ, ReadParams(vault="v", target="Alpha"))
     assert sorted(os.listdir(home.home / "sessions")) == ["Case-One.json", "Case-Two.json"]
+
+
+def test_a_temp_file_a_crashed_record_write_left_is_removed_and_a_young_one_kept(
+    vault: Path, home: Home, typed: TypedClient, typed_clients: TypedClients
+) -> None:
+    """A record is written to a temp file, then renamed; a daemon killed between the two leaves
+    the temp file behind. The folder's next read removes one older than any write takes, in the
+    session records and in a vault's work documents alike, and leaves a young one (a write under
+    way) alone."""
+    old = time.time() - STALE_TEMP_S - 60
+    left: list[Path] = []
+    for folder in (home.home / "sessions", vault / ".vaultd" / "work"):
+        folder.mkdir(parents=True, exist_ok=True)
+        stale, young = folder / f"{TEMP_PREFIX}0123456789abcdef{TEMP_SUFFIX}", folder / f"{TEMP_PREFIX}fedcba9876543210{TEMP_SUFFIX}"
+        stale.write_bytes(b'{"id": "s-half')
+        young.write_bytes(b'{"id": "s-half')
+        os.utime(stale, (old, old))
+        left.append(young)
+    typed.call(SESSION_LIST, SessionListParams())
+    typed.call(WORK_LIST, WorkListParams(vault="v"))
+    typed_clients.open(home, Channel.MCP, session="s-after").call(READ, ReadParams(vault="v", target="Alpha"))
+    assert sorted(os.listdir(home.home / "sessions")) == sorted(["s-after.json", left[0].name])
+    assert os.listdir(vault / ".vaultd" / "work") == [left[1].name]

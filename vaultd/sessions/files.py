@@ -5,13 +5,18 @@ its last change, never leave half of one."""
 from __future__ import annotations
 
 import os
+import time
 from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
-from vaultd.fsio import ReadRefused, read_regular, write_atomic
+from vaultd.fsio import ReadRefused, is_temp_name, read_regular, write_atomic
 
 R = TypeVar("R")
+
+STALE_TEMP_S = 600.0
+"""A temp file older than this in a record folder is a write that died before its rename (a
+record is written and renamed in milliseconds): it is removed when the folder is read."""
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -54,7 +59,9 @@ def read_records(
 ) -> tuple[dict[str, R], list[str]]:
     """Every record in ``folder`` by id, and the names of files that did not decode. A file
     counts only under its own record's name (``<id><suffix>``), so a copy or a renamed file is
-    never read as the record it holds; one over ``limit`` or a link is passed over."""
+    never read as the record it holds; one over ``limit`` or a link is passed over. A temp file a
+    crashed write left (older than :data:`STALE_TEMP_S`) is removed: the folder's only writer is
+    this daemon, and nothing else would."""
     found: dict[str, R] = {}
     unreadable: list[str] = []
     try:
@@ -62,6 +69,9 @@ def read_records(
     except (FileNotFoundError, NotADirectoryError):
         names = []
     for name in names:
+        if is_temp_name(name):
+            _remove_if_stale(folder / name)
+            continue
         if not name.endswith(suffix):
             continue
         data = read_record(folder / name, limit)
@@ -75,6 +85,16 @@ def read_records(
         if f"{id_of(record)}{suffix}" == name:
             found[id_of(record)] = record
     return found, unreadable
+
+
+def _remove_if_stale(path: Path) -> None:
+    """Remove a temp file a crashed write left; a young one may be a write under way."""
+    try:
+        st = os.lstat(path)
+        if time.time() - st.st_mtime > STALE_TEMP_S:
+            os.unlink(path)
+    except OSError:
+        pass
 
 
 def read_record(path: Path, limit: int) -> bytes | None:
