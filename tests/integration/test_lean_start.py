@@ -44,8 +44,8 @@ NEVER_HERE = {"numpy": re.compile(r"/numpy/"), "igraph": re.compile(r"/igraph/")
 
 #: What a vault that is only indexed and read never needs, by module name (a package and all below
 #: it): the YAML libraries (every header here is flat, read line by line), fuzzy matching (only a
-#: suggestion or a search that misses uses it), the write path (operations, transactions' planning,
-#: the gate, tidy's rules) and git's commits (the vault is in no repository).
+#: suggestion or a search that misses uses it), the write path (operations, the gate, tidy's rules,
+#: the policy's secret, PII and schema rules) and git's commits (the vault is in no repository).
 NOT_FOR_READS = (
     "yaml",
     "ruamel",
@@ -58,6 +58,9 @@ NOT_FOR_READS = (
     "vaultd.git.checkpoint",
     "vaultd.git.integration",
     "vaultd.git.snapshot",
+    "vaultd.policy.secrets",
+    "vaultd.policy.pii",
+    "vaultd.policy.schema",
 )
 
 
