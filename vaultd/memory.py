@@ -10,7 +10,6 @@ alive above them, so the resident size stays at its peak for as long as the daem
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import gc
 import threading
 from contextlib import contextmanager
@@ -21,11 +20,17 @@ if TYPE_CHECKING:
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-    except OSError:
-        return None
-    trim = getattr(libc, "malloc_trim", None)
+    # The symbols the process already has (glibc's, where the interpreter links it) first: finding
+    # the C library by name imports ctypes.util and, on Linux, runs ``ldconfig -p`` at every start.
+    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+    if trim is None:
+        from ctypes.util import find_library
+
+        try:
+            libc = ctypes.CDLL(find_library("c") or "libc.so.6")
+        except OSError:
+            return None
+        trim = getattr(libc, "malloc_trim", None)
     if trim is None:
         return None
     trim.argtypes = [ctypes.c_size_t]

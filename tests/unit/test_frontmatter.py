@@ -20,13 +20,12 @@ from vaultd.errors import InvalidParams, LimitExceeded, ValidationFailed
 from vaultd.vault.frontmatter import (
     MAX_HEADER_BYTES,
     find_header,
-    load_careful,
-    load_fast,
     load_header,
     parse,
     split,
 )
 from vaultd.vault.frontmatter_emit import emit
+from vaultd.vault.frontmatter_yaml import load_careful, load_fast
 
 if TYPE_CHECKING:
     from pathlib import Path

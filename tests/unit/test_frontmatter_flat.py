@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 
 from protocol.parse_limits import MAX_YAML_NODES
 from tests.unit.test_frontmatter_props import YAML_SOUP, headers
-from vaultd.vault.frontmatter import load_careful, parse
+from vaultd.vault.frontmatter import parse
 from vaultd.vault.frontmatter_flat import load_flat
+from vaultd.vault.frontmatter_yaml import load_careful
 
 SLOW = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

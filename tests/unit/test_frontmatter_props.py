@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from vaultd.errors import ValidationFailed
-from vaultd.vault.frontmatter import _SUSPECT, body_start, find_header, load_careful, load_fast, parse
+from vaultd.vault.frontmatter import body_start, find_header, parse
 from vaultd.vault.frontmatter_emit import emit
+from vaultd.vault.frontmatter_yaml import _SUSPECT, load_careful, load_fast
 
 SLOW = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -43,7 +43,7 @@ from vaultd.gate.store import new_id, store_for
 from vaultd.git import objects
 from vaultd.git.checkpoint import TRAILER_OP
 from vaultd.git.merge import Labels, merge_note
-from vaultd.git.record import GIT_STATE_DIR
+from vaultd.git.record import GIT_STATE_DIR, INTEGRATION_RECORD
 from vaultd.git.repo import resolve
 from vaultd.git.staging import follow
 from vaultd.txn import journal, opids, seal
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("vaultd.git")
 
-RECORD = f"{GIT_STATE_DIR}/integration"  #: vault-relative
+RECORD = INTEGRATION_RECORD  #: vault-relative
 MAX_RECORD_BYTES = 64 * 1024 * 1024  #: a sync's record: a few hundred bytes per incoming path
 _DOMAIN = b"vaultd-integration\0"
 OP = "vault.sync"

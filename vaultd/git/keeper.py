@@ -12,6 +12,7 @@ quiet for the vault's ``snapshot_quiet_s``.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import time
 from typing import TYPE_CHECKING
 
@@ -22,21 +23,23 @@ from protocol.errors import Issue, Severity
 from protocol.issue_codes import IssueCode
 from protocol.methods.git_settings import GitMode
 from vaultd.errors import Conflict, Unavailable, VaultError
-from vaultd.git import checkpoint, exclude, integration, raw_copies, snapshot
-from vaultd.git.record import GIT_STATE_DIR, Recorder
+from vaultd.git import exclude, raw_copies
+from vaultd.git.record import GIT_STATE_DIR, INTEGRATION_RECORD, Recorder
 from vaultd.git.repo import Repo, find, resolve
 from vaultd.git.staging import StagedContent, StagingArea, catch_up, describe
-from vaultd.txn.engine import read_current
-from vaultd.txn.plan import MAX_OP_BYTES, Plan
 from vaultd.vault import oplog
 from vaultd.waits import first_of
 
+# The commits themselves (checkpoints, snapshots, a sync's integration) bring the write path with
+# them (the transaction engine, the policy, the gate's diffs): they are imported where a commit is
+# made, so a vault outside git, or one only indexed and read, never loads them.
 if TYPE_CHECKING:
     from pathlib import Path
 
     from protocol.methods.vaults import VaultEntry
     from vaultd.git.checkpoint import OpRecord
     from vaultd.git.snapshot import Snapshot
+    from vaultd.txn.plan import Plan
 
 log = structlog.get_logger("vaultd.git")
 
@@ -105,6 +108,8 @@ class GitKeeper:
             return
         try:
             recorder, _ = self.tools()
+            from vaultd.git import checkpoint  # the write path, loaded for a vault in git
+
             exclude.ensure(recorder.repo)
             since = checkpoint.checkpoints_since(self.root / GIT_STATE_DIR, op_id_prefix_now())
             log_rel = oplog.log_name(self.entry)
@@ -129,13 +134,17 @@ class GitKeeper:
     def finish_integration(self) -> list[str]:
         """Finish a sync's integration a stop interrupted, if one is recorded (worker thread; at the
         vault's take, or under the writer before a sync); the paths it wrote."""
-        if not integration.waiting(self.root):
+        if not os.path.lexists(self.root / INTEGRATION_RECORD):
             return []
+        from vaultd.git import integration  # the write path, loaded when a sync was interrupted
+
         recorder, staging = self.tools()
         return integration.resume(self.root, recorder, staging, self.entry.id) or []
 
     def configure(self, entry: VaultEntry) -> None:
         """New settings from the registry (worker thread)."""
+        from vaultd.git import checkpoint  # the write path
+
         before, self.entry = self.entry.git, entry
         folder = self.root / GIT_STATE_DIR
         if entry.git is GitMode.OFF:
@@ -164,6 +173,10 @@ class GitKeeper:
         if self.mode is GitMode.OFF:
             return None, []
 
+        from vaultd.git import checkpoint  # loaded with the runner's plan already
+        from vaultd.txn.engine import read_current
+        from vaultd.txn.plan import MAX_OP_BYTES
+
         def build() -> OpRecord:
             record = checkpoint.record_for(plan, op_id, channel=channel, client=client, session=session)
             record.files = {rel: data for rel, data in record.files.items() if not raw_copies.left_out(rel, self.entry)}
@@ -174,6 +187,8 @@ class GitKeeper:
         return await self.checkpoint(await anyio.to_thread.run_sync(build))
 
     def _flush(self, record: OpRecord | None) -> tuple[str | None, list[Issue]]:
+        from vaultd.git import checkpoint  # the write path
+
         queue = [*self.pending, *([record] if record is not None else [])]
         self.pending = []
         made_for_record: str | None = None
@@ -216,6 +231,8 @@ class GitKeeper:
 
     def snapshot_sync(self, *, force: bool) -> Snapshot:
         """Commit hand edits now (worker thread; the caller holds the writer)."""
+        from vaultd.git import snapshot  # the write path
+
         recorder, staging = self.tools()
         entry = self.entry
         taken = snapshot.take(
@@ -232,6 +249,8 @@ class GitKeeper:
             StagedContent: the person staged content under the vault's folder.
             Conflict: CONFLICT, a file changed while it was read, detached HEAD, a merge in progress.
         """
+        from vaultd.git import checkpoint  # the write path
+
         recorder, staging = self.tools()
         while self.pending:
             checkpoint.commit_op(recorder, staging, self.pending[0])

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 log = structlog.get_logger("vaultd.git")
 
 GIT_STATE_DIR = f"{STATE_DIR}/git"  #: vault-relative: vaultd's index file and its record
+INTEGRATION_RECORD = f"{GIT_STATE_DIR}/integration"  #: vault-relative: a sync's integration under way
 MAX_TRACKED = 100_000  #: paths remembered as tracked (beyond it, git is asked)
 MAX_ATTEMPTS = 5  #: compare-and-swap attempts before giving up on a branch that keeps moving
 FALLBACK_IDENTITY = {

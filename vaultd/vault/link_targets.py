@@ -31,7 +31,6 @@ import unicodedata
 from typing import TYPE_CHECKING
 
 import msgspec
-from rapidfuzz import fuzz, process, utils
 
 from vaultd.vault.path_bags import PathBag, added, members, removed
 
@@ -294,16 +293,27 @@ def _match_nested(parts: list[str], headings: Sequence[Heading], keys: list[str]
 SUGGEST_MIN_SCORE = 85.0
 
 
+def _default_process(text: str) -> str:
+    """rapidfuzz's normalization (lower case, punctuation and ``-`` as spaces), loaded when first used."""
+    from rapidfuzz import utils
+
+    return str(utils.default_process(text))
+
+
 class Suggester:
     """Dead-link suggestions over a changing set of titles, each normalized once.
 
     ``default_process`` (lower case, punctuation and ``-`` as spaces) costs more than the score
     itself; doing it when a title is added instead of on every lookup makes one lookup over
-    100,000 titles about seven times faster (about 15 ms instead of about 110 ms).
+    100,000 titles about seven times faster (about 15 ms instead of about 110 ms). The titles
+    are normalized at the first suggestion, not as they are added: a daemon that builds and
+    reads an index and never suggests a title never loads rapidfuzz nor holds a second copy of
+    every title.
     """
 
     def __init__(self, titles: Iterable[str] = ()) -> None:
-        self._processed: dict[str, str] = {}
+        self._processed: dict[str, str | None] = {}  #: title -> normalized (None before the first suggestion)
+        self._normalized = False  #: whether every value is there (and is kept there as titles are added)
         for title in titles:
             self.add(title)
 
@@ -314,7 +324,7 @@ class Suggester:
         return title in self._processed
 
     def add(self, title: str) -> None:
-        self._processed[title] = utils.default_process(title)
+        self._processed[title] = _default_process(title) if self._normalized else None
 
     def remove(self, title: str) -> None:
         self._processed.pop(title, None)
@@ -323,6 +333,7 @@ class Suggester:
         """A suggester over the same titles that later changes to this one leave alone."""
         twin = Suggester()
         twin._processed = dict(self._processed)
+        twin._normalized = self._normalized
         return twin
 
     def titles(self) -> list[str]:
@@ -331,9 +342,14 @@ class Suggester:
 
     def suggest(self, text: str) -> tuple[str, float] | None:
         """The one title ``text`` most likely meant, with its score; None below the threshold."""
+        from rapidfuzz import fuzz, process, utils  # loaded with the first suggestion
+
         query = utils.default_process(text)
         if not query.strip():
             return None
+        if not self._normalized:
+            self._processed = {title: utils.default_process(title) for title in self._processed}
+            self._normalized = True
         best = process.extractOne(query, self._processed, scorer=fuzz.ratio, processor=None, score_cutoff=SUGGEST_MIN_SCORE)
         if best is None:
             return None
@@ -348,6 +364,8 @@ def suggest(text: str, titles: Sequence[str]) -> tuple[str, float] | None:
     ``Alpha Beta`` score 100. It is a hint only; nothing rewrites a link from it. For repeated
     lookups over the same titles, keep a :class:`Suggester`.
     """
+    from rapidfuzz import fuzz, process, utils  # loaded with the first suggestion
+
     query = utils.default_process(text)
     if not query.strip():
         return None

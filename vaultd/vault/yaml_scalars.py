@@ -8,17 +8,72 @@ agree with ruamel.yaml, the reference view, so the rules are ruamel's own implic
 
 from __future__ import annotations
 
+import datetime
 import math
+import re
 from typing import TYPE_CHECKING, Any, Final
 
-from ruamel.yaml.resolver import implicit_resolvers
-from ruamel.yaml.util import create_timestamp, timestamp_regexp
-
 if TYPE_CHECKING:
-    import re
     from collections.abc import Callable
 
-_YAML12: Final = (1, 2)
+# ruamel.yaml's own YAML 1.2 implicit resolvers (``ruamel.yaml.resolver.implicit_resolvers``) and
+# timestamp pattern (``ruamel.yaml.util.timestamp_regexp``), copied here so that a header read
+# line by line (:mod:`.frontmatter_flat`) does not load ruamel.yaml, whose package loads all of
+# it (about 1.3 MB resident and 18 ms). ``tests/unit/test_yaml_scalars.py`` holds each copy equal
+# to ruamel's: its tag, pattern, flags and first characters, in ruamel's order.
+#: (tag, pattern, flags, first characters; "" the empty scalar) of each YAML 1.2 resolver :data:`_CONVERTERS` reads.
+IMPLICIT_12: Final[tuple[tuple[str, str, int, tuple[str, ...]], ...]] = (
+    ("tag:yaml.org,2002:bool", """^(?:true|True|TRUE|false|False|FALSE)$""", re.X, tuple("tTfF")),
+    (
+        "tag:yaml.org,2002:float",
+        """^(?:
+         [-+]?(?:[0-9][0-9_]*)\\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+        |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+        |[-+]?\\.[0-9_]+(?:[eE][-+][0-9]+)?
+        |[-+]?\\.(?:inf|Inf|INF)
+        |\\.(?:nan|NaN|NAN))$""",
+        re.X,
+        tuple("-+0123456789."),
+    ),
+    (
+        "tag:yaml.org,2002:int",
+        """^(?:[-+]?0b[0-1_]+
+        |[-+]?0o?[0-7_]+
+        |[-+]?[0-9_]+
+        |[-+]?0x[0-9a-fA-F_]+)$""",
+        re.X,
+        tuple("-+0123456789"),
+    ),
+    (
+        "tag:yaml.org,2002:null",
+        """^(?: ~
+        |null|Null|NULL
+        | )$""",
+        re.X,
+        ("~", "n", "N", ""),  # "" : an empty plain scalar is null
+    ),
+    (
+        "tag:yaml.org,2002:timestamp",
+        """^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
+        |[0-9][0-9][0-9][0-9] -[0-9][0-9]? -[0-9][0-9]?
+        (?:[Tt]|[ \\t]+)[0-9][0-9]?
+        :[0-9][0-9] :[0-9][0-9] (?:\\.[0-9]*)?
+        (?:[ \\t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$""",
+        re.X,
+        tuple("0123456789"),
+    ),
+)
+#: ruamel.yaml's ``timestamp_regexp``: a timestamp's parts, for ``create_timestamp``.
+TIMESTAMP_PATTERN: Final = """^(?P<year>[0-9][0-9][0-9][0-9])
+       -(?P<month>[0-9][0-9]?)
+       -(?P<day>[0-9][0-9]?)
+       (?:((?P<t>[Tt])|[ \\t]+)   # explictly not retaining extra spaces
+       (?P<hour>[0-9][0-9]?)
+       :(?P<minute>[0-9][0-9])
+       :(?P<second>[0-9][0-9])
+       (?:\\.(?P<fraction>[0-9]*))?
+        (?:[ \\t]*(?P<tz>Z|(?P<tz_sign>[-+])(?P<tz_hour>[0-9][0-9]?)
+       (?::(?P<tz_minute>[0-9][0-9]))?))?)?$"""
 
 
 def _to_int(s: str) -> int:
@@ -48,17 +103,20 @@ def float_value(value: float) -> float | str:
     return ".nan" if math.isnan(value) else ".inf" if value > 0 else "-.inf"
 
 
-# ruamel.yaml's patterns are lazy wrappers that look the compiled pattern up at every use; the
-# compiled patterns' ``match`` are taken once.
-_timestamp_match: Callable[[str], re.Match[str] | None] = timestamp_regexp.match
+_timestamp_match: Callable[[str], re.Match[str] | None] = re.compile(TIMESTAMP_PATTERN, re.X).match
 
 
 def _to_timestamp(s: str) -> str:
     match = _timestamp_match(s)
     if match is None:
         return s
+    parts = match.groupdict()
     try:
-        return create_timestamp(**match.groupdict()).isoformat()
+        if parts["hour"] is None:  # a date alone, the usual case: ruamel.yaml makes it the same way
+            return datetime.date(int(parts["year"]), int(parts["month"]), int(parts["day"])).isoformat()
+        from ruamel.yaml.util import create_timestamp  # a time of day: ruamel.yaml's own rules, loaded then
+
+        return create_timestamp(**parts).isoformat()
     except ValueError:  # 2023-02-30 and friends stay as written
         return s
 
@@ -74,10 +132,10 @@ _CONVERTERS: dict[str, Callable[[str], Any]] = {
 # "<<" or "=" stays a string (ruamel keeps those as tagged strings); a "<<" key is a merge key,
 # which the walk leaves to the careful path.
 _RESOLVERS: dict[str, list[tuple[Callable[[str], Any], Callable[[str], Any]]]] = {}
-for _versions, _tag, _regexp, _firsts in implicit_resolvers:
-    if _YAML12 in _versions and _tag in _CONVERTERS:
-        for _first in _firsts:
-            _RESOLVERS.setdefault(_first, []).append((_regexp.match, _CONVERTERS[_tag]))
+for _tag, _pattern, _flags, _firsts in IMPLICIT_12:
+    _match = re.compile(_pattern, _flags).match
+    for _first in _firsts:
+        _RESOLVERS.setdefault(_first, []).append((_match, _CONVERTERS[_tag]))
 
 #: The first characters of the plain scalars YAML may read as something other than a string.
 TYPED_FIRST: Final = frozenset(_RESOLVERS)

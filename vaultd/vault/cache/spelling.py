@@ -15,8 +15,6 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
-from rapidfuzz import fuzz, process
-
 from vaultd.vault import fts_query, search_syntax
 from vaultd.vault.cache.records import normalize_tag
 from vaultd.vault.search_syntax import All, Any, Node, Not, Tag, Text
@@ -35,6 +33,8 @@ def _known(reader: Reader, table: str, token: str) -> bool:
 
 def closest_term(reader: Reader, token: str) -> str | None:
     """The indexed term nearest to an unknown ``token``, or None (known, or nothing near)."""
+    from rapidfuzz import fuzz, process  # loaded with the first search that misses
+
     table = reader.vocab()
     if not token or _known(reader, table, token):
         return None
@@ -53,6 +53,8 @@ def closest_term(reader: Reader, token: str) -> str | None:
 
 def closest_tag(reader: Reader, tag: str) -> str | None:
     """The vault's tag nearest to ``tag`` when no note has ``tag``, else None."""
+    from rapidfuzz import fuzz, process  # loaded with the first search that misses
+
     key = normalize_tag(tag)
     if not key or reader.con.execute("SELECT 1 FROM tag WHERE tag = ? LIMIT 1", (key,)).fetchone() is not None:
         return None
