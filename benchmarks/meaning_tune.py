@@ -305,6 +305,8 @@ class Live:
         unique = dict(zip(keys, range(len(keys)), strict=True))
         self.vectors = VectorStore(work / "live-vectors.sqlite")
         self.vectors.add(list(unique), matrix[list(unique.values())])
+        self.matrix, self.row_of = matrix, unique  #: each passage key's cached vector, for the variants
+        self.notes = [p.note + ".md" for p in found]
         asked = np.load(cache / f"questions-{_questions_digest()}.npy")
         self.asked = {hybrid.normalized(q.text): asked[i] for i, q in enumerate(self.questions)}
         self.meaning: Any = type("Covered", (), {"vectors": self.vectors, "choice": None})()
@@ -418,10 +420,118 @@ class CrossEncoder:
         return [float(x) for x in out.ravel()]
 
 
+#: Pseudo-relevance feedback tried: (fused passages read, the weight of their mean vector).
+FEEDBACK = ((1, 0.3), (3, 0.3), (5, 0.5), (10, 0.3))
+#: A third ranked list, of notes by their centroid (the mean of their passages' vectors): (its
+#: weight in the fusion, how many notes it ranks).
+CENTROID = ((1.0, 30), (0.5, 30))
+RRF_K_CJK = (10, 120)  #: the fusion's k for a CJK question (60 for every question as shipped)
+
+
+def _vector_variants(b: Live, rows: Callable[[str], None]) -> None:
+    """The variants that need the question's or the passages' vectors (rows added to ``b``):
+    the question moved toward its first fused passages (Rocchio's pseudo-relevance feedback)
+    and asked again; notes ranked by their centroid as a third list in the fusion; the fusion's
+    k for CJK questions alone."""
+    import numpy as np
+
+    from vaultd.retrieve import hybrid
+    from vaultd.vault import fts_query
+
+    asked = dict(b.asked)
+    plain = b.ranking
+
+    def with_feedback(depth: int, weight: float) -> Callable[..., list[str]]:
+        def ranking(
+            q: Question, per_note: int, limit: int, *, rerank: bool, meaning: bool = True, max_fetch: int | None = None
+        ) -> list[str]:
+            text = hybrid.normalized(q.text)
+            got = hybrid.rank(b.store, b.meaning, text, lambda _c: True, limit, per_note, rerank=rerank)
+            keys = b.store.key_of([r.chunk.id for r in got.passages[:depth]])
+            rows_ = [b.row_of[k] for k in keys.values() if k in b.row_of]
+            if rows_ and text in asked:
+                moved = asked[text] + weight * b.matrix[rows_].mean(axis=0)
+                b.asked[text] = (moved / np.linalg.norm(moved)).astype(np.float32)
+            try:
+                return plain(q, per_note, limit, rerank=rerank, meaning=meaning, max_fetch=max_fetch)
+            finally:
+                b.asked[text] = asked[text]
+
+        return ranking
+
+    for depth, weight in FEEDBACK:
+        setattr(b, "ranking", with_feedback(depth, weight))  # noqa: B010 - the variant stands in
+        try:
+            rows(f"the question moved toward its first {depth} fused passages' mean × {weight}, asked again")
+        finally:
+            setattr(b, "ranking", plain)  # noqa: B010
+
+    names = sorted(set(b.notes))
+    place = {n: i for i, n in enumerate(names)}
+    centroids = np.zeros((len(names), b.matrix.shape[1]), dtype=np.float32)
+    for note, vector in zip(b.notes, b.matrix, strict=True):
+        centroids[place[note]] += vector
+    centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)
+    original_fused = hybrid.fused
+    third: dict[str, int] = {}
+
+    def fused3(
+        lexical: list[hybrid.Ranked], semantic: list[hybrid.Ranked], per_note: int, limit: int, weight: float
+    ) -> list[hybrid.Ranked]:
+        out = original_fused(lexical, semantic, per_note, len(lexical) + len(semantic))
+        best: dict[str, float] = {}
+        for r in out:
+            best.setdefault(r.chunk.path, r.score)
+        for r in out:
+            share = weight / (hybrid.RRF_K + third[r.chunk.path]) if r.chunk.path in third else 0.0
+            r.fused = r.score = r.score * (1 + share / best[r.chunk.path])
+        out.sort(key=lambda r: (-r.score, r.chunk.path, r.chunk.line_start))
+        return hybrid.capped(out, per_note, limit)
+
+    def with_centroids(weight: float, depth: int) -> Callable[..., list[str]]:
+        def ranking(
+            q: Question, per_note: int, limit: int, *, rerank: bool, meaning: bool = True, max_fetch: int | None = None
+        ) -> list[str]:
+            near = np.argsort(-(centroids @ asked[hybrid.normalized(q.text)]), kind="stable")[:depth]
+            third.clear()
+            third.update({names[int(t)]: n for n, t in enumerate(near, start=1)})
+            return plain(q, per_note, limit, rerank=rerank, meaning=meaning, max_fetch=max_fetch)
+
+        return ranking
+
+    for weight, depth in CENTROID:
+        setattr(b, "ranking", with_centroids(weight, depth))  # noqa: B010
+        setattr(hybrid, "fused", lambda lex, sem, per_note, limit, w=weight: fused3(lex, sem, per_note, limit, w))  # noqa: B010
+        try:
+            rows(f"notes by their centroid as a third list, weight {weight}, {depth} notes")
+        finally:
+            setattr(b, "ranking", plain)  # noqa: B010
+            hybrid.fused = original_fused
+
+    shipped_k = hybrid.RRF_K
+    for k in RRF_K_CJK:
+
+        def per_language(
+            q: Question, per_note: int, limit: int, *, rerank: bool, meaning: bool = True, max_fetch: int | None = None, k: int = k
+        ) -> list[str]:
+            hybrid.RRF_K = k if fts_query.CJK_RUN.search(q.text) else shipped_k
+            try:
+                return plain(q, per_note, limit, rerank=rerank, meaning=meaning, max_fetch=max_fetch)
+            finally:
+                hybrid.RRF_K = shipped_k
+
+        setattr(b, "ranking", per_language)  # noqa: B010
+        try:
+            rows(f"the fusion's k {k} for a CJK question (60 for English)")
+        finally:
+            setattr(b, "ranking", plain)  # noqa: B010
+
+
 def run_variants(corpus: Path, split: str, cross_encoder: Path | None, tokens: int) -> list[str]:
-    """Variants measured against vaultd's ranking and not kept (docs/performance.md, "Trying a
-    cross-encoder, Japanese words and the rerank's input"): each runs only when what it needs is
-    installed (janome; onnxruntime and tokenizers with ``--cross-encoder``)."""
+    """Variants measured against vaultd's ranking and not kept (docs/performance.md, "A
+    cross-encoder, Japanese words and the rerank's input" and "Feedback, note vectors and
+    passage windows"): each runs only when what it needs is installed (janome; onnxruntime and
+    tokenizers with ``--cross-encoder``)."""
     import importlib
     import importlib.util
     import tempfile
@@ -478,6 +588,7 @@ def run_variants(corpus: Path, split: str, cross_encoder: Path | None, tokens: i
             rows("the rerank reads the title and heading path first")
         finally:
             reranker.rerank = original_rerank
+        _vector_variants(b, rows)
         if cross_encoder is not None:
             model = CrossEncoder(cross_encoder, tokens)
             english = [q for q in b.questions if group(q) == "en"]
