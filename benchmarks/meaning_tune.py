@@ -421,7 +421,7 @@ class CrossEncoder:
 
 
 #: Pseudo-relevance feedback tried: (fused passages read, the weight of their mean vector).
-FEEDBACK = ((1, 0.3), (3, 0.3), (5, 0.5), (10, 0.3))
+FEEDBACK = ((1, 0.15), (1, 0.3), (1, 0.5), (2, 0.3), (3, 0.3), (3, 1.0), (5, 0.5), (10, 0.3), (10, 1.0))
 #: A third ranked list, of notes by their centroid (the mean of their passages' vectors): (its
 #: weight in the fusion, how many notes it ranks).
 CENTROID = ((1.0, 30), (0.5, 30))
