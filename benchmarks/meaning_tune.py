@@ -527,6 +527,53 @@ def _vector_variants(b: Live, rows: Callable[[str], None]) -> None:
             setattr(b, "ranking", plain)  # noqa: B010
 
 
+#: A CJK title's and heading path's bigrams written this many times into the chunk index's one
+#: bigram column: a stand-in for their own BM25 weights (Latin title 1.5 and heading 3), which
+#: would take two more columns and a new chunk index version.
+TITLE_GRAMS = ((2, 3), (4, 4))
+
+
+def _title_grams_variants(corpus: Path, split: str, into: list[str]) -> None:
+    """Rows (added to ``into``) for a chunk index whose CJK title and heading bigrams count more:
+    each built again by vaultd's code with :func:`fts_query.prepare` repeating them."""
+    import tempfile
+
+    from vaultd.vault import fts_query
+
+    original = fts_query.prepare
+    for title, heading in TITLE_GRAMS:
+        seen = [0]
+
+        def repeated(text: str, title: int = title, heading: int = heading, seen: list[int] = seen) -> tuple[str, str]:
+            latin, grams = original(text)
+            part = seen[0] % 3  # the chunk index prepares a passage's title, heading path and text, in that order
+            seen[0] += 1
+            if grams and part < 2:
+                grams = " ".join([grams] * (title if part == 0 else heading))
+            return latin, grams
+
+        with tempfile.TemporaryDirectory(prefix="vaultd-tune-") as tmp:
+            fts_query.prepare = repeated
+            try:
+                b = Live(corpus, split, Path(tmp))
+            finally:
+                fts_query.prepare = original
+            b.questions = [q for q in b.questions if split in ("all", q.split)]
+            for case, limit, rerank, meaning in (
+                ("BM25 + rerank, limit 30", 30, True, False),
+                ("`note.retrieve` default", 10, True, True),
+                ("`note.retrieve` limit 10, rerank off", 10, False, True),
+                ("`hybrid+rerank`, limit 30", 30, True, True),
+            ):
+                b.row(
+                    f"CJK title bigrams ×{title}, heading bigrams ×{heading}: {case}",
+                    [b.ranking(q, 3, limit, rerank=rerank, meaning=meaning) for q in b.questions],
+                )
+            into += b.rows
+            b.store.close()
+            b.vectors.close()
+
+
 def run_variants(corpus: Path, split: str, cross_encoder: Path | None, tokens: int) -> list[str]:
     """Variants measured against vaultd's ranking and not kept (docs/performance.md, "A
     cross-encoder, Japanese words and the rerank's input" and "Feedback, note vectors and
@@ -612,6 +659,7 @@ def run_variants(corpus: Path, split: str, cross_encoder: Path | None, tokens: i
             out.append(f"(cross-encoder: {model.pairs} pairs of at most {tokens} tokens, {per_pair:.1f} CPU ms a pair)")
         b.store.close()
         b.vectors.close()
+    _title_grams_variants(corpus, split, b.rows)
     return [
         f"{split} questions, variants not kept (vaultd's ranking in process)",
         "",
