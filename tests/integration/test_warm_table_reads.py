@@ -13,6 +13,8 @@ from protocol.methods.reads import LIST, READ, ListParams, ReadParams
 from tests.support.harness import Daemon, RawClient, paused_daemon, registered_vault, wait_at_gate
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from tests.support.harness import Home
     from tests.support.typed import TypedClients
 
@@ -22,11 +24,6 @@ NOTES = {
     "Gamma.md": "# Gamma\n\nLinks [[Alpha]] and [[Beta]].\n",
     "Old.md": "# Old\n\nTo be deleted while the daemon is down.\n",
 }
-
-
-def _pending(client: RawClient, request_id: int, method: str, params: dict[str, Any]) -> None:
-    """Send a request whose answer is read later (it waits for the whole index)."""
-    client.send(request_id, method, params)
 
 
 def _unanswered(client: RawClient) -> bool:
@@ -44,7 +41,7 @@ def _unanswered(client: RawClient) -> bool:
     return chunk is None and b"\n" not in client.buf
 
 
-def _restart_held(home: Home) -> tuple[Daemon, Any]:
+def _restart_held(home: Home) -> tuple[Daemon, Path]:
     """A vault indexed once, changed while the daemon is down, and a new daemon held between its
     warm build's table and its name maps."""
     first = Daemon(home)
@@ -86,7 +83,7 @@ def test_listing_and_a_read_by_path_answer_before_the_maps_and_are_fresh(home: H
 def test_name_reads_fresh_reads_and_writes_wait_for_the_whole_index(home: Home, typed_clients: TypedClients) -> None:
     daemon, gate = _restart_held(home)
     try:
-        waiting = {
+        waiting: dict[str, tuple[RawClient, str, dict[str, Any]]] = {
             "by-name": (RawClient.session(home.socket), "note.read", {"vault": "v", "target": "Alpha"}),
             "by-alias": (RawClient.session(home.socket), "note.read", {"vault": "v", "target": "First Letter"}),
             "links": (RawClient.session(home.socket), "note.links", {"vault": "v", "target": "topics/Alpha.md"}),
@@ -98,7 +95,7 @@ def test_name_reads_fresh_reads_and_writes_wait_for_the_whole_index(home: Home, 
             ),
         }
         for client, method, params in waiting.values():
-            _pending(client, 7, method, params)
+            client.send(7, method, params)  # each answered later: it waits for the whole index
         # A read of the table answers meanwhile, on a session of its own: the daemon is serving,
         # so the requests above have been taken and wait.
         typed = typed_clients.open(home)
