@@ -88,6 +88,8 @@ def test_name_reads_fresh_reads_and_writes_wait_for_the_whole_index(home: Home, 
             "by-alias": (RawClient.session(home.socket), "note.read", {"vault": "v", "target": "First Letter"}),
             "links": (RawClient.session(home.socket), "note.links", {"vault": "v", "target": "topics/Alpha.md"}),
             "fresh-list": (RawClient.session(home.socket), "note.list", {"vault": "v", "fresh": True}),
+            # deleted while the daemon was down: no path of the table, so it waits for the names
+            "deleted": (RawClient.session(home.socket), "note.read", {"vault": "v", "target": "Old.md"}),
             "create": (
                 RawClient.session(home.socket),
                 "note.create",
@@ -107,6 +109,7 @@ def test_name_reads_fresh_reads_and_writes_wait_for_the_whole_index(home: Home, 
         assert gate.exists()
         gate.unlink()
         replies = {name: client.reply_to(7) for name, (client, _m, _p) in waiting.items()}
+        assert replies.pop("deleted")["error"]["data"]["code"] == "NOT_FOUND"
         for name, reply in replies.items():
             assert "error" not in reply, (name, reply)
         assert replies["by-name"]["result"]["path"] == "topics/Alpha.md"
