@@ -19,6 +19,8 @@ targets, not yet the next one's), ``between-commit-markers`` (its commit point, 
 marker, written; the other vaults' not yet), ``during-recovery`` (after the first file recovery restores), ``during-prune``
 (a pruned journal renamed out of the live namespace and synced, not yet deleted),
 ``build-chunk`` (an index build parsed one more chunk of notes; its progress counts them),
+``build-names`` (an index build's note table is whole, and the first build's is published to the
+reads of the table alone; the name maps of the notes taken from the cache not yet filled),
 ``communities-worker`` (in the worker process that solves a large vault's communities, its
 input read; a pause there holds Leiden while the daemon goes on),
 ``lint-rules`` (a lint's snapshot built from its copy of the index and its canvases read, the
@@ -71,6 +73,7 @@ CRASH_POINTS = frozenset(
         "sync-after-update-ref",
         "sync-after-follow",
         "build-chunk",
+        "build-names",
         "communities-worker",
         "lint-rules",
         "graph-snapshot",

@@ -54,6 +54,8 @@ from vaultd.waits import first_of
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from vaultd.vault.index import VaultIndex
+
 log = structlog.get_logger("vaultd.vault")
 
 INDEX_WAIT_S = 300.0  #: how long a read or vault.add waits for a vault's first index
@@ -322,6 +324,36 @@ class VaultRuntime:
         if self._failed.is_set():
             raise Unavailable(f"vault {self.entry.id!r} could not be indexed: {self.message}")
         raise Unavailable(f"vault {self.entry.id!r} is still indexing; retry in a moment")
+
+    async def wait_table(self, timeout: float = INDEX_WAIT_S) -> VaultIndex:
+        """Wait for the index's note table (not its name maps) and answer the index to read it
+        from: for a read that needs the notes by path alone (a listing, a read by exact path),
+        which a warm start serves before the maps are whole (see ``LiveIndex.table``). Its
+        refusals are :meth:`wait_ready`'s.
+
+        Raises:
+            Unavailable: UNAVAILABLE, the vault is lost, failed, not owned, re-taken while waiting,
+                or still indexing.
+        """
+        self.check_root()
+        if self.state == VaultState.ERROR:
+            raise Unavailable(f"vault {self.entry.id!r} is unavailable: {self.message}")
+        live, failed_event = self.live, self._failed
+        if live is None:
+            raise Unavailable(f"vault {self.entry.id!r} is {self.state}: {self.message}")
+        with anyio.move_on_after(timeout):
+            await first_of(live.table_ready, failed_event)
+        self.check_root()
+        if live is not self.live:
+            raise Unavailable(f"vault {self.entry.id!r} was re-taken while this call waited; retry")
+        if self._failed.is_set():  # a build that failed after its table was whole serves nothing
+            raise Unavailable(f"vault {self.entry.id!r} could not be indexed: {self.message}")
+        table = live.table
+        if table is None:
+            raise Unavailable(f"vault {self.entry.id!r} is still indexing; retry in a moment")
+        if live.ready.is_set() and self.state == VaultState.INDEXING:
+            self.state = VaultState.READY
+        return table
 
     async def index_settled(self) -> None:
         """Return once the index this instance started is built or has failed, or the vault is

@@ -42,7 +42,7 @@ from vaultd.obsidian.property_types import index_types, typed_properties
 from vaultd.obsidian.settings import excluded, read_settings
 from vaultd.policy.visibility import Visibility
 from vaultd.vault import frontmatter, markdown, oplog
-from vaultd.vault.lookup import find_note
+from vaultd.vault.lookup import exact_path, find_note
 from vaultd.vault.note import Skipped, parse_note
 from vaultd.vault.note_table import IssuesOf, TagsOf
 from vaultd.vault.walk import shown_path
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+    from vaultd.vault.index import VaultIndex
     from vaultd.vault.model import NoteRecord
     from vaultd.vault.watcher import LiveIndex
 
@@ -70,6 +71,23 @@ async def live_view(ctx: CallContext, vault: str | None, fresh: bool = False) ->
     """The vault's live index and what this caller may see of it."""
     live = await live_index(ctx, vault, fresh)
     return live, Visibility.of(ctx.host.vault(vault).entry, ctx.channel)
+
+
+async def table_view(ctx: CallContext, vault: str | None, fresh: bool = False) -> tuple[LiveIndex, VaultIndex, Visibility]:
+    """The index a read of notes by path alone answers from, and what this caller may see of it.
+
+    A starting daemon's index answers such reads once its note table is whole, before its name
+    maps are (``VaultRuntime.wait_table``): the table then holds every note on disk, a note
+    changed while the daemon was down read again. A fresh read waits for the whole index and
+    its barrier, as every fresh read does.
+    """
+    if fresh:
+        live, view = await live_view(ctx, vault, fresh)
+        return live, live.index, view
+    runtime = ctx.host.vault(vault)
+    index = await runtime.wait_table()
+    assert runtime.live is not None
+    return runtime.live, index, Visibility.of(runtime.entry, ctx.channel)
 
 
 def log_path_of(ctx: CallContext, vault: str | None) -> str:
@@ -124,8 +142,12 @@ async def read(ctx: CallContext, params: ReadParams) -> ReadResult:
     """
     if params.at is not None:
         return await _read_at(ctx, params, params.at)
-    live, view = await live_view(ctx, params.vault, params.fresh)
-    path = find_note(live.index, params.target, view.hidden)
+    live, index, view = await table_view(ctx, params.vault, params.fresh)
+    path = exact_path(index.notes, params.target, view.hidden)
+    if path is None:  # a name or an alias: the name maps resolve it, whole once the index is ready
+        live, view = await live_view(ctx, params.vault, params.fresh)
+        index = live.index
+        path = find_note(index, params.target, view.hidden)
     log_path = log_path_of(ctx, params.vault)
     if path == log_path and view.hides_anything:
         # The log's lines name private notes; log.tail and log.grep leave those lines out, a
@@ -135,9 +157,9 @@ async def read(ctx: CallContext, params: ReadParams) -> ReadResult:
         raw = await anyio.to_thread.run_sync(note_bytes, str(live.root), path, log_path)
     except FileNotFoundError as exc:
         raise NotFound(f"{path} was removed; search again") from exc
-    result = read_result(path, raw, params, live.index.notes.get(path))
+    result = read_result(path, raw, params, index.notes.get(path))
     if result.frontmatter:
-        vault_types = index_types(live.index, live.root, view.hidden if view.hides_anything else None)
+        vault_types = index_types(index, live.root, view.hidden if view.hides_anything else None)
         result.property_types = {k: str(t) for k, t in typed_properties(result.frontmatter, vault_types).items()}
     return result
 
@@ -244,8 +266,7 @@ def read_result(path: str, raw: bytes, params: ReadParams, record: NoteRecord | 
 
 @handles(reads.LIST)
 async def list_notes(ctx: CallContext, params: ListParams) -> ListResult:
-    live, view = await live_view(ctx, params.vault, params.fresh)
-    index = live.index
+    live, index, view = await table_view(ctx, params.vault, params.fresh)
     prefix = (params.folder or "").lstrip("/")
     shown_here = await obsidian_shown(live.root, params.include_excluded)
     log_path = log_path_of(ctx, params.vault)  # vaultd's log is no note of the user's, as in search, tags and stats

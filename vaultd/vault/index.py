@@ -22,11 +22,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from vaultd import faults
 from vaultd.memory import collector_paused
 from vaultd.vault.link_targets import LinkResolver, Resolution, Suggester, name_key
 from vaultd.vault.note import stem_of
-from vaultd.vault.note_table import AliasesOf, NoteTable, sketch_of
+from vaultd.vault.note_table import AliasesOf, NoteTable, Sketch
 from vaultd.vault.parse_pool import parsed_chunks, worker_count
 from vaultd.vault.path_bags import LARGE, PathBag, added, members, removed
 from vaultd.vault.reading import Updates, read_note
@@ -38,14 +40,35 @@ if TYPE_CHECKING:
 
     from vaultd.vault.cache import IndexCache
     from vaultd.vault.model import Link, NoteRecord
-    from vaultd.vault.note_table import LinkTarget, Sketch
+    from vaultd.vault.note_table import LinkTarget
 
 BUILD_CHUNK = 256  #: notes parsed per cache write during a build
 
 
-def _same_stat(sketch: Sketch, fs: FileStat) -> bool:
+class _Filed(msgspec.Struct):
+    """A cached record's path and the stat it was read at: all a warm start's check decodes of it
+    before the note table is whole (its names are decoded after, see :meth:`VaultIndex._map_filed`)."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    ino: int
+
+
+_decode_filed = msgspec.msgpack.Decoder(_Filed).decode
+
+
+def _filed_of(blob: bytes) -> _Filed | None:
+    """The path and stat of an encoded record; None when the bytes no longer decode as one."""
+    try:
+        return _decode_filed(blob)
+    except msgspec.DecodeError:
+        return None
+
+
+def _same_stat(filed: _Filed, fs: FileStat) -> bool:
     """Whether a cached record is still the file's: the same path, and the stat it was read at."""
-    return (sketch.path, sketch.size, sketch.mtime_ns, sketch.ino) == (fs.path, fs.size, fs.mtime_ns, fs.ino)
+    return (filed.path, filed.size, filed.mtime_ns, filed.ino) == (fs.path, fs.size, fs.mtime_ns, fs.ino)
 
 
 def link_key(link: Link | LinkTarget) -> str:
@@ -136,19 +159,27 @@ class VaultIndex:
 
     # -- building ------------------------------------------------------------------------
 
-    def build(self, tally: BuildTally | None = None) -> tuple[int, int]:
+    def build(self, tally: BuildTally | None = None, table_whole: Callable[[], None] | None = None) -> tuple[int, int]:
         """Fill a fresh index from the cache and the disk (worker thread; not yet shared).
 
         Notes whose stat matches their cached record are reused (none in a rebuild, see
         ``tally``, which also counts the progress); the rest are parsed in chunks, on a process
         per core when there are many (``parse_pool``), and each chunk is written to the FTS cache
         on a second thread while the next is parsed (SQLite releases the GIL).
+
+        The build has two steps, and ``table_whole`` is called between them, on this thread:
+        first the note table (every note on disk, each cached record checked by its stat alone,
+        every other note parsed), the attachments and the skipped files; then the name maps
+        (resolver, aliases, linkers, suggester, folders) of the cached notes. From the call on,
+        the table, the attachments and the skipped files do not change until the caller is told
+        the build returned, so readers of those alone may read them on another thread; the
+        maps are this thread's until then, and nothing may read them.
         Returns how many notes were parsed and how many cached records were reused.
         """
         with collector_paused():
-            return self._build(tally if tally is not None else BuildTally())
+            return self._build(tally if tally is not None else BuildTally(), table_whole)
 
-    def _build(self, tally: BuildTally) -> tuple[int, int]:
+    def _build(self, tally: BuildTally, table_whole: Callable[[], None] | None = None) -> tuple[int, int]:
         tally.started = time.monotonic()
         found = list(walk(self.root))
         updates = Updates()
@@ -165,8 +196,8 @@ class VaultIndex:
         on_disk = {f.path for f in found}
         stale: list[str] = []  #: cached notes now skipped
         reused: set[str] = set()
-        # The cached records one row at a time: a record still the file's is mapped from its
-        # sketch and read from the file from then on; none of the bytes are kept.
+        # The cached records one row at a time: a record still the file's is read from the file
+        # from then on (its names are mapped once the table is whole); none of the bytes are kept.
         for path, blob in self.cache.each_record() if self.cache is not None else ():
             if path not in on_disk:
                 updates.gone.append(path)
@@ -176,10 +207,9 @@ class VaultIndex:
             fs = notes_on_disk.get(path)
             if tally.rebuild or fs is None:
                 continue
-            if (sketch := sketch_of(blob)) is None or not _same_stat(sketch, fs):
+            if (filed := _filed_of(blob)) is None or not _same_stat(filed, fs):
                 continue  # parsed again; a record that no longer decodes too
-            self.notes.put_filed(sketch.path, blob)  # the one string the maps hold too
-            self._map_note(sketch)
+            self.notes.put_filed(fs.path, blob)  # the walk's string: the maps hold it too
             reused.add(path)
         to_parse = [fs for path, fs in notes_on_disk.items() if path not in reused]
         del found, on_disk, notes_on_disk
@@ -212,8 +242,24 @@ class VaultIndex:
             stale += updates.gone
             if stale:
                 self.cache.apply([], stale, owner=self.notes)
+        if table_whole is not None:
+            table_whole()
+        faults.point("build-names")
+        self._map_filed(reused)
+        if self.cache is not None:
             self.cache.release_memory()
         return parsed, len(reused)
+
+    def _map_filed(self, reused: set[str]) -> None:
+        """Put the names of the notes taken from the cache into the maps (the build's thread,
+        after the table is whole): each record's sketch decoded alone, a batch of rows read at a
+        time, each row checked against the table's checksum (a row the file lost is read again
+        from the note, as any read of the table does)."""
+        if not reused:
+            return
+        for path, sketch in self.notes.fields(Sketch):
+            if path in reused:
+                self._map_note(sketch, path)
 
     # -- applying changes (event loop thread) ---------------------------------------------
 
@@ -280,8 +326,11 @@ class VaultIndex:
         self._map_note(record)
         return blob
 
-    def _map_note(self, record: NoteRecord | Sketch) -> None:
-        path = record.path
+    def _map_note(self, record: NoteRecord | Sketch, path: str | None = None) -> None:
+        """Put a note's names in the maps; ``path``: the table's own string for the record's path
+        (kept once, for the table and the maps)."""
+        if path is None:
+            path = record.path
         self._count_folders(path, 1)
         self.resolver.add(path)
         title = record.title

@@ -13,13 +13,31 @@ from vaultd.vault.link_targets import ResolutionStatus, name_key
 from vaultd.vault.walk import is_note_path
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Container
 
     from vaultd.vault.index import IndexCopy, VaultIndex
 
 
 def _never(_path: str) -> bool:
     return False
+
+
+def _tidied(target: str) -> str:
+    return target.strip().lstrip("/").removeprefix("./")
+
+
+def exact_path(notes: Container[str], target: str, hidden: Callable[[str], bool] = _never) -> str | None:
+    """The note whose path ``target`` is (with or without ``.md``, as typed or tidied), or None:
+    the first step of :func:`find_note`, which needs the notes alone, not the name maps.
+
+    The exact path comes first: a file name may begin or end in any character, whitespace and
+    controls included, and the tidied form may be another note's path.
+    """
+    wanted = _tidied(target)
+    for exact in dict.fromkeys((target, target + ".md", wanted, wanted + ".md")):
+        if exact in notes and not hidden(exact):
+            return exact
+    return None
 
 
 def find_note(index: VaultIndex | IndexCopy, target: str, hidden: Callable[[str], bool] = _never) -> str:
@@ -35,12 +53,10 @@ def find_note(index: VaultIndex | IndexCopy, target: str, hidden: Callable[[str]
     """
     if "\x00" in target:
         raise InvalidParams("the target contains a NUL byte")
-    # The exact path first: a file name may begin or end in any character, whitespace and
-    # controls included, and the tidied form below may be another note's path.
-    wanted = target.strip().lstrip("/").removeprefix("./")
-    for exact in dict.fromkeys((target, target + ".md", wanted, wanted + ".md")):
-        if exact in index.notes and not hidden(exact):
-            return exact
+    exact = exact_path(index.notes, target, hidden)
+    if exact is not None:
+        return exact
+    wanted = _tidied(target)
     res = index.resolver.resolve(wanted, "")
     if res.status == ResolutionStatus.RESOLVED and res.path is not None and not hidden(res.path):
         if is_note_path(res.path) and res.path in index.notes:

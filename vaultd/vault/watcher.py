@@ -101,6 +101,9 @@ class LiveIndex:
         self.cache_path = home / "indexes" / cache_file_name(str(root))
         self.index = VaultIndex(root, None)
         self.ready = anyio.Event()
+        #: set once the first build's note table is whole (see :meth:`table`); ``ready`` comes after
+        self.table_ready = anyio.Event()
+        self._early: VaultIndex | None = None  #: the first build's index while its maps are filled
         self.build_seconds: float | None = None
         self.build_note = ""
         self._refreshing = anyio.Lock()
@@ -134,6 +137,8 @@ class LiveIndex:
             await self._prove_watching()
             index, note = await anyio.to_thread.run_sync(self._build)
             self.index, self.build_note = index, note
+            self._early = None
+            self.table_ready.set()
             await anyio.to_thread.run_sync(give_back)  # the build's parsed notes and texts are freed by now
             pending, self._pending = self._pending, None
             if pending:
@@ -171,11 +176,30 @@ class LiveIndex:
         if self.index.cache is not None:
             self.index.cache.close()
 
+    @property
+    def table(self) -> VaultIndex | None:
+        """The index whose note table, attachments and skipped files a read may use, once
+        ``table_ready`` is set; its name maps only once ``ready`` is (None before).
+
+        Between the two the index is the first build's, still on its thread: the table is whole
+        and left alone until the build returns (every note on disk, a note changed while the
+        daemon was down read again), while the build fills the maps, which nothing else reads
+        then; what the watcher reports meanwhile waits in ``_pending``, and writes wait for
+        ``ready``, as before."""
+        return self.index if self.ready.is_set() else self._early
+
+    def _table_whole(self, index: VaultIndex) -> None:
+        """The build's table is whole (event loop): reads of the table alone may answer from it."""
+        self._early = index
+        self.table_ready.set()
+
     def _build(self) -> tuple[VaultIndex, str]:
+        from anyio import from_thread  # the build's thread tells the event loop its table is whole
+
         self.cache_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         cache = IndexCache.open(self.cache_path)
         index = VaultIndex(self.root, cache)
-        parsed, reused = index.build(self.tally)
+        parsed, reused = index.build(self.tally, lambda: from_thread.run_sync(self._table_whole, index))
         note = f"cache {cache.outcome}; {parsed} parsed, {reused} reused"
         return index, note
 
