@@ -15,6 +15,7 @@ them from each cached record's :class:`~vaultd.vault.note_table.Sketch`.
 
 from __future__ import annotations
 
+import queue
 import sys
 import time
 from collections import deque
@@ -37,10 +38,18 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from vaultd.vault.cache import IndexCache
+    from vaultd.vault.cache.records import SearchDoc
     from vaultd.vault.model import Link, NoteRecord
     from vaultd.vault.note_table import LinkTarget, Sketch
 
-BUILD_CHUNK = 256  #: notes parsed per cache write during a build
+    #: a parsed chunk on its way to the cache: its notes, and their encodings by path
+    _Chunk = tuple[list[tuple[NoteRecord, SearchDoc]], dict[str, bytes | None]]
+
+BUILD_CHUNK = 256  #: notes parsed at a time during a build (a worker's share, a progress step)
+#: notes a cold build's cache writes commit at once: fewer, larger FTS5 segments to write and
+#: merge; the records not yet committed are held encoded until then (about 1 KB a note)
+BUILD_COMMIT = 4096
+WRITES_AHEAD = 2  #: parsed chunks waiting for the cache's writer, at most (each holds its notes' text)
 
 
 def _same_stat(sketch: Sketch, fs: FileStat) -> bool:
@@ -106,6 +115,21 @@ class IndexCopy:
                         paths.append(path)
             self._aliases = table
         return list(self._aliases.get(name_key(text), ()))
+
+
+def _hand(handed: queue.Queue[_Chunk | None], item: _Chunk | None, writing: Future[None]) -> None:
+    """Put ``item`` in the writer's queue, waiting while it is full.
+
+    Raises:
+        Exception: whatever ended the writer early (the cache closed, or found damaged).
+    """
+    while not writing.done():
+        try:
+            handed.put(item, timeout=0.1)
+        except queue.Full:
+            continue
+        return
+    writing.result()
 
 
 RECENT_CHANGES = 256  #: changes whose paths the index remembers (see ``changed_since``)
@@ -188,21 +212,27 @@ class VaultIndex:
         chunks = [to_parse[start : start + BUILD_CHUNK] for start in range(0, len(to_parse), BUILD_CHUNK)]
         parsed = 0
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="vaultd-cache") as writer:
-            writing: Future[None] | None = None
-            for done, chunk in enumerate(parsed_chunks(self.root, chunks, worker_count(len(to_parse))), start=1):
-                tally.parsed = min(done * BUILD_CHUNK, len(to_parse))
-                faults.point("build-chunk")
-                # Into the index as each chunk comes, kept encoded: the parsed objects and the
-                # notes' text are let go chunk by chunk, so the build's peak is a few chunks,
-                # not the vault (the heap would keep that peak's pages for good).
-                # The cache stores the bytes the table keeps: each record is encoded once.
-                encoded = {record.path: self._put_note(record) for record, _doc in chunk.notes}
-                parsed += len(chunk.notes)
-                updates.skipped += chunk.skipped
+            # The cache's writer takes the chunks as they are parsed and commits every
+            # BUILD_COMMIT notes: each commit flushes FTS5's postings into a new segment and
+            # merges segments, so a commit a chunk cost most of the writer's time.
+            handed: queue.Queue[_Chunk | None] = queue.Queue(maxsize=WRITES_AHEAD)
+            writing = writer.submit(self._write_chunks, handed) if self.cache is not None else None
+            try:
+                for done, chunk in enumerate(parsed_chunks(self.root, chunks, worker_count(len(to_parse))), start=1):
+                    tally.parsed = min(done * BUILD_CHUNK, len(to_parse))
+                    faults.point("build-chunk")
+                    # Into the index as each chunk comes, kept encoded: the parsed objects and the
+                    # notes' text are let go chunk by chunk, so the build's peak is a few chunks,
+                    # not the vault (the heap would keep that peak's pages for good).
+                    # The cache stores the bytes the table keeps: each record is encoded once.
+                    encoded = {record.path: self._put_note(record) for record, _doc in chunk.notes}
+                    parsed += len(chunk.notes)
+                    updates.skipped += chunk.skipped
+                    if writing is not None and chunk.notes:
+                        _hand(handed, (chunk.notes, encoded), writing)
+            finally:
                 if writing is not None:
-                    writing.result()
-                if self.cache is not None and chunk.notes:
-                    writing = writer.submit(self.cache.apply, chunk.notes, (), encoded, self.notes)
+                    _hand(handed, None, writing)
             if writing is not None:
                 writing.result()
         self.apply(updates, write_cache=False)
@@ -214,6 +244,31 @@ class VaultIndex:
                 self.cache.apply([], stale, owner=self.notes)
             self.cache.release_memory()
         return parsed, len(reused)
+
+    def _write_chunks(self, handed: queue.Queue[_Chunk | None]) -> None:
+        """Store the chunks ``handed`` over until None comes (the cache's writer thread), in
+        transactions of about BUILD_COMMIT notes. A chunk is committed with the ones before it in
+        its transaction, or not at all: a build cut short leaves whole notes in the cache, each
+        trusted on the next start only while its file's stat is the one stored with it."""
+        assert self.cache is not None
+        ended = False
+
+        def group(encoded: dict[str, bytes | None]) -> Iterator[tuple[NoteRecord, SearchDoc]]:
+            nonlocal ended
+            taken = 0
+            while taken < BUILD_COMMIT:
+                item = handed.get()
+                if item is None:
+                    ended = True
+                    return
+                notes, their_encoding = item
+                encoded.update(their_encoding)
+                taken += len(notes)
+                yield from notes
+
+        while not ended:
+            encoded: dict[str, bytes | None] = {}
+            self.cache.apply(group(encoded), (), encoded, self.notes)
 
     # -- applying changes (event loop thread) ---------------------------------------------
 
