@@ -38,9 +38,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from vaultd.vault.cache import IndexCache
-    from vaultd.vault.cache.records import SearchDoc
     from vaultd.vault.model import Link, NoteRecord
     from vaultd.vault.note_table import LinkTarget, Sketch
+    from vaultd.vault.search_doc import SearchDoc
 
     #: a parsed chunk on its way to the cache: its notes, and their encodings by path
     _Chunk = tuple[list[tuple[NoteRecord, SearchDoc]], dict[str, bytes | None]]
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 BUILD_CHUNK = 256  #: notes parsed at a time during a build (a worker's share, a progress step)
 #: notes a cold build's cache writes commit at once: fewer, larger FTS5 segments to write and
 #: merge; the records not yet committed are held encoded until then (about 1 KB a note)
-BUILD_COMMIT = 4096
+BUILD_COMMIT = 2048
 WRITES_AHEAD = 2  #: parsed chunks waiting for the cache's writer, at most (each holds its notes' text)
 
 
