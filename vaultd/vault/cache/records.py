@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from vaultd.vault.model import NoteRecord
     from vaultd.vault.search_doc import SearchDoc
 
-_CHUNK = 512
+_CHUNK = 256  #: upserts made ready at a time: a cold build's chunk, so its writer holds one parsed chunk, not two
 _T = TypeVar("_T")
 
 
