@@ -4,7 +4,6 @@ most of the cache writer's time. A failed write ends the build with its error, n
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import pytest
@@ -31,8 +30,19 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def test_a_cold_build_commits_once_a_group_of_notes_not_once_a_chunk(vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(index_module, "BUILD_COMMIT", GROUP, raising=False)
+@pytest.mark.parametrize(
+    ("chunk", "group", "transactions"),
+    [
+        (256, GROUP, 3),  # 512, 512, then the last 276
+        (260, 520, 3),  # every group full, the handing's end after the last: no empty transaction
+        (260, 260, 5),
+    ],
+)
+def test_a_cold_build_commits_once_a_group_of_notes_not_once_a_chunk(
+    vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, group: int, transactions: int
+) -> None:
+    monkeypatch.setattr(index_module, "BUILD_CHUNK", chunk)
+    monkeypatch.setattr(index_module, "BUILD_COMMIT", group, raising=False)
     monkeypatch.setattr(index_module, "worker_count", lambda _notes: 0)  # the same chunks, parsed here
     cache = IndexCache.open(tmp_path / "c.sqlite")
     commits: list[int] = []
@@ -46,7 +56,7 @@ def test_a_cold_build_commits_once_a_group_of_notes_not_once_a_chunk(vault: Path
         index = VaultIndex(vault, cache)
         parsed, reused = index.build()
         assert (parsed, reused) == (NOTES, 0)
-        assert len(commits) == math.ceil(NOTES / GROUP)
+        assert len(commits) == transactions
         assert cache.stats().rows == NOTES
         for i in (0, 255, 256, 700, NOTES - 1):
             assert [h.path for h in cache.search(f"word{i}")] == [f"f{i % 9}/N{i}.md"]

@@ -132,6 +132,25 @@ def _hand(handed: queue.Queue[_Chunk | None], item: _Chunk | None, writing: Futu
     writing.result()
 
 
+def _group(
+    handed: queue.Queue[_Chunk | None], head: _Chunk, encoded: dict[str, bytes | None], ended: list[None]
+) -> Iterator[tuple[NoteRecord, SearchDoc]]:
+    """The notes of ``head`` and the chunks handed after it, until BUILD_COMMIT notes are taken
+    or None comes (then put in ``ended``); each chunk's encodings go into ``encoded`` before its
+    notes are taken."""
+    item: _Chunk | None = head
+    taken = 0
+    while item is not None:
+        notes, their_encoding = item
+        encoded.update(their_encoding)
+        taken += len(notes)
+        yield from notes
+        if taken >= BUILD_COMMIT:
+            return
+        item = handed.get()
+    ended.append(None)
+
+
 RECENT_CHANGES = 256  #: changes whose paths the index remembers (see ``changed_since``)
 RECENT_PATHS = 5000  #: a change touching more paths is remembered as "too many"
 
@@ -251,24 +270,12 @@ class VaultIndex:
         its transaction, or not at all: a build cut short leaves whole notes in the cache, each
         trusted on the next start only while its file's stat is the one stored with it."""
         assert self.cache is not None
-        ended = False
-
-        def group(encoded: dict[str, bytes | None]) -> Iterator[tuple[NoteRecord, SearchDoc]]:
-            nonlocal ended
-            taken = 0
-            while taken < BUILD_COMMIT:
-                item = handed.get()
-                if item is None:
-                    ended = True
-                    return
-                notes, their_encoding = item
-                encoded.update(their_encoding)
-                taken += len(notes)
-                yield from notes
-
-        while not ended:
+        head = handed.get()
+        while head is not None:
             encoded: dict[str, bytes | None] = {}
-            self.cache.apply(group(encoded), (), encoded, self.notes)
+            ended: list[None] = []  #: holds the None that ended the handing, once it came
+            self.cache.apply(_group(handed, head, encoded, ended), (), encoded, self.notes)
+            head = None if ended else handed.get()  # the next group's first chunk, outside the transaction
 
     # -- applying changes (event loop thread) ---------------------------------------------
 
