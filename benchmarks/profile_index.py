@@ -2,6 +2,7 @@
 
     .venv/bin/python -m benchmarks.profile_index [--notes 10000] [--top 25] [--warm]
     .venv/bin/python -m benchmarks.profile_index --timed [--notes 1000 10000] [--runs 3] [--tree DIR]
+    .venv/bin/python -m benchmarks.profile_index --split [--notes 10000] [--runs 3] [--tree DIR]
 
 Builds the index of a generated vault (a private copy, a new cache file) exactly as the daemon's
 start-up does (``IndexCache.open`` + ``VaultIndex.build``), under cProfile, and prints the top
@@ -14,6 +15,13 @@ time, the CPU seconds of the building process and those of its parsing processes
 2,000 notes or more parses on a process per core, whose CPU the daemon's own figure leaves out).
 ``--tree`` names another source tree of vaultd (``git worktree add /tmp/old HEAD~3``) built
 beside this one, alternating, on the same vault.
+
+``--split`` builds the same way, timing the parts of the build's two threads in the daemon's
+process by the CPU of the thread that runs each (``time.thread_time``, which the load of a shared
+machine inflates less than wall time): the building thread waiting for the parsing processes'
+frames (wall), decoding them and putting each record in the index; the cache's writer making its
+rows ready in Python, inserting them, and committing. The parts are found by name and left out
+where a tree has no such function.
 """
 
 from __future__ import annotations
@@ -60,6 +68,80 @@ wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
 children = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(f"{wall:.4f} {cpu:.4f} {children.ru_utime + children.ru_stime:.4f}")
 """
+
+
+#: One cold build in a fresh interpreter with the parts of its threads timed; prints one
+#: ``part=seconds`` per line. Kept as text, like TIMED_BUILD.
+SPLIT_BUILD = """
+import sys, time
+from pathlib import Path
+from vaultd.vault import index, parse_pool
+from vaultd.vault.cache import IndexCache, records
+from vaultd.vault.cache import index_cache
+parts = {}
+def timed(owner, name, part, wall=False):
+    f = getattr(owner, name, None)
+    if f is None:
+        return
+    clock = time.perf_counter if wall else time.thread_time
+    def g(*a, **k):
+        t = clock()
+        try:
+            return f(*a, **k)
+        finally:
+            parts[part] = parts.get(part, 0.0) + clock() - t
+    setattr(owner, name, g)
+timed(parse_pool, "read_frame", "build: waiting for a parsed chunk (wall)", wall=True)
+timed(parse_pool, "decode_parsed", "build: decoding a chunk")
+timed(index.VaultIndex, "_put_note", "build: a record into the index (encode, maps)")
+timed(records, "_prepare", "writer: rows made ready (Python)")
+timed(records, "_store", "writer: inserts")
+timed(index_cache.IndexCache, "_commit_handing_over", "writer: commits")
+wall, cpu = time.perf_counter(), time.process_time()
+cache = IndexCache.open(Path(sys.argv[2]))
+index.VaultIndex(Path(sys.argv[1]), cache).build()
+cache.close()
+parts["the build (wall)"] = time.perf_counter() - wall
+parts["the build's process (CPU)"] = time.process_time() - cpu
+for part, seconds in parts.items():
+    print(f"{part}={seconds:.4f}")
+"""
+
+
+def split(notes: int, seed: int, runs: int, trees: list[Path]) -> None:
+    c = corpus.for_size(notes, seed)
+    figures: dict[Path, dict[str, list[float]]] = {tree: {} for tree in trees}
+    work = Path(tempfile.mkdtemp(prefix="prof", dir=corpus.bench_dir()))
+    loads: list[str] = []
+    try:
+        for run in range(runs):
+            for tree in trees:
+                vault = c.copy_to(work / f"vault{run}")
+                loads.append(_load())
+                env = {**os.environ, "PYTHONPATH": str(tree)}
+                out = subprocess.run(
+                    [sys.executable, "-c", SPLIT_BUILD, str(vault), str(work / f"cache{run}.sqlite")],
+                    env=env,
+                    cwd=work,
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout.splitlines()
+                for line in out:
+                    part, _, seconds = line.rpartition("=")
+                    figures[tree].setdefault(part, []).append(float(seconds))
+                shutil.rmtree(vault)
+                for leftover in work.glob(f"cache{run}.sqlite*"):
+                    leftover.unlink()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    parts = list(dict.fromkeys(part for tree in trees for part in figures[tree]))
+    print(f"{notes:,} notes, medians of {runs} builds; 1-minute load {', '.join(loads)}")
+    print(f"| part, seconds of its thread's CPU unless marked | {' | '.join(tree.name for tree in trees)} |")
+    print(f"|---|{'---|' * len(trees)}")
+    for part in parts:
+        shown = [f"{statistics.median(figures[tree][part]):.2f}" if part in figures[tree] else "-" for tree in trees]
+        print(f"| {part} | {' | '.join(shown)} |", flush=True)
 
 
 def _load() -> str:
@@ -109,11 +191,18 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--warm", action="store_true", help="profile a build that reuses the cache")
     parser.add_argument("--timed", action="store_true", help="time builds without the profiler, each in a fresh interpreter")
-    parser.add_argument("--runs", type=int, default=3, help="builds per tree and size (--timed)")
-    parser.add_argument("--tree", type=Path, nargs="*", default=[], help="other vaultd source trees to time beside this one (--timed)")
+    parser.add_argument("--split", action="store_true", help="time the parts of the build's threads, each build in a fresh interpreter")
+    parser.add_argument("--runs", type=int, default=3, help="builds per tree and size (--timed, --split)")
+    parser.add_argument(
+        "--tree", type=Path, nargs="*", default=[], help="other vaultd source trees to time beside this one (--timed, --split)"
+    )
     args = parser.parse_args()
     if args.timed:
         timed(args.notes, args.seed, args.runs, [REPO, *(t.resolve() for t in args.tree)])
+        return
+    if args.split:
+        for notes in args.notes:
+            split(notes, args.seed, args.runs, [REPO, *(t.resolve() for t in args.tree)])
         return
     notes = args.notes[0]
     c = corpus.ensure(notes, args.seed)

@@ -15,6 +15,7 @@ them from each cached record's :class:`~vaultd.vault.note_table.Sketch`.
 
 from __future__ import annotations
 
+import queue
 import sys
 import time
 from collections import deque
@@ -41,8 +42,16 @@ if TYPE_CHECKING:
     from vaultd.vault.cache import IndexCache
     from vaultd.vault.model import Link, NoteRecord
     from vaultd.vault.note_table import LinkTarget
+    from vaultd.vault.search_doc import SearchDoc
 
-BUILD_CHUNK = 256  #: notes parsed per cache write during a build
+    #: a parsed chunk on its way to the cache: its notes, and their encodings by path
+    _Chunk = tuple[list[tuple[NoteRecord, SearchDoc]], dict[str, bytes | None]]
+
+BUILD_CHUNK = 256  #: notes parsed at a time during a build (a worker's share, a progress step)
+#: notes a cold build's cache writes commit at once: fewer, larger FTS5 segments to write and
+#: merge; the records not yet committed are held encoded until then (about 1 KB a note)
+BUILD_COMMIT = 2048
+WRITES_AHEAD = 2  #: parsed chunks waiting for the cache's writer, at most (each holds its notes' text)
 
 
 class _Filed(msgspec.Struct):
@@ -129,6 +138,40 @@ class IndexCopy:
                         paths.append(path)
             self._aliases = table
         return list(self._aliases.get(name_key(text), ()))
+
+
+def _hand(handed: queue.Queue[_Chunk | None], item: _Chunk | None, writing: Future[None]) -> None:
+    """Put ``item`` in the writer's queue, waiting while it is full.
+
+    Raises:
+        Exception: whatever ended the writer early (the cache closed, or found damaged).
+    """
+    while not writing.done():
+        try:
+            handed.put(item, timeout=0.1)
+        except queue.Full:
+            continue
+        return
+    writing.result()
+
+
+def _group(
+    handed: queue.Queue[_Chunk | None], head: _Chunk, encoded: dict[str, bytes | None], ended: list[None]
+) -> Iterator[tuple[NoteRecord, SearchDoc]]:
+    """The notes of ``head`` and the chunks handed after it, until BUILD_COMMIT notes are taken
+    or None comes (then put in ``ended``); each chunk's encodings go into ``encoded`` before its
+    notes are taken."""
+    item: _Chunk | None = head
+    taken = 0
+    while item is not None:
+        notes, their_encoding = item
+        encoded.update(their_encoding)
+        taken += len(notes)
+        yield from notes
+        if taken >= BUILD_COMMIT:
+            return
+        item = handed.get()
+    ended.append(None)
 
 
 RECENT_CHANGES = 256  #: changes whose paths the index remembers (see ``changed_since``)
@@ -218,21 +261,27 @@ class VaultIndex:
         chunks = [to_parse[start : start + BUILD_CHUNK] for start in range(0, len(to_parse), BUILD_CHUNK)]
         parsed = 0
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="vaultd-cache") as writer:
-            writing: Future[None] | None = None
-            for done, chunk in enumerate(parsed_chunks(self.root, chunks, worker_count(len(to_parse))), start=1):
-                tally.parsed = min(done * BUILD_CHUNK, len(to_parse))
-                faults.point("build-chunk")
-                # Into the index as each chunk comes, kept encoded: the parsed objects and the
-                # notes' text are let go chunk by chunk, so the build's peak is a few chunks,
-                # not the vault (the heap would keep that peak's pages for good).
-                # The cache stores the bytes the table keeps: each record is encoded once.
-                encoded = {record.path: self._put_note(record) for record, _doc in chunk.notes}
-                parsed += len(chunk.notes)
-                updates.skipped += chunk.skipped
+            # The cache's writer takes the chunks as they are parsed and commits every
+            # BUILD_COMMIT notes: each commit flushes FTS5's postings into a new segment and
+            # merges segments, so a commit a chunk cost most of the writer's time.
+            handed: queue.Queue[_Chunk | None] = queue.Queue(maxsize=WRITES_AHEAD)
+            writing = writer.submit(self._write_chunks, handed) if self.cache is not None else None
+            try:
+                for done, chunk in enumerate(parsed_chunks(self.root, chunks, worker_count(len(to_parse))), start=1):
+                    tally.parsed = min(done * BUILD_CHUNK, len(to_parse))
+                    faults.point("build-chunk")
+                    # Into the index as each chunk comes, kept encoded: the parsed objects and the
+                    # notes' text are let go chunk by chunk, so the build's peak is a few chunks,
+                    # not the vault (the heap would keep that peak's pages for good).
+                    # The cache stores the bytes the table keeps: each record is encoded once.
+                    encoded = {record.path: self._put_note(record) for record, _doc in chunk.notes}
+                    parsed += len(chunk.notes)
+                    updates.skipped += chunk.skipped
+                    if writing is not None and chunk.notes:
+                        _hand(handed, (chunk.notes, encoded), writing)
+            finally:
                 if writing is not None:
-                    writing.result()
-                if self.cache is not None and chunk.notes:
-                    writing = writer.submit(self.cache.apply, chunk.notes, (), encoded, self.notes)
+                    _hand(handed, None, writing)
             if writing is not None:
                 writing.result()
         self.apply(updates, write_cache=False)
@@ -260,6 +309,19 @@ class VaultIndex:
         for path, sketch in self.notes.fields(Sketch):
             if path in reused:
                 self._map_note(sketch, path)
+
+    def _write_chunks(self, handed: queue.Queue[_Chunk | None]) -> None:
+        """Store the chunks ``handed`` over until None comes (the cache's writer thread), in
+        transactions of about BUILD_COMMIT notes. A chunk is committed with the ones before it in
+        its transaction, or not at all: a build cut short leaves whole notes in the cache, each
+        trusted on the next start only while its file's stat is the one stored with it."""
+        assert self.cache is not None
+        head = handed.get()
+        while head is not None:
+            encoded: dict[str, bytes | None] = {}
+            ended: list[None] = []  #: holds the None that ended the handing, once it came
+            self.cache.apply(_group(handed, head, encoded, ended), (), encoded, self.notes)
+            head = None if ended else handed.get()  # the next group's first chunk, outside the transaction
 
     # -- applying changes (event loop thread) ---------------------------------------------
 

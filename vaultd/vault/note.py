@@ -22,9 +22,9 @@ from typing import Any
 from protocol.issue_codes import IssueCode
 from protocol.limits import MAX_NOTE_BYTES as MAX_NOTE_BYTES  # larger notes are skipped and reported, never indexed
 from vaultd.vault import frontmatter, markdown
-from vaultd.vault.cache import SearchDoc
 from vaultd.vault.layout import LOG_HEADER, is_operation_log
 from vaultd.vault.model import Link, NoteIssue, NoteRecord, Tag
+from vaultd.vault.search_doc import SearchDoc
 
 
 class Skipped(Exception):

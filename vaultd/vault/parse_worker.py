@@ -19,9 +19,9 @@ from typing import IO
 
 import msgspec
 
-from vaultd.vault.cache.records import SearchDoc
 from vaultd.vault.model import NoteRecord
 from vaultd.vault.reading import Updates, compute_updates
+from vaultd.vault.search_doc import SearchDoc
 from vaultd.vault.walk import FileStat, SkippedFile
 
 HEADER = struct.Struct(">I")  #: a frame's length, before its bytes

@@ -28,9 +28,9 @@ from vaultd.vault.cache.sqlite_file import CACHE_KIB, OpenOutcome, open_checked
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
 
-    from vaultd.vault.cache.records import SearchDoc
     from vaultd.vault.model import NoteRecord
     from vaultd.vault.note_table import NoteTable
+    from vaultd.vault.search_doc import SearchDoc
 
 
 LOAD_CACHE_KIB = 256  #: the page cache a warm start reads the records through
