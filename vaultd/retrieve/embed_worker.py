@@ -178,7 +178,9 @@ def _sample() -> tuple[float, float, float] | None:
 
 class Sharer:
     """A batch's passages shared over threads, one passage at a time, longest first: the
-    calling thread works too, and helpers (started on first need, kept) take what is left."""
+    calling thread works too, and helpers (started on first need, kept) take what is left. One
+    passage a call costs the model no more CPU than a batch of them (0.473 against 0.474 s a
+    passage measured here), so one thread embeds passage by passage too."""
 
     def __init__(self, embed: Callable[[Sequence[str]], np.ndarray], fixed: int | None) -> None:
         self._embed = embed
@@ -193,9 +195,9 @@ class Sharer:
 
         if self._fixed is None:
             self.threads = threads_wanted(self._idle.take(), self.threads, self._limit)
-        share = min(self.threads, len(texts))
-        if share <= 1:
+        if not texts:
             return np.ascontiguousarray(self._embed(texts), dtype=np.float32)
+        share = min(self.threads, len(texts))
         batch = _Batch(texts, self._embed)
         while len(self._helpers) < share - 1:
             inbox: queue.SimpleQueue[_Batch | None] = queue.SimpleQueue()
