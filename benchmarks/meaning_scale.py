@@ -489,8 +489,12 @@ def run(
         "daemon_code": str(daemon_code) if daemon_code else "this checkout",
         "load_average_start": _load(),
     }
+    back_to = Path.cwd()
     if daemon_code is not None:
         home.env["PYTHONPATH"] = str(daemon_code)
+        # The daemon starts its workers with ``python -m``, which looks in the working directory
+        # before PYTHONPATH: from this checkout they would run this checkout's worker code.
+        os.chdir(daemon_code)
     daemon: Daemon | None = None
     spinning: Hogs | None = None
     try:
@@ -669,6 +673,7 @@ def run(
         if spinning is not None:
             spinning.stop()
         shutil.rmtree(home.root, ignore_errors=True)
+        os.chdir(back_to)
     result["load_average_end"] = _load()
     return result
 
