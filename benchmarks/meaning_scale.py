@@ -469,6 +469,7 @@ def run(
     profile_queries: int = 100,
     cover_wait: float = 900.0,
     fill_passages: int = 400,
+    worker_threads_env: str = "",
 ) -> dict[str, Any]:
     from benchmarks.corpus import bench_dir, ensure
     from benchmarks.meaning_bench import _status, _tree_rss_mb, model_throughput
@@ -489,6 +490,9 @@ def run(
         "daemon_code": str(daemon_code) if daemon_code else "this checkout",
         "load_average_start": _load(),
     }
+    if worker_threads_env:
+        home.env["VAULTD_MEANING_THREADS"] = worker_threads_env
+        result["worker_threads_configured"] = worker_threads_env
     back_to = Path.cwd()
     if daemon_code is not None:
         home.env["PYTHONPATH"] = str(daemon_code)
@@ -689,6 +693,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile-queries", type=int, default=100, help="queries the time splits ask")
     parser.add_argument("--cover-wait", type=float, default=900.0, help="seconds to wait for the filler to cover the changed notes")
     parser.add_argument("--fill-passages", type=int, default=400, help="passages whose vectors are deleted for a timed fill (0: none)")
+    parser.add_argument("--worker-threads", default="", help="the worker's threads (VAULTD_MEANING_THREADS: 1 or 2); auto unless given")
     parser.add_argument("--json", type=Path, help="also write the result here")
     args = parser.parse_args(argv)
     result = run(
