@@ -706,6 +706,7 @@ def main(argv: list[str] | None = None) -> int:
         args.profile_queries,
         args.cover_wait,
         args.fill_passages,
+        args.worker_threads,
     )
     if args.json:
         args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
