@@ -468,7 +468,7 @@ def run(
     daemon_code: Path | None = None,
     profile_queries: int = 100,
     cover_wait: float = 900.0,
-    fill_passages: int = 400,
+    fill_passages: int = 1000,
     worker_threads_env: str = "",
 ) -> dict[str, Any]:
     from benchmarks.corpus import bench_dir, ensure
@@ -692,7 +692,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--daemon-code", type=Path, help="serve with the daemon's code from this checkout (a side-by-side)")
     parser.add_argument("--profile-queries", type=int, default=100, help="queries the time splits ask")
     parser.add_argument("--cover-wait", type=float, default=900.0, help="seconds to wait for the filler to cover the changed notes")
-    parser.add_argument("--fill-passages", type=int, default=400, help="passages whose vectors are deleted for a timed fill (0: none)")
+    parser.add_argument("--fill-passages", type=int, default=1000, help="passages whose vectors are deleted for a timed fill (0: none)")
     parser.add_argument("--worker-threads", default="", help="the worker's threads (VAULTD_MEANING_THREADS: 1 or 2); auto unless given")
     parser.add_argument("--json", type=Path, help="also write the result here")
     args = parser.parse_args(argv)
