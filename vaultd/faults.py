@@ -43,7 +43,9 @@ and ``sync-after-follow`` (the index follows, the conflicts' proposals not yet s
 ``meaning-fresh`` (the meaning model's fresh lane holds a written note's new passages, none
 embedded yet: a pause there holds their embedding while the daemon goes on),
 ``meaning-batch`` (in the meaning model's worker process, a batch of passages received, none
-embedded yet; counted in each worker process: a pause there holds the filler mid-batch).
+embedded yet; counted in each worker process: a pause there holds the filler mid-batch),
+``meaning-passage`` (in that worker, one of its threads took a passage of the batch, not yet
+embedded; counted in each worker process: a pause there holds that thread, the others go on).
 Primitives: ``write``, ``fsync``, ``rename``, ``fsync-dir``, ``unlink``.
 """
 
@@ -82,6 +84,7 @@ CRASH_POINTS = frozenset(
         "tidy-scanned",
         "meaning-fresh",
         "meaning-batch",
+        "meaning-passage",
     }
 )
 PRIMITIVES = frozenset({"write", "fsync", "rename", "fsync-dir", "unlink"})

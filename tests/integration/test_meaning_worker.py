@@ -1,7 +1,8 @@
 """The meaning model's worker process, as the daemon runs it: started for the filler's work, gone
 when the vault is covered (its memory back to the system) and started again by the next change
 the fresh lane does not take; never started by a restart that finds every passage covered; and
-a question ranked by meaning while the worker holds a batch (``pause=meaning-batch``).
+a question ranked by meaning while the worker holds a batch (``pause=meaning-batch``) or one of
+its threads holds a passage (``pause=meaning-passage``); the worker's threads and their priority.
 
 The worker is found the way an administrator would: among the daemon's child processes in
 ``/proc``, and by the daemon's own log lines. Every wait is bounded generously and asserts an
@@ -10,6 +11,7 @@ outcome, never a duration.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +24,7 @@ from protocol.methods.retrieve import RETRIEVE, Ranking, RetrieveParams
 from protocol.methods.service import DAEMON_STATUS
 from tests.support.harness import Daemon, Home, iter_lines, paused_daemon, registered_vault, wait_at_gate
 from tests.support.wait import wait_until
+from vaultd.retrieve.embed_worker import WORKER_NICE
 from vaultd.retrieve.fresh import MAX_NOTES
 
 if TYPE_CHECKING:
@@ -155,6 +158,59 @@ def test_a_question_is_ranked_by_meaning_while_the_worker_holds_a_batch(meaning_
         gate.unlink()
         total = len(NOTES) + len(MORE)
         wait_until(lambda: _covered(typed, total), COVER_WAIT_S, "the held batch and the rest covered", poll=0.5)
+    finally:
+        gate.unlink(missing_ok=True)
+        daemon.stop()
+
+
+def _threads_of(pid: int) -> list[tuple[int, int, int]]:
+    """Each thread of a process as (nice, scheduling policy, nanoseconds on a CPU so far)."""
+    found = []
+    for task in sorted(Path(f"/proc/{pid}/task").iterdir()):
+        fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        ran = int((task / "schedstat").read_text().split()[0])
+        found.append((int(fields[16]), int(fields[38]), ran))
+    return found
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_worker_shares_a_batch_over_its_threads_at_idle_priority_and_a_question_is_answered_meanwhile(
+    meaning_home: Home, typed_clients: TypedClients, threads: int
+) -> None:
+    """The worker runs the threads it is told (``VAULTD_MEANING_THREADS``), every one niced 19
+    under ``SCHED_IDLE``; one of them is held at a passage of its second batch
+    (``pause=meaning-passage``, after the first batch's three), and a question meanwhile is
+    embedded and ranked by meaning in the daemon; released, the rest is covered."""
+    meaning_home.env["VAULTD_MEANING_IDLE_S"] = "3600"  # the same worker takes every batch
+    meaning_home.env["VAULTD_MEANING_THREADS"] = str(threads)
+    daemon, gate = paused_daemon(meaning_home, "meaning-passage", len(NOTES) + 1)
+    try:
+        root = registered_vault(meaning_home, NOTES)
+        typed = typed_clients.open(meaning_home)
+        typed.call(RETRIEVE, RetrieveParams(query="start the chunk index", rerank=False))
+        wait_until(lambda: _covered(typed, len(NOTES)), COVER_WAIT_S, "the first notes covered", poll=0.5)
+        for rel, text in MORE.items():  # more than the fresh lane takes: some are the worker's
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        wait_at_gate(gate, daemon, "a worker thread holding a passage of its second batch")
+        (worker,) = workers(daemon)
+        held = _threads_of(worker)
+        assert len(held) == threads  # the main thread and the helpers it was told to run, no more
+        idle_policy = getattr(os, "SCHED_IDLE", None)
+        for nice, policy, _ in held:
+            assert nice == WORKER_NICE
+            if idle_policy is not None:
+                assert policy == idle_policy
+        now = _coverage(typed)
+        assert now is not None and now.covered < now.total
+        found = typed.call(RETRIEVE, RetrieveParams(query="settling debts with suppliers", explain=True, rerank=False, limit=3))
+        assert found.ranking is Ranking.HYBRID
+        assert found.passages[0].path == "Money.md" and found.passages[0].parts is not None
+        assert found.passages[0].parts.meaning_rank == 1
+        assert gate.exists()  # still held: the answer did not wait for the batch
+        gate.unlink()
+        wait_until(lambda: _covered(typed, len(NOTES) + len(MORE)), COVER_WAIT_S, "the held batch and the rest covered", poll=0.5)
+        assert all(ran > 0 for _, _, ran in _threads_of(worker))  # every thread ran on a CPU
     finally:
         gate.unlink(missing_ok=True)
         daemon.stop()

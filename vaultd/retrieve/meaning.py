@@ -62,7 +62,7 @@ DROP_AT = 256
 #: An idle filler hands the heap's free pages back to the system at most this often: a listing,
 #: the questions' threads and the model's buffers free what they used, and glibc keeps it.
 TRIM_S = 30.0
-WORKER_TIMEOUT_S = 300.0  #: a job unanswered after this kills the worker
+WORKER_TIMEOUT_S = 300.0  #: a job unanswered after this, the worker using no CPU meanwhile, kills it
 MAX_QUERIES_REMEMBERED = 512
 #: How the worker is started, after the interpreter; a test starts others.
 WORKER_ARGS = ("-m", "vaultd.retrieve.embed_worker")
@@ -96,14 +96,14 @@ class Worker:
 
     def _answer(self, proc: subprocess.Popen[bytes]) -> EmbedAnswer:
         assert proc.stdout is not None
-        timer = threading.Timer(WORKER_TIMEOUT_S, proc.kill)
-        timer.start()
+        answered = threading.Event()
+        threading.Thread(target=_watch, args=(proc, answered), name="vaultd-meaning-watch", daemon=True).start()
         try:
             frame = read_frame(proc.stdout)  # type: ignore[arg-type]
         except (OSError, ValueError) as exc:
             raise WorkerFailed(f"the worker's answer was broken ({exc})") from exc
         finally:
-            timer.cancel()
+            answered.set()
         if frame is None:
             raise WorkerFailed(f"the worker ended (exit {proc.poll()})")
         return self._decoder.decode(frame)
@@ -160,6 +160,29 @@ class Worker:
         proc, self._proc = self._proc, None
         if proc is not None:
             self._kill(proc)
+
+
+def _watch(proc: subprocess.Popen[bytes], answered: threading.Event) -> None:
+    """Kill a worker that neither answered nor used any CPU for :data:`WORKER_TIMEOUT_S`: stuck.
+    One that used some goes on, however slowly: it runs only on idle cores, and on a busy
+    machine a batch may take it longer than that."""
+    last = _cpu_ticks(proc.pid)
+    while not answered.wait(WORKER_TIMEOUT_S):
+        now = _cpu_ticks(proc.pid)
+        if now is None or now == last:
+            proc.kill()
+            return
+        last = now
+
+
+def _cpu_ticks(pid: int) -> int | None:
+    """The process's CPU time so far (every thread's, in clock ticks), or None where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime, stime
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 @dataclass(frozen=True, slots=True)
