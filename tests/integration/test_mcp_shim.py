@@ -25,7 +25,7 @@ from protocol.table import METHODS, MethodSpec
 from tests.support.harness import REPO, Daemon, Home, register
 from tests.support.mcp_results import tool_error
 from vaultctl.mcp.families import family_of
-from vaultctl.mcp.tools import ToolCatalogue
+from vaultctl.mcp.tools import ToolCatalogue, as_called
 from vaultctl.mcp.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, STATELESS_VERSIONS
 
 if TYPE_CHECKING:
@@ -82,9 +82,10 @@ def _check_tool_list(tools: list[Tool]) -> None:
     assert [s for t in tools for s in CATALOGUE.methods_of(t.name)] == sorted(MCP_SPECS, key=_by_family_order)
     for tool in tools:
         specs = CATALOGUE.methods_of(tool.name)
-        assert tool.description and all(gist(s.summary) in tool.description for s in specs)
+        # each member's gist, a method it names said as an agent calls it (``as_called``)
+        assert tool.description and all(as_called(gist(s.summary)) in tool.description for s in specs)
         if len(specs) == 1:
-            assert tool.description.startswith(gist(specs[0].summary))
+            assert tool.description.startswith(as_called(gist(specs[0].summary)))
         if any(s.two_step for s in specs):  # how to confirm is said once, in the instructions
             assert "Two-step." in tool.description
         spec = specs[0]

@@ -16,6 +16,7 @@ from protocol.methods.service import DAEMON_STATUS, DOCTOR, DoctorParams, Level
 from protocol.methods.vaults import VAULT_ADD, VaultAddParams, VaultState
 from tests.support.harness import Daemon, snapshot
 from tests.support.typed import TypedClient, TypedClients, refused
+from tests.support.wait import wait_until
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -179,10 +180,12 @@ def test_registry_survives_a_restart(home, typed_clients: TypedClients, tmp_path
     d2 = Daemon(home)
     try:
         c2 = typed_clients.open(home)
-        c2.call(LIST, ListParams(vault="keep"))  # waits for the re-index after the restart
+        # A listing answers once the note table is whole, before the name maps: it may come
+        # while the vault still says indexing. The vault is back, then ready.
+        c2.call(LIST, ListParams(vault="keep"))
         status = c2.call(DAEMON_STATUS, Empty())
         assert [v.id for v in status.vaults] == ["keep"]
-        assert status.vaults[0].state is VaultState.READY
+        wait_until(lambda: c2.call(DAEMON_STATUS, Empty()).vaults[0].state is VaultState.READY, 60, "the vault ready after the restart")
     finally:
         d2.stop()
 
