@@ -62,7 +62,10 @@ DROP_AT = 256
 #: An idle filler hands the heap's free pages back to the system at most this often: a listing,
 #: the questions' threads and the model's buffers free what they used, and glibc keeps it.
 TRIM_S = 30.0
-WORKER_TIMEOUT_S = 300.0  #: a job unanswered after this, the worker using no CPU meanwhile, kills it
+WORKER_TIMEOUT_S = 300.0
+"""A job unanswered after this long with no CPU used meanwhile, or after this many seconds of
+the worker's CPU, kills the worker (see ``_watch``)."""
+_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 MAX_QUERIES_REMEMBERED = 512
 #: How the worker is started, after the interpreter; a test starts others.
 WORKER_ARGS = ("-m", "vaultd.retrieve.embed_worker")
@@ -162,14 +165,17 @@ class Worker:
             self._kill(proc)
 
 
-def _watch(proc: subprocess.Popen[bytes], answered: threading.Event) -> None:
-    """Kill a worker that neither answered nor used any CPU for :data:`WORKER_TIMEOUT_S`: stuck.
-    One that used some goes on, however slowly: it runs only on idle cores, and on a busy
-    machine a batch may take it longer than that."""
-    last = _cpu_ticks(proc.pid)
-    while not answered.wait(WORKER_TIMEOUT_S):
+def _watch(proc: subprocess.Popen[bytes], answered: threading.Event, timeout: float = WORKER_TIMEOUT_S) -> None:
+    """Kill a worker whose job is unanswered and that is stuck or spinning: it used no CPU for
+    ``timeout``, or more than ``timeout`` seconds of CPU on this one job (a job is a few seconds
+    of the model's). One that works slowly goes on: it runs only on idle cores, and on a busy
+    machine a batch may take it longer than ``timeout`` of wall time."""
+    first = last = _cpu_ticks(proc.pid)
+    while not answered.wait(timeout):
         now = _cpu_ticks(proc.pid)
-        if now is None or now == last:
+        stuck = now is None or now == last
+        spinning = now is not None and first is not None and (now - first) / _TICKS_PER_S > timeout
+        if stuck or spinning:
             proc.kill()
             return
         last = now
