@@ -306,17 +306,7 @@ class VaultRuntime:
             Unavailable: UNAVAILABLE, the vault is lost, failed, not owned, re-taken while waiting,
                 or still indexing.
         """
-        self.check_root()
-        if self.state == VaultState.ERROR:
-            raise Unavailable(f"vault {self.entry.id!r} is unavailable: {self.message}")
-        live, failed_event = self.live, self._failed
-        if live is None:
-            raise Unavailable(f"vault {self.entry.id!r} is {self.state}: {self.message}")
-        with anyio.move_on_after(timeout):
-            await first_of(live.ready, failed_event)
-        self.check_root()
-        if live is not self.live:
-            raise Unavailable(f"vault {self.entry.id!r} was re-taken while this call waited; retry")
+        live = await self._waited(lambda live: live.ready, timeout)
         if live.ready.is_set():
             if self.state == VaultState.INDEXING:
                 self.state = VaultState.READY
@@ -324,6 +314,26 @@ class VaultRuntime:
         if self._failed.is_set():
             raise Unavailable(f"vault {self.entry.id!r} could not be indexed: {self.message}")
         raise Unavailable(f"vault {self.entry.id!r} is still indexing; retry in a moment")
+
+    async def _waited(self, event_of: Callable[[LiveIndex], anyio.Event], timeout: float) -> LiveIndex:
+        """The live index once ``event_of`` it is set, its build failed, or ``timeout`` passed;
+        the refusals every wait for the index shares come first.
+
+        Raises:
+            Unavailable: UNAVAILABLE, the vault is lost, failed, not owned, or re-taken while waiting.
+        """
+        self.check_root()
+        if self.state == VaultState.ERROR:
+            raise Unavailable(f"vault {self.entry.id!r} is unavailable: {self.message}")
+        live, failed_event = self.live, self._failed
+        if live is None:
+            raise Unavailable(f"vault {self.entry.id!r} is {self.state}: {self.message}")
+        with anyio.move_on_after(timeout):
+            await first_of(event_of(live), failed_event)
+        self.check_root()
+        if live is not self.live:
+            raise Unavailable(f"vault {self.entry.id!r} was re-taken while this call waited; retry")
+        return live
 
     async def wait_table(self, timeout: float = INDEX_WAIT_S) -> VaultIndex:
         """Wait for the index's note table (not its name maps) and answer the index to read it
@@ -335,17 +345,7 @@ class VaultRuntime:
             Unavailable: UNAVAILABLE, the vault is lost, failed, not owned, re-taken while waiting,
                 or still indexing.
         """
-        self.check_root()
-        if self.state == VaultState.ERROR:
-            raise Unavailable(f"vault {self.entry.id!r} is unavailable: {self.message}")
-        live, failed_event = self.live, self._failed
-        if live is None:
-            raise Unavailable(f"vault {self.entry.id!r} is {self.state}: {self.message}")
-        with anyio.move_on_after(timeout):
-            await first_of(live.table_ready, failed_event)
-        self.check_root()
-        if live is not self.live:
-            raise Unavailable(f"vault {self.entry.id!r} was re-taken while this call waited; retry")
+        live = await self._waited(lambda live: live.table_ready, timeout)
         if self._failed.is_set():  # a build that failed after its table was whole serves nothing
             raise Unavailable(f"vault {self.entry.id!r} could not be indexed: {self.message}")
         table = live.table
