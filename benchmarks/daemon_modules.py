@@ -25,9 +25,9 @@ from pathlib import Path
 
 from benchmarks import corpus
 from benchmarks.stats import cpu_seconds
-from benchmarks.timed_daemon import VAULT_ID, Daemon, Home, call
+from benchmarks.timed_daemon import VAULT_ID, Daemon, Home, answers_a_listing, call
 from tests.support.wait import wait_until
-from vaultctl.client import CallError, Client
+from vaultctl.client import CallError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -55,14 +55,6 @@ def _imports(log: str) -> list[tuple[str, int]]:
 def _group(name: str) -> str:
     parts = name.split(".")
     return ".".join(parts[:2]) if parts[0] == "vaultd" else parts[0]
-
-
-def _answers(client: Client) -> bool:
-    try:
-        call(client, "note.list", {"vault": VAULT_ID, "limit": 1})
-    except CallError:
-        return False
-    return True
 
 
 @dataclass
@@ -95,7 +87,7 @@ def measure(tree: Path, c: corpus.Corpus, work: Path) -> Facts:
             try:
                 call(client, "vault.add", {"id": VAULT_ID, "path": str(home.vault)})
             except CallError:  # the call's own wait ran out: wait for the index
-                wait_until(partial(_answers, client), 3600, "the index", poll=0.05)
+                wait_until(partial(answers_a_listing, client), 3600, "the index", poll=0.05)
             client.close()
             time.sleep(1.0)
             cold = _imports(log.read_text(errors="replace"))
@@ -106,7 +98,7 @@ def measure(tree: Path, c: corpus.Corpus, work: Path) -> Facts:
         daemon = Daemon(home)
         try:
             client = daemon.client()
-            wait_until(partial(_answers, client), 3600, "the index", poll=0.02)
+            wait_until(partial(answers_a_listing, client), 3600, "the index", poll=0.02)
             facts.warm_cpu = cpu_seconds(daemon.pid)
             client.close()
             time.sleep(1.0)

@@ -26,7 +26,7 @@ from pathlib import Path
 from benchmarks import corpus, limits
 from benchmarks.report import RSS_MB, WARM_S, build_goal
 from benchmarks.stats import Figure, Stopwatch, cpu_seconds, rss_bytes
-from benchmarks.timed_daemon import VAULT_ID, Daemon, Home, call
+from benchmarks.timed_daemon import VAULT_ID, Daemon, Home, answers_a_listing, call
 from tests.support.wait import wait_until
 from vaultctl.client import CallError, Client
 
@@ -34,14 +34,6 @@ REPO = Path(__file__).resolve().parents[1]
 
 #: The daemon with no vault (MB): what every size's resident figure starts from.
 EMPTY_RSS_MB = 35.0
-
-
-def _answers(client: Client) -> bool:
-    try:
-        call(client, "note.list", {"vault": VAULT_ID, "limit": 1})
-    except CallError:
-        return False
-    return True
 
 
 def _resolves(client: Client, name: str) -> None:
@@ -81,7 +73,7 @@ def measure(tree: Path, c: corpus.Corpus, runs: int, work: Path) -> dict[str, Fi
                 try:
                     call(client, "vault.add", {"id": VAULT_ID, "path": str(home.vault)})
                 except CallError:  # the call's own wait ran out ("still indexing"): wait for the index
-                    wait_until(partial(_answers, client), 3600, "the index", poll=0.05)
+                    wait_until(partial(answers_a_listing, client), 3600, "the index", poll=0.05)
             cold.samples.append(sw.seconds)
             cold_cpu.samples.append(cpu_seconds(daemon.pid) - before)
             client.close()
@@ -95,7 +87,7 @@ def measure(tree: Path, c: corpus.Corpus, runs: int, work: Path) -> dict[str, Fi
             daemon.stop()
             daemon = Daemon(home)
             client = daemon.client()
-            wait_until(partial(_answers, client), 3600, "the index", poll=0.05)
+            wait_until(partial(answers_a_listing, client), 3600, "the index", poll=0.05)
             warm.samples.append(time.perf_counter() - daemon.started)
             warm_cpu.samples.append(cpu_seconds(daemon.pid))
             _resolves(client, name)

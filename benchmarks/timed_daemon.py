@@ -19,7 +19,7 @@ import msgspec
 from protocol.methods.common import Channel
 from tests.support import harness
 from tests.support.wait import wait_until
-from vaultctl.client import Client
+from vaultctl.client import CallError, Client
 
 BIN = Path(sys.executable).parent
 VAULT_ID = "bench"
@@ -85,3 +85,12 @@ class Daemon(harness.Daemon):
 def call(client: Client, method: str, params: dict[str, Any]) -> Any:
     """A call whose result is decoded loosely (the benchmark reads a field or two)."""
     return msgspec.json.decode(client.call_raw(method, params))
+
+
+def answers_a_listing(client: Client) -> bool:
+    """Whether the vault answers ``note.list`` yet (a call refused while it indexes is no)."""
+    try:
+        call(client, "note.list", {"vault": VAULT_ID, "limit": 1})
+    except CallError:
+        return False
+    return True
