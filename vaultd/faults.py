@@ -21,6 +21,8 @@ marker, written; the other vaults' not yet), ``during-recovery`` (after the firs
 ``build-chunk`` (an index build parsed one more chunk of notes; its progress counts them),
 ``build-names`` (an index build's note table is whole, and the first build's is published to the
 reads of the table alone; the name maps of the notes taken from the cache not yet filled),
+``build-settle`` (the first build returned, its index the table's; the watcher's changes during
+the build not yet applied, the index not yet ready),
 ``communities-worker`` (in the worker process that solves a large vault's communities, its
 input read; a pause there holds Leiden while the daemon goes on),
 ``lint-rules`` (a lint's snapshot built from its copy of the index and its canvases read, the
@@ -76,6 +78,7 @@ CRASH_POINTS = frozenset(
         "sync-after-follow",
         "build-chunk",
         "build-names",
+        "build-settle",
         "communities-worker",
         "lint-rules",
         "graph-snapshot",

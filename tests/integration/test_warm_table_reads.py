@@ -125,3 +125,23 @@ def test_name_reads_fresh_reads_and_writes_wait_for_the_whole_index(home: Home, 
     finally:
         gate.unlink(missing_ok=True)
         daemon.stop()
+
+
+def test_a_listing_answers_between_the_build_and_the_index_ready(home: Home, typed_clients: TypedClients) -> None:
+    """After the build returns and before the index is ready (the watcher's changes of the build
+    applied, the heap given back), the table is still whole: a listing answers, by the built index,
+    never "still indexing"."""
+    first = Daemon(home)
+    registered_vault(home, NOTES)
+    first.stop()
+    daemon, gate = paused_daemon(home, "build-settle", 1)
+    del home.env["VAULTD_FAULTS"]
+    try:
+        wait_at_gate(gate, daemon, "the build to return")
+        typed = typed_clients.open(home)
+        assert typed.call(LIST, ListParams(vault="v")).total == len(NOTES)
+        assert typed.call(READ, ReadParams(vault="v", target="Gamma.md")).title == "Gamma"
+        assert gate.exists(), "the index was held short of ready while these answered"
+    finally:
+        gate.unlink(missing_ok=True)
+        daemon.stop()

@@ -38,6 +38,7 @@ import structlog
 import watchfiles
 
 from protocol.methods.events import Event
+from vaultd import faults
 from vaultd.errors import Unavailable
 from vaultd.memory import give_back
 from vaultd.vault.cache import IndexCache, cache_file_name
@@ -89,6 +90,12 @@ def _nobody(rels: set[str]) -> None:
 NoteFeed = Callable[[list[Event]], None]
 
 
+def _settled() -> None:
+    """After a build, before the index is ready (a worker thread): the heap given back."""
+    faults.point("build-settle")
+    give_back()
+
+
 class LiveIndex:
     def __init__(self, root: Path, home: Path, *, still_ours: Callable[[], bool] = _always_ours, feed: NoteFeed | None = None) -> None:
         self.root = root
@@ -137,9 +144,11 @@ class LiveIndex:
             await self._prove_watching()
             index, note = await anyio.to_thread.run_sync(self._build)
             self.index, self.build_note = index, note
-            self._early = None
+            # The built index answers reads of the table until ``ready`` (a cold build never
+            # published one early): the table is whole from here on, as it was before.
+            self._early = index
             self.table_ready.set()
-            await anyio.to_thread.run_sync(give_back)  # the build's parsed notes and texts are freed by now
+            await anyio.to_thread.run_sync(_settled)  # the build's parsed notes and texts are freed by now
             pending, self._pending = self._pending, None
             if pending:
                 await self.refresh(pending)
@@ -148,6 +157,7 @@ class LiveIndex:
             self.build_seconds = time.perf_counter() - started
             log.info("index ready", vault=str(self.root), notes=len(index.notes), seconds=round(self.build_seconds, 3), detail=note)
             self.ready.set()
+            self._early = None
             task_status.started()
             await self._stop.wait()
             tg.cancel_scope.cancel()
