@@ -68,6 +68,15 @@ class Facts:
     cold_only: list[str] = field(default_factory=list)
 
 
+def _moment(facts: Facts, name: str, log: Path, pid: int) -> list[tuple[str, int]]:
+    """The modules imported so far and the daemon's memory, once its last imports are logged
+    (a second after the call that caused them), kept in ``facts`` under ``name``."""
+    time.sleep(1.0)
+    imported = _imports(log.read_text(errors="replace"))
+    facts.moments[name] = (len(imported), _rollup(pid))
+    return imported
+
+
 def measure(tree: Path, c: corpus.Corpus, work: Path) -> Facts:
     """The daemon of ``tree``: serving no vault, after a cold build of ``c``, after a warm restart."""
     home = Home.create(work)
@@ -81,17 +90,13 @@ def measure(tree: Path, c: corpus.Corpus, work: Path) -> Facts:
         try:
             client = daemon.client()
             call(client, "daemon.status", {})
-            time.sleep(1.0)
-            empty = _imports(log.read_text(errors="replace"))
-            facts.moments["empty"] = (len(empty), _rollup(daemon.pid))
+            empty = _moment(facts, "empty", log, daemon.pid)
             try:
                 call(client, "vault.add", {"id": VAULT_ID, "path": str(home.vault)})
             except CallError:  # the call's own wait ran out: wait for the index
                 wait_until(partial(answers_a_listing, client), 3600, "the index", poll=0.05)
             client.close()
-            time.sleep(1.0)
-            cold = _imports(log.read_text(errors="replace"))
-            facts.moments["cold"] = (len(cold), _rollup(daemon.pid))
+            cold = _moment(facts, "cold", log, daemon.pid)
         finally:
             daemon.stop()
         log.unlink()
@@ -101,9 +106,7 @@ def measure(tree: Path, c: corpus.Corpus, work: Path) -> Facts:
             wait_until(partial(answers_a_listing, client), 3600, "the index", poll=0.02)
             facts.warm_cpu = cpu_seconds(daemon.pid)
             client.close()
-            time.sleep(1.0)
-            warm = _imports(log.read_text(errors="replace"))
-            facts.moments["warm"] = (len(warm), _rollup(daemon.pid))
+            warm = _moment(facts, "warm", log, daemon.pid)
         finally:
             daemon.stop()
     finally:

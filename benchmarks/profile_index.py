@@ -108,6 +108,15 @@ for part, seconds in parts.items():
 """
 
 
+def _child_build(script: str, tree: Path, vault: Path, cache: Path) -> str:
+    """What ``script`` printed, run in a new interpreter on ``tree``'s code with the vault and
+    the cache file as its arguments (each build starts with nothing imported)."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    return subprocess.run(
+        [sys.executable, "-c", script, str(vault), str(cache)], env=env, cwd=cache.parent, check=True, capture_output=True, text=True
+    ).stdout
+
+
 def split(notes: int, seed: int, runs: int, trees: list[Path]) -> None:
     c = corpus.for_size(notes, seed)
     figures: dict[Path, dict[str, list[float]]] = {tree: {} for tree in trees}
@@ -118,15 +127,7 @@ def split(notes: int, seed: int, runs: int, trees: list[Path]) -> None:
             for tree in trees:
                 vault = c.copy_to(work / f"vault{run}")
                 loads.append(_load())
-                env = {**os.environ, "PYTHONPATH": str(tree)}
-                out = subprocess.run(
-                    [sys.executable, "-c", SPLIT_BUILD, str(vault), str(work / f"cache{run}.sqlite")],
-                    env=env,
-                    cwd=work,
-                    check=True,
-                    capture_output=True,
-                    text=True,
-                ).stdout.splitlines()
+                out = _child_build(SPLIT_BUILD, tree, vault, work / f"cache{run}.sqlite").splitlines()
                 for line in out:
                     part, _, seconds = line.rpartition("=")
                     figures[tree].setdefault(part, []).append(float(seconds))
@@ -164,15 +165,7 @@ def timed(notes: list[int], seed: int, runs: int, trees: list[Path]) -> None:
                 for tree in trees:
                     vault = c.copy_to(work / f"vault{run}")
                     loads[tree].append(_load())
-                    env = {**os.environ, "PYTHONPATH": str(tree)}
-                    out = subprocess.run(
-                        [sys.executable, "-c", TIMED_BUILD, str(vault), str(work / f"cache{run}.sqlite")],
-                        env=env,
-                        cwd=work,
-                        check=True,
-                        capture_output=True,
-                        text=True,
-                    ).stdout.split()
+                    out = _child_build(TIMED_BUILD, tree, vault, work / f"cache{run}.sqlite").split()
                     figures[tree].append((float(out[0]), float(out[1]), float(out[2])))
                     shutil.rmtree(vault)
                     for leftover in work.glob(f"cache{run}.sqlite*"):
