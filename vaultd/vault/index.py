@@ -29,7 +29,7 @@ from vaultd import faults
 from vaultd.memory import collector_paused
 from vaultd.vault.link_targets import LinkResolver, Resolution, Suggester, name_key
 from vaultd.vault.note import stem_of
-from vaultd.vault.note_table import AliasesOf, NoteTable, Sketch
+from vaultd.vault.note_table import AliasesOf, NoteTable, Sketch, decoded_as
 from vaultd.vault.parse_pool import parsed_chunks, worker_count
 from vaultd.vault.path_bags import LARGE, PathBag, added, members, removed
 from vaultd.vault.reading import Updates, read_note
@@ -62,17 +62,6 @@ class _Filed(msgspec.Struct):
     size: int
     mtime_ns: int
     ino: int
-
-
-_decode_filed = msgspec.msgpack.Decoder(_Filed).decode
-
-
-def _filed_of(blob: bytes) -> _Filed | None:
-    """The path and stat of an encoded record; None when the bytes no longer decode as one."""
-    try:
-        return _decode_filed(blob)
-    except msgspec.DecodeError:
-        return None
 
 
 def _same_stat(filed: _Filed, fs: FileStat) -> bool:
@@ -250,7 +239,7 @@ class VaultIndex:
             fs = notes_on_disk.get(path)
             if tally.rebuild or fs is None:
                 continue
-            if (filed := _filed_of(blob)) is None or not _same_stat(filed, fs):
+            if (filed := decoded_as(blob, _Filed)) is None or not _same_stat(filed, fs):
                 continue  # parsed again; a record that no longer decodes too
             self.notes.put_filed(fs.path, blob)  # the walk's string: the maps hold it too
             reused.add(path)

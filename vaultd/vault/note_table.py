@@ -81,13 +81,18 @@ class Sketch(msgspec.Struct):
     links: list[LinkTarget]
 
 
-_decode_sketch = msgspec.msgpack.Decoder(Sketch).decode
+def _decoder_of(shape: type[_S]) -> msgspec.msgpack.Decoder[_S]:
+    decoder = _shapes.get(shape)
+    if decoder is None:
+        decoder = _shapes[shape] = msgspec.msgpack.Decoder(shape)
+    return decoder
 
 
-def sketch_of(blob: bytes) -> Sketch | None:
-    """The sketch of an encoded record; None when the bytes no longer decode as one."""
+def decoded_as(blob: bytes, shape: type[_S]) -> _S | None:
+    """``shape`` of one encoded record, decoded alone (see :meth:`NoteTable.fields`); None when
+    the bytes no longer decode as one."""
     try:
-        return _decode_sketch(blob)
+        return _decoder_of(shape).decode(blob)
     except msgspec.DecodeError:
         return None
 
@@ -344,9 +349,7 @@ class NoteTable(Mapping[str, NoteRecord]):
         A scan of every note that reads a field or two (tags, a stat, issues) decodes a third
         of what the whole record costs and builds none of the rest.
         """
-        decoder = _shapes.get(shape)
-        if decoder is None:
-            decoder = _shapes[shape] = msgspec.msgpack.Decoder(shape)
+        decoder = _decoder_of(shape)
         names = shape.__struct_fields__
         return self._each(decoder.decode, lambda record: shape(**{name: getattr(record, name) for name in names}))
 
